@@ -1,0 +1,450 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ROLE_UNSPECIFIED: _ClassVar[Role]
+    ROLE_SYSTEM: _ClassVar[Role]
+    ROLE_USER: _ClassVar[Role]
+    ROLE_ASSISTANT: _ClassVar[Role]
+    ROLE_TOOL: _ClassVar[Role]
+
+class AgentDriftPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AGENT_DRIFT_POLICY_UNSPECIFIED: _ClassVar[AgentDriftPolicy]
+    AGENT_DRIFT_POLICY_WARN: _ClassVar[AgentDriftPolicy]
+    AGENT_DRIFT_POLICY_ERROR: _ClassVar[AgentDriftPolicy]
+    AGENT_DRIFT_POLICY_IGNORE: _ClassVar[AgentDriftPolicy]
+
+class CheckpointStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CHECKPOINT_STATUS_UNSPECIFIED: _ClassVar[CheckpointStatus]
+    CHECKPOINT_STATUS_IN_PROGRESS: _ClassVar[CheckpointStatus]
+    CHECKPOINT_STATUS_AWAITING_APPROVAL: _ClassVar[CheckpointStatus]
+    CHECKPOINT_STATUS_FINISHED: _ClassVar[CheckpointStatus]
+
+class FinishReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FINISH_REASON_UNSPECIFIED: _ClassVar[FinishReason]
+    FINISH_REASON_STOP: _ClassVar[FinishReason]
+    FINISH_REASON_MAX_STEPS: _ClassVar[FinishReason]
+    FINISH_REASON_ABORTED: _ClassVar[FinishReason]
+    FINISH_REASON_AWAITING_APPROVAL: _ClassVar[FinishReason]
+
+class RunMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RUN_MODE_UNSPECIFIED: _ClassVar[RunMode]
+    RUN_MODE_NEW: _ClassVar[RunMode]
+    RUN_MODE_CONTINUE: _ClassVar[RunMode]
+    RUN_MODE_RESUME: _ClassVar[RunMode]
+
+class SubmitOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUBMIT_OUTCOME_UNSPECIFIED: _ClassVar[SubmitOutcome]
+    SUBMIT_OUTCOME_ACCEPTED: _ClassVar[SubmitOutcome]
+    SUBMIT_OUTCOME_DUPLICATE: _ClassVar[SubmitOutcome]
+ROLE_UNSPECIFIED: Role
+ROLE_SYSTEM: Role
+ROLE_USER: Role
+ROLE_ASSISTANT: Role
+ROLE_TOOL: Role
+AGENT_DRIFT_POLICY_UNSPECIFIED: AgentDriftPolicy
+AGENT_DRIFT_POLICY_WARN: AgentDriftPolicy
+AGENT_DRIFT_POLICY_ERROR: AgentDriftPolicy
+AGENT_DRIFT_POLICY_IGNORE: AgentDriftPolicy
+CHECKPOINT_STATUS_UNSPECIFIED: CheckpointStatus
+CHECKPOINT_STATUS_IN_PROGRESS: CheckpointStatus
+CHECKPOINT_STATUS_AWAITING_APPROVAL: CheckpointStatus
+CHECKPOINT_STATUS_FINISHED: CheckpointStatus
+FINISH_REASON_UNSPECIFIED: FinishReason
+FINISH_REASON_STOP: FinishReason
+FINISH_REASON_MAX_STEPS: FinishReason
+FINISH_REASON_ABORTED: FinishReason
+FINISH_REASON_AWAITING_APPROVAL: FinishReason
+RUN_MODE_UNSPECIFIED: RunMode
+RUN_MODE_NEW: RunMode
+RUN_MODE_CONTINUE: RunMode
+RUN_MODE_RESUME: RunMode
+SUBMIT_OUTCOME_UNSPECIFIED: SubmitOutcome
+SUBMIT_OUTCOME_ACCEPTED: SubmitOutcome
+SUBMIT_OUTCOME_DUPLICATE: SubmitOutcome
+
+class ToolSpec(_message.Message):
+    __slots__ = ("name", "description", "input_schema_json", "needs_approval")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    NEEDS_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    input_schema_json: str
+    needs_approval: bool
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ...) -> None: ...
+
+class AgentSpec(_message.Message):
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    ON_AGENT_DRIFT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SETTINGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    TOOL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    instructions: str
+    tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
+    max_steps: int
+    tool_concurrency: int
+    on_agent_drift: AgentDriftPolicy
+    model_settings_json: str
+    tool_timeout_ms: int
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ...) -> None: ...
+
+class ToolCall(_message.Message):
+    __slots__ = ("id", "name", "arguments_json")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    arguments_json: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ...) -> None: ...
+
+class Message(_message.Message):
+    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "is_error")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    role: Role
+    content: str
+    tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
+    tool_call_id: str
+    tool_name: str
+    is_error: bool
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class Usage(_message.Message):
+    __slots__ = ("prompt_tokens", "completion_tokens", "total_tokens", "model_calls", "cost_usd")
+    PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETION_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    model_calls: int
+    cost_usd: float
+    def __init__(self, prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model_calls: _Optional[int] = ..., cost_usd: _Optional[float] = ...) -> None: ...
+
+class ToolCallRecord(_message.Message):
+    __slots__ = ("call", "step", "has_result", "result_json", "is_error")
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    HAS_RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    call: ToolCall
+    step: int
+    has_result: bool
+    result_json: str
+    is_error: bool
+    def __init__(self, call: _Optional[_Union[ToolCall, _Mapping]] = ..., step: _Optional[int] = ..., has_result: _Optional[bool] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class AgentFingerprint(_message.Message):
+    __slots__ = ("hash", "model", "tool_schema_hashes", "instructions_hash")
+    class ToolSchemaHashesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    HASH_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_SCHEMA_HASHES_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_HASH_FIELD_NUMBER: _ClassVar[int]
+    hash: str
+    model: str
+    tool_schema_hashes: _containers.ScalarMap[str, str]
+    instructions_hash: str
+    def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
+
+class Checkpoint(_message.Message):
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    BUSINESS_STATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
+    FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_USAGE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    step_index: int
+    usage: Usage
+    business_state_json: str
+    status: CheckpointStatus
+    approval_id: str
+    finish_reason: FinishReason
+    fingerprint: AgentFingerprint
+    tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCallRecord]
+    updated_at: _timestamp_pb2.Timestamp
+    agent: AgentSpec
+    total_usage: Usage
+    version: int
+    run_id: str
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class SessionSummary(_message.Message):
+    __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    status: CheckpointStatus
+    finish_reason: FinishReason
+    step_index: int
+    message_count: int
+    approval_id: str
+    updated_at: _timestamp_pb2.Timestamp
+    def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    RUN_START_FIELD_NUMBER: _ClassVar[int]
+    STEP_START_FIELD_NUMBER: _ClassVar[int]
+    MODEL_TURN_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    STEP_DONE_FIELD_NUMBER: _ClassVar[int]
+    RUN_DONE_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    run_id: str
+    seq: int
+    time: _timestamp_pb2.Timestamp
+    type: str
+    run_start: RunStart
+    step_start: StepStart
+    model_turn: ModelTurn
+    tool_call: ToolCallRequested
+    tool_result: ToolResult
+    step_done: StepDone
+    run_done: RunDone
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ...) -> None: ...
+
+class RunStart(_message.Message):
+    __slots__ = ("mode", "step_index", "fingerprint", "request_id")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    mode: RunMode
+    step_index: int
+    fingerprint: AgentFingerprint
+    request_id: str
+    def __init__(self, mode: _Optional[_Union[RunMode, str]] = ..., step_index: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class StepStart(_message.Message):
+    __slots__ = ("step",)
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    def __init__(self, step: _Optional[int] = ...) -> None: ...
+
+class ModelTurn(_message.Message):
+    __slots__ = ("step", "message", "usage")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    message: Message
+    usage: Usage
+    def __init__(self, step: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
+
+class ToolCallRequested(_message.Message):
+    __slots__ = ("step", "call", "timeout_ms")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    call: ToolCall
+    timeout_ms: int
+    def __init__(self, step: _Optional[int] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class ToolResult(_message.Message):
+    __slots__ = ("step", "tool_call_id", "tool_name", "result_json", "is_error")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    tool_call_id: str
+    tool_name: str
+    result_json: str
+    is_error: bool
+    def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class StepDone(_message.Message):
+    __slots__ = ("step",)
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    def __init__(self, step: _Optional[int] = ...) -> None: ...
+
+class RunDone(_message.Message):
+    __slots__ = ("finish_reason", "status", "final_text", "step_index", "usage", "approval_id", "message_count")
+    FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    FINAL_TEXT_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    finish_reason: FinishReason
+    status: CheckpointStatus
+    final_text: str
+    step_index: int
+    usage: Usage
+    approval_id: str
+    message_count: int
+    def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., final_text: _Optional[str] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., approval_id: _Optional[str] = ..., message_count: _Optional[int] = ...) -> None: ...
+
+class ExecuteRequest(_message.Message):
+    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    BUSINESS_STATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    input: _containers.RepeatedCompositeFieldContainer[Message]
+    agent: AgentSpec
+    business_state_json: str
+    request_id: str
+    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class ExecuteResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: Event
+    def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
+
+class ResumeRequest(_message.Message):
+    __slots__ = ("session_id", "agent", "request_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    agent: AgentSpec
+    request_id: str
+    def __init__(self, session_id: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class ResumeResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: Event
+    def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
+
+class SubmitToolResultRequest(_message.Message):
+    __slots__ = ("session_id", "tool_call_id", "result_json", "is_error")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    tool_call_id: str
+    result_json: str
+    is_error: bool
+    def __init__(self, session_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class SubmitToolResultResponse(_message.Message):
+    __slots__ = ("outcome",)
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    outcome: SubmitOutcome
+    def __init__(self, outcome: _Optional[_Union[SubmitOutcome, str]] = ...) -> None: ...
+
+class CancelRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class CancelResponse(_message.Message):
+    __slots__ = ("cancelled",)
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    cancelled: bool
+    def __init__(self, cancelled: _Optional[bool] = ...) -> None: ...
+
+class GetSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class GetSessionResponse(_message.Message):
+    __slots__ = ("checkpoint",)
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    checkpoint: Checkpoint
+    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
+
+class ListSessionsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "status")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    status: CheckpointStatus
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ...) -> None: ...
+
+class ListSessionsResponse(_message.Message):
+    __slots__ = ("sessions", "next_page_token")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionSummary]
+    next_page_token: str
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class DeleteSessionRequest(_message.Message):
+    __slots__ = ("session_id", "keep_history")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    KEEP_HISTORY_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    keep_history: bool
+    def __init__(self, session_id: _Optional[str] = ..., keep_history: _Optional[bool] = ...) -> None: ...
+
+class DeleteSessionResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: bool
+    def __init__(self, deleted: _Optional[bool] = ...) -> None: ...

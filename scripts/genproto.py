@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Generate the protobuf/gRPC code of every language from proto/ (one script for all).
+
+    python scripts/genproto.py          # write the generated files
+    python scripts/genproto.py --check  # exit 1 and name the stale files if any differ
+
+Python: grpc_tools.protoc (from grpcio-tools, pinned in lock-step with grpcio) writes
+clients/python/src/luosho/v1/. The output is committed; tests/test_genproto.py runs
+--check so a proto change without regeneration fails the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_ROOT = ROOT / "proto"
+PY_OUT = ROOT / "clients" / "python" / "src"
+PY_PACKAGE = Path("luosho") / "v1"
+
+
+def _protos() -> list[Path]:
+    return sorted(PROTO_ROOT.rglob("*.proto"))
+
+
+def generate_python(out: Path) -> list[Path]:
+    """Write the Python modules for every proto file under out; return their paths."""
+    import grpc_tools
+    from grpc_tools import protoc
+
+    include = Path(grpc_tools.__file__).parent / "_proto"
+    protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]
+    args = [
+        "protoc",
+        f"-I{PROTO_ROOT}",
+        f"-I{include}",
+        f"--python_out={out}",
+        f"--pyi_out={out}",
+        f"--grpc_python_out={out}",
+        *protos,
+    ]
+    if protoc.main(args) != 0:
+        raise SystemExit("protoc failed")
+    written = sorted((out / PY_PACKAGE).glob("*.py*"))
+    for pkg in (out / "luosho", out / PY_PACKAGE):
+        init = pkg / "__init__.py"
+        if not init.exists():
+            init.write_text("")
+    return written
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if committed code is stale")
+    opts = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_out = Path(tmp)
+        generate_python(tmp_out)
+        fresh = {p.relative_to(tmp_out): p for p in sorted((tmp_out / PY_PACKAGE).glob("*_pb2*"))}
+        committed = {p.relative_to(PY_OUT): p for p in sorted((PY_OUT / PY_PACKAGE).glob("*_pb2*"))}
+        if opts.check:
+            stale = sorted(
+                str(rel)
+                for rel in fresh.keys() | committed.keys()
+                if rel not in fresh
+                or rel not in committed
+                or not filecmp.cmp(fresh[rel], committed[rel], shallow=False)
+            )
+            if stale:
+                print("stale generated code (run: python scripts/genproto.py):", *stale, sep="\n  ")
+                return 1
+            print(f"generated code is up to date ({len(fresh)} files)")
+            return 0
+        for rel in committed.keys() - fresh.keys():
+            committed[rel].unlink()
+        for rel, src in fresh.items():
+            dst = PY_OUT / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+            print(f"wrote {dst.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
