@@ -236,7 +236,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -249,6 +249,7 @@ class Event(_message.Message):
     TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     STEP_DONE_FIELD_NUMBER: _ClassVar[int]
     RUN_DONE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_DRIFT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
     seq: int
@@ -261,7 +262,8 @@ class Event(_message.Message):
     tool_result: ToolResult
     step_done: StepDone
     run_done: RunDone
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ...) -> None: ...
+    agent_drift: AgentDrift
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -320,6 +322,22 @@ class StepDone(_message.Message):
     STEP_FIELD_NUMBER: _ClassVar[int]
     step: int
     def __init__(self, step: _Optional[int] = ...) -> None: ...
+
+class AgentDrift(_message.Message):
+    __slots__ = ("model_from", "model_to", "tools_added", "tools_removed", "tools_changed", "instructions_changed")
+    MODEL_FROM_FIELD_NUMBER: _ClassVar[int]
+    MODEL_TO_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_ADDED_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_REMOVED_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    model_from: str
+    model_to: str
+    tools_added: _containers.RepeatedScalarFieldContainer[str]
+    tools_removed: _containers.RepeatedScalarFieldContainer[str]
+    tools_changed: _containers.RepeatedScalarFieldContainer[str]
+    instructions_changed: bool
+    def __init__(self, model_from: _Optional[str] = ..., model_to: _Optional[str] = ..., tools_added: _Optional[_Iterable[str]] = ..., tools_removed: _Optional[_Iterable[str]] = ..., tools_changed: _Optional[_Iterable[str]] = ..., instructions_changed: _Optional[bool] = ...) -> None: ...
 
 class RunDone(_message.Message):
     __slots__ = ("finish_reason", "status", "final_text", "step_index", "usage", "approval_id", "message_count")

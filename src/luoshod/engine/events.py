@@ -1,0 +1,26 @@
+"""Events a run emits. The service layer turns each into a ``luosho.v1.Event``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    session_id: str
+    run_id: str
+    seq: int
+    time: float
+    type: str  # "run.start", "step.start", "model.turn", "tool.call", ...
+    data: dict[str, Any]
+
+
+RUN_START = "run.start"
+AGENT_DRIFT = "agent.drift"
+STEP_START = "step.start"
+MODEL_TURN = "model.turn"
+TOOL_CALL = "tool.call"
+TOOL_RESULT = "tool.result"
+STEP_DONE = "step.done"
+RUN_DONE = "run.done"

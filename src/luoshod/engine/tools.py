@@ -1,0 +1,51 @@
+"""Tool-call checks that happen in the daemon before a call reaches the client (R25)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+
+from ..domain import AgentSpec, Message, Role, ToolCall
+
+
+@lru_cache(maxsize=512)
+def validator_for(schema_json: str) -> Validator:
+    """A compiled validator for a schema (checked to be a JSON Schema). Raises ``SchemaError``
+    or ``ValueError``."""
+    schema: Any = json.loads(schema_json) if schema_json else {"type": "object"}
+    if not isinstance(schema, dict | bool):
+        raise SchemaError("a JSON Schema must be an object or a boolean")
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def error_result(call: ToolCall, error: str, **extra: Any) -> Message:
+    """A tool result the model can read, recorded instead of running the call."""
+    body = {"error": error, "tool": call.name, "tool_call_id": call.id, **extra}
+    return Message(Role.TOOL, json.dumps(body), (), call.id, call.name, True)
+
+
+def check_call(spec: AgentSpec, call: ToolCall) -> Message | None:
+    """``None`` when the call may run; else the error result to record (R25)."""
+    tool = spec.tool(call.name)
+    if tool is None:
+        declared = ", ".join(t.name for t in spec.tools) or "none"
+        return error_result(call, f"unknown tool {call.name!r} (declared tools: {declared})")
+    try:
+        args = json.loads(call.arguments_json or "{}")
+    except ValueError as e:
+        return error_result(call, f"arguments are not valid JSON: {e}")
+    errors = sorted(validator_for(tool.input_schema_json).iter_errors(args), key=lambda e: list(e.path))
+    if errors:
+        return error_result(
+            call,
+            "arguments do not match the tool's input schema",
+            details=[f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:10]],
+        )
+    return None

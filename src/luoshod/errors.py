@@ -1,0 +1,107 @@
+"""The one error hierarchy of luoshod.
+
+Every error the daemon reports on purpose is a :class:`LuoshoError` with an UPPER_SNAKE
+``reason`` and the message's variables in ``metadata``; the service layer maps each class
+to a gRPC code from one table (``server/status.py``), and a test checks that every class
+here is mapped.
+
+    LuoshoError
+    ├── InvalidArgument            INVALID_ARGUMENT, reason given per case
+    │   └── PayloadTooLarge        RESOURCE_EXHAUSTED (limit in metadata)
+    ├── CheckpointNotFound         NOT_FOUND
+    ├── ToolCallNotFound           NOT_FOUND
+    ├── ToolCallNotPending         FAILED_PRECONDITION
+    ├── SessionAwaitingApproval    FAILED_PRECONDITION
+    ├── AgentDrift                 FAILED_PRECONDITION
+    ├── ResumeToolMissing          FAILED_PRECONDITION
+    ├── Unsupported                UNIMPLEMENTED
+    ├── SessionBusy                ABORTED
+    ├── LeaseLost                  ABORTED (a concurrent writer saved the session first)
+    ├── ProviderError              UNAVAILABLE
+    ├── ShuttingDown               UNAVAILABLE
+    └── StoreError                 UNAVAILABLE (the driver's library failed)
+        └── StoreFull              RESOURCE_EXHAUSTED
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LuoshoError(Exception):
+    """Base of every deliberate error. ``reason`` is the ErrorInfo reason."""
+
+    reason: str = "INTERNAL"
+
+    def __init__(self, message: str, *, reason: str | None = None, **metadata: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if reason is not None:
+            self.reason = reason
+        self.metadata: dict[str, str] = {k: str(v) for k, v in metadata.items() if v is not None}
+
+
+class InvalidArgument(LuoshoError):
+    """Bad request: ids, JSON, schema, sizes. ``reason`` names the case."""
+
+    reason = "INVALID_ARGUMENT"
+
+
+class PayloadTooLarge(InvalidArgument):
+    reason = "PAYLOAD_TOO_LARGE"
+
+
+class CheckpointNotFound(LuoshoError):
+    reason = "CHECKPOINT_NOT_FOUND"
+
+
+class ToolCallNotFound(LuoshoError):
+    reason = "TOOL_CALL_NOT_FOUND"
+
+
+class ToolCallNotPending(LuoshoError):
+    """The call exists but no run of this daemon waits for its result."""
+
+    reason = "TOOL_CALL_NOT_PENDING"
+
+
+class SessionAwaitingApproval(LuoshoError):
+    reason = "SESSION_AWAITING_APPROVAL"
+
+
+class Unsupported(LuoshoError):
+    reason = "UNSUPPORTED"
+
+
+class SessionBusy(LuoshoError):
+    reason = "SESSION_BUSY"
+
+
+class LeaseLost(LuoshoError):
+    reason = "LEASE_LOST"
+
+
+class ProviderError(LuoshoError):
+    reason = "PROVIDER_ERROR"
+
+
+class ShuttingDown(LuoshoError):
+    reason = "SHUTTING_DOWN"
+
+
+class StoreError(LuoshoError):
+    reason = "STORE_UNAVAILABLE"
+
+
+class StoreFull(StoreError):
+    reason = "STORE_FULL"
+
+
+class AgentDrift(LuoshoError):
+    """on_agent_drift=ERROR and the resuming agent differs; metadata says what changed."""
+
+    reason = "AGENT_DRIFT"
+
+
+class ResumeToolMissing(LuoshoError):
+    reason = "RESUME_TOOL_MISSING"

@@ -1,0 +1,39 @@
+"""The provider interface: one model call in, one assistant turn out."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..domain import AgentSpec, Message, ToolCall, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    session_id: str
+    model: str  # the part after "provider:"
+    messages: Sequence[Message]
+    agent: AgentSpec
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+
+
+class Provider(abc.ABC):
+    """A model provider. ``complete`` raises ``ProviderError`` on failure."""
+
+    name: str
+
+    def validate(self, model: str, settings: dict[str, Any]) -> None:
+        """Check a model name and settings when a request arrives; raise ``InvalidArgument``."""
+
+    @abc.abstractmethod
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """One model call."""

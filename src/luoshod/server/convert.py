@@ -1,0 +1,276 @@
+"""Protobuf ⇄ domain. The only module that knows both shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from luosho.v1 import agent_pb2 as pb
+
+from ..domain import (
+    AgentSpec,
+    Checkpoint,
+    DriftPolicy,
+    Fingerprint,
+    FinishReason,
+    Message,
+    Role,
+    SessionSummary,
+    Status,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from ..domain import DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY
+from ..engine import events as ev
+from ..engine.events import Event
+from ..engine.fingerprint import Drift
+
+ROLE_TO_PB = {
+    Role.SYSTEM: pb.ROLE_SYSTEM,
+    Role.USER: pb.ROLE_USER,
+    Role.ASSISTANT: pb.ROLE_ASSISTANT,
+    Role.TOOL: pb.ROLE_TOOL,
+}
+ROLE_FROM_PB = {v: k for k, v in ROLE_TO_PB.items()}
+STATUS_TO_PB = {
+    Status.IN_PROGRESS: pb.CHECKPOINT_STATUS_IN_PROGRESS,
+    Status.AWAITING_APPROVAL: pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
+    Status.FINISHED: pb.CHECKPOINT_STATUS_FINISHED,
+}
+STATUS_FROM_PB = {v: k for k, v in STATUS_TO_PB.items()}
+FINISH_TO_PB = {
+    FinishReason.NONE: pb.FINISH_REASON_UNSPECIFIED,
+    FinishReason.STOP: pb.FINISH_REASON_STOP,
+    FinishReason.MAX_STEPS: pb.FINISH_REASON_MAX_STEPS,
+    FinishReason.ABORTED: pb.FINISH_REASON_ABORTED,
+    FinishReason.AWAITING_APPROVAL: pb.FINISH_REASON_AWAITING_APPROVAL,
+}
+DRIFT_FROM_PB = {
+    pb.AGENT_DRIFT_POLICY_UNSPECIFIED: DriftPolicy.WARN,
+    pb.AGENT_DRIFT_POLICY_WARN: DriftPolicy.WARN,
+    pb.AGENT_DRIFT_POLICY_ERROR: DriftPolicy.ERROR,
+    pb.AGENT_DRIFT_POLICY_IGNORE: DriftPolicy.IGNORE,
+}
+DRIFT_TO_PB = {
+    DriftPolicy.WARN: pb.AGENT_DRIFT_POLICY_WARN,
+    DriftPolicy.ERROR: pb.AGENT_DRIFT_POLICY_ERROR,
+    DriftPolicy.IGNORE: pb.AGENT_DRIFT_POLICY_IGNORE,
+}
+MODE_TO_PB = {"new": pb.RUN_MODE_NEW, "continue": pb.RUN_MODE_CONTINUE, "resume": pb.RUN_MODE_RESUME}
+
+
+def timestamp(t: float) -> Timestamp:
+    ts = Timestamp()
+    ts.FromNanoseconds(int(t * 1e9))
+    return ts
+
+
+# -- domain from proto (requests are validated first, see validation.py) ---------------------
+
+
+def tool_call_from_pb(c: pb.ToolCall) -> ToolCall:
+    return ToolCall(c.id, c.name, c.arguments_json or "{}")
+
+
+def message_from_pb(m: pb.Message) -> Message:
+    return Message(
+        ROLE_FROM_PB[m.role],
+        m.content,
+        tuple(tool_call_from_pb(c) for c in m.tool_calls),
+        m.tool_call_id,
+        m.tool_name,
+        m.is_error,
+    )
+
+
+def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
+    return AgentSpec(
+        model=a.model,
+        instructions=a.instructions,
+        tools=tuple(
+            ToolSpec(t.name, t.description, t.input_schema_json, t.needs_approval) for t in a.tools
+        ),
+        max_steps=a.max_steps if a.HasField("max_steps") else DEFAULT_MAX_STEPS,
+        tool_concurrency=a.tool_concurrency
+        if a.HasField("tool_concurrency")
+        else DEFAULT_TOOL_CONCURRENCY,
+        on_agent_drift=DRIFT_FROM_PB[a.on_agent_drift],
+        model_settings_json=a.model_settings_json,
+        tool_timeout_ms=a.tool_timeout_ms if a.HasField("tool_timeout_ms") else None,
+    )
+
+
+# -- proto from domain -----------------------------------------------------------------------
+
+
+def tool_call_pb(c: ToolCall) -> pb.ToolCall:
+    return pb.ToolCall(id=c.id, name=c.name, arguments_json=c.arguments_json)
+
+
+def message_pb(m: Message) -> pb.Message:
+    return pb.Message(
+        role=ROLE_TO_PB[m.role],
+        content=m.content,
+        tool_calls=[tool_call_pb(c) for c in m.tool_calls],
+        tool_call_id=m.tool_call_id,
+        tool_name=m.tool_name,
+        is_error=m.is_error,
+    )
+
+
+def usage_pb(u: Usage) -> pb.Usage:
+    return pb.Usage(
+        prompt_tokens=u.prompt_tokens,
+        completion_tokens=u.completion_tokens,
+        total_tokens=u.total_tokens,
+        model_calls=u.model_calls,
+        cost_usd=u.cost_usd,
+    )
+
+
+def fingerprint_pb(f: Fingerprint | None) -> pb.AgentFingerprint | None:
+    if f is None:
+        return None
+    return pb.AgentFingerprint(
+        hash=f.hash,
+        model=f.model,
+        tool_schema_hashes=f.tool_schema_hashes,
+        instructions_hash=f.instructions_hash,
+    )
+
+
+def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
+    if a is None:
+        return None
+    spec = pb.AgentSpec(
+        model=a.model,
+        instructions=a.instructions,
+        tools=[
+            pb.ToolSpec(
+                name=t.name,
+                description=t.description,
+                input_schema_json=t.input_schema_json,
+                needs_approval=t.needs_approval,
+            )
+            for t in a.tools
+        ],
+        max_steps=a.max_steps,
+        tool_concurrency=a.tool_concurrency,
+        on_agent_drift=DRIFT_TO_PB[a.on_agent_drift],
+        model_settings_json=a.model_settings_json,
+    )
+    if a.tool_timeout_ms is not None:
+        spec.tool_timeout_ms = a.tool_timeout_ms
+    return spec
+
+
+def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
+    records = [
+        pb.ToolCallRecord(
+            call=tool_call_pb(r.call),
+            step=r.step,
+            has_result=r.result is not None,
+            result_json=r.result.content if r.result else "",
+            is_error=bool(r.result and r.result.is_error),
+        )
+        for r in cp.tool_call_records()
+    ]
+    return pb.Checkpoint(
+        session_id=cp.session_id,
+        messages=[message_pb(m) for m in cp.messages],
+        step_index=cp.step_index,
+        usage=usage_pb(cp.usage),
+        business_state_json=cp.business_state_json,
+        status=STATUS_TO_PB[cp.status],
+        approval_id=cp.approval_id,
+        finish_reason=FINISH_TO_PB[cp.finish_reason],
+        fingerprint=fingerprint_pb(cp.fingerprint),
+        tool_calls=records,
+        updated_at=timestamp(cp.updated_at),
+        agent=agent_pb(cp.agent),
+        total_usage=usage_pb(cp.total_usage),
+        version=cp.version,
+        run_id=cp.run_id,
+    )
+
+
+def summary_pb(s: SessionSummary) -> pb.SessionSummary:
+    return pb.SessionSummary(
+        session_id=s.session_id,
+        status=STATUS_TO_PB[s.status],
+        finish_reason=FINISH_TO_PB[s.finish_reason],
+        step_index=s.step_index,
+        message_count=s.message_count,
+        approval_id=s.approval_id,
+        updated_at=timestamp(s.updated_at),
+    )
+
+
+def _drift_pb(d: Drift) -> pb.AgentDrift:
+    return pb.AgentDrift(
+        model_from=d.model_from,
+        model_to=d.model_to,
+        tools_added=d.tools_added,
+        tools_removed=d.tools_removed,
+        tools_changed=d.tools_changed,
+        instructions_changed=d.instructions_changed,
+    )
+
+
+def _payload(e: Event) -> dict[str, Any]:
+    d = e.data
+    match e.type:
+        case ev.RUN_START:
+            return {
+                "run_start": pb.RunStart(
+                    mode=MODE_TO_PB[d["mode"]],
+                    step_index=d["step_index"],
+                    fingerprint=fingerprint_pb(d["fingerprint"]),
+                    request_id=d["request_id"],
+                )
+            }
+        case ev.AGENT_DRIFT:
+            return {"agent_drift": _drift_pb(d["drift"])}
+        case ev.STEP_START:
+            return {"step_start": pb.StepStart(step=d["step"])}
+        case ev.MODEL_TURN:
+            return {
+                "model_turn": pb.ModelTurn(
+                    step=d["step"], message=message_pb(d["message"]), usage=usage_pb(d["usage"])
+                )
+            }
+        case ev.TOOL_CALL:
+            return {
+                "tool_call": pb.ToolCallRequested(
+                    step=d["step"], call=tool_call_pb(d["call"]), timeout_ms=d["timeout_ms"]
+                )
+            }
+        case ev.TOOL_RESULT:
+            return {"tool_result": pb.ToolResult(**d)}
+        case ev.STEP_DONE:
+            return {"step_done": pb.StepDone(step=d["step"])}
+        case ev.RUN_DONE:
+            return {
+                "run_done": pb.RunDone(
+                    finish_reason=FINISH_TO_PB[d["finish_reason"]],
+                    status=STATUS_TO_PB[d["status"]],
+                    final_text=d["final_text"],
+                    step_index=d["step_index"],
+                    usage=usage_pb(d["usage"]),
+                    approval_id=d["approval_id"],
+                    message_count=d["message_count"],
+                )
+            }
+    raise ValueError(f"no protobuf payload for event type {e.type!r}")
+
+
+def event_pb(e: Event) -> pb.Event:
+    return pb.Event(
+        session_id=e.session_id,
+        run_id=e.run_id,
+        seq=e.seq,
+        time=timestamp(e.time),
+        type=e.type,
+        **_payload(e),
+    )

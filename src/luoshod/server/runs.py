@@ -1,0 +1,87 @@
+"""The runs active in this daemon: one per session (R51), their controls, and the bridge
+through which ``SubmitToolResult`` answers a waiting ``tool.call``."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import Enum
+
+from ..engine.run import RunControl, ToolOutcome
+from ..errors import SessionBusy, ShuttingDown
+
+SHUTDOWN = "daemon shutting down"
+CLIENT_GONE = "client disconnected"
+
+
+class Delivery(Enum):
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+
+
+class ActiveRun:
+    """One running run. Implements the engine's ``ToolPort``."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.control = RunControl()
+        self._waiting: dict[str, asyncio.Future[ToolOutcome]] = {}
+        self._answered: set[str] = set()
+        self.done = asyncio.Event()
+
+    def expect(self, call_id: str) -> asyncio.Future[ToolOutcome]:
+        fut: asyncio.Future[ToolOutcome] = asyncio.get_running_loop().create_future()
+        self._waiting[call_id] = fut
+        return fut
+
+    def forget(self, call_id: str) -> None:
+        self._waiting.pop(call_id, None)
+        self._answered.add(call_id)
+
+    def deliver(self, call_id: str, outcome: ToolOutcome) -> Delivery | None:
+        """Hand a result to the waiting call. ``None``: this run is not waiting for it."""
+        fut = self._waiting.get(call_id)
+        if fut is None:
+            return Delivery.DUPLICATE if call_id in self._answered else None
+        if fut.done():
+            return Delivery.DUPLICATE
+        fut.set_result(outcome)
+        return Delivery.ACCEPTED
+
+
+class RunRegistry:
+    def __init__(self) -> None:
+        self._runs: dict[str, ActiveRun] = {}
+        self.draining = False
+
+    def begin(self, session_id: str) -> ActiveRun:
+        """Claim the session for a run. Raises ``SessionBusy`` (R51) or ``ShuttingDown``."""
+        if self.draining:
+            raise ShuttingDown("the daemon is shutting down; retry on another instance or later")
+        if session_id in self._runs:
+            raise SessionBusy(
+                f"session {session_id!r} already has a run in this daemon", session_id=session_id
+            )
+        run = self._runs[session_id] = ActiveRun(session_id)
+        return run
+
+    def end(self, run: ActiveRun) -> None:
+        if self._runs.get(run.session_id) is run:
+            del self._runs[run.session_id]
+        run.done.set()
+
+    def get(self, session_id: str) -> ActiveRun | None:
+        return self._runs.get(session_id)
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    async def drain(self, timeout: float) -> int:
+        """Refuse new runs, stop the active ones at their next boundary, wait up to
+        ``timeout`` seconds. Returns how many were still running."""
+        self.draining = True
+        runs = list(self._runs.values())
+        for run in runs:
+            run.control.interrupt(SHUTDOWN)
+        if runs:
+            await asyncio.wait([asyncio.create_task(r.done.wait()) for r in runs], timeout=timeout)
+        return len(self._runs)

@@ -1,0 +1,104 @@
+"""Errors → ``google.rpc.Status`` with one ``ErrorInfo``, from one table.
+
+Every handler is wrapped by :func:`unary` or :func:`streaming`, the one place where a
+:class:`~luoshod.errors.LuoshoError` becomes a gRPC status. Anything else is a bug: it is
+logged with its traceback and the caller gets ``INTERNAL`` without one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from .. import errors as E
+
+log = logging.getLogger("luoshod.server")
+
+DOMAIN = "luosho.dev"
+
+#: The one mapping table. Subclasses not listed take their nearest listed base's code.
+GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
+    E.LuoshoError: grpc.StatusCode.INTERNAL,
+    E.InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
+    E.PayloadTooLarge: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    E.CheckpointNotFound: grpc.StatusCode.NOT_FOUND,
+    E.ToolCallNotFound: grpc.StatusCode.NOT_FOUND,
+    E.ToolCallNotPending: grpc.StatusCode.FAILED_PRECONDITION,
+    E.SessionAwaitingApproval: grpc.StatusCode.FAILED_PRECONDITION,
+    E.AgentDrift: grpc.StatusCode.FAILED_PRECONDITION,
+    E.ResumeToolMissing: grpc.StatusCode.FAILED_PRECONDITION,
+    E.Unsupported: grpc.StatusCode.UNIMPLEMENTED,
+    E.SessionBusy: grpc.StatusCode.ABORTED,
+    E.LeaseLost: grpc.StatusCode.ABORTED,
+    E.ProviderError: grpc.StatusCode.UNAVAILABLE,
+    E.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
+    E.StoreError: grpc.StatusCode.UNAVAILABLE,
+    E.StoreFull: grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+
+
+def code_for(err: E.LuoshoError) -> grpc.StatusCode:
+    for cls in type(err).__mro__:
+        if cls in GRPC_CODES:
+            return GRPC_CODES[cls]  # type: ignore[index]
+    return grpc.StatusCode.INTERNAL
+
+
+def to_status(err: E.LuoshoError) -> grpc.Status:
+    code = code_for(err)
+    info = error_details_pb2.ErrorInfo(reason=err.reason, domain=DOMAIN, metadata=err.metadata)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    return rpc_status.to_status(
+        status_pb2.Status(code=code.value[0], message=err.message, details=[detail])
+    )
+
+
+async def _abort(context: grpc.aio.ServicerContext, err: BaseException, method: str) -> None:
+    if not isinstance(err, E.LuoshoError):
+        log.error("unexpected error in %s", method, exc_info=err)
+        err = E.LuoshoError(f"internal error in {method} (see the daemon's log)", reason="INTERNAL")
+    await context.abort_with_status(to_status(err))
+
+
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+
+
+def unary(
+    fn: Callable[[Any, Req, grpc.aio.ServicerContext], Awaitable[Resp]],
+) -> Callable[[Any, Req, grpc.aio.ServicerContext], Awaitable[Resp]]:
+    @functools.wraps(fn)
+    async def handler(self: Any, request: Req, context: grpc.aio.ServicerContext) -> Resp:
+        try:
+            return await fn(self, request, context)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the one boundary
+            await _abort(context, e, fn.__name__)
+            raise  # unreachable: abort raises
+
+    return handler
+
+
+def streaming(
+    fn: Callable[[Any, Req, grpc.aio.ServicerContext], AsyncIterator[Resp]],
+) -> Callable[[Any, Req, grpc.aio.ServicerContext], AsyncIterator[Resp]]:
+    @functools.wraps(fn)
+    async def handler(self: Any, request: Req, context: grpc.aio.ServicerContext) -> AsyncIterator[Resp]:
+        try:
+            async for item in fn(self, request, context):
+                yield item
+        except grpc.aio.AbortError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the one boundary
+            await _abort(context, e, fn.__name__)
+
+    return handler

@@ -1,0 +1,130 @@
+"""Request checks: bad input gets INVALID_ARGUMENT with a specific reason and changes
+nothing. Each ``check_*`` returns the domain value or raises ``InvalidArgument``."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from google.protobuf.message import Message as ProtoMessage
+from jsonschema.exceptions import SchemaError
+from luosho.v1 import agent_pb2 as pb
+
+from ..domain import AgentSpec, Message, Role
+from ..engine.tools import validator_for
+from ..errors import InvalidArgument, PayloadTooLarge
+from ..store.base import MAX_PAGE_SIZE
+from . import convert
+
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+SESSION_ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
+DEFAULT_PAGE_SIZE = 50
+
+
+def check_size(request: ProtoMessage, limit: int) -> None:
+    size = request.ByteSize()
+    if size > limit:
+        raise PayloadTooLarge(
+            f"request is {size} bytes, over the limit of {limit}", limit=limit, size=size
+        )
+
+
+def check_session_id(session_id: str, field: str = "session_id") -> str:
+    if not SESSION_ID.fullmatch(session_id):
+        raise InvalidArgument(
+            f"{field} {session_id[:140]!r} is invalid: {SESSION_ID_RULE}",
+            reason="INVALID_SESSION_ID",
+            field=field,
+        )
+    return session_id
+
+
+def check_json(text: str, field: str) -> str:
+    try:
+        json.loads(text)
+    except ValueError as e:
+        raise InvalidArgument(f"{field} is not valid JSON: {e}", reason="INVALID_JSON", field=field) from None
+    return text
+
+
+def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
+    if not agent.model:
+        raise InvalidArgument(f"{field}.model is required ('provider:model')", reason="INVALID_MODEL", field=f"{field}.model")
+    seen: set[str] = set()
+    for n, tool in enumerate(agent.tools):
+        where = f"{field}.tools[{n}]"
+        if not TOOL_NAME.fullmatch(tool.name):
+            raise InvalidArgument(
+                f"{where}.name {tool.name[:80]!r} is invalid: 1-64 characters of A-Z a-z 0-9 _ -",
+                reason="INVALID_TOOL_NAME",
+                field=f"{where}.name",
+            )
+        if tool.name in seen:
+            raise InvalidArgument(
+                f"tool name {tool.name!r} is declared twice", reason="DUPLICATE_TOOL_NAME", tool=tool.name
+            )
+        seen.add(tool.name)
+        if tool.input_schema_json:
+            check_json(tool.input_schema_json, f"{where}.input_schema_json")
+            try:
+                validator_for(tool.input_schema_json)
+            except SchemaError as e:
+                raise InvalidArgument(
+                    f"{where}.input_schema_json is not a JSON Schema: {e.message}",
+                    reason="INVALID_TOOL_SCHEMA",
+                    tool=tool.name,
+                ) from None
+    if agent.HasField("max_steps") and agent.max_steps < 0:
+        raise InvalidArgument(
+            f"{field}.max_steps must be >= 0, got {agent.max_steps}", reason="INVALID_MAX_STEPS", max_steps=agent.max_steps
+        )
+    if agent.HasField("tool_concurrency") and agent.tool_concurrency < 1:
+        raise InvalidArgument(
+            f"{field}.tool_concurrency must be >= 1, got {agent.tool_concurrency}",
+            reason="INVALID_TOOL_CONCURRENCY",
+            tool_concurrency=agent.tool_concurrency,
+        )
+    if agent.HasField("tool_timeout_ms") and agent.tool_timeout_ms < 1:
+        raise InvalidArgument(
+            f"{field}.tool_timeout_ms must be >= 1, got {agent.tool_timeout_ms}",
+            reason="INVALID_TOOL_TIMEOUT",
+            tool_timeout_ms=agent.tool_timeout_ms,
+        )
+    if agent.model_settings_json:
+        check_json(agent.model_settings_json, f"{field}.model_settings_json")
+    return convert.agent_from_pb(agent)
+
+
+def check_messages(messages: list[pb.Message], field: str = "input") -> list[Message]:
+    out = []
+    for n, m in enumerate(messages):
+        where = f"{field}[{n}]"
+        if m.role not in convert.ROLE_FROM_PB:
+            raise InvalidArgument(f"{where}.role is required", reason="INVALID_MESSAGE", field=f"{where}.role")
+        for k, c in enumerate(m.tool_calls):
+            if m.role != pb.ROLE_ASSISTANT:
+                raise InvalidArgument(
+                    f"{where} has tool_calls but is not an assistant message", reason="INVALID_MESSAGE", field=where
+                )
+            if not c.id or not c.name:
+                raise InvalidArgument(
+                    f"{where}.tool_calls[{k}] needs an id and a name", reason="INVALID_MESSAGE", field=where
+                )
+            if c.arguments_json:
+                check_json(c.arguments_json, f"{where}.tool_calls[{k}].arguments_json")
+        msg = convert.message_from_pb(m)
+        if msg.role is Role.TOOL:
+            if not m.tool_call_id:
+                raise InvalidArgument(
+                    f"{where} is a tool message without tool_call_id", reason="INVALID_MESSAGE", field=where
+                )
+            check_json(m.content, f"{where}.content")
+        out.append(msg)
+    return out
+
+
+def check_page_size(page_size: int) -> int:
+    if page_size < 0:
+        raise InvalidArgument(f"page_size must be >= 0, got {page_size}", reason="INVALID_PAGE_SIZE")
+    return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)

@@ -1,0 +1,99 @@
+"""Schema migrations: an ordered list whose index is the schema version.
+
+``MIGRATIONS[i]`` takes a database from version ``i`` to ``i + 1``; the version lives in
+``PRAGMA user_version`` (0 for a new file). :func:`migrate` applies the missing steps at
+open, each in its own ``BEGIN IMMEDIATE`` transaction that re-reads the version first, so
+several processes opening one file at once apply each step exactly once. Append new
+steps; never edit a released one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from . import queries
+
+Migration = tuple[str, ...]
+
+MIGRATIONS: list[Migration] = [
+    # 0 -> 1: message logs, latest checkpoints, history ring.
+    (
+        """
+        CREATE TABLE logs (
+            log_id     INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX logs_by_session ON logs (session_id)",
+        """
+        CREATE TABLE messages (
+            log_id INTEGER NOT NULL REFERENCES logs (log_id) ON DELETE CASCADE,
+            idx    INTEGER NOT NULL,
+            body   TEXT NOT NULL,
+            PRIMARY KEY (log_id, idx)
+        )
+        """,
+        """
+        CREATE TABLE sessions (
+            session_id    TEXT PRIMARY KEY,
+            log_id        INTEGER NOT NULL,
+            version       INTEGER NOT NULL,
+            status        TEXT NOT NULL,
+            message_count INTEGER NOT NULL,
+            updated_at    REAL NOT NULL,
+            header        TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX sessions_by_status ON sessions (status, session_id)",
+        """
+        CREATE TABLE history (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id    TEXT NOT NULL,
+            step          INTEGER NOT NULL,
+            status        TEXT NOT NULL,
+            saved_at      REAL NOT NULL,
+            log_id        INTEGER NOT NULL,
+            message_count INTEGER NOT NULL,
+            header        TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX history_by_session ON history (session_id, id)",
+    ),
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNew(Exception):
+    """The file was written by a newer luoshod (its version is past :data:`MIGRATIONS`)."""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema to :data:`SCHEMA_VERSION`; return the version found before.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``). Raises
+    :class:`SchemaTooNew`, or ``sqlite3.Error`` (the failed step is rolled back).
+    """
+    found = schema_version(conn)
+    if found > SCHEMA_VERSION:
+        raise SchemaTooNew(f"schema version {found} is newer than this driver's {SCHEMA_VERSION}")
+    while (version := schema_version(conn)) < SCHEMA_VERSION:
+        conn.execute(queries.BEGIN_WRITE)
+        try:
+            # Another process may have migrated between the read above and the lock.
+            version = schema_version(conn)
+            if version < SCHEMA_VERSION:
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                # PRAGMA takes no parameters; the value is our own integer.
+                conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute(queries.COMMIT)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute(queries.ROLLBACK)
+            raise
+    return found
