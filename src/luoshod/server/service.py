@@ -28,7 +28,7 @@ from ..errors import (
 )
 from ..store import Store
 from . import convert
-from .runs import SHUTDOWN, ActiveRun, Delivery, RunRegistry
+from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
     check_agent,
@@ -82,7 +82,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             else None,
             request_id=request.request_id,
         )
-        async for event in self._run(req):
+        async for event in self._run(req, context):
             yield pb.ExecuteResponse(event=event)
 
     @streaming
@@ -96,10 +96,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
             request_id=request.request_id,
             resume_only=True,
         )
-        async for event in self._run(req):
+        async for event in self._run(req, context):
             yield pb.ResumeResponse(event=event)
 
-    async def _run(self, req: RunRequest) -> AsyncIterator[pb.Event]:
+    async def _run(
+        self, req: RunRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.Event]:
         run = self.runs.begin(req.session_id)
         sink = _QueueSink()
         task = asyncio.create_task(self.engine.run(req, sink, run, run.control))
@@ -112,12 +114,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 log.info("run ended with error session=%s: %s", req.session_id, e)
 
         task.add_done_callback(finished)
-        try:
-            while (event := await sink.queue.get()) is not None:
-                yield convert.event_pb(event)
-        except asyncio.CancelledError:
-            run.control.interrupt("client disconnected")
-            raise
+        # The caller going away (cancel, disconnect, deadline) ends the RPC; the run then
+        # stops at its next boundary. grpc may cancel the handler outside this generator,
+        # so the RPC's own completion is what we watch, not a CancelledError here.
+        context.add_done_callback(lambda _: run.done.is_set() or run.control.interrupt(CLIENT_GONE))
+        while (event := await sink.queue.get()) is not None:
+            yield convert.event_pb(event)
         try:
             task.result()
         except RunInterrupted as e:

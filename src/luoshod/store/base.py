@@ -44,7 +44,7 @@ class Store(abc.ABC):
     last, even across processes.
     """
 
-    #: URL scheme(s) this driver is registered under (``luoshod.drivers`` entry points).
+    #: What this driver supports; checked both ways by the conformance tests.
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
 
     def __init__(self, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:
@@ -79,6 +79,10 @@ class Store(abc.ABC):
         are written. ``stored_messages`` lower than the stored count means the transcript
         was rewritten: the driver starts a new message log (history entries keep theirs).
 
+        The store keeps no reference to ``checkpoint``'s mutable parts: changing the object
+        afterwards changes nothing stored (and a loaded checkpoint is the caller's to change).
+        A save cancelled by the caller may or may not have been applied.
+
         Raises ``LeaseLost`` when ``checkpoint.version`` is not the stored version + 1
         (0 when there is no checkpoint): another writer saved the session in between.
         Raises ``StoreFull`` when the store has no room (the previous state is intact),
@@ -89,7 +93,8 @@ class Store(abc.ABC):
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         """Delete the latest checkpoint; its history too unless ``keep_history``.
 
-        Returns ``False`` when there was no checkpoint. Raises ``StoreError``.
+        Returns ``False`` when there was no checkpoint (history kept by an earlier
+        ``keep_history`` delete is still cleared unless ``keep_history``). Raises ``StoreError``.
         """
 
     @abc.abstractmethod
@@ -99,11 +104,15 @@ class Store(abc.ABC):
         """Sessions ordered by id, after ``page_token``, at most ``page_size``.
 
         Returns the page and the next token ("" on the last page). Raises ``ValueError``
-        for a malformed token, ``StoreError`` when the store cannot be read.
+        for a malformed token or ``page_size < 1`` (the service layer caps it at
+        ``MAX_PAGE_SIZE``), ``StoreError`` when the store cannot be read.
         """
 
     async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
         """The session's kept saves, newest first, at most ``limit``. Unknown session → ``[]``.
+
+        ``saved_at`` is the checkpoint's ``updated_at`` (set by the writer when it saved).
+        Raises ``ValueError`` for a negative ``limit``.
 
         Only drivers declaring ``Capability.HISTORY`` implement it; others raise
         ``NotImplementedError``.
@@ -120,6 +129,7 @@ def decode_page_token(token: str) -> str:
     if not token:
         return ""
     try:
-        return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        padded = token + "=" * (-len(token) % 4)
+        return base64.b64decode(padded, altchars=b"-_", validate=True).decode()
     except (ValueError, UnicodeDecodeError) as e:
         raise ValueError(f"malformed page token {token!r}") from e

@@ -21,7 +21,7 @@ class _Entry:
     count: int
 
     def checkpoint(self) -> Checkpoint:
-        return replace(self.header, messages=self.log[: self.count])
+        return _detached(self.header, self.log[: self.count])
 
 
 @dataclass(slots=True)
@@ -66,7 +66,7 @@ class MemoryStore(Store):
                 log.extend(msgs[stored_messages:])
             else:
                 log = list(msgs)  # a new session, or a rewritten transcript: a new log
-            entry = _Entry(replace(checkpoint, messages=[]), log, len(msgs))
+            entry = _Entry(_detached(checkpoint, []), log, len(msgs))
             s.latest = entry
             if self.history_limit:
                 s.history.append(entry)
@@ -88,6 +88,8 @@ class MemoryStore(Store):
     async def list_sessions(
         self, *, status: Status | None, page_size: int, page_token: str
     ) -> tuple[list[SessionSummary], str]:
+        if page_size < 1:
+            raise ValueError(f"page_size must be >= 1, got {page_size}")
         after = decode_page_token(page_token)
         ids = sorted(
             sid
@@ -99,6 +101,8 @@ class MemoryStore(Store):
         return page, encode_page_token(page[-1].session_id) if more else ""
 
     async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
         s = self._sessions.get(session_id)
         if s is None:
             return []
@@ -107,6 +111,18 @@ class MemoryStore(Store):
             HistoryEntry(e.header.step_index, e.header.updated_at, e.header.status, e.checkpoint())
             for e in entries
         ]
+
+
+def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
+    """A copy sharing no mutable part with ``cp`` (messages and specs are immutable)."""
+    fp = cp.fingerprint
+    return replace(
+        cp,
+        messages=messages,
+        usage=cp.usage.copy(),
+        total_usage=cp.total_usage.copy(),
+        fingerprint=replace(fp, tool_schema_hashes=dict(fp.tool_schema_hashes)) if fp else None,
+    )
 
 
 def _summary(e: _Entry) -> SessionSummary:

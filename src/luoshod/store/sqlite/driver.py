@@ -7,6 +7,7 @@ SQL lives in :mod:`.queries`, the schema in :mod:`.migrations`, the operations i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 from collections import deque
@@ -118,7 +119,14 @@ class SqliteStore(Store):
         self._queue.append(item)
         # Whichever drain runs first takes every queued save; ours has run when this returns,
         # so ``item`` is settled (the thread runs one job at a time, in order).
-        await self._call("save", self._drain)
+        try:
+            await self._call("save", self._drain)
+        except asyncio.CancelledError:
+            # Still queued means not applied: make sure no later drain applies it. Once taken,
+            # it commits or not like any write whose acknowledgement was lost.
+            with contextlib.suppress(ValueError):
+                self._queue.remove(item)
+            raise
         if item.error is not None:
             raise item.error
 
@@ -193,9 +201,9 @@ class SqliteStore(Store):
             with transaction(self._connection(), write=True) as conn:
                 for item in batch:
                     self._save_one(conn, item)
-        except sqlite3.Error as e:
+        except Exception as e:
             # The transaction is rolled back: no save of the batch happened.
-            error = translate(e, "save")
+            error = translate(e, "save") if isinstance(e, sqlite3.Error) else e
             for item in batch:
                 item.error = error
 

@@ -1,0 +1,54 @@
+"""Start ``luoshod serve`` as a real subprocess (for crash and signal tests)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+
+class DaemonProcess:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.args = [sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0", *args]
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[str] | None = None
+        self.address = ""
+
+    def start(self) -> DaemonProcess:
+        self.proc = subprocess.Popen(
+            self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env
+        )
+        line = self.proc.stdout.readline()  # blocks until it listens (or dies)
+        if not line.startswith("luoshod listening on "):
+            self.proc.kill()
+            raise RuntimeError(f"daemon did not start: {line!r} {self.proc.stderr.read()}")
+        self.address = line.removeprefix("luoshod listening on ").strip()
+        return self
+
+    def kill9(self) -> None:
+        assert self.proc
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def terminate(self, timeout: float = 20) -> int:
+        assert self.proc
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        if self.proc:
+            for f in (self.proc.stdout, self.proc.stderr):
+                if f:
+                    f.close()
+
+    def stderr(self) -> str:
+        return self.proc.stderr.read() if self.proc and self.proc.stderr else ""
+
+
+def db_url(tmp: Path) -> str:
+    return f"sqlite:///{tmp}/luoshod.db"

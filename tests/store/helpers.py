@@ -1,0 +1,118 @@
+"""Checkpoints to save, and a writer that saves a session the way the engine does."""
+
+from __future__ import annotations
+
+import copy
+
+from luoshod.domain import (
+    AgentSpec,
+    Checkpoint,
+    DriftPolicy,
+    FinishReason,
+    Fingerprint,
+    Message,
+    Role,
+    Status,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from luoshod.store import Store
+
+
+def message(i: int, tag: str = "m", *, size: int = 0) -> Message:
+    """The ``i``-th message of a plain transcript: user and assistant turns alternate."""
+    role = Role.USER if i % 2 == 0 else Role.ASSISTANT
+    return Message(role, f"{tag}-{i} " + "x" * size)
+
+
+def rich_checkpoint(session_id: str = "rich", *, version: int = 1) -> Checkpoint:
+    """A checkpoint with every field away from its default, to catch a dropped field."""
+    call = ToolCall("call-1", "lookup", '{"q": "naïve café",  "n": 2}')
+    return Checkpoint(
+        session_id=session_id,
+        messages=[
+            Message(Role.SYSTEM, "be brief"),
+            Message(Role.USER, "héllo 👋\nline two"),
+            Message(Role.ASSISTANT, "", (call, ToolCall("call-2", "fail"))),
+            Message(Role.TOOL, '{"hits": [1, 2]}', tool_call_id="call-1", tool_name="lookup"),
+            Message(Role.TOOL, "boom", tool_call_id="call-2", tool_name="fail", is_error=True),
+        ],
+        step_index=3,
+        usage=Usage(11, 22, 33, 2, 0.125),
+        total_usage=Usage(111, 222, 333, 7, 1.5),
+        business_state_json='{"cart": ["a",  "b"], "total": 1.10}',
+        status=Status.AWAITING_APPROVAL,
+        approval_id="appr-9",
+        finish_reason=FinishReason.AWAITING_APPROVAL,
+        fingerprint=Fingerprint("fp", "model-x", {"lookup": "h1", "fail": "h2"}, "ih"),
+        agent=AgentSpec(
+            model="model-x",
+            instructions="help",
+            tools=(ToolSpec("lookup", "finds", '{"type": "object"}', True), ToolSpec("fail")),
+            max_steps=7,
+            tool_concurrency=3,
+            on_agent_drift=DriftPolicy.ERROR,
+            model_settings_json='{"temperature": 0}',
+            tool_timeout_ms=2500,
+        ),
+        run_id="run-42",
+        run_start=1,
+        updated_at=1_700_000_000.25,
+        version=version,
+        last_seq=17,
+    )
+
+
+class SessionWriter:
+    """Saves one session as the engine does: the next version, only the new messages.
+
+    ``snapshots`` holds a deep copy of every checkpoint saved, oldest first, which is what
+    the history must give back.
+    """
+
+    def __init__(self, store: Store, session_id: str, *, tag: str | None = None) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.tag = tag or session_id
+        self.messages: list[Message] = []
+        self.version = 0
+        self.stored = 0
+        self.snapshots: list[Checkpoint] = []
+
+    async def save(
+        self,
+        *,
+        add: int = 1,
+        step: int | None = None,
+        status: Status = Status.IN_PROGRESS,
+        size: int = 0,
+    ) -> Checkpoint:
+        start = len(self.messages)
+        self.messages.extend(message(start + k, self.tag, size=size) for k in range(add))
+        n = len(self.snapshots)
+        cp = Checkpoint(
+            self.session_id,
+            list(self.messages),
+            step_index=n if step is None else step,
+            status=status,
+            approval_id="appr" if status is Status.AWAITING_APPROVAL else "",
+            updated_at=1000.0 + n,
+            version=self.version + 1,
+        )
+        await self.store.save(cp, stored_messages=self.stored)
+        self.version += 1
+        self.stored = len(self.messages)
+        self.snapshots.append(copy.deepcopy(cp))
+        return cp
+
+    def rewrite(self, keep: int, tag: str) -> None:
+        """Replace every message after the first ``keep`` (the store holds ``keep`` of them)."""
+        old = len(self.messages)
+        self.messages = self.messages[:keep] + [message(i, tag) for i in range(keep, old)]
+        self.stored = min(self.stored, keep)
+
+    def restart(self) -> None:
+        """After a delete: the session starts again at version 1 with nothing stored."""
+        self.version = 0
+        self.stored = 0

@@ -1,0 +1,304 @@
+"""What is particular to the ``sqlite:`` driver: URLs, the file, the layout, its errors."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from luoshod.domain import Status
+from luoshod.errors import StoreError, StoreFull
+from luoshod.store import Capability, store_from_url
+from luoshod.store.sqlite import SqliteStore
+from luoshod.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
+
+from .helpers import SessionWriter
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "db" / "luoshod.db"
+
+
+@pytest.fixture
+async def sqlite_store(db_path: Path) -> AsyncIterator[SqliteStore]:
+    store = SqliteStore(db_path)
+    await store.open()
+    yield store
+    await store.close()
+
+
+@contextlib.contextmanager
+def raw(path: Path) -> Iterator[sqlite3.Connection]:
+    """A plain connection to inspect the file behind the driver's back."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def count(path: Path, table: str) -> int:
+    with raw(path) as conn:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def file_bytes(path: Path) -> int:
+    return sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+# -- URL and file ------------------------------------------------------------------------
+
+
+def test_capabilities() -> None:
+    assert SqliteStore.capabilities == {
+        Capability.DURABLE, Capability.MULTI_PROCESS, Capability.HISTORY,
+    }
+
+
+def test_absolute_url(tmp_path: Path) -> None:
+    store = store_from_url(f"sqlite://{tmp_path}/a%20b/x.db", history_limit=7)
+    assert isinstance(store, SqliteStore)
+    assert store.path == tmp_path / "a b" / "x.db"
+    assert store.history_limit == 7
+
+
+def test_relative_url_is_resolved_at_construction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert store_from_url("sqlite:data/x.db").path == tmp_path / "data" / "x.db"
+
+
+@pytest.mark.parametrize(
+    "url, match",
+    [
+        ("sqlite:///:memory:", "not durable"),
+        ("sqlite::memory:", "not durable"),
+        ("sqlite://host/x.db", "no host"),
+        ("sqlite:///x.db?mode=ro", "no query"),
+        ("sqlite://", "file path"),
+        ("sqlite:///tmp/dir/", "file path"),
+    ],
+)
+def test_bad_urls_are_refused(url: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        store_from_url(url)
+
+
+def test_memory_path_is_refused() -> None:
+    with pytest.raises(ValueError, match="file path"):
+        SqliteStore(":memory:")
+
+
+async def test_open_creates_the_directory_and_a_wal_file(db_path: Path) -> None:
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        assert db_path.is_file()
+        with raw(db_path) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        await store.close()
+
+
+async def test_open_and_close_are_idempotent(db_path: Path) -> None:
+    store = SqliteStore(db_path)
+    await store.open()
+    await store.open()
+    await store.close()
+    await store.close()
+
+
+async def test_use_before_open_and_after_close_is_a_store_error(db_path: Path) -> None:
+    store = SqliteStore(db_path)
+    with pytest.raises(StoreError, match="not open"):
+        await store.load("s")
+    await store.open()
+    await store.close()
+    with pytest.raises(StoreError, match="not open"):
+        await SessionWriter(store, "s").save()
+
+
+# -- migrations --------------------------------------------------------------------------
+
+
+def test_migrations_apply_once_and_are_idempotent(tmp_path: Path) -> None:
+    assert SCHEMA_VERSION == len(MIGRATIONS)
+    with raw(tmp_path / "m.db") as conn:
+        assert migrate(conn) == 0
+        assert migrate(conn) == SCHEMA_VERSION
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_reopening_keeps_the_data_and_the_schema(db_path: Path) -> None:
+    for _ in range(2):
+        store = SqliteStore(db_path)
+        await store.open()
+        await store.close()
+    with raw(db_path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_a_newer_schema_is_refused(db_path: Path) -> None:
+    db_path.parent.mkdir()
+    with raw(db_path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer"):
+        await SqliteStore(db_path).open()
+
+
+# -- layout: O(new messages) --------------------------------------------------------------
+
+
+async def test_each_message_is_stored_once_across_200_saves(
+    sqlite_store: SqliteStore, db_path: Path
+) -> None:
+    w = SessionWriter(sqlite_store, "long")
+    size = 1000
+    for _ in range(200):
+        await w.save(add=2, size=size)
+    await sqlite_store.close()
+
+    assert count(db_path, "messages") == 400
+    assert count(db_path, "logs") == 1
+    assert count(db_path, "history") == 50
+    transcript = sum(len(m.content) for m in w.messages)  # ~400 kB
+    # What copying the transcript into every save would store: the latest plus 50 entries.
+    full_copies = transcript + sum(len(m.content) for cp in w.snapshots[-50:] for m in cp.messages)
+    stored = file_bytes(db_path)
+    # Page fill and the 50 history headers cost some, not a transcript per save.
+    assert stored < 2 * transcript, (stored, transcript)
+    assert stored < full_copies / 20, (stored, full_copies)
+
+
+async def test_history_entries_are_prefixes_of_one_log(
+    sqlite_store: SqliteStore, db_path: Path
+) -> None:
+    w = SessionWriter(sqlite_store, "s")
+    for _ in range(5):
+        await w.save(add=2)
+    with raw(db_path) as conn:
+        rows = conn.execute("SELECT log_id, message_count FROM history ORDER BY id").fetchall()
+        [(session_log,)] = conn.execute("SELECT log_id FROM sessions").fetchall()
+    assert {log for log, _ in rows} == {session_log}
+    assert [n for _, n in rows] == [2, 4, 6, 8, 10]
+
+
+async def test_rewritten_transcript_gets_a_new_log_and_the_old_one_is_collected(
+    db_path: Path,
+) -> None:
+    store = SqliteStore(db_path, history_limit=2)
+    await store.open()
+    try:
+        w = SessionWriter(store, "s")
+        await w.save(add=3)
+        await w.save(add=3)
+        w.rewrite(keep=4, tag="new")
+        await w.save(add=1)
+        assert count(db_path, "logs") == 2  # the history still reads the old log
+        assert [e.checkpoint for e in await store.history("s")] == w.snapshots[:-3:-1]
+        await w.save(add=1)  # the last entry over the old log leaves the ring
+        assert count(db_path, "logs") == 1
+        assert count(db_path, "messages") == len(w.messages)
+        assert await store.load("s") == w.snapshots[-1]
+    finally:
+        await store.close()
+
+
+async def test_delete_leaves_no_rows_behind(sqlite_store: SqliteStore, db_path: Path) -> None:
+    w = SessionWriter(sqlite_store, "s")
+    for _ in range(3):
+        await w.save(add=2)
+    await sqlite_store.delete("s", keep_history=True)
+    assert (count(db_path, "sessions"), count(db_path, "history")) == (0, 3)
+    assert count(db_path, "messages") == 6  # the history's log is kept
+    await sqlite_store.delete("s")
+    for table in ("sessions", "history", "logs", "messages"):
+        assert count(db_path, table) == 0, table
+
+
+async def test_status_filter_uses_the_index(sqlite_store: SqliteStore, db_path: Path) -> None:
+    from luoshod.store.sqlite import queries
+
+    with raw(db_path) as conn:
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN " + queries.LIST_SESSIONS_BY_STATUS,
+            {"status": Status.FINISHED.value, "after": "", "limit": 10},
+        ).fetchall()
+    assert any("sessions_by_status" in row[-1] for row in plan), plan
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+async def test_a_full_store_raises_store_full_and_keeps_the_previous_state(
+    sqlite_store: SqliteStore,
+) -> None:
+    w = SessionWriter(sqlite_store, "s")
+    await w.save(add=2)
+    before = w.snapshots[-1]
+
+    def cap_size(conn: sqlite3.Connection) -> None:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+
+    await sqlite_store._call("test", lambda: cap_size(sqlite_store._connection()))
+    with pytest.raises(StoreFull) as info:
+        await w.save(add=50, size=4000)
+    assert info.value.reason == "STORE_FULL"
+    assert await sqlite_store.load("s") == before
+    assert [e.checkpoint for e in await sqlite_store.history("s")] == [before]
+
+
+async def test_a_locked_database_is_a_store_error(db_path: Path) -> None:
+    store = SqliteStore(db_path, busy_timeout=0.05)
+    await store.open()
+    try:
+        with raw(db_path) as other:
+            other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            with pytest.raises(StoreError, match="locked") as info:
+                await SessionWriter(store, "s").save()
+            assert not isinstance(info.value.__cause__, StoreError)
+            assert await store.load("s") is None  # readers are not blocked (WAL)
+            other.execute("ROLLBACK")
+        await SessionWriter(store, "s").save()
+    finally:
+        await store.close()
+
+
+async def test_a_corrupt_file_is_a_store_error(db_path: Path) -> None:
+    db_path.parent.mkdir()
+    db_path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="SQLite open failed") as info:
+        await SqliteStore(db_path).open()
+    assert isinstance(info.value.__cause__, sqlite3.Error)
+
+
+async def test_an_unusable_path_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(StoreError):
+        await SqliteStore(tmp_path / "file" / "x.db").open()  # parent is a file
+
+
+async def test_a_save_cancelled_while_queued_is_never_applied(sqlite_store: SqliteStore) -> None:
+    gate = threading.Event()
+    busy = asyncio.ensure_future(sqlite_store._call("test", gate.wait))  # hold the thread
+    w = SessionWriter(sqlite_store, "s")
+    task = asyncio.create_task(w.save())
+    await asyncio.sleep(0)  # one turn of the loop: the save is queued behind the gate
+    task.cancel()
+    gate.set()
+    await busy
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    later = SessionWriter(sqlite_store, "other")
+    await later.save()  # a later drain must not pick the cancelled save up
+    assert await sqlite_store.load("s") is None

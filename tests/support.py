@@ -1,0 +1,208 @@
+"""Test helpers: build agents and drive runs over real gRPC with the raw stubs, so a test
+can stop a stream at any event (a client crash) or answer tools in any order."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
+
+UNSET: Any = object()
+ToolFn = Callable[[dict[str, Any]], Any]
+
+
+def user(text: str) -> pb.Message:
+    return pb.Message(role=pb.ROLE_USER, content=text)
+
+
+def system(text: str) -> pb.Message:
+    return pb.Message(role=pb.ROLE_SYSTEM, content=text)
+
+
+def calls(*names_args: tuple[str, dict[str, Any]], text: str = "") -> dict[str, Any]:
+    """One scripted turn calling tools."""
+    return {"text": text, "tool_calls": [{"name": n, "arguments": a} for n, a in names_args]}
+
+
+def agent(
+    script: list[dict[str, Any]],
+    tools: list[str] | dict[str, dict[str, Any]] = ("add",),
+    *,
+    instructions: str = "You add numbers.",
+    model: str = "scripted:test",
+    **kw: Any,
+) -> pb.AgentSpec:
+    if not isinstance(tools, dict):
+        tools = {name: {"type": "object"} for name in tools}
+    return pb.AgentSpec(
+        model=model,
+        instructions=instructions,
+        tools=[pb.ToolSpec(name=n, input_schema_json=json.dumps(s)) for n, s in tools.items()],
+        model_settings_json=json.dumps({"script": script}),
+        **kw,
+    )
+
+
+def error_info(err: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, dict[str, str]]:
+    """(code, ErrorInfo.reason, metadata) of a failed call."""
+    for key, value in err.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    assert info.domain == "luosho.dev"
+                    return err.code(), info.reason, dict(info.metadata)
+    return err.code(), "", {}
+
+
+@dataclass
+class RunLog:
+    events: list[pb.Event] = field(default_factory=list)
+    error: grpc.aio.AioRpcError | None = None
+    dropped: bool = False
+
+    @property
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    @property
+    def done(self) -> pb.RunDone | None:
+        return next((e.run_done for e in self.events if e.type == "run.done"), None)
+
+    def of(self, type_: str) -> list[pb.Event]:
+        return [e for e in self.events if e.type == type_]
+
+    @property
+    def reason(self) -> str:
+        return error_info(self.error)[1] if self.error else ""
+
+
+class Harness:
+    """A client of one daemon under test."""
+
+    def __init__(self, address: str, daemon: Any = None, call_log: Path | None = None) -> None:
+        self.daemon = daemon
+        self.call_log = call_log
+        self.channel = grpc.aio.insecure_channel(address)
+        self.stub = pb_grpc.AgentServiceStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    def model_calls(self, session_id: str | None = None) -> int:
+        """Scripted model calls the daemon made (counted across restarts)."""
+        if not self.call_log or not self.call_log.exists():
+            return 0
+        lines = [json.loads(x) for x in self.call_log.read_text().splitlines()]
+        return sum(1 for x in lines if session_id is None or x["session_id"] == session_id)
+
+    async def run(
+        self,
+        session_id: str,
+        input: str | list[pb.Message] | None = None,
+        agent: pb.AgentSpec | None = None,
+        tools: dict[str, ToolFn] | None = None,
+        *,
+        business_state: Any = UNSET,
+        stop_at: Callable[[pb.Event], bool] | None = None,
+        resume: bool = False,
+        on_event: Callable[[pb.Event], Awaitable[None] | None] | None = None,
+    ) -> RunLog:
+        """Execute (or Resume) and answer tool calls with ``tools``. ``stop_at`` drops the
+        stream (a client crash) at the first event it accepts, before acting on it."""
+        tools = tools or {}
+        if resume:
+            call = self.stub.Resume(pb.ResumeRequest(session_id=session_id, agent=agent))
+        else:
+            msgs = [user(input)] if isinstance(input, str) else list(input or [])
+            req = pb.ExecuteRequest(session_id=session_id, input=msgs, agent=agent)
+            if business_state is not UNSET:
+                req.business_state_json = json.dumps(business_state)
+            call = self.stub.Execute(req)
+        log = RunLog()
+        pending: set[asyncio.Task[None]] = set()
+        try:
+            async for resp in call:
+                e = resp.event
+                if stop_at and stop_at(e):
+                    log.dropped = True
+                    call.cancel()
+                    break
+                log.events.append(e)
+                if on_event:
+                    r = on_event(e)
+                    if inspect.isawaitable(r):
+                        await r
+                if e.type == "tool.call":
+                    t = asyncio.create_task(self._answer(session_id, e.tool_call.call, tools))
+                    pending.add(t)
+                    t.add_done_callback(pending.discard)
+        except grpc.aio.AioRpcError as err:
+            log.error = err
+        for t in list(pending):
+            t.cancel()
+        return log
+
+    async def _answer(self, session_id: str, c: pb.ToolCall, tools: dict[str, ToolFn]) -> None:
+        fn = tools.get(c.name)
+        if fn is None:
+            return  # the test answers this call itself
+        try:
+            result = fn(json.loads(c.arguments_json))
+            if inspect.isawaitable(result):
+                result = await result
+            body, is_error = json.dumps(result), False
+        except Exception as e:  # noqa: BLE001
+            body, is_error = json.dumps({"error": str(e)}), True
+        await self.submit(session_id, c.id, body, is_error)
+
+    async def submit(self, session_id: str, call_id: str, result_json: str, is_error: bool = False) -> int:
+        resp = await self.stub.SubmitToolResult(
+            pb.SubmitToolResultRequest(
+                session_id=session_id, tool_call_id=call_id, result_json=result_json, is_error=is_error
+            )
+        )
+        return resp.outcome
+
+    async def get(self, session_id: str) -> pb.Checkpoint:
+        return (await self.stub.GetSession(pb.GetSessionRequest(session_id=session_id))).checkpoint
+
+    async def idle(self, session_id: str) -> None:
+        """Wait until no run of ``session_id`` is active in the in-process daemon."""
+        run = self.daemon.runs.get(session_id)
+        if run is not None:
+            await asyncio.wait_for(run.done.wait(), 10)
+
+
+def assert_valid_transcript(cp: pb.Checkpoint) -> None:
+    """R20/R23: every tool call has exactly one result, directly after its turn, in call
+    order; only the last turn of an unfinished run may still lack some."""
+    msgs = list(cp.messages)
+    all_ids: list[str] = []
+    i = 0
+    while i < len(msgs):
+        m = msgs[i]
+        assert m.role != pb.ROLE_TOOL, f"tool result without its call at {i}"
+        i += 1
+        if m.role == pb.ROLE_ASSISTANT and m.tool_calls:
+            ids = [c.id for c in m.tool_calls]
+            got = []
+            while i < len(msgs) and msgs[i].role == pb.ROLE_TOOL:
+                got.append(msgs[i].tool_call_id)
+                i += 1
+            if i < len(msgs) or cp.status == pb.CHECKPOINT_STATUS_FINISHED:
+                assert got == ids, f"results {got} do not answer turn {ids}"
+            else:
+                assert got == ids[: len(got)], f"results {got} out of order for {ids}"
+            all_ids += ids
+    assert len(all_ids) == len(set(all_ids)), "duplicate tool call ids"
