@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Steps benchmark: agent steps per second through the real gRPC API (not a test).
+
+Each session runs a scripted agent of 20 steps with one client tool call a step, then a
+final text turn, driven by luosho.client.AsyncClient (one process, one event loop). It
+runs with 1 and 64 concurrent sessions against, in the same run:
+
+  * null       bench/null_server.py: the same message pattern with no engine, no storage
+               (the ceiling of Python gRPC on this machine);
+  * memory://  the daemon (python -m luoshod serve) on the memory store;
+  * sqlite://  the daemon on a SQLite file in a temporary directory.
+
+Then it loads 1,000 finished sessions into a fresh daemon on memory:// and reports its
+RSS (target: at most 120 MB). Every server is a subprocess, polled with grpc.health.v1
+until SERVING; everything is stopped and removed at the end.
+
+    .venv/bin/python bench/steps.py            # full run
+    .venv/bin/python bench/steps.py --quick    # smoke run: fewer sessions, 1 and 8 at once
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from _common import PYTHON, ROOT, ServerFailed, ServerProcess, free_port, percentile
+from luosho.client import AsyncClient, LuoshoError
+from luosho.v1 import agent_pb2
+
+TOOL_STEPS = 20
+STEPS_PER_SESSION = TOOL_STEPS + 1  # model turns: 20 tool turns and the final text turn
+RSS_TARGET_MB = 120.0
+
+
+def bench_agent(tool_steps: int) -> agent_pb2.AgentSpec:
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "work", "arguments": {"i": k}}]} for k in range(tool_steps)
+    ]
+    script.append({"text": "done"})
+    return agent_pb2.AgentSpec(
+        model="scripted:bench",
+        max_steps=tool_steps + 5,
+        tools=[agent_pb2.ToolSpec(name="work", input_schema_json='{"type":"object"}')],
+        model_settings_json=json.dumps({"script": script}),
+    )
+
+
+async def work(args: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": args.get("i")}
+
+
+TOOLS = {"work": work}
+
+
+@dataclass
+class Target:
+    name: str
+    # argv for a server listening on the given port, store files under the given dir.
+    argv: Callable[[int, Path], list[str]]
+    is_daemon: bool
+
+
+def _daemon(store: Callable[[Path], str]) -> Callable[[int, Path], list[str]]:
+    def argv(port: int, tmp: Path) -> list[str]:
+        return [
+            PYTHON,
+            "-m",
+            "luoshod",
+            "serve",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--store",
+            store(tmp),
+        ]
+
+    return argv
+
+
+TARGETS: dict[str, Target] = {
+    "null": Target(
+        "null",
+        lambda port, tmp: [PYTHON, str(ROOT / "bench" / "null_server.py"), "--port", str(port)],
+        is_daemon=False,
+    ),
+    "memory": Target("memory://", _daemon(lambda tmp: "memory://"), is_daemon=True),
+    # sqlite:///abs/path: the path of a file in the run's temporary directory.
+    "sqlite": Target("sqlite://", _daemon(lambda tmp: f"sqlite://{tmp / 'bench.db'}"), True),
+}
+
+
+@dataclass
+class Cell:
+    target: str
+    concurrency: int
+    sessions: int
+    steps: int = 0
+    wall_s: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    error: str = ""
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.steps / self.wall_s if self.wall_s else 0.0
+
+
+async def drive_session(
+    client: AsyncClient, session_id: str, agent: agent_pb2.AgentSpec, cell: Cell | None
+) -> None:
+    """One session to its end; records its model turns and tool.call-to-tool.call times."""
+    run = client.execute(session_id, "go", agent=agent, tools=TOOLS)
+    last_call: float | None = None
+    steps = 0
+    latencies: list[float] = []
+    async for event in run:
+        kind = event.type
+        if kind == "tool.call" or kind == "run.done":
+            now = time.perf_counter()
+            if last_call is not None:
+                latencies.append(now - last_call)
+            last_call = now if kind == "tool.call" else None
+        elif kind == "model.turn":
+            steps += 1
+    result = await run
+    if result.finish_reason != "stop":
+        raise RuntimeError(f"{session_id}: finished with {result.finish_reason!r}")
+    if cell is not None:
+        cell.steps += steps
+        cell.latencies.extend(latencies)
+
+
+async def run_sessions(
+    address: str,
+    prefix: str,
+    sessions: int,
+    concurrency: int,
+    agent: agent_pb2.AgentSpec,
+    cell: Cell | None,
+) -> float:
+    """Run ``sessions`` sessions, ``concurrency`` at a time; the wall time in seconds."""
+    async with AsyncClient(address) as client:
+        await drive_session(client, f"{prefix}-warmup", agent, None)  # connect, warm caches
+        ids = iter(f"{prefix}-{i}" for i in range(sessions))
+
+        async def worker() -> None:
+            for session_id in ids:  # one shared iterator: each id is taken once
+                await drive_session(client, session_id, agent, cell)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, sessions))))
+        return time.perf_counter() - start
+
+
+async def bench_target(target: Target, plan: list[tuple[int, int]], tmp: Path) -> list[Cell]:
+    cells = [Cell(target.name, c, n) for c, n in plan]
+    server = ServerProcess(
+        target.name, target.argv(port := free_port(), tmp), port, tmp / f"{target.name[:6]}.log"
+    )
+    try:
+        await server.start()
+    except ServerFailed as err:
+        for cell in cells:
+            cell.error = f"not started: {str(err).splitlines()[0]}"
+        print(f"  {target.name}: {err}", file=sys.stderr)
+        return cells
+    agent = bench_agent(TOOL_STEPS)
+    try:
+        for cell in cells:
+            prefix = f"bench-{uuid.uuid4().hex[:8]}-c{cell.concurrency}"
+            print(
+                f"  {target.name}: {cell.sessions} sessions, {cell.concurrency} at once",
+                file=sys.stderr,
+            )
+            try:
+                cell.wall_s = await run_sessions(
+                    server.address, prefix, cell.sessions, cell.concurrency, agent, cell
+                )
+            except (LuoshoError, RuntimeError) as err:
+                cell.error = f"{type(err).__name__}: {err}"
+                print(f"  {target.name}: {cell.error}\n{server.log_tail()}", file=sys.stderr)
+            cell.peak_rss_mb = server.peak_rss_mb()
+    finally:
+        await server.stop()
+    return cells
+
+
+@dataclass
+class Load:
+    sessions: int
+    stored: int | None = None
+    rss_mb: float = 0.0
+    peak_rss_mb: float = 0.0
+    wall_s: float = 0.0
+    error: str = ""
+
+
+async def bench_load(sessions: int, tmp: Path) -> Load:
+    """Fill a fresh memory:// daemon with finished sessions; its RSS afterwards."""
+    load = Load(sessions)
+    target = TARGETS["memory"]
+    server = ServerProcess("load", target.argv(port := free_port(), tmp), port, tmp / "load.log")
+    try:
+        await server.start()
+    except ServerFailed as err:
+        load.error = f"not started: {str(err).splitlines()[0]}"
+        return load
+    try:
+        print(f"  memory://: loading {sessions} finished sessions", file=sys.stderr)
+        load.wall_s = await run_sessions(
+            server.address, f"load-{uuid.uuid4().hex[:8]}", sessions, 64, bench_agent(1), None
+        )
+        async with AsyncClient(server.address) as client:
+            try:
+                load.stored = sum(
+                    [1 async for _ in client.list_sessions("finished", page_size=1000)]
+                )
+            except LuoshoError as err:
+                print(f"  ListSessions: {err}", file=sys.stderr)
+        load.rss_mb = server.rss_mb()
+        load.peak_rss_mb = server.peak_rss_mb()
+    except (LuoshoError, RuntimeError) as err:
+        load.error = f"{type(err).__name__}: {err}"
+        print(f"  load: {load.error}\n{server.log_tail()}", file=sys.stderr)
+    finally:
+        await server.stop()
+    return load
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.2f}"
+
+
+def report(cells: list[Cell], load: Load | None) -> None:
+    null = {c.concurrency: c.steps_per_s for c in cells if c.target == "null" and not c.error}
+    print()
+    print(
+        f"luoshod steps benchmark: {TOOL_STEPS} tool steps + 1 text turn per session, "
+        "Python AsyncClient in one process"
+    )
+    print(f"  steps/s    model turns ({STEPS_PER_SESSION} per session) per second of wall time")
+    print("  p50/p99    per-step latency seen by the client: from a tool.call event to the next")
+    print("             tool.call (or run.done): tool + SubmitToolResult + result checkpoint +")
+    print("             next model call + turn checkpoint + event delivery")
+    print("  vs null    steps/s over the null server's steps/s at the same concurrency")
+    print("  peak RSS   VmHWM of the server process")
+    print()
+    header = (
+        f"{'target':<10} {'conc':>4} {'sessions':>8} {'steps':>6} {'wall s':>7} "
+        f"{'steps/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs null':>7} {'peak RSS MB':>11}"
+    )
+    print(header)
+    print("-" * len(header))
+    for c in cells:
+        if c.error:
+            print(f"{c.target:<10} {c.concurrency:>4} {c.sessions:>8}  {c.error}")
+            continue
+        lat = sorted(c.latencies)
+        base = null.get(c.concurrency)
+        ratio = f"{c.steps_per_s / base:6.2f}x" if base else "    n/a"
+        print(
+            f"{c.target:<10} {c.concurrency:>4} {c.sessions:>8} {c.steps:>6} {c.wall_s:>7.2f} "
+            f"{c.steps_per_s:>8.1f} {_ms(percentile(lat, 50))} {_ms(percentile(lat, 99))} "
+            f"{ratio:>7} {c.peak_rss_mb:>11.1f}"
+        )
+    if load is None:
+        return
+    print()
+    if load.error:
+        print(f"memory:// with {load.sessions} finished sessions: {load.error}")
+        return
+    verdict = "ok" if load.rss_mb <= RSS_TARGET_MB else "OVER TARGET"
+    stored = "?" if load.stored is None else str(load.stored)
+    print(
+        f"memory:// after {load.sessions} short sessions (1 tool step + text; ListSessions "
+        f"finished: {stored}, incl. the warm-up; loaded in {load.wall_s:.1f}s): "
+        f"RSS {load.rss_mb:.1f} MB, peak {load.peak_rss_mb:.1f} MB "
+        f"(target <= {RSS_TARGET_MB:.0f} MB: {verdict})"
+    )
+
+
+async def main_async(opts: argparse.Namespace) -> int:
+    if opts.quick:
+        plan = [(1, 2), (8, 8)]
+        load_sessions = 100
+    else:
+        plan = [(1, 32), (64, 128)]
+        load_sessions = 1000
+    names = [n.strip() for n in opts.targets.split(",") if n.strip()]
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown:
+        print(f"unknown targets {unknown}; choose from {sorted(TARGETS)}", file=sys.stderr)
+        return 2
+    daemon_installed = importlib.util.find_spec("luoshod") is not None
+    cells: list[Cell] = []
+    load: Load | None = None
+    with tempfile.TemporaryDirectory(prefix="luoshod-bench-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        for name in names:
+            target = TARGETS[name]
+            if target.is_daemon and not daemon_installed:
+                cells += [
+                    Cell(target.name, c, n, error="skipped: luoshod is not installed")
+                    for c, n in plan
+                ]
+                continue
+            cells += await bench_target(target, plan, tmp)
+        if not opts.no_load:
+            if daemon_installed:
+                load = await bench_load(load_sessions, tmp)
+            else:
+                load = Load(load_sessions, error="skipped: luoshod is not installed")
+    report(cells, load)
+    return 1 if any(c.error and not c.error.startswith("skipped") for c in cells) else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: few sessions")
+    parser.add_argument(
+        "--targets",
+        default="null,memory,sqlite",
+        help="comma-separated, from: null, memory, sqlite (default: all)",
+    )
+    parser.add_argument("--no-load", action="store_true", help="skip the 1,000-session memory test")
+    opts = parser.parse_args()
+    try:
+        return asyncio.run(main_async(opts))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Agent definitions: ``Agent`` and ``Tool``, and their conversion to the proto specs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from luosho.v1 import agent_pb2
+
+__all__ = ["Agent", "AgentLike", "DriftPolicy", "Tool", "agent_spec", "dumps"]
+
+DriftPolicy: TypeAlias = Literal["warn", "error", "ignore"]
+
+_DRIFT_POLICIES: dict[str, int] = {
+    "warn": agent_pb2.AGENT_DRIFT_POLICY_WARN,
+    "error": agent_pb2.AGENT_DRIFT_POLICY_ERROR,
+    "ignore": agent_pb2.AGENT_DRIFT_POLICY_IGNORE,
+}
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, the encoding of every ``…_json`` field this client writes."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the agent may call; the client runs it (see ``tools=`` of execute)."""
+
+    name: str
+    description: str = ""
+    # A JSON Schema for the arguments; None means any JSON object.
+    input_schema: dict[str, Any] | None = None
+    needs_approval: bool = False
+
+    def to_proto(self) -> agent_pb2.ToolSpec:
+        return agent_pb2.ToolSpec(
+            name=self.name,
+            description=self.description,
+            input_schema_json="" if self.input_schema is None else dumps(self.input_schema),
+            needs_approval=self.needs_approval,
+        )
+
+
+@dataclass(frozen=True)
+class Agent:
+    """The agent a run uses. ``None`` limits leave the daemon's defaults in place."""
+
+    model: str
+    instructions: str = ""
+    tools: Sequence[Tool | agent_pb2.ToolSpec] = field(default_factory=tuple)
+    max_steps: int | None = None
+    tool_concurrency: int | None = None
+    on_agent_drift: DriftPolicy = "warn"
+    model_settings: dict[str, Any] | None = None
+    tool_timeout_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.on_agent_drift not in _DRIFT_POLICIES:
+            raise ValueError(
+                f"on_agent_drift must be one of {sorted(_DRIFT_POLICIES)}, "
+                f"not {self.on_agent_drift!r}"
+            )
+
+    def to_proto(self) -> agent_pb2.AgentSpec:
+        spec = agent_pb2.AgentSpec(
+            model=self.model,
+            instructions=self.instructions,
+            tools=[t if isinstance(t, agent_pb2.ToolSpec) else t.to_proto() for t in self.tools],
+            on_agent_drift=_DRIFT_POLICIES[self.on_agent_drift],
+            model_settings_json="" if self.model_settings is None else dumps(self.model_settings),
+        )
+        # proto3 optional fields: only set what was given, so "unset" means the default.
+        if self.max_steps is not None:
+            spec.max_steps = self.max_steps
+        if self.tool_concurrency is not None:
+            spec.tool_concurrency = self.tool_concurrency
+        if self.tool_timeout_ms is not None:
+            spec.tool_timeout_ms = self.tool_timeout_ms
+        return spec
+
+
+AgentLike: TypeAlias = Agent | agent_pb2.AgentSpec
+
+
+def agent_spec(agent: AgentLike | None) -> agent_pb2.AgentSpec | None:
+    """The proto spec of an ``Agent`` or a raw ``AgentSpec`` (passed through)."""
+    if agent is None or isinstance(agent, agent_pb2.AgentSpec):
+        return agent
+    if isinstance(agent, Agent):
+        return agent.to_proto()
+    raise TypeError(f"agent must be an Agent or an agent_pb2.AgentSpec, not {type(agent).__name__}")

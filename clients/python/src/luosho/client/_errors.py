@@ -1,0 +1,219 @@
+"""The exception tree of luosho.client, and the one place gRPC errors are translated.
+
+Every error the daemon sends is a ``google.rpc.Status`` with one ``ErrorInfo`` (domain
+``luosho.dev``); its ``reason`` picks the class, its ``metadata`` travels along::
+
+    LuoshoError                        .code .reason .message .metadata
+    ├── InvalidArgumentError           INVALID_ARGUMENT, any reason (kept as sent)
+    ├── CheckpointNotFoundError        NOT_FOUND            CHECKPOINT_NOT_FOUND
+    ├── ApprovalNotFoundError          NOT_FOUND            APPROVAL_NOT_FOUND
+    ├── ToolCallNotFoundError          NOT_FOUND            TOOL_CALL_NOT_FOUND
+    ├── SessionAwaitingApprovalError   FAILED_PRECONDITION  SESSION_AWAITING_APPROVAL
+    ├── AgentDriftError                FAILED_PRECONDITION  AGENT_DRIFT
+    ├── ResumeToolMissingError         FAILED_PRECONDITION  RESUME_TOOL_MISSING
+    ├── SessionBusyError               ABORTED              SESSION_BUSY
+    ├── LeaseLostError                 ABORTED              LEASE_LOST
+    ├── PayloadTooLargeError           RESOURCE_EXHAUSTED   PAYLOAD_TOO_LARGE
+    ├── StoreFullError                 RESOURCE_EXHAUSTED   STORE_FULL
+    ├── ProviderError                  UNAVAILABLE or other PROVIDER_ERROR
+    ├── UnavailableError               UNAVAILABLE with no known reason (daemon unreachable)
+    │   └── ShuttingDownError          UNAVAILABLE          SHUTTING_DOWN
+    └── IncompleteRunError             client side: a run's stream ended without run.done
+
+Any other status is a plain ``LuoshoError``. The original ``grpc.RpcError`` is kept as
+``__cause__``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+
+__all__ = [
+    "AgentDriftError",
+    "ApprovalNotFoundError",
+    "CheckpointNotFoundError",
+    "IncompleteRunError",
+    "InvalidArgumentError",
+    "LeaseLostError",
+    "LuoshoError",
+    "PayloadTooLargeError",
+    "ProviderError",
+    "ResumeToolMissingError",
+    "SessionAwaitingApprovalError",
+    "SessionBusyError",
+    "ShuttingDownError",
+    "StoreFullError",
+    "ToolCallNotFoundError",
+    "UnavailableError",
+]
+
+ERROR_DOMAIN = "luosho.dev"
+_STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+
+class LuoshoError(Exception):
+    """An RPC failed. ``reason`` is the ErrorInfo reason ("" when the server sent none)."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.metadata: dict[str, str] = dict(metadata or {})
+
+    def __str__(self) -> str:
+        label = self.reason or self.code.name
+        return f"{label}: {self.message}" if self.message else label
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(code={self.code.name}, reason={self.reason!r}, "
+            f"message={self.message!r}, metadata={self.metadata!r})"
+        )
+
+
+class InvalidArgumentError(LuoshoError):
+    """The request was refused as invalid; ``reason`` says which rule it broke."""
+
+
+class CheckpointNotFoundError(LuoshoError):
+    """The session (or the requested step of its history) has no checkpoint."""
+
+
+class ApprovalNotFoundError(LuoshoError):
+    """The approval is unknown or was already decided."""
+
+
+class ToolCallNotFoundError(LuoshoError):
+    """SubmitToolResult named a tool call that no run of the session is waiting for."""
+
+
+class SessionAwaitingApprovalError(LuoshoError):
+    """The session is paused on an approval; resolve it before executing again."""
+
+    @property
+    def approval_id(self) -> str:
+        return self.metadata.get("approval_id", "")
+
+
+class AgentDriftError(LuoshoError):
+    """The resuming agent differs from the saved one and on_agent_drift is "error"."""
+
+
+class ResumeToolMissingError(LuoshoError):
+    """A pending tool call names a tool the resuming agent no longer declares."""
+
+
+class SessionBusyError(LuoshoError):
+    """Another run holds the session."""
+
+
+class LeaseLostError(LuoshoError):
+    """The daemon lost the session's lease (another writer took over)."""
+
+
+class PayloadTooLargeError(LuoshoError):
+    """A payload is over the daemon's configured limit."""
+
+
+class StoreFullError(LuoshoError):
+    """The daemon's store refused the write: it is full."""
+
+
+class ProviderError(LuoshoError):
+    """The model provider failed."""
+
+
+class UnavailableError(LuoshoError):
+    """The daemon is unreachable or unavailable; retrying later may succeed."""
+
+
+class ShuttingDownError(UnavailableError):
+    """The daemon is draining for shutdown."""
+
+
+class IncompleteRunError(LuoshoError):
+    """A run's event stream ended without its run.done event."""
+
+
+# The one mapping table: ErrorInfo reason (domain luosho.dev) -> class.
+_ERROR_BY_REASON: dict[str, type[LuoshoError]] = {
+    "SESSION_BUSY": SessionBusyError,
+    "SESSION_AWAITING_APPROVAL": SessionAwaitingApprovalError,
+    "CHECKPOINT_NOT_FOUND": CheckpointNotFoundError,
+    "APPROVAL_NOT_FOUND": ApprovalNotFoundError,
+    "TOOL_CALL_NOT_FOUND": ToolCallNotFoundError,
+    "AGENT_DRIFT": AgentDriftError,
+    "RESUME_TOOL_MISSING": ResumeToolMissingError,
+    "LEASE_LOST": LeaseLostError,
+    "PAYLOAD_TOO_LARGE": PayloadTooLargeError,
+    "STORE_FULL": StoreFullError,
+    "PROVIDER_ERROR": ProviderError,
+    "SHUTTING_DOWN": ShuttingDownError,
+}
+
+# Fallbacks by gRPC code, for reasons not in the table (or no ErrorInfo at all).
+_ERROR_BY_CODE: dict[grpc.StatusCode, type[LuoshoError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgumentError,
+    grpc.StatusCode.UNAVAILABLE: UnavailableError,
+}
+
+
+def _rich_status(trailing_metadata: Any) -> status_pb2.Status | None:
+    for key, value in trailing_metadata or ():
+        if key == _STATUS_DETAILS_KEY:
+            return status_pb2.Status.FromString(value)
+    return None
+
+
+def _error_info(status: status_pb2.Status | None) -> error_details_pb2.ErrorInfo | None:
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info
+    return None
+
+
+def from_rpc_error(error: grpc.RpcError) -> LuoshoError:
+    """The typed error for a failed call (sync ``grpc.RpcError`` or ``grpc.aio.AioRpcError``).
+
+    Both expose ``code()``, ``details()`` and ``trailing_metadata()`` synchronously once
+    the call has failed, so one function serves both clients.
+    """
+    code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+    details = (error.details() if hasattr(error, "details") else None) or ""
+    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    status = _rich_status(trailing)
+    info = _error_info(status)
+    reason = info.reason if info is not None else ""
+    metadata = dict(info.metadata) if info is not None else {}
+    cls: type[LuoshoError] | None = None
+    if info is not None and info.domain == ERROR_DOMAIN:
+        cls = _ERROR_BY_REASON.get(reason)
+    if cls is None:
+        cls = _ERROR_BY_CODE.get(code, LuoshoError)
+    message = status.message if status is not None and status.message else details
+    return cls(code, reason, message, metadata)
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Re-raise any ``grpc.RpcError`` of the block as its typed ``LuoshoError``."""
+    try:
+        yield
+    except grpc.RpcError as error:
+        raise from_rpc_error(error) from error

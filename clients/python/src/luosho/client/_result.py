@@ -1,0 +1,136 @@
+"""``RunResult``: what a run's stream ended with, read from its ``run.done`` event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import grpc
+
+from luosho.v1 import agent_pb2
+
+from ._errors import IncompleteRunError
+
+__all__ = [
+    "RunResult",
+    "Usage",
+    "build_result",
+    "finish_reason_name",
+    "status_name",
+    "submit_outcome_name",
+]
+
+_FINISH_REASONS: dict[int, str] = {
+    agent_pb2.FINISH_REASON_UNSPECIFIED: "",
+    agent_pb2.FINISH_REASON_STOP: "stop",
+    agent_pb2.FINISH_REASON_MAX_STEPS: "max_steps",
+    agent_pb2.FINISH_REASON_ABORTED: "aborted",
+    agent_pb2.FINISH_REASON_AWAITING_APPROVAL: "awaiting_approval",
+}
+
+_STATUSES: dict[int, str] = {
+    agent_pb2.CHECKPOINT_STATUS_UNSPECIFIED: "",
+    agent_pb2.CHECKPOINT_STATUS_IN_PROGRESS: "in_progress",
+    agent_pb2.CHECKPOINT_STATUS_AWAITING_APPROVAL: "awaiting_approval",
+    agent_pb2.CHECKPOINT_STATUS_FINISHED: "finished",
+}
+STATUS_VALUES: dict[str, int] = {name: value for value, name in _STATUSES.items() if name}
+
+
+def finish_reason_name(value: int) -> str:
+    """ "stop", "max_steps", "aborted", "awaiting_approval" ("" when unset or unknown)."""
+    return _FINISH_REASONS.get(value, "")
+
+
+def status_name(value: int) -> str:
+    """ "in_progress", "awaiting_approval", "finished" ("" when unset or unknown)."""
+    return _STATUSES.get(value, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    model_calls: int = 0
+    cost_usd: float = 0.0
+
+    @classmethod
+    def from_proto(cls, usage: agent_pb2.Usage) -> Usage:
+        return cls(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+            model_calls=usage.model_calls,
+            cost_usd=usage.cost_usd,
+        )
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The outcome of one Execute or Resume stream.
+
+    ``ran`` is False only for a Resume of a session with nothing left to run (the daemon
+    ends that stream with no events); such a result has ``status="finished"`` and no
+    ``finish_reason``.
+    """
+
+    session_id: str
+    ran: bool
+    finish_reason: str
+    status: str
+    final_text: str = ""
+    step_index: int = 0
+    usage: Usage = field(default_factory=Usage)
+    approval_id: str = ""
+    message_count: int = 0
+    run_id: str = ""
+    # Every event the stream delivered, in order (run.done last).
+    events: list[agent_pb2.Event] = field(default_factory=list, repr=False)
+
+
+def build_result(
+    session_id: str, events: list[agent_pb2.Event], *, empty_means_finished: bool
+) -> RunResult:
+    """The result of a stream that delivered ``events`` and then ended without error.
+
+    Raises IncompleteRunError when the stream had no run.done (except for an empty stream
+    when ``empty_means_finished``: Resume's "nothing to run").
+    """
+    if not events and empty_means_finished:
+        return RunResult(session_id=session_id, ran=False, finish_reason="", status="finished")
+    # run.done is the last event of a run; search from the end anyway, so an event type
+    # added later after it cannot break older clients.
+    last = next((e for e in reversed(events) if e.HasField("run_done")), None)
+    if last is None:
+        raise IncompleteRunError(
+            grpc.StatusCode.UNKNOWN,
+            "INCOMPLETE_RUN",
+            f"the stream of session {session_id!r} ended without a run.done event "
+            f"({len(events)} events received)",
+            {"session_id": session_id, "events": str(len(events))},
+        )
+    done = last.run_done
+    return RunResult(
+        session_id=last.session_id or session_id,
+        ran=True,
+        finish_reason=finish_reason_name(done.finish_reason),
+        status=status_name(done.status),
+        final_text=done.final_text,
+        step_index=done.step_index,
+        usage=Usage.from_proto(done.usage),
+        approval_id=done.approval_id,
+        message_count=done.message_count,
+        run_id=last.run_id,
+        events=events,
+    )
+
+
+_SUBMIT_OUTCOMES: dict[int, str] = {
+    agent_pb2.SUBMIT_OUTCOME_ACCEPTED: "accepted",
+    agent_pb2.SUBMIT_OUTCOME_DUPLICATE: "duplicate",
+}
+
+
+def submit_outcome_name(value: int) -> str:
+    """ "accepted" (the run took the result) or "duplicate" (it already had one)."""
+    return _SUBMIT_OUTCOMES.get(value, "")

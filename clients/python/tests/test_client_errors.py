@@ -1,0 +1,181 @@
+"""Typed errors: the daemon's google.rpc.Status + ErrorInfo, translated at every call site.
+
+The null server fails on purpose for session ids with a known prefix (SCRIPTED_ERRORS in
+bench/null_server.py), so translation is tested through real gRPC.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import grpc
+import pytest
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+
+import luosho.client as lc
+from client_scripts import scripted, text
+from luosho.client import AsyncClient, Client
+from luosho.client._errors import _ERROR_BY_REASON, from_rpc_error
+
+AGENT = scripted(text("never"))
+
+
+async def test_session_busy_through_grpc(target: str) -> None:
+    async with AsyncClient(target) as client:
+        with pytest.raises(lc.SessionBusyError) as caught:
+            await client.execute("busy-1", "hi", agent=AGENT)
+
+    err = caught.value
+    assert (err.code, err.reason) == (grpc.StatusCode.ABORTED, "SESSION_BUSY")
+    assert err.metadata == {"session_id": "busy-1"}
+    assert err.message == "scripted SESSION_BUSY for session busy-1"
+    assert isinstance(err.__cause__, grpc.RpcError)
+
+
+async def test_errors_while_iterating_are_typed_too(target: str) -> None:
+    async with AsyncClient(target) as client:
+        with pytest.raises(lc.SessionBusyError):
+            async for _ in client.execute("busy-2", "hi", agent=AGENT):
+                pass
+
+
+def test_session_busy_through_grpc_sync(target: str) -> None:
+    with Client(target) as client:
+        with pytest.raises(lc.SessionBusyError) as caught:
+            client.execute("busy-3", "hi", agent=AGENT).result()
+        with pytest.raises(lc.SessionBusyError):
+            list(client.resume("busy-4"))
+
+    assert caught.value.metadata["session_id"] == "busy-3"
+
+
+async def test_awaiting_approval_carries_the_approval_id(target: str) -> None:
+    async with AsyncClient(target) as client:
+        with pytest.raises(lc.SessionAwaitingApprovalError) as caught:
+            await client.resume("awaiting-1")
+
+    assert caught.value.code is grpc.StatusCode.FAILED_PRECONDITION
+    assert caught.value.approval_id == "appr-1"
+
+
+async def test_other_invalid_argument_reasons_keep_their_reason(target: str) -> None:
+    async with AsyncClient(target) as client:
+        with pytest.raises(lc.InvalidArgumentError) as caught:
+            await client.execute("invalid-1", "hi", agent=AGENT)
+
+    assert caught.value.reason == "INVALID_SESSION_ID"
+
+
+async def test_bare_unavailable_status(target: str) -> None:
+    async with AsyncClient(target) as client:
+        with pytest.raises(lc.UnavailableError) as caught:
+            await client.execute("down-1", "hi", agent=AGENT)
+
+    assert type(caught.value) is lc.UnavailableError
+    assert (caught.value.reason, caught.value.metadata) == ("", {})
+
+
+async def test_unary_errors(target: str) -> None:
+    async with AsyncClient(target) as client:
+        with pytest.raises(lc.CheckpointNotFoundError) as caught:
+            await client.get_session("nobody")
+        assert caught.value.metadata == {"session_id": "nobody"}
+        with pytest.raises(lc.ToolCallNotFoundError) as unknown_call:
+            await client.submit_tool_result("nobody", "call_0_0", {"ok": True})
+        assert unknown_call.value.metadata == {"session_id": "nobody", "tool_call_id": "call_0_0"}
+
+
+def test_unary_errors_sync(target: str) -> None:
+    with Client(target) as client:
+        with pytest.raises(lc.CheckpointNotFoundError):
+            client.get_session("nobody")
+        with pytest.raises(lc.ToolCallNotFoundError):
+            client.submit_tool_result("nobody", "call_0_0", None)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_unreachable_daemon_is_unavailable() -> None:
+    async with AsyncClient(f"127.0.0.1:{_closed_port()}") as client:
+        with pytest.raises(lc.UnavailableError):
+            await client.cancel("s")
+
+
+# ---- the mapping table, without a server -----------------------------------------------
+
+
+class FailedCall(grpc.RpcError):
+    """What a failed call looks like to the translation: code, details, trailing metadata."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, trailing: tuple = ()) -> None:
+        self._code, self._message, self._trailing = code, message, trailing
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._message
+
+    def trailing_metadata(self) -> tuple:
+        return self._trailing
+
+
+def failed(code: grpc.StatusCode, reason: str, domain: str = "luosho.dev") -> FailedCall:
+    detail = any_pb2.Any()
+    detail.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata={"k": "v"}))
+    status = status_pb2.Status(code=code.value[0], message="msg", details=[detail])
+    return FailedCall(code, "msg", (("grpc-status-details-bin", status.SerializeToString()),))
+
+
+EXPECTED = {
+    "SESSION_BUSY": lc.SessionBusyError,
+    "SESSION_AWAITING_APPROVAL": lc.SessionAwaitingApprovalError,
+    "CHECKPOINT_NOT_FOUND": lc.CheckpointNotFoundError,
+    "APPROVAL_NOT_FOUND": lc.ApprovalNotFoundError,
+    "AGENT_DRIFT": lc.AgentDriftError,
+    "RESUME_TOOL_MISSING": lc.ResumeToolMissingError,
+    "LEASE_LOST": lc.LeaseLostError,
+    "PAYLOAD_TOO_LARGE": lc.PayloadTooLargeError,
+    "STORE_FULL": lc.StoreFullError,
+    "PROVIDER_ERROR": lc.ProviderError,
+    "SHUTTING_DOWN": lc.ShuttingDownError,
+    "TOOL_CALL_NOT_FOUND": lc.ToolCallNotFoundError,
+}
+
+
+def test_every_documented_reason_has_its_class() -> None:
+    assert _ERROR_BY_REASON == EXPECTED
+
+
+@pytest.mark.parametrize("reason", sorted(EXPECTED))
+def test_reason_picks_the_class(reason: str) -> None:
+    err = from_rpc_error(failed(grpc.StatusCode.ABORTED, reason))
+    assert type(err) is EXPECTED[reason]
+    assert (err.reason, err.message, err.metadata) == (reason, "msg", {"k": "v"})
+
+
+def test_shutting_down_is_unavailable() -> None:
+    assert isinstance(
+        from_rpc_error(failed(grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")), lc.UnavailableError
+    )
+
+
+def test_foreign_domain_falls_back_on_the_code() -> None:
+    err = from_rpc_error(failed(grpc.StatusCode.ABORTED, "SESSION_BUSY", domain="example.com"))
+    assert type(err) is lc.LuoshoError and err.reason == "SESSION_BUSY"
+
+
+def test_status_without_details() -> None:
+    err = from_rpc_error(FailedCall(grpc.StatusCode.INTERNAL, "kaput"))
+    assert type(err) is lc.LuoshoError
+    assert (err.code, err.reason, err.message, str(err)) == (
+        grpc.StatusCode.INTERNAL,
+        "",
+        "kaput",
+        "INTERNAL: kaput",
+    )
