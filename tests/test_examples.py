@@ -1,0 +1,40 @@
+"""The README's quickstart runs as written, against a daemon configured like `make run`."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from luoshod.server.app import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def config(config: Config) -> Config:
+    config.scripts_dir = ROOT / "examples" / "scripts"  # as `make run` sets it
+    return config
+
+
+@pytest.fixture(params=["memory"])
+def store_url(request: pytest.FixtureRequest) -> str:
+    return "memory://"
+
+
+async def test_quickstart_example_runs(daemon, capsys) -> None:
+    spec = importlib.util.spec_from_file_location("quickstart", ROOT / "examples" / "quickstart.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = await module.main(daemon.addresses[0])
+    assert "Lisbon is sunny" in text
+    out = capsys.readouterr().out
+    assert "tool.call" in out and out.strip().endswith(text)
+
+
+def test_readme_quickstart_matches_the_example() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert ".venv/bin/python examples/quickstart.py" in readme
+    assert re.search(r"^make run\b", readme, re.M) and re.search(r"^make test\b", readme, re.M)
