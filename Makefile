@@ -4,9 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
-STORE  ?= sqlite:.luoshod/luoshod.db
+STORE  ?= lmdb:.luoshod/store
 
-.PHONY: run test bench proto check-proto clean
+.PHONY: run test bench bench-store proto check-proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ test: $(STAMP)
 ## bench: the benchmarks (not part of the tests)
 bench: $(STAMP)
 	$(PY) bench/steps.py
+	$(PY) bench/store.py
+
+## bench-store: the store drivers alone: fsync rate, saves/s, bytes on disk (docs/storage.md)
+bench-store: $(STAMP)
+	$(PY) bench/store.py
 
 ## proto: regenerate the committed protobuf/gRPC code from proto/
 proto: $(STAMP)

@@ -8,7 +8,8 @@ runs with 1 and 64 concurrent sessions against, in the same run:
   * null       bench/null_server.py: the same message pattern with no engine, no storage
                (the ceiling of Python gRPC on this machine);
   * memory://  the daemon (python -m luoshod serve) on the memory store;
-  * sqlite://  the daemon on a SQLite file in a temporary directory.
+  * sqlite://  the daemon on a SQLite file in a temporary directory;
+  * lmdb://    the daemon on an LMDB environment in a temporary directory.
 
 Then it loads 1,000 finished sessions into a fresh daemon on memory:// and reports its
 RSS (target: at most 120 MB). Every server is a subprocess, polled with grpc.health.v1
@@ -95,6 +96,8 @@ TARGETS: dict[str, Target] = {
     "memory": Target("memory://", _daemon(lambda tmp: "memory://"), is_daemon=True),
     # sqlite:///abs/path: the path of a file in the run's temporary directory.
     "sqlite": Target("sqlite://", _daemon(lambda tmp: f"sqlite://{tmp / 'bench.db'}"), True),
+    # lmdb:///abs/path: an environment directory in the run's temporary directory.
+    "lmdb": Target("lmdb://", _daemon(lambda tmp: f"lmdb://{tmp / 'bench-lmdb'}"), True),
 }
 
 
@@ -164,7 +167,7 @@ async def run_sessions(
 async def bench_target(target: Target, plan: list[tuple[int, int]], tmp: Path) -> list[Cell]:
     cells = [Cell(target.name, c, n) for c, n in plan]
     server = ServerProcess(
-        target.name, target.argv(port := free_port(), tmp), port, tmp / f"{target.name[:6]}.log"
+        target.name, target.argv(port := free_port(), tmp), port, tmp / f"{target.name.split(':')[0]}.log"
     )
     try:
         await server.start()
@@ -328,8 +331,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: few sessions")
     parser.add_argument(
         "--targets",
-        default="null,memory,sqlite",
-        help="comma-separated, from: null, memory, sqlite (default: all)",
+        default="null,memory,sqlite,lmdb",
+        help="comma-separated, from: null, memory, sqlite, lmdb (default: all)",
     )
     parser.add_argument("--no-load", action="store_true", help="skip the 1,000-session memory test")
     opts = parser.parse_args()

@@ -1,11 +1,15 @@
-"""Checkpoints to save, and a writer that saves a session the way the engine does."""
+"""Checkpoints, approvals and events to save, and a writer that saves a session the way
+the engine does."""
 
 from __future__ import annotations
 
 import copy
 
+from collections.abc import Sequence
+
 from luoshod.domain import (
     AgentSpec,
+    Approval,
     Checkpoint,
     DriftPolicy,
     FinishReason,
@@ -13,6 +17,7 @@ from luoshod.domain import (
     Message,
     Role,
     Status,
+    StoredEvent,
     ToolCall,
     ToolSpec,
     Usage,
@@ -64,17 +69,49 @@ def rich_checkpoint(session_id: str = "rich", *, version: int = 1) -> Checkpoint
     )
 
 
+def approval(approval_id: str, session_id: str, *, step: int = 1) -> Approval:
+    """A pending approval with every field away from its default."""
+    call = ToolCall(f"call-{approval_id}", "transfer", '{"amount": 12.5, "to": "bob"}')
+    return Approval(
+        approval_id,
+        session_id,
+        call,
+        (ToolCall("later-1", "lookup", '{"q": "ünïcode"}'), ToolCall("later-2", "fail")),
+        step,
+        Fingerprint("fp", "model-x", {"transfer": "h1", "lookup": "h2"}, "ih"),
+        created_at=1_700_000_000.5,
+        expires_at=1_700_003_600.0,
+    )
+
+
+def event_range(first: int, last: int, tag: str = "e") -> list[StoredEvent]:
+    """Events ``first..last`` (inclusive), each with distinct bytes (a NUL, non-ASCII)."""
+    return [
+        StoredEvent(seq, f"{tag}-{seq}\0é".encode() + bytes([seq % 256]))
+        for seq in range(first, last + 1)
+    ]
+
+
 class SessionWriter:
     """Saves one session as the engine does: the next version, only the new messages.
 
     ``snapshots`` holds a deep copy of every checkpoint saved, oldest first, which is what
-    the history must give back.
+    the history must give back. ``history_limit`` is the session's own (``None``: the
+    store's).
     """
 
-    def __init__(self, store: Store, session_id: str, *, tag: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        session_id: str,
+        *,
+        tag: str | None = None,
+        history_limit: int | None = None,
+    ) -> None:
         self.store = store
         self.session_id = session_id
         self.tag = tag or session_id
+        self.history_limit = history_limit
         self.messages: list[Message] = []
         self.version = 0
         self.stored = 0
@@ -87,6 +124,9 @@ class SessionWriter:
         step: int | None = None,
         status: Status = Status.IN_PROGRESS,
         size: int = 0,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
     ) -> Checkpoint:
         start = len(self.messages)
         self.messages.extend(message(start + k, self.tag, size=size) for k in range(add))
@@ -96,11 +136,22 @@ class SessionWriter:
             list(self.messages),
             step_index=n if step is None else step,
             status=status,
-            approval_id="appr" if status is Status.AWAITING_APPROVAL else "",
+            approval_id=(
+                approval.approval_id if approval
+                else "appr" if status is Status.AWAITING_APPROVAL else ""
+            ),
             updated_at=1000.0 + n,
             version=self.version + 1,
+            history_limit=self.history_limit,
         )
-        await self.store.save(cp, stored_messages=self.stored)
+        extra: dict[str, object] = {}
+        if events:
+            extra["events"] = events
+        if approval is not None:
+            extra["approval"] = approval
+        if claim is not None:
+            extra["claim"] = claim
+        await self.store.save(cp, stored_messages=self.stored, **extra)
         self.version += 1
         self.stored = len(self.messages)
         self.snapshots.append(copy.deepcopy(cp))

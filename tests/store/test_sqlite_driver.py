@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from luoshod.domain import Status
+from luoshod.domain import EventPage, Status
 from luoshod.errors import StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
 from luoshod.store.sqlite import SqliteStore
 from luoshod.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
 
-from .helpers import SessionWriter
+from .helpers import SessionWriter, approval, event_range
 
 
 @pytest.fixture
@@ -57,9 +57,7 @@ def file_bytes(path: Path) -> int:
 
 
 def test_capabilities() -> None:
-    assert SqliteStore.capabilities == {
-        Capability.DURABLE, Capability.MULTI_PROCESS, Capability.HISTORY,
-    }
+    assert SqliteStore.capabilities == set(Capability)  # every one there is
 
 
 def test_absolute_url(tmp_path: Path) -> None:
@@ -147,6 +145,64 @@ async def test_reopening_keeps_the_data_and_the_schema(db_path: Path) -> None:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
+def schema(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    return set(conn.execute("SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
+
+
+NEW_IN_2 = ("approvals", "events", "event_logs")
+
+
+async def test_a_file_of_schema_1_opens_and_gains_approvals_and_event_logs(
+    db_path: Path, tmp_path: Path
+) -> None:
+    # A file as schema 1 left it, with sessions and histories in it: written by this
+    # driver, then the tables of migration 2 dropped (it only adds tables).
+    store = SqliteStore(db_path, history_limit=3)
+    await store.open()
+    writers = [SessionWriter(store, f"s{i}") for i in range(3)]
+    for w in writers:
+        for _ in range(4):
+            await w.save(add=2)
+    await store.delete("s2", keep_history=True)
+    await store.close()
+    with raw(db_path) as conn:
+        for table in NEW_IN_2:
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("PRAGMA user_version = 1")
+        old = schema(conn)
+    with raw(tmp_path / "v1.db") as conn:
+        for statement in MIGRATIONS[0]:
+            conn.execute(statement)
+        assert schema(conn) == old  # exactly what schema 1 was
+
+    store = SqliteStore(db_path, history_limit=3)
+    await store.open()
+    try:
+        with raw(db_path) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+            assert {name for name, _ in schema(conn) - old} >= set(NEW_IN_2)
+        for w in writers[:2]:
+            assert await store.load(w.session_id) == w.snapshots[-1]
+        assert [e.checkpoint for e in await store.history("s2")] == writers[2].snapshots[:-4:-1]
+        # The new tables work, for old sessions too.
+        w = writers[0]
+        w.store = store
+        await w.save(approval=approval("appr", "s0"), events=event_range(1, 2))
+        await store.append_events("s2", event_range(1, 1))
+        assert await store.get_approval("appr") == approval("appr", "s0")
+        assert await store.read_events("s0", after_seq=0, limit=9) == EventPage(
+            event_range(1, 2), 1, 2
+        )
+        assert await store.read_events("s2", after_seq=0, limit=9) == EventPage(
+            event_range(1, 1), 1, 1
+        )
+    finally:
+        await store.close()
+    with raw(db_path) as conn:  # opening again migrates nothing more
+        before = schema(conn)
+        assert migrate(conn) == SCHEMA_VERSION and schema(conn) == before
+
+
 async def test_a_newer_schema_is_refused(db_path: Path) -> None:
     db_path.parent.mkdir()
     with raw(db_path) as conn:
@@ -215,14 +271,68 @@ async def test_rewritten_transcript_gets_a_new_log_and_the_old_one_is_collected(
 
 async def test_delete_leaves_no_rows_behind(sqlite_store: SqliteStore, db_path: Path) -> None:
     w = SessionWriter(sqlite_store, "s")
-    for _ in range(3):
-        await w.save(add=2)
+    for i in range(3):
+        await w.save(add=2, events=event_range(i + 1, i + 1), approval=approval(f"a{i}", "s"))
     await sqlite_store.delete("s", keep_history=True)
     assert (count(db_path, "sessions"), count(db_path, "history")) == (0, 3)
     assert count(db_path, "messages") == 6  # the history's log is kept
+    assert (count(db_path, "events"), count(db_path, "event_logs")) == (3, 1)  # and events
+    assert count(db_path, "approvals") == 0
     await sqlite_store.delete("s")
-    for table in ("sessions", "history", "logs", "messages"):
+    for table in ("sessions", "history", "logs", "messages", "approvals", "events", "event_logs"):
         assert count(db_path, table) == 0, table
+
+
+async def test_an_event_log_keeps_its_count_in_step_with_its_events(
+    db_path: Path,
+) -> None:
+    store = SqliteStore(db_path)
+    store.event_log_limit = 4
+    await store.open()
+    try:
+        w = SessionWriter(store, "s")
+        await w.save(events=event_range(1, 3))
+        await store.append_events("s", event_range(3, 6))  # 3 is logged already
+        await store.append_events("t", event_range(1, 2))
+        with raw(db_path) as conn:
+            kept = dict(conn.execute("SELECT session_id, kept FROM event_logs"))
+            counted = dict(
+                conn.execute("SELECT session_id, count(*) FROM events GROUP BY session_id")
+            )
+        assert kept == counted == {"s": 4, "t": 2}
+        assert (await store.read_events("s", after_seq=0, limit=9)).events == event_range(3, 6)
+    finally:
+        await store.close()
+
+
+async def test_an_append_costs_the_same_however_long_the_log(tmp_path: Path) -> None:
+    """Pruning deletes the oldest few from the start of the index, O(new events): the
+    database does the same work for a log of 100 events as for one of 20,000."""
+
+    async def vm_steps(limit: int) -> int:
+        store = SqliteStore(tmp_path / f"{limit}.db")
+        store.event_log_limit = limit
+        await store.open()
+        try:
+            await store.append_events("s", event_range(1, limit))  # full
+            steps = [0]
+
+            def count_steps(on: bool) -> None:
+                handler = (lambda: steps.__setitem__(0, steps[0] + 1)) if on else None
+                store._connection().set_progress_handler(handler, 1)
+
+            await store._call("test", count_steps, True)
+            await store.append_events("s", event_range(limit + 1, limit + 2))  # 2 pruned
+            await store._call("test", count_steps, False)
+            page = await store.read_events("s", after_seq=0, limit=1)
+            assert (page.first_kept, page.last) == (3, limit + 2)
+            return steps[0]
+        finally:
+            await store.close()
+
+    short, long = await vm_steps(100), await vm_steps(20_000)
+    assert short > 0
+    assert long < 1.5 * short, (short, long)
 
 
 async def test_status_filter_uses_the_index(sqlite_store: SqliteStore, db_path: Path) -> None:
@@ -302,3 +412,18 @@ async def test_a_save_cancelled_while_queued_is_never_applied(sqlite_store: Sqli
     later = SessionWriter(sqlite_store, "other")
     await later.save()  # a later drain must not pick the cancelled save up
     assert await sqlite_store.load("s") is None
+
+
+async def test_message_bodies_are_binary_and_old_json_bodies_still_read(
+    sqlite_store: SqliteStore, db_path: Path
+) -> None:
+    w = SessionWriter(sqlite_store, "s")
+    await w.save(add=2)
+    with raw(db_path) as conn:
+        assert {type(b) for (b,) in conn.execute("SELECT body FROM messages")} == {bytes}
+        # A body as earlier versions wrote it: the message's JSON text.
+        conn.execute(
+            "UPDATE messages SET body = ? WHERE idx = 0",
+            ('{"role": "user", "content": "s-0 "}',),
+        )
+    assert await sqlite_store.load("s") == w.snapshots[-1]

@@ -30,12 +30,6 @@ def test_incomplete_driver_fails_at_construction() -> None:
         Half()
 
 
-async def test_capabilities_are_declared(backend: Backend) -> None:
-    caps = backend.capabilities
-    assert isinstance(caps, frozenset)
-    assert all(isinstance(c, Capability) for c in caps)
-
-
 async def test_r35_negative_history_limit_is_a_configuration_error(backend: Backend) -> None:
     with pytest.raises(ValueError, match="history_limit"):
         store_from_url(backend.url, history_limit=-1)

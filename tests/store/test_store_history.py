@@ -144,3 +144,27 @@ async def test_r39_load_returns_only_the_latest(history_driver: Store) -> None:
         await w.save(add=2)
     assert await history_driver.load("s") == w.snapshots[-1]
     assert len(await history_driver.history("s")) == 4
+
+
+async def test_r35_a_sessions_own_history_limit_overrides_the_stores(backend: Backend) -> None:
+    backend.require(Capability.HISTORY)
+    store = await backend.open(history_limit=4)
+    own = SessionWriter(store, "own", history_limit=2)
+    none = SessionWriter(store, "none", history_limit=0)
+    more = SessionWriter(store, "more", history_limit=6)
+    default = SessionWriter(store, "default")
+    for _ in range(8):
+        for w in (own, none, more, default):
+            await w.save(add=1)
+    assert [e.checkpoint for e in await store.history("own")] == own.snapshots[:-3:-1]
+    assert await store.history("none") == []
+    assert [e.checkpoint for e in await store.history("more")] == more.snapshots[:-7:-1]
+    assert [e.checkpoint for e in await store.history("default")] == default.snapshots[:-5:-1]
+    # A limit lowered by a later save applies from that save on.
+    own.history_limit = 1
+    await own.save()
+    assert [e.checkpoint for e in await store.history("own")] == own.snapshots[-1:]
+    own.history_limit = 0
+    await own.save()
+    assert await store.history("own") == []
+    assert await store.load("own") == own.snapshots[-1]

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from .base import DEFAULT_HISTORY_LIMIT, Capability, Store
+from .base import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT, Capability, Store
 
-__all__ = ["Capability", "Store", "DEFAULT_HISTORY_LIMIT", "driver_for", "store_from_url"]
+__all__ = [
+    "Capability",
+    "Store",
+    "DEFAULT_EVENT_LOG_LIMIT",
+    "DEFAULT_HISTORY_LIMIT",
+    "driver_for",
+    "store_from_url",
+]
 
 ENTRY_POINT_GROUP = "luoshod.drivers"
 
@@ -27,6 +34,15 @@ def driver_for(url: str) -> type[Store]:
     raise ValueError(f"no store driver for {scheme!r}:// (installed: {', '.join(known)})")
 
 
-def store_from_url(url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> Store:
-    """Build (not open) the store for ``url``."""
-    return driver_for(url).from_url(url, history_limit=history_limit)
+def store_from_url(
+    url: str,
+    *,
+    history_limit: int = DEFAULT_HISTORY_LIMIT,
+    event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT,
+) -> Store:
+    """Build (not open) the store for ``url``. Raises ``ValueError`` for a bad URL or limit."""
+    if event_log_limit < 0:
+        raise ValueError(f"event_log_limit must be >= 0, got {event_log_limit}")
+    store = driver_for(url).from_url(url, history_limit=history_limit)
+    store.event_log_limit = event_log_limit
+    return store

@@ -5,11 +5,29 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ..domain import Checkpoint, HistoryEntry, Message, SessionSummary, Status
-from ..errors import LeaseLost
-from .base import DEFAULT_HISTORY_LIMIT, Capability, Store, decode_page_token, encode_page_token
+from ..domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    HistoryEntry,
+    Message,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+from ..errors import ApprovalNotFound, LeaseLost
+from .base import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Store,
+    check_import,
+    decode_page_token,
+    encode_page_token,
+    extends,
+)
 
 
 @dataclass(slots=True)
@@ -28,14 +46,16 @@ class _Entry:
 class _Session:
     latest: _Entry | None = None
     history: deque[_Entry] = field(default_factory=deque)
+    events: deque[StoredEvent] = field(default_factory=deque)
 
 
 class MemoryStore(Store):
-    capabilities = frozenset({Capability.HISTORY})
+    capabilities = frozenset({Capability.HISTORY, Capability.APPROVALS, Capability.EVENT_LOG})
 
     def __init__(self, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:
         super().__init__(history_limit=history_limit)
         self._sessions: dict[str, _Session] = {}
+        self._approvals: dict[str, Approval] = {}
         # Saves are synchronous dict updates; the lock only orders them against each other.
         self._lock = asyncio.Lock()
 
@@ -49,17 +69,37 @@ class MemoryStore(Store):
         s = self._sessions.get(session_id)
         return s.latest.checkpoint() if s and s.latest else None
 
-    async def save(self, checkpoint: Checkpoint, *, stored_messages: int) -> None:
+    async def save(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        stored_messages: int,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
+    ) -> None:
         async with self._lock:
-            s = self._sessions.setdefault(checkpoint.session_id, _Session())
+            sid = checkpoint.session_id
+            s = self._sessions.get(sid) or _Session()
+            if claim is not None:
+                pending = self._approvals.get(claim)
+                if pending is None or pending.session_id != sid:
+                    raise ApprovalNotFound(
+                        f"approval {claim!r} is not pending", approval_id=claim, session_id=sid
+                    )
             stored_version = s.latest.header.version if s.latest else 0
             if checkpoint.version != stored_version + 1:
                 raise LeaseLost(
-                    f"session {checkpoint.session_id!r} was saved by another writer",
-                    session_id=checkpoint.session_id,
+                    f"session {sid!r} was saved by another writer",
+                    session_id=sid,
                     stored_version=stored_version,
                     version=checkpoint.version,
                 )
+            self._sessions[sid] = s
+            if claim is not None:
+                del self._approvals[claim]
+            if approval is not None:
+                self._approvals[approval.approval_id] = approval
             msgs = checkpoint.messages
             if s.latest is not None and stored_messages == s.latest.count == len(s.latest.log):
                 log = s.latest.log
@@ -68,18 +108,58 @@ class MemoryStore(Store):
                 log = list(msgs)  # a new session, or a rewritten transcript: a new log
             entry = _Entry(_detached(checkpoint, []), log, len(msgs))
             s.latest = entry
-            if self.history_limit:
-                s.history.append(entry)
-                while len(s.history) > self.history_limit:
-                    s.history.popleft()
+            s.history.append(entry)
+            while len(s.history) > self.history_limit_for(checkpoint):
+                s.history.popleft()
+            self._append(s, events)
+
+    def _append(self, s: _Session, events: Sequence[StoredEvent]) -> None:
+        s.events.extend(events)
+        while len(s.events) > self.event_log_limit:
+            s.events.popleft()
+
+    async def append_events(self, session_id: str, events: Sequence[StoredEvent]) -> None:
+        async with self._lock:
+            s = self._sessions.get(session_id)
+            if s is None:
+                if not events or not self.event_log_limit:
+                    return  # nothing to keep: no session either
+                s = self._sessions[session_id] = _Session()
+            self._append(s, events)
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+        s = self._sessions.get(session_id)
+        if s is None or not s.events:
+            return EventPage([], 0, 0)
+        page = [e for e in s.events if e.seq > after_seq][: max(limit, 0)]
+        return EventPage(page, s.events[0].seq, s.events[-1].seq)
+
+    async def get_approval(self, approval_id: str) -> Approval | None:
+        return self._approvals.get(approval_id)
+
+    async def list_approvals(
+        self, *, session_id: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Approval], str]:
+        if page_size < 1:
+            raise ValueError(f"page_size must be >= 1, got {page_size}")
+        after = decode_page_token(page_token)
+        ids = sorted(
+            a.approval_id
+            for a in self._approvals.values()
+            if a.approval_id > after and (session_id is None or a.session_id == session_id)
+        )
+        page = [self._approvals[i] for i in ids[:page_size]]
+        return page, encode_page_token(page[-1].approval_id) if len(ids) > page_size else ""
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         async with self._lock:
+            for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
+                del self._approvals[aid]
             s = self._sessions.get(session_id)
             existed = bool(s and s.latest)
             if s is None:
                 return False
-            if keep_history and s.history:
+            if keep_history and (s.history or s.events):
                 s.latest = None
             else:
                 del self._sessions[session_id]
@@ -99,6 +179,49 @@ class MemoryStore(Store):
         page = [_summary(self._sessions[sid].latest) for sid in ids[:page_size]]  # type: ignore[arg-type]
         more = len(ids) > page_size
         return page, encode_page_token(page[-1].session_id) if more else ""
+
+    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        if page_size < 1:
+            raise ValueError(f"page_size must be >= 1, got {page_size}")
+        after = decode_page_token(page_token)
+        ids = sorted(sid for sid in self._sessions if sid > after)
+        page = ids[:page_size]
+        return page, encode_page_token(page[-1]) if len(ids) > page_size else ""
+
+    async def import_session(
+        self,
+        session_id: str,
+        *,
+        latest: Checkpoint | None,
+        history: Sequence[HistoryEntry],
+        approvals: Sequence[Approval] = (),
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
+        check_import(self, session_id, latest, history, approvals, events)
+        s = _Session()
+        log: list[Message] = []
+        previous: list[Message] = []
+        for e in [*history, *([HistoryEntry(0, 0, latest.status, latest)] if latest else [])]:
+            msgs = e.checkpoint.messages
+            if not extends(previous, msgs) or len(log) != len(previous):
+                log = []
+            log[len(log):] = msgs[len(log):]
+            previous = list(msgs)
+            s.history.append(_Entry(_detached(e.checkpoint, []), log, len(msgs)))
+        if latest is not None:
+            s.latest = s.history.pop()
+        limit = self.history_limit if latest is None else self.history_limit_for(latest)
+        while len(s.history) > limit:
+            s.history.popleft()
+        self._append(s, events)
+        async with self._lock:
+            for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
+                del self._approvals[aid]
+            self._approvals.update((a.approval_id, a) for a in approvals)
+            if s.latest is None and not s.history and not s.events:
+                self._sessions.pop(session_id, None)
+            else:
+                self._sessions[session_id] = s
 
     async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
         if limit is not None and limit < 0:
@@ -122,6 +245,8 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         usage=cp.usage.copy(),
         total_usage=cp.total_usage.copy(),
         fingerprint=replace(fp, tool_schema_hashes=dict(fp.tool_schema_hashes)) if fp else None,
+        decisions=dict(cp.decisions),
+        queued_input=list(cp.queued_input),
     )
 
 

@@ -6,35 +6,39 @@ SQL lives in :mod:`.queries`, the schema in :mod:`.migrations`, the operations i
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import sqlite3
-from collections import deque
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from ...domain import Checkpoint, HistoryEntry, SessionSummary, Status
-from ...errors import StoreError
-from ..base import DEFAULT_HISTORY_LIMIT, Capability, Store, decode_page_token, encode_page_token
-from . import ops, queries
-from .connection import connect, transaction, translate, translated
+from ...domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    HistoryEntry,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+from ...errors import StoreFull
+from ..base import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Store,
+    check_import,
+    clamp_seq,
+    decode_page_token,
+    encode_page_token,
+)
+from ..groupcommit import DatabaseThread, GroupCommit, Queued
+from . import ops
+from .connection import connect, transaction, translated
 
 T = TypeVar("T")
 
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds to wait for another process's write lock
-
-
-@dataclass(slots=True)
-class _QueuedSave:
-    checkpoint: Checkpoint
-    stored_messages: int
-    error: BaseException | None = None
 
 
 class SqliteStore(Store):
@@ -53,12 +57,23 @@ class SqliteStore(Store):
     The file is in WAL mode with ``synchronous=FULL``: a save is acknowledged once the WAL
     is synced. Every blocking call runs on one dedicated thread that owns the connection.
     Saves queued while that thread is busy are committed together in one ``BEGIN
-    IMMEDIATE`` transaction (one fsync; each save in its own savepoint, so one refused
-    save does not sink the others). The version check of R7 runs inside that transaction,
-    so two processes racing on one session cannot both win.
+    IMMEDIATE`` transaction (group commit: one fsync, and a few statements for the whole
+    batch), with their events, approvals and claims, and the ``append_events`` queued
+    meanwhile. The claim check (R33) and the version check (R7) run inside that
+    transaction, before anything of the save is written, so two processes racing on one
+    session or one approval cannot both win and a refused save does not sink the others;
+    a batch that does not fit is retried save by save.
     """
 
-    capabilities = frozenset({Capability.DURABLE, Capability.MULTI_PROCESS, Capability.HISTORY})
+    capabilities = frozenset(
+        {
+            Capability.DURABLE,
+            Capability.MULTI_PROCESS,
+            Capability.HISTORY,
+            Capability.APPROVALS,
+            Capability.EVENT_LOG,
+        }
+    )
 
     def __init__(
         self,
@@ -72,9 +87,11 @@ class SqliteStore(Store):
             raise ValueError(f"SqliteStore needs a file path, got {str(path)!r}")
         self.path = Path(path).absolute()
         self.busy_timeout = busy_timeout
-        self._executor: ThreadPoolExecutor | None = None
+        self._thread = DatabaseThread("luoshod-sqlite")
+        self._saves: GroupCommit[ops.PreparedSave | ops.PreparedEvents] = GroupCommit(
+            self._thread, self._apply_batch
+        )
         self._conn: sqlite3.Connection | None = None  # touched only on the database thread
-        self._queue: deque[_QueuedSave] = deque()
 
     @classmethod
     def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> SqliteStore:
@@ -86,52 +103,85 @@ class SqliteStore(Store):
     # -- lifecycle -----------------------------------------------------------------------
 
     async def open(self) -> None:
-        if self._executor is not None:
+        if self._thread.running:
             return
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="luoshod-sqlite")
+        self._thread.start()
+        self._saves = GroupCommit(self._thread, self._apply_batch)
         try:
             await self._call("open", self._connect)
         except BaseException:
-            self._executor.shutdown(wait=False)
-            self._executor = None
+            await self._thread.stop()
             raise
 
     async def close(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is None:
+        if not self._thread.running:
             return
         try:
-            # Queued work (saves included) runs first: the executor is first in, first out.
-            await asyncio.get_running_loop().run_in_executor(
-                executor, partial(self._edge, "close", self._disconnect)
-            )
+            await self._saves.close()  # every queued save is committed first
+            await self._call("close", self._disconnect)
         finally:
-            executor.shutdown(wait=True)
+            await self._thread.stop()
 
     # -- the contract --------------------------------------------------------------------
 
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._call("load", self._read, ops.load, session_id)
 
-    async def save(self, checkpoint: Checkpoint, *, stored_messages: int) -> None:
-        self._require_open("save")
-        item = _QueuedSave(checkpoint, stored_messages)
-        self._queue.append(item)
-        # Whichever drain runs first takes every queued save; ours has run when this returns,
-        # so ``item`` is settled (the thread runs one job at a time, in order).
-        try:
-            await self._call("save", self._drain)
-        except asyncio.CancelledError:
-            # Still queued means not applied: make sure no later drain applies it. Once taken,
-            # it commits or not like any write whose acknowledgement was lost.
-            with contextlib.suppress(ValueError):
-                self._queue.remove(item)
-            raise
-        if item.error is not None:
-            raise item.error
+    async def save(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        stored_messages: int,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
+    ) -> None:
+        prepared = ops.prepare(
+            checkpoint,
+            stored_messages,
+            self.history_limit_for(checkpoint),
+            events=events,
+            event_log_limit=self.event_log_limit,
+            approval=approval,
+            claim=claim,
+        )
+        await self._saves.submit(prepared)
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._call("delete", self._write, ops.delete, session_id, keep_history)
+
+    async def append_events(self, session_id: str, events: Sequence[StoredEvent]) -> None:
+        if not events:
+            return
+        # Through the group commit: one transaction and one sync with the saves.
+        await self._saves.submit(
+            ops.PreparedEvents(session_id, tuple(events), self.event_log_limit)
+        )
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+        return await self._call(
+            "read_events",
+            self._read,
+            ops.read_events,
+            session_id,
+            clamp_seq(after_seq),
+            clamp_seq(limit),
+        )
+
+    async def get_approval(self, approval_id: str) -> Approval | None:
+        return await self._call("get_approval", self._read, ops.get_approval, approval_id)
+
+    async def list_approvals(
+        self, *, session_id: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Approval], str]:
+        if page_size < 1:
+            raise ValueError(f"page_size must be >= 1, got {page_size}")
+        after = decode_page_token(page_token)
+        found = await self._call(
+            "list_approvals", self._read, ops.list_approvals, session_id, after, page_size + 1
+        )
+        page = found[:page_size]
+        return page, encode_page_token(page[-1].approval_id) if len(found) > page_size else ""
 
     async def list_sessions(
         self, *, status: Status | None, page_size: int, page_token: str
@@ -150,18 +200,43 @@ class SqliteStore(Store):
             raise ValueError(f"limit must be >= 0, got {limit}")
         return await self._call("history", self._read, ops.history, session_id, limit)
 
+    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        if page_size < 1:
+            raise ValueError(f"page_size must be >= 1, got {page_size}")
+        after = decode_page_token(page_token)
+        ids = await self._call("session_ids", self._read, ops.session_ids, after, page_size + 1)
+        page = ids[:page_size]
+        return page, encode_page_token(page[-1]) if len(ids) > page_size else ""
+
+    async def import_session(
+        self,
+        session_id: str,
+        *,
+        latest: Checkpoint | None,
+        history: Sequence[HistoryEntry],
+        approvals: Sequence[Approval] = (),
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
+        check_import(self, session_id, latest, history, approvals, events)
+        limit = self.history_limit if latest is None else self.history_limit_for(latest)
+        kept = [e.checkpoint for e in history][max(0, len(history) - limit) :] if limit else []
+        n = self.event_log_limit
+        kept_events = list(events)[max(0, len(events) - n) :] if n else []
+        await self._call(
+            "import_session",
+            self._write,
+            ops.import_session,
+            session_id,
+            latest,
+            kept,
+            list(approvals),
+            kept_events,
+        )
+
     # -- the database thread -------------------------------------------------------------
 
-    def _require_open(self, what: str) -> ThreadPoolExecutor:
-        if self._executor is None:
-            raise StoreError(f"SQLite store {self.path} is not open", operation=what)
-        return self._executor
-
     async def _call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
-        executor = self._require_open(what)
-        return await asyncio.get_running_loop().run_in_executor(
-            executor, partial(self._edge, what, fn, *args)
-        )
+        return await self._thread.call(what, self._edge, what, fn, *args)
 
     @staticmethod
     def _edge(what: str, fn: Callable[..., T], *args: Any) -> T:
@@ -190,33 +265,21 @@ class SqliteStore(Store):
             raise sqlite3.ProgrammingError("no connection")
         return self._conn
 
-    def _drain(self) -> None:
-        """Commit every queued save in one transaction (group commit)."""
-        batch: list[_QueuedSave] = []
-        while self._queue:
-            batch.append(self._queue.popleft())
-        if not batch:
-            return
+    def _apply_batch(self, batch: list[Queued[ops.PreparedSave | ops.PreparedEvents]]) -> None:
+        """Commit a batch of saves in one transaction (group commit); on the thread."""
         try:
-            with transaction(self._connection(), write=True) as conn:
-                for item in batch:
-                    self._save_one(conn, item)
-        except Exception as e:
-            # The transaction is rolled back: no save of the batch happened.
-            error = translate(e, "save") if isinstance(e, sqlite3.Error) else e
+            self._edge("save", self._write, ops.save_batch, batch)
+        except StoreFull:
+            if len(batch) == 1:
+                raise
+            # The batch as a whole does not fit: each save on its own, so that those that
+            # fit still land and only the others fail.
             for item in batch:
-                item.error = error
-
-    def _save_one(self, conn: sqlite3.Connection, item: _QueuedSave) -> None:
-        conn.execute(queries.SAVEPOINT)
-        try:
-            ops.save(conn, item.checkpoint, item.stored_messages, self.history_limit)
-        except Exception as e:
-            if isinstance(e, sqlite3.Error) and not conn.in_transaction:
-                raise  # SQLite rolled back the whole transaction: fail the batch
-            conn.execute(queries.ROLLBACK_TO_SAVEPOINT)
-            item.error = translate(e, "save") if isinstance(e, sqlite3.Error) else e
-        conn.execute(queries.RELEASE_SAVEPOINT)
+                item.error = None
+                try:
+                    self._edge("save", self._write, ops.save_batch, [item])
+                except StoreFull as e:
+                    item.error = e
 
 
 def path_from_url(url: str) -> Path:

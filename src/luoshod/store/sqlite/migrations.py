@@ -59,6 +59,32 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE INDEX history_by_session ON history (session_id, id)",
     ),
+    # 1 -> 2: pending approvals and the per-session event log.
+    (
+        """
+        CREATE TABLE approvals (
+            approval_id TEXT PRIMARY KEY,
+            session_id  TEXT NOT NULL,
+            body        TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX approvals_by_session ON approvals (session_id, approval_id)",
+        """
+        CREATE TABLE events (
+            id         INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            seq        INTEGER NOT NULL,
+            data       BLOB NOT NULL
+        )
+        """,
+        "CREATE UNIQUE INDEX events_by_session ON events (session_id, seq)",
+        """
+        CREATE TABLE event_logs (
+            session_id TEXT PRIMARY KEY,
+            kept       INTEGER NOT NULL
+        )
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

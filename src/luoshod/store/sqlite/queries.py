@@ -3,6 +3,9 @@
 Tables: ``logs`` (one row per message log, owned by a session), ``messages`` (a log's
 messages by index), ``sessions`` (the latest checkpoint: a header over a prefix of a log)
 and ``history`` (past headers, each over a prefix of a log). Nothing copies a transcript.
+``approvals`` holds the pending approvals (their JSON), ``events`` the event logs
+(``session_id, seq → data``) and ``event_logs`` how many events each log keeps, so that
+pruning deletes just the oldest few instead of counting the log.
 """
 
 # -- transactions ----------------------------------------------------------------------
@@ -12,8 +15,10 @@ COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 
 # -- sessions --------------------------------------------------------------------------
-SELECT_SESSION_HEAD = """
-SELECT log_id, version, message_count FROM sessions WHERE session_id = ?
+# The heads of a batch's sessions, given as one JSON array of ids.
+SELECT_HEADS = """
+SELECT session_id, log_id, version, message_count FROM sessions
+WHERE session_id IN (SELECT value FROM json_each(?))
 """
 
 SELECT_SESSION = """
@@ -65,22 +70,43 @@ WHERE session_id = :session_id
   AND log_id NOT IN (SELECT log_id FROM history WHERE session_id = :session_id)
 """
 
+# Of the sessions given as one JSON array of ids, those with more than one message log.
+SESSIONS_WITH_OLD_LOGS = """
+SELECT session_id FROM logs
+WHERE session_id IN (SELECT value FROM json_each(?))
+GROUP BY session_id HAVING count(*) > 1
+"""
+
+DELETE_SESSION_LOGS = "DELETE FROM logs WHERE session_id = ?"
+
 # -- history ---------------------------------------------------------------------------
 INSERT_HISTORY = """
 INSERT INTO history (session_id, step, status, saved_at, log_id, message_count, header)
 VALUES (:session_id, :step, :status, :saved_at, :log_id, :message_count, :header)
 """
 
-# Keeps the newest :keep entries of the session (ids grow with every insert).
+# Keeps the newest :keep entries of the session (ids grow with every insert): the entries
+# at or before the (keep+1)-th newest go, found through the (session_id, id) index.
 PRUNE_HISTORY = """
 DELETE FROM history
 WHERE session_id = :session_id
-  AND id NOT IN (
-      SELECT id FROM history WHERE session_id = :session_id ORDER BY id DESC LIMIT :keep
+  AND id <= (
+      SELECT id FROM history WHERE session_id = :session_id
+      ORDER BY id DESC LIMIT 1 OFFSET :keep
   )
 """
 
 DELETE_HISTORY = "DELETE FROM history WHERE session_id = ?"
+
+# Every session with a checkpoint, a kept history or an event log, in id order (store copy).
+SESSION_IDS = """
+SELECT session_id FROM sessions WHERE session_id > :after
+UNION
+SELECT DISTINCT session_id FROM history WHERE session_id > :after
+UNION
+SELECT session_id FROM event_logs WHERE session_id > :after
+ORDER BY 1 LIMIT :limit
+"""
 
 # LIMIT -1 is SQLite for "no limit".
 SELECT_HISTORY = """
@@ -89,7 +115,78 @@ WHERE session_id = ?
 ORDER BY id DESC LIMIT ?
 """
 
-# Each save of a group commit runs in its own savepoint, so a refused one is undone alone.
-SAVEPOINT = "SAVEPOINT save"
-ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO save"
-RELEASE_SAVEPOINT = "RELEASE save"
+
+# -- approvals -------------------------------------------------------------------------
+# Which of the approvals given as one JSON array of ids are pending, and for which session.
+SELECT_PENDING = """
+SELECT approval_id, session_id FROM approvals
+WHERE approval_id IN (SELECT value FROM json_each(?))
+"""
+
+# An id held for another session moves to this one (import; ids are unique in practice).
+UPSERT_APPROVAL = """
+INSERT INTO approvals (approval_id, session_id, body) VALUES (?, ?, ?)
+ON CONFLICT (approval_id) DO UPDATE SET
+    session_id = excluded.session_id,
+    body = excluded.body
+"""
+
+DELETE_APPROVAL = "DELETE FROM approvals WHERE approval_id = ?"
+
+DELETE_SESSION_APPROVALS = "DELETE FROM approvals WHERE session_id = ?"
+
+SELECT_APPROVAL = "SELECT body FROM approvals WHERE approval_id = ?"
+
+# One more row than the page asks for tells whether another page follows.
+LIST_APPROVALS = """
+SELECT body FROM approvals
+WHERE approval_id > :after
+ORDER BY approval_id LIMIT :limit
+"""
+
+LIST_SESSION_APPROVALS = """
+SELECT body FROM approvals
+WHERE session_id = :session_id AND approval_id > :after
+ORDER BY approval_id LIMIT :limit
+"""
+
+# -- event logs ------------------------------------------------------------------------
+# Of the sessions given as one JSON array of ids, those with an event log: how many events
+# it keeps and its last seq (found at the end of the (session_id, seq) index).
+SELECT_EVENT_LOGS = """
+SELECT l.session_id, l.kept,
+       (SELECT max(e.seq) FROM events e WHERE e.session_id = l.session_id)
+FROM event_logs l
+WHERE l.session_id IN (SELECT value FROM json_each(?))
+"""
+
+INSERT_EVENT = "INSERT INTO events (session_id, seq, data) VALUES (?, ?, ?)"
+
+UPSERT_EVENT_LOG = """
+INSERT INTO event_logs (session_id, kept) VALUES (:session_id, :kept)
+ON CONFLICT (session_id) DO UPDATE SET kept = excluded.kept
+"""
+
+# The :drop oldest events of the session, found from the start of its index: O(:drop).
+PRUNE_EVENTS = """
+DELETE FROM events
+WHERE id IN (
+    SELECT id FROM events WHERE session_id = :session_id ORDER BY seq LIMIT :drop
+)
+"""
+
+SELECT_EVENTS = """
+SELECT seq, data FROM events
+WHERE session_id = :session_id AND seq > :after
+ORDER BY seq LIMIT :limit
+"""
+
+# The first and last seq kept (two lookups at the ends of the index, not a scan).
+SELECT_EVENT_ENDS = """
+SELECT (SELECT min(seq) FROM events WHERE session_id = :session_id),
+       (SELECT max(seq) FROM events WHERE session_id = :session_id)
+"""
+
+DELETE_EVENTS = "DELETE FROM events WHERE session_id = ?"
+
+DELETE_EVENT_LOG = "DELETE FROM event_logs WHERE session_id = ?"

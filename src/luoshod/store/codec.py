@@ -1,0 +1,73 @@
+"""The binary form of a message that the embedded drivers store (LMDB and SQLite).
+
+A message is a fixed header (role, is_error, and the byte lengths of its content, tool
+call id, tool name and tool calls) followed by those fields: the texts as UTF-8, as they
+are, and the tool calls as JSON. Messages concatenate into a stream that
+:func:`decode_messages` splits again. JSON-escaping a long tool result would cost more
+than the rest of a save; copying its UTF-8 costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+
+from ..domain import Message, Role, ToolCall
+
+_HEADER = struct.Struct(">BBIHHI")
+_ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
+_ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
+
+
+def encode_message(m: Message) -> bytes:
+    content = m.content.encode()
+    call_id = m.tool_call_id.encode()
+    name = m.tool_name.encode()
+    calls = (
+        json.dumps([c.to_dict() for c in m.tool_calls], separators=(",", ":")).encode()
+        if m.tool_calls
+        else b""
+    )
+    head = _HEADER.pack(
+        _ROLE_CODES[m.role], m.is_error, len(content), len(call_id), len(name), len(calls)
+    )
+    return b"".join((head, content, call_id, name, calls))
+
+
+def encode_messages(messages: Sequence[Message]) -> bytes:
+    """The stream of ``messages``, one after the other."""
+    return b"".join(encode_message(m) for m in messages)
+
+
+def decode_messages(stream: bytes) -> list[Message]:
+    """The messages of a stream (or of one encoded message). Raises ``ValueError`` for
+    bytes that are not a whole number of messages."""
+    messages = []
+    offset, end = 0, len(stream)
+    view = memoryview(stream)
+    try:
+        while offset < end:
+            role, is_error, n_content, n_id, n_name, n_calls = _HEADER.unpack_from(stream, offset)
+            offset += _HEADER.size
+            fields = []
+            for n in (n_content, n_id, n_name):
+                fields.append(str(view[offset : offset + n], "utf-8"))
+                offset += n
+            calls = json.loads(stream[offset : offset + n_calls]) if n_calls else ()
+            offset += n_calls
+            messages.append(
+                Message(
+                    _ROLES[role],
+                    fields[0],
+                    tuple(ToolCall.from_dict(c) for c in calls),
+                    fields[1],
+                    fields[2],
+                    bool(is_error),
+                )
+            )
+    except (struct.error, IndexError, UnicodeDecodeError) as e:
+        raise ValueError(f"not an encoded message stream: {e}") from e
+    if offset != end:
+        raise ValueError("not an encoded message stream: truncated")
+    return messages
