@@ -1,20 +1,57 @@
-"""Model providers, chosen by the prefix of a model id (``provider:model``)."""
+"""Model providers, chosen by the prefix of a model id (``provider:model``).
+
+``scripted`` is built in; the others are the named entries of the config file
+(``[providers.NAME]``), each of a kind: ``openai`` (chat completions, ``openai_chat.py``)
+or ``anthropic`` (the Messages API, ``anthropic_messages.py``). Their SDKs are imported
+only when an entry of that kind is configured.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
+from ..config import ProviderConfig
 from ..errors import InvalidArgument
 from .base import ModelRequest, ModelResponse, Provider
 from .scripted import ScriptedProvider
 
-__all__ = ["ModelRequest", "ModelResponse", "Provider", "ProviderRegistry", "ScriptedProvider"]
+__all__ = [
+    "ModelRequest",
+    "ModelResponse",
+    "Provider",
+    "ProviderRegistry",
+    "ScriptedProvider",
+    "configured_providers",
+]
+
+
+def configured_providers(entries: Iterable[ProviderConfig]) -> list[Provider]:
+    """One provider per config-file entry."""
+    providers: list[Provider] = []
+    for entry in entries:
+        if entry.kind == "openai":
+            from .openai_chat import OpenAIChatProvider
+
+            providers.append(OpenAIChatProvider(entry))
+        elif entry.kind == "anthropic":
+            from .anthropic_messages import AnthropicProvider
+
+            providers.append(AnthropicProvider(entry))
+        else:  # config.py admits only the kinds above
+            raise ValueError(f"providers.{entry.name}.kind: unknown kind {entry.kind!r}")
+    return providers
 
 
 class ProviderRegistry:
     def __init__(self, providers: list[Provider]) -> None:
         self._by_name = {p.name: p for p in providers}
+
+    async def aclose(self) -> None:
+        """Close every provider's connections."""
+        for provider in self._by_name.values():
+            await provider.aclose()
 
     def resolve(self, model_id: str, settings_json: str) -> tuple[Provider, str, dict[str, Any]]:
         """The provider for ``model_id``, the model name, and the parsed settings.

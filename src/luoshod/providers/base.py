@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,9 @@ class ModelRequest:
     messages: Sequence[Message]
     agent: AgentSpec
     settings: dict[str, Any]
+    #: Called with each piece of text while the model writes, by providers that stream
+    #: (opt-in per agent); the response still carries the whole text.
+    on_text: Callable[[str], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,3 +40,6 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """One model call."""
+
+    async def aclose(self) -> None:
+        """Release connections (the daemon is stopping)."""

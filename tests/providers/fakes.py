@@ -1,0 +1,458 @@
+"""Fake model servers speaking the OpenAI chat-completions and the Anthropic Messages wire
+formats over real HTTP on loopback (aiohttp), so the providers are tested through their
+real SDKs, not mocks of them.
+
+A fake plays a script of :class:`Turn` s, choosing the turn like the scripted provider does,
+by the number of assistant turns in the request: a retried or resumed call gets the same
+answer. :class:`Fault` s queued in ``faults`` are served first, one per request. Every
+request is checked to be a valid transcript of its format (R23); a violation is recorded
+in ``violations`` and answered with HTTP 400, and the ``fake`` fixture fails the test when
+any was recorded. ``requests`` keeps every request, so tests count model calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+END_OF_SCRIPT = "(end of script)"
+
+
+@dataclass
+class Turn:
+    text: str = ""
+    #: (tool name, arguments): a dict is sent as JSON, a str as it is (malformed on purpose).
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    usage: tuple[int, int] = (10, 5)  # prompt, completion
+
+
+def turn(text: str = "", *calls: tuple[str, Any], usage: tuple[int, int] = (10, 5)) -> Turn:
+    return Turn(text, list(calls), usage)
+
+
+@dataclass
+class Fault:
+    status: int = 500
+    error_type: str = "server_error"
+    retry_after: str | None = None
+    hang: bool = False  # never answer: the client's timeout fires
+    reset: bool = False  # close the connection without an answer
+    echo_key: bool = False  # the error message quotes the key the request carried
+    mid_stream: str = ""  # streaming: send some text, then "error" (an error event) or "cut"
+
+
+@dataclass
+class Seen:
+    body: dict[str, Any]
+    headers: dict[str, str]
+    at: float
+    turn: int
+    fault: Fault | None = None
+    status: int = 200
+
+
+class FakeServer:
+    kind = ""
+    path = ""
+
+    def __init__(self, key: str = "test-key-0123456789") -> None:
+        self.key = key
+        self.script: list[Turn] = []
+        self.faults: list[Fault] = []
+        self.requests: list[Seen] = []
+        self.violations: list[str] = []
+        self.arrived = asyncio.Event()  # set by every request
+        self.base_url = ""
+        self._closing = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> FakeServer:
+        app = web.Application()
+        app.router.add_post(self.path, self._handle)
+        self._runner = web.AppRunner(app, shutdown_timeout=1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base_url = self._base_url(f"http://127.0.0.1:{port}")
+        return self
+
+    async def close(self) -> None:
+        self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # -- what tests read ---------------------------------------------------------------
+
+    def answered(self) -> list[int]:
+        """The turn number of every request answered with a model turn."""
+        return [s.turn for s in self.requests if s.fault is None and s.status == 200]
+
+    # -- serving -----------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        seen = Seen(body, dict(request.headers), time.monotonic(), self.assistant_turns(body))
+        self.requests.append(seen)
+        self.arrived.set()
+        problems = self.check(body, request.headers)
+        if problems:
+            self.violations.extend(f"request {len(self.requests)}: {p}" for p in problems)
+            seen.status = 400
+            return self.error_response(400, "invalid_request_error", "; ".join(problems))
+        received = self.received_key(request.headers)
+        if received != self.key:
+            seen.status = 401
+            return self.error_response(401, "authentication_error", f"Incorrect API key provided: {received}")
+        if self.faults:
+            seen.fault = fault = self.faults.pop(0)
+            return await self._fault(request, fault, seen)
+        t = self.script[seen.turn] if seen.turn < len(self.script) else turn(END_OF_SCRIPT)
+        if body.get("stream"):
+            return await self._stream(request, t, seen.turn, body, None)
+        return web.json_response(self.answer(t, seen.turn, body))
+
+    async def _fault(self, request: web.Request, fault: Fault, seen: Seen) -> web.StreamResponse:
+        if fault.hang:
+            await self._closing.wait()
+            return web.Response(status=599)
+        if fault.reset:
+            assert request.transport is not None
+            request.transport.abort()
+            raise web.HTTPInternalServerError()  # never written: the connection is gone
+        if fault.mid_stream:
+            t = self.script[seen.turn] if seen.turn < len(self.script) else turn(END_OF_SCRIPT)
+            return await self._stream(request, t, seen.turn, seen.body, fault)
+        seen.status = fault.status
+        message = f"injected {fault.status}"
+        if fault.echo_key:
+            message = f"Incorrect API key provided: {self.received_key(request.headers)}"
+        headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+        return self.error_response(fault.status, fault.error_type, message, headers)
+
+    async def _stream(
+        self, request: web.Request, t: Turn, turn_no: int, body: dict[str, Any], fault: Fault | None
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        events = self.stream_events(t, turn_no, body)
+        # With a fault: the answer up to its first piece of text, then the failure.
+        fail_at = next((i for i, e in enumerate(events) if '"text_delta"' in e or '"content": "' in e), 0)
+        for i, event in enumerate(events):
+            await resp.write(event.encode())
+            if fault is not None and i == fail_at:
+                if fault.mid_stream == "cut":
+                    assert request.transport is not None
+                    request.transport.abort()
+                    return resp
+                await resp.write(self.stream_error(fault).encode())
+                await resp.write_eof()
+                return resp
+        await resp.write_eof()
+        return resp
+
+    @staticmethod
+    def pieces(text: str, size: int = 4) -> list[str]:
+        return [text[i : i + size] for i in range(0, len(text), size)]
+
+    # -- per wire format ---------------------------------------------------------------
+
+    def _base_url(self, root: str) -> str:
+        raise NotImplementedError
+
+    def assistant_turns(self, body: dict[str, Any]) -> int:
+        return sum(1 for m in body.get("messages", ()) if isinstance(m, dict) and m.get("role") == "assistant")
+
+    def received_key(self, headers: Any) -> str:
+        raise NotImplementedError
+
+    def check(self, body: dict[str, Any], headers: Any) -> list[str]:
+        raise NotImplementedError
+
+    def error_response(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+        raise NotImplementedError
+
+    def answer(self, t: Turn, turn_no: int, body: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def stream_events(self, t: Turn, turn_no: int, body: dict[str, Any]) -> list[str]:
+        raise NotImplementedError
+
+    def stream_error(self, fault: Fault) -> str:
+        raise NotImplementedError
+
+
+def _args_text(args: Any) -> str:
+    return args if isinstance(args, str) else json.dumps(args)
+
+
+# -- OpenAI chat completions -----------------------------------------------------------------
+
+
+class FakeOpenAI(FakeServer):
+    kind = "openai"
+    path = "/v1/chat/completions"
+
+    def _base_url(self, root: str) -> str:
+        return f"{root}/v1"
+
+    def received_key(self, headers: Any) -> str:
+        return headers.get("Authorization", "").removeprefix("Bearer ")
+
+    def check(self, body: dict[str, Any], headers: Any) -> list[str]:
+        return check_openai(body)
+
+    def error_response(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+        body = {"error": {"message": message, "type": error_type, "param": None, "code": None}}
+        return web.json_response(body, status=status, headers=headers)
+
+    def _calls(self, t: Turn, turn_no: int) -> list[dict[str, Any]]:
+        return [
+            {"id": f"call_{turn_no}_{n}", "type": "function", "function": {"name": name, "arguments": _args_text(args)}}
+            for n, (name, args) in enumerate(t.calls)
+        ]
+
+    def answer(self, t: Turn, turn_no: int, body: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": t.text or None}
+        if t.calls:
+            message["tool_calls"] = self._calls(t, turn_no)
+        prompt, completion = t.usage
+        return {
+            "id": f"chatcmpl-{turn_no}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if t.calls else "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+
+    def stream_events(self, t: Turn, turn_no: int, body: dict[str, Any]) -> list[str]:
+        def chunk(choices: list[dict[str, Any]], **extra: Any) -> str:
+            data = {"id": f"chatcmpl-{turn_no}", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": choices, **extra}
+            return f"data: {json.dumps(data)}\n\n"
+
+        def delta(d: dict[str, Any], finish: str | None = None) -> str:
+            return chunk([{"index": 0, "delta": d, "finish_reason": finish}])
+
+        events = [delta({"role": "assistant", "content": piece}) for piece in self.pieces(t.text)]
+        for n, call in enumerate(self._calls(t, turn_no)):
+            args = call["function"]["arguments"]
+            half = len(args) // 2  # the arguments arrive in two pieces
+            first = {"index": n, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": args[:half]}}
+            events.append(delta({"tool_calls": [first]}))
+            events.append(delta({"tool_calls": [{"index": n, "function": {"arguments": args[half:]}}]}))
+        events.append(delta({}, "tool_calls" if t.calls else "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            prompt, completion = t.usage
+            events.append(chunk([], usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}))
+        events.append("data: [DONE]\n\n")
+        return events
+
+    def stream_error(self, fault: Fault) -> str:
+        return f"data: {json.dumps({'error': {'message': 'injected stream error', 'type': fault.error_type}})}\n\n"
+
+
+def check_openai(body: dict[str, Any]) -> list[str]:
+    """What a strict chat-completions server (vLLM) would refuse, R23 first."""
+    problems: list[str] = []
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        problems.append("model is required")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return problems + ["messages must be a non-empty list"]
+    pending: list[str] = []  # ids of the last tool-call turn still without a result
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role == "tool":
+            cid = m.get("tool_call_id")
+            if cid not in pending:
+                problems.append(f"messages[{i}]: tool result {cid!r} does not answer the tool-call turn right before it")
+            else:
+                pending.remove(cid)
+            if not isinstance(m.get("content"), str):
+                problems.append(f"messages[{i}]: tool content must be a string")
+            continue
+        if pending:
+            problems.append(f"messages[{i}]: {role} message before the results of {pending}")
+            pending = []
+        if role in ("system", "developer", "user"):
+            if not isinstance(m.get("content"), str):
+                problems.append(f"messages[{i}]: content must be a string")
+        elif role == "assistant":
+            calls = m.get("tool_calls")
+            content = m.get("content")
+            if content is None and not calls:
+                problems.append(f"messages[{i}]: an assistant message needs content or tool_calls")
+            elif content is not None and not isinstance(content, str):
+                problems.append(f"messages[{i}]: assistant content must be a string or null")
+            for c in calls or ():
+                fn = c.get("function") or {}
+                if not c.get("id") or c.get("type") != "function" or not fn.get("name"):
+                    problems.append(f"messages[{i}]: a tool call needs id, type function and a name")
+                try:
+                    json.loads(fn.get("arguments"))
+                except (TypeError, ValueError):
+                    problems.append(f"messages[{i}]: tool call arguments are not a JSON string")
+            ids = [c.get("id") for c in calls or ()]
+            if len(set(ids)) != len(ids):
+                problems.append(f"messages[{i}]: duplicate tool call ids")
+            pending = ids
+        else:
+            problems.append(f"messages[{i}]: unknown role {role!r}")
+    if pending:
+        problems.append(f"the transcript ends before the results of {pending}")
+    if messages[-1].get("role") not in ("user", "tool"):
+        problems.append("the last message must be user input or a tool result")
+    for t in body.get("tools") or ():
+        fn = t.get("function") or {}
+        if t.get("type") != "function" or not fn.get("name") or (fn.get("parameters") or {}).get("type") != "object":
+            problems.append(f"tool {fn.get('name')!r} is not a function with an object schema")
+    if "stream_options" in body and not body.get("stream"):
+        problems.append("stream_options without stream")
+    return problems
+
+
+# -- Anthropic Messages ----------------------------------------------------------------------
+
+
+class FakeAnthropic(FakeServer):
+    kind = "anthropic"
+    path = "/v1/messages"
+
+    def _base_url(self, root: str) -> str:
+        return root
+
+    def received_key(self, headers: Any) -> str:
+        # anthropic 2.x sends the key as a bearer token; older SDKs as x-api-key.
+        return headers.get("x-api-key") or headers.get("Authorization", "").removeprefix("Bearer ")
+
+    def check(self, body: dict[str, Any], headers: Any) -> list[str]:
+        problems = check_anthropic(body)
+        if not headers.get("anthropic-version"):
+            problems.append("the anthropic-version header is missing")
+        return problems
+
+    def error_response(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+        body = {"type": "error", "error": {"type": error_type, "message": message}}
+        return web.json_response(body, status=status, headers=headers)
+
+    def _blocks(self, t: Turn, turn_no: int) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": t.text}] if t.text else []
+        for n, (name, args) in enumerate(t.calls):
+            blocks.append({"type": "tool_use", "id": f"toolu_{turn_no}_{n}", "name": name, "input": args})
+        return blocks
+
+    def answer(self, t: Turn, turn_no: int, body: dict[str, Any]) -> dict[str, Any]:
+        assert all(isinstance(a, dict) for _, a in t.calls), "the Messages API sends tool input as an object"
+        prompt, completion = t.usage
+        return {
+            "id": f"msg_{turn_no}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": self._blocks(t, turn_no),
+            "stop_reason": "tool_use" if t.calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": completion},
+        }
+
+    def stream_events(self, t: Turn, turn_no: int, body: dict[str, Any]) -> list[str]:
+        def event(name: str, data: dict[str, Any]) -> str:
+            return f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n"
+
+        prompt, completion = t.usage
+        message = {
+            "id": f"msg_{turn_no}", "type": "message", "role": "assistant", "model": body["model"], "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": 1},
+        }
+        events = [event("message_start", {"message": message}), event("ping", {})]
+        for index, block in enumerate(self._blocks(t, turn_no)):
+            if block["type"] == "text":
+                events.append(event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}))
+                for piece in self.pieces(block["text"]):
+                    events.append(event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}}))
+            else:
+                start = {**block, "input": {}}
+                events.append(event("content_block_start", {"index": index, "content_block": start}))
+                args = _args_text(block["input"])
+                for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
+                    events.append(event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}))
+            events.append(event("content_block_stop", {"index": index}))
+        stop = "tool_use" if t.calls else "end_turn"
+        events.append(event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": completion}}))
+        events.append(event("message_stop", {}))
+        return events
+
+    def stream_error(self, fault: Fault) -> str:
+        data = {"type": "error", "error": {"type": fault.error_type, "message": "injected stream error"}}
+        return f"event: error\ndata: {json.dumps(data)}\n\n"
+
+
+def check_anthropic(body: dict[str, Any]) -> list[str]:
+    """What the Messages API would refuse: roles alternate starting with user, each
+    tool_use answered by a tool_result block at the start of the very next user turn."""
+    problems: list[str] = []
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        problems.append("model is required")
+    if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
+        problems.append("max_tokens is required")
+    if "system" in body and (not isinstance(body["system"], str) or not body["system"]):
+        problems.append("system must be a non-empty string")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return problems + ["messages must be a non-empty list"]
+    expect_role = "user"
+    pending: list[str] = []
+    for i, m in enumerate(messages):
+        role, content = m.get("role"), m.get("content")
+        if role != expect_role:
+            problems.append(f"messages[{i}]: expected a {expect_role} turn, got {role!r}")
+        expect_role = "assistant" if role == "user" else "user"
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list) or not blocks:
+            problems.append(f"messages[{i}]: content must be a non-empty string or list of blocks")
+            continue
+        answered: list[str] = []
+        seen_other = False
+        for b in blocks:
+            kind = b.get("type")
+            if kind == "text":
+                seen_other = True
+                if not isinstance(b.get("text"), str) or not b["text"]:
+                    problems.append(f"messages[{i}]: text blocks must be non-empty")
+            elif kind == "tool_result" and role == "user":
+                if seen_other:
+                    problems.append(f"messages[{i}]: tool_result blocks must come first")
+                answered.append(b.get("tool_use_id"))
+                if not isinstance(b.get("content"), str | list):
+                    problems.append(f"messages[{i}]: tool_result content must be a string or blocks")
+                if "is_error" in b and not isinstance(b["is_error"], bool):
+                    problems.append(f"messages[{i}]: is_error must be a boolean")
+            elif kind == "tool_use" and role == "assistant":
+                seen_other = True
+                if not b.get("id") or not b.get("name") or not isinstance(b.get("input"), dict):
+                    problems.append(f"messages[{i}]: tool_use needs id, name and an input object")
+            else:
+                problems.append(f"messages[{i}]: a {kind!r} block in a {role} turn")
+        if role == "user":
+            if sorted(answered) != sorted(pending) or len(set(answered)) != len(answered):
+                problems.append(f"messages[{i}]: tool results {answered} do not answer the calls {pending} of the turn before")
+            pending = []
+        else:
+            pending = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+    if messages[-1].get("role") != "user":
+        problems.append("the last message must be a user turn")
+    for t in body.get("tools") or ():
+        if not t.get("name") or (t.get("input_schema") or {}).get("type") != "object":
+            problems.append(f"tool {t.get('name')!r} needs a name and an object input_schema")
+    return problems
+
+
+WIRES: dict[str, type[FakeServer]] = {"openai": FakeOpenAI, "anthropic": FakeAnthropic}
