@@ -14,6 +14,7 @@ from support import Harness  # noqa: E402
 STORES = {
     "memory": lambda tmp: "memory://",
     "sqlite-file": lambda tmp: f"sqlite:///{tmp}/luoshod.db",
+    "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb",
 }
 
 

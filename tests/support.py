@@ -116,6 +116,7 @@ class Harness:
         business_state: Any = UNSET,
         stop_at: Callable[[pb.Event], bool] | None = None,
         resume: bool = False,
+        history_limit: int | None = None,
         on_event: Callable[[pb.Event], Awaitable[None] | None] | None = None,
     ) -> RunLog:
         """Execute (or Resume) and answer tool calls with ``tools``. ``stop_at`` drops the
@@ -128,6 +129,8 @@ class Harness:
             req = pb.ExecuteRequest(session_id=session_id, input=msgs, agent=agent)
             if business_state is not UNSET:
                 req.business_state_json = json.dumps(business_state)
+            if history_limit is not None:
+                req.history_limit = history_limit
             call = self.stub.Execute(req)
         log = RunLog()
         pending: set[asyncio.Task[None]] = set()

@@ -36,7 +36,7 @@ class AutoTools:
     def forget(self, call_id: str) -> None:
         self.futures.pop(call_id, None)
 
-    async def emit(self, event: Event) -> None:
+    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
         self.sink.append(event)
         if event.type == "tool.call":
             call = event.data["call"]

@@ -1,4 +1,5 @@
-"""``luoshod``: the command line. ``luoshod serve`` runs the daemon.
+"""``luoshod``: the command line. ``luoshod serve`` runs the daemon; ``luoshod store copy``
+copies a store into another.
 
 Every flag has a ``LUOSHOD_*`` environment variable (flags win). The daemon prints one
 line ``luoshod listening on ADDR[, ADDR]`` on stdout when it accepts calls, so scripts and
@@ -47,14 +48,35 @@ def _parser() -> argparse.ArgumentParser:
         default=int(_env("HISTORY_LIMIT", str(DEFAULT_HISTORY_LIMIT))),  # type: ignore[arg-type]
         help="history entries kept per session (env LUOSHOD_HISTORY_LIMIT; 0 keeps none)",
     )
+    s.add_argument(
+        "--event-log-limit",
+        type=_positive_int,
+        default=int(_env("EVENT_LOG_LIMIT", "1000")),  # type: ignore[arg-type]
+        help="events kept per session for Watch (env LUOSHOD_EVENT_LOG_LIMIT)",
+    )
     s.add_argument("--max-payload-bytes", type=_positive_int, default=int(_env("MAX_PAYLOAD_BYTES", "4194304")))  # type: ignore[arg-type]
     s.add_argument("--tool-timeout", type=float, default=float(_env("TOOL_TIMEOUT", "300")), help="seconds a run waits for a tool result")  # type: ignore[arg-type]
     s.add_argument("--drain-timeout", type=float, default=float(_env("DRAIN_TIMEOUT", "10")))  # type: ignore[arg-type]
     s.add_argument("--scripts-dir", type=Path, default=_env("SCRIPTS_DIR"), help="where scripted:NAME finds NAME.json")
     s.add_argument("--scripted-call-log", type=Path, default=_env("SCRIPTED_CALL_LOG"), help="append a line per scripted model call (tests)")
     s.add_argument("--allow-remote", action="store_true", default=_env("ALLOW_REMOTE") == "1")
+    s.add_argument("--config", type=Path, default=_env("CONFIG"), help="TOML file with the model providers (env LUOSHOD_CONFIG)")
     s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"))
     s.set_defaults(listen_env=listen)
+    store = sub.add_parser("store", help="operate on a store").add_subparsers(
+        dest="store_command", required=True
+    )
+    c = store.add_parser(
+        "copy",
+        help="copy every session and its history from one store to another (resumable)",
+        description="Copies every session, with its history, from one store to another. "
+        "Run it again to resume: sessions already equal at the destination are skipped.",
+    )
+    c.add_argument("--from", dest="from_url", required=True, metavar="URL", help="source store URL")
+    c.add_argument("--to", dest="to_url", required=True, metavar="URL", help="destination store URL")
+    c.add_argument("--history-limit", type=_positive_int, default=DEFAULT_HISTORY_LIMIT, help="history entries the destination keeps per session")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c.set_defaults(log_level=_env("LOG_LEVEL", "WARNING"))
     return p
 
 
@@ -79,17 +101,23 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if args.command == "store":
+        from .store.copy import run_copy
+
+        return run_copy(args.from_url, args.to_url, args.history_limit, not args.no_progress)
     listen = args.listen or (args.listen_env.split(",") if args.listen_env else [DEFAULT_LISTEN])
     config = Config(
         listen=[a.strip() for a in listen if a.strip()],
         store=args.store,
         history_limit=args.history_limit,
+        event_log_limit=args.event_log_limit,
         max_payload_bytes=args.max_payload_bytes,
         tool_timeout_s=args.tool_timeout,
         drain_timeout_s=args.drain_timeout,
         scripts_dir=args.scripts_dir,
         scripted_call_log=args.scripted_call_log,
         allow_remote=args.allow_remote,
+        config_file=args.config,
     )
     try:
         return asyncio.run(_serve(config))

@@ -13,6 +13,11 @@ from enum import StrEnum
 from typing import Any
 
 
+def _fields_of(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, without copying their values (see AgentSpec.to_dict)."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
 class Role(StrEnum):
     SYSTEM = "system"
     USER = "user"
@@ -109,7 +114,14 @@ class Usage:
         return dataclasses.replace(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        # Spelled out: dataclasses.asdict deep-copies recursively, and this runs on every save.
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "model_calls": self.model_calls,
+            "cost_usd": self.cost_usd,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Usage:
@@ -141,12 +153,16 @@ class AgentSpec:
     on_agent_drift: DriftPolicy = DriftPolicy.WARN
     model_settings_json: str = ""
     tool_timeout_ms: int | None = None
+    approval_timeout_ms: int | None = None
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        # Field by field rather than dataclasses.asdict, whose recursive deep copy was most
+        # of the cost of encoding a checkpoint (this runs on every save).
+        d = _fields_of(self)
+        d["tools"] = [_fields_of(t) for t in self.tools]
         d["on_agent_drift"] = self.on_agent_drift.value
         return d
 
@@ -161,6 +177,7 @@ class AgentSpec:
             on_agent_drift=DriftPolicy(d.get("on_agent_drift", "warn")),
             model_settings_json=d.get("model_settings_json", ""),
             tool_timeout_ms=d.get("tool_timeout_ms"),
+            approval_timeout_ms=d.get("approval_timeout_ms"),
         )
 
 
@@ -174,7 +191,9 @@ class Fingerprint:
     instructions_hash: str
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = _fields_of(self)
+        d["tool_schema_hashes"] = dict(self.tool_schema_hashes)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Fingerprint:
@@ -188,6 +207,75 @@ class ToolCallRecord:
     result: Message | None
 
 
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A human's decision on a gated tool call, recorded in the checkpoint when claimed."""
+
+    approved: bool
+    note: str = ""
+    expired: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A pending approval (R27): the gated call and the calls of its turn after it."""
+
+    approval_id: str
+    session_id: str
+    call: ToolCall
+    remaining: tuple[ToolCall, ...]
+    step: int
+    fingerprint: Fingerprint | None
+    created_at: float
+    expires_at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "approval_id": self.approval_id,
+            "session_id": self.session_id,
+            "call": self.call.to_dict(),
+            "remaining": [c.to_dict() for c in self.remaining],
+            "step": self.step,
+            "fingerprint": self.fingerprint.to_dict() if self.fingerprint else None,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Approval:
+        return cls(
+            d["approval_id"],
+            d["session_id"],
+            ToolCall.from_dict(d["call"]),
+            tuple(ToolCall.from_dict(c) for c in d["remaining"]),
+            d["step"],
+            Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
+            d["created_at"],
+            d.get("expires_at"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event of a session's log: its seq and its encoded form (opaque to the store)."""
+
+    seq: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EventPage:
+    """What ``Store.read_events`` returns. ``first_kept`` and ``last`` are 0 when the log
+    is empty."""
+
+    events: list[StoredEvent]
+    first_kept: int
+    last: int
+
+
 @dataclass(slots=True)
 class Checkpoint:
     """A session's whole state. ``messages`` only grows within a session.
@@ -195,6 +283,9 @@ class Checkpoint:
     ``run_start`` is the index in ``messages`` where the current run began, so the run's
     tool calls and steps are derived from the transcript instead of being stored twice.
     ``version`` is incremented by every save (the store refuses an out-of-order one).
+    ``decisions`` holds approval decisions not yet acted on (call id → decision);
+    ``queued_input`` is input to append once the pending tool calls have results (fork);
+    ``history_limit`` overrides the store's history limit for this session.
     """
 
     session_id: str
@@ -213,6 +304,9 @@ class Checkpoint:
     updated_at: float = 0.0
     version: int = 0
     last_seq: int = 0
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    queued_input: list[Message] = field(default_factory=list)
+    history_limit: int | None = None
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -245,6 +339,9 @@ class Checkpoint:
             "updated_at": self.updated_at,
             "version": self.version,
             "last_seq": self.last_seq,
+            "decisions": {k: v.to_dict() for k, v in self.decisions.items()},
+            "queued_input": [m.to_dict() for m in self.queued_input],
+            "history_limit": self.history_limit,
         }
 
     @classmethod
@@ -266,6 +363,9 @@ class Checkpoint:
             updated_at=h["updated_at"],
             version=h["version"],
             last_seq=h["last_seq"],
+            decisions={k: Decision(**v) for k, v in h.get("decisions", {}).items()},
+            queued_input=[Message.from_dict(m) for m in h.get("queued_input", ())],
+            history_limit=h.get("history_limit"),
         )
 
 

@@ -9,12 +9,14 @@ here is mapped.
     ├── InvalidArgument            INVALID_ARGUMENT, reason given per case
     │   └── PayloadTooLarge        RESOURCE_EXHAUSTED (limit in metadata)
     ├── CheckpointNotFound         NOT_FOUND
+    ├── ApprovalNotFound           NOT_FOUND
+    ├── SessionExists              ALREADY_EXISTS
+    ├── EventsOutOfRange           OUT_OF_RANGE (the oldest kept seq in metadata)
     ├── ToolCallNotFound           NOT_FOUND
     ├── ToolCallNotPending         FAILED_PRECONDITION
     ├── SessionAwaitingApproval    FAILED_PRECONDITION
     ├── AgentDrift                 FAILED_PRECONDITION
     ├── ResumeToolMissing          FAILED_PRECONDITION
-    ├── Unsupported                UNIMPLEMENTED
     ├── SessionBusy                ABORTED
     ├── LeaseLost                  ABORTED (a concurrent writer saved the session first)
     ├── ProviderError              UNAVAILABLE
@@ -55,6 +57,22 @@ class CheckpointNotFound(LuoshoError):
     reason = "CHECKPOINT_NOT_FOUND"
 
 
+class ApprovalNotFound(LuoshoError):
+    """Unknown, already resolved, or being resolved (R33)."""
+
+    reason = "APPROVAL_NOT_FOUND"
+
+
+class SessionExists(LuoshoError):
+    reason = "SESSION_EXISTS"
+
+
+class EventsOutOfRange(LuoshoError):
+    """A Watch cursor older than what the event log keeps."""
+
+    reason = "EVENTS_OUT_OF_RANGE"
+
+
 class ToolCallNotFound(LuoshoError):
     reason = "TOOL_CALL_NOT_FOUND"
 
@@ -67,10 +85,6 @@ class ToolCallNotPending(LuoshoError):
 
 class SessionAwaitingApproval(LuoshoError):
     reason = "SESSION_AWAITING_APPROVAL"
-
-
-class Unsupported(LuoshoError):
-    reason = "UNSUPPORTED"
 
 
 class SessionBusy(LuoshoError):

@@ -145,6 +145,9 @@ EXPECTED = {
     "PROVIDER_ERROR": lc.ProviderError,
     "SHUTTING_DOWN": lc.ShuttingDownError,
     "TOOL_CALL_NOT_FOUND": lc.ToolCallNotFoundError,
+    "TOOL_CALL_NOT_PENDING": lc.ToolCallNotPendingError,
+    "SESSION_EXISTS": lc.SessionExistsError,
+    "EVENTS_OUT_OF_RANGE": lc.EventsOutOfRangeError,
 }
 
 
@@ -163,6 +166,25 @@ def test_shutting_down_is_unavailable() -> None:
     assert isinstance(
         from_rpc_error(failed(grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")), lc.UnavailableError
     )
+
+
+def test_events_out_of_range_parses_the_oldest_kept_seq() -> None:
+    detail = any_pb2.Any()
+    detail.Pack(
+        error_details_pb2.ErrorInfo(
+            reason="EVENTS_OUT_OF_RANGE", domain="luosho.dev", metadata={"oldest_kept_seq": "17"}
+        )
+    )
+    status = status_pb2.Status(code=grpc.StatusCode.OUT_OF_RANGE.value[0], details=[detail])
+    err = from_rpc_error(
+        FailedCall(
+            grpc.StatusCode.OUT_OF_RANGE,
+            "",
+            (("grpc-status-details-bin", status.SerializeToString()),),
+        )
+    )
+    assert isinstance(err, lc.EventsOutOfRangeError) and err.oldest_kept_seq == 17
+    assert lc.EventsOutOfRangeError(grpc.StatusCode.OUT_OF_RANGE, "", "").oldest_kept_seq == 0
 
 
 def test_foreign_domain_falls_back_on_the_code() -> None:

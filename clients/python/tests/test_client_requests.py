@@ -4,8 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from luosho.client import UNSET, Agent, Tool, message_from_dict, message_to_dict
-from luosho.client._requests import execute_request, normalize_metadata, resume_request
+from luosho.client import (
+    UNSET,
+    Agent,
+    Tool,
+    ToolResultPatch,
+    message_from_dict,
+    message_to_dict,
+)
+from luosho.client._requests import (
+    approvals_query,
+    execute_request,
+    fork_request,
+    history_query,
+    list_sessions_query,
+    normalize_metadata,
+    resolve_request,
+    resume_request,
+    watch_request,
+)
+from luosho.client._result import build_result
 from luosho.v1 import agent_pb2
 
 
@@ -22,6 +40,7 @@ def test_agent_to_proto() -> None:
         on_agent_drift="error",
         model_settings={"temperature": 0.2},
         tool_timeout_ms=1500,
+        approval_timeout_ms=90_000,
     )
     spec = agent.to_proto()
 
@@ -34,6 +53,7 @@ def test_agent_to_proto() -> None:
     )
     assert spec.tools[1].name == "raw"
     assert (spec.max_steps, spec.tool_concurrency, spec.tool_timeout_ms) == (5, 2, 1500)
+    assert spec.approval_timeout_ms == 90_000
     assert spec.on_agent_drift == agent_pb2.AGENT_DRIFT_POLICY_ERROR
     assert spec.model_settings_json == '{"temperature":0.2}'
 
@@ -41,7 +61,7 @@ def test_agent_to_proto() -> None:
 def test_agent_defaults_leave_optional_fields_unset() -> None:
     spec = Agent("scripted:x").to_proto()
 
-    for name in ("max_steps", "tool_concurrency", "tool_timeout_ms"):
+    for name in ("max_steps", "tool_concurrency", "tool_timeout_ms", "approval_timeout_ms"):
         assert not spec.HasField(name)
     assert spec.on_agent_drift == agent_pb2.AGENT_DRIFT_POLICY_WARN
     assert spec.model_settings_json == "" and list(spec.tools) == []
@@ -124,3 +144,126 @@ def test_metadata_pairs() -> None:
     assert normalize_metadata({"Authorization": "Bearer t"}) == (("authorization", "Bearer t"),)
     assert normalize_metadata([("x-a", "1")]) == (("x-a", "1"),)
     assert normalize_metadata(None) is None
+
+
+def test_history_limit_is_sent_only_when_given() -> None:
+    def request(**kwargs: object) -> agent_pb2.ExecuteRequest:
+        return execute_request("s", "hi", agent=None, business_state=UNSET, request_id="", **kwargs)
+
+    assert not request().HasField("history_limit")
+    zero = request(history_limit=0)
+    assert zero.HasField("history_limit") and zero.history_limit == 0
+
+
+def test_resolve_request() -> None:
+    request = resolve_request(
+        "ap-1", False, note="too much", agent=Agent("scripted:x"), request_id="r"
+    )
+    assert (request.approval_id, request.approved, request.note) == ("ap-1", False, "too much")
+    assert request.agent.model == "scripted:x" and request.request_id == "r"
+    assert not resolve_request("ap-1", True, note="", agent=None, request_id="").HasField("agent")
+    with pytest.raises(ValueError, match="approval_id"):
+        resolve_request("", True, note="", agent=None, request_id="")
+
+
+def test_page_queries_build_each_page() -> None:
+    approvals = approvals_query(None, 10)
+    assert (approvals.rpc, approvals.items) == ("ListApprovals", "approvals")
+    assert approvals.request("t2") == agent_pb2.ListApprovalsRequest(page_size=10, page_token="t2")
+    assert approvals_query("s", 5).request("").session_id == "s"
+
+    history = history_query("s", True, 3)
+    assert (history.rpc, history.items) == ("History", "entries")
+    assert history.request("t") == agent_pb2.HistoryRequest(
+        session_id="s", page_size=3, page_token="t", include_checkpoint=True
+    )
+    with pytest.raises(ValueError, match="status"):
+        list_sessions_query("paused", 10)  # refused when called, not when iterated
+
+
+def fork(**patch: object) -> agent_pb2.ForkRequest:
+    args: dict[str, object] = {
+        "new_session_id": "",
+        "messages": None,
+        "business_state": UNSET,
+        "tool_result": None,
+        "append_input": "",
+    }
+    return fork_request("s", 2, **{**args, **patch})  # type: ignore[arg-type]
+
+
+def test_fork_request_without_a_patch() -> None:
+    request = fork()
+    assert (request.session_id, request.from_step, request.new_session_id) == ("s", 2, "")
+    assert request.patch == agent_pb2.ForkPatch()
+    assert not request.patch.HasField("business_state_json")
+    assert not request.patch.HasField("tool_result")
+
+
+def test_fork_request_with_every_patch() -> None:
+    request = fork(
+        new_session_id="s2",
+        messages=["hi", {"role": "assistant", "content": "yo"}],
+        business_state=None,
+        tool_result=ToolResultPatch("c1", {"ok": False}, is_error=True),
+        append_input="go on",
+    )
+    patch = request.patch
+    assert request.new_session_id == "s2"
+    assert patch.replace_messages and [m.content for m in patch.messages] == ["hi", "yo"]
+    assert patch.business_state_json == "null"
+    assert patch.tool_result == agent_pb2.ToolResultPatch(
+        tool_call_id="c1", result_json='{"ok":false}', is_error=True
+    )
+    assert patch.append_input == "go on"
+
+
+def test_fork_tool_result_shapes() -> None:
+    def sent(value: object) -> agent_pb2.ToolResultPatch:
+        return fork(tool_result=value).patch.tool_result
+
+    assert sent(("c1", 3)) == agent_pb2.ToolResultPatch(tool_call_id="c1", result_json="3")
+    assert sent(("c1", "x", True)).is_error
+    raw = agent_pb2.ToolResultPatch(tool_call_id="c", result_json="[1]")
+    assert sent(raw) == raw
+    empty = fork(messages=[]).patch
+    assert empty.replace_messages and list(empty.messages) == []
+    with pytest.raises(TypeError, match="tool_result"):
+        sent("c1")
+
+
+def test_watch_request() -> None:
+    assert watch_request("s", 7, True) == agent_pb2.WatchRequest(
+        session_id="s", after_seq=7, follow=True
+    )
+    with pytest.raises(ValueError, match="after_seq"):
+        watch_request("s", -1, False)
+
+
+def test_run_result_carries_the_requested_approval() -> None:
+    approval = agent_pb2.Approval(approval_id="ap-1", session_id="s")
+    events = [
+        agent_pb2.Event(session_id="s", seq=1, type="run.start"),
+        agent_pb2.Event(
+            session_id="s",
+            seq=2,
+            type="approval.requested",
+            approval_requested=agent_pb2.ApprovalRequested(approval=approval),
+        ),
+        agent_pb2.Event(
+            session_id="s",
+            seq=3,
+            type="run.done",
+            run_done=agent_pb2.RunDone(
+                finish_reason=agent_pb2.FINISH_REASON_AWAITING_APPROVAL,
+                status=agent_pb2.CHECKPOINT_STATUS_AWAITING_APPROVAL,
+                approval_id="ap-1",
+            ),
+        ),
+    ]
+    paused = build_result("", events, empty_means_finished=False)
+    assert (paused.session_id, paused.approval_id, paused.approval) == ("s", "ap-1", approval)
+    assert paused.finish_reason == "awaiting_approval"
+
+    done = agent_pb2.Event(session_id="s", seq=4, type="run.done", run_done=agent_pb2.RunDone())
+    assert build_result("s", [*events[:2], done], empty_means_finished=False).approval is None

@@ -161,3 +161,41 @@ def test_a_target_or_a_channel_is_required() -> None:
         AsyncClient()
     with pytest.raises(ValueError, match="target"):
         Client()
+
+
+def watched(seq: int, type_: str) -> agent_pb2.WatchResponse:
+    return agent_pb2.WatchResponse(event=agent_pb2.Event(session_id="s", seq=seq, type=type_))
+
+
+async def test_text_deltas_never_move_the_watch_cursor() -> None:
+    # text.delta is progress only (seq 0): resuming after it must not go back to 0.
+    channel = FakeAioChannel(
+        [watched(7, "step.start"), watched(0, "text.delta"), watched(0, "text.delta")]
+    )
+    async with AsyncClient(channel=channel) as client:
+        async with client.watch("s", after_seq=6, follow=True) as watch:
+            seen = [event.seq async for event in watch]
+
+    assert seen == [7, 0, 0] and watch.last_seq == 7
+    ((name, request),) = channel.requests
+    assert name == "Watch"
+    assert (request.session_id, request.after_seq, request.follow) == ("s", 6, True)
+
+
+async def test_resolve_and_fork_go_to_their_rpcs() -> None:
+    paused = response("run.start", run_start=agent_pb2.RunStart())
+    channel = FakeAioChannel(
+        [paused, RUN_DONE],
+        {"Fork": lambda req: agent_pb2.ForkResponse(session_id=req.new_session_id, step=2)},
+    )
+    async with AsyncClient(channel=channel) as client:
+        run = client.resolve("ap-1", True, note="ok")
+        result = await run
+        forked = await client.fork("s", 2, new_session_id="s2", append_input="more")
+
+    assert run.session_id == result.session_id == "s"
+    assert (forked.session_id, forked.step) == ("s2", 2)
+    names = [name for name, _ in channel.requests]
+    assert names == ["Resolve", "Fork"]
+    resolve = channel.requests[0][1]
+    assert (resolve.approval_id, resolve.approved, resolve.note) == ("ap-1", True, "ok")

@@ -22,5 +22,7 @@ STEP_START = "step.start"
 MODEL_TURN = "model.turn"
 TOOL_CALL = "tool.call"
 TOOL_RESULT = "tool.result"
+APPROVAL_REQUESTED = "approval.requested"
 STEP_DONE = "step.done"
 RUN_DONE = "run.done"
+TEXT_DELTA = "text.delta"  # streamed text of a model call in flight (progress only)

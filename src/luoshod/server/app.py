@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import socket
@@ -16,9 +17,12 @@ from grpc_reflection.v1alpha import reflection
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
+from ..config import ConfigFileError, load_file
 from ..engine.run import DEFAULT_TOOL_TIMEOUT_S, Engine
-from ..providers import ProviderRegistry, ScriptedProvider
-from ..store import DEFAULT_HISTORY_LIMIT, Store, store_from_url
+from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
+from ..store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT, Store, store_from_url
+from . import convert
+from .hub import EventHub
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
 
@@ -26,7 +30,7 @@ log = logging.getLogger("luoshod.server")
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AgentService"].full_name
 DEFAULT_LISTEN = "127.0.0.1:50051"
-DEFAULT_STORE = "sqlite:.luoshod/luoshod.db"
+DEFAULT_STORE = "lmdb:.luoshod/store"
 
 
 @dataclass(slots=True)
@@ -37,8 +41,13 @@ class Config:
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     drain_timeout_s: float = 10.0
+    event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT
+    #: How often expired approvals are resolved as rejected (seconds).
+    approval_sweep_s: float = 30.0
     scripts_dir: Path | None = None
     scripted_call_log: Path | None = None
+    #: The TOML file with the named model providers (``[providers.NAME]``, see config.py).
+    config_file: Path | None = None
     #: Listening on a non-loopback TCP address without TLS/auth must be asked for.
     allow_remote: bool = False
 
@@ -90,14 +99,32 @@ class Daemon:
         for address in config.listen:
             _check_listen(address, config.allow_remote)
         try:
-            self.store: Store = store_from_url(config.store, history_limit=config.history_limit)
+            self.store: Store = store_from_url(
+                config.store,
+                history_limit=config.history_limit,
+                event_log_limit=config.event_log_limit,
+            )
         except ValueError as e:
             raise ConfigError(f"store: {e}") from None
+        try:
+            entries = load_file(config.config_file).providers.values() if config.config_file else ()
+        except ConfigFileError as e:
+            raise ConfigError(str(e)) from None
         providers = ProviderRegistry(
-            [ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log)]
+            [
+                ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log),
+                *configured_providers(entries),
+            ]
         )
-        self.engine = Engine(self.store, providers, default_tool_timeout_s=config.tool_timeout_s)
+        self.engine = Engine(
+            self.store,
+            providers,
+            default_tool_timeout_s=config.tool_timeout_s,
+            encode_event=lambda e: convert.event_pb(e).SerializeToString(),
+        )
         self.runs = RunRegistry()
+        self.hub = EventHub()
+        self._sweeper: asyncio.Task[None] | None = None
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
@@ -113,7 +140,7 @@ class Daemon:
             ]
         )
         service = AgentService(
-            self.engine, self.store, self.runs, Limits(self.config.max_payload_bytes)
+            self.engine, self.store, self.runs, Limits(self.config.max_payload_bytes), self.hub
         )
         pb_grpc.add_AgentServiceServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -134,6 +161,7 @@ class Daemon:
         self.server = server
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._sweeper = asyncio.create_task(self._sweep_approvals())
         log.info("luoshod listening on %s (store %s)", ", ".join(self.addresses), self.config.store)
 
     async def stop(self) -> None:
@@ -141,17 +169,30 @@ class Daemon:
         boundary (checkpoints intact, streams end with UNAVAILABLE), then close."""
         if self.server is None:
             return
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         await self.health.enter_graceful_shutdown()
         left = await self.runs.drain(self.config.drain_timeout_s)
+        self.hub.shutdown()
         if left:
             log.warning("%d run(s) still busy after %.1fs; stopping anyway", left, self.config.drain_timeout_s)
         await self.server.stop(grace=2.0)
         self.server = None
+        await self.engine.providers.aclose()
         await self.store.close()
         for address in self.addresses:
             if address.startswith("unix:"):
                 Path(address.removeprefix("unix:").removeprefix("//")).unlink(missing_ok=True)
         log.info("luoshod stopped")
+
+    async def _sweep_approvals(self) -> None:
+        """Expired approvals resolve as rejected, so no run waits forever unnoticed."""
+        while True:
+            try:
+                await self.engine.expire_approvals()
+            except Exception:  # noqa: BLE001 - a sweep that failed is retried next time
+                log.exception("approval sweep failed")
+            await asyncio.sleep(self.config.approval_sweep_s)
 
     async def wait(self) -> None:
         if self.server is not None:

@@ -9,6 +9,8 @@ from luosho.v1 import agent_pb2 as pb
 
 from ..domain import (
     AgentSpec,
+    Approval,
+    HistoryEntry,
     Checkpoint,
     DriftPolicy,
     Fingerprint,
@@ -24,6 +26,7 @@ from ..domain import (
 from ..domain import DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY
 from ..engine import events as ev
 from ..engine.events import Event
+from ..engine.compare import Comparison, Step
 from ..engine.fingerprint import Drift
 
 ROLE_TO_PB = {
@@ -98,6 +101,7 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         on_agent_drift=DRIFT_FROM_PB[a.on_agent_drift],
         model_settings_json=a.model_settings_json,
         tool_timeout_ms=a.tool_timeout_ms if a.HasField("tool_timeout_ms") else None,
+        approval_timeout_ms=a.approval_timeout_ms if a.HasField("approval_timeout_ms") else None,
     )
 
 
@@ -162,7 +166,79 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
     )
     if a.tool_timeout_ms is not None:
         spec.tool_timeout_ms = a.tool_timeout_ms
+    if a.approval_timeout_ms is not None:
+        spec.approval_timeout_ms = a.approval_timeout_ms
     return spec
+
+
+def approval_pb(a: Approval) -> pb.Approval:
+    out = pb.Approval(
+        approval_id=a.approval_id,
+        session_id=a.session_id,
+        tool_call=tool_call_pb(a.call),
+        remaining=[tool_call_pb(c) for c in a.remaining],
+        step=a.step,
+        fingerprint=fingerprint_pb(a.fingerprint),
+        created_at=timestamp(a.created_at),
+    )
+    if a.expires_at is not None:
+        out.expires_at.CopyFrom(timestamp(a.expires_at))
+    return out
+
+
+def history_entry_pb(e: HistoryEntry, *, include_checkpoint: bool) -> pb.HistoryEntry:
+    return pb.HistoryEntry(
+        step=e.step,
+        saved_at=timestamp(e.saved_at),
+        status=STATUS_TO_PB[e.status],
+        version=e.checkpoint.version,
+        message_count=len(e.checkpoint.messages),
+        checkpoint=checkpoint_pb(e.checkpoint) if include_checkpoint else None,
+    )
+
+
+def _steps_pb(steps: list[Step]) -> list[pb.TrajectoryStep]:
+    return [
+        pb.TrajectoryStep(
+            index=s.index,
+            text=s.text,
+            calls=[
+                pb.TrajectoryCall(
+                    tool_call_id=c.id,
+                    name=c.name,
+                    arguments_json=c.arguments_json,
+                    has_result=c.result_json is not None,
+                    result_json=c.result_json or "",
+                    is_error=c.is_error,
+                )
+                for c in s.calls
+            ],
+        )
+        for s in steps
+    ]
+
+
+def comparison_pb(c: Comparison) -> pb.CompareResponse:
+    out = pb.CompareResponse(
+        a=_steps_pb(c.a),
+        b=_steps_pb(c.b),
+        drift=pb.TrajectoryDrift(
+            tool_order_a=c.tool_order_a,
+            tool_order_b=c.tool_order_b,
+            tool_order_changed=c.tool_order_a != c.tool_order_b,
+            arguments=[
+                pb.ArgumentDrift(step=d.step, tool=d.tool, arguments_json_a=d.a, arguments_json_b=d.b)
+                for d in c.arguments
+            ],
+            steps_a=len(c.a),
+            steps_b=len(c.b),
+            finish_reason_a=FINISH_TO_PB[c.finish_reason_a],
+            finish_reason_b=FINISH_TO_PB[c.finish_reason_b],
+        ),
+    )
+    if c.diverged_at is not None:
+        out.diverged_at = c.diverged_at
+    return out
 
 
 def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
@@ -250,6 +326,10 @@ def _payload(e: Event) -> dict[str, Any]:
             return {"tool_result": pb.ToolResult(**d)}
         case ev.STEP_DONE:
             return {"step_done": pb.StepDone(step=d["step"])}
+        case ev.APPROVAL_REQUESTED:
+            return {"approval_requested": pb.ApprovalRequested(approval=approval_pb(d["approval"]))}
+        case ev.TEXT_DELTA:
+            return {"text_delta": pb.TextDelta(step=d["step"], text=d["text"])}
         case ev.RUN_DONE:
             return {
                 "run_done": pb.RunDone(

@@ -4,10 +4,12 @@ through which ``SubmitToolResult`` answers a waiting ``tool.call``."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 
 from ..engine.run import RunControl, ToolOutcome
-from ..errors import SessionBusy, ShuttingDown
+from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
 
 SHUTDOWN = "daemon shutting down"
 CLIENT_GONE = "client disconnected"
@@ -51,7 +53,21 @@ class ActiveRun:
 class RunRegistry:
     def __init__(self) -> None:
         self._runs: dict[str, ActiveRun] = {}
+        self._resolving: set[str] = set()
         self.draining = False
+
+    @contextmanager
+    def resolving(self, approval_id: str) -> Iterator[None]:
+        """Mark an approval as being resolved here: a second Resolve of it loses (R33)."""
+        if approval_id in self._resolving:
+            raise ApprovalNotFound(
+                f"approval {approval_id!r} is already being resolved", approval_id=approval_id
+            )
+        self._resolving.add(approval_id)
+        try:
+            yield
+        finally:
+            self._resolving.discard(approval_id)
 
     def begin(self, session_id: str) -> ActiveRun:
         """Claim the session for a run. Raises ``SessionBusy`` (R51) or ``ShuttingDown``."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -18,9 +18,13 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from ..domain import Role
 from ..engine.events import Event
-from ..engine.run import Engine, RunInterrupted, RunRequest, ToolOutcome
+from ..engine.compare import compare
+from ..engine.fork import ForkPatch, fork
+from ..engine.run import Engine, ResolveRequest, RunInterrupted, RunRequest, ToolOutcome
 from ..errors import (
+    ApprovalNotFound,
     CheckpointNotFound,
+    EventsOutOfRange,
     InvalidArgument,
     ShuttingDown,
     ToolCallNotFound,
@@ -28,20 +32,26 @@ from ..errors import (
 )
 from ..store import Store
 from . import convert
+from .hub import END, SHUTDOWN_MARK, EventHub
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
     check_agent,
+    check_history_limit,
     check_json,
     check_messages,
     check_page_size,
     check_session_id,
     check_size,
+    check_tool_result_patch,
+    decode_offset,
+    encode_offset,
 )
 
 log = logging.getLogger("luoshod.server")
 
 DEFAULT_MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+WATCH_PAGE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,21 +60,29 @@ class Limits:
 
 
 class _QueueSink:
-    """Events from the run task to the RPC handler; ``None`` marks the end."""
+    """Events from the run task to the RPC handler (``None`` marks the end) and to the
+    session's watchers."""
 
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    def __init__(self, hub: EventHub) -> None:
+        self.queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
+        self.hub = hub
 
-    async def emit(self, event: Event) -> None:
-        self.queue.put_nowait(event)
+    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+        # Parsing the bytes already encoded for the event log is cheaper than building again.
+        proto = pb.Event.FromString(encoded) if encoded is not None else convert.event_pb(event)
+        self.queue.put_nowait(proto)
+        self.hub.publish(event.session_id, proto)
 
 
 class AgentService(pb_grpc.AgentServiceServicer):
-    def __init__(self, engine: Engine, store: Store, runs: RunRegistry, limits: Limits) -> None:
+    def __init__(
+        self, engine: Engine, store: Store, runs: RunRegistry, limits: Limits, hub: EventHub
+    ) -> None:
         self.engine = engine
         self.store = store
         self.runs = runs
         self.limits = limits
+        self.hub = hub
 
     # -- streams ----------------------------------------------------------------------------
 
@@ -81,8 +99,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if request.HasField("business_state_json")
             else None,
             request_id=request.request_id,
+            history_limit=check_history_limit(request.history_limit)
+            if request.HasField("history_limit")
+            else None,
         )
-        async for event in self._run(req, context):
+        async for event in self._run(req.session_id, self.engine.run, req, context):
             yield pb.ExecuteResponse(event=event)
 
     @streaming
@@ -96,22 +117,51 @@ class AgentService(pb_grpc.AgentServiceServicer):
             request_id=request.request_id,
             resume_only=True,
         )
-        async for event in self._run(req, context):
+        async for event in self._run(req.session_id, self.engine.run, req, context):
             yield pb.ResumeResponse(event=event)
 
+    @streaming
+    async def Resolve(
+        self, request: pb.ResolveRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.ResolveResponse]:
+        check_size(request, self.limits.max_payload_bytes)
+        if not request.approval_id:
+            raise InvalidArgument("approval_id is required", reason="INVALID_APPROVAL_ID")
+        req = ResolveRequest(
+            approval_id=request.approval_id,
+            approved=request.approved,
+            note=request.note,
+            agent=check_agent(request.agent) if request.HasField("agent") else None,
+            request_id=request.request_id,
+        )
+        approval = await self.store.get_approval(req.approval_id)
+        if approval is None:
+            raise ApprovalNotFound(
+                f"approval {req.approval_id!r} is unknown or already resolved",
+                approval_id=req.approval_id,
+            )
+        with self.runs.resolving(req.approval_id):
+            async for event in self._run(approval.session_id, self.engine.resolve, req, context):
+                yield pb.ResolveResponse(event=event)
+
     async def _run(
-        self, req: RunRequest, context: grpc.aio.ServicerContext
+        self,
+        session_id: str,
+        start: Callable[..., Awaitable[object]],
+        req: RunRequest | ResolveRequest,
+        context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[pb.Event]:
-        run = self.runs.begin(req.session_id)
-        sink = _QueueSink()
-        task = asyncio.create_task(self.engine.run(req, sink, run, run.control))
+        run = self.runs.begin(session_id)
+        sink = _QueueSink(self.hub)
+        task = asyncio.create_task(start(req, sink, run, run.control))
 
         def finished(t: asyncio.Task[object]) -> None:
             self.runs.end(run)
             sink.queue.put_nowait(None)
+            self.hub.publish(session_id, END)
             if not t.cancelled() and (e := t.exception()) is not None and not isinstance(e, RunInterrupted):
                 # Also reported to the caller when it is still there; logged for when it is not.
-                log.info("run ended with error session=%s: %s", req.session_id, e)
+                log.info("run ended with error session=%s: %s", session_id, e)
 
         task.add_done_callback(finished)
         # The caller going away (cancel, disconnect, deadline) ends the RPC; the run then
@@ -119,14 +169,14 @@ class AgentService(pb_grpc.AgentServiceServicer):
         # so the RPC's own completion is what we watch, not a CancelledError here.
         context.add_done_callback(lambda _: run.done.is_set() or run.control.interrupt(CLIENT_GONE))
         while (event := await sink.queue.get()) is not None:
-            yield convert.event_pb(event)
+            yield event
         try:
             task.result()
         except RunInterrupted as e:
             if e.reason == SHUTDOWN:
                 raise ShuttingDown(
                     "the daemon is shutting down; the run was checkpointed and can be resumed",
-                    session_id=req.session_id,
+                    session_id=session_id,
                 ) from None
 
     # -- unary ------------------------------------------------------------------------------
@@ -218,3 +268,118 @@ class AgentService(pb_grpc.AgentServiceServicer):
         finally:
             self.runs.end(claim)
         return pb.DeleteSessionResponse(deleted=deleted)
+
+    @unary
+    async def ListApprovals(
+        self, request: pb.ListApprovalsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListApprovalsResponse:
+        sid = check_session_id(request.session_id) if request.session_id else None
+        page_size = check_page_size(request.page_size)
+        try:
+            page, token = await self.store.list_approvals(
+                session_id=sid, page_size=page_size, page_token=request.page_token
+            )
+        except ValueError as e:
+            raise InvalidArgument(str(e), reason="INVALID_PAGE_TOKEN") from None
+        return pb.ListApprovalsResponse(
+            approvals=[convert.approval_pb(a) for a in page], next_page_token=token
+        )
+
+    @unary
+    async def History(
+        self, request: pb.HistoryRequest, context: grpc.aio.ServicerContext
+    ) -> pb.HistoryResponse:
+        sid = check_session_id(request.session_id)
+        page_size = check_page_size(request.page_size)
+        offset = decode_offset(request.page_token)
+        entries = await self.store.history(sid, limit=offset + page_size + 1)
+        page = entries[offset : offset + page_size]
+        more = len(entries) > offset + page_size
+        return pb.HistoryResponse(
+            entries=[
+                convert.history_entry_pb(e, include_checkpoint=request.include_checkpoint)
+                for e in page
+            ],
+            next_page_token=encode_offset(offset + page_size) if more else "",
+        )
+
+    @unary
+    async def Fork(self, request: pb.ForkRequest, context: grpc.aio.ServicerContext) -> pb.ForkResponse:
+        check_size(request, self.limits.max_payload_bytes)
+        sid = check_session_id(request.session_id)
+        new_id = check_session_id(request.new_session_id, "new_session_id") if request.new_session_id else ""
+        p = request.patch
+        patch = ForkPatch(
+            messages=check_messages(list(p.messages), "patch.messages") if p.replace_messages else None,
+            business_state_json=check_json(p.business_state_json, "patch.business_state_json")
+            if p.HasField("business_state_json")
+            else None,
+            tool_result=check_tool_result_patch(p.tool_result) if p.HasField("tool_result") else None,
+            append_input=p.append_input,
+        )
+        claim = self.runs.begin(new_id) if new_id else None  # nobody runs it while it is made
+        try:
+            forked = await fork(
+                self.store, sid, request.from_step, new_session_id=new_id, patch=patch, clock=self.engine.clock
+            )
+        finally:
+            if claim is not None:
+                self.runs.end(claim)
+        return pb.ForkResponse(
+            session_id=forked.session_id, step=forked.step, checkpoint=convert.checkpoint_pb(forked.checkpoint)
+        )
+
+    @unary
+    async def Compare(
+        self, request: pb.CompareRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CompareResponse:
+        loaded = []
+        for field in ("session_id_a", "session_id_b"):
+            sid = check_session_id(getattr(request, field), field)
+            cp = await self.store.load(sid)
+            if cp is None:
+                raise CheckpointNotFound(f"session {sid!r} has no checkpoint", session_id=sid)
+            loaded.append(cp)
+        return convert.comparison_pb(compare(*loaded))
+
+    @streaming
+    async def Watch(
+        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchResponse]:
+        """Replay what the event log keeps after the cursor, then follow live events until
+        the run ends (or forever with ``follow``). A cursor older than the log is refused
+        with the oldest kept seq, never silently skipped."""
+        sid = check_session_id(request.session_id)
+        last = request.after_seq
+        with self.hub.subscribe(sid) as live:
+            # Subscribed first: an event written after the read below still arrives live.
+            while True:
+                page = await self.store.read_events(sid, after_seq=last, limit=WATCH_PAGE)
+                if request.after_seq and page.first_kept and last + 1 < page.first_kept:
+                    raise EventsOutOfRange(
+                        f"events after {last} are no longer kept; the oldest kept is {page.first_kept}",
+                        session_id=sid,
+                        after_seq=last,
+                        oldest_kept_seq=page.first_kept,
+                    )
+                for stored in page.events:
+                    event = pb.Event.FromString(stored.data)
+                    last = event.seq
+                    yield pb.WatchResponse(event=event)
+                if len(page.events) < WATCH_PAGE:
+                    break
+            if self.runs.get(sid) is None and not request.follow:
+                return
+            while True:
+                event = await live.get()
+                if event is SHUTDOWN_MARK:
+                    raise ShuttingDown("the daemon is shutting down; reconnect with your cursor", session_id=sid)
+                if event is END:
+                    if request.follow:
+                        continue
+                    return
+                if event.seq == 0:  # text.delta: progress only, never replayed
+                    yield pb.WatchResponse(event=event)
+                elif event.seq > last:  # else already replayed
+                    last = event.seq
+                    yield pb.WatchResponse(event=event)

@@ -3,6 +3,7 @@ nothing. Each ``check_*`` returns the domain value or raises ``InvalidArgument``
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -91,6 +92,12 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
             reason="INVALID_TOOL_TIMEOUT",
             tool_timeout_ms=agent.tool_timeout_ms,
         )
+    if agent.HasField("approval_timeout_ms") and agent.approval_timeout_ms < 1:
+        raise InvalidArgument(
+            f"{field}.approval_timeout_ms must be >= 1, got {agent.approval_timeout_ms}",
+            reason="INVALID_APPROVAL_TIMEOUT",
+            approval_timeout_ms=agent.approval_timeout_ms,
+        )
     if agent.model_settings_json:
         check_json(agent.model_settings_json, f"{field}.model_settings_json")
     return convert.agent_from_pb(agent)
@@ -128,3 +135,34 @@ def check_page_size(page_size: int) -> int:
     if page_size < 0:
         raise InvalidArgument(f"page_size must be >= 0, got {page_size}", reason="INVALID_PAGE_SIZE")
     return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
+def check_history_limit(limit: int) -> int:
+    if limit < 0:
+        raise InvalidArgument(
+            f"history_limit must be >= 0, got {limit}", reason="INVALID_HISTORY_LIMIT", history_limit=limit
+        )
+    return limit
+
+
+def check_tool_result_patch(p: pb.ToolResultPatch) -> Message:
+    if not p.tool_call_id:
+        raise InvalidArgument("patch.tool_result.tool_call_id is required", reason="INVALID_TOOL_CALL_ID")
+    check_json(p.result_json, "patch.tool_result.result_json")
+    return Message(Role.TOOL, p.result_json, (), p.tool_call_id, "", p.is_error)
+
+
+def encode_offset(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode()
+
+
+def decode_offset(token: str) -> int:
+    if not token:
+        return 0
+    try:
+        text = base64.b64decode(token, altchars=b"-_", validate=True).decode()
+        if not text.startswith("o") or not text[1:].isdigit():
+            raise ValueError(text)
+        return int(text[1:])
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidArgument(f"malformed page token {token[:40]!r}", reason="INVALID_PAGE_TOKEN") from None

@@ -3,16 +3,18 @@
     from luosho.client import Agent, AsyncClient, Client, Tool
 
 Everything public is re-exported here; the ``_modules`` behind it are private. The
-generated protobuf types are in ``luosho.v1.agent_pb2`` (events, checkpoints and session
-summaries are returned as those protos).
+generated protobuf types are in ``luosho.v1.agent_pb2`` (events, checkpoints, session
+summaries, approvals, history entries, fork and compare responses are returned as those
+protos).
 """
 
 from ._agent import Agent, DriftPolicy, Tool
-from ._async_client import AsyncClient, AsyncRun
+from ._async_client import AsyncClient, AsyncRun, AsyncWatch
 from ._errors import (
     AgentDriftError,
     ApprovalNotFoundError,
     CheckpointNotFoundError,
+    EventsOutOfRangeError,
     IncompleteRunError,
     InvalidArgumentError,
     LeaseLostError,
@@ -22,15 +24,17 @@ from ._errors import (
     ResumeToolMissingError,
     SessionAwaitingApprovalError,
     SessionBusyError,
+    SessionExistsError,
     ShuttingDownError,
     StoreFullError,
     ToolCallNotFoundError,
+    ToolCallNotPendingError,
     UnavailableError,
 )
 from ._messages import message_from_dict, message_to_dict
-from ._requests import UNSET
+from ._requests import UNSET, ToolResultPatch
 from ._result import RunResult, Usage
-from ._sync_client import Client, Run
+from ._sync_client import Client, Run, Watch
 from ._tools import ToolContext
 
 __all__ = [
@@ -40,9 +44,11 @@ __all__ = [
     "ApprovalNotFoundError",
     "AsyncClient",
     "AsyncRun",
+    "AsyncWatch",
     "CheckpointNotFoundError",
     "Client",
     "DriftPolicy",
+    "EventsOutOfRangeError",
     "IncompleteRunError",
     "InvalidArgumentError",
     "LeaseLostError",
@@ -54,13 +60,17 @@ __all__ = [
     "RunResult",
     "SessionAwaitingApprovalError",
     "SessionBusyError",
+    "SessionExistsError",
     "ShuttingDownError",
     "StoreFullError",
     "Tool",
     "ToolCallNotFoundError",
+    "ToolCallNotPendingError",
     "ToolContext",
+    "ToolResultPatch",
     "UnavailableError",
     "Usage",
+    "Watch",
     "message_from_dict",
     "message_to_dict",
 ]

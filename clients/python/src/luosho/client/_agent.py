@@ -27,7 +27,11 @@ def dumps(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool the agent may call; the client runs it (see ``tools=`` of execute)."""
+    """A tool the agent may call; the client runs it (see ``tools=`` of execute).
+
+    ``needs_approval``: the run pauses before each call of it (finish reason
+    "awaiting_approval") until someone decides with ``resolve``.
+    """
 
     name: str
     description: str = ""
@@ -56,6 +60,8 @@ class Agent:
     on_agent_drift: DriftPolicy = "warn"
     model_settings: dict[str, Any] | None = None
     tool_timeout_ms: int | None = None
+    # After this long a pending approval resolves as rejected (None: never expires).
+    approval_timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -79,6 +85,8 @@ class Agent:
             spec.tool_concurrency = self.tool_concurrency
         if self.tool_timeout_ms is not None:
             spec.tool_timeout_ms = self.tool_timeout_ms
+        if self.approval_timeout_ms is not None:
+            spec.approval_timeout_ms = self.approval_timeout_ms
         return spec
 
 

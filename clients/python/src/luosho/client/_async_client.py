@@ -1,4 +1,5 @@
-"""``AsyncClient``: the asyncio client, and ``AsyncRun``, one Execute/Resume stream."""
+"""``AsyncClient``: the asyncio client; ``AsyncRun``, one Execute/Resume/Resolve stream;
+``AsyncWatch``, one Watch stream."""
 
 from __future__ import annotations
 
@@ -17,22 +18,34 @@ from ._messages import InputLike
 from ._requests import (
     UNSET,
     MetadataLike,
+    PageQuery,
     StatusLike,
+    ToolResultLike,
+    approvals_query,
+    compare_request,
     execute_request,
-    list_sessions_request,
+    fork_request,
+    history_query,
+    list_sessions_query,
     normalize_metadata,
+    resolve_request,
     resume_request,
+    watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
 from ._tools import ToolBox, ToolOutcome, ToolsLike
+from ._watch import WatchCursor
 
-__all__ = ["AsyncClient", "AsyncRun"]
+__all__ = ["AsyncClient", "AsyncRun", "AsyncWatch"]
 
-_StreamCall = Any  # grpc.aio.UnaryStreamCall of ExecuteResponse or ResumeResponse
+_StreamCall = Any  # grpc.aio.UnaryStreamCall of Execute/Resume/Resolve/WatchResponse
 
 
 class AsyncRun:
     """One run's event stream: ``async for event in run`` and/or ``result = await run``.
+
+    ``session_id`` is the run's session; for a ``resolve`` run it is "" until the first
+    event names it.
 
     The RPC starts on first iteration (or await). While the stream is read, every
     ``tool.call`` event is answered: its tool runs in a task of its own (so calls handed
@@ -119,6 +132,8 @@ class AsyncRun:
                     async for response in call:
                         event = response.event
                         self._events.append(event)
+                        if not self.session_id:  # a Resolve run learns its session here
+                            self.session_id = event.session_id
                         if event.type == "tool.call" and event.HasField("tool_call"):
                             self._spawn(event)
                         yield event
@@ -162,6 +177,68 @@ class AsyncRun:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
+
+
+class AsyncWatch(WatchCursor):
+    """One Watch stream: ``async for event in watch`` (``agent_pb2.Event``, every type).
+
+    The stream ends when the session's current run ends (at once, after the replay, when
+    none is running); with ``follow=True`` it goes on across runs until closed. Use
+    ``async with client.watch(...) as watch:`` (or ``await watch.aclose()``, also from
+    another task: the loop then just ends) to stop it. ``last_seq`` is where to resume::
+
+        watch = client.watch("chat-42", after_seq=cursor, follow=True)
+        try:
+            async for event in watch:
+                handle(event)
+        finally:
+            cursor = watch.last_seq   # e.g. after UnavailableError: watch again from here
+            await watch.aclose()
+    """
+
+    def __init__(self, session_id: str, after_seq: int, start: Callable[[], _StreamCall]) -> None:
+        super().__init__(session_id, after_seq)
+        self._start = start
+        self._call: _StreamCall | None = None
+        self._stream = self._read()
+
+    def __aiter__(self) -> AsyncWatch:
+        return self
+
+    async def __anext__(self) -> agent_pb2.Event:
+        return await self._stream.__anext__()
+
+    async def __aenter__(self) -> AsyncWatch:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop watching: cancel the stream. Idempotent."""
+        self._closed = True
+        if self._call is not None and not self._call.done():
+            self._call.cancel()
+        if not self._stream.ag_running:  # else the reading task ends its loop itself
+            await self._stream.aclose()
+
+    async def _read(self) -> AsyncGenerator[agent_pb2.Event, None]:
+        call = self._call = self._start()
+        with translate_errors():
+            try:
+                async for response in call:
+                    yield self._advance(response.event)
+            except asyncio.CancelledError:
+                # aclose() from another task cancels the call: end quietly. Anything
+                # else (the reading task itself cancelled) is a real cancellation.
+                task = asyncio.current_task()
+                if not self._closed or (task is not None and task.cancelling()):
+                    raise
 
 
 class AsyncClient:
@@ -211,24 +288,26 @@ class AsyncClient:
         tools: ToolsLike | None = None,
         business_state: Any = UNSET,
         request_id: str = "",
+        history_limit: int | None = None,
     ) -> AsyncRun:
         """Start, continue or resume the run of ``session_id`` (the Execute RPC).
 
         ``input``: a str (one user message), a message dict, a proto Message, or a list of
         those. ``tools`` maps tool names to the callables that answer ``tool.call``.
         ``business_state``: any JSON value; left out, the stored one is kept; None is JSON
-        null. Raises (while iterating or awaiting) a ``LuoshoError`` subclass on failure.
+        null. ``history_limit``: history entries kept for this session (None: the
+        daemon's default; 0 keeps none). Raises (while iterating or awaiting) a
+        ``LuoshoError`` subclass on failure.
         """
         request = execute_request(
-            session_id, input, agent=agent, business_state=business_state, request_id=request_id
-        )
-        return AsyncRun(
             session_id,
-            lambda: self._stub.Execute(request, metadata=self._metadata),
-            self._submit_outcome,
-            ToolBox(tools),
-            empty_means_finished=False,
+            input,
+            agent=agent,
+            business_state=business_state,
+            request_id=request_id,
+            history_limit=history_limit,
         )
+        return self._run(session_id, "Execute", request, tools)
 
     def resume(
         self,
@@ -243,13 +322,63 @@ class AsyncClient:
         A session with nothing to run gives ``RunResult(ran=False, status="finished")``.
         """
         request = resume_request(session_id, agent=agent, request_id=request_id)
+        return self._run(session_id, "Resume", request, tools, empty_means_finished=True)
+
+    def resolve(
+        self,
+        approval_id: str,
+        approved: bool,
+        *,
+        note: str = "",
+        agent: AgentLike | None = None,
+        tools: ToolsLike | None = None,
+        request_id: str = "",
+    ) -> AsyncRun:
+        """Decide a pending approval and continue its run (the Resolve RPC).
+
+        Returns a run like ``execute``'s: approved, the gated call is handed out as a
+        ``tool.call`` (answered by ``tools``) and runs once; rejected, it gets an error
+        result with ``note`` that the model reads. Either way the turn's remaining calls
+        run, then the loop goes on (it may pause again on another approval). ``agent``:
+        omitted, the saved one; given, it is checked for drift like a resume. An unknown
+        or already decided approval raises ``ApprovalNotFoundError``.
+        """
+        request = resolve_request(
+            approval_id, approved, note=note, agent=agent, request_id=request_id
+        )
+        return self._run("", "Resolve", request, tools)
+
+    def _run(
+        self,
+        session_id: str,
+        rpc: str,
+        request: Any,
+        tools: ToolsLike | None,
+        *,
+        empty_means_finished: bool = False,
+    ) -> AsyncRun:
+        method = getattr(self._stub, rpc)
         return AsyncRun(
             session_id,
-            lambda: self._stub.Resume(request, metadata=self._metadata),
+            lambda: method(request, metadata=self._metadata),
             self._submit_outcome,
             ToolBox(tools),
-            empty_means_finished=True,
+            empty_means_finished=empty_means_finished,
         )
+
+    async def _unary(self, rpc: str, request: Any) -> Any:
+        with translate_errors():
+            return await getattr(self._stub, rpc)(request, metadata=self._metadata)
+
+    async def _pages(self, query: PageQuery) -> AsyncIterator[Any]:
+        token = ""
+        while True:
+            response = await self._unary(query.rpc, query.request(token))
+            for item in getattr(response, query.items):
+                yield item
+            token = response.next_page_token
+            if not token:
+                return
 
     async def _submit_outcome(
         self, session_id: str, tool_call_id: str, outcome: ToolOutcome
@@ -260,8 +389,7 @@ class AsyncClient:
             result_json=outcome.result_json,
             is_error=outcome.is_error,
         )
-        with translate_errors():
-            response = await self._stub.SubmitToolResult(request, metadata=self._metadata)
+        response = await self._unary("SubmitToolResult", request)
         return submit_outcome_name(response.outcome)
 
     async def submit_tool_result(
@@ -269,7 +397,8 @@ class AsyncClient:
     ) -> str:
         """Answer a tool call by hand; ``result`` is JSON-encoded.
 
-        Returns "accepted", or "duplicate" when the call already had a result.
+        Returns "accepted", or "duplicate" when the call already had a result. A call
+        that no run waits for raises ``ToolCallNotPendingError`` (resume the session).
         """
         return await self._submit_outcome(
             session_id, tool_call_id, ToolOutcome(dumps(result), is_error)
@@ -277,40 +406,88 @@ class AsyncClient:
 
     async def cancel(self, session_id: str) -> bool:
         """Abort the session's running run; False when none was running in the daemon."""
-        with translate_errors():
-            response = await self._stub.Cancel(
-                agent_pb2.CancelRequest(session_id=session_id), metadata=self._metadata
-            )
+        response = await self._unary("Cancel", agent_pb2.CancelRequest(session_id=session_id))
         return bool(response.cancelled)
 
     async def get_session(self, session_id: str) -> agent_pb2.Checkpoint:
         """The session's latest checkpoint, as the proto (see ``message_to_dict``)."""
-        with translate_errors():
-            response = await self._stub.GetSession(
-                agent_pb2.GetSessionRequest(session_id=session_id), metadata=self._metadata
-            )
+        response = await self._unary(
+            "GetSession", agent_pb2.GetSessionRequest(session_id=session_id)
+        )
         return response.checkpoint
 
-    async def list_sessions(
+    def list_sessions(
         self, status: StatusLike = None, *, page_size: int = 100
     ) -> AsyncIterator[agent_pb2.SessionSummary]:
         """Every session (optionally of one status), following the pages as it goes."""
-        token = ""
-        while True:
-            request = list_sessions_request(status, page_size, token)
-            with translate_errors():
-                response = await self._stub.ListSessions(request, metadata=self._metadata)
-            for summary in response.sessions:
-                yield summary
-            token = response.next_page_token
-            if not token:
-                return
+        return self._pages(list_sessions_query(status, page_size))
 
     async def delete_session(self, session_id: str, *, keep_history: bool = False) -> bool:
         """Delete the session's checkpoint; False when it had none."""
-        with translate_errors():
-            response = await self._stub.DeleteSession(
-                agent_pb2.DeleteSessionRequest(session_id=session_id, keep_history=keep_history),
-                metadata=self._metadata,
-            )
+        response = await self._unary(
+            "DeleteSession",
+            agent_pb2.DeleteSessionRequest(session_id=session_id, keep_history=keep_history),
+        )
         return bool(response.deleted)
+
+    def approvals(
+        self, session_id: str | None = None, *, page_size: int = 100
+    ) -> AsyncIterator[agent_pb2.Approval]:
+        """Every pending approval (of one session, or of all), oldest first, every page."""
+        return self._pages(approvals_query(session_id, page_size))
+
+    def history(
+        self, session_id: str, *, include_checkpoint: bool = False, page_size: int = 50
+    ) -> AsyncIterator[agent_pb2.HistoryEntry]:
+        """The session's saved checkpoints, newest first, every page (``HistoryEntry``).
+
+        ``include_checkpoint`` fills each entry's full ``checkpoint``; keep ``page_size``
+        small then, as every page is one response. An unknown session has no entries.
+        """
+        return self._pages(history_query(session_id, include_checkpoint, page_size))
+
+    async def fork(
+        self,
+        session_id: str,
+        from_step: int,
+        *,
+        new_session_id: str = "",
+        messages: InputLike = None,
+        business_state: Any = UNSET,
+        tool_result: ToolResultLike | None = None,
+        append_input: str = "",
+    ) -> agent_pb2.ForkResponse:
+        """A new in-progress session from the newest history entry of ``from_step``.
+
+        The patch is applied in this order: ``messages`` (not None) replace the
+        transcript; ``business_state`` replaces the state; ``tool_result``
+        (``ToolResultPatch(tool_call_id, result, is_error=False)`` or a tuple of those)
+        replaces or records one call's result in place; ``append_input`` is a user
+        message sent after any calls still pending. ``new_session_id`` defaults to
+        ``"<session_id>.fork-<n>"``; one that exists raises ``SessionExistsError``. Returns
+        the ``ForkResponse`` (``session_id``, ``step``, ``checkpoint``); run the fork with
+        ``resume(response.session_id)``.
+        """
+        request = fork_request(
+            session_id,
+            from_step,
+            new_session_id=new_session_id,
+            messages=messages,
+            business_state=business_state,
+            tool_result=tool_result,
+            append_input=append_input,
+        )
+        return await self._unary("Fork", request)
+
+    async def compare(self, session_id_a: str, session_id_b: str) -> agent_pb2.CompareResponse:
+        """Two sessions' trajectories side by side: ``a``, ``b``, ``diverged_at``, ``drift``."""
+        return await self._unary("Compare", compare_request(session_id_a, session_id_b))
+
+    def watch(self, session_id: str, after_seq: int = 0, *, follow: bool = False) -> AsyncWatch:
+        """The session's events with ``seq > after_seq`` (0: all the daemon keeps), then
+        live ones; see ``AsyncWatch``. Resume with ``after_seq=watch.last_seq``. A cursor
+        older than the kept log raises ``EventsOutOfRangeError`` (``.oldest_kept_seq``)."""
+        request = watch_request(session_id, after_seq, follow)
+        return AsyncWatch(
+            session_id, after_seq, lambda: self._stub.Watch(request, metadata=self._metadata)
+        )

@@ -8,6 +8,9 @@ Every error the daemon sends is a ``google.rpc.Status`` with one ``ErrorInfo`` (
     ├── CheckpointNotFoundError        NOT_FOUND            CHECKPOINT_NOT_FOUND
     ├── ApprovalNotFoundError          NOT_FOUND            APPROVAL_NOT_FOUND
     ├── ToolCallNotFoundError          NOT_FOUND            TOOL_CALL_NOT_FOUND
+    ├── SessionExistsError             ALREADY_EXISTS       SESSION_EXISTS
+    ├── EventsOutOfRangeError          OUT_OF_RANGE         EVENTS_OUT_OF_RANGE
+    ├── ToolCallNotPendingError        FAILED_PRECONDITION  TOOL_CALL_NOT_PENDING
     ├── SessionAwaitingApprovalError   FAILED_PRECONDITION  SESSION_AWAITING_APPROVAL
     ├── AgentDriftError                FAILED_PRECONDITION  AGENT_DRIFT
     ├── ResumeToolMissingError         FAILED_PRECONDITION  RESUME_TOOL_MISSING
@@ -20,7 +23,10 @@ Every error the daemon sends is a ``google.rpc.Status`` with one ``ErrorInfo`` (
     │   └── ShuttingDownError          UNAVAILABLE          SHUTTING_DOWN
     └── IncompleteRunError             client side: a run's stream ended without run.done
 
-Any other status is a plain ``LuoshoError``. The original ``grpc.RpcError`` is kept as
+INVALID_ARGUMENT reasons without a class of their own (INVALID_SESSION_ID,
+UNKNOWN_TOOL_CALL, TOOL_RESULT_OUT_OF_ORDER, INVALID_HISTORY_LIMIT,
+INVALID_APPROVAL_TIMEOUT, …) are ``InvalidArgumentError`` with that ``reason``. Any other
+status is a plain ``LuoshoError``. The original ``grpc.RpcError`` is kept as
 ``__cause__``.
 """
 
@@ -37,6 +43,7 @@ __all__ = [
     "AgentDriftError",
     "ApprovalNotFoundError",
     "CheckpointNotFoundError",
+    "EventsOutOfRangeError",
     "IncompleteRunError",
     "InvalidArgumentError",
     "LeaseLostError",
@@ -46,9 +53,11 @@ __all__ = [
     "ResumeToolMissingError",
     "SessionAwaitingApprovalError",
     "SessionBusyError",
+    "SessionExistsError",
     "ShuttingDownError",
     "StoreFullError",
     "ToolCallNotFoundError",
+    "ToolCallNotPendingError",
     "UnavailableError",
 ]
 
@@ -92,11 +101,42 @@ class CheckpointNotFoundError(LuoshoError):
 
 
 class ApprovalNotFoundError(LuoshoError):
-    """The approval is unknown or was already decided."""
+    """The approval is unknown, was already decided, or is being decided right now."""
+
+    @property
+    def approval_id(self) -> str:
+        return self.metadata.get("approval_id", "")
 
 
 class ToolCallNotFoundError(LuoshoError):
-    """SubmitToolResult named a tool call that no run of the session is waiting for."""
+    """SubmitToolResult named a tool call that the session does not have."""
+
+
+class SessionExistsError(LuoshoError):
+    """Fork's ``new_session_id`` already has a checkpoint."""
+
+
+class EventsOutOfRangeError(LuoshoError):
+    """Watch's cursor is older than the session's kept event log.
+
+    Events between the cursor and ``oldest_kept_seq`` are gone: re-read the state with
+    ``get_session`` and watch again from ``oldest_kept_seq - 1``.
+    """
+
+    @property
+    def oldest_kept_seq(self) -> int:
+        try:
+            return int(self.metadata.get("oldest_kept_seq", "0"))
+        except ValueError:
+            return 0
+
+
+class ToolCallNotPendingError(LuoshoError):
+    """The tool call exists but has no result and no run is waiting for one.
+
+    Its run stopped (cancelled stream, daemon restart): resume the session and the call
+    is handed out again.
+    """
 
 
 class SessionAwaitingApprovalError(LuoshoError):
@@ -154,6 +194,9 @@ _ERROR_BY_REASON: dict[str, type[LuoshoError]] = {
     "CHECKPOINT_NOT_FOUND": CheckpointNotFoundError,
     "APPROVAL_NOT_FOUND": ApprovalNotFoundError,
     "TOOL_CALL_NOT_FOUND": ToolCallNotFoundError,
+    "TOOL_CALL_NOT_PENDING": ToolCallNotPendingError,
+    "SESSION_EXISTS": SessionExistsError,
+    "EVENTS_OUT_OF_RANGE": EventsOutOfRangeError,
     "AGENT_DRIFT": AgentDriftError,
     "RESUME_TOOL_MISSING": ResumeToolMissingError,
     "LEASE_LOST": LeaseLostError,

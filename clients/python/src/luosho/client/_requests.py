@@ -1,10 +1,17 @@
-"""Request builders shared by the sync and async clients (no I/O here)."""
+"""Request builders shared by the sync and async clients (no I/O here).
+
+Each client method builds its request here and keeps only the call itself; paged RPCs
+are described by a ``PageQuery`` that both clients' pagers follow.
+"""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
+
+from google.protobuf.message import Message as ProtoMessage
 
 from luosho.v1 import agent_pb2
 
@@ -15,11 +22,21 @@ from ._result import STATUS_VALUES
 __all__ = [
     "UNSET",
     "MetadataLike",
+    "PageQuery",
     "StatusLike",
+    "ToolResultLike",
+    "ToolResultPatch",
+    "approvals_query",
+    "compare_request",
     "execute_request",
+    "fork_request",
+    "history_query",
+    "list_sessions_query",
     "list_sessions_request",
     "normalize_metadata",
+    "resolve_request",
     "resume_request",
+    "watch_request",
 ]
 
 
@@ -52,6 +69,7 @@ def execute_request(
     agent: AgentLike | None,
     business_state: Any,
     request_id: str,
+    history_limit: int | None = None,
 ) -> agent_pb2.ExecuteRequest:
     request = agent_pb2.ExecuteRequest(
         session_id=session_id,
@@ -61,6 +79,8 @@ def execute_request(
     )
     if business_state is not UNSET:
         request.business_state_json = dumps(business_state)
+    if history_limit is not None:
+        request.history_limit = history_limit
     return request
 
 
@@ -85,3 +105,143 @@ def list_sessions_request(
     else:
         value = status
     return agent_pb2.ListSessionsRequest(page_size=page_size, page_token=page_token, status=value)
+
+
+def resolve_request(
+    approval_id: str,
+    approved: bool,
+    *,
+    note: str,
+    agent: AgentLike | None,
+    request_id: str,
+) -> agent_pb2.ResolveRequest:
+    if not approval_id:
+        raise ValueError("approval_id is required")
+    return agent_pb2.ResolveRequest(
+        approval_id=approval_id,
+        approved=approved,
+        note=note,
+        agent=agent_spec(agent),
+        request_id=request_id,
+    )
+
+
+# ---- paged RPCs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuery:
+    """A paged RPC to follow to its last page (AIP-158).
+
+    ``rpc`` names the stub method; ``request(page_token)`` builds each page's request;
+    ``items`` names the response's repeated field. Both clients follow it the same way:
+    call, yield the items, repeat with ``next_page_token`` until it is empty.
+    """
+
+    rpc: str
+    request: Callable[[str], ProtoMessage]
+    items: str
+
+
+def list_sessions_query(status: StatusLike, page_size: int) -> PageQuery:
+    list_sessions_request(status, page_size, "")  # an unknown status fails here, at once
+    return PageQuery(
+        "ListSessions", lambda token: list_sessions_request(status, page_size, token), "sessions"
+    )
+
+
+def approvals_query(session_id: str | None, page_size: int) -> PageQuery:
+    return PageQuery(
+        "ListApprovals",
+        lambda token: agent_pb2.ListApprovalsRequest(
+            session_id=session_id or "", page_size=page_size, page_token=token
+        ),
+        "approvals",
+    )
+
+
+def history_query(session_id: str, include_checkpoint: bool, page_size: int) -> PageQuery:
+    return PageQuery(
+        "History",
+        lambda token: agent_pb2.HistoryRequest(
+            session_id=session_id,
+            page_size=page_size,
+            page_token=token,
+            include_checkpoint=include_checkpoint,
+        ),
+        "entries",
+    )
+
+
+# ---- fork, compare, watch ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultPatch:
+    """Fork's replacement result for one tool call: ``result`` is any JSON value."""
+
+    tool_call_id: str
+    result: Any
+    is_error: bool = False
+
+    def to_proto(self) -> agent_pb2.ToolResultPatch:
+        return agent_pb2.ToolResultPatch(
+            tool_call_id=self.tool_call_id, result_json=dumps(self.result), is_error=self.is_error
+        )
+
+
+# A ToolResultPatch, a (tool_call_id, result) or (tool_call_id, result, is_error) tuple,
+# or the proto (its result_json sent as is).
+ToolResultLike: TypeAlias = (
+    ToolResultPatch | tuple[str, Any] | tuple[str, Any, bool] | agent_pb2.ToolResultPatch
+)
+
+
+def _tool_result_patch(value: ToolResultLike) -> agent_pb2.ToolResultPatch:
+    if isinstance(value, agent_pb2.ToolResultPatch):
+        return value
+    if isinstance(value, ToolResultPatch):
+        return value.to_proto()
+    if isinstance(value, tuple) and len(value) in (2, 3):
+        return ToolResultPatch(*value).to_proto()
+    raise TypeError(
+        "tool_result must be a ToolResultPatch, a (tool_call_id, result[, is_error]) tuple "
+        f"or an agent_pb2.ToolResultPatch, not {value!r}"
+    )
+
+
+def fork_request(
+    session_id: str,
+    from_step: int,
+    *,
+    new_session_id: str,
+    messages: InputLike,
+    business_state: Any,
+    tool_result: ToolResultLike | None,
+    append_input: str,
+) -> agent_pb2.ForkRequest:
+    """``messages=None`` keeps the transcript; a list (even empty) replaces it."""
+    patch = agent_pb2.ForkPatch(append_input=append_input)
+    if messages is not None:
+        patch.replace_messages = True
+        patch.messages.extend(to_messages(messages))
+    if business_state is not UNSET:
+        patch.business_state_json = dumps(business_state)
+    if tool_result is not None:
+        patch.tool_result.CopyFrom(_tool_result_patch(tool_result))
+    return agent_pb2.ForkRequest(
+        session_id=session_id,
+        from_step=from_step,
+        new_session_id=new_session_id,
+        patch=patch,
+    )
+
+
+def compare_request(session_id_a: str, session_id_b: str) -> agent_pb2.CompareRequest:
+    return agent_pb2.CompareRequest(session_id_a=session_id_a, session_id_b=session_id_b)
+
+
+def watch_request(session_id: str, after_seq: int, follow: bool) -> agent_pb2.WatchRequest:
+    if after_seq < 0:
+        raise ValueError(f"after_seq must be >= 0, got {after_seq}")
+    return agent_pb2.WatchRequest(session_id=session_id, after_seq=after_seq, follow=follow)

@@ -67,11 +67,15 @@ class Usage:
 
 @dataclass(frozen=True)
 class RunResult:
-    """The outcome of one Execute or Resume stream.
+    """The outcome of one Execute, Resume or Resolve stream.
 
     ``ran`` is False only for a Resume of a session with nothing left to run (the daemon
     ends that stream with no events); such a result has ``status="finished"`` and no
     ``finish_reason``.
+
+    A run that paused on a tool needing approval has ``finish_reason="awaiting_approval"``,
+    its ``approval_id``, and ``approval``: the proto ``Approval`` (gated call, remaining
+    calls, expiry) from the run's ``approval.requested`` event. Decide it with ``resolve``.
     """
 
     session_id: str
@@ -86,6 +90,8 @@ class RunResult:
     run_id: str = ""
     # Every event the stream delivered, in order (run.done last).
     events: list[agent_pb2.Event] = field(default_factory=list, repr=False)
+    # The pending approval when the run paused on one (else None).
+    approval: agent_pb2.Approval | None = field(default=None, repr=False)
 
 
 def build_result(
@@ -110,6 +116,16 @@ def build_result(
             {"session_id": session_id, "events": str(len(events))},
         )
     done = last.run_done
+    requested = next(
+        (e for e in reversed(events) if e.HasField("approval_requested")), None
+    )
+    approval = (
+        requested.approval_requested.approval
+        if requested is not None
+        and done.approval_id
+        and requested.approval_requested.approval.approval_id == done.approval_id
+        else None
+    )
     return RunResult(
         session_id=last.session_id or session_id,
         ran=True,
@@ -122,6 +138,7 @@ def build_result(
         message_count=done.message_count,
         run_id=last.run_id,
         events=events,
+        approval=approval,
     )
 
 

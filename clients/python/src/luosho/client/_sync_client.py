@@ -1,4 +1,5 @@
-"""``Client``: the blocking client, and ``Run``, one Execute/Resume stream."""
+"""``Client``: the blocking client; ``Run``, one Execute/Resume/Resolve stream; ``Watch``,
+one Watch stream."""
 
 from __future__ import annotations
 
@@ -19,16 +20,25 @@ from ._messages import InputLike
 from ._requests import (
     UNSET,
     MetadataLike,
+    PageQuery,
     StatusLike,
+    ToolResultLike,
+    approvals_query,
+    compare_request,
     execute_request,
-    list_sessions_request,
+    fork_request,
+    history_query,
+    list_sessions_query,
     normalize_metadata,
+    resolve_request,
     resume_request,
+    watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
 from ._tools import ToolBox, ToolOutcome, ToolsLike
+from ._watch import WatchCursor
 
-__all__ = ["Client", "Run"]
+__all__ = ["Client", "Run", "Watch"]
 
 _StreamCall = Any  # grpc's _MultiThreadedRendezvous: an iterator and a grpc.Call
 
@@ -116,6 +126,8 @@ class Run:
                     for response in call:
                         event = response.event
                         self._events.append(event)
+                        if not self.session_id:  # a Resolve run learns its session here
+                            self.session_id = event.session_id
                         if event.type == "tool.call" and event.HasField("tool_call"):
                             self._spawn(event)
                         yield event
@@ -167,6 +179,59 @@ class Run:
             pending = list(self._pending)
         for future in pending:
             future.cancel()
+
+
+class Watch(WatchCursor):
+    """One Watch stream: ``for event in watch``; the blocking twin of ``AsyncWatch``.
+
+    Use ``with client.watch(...) as watch:`` or ``watch.close()`` to stop it; from another
+    thread while ``for event in watch`` is reading, the loop then just ends. Resume a
+    watch that broke off with ``client.watch(session_id, after_seq=watch.last_seq)``.
+    """
+
+    def __init__(self, session_id: str, after_seq: int, start: Callable[[], _StreamCall]) -> None:
+        super().__init__(session_id, after_seq)
+        self._start = start
+        self._call: _StreamCall | None = None
+        self._stream = self._read()
+
+    def __iter__(self) -> Iterator[agent_pb2.Event]:
+        return self
+
+    def __next__(self) -> agent_pb2.Event:
+        return next(self._stream)
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop watching: cancel the stream. Idempotent."""
+        self._closed = True
+        if self._call is not None:
+            self._call.cancel()
+        if inspect.getgeneratorstate(self._stream) != inspect.GEN_RUNNING:
+            self._stream.close()
+
+    def _read(self) -> Generator[agent_pb2.Event, None, None]:
+        call = self._call = self._start()
+        if self._closed:  # closed from another thread while the call was starting
+            call.cancel()
+        with translate_errors():
+            try:
+                for response in call:
+                    yield self._advance(response.event)
+            except grpc.RpcError as error:
+                if self._closed and error.code() == grpc.StatusCode.CANCELLED:
+                    return
+                raise
 
 
 class Client:
@@ -230,19 +295,18 @@ class Client:
         tools: ToolsLike | None = None,
         business_state: Any = UNSET,
         request_id: str = "",
+        history_limit: int | None = None,
     ) -> Run:
         """Start, continue or resume the run of ``session_id``; see ``AsyncClient.execute``."""
         request = execute_request(
-            session_id, input, agent=agent, business_state=business_state, request_id=request_id
-        )
-        return Run(
             session_id,
-            lambda: self._stub.Execute(request, metadata=self._metadata),
-            self._submit_outcome,
-            ToolBox(tools),
-            self._tool_pool,
-            empty_means_finished=False,
+            input,
+            agent=agent,
+            business_state=business_state,
+            request_id=request_id,
+            history_limit=history_limit,
         )
+        return self._run(session_id, "Execute", request, tools)
 
     def resume(
         self,
@@ -254,14 +318,55 @@ class Client:
     ) -> Run:
         """Finish an interrupted run; see ``AsyncClient.resume``."""
         request = resume_request(session_id, agent=agent, request_id=request_id)
+        return self._run(session_id, "Resume", request, tools, empty_means_finished=True)
+
+    def resolve(
+        self,
+        approval_id: str,
+        approved: bool,
+        *,
+        note: str = "",
+        agent: AgentLike | None = None,
+        tools: ToolsLike | None = None,
+        request_id: str = "",
+    ) -> Run:
+        """Decide a pending approval and continue its run; see ``AsyncClient.resolve``."""
+        request = resolve_request(
+            approval_id, approved, note=note, agent=agent, request_id=request_id
+        )
+        return self._run("", "Resolve", request, tools)
+
+    def _run(
+        self,
+        session_id: str,
+        rpc: str,
+        request: Any,
+        tools: ToolsLike | None,
+        *,
+        empty_means_finished: bool = False,
+    ) -> Run:
+        method = getattr(self._stub, rpc)
         return Run(
             session_id,
-            lambda: self._stub.Resume(request, metadata=self._metadata),
+            lambda: method(request, metadata=self._metadata),
             self._submit_outcome,
             ToolBox(tools),
             self._tool_pool,
-            empty_means_finished=True,
+            empty_means_finished=empty_means_finished,
         )
+
+    def _unary(self, rpc: str, request: Any) -> Any:
+        with translate_errors():
+            return getattr(self._stub, rpc)(request, metadata=self._metadata)
+
+    def _pages(self, query: PageQuery) -> Iterator[Any]:
+        token = ""
+        while True:
+            response = self._unary(query.rpc, query.request(token))
+            yield from getattr(response, query.items)
+            token = response.next_page_token
+            if not token:
+                return
 
     def _submit_outcome(self, session_id: str, tool_call_id: str, outcome: ToolOutcome) -> str:
         request = agent_pb2.SubmitToolResultRequest(
@@ -270,9 +375,7 @@ class Client:
             result_json=outcome.result_json,
             is_error=outcome.is_error,
         )
-        with translate_errors():
-            response = self._stub.SubmitToolResult(request, metadata=self._metadata)
-        return submit_outcome_name(response.outcome)
+        return submit_outcome_name(self._unary("SubmitToolResult", request).outcome)
 
     def submit_tool_result(
         self, session_id: str, tool_call_id: str, result: Any, *, is_error: bool = False
@@ -282,39 +385,71 @@ class Client:
 
     def cancel(self, session_id: str) -> bool:
         """Abort the session's running run; False when none was running in the daemon."""
-        with translate_errors():
-            response = self._stub.Cancel(
-                agent_pb2.CancelRequest(session_id=session_id), metadata=self._metadata
-            )
-        return bool(response.cancelled)
+        return bool(self._unary("Cancel", agent_pb2.CancelRequest(session_id=session_id)).cancelled)
 
     def get_session(self, session_id: str) -> agent_pb2.Checkpoint:
         """The session's latest checkpoint, as the proto (see ``message_to_dict``)."""
-        with translate_errors():
-            response = self._stub.GetSession(
-                agent_pb2.GetSessionRequest(session_id=session_id), metadata=self._metadata
-            )
+        response = self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
         return response.checkpoint
 
     def list_sessions(
         self, status: StatusLike = None, *, page_size: int = 100
     ) -> Iterator[agent_pb2.SessionSummary]:
         """Every session (optionally of one status), following the pages as it goes."""
-        token = ""
-        while True:
-            request = list_sessions_request(status, page_size, token)
-            with translate_errors():
-                response = self._stub.ListSessions(request, metadata=self._metadata)
-            yield from response.sessions
-            token = response.next_page_token
-            if not token:
-                return
+        return self._pages(list_sessions_query(status, page_size))
 
     def delete_session(self, session_id: str, *, keep_history: bool = False) -> bool:
         """Delete the session's checkpoint; False when it had none."""
-        with translate_errors():
-            response = self._stub.DeleteSession(
-                agent_pb2.DeleteSessionRequest(session_id=session_id, keep_history=keep_history),
-                metadata=self._metadata,
-            )
+        response = self._unary(
+            "DeleteSession",
+            agent_pb2.DeleteSessionRequest(session_id=session_id, keep_history=keep_history),
+        )
         return bool(response.deleted)
+
+    def approvals(
+        self, session_id: str | None = None, *, page_size: int = 100
+    ) -> Iterator[agent_pb2.Approval]:
+        """Every pending approval (of one session, or of all), oldest first, every page."""
+        return self._pages(approvals_query(session_id, page_size))
+
+    def history(
+        self, session_id: str, *, include_checkpoint: bool = False, page_size: int = 50
+    ) -> Iterator[agent_pb2.HistoryEntry]:
+        """The session's saved checkpoints, newest first; see ``AsyncClient.history``."""
+        return self._pages(history_query(session_id, include_checkpoint, page_size))
+
+    def fork(
+        self,
+        session_id: str,
+        from_step: int,
+        *,
+        new_session_id: str = "",
+        messages: InputLike = None,
+        business_state: Any = UNSET,
+        tool_result: ToolResultLike | None = None,
+        append_input: str = "",
+    ) -> agent_pb2.ForkResponse:
+        """A new in-progress session from a step of another's history; see
+        ``AsyncClient.fork``."""
+        request = fork_request(
+            session_id,
+            from_step,
+            new_session_id=new_session_id,
+            messages=messages,
+            business_state=business_state,
+            tool_result=tool_result,
+            append_input=append_input,
+        )
+        return self._unary("Fork", request)
+
+    def compare(self, session_id_a: str, session_id_b: str) -> agent_pb2.CompareResponse:
+        """Two sessions' trajectories side by side; see ``AsyncClient.compare``."""
+        return self._unary("Compare", compare_request(session_id_a, session_id_b))
+
+    def watch(self, session_id: str, after_seq: int = 0, *, follow: bool = False) -> Watch:
+        """The session's events after ``after_seq``, then live ones; see ``Watch`` and
+        ``AsyncClient.watch``."""
+        request = watch_request(session_id, after_seq, follow)
+        return Watch(
+            session_id, after_seq, lambda: self._stub.Watch(request, metadata=self._metadata)
+        )

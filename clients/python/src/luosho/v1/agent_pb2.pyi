@@ -91,7 +91,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -100,6 +100,7 @@ class AgentSpec(_message.Message):
     ON_AGENT_DRIFT_FIELD_NUMBER: _ClassVar[int]
     MODEL_SETTINGS_JSON_FIELD_NUMBER: _ClassVar[int]
     TOOL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
@@ -108,7 +109,8 @@ class AgentSpec(_message.Message):
     on_agent_drift: AgentDriftPolicy
     model_settings_json: str
     tool_timeout_ms: int
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ...) -> None: ...
+    approval_timeout_ms: int
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
     __slots__ = ("id", "name", "arguments_json")
@@ -217,6 +219,42 @@ class Checkpoint(_message.Message):
     run_id: str
     def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ...) -> None: ...
 
+class Approval(_message.Message):
+    __slots__ = ("approval_id", "session_id", "tool_call", "remaining", "step", "fingerprint", "created_at", "expires_at")
+    APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    approval_id: str
+    session_id: str
+    tool_call: ToolCall
+    remaining: _containers.RepeatedCompositeFieldContainer[ToolCall]
+    step: int
+    fingerprint: AgentFingerprint
+    created_at: _timestamp_pb2.Timestamp
+    expires_at: _timestamp_pb2.Timestamp
+    def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class HistoryEntry(_message.Message):
+    __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    SAVED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    saved_at: _timestamp_pb2.Timestamp
+    status: CheckpointStatus
+    version: int
+    message_count: int
+    checkpoint: Checkpoint
+    def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
+
 class SessionSummary(_message.Message):
     __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -236,7 +274,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -250,6 +288,8 @@ class Event(_message.Message):
     STEP_DONE_FIELD_NUMBER: _ClassVar[int]
     RUN_DONE_FIELD_NUMBER: _ClassVar[int]
     AGENT_DRIFT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
     seq: int
@@ -263,7 +303,9 @@ class Event(_message.Message):
     step_done: StepDone
     run_done: RunDone
     agent_drift: AgentDrift
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
+    text_delta: TextDelta
+    approval_requested: ApprovalRequested
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -323,6 +365,14 @@ class StepDone(_message.Message):
     step: int
     def __init__(self, step: _Optional[int] = ...) -> None: ...
 
+class TextDelta(_message.Message):
+    __slots__ = ("step", "text")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    text: str
+    def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+
 class AgentDrift(_message.Message):
     __slots__ = ("model_from", "model_to", "tools_added", "tools_removed", "tools_changed", "instructions_changed")
     MODEL_FROM_FIELD_NUMBER: _ClassVar[int]
@@ -338,6 +388,12 @@ class AgentDrift(_message.Message):
     tools_changed: _containers.RepeatedScalarFieldContainer[str]
     instructions_changed: bool
     def __init__(self, model_from: _Optional[str] = ..., model_to: _Optional[str] = ..., tools_added: _Optional[_Iterable[str]] = ..., tools_removed: _Optional[_Iterable[str]] = ..., tools_changed: _Optional[_Iterable[str]] = ..., instructions_changed: _Optional[bool] = ...) -> None: ...
+
+class ApprovalRequested(_message.Message):
+    __slots__ = ("approval",)
+    APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    approval: Approval
+    def __init__(self, approval: _Optional[_Union[Approval, _Mapping]] = ...) -> None: ...
 
 class RunDone(_message.Message):
     __slots__ = ("finish_reason", "status", "final_text", "step_index", "usage", "approval_id", "message_count")
@@ -358,18 +414,20 @@ class RunDone(_message.Message):
     def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., final_text: _Optional[str] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., approval_id: _Optional[str] = ..., message_count: _Optional[int] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id")
+    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     BUSINESS_STATE_JSON_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_LIMIT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     input: _containers.RepeatedCompositeFieldContainer[Message]
     agent: AgentSpec
     business_state_json: str
     request_id: str
-    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+    history_limit: int
+    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ..., history_limit: _Optional[int] = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
     __slots__ = ("event",)
@@ -466,3 +524,201 @@ class DeleteSessionResponse(_message.Message):
     DELETED_FIELD_NUMBER: _ClassVar[int]
     deleted: bool
     def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class ResolveRequest(_message.Message):
+    __slots__ = ("approval_id", "approved", "note", "agent", "request_id")
+    APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    approval_id: str
+    approved: bool
+    note: str
+    agent: AgentSpec
+    request_id: str
+    def __init__(self, approval_id: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class ResolveResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: Event
+    def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
+
+class ListApprovalsRequest(_message.Message):
+    __slots__ = ("session_id", "page_size", "page_token")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, session_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListApprovalsResponse(_message.Message):
+    __slots__ = ("approvals", "next_page_token")
+    APPROVALS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    approvals: _containers.RepeatedCompositeFieldContainer[Approval]
+    next_page_token: str
+    def __init__(self, approvals: _Optional[_Iterable[_Union[Approval, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class HistoryRequest(_message.Message):
+    __slots__ = ("session_id", "page_size", "page_token", "include_checkpoint")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    page_size: int
+    page_token: str
+    include_checkpoint: bool
+    def __init__(self, session_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_checkpoint: _Optional[bool] = ...) -> None: ...
+
+class HistoryResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[HistoryEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ForkPatch(_message.Message):
+    __slots__ = ("replace_messages", "messages", "business_state_json", "tool_result", "append_input")
+    REPLACE_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    BUSINESS_STATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    APPEND_INPUT_FIELD_NUMBER: _ClassVar[int]
+    replace_messages: bool
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    business_state_json: str
+    tool_result: ToolResultPatch
+    append_input: str
+    def __init__(self, replace_messages: _Optional[bool] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., business_state_json: _Optional[str] = ..., tool_result: _Optional[_Union[ToolResultPatch, _Mapping]] = ..., append_input: _Optional[str] = ...) -> None: ...
+
+class ToolResultPatch(_message.Message):
+    __slots__ = ("tool_call_id", "result_json", "is_error")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    result_json: str
+    is_error: bool
+    def __init__(self, tool_call_id: _Optional[str] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class ForkRequest(_message.Message):
+    __slots__ = ("session_id", "from_step", "new_session_id", "patch")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_STEP_FIELD_NUMBER: _ClassVar[int]
+    NEW_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PATCH_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    from_step: int
+    new_session_id: str
+    patch: ForkPatch
+    def __init__(self, session_id: _Optional[str] = ..., from_step: _Optional[int] = ..., new_session_id: _Optional[str] = ..., patch: _Optional[_Union[ForkPatch, _Mapping]] = ...) -> None: ...
+
+class ForkResponse(_message.Message):
+    __slots__ = ("session_id", "step", "checkpoint")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    step: int
+    checkpoint: Checkpoint
+    def __init__(self, session_id: _Optional[str] = ..., step: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
+
+class CompareRequest(_message.Message):
+    __slots__ = ("session_id_a", "session_id_b")
+    SESSION_ID_A_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_B_FIELD_NUMBER: _ClassVar[int]
+    session_id_a: str
+    session_id_b: str
+    def __init__(self, session_id_a: _Optional[str] = ..., session_id_b: _Optional[str] = ...) -> None: ...
+
+class TrajectoryStep(_message.Message):
+    __slots__ = ("index", "text", "calls")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    text: str
+    calls: _containers.RepeatedCompositeFieldContainer[TrajectoryCall]
+    def __init__(self, index: _Optional[int] = ..., text: _Optional[str] = ..., calls: _Optional[_Iterable[_Union[TrajectoryCall, _Mapping]]] = ...) -> None: ...
+
+class TrajectoryCall(_message.Message):
+    __slots__ = ("tool_call_id", "name", "arguments_json", "has_result", "result_json", "is_error")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    HAS_RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    name: str
+    arguments_json: str
+    has_result: bool
+    result_json: str
+    is_error: bool
+    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., has_result: _Optional[bool] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class ArgumentDrift(_message.Message):
+    __slots__ = ("step", "tool", "arguments_json_a", "arguments_json_b")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_JSON_A_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_JSON_B_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    tool: str
+    arguments_json_a: str
+    arguments_json_b: str
+    def __init__(self, step: _Optional[int] = ..., tool: _Optional[str] = ..., arguments_json_a: _Optional[str] = ..., arguments_json_b: _Optional[str] = ...) -> None: ...
+
+class TrajectoryDrift(_message.Message):
+    __slots__ = ("tool_order_a", "tool_order_b", "tool_order_changed", "arguments", "steps_a", "steps_b", "finish_reason_a", "finish_reason_b")
+    TOOL_ORDER_A_FIELD_NUMBER: _ClassVar[int]
+    TOOL_ORDER_B_FIELD_NUMBER: _ClassVar[int]
+    TOOL_ORDER_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    STEPS_A_FIELD_NUMBER: _ClassVar[int]
+    STEPS_B_FIELD_NUMBER: _ClassVar[int]
+    FINISH_REASON_A_FIELD_NUMBER: _ClassVar[int]
+    FINISH_REASON_B_FIELD_NUMBER: _ClassVar[int]
+    tool_order_a: _containers.RepeatedScalarFieldContainer[str]
+    tool_order_b: _containers.RepeatedScalarFieldContainer[str]
+    tool_order_changed: bool
+    arguments: _containers.RepeatedCompositeFieldContainer[ArgumentDrift]
+    steps_a: int
+    steps_b: int
+    finish_reason_a: FinishReason
+    finish_reason_b: FinishReason
+    def __init__(self, tool_order_a: _Optional[_Iterable[str]] = ..., tool_order_b: _Optional[_Iterable[str]] = ..., tool_order_changed: _Optional[bool] = ..., arguments: _Optional[_Iterable[_Union[ArgumentDrift, _Mapping]]] = ..., steps_a: _Optional[int] = ..., steps_b: _Optional[int] = ..., finish_reason_a: _Optional[_Union[FinishReason, str]] = ..., finish_reason_b: _Optional[_Union[FinishReason, str]] = ...) -> None: ...
+
+class CompareResponse(_message.Message):
+    __slots__ = ("a", "b", "diverged_at", "drift")
+    A_FIELD_NUMBER: _ClassVar[int]
+    B_FIELD_NUMBER: _ClassVar[int]
+    DIVERGED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
+    a: _containers.RepeatedCompositeFieldContainer[TrajectoryStep]
+    b: _containers.RepeatedCompositeFieldContainer[TrajectoryStep]
+    diverged_at: int
+    drift: TrajectoryDrift
+    def __init__(self, a: _Optional[_Iterable[_Union[TrajectoryStep, _Mapping]]] = ..., b: _Optional[_Iterable[_Union[TrajectoryStep, _Mapping]]] = ..., diverged_at: _Optional[int] = ..., drift: _Optional[_Union[TrajectoryDrift, _Mapping]] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("session_id", "after_seq", "follow")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    after_seq: int
+    follow: bool
+    def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
+
+class WatchResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: Event
+    def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...

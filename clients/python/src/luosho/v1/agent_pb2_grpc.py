@@ -71,6 +71,36 @@ class AgentServiceStub:
                 request_serializer=luosho_dot_v1_dot_agent__pb2.DeleteSessionRequest.SerializeToString,
                 response_deserializer=luosho_dot_v1_dot_agent__pb2.DeleteSessionResponse.FromString,
                 _registered_method=True)
+        self.Resolve = channel.unary_stream(
+                '/luosho.v1.AgentService/Resolve',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.ResolveRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.ResolveResponse.FromString,
+                _registered_method=True)
+        self.ListApprovals = channel.unary_unary(
+                '/luosho.v1.AgentService/ListApprovals',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.ListApprovalsRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.ListApprovalsResponse.FromString,
+                _registered_method=True)
+        self.History = channel.unary_unary(
+                '/luosho.v1.AgentService/History',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.HistoryRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.HistoryResponse.FromString,
+                _registered_method=True)
+        self.Fork = channel.unary_unary(
+                '/luosho.v1.AgentService/Fork',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.ForkRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.ForkResponse.FromString,
+                _registered_method=True)
+        self.Compare = channel.unary_unary(
+                '/luosho.v1.AgentService/Compare',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.CompareRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.CompareResponse.FromString,
+                _registered_method=True)
+        self.Watch = channel.unary_stream(
+                '/luosho.v1.AgentService/Watch',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.WatchRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.WatchResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -130,6 +160,49 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Resolve(self, request, context):
+        """Decide a pending approval and continue the run: streams the continued run's events.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListApprovals(self, request, context):
+        """Pending approvals, optionally of one session, oldest first, paged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def History(self, request, context):
+        """A session's checkpoint history, newest first, paged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Fork(self, request, context):
+        """A new session from a step of another's history, with a patch; resume it like any
+        unfinished run.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Compare(self, request, context):
+        """Two sessions' trajectories side by side.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Watch(self, request, context):
+        """A session's events after a cursor: what the event log keeps, then live events.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -167,6 +240,36 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.DeleteSession,
                     request_deserializer=luosho_dot_v1_dot_agent__pb2.DeleteSessionRequest.FromString,
                     response_serializer=luosho_dot_v1_dot_agent__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'Resolve': grpc.unary_stream_rpc_method_handler(
+                    servicer.Resolve,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.ResolveRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.ResolveResponse.SerializeToString,
+            ),
+            'ListApprovals': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListApprovals,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.ListApprovalsRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.ListApprovalsResponse.SerializeToString,
+            ),
+            'History': grpc.unary_unary_rpc_method_handler(
+                    servicer.History,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.HistoryRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.HistoryResponse.SerializeToString,
+            ),
+            'Fork': grpc.unary_unary_rpc_method_handler(
+                    servicer.Fork,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.ForkRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.ForkResponse.SerializeToString,
+            ),
+            'Compare': grpc.unary_unary_rpc_method_handler(
+                    servicer.Compare,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.CompareRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.CompareResponse.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.WatchRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.WatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -360,6 +463,168 @@ class AgentService:
             '/luosho.v1.AgentService/DeleteSession',
             luosho_dot_v1_dot_agent__pb2.DeleteSessionRequest.SerializeToString,
             luosho_dot_v1_dot_agent__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resolve(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/luosho.v1.AgentService/Resolve',
+            luosho_dot_v1_dot_agent__pb2.ResolveRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.ResolveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListApprovals(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/ListApprovals',
+            luosho_dot_v1_dot_agent__pb2.ListApprovalsRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.ListApprovalsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def History(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/History',
+            luosho_dot_v1_dot_agent__pb2.HistoryRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.HistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Fork(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/Fork',
+            luosho_dot_v1_dot_agent__pb2.ForkRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.ForkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Compare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/Compare',
+            luosho_dot_v1_dot_agent__pb2.CompareRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.CompareResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/luosho.v1.AgentService/Watch',
+            luosho_dot_v1_dot_agent__pb2.WatchRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.WatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

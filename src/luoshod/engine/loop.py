@@ -1,0 +1,418 @@
+"""One run's loop (SEMANTICS.md R1–R8, R10–R12, R20–R32): model call → tool calls →
+results → next call, checkpointed at every step.
+
+Events are durable before anyone sees them: :meth:`_Run.emit` only queues an event; a
+save writes the queued events in its own transaction, and :meth:`_Run.flush` writes them
+before the run waits on anything (a model call, a tool result), so a ``Watch`` cursor can
+never point at an event that a crash lost and a later run numbered again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..domain import (
+    AgentSpec,
+    Approval,
+    Checkpoint,
+    Decision,
+    FinishReason,
+    Message,
+    Role,
+    Status,
+    StoredEvent,
+    ToolCall,
+    Usage,
+)
+from ..providers import ModelRequest, ModelResponse, Provider
+from ..store import Capability, Store
+from . import events as ev
+from .control import RunControl, RunInterrupted, Sink, ToolPort
+from .events import Event
+from .fingerprint import Drift
+from .tools import check_call, error_result
+
+log = logging.getLogger("luoshod.engine")
+
+CANCELLED_ERROR = "cancelled before it ran because the run was aborted"
+REJECTED_ERROR = "the reviewer rejected this call"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    finish_reason: FinishReason
+    status: Status
+    final_text: str
+    step_index: int
+    usage: Usage
+    approval_id: str
+    message_count: int
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A run ready to go: the working checkpoint and what the loop needs to know."""
+
+    cp: Checkpoint
+    stored: int  # messages the store already holds
+    spec: AgentSpec
+    provider: Provider
+    model: str
+    settings: dict
+    mode: str  # "new" | "continue" | "resume"
+    queued: list[Message]  # input to append after the pending tool results (R12)
+    drift: Drift | None
+    request_id: str
+    claim: str | None = None  # an approval this run's first save claims (Resolve)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    store: Store
+    clock: Callable[[], float]
+    encode_event: Callable[[Event], bytes]
+    default_tool_timeout_s: float
+
+
+def pending_calls(cp: Checkpoint) -> list[ToolCall]:
+    """Calls of the last assistant turn that have no recorded result."""
+    for i in range(len(cp.messages) - 1, -1, -1):
+        m = cp.messages[i]
+        if m.role is Role.ASSISTANT:
+            done = {r.tool_call_id for r in cp.messages[i + 1 :] if r.role is Role.TOOL}
+            return [c for c in m.tool_calls if c.id not in done]
+    return []
+
+
+def rejection_result(call: ToolCall, decision: Decision) -> Message:
+    """The structured result of a rejected (or expired) approval (R30)."""
+    extra = {"rejected": True, "note": decision.note}
+    if decision.expired:
+        extra["expired"] = True
+    return error_result(call, REJECTED_ERROR, **extra)
+
+
+class Run:
+    """One run's mutable state; lives for one engine call."""
+
+    def __init__(
+        self, s: LoopSettings, p: Prepared, sink: Sink, tools: ToolPort, control: RunControl
+    ) -> None:
+        self.s, self.p, self.cp, self.spec = s, p, p.cp, p.spec
+        self.sink, self.tools, self.control = sink, tools, control
+        self.stored = p.stored
+        self.outbox: list[Event] = []
+        self.unannounced: list[tuple[Message, int]] = []  # results recorded by an abort
+        self.logs_events = Capability.EVENT_LOG in s.store.capabilities
+        self.write_lock = asyncio.Lock()  # store writes of this run, in order
+        timeout_ms = self.spec.tool_timeout_ms
+        self.tool_timeout_s = timeout_ms / 1000 if timeout_ms else s.default_tool_timeout_s
+
+    # -- events and saves -----------------------------------------------------------------
+
+    async def emit(self, type_: str, **data: object) -> None:
+        """Queue an event; it reaches the sink once written (``save`` or ``flush``)."""
+        if type_ == ev.TEXT_DELTA:  # progress only: not numbered, not kept
+            await self.sink.emit(Event(self.cp.session_id, self.cp.run_id, 0, self.s.clock(), type_, data))
+            return
+        self.cp.last_seq += 1
+        self.outbox.append(
+            Event(self.cp.session_id, self.cp.run_id, self.cp.last_seq, self.s.clock(), type_, data)
+        )
+
+    def _take(self) -> tuple[list[Event], list[StoredEvent]]:
+        batch, self.outbox = self.outbox, []
+        stored = [StoredEvent(e.seq, self.s.encode_event(e)) for e in batch] if self.logs_events else []
+        return batch, stored
+
+    async def _deliver(self, batch: list[Event], stored: list[StoredEvent]) -> None:
+        if stored:
+            for e, s in zip(batch, stored):
+                await self.sink.emit(e, s.data)
+        else:
+            for e in batch:
+                await self.sink.emit(e)
+
+    async def flush(self) -> None:
+        """Write queued events to the event log, then hand them to the sink."""
+        async with self.write_lock:
+            if not self.outbox:
+                return
+            batch, stored = self._take()
+            if stored:
+                await self.s.store.append_events(self.cp.session_id, stored)
+        await self._deliver(batch, stored)
+
+    async def save(self, *, approval: Approval | None = None) -> None:
+        """Save the checkpoint with the queued events (and an approval to store or claim)."""
+        cp = self.cp
+        async with self.write_lock:
+            batch, stored = self._take()
+            cp.version += 1
+            cp.updated_at = self.s.clock()
+            extra: dict[str, object] = {}
+            if stored:
+                extra["events"] = stored
+            if approval is not None:
+                extra["approval"] = approval
+            if self.p.claim is not None:
+                extra["claim"] = self.p.claim
+            try:
+                await self.s.store.save(cp, stored_messages=self.stored, **extra)
+            except BaseException:
+                # The checkpoint did not change, so the events that described the change
+                # did not happen: they are dropped (their seqs stay unused).
+                cp.version -= 1
+                raise
+            self.p.claim = None
+            self.stored = len(cp.messages)
+        await self._deliver(batch, stored)
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def go(self) -> RunOutcome:
+        try:
+            return await self._go()
+        finally:
+            # Whatever ended the run, what was said is written before the stream ends.
+            with contextlib.suppress(Exception):
+                await self.flush()
+
+    async def _go(self) -> RunOutcome:
+        cp, spec = self.cp, self.spec
+        log.info(
+            "run start session=%s run=%s mode=%s step=%d",
+            cp.session_id, cp.run_id, self.p.mode, cp.step_index,
+        )
+        await self.emit(
+            ev.RUN_START,
+            mode=self.p.mode,
+            step_index=cp.step_index,
+            fingerprint=cp.fingerprint,
+            request_id=self.p.request_id,
+        )
+        if self.p.drift is not None:
+            log.warning("agent drift session=%s %s", cp.session_id, self.p.drift)
+            await self.emit(ev.AGENT_DRIFT, drift=self.p.drift)
+        if self.p.claim is not None:
+            await self.save()  # claims the approval: exactly one resolution wins (R33)
+
+        pending = pending_calls(cp)
+        if pending:  # R10/R22: run exactly the unanswered calls, no model call for that turn
+            if (stop := await self.run_tools(pending, cp.step_index)) is not None:
+                return stop
+            await self.emit(ev.STEP_DONE, step=cp.step_index)
+        if cp.queued_input or self.p.queued:  # R12: new input goes after the pending results
+            cp.messages.extend(cp.queued_input)
+            cp.messages.extend(self.p.queued)
+            cp.queued_input = []
+
+        while True:
+            if self.control.aborted:
+                return await self.finish(FinishReason.ABORTED)
+            if self.control.interrupted:
+                raise RunInterrupted(self.control.interrupted)
+            if cp.step_index >= spec.max_steps:
+                return await self.finish(FinishReason.MAX_STEPS)
+            step = cp.step_index + 1
+            await self.emit(ev.STEP_START, step=step)
+            await self.flush()
+            resp = await self.call_model(step)
+            if resp is None:  # aborted while the model was answering
+                return await self.finish(FinishReason.ABORTED)
+            cp.step_index = step
+            usage = resp.usage.copy()
+            usage.model_calls = 1
+            cp.usage.add(usage)
+            cp.total_usage.add(usage)
+            turn = Message(Role.ASSISTANT, resp.text, resp.tool_calls)
+            cp.messages.append(turn)
+            await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
+            if not turn.tool_calls:
+                return await self.finish(FinishReason.STOP, step_done=True)
+            await self.save()  # R1: the turn is durable before any tool runs
+            if (stop := await self.run_tools(list(turn.tool_calls), step)) is not None:
+                return stop
+            await self.emit(ev.STEP_DONE, step=step)
+
+    async def call_model(self, step: int) -> ModelResponse | None:
+        """One model call. An abort cancels it; an interrupt lets it finish (R6: a model
+        call in flight is finished and checkpointed, never thrown away)."""
+
+        async def on_text(text: str) -> None:
+            await self.emit(ev.TEXT_DELTA, step=step, text=text)
+
+        request = ModelRequest(
+            self.cp.session_id, self.p.model, list(self.cp.messages), self.spec, self.p.settings, on_text
+        )
+        task = asyncio.create_task(self.p.provider.complete(request))
+        aborted = asyncio.create_task(self.control.wait_abort())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return None
+        return task.result()
+
+    # -- tools ----------------------------------------------------------------------------
+
+    def _gate(self, calls: list[ToolCall]) -> int:
+        """Index of the first call that must wait for a human (R27), or len(calls).
+
+        A call with a recorded decision is not gated again; a call that fails its checks
+        gets its error result instead of an approval (R25, R32)."""
+        for i, call in enumerate(calls):
+            if call.id in self.cp.decisions or check_call(self.spec, call) is not None:
+                continue
+            tool = self.spec.tool(call.name)
+            if tool is not None and tool.needs_approval:
+                return i
+        return len(calls)
+
+    async def run_tools(self, calls: list[ToolCall], step: int) -> RunOutcome | None:
+        """Run ``calls`` up to the first gated one, recording results in call order as the
+        in-order prefix of finished calls grows (R2), saving each; then pause on the gated
+        call (R28) with the rest remembered. Returns the run's outcome when it stops here
+        (aborted, paused), ``None`` to go on; raises ``RunInterrupted``."""
+        if self.control.interrupted:
+            raise RunInterrupted(self.control.interrupted)
+        gate = self._gate(calls)
+        now, later = calls[:gate], calls[gate:]
+        limit = asyncio.Semaphore(max(1, self.spec.tool_concurrency))
+        tasks = [asyncio.create_task(self._one_call(c, step, limit)) for c in now]
+        stop = asyncio.create_task(self.control.wait())
+        recorded = 0
+        try:
+            for task in tasks:
+                if not task.done():
+                    await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if not task.done():
+                    break
+                await self.record(task.result(), step)
+                recorded += 1
+        finally:
+            stop.cancel()
+            for t in tasks:
+                t.cancel()
+        if recorded < len(now):
+            if not self.control.aborted:
+                raise RunInterrupted(self.control.interrupted or "interrupted")
+            for call, task in zip(now[recorded:], tasks[recorded:]):
+                done = task.done() and not task.cancelled() and task.exception() is None
+                self.cp.messages.append(
+                    task.result() if done else error_result(call, CANCELLED_ERROR, cancelled=True)
+                )
+                self.unannounced.append((self.cp.messages[-1], step))
+            for call in later:  # R3: every call of the turn ends with one result
+                self.cp.messages.append(error_result(call, CANCELLED_ERROR, cancelled=True))
+                self.unannounced.append((self.cp.messages[-1], step))
+            return await self.finish(FinishReason.ABORTED)
+        if later:
+            return await self.pause(later[0], later[1:], step)
+        return None
+
+    async def _one_call(self, call: ToolCall, step: int, limit: asyncio.Semaphore) -> Message:
+        decision = self.cp.decisions.get(call.id)
+        if decision is not None and not decision.approved:
+            return rejection_result(call, decision)
+        refused = check_call(self.spec, call)  # R25: never sent to the client
+        if refused is not None:
+            return refused
+        async with limit:
+            fut = self.tools.expect(call.id)
+            try:
+                await self.emit(
+                    ev.TOOL_CALL, step=step, call=call, timeout_ms=int(self.tool_timeout_s * 1000)
+                )
+                await self.flush()
+                try:
+                    out = await asyncio.wait_for(fut, self.tool_timeout_s)
+                except TimeoutError:
+                    return error_result(
+                        call, f"no result within {self.tool_timeout_s:g}s (tool timeout)", timeout=True
+                    )
+            finally:
+                self.tools.forget(call.id)
+        return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error)
+
+    async def record(self, result: Message, step: int) -> None:
+        self.cp.messages.append(result)
+        await self.announce(result, step)
+        await self.save()  # R2: with its tool.result event
+
+    async def announce(self, result: Message, step: int) -> None:
+        self.cp.decisions.pop(result.tool_call_id, None)
+        await self.emit(
+            ev.TOOL_RESULT,
+            step=step,
+            tool_call_id=result.tool_call_id,
+            tool_name=result.tool_name,
+            result_json=result.content,
+            is_error=result.is_error,
+        )
+
+    # -- endings --------------------------------------------------------------------------
+
+    async def pause(self, call: ToolCall, remaining: list[ToolCall], step: int) -> RunOutcome:
+        """R4/R27: store the approval with an awaiting-approval checkpoint and stop."""
+        cp = self.cp
+        now = self.s.clock()
+        timeout_ms = self.spec.approval_timeout_ms
+        approval = Approval(
+            approval_id=f"ap-{int(now * 1000):013d}-{uuid.uuid4().hex[:8]}",
+            session_id=cp.session_id,
+            call=call,
+            remaining=tuple(remaining),
+            step=step,
+            fingerprint=cp.fingerprint,
+            created_at=now,
+            expires_at=now + timeout_ms / 1000 if timeout_ms else None,
+        )
+        cp.approval_id = approval.approval_id
+        await self.emit(ev.APPROVAL_REQUESTED, approval=approval)
+        return await self.finish(FinishReason.AWAITING_APPROVAL, approval=approval)
+
+    async def finish(
+        self, reason: FinishReason, *, step_done: bool = False, approval: Approval | None = None
+    ) -> RunOutcome:
+        cp = self.cp
+        cp.finish_reason = reason
+        cp.status = {
+            FinishReason.ABORTED: Status.IN_PROGRESS,
+            FinishReason.AWAITING_APPROVAL: Status.AWAITING_APPROVAL,
+        }.get(reason, Status.FINISHED)
+        for msg, step in self.unannounced:
+            await self.announce(msg, step)
+        if step_done:
+            await self.emit(ev.STEP_DONE, step=cp.step_index)
+        final_text = next(
+            (m.content for m in reversed(cp.messages[cp.run_start :]) if m.role is Role.ASSISTANT), ""
+        )
+        out = RunOutcome(
+            reason, cp.status, final_text, cp.step_index, cp.usage.copy(), cp.approval_id, len(cp.messages)
+        )
+        await self.emit(
+            ev.RUN_DONE,
+            finish_reason=reason,
+            status=cp.status,
+            final_text=final_text,
+            step_index=cp.step_index,
+            usage=out.usage,
+            approval_id=cp.approval_id,
+            message_count=len(cp.messages),
+        )
+        await self.save(approval=approval)  # R3 aborted / R4 paused / R5 finished
+        log.info(
+            "run done session=%s run=%s reason=%s steps=%d",
+            cp.session_id, cp.run_id, reason.value, cp.step_index,
+        )
+        return out
