@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 STORE  ?= lmdb:.luoshod/store
 
-.PHONY: run test bench bench-store proto check-proto clean
+.PHONY: run test bench bench-store proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
