@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .server.app import DEFAULT_LISTEN, DEFAULT_STORE, Config, ConfigError, Daemon
-from .store import DEFAULT_HISTORY_LIMIT
+from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--event-log-limit",
         type=_positive_int,
-        default=int(_env("EVENT_LOG_LIMIT", "1000")),  # type: ignore[arg-type]
+        default=int(_env("EVENT_LOG_LIMIT", str(DEFAULT_EVENT_LOG_LIMIT))),  # type: ignore[arg-type]
         help="events kept per session for Watch (env LUOSHOD_EVENT_LOG_LIMIT)",
     )
     s.add_argument("--max-payload-bytes", type=_positive_int, default=int(_env("MAX_PAYLOAD_BYTES", "4194304")))  # type: ignore[arg-type]
@@ -68,13 +68,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     c = store.add_parser(
         "copy",
-        help="copy every session and its history from one store to another (resumable)",
-        description="Copies every session, with its history, from one store to another. "
-        "Run it again to resume: sessions already equal at the destination are skipped.",
+        help="copy every session, its history, pending approvals and event log (resumable)",
+        description="Copies every session, with its history, pending approvals and event log, "
+        "from one store to another. Run it again to resume: sessions already equal at the "
+        "destination are skipped.",
     )
     c.add_argument("--from", dest="from_url", required=True, metavar="URL", help="source store URL")
     c.add_argument("--to", dest="to_url", required=True, metavar="URL", help="destination store URL")
     c.add_argument("--history-limit", type=_positive_int, default=DEFAULT_HISTORY_LIMIT, help="history entries the destination keeps per session")
+    c.add_argument(
+        "--event-log-limit",
+        type=_positive_int,
+        default=DEFAULT_EVENT_LOG_LIMIT,
+        help="events the destination keeps per session",
+    )
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
     c.set_defaults(log_level=_env("LOG_LEVEL", "WARNING"))
     return p
@@ -104,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "store":
         from .store.copy import run_copy
 
-        return run_copy(args.from_url, args.to_url, args.history_limit, not args.no_progress)
+        return run_copy(
+            args.from_url, args.to_url, args.history_limit, args.event_log_limit, not args.no_progress
+        )
     listen = args.listen or (args.listen_env.split(",") if args.listen_env else [DEFAULT_LISTEN])
     config = Config(
         listen=[a.strip() for a in listen if a.strip()],

@@ -179,11 +179,19 @@ async def copy_store(
         await source.close()
 
 
-def run_copy(from_url: str, to_url: str, history_limit: int, progress: bool) -> int:
+def run_copy(
+    from_url: str, to_url: str, history_limit: int, event_log_limit: int, progress: bool
+) -> int:
     """``luoshod store copy``: copy, print what was done; the exit status."""
     try:
         report = asyncio.run(
-            copy_store(from_url, to_url, history_limit=history_limit, progress=progress)
+            copy_store(
+                from_url,
+                to_url,
+                history_limit=history_limit,
+                event_log_limit=event_log_limit,
+                progress=progress,
+            )
         )
     except ValueError as e:
         print(f"luoshod store copy: {e}", file=sys.stderr)
