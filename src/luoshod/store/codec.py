@@ -18,6 +18,8 @@ from ..domain import Message, Role, ToolCall
 _HEADER = struct.Struct(">BBIHHI")
 _ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
 _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
+# Built once: ``json.dumps`` with options builds a new encoder on every call.
+_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 def encode_message(m: Message) -> bytes:
@@ -25,7 +27,7 @@ def encode_message(m: Message) -> bytes:
     call_id = m.tool_call_id.encode()
     name = m.tool_name.encode()
     calls = (
-        json.dumps([c.to_dict() for c in m.tool_calls], separators=(",", ":")).encode()
+        _JSON.encode([c.to_dict() for c in m.tool_calls]).encode()
         if m.tool_calls
         else b""
     )

@@ -445,5 +445,9 @@ def _summary(message_count: int, h: dict[str, Any]) -> SessionSummary:
     )
 
 
+# Built once: ``json.dumps`` with options builds a new encoder on every call.
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _encode(d: dict[str, Any]) -> str:
-    return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
+    return _JSON.encode(d)
