@@ -16,7 +16,9 @@ import filecmp
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
@@ -54,36 +56,76 @@ def generate_python(out: Path) -> list[Path]:
     return written
 
 
+class Output(NamedTuple):
+    """What one language generated: fresh files (in a temporary directory) and the committed
+    ones they replace, both keyed by the path relative to ``root`` (the committed folder)."""
+
+    root: Path
+    fresh: dict[Path, Path]
+    committed: dict[Path, Path]
+
+
+def _files(root: Path, pattern: str) -> dict[Path, Path]:
+    return {p.relative_to(root): p for p in sorted(root.glob(pattern)) if p.is_file()}
+
+
+def python_output(tmp: Path) -> Output:
+    generate_python(tmp)
+    return Output(
+        PY_OUT,
+        _files(tmp, str(PY_PACKAGE / "*_pb2*")),
+        _files(PY_OUT, str(PY_PACKAGE / "*_pb2*")),
+    )
+
+
+# One function per language: it writes into its own temporary folder and says what it owns.
+GENERATORS: dict[str, Callable[[Path], Output]] = {}
+GENERATORS["python"] = python_output
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if committed code is stale")
+    parser.add_argument(
+        "languages", nargs="*", metavar="LANG", help=f"only these ({', '.join(GENERATORS)})"
+    )
     opts = parser.parse_args()
+    unknown = set(opts.languages) - GENERATORS.keys()
+    if unknown:
+        parser.error(f"unknown language(s): {', '.join(sorted(unknown))}")
 
+    stale: list[str] = []
+    count = 0
     with tempfile.TemporaryDirectory() as tmp:
-        tmp_out = Path(tmp)
-        generate_python(tmp_out)
-        fresh = {p.relative_to(tmp_out): p for p in sorted((tmp_out / PY_PACKAGE).glob("*_pb2*"))}
-        committed = {p.relative_to(PY_OUT): p for p in sorted((PY_OUT / PY_PACKAGE).glob("*_pb2*"))}
-        if opts.check:
-            stale = sorted(
-                str(rel)
-                for rel in fresh.keys() | committed.keys()
-                if rel not in fresh
-                or rel not in committed
-                or not filecmp.cmp(fresh[rel], committed[rel], shallow=False)
-            )
-            if stale:
-                print("stale generated code (run: python scripts/genproto.py):", *stale, sep="\n  ")
-                return 1
-            print(f"generated code is up to date ({len(fresh)} files)")
-            return 0
-        for rel in committed.keys() - fresh.keys():
-            committed[rel].unlink()
-        for rel, src in fresh.items():
-            dst = PY_OUT / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
-            print(f"wrote {dst.relative_to(ROOT)}")
+        for lang, generate in GENERATORS.items():
+            if opts.languages and lang not in opts.languages:
+                continue
+            lang_tmp = Path(tmp) / lang
+            lang_tmp.mkdir()
+            out = generate(lang_tmp)
+            fresh, committed = out.fresh, out.committed
+            count += len(fresh)
+            if opts.check:
+                stale += sorted(
+                    str((out.root / rel).relative_to(ROOT))
+                    for rel in fresh.keys() | committed.keys()
+                    if rel not in fresh
+                    or rel not in committed
+                    or not filecmp.cmp(fresh[rel], committed[rel], shallow=False)
+                )
+                continue
+            for rel in committed.keys() - fresh.keys():
+                committed[rel].unlink()
+            for rel, src in fresh.items():
+                dst = out.root / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+                print(f"wrote {dst.relative_to(ROOT)}")
+    if opts.check:
+        if stale:
+            print("stale generated code (run: python scripts/genproto.py):", *stale, sep="\n  ")
+            return 1
+        print(f"generated code is up to date ({count} files)")
     return 0
 
 
