@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import os
 import shutil
 import sys
 import tempfile
@@ -81,6 +82,65 @@ def python_output(tmp: Path) -> Output:
 # One function per language: it writes into its own temporary folder and says what it owns.
 GENERATORS: dict[str, Callable[[Path], Output]] = {}
 GENERATORS["python"] = python_output
+
+# ---- Go ---------------------------------------------------------------------------------
+# protoc-gen-go and protoc-gen-go-grpc are installed with `go install` at these versions into
+# the project-local .tools/bin (gitignored); protoc itself is grpcio-tools'. The proto file
+# is mapped to the Go package with M options, so proto/ needs no go_package option.
+GO_OUT = ROOT / "clients" / "go"
+GO_MODULE = "github.com/luoshod/luoshod/clients/go"
+GO_PACKAGE = "luoshov1"
+GO_TOOLS = ROOT / ".tools" / "bin"
+GO_PLUGINS = {
+    "protoc-gen-go": ("google.golang.org/protobuf/cmd/protoc-gen-go", "v1.36.6"),
+    "protoc-gen-go-grpc": ("google.golang.org/grpc/cmd/protoc-gen-go-grpc", "v1.5.1"),
+}
+
+
+def _go_plugin(name: str) -> Path:
+    """The plugin's path, installed (or reinstalled at the pinned version) if need be."""
+    import subprocess
+
+    pkg, version = GO_PLUGINS[name]
+    exe = GO_TOOLS / name
+    if exe.exists():
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+        if out.split()[-1:] == [version] or out.split()[-1:] == [version.lstrip("v")]:
+            return exe
+    if not shutil.which("go"):
+        raise SystemExit(f"{name} {version} is needed: install Go (https://go.dev/dl/)")
+    GO_TOOLS.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GOBIN": str(GO_TOOLS)}
+    subprocess.run(["go", "install", f"{pkg}@{version}"], check=True, env=env)
+    return exe
+
+
+def go_output(tmp: Path) -> Output:
+    from grpc_tools import protoc
+
+    import grpc_tools
+
+    include = Path(grpc_tools.__file__).parent / "_proto"
+    protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]
+    mapping = ",".join(f"M{p}={GO_MODULE}/{GO_PACKAGE};{GO_PACKAGE}" for p in protos)
+    args = [
+        "protoc",
+        f"-I{PROTO_ROOT}",
+        f"-I{include}",
+        f"--plugin=protoc-gen-go={_go_plugin('protoc-gen-go')}",
+        f"--plugin=protoc-gen-go-grpc={_go_plugin('protoc-gen-go-grpc')}",
+        f"--go_out={tmp}",
+        f"--go_opt=module={GO_MODULE},{mapping}",
+        f"--go-grpc_out={tmp}",
+        f"--go-grpc_opt=module={GO_MODULE},{mapping}",
+        *protos,
+    ]
+    if protoc.main(args) != 0:
+        raise SystemExit("protoc (Go) failed")
+    return Output(GO_OUT, _files(tmp, f"{GO_PACKAGE}/*.pb.go"), _files(GO_OUT, f"{GO_PACKAGE}/*.pb.go"))
+
+
+GENERATORS["go"] = go_output
 
 
 def main() -> int:
