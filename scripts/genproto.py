@@ -3,9 +3,12 @@
 
     python scripts/genproto.py          # write the generated files
     python scripts/genproto.py --check  # exit 1 and name the stale files if any differ
+    python scripts/genproto.py go       # only some languages (see GENERATORS)
 
 Python: grpc_tools.protoc (from grpcio-tools, pinned in lock-step with grpcio) writes
-clients/python/src/luosho/v1/. The output is committed; tests/test_genproto.py runs
+clients/python/src/luosho/v1/. Go: the same protoc with protoc-gen-go and protoc-gen-go-grpc
+(pinned, `go install`ed into .tools/bin on first use) writes clients/go/luoshov1/. Each
+language is one function registered in GENERATORS. The output is committed; tests/test_genproto.py runs
 --check so a proto change without regeneration fails the tests.
 """
 
