@@ -155,7 +155,7 @@ func (c *Client) Execute(ctx context.Context, sessionID string, agent *Agent, in
 	return c.drive(ctx, sessionID, recvFunc(func() (*Event, error) {
 		r, err := stream.Recv()
 		return r.GetEvent(), err
-	}), tools, o)
+	}), tools, o, cancel)
 }
 
 // Resume finishes an interrupted (in-progress) run with no new input, with the agent saved
@@ -176,7 +176,7 @@ func (c *Client) Resume(ctx context.Context, sessionID string, tools Tools, opts
 	res, err := c.drive(ctx, sessionID, recvFunc(func() (*Event, error) {
 		r, err := stream.Recv()
 		return r.GetEvent(), err
-	}), tools, o)
+	}), tools, o, cancel)
 	if errors.Is(err, ErrIncompleteRun) && len(res.Events) == 0 {
 		return res, nil // a finished session: nothing to resume
 	}
@@ -202,12 +202,13 @@ func (c *Client) Resolve(ctx context.Context, approvalID string, approved bool, 
 	return c.drive(ctx, "", recvFunc(func() (*Event, error) {
 		r, err := stream.Recv()
 		return r.GetEvent(), err
-	}), tools, o)
+	}), tools, o, cancel)
 }
 
 // drive reads a run's events, runs each tool.call in its own goroutine and submits the
-// result, and returns at run.done once every result is submitted.
-func (c *Client) drive(ctx context.Context, sessionID string, stream eventStream, tools Tools, o *runOptions) (*Result, error) {
+// result, and returns at run.done once every result is submitted. When the stream fails,
+// cancel stops the tools still running before drive returns.
+func (c *Client) drive(ctx context.Context, sessionID string, stream eventStream, tools Tools, o *runOptions, cancel context.CancelFunc) (*Result, error) {
 	res := &Result{SessionID: sessionID}
 	var (
 		wg      sync.WaitGroup
@@ -223,14 +224,18 @@ func (c *Client) drive(ctx context.Context, sessionID string, stream eventStream
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
-			werr := wait()
-			if err == io.EOF {
-				if werr != nil {
-					return res, werr
-				}
-				return res, ErrIncompleteRun
+			if err != io.EOF {
+				err = convert(ctx, err) // before cancel: a cancelled ctx would hide the cause
 			}
-			return res, convert(ctx, err)
+			cancel()
+			werr := wait()
+			if err != io.EOF {
+				return res, err
+			}
+			if werr != nil && !errors.Is(werr, context.Canceled) {
+				return res, werr
+			}
+			return res, ErrIncompleteRun
 		}
 		res.Events = append(res.Events, ev)
 		if res.SessionID == "" {

@@ -75,6 +75,11 @@ func TestMultiStepRunWithClientTool(t *testing.T) {
 	if len(watched) != len(seen) || watched[0] != 1 {
 		t.Fatalf("watch replayed %v, the run saw %d events", watched, len(seen))
 	}
+	// Resume of a finished session ends at once, with no run and no error.
+	none, err := c.Resume(ctx, "multi-1", nil)
+	if err != nil || len(none.Events) != 0 {
+		t.Fatalf("Resume of a finished session: %v %v", none, err)
+	}
 	fork, err := c.Fork(ctx, "multi-1", 1, "multi-1-fork", nil)
 	if err != nil {
 		t.Fatal(err)
