@@ -5,6 +5,10 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 STORE  ?= lmdb:.luoshod/store
+# Go tools (grpcurl, the protoc plugins genproto.py installs) live in a project-local GOBIN.
+GO      ?= go
+TOOLS   := $(CURDIR)/.tools/bin
+GRPCURL := $(TOOLS)/grpcurl
 
 .PHONY: run test bench bench-store proto clean
 
@@ -22,9 +26,16 @@ run: $(STAMP)
 	mkdir -p .luoshod
 	$(VENV)/bin/luoshod serve --listen $(LISTEN) --store $(STORE) --scripts-dir examples/scripts
 
-## test: install what the tests need and run every test
-test: $(STAMP)
+# The real grpcurl for tests/test_grpcurl.py; installed once, skipped when present.
+$(GRPCURL):
+	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
+
+## test: install what the tests need and run every test (pytest, then the Go client's)
+# Each runner's failure fails the target (pytest's exit code 5, no tests, included).
+# -count=1: the Go tests drive a Python daemon whose changes go's test cache cannot see.
+test: $(STAMP) $(GRPCURL)
 	$(PY) -m pytest
+	cd clients/go && $(GO) vet ./... && LUOSHOD_PYTHON=$(CURDIR)/$(PY) $(GO) test -count=1 ./...
 
 ## bench: the benchmarks (not part of the tests)
 bench: $(STAMP)
@@ -40,4 +51,4 @@ proto: $(STAMP)
 	$(PY) scripts/genproto.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .tools

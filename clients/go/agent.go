@@ -1,0 +1,103 @@
+package luosho
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	pb "github.com/luoshod/luoshod/clients/go/luoshov1"
+	"google.golang.org/protobuf/proto"
+)
+
+// Tool is a tool the agent may call; the client runs it (see ToolFunc).
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is a JSON Schema for the arguments: a json.RawMessage, a string of
+	// JSON, or any value encoding/json can encode. Nil means any JSON object.
+	InputSchema any
+	// NeedsApproval pauses the run for a human decision (Resolve) before the call runs.
+	NeedsApproval bool
+}
+
+// Agent is what runs: the model, its instructions, its tools and its limits.
+type Agent struct {
+	Model        string // "provider:model", e.g. "scripted:demo"
+	Instructions string
+	Tools        []Tool
+	// MaxSteps is the number of model calls allowed in one run; nil means the default (10).
+	MaxSteps *int32
+	// ToolConcurrency is how many tool calls of one turn are handed out at once (0: default 1).
+	ToolConcurrency int32
+	OnAgentDrift    pb.AgentDriftPolicy
+	// ModelSettings is the provider's settings (temperature, the scripted provider's
+	// "script", …): a json.RawMessage, a string of JSON, or any value encoding/json encodes.
+	ModelSettings any
+	// ToolTimeout is how long the run waits for a tool result (0: the daemon's default).
+	ToolTimeout time.Duration
+	// ApprovalTimeout rejects a pending approval after this long (0: never).
+	ApprovalTimeout time.Duration
+}
+
+// Int32 returns a pointer to v (for Agent.MaxSteps).
+func Int32(v int32) *int32 { return &v }
+
+func jsonText(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case json.RawMessage:
+		return string(x), nil
+	case []byte:
+		return string(x), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// Proto returns the AgentSpec message of the agent.
+func (a *Agent) Proto() (*pb.AgentSpec, error) {
+	if a == nil {
+		return nil, nil
+	}
+	settings, err := jsonText(a.ModelSettings)
+	if err != nil {
+		return nil, fmt.Errorf("luosho: agent model settings: %w", err)
+	}
+	spec := &pb.AgentSpec{
+		Model:             a.Model,
+		Instructions:      a.Instructions,
+		MaxSteps:          a.MaxSteps,
+		OnAgentDrift:      a.OnAgentDrift,
+		ModelSettingsJson: settings,
+	}
+	if a.ToolConcurrency != 0 {
+		spec.ToolConcurrency = proto.Int32(a.ToolConcurrency)
+	}
+	if a.ToolTimeout != 0 {
+		spec.ToolTimeoutMs = proto.Int32(int32(a.ToolTimeout.Milliseconds()))
+	}
+	if a.ApprovalTimeout != 0 {
+		spec.ApprovalTimeoutMs = proto.Int64(a.ApprovalTimeout.Milliseconds())
+	}
+	for _, t := range a.Tools {
+		schema, err := jsonText(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("luosho: input schema of tool %q: %w", t.Name, err)
+		}
+		spec.Tools = append(spec.Tools, &pb.ToolSpec{
+			Name: t.Name, Description: t.Description, InputSchemaJson: schema, NeedsApproval: t.NeedsApproval,
+		})
+	}
+	return spec, nil
+}
+
+// UserMessage is a user message for the input of a run.
+func UserMessage(text string) *pb.Message {
+	return &pb.Message{Role: pb.Role_ROLE_USER, Content: text}
+}

@@ -1,0 +1,147 @@
+package luosho
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// ErrorDomain is the ErrorInfo domain of every error the daemon sends.
+const ErrorDomain = "luosho.dev"
+
+// Sentinel errors, one per ErrorInfo reason. Every *Error matches the sentinel of its
+// reason with errors.Is:
+//
+//	if errors.Is(err, luosho.ErrSessionBusy) { ... }
+//
+// and errors.As gives the details:
+//
+//	var e *luosho.Error
+//	if errors.As(err, &e) { fmt.Println(e.Code, e.Reason, e.Metadata, e.ApprovalID()) }
+var (
+	ErrInvalidArgument         = errors.New("luosho: invalid argument") // any INVALID_ARGUMENT reason
+	ErrCheckpointNotFound      = errors.New("luosho: CHECKPOINT_NOT_FOUND")
+	ErrApprovalNotFound        = errors.New("luosho: APPROVAL_NOT_FOUND")
+	ErrToolCallNotFound        = errors.New("luosho: TOOL_CALL_NOT_FOUND")
+	ErrSessionExists           = errors.New("luosho: SESSION_EXISTS")
+	ErrEventsOutOfRange        = errors.New("luosho: EVENTS_OUT_OF_RANGE")
+	ErrToolCallNotPending      = errors.New("luosho: TOOL_CALL_NOT_PENDING")
+	ErrSessionAwaitingApproval = errors.New("luosho: SESSION_AWAITING_APPROVAL")
+	ErrAgentDrift              = errors.New("luosho: AGENT_DRIFT")
+	ErrResumeToolMissing       = errors.New("luosho: RESUME_TOOL_MISSING")
+	ErrSessionBusy             = errors.New("luosho: SESSION_BUSY")
+	ErrLeaseLost               = errors.New("luosho: LEASE_LOST")
+	ErrPayloadTooLarge         = errors.New("luosho: PAYLOAD_TOO_LARGE")
+	ErrStoreFull               = errors.New("luosho: STORE_FULL")
+	ErrStoreUnavailable        = errors.New("luosho: STORE_UNAVAILABLE")
+	ErrProvider                = errors.New("luosho: PROVIDER_ERROR")
+	ErrShuttingDown            = errors.New("luosho: SHUTTING_DOWN")
+	// ErrUnavailable matches every UNAVAILABLE error (daemon unreachable, SHUTTING_DOWN, …).
+	ErrUnavailable = errors.New("luosho: unavailable")
+	// ErrIncompleteRun: a run's stream ended without run.done (client side).
+	ErrIncompleteRun = errors.New("luosho: the run's stream ended without run.done")
+)
+
+var reasonSentinels = map[string]error{
+	"CHECKPOINT_NOT_FOUND":      ErrCheckpointNotFound,
+	"APPROVAL_NOT_FOUND":        ErrApprovalNotFound,
+	"TOOL_CALL_NOT_FOUND":       ErrToolCallNotFound,
+	"SESSION_EXISTS":            ErrSessionExists,
+	"EVENTS_OUT_OF_RANGE":       ErrEventsOutOfRange,
+	"TOOL_CALL_NOT_PENDING":     ErrToolCallNotPending,
+	"SESSION_AWAITING_APPROVAL": ErrSessionAwaitingApproval,
+	"AGENT_DRIFT":               ErrAgentDrift,
+	"RESUME_TOOL_MISSING":       ErrResumeToolMissing,
+	"SESSION_BUSY":              ErrSessionBusy,
+	"LEASE_LOST":                ErrLeaseLost,
+	"PAYLOAD_TOO_LARGE":         ErrPayloadTooLarge,
+	"STORE_FULL":                ErrStoreFull,
+	"STORE_UNAVAILABLE":         ErrStoreUnavailable,
+	"PROVIDER_ERROR":            ErrProvider,
+	"SHUTTING_DOWN":             ErrShuttingDown,
+}
+
+// Error is a failed RPC: the gRPC code and the ErrorInfo the daemon attached.
+type Error struct {
+	Code     codes.Code
+	Reason   string // the ErrorInfo reason, "" when the server sent none
+	Message  string
+	Metadata map[string]string
+	cause    error
+}
+
+func (e *Error) Error() string {
+	label := e.Reason
+	if label == "" {
+		label = e.Code.String()
+	}
+	if e.Message == "" {
+		return "luosho: " + label
+	}
+	return fmt.Sprintf("luosho: %s: %s", label, e.Message)
+}
+
+// Unwrap returns the original gRPC error.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Is makes errors.Is(err, ErrSessionBusy) and friends work.
+func (e *Error) Is(target error) bool {
+	if s, ok := reasonSentinels[e.Reason]; ok && s == target {
+		return true
+	}
+	switch target {
+	case ErrInvalidArgument:
+		return e.Code == codes.InvalidArgument
+	case ErrUnavailable:
+		return e.Code == codes.Unavailable
+	}
+	return false
+}
+
+// ApprovalID is the approval a SESSION_AWAITING_APPROVAL or APPROVAL_NOT_FOUND error names.
+func (e *Error) ApprovalID() string { return e.Metadata["approval_id"] }
+
+// SessionID is the session the error names, if any.
+func (e *Error) SessionID() string { return e.Metadata["session_id"] }
+
+// GRPCStatus lets status.FromError see through the wrapper.
+func (e *Error) GRPCStatus() *status.Status {
+	if s, ok := status.FromError(e.cause); ok {
+		return s
+	}
+	return status.New(e.Code, e.Message)
+}
+
+// convert turns a gRPC error into an *Error (context errors are returned as they are:
+// a cancelled context is the caller's own doing).
+func convert(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var le *Error
+	if errors.As(err, &le) {
+		return err
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	out := &Error{Code: st.Code(), Message: st.Message(), Metadata: map[string]string{}, cause: err}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			out.Reason = info.GetReason()
+			for k, v := range info.GetMetadata() {
+				out.Metadata[k] = v
+			}
+			break
+		}
+	}
+	return out
+}
