@@ -5,6 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 STORE  ?= lmdb:.luoshod/store
+TS     := clients/typescript
+# npm ci again only when the lock file changes.
+TS_STAMP := $(TS)/node_modules/.installed
 
 .PHONY: run test bench bench-store proto clean
 
@@ -22,8 +25,12 @@ run: $(STAMP)
 	mkdir -p .luoshod
 	$(VENV)/bin/luoshod serve --listen $(LISTEN) --store $(STORE) --scripts-dir examples/scripts
 
-## test: install what the tests need and run every test
-test: $(STAMP)
+$(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+## test: install what the tests need and run every test 
+test: $(STAMP) $(TS_STAMP)
 	$(PY) -m pytest
 
 ## bench: the benchmarks (not part of the tests)
@@ -36,8 +43,8 @@ bench-store: $(STAMP)
 	$(PY) bench/store.py
 
 ## proto: regenerate the committed protobuf/gRPC code from proto/
-proto: $(STAMP)
+proto: $(STAMP) $(TS_STAMP)
 	$(PY) scripts/genproto.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache $(TS)/node_modules
