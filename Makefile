@@ -9,7 +9,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test bench bench-store proto clean
+.PHONY: run test test-ts bench bench-store proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,9 +29,15 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-## test: install what the tests need and run every test 
+## test: install what the tests need and run every test (pytest, then each client's runner)
 test: $(STAMP) $(TS_STAMP)
 	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-ts
+
+## test-ts: build the TypeScript client with tsc and run its node --test suite on a daemon
+test-ts: $(STAMP) $(TS_STAMP)
+	cd $(TS) && npm run -s build && npm run -s build:test
+	cd $(TS) && LUOSHOD_PYTHON=$(abspath $(PY)) npm test -s
 
 ## bench: the benchmarks (not part of the tests)
 bench: $(STAMP)
@@ -47,4 +53,4 @@ proto: $(STAMP) $(TS_STAMP)
 	$(PY) scripts/genproto.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache $(TS)/node_modules
+	rm -rf $(VENV) .pytest_cache $(TS)/node_modules $(TS)/dist $(TS)/dist-test
