@@ -9,8 +9,11 @@ STORE  ?= lmdb:.luoshod/store
 GO      ?= go
 TOOLS   := $(CURDIR)/.tools/bin
 GRPCURL := $(TOOLS)/grpcurl
+TS     := clients/typescript
+# npm ci again only when the lock file changes.
+TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test bench bench-store proto clean
+.PHONY: run test test-go test-ts bench bench-store proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,12 +33,26 @@ run: $(STAMP)
 $(GRPCURL):
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
 
-## test: install what the tests need and run every test (pytest, then the Go client's)
+$(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+## test: install what the tests need and run every test (pytest, then each client's runner)
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
-# -count=1: the Go tests drive a Python daemon whose changes go's test cache cannot see.
-test: $(STAMP) $(GRPCURL)
+test: $(STAMP) $(GRPCURL) $(TS_STAMP)
 	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-go
+	$(MAKE) --no-print-directory test-ts
+
+## test-go: go vet and the Go client's tests against a daemon
+# -count=1: the Go tests drive a Python daemon whose changes go's test cache cannot see.
+test-go: $(STAMP)
 	cd clients/go && $(GO) vet ./... && LUOSHOD_PYTHON=$(CURDIR)/$(PY) $(GO) test -count=1 ./...
+
+## test-ts: build the TypeScript client with tsc and run its node --test suite on a daemon
+test-ts: $(STAMP) $(TS_STAMP)
+	cd $(TS) && npm run -s build && npm run -s build:test
+	cd $(TS) && LUOSHOD_PYTHON=$(abspath $(PY)) npm test -s
 
 ## bench: the benchmarks (not part of the tests)
 bench: $(STAMP)
@@ -47,8 +64,8 @@ bench-store: $(STAMP)
 	$(PY) bench/store.py
 
 ## proto: regenerate the committed protobuf/gRPC code from proto/
-proto: $(STAMP)
+proto: $(STAMP) $(TS_STAMP)
 	$(PY) scripts/genproto.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .tools
+	rm -rf $(VENV) .pytest_cache .tools $(TS)/node_modules $(TS)/dist $(TS)/dist-test

@@ -8,7 +8,8 @@
 Python: grpc_tools.protoc (from grpcio-tools, pinned in lock-step with grpcio) writes
 clients/python/src/luosho/v1/. Go: the same protoc with protoc-gen-go and protoc-gen-go-grpc
 (pinned, `go install`ed into .tools/bin on first use) writes clients/go/luoshov1/. Each
-language is one function registered in GENERATORS. The output is committed; tests/test_genproto.py runs
+language is one function registered in GENERATORS. TypeScript: the same protoc with ts-proto
+(pinned in clients/typescript/package-lock.json) writes clients/typescript/src/gen/. The output is committed; tests/test_genproto.py runs
 --check so a proto change without regeneration fails the tests.
 """
 
@@ -144,6 +145,41 @@ def go_output(tmp: Path) -> Output:
 
 
 GENERATORS["go"] = go_output
+
+
+# ---- TypeScript -------------------------------------------------------------------------
+# The same protoc runs the ts-proto plugin, pinned with package-lock.json in
+# clients/typescript (`npm ci` there installs it; `make test` does).
+TS_ROOT = ROOT / "clients" / "typescript"
+TS_OUT = TS_ROOT / "src" / "gen"
+
+
+def typescript_output(tmp: Path) -> Output:
+    """The TypeScript modules (ts-proto, @grpc/grpc-js services, ESM)."""
+    import grpc_tools
+    from grpc_tools import protoc
+
+    plugin = TS_ROOT / "node_modules" / ".bin" / "protoc-gen-ts_proto"
+    if not plugin.exists():
+        raise SystemExit(f"{plugin.relative_to(ROOT)} is missing: run `npm ci` in clients/typescript")
+    include = Path(grpc_tools.__file__).parent / "_proto"
+    protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]
+    opts = "outputServices=grpc-js,esModuleInterop=true,importSuffix=.js,env=node"
+    args = [
+        "protoc",
+        f"-I{PROTO_ROOT}",
+        f"-I{include}",
+        f"--plugin=protoc-gen-ts_proto={plugin}",
+        f"--ts_proto_out={tmp}",
+        f"--ts_proto_opt={opts}",
+        *protos,
+    ]
+    if protoc.main(args) != 0:
+        raise SystemExit("protoc (ts-proto) failed")
+    return Output(TS_OUT, _files(tmp, "**/*.ts"), _files(TS_OUT, "**/*.ts"))
+
+
+GENERATORS["typescript"] = typescript_output
 
 
 def main() -> int:

@@ -1,0 +1,567 @@
+// LuoshoClient: the client of a luoshod daemon; Run: one Execute/Resume/Resolve stream;
+// Watch: one Watch stream. Both streams are async iterables of typed Events.
+import { ChannelCredentials, Metadata, credentials, type Client, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
+import {
+  AgentDriftPolicy,
+  AgentServiceClient,
+  CancelRequest,
+  type CancelResponse,
+  CompareRequest,
+  DeleteSessionRequest,
+  type DeleteSessionResponse,
+  GetSessionRequest,
+  type GetSessionResponse,
+  HistoryRequest,
+  type HistoryResponse,
+  ListApprovalsRequest,
+  type ListApprovalsResponse,
+  ListSessionsRequest,
+  type ListSessionsResponse,
+  SubmitToolResultRequest,
+  type SubmitToolResultResponse,
+  type AgentSpec,
+  type Approval,
+  type Checkpoint,
+  CheckpointStatus,
+  type CompareResponse,
+  type DeepPartial,
+  type Event,
+  ExecuteRequest,
+  FinishReason,
+  ForkRequest,
+  type ForkResponse,
+  type HistoryEntry,
+  type Message,
+  ResolveRequest,
+  ResumeRequest,
+  Role,
+  type SessionSummary,
+  SubmitOutcome,
+  WatchRequest,
+} from "./gen/luosho/v1/agent.js";
+import { IncompleteRunError, fromServiceError } from "./errors.js";
+
+// ---- agents, input, tools -------------------------------------------------------------
+
+/** A tool the agent may call; the client runs it (tool.call → SubmitToolResult). */
+export interface ToolDef {
+  name: string;
+  description?: string;
+  /** A JSON Schema for the arguments (an object, sent as JSON). */
+  inputSchema?: unknown;
+  /** Pause the run for a human decision before the call runs. */
+  needsApproval?: boolean;
+}
+
+/** The agent: model, instructions, tools and limits. */
+export interface Agent {
+  /** "provider:model", e.g. "scripted:demo", "openai:gpt-4o-mini". */
+  model: string;
+  instructions?: string;
+  tools?: ToolDef[];
+  maxSteps?: number;
+  toolConcurrency?: number;
+  onAgentDrift?: "warn" | "error" | "ignore";
+  /** Provider settings (temperature, the scripted provider's "script", …), sent as JSON. */
+  modelSettings?: unknown;
+  toolTimeoutMs?: number;
+  approvalTimeoutMs?: number;
+}
+
+const DRIFT: Record<NonNullable<Agent["onAgentDrift"]>, AgentDriftPolicy> = {
+  warn: AgentDriftPolicy.AGENT_DRIFT_POLICY_WARN,
+  error: AgentDriftPolicy.AGENT_DRIFT_POLICY_ERROR,
+  ignore: AgentDriftPolicy.AGENT_DRIFT_POLICY_IGNORE,
+};
+
+/** The AgentSpec proto of an Agent. */
+export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
+  return {
+    model: agent.model,
+    instructions: agent.instructions ?? "",
+    tools: (agent.tools ?? []).map((t) => ({
+      name: t.name,
+      description: t.description ?? "",
+      inputSchemaJson: t.inputSchema === undefined ? "" : JSON.stringify(t.inputSchema),
+      needsApproval: t.needsApproval ?? false,
+    })),
+    maxSteps: agent.maxSteps,
+    toolConcurrency: agent.toolConcurrency,
+    onAgentDrift: agent.onAgentDrift ? DRIFT[agent.onAgentDrift] : AgentDriftPolicy.AGENT_DRIFT_POLICY_UNSPECIFIED,
+    modelSettingsJson: agent.modelSettings === undefined ? "" : JSON.stringify(agent.modelSettings),
+    toolTimeoutMs: agent.toolTimeoutMs,
+    approvalTimeoutMs: agent.approvalTimeoutMs,
+  };
+}
+
+export type RoleName = "system" | "user" | "assistant" | "tool";
+const ROLES: Record<RoleName, Role> = {
+  system: Role.ROLE_SYSTEM,
+  user: Role.ROLE_USER,
+  assistant: Role.ROLE_ASSISTANT,
+  tool: Role.ROLE_TOOL,
+};
+
+/** A message: the proto's fields, with role as a name or the enum. */
+export type MessageInput = Omit<DeepPartial<Message>, "role"> & { role?: RoleName | Role };
+/** A string (one user message), a message, or a list of messages. */
+export type InputLike = string | MessageInput | MessageInput[] | undefined;
+
+function messages(input: InputLike): DeepPartial<Message>[] {
+  if (input === undefined) return [];
+  if (typeof input === "string") return [{ role: Role.ROLE_USER, content: input }];
+  return (Array.isArray(input) ? input : [input]).map((m) => ({
+    ...m,
+    role: typeof m.role === "string" ? ROLES[m.role] : (m.role ?? Role.ROLE_USER),
+  }));
+}
+
+/** What a tool may want to know about the call it runs. */
+export interface ToolContext {
+  sessionId: string;
+  /** Stable across re-runs of the same call: usable as an idempotency key. */
+  toolCallId: string;
+  toolName: string;
+  step: number;
+  /** How long the run waits for the result before recording a timeout. */
+  timeoutMs: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ToolHandler = (args: any, ctx: ToolContext) => Promise<unknown>;
+/** Tool name → async function; its return value is sent as JSON. */
+export type Tools = Record<string, ToolHandler>;
+
+interface ToolOutcome { resultJson: string; isError: boolean }
+
+function errorOutcome(error: unknown): ToolOutcome {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : `Error: ${String(error)}`;
+  return { resultJson: JSON.stringify({ error: text }), isError: true };
+}
+
+/** Runs a tool.call with its handler. Every failure becomes an error result the model reads. */
+async function runTool(tools: Tools, sessionId: string, event: Event): Promise<ToolOutcome> {
+  const requested = event.toolCall!;
+  const call = requested.call!;
+  const handler = Object.hasOwn(tools, call.name) ? tools[call.name] : undefined;
+  if (!handler) return errorOutcome(Object.assign(new Error(`no tool named "${call.name}" was given to the client`), { name: "UnknownToolError" }));
+  let args: unknown;
+  try {
+    args = call.argumentsJson ? JSON.parse(call.argumentsJson) : {};
+  } catch (error) {
+    return errorOutcome(error);
+  }
+  const ctx: ToolContext = {
+    sessionId: event.sessionId || sessionId,
+    toolCallId: call.id,
+    toolName: call.name,
+    step: requested.step,
+    timeoutMs: requested.timeoutMs,
+  };
+  let value: unknown;
+  try {
+    value = await handler(args, ctx);
+  } catch (error) {
+    return errorOutcome(error);
+  }
+  try {
+    const json = JSON.stringify(value);
+    return { resultJson: json === undefined ? "null" : json, isError: false };
+  } catch (error) {
+    return errorOutcome(error);
+  }
+}
+
+// ---- results ---------------------------------------------------------------------------
+
+export type FinishReasonName = "" | "stop" | "max_steps" | "aborted" | "awaiting_approval";
+export type StatusName = "" | "in_progress" | "awaiting_approval" | "finished";
+
+export function finishReasonName(value: FinishReason): FinishReasonName {
+  const names: Partial<Record<FinishReason, FinishReasonName>> = {
+    [FinishReason.FINISH_REASON_STOP]: "stop",
+    [FinishReason.FINISH_REASON_MAX_STEPS]: "max_steps",
+    [FinishReason.FINISH_REASON_ABORTED]: "aborted",
+    [FinishReason.FINISH_REASON_AWAITING_APPROVAL]: "awaiting_approval",
+  };
+  return names[value] ?? "";
+}
+
+export function statusName(value: CheckpointStatus): StatusName {
+  const names: Partial<Record<CheckpointStatus, StatusName>> = {
+    [CheckpointStatus.CHECKPOINT_STATUS_IN_PROGRESS]: "in_progress",
+    [CheckpointStatus.CHECKPOINT_STATUS_AWAITING_APPROVAL]: "awaiting_approval",
+    [CheckpointStatus.CHECKPOINT_STATUS_FINISHED]: "finished",
+  };
+  return names[value] ?? "";
+}
+
+const STATUS_VALUES: Record<Exclude<StatusName, "">, CheckpointStatus> = {
+  in_progress: CheckpointStatus.CHECKPOINT_STATUS_IN_PROGRESS,
+  awaiting_approval: CheckpointStatus.CHECKPOINT_STATUS_AWAITING_APPROVAL,
+  finished: CheckpointStatus.CHECKPOINT_STATUS_FINISHED,
+};
+
+/** The outcome of one Execute, Resume or Resolve stream, read from its run.done event. */
+export interface RunResult {
+  sessionId: string;
+  /** False only for a Resume of a session with nothing left to run. */
+  ran: boolean;
+  finishReason: FinishReasonName;
+  status: StatusName;
+  finalText: string;
+  stepIndex: number;
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; modelCalls: number; costUsd: number };
+  approvalId: string;
+  /** The pending approval (gated call, remaining calls) when the run paused on one. */
+  approval?: Approval;
+  messageCount: number;
+  runId: string;
+  events: Event[];
+}
+
+function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boolean): RunResult {
+  const usage0 = { promptTokens: 0, completionTokens: 0, totalTokens: 0, modelCalls: 0, costUsd: 0 };
+  if (events.length === 0 && emptyMeansFinished) {
+    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events };
+  }
+  const last = [...events].reverse().find((e) => e.runDone);
+  if (!last) {
+    throw new IncompleteRunError(2, "INCOMPLETE_RUN", `the stream of session "${sessionId}" ended without a run.done event (${events.length} events received)`, { session_id: sessionId, events: String(events.length) });
+  }
+  const done = last.runDone!;
+  const requested = [...events].reverse().find((e) => e.approvalRequested)?.approvalRequested?.approval;
+  return {
+    sessionId: last.sessionId || sessionId,
+    ran: true,
+    finishReason: finishReasonName(done.finishReason),
+    status: statusName(done.status),
+    finalText: done.finalText,
+    stepIndex: done.stepIndex,
+    usage: { ...usage0, ...done.usage },
+    approvalId: done.approvalId,
+    approval: done.approvalId && requested?.approvalId === done.approvalId ? requested : undefined,
+    messageCount: done.messageCount,
+    runId: last.runId,
+    events,
+  };
+}
+
+// ---- streams ---------------------------------------------------------------------------
+
+type EventStream = ClientReadableStream<{ event?: Event | undefined }>;
+type Submit = (sessionId: string, toolCallId: string, outcome: ToolOutcome) => Promise<unknown>;
+
+/**
+ * One run's event stream: `for await (const event of run)` and/or `await run.result()`.
+ *
+ * The RPC starts on first iteration (or result()). Every tool.call event is answered while
+ * the stream is read: its handler runs at once (calls handed out together run
+ * concurrently) and the result goes back with SubmitToolResult. Breaking out of the loop
+ * (or close()) cancels the stream, which the daemon treats like a crashed caller: the run
+ * stops at the next step boundary and can be resumed.
+ */
+export class Run implements AsyncIterable<Event> {
+  /** The run's session; for a resolve run "" until the first event names it. */
+  sessionId: string;
+  /** The events received so far. */
+  readonly events: Event[] = [];
+  private call?: EventStream;
+  private readonly pending = new Set<Promise<void>>();
+  private failure?: unknown;
+  private finished?: RunResult;
+  private readonly stream: AsyncGenerator<Event, void, undefined>;
+
+  constructor(
+    sessionId: string,
+    private readonly start: () => EventStream,
+    private readonly submit: Submit,
+    private readonly tools: Tools,
+    private readonly emptyMeansFinished: boolean,
+  ) {
+    this.sessionId = sessionId;
+    this.stream = this.read();
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<Event, void, undefined> {
+    return this.stream;
+  }
+
+  /** Reads what is left of the stream (answering tool calls) and returns the result. */
+  async result(): Promise<RunResult> {
+    for await (const _ of this.stream) {
+      // every event is kept in this.events
+    }
+    if (!this.finished) throw new Error("the run has no result: it failed or was closed");
+    return this.finished;
+  }
+
+  /** Stops reading: cancels the stream. Idempotent. */
+  async close(): Promise<void> {
+    this.call?.cancel();
+    await this.stream.return(undefined);
+  }
+
+  private async *read(): AsyncGenerator<Event, void, undefined> {
+    const call = (this.call = this.start());
+    let ended = false;
+    try {
+      try {
+        for await (const response of call as AsyncIterable<{ event?: Event }>) {
+          const event = response.event;
+          if (!event) continue;
+          this.events.push(event);
+          if (!this.sessionId) this.sessionId = event.sessionId;
+          if (event.type === "tool.call" && event.toolCall?.call) this.spawn(event);
+          yield event;
+        }
+        ended = true;
+      } catch (error) {
+        ended = true;
+        throw this.failure ?? fromServiceError(error);
+      }
+      if (this.failure) throw this.failure;
+      await Promise.all(this.pending);
+      if (this.failure) throw this.failure;
+    } finally {
+      if (!ended) call.cancel();
+    }
+    this.finished = buildResult(this.sessionId, this.events, this.emptyMeansFinished);
+  }
+
+  private spawn(event: Event): void {
+    const task = (async () => {
+      const outcome = await runTool(this.tools, this.sessionId, event);
+      await this.submit(event.sessionId || this.sessionId, event.toolCall!.call!.id, outcome);
+    })().catch((error: unknown) => {
+      // The run would wait for this result until its timeout: fail fast instead.
+      if (this.failure === undefined) {
+        this.failure = error;
+        this.call?.cancel();
+      }
+    });
+    this.pending.add(task);
+    void task.finally(() => this.pending.delete(task));
+  }
+}
+
+/**
+ * One Watch stream: `for await (const event of watch)`. It ends when the session's current
+ * run ends; with follow it goes on across runs until close(). lastSeq is where to resume.
+ */
+export class Watch implements AsyncIterable<Event> {
+  lastSeq: number;
+  private call?: EventStream;
+  private closed = false;
+
+  constructor(readonly sessionId: string, afterSeq: number, private readonly start: () => EventStream) {
+    this.lastSeq = afterSeq;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Event, void, undefined> {
+    const call = (this.call = this.start());
+    try {
+      for await (const response of call as AsyncIterable<{ event?: Event }>) {
+        if (!response.event) continue;
+        this.lastSeq = Math.max(this.lastSeq, response.event.seq);
+        yield response.event;
+      }
+    } catch (error) {
+      if (this.closed) return;
+      throw fromServiceError(error);
+    } finally {
+      call.cancel();
+    }
+  }
+
+  /** Stops watching (also from another task: the loop then just ends). Idempotent. */
+  close(): void {
+    this.closed = true;
+    this.call?.cancel();
+  }
+}
+
+// ---- the client ------------------------------------------------------------------------
+
+export interface ClientOptions {
+  /** Default: insecure (plaintext), as the daemon listens on localhost. */
+  credentials?: ChannelCredentials;
+  /** Sent with every call, e.g. {authorization: "Bearer …"}. */
+  metadata?: Record<string, string>;
+}
+
+export interface ExecuteOptions {
+  agent?: Agent;
+  tools?: Tools;
+  /** Any JSON value; left out, the stored one is kept; null is JSON null. */
+  businessState?: unknown;
+  requestId?: string;
+  historyLimit?: number;
+}
+
+export interface ForkOptions {
+  newSessionId?: string;
+  /** Replace the transcript with these messages. */
+  messages?: MessageInput[];
+  businessState?: unknown;
+  toolResult?: { toolCallId: string; result: unknown; isError?: boolean };
+  appendInput?: string;
+}
+
+/** The client of a luoshod daemon. `target` is "host:port" or "unix:/path/to.sock". */
+export class LuoshoClient {
+  readonly stub: AgentServiceClient;
+  private readonly metadata: Metadata;
+
+  constructor(target: string, options: ClientOptions = {}) {
+    this.stub = new AgentServiceClient(target, options.credentials ?? credentials.createInsecure());
+    this.metadata = new Metadata();
+    for (const [key, value] of Object.entries(options.metadata ?? {})) this.metadata.set(key, value);
+  }
+
+  /** Closes the channel. */
+  close(): void {
+    (this.stub as Client).close();
+  }
+
+  /** Start, continue or resume the run of sessionId (the Execute RPC). */
+  execute(sessionId: string, input: InputLike, options: ExecuteOptions = {}): Run {
+    const request = ExecuteRequest.fromPartial({
+      sessionId,
+      input: messages(input),
+      agent: options.agent ? agentSpec(options.agent) : undefined,
+      businessStateJson: "businessState" in options ? JSON.stringify(options.businessState ?? null) : undefined,
+      requestId: options.requestId ?? "",
+      historyLimit: options.historyLimit,
+    });
+    return this.run(sessionId, () => this.stub.execute(request, this.metadata), options.tools, false);
+  }
+
+  /** Finish an interrupted run (the Resume RPC); no agent means the saved one. */
+  resume(sessionId: string, options: { agent?: Agent; tools?: Tools; requestId?: string } = {}): Run {
+    const request = ResumeRequest.fromPartial({
+      sessionId,
+      agent: options.agent ? agentSpec(options.agent) : undefined,
+      requestId: options.requestId ?? "",
+    });
+    return this.run(sessionId, () => this.stub.resume(request, this.metadata), options.tools, true);
+  }
+
+  /** Decide a pending approval and continue its run (the Resolve RPC). */
+  resolve(approvalId: string, approved: boolean, options: { note?: string; agent?: Agent; tools?: Tools; requestId?: string } = {}): Run {
+    const request = ResolveRequest.fromPartial({
+      approvalId,
+      approved,
+      note: options.note ?? "",
+      agent: options.agent ? agentSpec(options.agent) : undefined,
+      requestId: options.requestId ?? "",
+    });
+    return this.run("", () => this.stub.resolve(request, this.metadata), options.tools, false);
+  }
+
+  /** The session's events with seq > afterSeq, then live ones (see Watch). */
+  watch(sessionId: string, afterSeq = 0, options: { follow?: boolean } = {}): Watch {
+    const request = WatchRequest.fromPartial({ sessionId, afterSeq, follow: options.follow ?? false });
+    return new Watch(sessionId, afterSeq, () => this.stub.watch(request, this.metadata));
+  }
+
+  /** Answer a tool call by hand; result is JSON-encoded. "accepted" or "duplicate". */
+  async submitToolResult(sessionId: string, toolCallId: string, result: unknown, options: { isError?: boolean } = {}): Promise<"accepted" | "duplicate" | ""> {
+    const json = JSON.stringify(result);
+    return this.submitOutcome(sessionId, toolCallId, { resultJson: json === undefined ? "null" : json, isError: options.isError ?? false });
+  }
+
+  /** Abort the session's running run; false when none was active in this daemon. */
+  async cancel(sessionId: string): Promise<boolean> {
+    return (await this.unary<CancelResponse>((cb) => this.stub.cancel(CancelRequest.fromPartial({ sessionId }), this.metadata, cb))).cancelled;
+  }
+
+  /** The session's latest checkpoint. */
+  async getSession(sessionId: string): Promise<Checkpoint> {
+    return (await this.unary<GetSessionResponse>((cb) => this.stub.getSession(GetSessionRequest.fromPartial({ sessionId }), this.metadata, cb))).checkpoint!;
+  }
+
+  /** Every session (optionally of one status), following the pages. */
+  async *listSessions(status?: Exclude<StatusName, "">, pageSize = 100): AsyncGenerator<SessionSummary> {
+    const st = status ? STATUS_VALUES[status] : CheckpointStatus.CHECKPOINT_STATUS_UNSPECIFIED;
+    let pageToken = "";
+    do {
+      const page = await this.unary<ListSessionsResponse>((cb) => this.stub.listSessions(ListSessionsRequest.fromPartial({ status: st, pageSize, pageToken }), this.metadata, cb));
+      yield* page.sessions;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+
+  /** Delete a session's checkpoint; false when there was none. */
+  async deleteSession(sessionId: string, options: { keepHistory?: boolean } = {}): Promise<boolean> {
+    return (await this.unary<DeleteSessionResponse>((cb) => this.stub.deleteSession(DeleteSessionRequest.fromPartial({ sessionId, keepHistory: options.keepHistory ?? false }), this.metadata, cb))).deleted;
+  }
+
+  /** Pending approvals (of one session, or all), oldest first, every page. */
+  async *listApprovals(sessionId = "", pageSize = 100): AsyncGenerator<Approval> {
+    let pageToken = "";
+    do {
+      const page = await this.unary<ListApprovalsResponse>((cb) => this.stub.listApprovals(ListApprovalsRequest.fromPartial({ sessionId, pageSize, pageToken }), this.metadata, cb));
+      yield* page.approvals;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+
+  /** The session's saved checkpoints, newest first, every page. */
+  async *history(sessionId: string, options: { includeCheckpoint?: boolean; pageSize?: number } = {}): AsyncGenerator<HistoryEntry> {
+    let pageToken = "";
+    do {
+      const request = HistoryRequest.fromPartial({
+        sessionId,
+        includeCheckpoint: options.includeCheckpoint ?? false,
+        pageSize: options.pageSize ?? 50,
+        pageToken,
+      });
+      const page = await this.unary<HistoryResponse>((cb) => this.stub.history(request, this.metadata, cb));
+      yield* page.entries;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+
+  /** A new in-progress session from step fromStep of another's history, with a patch. */
+  async fork(sessionId: string, fromStep: number, options: ForkOptions = {}): Promise<ForkResponse> {
+    const request = ForkRequest.fromPartial({
+      sessionId,
+      fromStep,
+      newSessionId: options.newSessionId ?? "",
+      patch: {
+        replaceMessages: options.messages !== undefined,
+        messages: messages(options.messages ?? []),
+        businessStateJson: "businessState" in options ? JSON.stringify(options.businessState ?? null) : undefined,
+        toolResult: options.toolResult
+          ? { toolCallId: options.toolResult.toolCallId, resultJson: JSON.stringify(options.toolResult.result ?? null), isError: options.toolResult.isError ?? false }
+          : undefined,
+        appendInput: options.appendInput ?? "",
+      },
+    });
+    return this.unary<ForkResponse>((cb) => this.stub.fork(request, this.metadata, cb));
+  }
+
+  /** Two sessions' trajectories side by side. */
+  async compare(sessionIdA: string, sessionIdB: string): Promise<CompareResponse> {
+    return this.unary<CompareResponse>((cb) => this.stub.compare(CompareRequest.fromPartial({ sessionIdA, sessionIdB }), this.metadata, cb));
+  }
+
+  private run(sessionId: string, start: () => EventStream, tools: Tools | undefined, emptyMeansFinished: boolean): Run {
+    return new Run(sessionId, start, (s, id, outcome) => this.submitOutcome(s, id, outcome), tools ?? {}, emptyMeansFinished);
+  }
+
+  private async submitOutcome(sessionId: string, toolCallId: string, outcome: ToolOutcome): Promise<"accepted" | "duplicate" | ""> {
+    const response = await this.unary<SubmitToolResultResponse>((cb) => this.stub.submitToolResult(SubmitToolResultRequest.fromPartial({ sessionId, toolCallId, ...outcome }), this.metadata, cb));
+    return response.outcome === SubmitOutcome.SUBMIT_OUTCOME_ACCEPTED ? "accepted" : response.outcome === SubmitOutcome.SUBMIT_OUTCOME_DUPLICATE ? "duplicate" : "";
+  }
+
+  private unary<Res>(invoke: (callback: (error: ServiceError | null, response: Res) => void) => unknown): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      invoke((error, response) => {
+        if (error) reject(fromServiceError(error));
+        else resolve(response);
+      });
+    });
+  }
+}

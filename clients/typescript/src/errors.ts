@@ -1,0 +1,183 @@
+// The error classes of @luosho/client, and the one place gRPC errors are translated.
+//
+// Every error the daemon sends is a google.rpc.Status with one ErrorInfo (domain
+// "luosho.dev"); its reason picks the class, its metadata travels along. Any other status
+// is a plain LuoshoError (INVALID_ARGUMENT: InvalidArgumentError; UNAVAILABLE:
+// UnavailableError). The original grpc-js error is kept as `cause`.
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { status as Status, type Metadata, type ServiceError } from "@grpc/grpc-js";
+
+export const ERROR_DOMAIN = "luosho.dev";
+const STATUS_DETAILS_KEY = "grpc-status-details-bin";
+const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
+
+/** An RPC failed. `reason` is the ErrorInfo reason ("" when the server sent none). */
+export class LuoshoError extends Error {
+  readonly code: Status;
+  readonly reason: string;
+  readonly metadata: Readonly<Record<string, string>>;
+
+  constructor(code: Status, reason: string, message: string, metadata: Record<string, string> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.reason = reason;
+    this.metadata = { ...metadata };
+  }
+
+  override toString(): string {
+    const label = this.reason || Status[this.code] || String(this.code);
+    return this.message ? `${this.name}: ${label}: ${this.message}` : `${this.name}: ${label}`;
+  }
+}
+
+/** The request was refused as invalid; `reason` says which rule it broke. */
+export class InvalidArgumentError extends LuoshoError {}
+/** The session (or the requested step of its history) has no checkpoint. */
+export class CheckpointNotFoundError extends LuoshoError {}
+/** The approval is unknown, was already decided, or is being decided right now. */
+export class ApprovalNotFoundError extends LuoshoError {
+  get approvalId(): string { return this.metadata.approval_id ?? ""; }
+}
+/** SubmitToolResult named a tool call that the session does not have. */
+export class ToolCallNotFoundError extends LuoshoError {}
+/** Fork's newSessionId already has a checkpoint. */
+export class SessionExistsError extends LuoshoError {}
+/** Watch's cursor is older than the session's kept event log. */
+export class EventsOutOfRangeError extends LuoshoError {
+  get oldestKeptSeq(): number { return Number(this.metadata.oldest_kept_seq ?? 0) || 0; }
+}
+/** The tool call has no result and no run is waiting for one: resume the session. */
+export class ToolCallNotPendingError extends LuoshoError {}
+/** The session is paused on an approval; resolve it before executing again. */
+export class SessionAwaitingApprovalError extends LuoshoError {
+  get approvalId(): string { return this.metadata.approval_id ?? ""; }
+}
+/** The resuming agent differs from the saved one and onAgentDrift is "error". */
+export class AgentDriftError extends LuoshoError {}
+/** A pending tool call names a tool the resuming agent no longer declares. */
+export class ResumeToolMissingError extends LuoshoError {}
+/** Another run holds the session. */
+export class SessionBusyError extends LuoshoError {}
+/** The daemon lost the session's lease (another writer took over). */
+export class LeaseLostError extends LuoshoError {}
+/** A payload is over the daemon's configured limit. */
+export class PayloadTooLargeError extends LuoshoError {}
+/** The daemon's store refused the write: it is full. */
+export class StoreFullError extends LuoshoError {}
+/** The model provider failed. */
+export class ProviderError extends LuoshoError {}
+/** The daemon is unreachable or unavailable; retrying later may succeed. */
+export class UnavailableError extends LuoshoError {}
+/** The daemon is draining for shutdown. */
+export class ShuttingDownError extends UnavailableError {}
+/** Client side: a run's stream ended without its run.done event. */
+export class IncompleteRunError extends LuoshoError {}
+
+type ErrorClass = new (code: Status, reason: string, message: string, metadata?: Record<string, string>, options?: { cause?: unknown }) => LuoshoError;
+
+/** The one mapping table: ErrorInfo reason (domain luosho.dev) -> class. */
+export const ERROR_BY_REASON: Readonly<Record<string, ErrorClass>> = {
+  SESSION_BUSY: SessionBusyError,
+  SESSION_AWAITING_APPROVAL: SessionAwaitingApprovalError,
+  CHECKPOINT_NOT_FOUND: CheckpointNotFoundError,
+  APPROVAL_NOT_FOUND: ApprovalNotFoundError,
+  TOOL_CALL_NOT_FOUND: ToolCallNotFoundError,
+  TOOL_CALL_NOT_PENDING: ToolCallNotPendingError,
+  SESSION_EXISTS: SessionExistsError,
+  EVENTS_OUT_OF_RANGE: EventsOutOfRangeError,
+  AGENT_DRIFT: AgentDriftError,
+  RESUME_TOOL_MISSING: ResumeToolMissingError,
+  LEASE_LOST: LeaseLostError,
+  PAYLOAD_TOO_LARGE: PayloadTooLargeError,
+  STORE_FULL: StoreFullError,
+  PROVIDER_ERROR: ProviderError,
+  SHUTTING_DOWN: ShuttingDownError,
+};
+
+const ERROR_BY_CODE: Partial<Record<Status, ErrorClass>> = {
+  [Status.INVALID_ARGUMENT]: InvalidArgumentError,
+  [Status.UNAVAILABLE]: UnavailableError,
+};
+
+interface ErrorInfo { reason: string; domain: string; metadata: Record<string, string> }
+interface RichStatus { message: string; info?: ErrorInfo }
+
+// google.rpc.Status {int32 code = 1; string message = 2; repeated Any details = 3}
+function decodeStatus(bytes: Uint8Array): RichStatus {
+  const r = new BinaryReader(bytes);
+  const out: RichStatus = { message: "" };
+  while (r.pos < r.len) {
+    const [field, wire] = r.tag();
+    if (field === 2) out.message = r.string();
+    else if (field === 3) {
+      const any = decodeAny(r.bytes());
+      if (any.typeUrl === ERROR_INFO_TYPE && !out.info) out.info = decodeErrorInfo(any.value);
+    } else r.skip(wire);
+  }
+  return out;
+}
+
+// google.protobuf.Any {string type_url = 1; bytes value = 2}
+function decodeAny(bytes: Uint8Array): { typeUrl: string; value: Uint8Array } {
+  const r = new BinaryReader(bytes);
+  let typeUrl = "";
+  let value: Uint8Array = new Uint8Array();
+  while (r.pos < r.len) {
+    const [field, wire] = r.tag();
+    if (field === 1) typeUrl = r.string();
+    else if (field === 2) value = r.bytes();
+    else r.skip(wire);
+  }
+  return { typeUrl, value };
+}
+
+// google.rpc.ErrorInfo {string reason = 1; string domain = 2; map<string, string> metadata = 3}
+function decodeErrorInfo(bytes: Uint8Array): ErrorInfo {
+  const r = new BinaryReader(bytes);
+  const info: ErrorInfo = { reason: "", domain: "", metadata: {} };
+  while (r.pos < r.len) {
+    const [field, wire] = r.tag();
+    if (field === 1) info.reason = r.string();
+    else if (field === 2) info.domain = r.string();
+    else if (field === 3) {
+      const e = new BinaryReader(r.bytes());
+      let key = "";
+      let value = "";
+      while (e.pos < e.len) {
+        const [f, w] = e.tag();
+        if (f === 1) key = e.string();
+        else if (f === 2) value = e.string();
+        else e.skip(w);
+      }
+      info.metadata[key] = value;
+    } else r.skip(wire);
+  }
+  return info;
+}
+
+function richStatus(metadata: Metadata | undefined): RichStatus | undefined {
+  const value = metadata?.get(STATUS_DETAILS_KEY)?.[0];
+  if (value === undefined || typeof value === "string") return undefined;
+  try {
+    return decodeStatus(new Uint8Array(value));
+  } catch {
+    return undefined;
+  }
+}
+
+function isServiceError(error: unknown): error is ServiceError {
+  return typeof error === "object" && error !== null && "code" in error && typeof (error as { code: unknown }).code === "number";
+}
+
+/** The typed error for a failed call (a grpc-js ServiceError); other errors pass through. */
+export function fromServiceError(error: unknown): unknown {
+  if (error instanceof LuoshoError || !isServiceError(error)) return error;
+  const status = richStatus(error.metadata);
+  const info = status?.info;
+  let cls: ErrorClass | undefined;
+  if (info && info.domain === ERROR_DOMAIN) cls = ERROR_BY_REASON[info.reason];
+  cls ??= ERROR_BY_CODE[error.code as Status] ?? LuoshoError;
+  const message = status?.message || error.details || "";
+  return new cls(error.code as Status, info?.reason ?? "", message, info?.metadata ?? {}, { cause: error });
+}

@@ -1,0 +1,57 @@
+// Starts `luoshod serve` as a real child process (scripted provider, SQLite store) and
+// reads its address from the "luoshod listening on ADDR" line on stdout.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** clients/typescript (this file runs from dist-test/test/). */
+export const PACKAGE_DIR = fileURLToPath(new URL("../../", import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+const PYTHON = process.env.LUOSHOD_PYTHON ?? join(REPO_ROOT, ".venv", "bin", "python");
+
+export interface Daemon {
+  address: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startDaemon(...extra: string[]): Promise<Daemon> {
+  const dir = mkdtempSync(join(tmpdir(), "luoshod-ts-"));
+  const proc = spawn(PYTHON, ["-m", "luoshod", "serve", "--listen", "127.0.0.1:0", "--store", `sqlite:///${dir}/db.sqlite`, ...extra], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not start in 30 s: ${stderr}`)), 30_000);
+    const lines = createInterface({ input: proc.stdout! });
+    lines.once("line", (line) => {
+      clearTimeout(timer);
+      if (line.startsWith("luoshod listening on ")) resolve(line.slice("luoshod listening on ".length).trim());
+      else reject(new Error(`daemon did not start: ${line} ${stderr}`));
+    });
+    proc.once("exit", (code) => reject(new Error(`daemon exited (${code}): ${stderr}`)));
+  });
+  return {
+    address,
+    proc,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((resolve) => proc.once("exit", resolve));
+        proc.kill("SIGKILL");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A scripted agent: each entry is one model turn ({tool_calls: [...]} or {text}). */
+export function scripted(name: string, script: unknown[], tools: { name: string; needsApproval?: boolean }[] = [{ name: "add" }]) {
+  return { model: `scripted:${name}`, instructions: "You add numbers.", tools, modelSettings: { script } };
+}
+
+export const call = (name: string, args: unknown) => ({ tool_calls: [{ name, arguments: args }] });
