@@ -5,8 +5,14 @@
     python scripts/genproto.py --check  # exit 1 and name the stale files if any differ
 
 Python: grpc_tools.protoc (from grpcio-tools, pinned in lock-step with grpcio) writes
-clients/python/src/luosho/v1/. The output is committed; tests/test_genproto.py runs
---check so a proto change without regeneration fails the tests.
+clients/python/src/luosho/v1/.
+Java: protoc and the protoc-gen-grpc-java plugin, both fetched from Maven Central by
+`mvn dependency:copy` (cached in clients/java/.tools/), write clients/java/src/main/java-gen/.
+grpcio-tools' protoc has no Java generator, so Java uses Maven's protoc of the same release.
+
+The output is committed; tests/test_genproto.py runs --check so a proto change without
+regeneration fails the tests. Each language is one generate_X(out) function plus one line
+in LANGUAGES.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import argparse
 import filecmp
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -54,33 +61,100 @@ def generate_python(out: Path) -> list[Path]:
     return written
 
 
+# ---- Java ------------------------------------------------------------------------------
+
+JAVA_OUT = ROOT / "clients" / "java" / "src" / "main" / "java-gen"
+JAVA_TOOLS = ROOT / "clients" / "java" / ".tools"
+# protoc 35.1 is the compiler grpcio-tools embeds; the Java runtime in clients/java/pom.xml
+# (protobuf-java 4.35.1, grpc 1.82.0) matches these.
+JAVA_PROTOC = ("com.google.protobuf", "protoc", "4.35.1")
+JAVA_GRPC_PLUGIN = ("io.grpc", "protoc-gen-grpc-java", "1.82.0")
+
+
+def _maven_exe(group: str, artifact: str, version: str) -> Path:
+    """A linux-x86_64 executable from Maven Central, fetched once with `mvn dependency:copy`."""
+    exe = JAVA_TOOLS / f"{artifact}-{version}-linux-x86_64.exe"
+    if not exe.exists():
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise SystemExit("Java code generation needs Maven (mvn) on PATH")
+        JAVA_TOOLS.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                mvn, "-q", "-B",
+                "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy",
+                f"-Dartifact={group}:{artifact}:{version}:exe:linux-x86_64",
+                f"-DoutputDirectory={JAVA_TOOLS}",
+            ],
+            check=True,
+            cwd=JAVA_TOOLS,
+        )
+    exe.chmod(0o755)
+    return exe
+
+
+def generate_java(out: Path) -> list[Path]:
+    """Write the Java classes (messages and gRPC stubs) under out; return their paths."""
+    import grpc_tools
+
+    protoc = _maven_exe(*JAVA_PROTOC)
+    plugin = _maven_exe(*JAVA_GRPC_PLUGIN)
+    include = Path(grpc_tools.__file__).parent / "_proto"
+    protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]
+    subprocess.run(
+        [
+            str(protoc),
+            f"-I{PROTO_ROOT}",
+            f"-I{include}",
+            f"--plugin=protoc-gen-grpc-java={plugin}",
+            f"--java_out={out}",
+            f"--grpc-java_out={out}",
+            *protos,
+        ],
+        check=True,
+    )
+    return sorted(out.rglob("*.java"))
+
+
+# name, generate(out), where its output is committed, which files under there it owns
+LANGUAGES = [
+    ("python", generate_python, PY_OUT, f"{PY_PACKAGE}/*_pb2*"),
+    ("java", generate_java, JAVA_OUT, "**/*.java"),
+]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if committed code is stale")
     opts = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        tmp_out = Path(tmp)
-        generate_python(tmp_out)
-        fresh = {p.relative_to(tmp_out): p for p in sorted((tmp_out / PY_PACKAGE).glob("*_pb2*"))}
-        committed = {p.relative_to(PY_OUT): p for p in sorted((PY_OUT / PY_PACKAGE).glob("*_pb2*"))}
+        fresh: dict[Path, Path] = {}
+        committed: dict[Path, Path] = {}
+        for name, generate, out_root, pattern in LANGUAGES:
+            tmp_out = Path(tmp) / name
+            tmp_out.mkdir()
+            generate(tmp_out)
+            for p in sorted(tmp_out.glob(pattern)):
+                fresh[out_root / p.relative_to(tmp_out)] = p
+            for p in sorted(out_root.glob(pattern)):
+                committed[p] = p
         if opts.check:
             stale = sorted(
-                str(rel)
-                for rel in fresh.keys() | committed.keys()
-                if rel not in fresh
-                or rel not in committed
-                or not filecmp.cmp(fresh[rel], committed[rel], shallow=False)
+                str(dst.relative_to(ROOT))
+                for dst in fresh.keys() | committed.keys()
+                if dst not in fresh
+                or dst not in committed
+                or not filecmp.cmp(fresh[dst], committed[dst], shallow=False)
             )
             if stale:
                 print("stale generated code (run: python scripts/genproto.py):", *stale, sep="\n  ")
                 return 1
             print(f"generated code is up to date ({len(fresh)} files)")
             return 0
-        for rel in committed.keys() - fresh.keys():
-            committed[rel].unlink()
-        for rel, src in fresh.items():
-            dst = PY_OUT / rel
+        for dst in committed.keys() - fresh.keys():
+            dst.unlink()
+        for dst, src in fresh.items():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
             print(f"wrote {dst.relative_to(ROOT)}")
