@@ -22,9 +22,10 @@ run: $(STAMP)
 	mkdir -p .luoshod
 	$(VENV)/bin/luoshod serve --listen $(LISTEN) --store $(STORE) --scripts-dir examples/scripts
 
-## test: install what the tests need and run every test
+## test: install what the tests need and run every test (pytest, then the Java client's JUnit)
 test: $(STAMP)
 	$(PY) -m pytest
+	cd clients/java && mvn -q -B test -Dluoshod.python=$(CURDIR)/$(PY)
 
 ## bench: the benchmarks (not part of the tests)
 bench: $(STAMP)
@@ -40,4 +41,4 @@ proto: $(STAMP)
 	$(PY) scripts/genproto.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache clients/java/target clients/java/.tools
