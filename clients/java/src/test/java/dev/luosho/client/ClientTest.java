@@ -122,6 +122,13 @@ class ClientTest {
         }
       }
       assertTrue(result.ran());
+      Agent.Event start = result.events().get(0);
+      assertEquals(Agent.RunMode.RUN_MODE_RESUME, start.getRunStart().getMode());
+      // The call the crashed client never answered (step 1) is handed out again, and the
+      // checkpointed model turn of step 1 is not made (nor paid for) twice.
+      Agent.Event firstCall = result.events().stream().filter(Agent.Event::hasToolCall).findFirst().orElseThrow();
+      assertEquals(1, firstCall.getToolCall().getStep());
+      assertTrue(result.events().stream().noneMatch(e -> e.hasModelTurn() && e.getModelTurn().getStep() == 1));
       assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
       assertEquals("done", result.finalText());
       List<String> contents = fresh.getSession("java-crash").getMessagesList().stream()
@@ -187,6 +194,24 @@ class ClientTest {
       release.countDown();
       assertEquals(Agent.FinishReason.FINISH_REASON_STOP, first.get(60, TimeUnit.SECONDS).finishReason());
     }
+  }
+
+  @Test
+  void failingToolBecomesAnErrorResult() {
+    Agent.AgentSpec agent = Scripts.agent(false, Scripts.call("add", 1, 1), Scripts.call("nope", 0, 0), Scripts.text("ok"))
+        .toBuilder().addTools(Agent.ToolSpec.newBuilder().setName("nope")).build();
+    ToolHandler broken = args -> {
+      throw new IllegalStateException("boom");
+    };
+    RunResult result = client.execute("java-tool-error", "Fail", agent, Map.of("add", broken)).result();
+    assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
+    List<Agent.ToolResult> results = result.events().stream().filter(Agent.Event::hasToolResult)
+        .map(Agent.Event::getToolResult).collect(Collectors.toList());
+    assertEquals(2, results.size());
+    assertTrue(results.get(0).getIsError());
+    assertEquals("{\"error\":\"IllegalStateException: boom\"}", results.get(0).getResultJson());
+    assertTrue(results.get(1).getIsError()); // a declared tool the client was not given
+    assertTrue(results.get(1).getResultJson().contains("no tool named 'nope'"), results.get(1).getResultJson());
   }
 
   @Test
