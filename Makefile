@@ -13,7 +13,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test test-go test-ts bench bench-store proto clean
+.PHONY: run test test-go test-ts test-java bench bench-store proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,7 @@ test: $(STAMP) $(GRPCURL) $(TS_STAMP)
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
+	$(MAKE) --no-print-directory test-java
 
 ## test-go: go vet and the Go client's tests against a daemon
 # -count=1: the Go tests drive a Python daemon whose changes go's test cache cannot see.
@@ -53,6 +54,10 @@ test-go: $(STAMP)
 test-ts: $(STAMP) $(TS_STAMP)
 	cd $(TS) && npm run -s build && npm run -s build:test
 	cd $(TS) && LUOSHOD_PYTHON=$(abspath $(PY)) npm test -s
+
+## test-java: the Java client's JUnit tests (Maven Surefire) against a daemon
+test-java: $(STAMP)
+	cd clients/java && mvn -q -B test -Dluoshod.python=$(CURDIR)/$(PY)
 
 ## bench: the benchmarks (not part of the tests)
 bench: $(STAMP)
@@ -68,4 +73,5 @@ proto: $(STAMP) $(TS_STAMP)
 	$(PY) scripts/genproto.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .tools $(TS)/node_modules $(TS)/dist $(TS)/dist-test
+	rm -rf $(VENV) .pytest_cache .tools $(TS)/node_modules $(TS)/dist $(TS)/dist-test \
+	  clients/java/target clients/java/.tools

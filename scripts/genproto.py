@@ -9,7 +9,8 @@ Python: grpc_tools.protoc (from grpcio-tools, pinned in lock-step with grpcio) w
 clients/python/src/luosho/v1/. Go: the same protoc with protoc-gen-go and protoc-gen-go-grpc
 (pinned, `go install`ed into .tools/bin on first use) writes clients/go/luoshov1/. Each
 language is one function registered in GENERATORS. TypeScript: the same protoc with ts-proto
-(pinned in clients/typescript/package-lock.json) writes clients/typescript/src/gen/. The output is committed; tests/test_genproto.py runs
+(pinned in clients/typescript/package-lock.json) writes clients/typescript/src/gen/. Java:
+Maven Central's protoc and protoc-gen-grpc-java write clients/java/src/main/java-gen/. The output is committed; tests/test_genproto.py runs
 --check so a proto change without regeneration fails the tests.
 """
 
@@ -180,6 +181,68 @@ def typescript_output(tmp: Path) -> Output:
 
 
 GENERATORS["typescript"] = typescript_output
+
+
+# ---- Java -------------------------------------------------------------------------------
+# grpcio-tools' protoc has no Java generator, so Java uses Maven Central's protoc of the same
+# release (35.1) and protoc-gen-grpc-java, fetched once by `mvn dependency:copy` into
+# clients/java/.tools/ (gitignored). The runtime in clients/java/pom.xml matches them.
+JAVA_OUT = ROOT / "clients" / "java" / "src" / "main" / "java-gen"
+JAVA_TOOLS = ROOT / "clients" / "java" / ".tools"
+JAVA_PROTOC = ("com.google.protobuf", "protoc", "4.35.1")
+JAVA_GRPC_PLUGIN = ("io.grpc", "protoc-gen-grpc-java", "1.82.0")
+
+
+def _maven_exe(group: str, artifact: str, version: str) -> Path:
+    """A linux-x86_64 executable from Maven Central, fetched once with `mvn dependency:copy`."""
+    import subprocess
+
+    exe = JAVA_TOOLS / f"{artifact}-{version}-linux-x86_64.exe"
+    if not exe.exists():
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise SystemExit("Java code generation needs Maven (mvn) on PATH")
+        JAVA_TOOLS.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                mvn, "-q", "-B",
+                "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy",
+                f"-Dartifact={group}:{artifact}:{version}:exe:linux-x86_64",
+                f"-DoutputDirectory={JAVA_TOOLS}",
+            ],
+            check=True,
+            cwd=JAVA_TOOLS,
+        )
+    exe.chmod(0o755)
+    return exe
+
+
+def java_output(tmp: Path) -> Output:
+    """The Java classes (messages and gRPC stubs)."""
+    import subprocess
+
+    import grpc_tools
+
+    protoc = _maven_exe(*JAVA_PROTOC)
+    plugin = _maven_exe(*JAVA_GRPC_PLUGIN)
+    include = Path(grpc_tools.__file__).parent / "_proto"
+    protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]
+    subprocess.run(
+        [
+            str(protoc),
+            f"-I{PROTO_ROOT}",
+            f"-I{include}",
+            f"--plugin=protoc-gen-grpc-java={plugin}",
+            f"--java_out={tmp}",
+            f"--grpc-java_out={tmp}",
+            *protos,
+        ],
+        check=True,
+    )
+    return Output(JAVA_OUT, _files(tmp, "**/*.java"), _files(JAVA_OUT, "**/*.java"))
+
+
+GENERATORS["java"] = java_output
 
 
 def main() -> int:

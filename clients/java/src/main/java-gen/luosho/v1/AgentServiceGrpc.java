@@ -1,0 +1,1510 @@
+package luosho.v1;
+
+import static io.grpc.MethodDescriptor.generateFullMethodName;
+
+/**
+ * <pre>
+ * AgentService runs agents durably: every step is checkpointed under the session id, so a
+ * run survives a crash of the caller or of the daemon and can be resumed.
+ * </pre>
+ */
+@io.grpc.stub.annotations.GrpcGenerated
+public final class AgentServiceGrpc {
+
+  private AgentServiceGrpc() {}
+
+  public static final java.lang.String SERVICE_NAME = "luosho.v1.AgentService";
+
+  // Static method descriptors that strictly reflect the proto.
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ExecuteRequest,
+      luosho.v1.Agent.ExecuteResponse> getExecuteMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Execute",
+      requestType = luosho.v1.Agent.ExecuteRequest.class,
+      responseType = luosho.v1.Agent.ExecuteResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ExecuteRequest,
+      luosho.v1.Agent.ExecuteResponse> getExecuteMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.ExecuteRequest, luosho.v1.Agent.ExecuteResponse> getExecuteMethod;
+    if ((getExecuteMethod = AgentServiceGrpc.getExecuteMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getExecuteMethod = AgentServiceGrpc.getExecuteMethod) == null) {
+          AgentServiceGrpc.getExecuteMethod = getExecuteMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.ExecuteRequest, luosho.v1.Agent.ExecuteResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Execute"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ExecuteRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ExecuteResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Execute"))
+              .build();
+        }
+      }
+    }
+    return getExecuteMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ResumeRequest,
+      luosho.v1.Agent.ResumeResponse> getResumeMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Resume",
+      requestType = luosho.v1.Agent.ResumeRequest.class,
+      responseType = luosho.v1.Agent.ResumeResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ResumeRequest,
+      luosho.v1.Agent.ResumeResponse> getResumeMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.ResumeRequest, luosho.v1.Agent.ResumeResponse> getResumeMethod;
+    if ((getResumeMethod = AgentServiceGrpc.getResumeMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getResumeMethod = AgentServiceGrpc.getResumeMethod) == null) {
+          AgentServiceGrpc.getResumeMethod = getResumeMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.ResumeRequest, luosho.v1.Agent.ResumeResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Resume"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ResumeRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ResumeResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Resume"))
+              .build();
+        }
+      }
+    }
+    return getResumeMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.SubmitToolResultRequest,
+      luosho.v1.Agent.SubmitToolResultResponse> getSubmitToolResultMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SubmitToolResult",
+      requestType = luosho.v1.Agent.SubmitToolResultRequest.class,
+      responseType = luosho.v1.Agent.SubmitToolResultResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.SubmitToolResultRequest,
+      luosho.v1.Agent.SubmitToolResultResponse> getSubmitToolResultMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.SubmitToolResultRequest, luosho.v1.Agent.SubmitToolResultResponse> getSubmitToolResultMethod;
+    if ((getSubmitToolResultMethod = AgentServiceGrpc.getSubmitToolResultMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getSubmitToolResultMethod = AgentServiceGrpc.getSubmitToolResultMethod) == null) {
+          AgentServiceGrpc.getSubmitToolResultMethod = getSubmitToolResultMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.SubmitToolResultRequest, luosho.v1.Agent.SubmitToolResultResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SubmitToolResult"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.SubmitToolResultRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.SubmitToolResultResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("SubmitToolResult"))
+              .build();
+        }
+      }
+    }
+    return getSubmitToolResultMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.CancelRequest,
+      luosho.v1.Agent.CancelResponse> getCancelMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Cancel",
+      requestType = luosho.v1.Agent.CancelRequest.class,
+      responseType = luosho.v1.Agent.CancelResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.CancelRequest,
+      luosho.v1.Agent.CancelResponse> getCancelMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.CancelRequest, luosho.v1.Agent.CancelResponse> getCancelMethod;
+    if ((getCancelMethod = AgentServiceGrpc.getCancelMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCancelMethod = AgentServiceGrpc.getCancelMethod) == null) {
+          AgentServiceGrpc.getCancelMethod = getCancelMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.CancelRequest, luosho.v1.Agent.CancelResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Cancel"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.CancelRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.CancelResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Cancel"))
+              .build();
+        }
+      }
+    }
+    return getCancelMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.GetSessionRequest,
+      luosho.v1.Agent.GetSessionResponse> getGetSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetSession",
+      requestType = luosho.v1.Agent.GetSessionRequest.class,
+      responseType = luosho.v1.Agent.GetSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.GetSessionRequest,
+      luosho.v1.Agent.GetSessionResponse> getGetSessionMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.GetSessionRequest, luosho.v1.Agent.GetSessionResponse> getGetSessionMethod;
+    if ((getGetSessionMethod = AgentServiceGrpc.getGetSessionMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getGetSessionMethod = AgentServiceGrpc.getGetSessionMethod) == null) {
+          AgentServiceGrpc.getGetSessionMethod = getGetSessionMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.GetSessionRequest, luosho.v1.Agent.GetSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.GetSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.GetSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("GetSession"))
+              .build();
+        }
+      }
+    }
+    return getGetSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ListSessionsRequest,
+      luosho.v1.Agent.ListSessionsResponse> getListSessionsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListSessions",
+      requestType = luosho.v1.Agent.ListSessionsRequest.class,
+      responseType = luosho.v1.Agent.ListSessionsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ListSessionsRequest,
+      luosho.v1.Agent.ListSessionsResponse> getListSessionsMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.ListSessionsRequest, luosho.v1.Agent.ListSessionsResponse> getListSessionsMethod;
+    if ((getListSessionsMethod = AgentServiceGrpc.getListSessionsMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getListSessionsMethod = AgentServiceGrpc.getListSessionsMethod) == null) {
+          AgentServiceGrpc.getListSessionsMethod = getListSessionsMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.ListSessionsRequest, luosho.v1.Agent.ListSessionsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListSessions"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ListSessionsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ListSessionsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListSessions"))
+              .build();
+        }
+      }
+    }
+    return getListSessionsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.DeleteSessionRequest,
+      luosho.v1.Agent.DeleteSessionResponse> getDeleteSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteSession",
+      requestType = luosho.v1.Agent.DeleteSessionRequest.class,
+      responseType = luosho.v1.Agent.DeleteSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.DeleteSessionRequest,
+      luosho.v1.Agent.DeleteSessionResponse> getDeleteSessionMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.DeleteSessionRequest, luosho.v1.Agent.DeleteSessionResponse> getDeleteSessionMethod;
+    if ((getDeleteSessionMethod = AgentServiceGrpc.getDeleteSessionMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getDeleteSessionMethod = AgentServiceGrpc.getDeleteSessionMethod) == null) {
+          AgentServiceGrpc.getDeleteSessionMethod = getDeleteSessionMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.DeleteSessionRequest, luosho.v1.Agent.DeleteSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.DeleteSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.DeleteSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("DeleteSession"))
+              .build();
+        }
+      }
+    }
+    return getDeleteSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ResolveRequest,
+      luosho.v1.Agent.ResolveResponse> getResolveMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Resolve",
+      requestType = luosho.v1.Agent.ResolveRequest.class,
+      responseType = luosho.v1.Agent.ResolveResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ResolveRequest,
+      luosho.v1.Agent.ResolveResponse> getResolveMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.ResolveRequest, luosho.v1.Agent.ResolveResponse> getResolveMethod;
+    if ((getResolveMethod = AgentServiceGrpc.getResolveMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getResolveMethod = AgentServiceGrpc.getResolveMethod) == null) {
+          AgentServiceGrpc.getResolveMethod = getResolveMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.ResolveRequest, luosho.v1.Agent.ResolveResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Resolve"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ResolveRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ResolveResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Resolve"))
+              .build();
+        }
+      }
+    }
+    return getResolveMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ListApprovalsRequest,
+      luosho.v1.Agent.ListApprovalsResponse> getListApprovalsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListApprovals",
+      requestType = luosho.v1.Agent.ListApprovalsRequest.class,
+      responseType = luosho.v1.Agent.ListApprovalsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ListApprovalsRequest,
+      luosho.v1.Agent.ListApprovalsResponse> getListApprovalsMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.ListApprovalsRequest, luosho.v1.Agent.ListApprovalsResponse> getListApprovalsMethod;
+    if ((getListApprovalsMethod = AgentServiceGrpc.getListApprovalsMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getListApprovalsMethod = AgentServiceGrpc.getListApprovalsMethod) == null) {
+          AgentServiceGrpc.getListApprovalsMethod = getListApprovalsMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.ListApprovalsRequest, luosho.v1.Agent.ListApprovalsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListApprovals"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ListApprovalsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ListApprovalsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListApprovals"))
+              .build();
+        }
+      }
+    }
+    return getListApprovalsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.HistoryRequest,
+      luosho.v1.Agent.HistoryResponse> getHistoryMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "History",
+      requestType = luosho.v1.Agent.HistoryRequest.class,
+      responseType = luosho.v1.Agent.HistoryResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.HistoryRequest,
+      luosho.v1.Agent.HistoryResponse> getHistoryMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.HistoryRequest, luosho.v1.Agent.HistoryResponse> getHistoryMethod;
+    if ((getHistoryMethod = AgentServiceGrpc.getHistoryMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getHistoryMethod = AgentServiceGrpc.getHistoryMethod) == null) {
+          AgentServiceGrpc.getHistoryMethod = getHistoryMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.HistoryRequest, luosho.v1.Agent.HistoryResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "History"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.HistoryRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.HistoryResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("History"))
+              .build();
+        }
+      }
+    }
+    return getHistoryMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ForkRequest,
+      luosho.v1.Agent.ForkResponse> getForkMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Fork",
+      requestType = luosho.v1.Agent.ForkRequest.class,
+      responseType = luosho.v1.Agent.ForkResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ForkRequest,
+      luosho.v1.Agent.ForkResponse> getForkMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.ForkRequest, luosho.v1.Agent.ForkResponse> getForkMethod;
+    if ((getForkMethod = AgentServiceGrpc.getForkMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getForkMethod = AgentServiceGrpc.getForkMethod) == null) {
+          AgentServiceGrpc.getForkMethod = getForkMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.ForkRequest, luosho.v1.Agent.ForkResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Fork"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ForkRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ForkResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Fork"))
+              .build();
+        }
+      }
+    }
+    return getForkMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.CompareRequest,
+      luosho.v1.Agent.CompareResponse> getCompareMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Compare",
+      requestType = luosho.v1.Agent.CompareRequest.class,
+      responseType = luosho.v1.Agent.CompareResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.CompareRequest,
+      luosho.v1.Agent.CompareResponse> getCompareMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.CompareRequest, luosho.v1.Agent.CompareResponse> getCompareMethod;
+    if ((getCompareMethod = AgentServiceGrpc.getCompareMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCompareMethod = AgentServiceGrpc.getCompareMethod) == null) {
+          AgentServiceGrpc.getCompareMethod = getCompareMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.CompareRequest, luosho.v1.Agent.CompareResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Compare"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.CompareRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.CompareResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Compare"))
+              .build();
+        }
+      }
+    }
+    return getCompareMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.WatchRequest,
+      luosho.v1.Agent.WatchResponse> getWatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Watch",
+      requestType = luosho.v1.Agent.WatchRequest.class,
+      responseType = luosho.v1.Agent.WatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.WatchRequest,
+      luosho.v1.Agent.WatchResponse> getWatchMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.WatchRequest, luosho.v1.Agent.WatchResponse> getWatchMethod;
+    if ((getWatchMethod = AgentServiceGrpc.getWatchMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getWatchMethod = AgentServiceGrpc.getWatchMethod) == null) {
+          AgentServiceGrpc.getWatchMethod = getWatchMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.WatchRequest, luosho.v1.Agent.WatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Watch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.WatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.WatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Watch"))
+              .build();
+        }
+      }
+    }
+    return getWatchMethod;
+  }
+
+  /**
+   * Creates a new async stub that supports all call types for the service
+   */
+  public static AgentServiceStub newStub(io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceStub>() {
+        @java.lang.Override
+        public AgentServiceStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceStub(channel, callOptions);
+        }
+      };
+    return AgentServiceStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports all types of calls on the service
+   */
+  public static AgentServiceBlockingV2Stub newBlockingV2Stub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingV2Stub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingV2Stub>() {
+        @java.lang.Override
+        public AgentServiceBlockingV2Stub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceBlockingV2Stub(channel, callOptions);
+        }
+      };
+    return AgentServiceBlockingV2Stub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports unary and streaming output calls on the service
+   */
+  public static AgentServiceBlockingStub newBlockingStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingStub>() {
+        @java.lang.Override
+        public AgentServiceBlockingStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceBlockingStub(channel, callOptions);
+        }
+      };
+    return AgentServiceBlockingStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new ListenableFuture-style stub that supports unary calls on the service
+   */
+  public static AgentServiceFutureStub newFutureStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceFutureStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceFutureStub>() {
+        @java.lang.Override
+        public AgentServiceFutureStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceFutureStub(channel, callOptions);
+        }
+      };
+    return AgentServiceFutureStub.newStub(factory, channel);
+  }
+
+  /**
+   * <pre>
+   * AgentService runs agents durably: every step is checkpointed under the session id, so a
+   * run survives a crash of the caller or of the daemon and can be resumed.
+   * </pre>
+   */
+  public interface AsyncService {
+
+    /**
+     * <pre>
+     * Start, continue or resume the run of session_id with input. Streams the run's events;
+     * the stream ends after run.done, or with an error status.
+     * </pre>
+     */
+    default void execute(luosho.v1.Agent.ExecuteRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ExecuteResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getExecuteMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Finish an interrupted (in-progress) run with no new input. A finished session ends the
+     * stream at once with no run.
+     * </pre>
+     */
+    default void resume(luosho.v1.Agent.ResumeRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResumeResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getResumeMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Record the result of a tool call that a running run handed to the caller (tool.call).
+     * </pre>
+     */
+    default void submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.SubmitToolResultResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSubmitToolResultMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Abort the session's running run: pending tool calls get a "cancelled" result and the
+     * checkpoint stays in-progress with finish reason ABORTED.
+     * </pre>
+     */
+    default void cancel(luosho.v1.Agent.CancelRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.CancelResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCancelMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * The session's latest checkpoint.
+     * </pre>
+     */
+    default void getSession(luosho.v1.Agent.GetSessionRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.GetSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Sessions, optionally filtered by status, ordered by session id, paged.
+     * </pre>
+     */
+    default void listSessions(luosho.v1.Agent.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListSessionsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListSessionsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Delete a session's checkpoint (and its history unless keep_history).
+     * </pre>
+     */
+    default void deleteSession(luosho.v1.Agent.DeleteSessionRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.DeleteSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Decide a pending approval and continue the run: streams the continued run's events.
+     * </pre>
+     */
+    default void resolve(luosho.v1.Agent.ResolveRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResolveResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getResolveMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Pending approvals, optionally of one session, oldest first, paged.
+     * </pre>
+     */
+    default void listApprovals(luosho.v1.Agent.ListApprovalsRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListApprovalsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListApprovalsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * A session's checkpoint history, newest first, paged.
+     * </pre>
+     */
+    default void history(luosho.v1.Agent.HistoryRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.HistoryResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getHistoryMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * A new session from a step of another's history, with a patch; resume it like any
+     * unfinished run.
+     * </pre>
+     */
+    default void fork(luosho.v1.Agent.ForkRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ForkResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getForkMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Two sessions' trajectories side by side.
+     * </pre>
+     */
+    default void compare(luosho.v1.Agent.CompareRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.CompareResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCompareMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * A session's events after a cursor: what the event log keeps, then live events.
+     * </pre>
+     */
+    default void watch(luosho.v1.Agent.WatchRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchMethod(), responseObserver);
+    }
+  }
+
+  /**
+   * Base class for the server implementation of the service AgentService.
+   * <pre>
+   * AgentService runs agents durably: every step is checkpointed under the session id, so a
+   * run survives a crash of the caller or of the daemon and can be resumed.
+   * </pre>
+   */
+  public static abstract class AgentServiceImplBase
+      implements io.grpc.BindableService, AsyncService {
+
+    @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
+      return AgentServiceGrpc.bindService(this);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do asynchronous rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs agents durably: every step is checkpointed under the session id, so a
+   * run survives a crash of the caller or of the daemon and can be resumed.
+   * </pre>
+   */
+  public static final class AgentServiceStub
+      extends io.grpc.stub.AbstractAsyncStub<AgentServiceStub> {
+    private AgentServiceStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Start, continue or resume the run of session_id with input. Streams the run's events;
+     * the stream ends after run.done, or with an error status.
+     * </pre>
+     */
+    public void execute(luosho.v1.Agent.ExecuteRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ExecuteResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getExecuteMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Finish an interrupted (in-progress) run with no new input. A finished session ends the
+     * stream at once with no run.
+     * </pre>
+     */
+    public void resume(luosho.v1.Agent.ResumeRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResumeResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getResumeMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Record the result of a tool call that a running run handed to the caller (tool.call).
+     * </pre>
+     */
+    public void submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.SubmitToolResultResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSubmitToolResultMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Abort the session's running run: pending tool calls get a "cancelled" result and the
+     * checkpoint stays in-progress with finish reason ABORTED.
+     * </pre>
+     */
+    public void cancel(luosho.v1.Agent.CancelRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.CancelResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCancelMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * The session's latest checkpoint.
+     * </pre>
+     */
+    public void getSession(luosho.v1.Agent.GetSessionRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.GetSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Sessions, optionally filtered by status, ordered by session id, paged.
+     * </pre>
+     */
+    public void listSessions(luosho.v1.Agent.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListSessionsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListSessionsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Delete a session's checkpoint (and its history unless keep_history).
+     * </pre>
+     */
+    public void deleteSession(luosho.v1.Agent.DeleteSessionRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.DeleteSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Decide a pending approval and continue the run: streams the continued run's events.
+     * </pre>
+     */
+    public void resolve(luosho.v1.Agent.ResolveRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResolveResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getResolveMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Pending approvals, optionally of one session, oldest first, paged.
+     * </pre>
+     */
+    public void listApprovals(luosho.v1.Agent.ListApprovalsRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListApprovalsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListApprovalsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * A session's checkpoint history, newest first, paged.
+     * </pre>
+     */
+    public void history(luosho.v1.Agent.HistoryRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.HistoryResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getHistoryMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * A new session from a step of another's history, with a patch; resume it like any
+     * unfinished run.
+     * </pre>
+     */
+    public void fork(luosho.v1.Agent.ForkRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ForkResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getForkMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Two sessions' trajectories side by side.
+     * </pre>
+     */
+    public void compare(luosho.v1.Agent.CompareRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.CompareResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCompareMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * A session's events after a cursor: what the event log keeps, then live events.
+     * </pre>
+     */
+    public void watch(luosho.v1.Agent.WatchRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getWatchMethod(), getCallOptions()), request, responseObserver);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do synchronous rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs agents durably: every step is checkpointed under the session id, so a
+   * run survives a crash of the caller or of the daemon and can be resumed.
+   * </pre>
+   */
+  public static final class AgentServiceBlockingV2Stub
+      extends io.grpc.stub.AbstractBlockingStub<AgentServiceBlockingV2Stub> {
+    private AgentServiceBlockingV2Stub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceBlockingV2Stub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceBlockingV2Stub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Start, continue or resume the run of session_id with input. Streams the run's events;
+     * the stream ends after run.done, or with an error status.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.ExecuteResponse>
+        execute(luosho.v1.Agent.ExecuteRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getExecuteMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Finish an interrupted (in-progress) run with no new input. A finished session ends the
+     * stream at once with no run.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.ResumeResponse>
+        resume(luosho.v1.Agent.ResumeRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getResumeMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Record the result of a tool call that a running run handed to the caller (tool.call).
+     * </pre>
+     */
+    public luosho.v1.Agent.SubmitToolResultResponse submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSubmitToolResultMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Abort the session's running run: pending tool calls get a "cancelled" result and the
+     * checkpoint stays in-progress with finish reason ABORTED.
+     * </pre>
+     */
+    public luosho.v1.Agent.CancelResponse cancel(luosho.v1.Agent.CancelRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCancelMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * The session's latest checkpoint.
+     * </pre>
+     */
+    public luosho.v1.Agent.GetSessionResponse getSession(luosho.v1.Agent.GetSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Sessions, optionally filtered by status, ordered by session id, paged.
+     * </pre>
+     */
+    public luosho.v1.Agent.ListSessionsResponse listSessions(luosho.v1.Agent.ListSessionsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListSessionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Delete a session's checkpoint (and its history unless keep_history).
+     * </pre>
+     */
+    public luosho.v1.Agent.DeleteSessionResponse deleteSession(luosho.v1.Agent.DeleteSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDeleteSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Decide a pending approval and continue the run: streams the continued run's events.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.ResolveResponse>
+        resolve(luosho.v1.Agent.ResolveRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getResolveMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Pending approvals, optionally of one session, oldest first, paged.
+     * </pre>
+     */
+    public luosho.v1.Agent.ListApprovalsResponse listApprovals(luosho.v1.Agent.ListApprovalsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListApprovalsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * A session's checkpoint history, newest first, paged.
+     * </pre>
+     */
+    public luosho.v1.Agent.HistoryResponse history(luosho.v1.Agent.HistoryRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getHistoryMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * A new session from a step of another's history, with a patch; resume it like any
+     * unfinished run.
+     * </pre>
+     */
+    public luosho.v1.Agent.ForkResponse fork(luosho.v1.Agent.ForkRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getForkMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Two sessions' trajectories side by side.
+     * </pre>
+     */
+    public luosho.v1.Agent.CompareResponse compare(luosho.v1.Agent.CompareRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCompareMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * A session's events after a cursor: what the event log keeps, then live events.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.WatchResponse>
+        watch(luosho.v1.Agent.WatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getWatchMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do limited synchronous rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs agents durably: every step is checkpointed under the session id, so a
+   * run survives a crash of the caller or of the daemon and can be resumed.
+   * </pre>
+   */
+  public static final class AgentServiceBlockingStub
+      extends io.grpc.stub.AbstractBlockingStub<AgentServiceBlockingStub> {
+    private AgentServiceBlockingStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceBlockingStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceBlockingStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Start, continue or resume the run of session_id with input. Streams the run's events;
+     * the stream ends after run.done, or with an error status.
+     * </pre>
+     */
+    public java.util.Iterator<luosho.v1.Agent.ExecuteResponse> execute(
+        luosho.v1.Agent.ExecuteRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getExecuteMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Finish an interrupted (in-progress) run with no new input. A finished session ends the
+     * stream at once with no run.
+     * </pre>
+     */
+    public java.util.Iterator<luosho.v1.Agent.ResumeResponse> resume(
+        luosho.v1.Agent.ResumeRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getResumeMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Record the result of a tool call that a running run handed to the caller (tool.call).
+     * </pre>
+     */
+    public luosho.v1.Agent.SubmitToolResultResponse submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSubmitToolResultMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Abort the session's running run: pending tool calls get a "cancelled" result and the
+     * checkpoint stays in-progress with finish reason ABORTED.
+     * </pre>
+     */
+    public luosho.v1.Agent.CancelResponse cancel(luosho.v1.Agent.CancelRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCancelMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * The session's latest checkpoint.
+     * </pre>
+     */
+    public luosho.v1.Agent.GetSessionResponse getSession(luosho.v1.Agent.GetSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Sessions, optionally filtered by status, ordered by session id, paged.
+     * </pre>
+     */
+    public luosho.v1.Agent.ListSessionsResponse listSessions(luosho.v1.Agent.ListSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListSessionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Delete a session's checkpoint (and its history unless keep_history).
+     * </pre>
+     */
+    public luosho.v1.Agent.DeleteSessionResponse deleteSession(luosho.v1.Agent.DeleteSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Decide a pending approval and continue the run: streams the continued run's events.
+     * </pre>
+     */
+    public java.util.Iterator<luosho.v1.Agent.ResolveResponse> resolve(
+        luosho.v1.Agent.ResolveRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getResolveMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Pending approvals, optionally of one session, oldest first, paged.
+     * </pre>
+     */
+    public luosho.v1.Agent.ListApprovalsResponse listApprovals(luosho.v1.Agent.ListApprovalsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListApprovalsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * A session's checkpoint history, newest first, paged.
+     * </pre>
+     */
+    public luosho.v1.Agent.HistoryResponse history(luosho.v1.Agent.HistoryRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getHistoryMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * A new session from a step of another's history, with a patch; resume it like any
+     * unfinished run.
+     * </pre>
+     */
+    public luosho.v1.Agent.ForkResponse fork(luosho.v1.Agent.ForkRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getForkMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Two sessions' trajectories side by side.
+     * </pre>
+     */
+    public luosho.v1.Agent.CompareResponse compare(luosho.v1.Agent.CompareRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCompareMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * A session's events after a cursor: what the event log keeps, then live events.
+     * </pre>
+     */
+    public java.util.Iterator<luosho.v1.Agent.WatchResponse> watch(
+        luosho.v1.Agent.WatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getWatchMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do ListenableFuture-style rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs agents durably: every step is checkpointed under the session id, so a
+   * run survives a crash of the caller or of the daemon and can be resumed.
+   * </pre>
+   */
+  public static final class AgentServiceFutureStub
+      extends io.grpc.stub.AbstractFutureStub<AgentServiceFutureStub> {
+    private AgentServiceFutureStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceFutureStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceFutureStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Record the result of a tool call that a running run handed to the caller (tool.call).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.SubmitToolResultResponse> submitToolResult(
+        luosho.v1.Agent.SubmitToolResultRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSubmitToolResultMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Abort the session's running run: pending tool calls get a "cancelled" result and the
+     * checkpoint stays in-progress with finish reason ABORTED.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.CancelResponse> cancel(
+        luosho.v1.Agent.CancelRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCancelMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * The session's latest checkpoint.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.GetSessionResponse> getSession(
+        luosho.v1.Agent.GetSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetSessionMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Sessions, optionally filtered by status, ordered by session id, paged.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ListSessionsResponse> listSessions(
+        luosho.v1.Agent.ListSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListSessionsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Delete a session's checkpoint (and its history unless keep_history).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.DeleteSessionResponse> deleteSession(
+        luosho.v1.Agent.DeleteSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteSessionMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Pending approvals, optionally of one session, oldest first, paged.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ListApprovalsResponse> listApprovals(
+        luosho.v1.Agent.ListApprovalsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListApprovalsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * A session's checkpoint history, newest first, paged.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.HistoryResponse> history(
+        luosho.v1.Agent.HistoryRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getHistoryMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * A new session from a step of another's history, with a patch; resume it like any
+     * unfinished run.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ForkResponse> fork(
+        luosho.v1.Agent.ForkRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getForkMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Two sessions' trajectories side by side.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.CompareResponse> compare(
+        luosho.v1.Agent.CompareRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCompareMethod(), getCallOptions()), request);
+    }
+  }
+
+  private static final int METHODID_EXECUTE = 0;
+  private static final int METHODID_RESUME = 1;
+  private static final int METHODID_SUBMIT_TOOL_RESULT = 2;
+  private static final int METHODID_CANCEL = 3;
+  private static final int METHODID_GET_SESSION = 4;
+  private static final int METHODID_LIST_SESSIONS = 5;
+  private static final int METHODID_DELETE_SESSION = 6;
+  private static final int METHODID_RESOLVE = 7;
+  private static final int METHODID_LIST_APPROVALS = 8;
+  private static final int METHODID_HISTORY = 9;
+  private static final int METHODID_FORK = 10;
+  private static final int METHODID_COMPARE = 11;
+  private static final int METHODID_WATCH = 12;
+
+  private static final class MethodHandlers<Req, Resp> implements
+      io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ServerStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ClientStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.BidiStreamingMethod<Req, Resp> {
+    private final AsyncService serviceImpl;
+    private final int methodId;
+
+    MethodHandlers(AsyncService serviceImpl, int methodId) {
+      this.serviceImpl = serviceImpl;
+      this.methodId = methodId;
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public void invoke(Req request, io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        case METHODID_EXECUTE:
+          serviceImpl.execute((luosho.v1.Agent.ExecuteRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ExecuteResponse>) responseObserver);
+          break;
+        case METHODID_RESUME:
+          serviceImpl.resume((luosho.v1.Agent.ResumeRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ResumeResponse>) responseObserver);
+          break;
+        case METHODID_SUBMIT_TOOL_RESULT:
+          serviceImpl.submitToolResult((luosho.v1.Agent.SubmitToolResultRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.SubmitToolResultResponse>) responseObserver);
+          break;
+        case METHODID_CANCEL:
+          serviceImpl.cancel((luosho.v1.Agent.CancelRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.CancelResponse>) responseObserver);
+          break;
+        case METHODID_GET_SESSION:
+          serviceImpl.getSession((luosho.v1.Agent.GetSessionRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.GetSessionResponse>) responseObserver);
+          break;
+        case METHODID_LIST_SESSIONS:
+          serviceImpl.listSessions((luosho.v1.Agent.ListSessionsRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ListSessionsResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_SESSION:
+          serviceImpl.deleteSession((luosho.v1.Agent.DeleteSessionRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.DeleteSessionResponse>) responseObserver);
+          break;
+        case METHODID_RESOLVE:
+          serviceImpl.resolve((luosho.v1.Agent.ResolveRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ResolveResponse>) responseObserver);
+          break;
+        case METHODID_LIST_APPROVALS:
+          serviceImpl.listApprovals((luosho.v1.Agent.ListApprovalsRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ListApprovalsResponse>) responseObserver);
+          break;
+        case METHODID_HISTORY:
+          serviceImpl.history((luosho.v1.Agent.HistoryRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.HistoryResponse>) responseObserver);
+          break;
+        case METHODID_FORK:
+          serviceImpl.fork((luosho.v1.Agent.ForkRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ForkResponse>) responseObserver);
+          break;
+        case METHODID_COMPARE:
+          serviceImpl.compare((luosho.v1.Agent.CompareRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.CompareResponse>) responseObserver);
+          break;
+        case METHODID_WATCH:
+          serviceImpl.watch((luosho.v1.Agent.WatchRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse>) responseObserver);
+          break;
+        default:
+          throw new AssertionError();
+      }
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public io.grpc.stub.StreamObserver<Req> invoke(
+        io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        default:
+          throw new AssertionError();
+      }
+    }
+  }
+
+  public static final io.grpc.ServerServiceDefinition bindService(AsyncService service) {
+    return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
+        .addMethod(
+          getExecuteMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              luosho.v1.Agent.ExecuteRequest,
+              luosho.v1.Agent.ExecuteResponse>(
+                service, METHODID_EXECUTE)))
+        .addMethod(
+          getResumeMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              luosho.v1.Agent.ResumeRequest,
+              luosho.v1.Agent.ResumeResponse>(
+                service, METHODID_RESUME)))
+        .addMethod(
+          getSubmitToolResultMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.SubmitToolResultRequest,
+              luosho.v1.Agent.SubmitToolResultResponse>(
+                service, METHODID_SUBMIT_TOOL_RESULT)))
+        .addMethod(
+          getCancelMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.CancelRequest,
+              luosho.v1.Agent.CancelResponse>(
+                service, METHODID_CANCEL)))
+        .addMethod(
+          getGetSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.GetSessionRequest,
+              luosho.v1.Agent.GetSessionResponse>(
+                service, METHODID_GET_SESSION)))
+        .addMethod(
+          getListSessionsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.ListSessionsRequest,
+              luosho.v1.Agent.ListSessionsResponse>(
+                service, METHODID_LIST_SESSIONS)))
+        .addMethod(
+          getDeleteSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.DeleteSessionRequest,
+              luosho.v1.Agent.DeleteSessionResponse>(
+                service, METHODID_DELETE_SESSION)))
+        .addMethod(
+          getResolveMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              luosho.v1.Agent.ResolveRequest,
+              luosho.v1.Agent.ResolveResponse>(
+                service, METHODID_RESOLVE)))
+        .addMethod(
+          getListApprovalsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.ListApprovalsRequest,
+              luosho.v1.Agent.ListApprovalsResponse>(
+                service, METHODID_LIST_APPROVALS)))
+        .addMethod(
+          getHistoryMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.HistoryRequest,
+              luosho.v1.Agent.HistoryResponse>(
+                service, METHODID_HISTORY)))
+        .addMethod(
+          getForkMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.ForkRequest,
+              luosho.v1.Agent.ForkResponse>(
+                service, METHODID_FORK)))
+        .addMethod(
+          getCompareMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.CompareRequest,
+              luosho.v1.Agent.CompareResponse>(
+                service, METHODID_COMPARE)))
+        .addMethod(
+          getWatchMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              luosho.v1.Agent.WatchRequest,
+              luosho.v1.Agent.WatchResponse>(
+                service, METHODID_WATCH)))
+        .build();
+  }
+
+  private static abstract class AgentServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoFileDescriptorSupplier, io.grpc.protobuf.ProtoServiceDescriptorSupplier {
+    AgentServiceBaseDescriptorSupplier() {}
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.FileDescriptor getFileDescriptor() {
+      return luosho.v1.Agent.getDescriptor();
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.ServiceDescriptor getServiceDescriptor() {
+      return getFileDescriptor().findServiceByName("AgentService");
+    }
+  }
+
+  private static final class AgentServiceFileDescriptorSupplier
+      extends AgentServiceBaseDescriptorSupplier {
+    AgentServiceFileDescriptorSupplier() {}
+  }
+
+  private static final class AgentServiceMethodDescriptorSupplier
+      extends AgentServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoMethodDescriptorSupplier {
+    private final java.lang.String methodName;
+
+    AgentServiceMethodDescriptorSupplier(java.lang.String methodName) {
+      this.methodName = methodName;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.MethodDescriptor getMethodDescriptor() {
+      return getServiceDescriptor().findMethodByName(methodName);
+    }
+  }
+
+  private static volatile io.grpc.ServiceDescriptor serviceDescriptor;
+
+  public static io.grpc.ServiceDescriptor getServiceDescriptor() {
+    io.grpc.ServiceDescriptor result = serviceDescriptor;
+    if (result == null) {
+      synchronized (AgentServiceGrpc.class) {
+        result = serviceDescriptor;
+        if (result == null) {
+          serviceDescriptor = result = io.grpc.ServiceDescriptor.newBuilder(SERVICE_NAME)
+              .setSchemaDescriptor(new AgentServiceFileDescriptorSupplier())
+              .addMethod(getExecuteMethod())
+              .addMethod(getResumeMethod())
+              .addMethod(getSubmitToolResultMethod())
+              .addMethod(getCancelMethod())
+              .addMethod(getGetSessionMethod())
+              .addMethod(getListSessionsMethod())
+              .addMethod(getDeleteSessionMethod())
+              .addMethod(getResolveMethod())
+              .addMethod(getListApprovalsMethod())
+              .addMethod(getHistoryMethod())
+              .addMethod(getForkMethod())
+              .addMethod(getCompareMethod())
+              .addMethod(getWatchMethod())
+              .build();
+        }
+      }
+    }
+    return result;
+  }
+}

@@ -1,0 +1,31 @@
+package dev.luosho.client;
+
+import io.grpc.Status;
+import java.util.Map;
+
+/**
+ * An RPC failed. {@link #reason()} is the {@code google.rpc.ErrorInfo} reason the daemon sent
+ * (domain {@code luosho.dev}; "" when none), and it picks the subclass (see {@link Errors}).
+ * The original {@code StatusRuntimeException} is kept as the cause.
+ */
+public class LuoshoException extends RuntimeException {
+  private final Status.Code code;
+  private final String reason;
+  private final Map<String, String> metadata;
+
+  public LuoshoException(Status.Code code, String reason, String message, Map<String, String> metadata, Throwable cause) {
+    super((reason.isEmpty() ? code.name() : reason) + (message.isEmpty() ? "" : ": " + message), cause);
+    this.code = code;
+    this.reason = reason;
+    this.metadata = Map.copyOf(metadata);
+  }
+
+  /** The gRPC status code. */
+  public Status.Code code() { return code; }
+
+  /** The ErrorInfo reason, e.g. "SESSION_BUSY" ("" when the server sent none). */
+  public String reason() { return reason; }
+
+  /** The ErrorInfo metadata: the message's variables. */
+  public Map<String, String> metadata() { return metadata; }
+}

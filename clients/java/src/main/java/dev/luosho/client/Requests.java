@@ -1,0 +1,32 @@
+package dev.luosho.client;
+
+import luosho.v1.Agent;
+
+/** Small builders for the requests the facades send. */
+public final class Requests {
+  private Requests() {}
+
+  /** A user message. */
+  public static Agent.Message user(String text) {
+    return Agent.Message.newBuilder().setRole(Agent.Role.ROLE_USER).setContent(text).build();
+  }
+
+  /** An Execute request with one user message (input may be null: no new input). */
+  public static Agent.ExecuteRequest execute(String sessionId, Agent.AgentSpec agent, String input) {
+    Agent.ExecuteRequest.Builder b = Agent.ExecuteRequest.newBuilder().setSessionId(sessionId);
+    if (agent != null) b.setAgent(agent);
+    if (input != null) b.addInput(user(input));
+    return b.build();
+  }
+
+  public static Agent.ResumeRequest resume(String sessionId, Agent.AgentSpec agent) {
+    Agent.ResumeRequest.Builder b = Agent.ResumeRequest.newBuilder().setSessionId(sessionId);
+    if (agent != null) b.setAgent(agent);
+    return b.build();
+  }
+
+  public static Agent.ResolveRequest resolve(String approvalId, boolean approved, String note) {
+    return Agent.ResolveRequest.newBuilder()
+        .setApprovalId(approvalId).setApproved(approved).setNote(note == null ? "" : note).build();
+  }
+}

@@ -1,0 +1,49 @@
+package dev.luosho.client;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.Map;
+import luosho.v1.Agent;
+
+/** Runs the handler of a {@code tool.call} event and encodes its answer. */
+final class Tools {
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Map<String, ToolHandler> handlers;
+
+  Tools(Map<String, ToolHandler> handlers) {
+    this.handlers = handlers == null ? Map.of() : Map.copyOf(handlers);
+  }
+
+  static String dumps(Object value) throws JsonProcessingException {
+    return JSON.writeValueAsString(value);
+  }
+
+  private static Agent.SubmitToolResultRequest.Builder error(Throwable e) {
+    String text = e.getClass().getSimpleName() + ": " + e.getMessage();
+    return Agent.SubmitToolResultRequest.newBuilder()
+        .setResultJson(JSON.createObjectNode().put("error", text).toString())
+        .setIsError(true);
+  }
+
+  /** The SubmitToolResult request that answers the call of a tool.call event. Never throws. */
+  Agent.SubmitToolResultRequest answer(String sessionId, Agent.Event event) {
+    Agent.ToolCall call = event.getToolCall().getCall();
+    Agent.SubmitToolResultRequest.Builder out;
+    ToolHandler handler = handlers.get(call.getName());
+    if (handler == null) {
+      out = error(new IllegalArgumentException("no tool named '" + call.getName() + "' was given to the client"));
+    } else {
+      try {
+        String raw = call.getArgumentsJson();
+        JsonNode args = raw.isEmpty() ? JSON.createObjectNode() : JSON.readTree(raw);
+        out = Agent.SubmitToolResultRequest.newBuilder().setResultJson(dumps(handler.call(args)));
+      } catch (Exception e) {
+        out = error(e);
+      }
+    }
+    String session = event.getSessionId().isEmpty() ? sessionId : event.getSessionId();
+    return out.setSessionId(session).setToolCallId(call.getId()).build();
+  }
+}

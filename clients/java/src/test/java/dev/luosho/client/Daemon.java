@@ -1,0 +1,81 @@
+package dev.luosho.client;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/** A real `luoshod serve` on 127.0.0.1:0 with a SQLite store, shared by the tests of one JVM. */
+final class Daemon {
+  private static Daemon shared;
+
+  final Process process;
+  final String address;
+  final Path dir;
+
+  private Daemon(Process process, String address, Path dir) {
+    this.process = process;
+    this.address = address;
+    this.dir = dir;
+  }
+
+  static synchronized Daemon shared() {
+    if (shared == null) {
+      shared = start();
+      Runtime.getRuntime().addShutdownHook(new Thread(shared::stop));
+    }
+    return shared;
+  }
+
+  static String python() {
+    String python = System.getProperty("luoshod.python", "../../.venv/bin/python");
+    File f = new File(python);
+    if (!f.canExecute()) {
+      throw new IllegalStateException("no python at " + f.getAbsolutePath() + " (set -Dluoshod.python)");
+    }
+    return f.getAbsolutePath();
+  }
+
+  static Daemon start() {
+    try {
+      Path dir = Files.createTempDirectory("luoshod-java");
+      ProcessBuilder pb = new ProcessBuilder(python(), "-m", "luoshod", "serve",
+          "--listen", "127.0.0.1:0", "--store", "sqlite:///" + dir.resolve("db.sqlite"));
+      pb.redirectError(dir.resolve("stderr.log").toFile());
+      Process p = pb.start();
+      BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+      String line = out.readLine(); // blocks until it listens (or dies)
+      String prefix = "luoshod listening on ";
+      if (line == null || !line.startsWith(prefix)) {
+        p.destroyForcibly();
+        throw new IllegalStateException("daemon did not start: " + line + "\n"
+            + Files.readString(dir.resolve("stderr.log")));
+      }
+      Thread drain = new Thread(() -> {
+        try {
+          while (out.readLine() != null) { /* keep the pipe empty */ }
+        } catch (IOException ignored) {
+          // the daemon exited
+        }
+      }, "luoshod-stdout");
+      drain.setDaemon(true);
+      drain.start();
+      return new Daemon(p, line.substring(prefix.length()).trim(), dir);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  void stop() {
+    process.destroy();
+    try {
+      if (!process.waitFor(10, TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.luosho.client;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import luosho.v1.Agent;
+
+/** Agents on the daemon's deterministic `scripted` provider. */
+final class Scripts {
+  private Scripts() {}
+
+  /** A turn that calls `tool` with {"a": a, "b": b}. */
+  static ObjectNode call(String tool, int a, int b) {
+    ObjectNode turn = Tools.JSON.createObjectNode();
+    ObjectNode c = turn.putArray("tool_calls").addObject().put("name", tool);
+    c.putObject("arguments").put("a", a).put("b", b);
+    return turn;
+  }
+
+  static ObjectNode text(String text) {
+    return Tools.JSON.createObjectNode().put("text", text);
+  }
+
+  /** An agent with the tool `add` (needing approval when asked) playing these turns. */
+  static Agent.AgentSpec agent(boolean addNeedsApproval, ObjectNode... turns) {
+    ObjectNode settings = Tools.JSON.createObjectNode();
+    ArrayNode script = settings.putArray("script");
+    for (ObjectNode t : turns) script.add(t);
+    return Agent.AgentSpec.newBuilder()
+        .setModel("scripted:java")
+        .setInstructions("You add numbers.")
+        .addTools(Agent.ToolSpec.newBuilder().setName("add").setNeedsApproval(addNeedsApproval))
+        .setModelSettingsJson(settings.toString())
+        .build();
+  }
+
+  static Agent.AgentSpec twoAdds() {
+    return agent(false, call("add", 1, 2), call("add", 3, 4), text("done"));
+  }
+
+  static ToolHandler add() {
+    return args -> args.get("a").asInt() + args.get("b").asInt();
+  }
+}
