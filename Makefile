@@ -39,7 +39,9 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 
 ## test: install what the tests need and run every test (pytest, then each client's runner)
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
+# The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
 test: $(STAMP) $(GRPCURL) $(TS_STAMP)
+	cd $(TS) && npm run -s build && npm run -s build:test
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
