@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import abc
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from ..domain import (
     Approval,
@@ -31,6 +31,8 @@ from ..domain import (
     Status,
     StoredEvent,
 )
+
+T = TypeVar("T")
 
 DEFAULT_HISTORY_LIMIT = 50
 DEFAULT_EVENT_LOG_LIMIT = 1000
@@ -313,6 +315,21 @@ def extends(prefix: Sequence[Message], messages: Sequence[Message]) -> bool:
     """Whether ``messages`` starts with ``prefix`` (then they can share a message log)."""
     n = len(prefix)
     return len(messages) >= n and list(messages[:n]) == list(prefix)
+
+
+def page_start(page_size: int, page_token: str) -> str:
+    """Check a page request; the key the page continues after ("" for the first page).
+    Raises ``ValueError`` for ``page_size < 1`` or a malformed token."""
+    if page_size < 1:
+        raise ValueError(f"page_size must be >= 1, got {page_size}")
+    return decode_page_token(page_token)
+
+
+def page_of(found: Sequence[T], page_size: int, key: Callable[[T], str]) -> tuple[list[T], str]:
+    """The page out of up to ``page_size + 1`` items found after the start (ordered by
+    ``key``), and the token of the next page ("" when there is none)."""
+    page = list(found[:page_size])
+    return page, encode_page_token(key(page[-1])) if len(found) > page_size else ""
 
 
 def encode_page_token(last_session_id: str) -> str:

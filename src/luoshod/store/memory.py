@@ -24,8 +24,8 @@ from .base import (
     Capability,
     Store,
     check_import,
-    decode_page_token,
-    encode_page_token,
+    page_of,
+    page_start,
     extends,
 )
 
@@ -140,16 +140,16 @@ class MemoryStore(Store):
     async def list_approvals(
         self, *, session_id: str | None, page_size: int, page_token: str
     ) -> tuple[list[Approval], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
-        ids = sorted(
-            a.approval_id
-            for a in self._approvals.values()
-            if a.approval_id > after and (session_id is None or a.session_id == session_id)
+        after = page_start(page_size, page_token)
+        found = sorted(
+            (
+                a
+                for a in self._approvals.values()
+                if a.approval_id > after and (session_id is None or a.session_id == session_id)
+            ),
+            key=lambda a: a.approval_id,
         )
-        page = [self._approvals[i] for i in ids[:page_size]]
-        return page, encode_page_token(page[-1].approval_id) if len(ids) > page_size else ""
+        return page_of(found[: page_size + 1], page_size, lambda a: a.approval_id)
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         async with self._lock:
@@ -168,25 +168,19 @@ class MemoryStore(Store):
     async def list_sessions(
         self, *, status: Status | None, page_size: int, page_token: str
     ) -> tuple[list[SessionSummary], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         ids = sorted(
             sid
             for sid, s in self._sessions.items()
             if s.latest and sid > after and (status is None or s.latest.header.status is status)
         )
-        page = [_summary(self._sessions[sid].latest) for sid in ids[:page_size]]  # type: ignore[arg-type]
-        more = len(ids) > page_size
-        return page, encode_page_token(page[-1].session_id) if more else ""
+        found = [_summary(self._sessions[sid].latest) for sid in ids[: page_size + 1]]  # type: ignore[arg-type]
+        return page_of(found, page_size, lambda x: x.session_id)
 
     async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         ids = sorted(sid for sid in self._sessions if sid > after)
-        page = ids[:page_size]
-        return page, encode_page_token(page[-1]) if len(ids) > page_size else ""
+        return page_of(ids, page_size, str)
 
     async def import_session(
         self,

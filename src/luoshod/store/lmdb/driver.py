@@ -30,8 +30,8 @@ from ..base import (
     Store,
     check_import,
     clamp_seq,
-    decode_page_token,
-    encode_page_token,
+    page_of,
+    page_start,
 )
 from ..groupcommit import GroupCommit, Queued
 from . import environment, layout, ops
@@ -159,12 +159,9 @@ class LmdbStore(Store):
     async def list_sessions(
         self, *, status: Status | None, page_size: int, page_token: str
     ) -> tuple[list[SessionSummary], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         rows = await self._read("list_sessions", ops.list_sessions, status, after, page_size + 1)
-        page = rows[:page_size]
-        return page, encode_page_token(page[-1].session_id) if len(rows) > page_size else ""
+        return page_of(rows, page_size, lambda x: x.session_id)
 
     async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
         if limit is not None and limit < 0:
@@ -191,22 +188,16 @@ class LmdbStore(Store):
     async def list_approvals(
         self, *, session_id: str | None, page_size: int, page_token: str
     ) -> tuple[list[Approval], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         found = await self._read(
             "list_approvals", ops.list_approvals, session_id, after, page_size + 1
         )
-        page = found[:page_size]
-        return page, encode_page_token(page[-1].approval_id) if len(found) > page_size else ""
+        return page_of(found, page_size, lambda x: x.approval_id)
 
     async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         ids = await self._read("session_ids", ops.session_ids, after, page_size + 1)
-        page = ids[:page_size]
-        return page, encode_page_token(page[-1]) if len(ids) > page_size else ""
+        return page_of(ids, page_size, str)
 
     async def import_session(
         self,

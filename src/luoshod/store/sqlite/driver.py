@@ -29,8 +29,8 @@ from ..base import (
     Store,
     check_import,
     clamp_seq,
-    decode_page_token,
-    encode_page_token,
+    page_of,
+    page_start,
 )
 from ..groupcommit import DatabaseThread, GroupCommit, Queued
 from . import ops
@@ -174,26 +174,20 @@ class SqliteStore(Store):
     async def list_approvals(
         self, *, session_id: str | None, page_size: int, page_token: str
     ) -> tuple[list[Approval], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         found = await self._call(
             "list_approvals", self._read, ops.list_approvals, session_id, after, page_size + 1
         )
-        page = found[:page_size]
-        return page, encode_page_token(page[-1].approval_id) if len(found) > page_size else ""
+        return page_of(found, page_size, lambda x: x.approval_id)
 
     async def list_sessions(
         self, *, status: Status | None, page_size: int, page_token: str
     ) -> tuple[list[SessionSummary], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         rows = await self._call(
             "list_sessions", self._read, ops.list_sessions, status, after, page_size + 1
         )
-        page = rows[:page_size]
-        return page, encode_page_token(page[-1].session_id) if len(rows) > page_size else ""
+        return page_of(rows, page_size, lambda x: x.session_id)
 
     async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
         if limit is not None and limit < 0:
@@ -201,12 +195,9 @@ class SqliteStore(Store):
         return await self._call("history", self._read, ops.history, session_id, limit)
 
     async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
-        if page_size < 1:
-            raise ValueError(f"page_size must be >= 1, got {page_size}")
-        after = decode_page_token(page_token)
+        after = page_start(page_size, page_token)
         ids = await self._call("session_ids", self._read, ops.session_ids, after, page_size + 1)
-        page = ids[:page_size]
-        return page, encode_page_token(page[-1]) if len(ids) > page_size else ""
+        return page_of(ids, page_size, str)
 
     async def import_session(
         self,
