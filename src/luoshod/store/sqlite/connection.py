@@ -6,7 +6,9 @@ Everything here runs on the driver's one database thread.
 from __future__ import annotations
 
 import contextlib
+import random
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +28,7 @@ def connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
     # ``timeout`` is SQLite's busy_timeout: how long to wait for another writer's lock.
     conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
     try:
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = _wal(conn, deadline=time.monotonic() + busy_timeout)
         if mode.lower() != "wal":
             raise StoreError(f"SQLite cannot use WAL on {path} (journal_mode is {mode!r})")
         # FULL: a commit is acknowledged only once the WAL is synced.
@@ -37,6 +39,25 @@ def connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _wal(conn: sqlite3.Connection, *, deadline: float) -> str:
+    """Switch to WAL and return the journal mode now in force.
+
+    Switching needs an exclusive lock, and SQLite answers ``SQLITE_BUSY`` at once, without
+    its busy handler, while another process is creating or switching the same new file;
+    so two daemons starting together on one path retry here until ``deadline``.
+    """
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as e:
+            code = getattr(e, "sqlite_errorcode", 0) & 0xFF
+            if code not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(random.uniform(0.005, 0.03))
 
 
 @contextlib.contextmanager
