@@ -267,6 +267,22 @@ class StoredEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to write one session, held by one daemon (R51/R52).
+
+    ``token`` is the fencing token: per session it only ever increases (never reused, even
+    after a release or a delete), and every save made under the lease carries it, so a
+    holder that lost the lease (paused, then taken over) cannot write. ``expires_at`` is in
+    seconds since the epoch, by the store's clock.
+    """
+
+    session_id: str
+    owner: str
+    token: int
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class EventPage:
     """What ``Store.read_events`` returns. ``first_kept`` and ``last`` are 0 when the log
     is empty."""

@@ -14,6 +14,7 @@ from luoshod.domain import (
     DriftPolicy,
     FinishReason,
     Fingerprint,
+    Lease,
     Message,
     Role,
     Status,
@@ -127,6 +128,7 @@ class SessionWriter:
         events: Sequence[StoredEvent] = (),
         approval: Approval | None = None,
         claim: str | None = None,
+        lease: Lease | None = None,
     ) -> Checkpoint:
         start = len(self.messages)
         self.messages.extend(message(start + k, self.tag, size=size) for k in range(add))
@@ -151,6 +153,8 @@ class SessionWriter:
             extra["approval"] = approval
         if claim is not None:
             extra["claim"] = claim
+        if lease is not None:
+            extra["lease"] = lease
         await self.store.save(cp, stored_messages=self.stored, **extra)
         self.version += 1
         self.stored = len(self.messages)

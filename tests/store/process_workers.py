@@ -8,7 +8,7 @@ import traceback
 from typing import Any
 
 from luoshod.domain import Checkpoint, Message, Role, StoredEvent
-from luoshod.errors import ApprovalNotFound, LeaseLost
+from luoshod.errors import ApprovalNotFound, LeaseLost, SessionBusy
 from luoshod.store import store_from_url
 
 
@@ -122,3 +122,34 @@ def open_and_report(url: str, results: Any) -> None:
         return "opened"
 
     results.put(asyncio.run(run()))
+
+
+def lease(url: str, name: str, barrier: Any, results: Any, sessions: int) -> None:
+    """Race for the lease of each session ``lease-<i>`` and save under the leases won.
+
+    Puts ``(name, sessions won)`` on ``results``, or ``(name, traceback)`` on failure.
+    """
+    try:
+        results.put((name, asyncio.run(_lease(url, name, barrier, sessions))))
+    except BaseException:
+        results.put((name, traceback.format_exc()))
+
+
+async def _lease(url: str, name: str, barrier: Any, sessions: int) -> list[str]:
+    store = store_from_url(url)
+    await store.open()
+    try:
+        won = []
+        for i in range(sessions):
+            barrier.wait(timeout=60)  # each session's race starts together
+            sid = f"lease-{i:03d}"
+            try:
+                held = await store.acquire_lease(sid, owner=name, ttl=60)
+            except SessionBusy:
+                continue
+            cp = Checkpoint(sid, [Message(Role.USER, f"by {name}")], version=1)
+            await store.save(cp, stored_messages=0, lease=held)
+            won.append(sid)
+        return won
+    finally:
+        await store.close()

@@ -13,6 +13,7 @@ from luoshod.domain import (
     Approval,
     Checkpoint,
     HistoryEntry,
+    Lease,
     SessionSummary,
     Status,
     StoredEvent,
@@ -71,6 +72,11 @@ def optional_calls(store: Store) -> dict[Capability, list[Callable[[], Awaitable
                 "imported", latest=imported, history=[], events=event_range(1, 1)
             ),
         ],
+        Capability.LEASES: [
+            lambda: store.acquire_lease("s", owner="o", ttl=10),
+            lambda: store.renew_lease(Lease("s", "o", 1, 0.0), ttl=10),
+            lambda: store.release_lease(Lease("s", "o", 1, 0.0)),
+        ],
     }
 
 
@@ -104,6 +110,7 @@ class BareStore(Store):
         events: Sequence[StoredEvent] = (),
         approval: Approval | None = None,
         claim: str | None = None,
+        lease: Lease | None = None,
     ) -> None:
         pass
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import base64
+from datetime import UTC, datetime
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import ClassVar, TypeVar
@@ -26,11 +27,14 @@ from ..domain import (
     Checkpoint,
     EventPage,
     HistoryEntry,
+    Lease,
     Message,
     SessionSummary,
     Status,
     StoredEvent,
 )
+
+from ..errors import LeaseLost, SessionBusy
 
 T = TypeVar("T")
 
@@ -52,6 +56,8 @@ class Capability(StrEnum):
     APPROVALS = "approvals"
     #: A bounded per-session event log (``append_events``/``read_events``).
     EVENT_LOG = "event_log"
+    #: Per-session leases with fencing tokens (``acquire_lease`` and ``lease=`` on writes).
+    LEASES = "leases"
 
 
 class Store(abc.ABC):
@@ -109,6 +115,7 @@ class Store(abc.ABC):
         events: Sequence[StoredEvent] = (),
         approval: Approval | None = None,
         claim: str | None = None,
+        lease: Lease | None = None,
     ) -> None:
         """Make ``checkpoint`` the session's latest checkpoint and append it to its history
         (keeping ``history_limit_for(checkpoint)`` entries), all in one transaction with:
@@ -122,6 +129,12 @@ class Store(abc.ABC):
           wins). The claim is checked before the version, inside the write transaction:
           of two writers (tasks or processes) claiming one approval with the same next
           version, the loser gets ``ApprovalNotFound``, not ``LeaseLost``.
+
+        - ``lease``: the writer's lease of the session (``LEASES``): the save is refused
+          with ``LeaseLost`` unless the session's current fencing token is
+          ``lease.token``, checked first, inside the write transaction. The expiry is not
+          checked: a holder whose lease ran out but was not taken over still writes.
+          ``None`` writes unfenced (copies, and the first save of a forked session).
 
         A refused save (``ApprovalNotFound``, ``LeaseLost``) writes none of the above and
         does not affect concurrent saves of other sessions.
@@ -161,15 +174,46 @@ class Store(abc.ABC):
         ``MAX_PAGE_SIZE``), ``StoreError`` when the store cannot be read.
         """
 
-    async def append_events(self, session_id: str, events: Sequence[StoredEvent]) -> None:
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
         """Append to the session's event log, dropping the oldest beyond
         ``event_log_limit`` (0 keeps none). Seqs are positive and increase along the log
         (the engine numbers a session's events from 1); the data is opaque bytes. The
         session needs no checkpoint: its log is kept until a :meth:`delete` without
         ``keep_history``. Pruning costs O(new events), not a scan of the log. Durable when
-        acknowledged on a DURABLE driver. Drivers without ``Capability.EVENT_LOG`` raise
-        ``NotImplementedError``."""
+        acknowledged on a DURABLE driver. ``lease`` fences the append as it fences
+        :meth:`save` (``LeaseLost``, nothing appended). Drivers without
+        ``Capability.EVENT_LOG`` raise ``NotImplementedError``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event log")
+
+    # -- leases (``Capability.LEASES``): one writer per session across daemons ------------
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        """Take the session's lease for ``owner`` until ``ttl`` seconds from now.
+
+        Granted when nobody holds it, when the holder's lease has expired or was released,
+        or when ``owner`` holds it already; the new lease has the next fencing token (1 for
+        a session never leased), so every earlier lease of the session is fenced off. The
+        session needs no checkpoint. Otherwise raises ``SessionBusy`` (R51) whose metadata
+        names the ``holder`` and its ``expires_at`` (RFC 3339, UTC). Raises ``ValueError``
+        for ``ttl <= 0``, ``StoreError`` when the store cannot be reached. Drivers without
+        ``Capability.LEASES`` raise ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        """Extend ``lease`` to ``ttl`` seconds from now; the token stays. Raises
+        ``LeaseLost`` when the session's token is no longer ``lease.token`` (another owner
+        took it); a lease that expired but was not taken over is renewed.
+        Drivers without ``Capability.LEASES`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Give ``lease`` up now: the next :meth:`acquire_lease` by anyone is granted. The
+        token is kept (the next lease gets a higher one). Does nothing when ``lease`` is
+        stale. Drivers without ``Capability.LEASES`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         """Kept events with ``seq > after_seq``, oldest first, at most ``limit`` (none when
@@ -256,6 +300,34 @@ class Store(abc.ABC):
         ``Capability.APPROVALS`` (``EVENT_LOG``); ``StoreFull`` when the store has no
         room, ``StoreError`` for any other failure.
         """
+
+
+def lease_busy(session_id: str, holder: str, expires_at: float) -> SessionBusy:
+    """The ``SessionBusy`` every driver raises for a lease held by another owner."""
+    until = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="milliseconds")
+    return SessionBusy(
+        f"session {session_id!r} is leased by {holder!r} until {until}",
+        session_id=session_id,
+        holder=holder,
+        expires_at=until.replace("+00:00", "Z"),
+    )
+
+
+def lease_lost(lease: Lease, token: int | None) -> LeaseLost:
+    """The ``LeaseLost`` of a write or renewal under a stale lease (``token``: the
+    session's current one, ``None`` when it has none)."""
+    return LeaseLost(
+        f"the lease of session {lease.session_id!r} was taken over "
+        f"(token {lease.token}, now {token})",
+        session_id=lease.session_id,
+        token=lease.token,
+        current_token=token,
+    )
+
+
+def check_ttl(ttl: float) -> None:
+    if not ttl > 0:
+        raise ValueError(f"lease ttl must be > 0 seconds, got {ttl}")
 
 
 def check_import(

@@ -4,6 +4,7 @@ scripted demo run on it. Nothing survives the process."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -13,6 +14,7 @@ from ..domain import (
     Checkpoint,
     EventPage,
     HistoryEntry,
+    Lease,
     Message,
     SessionSummary,
     Status,
@@ -24,6 +26,9 @@ from .base import (
     Capability,
     Store,
     check_import,
+    check_ttl,
+    lease_busy,
+    lease_lost,
     page_of,
     page_start,
     extends,
@@ -50,12 +55,17 @@ class _Session:
 
 
 class MemoryStore(Store):
-    capabilities = frozenset({Capability.HISTORY, Capability.APPROVALS, Capability.EVENT_LOG})
+    capabilities = frozenset(
+        {Capability.HISTORY, Capability.APPROVALS, Capability.EVENT_LOG, Capability.LEASES}
+    )
 
     def __init__(self, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:
         super().__init__(history_limit=history_limit)
         self._sessions: dict[str, _Session] = {}
         self._approvals: dict[str, Approval] = {}
+        # The latest lease of each session ever leased (kept after release and delete, so
+        # tokens only increase); a released lease has expires_at 0.
+        self._leases: dict[str, Lease] = {}
         # Saves are synchronous dict updates; the lock only orders them against each other.
         self._lock = asyncio.Lock()
 
@@ -77,9 +87,11 @@ class MemoryStore(Store):
         events: Sequence[StoredEvent] = (),
         approval: Approval | None = None,
         claim: str | None = None,
+        lease: Lease | None = None,
     ) -> None:
         async with self._lock:
             sid = checkpoint.session_id
+            self._fence(lease)
             s = self._sessions.get(sid) or _Session()
             if claim is not None:
                 pending = self._approvals.get(claim)
@@ -118,14 +130,50 @@ class MemoryStore(Store):
         while len(s.events) > self.event_log_limit:
             s.events.popleft()
 
-    async def append_events(self, session_id: str, events: Sequence[StoredEvent]) -> None:
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
         async with self._lock:
+            self._fence(lease)
             s = self._sessions.get(session_id)
             if s is None:
                 if not events or not self.event_log_limit:
                     return  # nothing to keep: no session either
                 s = self._sessions[session_id] = _Session()
             self._append(s, events)
+
+    def _fence(self, lease: Lease | None) -> None:
+        if lease is None:
+            return
+        held = self._leases.get(lease.session_id)
+        if held is None or held.token != lease.token:
+            raise lease_lost(lease, held.token if held else None)
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        check_ttl(ttl)
+        async with self._lock:
+            now = time.time()
+            held = self._leases.get(session_id)
+            if held is not None and held.owner != owner and held.expires_at > now:
+                raise lease_busy(session_id, held.owner, held.expires_at)
+            token = held.token + 1 if held else 1
+            lease = self._leases[session_id] = Lease(session_id, owner, token, now + ttl)
+            return lease
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        check_ttl(ttl)
+        async with self._lock:
+            self._fence(lease)
+            renewed = self._leases[lease.session_id] = replace(
+                lease, expires_at=time.time() + ttl
+            )
+            return renewed
+
+    async def release_lease(self, lease: Lease) -> None:
+        async with self._lock:
+            held = self._leases.get(lease.session_id)
+            if held is not None and held.token == lease.token:
+                self._leases[lease.session_id] = replace(held, expires_at=0.0)
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         s = self._sessions.get(session_id)
