@@ -150,13 +150,14 @@ def schema(conn: sqlite3.Connection) -> set[tuple[str, str]]:
 
 
 NEW_IN_2 = ("approvals", "events", "event_logs")
+NEW_IN_3 = ("leases",)
 
 
-async def test_a_file_of_schema_1_opens_and_gains_approvals_and_event_logs(
+async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_leases(
     db_path: Path, tmp_path: Path
 ) -> None:
     # A file as schema 1 left it, with sessions and histories in it: written by this
-    # driver, then the tables of migration 2 dropped (it only adds tables).
+    # driver, then the tables of migrations 2 and 3 dropped (they only add tables).
     store = SqliteStore(db_path, history_limit=3)
     await store.open()
     writers = [SessionWriter(store, f"s{i}") for i in range(3)]
@@ -166,7 +167,7 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_and_event_logs(
     await store.delete("s2", keep_history=True)
     await store.close()
     with raw(db_path) as conn:
-        for table in NEW_IN_2:
+        for table in NEW_IN_2 + NEW_IN_3:
             conn.execute(f"DROP TABLE {table}")
         conn.execute("PRAGMA user_version = 1")
         old = schema(conn)
@@ -179,8 +180,8 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_and_event_logs(
     await store.open()
     try:
         with raw(db_path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
-            assert {name for name, _ in schema(conn) - old} >= set(NEW_IN_2)
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+            assert {name for name, _ in schema(conn) - old} >= set(NEW_IN_2 + NEW_IN_3)
         for w in writers[:2]:
             assert await store.load(w.session_id) == w.snapshots[-1]
         assert [e.checkpoint for e in await store.history("s2")] == writers[2].snapshots[:-4:-1]

@@ -19,6 +19,7 @@ from ...domain import (
     Checkpoint,
     EventPage,
     HistoryEntry,
+    Lease,
     SessionSummary,
     Status,
     StoredEvent,
@@ -29,6 +30,7 @@ from ..base import (
     Capability,
     Store,
     check_import,
+    check_ttl,
     clamp_seq,
     page_of,
     page_start,
@@ -59,7 +61,9 @@ class LmdbStore(Store):
     so two processes racing on one session cannot both win. When the map is full it is
     doubled and the transaction retried, up to ``max_map_size``; past that a save fails
     with ``StoreFull`` and the previous state is intact. Reader slots left by dead
-    processes are cleared at open.
+    processes are cleared at open. A lease is a record of ``leases`` whose token a save
+    under it checks in its write transaction; expiries are by this host's clock (the
+    processes sharing an environment share it).
 
     Session and approval ids must be 1 to 400 UTF-8 bytes without NUL (``InvalidArgument``
     otherwise); the service allows 128 characters.
@@ -72,6 +76,7 @@ class LmdbStore(Store):
             Capability.HISTORY,
             Capability.APPROVALS,
             Capability.EVENT_LOG,
+            Capability.LEASES,
         }
     )
 
@@ -139,6 +144,7 @@ class LmdbStore(Store):
         events: Sequence[StoredEvent] = (),
         approval: Approval | None = None,
         claim: str | None = None,
+        lease: Lease | None = None,
     ) -> None:
         if self._saves is None or self._env is None:
             raise StoreError(f"LMDB store {self.path} is not open", operation="save")
@@ -150,6 +156,7 @@ class LmdbStore(Store):
             events,
             approval,
             claim,
+            lease,
         )
         await self._saves.submit(prepared)
 
@@ -168,14 +175,29 @@ class LmdbStore(Store):
             raise ValueError(f"limit must be >= 0, got {limit}")
         return await self._read("history", ops.history, session_id, limit)
 
-    async def append_events(self, session_id: str, events: Sequence[StoredEvent]) -> None:
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
         if self._saves is None:
             raise StoreError(f"LMDB store {self.path} is not open", operation="append_events")
         if not events:
             return
         # Through the group commit too: one transaction and one sync with the saves.
         key = layout.id_key(session_id)
-        await self._saves.submit(ops.PreparedEvents(key, tuple(events), self.event_log_limit))
+        await self._saves.submit(
+            ops.PreparedEvents(key, tuple(events), self.event_log_limit, lease)
+        )
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._write("acquire_lease", ops.acquire_lease, session_id, owner, ttl)
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._write("renew_lease", ops.renew_lease, lease, ttl)
+
+    async def release_lease(self, lease: Lease) -> None:
+        await self._write("release_lease", ops.release_lease, lease)
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         return await self._read(
@@ -270,11 +292,11 @@ def _save_all(
     for item in batch:
         item.error = None  # a transaction retried after the map grew starts afresh
         p = item.payload
-        if isinstance(p, ops.PreparedEvents):
-            ops.append_events(txn, dbs, p.sid_key, p.events, p.limit)
-            continue
         try:
-            ops.save(txn, dbs, p)
+            if isinstance(p, ops.PreparedEvents):
+                ops.append_events(txn, dbs, p)
+            else:
+                ops.save(txn, dbs, p)
         except (LeaseLost, ApprovalNotFound) as e:  # raised before writing anything
             item.error = e
 

@@ -49,7 +49,13 @@ def _migrate_to_1(txn: lmdb.Transaction, dbs: Dbs) -> None:
 
 #: ``MIGRATIONS[i]`` takes the environment from schema version ``i`` to ``i + 1``. Append
 #: new steps; never edit a released one.
-MIGRATIONS: list[Callable[[lmdb.Transaction, Dbs], None]] = [_migrate_to_1]
+def _migrate_to_2(txn: lmdb.Transaction, dbs: Dbs) -> None:
+    """Leases: their database is created at open like every other; the version moves on
+    so that a luoshod without leases (which would write without checking them) refuses
+    the environment."""
+
+
+MIGRATIONS: list[Callable[[lmdb.Transaction, Dbs], None]] = [_migrate_to_1, _migrate_to_2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -18,6 +18,8 @@ database            key                                    value
 ``event_counts``    session id                             u64 events kept
 ``approvals``       approval id                            the approval's JSON
 ``by_session``      session id, NUL, approval id           empty (a session's approvals)
+``leases``          session id                             :class:`LeaseRow` (kept after
+                                                           a delete: tokens only grow)
 ==================  =====================================  ==============================
 
 **Message logs.** A log is a byte stream of messages, each a small fixed header and its
@@ -52,6 +54,7 @@ EVENTS = b"events"
 EVENT_COUNTS = b"event_counts"
 APPROVALS = b"approvals"
 BY_SESSION = b"by_session"
+LEASES = b"leases"
 DATABASES = (
     META,
     SESSIONS,
@@ -64,6 +67,7 @@ DATABASES = (
     EVENT_COUNTS,
     APPROVALS,
     BY_SESSION,
+    LEASES,
 )
 
 SCHEMA_VERSION_KEY = b"schema_version"
@@ -171,6 +175,24 @@ class Row:
 
     def header_dict(self) -> dict[str, Any]:
         return json.loads(self.header)
+
+
+_LEASE = struct.Struct(">Qd")  # token, expires_at (0 when released); then the owner
+
+
+@dataclass(slots=True, frozen=True)
+class LeaseRow:
+    owner: str
+    token: int
+    expires_at: float
+
+    def encode(self) -> bytes:
+        return _LEASE.pack(self.token, self.expires_at) + self.owner.encode()
+
+    @classmethod
+    def decode(cls, value: bytes) -> LeaseRow:
+        token, expires_at = _LEASE.unpack_from(value)
+        return cls(bytes(value[_LEASE.size :]).decode(), token, expires_at)
 
 
 # One encoder for every call: ``json.dumps`` with options builds a new one each time, which

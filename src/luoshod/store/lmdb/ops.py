@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from ...domain import (
     EventPage,
     FinishReason,
     HistoryEntry,
+    Lease,
     Message,
     SessionSummary,
     Status,
@@ -30,7 +32,7 @@ from ...domain import (
 )
 from ...errors import ApprovalNotFound, LeaseLost
 from .. import codec
-from ..base import extends
+from ..base import extends, lease_busy, lease_lost
 from . import layout
 from .layout import Row
 
@@ -55,6 +57,7 @@ class Dbs:
     event_counts: Any
     approvals: Any
     by_session: Any
+    leases: Any
 
 
 @dataclass(slots=True, frozen=True)
@@ -71,6 +74,7 @@ class PreparedSave:
     events: Sequence[StoredEvent]
     approval: Approval | None
     claim: str | None
+    lease: Lease | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -80,6 +84,7 @@ class PreparedEvents:
     sid_key: bytes
     events: Sequence[StoredEvent]
     limit: int
+    lease: Lease | None = None
 
 
 def prepare(
@@ -90,6 +95,7 @@ def prepare(
     events: Sequence[StoredEvent],
     approval: Approval | None,
     claim: str | None,
+    lease: Lease | None = None,
 ) -> PreparedSave:
     """Encode a save. Raises ``InvalidArgument`` for an id LMDB cannot key."""
     if approval is not None:
@@ -105,6 +111,7 @@ def prepare(
         tuple(events),
         approval,
         claim,
+        lease,
     )
 
 
@@ -349,12 +356,13 @@ def list_approvals(
 def save(txn: lmdb.Transaction, dbs: Dbs, p: PreparedSave) -> None:
     """Apply one save inside the caller's write transaction.
 
-    Raises ``ApprovalNotFound`` or ``LeaseLost`` before writing anything; any other
+    Raises ``LeaseLost`` or ``ApprovalNotFound`` before writing anything; any other
     exception leaves the transaction half-written, for the caller to abort. (The ids were
     checked by :func:`prepare`.)
     """
     cp = p.checkpoint
     sid, key = cp.session_id, p.sid_key
+    fence(txn, dbs, key, p.lease)
     value = txn.get(key, db=dbs.sessions)
     old = Row.decode(value) if value is not None else None
     if p.claim is not None:
@@ -462,10 +470,56 @@ def import_session(
         txn.delete(bytes([layout.STATUS_CODES[old.status]]) + key, db=dbs.by_status)
 
 
-def append_events(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, events: Sequence[StoredEvent], limit: int
-) -> None:
-    _append_events(txn, dbs, key, events, limit)
+def append_events(txn: lmdb.Transaction, dbs: Dbs, p: PreparedEvents) -> None:
+    """Raises ``LeaseLost`` before writing anything."""
+    fence(txn, dbs, p.sid_key, p.lease)
+    _append_events(txn, dbs, p.sid_key, p.events, p.limit)
+
+
+# -- leases (on this host's clock: the processes sharing an environment share it) ----------
+
+
+def _lease_row(txn: lmdb.Transaction, dbs: Dbs, key: bytes) -> layout.LeaseRow | None:
+    value = txn.get(key, db=dbs.leases)
+    return layout.LeaseRow.decode(value) if value is not None else None
+
+
+def fence(txn: lmdb.Transaction, dbs: Dbs, key: bytes, lease: Lease | None) -> None:
+    """Raise ``LeaseLost`` unless ``lease`` (when given) holds the session's current token."""
+    if lease is None:
+        return
+    row = _lease_row(txn, dbs, key)
+    if row is None or row.token != lease.token:
+        raise lease_lost(lease, row.token if row else None)
+
+
+def acquire_lease(
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str, owner: str, ttl: float
+) -> Lease:
+    key = layout.id_key(session_id)
+    now = time.time()
+    row = _lease_row(txn, dbs, key)
+    if row is not None and row.owner != owner and row.expires_at > now:
+        raise lease_busy(session_id, row.owner, row.expires_at)
+    lease = Lease(session_id, owner, row.token + 1 if row else 1, now + ttl)
+    txn.put(key, layout.LeaseRow(owner, lease.token, lease.expires_at).encode(), db=dbs.leases)
+    return lease
+
+
+def renew_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease, ttl: float) -> Lease:
+    key = layout.id_key(lease.session_id)
+    fence(txn, dbs, key, lease)
+    renewed = Lease(lease.session_id, lease.owner, lease.token, time.time() + ttl)
+    row = layout.LeaseRow(lease.owner, lease.token, renewed.expires_at)
+    txn.put(key, row.encode(), db=dbs.leases)
+    return renewed
+
+
+def release_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease) -> None:
+    key = layout.readable_key(lease.session_id)
+    row = _lease_row(txn, dbs, key) if key else None
+    if key and row is not None and row.token == lease.token:
+        txn.put(key, layout.LeaseRow(row.owner, row.token, 0.0).encode(), db=dbs.leases)
 
 
 def _put_approval(txn: lmdb.Transaction, dbs: Dbs, key: bytes, a: Approval) -> None:

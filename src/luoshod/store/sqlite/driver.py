@@ -18,6 +18,7 @@ from ...domain import (
     Checkpoint,
     EventPage,
     HistoryEntry,
+    Lease,
     SessionSummary,
     Status,
     StoredEvent,
@@ -28,6 +29,7 @@ from ..base import (
     Capability,
     Store,
     check_import,
+    check_ttl,
     clamp_seq,
     page_of,
     page_start,
@@ -62,7 +64,9 @@ class SqliteStore(Store):
     meanwhile. The claim check (R33) and the version check (R7) run inside that
     transaction, before anything of the save is written, so two processes racing on one
     session or one approval cannot both win and a refused save does not sink the others;
-    a batch that does not fit is retried save by save.
+    a batch that does not fit is retried save by save. A lease is a row of ``leases``
+    whose token a save under it checks in that same transaction; expiries are by this
+    host's clock (the processes sharing a file share it).
     """
 
     capabilities = frozenset(
@@ -72,6 +76,7 @@ class SqliteStore(Store):
             Capability.HISTORY,
             Capability.APPROVALS,
             Capability.EVENT_LOG,
+            Capability.LEASES,
         }
     )
 
@@ -135,6 +140,7 @@ class SqliteStore(Store):
         events: Sequence[StoredEvent] = (),
         approval: Approval | None = None,
         claim: str | None = None,
+        lease: Lease | None = None,
     ) -> None:
         prepared = ops.prepare(
             checkpoint,
@@ -144,19 +150,35 @@ class SqliteStore(Store):
             event_log_limit=self.event_log_limit,
             approval=approval,
             claim=claim,
+            lease=lease,
         )
         await self._saves.submit(prepared)
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._call("delete", self._write, ops.delete, session_id, keep_history)
 
-    async def append_events(self, session_id: str, events: Sequence[StoredEvent]) -> None:
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
         if not events:
             return
         # Through the group commit: one transaction and one sync with the saves.
         await self._saves.submit(
-            ops.PreparedEvents(session_id, tuple(events), self.event_log_limit)
+            ops.PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
         )
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._call(
+            "acquire_lease", self._write, ops.acquire_lease, session_id, owner, ttl
+        )
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._call("renew_lease", self._write, ops.renew_lease, lease, ttl)
+
+    async def release_lease(self, lease: Lease) -> None:
+        await self._call("release_lease", self._write, ops.release_lease, lease)
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         return await self._call(

@@ -85,6 +85,18 @@ MIGRATIONS: list[Migration] = [
         )
         """,
     ),
+    # 2 -> 3: leases with fencing tokens. A row outlives its session's delete, so that
+    # tokens only increase; a released lease has expires_at 0.
+    (
+        """
+        CREATE TABLE leases (
+            session_id TEXT PRIMARY KEY,
+            owner      TEXT NOT NULL,
+            token      INTEGER NOT NULL,
+            expires_at REAL NOT NULL
+        )
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from ...domain import (
     EventPage,
     FinishReason,
     HistoryEntry,
+    Lease,
     Message,
     SessionSummary,
     Status,
@@ -38,7 +40,7 @@ from ...domain import (
 )
 from ...errors import ApprovalNotFound, LeaseLost
 from .. import codec
-from ..base import extends
+from ..base import extends, lease_busy, lease_lost
 from ..groupcommit import Queued
 from . import queries
 
@@ -58,6 +60,11 @@ class PreparedSave:
     approval: Approval | None = None
     approval_body: str = ""
     claim: str | None = None
+    lease: Lease | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.checkpoint.session_id
 
 
 @dataclass(slots=True, frozen=True)
@@ -67,6 +74,7 @@ class PreparedEvents:
     session_id: str
     events: tuple[StoredEvent, ...]
     event_log_limit: int
+    lease: Lease | None = None
 
 
 def prepare(
@@ -78,6 +86,7 @@ def prepare(
     event_log_limit: int = 0,
     approval: Approval | None = None,
     claim: str | None = None,
+    lease: Lease | None = None,
 ) -> PreparedSave:
     new = checkpoint.messages[stored_messages:]
     return PreparedSave(
@@ -91,6 +100,7 @@ def prepare(
         approval,
         _encode(approval.to_dict()) if approval is not None else "",
         claim,
+        lease,
     )
 
 
@@ -109,11 +119,13 @@ def save_batch(
     statements.
 
     Every save is checked first, in order, against what is stored and the saves of the
-    batch before it: its claim (the approval must be pending for its session), then its
-    version. A refused save gets ``ApprovalNotFound`` or ``LeaseLost`` as its ``error``
-    and writes nothing. Then the rows of all the others are written together. An
-    ``sqlite3.Error`` leaves the transaction for the caller to roll back.
+    batch before it: its lease (the session's fencing token), its claim (the approval
+    must be pending for its session), then its version. A refused save or append gets
+    ``LeaseLost`` or ``ApprovalNotFound`` as its ``error`` and writes nothing. Then the
+    rows of all the others are written together. An ``sqlite3.Error`` leaves the
+    transaction for the caller to roll back.
     """
+    tokens = _tokens(conn, batch)
     saves = [item.payload for item in batch if isinstance(item.payload, PreparedSave)]
     sids = sorted({p.checkpoint.session_id for p in saves})
     heads: dict[str, tuple[int, int, int]] = {}
@@ -139,6 +151,9 @@ def save_batch(
     rewritten: set[str] = set()
     for item in batch:
         p = item.payload
+        if p.lease is not None and tokens.get(p.session_id) != p.lease.token:
+            item.error = lease_lost(p.lease, tokens.get(p.session_id))
+            continue
         if isinstance(p, PreparedEvents):
             events.add(p.session_id, p.events, p.event_log_limit)
             continue
@@ -207,6 +222,44 @@ def save_batch(
         )
     for sid in rewritten:
         conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_id": sid})
+
+
+def _tokens(
+    conn: sqlite3.Connection, batch: Sequence[Queued[PreparedSave | PreparedEvents]]
+) -> dict[str, int]:
+    """The fencing token of each session the batch writes under a lease."""
+    sids = sorted({item.payload.session_id for item in batch if item.payload.lease})
+    if not sids:
+        return {}
+    return dict(conn.execute(queries.SELECT_TOKENS, (json.dumps(sids),)).fetchall())
+
+
+def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl: float) -> Lease:
+    """See ``Store.acquire_lease``; in a write transaction, on this host's clock."""
+    now = time.time()
+    row = conn.execute(queries.SELECT_LEASE, (session_id,)).fetchone()
+    if row is not None:
+        holder, token, expires_at = row
+        if holder != owner and expires_at > now:
+            raise lease_busy(session_id, holder, expires_at)
+    lease = Lease(session_id, owner, row[1] + 1 if row else 1, now + ttl)
+    conn.execute(queries.UPSERT_LEASE, (session_id, owner, lease.token, lease.expires_at))
+    return lease
+
+
+def renew_lease(conn: sqlite3.Connection, lease: Lease, ttl: float) -> Lease:
+    renewed = Lease(lease.session_id, lease.owner, lease.token, time.time() + ttl)
+    updated = conn.execute(
+        queries.SET_LEASE_EXPIRY, (renewed.expires_at, lease.session_id, lease.token)
+    ).rowcount
+    if not updated:
+        row = conn.execute(queries.SELECT_LEASE, (lease.session_id,)).fetchone()
+        raise lease_lost(lease, row[1] if row else None)
+    return renewed
+
+
+def release_lease(conn: sqlite3.Connection, lease: Lease) -> None:
+    conn.execute(queries.SET_LEASE_EXPIRY, (0.0, lease.session_id, lease.token))
 
 
 class _EventBatch:

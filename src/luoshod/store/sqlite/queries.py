@@ -190,3 +190,19 @@ SELECT (SELECT min(seq) FROM events WHERE session_id = :session_id),
 DELETE_EVENTS = "DELETE FROM events WHERE session_id = ?"
 
 DELETE_EVENT_LOG = "DELETE FROM event_logs WHERE session_id = ?"
+
+# -- leases ---------------------------------------------------------------------------
+
+SELECT_LEASE = "SELECT owner, token, expires_at FROM leases WHERE session_id = ?"
+
+SELECT_TOKENS = """
+SELECT session_id, token FROM leases WHERE session_id IN (SELECT value FROM json_each(?))
+"""
+
+UPSERT_LEASE = """
+INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET
+    owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
+"""
+
+SET_LEASE_EXPIRY = "UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?"
