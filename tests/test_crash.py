@@ -34,7 +34,9 @@ def check_finished(cp: pb.Checkpoint, calls_log: Harness, sid: str) -> None:
 
 async def test_daemon_kill9_between_model_turn_and_tool_results(tmp_path: Path) -> None:
     log_file = tmp_path / "calls.jsonl"
-    args = ("--store", db_url(tmp_path), "--scripted-call-log", str(log_file))
+    # The same daemon restarted (a stable --lease-owner): it takes back at once the lease
+    # its killed incarnation left (test_leases.py has another daemon wait out the TTL).
+    args = ("--store", db_url(tmp_path), "--scripted-call-log", str(log_file), "--lease-owner", "d1")
     first = DaemonProcess(*args).start()
     executed: Counter[str] = Counter()
     killed_at = ""

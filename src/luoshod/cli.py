@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .server.app import DEFAULT_LISTEN, DEFAULT_STORE, Config, ConfigError, Daemon
+from .engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S
 from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
 
@@ -62,6 +63,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-remote", action="store_true", default=_env("ALLOW_REMOTE") == "1")
     s.add_argument("--config", type=Path, default=_env("CONFIG"), help="TOML file with the model providers (env LUOSHOD_CONFIG)")
     s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"))
+    s.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=float(_env("LEASE_TTL", str(DEFAULT_LEASE_TTL_S))),  # type: ignore[arg-type]
+        help="seconds a session's lease lasts unrenewed: how soon another daemon may resume "
+        f"a run of a daemon that died (env LUOSHOD_LEASE_TTL; default {DEFAULT_LEASE_TTL_S:g})",
+    )
+    s.add_argument(
+        "--lease-renew",
+        type=float,
+        default=float(_env("LEASE_RENEW", str(DEFAULT_LEASE_RENEW_S))),  # type: ignore[arg-type]
+        help=f"seconds between renewals, below --lease-ttl (env LUOSHOD_LEASE_RENEW; default {DEFAULT_LEASE_RENEW_S:g})",
+    )
+    s.add_argument("--lease-owner", default=_env("LEASE_OWNER", ""), help="this daemon's name as a lease holder (env LUOSHOD_LEASE_OWNER; default host/pid/random)")
     s.set_defaults(listen_env=listen)
     store = sub.add_parser("store", help="operate on a store").add_subparsers(
         dest="store_command", required=True
@@ -127,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         scripted_call_log=args.scripted_call_log,
         allow_remote=args.allow_remote,
         config_file=args.config,
+        lease_ttl_s=args.lease_ttl,
+        lease_renew_s=args.lease_renew,
+        lease_owner=args.lease_owner,
     )
     try:
         return asyncio.run(_serve(config))

@@ -21,7 +21,8 @@ from .fakes import Fault, FakeServer, turn
 async def test_kill9_between_the_models_answer_and_the_tool_results(fake: FakeServer, tmp_path: Path) -> None:
     config = tmp_path / "luoshod.toml"
     config.write_text(provider_toml(fake))
-    args = ("--store", db_url(tmp_path), "--config", str(config))
+    # Restarted under the same --lease-owner: its killed incarnation's lease is freed.
+    args = ("--store", db_url(tmp_path), "--config", str(config), "--lease-owner", "d1")
     env = {KEY_ENV: fake.key}
     fake.script = [
         turn("two calls at once", ("add", {"a": 1}), ("add", {"a": 2})),

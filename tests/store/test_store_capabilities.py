@@ -76,6 +76,7 @@ def optional_calls(store: Store) -> dict[Capability, list[Callable[[], Awaitable
             lambda: store.acquire_lease("s", owner="o", ttl=10),
             lambda: store.renew_lease(Lease("s", "o", 1, 0.0), ttl=10),
             lambda: store.release_lease(Lease("s", "o", 1, 0.0)),
+            lambda: store.release_leases_of("o"),
         ],
     }
 

@@ -54,12 +54,16 @@ async def test_r51_a_held_lease_is_refused_with_holder_and_expiry(leases: Store)
     await leases.save(Checkpoint("s", version=1), stored_messages=0, lease=lease)
 
 
-async def test_the_owner_acquiring_again_gets_a_new_token(leases: Store) -> None:
+async def test_a_live_lease_is_refused_to_its_own_owner_too(leases: Store) -> None:
     first = await leases.acquire_lease("s", owner="daemon-a", ttl=TTL)
+    with pytest.raises(SessionBusy):
+        await leases.acquire_lease("s", owner="daemon-a", ttl=TTL)
+    await leases.save(Checkpoint("s", version=1), stored_messages=0, lease=first)
+    await leases.release_lease(first)
     second = await leases.acquire_lease("s", owner="daemon-a", ttl=TTL)
     assert second.token == first.token + 1
     with pytest.raises(LeaseLost):
-        await leases.save(Checkpoint("s", version=1), stored_messages=0, lease=first)
+        await leases.save(Checkpoint("s", version=2), stored_messages=0, lease=first)
 
 
 async def test_r52_an_expired_lease_is_taken_over_and_fenced_off(leases: Store) -> None:
@@ -107,6 +111,7 @@ async def test_a_stale_lease_is_checked_before_the_claim(backend: Backend, lease
     await leases.save(
         Checkpoint("s", version=1), stored_messages=0, approval=approval("appr-1", "s"), lease=old
     )
+    await leases.release_lease(old)
     new = await leases.acquire_lease("s", owner="daemon-a", ttl=TTL)
     with pytest.raises(LeaseLost):
         await leases.save(Checkpoint("s", version=2), stored_messages=0, claim="appr-1", lease=old)
@@ -147,6 +152,22 @@ async def test_release_frees_the_lease_at_once(leases: Store) -> None:
         await leases.acquire_lease("s", owner="daemon-c", ttl=TTL)
     with pytest.raises(LeaseLost):
         await leases.save(Checkpoint("s", version=1), stored_messages=0, lease=lease)
+
+
+async def test_release_leases_of_an_owner_frees_its_live_leases_only(leases: Store) -> None:
+    held = [await leases.acquire_lease(f"s{i}", owner="daemon-a", ttl=TTL) for i in range(3)]
+    other = await leases.acquire_lease("t", owner="daemon-b", ttl=TTL)
+    await leases.release_lease(held[2])  # not live any more: not counted
+    assert await leases.release_leases_of("daemon-a") == 2
+    assert await leases.release_leases_of("daemon-a") == 0
+    for old in held:
+        new = await leases.acquire_lease(old.session_id, owner="daemon-c", ttl=TTL)
+        assert new.token == old.token + 1
+        with pytest.raises(LeaseLost):  # the previous incarnation, were it alive, is fenced
+            await leases.save(Checkpoint(old.session_id, version=1), stored_messages=0, lease=old)
+    with pytest.raises(SessionBusy):
+        await leases.acquire_lease("t", owner="daemon-c", ttl=TTL)
+    await leases.save(Checkpoint("t", version=1), stored_messages=0, lease=other)
 
 
 async def test_tokens_only_increase_across_delete(leases: Store) -> None:

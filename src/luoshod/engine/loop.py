@@ -22,6 +22,7 @@ from ..domain import (
     Checkpoint,
     Decision,
     FinishReason,
+    Lease,
     Message,
     Role,
     Status,
@@ -69,6 +70,7 @@ class Prepared:
     drift: Drift | None
     request_id: str
     claim: str | None = None  # an approval this run's first save claims (Resolve)
+    lease: Lease | None = None  # every write of the run is fenced by it (R51, R52)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +147,7 @@ class Run:
                 return
             batch, stored = self._take()
             if stored:
-                await self.s.store.append_events(self.cp.session_id, stored)
+                await self.s.store.append_events(self.cp.session_id, stored, lease=self.p.lease)
         await self._deliver(batch, stored)
 
     async def save(self, *, approval: Approval | None = None) -> None:
@@ -155,7 +157,7 @@ class Run:
             batch, stored = self._take()
             cp.version += 1
             cp.updated_at = self.s.clock()
-            extra: dict[str, object] = {}
+            extra: dict[str, object] = {"lease": self.p.lease} if self.p.lease else {}
             if stored:
                 extra["events"] = stored
             if approval is not None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..domain import (
     AgentSpec,
+    Approval,
     Checkpoint,
     Decision,
     DriftPolicy,
@@ -37,12 +38,14 @@ from ..errors import (
     LeaseLost,
     ResumeToolMissing,
     SessionAwaitingApproval,
+    SessionBusy,
 )
 from ..providers import ProviderRegistry
 from ..store import Capability, Store
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
+from .lease import Held, LeasePolicy
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
 from .merge import merge_input
 
@@ -63,6 +66,8 @@ log = logging.getLogger("luoshod.engine")
 
 DEFAULT_TOOL_TIMEOUT_S = 300.0
 EXPIRED_NOTE = "the approval expired before a decision"
+#: Why a run whose lease was taken over stopped (it then fails with ``LeaseLost``).
+LEASE_LOST = "the session's lease was taken over by another daemon"
 
 
 @dataclass(slots=True)
@@ -121,11 +126,19 @@ class Engine:
         default_tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
         clock: Callable[[], float] = time.time,
         encode_event: Callable[[Event], bytes] = lambda e: repr(e).encode(),
+        leases: LeasePolicy | None = None,
     ) -> None:
         self.store = store
         self.providers = providers
         self.clock = clock
+        self.leases = leases or LeasePolicy()
         self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s)
+
+    def hold(self, session_id: str, control: RunControl | None = None) -> Held:
+        """The session's lease for one piece of work (``SessionBusy`` when another daemon
+        holds it); losing it interrupts ``control``'s run."""
+        on_lost = (lambda e: control.interrupt(LEASE_LOST)) if control else (lambda e: None)
+        return Held(self.store, self.leases, session_id, on_lost)
 
     async def run(
         self, req: RunRequest, sink: Sink, tools: ToolPort, control: RunControl
@@ -133,11 +146,30 @@ class Engine:
         """Run (or resume) the session's agent loop until it finishes, pauses, is aborted,
         or is interrupted (``RunInterrupted``). Returns ``None`` when there is nothing to
         run (a finished session and no new input). Errors before the first event change
-        nothing in the store."""
-        prepared = await self._prepare(req)
-        if prepared is None:
-            return None
-        return await Run(self._loop, prepared, sink, tools, control).go()
+        nothing in the store. The whole run holds the session's lease (``SessionBusy``
+        when another daemon holds it; ``LeaseLost`` when it is taken over meanwhile)."""
+        async with self.hold(req.session_id, control) as held:
+            prepared = await self._prepare(req)
+            if prepared is None:
+                return None
+            return await self._go(held, prepared, sink, tools, control)
+
+    async def _go(
+        self, held: Held, prepared: Prepared, sink: Sink, tools: ToolPort, control: RunControl
+    ) -> RunOutcome:
+        prepared.lease = held.lease
+        try:
+            return await Run(self._loop, prepared, sink, tools, control).go()
+        except RunInterrupted:
+            if held.lost is not None:
+                raise held.lost from None
+            raise
+
+    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+        """``Store.delete`` under the session's lease: refused with ``SessionBusy`` while
+        a run of another daemon holds the session."""
+        async with self.hold(session_id):
+            return await self.store.delete(session_id, keep_history=keep_history)
 
     async def resolve(
         self, req: ResolveRequest, sink: Sink, tools: ToolPort, control: RunControl
@@ -146,12 +178,19 @@ class Engine:
         recorded by the run's first save, which claims the approval: of two concurrent
         resolutions exactly one wins, the other gets ``ApprovalNotFound`` (R33)."""
         approval = await self.store.get_approval(req.approval_id)
+        if approval is None:
+            raise _unknown_approval(req.approval_id)
+        async with self.hold(approval.session_id, control) as held:
+            return await self._resolve(held, req, sink, tools, control)
+
+    async def _resolve(
+        self, held: Held, req: ResolveRequest, sink: Sink, tools: ToolPort, control: RunControl
+    ) -> RunOutcome:
+        # Read again under the lease: another daemon may have resolved it meanwhile.
+        approval = await self.store.get_approval(req.approval_id)
         cp = await self.store.load(approval.session_id) if approval else None
         if approval is None or cp is None or cp.approval_id != approval.approval_id:
-            raise ApprovalNotFound(
-                f"approval {req.approval_id!r} is unknown or already resolved",
-                approval_id=req.approval_id,
-            )
+            raise _unknown_approval(req.approval_id)
         spec = req.agent or cp.agent
         assert spec is not None, "a paused checkpoint always has its agent"
         fp = fingerprint(spec)
@@ -175,7 +214,7 @@ class Engine:
             found if spec.on_agent_drift is DriftPolicy.WARN else None,
             req.request_id, claim=approval.approval_id,
         )
-        return await Run(self._loop, prepared, sink, tools, control).go()
+        return await self._go(held, prepared, sink, tools, control)
 
     async def expire_approvals(self, *, page_size: int = 100) -> list[str]:
         """Resolve every expired approval as rejected (the run then waits for a resume),
@@ -188,22 +227,31 @@ class Engine:
             for approval in page:
                 if approval.expires_at is None or approval.expires_at > now:
                     continue
-                cp = await self.store.load(approval.session_id)
-                if cp is None or cp.approval_id != approval.approval_id:
-                    continue
-                cp.decisions[approval.call.id] = Decision(False, EXPIRED_NOTE, expired=True)
-                cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
-                cp.version += 1
-                cp.updated_at = now
                 try:
-                    await self.store.save(cp, stored_messages=len(cp.messages), claim=approval.approval_id)
-                except (ApprovalNotFound, LeaseLost) as e:  # resolved meanwhile: fine
+                    if not await self._expire(approval, now):
+                        continue
+                except (ApprovalNotFound, LeaseLost, SessionBusy) as e:  # being resolved: fine
                     log.info("approval %s not expired by the sweeper: %s", approval.approval_id, e)
                     continue
                 log.warning("approval %s of session %s expired: rejected", approval.approval_id, approval.session_id)
                 done.append(approval.approval_id)
             if not token:
                 return done
+
+    async def _expire(self, approval: Approval, now: float) -> bool:
+        """Resolve one expired approval as rejected, under its session's lease."""
+        async with self.hold(approval.session_id) as held:
+            cp = await self.store.load(approval.session_id)
+            if cp is None or cp.approval_id != approval.approval_id:
+                return False
+            cp.decisions[approval.call.id] = Decision(False, EXPIRED_NOTE, expired=True)
+            cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
+            cp.version += 1
+            cp.updated_at = now
+            await self.store.save(
+                cp, stored_messages=len(cp.messages), claim=approval.approval_id, lease=held.lease
+            )
+            return True
 
     async def _last_seq(self, cp: Checkpoint) -> int:
         """Events are numbered after everything the session's log ever held."""
@@ -272,6 +320,12 @@ class Engine:
             cp, stored, spec, provider, model, settings, mode, queued,
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
         )
+
+
+def _unknown_approval(approval_id: str) -> ApprovalNotFound:
+    return ApprovalNotFound(
+        f"approval {approval_id!r} is unknown or already resolved", approval_id=approval_id
+    )
 
 
 def _new_run_id() -> str:

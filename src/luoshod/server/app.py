@@ -18,9 +18,16 @@ from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from ..config import ConfigFileError, load_file
+from ..engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S, LeasePolicy, default_owner
 from ..engine.run import DEFAULT_TOOL_TIMEOUT_S, Engine
 from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
-from ..store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT, Store, store_from_url
+from ..store import (
+    DEFAULT_EVENT_LOG_LIMIT,
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Store,
+    store_from_url,
+)
 from . import convert
 from .hub import EventHub
 from .runs import RunRegistry
@@ -50,6 +57,13 @@ class Config:
     config_file: Path | None = None
     #: Listening on a non-loopback TCP address without TLS/auth must be asked for.
     allow_remote: bool = False
+    #: A session's lease (one writer across daemons sharing a store): how long it lasts
+    #: without renewal, how often the running daemon renews it, and this daemon's name
+    #: as its holder: "" for host/pid/random, unique per start; a stable name (unique
+    #: among live daemons) also frees at start the leases a killed incarnation left.
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S
+    lease_renew_s: float = DEFAULT_LEASE_RENEW_S
+    lease_owner: str = ""
 
 
 class ConfigError(ValueError):
@@ -116,11 +130,18 @@ class Daemon:
                 *configured_providers(entries),
             ]
         )
+        try:
+            leases = LeasePolicy(
+                config.lease_owner or default_owner(), config.lease_ttl_s, config.lease_renew_s
+            )
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         self.engine = Engine(
             self.store,
             providers,
             default_tool_timeout_s=config.tool_timeout_s,
             encode_event=lambda e: convert.event_pb(e).SerializeToString(),
+            leases=leases,
         )
         self.runs = RunRegistry()
         self.hub = EventHub()
@@ -131,6 +152,11 @@ class Daemon:
 
     async def start(self) -> None:
         await self.store.open()
+        if self.config.lease_owner and Capability.LEASES in self.store.capabilities:
+            # A stable name: what this daemon's previous incarnation held is ours again.
+            taken = await self.store.release_leases_of(self.config.lease_owner)
+            if taken:
+                log.info("released %d lease(s) left by %s before a restart", taken, self.config.lease_owner)
         server = grpc.aio.server(
             options=[
                 # gRPC's own limit sits above ours, so an oversized request gets our

@@ -264,7 +264,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         sid = check_session_id(request.session_id)
         claim = self.runs.begin(sid)  # SESSION_BUSY while a run holds it
         try:
-            deleted = await self.store.delete(sid, keep_history=request.keep_history)
+            # Under the session's lease: SESSION_BUSY while another daemon runs it.
+            deleted = await self.engine.delete(sid, keep_history=request.keep_history)
         finally:
             self.runs.end(claim)
         return pb.DeleteSessionResponse(deleted=deleted)

@@ -192,9 +192,11 @@ class Store(abc.ABC):
     async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
         """Take the session's lease for ``owner`` until ``ttl`` seconds from now.
 
-        Granted when nobody holds it, when the holder's lease has expired or was released,
-        or when ``owner`` holds it already; the new lease has the next fencing token (1 for
-        a session never leased), so every earlier lease of the session is fenced off. The
+        Granted when nobody holds it, or when the holder's lease has expired or was
+        released; the new lease has the next fencing token (1 for a session never leased),
+        so every earlier lease of the session is fenced off. A live lease is refused to
+        everyone, its own owner included (two pieces of work of one daemon on one session
+        must not fence each other off). The
         session needs no checkpoint. Otherwise raises ``SessionBusy`` (R51) whose metadata
         names the ``holder`` and its ``expires_at`` (RFC 3339, UTC). Raises ``ValueError``
         for ``ttl <= 0``, ``StoreError`` when the store cannot be reached. Drivers without
@@ -213,6 +215,14 @@ class Store(abc.ABC):
         """Give ``lease`` up now: the next :meth:`acquire_lease` by anyone is granted. The
         token is kept (the next lease gets a higher one). Does nothing when ``lease`` is
         stale. Drivers without ``Capability.LEASES`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def release_leases_of(self, owner: str) -> int:
+        """Release every live lease held by ``owner``; return how many. A daemon restarted
+        under a stable name (unique among the live daemons) calls it at start: what its
+        previous incarnation held is free at once instead of after the TTL. Tokens are
+        kept, so that incarnation, were it still alive, is fenced off. Drivers without
+        ``Capability.LEASES`` raise ``NotImplementedError``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:

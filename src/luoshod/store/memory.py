@@ -154,7 +154,7 @@ class MemoryStore(Store):
         async with self._lock:
             now = time.time()
             held = self._leases.get(session_id)
-            if held is not None and held.owner != owner and held.expires_at > now:
+            if held is not None and held.expires_at > now:
                 raise lease_busy(session_id, held.owner, held.expires_at)
             token = held.token + 1 if held else 1
             lease = self._leases[session_id] = Lease(session_id, owner, token, now + ttl)
@@ -174,6 +174,14 @@ class MemoryStore(Store):
             held = self._leases.get(lease.session_id)
             if held is not None and held.token == lease.token:
                 self._leases[lease.session_id] = replace(held, expires_at=0.0)
+
+    async def release_leases_of(self, owner: str) -> int:
+        async with self._lock:
+            now = time.time()
+            mine = [s for s, l in self._leases.items() if l.owner == owner and l.expires_at > now]
+            for sid in mine:
+                self._leases[sid] = replace(self._leases[sid], expires_at=0.0)
+            return len(mine)
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         s = self._sessions.get(session_id)

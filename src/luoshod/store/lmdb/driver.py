@@ -199,6 +199,9 @@ class LmdbStore(Store):
     async def release_lease(self, lease: Lease) -> None:
         await self._write("release_lease", ops.release_lease, lease)
 
+    async def release_leases_of(self, owner: str) -> int:
+        return await self._write("release_leases_of", ops.release_leases_of, owner)
+
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         return await self._read(
             "read_events", ops.read_events, session_id, clamp_seq(after_seq), limit

@@ -499,7 +499,7 @@ def acquire_lease(
     key = layout.id_key(session_id)
     now = time.time()
     row = _lease_row(txn, dbs, key)
-    if row is not None and row.owner != owner and row.expires_at > now:
+    if row is not None and row.expires_at > now:
         raise lease_busy(session_id, row.owner, row.expires_at)
     lease = Lease(session_id, owner, row.token + 1 if row else 1, now + ttl)
     txn.put(key, layout.LeaseRow(owner, lease.token, lease.expires_at).encode(), db=dbs.leases)
@@ -513,6 +513,18 @@ def renew_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease, ttl: float) -> Le
     row = layout.LeaseRow(lease.owner, lease.token, renewed.expires_at)
     txn.put(key, row.encode(), db=dbs.leases)
     return renewed
+
+
+def release_leases_of(txn: lmdb.Transaction, dbs: Dbs, owner: str) -> int:
+    """A scan of every lease: run once, when a daemon starts."""
+    now, released = time.time(), []
+    for key, value in txn.cursor(db=dbs.leases):
+        row = layout.LeaseRow.decode(value)
+        if row.owner == owner and row.expires_at > now:
+            released.append((bytes(key), layout.LeaseRow(owner, row.token, 0.0)))
+    for key, row in released:
+        txn.put(key, row.encode(), db=dbs.leases)
+    return len(released)
 
 
 def release_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease) -> None:

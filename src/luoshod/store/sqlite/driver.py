@@ -180,6 +180,9 @@ class SqliteStore(Store):
     async def release_lease(self, lease: Lease) -> None:
         await self._call("release_lease", self._write, ops.release_lease, lease)
 
+    async def release_leases_of(self, owner: str) -> int:
+        return await self._call("release_leases_of", self._write, ops.release_leases_of, owner)
+
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         return await self._call(
             "read_events",

@@ -240,7 +240,7 @@ def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl: fl
     row = conn.execute(queries.SELECT_LEASE, (session_id,)).fetchone()
     if row is not None:
         holder, token, expires_at = row
-        if holder != owner and expires_at > now:
+        if expires_at > now:
             raise lease_busy(session_id, holder, expires_at)
     lease = Lease(session_id, owner, row[1] + 1 if row else 1, now + ttl)
     conn.execute(queries.UPSERT_LEASE, (session_id, owner, lease.token, lease.expires_at))
@@ -260,6 +260,10 @@ def renew_lease(conn: sqlite3.Connection, lease: Lease, ttl: float) -> Lease:
 
 def release_lease(conn: sqlite3.Connection, lease: Lease) -> None:
     conn.execute(queries.SET_LEASE_EXPIRY, (0.0, lease.session_id, lease.token))
+
+
+def release_leases_of(conn: sqlite3.Connection, owner: str) -> int:
+    return conn.execute(queries.RELEASE_LEASES_OF, (owner, time.time())).rowcount
 
 
 class _EventBatch:

@@ -206,3 +206,5 @@ ON CONFLICT (session_id) DO UPDATE SET
 """
 
 SET_LEASE_EXPIRY = "UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?"
+
+RELEASE_LEASES_OF = "UPDATE leases SET expires_at = 0 WHERE owner = ? AND expires_at > ?"
