@@ -149,6 +149,30 @@ async def test_r52_a_killed_holders_run_is_resumed_by_another_daemon_after_the_t
     await hb.close()
 
 
+async def test_a_clean_stop_releases_the_lease_at_once(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    a, b = daemons
+    ha, hb = harness(a, tmp_path), harness(b, tmp_path)
+    asked = asyncio.Event()
+
+    async def on_event(e: pb.Event) -> None:
+        if e.type == "tool.call":
+            asked.set()
+
+    stopped = asyncio.create_task(ha.run("s", "go", SPEC, on_event=on_event))
+    await asyncio.wait_for(asked.wait(), 20)
+    assert await asyncio.to_thread(a.terminate) == 0  # SIGTERM: drain, checkpoint, release
+    log = await stopped
+    assert log.error is not None and error_info(log.error)[1] == "SHUTTING_DOWN"
+    # No TTL to wait out: B resumes at its first try.
+    resumed = await hb.run("s", agent=SPEC, tools={"add": add}, resume=True)
+    assert resumed.error is None and resumed.done is not None
+    check_finished(await hb.get("s"), hb, "s")
+    await ha.close()
+    await hb.close()
+
+
 async def test_a_paused_holder_taken_over_cannot_write_and_stops_with_lease_lost(
     daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
 ) -> None:
