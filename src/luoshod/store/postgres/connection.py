@@ -109,6 +109,10 @@ def new_pool(target: Target) -> AsyncConnectionPool:
         min_size=target.pool_min_size,
         max_size=target.pool_max_size,
         timeout=target.pool_timeout,
+        # The pool retries a failed connection with a doubling delay until this timeout,
+        # then gives the slot up; the next call then connects at once. The default (5
+        # minutes) would leave a pool waiting minutes after the server came back.
+        reconnect_timeout=target.pool_timeout,
         kwargs={"autocommit": True},
         configure=configure,
         check=AsyncConnectionPool.check_connection,
