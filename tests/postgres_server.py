@@ -92,8 +92,9 @@ class PostgresServer:
     :meth:`start` again (same data, same port) to take it away and bring it back;
     :meth:`remove` when done (also run at exit)."""
 
-    def __init__(self, *, fsync: bool = True) -> None:
+    def __init__(self, *, fsync: bool = True, parent: Path | None = None) -> None:
         self.fsync = fsync
+        self.parent = parent  # where the temporary folder goes (default: the system's)
         self.bin = bin_dir()
         self.folder: Path | None = None
         self.port = 0
@@ -167,7 +168,7 @@ class PostgresServer:
         return self.folder
 
     def _init(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="luoshod-pg-"))
+        self.folder = Path(tempfile.mkdtemp(prefix="luoshod-pg-", dir=self.parent))
         atexit.register(self.remove)
         if os.geteuid() == 0:
             # PostgreSQL refuses root: the folder and the server go to its system user.

@@ -145,7 +145,9 @@ async def writing(pool: AsyncConnectionPool, session_ids: list[str]) -> AsyncIte
     in id order, so two of them (in any process) never interleave on a session and never
     deadlock; the checks of R7, R33 and the fencing token run inside, before any write.
     """
-    async with pool.connection() as conn, conn.transaction():
+    # Pipeline mode: statements are sent without waiting for the previous one's result,
+    # and a round trip is made only where a result is read (and at commit).
+    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
         if session_ids:
             await conn.execute(queries.LOCK_SESSIONS, (queries.LOCK_SESSION, sorted(session_ids)))
         yield conn

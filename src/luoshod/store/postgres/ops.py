@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor
 
 from ...domain import (
     Approval,
@@ -124,16 +124,23 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
     """
     saves = [item.payload for item in batch if isinstance(item.payload, PreparedSave)]
     sids = sorted({p.session_id for p in saves})
-    tokens = await _tokens(conn, batch)
-    heads: dict[str, tuple[int, int, int]] = {}
-    if sids:
-        cur = await conn.execute(queries.SELECT_HEADS, (sids,))
-        heads = {sid: (log_id, version, count) for sid, log_id, version, count in await cur.fetchall()}
+    fenced = sorted({item.payload.session_id for item in batch if item.payload.lease})
     claims = sorted({p.claim for p in saves if p.claim is not None})
-    pending: dict[str, str] = {}
-    if claims:
-        pending = dict(await (await conn.execute(queries.SELECT_PENDING, (claims,))).fetchall())
-    events = await _EventBatch.read(conn, batch)
+    logged = sorted({item.payload.session_id for item in batch if item.payload.events})
+    # Sent together, read together: one round trip (the connection is in pipeline mode).
+    reads = [
+        await _select(conn, queries.SELECT_TOKENS, fenced),
+        await _select(conn, queries.SELECT_HEADS, sids),
+        await _select(conn, queries.SELECT_PENDING, claims),
+        await _select(conn, queries.SELECT_EVENT_LOGS, logged),
+    ]
+    token_rows, head_rows, pending_rows, log_rows = [await _rows(cur) for cur in reads]
+    # The current fencing token of each session written under a lease (FOR SHARE: a
+    # takeover waits for this transaction), the session of each approval claimed.
+    tokens: dict[str, int] = dict(token_rows)  # type: ignore[arg-type]
+    heads = {sid: (log_id, version, count) for sid, log_id, version, count in head_rows}
+    pending: dict[str, str] = dict(pending_rows)  # type: ignore[arg-type]
+    events = _EventBatch({sid: [kept, last or 0] for sid, kept, last in log_rows})
     # What each approval the batch touches becomes: (session, JSON) or None (claimed).
     approvals: dict[str, tuple[str, str] | None] = {}
     messages: list[tuple[int, int, bytes]] = []
@@ -211,13 +218,15 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         await conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_ids": sorted(rewritten)})
 
 
-async def _tokens(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -> dict[str, int]:
-    """The current fencing token of each session the batch writes under a lease, held
-    until commit (a takeover waits for this transaction)."""
-    fenced = sorted({item.payload.session_id for item in batch if item.payload.lease})
-    if not fenced:
-        return {}
-    return dict(await (await conn.execute(queries.SELECT_TOKENS, (fenced,))).fetchall())
+async def _select(
+    conn: AsyncConnection, statement: str, keys: list[str]
+) -> AsyncCursor[tuple[Any, ...]] | None:
+    """``statement`` over ``keys`` sent, its rows not yet read; ``None`` without keys."""
+    return await conn.execute(statement, (keys,)) if keys else None
+
+
+async def _rows(cur: AsyncCursor[tuple[Any, ...]] | None) -> list[tuple[Any, ...]]:
+    return await cur.fetchall() if cur is not None else []
 
 
 async def _execute(
@@ -245,15 +254,6 @@ class _EventBatch:
         self.stored_kept = {sid: log[0] for sid, log in logs.items()}
         self.new: dict[str, list[StoredEvent]] = {}
         self.limits: dict[str, int] = {}
-
-    @classmethod
-    async def read(cls, conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -> _EventBatch:
-        sids = sorted({item.payload.session_id for item in batch if item.payload.events})
-        logs: dict[str, list[int]] = {}
-        if sids:
-            cur = await conn.execute(queries.SELECT_EVENT_LOGS, (sids,))
-            logs = {sid: [kept, last or 0] for sid, kept, last in await cur.fetchall()}
-        return cls(logs)
 
     def add(self, sid: str, events: Sequence[StoredEvent], limit: int) -> None:
         log = self.logs.setdefault(sid, [0, 0])
@@ -289,14 +289,14 @@ class _EventBatch:
 
 
 async def delete(conn: AsyncConnection, session_id: str, keep_history: bool) -> bool:
-    existed = (await conn.execute(queries.DELETE_SESSION, (session_id,))).rowcount > 0
+    deleted = await conn.execute(queries.DELETE_SESSION, (session_id,))
     await conn.execute(queries.DELETE_SESSION_APPROVALS, (session_id,))
     if not keep_history:
         await conn.execute(queries.DELETE_HISTORY, (session_id,))
         await conn.execute(queries.DELETE_EVENTS, (session_id,))
         await conn.execute(queries.DELETE_EVENT_LOGS, ([session_id],))
     await conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_ids": [session_id]})
-    return existed
+    return await deleted.fetchone() is not None
 
 
 async def read_events(conn: AsyncConnection, session_id: str, after: int, limit: int) -> EventPage:
