@@ -13,7 +13,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test test-go test-ts test-java bench bench-store proto clean
+.PHONY: run test test-go test-ts test-java postgres bench bench-store proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,12 +40,18 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 ## test: install what the tests need and run every test (pytest, then each client's runner)
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
 # The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
-test: $(STAMP) $(GRPCURL) $(TS_STAMP)
+# pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
+test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres
 	cd $(TS) && npm run -s build && npm run -s build:test
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory test-java
+
+## postgres: PostgreSQL's server programs for the tests, from Debian's packages when missing
+# Quick, and needs no network, when they are installed.
+postgres: $(STAMP)
+	$(PY) tests/postgres_server.py install
 
 ## test-go: go vet and the Go client's tests against a daemon
 # -count=1: the Go tests drive a Python daemon whose changes go's test cache cannot see.

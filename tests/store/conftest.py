@@ -12,8 +12,9 @@ editing it::
     LUOSHOD_TEST_DRIVERS='redis=redis://127.0.0.1:6379/{test_id} toy=toy://{tmp}/x' \\
         python -m pytest tests/store -k 'redis or toy'
 
-(whitespace-separated ``id=url`` entries). ``LUOSHOD_TEST_POSTGRES_URL`` enables the
-``postgres`` entry; without it that entry is reported as skipped, never dropped.
+(whitespace-separated ``id=url`` entries). The ``postgres`` entry runs on the server of
+``LUOSHOD_TEST_POSTGRES_URL``, else on a throw-away server started once per session;
+without either it is reported as skipped, never dropped (and fails in CI).
 
 ``backend`` builds stores of a driver (to reopen one, or to open one with another
 ``history_limit`` or ``event_log_limit``); ``driver`` is a store opened from it. Every store a test opens is
@@ -28,6 +29,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import postgres_server
 import pytest
 
 from luoshod.store import (
@@ -50,9 +52,22 @@ class DriverCase:
 
 
 def _postgres() -> DriverCase:
+    """``LUOSHOD_TEST_POSTGRES_URL``'s server, else the throw-away one of the session
+    (``{server}``: the ``postgres_server`` fixture of tests/conftest.py) when PostgreSQL is
+    installed, or in CI, where a missing server fails the tests instead of skipping them.
+    Each test gets a schema of its own."""
     url = os.environ.get("LUOSHOD_TEST_POSTGRES_URL", "")
-    reason = "" if url else "no PostgreSQL server: set LUOSHOD_TEST_POSTGRES_URL to run it"
-    return DriverCase("postgres", url, reason)
+    if not url and (postgres_server.bin_dir() is not None or os.environ.get("CI")):
+        url = "{server}"
+    if not url:
+        reason = (
+            "no PostgreSQL server: set LUOSHOD_TEST_POSTGRES_URL, or install PostgreSQL "
+            "(`python tests/postgres_server.py install`; make test does)"
+        )
+        return DriverCase("postgres", "", reason)
+    if "{test_id}" not in url:
+        url += ("&" if "?" in url else "?") + "schema=kit_{test_id}"
+    return DriverCase("postgres", url)
 
 
 def _from_environment() -> list[DriverCase]:
@@ -125,7 +140,8 @@ def _params() -> list[object]:
 @pytest.fixture(params=_params())
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     case: DriverCase = request.param
-    url = case.url.format(tmp=tmp_path, test_id=uuid.uuid4().hex[:12])
+    server = request.getfixturevalue("postgres_server").url if "{server}" in case.url else ""
+    url = case.url.format(tmp=tmp_path, test_id=uuid.uuid4().hex[:12], server=server)
     b = Backend(case.id, url, tmp_path)
     yield b
     for store in reversed(b.opened):

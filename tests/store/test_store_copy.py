@@ -1,4 +1,4 @@
-"""``luoshod store copy``: SQLite → LMDB → SQLite keeps everything (checkpoints, histories,
+"""``luoshod store copy``: SQLite → LMDB → SQLite (and through PostgreSQL) keeps everything (checkpoints, histories,
 pending approvals, event logs), and an interrupted copy resumes where it stopped."""
 
 from __future__ import annotations
@@ -88,11 +88,23 @@ async def open_store(url: str) -> Store:
 
 
 async def test_copy_sqlite_to_lmdb_and_back_keeps_everything(tmp_path: Path) -> None:
-    first, via, back = (
-        f"sqlite://{tmp_path}/first.db",
-        f"lmdb://{tmp_path}/via",
-        f"sqlite://{tmp_path}/back.db",
-    )
+    await round_trip(f"sqlite://{tmp_path}/first.db", f"lmdb://{tmp_path}/via",
+                     f"sqlite://{tmp_path}/back.db")
+
+
+async def test_copy_lmdb_to_postgres_to_sqlite_keeps_everything(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    await round_trip(f"lmdb://{tmp_path}/first", postgres_url, f"sqlite://{tmp_path}/back.db")
+
+
+async def test_copy_postgres_to_lmdb_keeps_everything(tmp_path: Path, postgres_url: str) -> None:
+    await round_trip(postgres_url, f"lmdb://{tmp_path}/via", f"{postgres_url}?schema=back")
+
+
+async def round_trip(first: str, via: str, back: str) -> None:
+    """``fill`` ``first``, copy it to ``via`` and on to ``back``: both hold exactly what
+    ``first`` held, and ``back`` goes on like the original."""
     source = await open_store(first)
     await fill(source)
     expected = await snapshot(source)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import postgres_server
+
 from .conftest import DRIVERS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +98,9 @@ def test_a_driver_that_breaks_the_contract_fails_the_kit(site: Path) -> None:
 
 def test_postgres_is_listed_even_without_a_server() -> None:
     [postgres] = [case for case in DRIVERS if case.id == "postgres"]
-    if os.environ.get("LUOSHOD_TEST_POSTGRES_URL"):
+    if os.environ.get("LUOSHOD_TEST_POSTGRES_URL") or postgres_server.bin_dir() is not None:
         assert not postgres.skip
+    elif os.environ.get("CI"):
+        assert not postgres.skip  # CI runs it, and fails when no server starts
     else:
         assert "LUOSHOD_TEST_POSTGRES_URL" in postgres.skip

@@ -1,4 +1,4 @@
-"""What the embedded durable drivers share: one database thread, and group commit on it.
+"""What the durable drivers share: one database thread, and group commit.
 
 A driver whose library blocks (SQLite, LMDB) gives every call to one dedicated thread
 (:class:`DatabaseThread`), so the event loop never waits on the disk and the library
@@ -11,13 +11,16 @@ next batch, so throughput is not capped at one fsync per save. Each write is ack
 (its ``submit`` returns) only after ``apply`` returned, that is after its data is on disk.
 Per-session order is the driver's version check, run inside the transaction (R7). The
 event loop is woken once per batch, not once per write.
+
+A driver whose library is itself async (PostgreSQL) needs no thread: its batches go
+through :class:`AsyncGroupCommit`, one task that writes a batch while the next one queues.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -163,13 +166,7 @@ class GroupCommit(Generic[P]):
 
     def _settled(self, batch: list[Queued[P]]) -> None:
         """On the event loop: wake the callers, then start the next batch behind them."""
-        for item in batch:
-            if item.future.done():  # cancelled by its caller meanwhile
-                continue
-            if item.error is None:
-                item.future.set_result(None)
-            else:
-                item.future.set_exception(item.error)
+        settle(batch)
         with self._lock:
             more = bool(self._queue)
         if more:
@@ -178,3 +175,82 @@ class GroupCommit(Generic[P]):
             self._busy = False
             if self._idle is not None:
                 self._idle.set()
+
+
+def settle(batch: list[Queued[P]]) -> None:
+    """Wake the callers of a batch: each gets its ``error`` or ``None``."""
+    for item in batch:
+        if item.future.done():  # cancelled by its caller meanwhile
+            continue
+        if item.error is None:
+            item.future.set_result(None)
+        else:
+            item.future.set_exception(item.error)
+
+
+class AsyncGroupCommit(Generic[P]):
+    """Group commit for a driver whose library is async: one task writes the queued
+    saves as one batch (``apply``, one transaction), wakes their callers, and takes the
+    saves queued meanwhile as the next batch.
+
+    ``apply(batch)`` sets ``item.error`` on the saves it refuses (the others still
+    commit); an exception it raises fails every save of the batch. Like
+    :class:`GroupCommit`, a batch starts behind the tasks the last commit woke, so those
+    that save again join it. One instance serves one event loop.
+    """
+
+    def __init__(self, name: str, apply: Callable[[list[Queued[P]]], Awaitable[None]]) -> None:
+        self.name = name
+        self._apply = apply
+        self._queue: list[Queued[P]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def submit(self, payload: P) -> None:
+        """Queue a save and return once it is committed; raise what ``apply`` set for it.
+
+        Raises ``StoreError`` when closed. A save cancelled while still queued is never
+        applied; once taken into a batch, it commits or not like any write whose
+        acknowledgement was lost.
+        """
+        if self._closed:
+            raise StoreError(f"{self.name}: the store is not open", operation="save")
+        loop = asyncio.get_running_loop()
+        item = Queued(payload, loop.create_future())
+        self._queue.append(item)
+        if self._task is None:
+            self._task = loop.create_task(self._run(), name=f"{self.name}-group-commit")
+        try:
+            await item.future
+        except asyncio.CancelledError:
+            if item in self._queue:
+                self._queue.remove(item)
+            raise
+
+    async def close(self) -> None:
+        """Refuse new saves and wait until every queued one is committed (or failed)."""
+        self._closed = True
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        batch: list[Queued[P]] = []
+        try:
+            while self._queue:
+                # Behind the callers woken by the last commit: their next saves join.
+                await asyncio.sleep(0)
+                batch, self._queue = self._queue, []
+                try:
+                    await self._apply(batch)
+                except Exception as e:  # the whole batch failed, nothing was written
+                    for item in batch:
+                        item.error = e
+                settle(batch)
+        except BaseException:  # cancelled (the loop is going away): nobody waits forever
+            stopped = StoreError(f"{self.name}: the store was stopped", operation="save")
+            for item in [*batch, *self._queue]:
+                if not item.future.done():
+                    item.future.set_exception(stopped)
+            raise
+        finally:
+            self._task = None

@@ -1,0 +1,271 @@
+"""The driver's SQL, one named constant per statement (the schema is in :mod:`.migrations`).
+
+The tables are those of the SQLite driver: ``logs`` (one row per message log, owned by a
+session), ``messages`` (a log's messages by index), ``sessions`` (the latest checkpoint: a
+header over a prefix of a log), ``history`` (past headers, each over a prefix of a log),
+``approvals``, ``events`` and ``event_logs`` (how many events each log keeps); plus
+``leases`` (one row per session ever leased: owner, fencing token, expiry by the
+database's clock). A batch of saves writes each table with one statement over arrays
+(``unnest``), so a batch costs a handful of round trips whatever its size. Arrays are
+sent in binary (``%b``): psycopg's text form escapes every element, which cost more than
+the rest of a save.
+"""
+
+# -- locks -----------------------------------------------------------------------------
+# Advisory lock classes (the first key of the two-key form): every transaction that writes
+# sessions takes LOCK_SESSION for each of them, in id order (no deadlock), and the
+# migrations take LOCK_MIGRATE, so that daemons starting at once migrate one at a time.
+LOCK_MIGRATE = 0x6C756F00  # "luo\0"
+LOCK_SESSION = 0x6C756F01
+
+# One lock per session, in the order of the (sorted) array.
+LOCK_SESSIONS = """
+SELECT count(pg_advisory_xact_lock(%s, hashtext(s))) FROM unnest(%b::text[]) AS s
+"""
+
+LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(%s, 0)"
+
+READ_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+
+# -- sessions --------------------------------------------------------------------------
+SELECT_HEADS = """
+SELECT session_id, log_id, version, message_count FROM sessions
+WHERE session_id = ANY(%b::text[])
+"""
+
+# The header and the messages of its prefix, concatenated (one snapshot, one round trip).
+SELECT_SESSION = """
+SELECT s.header::text,
+       (SELECT string_agg(m.body, ''::bytea ORDER BY m.idx) FROM messages m
+        WHERE m.log_id = s.log_id AND m.idx < s.message_count)
+FROM sessions s WHERE s.session_id = %s
+"""
+
+UPSERT_SESSIONS = """
+INSERT INTO sessions (session_id, log_id, version, status, message_count, updated_at, header)
+SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bigint[], %b::text[], %b::bigint[],
+                     %b::float8[], %b::json[])
+ON CONFLICT (session_id) DO UPDATE SET
+    log_id = excluded.log_id,
+    version = excluded.version,
+    status = excluded.status,
+    message_count = excluded.message_count,
+    updated_at = excluded.updated_at,
+    header = excluded.header
+"""
+
+# RETURNING: in pipeline mode a row count is only known once results are read.
+DELETE_SESSION = "DELETE FROM sessions WHERE session_id = %s RETURNING session_id"
+
+# One more row than the page asks for tells whether another page follows.
+LIST_SESSIONS = """
+SELECT message_count, header::text FROM sessions
+WHERE session_id > %(after)s
+ORDER BY session_id LIMIT %(limit)s
+"""
+
+LIST_SESSIONS_BY_STATUS = """
+SELECT message_count, header::text FROM sessions
+WHERE status = %(status)s AND session_id > %(after)s
+ORDER BY session_id LIMIT %(limit)s
+"""
+
+# -- logs and messages -----------------------------------------------------------------
+INSERT_LOG = "INSERT INTO logs (session_id) VALUES (%s) RETURNING log_id"
+
+INSERT_MESSAGES = """
+INSERT INTO messages (log_id, idx, body)
+SELECT * FROM unnest(%b::bigint[], %b::bigint[], %b::bytea[])
+"""
+
+# The first n messages of each log given, concatenated.
+SELECT_LOGS = """
+SELECT l.log_id,
+       (SELECT string_agg(m.body, ''::bytea ORDER BY m.idx) FROM messages m
+        WHERE m.log_id = l.log_id AND m.idx < l.n)
+FROM unnest(%b::bigint[], %b::bigint[]) AS l (log_id, n)
+"""
+
+# Logs of the given sessions that neither the session nor any of its history entries refer
+# to; their messages go with them (ON DELETE CASCADE).
+DELETE_UNREFERENCED_LOGS = """
+DELETE FROM logs l
+WHERE l.session_id = ANY(%(session_ids)s::text[])
+  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = l.session_id
+                                             AND s.log_id = l.log_id)
+  AND NOT EXISTS (SELECT 1 FROM history h WHERE h.session_id = l.session_id
+                                            AND h.log_id = l.log_id)
+"""
+
+# Of the sessions given, those with more than one message log.
+SESSIONS_WITH_OLD_LOGS = """
+SELECT session_id FROM logs
+WHERE session_id = ANY(%b::text[])
+GROUP BY session_id HAVING count(*) > 1
+"""
+
+DELETE_SESSION_LOGS = "DELETE FROM logs WHERE session_id = %s"
+
+# -- history ---------------------------------------------------------------------------
+# Ids grow with every insert, in the order of the arrays (the newest entry last).
+INSERT_HISTORY = """
+INSERT INTO history (session_id, step, status, saved_at, log_id, message_count, header)
+SELECT session_id, step, status, saved_at, log_id, message_count, header
+FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::float8[], %b::bigint[], %b::bigint[],
+            %b::json[])
+     WITH ORDINALITY AS h (session_id, step, status, saved_at, log_id, message_count, header, n)
+ORDER BY n
+"""
+
+# Keeps the newest `keep` entries of each session given: the older ones, found through
+# the (session_id, id) index from the newest, go.
+PRUNE_HISTORY = """
+DELETE FROM history WHERE id IN (
+    SELECT old.id FROM unnest(%b::text[], %b::bigint[]) AS k (session_id, keep)
+    CROSS JOIN LATERAL (
+        SELECT id FROM history WHERE session_id = k.session_id
+        ORDER BY id DESC OFFSET k.keep
+    ) AS old
+)
+"""
+
+DELETE_HISTORY = "DELETE FROM history WHERE session_id = %s"
+
+SELECT_HISTORY = """
+SELECT step, saved_at, status, log_id, message_count, header::text FROM history
+WHERE session_id = %s
+ORDER BY id DESC LIMIT %s
+"""
+
+# Every session with a checkpoint, a kept history or an event log, in id order (store copy).
+SESSION_IDS = """
+SELECT session_id FROM sessions WHERE session_id > %(after)s
+UNION
+SELECT session_id FROM history WHERE session_id > %(after)s
+UNION
+SELECT session_id FROM event_logs WHERE session_id > %(after)s
+ORDER BY 1 LIMIT %(limit)s
+"""
+
+# -- approvals -------------------------------------------------------------------------
+# Which of the approvals given are pending, and for which session; locked until commit.
+SELECT_PENDING = """
+SELECT approval_id, session_id FROM approvals
+WHERE approval_id = ANY(%b::text[])
+FOR UPDATE
+"""
+
+# An id held for another session moves to this one (import; ids are unique in practice).
+UPSERT_APPROVALS = """
+INSERT INTO approvals (approval_id, session_id, body)
+SELECT * FROM unnest(%b::text[], %b::text[], %b::json[])
+ON CONFLICT (approval_id) DO UPDATE SET
+    session_id = excluded.session_id,
+    body = excluded.body
+"""
+
+DELETE_APPROVALS = "DELETE FROM approvals WHERE approval_id = ANY(%b::text[])"
+
+DELETE_SESSION_APPROVALS = "DELETE FROM approvals WHERE session_id = %s"
+
+SELECT_APPROVAL = "SELECT body::text FROM approvals WHERE approval_id = %s"
+
+LIST_APPROVALS = """
+SELECT body::text FROM approvals
+WHERE approval_id > %(after)s
+ORDER BY approval_id LIMIT %(limit)s
+"""
+
+LIST_SESSION_APPROVALS = """
+SELECT body::text FROM approvals
+WHERE session_id = %(session_id)s AND approval_id > %(after)s
+ORDER BY approval_id LIMIT %(limit)s
+"""
+
+# -- event logs ------------------------------------------------------------------------
+# Of the sessions given, those with an event log: how many events it keeps and its last seq
+# (found at the end of the (session_id, seq) index).
+SELECT_EVENT_LOGS = """
+SELECT l.session_id, l.kept,
+       (SELECT max(e.seq) FROM events e WHERE e.session_id = l.session_id)
+FROM event_logs l
+WHERE l.session_id = ANY(%b::text[])
+"""
+
+INSERT_EVENTS = """
+INSERT INTO events (session_id, seq, data)
+SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bytea[])
+"""
+
+UPSERT_EVENT_LOGS = """
+INSERT INTO event_logs (session_id, kept)
+SELECT * FROM unnest(%b::text[], %b::bigint[])
+ON CONFLICT (session_id) DO UPDATE SET kept = excluded.kept
+"""
+
+# The `drop` oldest events of each session given, found from the start of its index.
+PRUNE_EVENTS = """
+DELETE FROM events e USING (
+    SELECT k.session_id, old.seq FROM unnest(%b::text[], %b::bigint[]) AS k (session_id, n)
+    CROSS JOIN LATERAL (
+        SELECT seq FROM events WHERE session_id = k.session_id ORDER BY seq LIMIT k.n
+    ) AS old
+) AS d
+WHERE e.session_id = d.session_id AND e.seq = d.seq
+"""
+
+SELECT_EVENTS = """
+SELECT seq, data FROM events
+WHERE session_id = %(session_id)s AND seq > %(after)s
+ORDER BY seq LIMIT %(limit)s
+"""
+
+# The first and last seq kept (two lookups at the ends of the index, not a scan).
+SELECT_EVENT_ENDS = """
+SELECT (SELECT min(seq) FROM events WHERE session_id = %(session_id)s),
+       (SELECT max(seq) FROM events WHERE session_id = %(session_id)s)
+"""
+
+DELETE_EVENTS = "DELETE FROM events WHERE session_id = %s"
+
+DELETE_EVENT_LOGS = "DELETE FROM event_logs WHERE session_id = ANY(%b::text[])"
+
+# -- leases ----------------------------------------------------------------------------
+# Expiry is by the database's clock, so that daemons on different hosts agree. A lease is
+# granted when the session was never leased (token 1), when the holder's lease expired or
+# was released (expires_at -infinity), or to its own holder; each grant takes the next
+# token. One statement: of two daemons racing, the second waits on the row and then sees
+# the first one's lease.
+ACQUIRE_LEASE = """
+INSERT INTO leases AS l (session_id, owner, token, expires_at)
+VALUES (%(session_id)s, %(owner)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))
+ON CONFLICT (session_id) DO UPDATE SET
+    owner = excluded.owner,
+    token = l.token + 1,
+    expires_at = excluded.expires_at
+WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
+RETURNING token, extract(epoch FROM expires_at)::float8
+"""
+
+SELECT_LEASE = """
+SELECT owner, token, extract(epoch FROM expires_at)::float8 FROM leases WHERE session_id = %s
+"""
+
+RENEW_LEASE = """
+UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)
+WHERE session_id = %(session_id)s AND token = %(token)s
+RETURNING extract(epoch FROM expires_at)::float8
+"""
+
+RELEASE_LEASE = """
+UPDATE leases SET expires_at = '-infinity'
+WHERE session_id = %(session_id)s AND token = %(token)s
+"""
+
+# The tokens of the sessions given, held (FOR SHARE) until the writing transaction
+# commits: a lease cannot be taken over between a save's check and its commit.
+SELECT_TOKENS = """
+SELECT session_id, token FROM leases WHERE session_id = ANY(%b::text[])
+ORDER BY session_id
+FOR SHARE
+"""
