@@ -240,6 +240,12 @@ class PostgresStore(Store):
         args = {"session_id": lease.session_id, "token": lease.token}
         await self._autocommit("release_lease", _execute, queries.RELEASE_LEASE, args)
 
+    async def release_leases_of(self, owner: str) -> int:
+        row = await self._fetchone(
+            "release_leases_of", queries.RELEASE_LEASES_OF, {"owner": owner}
+        )
+        return int(row[0]) if row else 0
+
     # -- calls on the pool ---------------------------------------------------------------
 
     def _require(self, what: str) -> AsyncConnectionPool:

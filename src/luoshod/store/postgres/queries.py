@@ -232,9 +232,9 @@ DELETE_EVENT_LOGS = "DELETE FROM event_logs WHERE session_id = ANY(%b::text[])"
 
 # -- leases ----------------------------------------------------------------------------
 # Expiry is by the database's clock, so that daemons on different hosts agree. A lease is
-# granted when the session was never leased (token 1), when the holder's lease expired or
-# was released (expires_at -infinity), or to its own holder; each grant takes the next
-# token. One statement: of two daemons racing, the second waits on the row and then sees
+# granted when the session was never leased (token 1), or when the holder's lease expired
+# or was released (expires_at -infinity) — never over a live one, its own holder's
+# included; each grant takes the next token. One statement: of two daemons racing, the second waits on the row and then sees
 # the first one's lease.
 ACQUIRE_LEASE = """
 INSERT INTO leases AS l (session_id, owner, token, expires_at)
@@ -243,7 +243,7 @@ ON CONFLICT (session_id) DO UPDATE SET
     owner = excluded.owner,
     token = l.token + 1,
     expires_at = excluded.expires_at
-WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
+WHERE l.expires_at <= clock_timestamp()
 RETURNING token, extract(epoch FROM expires_at)::float8
 """
 
@@ -260,6 +260,15 @@ RETURNING extract(epoch FROM expires_at)::float8
 RELEASE_LEASE = """
 UPDATE leases SET expires_at = '-infinity'
 WHERE session_id = %(session_id)s AND token = %(token)s
+"""
+
+RELEASE_LEASES_OF = """
+WITH released AS (
+    UPDATE leases SET expires_at = '-infinity'
+    WHERE owner = %(owner)s AND expires_at > clock_timestamp()
+    RETURNING 1
+)
+SELECT count(*) FROM released
 """
 
 # The tokens of the sessions given, held (FOR SHARE) until the writing transaction
