@@ -1,6 +1,7 @@
-"""The daemon's TOML configuration file (``luoshod serve --config FILE``, env LUOSHOD_CONFIG).
+"""The model providers of the daemon's TOML file (``luoshod serve --config FILE``, env
+LUOSHOD_CONFIG); the file's other keys are the settings of :mod:`luoshod.settings`.
 
-For now it holds the named model providers; a model id ``NAME:model`` selects the entry
+It holds the named model providers; a model id ``NAME:model`` selects the entry
 NAME (``scripted`` is built in and always there)::
 
     [providers.openai]
@@ -41,6 +42,11 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 class ConfigFileError(ValueError):
     """A configuration value is wrong; the message names the key."""
+
+
+class ConfigError(ValueError):
+    """The daemon cannot be built from its configuration (an address, the store, a TLS
+    or token file); the message starts with the key at fault."""
 
 
 class Secret:
@@ -102,8 +108,8 @@ def load_file(path: Path, environ: Mapping[str, str] | None = None) -> FileConfi
 
 
 def parse(data: Mapping[str, Any], environ: Mapping[str, str]) -> FileConfig:
-    """Check a decoded TOML document. Raises ``ConfigFileError``."""
-    _known(data, "", {"providers"})
+    """Check the ``providers`` tables of a decoded TOML document; its other keys are the
+    daemon's settings, checked by :mod:`luoshod.settings`. Raises ``ConfigFileError``."""
     providers = data.get("providers", {})
     _table(providers, "providers")
     return FileConfig({name: _provider(name, entry, environ) for name, entry in providers.items()})
@@ -193,4 +199,4 @@ def _count(table: Mapping[str, Any], key: str, where: str, default: int) -> int:
     return value
 
 
-__all__ = ["ConfigFileError", "FileConfig", "Price", "ProviderConfig", "Secret", "load_file", "parse"]
+__all__ = ["ConfigError", "ConfigFileError", "FileConfig", "Price", "ProviderConfig", "Secret", "load_file", "parse"]

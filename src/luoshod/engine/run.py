@@ -38,6 +38,7 @@ from ..errors import (
     ResumeToolMissing,
     SessionAwaitingApproval,
 )
+from .. import logs
 from ..providers import ProviderRegistry
 from ..store import Capability, Store
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
@@ -137,7 +138,8 @@ class Engine:
         prepared = await self._prepare(req)
         if prepared is None:
             return None
-        return await Run(self._loop, prepared, sink, tools, control).go()
+        logs.run_id.set(prepared.cp.run_id)
+        return await Run(self._loop, prepared, _StepInLogs(sink), tools, control).go()
 
     async def resolve(
         self, req: ResolveRequest, sink: Sink, tools: ToolPort, control: RunControl
@@ -175,7 +177,8 @@ class Engine:
             found if spec.on_agent_drift is DriftPolicy.WARN else None,
             req.request_id, claim=approval.approval_id,
         )
-        return await Run(self._loop, prepared, sink, tools, control).go()
+        logs.run_id.set(cp.run_id)
+        return await Run(self._loop, prepared, _StepInLogs(sink), tools, control).go()
 
     async def expire_approvals(self, *, page_size: int = 100) -> list[str]:
         """Resolve every expired approval as rejected (the run then waits for a resume),
@@ -272,6 +275,19 @@ class Engine:
             cp, stored, spec, provider, model, settings, mode, queued,
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
         )
+
+
+class _StepInLogs:
+    """A sink that makes the step of each event the step of the run's log lines."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+
+    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+        step = event.data.get("step", event.data.get("step_index"))
+        if isinstance(step, int):
+            logs.step.set(step)
+        await self._sink.emit(event, encoded)
 
 
 def _new_run_id() -> str:
