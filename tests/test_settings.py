@@ -186,3 +186,8 @@ def test_legacy_secret_carrier_keeps_secrets_out_of_reprs() -> None:
     c = settings.to_config(settings.load({"listen": ["127.0.0.1:0"]}))
     c.auth_tokens = (Secret("hidden-token"),)
     assert "hidden-token" not in repr(c)
+
+
+def test_config_show_masks_a_password_in_the_store_url() -> None:
+    out = luoshod("config", "show", "--json", "--store", "postgresql://app:hunter2@db:5432/luoshod")
+    assert json.loads(out.stdout)["store"] == "postgresql://app:***@db:5432/luoshod"

@@ -66,6 +66,16 @@ class Secret:
     __str__ = __repr__
 
 
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user info replaced by ``***`` (for logs and
+    ``config show``)."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
+
+
 @dataclass(frozen=True, slots=True)
 class Price:
     """USD per million tokens."""
@@ -199,4 +209,4 @@ def _count(table: Mapping[str, Any], key: str, where: str, default: int) -> int:
     return value
 
 
-__all__ = ["ConfigError", "ConfigFileError", "FileConfig", "Price", "ProviderConfig", "Secret", "load_file", "parse"]
+__all__ = ["ConfigError", "ConfigFileError", "redact_url", "FileConfig", "Price", "ProviderConfig", "Secret", "load_file", "parse"]

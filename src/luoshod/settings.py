@@ -252,6 +252,8 @@ def shown(settings: Settings) -> dict[str, Any]:
         value = getattr(settings, name)
         if name == "auth_tokens":
             value = [MASK for _ in value]
+        elif name == "store":
+            value = providers_file.redact_url(value)
         elif name == "unix_socket_mode":
             value = f"{value:04o}"
         elif name == "providers":

@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha import reflection
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
-from ..config import ConfigError, ConfigFileError, Secret, load_file
+from ..config import ConfigError, ConfigFileError, Secret, load_file, redact_url
 from ..engine.run import DEFAULT_TOOL_TIMEOUT_S, Engine
 from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
 from ..store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT, Store, store_from_url
@@ -144,7 +144,7 @@ class Daemon:
         log.info(
             "luoshod listening on %s (store %s, tls %s, tokens %s)",
             ", ".join(self.addresses),
-            self.config.store,
+            redact_url(self.config.store),
             "mtls" if self.config.tls_client_ca_file else "on" if self.credentials else "off",
             "on" if self.tokens else "off",
         )
