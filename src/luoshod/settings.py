@@ -35,7 +35,7 @@ from pydantic_settings import (
 )
 
 from . import config as providers_file
-from .server.app import DEFAULT_LISTEN, DEFAULT_STORE, Config
+from .server.app import DEFAULT_LISTEN, DEFAULT_MAX_ACTIVE_RUNS, DEFAULT_STORE, Config
 from .server.service import DEFAULT_MAX_PAYLOAD_BYTES
 from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     history_limit: int = Field(DEFAULT_HISTORY_LIMIT, ge=0, description="history entries kept per session (0 keeps none)")
     event_log_limit: int = Field(DEFAULT_EVENT_LOG_LIMIT, ge=0, description="events kept per session for Watch")
     max_payload_bytes: int = Field(DEFAULT_MAX_PAYLOAD_BYTES, ge=1, description="largest request accepted (PAYLOAD_TOO_LARGE above)")
-    max_active_runs: int = Field(256, ge=0, description="runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)")
+    max_active_runs: int = Field(DEFAULT_MAX_ACTIVE_RUNS, ge=0, description="runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)")
     tool_timeout: float = Field(300.0, gt=0, description="seconds a run waits for a tool result, unless the agent says otherwise")
     drain_timeout: float = Field(10.0, ge=0, description="seconds SIGTERM waits for active runs to checkpoint")
     approval_sweep_s: float = Field(30.0, gt=0, description="seconds between sweeps that reject expired approvals")
