@@ -90,10 +90,17 @@ class RunLog:
 class Harness:
     """A client of one daemon under test."""
 
-    def __init__(self, address: str, daemon: Any = None, call_log: Path | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        daemon: Any = None,
+        call_log: Path | None = None,
+        *,
+        channel: grpc.aio.Channel | None = None,
+    ) -> None:
         self.daemon = daemon
         self.call_log = call_log
-        self.channel = grpc.aio.insecure_channel(address)
+        self.channel = channel or grpc.aio.insecure_channel(address)
         self.stub = pb_grpc.AgentServiceStub(self.channel)
 
     async def close(self) -> None:

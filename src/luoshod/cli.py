@@ -1,8 +1,11 @@
-"""``luoshod``: the command line. ``luoshod serve`` runs the daemon; ``luoshod store copy``
-copies a store into another.
+"""``luoshod``: the command line. ``luoshod serve`` runs the daemon; ``luoshod config show``
+prints the configuration it would run with; ``luoshod healthcheck`` asks a daemon whether
+it serves; ``luoshod store copy`` copies a store into another.
 
-Every flag has a ``LUOSHOD_*`` environment variable (flags win). The daemon prints one
-line ``luoshod listening on ADDR[, ADDR]`` on stdout when it accepts calls, so scripts and
+``serve`` and ``config show`` take the settings of :mod:`luoshod.settings` (a TOML file,
+``LUOSHOD_*`` environment variables, flags; flags win). A bad setting stops them with one
+line per fault naming the key, and exit code 2. The daemon prints one line
+``luoshod listening on ADDR[, ADDR]`` on stdout when it accepts calls, so scripts and
 tests started with ``--listen 127.0.0.1:0`` learn the port without polling.
 """
 
@@ -10,19 +13,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import signal
 import sys
-from pathlib import Path
 
-from .server.app import DEFAULT_LISTEN, DEFAULT_STORE, Config, ConfigError, Daemon
-from .engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S
+from . import logs, settings
+from .config import ConfigError
+from .healthcheck import add_arguments as add_healthcheck_arguments
+from .healthcheck import check as healthcheck
+from .server.app import Config, Daemon
 from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
+from .tomlout import dumps as toml_dumps
 
-
-def _env(name: str, default: str | None = None) -> str | None:
-    return os.environ.get(f"LUOSHOD_{name}", default)
+EXIT_CONFIG = 2
 
 
 def _positive_int(text: str) -> int:
@@ -35,49 +40,30 @@ def _positive_int(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="luoshod", description="durable AI-agent runs over gRPC")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the daemon")
-    listen = _env("LISTEN")
-    s.add_argument(
-        "--listen",
-        action="append",
-        help=f"host:port or unix:/path, repeatable (env LUOSHOD_LISTEN, comma-separated; default {DEFAULT_LISTEN})",
+    s = sub.add_parser(
+        "serve",
+        help="run the daemon",
+        description="Run the daemon. Each setting comes from its flag, else its LUOSHOD_* "
+        "variable, else the --config file, else its default.",
     )
-    s.add_argument("--store", default=_env("STORE", DEFAULT_STORE), help=f"store URL (env LUOSHOD_STORE; default {DEFAULT_STORE})")
-    s.add_argument(
-        "--history-limit",
-        type=_positive_int,
-        default=int(_env("HISTORY_LIMIT", str(DEFAULT_HISTORY_LIMIT))),  # type: ignore[arg-type]
-        help="history entries kept per session (env LUOSHOD_HISTORY_LIMIT; 0 keeps none)",
+    settings.add_flags(s)
+    cfg = sub.add_parser("config", help="the daemon's configuration").add_subparsers(
+        dest="config_command", required=True
     )
-    s.add_argument(
-        "--event-log-limit",
-        type=_positive_int,
-        default=int(_env("EVENT_LOG_LIMIT", str(DEFAULT_EVENT_LOG_LIMIT))),  # type: ignore[arg-type]
-        help="events kept per session for Watch (env LUOSHOD_EVENT_LOG_LIMIT)",
+    show = cfg.add_parser(
+        "show",
+        help="print the effective configuration, secrets masked",
+        description="Print the configuration `luoshod serve` would run with (same flags, "
+        "variables and file), secrets masked, as TOML or JSON.",
     )
-    s.add_argument("--max-payload-bytes", type=_positive_int, default=int(_env("MAX_PAYLOAD_BYTES", "4194304")))  # type: ignore[arg-type]
-    s.add_argument("--tool-timeout", type=float, default=float(_env("TOOL_TIMEOUT", "300")), help="seconds a run waits for a tool result")  # type: ignore[arg-type]
-    s.add_argument("--drain-timeout", type=float, default=float(_env("DRAIN_TIMEOUT", "10")))  # type: ignore[arg-type]
-    s.add_argument("--scripts-dir", type=Path, default=_env("SCRIPTS_DIR"), help="where scripted:NAME finds NAME.json")
-    s.add_argument("--scripted-call-log", type=Path, default=_env("SCRIPTED_CALL_LOG"), help="append a line per scripted model call (tests)")
-    s.add_argument("--allow-remote", action="store_true", default=_env("ALLOW_REMOTE") == "1")
-    s.add_argument("--config", type=Path, default=_env("CONFIG"), help="TOML file with the model providers (env LUOSHOD_CONFIG)")
-    s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"))
-    s.add_argument(
-        "--lease-ttl",
-        type=float,
-        default=float(_env("LEASE_TTL", str(DEFAULT_LEASE_TTL_S))),  # type: ignore[arg-type]
-        help="seconds a session's lease lasts unrenewed: how soon another daemon may resume "
-        f"a run of a daemon that died (env LUOSHOD_LEASE_TTL; default {DEFAULT_LEASE_TTL_S:g})",
+    show.add_argument("--json", action="store_true", help="JSON instead of TOML")
+    settings.add_flags(show)
+    hc = sub.add_parser(
+        "healthcheck",
+        help="exit 0 if a daemon answers SERVING to grpc.health.v1 Check",
+        description="Call grpc.health.v1.Health/Check; exit 0 on SERVING, else 1 with one line on stderr.",
     )
-    s.add_argument(
-        "--lease-renew",
-        type=float,
-        default=float(_env("LEASE_RENEW", str(DEFAULT_LEASE_RENEW_S))),  # type: ignore[arg-type]
-        help=f"seconds between renewals, below --lease-ttl (env LUOSHOD_LEASE_RENEW; default {DEFAULT_LEASE_RENEW_S:g})",
-    )
-    s.add_argument("--lease-owner", default=_env("LEASE_OWNER", ""), help="this daemon's name as a lease holder (env LUOSHOD_LEASE_OWNER; default host/pid/random)")
-    s.set_defaults(listen_env=listen)
+    add_healthcheck_arguments(hc)
     store = sub.add_parser("store", help="operate on a store").add_subparsers(
         dest="store_command", required=True
     )
@@ -98,7 +84,6 @@ def _parser() -> argparse.ArgumentParser:
         help="events the destination keeps per session",
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
-    c.set_defaults(log_level=_env("LOG_LEVEL", "WARNING"))
     return p
 
 
@@ -116,41 +101,41 @@ async def _serve(config: Config) -> int:
     return 0
 
 
+def _config_error(message: str) -> int:
+    print(f"luoshod: configuration error: {message}", file=sys.stderr)
+    return EXIT_CONFIG
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
     if args.command == "store":
+        logs.setup(os.environ.get(settings.env_name("log_level"), "WARNING"))
         from .store.copy import run_copy
 
         return run_copy(
             args.from_url, args.to_url, args.history_limit, args.event_log_limit, not args.no_progress
         )
-    listen = args.listen or (args.listen_env.split(",") if args.listen_env else [DEFAULT_LISTEN])
-    config = Config(
-        listen=[a.strip() for a in listen if a.strip()],
-        store=args.store,
-        history_limit=args.history_limit,
-        event_log_limit=args.event_log_limit,
-        max_payload_bytes=args.max_payload_bytes,
-        tool_timeout_s=args.tool_timeout,
-        drain_timeout_s=args.drain_timeout,
-        scripts_dir=args.scripts_dir,
-        scripted_call_log=args.scripted_call_log,
-        allow_remote=args.allow_remote,
-        config_file=args.config,
-        lease_ttl_s=args.lease_ttl,
-        lease_renew_s=args.lease_renew,
-        lease_owner=args.lease_owner,
-    )
+    if args.command == "healthcheck":
+        listen = []
+        if not args.address:
+            try:
+                listen = settings.load().listen
+            except settings.SettingsError as e:
+                return _config_error(str(e))
+        return healthcheck(args, listen)
     try:
-        return asyncio.run(_serve(config))
+        effective = settings.load(settings.given_flags(args))
+    except settings.SettingsError as e:
+        return _config_error(str(e))
+    if args.command == "config":
+        shown = settings.shown(effective)
+        print(json.dumps(shown, indent=2) if args.json else toml_dumps(shown), end="\n" if args.json else "")
+        return 0
+    logs.setup(effective.log_level, effective.log_format, contents=effective.log_contents)
+    try:
+        return asyncio.run(_serve(settings.to_config(effective)))
     except ConfigError as e:
-        print(f"luoshod: configuration error: {e}", file=sys.stderr)
-        return 2
+        return _config_error(str(e))
     except OSError as e:
         print(f"luoshod: cannot start: {e}", file=sys.stderr)
         return 1

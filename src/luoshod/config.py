@@ -1,6 +1,7 @@
-"""The daemon's TOML configuration file (``luoshod serve --config FILE``, env LUOSHOD_CONFIG).
+"""The model providers of the daemon's TOML file (``luoshod serve --config FILE``, env
+LUOSHOD_CONFIG); the file's other keys are the settings of :mod:`luoshod.settings`.
 
-For now it holds the named model providers; a model id ``NAME:model`` selects the entry
+It holds the named model providers; a model id ``NAME:model`` selects the entry
 NAME (``scripted`` is built in and always there)::
 
     [providers.openai]
@@ -43,6 +44,11 @@ class ConfigFileError(ValueError):
     """A configuration value is wrong; the message names the key."""
 
 
+class ConfigError(ValueError):
+    """The daemon cannot be built from its configuration (an address, the store, a TLS
+    or token file); the message starts with the key at fault."""
+
+
 class Secret:
     """A credential. ``str``/``repr`` never show it; :meth:`reveal` hands it to the SDK."""
 
@@ -58,6 +64,16 @@ class Secret:
         return "Secret('***')"
 
     __str__ = __repr__
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user info replaced by ``***`` (for logs and
+    ``config show``)."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +118,8 @@ def load_file(path: Path, environ: Mapping[str, str] | None = None) -> FileConfi
 
 
 def parse(data: Mapping[str, Any], environ: Mapping[str, str]) -> FileConfig:
-    """Check a decoded TOML document. Raises ``ConfigFileError``."""
-    _known(data, "", {"providers"})
+    """Check the ``providers`` tables of a decoded TOML document; its other keys are the
+    daemon's settings, checked by :mod:`luoshod.settings`. Raises ``ConfigFileError``."""
     providers = data.get("providers", {})
     _table(providers, "providers")
     return FileConfig({name: _provider(name, entry, environ) for name, entry in providers.items()})
@@ -193,4 +209,4 @@ def _count(table: Mapping[str, Any], key: str, where: str, default: int) -> int:
     return value
 
 
-__all__ = ["ConfigFileError", "FileConfig", "Price", "ProviderConfig", "Secret", "load_file", "parse"]
+__all__ = ["ConfigError", "ConfigFileError", "redact_url", "FileConfig", "Price", "ProviderConfig", "Secret", "load_file", "parse"]

@@ -21,6 +21,8 @@ here is mapped.
     ├── LeaseLost                  ABORTED (a concurrent writer saved the session first)
     ├── ProviderError              UNAVAILABLE
     ├── ShuttingDown               UNAVAILABLE
+    ├── TooManyRuns                RESOURCE_EXHAUSTED (the limit in metadata)
+    ├── Unauthenticated            UNAUTHENTICATED, reason given per case
     └── StoreError                 UNAVAILABLE (the driver's library failed)
         └── StoreFull              RESOURCE_EXHAUSTED
 """
@@ -101,6 +103,18 @@ class ProviderError(LuoshoError):
 
 class ShuttingDown(LuoshoError):
     reason = "SHUTTING_DOWN"
+
+
+class TooManyRuns(LuoshoError):
+    """The daemon already runs its configured maximum of active runs."""
+
+    reason = "TOO_MANY_RUNS"
+
+
+class Unauthenticated(LuoshoError):
+    """A call without a valid bearer token; ``reason`` says which."""
+
+    reason = "UNAUTHENTICATED"
 
 
 class StoreError(LuoshoError):

@@ -90,7 +90,6 @@ def test_an_empty_file_has_no_providers(tmp_path: Path) -> None:
         ('[providers.scripted]\nkind = "openai"', "providers.scripted: the name is reserved"),
         ('[providers."a:b"]\nkind = "openai"', 'providers."a:b": a provider name is 1-64 characters'),
         ('providers = 3', "providers: must be a table"),
-        ('store = "memory://"', "store: unknown key (known: providers)"),
     ],
 )
 def test_errors_name_the_key(text: str, message: str) -> None:

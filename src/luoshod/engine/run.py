@@ -40,6 +40,7 @@ from ..errors import (
     SessionAwaitingApproval,
     SessionBusy,
 )
+from .. import logs
 from ..providers import ProviderRegistry
 from ..store import Capability, Store
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
@@ -158,8 +159,9 @@ class Engine:
         self, held: Held, prepared: Prepared, sink: Sink, tools: ToolPort, control: RunControl
     ) -> RunOutcome:
         prepared.lease = held.lease
+        logs.run_id.set(prepared.cp.run_id)
         try:
-            return await Run(self._loop, prepared, sink, tools, control).go()
+            return await Run(self._loop, prepared, _StepInLogs(sink), tools, control).go()
         except RunInterrupted:
             if held.lost is not None:
                 raise held.lost from None
@@ -326,6 +328,19 @@ def _unknown_approval(approval_id: str) -> ApprovalNotFound:
     return ApprovalNotFound(
         f"approval {approval_id!r} is unknown or already resolved", approval_id=approval_id
     )
+
+
+class _StepInLogs:
+    """A sink that makes the step of each event the step of the run's log lines."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+
+    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+        step = event.data.get("step", event.data.get("step_index"))
+        if isinstance(step, int):
+            logs.step.set(step)
+        await self._sink.emit(event, encoded)
 
 
 def _new_run_id() -> str:

@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
-import socket
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +14,7 @@ from grpc_reflection.v1alpha import reflection
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
-from ..config import ConfigFileError, load_file
+from ..config import ConfigError, ConfigFileError, Secret, load_file, redact_url
 from ..engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S, LeasePolicy, default_owner
 from ..engine.run import DEFAULT_TOOL_TIMEOUT_S, Engine
 from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
@@ -29,7 +26,9 @@ from ..store import (
     store_from_url,
 )
 from . import convert
+from .auth import TokenAuth, load_tokens
 from .hub import EventHub
+from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
 
@@ -38,14 +37,20 @@ log = logging.getLogger("luoshod.server")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AgentService"].full_name
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_STORE = "lmdb:.luoshod/store"
+DEFAULT_MAX_ACTIVE_RUNS = 256
 
 
 @dataclass(slots=True)
 class Config:
+    """What the daemon is built from. ``luoshod serve`` builds it from the settings layers
+    (settings.py: file, environment, flags); tests build it directly."""
+
     listen: list[str] = field(default_factory=lambda: [DEFAULT_LISTEN])
     store: str = DEFAULT_STORE
     history_limit: int = DEFAULT_HISTORY_LIMIT
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+    #: Runs active at once; one more gets TOO_MANY_RUNS (0: no limit).
+    max_active_runs: int = DEFAULT_MAX_ACTIVE_RUNS
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     drain_timeout_s: float = 10.0
     event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT
@@ -55,8 +60,19 @@ class Config:
     scripted_call_log: Path | None = None
     #: The TOML file with the named model providers (``[providers.NAME]``, see config.py).
     config_file: Path | None = None
-    #: Listening on a non-loopback TCP address without TLS/auth must be asked for.
+    #: Listening on a non-loopback TCP address without TLS or tokens must be asked for.
     allow_remote: bool = False
+    #: File mode of ``unix:`` sockets.
+    unix_socket_mode: int = 0o660
+    #: TLS of the TCP listeners (PEM files); a client CA makes it mTLS.
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    tls_client_ca_file: Path | None = None
+    #: Bearer tokens: every call but health must carry one of them.
+    auth_token_file: Path | None = None
+    auth_tokens: tuple[Secret, ...] = ()
+    #: Log what runs say (messages, tool arguments and results) at DEBUG.
+    log_contents: bool = False
     #: A session's lease (one writer across daemons sharing a store): how long it lasts
     #: without renewal, how often the running daemon renews it, and this daemon's name
     #: as its holder: "" for host/pid/random, unique per start; a stable name (unique
@@ -66,52 +82,17 @@ class Config:
     lease_owner: str = ""
 
 
-class ConfigError(ValueError):
-    """A configuration value is wrong; the message names the key."""
-
-
-def _check_listen(address: str, allow_remote: bool) -> None:
-    if address.startswith("unix:"):
-        return
-    host = address.rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        raise ConfigError(f"listen: {address!r} is not host:port or unix:/path") from None
-    if not loopback and not allow_remote:
-        raise ConfigError(
-            f"listen: {address!r} is not a loopback address; luoshod has no TLS or auth yet, "
-            "so it refuses unless --allow-remote is given"
-        )
-
-
-def _clear_stale_socket(address: str) -> None:
-    """Remove a socket file left by a killed daemon; refuse if a daemon still listens."""
-    path = Path(address.removeprefix("unix:").removeprefix("//"))
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return
-    if not stat.S_ISSOCK(path.stat().st_mode):
-        raise ConfigError(f"listen: {path} exists and is not a socket")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        try:
-            s.connect(str(path))
-        except OSError:
-            path.unlink()
-            log.info("removed stale socket %s", path)
-            return
-    raise ConfigError(f"listen: {path} is in use by another process")
-
-
 class Daemon:
     """A started daemon: its gRPC server, store and runs."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self.tokens = load_tokens(config.auth_tokens, config.auth_token_file)
+        self.credentials = server_credentials(config.tls_cert_file, config.tls_key_file, config.tls_client_ca_file)
         for address in config.listen:
-            _check_listen(address, config.allow_remote)
+            check_listen(
+                address, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
+            )
         try:
             self.store: Store = store_from_url(
                 config.store,
@@ -143,7 +124,7 @@ class Daemon:
             encode_event=lambda e: convert.event_pb(e).SerializeToString(),
             leases=leases,
         )
-        self.runs = RunRegistry()
+        self.runs = RunRegistry(config.max_active_runs)
         self.hub = EventHub()
         self._sweeper: asyncio.Task[None] | None = None
         self.health = health.aio.HealthServicer()
@@ -163,10 +144,16 @@ class Daemon:
                 # PAYLOAD_TOO_LARGE (with the limit) rather than a bare transport error.
                 ("grpc.max_receive_message_length", self.config.max_payload_bytes + 65536),
                 ("grpc.so_reuseport", 0),
-            ]
+            ],
+            interceptors=[TokenAuth(self.tokens)] if self.tokens else [],
         )
         service = AgentService(
-            self.engine, self.store, self.runs, Limits(self.config.max_payload_bytes), self.hub
+            self.engine,
+            self.store,
+            self.runs,
+            Limits(self.config.max_payload_bytes),
+            self.hub,
+            log_contents=self.config.log_contents,
         )
         pb_grpc.add_AgentServiceServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -174,21 +161,19 @@ class Daemon:
             [SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], server
         )
         for address in self.config.listen:
-            if address.startswith("unix:"):
-                _clear_stale_socket(address)
-                server.add_insecure_port(address)
-                self.addresses.append(address)
-            else:
-                port = server.add_insecure_port(address)
-                if port == 0:
-                    raise ConfigError(f"listen: cannot bind {address!r}")
-                self.addresses.append(f"{address.rsplit(':', 1)[0]}:{port}")
+            self.addresses.append(bind(server, address, self.credentials, self.config.unix_socket_mode))
         await server.start()
         self.server = server
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._sweeper = asyncio.create_task(self._sweep_approvals())
-        log.info("luoshod listening on %s (store %s)", ", ".join(self.addresses), self.config.store)
+        log.info(
+            "luoshod listening on %s (store %s, tls %s, tokens %s)",
+            ", ".join(self.addresses),
+            redact_url(self.config.store),
+            "mtls" if self.config.tls_client_ca_file else "on" if self.credentials else "off",
+            "on" if self.tokens else "off",
+        )
 
     async def stop(self) -> None:
         """Drain: health NOT_SERVING, new runs refused, active runs stopped at their next
@@ -207,8 +192,8 @@ class Daemon:
         await self.engine.providers.aclose()
         await self.store.close()
         for address in self.addresses:
-            if address.startswith("unix:"):
-                Path(address.removeprefix("unix:").removeprefix("//")).unlink(missing_ok=True)
+            if is_unix(address):
+                socket_path(address).unlink(missing_ok=True)
         log.info("luoshod stopped")
 
     async def _sweep_approvals(self) -> None:

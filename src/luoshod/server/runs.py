@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from enum import Enum
 
 from ..engine.run import RunControl, ToolOutcome
-from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
+from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown, TooManyRuns
 
 SHUTDOWN = "daemon shutting down"
 CLIENT_GONE = "client disconnected"
@@ -51,7 +51,10 @@ class ActiveRun:
 
 
 class RunRegistry:
-    def __init__(self) -> None:
+    """``max_active``: how many runs may be active at once (0: no limit)."""
+
+    def __init__(self, max_active: int = 0) -> None:
+        self.max_active = max_active
         self._runs: dict[str, ActiveRun] = {}
         self._resolving: set[str] = set()
         self.draining = False
@@ -70,12 +73,19 @@ class RunRegistry:
             self._resolving.discard(approval_id)
 
     def begin(self, session_id: str) -> ActiveRun:
-        """Claim the session for a run. Raises ``SessionBusy`` (R51) or ``ShuttingDown``."""
+        """Claim the session for a run. Raises ``SessionBusy`` (R51), ``TooManyRuns`` or
+        ``ShuttingDown``."""
         if self.draining:
             raise ShuttingDown("the daemon is shutting down; retry on another instance or later")
         if session_id in self._runs:
             raise SessionBusy(
                 f"session {session_id!r} already has a run in this daemon", session_id=session_id
+            )
+        if self.max_active and len(self._runs) >= self.max_active:
+            raise TooManyRuns(
+                f"this daemon already runs {len(self._runs)} runs, its limit; retry later",
+                limit=self.max_active,
+                session_id=session_id,
             )
         run = self._runs[session_id] = ActiveRun(session_id)
         return run

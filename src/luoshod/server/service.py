@@ -13,9 +13,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
+from google.protobuf import json_format
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
+from .. import logs
 from ..domain import Role
 from ..engine.events import Event
 from ..engine.compare import compare
@@ -61,23 +63,39 @@ class Limits:
 
 class _QueueSink:
     """Events from the run task to the RPC handler (``None`` marks the end) and to the
-    session's watchers."""
+    session's watchers. Each is logged at DEBUG: its type, and what it says only with
+    ``log_contents``."""
 
-    def __init__(self, hub: EventHub) -> None:
+    def __init__(self, hub: EventHub, log_contents: bool) -> None:
         self.queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
         self.hub = hub
+        self.log_contents = log_contents
 
     async def emit(self, event: Event, encoded: bytes | None = None) -> None:
         # Parsing the bytes already encoded for the event log is cheaper than building again.
         proto = pb.Event.FromString(encoded) if encoded is not None else convert.event_pb(event)
+        if log.isEnabledFor(logging.DEBUG):
+            if self.log_contents:
+                body = json_format.MessageToJson(proto, indent=None)
+                log.debug("event %s seq=%d %s", event.type, event.seq, body)
+            else:
+                log.debug("event %s seq=%d", event.type, event.seq)
         self.queue.put_nowait(proto)
         self.hub.publish(event.session_id, proto)
 
 
 class AgentService(pb_grpc.AgentServiceServicer):
     def __init__(
-        self, engine: Engine, store: Store, runs: RunRegistry, limits: Limits, hub: EventHub
+        self,
+        engine: Engine,
+        store: Store,
+        runs: RunRegistry,
+        limits: Limits,
+        hub: EventHub,
+        *,
+        log_contents: bool = False,
     ) -> None:
+        self.log_contents = log_contents
         self.engine = engine
         self.store = store
         self.runs = runs
@@ -151,8 +169,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         req: RunRequest | ResolveRequest,
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[pb.Event]:
+        logs.session_id.set(session_id)  # the run's task and its log lines inherit it
         run = self.runs.begin(session_id)
-        sink = _QueueSink(self.hub)
+        sink = _QueueSink(self.hub, self.log_contents)
         task = asyncio.create_task(start(req, sink, run, run.control))
 
         def finished(t: asyncio.Task[object]) -> None:

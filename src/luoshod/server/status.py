@@ -41,6 +41,8 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
     E.LeaseLost: grpc.StatusCode.ABORTED,
     E.ProviderError: grpc.StatusCode.UNAVAILABLE,
     E.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
+    E.TooManyRuns: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    E.Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     E.StoreError: grpc.StatusCode.UNAVAILABLE,
     E.StoreFull: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }

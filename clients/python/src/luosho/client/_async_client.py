@@ -246,7 +246,10 @@ class AsyncClient:
 
     ``target`` is ``"host:port"`` or ``"unix:/path/to.sock"``; pass ``channel`` instead to
     use a channel of your own (TLS, options, interceptors), which ``aclose`` leaves open.
-    ``metadata`` is sent with every call (e.g. ``{"authorization": "Bearer …"}``).
+    ``metadata`` is sent with every call; ``token`` adds ``authorization: Bearer <token>``
+    to it (a daemon with ``auth_tokens`` wants one). ``credentials`` (e.g.
+    ``grpc.ssl_channel_credentials(ca, key, cert)``) makes the channel TLS (mTLS with a
+    client key and certificate).
     """
 
     def __init__(
@@ -255,13 +258,21 @@ class AsyncClient:
         *,
         channel: grpc.aio.Channel | None = None,
         metadata: MetadataLike | None = None,
+        token: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
         if channel is None and not target:
             raise ValueError("give a target (host:port or unix:/path) or a channel")
         self._owns_channel = channel is None
-        self._channel = channel if channel is not None else grpc.aio.insecure_channel(target)
+        if channel is None:
+            channel = (
+                grpc.aio.secure_channel(target, credentials)
+                if credentials is not None
+                else grpc.aio.insecure_channel(target)
+            )
+        self._channel = channel
         self._stub = agent_pb2_grpc.AgentServiceStub(self._channel)
-        self._metadata = normalize_metadata(metadata)
+        self._metadata = normalize_metadata(metadata, token)
 
     async def __aenter__(self) -> AsyncClient:
         return self

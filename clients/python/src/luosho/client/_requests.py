@@ -54,12 +54,16 @@ MetadataLike: TypeAlias = Mapping[str, str] | Sequence[tuple[str, str]]
 StatusLike: TypeAlias = str | int | None
 
 
-def normalize_metadata(metadata: MetadataLike | None) -> tuple[tuple[str, str], ...] | None:
-    """gRPC call metadata as the tuple of pairs grpc expects (keys lower-cased)."""
-    if not metadata:
-        return None
-    pairs = metadata.items() if isinstance(metadata, Mapping) else metadata
-    return tuple((key.lower(), value) for key, value in pairs)
+def normalize_metadata(
+    metadata: MetadataLike | None, token: str | None = None
+) -> tuple[tuple[str, str], ...] | None:
+    """gRPC call metadata as the tuple of pairs grpc expects (keys lower-cased), with
+    ``authorization: Bearer <token>`` when a token is given."""
+    pairs = metadata.items() if isinstance(metadata, Mapping) else (metadata or ())
+    out = tuple((key.lower(), value) for key, value in pairs)
+    if token:
+        out += (("authorization", f"Bearer {token}"),)
+    return out or None
 
 
 def execute_request(

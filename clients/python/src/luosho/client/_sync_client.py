@@ -247,14 +247,22 @@ class Client:
         *,
         channel: grpc.Channel | None = None,
         metadata: MetadataLike | None = None,
+        token: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
         max_tool_workers: int = 8,
     ) -> None:
         if channel is None and not target:
             raise ValueError("give a target (host:port or unix:/path) or a channel")
         self._owns_channel = channel is None
-        self._channel = channel if channel is not None else grpc.insecure_channel(target)
+        if channel is None:
+            channel = (
+                grpc.secure_channel(target, credentials)
+                if credentials is not None
+                else grpc.insecure_channel(target)
+            )
+        self._channel = channel
         self._stub = agent_pb2_grpc.AgentServiceStub(self._channel)
-        self._metadata = normalize_metadata(metadata)
+        self._metadata = normalize_metadata(metadata, token)
         self._max_tool_workers = max_tool_workers
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
