@@ -1,5 +1,6 @@
 """``luoshod``: the command line. ``luoshod serve`` runs the daemon; ``luoshod store copy``
-copies a store into another.
+copies a store into another; ``sessions``, ``approvals`` and ``prune`` operate a running
+daemon (:mod:`luoshod.admin`).
 
 Every flag has a ``LUOSHOD_*`` environment variable (flags win). The daemon prints one
 line ``luoshod listening on ADDR[, ADDR]`` on stdout when it accepts calls, so scripts and
@@ -16,6 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
+from . import admin
 from .server.app import DEFAULT_LISTEN, DEFAULT_STORE, Config, ConfigError, Daemon
 from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
@@ -84,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
     c.set_defaults(log_level=_env("LOG_LEVEL", "WARNING"))
+    admin.add_commands(sub)
     return p
 
 
@@ -108,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if hasattr(args, "admin"):
+        return admin.run(args.admin, args)
     if args.command == "store":
         from .store.copy import run_copy
 
