@@ -64,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-remote", action="store_true", default=_env("ALLOW_REMOTE") == "1")
     s.add_argument("--config", type=Path, default=_env("CONFIG"), help="TOML file with the model providers (env LUOSHOD_CONFIG)")
     s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"))
+    s.add_argument("--metrics-listen", default=_env("METRICS_LISTEN"), metavar="HOST:PORT", help="serve Prometheus /metrics there (env LUOSHOD_METRICS_LISTEN; default off)")
+    s.add_argument("--otel-endpoint", default=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"), metavar="URL", help="export OpenTelemetry traces over OTLP/HTTP to URL/v1/traces (env OTEL_EXPORTER_OTLP_ENDPOINT; default off)")
     s.set_defaults(listen_env=listen)
     store = sub.add_parser("store", help="operate on a store").add_subparsers(
         dest="store_command", required=True
@@ -94,6 +96,8 @@ async def _serve(config: Config) -> int:
     daemon = Daemon(config)
     await daemon.start()
     print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
+    if daemon.observe.metrics_address:
+        print(f"luoshod metrics on http://{daemon.observe.metrics_address}/metrics", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -132,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         scripted_call_log=args.scripted_call_log,
         allow_remote=args.allow_remote,
         config_file=args.config,
+        metrics_listen=args.metrics_listen or None,
+        otel_endpoint=args.otel_endpoint or None,
     )
     try:
         return asyncio.run(_serve(config))

@@ -19,6 +19,7 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from ..config import ConfigFileError, load_file
 from ..engine.run import DEFAULT_TOOL_TIMEOUT_S, Engine
+from ..observe import Observability
 from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
 from ..store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT, Store, store_from_url
 from . import convert
@@ -50,6 +51,10 @@ class Config:
     config_file: Path | None = None
     #: Listening on a non-loopback TCP address without TLS/auth must be asked for.
     allow_remote: bool = False
+    #: ``host:port`` of the Prometheus ``/metrics`` listener; ``None``: no metrics.
+    metrics_listen: str | None = None
+    #: OTLP/HTTP endpoint (``/v1/traces`` is appended) for traces; ``None``: no traces.
+    otel_endpoint: str | None = None
 
 
 class ConfigError(ValueError):
@@ -98,11 +103,16 @@ class Daemon:
         self.config = config
         for address in config.listen:
             _check_listen(address, config.allow_remote)
+        self.observe = Observability(
+            metrics_listen=config.metrics_listen, otel_endpoint=config.otel_endpoint, store_url=config.store
+        )
         try:
-            self.store: Store = store_from_url(
-                config.store,
-                history_limit=config.history_limit,
-                event_log_limit=config.event_log_limit,
+            self.store: Store = self.observe.store(
+                store_from_url(
+                    config.store,
+                    history_limit=config.history_limit,
+                    event_log_limit=config.event_log_limit,
+                )
             )
         except ValueError as e:
             raise ConfigError(f"store: {e}") from None
@@ -111,10 +121,12 @@ class Daemon:
         except ConfigFileError as e:
             raise ConfigError(str(e)) from None
         providers = ProviderRegistry(
-            [
-                ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log),
-                *configured_providers(entries),
-            ]
+            self.observe.providers(
+                [
+                    ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log),
+                    *configured_providers(entries),
+                ]
+            )
         )
         self.engine = Engine(
             self.store,
@@ -131,16 +143,27 @@ class Daemon:
 
     async def start(self) -> None:
         await self.store.open()
+        try:
+            await self.observe.start(self.store, lambda: len(self.runs))
+        except (OSError, ValueError) as e:
+            await self.store.close()
+            raise ConfigError(f"metrics_listen: cannot listen on {self.config.metrics_listen!r}: {e}") from None
         server = grpc.aio.server(
             options=[
                 # gRPC's own limit sits above ours, so an oversized request gets our
                 # PAYLOAD_TOO_LARGE (with the limit) rather than a bare transport error.
                 ("grpc.max_receive_message_length", self.config.max_payload_bytes + 65536),
                 ("grpc.so_reuseport", 0),
-            ]
+            ],
+            interceptors=self.observe.interceptors(),
         )
         service = AgentService(
-            self.engine, self.store, self.runs, Limits(self.config.max_payload_bytes), self.hub
+            self.engine,
+            self.store,
+            self.runs,
+            Limits(self.config.max_payload_bytes),
+            self.hub,
+            self.observe.observer,
         )
         pb_grpc.add_AgentServiceServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -179,6 +202,7 @@ class Daemon:
         await self.server.stop(grace=2.0)
         self.server = None
         await self.engine.providers.aclose()
+        await self.observe.stop()
         await self.store.close()
         for address in self.addresses:
             if address.startswith("unix:"):

@@ -33,6 +33,7 @@ from ..errors import (
 from ..store import Store
 from . import convert
 from .hub import END, SHUTDOWN_MARK, EventHub
+from .observer import RunObserver
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
@@ -63,11 +64,13 @@ class _QueueSink:
     """Events from the run task to the RPC handler (``None`` marks the end) and to the
     session's watchers."""
 
-    def __init__(self, hub: EventHub) -> None:
+    def __init__(self, hub: EventHub, observer: RunObserver) -> None:
         self.queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
         self.hub = hub
+        self.observer = observer
 
     async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+        self.observer.event(event)
         # Parsing the bytes already encoded for the event log is cheaper than building again.
         proto = pb.Event.FromString(encoded) if encoded is not None else convert.event_pb(event)
         self.queue.put_nowait(proto)
@@ -76,13 +79,20 @@ class _QueueSink:
 
 class AgentService(pb_grpc.AgentServiceServicer):
     def __init__(
-        self, engine: Engine, store: Store, runs: RunRegistry, limits: Limits, hub: EventHub
+        self,
+        engine: Engine,
+        store: Store,
+        runs: RunRegistry,
+        limits: Limits,
+        hub: EventHub,
+        observer: RunObserver | None = None,
     ) -> None:
         self.engine = engine
         self.store = store
         self.runs = runs
         self.limits = limits
         self.hub = hub
+        self.observer = observer or RunObserver()
 
     # -- streams ----------------------------------------------------------------------------
 
@@ -152,11 +162,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[pb.Event]:
         run = self.runs.begin(session_id)
-        sink = _QueueSink(self.hub)
+        sink = _QueueSink(self.hub, self.observer)
         task = asyncio.create_task(start(req, sink, run, run.control))
 
         def finished(t: asyncio.Task[object]) -> None:
             self.runs.end(run)
+            self.observer.run_ended(t)
             sink.queue.put_nowait(None)
             self.hub.publish(session_id, END)
             if not t.cancelled() and (e := t.exception()) is not None and not isinstance(e, RunInterrupted):
