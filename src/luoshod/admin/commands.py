@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -69,13 +69,7 @@ def sessions_list(d: Daemon, args: argparse.Namespace) -> int:
     # One status is filtered by the daemon; several are filtered here.
     query = next(iter(wanted)) if len(wanted) == 1 else None
     rows = [s for s in d.client.list_sessions(query, page_size=PAGE_SIZE) if not wanted or s.status in wanted]
-    if args.limit:
-        rows = rows[: args.limit]
-    if args.json:
-        render.emit([render.as_dict(s) for s in rows])
-    else:
-        print(render.session_rows(rows) if rows else "no sessions")
-    return 0
+    return _listing(args, rows[: args.limit] if args.limit else rows, render.session_rows, "no sessions")
 
 
 def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
@@ -91,11 +85,7 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
 def sessions_history(d: Daemon, args: argparse.Namespace) -> int:
     d.client.get_session(args.session_id)  # an unknown session is an error, not an empty list
     entries = list(d.client.history(args.session_id, include_checkpoint=args.checkpoints, page_size=50 if args.checkpoints else PAGE_SIZE))
-    if args.json:
-        render.emit([render.as_dict(e) for e in entries])
-    else:
-        print(render.history_rows(entries) if entries else "no history kept")
-    return 0
+    return _listing(args, entries, render.history_rows, "no history kept")
 
 
 def sessions_delete(d: Daemon, args: argparse.Namespace) -> int:
@@ -136,11 +126,7 @@ def sessions_fork(d: Daemon, args: argparse.Namespace) -> int:
 
 def approvals_list(d: Daemon, args: argparse.Namespace) -> int:
     rows = list(d.client.approvals(args.session, page_size=PAGE_SIZE))
-    if args.json:
-        render.emit([render.as_dict(a) for a in rows])
-    else:
-        print(render.approval_rows(rows) if rows else "no pending approvals")
-    return 0
+    return _listing(args, rows, render.approval_rows, "no pending approvals")
 
 
 def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
@@ -224,6 +210,15 @@ def prune(d: Daemon, args: argparse.Namespace) -> int:
 
 
 # -- plumbing ---------------------------------------------------------------------------------
+
+
+def _listing(args: argparse.Namespace, rows: Sequence[Any], table: Callable[[Sequence[Any]], str], empty: str) -> int:
+    """A list of protos: a JSON array with ``--json``, else a table (``empty`` if none)."""
+    if args.json:
+        render.emit([render.as_dict(r) for r in rows])
+    else:
+        print(table(rows) if rows else empty)
+    return 0
 
 
 def _statuses(given: list[str] | None) -> set[int]:
