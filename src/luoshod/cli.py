@@ -1,6 +1,7 @@
 """``luoshod``: the command line. ``luoshod serve`` runs the daemon; ``luoshod config show``
 prints the configuration it would run with; ``luoshod healthcheck`` asks a daemon whether
-it serves; ``luoshod store copy`` copies a store into another.
+it serves; ``luoshod store copy`` copies a store into another; ``sessions``, ``approvals``
+and ``prune`` operate a running daemon (:mod:`luoshod.admin`).
 
 ``serve`` and ``config show`` take the settings of :mod:`luoshod.settings` (a TOML file,
 ``LUOSHOD_*`` environment variables, flags; flags win). A bad setting stops them with one
@@ -19,7 +20,7 @@ import os
 import signal
 import sys
 
-from . import logs, settings
+from . import admin, logs, settings
 from .config import ConfigError
 from .healthcheck import add_arguments as add_healthcheck_arguments
 from .healthcheck import check as healthcheck
@@ -84,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
         help="events the destination keeps per session",
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
+    admin.add_commands(sub)
     return p
 
 
@@ -91,6 +93,8 @@ async def _serve(config: Config) -> int:
     daemon = Daemon(config)
     await daemon.start()
     print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
+    if daemon.observe.metrics_address:
+        print(f"luoshod metrics on http://{daemon.observe.metrics_address}/metrics", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -108,6 +112,9 @@ def _config_error(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if hasattr(args, "admin"):
+        logs.setup(os.environ.get(settings.env_name("log_level"), "WARNING"))
+        return admin.run(args.admin, args)
     if args.command == "store":
         logs.setup(os.environ.get(settings.env_name("log_level"), "WARNING"))
         from .store.copy import run_copy

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AliasChoices,
     Field,
     FilePath,
     SecretStr,
@@ -111,6 +112,12 @@ class Settings(BaseSettings):
     lease_ttl: float = Field(DEFAULT_LEASE_TTL_S, gt=0, description="seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died")
     lease_renew: float = Field(DEFAULT_LEASE_RENEW_S, gt=0, description="seconds between renewals of this daemon's leases (below lease_ttl)")
     lease_owner: str = Field("", description="this daemon's name as a lease holder (default host/pid/random); a stable name frees at start the leases of its killed previous incarnation")
+    metrics_listen: str | None = Field(None, description="host:port of a Prometheus /metrics listener (default off)")
+    otel_endpoint: str | None = Field(
+        None,
+        validation_alias=AliasChoices("otel_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "LUOSHOD_OTEL_ENDPOINT"),
+        description="export OpenTelemetry traces over OTLP/HTTP to URL/v1/traces (default off; also OTEL_EXPORTER_OTLP_ENDPOINT)",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", description="log level")
     log_format: Literal["text", "json"] = Field("text", description="text lines, or one JSON object per line")
     log_contents: bool = Field(False, description="log message contents, tool arguments and results (DEBUG)")
@@ -337,6 +344,8 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "lease_ttl": ("--lease-ttl", {"metavar": "S"}),
     "lease_renew": ("--lease-renew", {"metavar": "S"}),
     "lease_owner": ("--lease-owner", {"metavar": "NAME"}),
+    "metrics_listen": ("--metrics-listen", {"metavar": "HOST:PORT"}),
+    "otel_endpoint": ("--otel-endpoint", {"metavar": "URL"}),
     "log_level": ("--log-level", {"metavar": "LEVEL"}),
     "log_format": ("--log-format", {"choices": ["text", "json"]}),
     "log_contents": ("--log-contents", {"action": argparse.BooleanOptionalAction}),

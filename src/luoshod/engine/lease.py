@@ -72,9 +72,11 @@ class Held:
         policy: LeasePolicy,
         session_id: str,
         on_lost: Callable[[LeaseLost], None] = lambda e: None,
+        holding: set[Held] | None = None,
     ) -> None:
         self.store, self.policy, self.session_id = store, policy, session_id
         self.on_lost = on_lost
+        self._holding = holding if holding is not None else set()  # the daemon's leases
         self.lease: Lease | None = None
         self.lost: LeaseLost | None = None
         self._renewer: asyncio.Task[None] | None = None
@@ -86,6 +88,7 @@ class Held:
             self.session_id, owner=self.policy.owner, ttl=self.policy.ttl_s
         )
         self._renewer = asyncio.create_task(self._renew(), name=f"lease {self.session_id}")
+        self._holding.add(self)
         return self
 
     async def __aexit__(
@@ -94,6 +97,7 @@ class Held:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._holding.discard(self)
         if self._renewer is not None:
             self._renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -115,6 +119,7 @@ class Held:
             except LeaseLost as e:
                 log.warning("lease of session %s lost: %s", self.session_id, e)
                 self.lost = e
+                self._holding.discard(self)
                 self.on_lost(e)
                 return
             except StoreError as e:

@@ -133,13 +133,18 @@ class Engine:
         self.providers = providers
         self.clock = clock
         self.leases = leases or LeasePolicy()
+        self._holding: set[Held] = set()
         self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s)
 
     def hold(self, session_id: str, control: RunControl | None = None) -> Held:
         """The session's lease for one piece of work (``SessionBusy`` when another daemon
         holds it); losing it interrupts ``control``'s run."""
         on_lost = (lambda e: control.interrupt(LEASE_LOST)) if control else (lambda e: None)
-        return Held(self.store, self.leases, session_id, on_lost)
+        return Held(self.store, self.leases, session_id, on_lost, self._holding)
+
+    def leases_held(self) -> int:
+        """Session leases this daemon holds now (0 on a store without leases)."""
+        return len(self._holding)
 
     async def run(
         self, req: RunRequest, sink: Sink, tools: ToolPort, control: RunControl

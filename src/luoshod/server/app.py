@@ -17,6 +17,7 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 from ..config import ConfigError, ConfigFileError, Secret, load_file, redact_url
 from ..engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S, LeasePolicy, default_owner
 from ..engine.run import DEFAULT_TOOL_TIMEOUT_S, Engine
+from ..observe import Observability
 from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
 from ..store import (
     DEFAULT_EVENT_LOG_LIMIT,
@@ -80,6 +81,10 @@ class Config:
     lease_ttl_s: float = DEFAULT_LEASE_TTL_S
     lease_renew_s: float = DEFAULT_LEASE_RENEW_S
     lease_owner: str = ""
+    #: ``host:port`` of the Prometheus ``/metrics`` listener; ``None``: no metrics.
+    metrics_listen: str | None = None
+    #: OTLP/HTTP endpoint (``/v1/traces`` is appended) for traces; ``None``: no traces.
+    otel_endpoint: str | None = None
 
 
 class Daemon:
@@ -93,11 +98,16 @@ class Daemon:
             check_listen(
                 address, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
             )
+        self.observe = Observability(
+            metrics_listen=config.metrics_listen, otel_endpoint=config.otel_endpoint, store_url=config.store
+        )
         try:
-            self.store: Store = store_from_url(
-                config.store,
-                history_limit=config.history_limit,
-                event_log_limit=config.event_log_limit,
+            self.store: Store = self.observe.store(
+                store_from_url(
+                    config.store,
+                    history_limit=config.history_limit,
+                    event_log_limit=config.event_log_limit,
+                )
             )
         except ValueError as e:
             raise ConfigError(f"store: {e}") from None
@@ -106,10 +116,12 @@ class Daemon:
         except ConfigFileError as e:
             raise ConfigError(str(e)) from None
         providers = ProviderRegistry(
-            [
-                ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log),
-                *configured_providers(entries),
-            ]
+            self.observe.providers(
+                [
+                    ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log),
+                    *configured_providers(entries),
+                ]
+            )
         )
         try:
             leases = LeasePolicy(
@@ -138,6 +150,11 @@ class Daemon:
             taken = await self.store.release_leases_of(self.config.lease_owner)
             if taken:
                 log.info("released %d lease(s) left by %s before a restart", taken, self.config.lease_owner)
+        try:
+            await self.observe.start(self.store, lambda: len(self.runs), self.engine.leases_held)
+        except (OSError, ValueError) as e:
+            await self.store.close()
+            raise ConfigError(f"metrics_listen: cannot listen on {self.config.metrics_listen!r}: {e}") from None
         server = grpc.aio.server(
             options=[
                 # gRPC's own limit sits above ours, so an oversized request gets our
@@ -145,7 +162,10 @@ class Daemon:
                 ("grpc.max_receive_message_length", self.config.max_payload_bytes + 65536),
                 ("grpc.so_reuseport", 0),
             ],
-            interceptors=[TokenAuth(self.tokens)] if self.tokens else [],
+            interceptors=[
+                *self.observe.interceptors(),  # outermost: refused calls are counted too
+                *([TokenAuth(self.tokens)] if self.tokens else []),
+            ],
         )
         service = AgentService(
             self.engine,
@@ -153,6 +173,7 @@ class Daemon:
             self.runs,
             Limits(self.config.max_payload_bytes),
             self.hub,
+            self.observe.observer,
             log_contents=self.config.log_contents,
         )
         pb_grpc.add_AgentServiceServicer_to_server(service, server)
@@ -190,6 +211,7 @@ class Daemon:
         await self.server.stop(grace=2.0)
         self.server = None
         await self.engine.providers.aclose()
+        await self.observe.stop()
         await self.store.close()
         for address in self.addresses:
             if is_unix(address):

@@ -35,6 +35,7 @@ from ..errors import (
 from ..store import Store
 from . import convert
 from .hub import END, SHUTDOWN_MARK, EventHub
+from .observer import RunObserver
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
@@ -66,12 +67,14 @@ class _QueueSink:
     session's watchers. Each is logged at DEBUG: its type, and what it says only with
     ``log_contents``."""
 
-    def __init__(self, hub: EventHub, log_contents: bool) -> None:
+    def __init__(self, hub: EventHub, observer: RunObserver, log_contents: bool) -> None:
         self.queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
         self.hub = hub
+        self.observer = observer
         self.log_contents = log_contents
 
     async def emit(self, event: Event, encoded: bytes | None = None) -> None:
+        self.observer.event(event)
         # Parsing the bytes already encoded for the event log is cheaper than building again.
         proto = pb.Event.FromString(encoded) if encoded is not None else convert.event_pb(event)
         if log.isEnabledFor(logging.DEBUG):
@@ -92,6 +95,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         runs: RunRegistry,
         limits: Limits,
         hub: EventHub,
+        observer: RunObserver | None = None,
         *,
         log_contents: bool = False,
     ) -> None:
@@ -101,6 +105,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.runs = runs
         self.limits = limits
         self.hub = hub
+        self.observer = observer or RunObserver()
 
     # -- streams ----------------------------------------------------------------------------
 
@@ -171,11 +176,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> AsyncIterator[pb.Event]:
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
         run = self.runs.begin(session_id)
-        sink = _QueueSink(self.hub, self.log_contents)
+        sink = _QueueSink(self.hub, self.observer, self.log_contents)
         task = asyncio.create_task(start(req, sink, run, run.control))
 
         def finished(t: asyncio.Task[object]) -> None:
             self.runs.end(run)
+            self.observer.run_ended(t)
             sink.queue.put_nowait(None)
             self.hub.publish(session_id, END)
             if not t.cancelled() and (e := t.exception()) is not None and not isinstance(e, RunInterrupted):

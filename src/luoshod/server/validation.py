@@ -21,6 +21,9 @@ SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SESSION_ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 DEFAULT_PAGE_SIZE = 50
+#: Tool call ids and tool names in messages: far above what any model produces, and far
+#: below the 64 KiB the embedded drivers' codec can store of one.
+MAX_TOOL_REF_CHARS = 1024
 
 
 def check_size(request: ProtoMessage, limit: int) -> None:
@@ -109,6 +112,8 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
         where = f"{field}[{n}]"
         if m.role not in convert.ROLE_FROM_PB:
             raise InvalidArgument(f"{where}.role is required", reason="INVALID_MESSAGE", field=f"{where}.role")
+        _check_tool_ref(m.tool_call_id, f"{where}.tool_call_id")
+        _check_tool_ref(m.tool_name, f"{where}.tool_name")
         for k, c in enumerate(m.tool_calls):
             if m.role != pb.ROLE_ASSISTANT:
                 raise InvalidArgument(
@@ -118,6 +123,8 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
                 raise InvalidArgument(
                     f"{where}.tool_calls[{k}] needs an id and a name", reason="INVALID_MESSAGE", field=where
                 )
+            _check_tool_ref(c.id, f"{where}.tool_calls[{k}].id")
+            _check_tool_ref(c.name, f"{where}.tool_calls[{k}].name")
             if c.arguments_json:
                 check_json(c.arguments_json, f"{where}.tool_calls[{k}].arguments_json")
         msg = convert.message_from_pb(m)
@@ -129,6 +136,16 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
             check_json(m.content, f"{where}.content")
         out.append(msg)
     return out
+
+
+def _check_tool_ref(value: str, field: str) -> None:
+    if len(value) > MAX_TOOL_REF_CHARS:
+        raise InvalidArgument(
+            f"{field} is {len(value)} characters, over the limit of {MAX_TOOL_REF_CHARS}",
+            reason="INVALID_MESSAGE",
+            field=field,
+            limit=MAX_TOOL_REF_CHARS,
+        )
 
 
 def check_page_size(page_size: int) -> int:

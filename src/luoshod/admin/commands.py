@@ -1,0 +1,331 @@
+"""The admin commands: ``sessions``, ``approvals`` and ``prune`` against a running daemon.
+
+Each command reads through :class:`luosho.client.Client` (typed errors, paging), except
+``approvals approve|reject``, which reads the Resolve stream with the raw stub because
+the operator cannot run the app's tools: it stops at the first ``tool.call`` and leaves
+that call to the app's next Resume. Every failure becomes one line on stderr and exit
+status 1 (:func:`run`); a usage error is argparse's exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from luosho.client import Client, LuoshoError, ToolResultPatch
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
+
+from ..server.app import DEFAULT_LISTEN as DEFAULT_ADDRESS
+from . import render
+from .prune import parse_duration, stale
+PAGE_SIZE = 500
+
+STATUSES = {
+    "in-progress": pb.CHECKPOINT_STATUS_IN_PROGRESS,
+    "awaiting-approval": pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
+    "finished": pb.CHECKPOINT_STATUS_FINISHED,
+}
+
+
+class CommandFailed(Exception):
+    """A command could not do what it was asked; the message is the line to print."""
+
+
+@dataclass(slots=True)
+class Daemon:
+    """The connection of one command to the daemon."""
+
+    address: str
+    client: Client
+    stub: pb_grpc.AgentServiceStub
+
+
+@contextmanager
+def connect(address: str) -> Iterator[Daemon]:
+    channel = grpc.insecure_channel(address)
+    try:
+        with Client(channel=channel) as client:
+            yield Daemon(address, client, pb_grpc.AgentServiceStub(channel))
+    finally:
+        channel.close()
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+def sessions_list(d: Daemon, args: argparse.Namespace) -> int:
+    wanted = _statuses(args.status)
+    # One status is filtered by the daemon; several are filtered here.
+    query = next(iter(wanted)) if len(wanted) == 1 else None
+    rows = [s for s in d.client.list_sessions(query, page_size=PAGE_SIZE) if not wanted or s.status in wanted]
+    return _listing(args, rows[: args.limit] if args.limit else rows, render.session_rows, "no sessions")
+
+
+def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
+    cp = d.client.get_session(args.session_id)
+    history = list(d.client.history(args.session_id, page_size=PAGE_SIZE))
+    if args.json:
+        render.emit({"checkpoint": render.as_dict(cp), "history": [render.as_dict(e) for e in history]})
+    else:
+        print(render.session_text(cp, history, None if args.full else render.CLIP))
+    return 0
+
+
+def sessions_history(d: Daemon, args: argparse.Namespace) -> int:
+    d.client.get_session(args.session_id)  # an unknown session is an error, not an empty list
+    entries = list(d.client.history(args.session_id, include_checkpoint=args.checkpoints, page_size=50 if args.checkpoints else PAGE_SIZE))
+    return _listing(args, entries, render.history_rows, "no history kept")
+
+
+def sessions_delete(d: Daemon, args: argparse.Namespace) -> int:
+    deleted = d.client.delete_session(args.session_id, keep_history=args.keep_history)
+    if args.json:
+        render.emit({"session_id": args.session_id, "deleted": deleted})
+    elif deleted:
+        print(f"deleted session {args.session_id}" + (" (history kept)" if args.keep_history else ""))
+    if not deleted:
+        raise CommandFailed(f"CHECKPOINT_NOT_FOUND: session {args.session_id!r} has no checkpoint; nothing deleted")
+    return 0
+
+
+def sessions_fork(d: Daemon, args: argparse.Namespace) -> int:
+    kw: dict[str, Any] = {"new_session_id": args.new_id or "", "append_input": args.append or ""}
+    if args.state is not None:
+        kw["business_state"] = _json_arg(args.state, "--state")
+    if args.tool_result:
+        call_id, sep, body = args.tool_result.partition("=")
+        if not sep:
+            raise CommandFailed("--tool-result takes CALL_ID=JSON, e.g. call_0_0='{\"sky\": \"rain\"}'")
+        kw["tool_result"] = ToolResultPatch(call_id, _json_arg(body, "--tool-result"), args.error)
+    forked = d.client.fork(args.session_id, args.step, **kw)
+    if args.json:
+        render.emit({"session_id": forked.session_id, "step": forked.step, "checkpoint": render.as_dict(forked.checkpoint)})
+    else:
+        cp = forked.checkpoint
+        print(
+            f"forked {args.session_id} at step {forked.step} into {forked.session_id} "
+            f"({render.status_label(cp.status)}, {len(cp.messages)} messages); "
+            f"continue it with Resume, or inspect it with: luoshod sessions show {forked.session_id}"
+        )
+    return 0
+
+
+# -- approvals --------------------------------------------------------------------------------
+
+
+def approvals_list(d: Daemon, args: argparse.Namespace) -> int:
+    rows = list(d.client.approvals(args.session, page_size=PAGE_SIZE))
+    return _listing(args, rows, render.approval_rows, "no pending approvals")
+
+
+def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
+    """Resolve and follow the run until it needs the app (a ``tool.call``) or ends."""
+    approved = args.decision == "approve"
+    call = d.stub.Resolve(pb.ResolveRequest(approval_id=args.approval_id, approved=approved, note=args.note or ""))
+    session, waiting, done = "", None, None
+    try:
+        for response in call:
+            event = response.event
+            session = session or event.session_id
+            if event.type == "tool.call":
+                waiting = event.tool_call.call
+                break
+            if event.type == "run.done":
+                done = event.run_done
+    finally:
+        call.cancel()  # the run stops at its next boundary; the decision is already saved
+    verb = "approved" if approved else "rejected"
+    if args.json:
+        render.emit(
+            {
+                "approval_id": args.approval_id,
+                "approved": approved,
+                "session_id": session,
+                "waiting_for_tool": render.as_dict(waiting) if waiting else None,
+                "run_done": render.as_dict(done) if done else None,
+            }
+        )
+    elif waiting is not None:
+        print(
+            f"{verb} {args.approval_id}: session {session} is in progress and waits for the app "
+            f"to run {waiting.name} [{waiting.id}]; the app's next Resume runs it"
+        )
+    elif done is not None:
+        status = render.status_label(done.status)
+        extra = f", new approval {done.approval_id}" if done.approval_id else ""
+        print(f"{verb} {args.approval_id}: session {session} is {status} ({render.finish_label(done.finish_reason)}{extra})")
+    else:
+        print(f"{verb} {args.approval_id}: session {session}")
+    return 0
+
+
+# -- prune ------------------------------------------------------------------------------------
+
+
+def prune(d: Daemon, args: argparse.Namespace) -> int:
+    """Every page is read before the first delete, so deleting cannot shift the pages."""
+    try:
+        age = parse_duration(args.older_than)
+    except ValueError as e:
+        raise CommandFailed(f"--older-than: {e}") from None
+    cutoff = datetime.now(UTC) - age
+    chosen = stale(d.client.list_sessions(page_size=PAGE_SIZE), cutoff, _statuses(args.status))
+    deleted, failed = [], []
+    for s in chosen if not args.dry_run else ():
+        try:
+            if d.client.delete_session(s.session_id, keep_history=args.keep_history):
+                deleted.append(s)
+        except LuoshoError as e:  # a session busy with a run is skipped, not fatal
+            failed.append((s, e))
+    if args.json:
+        render.emit(
+            {
+                "cutoff": cutoff.isoformat(),
+                "dry_run": args.dry_run,
+                "matched": [render.as_dict(s) for s in chosen],
+                "deleted": [s.session_id for s in deleted],
+                "failed": [{"session_id": s.session_id, "reason": e.reason, "message": e.message} for s, e in failed],
+            }
+        )
+    else:
+        if chosen:
+            print(render.session_rows(chosen))
+        verb = "would delete" if args.dry_run else "deleted"
+        count = len(chosen) if args.dry_run else len(deleted)
+        print(f"{verb} {count} session{'s' if count != 1 else ''} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}")
+        for s, e in failed:
+            print(f"not deleted {s.session_id}: {e}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+# -- plumbing ---------------------------------------------------------------------------------
+
+
+def _listing(args: argparse.Namespace, rows: Sequence[Any], table: Callable[[Sequence[Any]], str], empty: str) -> int:
+    """A list of protos: a JSON array with ``--json``, else a table (``empty`` if none)."""
+    if args.json:
+        render.emit([render.as_dict(r) for r in rows])
+    else:
+        print(table(rows) if rows else empty)
+    return 0
+
+
+def _statuses(given: list[str] | None) -> set[int]:
+    return {STATUSES[s.replace("_", "-")] for s in given or ()}
+
+
+def _json_arg(text: str, flag: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise CommandFailed(f"{flag}: not JSON: {e}") from None
+
+
+def _failure_line(err: Exception, address: str) -> str:
+    """``REASON: message`` as the daemon's ErrorInfo says, or why the daemon was not reached."""
+    if isinstance(err, LuoshoError):
+        reason, message, code = err.reason, err.message, err.code
+    elif isinstance(err, grpc.RpcError) and isinstance(err, grpc.Call):  # the raw Resolve stream
+        status = rpc_status.from_call(err)
+        reason, message, code = "", status.message if status else err.details() or "", err.code()
+        for detail in status.details if status else ():
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):
+                reason = info.reason
+                break
+    else:
+        return str(err)
+    if reason:
+        return f"{reason}: {message}"
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return f"cannot reach the daemon at {address}: {message}"
+    return f"{code.name}: {message}"
+
+
+def run(handler: Callable[[Daemon, argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """The one error boundary of the admin commands: one readable line, never a traceback."""
+    try:
+        with connect(args.address) as d:
+            return handler(d, args)
+    except (LuoshoError, grpc.RpcError, CommandFailed) as e:
+        print(f"luoshod: {_failure_line(e, args.address)}", file=sys.stderr)
+    except BrokenPipeError:  # `luoshod sessions list | head`
+        sys.stderr.close()
+    return 1
+
+
+# -- the parsers ------------------------------------------------------------------------------
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``sessions``, ``approvals`` and ``prune`` on ``luoshod``'s subparsers."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--address",
+        default=os.environ.get("LUOSHOD_ADDRESS", DEFAULT_ADDRESS),
+        help=f"the daemon: host:port or unix:/path (env LUOSHOD_ADDRESS; default {DEFAULT_ADDRESS})",
+    )
+    common.add_argument("--json", action="store_true", help="JSON for scripts instead of tables")
+    common.set_defaults(log_level="WARNING")
+
+    def command(parent: Any, name: str, handler: Callable[..., int], help: str, **kw: Any) -> argparse.ArgumentParser:
+        p = parent.add_parser(name, parents=[common], help=help, description=help, **kw)
+        p.set_defaults(admin=handler)
+        return p
+
+    statuses = {"choices": sorted(STATUSES) + sorted(s.replace("-", "_") for s in STATUSES), "action": "append"}
+
+    sessions = sub.add_parser("sessions", help="list, show, delete and fork sessions of a running daemon")
+    ss = sessions.add_subparsers(dest="sessions_command", required=True)
+    p = command(ss, "list", sessions_list, "every session, following every page")
+    p.add_argument("--status", help="only this status (repeatable)", **statuses)
+    p.add_argument("--limit", type=int, default=0, help="at most this many rows")
+    p = command(ss, "show", sessions_show, "a session's state, transcript and step timeline")
+    p.add_argument("session_id")
+    p.add_argument("--full", action="store_true", help="do not shorten long messages")
+    p = command(ss, "history", sessions_history, "a session's saved checkpoints, newest first")
+    p.add_argument("session_id")
+    p.add_argument("--checkpoints", action="store_true", help="include each full checkpoint (with --json)")
+    p = command(ss, "delete", sessions_delete, "delete a session's checkpoint (and history)")
+    p.add_argument("session_id")
+    p.add_argument("--keep-history", action="store_true")
+    p = command(ss, "fork", sessions_fork, "a new session from a step of another's history")
+    p.add_argument("session_id")
+    p.add_argument("--step", type=int, required=True, help="the step to fork from")
+    p.add_argument("--new-id", help="the new session's id (default SESSION.fork-N)")
+    p.add_argument("--append", metavar="TEXT", help="a user message queued after any pending calls")
+    p.add_argument("--state", metavar="JSON", help="replace the business state")
+    p.add_argument("--tool-result", metavar="CALL_ID=JSON", help="replace (or record) one tool call's result")
+    p.add_argument("--error", action="store_true", help="the --tool-result is an error result")
+
+    approvals = sub.add_parser("approvals", help="list and decide pending approvals")
+    aa = approvals.add_subparsers(dest="approvals_command", required=True)
+    p = command(aa, "list", approvals_list, "pending approvals, oldest first")
+    p.add_argument("--session", help="only this session's")
+    for decision in ("approve", "reject"):
+        p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app")
+        p.add_argument("approval_id")
+        p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
+        p.set_defaults(decision=decision)
+
+    p = command(
+        sub,
+        "prune",
+        prune,
+        "delete the sessions last saved longer ago than --older-than (every status unless --status)",
+    )
+    p.add_argument("--older-than", required=True, metavar="DURATION", help="90s, 15m, 12h, 30d, 2w, 1d12h…")
+    p.add_argument("--status", help="only this status (repeatable)", **statuses)
+    p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+    p.add_argument("--keep-history", action="store_true")

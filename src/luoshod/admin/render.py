@@ -1,0 +1,199 @@
+"""What the admin commands print: aligned tables and a session's transcript and timeline
+for people, plain JSON (proto field names) for scripts. No I/O but ``emit``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from datetime import UTC
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message as ProtoMessage
+from google.protobuf.timestamp_pb2 import Timestamp
+from luosho.v1 import agent_pb2 as pb
+
+#: How much of a message, an argument list or a result a line shows (``--full`` lifts it).
+CLIP = 160
+
+
+def status_label(value: int) -> str:
+    """``in-progress``, ``awaiting-approval``, ``finished`` (the words of the docs)."""
+    return _enum_label(pb.CheckpointStatus, value, "CHECKPOINT_STATUS_")
+
+
+def finish_label(value: int) -> str:
+    """``stop``, ``max-steps``, ``aborted``, ``awaiting-approval``; ``""`` when unset."""
+    return _enum_label(pb.FinishReason, value, "FINISH_REASON_")
+
+
+def _enum_label(enum: Any, value: int, prefix: str) -> str:
+    if not value:
+        return ""
+    try:
+        return enum.Name(value).removeprefix(prefix).lower().replace("_", "-")
+    except ValueError:
+        return str(value)
+
+
+def timestamp(ts: Timestamp) -> str:
+    """UTC to the second, ``2026-05-01 09:30:12Z``; ``-`` when unset."""
+    if not ts.seconds and not ts.nanos:
+        return "-"
+    return ts.ToDatetime(tzinfo=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def clip(text: str, width: int | None = CLIP) -> str:
+    """One line of at most ``width`` characters (``None``: no limit)."""
+    line = " ".join(text.split()) if "\n" in text else text
+    if width is None or len(line) <= width:
+        return line
+    return line[: width - 1] + "…"
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """Columns padded to their widest cell; the last column is not padded."""
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for row in cells:
+        padded = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=False)] + [row[-1]]
+        lines.append("  ".join(padded).rstrip())
+    return "\n".join(lines)
+
+
+def as_dict(message: ProtoMessage) -> dict[str, Any]:
+    """A proto as JSON-ready data: proto field names, enums by name, defaults kept."""
+    return json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+
+
+def emit(data: object) -> None:
+    """``--json`` output: one JSON document on stdout."""
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+# -- rows ------------------------------------------------------------------------------------
+
+
+def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
+    return table(
+        ("SESSION", "STATUS", "FINISH", "STEP", "MSGS", "UPDATED (UTC)", "APPROVAL"),
+        (
+            (
+                s.session_id,
+                status_label(s.status),
+                finish_label(s.finish_reason) or "-",
+                s.step_index,
+                s.message_count,
+                timestamp(s.updated_at),
+                s.approval_id or "-",
+            )
+            for s in sessions
+        ),
+    )
+
+
+def history_rows(entries: Iterable[pb.HistoryEntry]) -> str:
+    return table(
+        ("VERSION", "STEP", "SAVED (UTC)", "STATUS", "MSGS"),
+        ((e.version, e.step, timestamp(e.saved_at), status_label(e.status), e.message_count) for e in entries),
+    )
+
+
+def approval_rows(approvals: Iterable[pb.Approval], width: int | None = 60) -> str:
+    return table(
+        ("APPROVAL", "SESSION", "STEP", "TOOL", "ARGUMENTS", "CREATED (UTC)", "EXPIRES (UTC)"),
+        (
+            (
+                a.approval_id,
+                a.session_id,
+                a.step,
+                f"{a.tool_call.name} ({a.tool_call.id})",
+                clip(a.tool_call.arguments_json or "{}", width),
+                timestamp(a.created_at),
+                timestamp(a.expires_at),
+            )
+            for a in approvals
+        ),
+    )
+
+
+# -- one session -------------------------------------------------------------------------------
+
+
+def usage_line(u: pb.Usage) -> str:
+    text = (
+        f"{u.total_tokens} tokens ({u.prompt_tokens} prompt + {u.completion_tokens} completion), "
+        f"{u.model_calls} model call{'s' if u.model_calls != 1 else ''}"
+    )
+    return text + (f", ${u.cost_usd:.4f}" if u.cost_usd else "")
+
+
+def message_lines(n: int, m: pb.Message, width: int | None) -> list[str]:
+    """One transcript message: ``#n role  text``, then one line per tool call."""
+    role = _enum_label(pb.Role, m.role, "ROLE_") or "?"
+    head = f"#{n:<3} {role:<10}"
+    if m.role == pb.ROLE_TOOL:
+        mark = "error ← " if m.is_error else "← "
+        return [f"{head} {m.tool_name or '?'} [{m.tool_call_id}] {mark}{clip(m.content, width)}"]
+    lines = [f"{head} {clip(m.content, width)}".rstrip()] if m.content or not m.tool_calls else []
+    for k, c in enumerate(m.tool_calls):
+        prefix = head if k == 0 and not lines else " " * len(head)
+        lines.append(f"{prefix} → {c.name} [{c.id}] {clip(c.arguments_json or '{}', width)}")
+    return lines
+
+
+def timeline_lines(entries: Sequence[pb.HistoryEntry], messages: Sequence[pb.Message]) -> list[str]:
+    """The history oldest first, each save with what it added to the transcript."""
+    rows = []
+    before = 0
+    for e in sorted(entries, key=lambda e: e.version):
+        added = messages[before : e.message_count] if e.message_count >= before else []
+        what = ", ".join(_gist(m) for m in added) or "-"
+        rows.append(
+            (f"v{e.version}", e.step, timestamp(e.saved_at), status_label(e.status), f"+{max(e.message_count - before, 0)}", clip(what))
+        )
+        before = e.message_count
+    return table(("SAVE", "STEP", "SAVED (UTC)", "STATUS", "MSGS", "ADDED"), rows).splitlines()
+
+
+def _gist(m: pb.Message) -> str:
+    role = _enum_label(pb.Role, m.role, "ROLE_")
+    if m.role == pb.ROLE_TOOL:
+        return f"{'error' if m.is_error else 'result'} of {m.tool_name or m.tool_call_id}"
+    if m.tool_calls:
+        return f"{role} calls " + " ".join(c.name for c in m.tool_calls)
+    return f"{role} {clip(m.content, 40)!r}" if m.content else role
+
+
+def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: int | None = CLIP) -> str:
+    status = status_label(cp.status)
+    if cp.finish_reason:
+        status += f" ({finish_label(cp.finish_reason)})"
+    lines = [
+        f"session   {cp.session_id}",
+        f"status    {status}",
+        f"step      {cp.step_index}   version {cp.version}   updated {timestamp(cp.updated_at)}",
+        f"model     {cp.agent.model or '-'}" + (f"   tools: {', '.join(t.name for t in cp.agent.tools)}" if cp.agent.tools else ""),
+        f"usage     this run: {usage_line(cp.usage)}",
+        f"          session:  {usage_line(cp.total_usage)}",
+    ]
+    if cp.approval_id:
+        lines.append(f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject {cp.approval_id})")
+    if cp.business_state_json:
+        lines.append(f"state     {clip(cp.business_state_json, width)}")
+    lines += ["", f"Transcript ({len(cp.messages)} messages)"]
+    for n, m in enumerate(cp.messages):
+        lines += ["  " + line for line in message_lines(n, m, width)]
+    waiting = [r for r in cp.tool_calls if not r.has_result]
+    if waiting:
+        lines += ["", "Tool calls without a result (run again on resume)"]
+        lines += [f"  step {r.step}  {r.call.name} [{r.call.id}] {clip(r.call.arguments_json or '{}', width)}" for r in waiting]
+    saves = f"{len(history)} save{'s' if len(history) != 1 else ''}"
+    lines += ["", f"Timeline ({saves} kept, oldest first)"]
+    lines += ["  " + line for line in timeline_lines(history, cp.messages)] if history else ["  (no history kept)"]
+    return "\n".join(lines)
