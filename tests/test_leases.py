@@ -1,7 +1,8 @@
 """One writer per session across daemons (R51, R52): two real daemon processes on one
 store, a daemon killed or paused while it holds a session's lease.
 
-Every test runs on each store that several processes can share (``shared_store``).
+Every test runs on each store that several processes can share (``shared_store``): a
+PostgreSQL database (the session's throw-away server), an SQLite file, an LMDB directory.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 100 + k})) for k in range(3)] +
 SPEC = agent(SCRIPT)
 
 
-@pytest.fixture(params=["sqlite", "lmdb"])
+@pytest.fixture(params=["postgres", "sqlite", "lmdb"])
 def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
     return {"sqlite": f"sqlite:///{tmp_path}/luoshod.db", "lmdb": f"lmdb://{tmp_path}/lmdb"}[
         request.param
     ]
@@ -47,6 +50,15 @@ def daemons(shared_store: str, tmp_path: Path) -> Iterator[tuple[DaemonProcess, 
             if d.proc and d.proc.poll() is None:
                 d.proc.send_signal(signal.SIGCONT)  # a paused one must be able to die
             d.stop()
+
+
+def killed_logs(daemons: tuple[DaemonProcess, ...]) -> str:
+    """Stop the daemons at once and return the end of each one's log."""
+    for d in daemons:
+        assert d.proc is not None
+        d.proc.kill()
+        d.proc.wait(10)
+    return "\n".join(d.stderr()[-4000:] for d in daemons)
 
 
 def harness(d: DaemonProcess, tmp_path: Path) -> Harness:
@@ -248,7 +260,8 @@ async def test_32_clients_hammering_8_sessions_through_two_daemons(
                 return
 
     await asyncio.wait_for(asyncio.gather(*(client(c) for c in range(CLIENTS))), 240)
-    assert not failures, failures
+    if failures:  # with what the daemons logged, which says why
+        raise AssertionError(f"{failures[:3]}\n{killed_logs(daemons)}")
     assert refused  # the sessions were contended: the refusals were all clean SESSION_BUSY
     for i in range(SESSIONS):
         sid = f"h{i}"

@@ -221,7 +221,7 @@ class PostgresStore(Store):
             if granted is not None:
                 token, expires_at = granted
                 return Lease(session_id, owner, token, expires_at)
-            held = await self._fetchone("acquire_lease", queries.SELECT_LEASE, (session_id,))
+            held = await self._fetchone("acquire_lease", queries.SELECT_LIVE_LEASE, (session_id,))
             # None: released or expired in between (as it was refused); try again.
             if held is not None:
                 holder, _token, expires_at = held

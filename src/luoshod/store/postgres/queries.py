@@ -251,6 +251,13 @@ SELECT_LEASE = """
 SELECT owner, token, extract(epoch FROM expires_at)::float8 FROM leases WHERE session_id = %s
 """
 
+# The holder that refused an acquire, if its lease is still live (it may have been
+# released or have expired since).
+SELECT_LIVE_LEASE = """
+SELECT owner, token, extract(epoch FROM expires_at)::float8 FROM leases
+WHERE session_id = %s AND expires_at > clock_timestamp()
+"""
+
 RENEW_LEASE = """
 UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)
 WHERE session_id = %(session_id)s AND token = %(token)s
