@@ -75,3 +75,19 @@ async def test_fifty_sessions_at_once_all_finish_correctly(h: Harness) -> None:
     assert ids == sorted(f"many-{n}" for n in range(50))
     none = await h.stub.ListSessions(pb.ListSessionsRequest(status=pb.CHECKPOINT_STATUS_IN_PROGRESS))
     assert list(none.sessions) == []
+
+
+async def test_a_client_back_at_once_after_dropping_its_stream_waits_for_the_orphan(h: Harness) -> None:
+    # The model takes 0.5 s; the client drops its stream while it answers. That run stops
+    # only once the model call is checkpointed (R6); a Resume sent at once waits for it
+    # instead of getting SESSION_BUSY for a run nobody listens to any more.
+    spec = agent([{**calls(("add", {"a": 1})), "delay_ms": 500}, {"text": "ok"}])
+    dropped = await h.run("orphan", "go", spec, stop_at=lambda e: e.type == "step.start")
+    assert dropped.dropped
+    resumed = await h.run("orphan", agent=spec, tools={"add": lambda a: a["a"]}, resume=True)
+    assert resumed.error is None, resumed.reason
+    assert resumed.done is not None and resumed.done.final_text == "ok"
+    assert "model.turn" not in resumed.types[:2]  # the dropped run's turn was kept, not redone
+    cp = await h.get("orphan")
+    assert_valid_transcript(cp)
+    assert sum(1 for m in cp.messages if m.role == pb.ROLE_ASSISTANT) == 2

@@ -4,6 +4,7 @@ through which ``SubmitToolResult`` answers a waiting ``tool.call``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
@@ -13,6 +14,8 @@ from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown, TooManyRuns
 
 SHUTDOWN = "daemon shutting down"
 CLIENT_GONE = "client disconnected"
+#: How long a new run waits for a run whose client went away to stop (seconds).
+ORPHAN_WAIT_S = 5.0
 
 
 class Delivery(Enum):
@@ -72,11 +75,21 @@ class RunRegistry:
         finally:
             self._resolving.discard(approval_id)
 
-    def begin(self, session_id: str) -> ActiveRun:
+    async def begin(self, session_id: str) -> ActiveRun:
         """Claim the session for a run. Raises ``SessionBusy`` (R51), ``TooManyRuns`` or
-        ``ShuttingDown``."""
-        if self.draining:
-            raise ShuttingDown("the daemon is shutting down; retry on another instance or later")
+        ``ShuttingDown``.
+
+        A run whose client went away is stopping at its next boundary (checkpointing the
+        model call in flight first, R6): the new claim waits up to
+        :data:`ORPHAN_WAIT_S` for it, so a client that crashed and comes back at once
+        resumes instead of getting ``SessionBusy`` for a run nobody listens to.
+        """
+        self._refuse_if_draining()
+        orphan = self._runs.get(session_id)
+        if orphan is not None and orphan.control.interrupted == CLIENT_GONE:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(orphan.done.wait(), ORPHAN_WAIT_S)
+            self._refuse_if_draining()
         if session_id in self._runs:
             raise SessionBusy(
                 f"session {session_id!r} already has a run in this daemon", session_id=session_id
@@ -89,6 +102,10 @@ class RunRegistry:
             )
         run = self._runs[session_id] = ActiveRun(session_id)
         return run
+
+    def _refuse_if_draining(self) -> None:
+        if self.draining:
+            raise ShuttingDown("the daemon is shutting down; retry on another instance or later")
 
     def end(self, run: ActiveRun) -> None:
         if self._runs.get(run.session_id) is run:

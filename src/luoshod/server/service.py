@@ -175,7 +175,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[pb.Event]:
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
-        run = self.runs.begin(session_id)
+        run = await self.runs.begin(session_id)
         sink = _QueueSink(self.hub, self.observer, self.log_contents)
         task = asyncio.create_task(start(req, sink, run, run.control))
 
@@ -287,7 +287,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self, request: pb.DeleteSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteSessionResponse:
         sid = check_session_id(request.session_id)
-        claim = self.runs.begin(sid)  # SESSION_BUSY while a run holds it
+        claim = await self.runs.begin(sid)  # SESSION_BUSY while a run holds it
         try:
             # Under the session's lease: SESSION_BUSY while another daemon runs it.
             deleted = await self.engine.delete(sid, keep_history=request.keep_history)
@@ -343,7 +343,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             tool_result=check_tool_result_patch(p.tool_result) if p.HasField("tool_result") else None,
             append_input=p.append_input,
         )
-        claim = self.runs.begin(new_id) if new_id else None  # nobody runs it while it is made
+        claim = await self.runs.begin(new_id) if new_id else None  # nobody runs it while it is made
         try:
             forked = await fork(
                 self.store, sid, request.from_step, new_session_id=new_id, patch=patch, clock=self.engine.clock
