@@ -4,7 +4,10 @@ unix socket modes."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import stat
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -108,15 +111,11 @@ async def test_tokens_guard_every_rpc_but_health(start) -> None:
         # Probes send no token: health answers.
         resp = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
         assert resp.status == health_pb2.HealthCheckResponse.SERVING
-        # Reflection is the API's description: it needs the token like the API.
+        # Reflection only describes the (public) API: open, so that grpcurl can look up
+        # Health/Check without a token.
         refl = reflection_pb2_grpc.ServerReflectionStub(channel)
-        with pytest.raises(grpc.aio.AioRpcError) as err:
-            async for _ in refl.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])):
-                pass
-        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
         answers = refl.ServerReflectionInfo(
-            iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
-            metadata=(("authorization", f"Bearer {TOKEN}"),),
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")])
         )
         names = [s.name async for a in answers for s in a.list_services_response.service]
         assert "luosho.v1.AgentService" in names
@@ -161,6 +160,41 @@ async def test_the_python_clients_take_a_token_and_tls_credentials(start, ca: CA
             return client.get_session("c1").session_id
 
     assert await asyncio.to_thread(blocking) == "c1"
+
+
+async def test_the_people_cli_takes_a_token_file_and_tls_options(start, ca: CA, tmp_path: Path) -> None:
+    server, client_pair = ca.issue("server", server=True), ca.issue("client", server=False)
+    d = await start(
+        tls_cert_file=server.cert, tls_key_file=server.key, tls_client_ca_file=ca.pair.cert, auth_tokens=(Secret(TOKEN),)
+    )
+    async with AsyncClient(
+        d.addresses[0], token=TOKEN, credentials=grpc.ssl_channel_credentials(ca.pair.cert.read_bytes(), *client_pair.read())
+    ) as client:
+        await client.execute("cli-1", "hi", agent=agent([{"text": "ok"}]))
+    token_file = tmp_path / "token"
+    token_file.write_text(f"# for the CLI\n{TOKEN}\n")
+    tls = ["--address", d.addresses[0], "--tls-ca-file", str(ca.pair.cert),
+           "--tls-cert-file", str(client_pair.cert), "--tls-key-file", str(client_pair.key)]
+
+    async def luoshod(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "luoshod", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )
+        out, err = await proc.communicate()
+        return proc.returncode or 0, out.decode(), err.decode()
+
+    code, out, _ = await luoshod("sessions", "list", "--json", *tls, "--token-file", str(token_file))
+    assert code == 0 and [s["session_id"] for s in json.loads(out)] == ["cli-1"]
+    code, out, _ = await luoshod("sessions", "show", "cli-1", *tls, env={"LUOSHOD_TOKEN": TOKEN})
+    assert code == 0 and "cli-1" in out
+    code, _, err = await luoshod("sessions", "list", *tls)
+    assert code == 1 and err.startswith("luoshod: TOKEN_REQUIRED: ")
+    code, _, err = await luoshod("sessions", "list", *tls, "--token-file", str(tmp_path / "missing"))
+    assert code == 1 and "--token-file: cannot read" in err
+    # The health check needs TLS but no token.
+    code, _, err = await luoshod("healthcheck", *tls)
+    assert code == 0, err
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0"])

@@ -26,6 +26,7 @@ from luosho.client import Client, LuoshoError, ToolResultPatch
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
+from .. import connect as connection
 from ..server.app import DEFAULT_LISTEN as DEFAULT_ADDRESS
 from . import render
 from .prune import parse_duration, stale
@@ -52,13 +53,17 @@ class Daemon:
 
 
 @contextmanager
-def connect(address: str) -> Iterator[Daemon]:
-    channel = grpc.insecure_channel(address)
+def connect(args: argparse.Namespace) -> Iterator[Daemon]:
+    """The daemon at ``args.address``, with the TLS options and token of ``args``."""
     try:
-        with Client(channel=channel) as client:
-            yield Daemon(address, client, pb_grpc.AgentServiceStub(channel))
+        ch = connection.channel(args, args.address)
+    except (ValueError, OSError) as e:  # an unreadable token or certificate file
+        raise CommandFailed(str(e)) from None
+    try:
+        with Client(channel=ch) as client:
+            yield Daemon(args.address, client, pb_grpc.AgentServiceStub(ch))
     finally:
-        channel.close()
+        ch.close()
 
 
 # -- sessions ---------------------------------------------------------------------------------
@@ -256,7 +261,7 @@ def _failure_line(err: Exception, address: str) -> str:
 def run(handler: Callable[[Daemon, argparse.Namespace], int], args: argparse.Namespace) -> int:
     """The one error boundary of the admin commands: one readable line, never a traceback."""
     try:
-        with connect(args.address) as d:
+        with connect(args) as d:
             return handler(d, args)
     except (LuoshoError, grpc.RpcError, CommandFailed) as e:
         print(f"luoshod: {_failure_line(e, args.address)}", file=sys.stderr)
@@ -277,6 +282,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         help=f"the daemon: host:port or unix:/path (env LUOSHOD_ADDRESS; default {DEFAULT_ADDRESS})",
     )
     common.add_argument("--json", action="store_true", help="JSON for scripts instead of tables")
+    connection.add_token_arguments(common)
+    connection.add_tls_arguments(common)
     common.set_defaults(log_level="WARNING")
 
     def command(parent: Any, name: str, handler: Callable[..., int], help: str, **kw: Any) -> argparse.ArgumentParser:

@@ -3,9 +3,10 @@
 
 Tokens are compared with :func:`hmac.compare_digest` against every configured token (no
 early exit), so the time taken does not tell how much of a guess was right. The health
-service stays open, for load balancers and Kubernetes probes that send no metadata;
-server reflection needs a token like the API (grpcurl sends ``-H`` headers on reflection
-requests too).
+service stays open, for load balancers and Kubernetes probes that send no metadata, and so
+does server reflection: it only describes the API, whose schema is public (the proto
+files), and without it ``grpcurl HOST grpc.health.v1.Health/Check`` — which looks the
+method up by reflection first — would need a token to ask whether the daemon is up.
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health
+from grpc_reflection.v1alpha import reflection
 
 from ..config import ConfigError, Secret
 from ..errors import Unauthenticated
 from .status import to_status
 
-#: Methods under these prefixes need no token.
-OPEN_PREFIXES = (f"/{health.SERVICE_NAME}/",)
+#: Methods under these prefixes need no token: health, and reflection (both versions).
+OPEN_PREFIXES = (
+    f"/{health.SERVICE_NAME}/",
+    f"/{reflection.SERVICE_NAME}/",
+    "/grpc.reflection.v1.ServerReflection/",
+)
 
 
 def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> list[bytes]:
