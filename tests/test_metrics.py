@@ -86,8 +86,9 @@ def test_metrics_move_with_runs(served: tuple[DaemonProcess, str]) -> None:
     assert value(after, "luoshod_runs_total", outcome="stop") == 1
     assert value(after, "luoshod_runs_total", outcome="awaiting_approval") == 1
     assert value(after, "luoshod_steps_total") == 2  # m-1's two; m-2 paused in its first
-    # m-1: three saves (turn, result, finish); m-2: two (turn, pause).
-    assert value(after, "luoshod_store_save_seconds_count", driver="sqlite") == 5
+    # m-1: three saves (the turn with its tool.call, the result, the finish); m-2: one
+    # (its turn and the pause together: the gated call never ran).
+    assert value(after, "luoshod_store_save_seconds_count", driver="sqlite") == 4
     assert value(after, "luoshod_store_save_seconds_sum", driver="sqlite") > 0
     assert value(after, "luoshod_pending_approvals") == 1
     assert value(after, "luoshod_active_runs") == 0 and value(after, "luoshod_leases_held") == 0

@@ -112,6 +112,14 @@ class Run:
         self.unannounced: list[tuple[Message, int]] = []  # results recorded by an abort
         self.logs_events = Capability.EVENT_LOG in s.store.capabilities
         self.write_lock = asyncio.Lock()  # store writes of this run, in order
+        #: A model turn with tool calls is in the checkpoint but not in the store yet. R1
+        #: wants it durable before any of its tools runs, and a tool runs only once its
+        #: client has the ``tool.call`` event, which ``flush`` delivers: so the turn is
+        #: saved by the first flush, with the first ``tool.call`` events in the same
+        #: transaction, instead of by a save of its own followed by an event append — one
+        #: synced write a step fewer. Every way out of the turn saves (a result, a pause,
+        #: an abort, and ``go``'s final flush for an interrupt).
+        self.turn_unsaved = False
         timeout_ms = self.spec.tool_timeout_ms
         self.tool_timeout_s = timeout_ms / 1000 if timeout_ms else s.default_tool_timeout_s
 
@@ -141,39 +149,51 @@ class Run:
                 await self.sink.emit(e)
 
     async def flush(self) -> None:
-        """Write queued events to the event log, then hand them to the sink."""
+        """Write queued events to the event log, then hand them to the sink. A model turn
+        not saved yet is saved instead, with them (see :attr:`turn_unsaved`)."""
         async with self.write_lock:
-            if not self.outbox:
+            if self.turn_unsaved:
+                batch, stored = await self._save()
+            elif not self.outbox:
                 return
-            batch, stored = self._take()
-            if stored:
-                await self.s.store.append_events(self.cp.session_id, stored, lease=self.p.lease)
+            else:
+                batch, stored = self._take()
+                if stored:
+                    await self.s.store.append_events(self.cp.session_id, stored, lease=self.p.lease)
         await self._deliver(batch, stored)
 
     async def save(self, *, approval: Approval | None = None) -> None:
         """Save the checkpoint with the queued events (and an approval to store or claim)."""
-        cp = self.cp
         async with self.write_lock:
-            batch, stored = self._take()
-            cp.version += 1
-            cp.updated_at = self.s.clock()
-            extra: dict[str, object] = {"lease": self.p.lease} if self.p.lease else {}
-            if stored:
-                extra["events"] = stored
-            if approval is not None:
-                extra["approval"] = approval
-            if self.p.claim is not None:
-                extra["claim"] = self.p.claim
-            try:
-                await self.s.store.save(cp, stored_messages=self.stored, **extra)
-            except BaseException:
-                # The checkpoint did not change, so the events that described the change
-                # did not happen: they are dropped (their seqs stay unused).
-                cp.version -= 1
-                raise
-            self.p.claim = None
-            self.stored = len(cp.messages)
+            batch, stored = await self._save(approval)
         await self._deliver(batch, stored)
+
+    async def _save(
+        self, approval: Approval | None = None
+    ) -> tuple[list[Event], list[StoredEvent]]:
+        """The save itself, under ``write_lock``; returns the events to deliver."""
+        cp = self.cp
+        batch, stored = self._take()
+        cp.version += 1
+        cp.updated_at = self.s.clock()
+        extra: dict[str, object] = {"lease": self.p.lease} if self.p.lease else {}
+        if stored:
+            extra["events"] = stored
+        if approval is not None:
+            extra["approval"] = approval
+        if self.p.claim is not None:
+            extra["claim"] = self.p.claim
+        try:
+            await self.s.store.save(cp, stored_messages=self.stored, **extra)
+        except BaseException:
+            # The checkpoint did not change, so the events that described the change
+            # did not happen: they are dropped (their seqs stay unused).
+            cp.version -= 1
+            raise
+        self.p.claim = None
+        self.stored = len(cp.messages)
+        self.turn_unsaved = False
+        return batch, stored
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -237,7 +257,7 @@ class Run:
             await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
             if not turn.tool_calls:
                 return await self.finish(FinishReason.STOP, step_done=True)
-            await self.save()  # R1: the turn is durable before any tool runs
+            self.turn_unsaved = True  # R1: saved by the flush that sends its first tool.call
             if (stop := await self.run_tools(list(turn.tool_calls), step)) is not None:
                 return stop
             await self.emit(ev.STEP_DONE, step=step)
