@@ -36,6 +36,7 @@ from ..base import (
     page_start,
 )
 from ..groupcommit import AsyncGroupCommit, Queued
+from ..prepared import Prepared, PreparedEvents, prepare
 from . import ops, queries
 from .connection import Target, new_pool, open_pool, snapshot, target_from_url, translated, writing
 
@@ -77,7 +78,7 @@ class PostgresStore(Store):
         super().__init__(history_limit=history_limit)
         self.target = target
         self._pool: AsyncConnectionPool | None = None
-        self._saves: AsyncGroupCommit[ops.Prepared] = AsyncGroupCommit("luoshod-postgres", self._apply)
+        self._saves: AsyncGroupCommit[Prepared] = AsyncGroupCommit("luoshod-postgres", self._apply)
 
     @classmethod
     def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> PostgresStore:
@@ -125,7 +126,7 @@ class PostgresStore(Store):
         claim: str | None = None,
         lease: Lease | None = None,
     ) -> None:
-        prepared = ops.prepare(
+        prepared = prepare(
             checkpoint,
             stored_messages,
             self.history_limit_for(checkpoint),
@@ -149,7 +150,7 @@ class PostgresStore(Store):
         self._require("append_events")
         # Through the group commit: one transaction with the saves.
         await self._saves.submit(
-            ops.PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
+            PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
         )
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
@@ -280,7 +281,7 @@ class PostgresStore(Store):
     async def _fetchone(self, what: str, statement: str, args: Any) -> tuple[Any, ...] | None:
         return await self._autocommit(what, _fetchone, statement, args)
 
-    async def _apply(self, batch: list[Queued[ops.Prepared]]) -> None:
+    async def _apply(self, batch: list[Queued[Prepared]]) -> None:
         """Commit a batch of saves and appends in one transaction (group commit)."""
         sessions = sorted({item.payload.session_id for item in batch})
         await self._write("save", sessions, ops.save_batch, batch)

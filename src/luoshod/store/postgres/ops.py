@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from psycopg import AsyncConnection, AsyncCursor
@@ -27,7 +26,6 @@ from ...domain import (
     EventPage,
     FinishReason,
     HistoryEntry,
-    Lease,
     Message,
     SessionSummary,
     Status,
@@ -37,71 +35,9 @@ from ...errors import ApprovalNotFound, LeaseLost
 from .. import codec
 from ..base import extends, lease_lost
 from ..groupcommit import Queued
+from ..prepared import Prepared, PreparedEvents, PreparedSave, encode_json
 from . import queries
 
-# Built once: ``json.dumps`` with options builds a new encoder on every call.
-_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(slots=True, frozen=True)
-class PreparedSave:
-    """A save, encoded on the caller's task: the header and the bodies of
-    ``messages[stored_messages:]``, with its events, approval, claim and lease."""
-
-    checkpoint: Checkpoint
-    stored_messages: int
-    history_limit: int
-    header: str
-    new_bodies: list[bytes]
-    events: tuple[StoredEvent, ...] = ()
-    event_log_limit: int = 0
-    approval: Approval | None = None
-    approval_body: str = ""
-    claim: str | None = None
-    lease: Lease | None = None
-
-    @property
-    def session_id(self) -> str:
-        return self.checkpoint.session_id
-
-
-@dataclass(slots=True, frozen=True)
-class PreparedEvents:
-    """Events to append to a session's log, queued with the saves (``append_events``)."""
-
-    session_id: str
-    events: tuple[StoredEvent, ...]
-    event_log_limit: int
-    lease: Lease | None = None
-
-
-Prepared = PreparedSave | PreparedEvents
-
-
-def prepare(
-    checkpoint: Checkpoint,
-    stored_messages: int,
-    history_limit: int,
-    *,
-    events: Sequence[StoredEvent],
-    event_log_limit: int,
-    approval: Approval | None,
-    claim: str | None,
-    lease: Lease | None,
-) -> PreparedSave:
-    return PreparedSave(
-        checkpoint,
-        stored_messages,
-        history_limit,
-        _JSON.encode(checkpoint.header_dict()),
-        [codec.encode_message(m) for m in checkpoint.messages[stored_messages:]],
-        tuple(events),
-        event_log_limit,
-        approval,
-        _JSON.encode(approval.to_dict()) if approval is not None else "",
-        claim,
-        lease,
-    )
 
 
 async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:
@@ -389,7 +325,7 @@ async def import_session(
     await _execute(
         conn,
         queries.UPSERT_APPROVALS,
-        [(a.approval_id, session_id, _JSON.encode(a.to_dict())) for a in approvals],
+        [(a.approval_id, session_id, encode_json(a.to_dict())) for a in approvals],
     )
     await _execute(conn, queries.INSERT_EVENTS, [(session_id, e.seq, e.data) for e in events])
     if events:
@@ -400,12 +336,12 @@ async def import_session(
     for cp in history:
         log_id, log = await _log_after(conn, session_id, log_id, log, cp.messages)
         entries.append((session_id, cp.step_index, cp.status.value, cp.updated_at, log_id,
-                        len(cp.messages), _JSON.encode(cp.header_dict())))
+                        len(cp.messages), encode_json(cp.header_dict())))
     await _execute(conn, queries.INSERT_HISTORY, entries)
     if latest is not None:
         log_id, log = await _log_after(conn, session_id, log_id, log, latest.messages)
         row = (session_id, log_id, latest.version, latest.status.value, len(latest.messages),
-               latest.updated_at, _JSON.encode(latest.header_dict()))
+               latest.updated_at, encode_json(latest.header_dict()))
         await _execute(conn, queries.UPSERT_SESSIONS, [row])
 
 

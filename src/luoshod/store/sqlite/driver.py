@@ -35,6 +35,7 @@ from ..base import (
     page_start,
 )
 from ..groupcommit import DatabaseThread, GroupCommit, Queued
+from ..prepared import PreparedEvents, PreparedSave, prepare
 from . import ops
 from .connection import connect, transaction, translated
 
@@ -93,7 +94,7 @@ class SqliteStore(Store):
         self.path = Path(path).absolute()
         self.busy_timeout = busy_timeout
         self._thread = DatabaseThread("luoshod-sqlite")
-        self._saves: GroupCommit[ops.PreparedSave | ops.PreparedEvents] = GroupCommit(
+        self._saves: GroupCommit[PreparedSave | PreparedEvents] = GroupCommit(
             self._thread, self._apply_batch
         )
         self._conn: sqlite3.Connection | None = None  # touched only on the database thread
@@ -142,7 +143,7 @@ class SqliteStore(Store):
         claim: str | None = None,
         lease: Lease | None = None,
     ) -> None:
-        prepared = ops.prepare(
+        prepared = prepare(
             checkpoint,
             stored_messages,
             self.history_limit_for(checkpoint),
@@ -164,7 +165,7 @@ class SqliteStore(Store):
             return
         # Through the group commit: one transaction and one sync with the saves.
         await self._saves.submit(
-            ops.PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
+            PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
         )
 
     async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
@@ -281,7 +282,7 @@ class SqliteStore(Store):
             raise sqlite3.ProgrammingError("no connection")
         return self._conn
 
-    def _apply_batch(self, batch: list[Queued[ops.PreparedSave | ops.PreparedEvents]]) -> None:
+    def _apply_batch(self, batch: list[Queued[PreparedSave | PreparedEvents]]) -> None:
         """Commit a batch of saves in one transaction (group commit); on the thread."""
         try:
             self._edge("save", self._write, ops.save_batch, batch)

@@ -6,7 +6,7 @@ messages); a history entry is a header plus ``(log_id, message_count)``, a prefi
 log that later saves only extend. A rewritten transcript gets a new log, and a log that
 nothing refers to any more is dropped with its messages in the same transaction.
 
-A save is encoded by :func:`prepare` on the caller's thread, before it is queued, so the
+A save is encoded by :func:`..prepared.prepare` on the caller's thread, before it is queued, so the
 database thread only runs SQL. A message body is the binary form of :mod:`..codec`.
 
 A save's events, approval and claim are written in the same transaction as its
@@ -23,7 +23,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ...domain import (
@@ -42,66 +41,8 @@ from ...errors import ApprovalNotFound, LeaseLost
 from .. import codec
 from ..base import extends, lease_busy, lease_lost
 from ..groupcommit import Queued
+from ..prepared import PreparedEvents, PreparedSave, encode_json
 from . import queries
-
-
-@dataclass(slots=True, frozen=True)
-class PreparedSave:
-    """A save, encoded: the header and the bodies of ``messages[stored_messages:]``, with
-    its events, the approval to store (and its JSON) and the approval to claim."""
-
-    checkpoint: Checkpoint
-    stored_messages: int
-    history_limit: int
-    header: str
-    new_bodies: list[bytes]
-    events: tuple[StoredEvent, ...] = ()
-    event_log_limit: int = 0
-    approval: Approval | None = None
-    approval_body: str = ""
-    claim: str | None = None
-    lease: Lease | None = None
-
-    @property
-    def session_id(self) -> str:
-        return self.checkpoint.session_id
-
-
-@dataclass(slots=True, frozen=True)
-class PreparedEvents:
-    """Events to append to a session's log, queued with the saves (``append_events``)."""
-
-    session_id: str
-    events: tuple[StoredEvent, ...]
-    event_log_limit: int
-    lease: Lease | None = None
-
-
-def prepare(
-    checkpoint: Checkpoint,
-    stored_messages: int,
-    history_limit: int,
-    *,
-    events: Sequence[StoredEvent] = (),
-    event_log_limit: int = 0,
-    approval: Approval | None = None,
-    claim: str | None = None,
-    lease: Lease | None = None,
-) -> PreparedSave:
-    new = checkpoint.messages[stored_messages:]
-    return PreparedSave(
-        checkpoint,
-        stored_messages,
-        history_limit,
-        _encode(checkpoint.header_dict()),
-        [codec.encode_message(m) for m in new],
-        tuple(events),
-        event_log_limit,
-        approval,
-        _encode(approval.to_dict()) if approval is not None else "",
-        claim,
-        lease,
-    )
 
 
 def load(conn: sqlite3.Connection, session_id: str) -> Checkpoint | None:
@@ -422,7 +363,7 @@ def import_session(
     conn.execute(queries.DELETE_EVENT_LOG, (session_id,))
     conn.executemany(
         queries.UPSERT_APPROVAL,
-        [(a.approval_id, session_id, _encode(a.to_dict())) for a in approvals],
+        [(a.approval_id, session_id, encode_json(a.to_dict())) for a in approvals],
     )
     conn.executemany(queries.INSERT_EVENT, [(session_id, e.seq, e.data) for e in events])
     if events:
@@ -431,11 +372,11 @@ def import_session(
     log_id, log = 0, []
     for cp in history:
         log_id, log = _log_after(conn, session_id, log_id, log, cp.messages)
-        row = _session_row(session_id, log_id, cp, _encode(cp.header_dict()))
+        row = _session_row(session_id, log_id, cp, encode_json(cp.header_dict()))
         conn.execute(queries.INSERT_HISTORY, row)
     if latest is not None:
         log_id, log = _log_after(conn, session_id, log_id, log, latest.messages)
-        row = _session_row(session_id, log_id, latest, _encode(latest.header_dict()))
+        row = _session_row(session_id, log_id, latest, encode_json(latest.header_dict()))
         conn.execute(queries.UPSERT_SESSION, row)
 
 
@@ -506,5 +447,3 @@ def _summary(message_count: int, h: dict[str, Any]) -> SessionSummary:
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-def _encode(d: dict[str, Any]) -> str:
-    return _JSON.encode(d)

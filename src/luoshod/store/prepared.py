@@ -1,0 +1,83 @@
+"""A save or an event append as the SQL drivers (SQLite, PostgreSQL) queue it for group
+commit: encoded on the caller's thread or task, before it is queued, so the database side
+only runs statements. A message body is the binary form of :mod:`.codec`; a header or an
+approval is compact JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain import Approval, Checkpoint, Lease, StoredEvent
+from . import codec
+
+# Built once: ``json.dumps`` with options builds a new encoder on every call.
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_json(d: dict[str, Any]) -> str:
+    return _JSON.encode(d)
+
+
+@dataclass(slots=True, frozen=True)
+class PreparedSave:
+    """A save, encoded: the header and the bodies of ``messages[stored_messages:]``, with
+    its events, the approval to store (and its JSON), the approval to claim and the lease
+    it is made under."""
+
+    checkpoint: Checkpoint
+    stored_messages: int
+    history_limit: int
+    header: str
+    new_bodies: list[bytes]
+    events: tuple[StoredEvent, ...] = ()
+    event_log_limit: int = 0
+    approval: Approval | None = None
+    approval_body: str = ""
+    claim: str | None = None
+    lease: Lease | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.checkpoint.session_id
+
+
+@dataclass(slots=True, frozen=True)
+class PreparedEvents:
+    """Events to append to a session's log, queued with the saves (``append_events``)."""
+
+    session_id: str
+    events: tuple[StoredEvent, ...]
+    event_log_limit: int
+    lease: Lease | None = None
+
+
+Prepared = PreparedSave | PreparedEvents
+
+
+def prepare(
+    checkpoint: Checkpoint,
+    stored_messages: int,
+    history_limit: int,
+    *,
+    events: Sequence[StoredEvent] = (),
+    event_log_limit: int = 0,
+    approval: Approval | None = None,
+    claim: str | None = None,
+    lease: Lease | None = None,
+) -> PreparedSave:
+    return PreparedSave(
+        checkpoint,
+        stored_messages,
+        history_limit,
+        encode_json(checkpoint.header_dict()),
+        [codec.encode_message(m) for m in checkpoint.messages[stored_messages:]],
+        tuple(events),
+        event_log_limit,
+        approval,
+        encode_json(approval.to_dict()) if approval is not None else "",
+        claim,
+        lease,
+    )
