@@ -19,7 +19,7 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 
 from daemon_proc import DaemonProcess
-from support import Harness, agent, assert_valid_transcript, calls, error_info
+from support import Harness, RunLog, agent, assert_valid_transcript, calls, error_info
 
 TTL = ("--lease-ttl", "2", "--lease-renew", "0.5")
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 100 + k})) for k in range(3)] + [{"text": "total"}]
@@ -65,6 +65,20 @@ def harness(d: DaemonProcess, tmp_path: Path) -> Harness:
     return Harness(d.address, call_log=tmp_path / "calls.jsonl")
 
 
+async def waiting_for_a_tool(h: Harness, sid: str) -> asyncio.Task[RunLog]:
+    """A run of ``sid`` started through ``h``, once it waits for its first tool result
+    (which nobody gives: the test decides what happens to it)."""
+    asked = asyncio.Event()
+
+    async def on_event(e: pb.Event) -> None:
+        if e.type == "tool.call":
+            asked.set()
+
+    run = asyncio.create_task(h.run(sid, "go", SPEC, on_event=on_event))
+    await asyncio.wait_for(asked.wait(), 20)
+    return run
+
+
 def add(args: dict[str, int]) -> int:
     return args["a"]
 
@@ -96,15 +110,8 @@ async def test_r51_a_session_run_by_one_daemon_is_busy_on_the_other(
 ) -> None:
     a, b = daemons
     ha, hb = harness(a, tmp_path), harness(b, tmp_path)
-    asked = asyncio.Event()
-
-    async def on_event(e: pb.Event) -> None:
-        if e.type == "tool.call":
-            asked.set()
-
     # The run on A waits for its first tool result, which the test gives only later.
-    running = asyncio.create_task(ha.run("s", "go", SPEC, on_event=on_event))
-    await asyncio.wait_for(asked.wait(), 20)
+    running = await waiting_for_a_tool(ha, "s")
 
     busy = await hb.run("s", "again", SPEC, tools={"add": add})
     assert busy.error is not None and busy.events == []
@@ -166,14 +173,7 @@ async def test_a_clean_stop_releases_the_lease_at_once(
 ) -> None:
     a, b = daemons
     ha, hb = harness(a, tmp_path), harness(b, tmp_path)
-    asked = asyncio.Event()
-
-    async def on_event(e: pb.Event) -> None:
-        if e.type == "tool.call":
-            asked.set()
-
-    stopped = asyncio.create_task(ha.run("s", "go", SPEC, on_event=on_event))
-    await asyncio.wait_for(asked.wait(), 20)
+    stopped = await waiting_for_a_tool(ha, "s")
     assert await asyncio.to_thread(a.terminate) == 0  # SIGTERM: drain, checkpoint, release
     log = await stopped
     assert log.error is not None and error_info(log.error)[1] == "SHUTTING_DOWN"
@@ -190,14 +190,7 @@ async def test_a_paused_holder_taken_over_cannot_write_and_stops_with_lease_lost
 ) -> None:
     a, b = daemons
     ha, hb = harness(a, tmp_path), harness(b, tmp_path)
-    asked = asyncio.Event()
-
-    async def on_event(e: pb.Event) -> None:
-        if e.type == "tool.call":
-            asked.set()
-
-    stalled = asyncio.create_task(ha.run("s", "go", SPEC, on_event=on_event))
-    await asyncio.wait_for(asked.wait(), 20)
+    stalled = await waiting_for_a_tool(ha, "s")
     assert a.proc is not None
     a.proc.send_signal(signal.SIGSTOP)  # a GC pause, a frozen VM: A holds a lease it cannot renew
     try:
