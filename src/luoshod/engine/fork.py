@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ..domain import Checkpoint, FinishReason, Message, Role, Status
 from ..errors import CheckpointNotFound, InvalidArgument, LeaseLost, SessionExists
