@@ -53,6 +53,7 @@ CASES = {
     "negative max_steps": (dict(agent=spec_with(max_steps=-1)), "INVALID_MAX_STEPS"),
     "zero tool_concurrency": (dict(agent=spec_with(tool_concurrency=0)), "INVALID_TOOL_CONCURRENCY"),
     "zero tool timeout": (dict(agent=spec_with(tool_timeout_ms=0)), "INVALID_TOOL_TIMEOUT"),
+    "unknown drift policy": (dict(agent=spec_with(on_agent_drift=9)), "INVALID_DRIFT_POLICY"),  # found by fuzzing
     "no model": (dict(agent=spec_with(model="")), "INVALID_MODEL"),
     "model without provider": (dict(agent=spec_with(model="gpt")), "INVALID_MODEL"),
     "unknown provider": (dict(agent=spec_with(model="nope:x")), "UNKNOWN_PROVIDER"),

@@ -1,7 +1,7 @@
 """Hypothesis-generated requests of every unary and stream RPC against a live daemon on a
 file store: every answer is OK or a clean error (a code other than INTERNAL/UNKNOWN with
 an ErrorInfo reason), a refused request leaves the store as it was, and the daemon keeps
-answering. ``LUOSHOD_FUZZ_EXAMPLES`` raises the number of examples (default 300 per test,
+answering. ``LUOSHOD_FUZZ_EXAMPLES`` sets the number of examples (default 1,000 per test,
 derandomized so CI runs the same ones every time)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 from support import error_info
 from threaded_daemon import ThreadedDaemon, threaded_daemon
 
-EXAMPLES = int(os.environ.get("LUOSHOD_FUZZ_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("LUOSHOD_FUZZ_EXAMPLES", "1000"))
 FUZZ = settings(
     max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],

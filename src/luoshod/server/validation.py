@@ -101,6 +101,13 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
             reason="INVALID_APPROVAL_TIMEOUT",
             approval_timeout_ms=agent.approval_timeout_ms,
         )
+    if agent.on_agent_drift not in convert.DRIFT_FROM_PB:  # proto3 enums are open
+        raise InvalidArgument(
+            f"{field}.on_agent_drift {agent.on_agent_drift} is not a drift policy "
+            "(AGENT_DRIFT_POLICY_WARN, _ERROR or _IGNORE)",
+            reason="INVALID_DRIFT_POLICY",
+            on_agent_drift=agent.on_agent_drift,
+        )
     if agent.model_settings_json:
         check_json(agent.model_settings_json, f"{field}.model_settings_json")
     return convert.agent_from_pb(agent)
