@@ -219,6 +219,37 @@ async def test_a_paused_holder_taken_over_cannot_write_and_stops_with_lease_lost
     await hb.close()
 
 
+async def test_r33_two_daemons_resolving_one_approval_exactly_one_wins(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    hs = [harness(d, tmp_path) for d in daemons]
+    spec = agent([calls(("pay", {"eur": 40})), {"text": "paid"}], ["pay"])
+    spec.tools[0].needs_approval = True
+    for r in range(3):  # a few rounds: the race can go either way
+        sid = f"pay-{r}"
+        log = await hs[0].run(sid, "charge", spec)
+        approval_id = log.of("approval.requested")[0].approval_requested.approval.approval_id
+
+        async def resolve(h: Harness) -> tuple[list[pb.Event], str]:
+            events: list[pb.Event] = []
+            try:
+                async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=True)):
+                    events.append(resp.event)
+                    if resp.event.type == "tool.call":
+                        await h.submit(sid, resp.event.tool_call.call.id, '"ok"')
+            except grpc.aio.AioRpcError as e:
+                return events, error_info(e)[1]
+            return events, ""
+
+        outcomes = await asyncio.gather(*(resolve(h) for h in hs))
+        assert sorted(reason for _, reason in outcomes) == ["", "APPROVAL_NOT_FOUND"]
+        won = next(events for events, reason in outcomes if not reason)
+        assert won[-1].run_done.final_text == "paid"
+        assert [e.type for e in won].count("tool.call") == 1  # the call ran once
+    for h in hs:
+        await h.close()
+
+
 SESSIONS, CLIENTS, RUNS = 8, 32, 3
 HAMMER = agent(
     [t for k in range(2 * RUNS * CLIENTS // SESSIONS) for t in (calls(("add", {"a": k})), {"text": f"ok {k}"})]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from ..domain import Lease
-from ..errors import LeaseLost, StoreError
+from ..errors import LeaseLost, SessionBusy, StoreError
 from ..store import Capability, Store
 
 log = logging.getLogger("luoshod.engine.lease")
@@ -62,7 +62,8 @@ class LeasePolicy:
 class Held:
     """``async with Held(store, policy, session_id, on_lost):`` the session's lease.
 
-    Entering raises ``SessionBusy`` when another daemon holds it. ``on_lost`` is called
+    Entering raises ``SessionBusy`` when another daemon holds it (or what ``busy`` makes of
+    it). ``on_lost`` is called
     (once) when a renewal finds the lease taken over; :attr:`lost` then holds the error.
     """
 
@@ -73,9 +74,11 @@ class Held:
         session_id: str,
         on_lost: Callable[[LeaseLost], None] = lambda e: None,
         holding: set[Held] | None = None,
+        busy: Callable[[SessionBusy], Exception] | None = None,
     ) -> None:
         self.store, self.policy, self.session_id = store, policy, session_id
         self.on_lost = on_lost
+        self.busy = busy
         self._holding = holding if holding is not None else set()  # the daemon's leases
         self.lease: Lease | None = None
         self.lost: LeaseLost | None = None
@@ -84,9 +87,14 @@ class Held:
     async def __aenter__(self) -> Held:
         if Capability.LEASES not in self.store.capabilities:
             return self
-        self.lease = await self.store.acquire_lease(
-            self.session_id, owner=self.policy.owner, ttl=self.policy.ttl_s
-        )
+        try:
+            self.lease = await self.store.acquire_lease(
+                self.session_id, owner=self.policy.owner, ttl=self.policy.ttl_s
+            )
+        except SessionBusy as e:
+            if self.busy is None:
+                raise
+            raise self.busy(e) from None
         self._renewer = asyncio.create_task(self._renew(), name=f"lease {self.session_id}")
         self._holding.add(self)
         return self

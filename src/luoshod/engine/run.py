@@ -136,11 +136,17 @@ class Engine:
         self._holding: set[Held] = set()
         self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s)
 
-    def hold(self, session_id: str, control: RunControl | None = None) -> Held:
-        """The session's lease for one piece of work (``SessionBusy`` when another daemon
-        holds it); losing it interrupts ``control``'s run."""
+    def hold(
+        self,
+        session_id: str,
+        control: RunControl | None = None,
+        *,
+        busy: Callable[[SessionBusy], Exception] | None = None,
+    ) -> Held:
+        """The session's lease for one piece of work: ``SessionBusy`` (or what ``busy``
+        makes of it) when another daemon holds it; losing it interrupts ``control``'s run."""
         on_lost = (lambda e: control.interrupt(LEASE_LOST)) if control else (lambda e: None)
-        return Held(self.store, self.leases, session_id, on_lost, self._holding)
+        return Held(self.store, self.leases, session_id, on_lost, self._holding, busy)
 
     def leases_held(self) -> int:
         """Session leases this daemon holds now (0 on a store without leases)."""
@@ -187,7 +193,16 @@ class Engine:
         approval = await self.store.get_approval(req.approval_id)
         if approval is None:
             raise _unknown_approval(req.approval_id)
-        async with self.hold(approval.session_id, control) as held:
+        def being_resolved(e: SessionBusy) -> ApprovalNotFound:
+            # Another daemon holds the session: it is resolving this approval, and the
+            # loser of R33 gets the same answer as in one daemon.
+            return ApprovalNotFound(
+                f"approval {req.approval_id!r} is being resolved by another daemon",
+                approval_id=req.approval_id,
+                holder=e.metadata.get("holder"),
+            )
+
+        async with self.hold(approval.session_id, control, busy=being_resolved) as held:
             return await self._resolve(held, req, sink, tools, control)
 
     async def _resolve(
