@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain import Approval, Checkpoint, Lease, StoredEvent
+from ..errors import ApprovalNotFound, LeaseLost
 from . import codec
+from .base import lease_lost
 
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -81,3 +83,33 @@ def prepare(
         claim,
         lease,
     )
+
+
+def refusal(
+    p: Prepared,
+    *,
+    token: int | None,
+    pending: dict[str, str],
+    stored_version: int,
+) -> LeaseLost | ApprovalNotFound | None:
+    """Why a queued write is refused, checked in the contract's order (``Store.save``):
+    its lease against the session's current fencing ``token``, then (a save) its claim
+    against the ``pending`` approvals (id → session), then its version against the
+    ``stored_version``. ``None``: it goes through."""
+    if p.lease is not None and token != p.lease.token:
+        return lease_lost(p.lease, token)
+    if isinstance(p, PreparedEvents):
+        return None
+    sid = p.session_id
+    if p.claim is not None and pending.get(p.claim) != sid:
+        return ApprovalNotFound(
+            f"approval {p.claim!r} is not pending", approval_id=p.claim, session_id=sid
+        )
+    if p.checkpoint.version != stored_version + 1:
+        return LeaseLost(
+            f"session {sid!r} was saved by another writer",
+            session_id=sid,
+            stored_version=stored_version,
+            version=p.checkpoint.version,
+        )
+    return None

@@ -31,11 +31,10 @@ from ...domain import (
     Status,
     StoredEvent,
 )
-from ...errors import ApprovalNotFound, LeaseLost
 from .. import codec
-from ..base import extends, lease_lost
+from ..base import extends
 from ..groupcommit import Queued
-from ..prepared import Prepared, PreparedEvents, PreparedSave, encode_json
+from ..prepared import Prepared, PreparedEvents, PreparedSave, encode_json, refusal
 from . import queries
 
 
@@ -86,28 +85,16 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
     rewritten: set[str] = set()
     for item in batch:
         p = item.payload
-        if p.lease is not None and tokens.get(p.session_id) != p.lease.token:
-            item.error = lease_lost(p.lease, tokens.get(p.session_id))
+        head = heads.get(p.session_id)
+        item.error = refusal(
+            p, token=tokens.get(p.session_id), pending=pending, stored_version=head[1] if head else 0
+        )
+        if item.error is not None:
             continue
         if isinstance(p, PreparedEvents):
             events.add(p.session_id, p.events, p.event_log_limit)
             continue
         cp, sid = p.checkpoint, p.session_id
-        if p.claim is not None and pending.get(p.claim) != sid:
-            item.error = ApprovalNotFound(
-                f"approval {p.claim!r} is not pending", approval_id=p.claim, session_id=sid
-            )
-            continue
-        head = heads.get(sid)
-        stored_version = head[1] if head else 0
-        if cp.version != stored_version + 1:
-            item.error = LeaseLost(
-                f"session {sid!r} was saved by another writer",
-                session_id=sid,
-                stored_version=stored_version,
-                version=cp.version,
-            )
-            continue
         count = len(cp.messages)
         if head is not None and p.stored_messages == head[2] and count >= p.stored_messages:
             log_id, start, bodies = head[0], p.stored_messages, p.new_bodies
