@@ -180,6 +180,13 @@ def test_config_show_is_valid_toml_that_loads_back(tmp_path: Path) -> None:
     reloaded = settings.load({"config": str(again)})
     assert data["listen"] == reloaded.listen == ["unix:/tmp/x.sock", "127.0.0.1:0"]
     assert settings.to_config(reloaded).store == "memory://"
+    # Shown from a file, it loads back too: the file's path is a comment, not a key.
+    again_shown = luoshod("config", "show", "--config", str(again))
+    assert again_shown.returncode == 0, again_shown.stderr
+    assert f"# read from {again}" in again_shown.stdout and "\nconfig = " not in again_shown.stdout
+    (tmp_path / "third").mkdir()
+    third = toml(tmp_path / "third", again_shown.stdout)
+    assert settings.load({"config": str(third)}).listen == reloaded.listen
 
 
 def test_legacy_secret_carrier_keeps_secrets_out_of_reprs() -> None:

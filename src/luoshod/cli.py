@@ -110,6 +110,18 @@ def _config_error(message: str) -> int:
     return EXIT_CONFIG
 
 
+def _as_config_file(shown: dict[str, object]) -> str:
+    """``config show``'s TOML: a file ``--config`` can load back (the file's own path is
+    a comment, not a key of it; no empty ``[providers]`` table)."""
+    file = shown.pop("config", None)
+    if not shown.get("providers"):
+        shown.pop("providers", None)
+    head = "# the effective configuration of luoshod serve, secrets masked as ***\n"
+    if file:
+        head += f"# read from {file}\n"
+    return head + toml_dumps(shown)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if hasattr(args, "admin"):
@@ -136,7 +148,10 @@ def main(argv: list[str] | None = None) -> int:
         return _config_error(str(e))
     if args.command == "config":
         shown = settings.shown(effective)
-        print(json.dumps(shown, indent=2) if args.json else toml_dumps(shown), end="\n" if args.json else "")
+        if args.json:
+            print(json.dumps(shown, indent=2))
+        else:
+            print(_as_config_file(shown), end="")
         return 0
     logs.setup(effective.log_level, effective.log_format, contents=effective.log_contents)
     try:
