@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain import Approval, Checkpoint, Lease, StoredEvent
 from ..errors import ApprovalNotFound, LeaseLost
 from . import codec
-from .base import lease_lost
+from .base import Store, lease_lost
 
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -113,3 +113,53 @@ def refusal(
             version=p.checkpoint.version,
         )
     return None
+
+
+class _Queue(Protocol):
+    async def submit(self, payload: Prepared) -> None: ...
+
+
+class QueuedWrites(Store):
+    """``save`` and ``append_events`` of a driver that hands :class:`Prepared` writes to
+    its group commit (``self._saves``): encoded here, on the caller's side, then queued
+    and acknowledged once committed. :meth:`_before_write` may refuse a write first (a
+    store that is not open)."""
+
+    _saves: _Queue
+
+    def _before_write(self, what: str) -> None:
+        """Raise ``StoreError`` when no write can be taken now; by default every one is."""
+
+    async def save(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        stored_messages: int,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
+        lease: Lease | None = None,
+    ) -> None:
+        prepared = prepare(
+            checkpoint,
+            stored_messages,
+            self.history_limit_for(checkpoint),
+            events=events,
+            event_log_limit=self.event_log_limit,
+            approval=approval,
+            claim=claim,
+            lease=lease,
+        )
+        self._before_write("save")
+        await self._saves.submit(prepared)
+
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
+        if not events:
+            return
+        self._before_write("append_events")
+        # Through the group commit: one transaction with the saves.
+        await self._saves.submit(
+            PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
+        )

@@ -26,7 +26,6 @@ from ...errors import StoreError
 from ..base import (
     DEFAULT_HISTORY_LIMIT,
     Capability,
-    Store,
     check_import,
     check_ttl,
     clamp_seq,
@@ -36,14 +35,14 @@ from ..base import (
     page_start,
 )
 from ..groupcommit import AsyncGroupCommit, Queued
-from ..prepared import Prepared, PreparedEvents, prepare
+from ..prepared import Prepared, QueuedWrites
 from . import ops, queries
 from .connection import Target, new_pool, open_pool, snapshot, target_from_url, translated, writing
 
 T = TypeVar("T")
 
 
-class PostgresStore(Store):
+class PostgresStore(QueuedWrites):
     """A durable store in a PostgreSQL database, shared by any number of daemons.
 
     URL: ``postgresql://user:password@host:port/database?schema=luoshod`` (or
@@ -116,42 +115,11 @@ class PostgresStore(Store):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._autocommit("load", ops.load, session_id)
 
-    async def save(
-        self,
-        checkpoint: Checkpoint,
-        *,
-        stored_messages: int,
-        events: Sequence[StoredEvent] = (),
-        approval: Approval | None = None,
-        claim: str | None = None,
-        lease: Lease | None = None,
-    ) -> None:
-        prepared = prepare(
-            checkpoint,
-            stored_messages,
-            self.history_limit_for(checkpoint),
-            events=events,
-            event_log_limit=self.event_log_limit,
-            approval=approval,
-            claim=claim,
-            lease=lease,
-        )
-        self._require("save")
-        await self._saves.submit(prepared)
+    def _before_write(self, what: str) -> None:
+        self._require(what)
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._write("delete", [session_id], ops.delete, session_id, keep_history)
-
-    async def append_events(
-        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
-    ) -> None:
-        if not events:
-            return
-        self._require("append_events")
-        # Through the group commit: one transaction with the saves.
-        await self._saves.submit(
-            PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
-        )
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         return await self._snapshot(

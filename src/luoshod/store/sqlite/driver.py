@@ -27,7 +27,6 @@ from ...errors import StoreFull
 from ..base import (
     DEFAULT_HISTORY_LIMIT,
     Capability,
-    Store,
     check_import,
     check_ttl,
     clamp_seq,
@@ -35,7 +34,7 @@ from ..base import (
     page_start,
 )
 from ..groupcommit import DatabaseThread, GroupCommit, Queued
-from ..prepared import PreparedEvents, PreparedSave, prepare
+from ..prepared import PreparedEvents, PreparedSave, QueuedWrites
 from . import ops
 from .connection import connect, transaction, translated
 
@@ -44,7 +43,7 @@ T = TypeVar("T")
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds to wait for another process's write lock
 
 
-class SqliteStore(Store):
+class SqliteStore(QueuedWrites):
     """A durable store in one SQLite file, shareable by several processes.
 
     URL forms (``from_url``):
@@ -133,40 +132,8 @@ class SqliteStore(Store):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._call("load", self._read, ops.load, session_id)
 
-    async def save(
-        self,
-        checkpoint: Checkpoint,
-        *,
-        stored_messages: int,
-        events: Sequence[StoredEvent] = (),
-        approval: Approval | None = None,
-        claim: str | None = None,
-        lease: Lease | None = None,
-    ) -> None:
-        prepared = prepare(
-            checkpoint,
-            stored_messages,
-            self.history_limit_for(checkpoint),
-            events=events,
-            event_log_limit=self.event_log_limit,
-            approval=approval,
-            claim=claim,
-            lease=lease,
-        )
-        await self._saves.submit(prepared)
-
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._call("delete", self._write, ops.delete, session_id, keep_history)
-
-    async def append_events(
-        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
-    ) -> None:
-        if not events:
-            return
-        # Through the group commit: one transaction and one sync with the saves.
-        await self._saves.submit(
-            PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
-        )
 
     async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
         check_ttl(ttl)
