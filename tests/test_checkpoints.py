@@ -66,6 +66,49 @@ async def test_r2_results_recorded_in_call_order_even_when_finished_out_of_order
     assert prefixes == [[], ids[:1], ids[:2], ids]
 
 
+async def test_r2_the_last_result_is_saved_before_the_next_model_call(h: Harness) -> None:
+    """The save of a turn's last result (R2) is the one that carries ``step.done`` and the
+    next ``step.start``: two synced writes a tool step (the turn with its ``tool.call``,
+    the result), not three. Each write still happens before what depends on it: the
+    result is in the store when the client hears of it, and before the model is called."""
+    writes: list[str] = []
+    store = h.daemon.store
+    save, append_events = store.save, store.append_events
+
+    async def counted_save(cp, **kw):  # type: ignore[no-untyped-def]
+        writes.append("save")
+        await save(cp, **kw)
+
+    async def counted_append(session_id, events, **kw):  # type: ignore[no-untyped-def]
+        writes.append("events")
+        await append_events(session_id, events, **kw)
+
+    stored_at_result: list[list[str]] = []
+
+    async def check(e: pb.Event) -> None:
+        if e.type == "tool.result":
+            cp = await h.get("r2w")
+            stored_at_result.append([m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL])
+
+    store.save, store.append_events = counted_save, counted_append  # type: ignore[method-assign]
+    try:
+        spec = agent([calls(("add", {"a": k})) for k in range(3)] + [{"text": "done"}])
+        log = await h.run("r2w", "go", spec, {"add": add}, on_event=check)
+    finally:
+        del store.save, store.append_events
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    calls_made = [e.tool_call.call.id for e in log.of("tool.call")]
+    assert stored_at_result == [calls_made[: i + 1] for i in range(3)]
+    # run.start and step.start; then per tool step the turn and its result; the end.
+    assert writes == ["events"] + ["save", "save"] * 3 + ["save"]
+    # The result's checkpoint is the model's input: the scripted model saw every result.
+    history = await h.daemon.store.history("r2w")
+    in_progress = [e for e in reversed(history) if e.status.value == "in-progress"]
+    assert [sum(m.role.value == "tool" for m in e.checkpoint.messages) for e in in_progress] == [
+        0, 1, 1, 2, 2, 3,
+    ]
+
+
 async def test_r3_cancel_records_cancelled_results_and_stays_in_progress(h: Harness) -> None:
     spec = agent([calls(("add", {"a": 1}), ("add", {"a": 2})), {"text": "after"}])
 

@@ -112,14 +112,20 @@ class Run:
         self.unannounced: list[tuple[Message, int]] = []  # results recorded by an abort
         self.logs_events = Capability.EVENT_LOG in s.store.capabilities
         self.write_lock = asyncio.Lock()  # store writes of this run, in order
-        #: A model turn with tool calls is in the checkpoint but not in the store yet. R1
-        #: wants it durable before any of its tools runs, and a tool runs only once its
-        #: client has the ``tool.call`` event, which ``flush`` delivers: so the turn is
-        #: saved by the first flush, with the first ``tool.call`` events in the same
-        #: transaction, instead of by a save of its own followed by an event append — one
-        #: synced write a step fewer. Every way out of the turn saves (a result, a pause,
-        #: an abort, and ``go``'s final flush for an interrupt).
-        self.turn_unsaved = False
+        #: The checkpoint holds a change whose save is deferred to the next ``flush``,
+        #: which writes it in one transaction with the events it delivers — one synced
+        #: write a step fewer each time:
+        #:
+        #: - a model turn with tool calls (R1 wants it durable before any of its tools
+        #:   runs, and a tool runs only once its client has the ``tool.call`` event, which
+        #:   the flush delivers with the turn saved);
+        #: - the last result of a turn whose loop goes on to the next model call (R2: saved
+        #:   by the flush that sends ``step.start``, before that call, with ``step.done``).
+        #:
+        #: Every other way out saves first (a pause, an abort, the step limit, queued
+        #: input, and ``go``'s final flush for an interrupt), so the checkpoints written
+        #: are the same ones, each with the same content.
+        self.unsaved = False
         timeout_ms = self.spec.tool_timeout_ms
         self.tool_timeout_s = timeout_ms / 1000 if timeout_ms else s.default_tool_timeout_s
 
@@ -150,9 +156,9 @@ class Run:
 
     async def flush(self) -> None:
         """Write queued events to the event log, then hand them to the sink. A model turn
-        not saved yet is saved instead, with them (see :attr:`turn_unsaved`)."""
+        not saved yet is saved instead, with them (see :attr:`unsaved`)."""
         async with self.write_lock:
-            if self.turn_unsaved:
+            if self.unsaved:
                 batch, stored = await self._save()
             elif not self.outbox:
                 return
@@ -192,7 +198,7 @@ class Run:
             raise
         self.p.claim = None
         self.stored = len(cp.messages)
-        self.turn_unsaved = False
+        self.unsaved = False
         return batch, stored
 
     # -- the loop -------------------------------------------------------------------------
@@ -230,11 +236,18 @@ class Run:
                 return stop
             await self.emit(ev.STEP_DONE, step=cp.step_index)
         if cp.queued_input or self.p.queued:  # R12: new input goes after the pending results
+            await self.flush()  # the last result's save (R2) holds the results only
             cp.messages.extend(cp.queued_input)
             cp.messages.extend(self.p.queued)
             cp.queued_input = []
 
         while True:
+            if self.unsaved and (
+                self.control.aborted
+                or self.control.interrupted
+                or cp.step_index >= spec.max_steps
+            ):
+                await self.flush()  # the last result's save (R2), before the run ends
             if self.control.aborted:
                 return await self.finish(FinishReason.ABORTED)
             if self.control.interrupted:
@@ -257,7 +270,7 @@ class Run:
             await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
             if not turn.tool_calls:
                 return await self.finish(FinishReason.STOP, step_done=True)
-            self.turn_unsaved = True  # R1: saved by the flush that sends its first tool.call
+            self.unsaved = True  # R1: saved by the flush that sends its first tool.call
             if (stop := await self.run_tools(list(turn.tool_calls), step)) is not None:
                 return stop
             await self.emit(ev.STEP_DONE, step=step)
@@ -319,8 +332,11 @@ class Run:
                     await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if not task.done():
                     break
-                await self.record(task.result(), step)
                 recorded += 1
+                # The turn's last result with no call left for a human: the loop goes on
+                # to step.start, whose flush saves it (see ``unsaved``).
+                last = recorded == len(tasks) and not later
+                await self.record(task.result(), step, save=not last)
         finally:
             stop.cancel()
             for t in tasks:
@@ -366,10 +382,15 @@ class Run:
                 self.tools.forget(call.id)
         return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error)
 
-    async def record(self, result: Message, step: int) -> None:
+    async def record(self, result: Message, step: int, *, save: bool = True) -> None:
+        """Append a tool result and its ``tool.result`` event; save them (R2), or leave
+        the save to the next flush (``save=False``, see :attr:`unsaved`)."""
         self.cp.messages.append(result)
         await self.announce(result, step)
-        await self.save()  # R2: with its tool.result event
+        if save:
+            await self.save()
+        else:
+            self.unsaved = True
 
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
