@@ -286,11 +286,8 @@ class Run:
             self.cp.session_id, self.p.model, list(self.cp.messages), self.spec, self.p.settings, on_text
         )
         task = asyncio.create_task(self.p.provider.complete(request))
-        aborted = asyncio.create_task(self.control.wait_abort())
-        try:
-            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
+        aborted = self.control.aborted_signal()
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -324,7 +321,7 @@ class Run:
         now, later = calls[:gate], calls[gate:]
         limit = asyncio.Semaphore(max(1, self.spec.tool_concurrency))
         tasks = [asyncio.create_task(self._one_call(c, step, limit)) for c in now]
-        stop = asyncio.create_task(self.control.wait())
+        stop = self.control.stopped_signal()
         recorded = 0
         try:
             for task in tasks:
@@ -338,7 +335,6 @@ class Run:
                 last = recorded == len(tasks) and not later
                 await self.record(task.result(), step, save=not last)
         finally:
-            stop.cancel()
             for t in tasks:
                 t.cancel()
         if recorded < len(now):
