@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import socket
 import subprocess
 import sys
@@ -65,6 +66,15 @@ class ServerProcess:
 
     def peak_rss_mb(self) -> float:
         return proc_status_kb(self.pid, "VmHWM") / 1024
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU the process has used so far (all its threads); 0 if gone."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_mb(self) -> float:
         return proc_status_kb(self.pid, "VmRSS") / 1024
