@@ -3,17 +3,22 @@
 
 In one run, on one disk (a temporary directory under ``--dir``, default ``bench/out``):
 
-  1. the raw fsync rate: write 8 KiB and fsync, in a loop, for ``--seconds``;
+  1. the raw fsync rate: write 8 KiB and fsync, in a loop, for ``--seconds``, before and
+     after the throughput cells (the ratios use the mean of the two);
   2. durable saves/s of each driver with 1 session and with 64 concurrent sessions, each
      save adding 8 KiB of messages (two of 4 KiB) to its session; memory:// for reference.
      Target: with 64 sessions, sqlite and lmdb reach 5x the raw fsync rate. postgres
      runs on ``--postgres-url``, or else on a throw-away local server (started with
      tests/postgres_server.py, its data in the same directory, fsync on), each cell in a
      schema of its own; its bytes on disk are the sizes of its tables and their indexes;
+     then LMDB and SQLite alone, with no luoshod code (``library_ceiling``): the same
+     batches of 64 saves, each its 8 KiB (and with "+ rows" its session and history rows),
+     one synced commit a batch: the ceiling of any driver on these libraries here;
   3. one session of 50, 200 and 500 turns (four messages a turn: user, assistant with a
      tool call, tool result, assistant answer; two saves a turn; history limit 50): the
      bytes on disk after it (store closed) against the raw transcript bytes (the UTF-8
-     bytes of the texts and tool calls), and the median time of its last 100 saves.
+     bytes of the texts and tool calls), and the median time of its last 100 saves (the
+     three sessions take their last 50 turns in rounds, so they meet the same disk).
      Targets: bytes at 500 turns <= 1.5x the raw transcript; median save at 500 turns
      <= 1.2x the one at 50 turns.
 
