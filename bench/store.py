@@ -155,7 +155,8 @@ def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -
 
     The batches group commit makes of 64 sessions' saves, with nothing of luoshod around
     them (no checkpoint, encoding, event loop, version or lease check): each save writes
-    its 8 KiB of new messages under a key of its own and, with ``rows``, the two small
+    its 8 KiB of new messages under keys of its own (in LMDB, as the driver does, cut into
+    values that fill one overflow page each) and, with ``rows``, the two small
     records an O(new messages) layout with a history ring must also write: the session's
     row (overwritten) and a history row (appended, the one 50 saves older deleted).
     Committed with the drivers' durability (LMDB ``sync`` and ``metasync``; SQLite WAL
@@ -169,11 +170,16 @@ def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -
 
         env = lmdb.open(str(directory), map_size=8 << 30, max_dbs=3, sync=True, metasync=True)
         messages, latest, history = (env.open_db(name) for name in (b"m", b"s", b"h"))
+        # As the driver lays them out: cut into values that fill one overflow page each
+        # (an 8 KiB value would take three pages).
+        size = env.stat()["psize"] - 16
+        chunks = [payload[k : k + size] for k in range(0, len(payload), size)]
         try:
             while (elapsed := time.perf_counter() - start) < seconds:
                 with env.begin(write=True) as txn:
                     for i in range(sessions):
-                        txn.put(b"%03d:%012d" % (i, n), payload, db=messages)
+                        for k, chunk in enumerate(chunks):
+                            txn.put(b"%03d:%012d:%d" % (i, n, k), chunk, db=messages)
                         if rows:
                             txn.put(b"%03d" % i, row, db=latest)
                             txn.put(b"%03d:%012d" % (i, n), row, db=history)
