@@ -1,21 +1,23 @@
 """Round-trip properties, with Hypothesis: the embedded drivers' message codec, the
-stores' page tokens and the History offsets, and proto ⇄ domain message conversion."""
+checkpoint header's JSON, the stores' page tokens and the History offsets, and proto ⇄ domain message conversion."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+
+import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from luosho.v1 import agent_pb2 as pb
 
-from luoshod.domain import Message, Role, ToolCall
+from luoshod.domain import AgentSpec, Checkpoint, Message, Role, ToolCall, ToolSpec
 from luoshod.errors import InvalidArgument
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
 from luoshod.store.base import decode_page_token, encode_page_token
-from luoshod.store.codec import decode_messages, encode_message, encode_messages
+from luoshod.store.codec import decode_messages, encode_header, encode_message, encode_messages
 
 PROPERTIES = settings(max_examples=150, derandomize=True, deadline=None, database=None)
 
@@ -61,6 +63,28 @@ def test_codec_reads_any_bytes_as_messages_or_value_error(blob: bytes) -> None:
         decode_messages(blob)
     except ValueError:
         pass
+
+
+agents = st.builds(
+    AgentSpec,
+    short,
+    text,
+    st.lists(st.builds(ToolSpec, short, text, text, st.booleans()), max_size=3).map(tuple),
+    model_settings_json=text,
+)
+
+
+@PROPERTIES
+@given(st.lists(st.one_of(st.none(), agents), min_size=1, max_size=4), text)
+def test_header_json_is_the_header_dict_whatever_agents_came_before(
+    specs: list[AgentSpec | None], session_id: str
+) -> None:
+    # The agent's JSON is cached per spec object: each save, with the same spec object as
+    # the last one or another, must still encode its own checkpoint's agent.
+    for spec in [*specs, *reversed(specs)]:
+        cp = Checkpoint(session_id, [], agent=spec, version=3, business_state_json="{}")
+        assert json.loads(encode_header(cp)) == cp.header_dict()
+        assert json.loads(encode_header(cp)) == cp.header_dict()  # now from the cache
 
 
 @PROPERTIES

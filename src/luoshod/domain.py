@@ -337,9 +337,11 @@ class Checkpoint:
                 records.extend(ToolCallRecord(c, step, results.get(c.id)) for c in m.tool_calls)
         return records
 
-    def header_dict(self) -> dict[str, Any]:
-        """Everything but the messages: what a driver stores per save besides new messages."""
-        return {
+    def header_dict(self, *, with_agent: bool = True) -> dict[str, Any]:
+        """Everything but the messages: what a driver stores per save besides new messages.
+        ``with_agent=False``: without the ``agent`` key (its encoding is cached apart, see
+        ``store.codec.encode_header``)."""
+        h = {
             "session_id": self.session_id,
             "step_index": self.step_index,
             "usage": self.usage.to_dict(),
@@ -349,7 +351,6 @@ class Checkpoint:
             "approval_id": self.approval_id,
             "finish_reason": self.finish_reason.value,
             "fingerprint": self.fingerprint.to_dict() if self.fingerprint else None,
-            "agent": self.agent.to_dict() if self.agent else None,
             "run_id": self.run_id,
             "run_start": self.run_start,
             "updated_at": self.updated_at,
@@ -359,6 +360,9 @@ class Checkpoint:
             "queued_input": [m.to_dict() for m in self.queued_input],
             "history_limit": self.history_limit,
         }
+        if with_agent:
+            h["agent"] = self.agent.to_dict() if self.agent else None
+        return h
 
     @classmethod
     def from_header(cls, h: dict[str, Any], messages: list[Message]) -> Checkpoint:

@@ -1,4 +1,5 @@
-"""The binary form of a message that the embedded drivers store (LMDB and SQLite).
+"""The binary form of a message that the embedded drivers store (LMDB and SQLite), and
+the JSON of a checkpoint's header that every durable driver stores with each save.
 
 A message is a fixed header (role, is_error, and the byte lengths of its content, tool
 call id, tool name and tool calls) followed by those fields: the texts as UTF-8, as they
@@ -11,15 +12,48 @@ from __future__ import annotations
 
 import json
 import struct
+import threading
 from collections.abc import Sequence
 
-from ..domain import Message, Role, ToolCall
+from ..domain import AgentSpec, Checkpoint, Message, Role, ToolCall
 
 _HEADER = struct.Struct(">BBIHHI")
 _ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
 _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_header(cp: Checkpoint) -> str:
+    """``cp.header_dict()`` as compact JSON.
+
+    The agent spec (instructions, tool schemas, model settings: often most of the header)
+    is the same object save after save of a run, so its JSON is encoded once and kept
+    (:func:`_agent_json`) rather than encoded again on every save.
+    """
+    text = _COMPACT.encode(cp.header_dict(with_agent=False))
+    return f'{text[:-1]},"agent":{_agent_json(cp.agent)}}}'
+
+
+#: id(spec) -> (spec, its JSON); the spec is held, so its id is not reused meanwhile.
+_AGENTS: dict[int, tuple[AgentSpec, str]] = {}
+_AGENTS_MAX = 1024
+_AGENTS_LOCK = threading.Lock()  # the drivers' database threads encode headers too
+
+
+def _agent_json(agent: AgentSpec | None) -> str:
+    if agent is None:
+        return "null"
+    hit = _AGENTS.get(id(agent))
+    if hit is not None and hit[0] is agent:
+        return hit[1]
+    text = _COMPACT.encode(agent.to_dict())
+    with _AGENTS_LOCK:
+        if len(_AGENTS) >= _AGENTS_MAX:
+            del _AGENTS[next(iter(_AGENTS))]  # the oldest
+        _AGENTS[id(agent)] = (agent, text)
+    return text
 
 
 def encode_message(m: Message) -> bytes:

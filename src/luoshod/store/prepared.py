@@ -74,7 +74,7 @@ def prepare(
         checkpoint,
         stored_messages,
         history_limit,
-        encode_json(checkpoint.header_dict()),
+        codec.encode_header(checkpoint),
         [codec.encode_message(m) for m in checkpoint.messages[stored_messages:]],
         tuple(events),
         event_log_limit,

@@ -106,7 +106,7 @@ def prepare(
         stored_messages,
         history_limit,
         event_log_limit,
-        layout.encode_json(checkpoint.header_dict()),
+        codec.encode_header(checkpoint).encode(),
         codec.encode_messages(checkpoint.messages[stored_messages:]),
         tuple(events),
         approval,
@@ -459,7 +459,7 @@ def import_session(
         new = codec.encode_messages(cp.messages[len(log) :])
         nbytes = _append(txn, dbs, log_id, nbytes, new)
         log = list(cp.messages)
-        header = layout.encode_json(cp.header_dict())
+        header = codec.encode_header(cp).encode()
         row = Row(log_id, len(log), nbytes, cp.version, cp.status, header)
         if i < len(history):
             txn.put(layout.numbered(key, i + 1), row.encode(), db=dbs.history)

@@ -323,12 +323,12 @@ async def import_session(
     for cp in history:
         log_id, log = await _log_after(conn, session_id, log_id, log, cp.messages)
         entries.append((session_id, cp.step_index, cp.status.value, cp.updated_at, log_id,
-                        len(cp.messages), encode_json(cp.header_dict())))
+                        len(cp.messages), codec.encode_header(cp)))
     await _execute(conn, queries.INSERT_HISTORY, entries)
     if latest is not None:
         log_id, log = await _log_after(conn, session_id, log_id, log, latest.messages)
         row = (session_id, log_id, latest.version, latest.status.value, len(latest.messages),
-               latest.updated_at, encode_json(latest.header_dict()))
+               latest.updated_at, codec.encode_header(latest))
         await _execute(conn, queries.UPSERT_SESSIONS, [row])
 
 

@@ -358,11 +358,11 @@ def import_session(
     log_id, log = 0, []
     for cp in history:
         log_id, log = _log_after(conn, session_id, log_id, log, cp.messages)
-        row = _session_row(session_id, log_id, cp, encode_json(cp.header_dict()))
+        row = _session_row(session_id, log_id, cp, codec.encode_header(cp))
         conn.execute(queries.INSERT_HISTORY, row)
     if latest is not None:
         log_id, log = _log_after(conn, session_id, log_id, log, latest.messages)
-        row = _session_row(session_id, log_id, latest, encode_json(latest.header_dict()))
+        row = _session_row(session_id, log_id, latest, codec.encode_header(latest))
         conn.execute(queries.UPSERT_SESSION, row)
 
 
@@ -427,9 +427,3 @@ def _summary(message_count: int, h: dict[str, Any]) -> SessionSummary:
         h["approval_id"],
         h["updated_at"],
     )
-
-
-# Built once: ``json.dumps`` with options builds a new encoder on every call.
-_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
