@@ -35,6 +35,19 @@ async def test_r35_negative_history_limit_is_a_configuration_error(backend: Back
         store_from_url(backend.url, history_limit=-1)
 
 
+async def test_exists_says_whether_a_store_is_there_and_creates_nothing(
+    backend: Backend,
+) -> None:
+    # ``luoshod store copy`` refuses a source that does not exist (Store.exists).
+    backend.require(Capability.DURABLE)
+    if backend.on_disk_here:
+        assert not store_from_url(backend.url).exists()
+        assert backend.disk_bytes() == 0  # asking created nothing
+    store = await backend.open()
+    await store.close()
+    assert store_from_url(backend.url).exists()
+
+
 async def test_save_load_round_trips_every_field(driver: Store) -> None:
     cp = rich_checkpoint()
     expected = copy.deepcopy(cp)

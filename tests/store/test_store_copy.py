@@ -268,3 +268,14 @@ def test_cli_store_copy_refuses_bad_urls(capsys: pytest.CaptureFixture[str]) -> 
     assert "same store" in capsys.readouterr().err
     assert cli.main(["store", "copy", "--from", "nope://x", "--to", "memory://"]) == 2
     assert "no store driver" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ["sqlite://{tmp}/typo.db", "lmdb://{tmp}/typo", "memory://"])
+def test_cli_store_copy_refuses_a_source_that_does_not_exist(
+    source: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A mistyped --from is an error, not "0 sessions copied" and a new empty store there.
+    src, dst = source.format(tmp=tmp_path), f"lmdb://{tmp_path}/dst"
+    assert cli.main(["store", "copy", "--from", src, "--to", dst, "--no-progress"]) == 2
+    assert f"the source store {src} does not exist" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # neither store was created

@@ -96,6 +96,13 @@ class Store(abc.ABC):
     async def open(self) -> None:
         """Acquire resources, create or migrate the schema. Raises ``StoreError``."""
 
+    def exists(self) -> bool:
+        """Whether the store already holds data to open (without opening or creating it):
+        ``luoshod store copy`` refuses a source that does not, rather than create an empty
+        one at a mistyped path and report 0 sessions copied. ``True`` by default, for
+        drivers that cannot tell without connecting (PostgreSQL)."""
+        return True
+
     async def close(self) -> None:
         """Release resources. Idempotent."""
 

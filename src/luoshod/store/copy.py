@@ -151,12 +151,14 @@ async def copy_store(
     """Open both stores, copy every session with a progress bar on stderr, close them.
 
     ``history_limit`` and ``event_log_limit`` are the destination's. Raises
-    ``ValueError`` for a bad URL or limit or when both URLs are the same, ``StoreError``
-    when a store fails.
+    ``ValueError`` for a bad URL or limit, when both URLs are the same or when the source
+    does not exist (:meth:`Store.exists`), ``StoreError`` when a store fails.
     """
     if from_url == to_url:
         raise ValueError("--from and --to name the same store")
     source = store_from_url(from_url)
+    if not source.exists():
+        raise ValueError(f"the source store {from_url} does not exist: there is nothing to copy")
     destination = store_from_url(
         to_url, history_limit=history_limit, event_log_limit=event_log_limit
     )

@@ -75,6 +75,10 @@ class MemoryStore(Store):
             raise ValueError(f"memory store URL takes no path: {url!r}")
         return cls(history_limit=history_limit)
 
+    def exists(self) -> bool:
+        """Never: a memory:// store holds nothing before it is opened (nothing to copy)."""
+        return False
+
     async def load(self, session_id: str) -> Checkpoint | None:
         s = self._sessions.get(session_id)
         return s.latest.checkpoint() if s and s.latest else None

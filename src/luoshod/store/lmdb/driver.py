@@ -108,6 +108,9 @@ class LmdbStore(Store):
         path, options = parse_url(url)
         return cls(path, history_limit=history_limit, **options)
 
+    def exists(self) -> bool:
+        return (self.path / "data.mdb").is_file()
+
     def __repr__(self) -> str:
         return f"LmdbStore({str(self.path)!r}, history_limit={self.history_limit})"
 

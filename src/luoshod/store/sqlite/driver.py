@@ -102,6 +102,9 @@ class SqliteStore(QueuedWrites):
     def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> SqliteStore:
         return cls(path_from_url(url), history_limit=history_limit)
 
+    def exists(self) -> bool:
+        return self.path.is_file()
+
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r}, history_limit={self.history_limit})"
 
