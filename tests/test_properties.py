@@ -87,6 +87,20 @@ def test_header_json_is_the_header_dict_whatever_agents_came_before(
         assert json.loads(encode_header(cp)) == cp.header_dict()  # now from the cache
 
 
+def test_the_agent_json_cache_stays_bounded() -> None:
+    from luoshod.store import codec
+
+    big = "x" * (codec._AGENTS_MAX_CHARS // 3)
+    specs = [AgentSpec(f"m{i}", instructions=big if i % 100 == 0 else "") for i in range(2500)]
+    specs.append(AgentSpec("huge", instructions="y" * codec._AGENTS_MAX_CHARS))
+    for spec in specs:
+        cp = Checkpoint("s", [], agent=spec)
+        assert json.loads(encode_header(cp))["agent"]["model"] == spec.model
+        assert len(codec._AGENTS) <= codec._AGENTS_MAX
+        held = sum(len(text) for _, text in codec._AGENTS.values())
+        assert held == codec._agents_chars <= codec._AGENTS_MAX_CHARS
+
+
 @PROPERTIES
 @given(text)
 def test_page_token_round_trips_any_session_id(last: str) -> None:

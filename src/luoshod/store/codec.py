@@ -36,13 +36,18 @@ def encode_header(cp: Checkpoint) -> str:
     return f'{text[:-1]},"agent":{_agent_json(cp.agent)}}}'
 
 
-#: id(spec) -> (spec, its JSON); the spec is held, so its id is not reused meanwhile.
+#: id(spec) -> (spec, its JSON), oldest first; the spec is held, so its id is not reused
+#: meanwhile. Bounded in entries and in JSON characters (a spec can carry long
+#: instructions and tool schemas): past either bound the oldest entries go.
 _AGENTS: dict[int, tuple[AgentSpec, str]] = {}
 _AGENTS_MAX = 1024
+_AGENTS_MAX_CHARS = 4 << 20
+_agents_chars = 0
 _AGENTS_LOCK = threading.Lock()  # the drivers' database threads encode headers too
 
 
 def _agent_json(agent: AgentSpec | None) -> str:
+    global _agents_chars
     if agent is None:
         return "null"
     hit = _AGENTS.get(id(agent))
@@ -50,9 +55,14 @@ def _agent_json(agent: AgentSpec | None) -> str:
         return hit[1]
     text = _COMPACT.encode(agent.to_dict())
     with _AGENTS_LOCK:
-        if len(_AGENTS) >= _AGENTS_MAX:
-            del _AGENTS[next(iter(_AGENTS))]  # the oldest
-        _AGENTS[id(agent)] = (agent, text)
+        while _AGENTS and (
+            len(_AGENTS) >= _AGENTS_MAX or _agents_chars + len(text) > _AGENTS_MAX_CHARS
+        ):
+            _, dropped = _AGENTS.pop(next(iter(_AGENTS)))  # the oldest
+            _agents_chars -= len(dropped)
+        if len(text) <= _AGENTS_MAX_CHARS and id(agent) not in _AGENTS:
+            _AGENTS[id(agent)] = (agent, text)
+            _agents_chars += len(text)
     return text
 
 
