@@ -14,6 +14,7 @@ import json
 import struct
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from ..domain import AgentSpec, Checkpoint, Message, Role, ToolCall
 
@@ -23,6 +24,11 @@ _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_json(value: Any) -> str:
+    """Compact JSON, non-ASCII as it is: how the durable drivers store headers and approvals."""
+    return _COMPACT.encode(value)
 
 
 def encode_header(cp: Checkpoint) -> str:

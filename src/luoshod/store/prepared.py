@@ -5,22 +5,14 @@ approval is compact JSON."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..domain import Approval, Checkpoint, Lease, StoredEvent
 from ..errors import ApprovalNotFound, LeaseLost
 from . import codec
 from .base import Store, lease_lost
-
-# Built once: ``json.dumps`` with options builds a new encoder on every call.
-_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def encode_json(d: dict[str, Any]) -> str:
-    return _JSON.encode(d)
 
 
 @dataclass(slots=True, frozen=True)
@@ -79,7 +71,7 @@ def prepare(
         tuple(events),
         event_log_limit,
         approval,
-        encode_json(approval.to_dict()) if approval is not None else "",
+        codec.encode_json(approval.to_dict()) if approval is not None else "",
         claim,
         lease,
     )

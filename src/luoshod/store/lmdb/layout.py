@@ -42,6 +42,7 @@ from typing import Any
 
 from ...domain import Status
 from ...errors import InvalidArgument
+from .. import codec
 
 META = b"meta"
 SESSIONS = b"sessions"
@@ -195,10 +196,5 @@ class LeaseRow:
         return cls(bytes(value[_LEASE.size :]).decode(), token, expires_at)
 
 
-# One encoder for every call: ``json.dumps`` with options builds a new one each time, which
-# costs about a third of encoding a checkpoint header.
-_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
 def encode_json(d: Any) -> bytes:
-    return _JSON.encode(d).encode()
+    return codec.encode_json(d).encode()

@@ -34,7 +34,7 @@ from ...domain import (
 from .. import codec
 from ..base import extends
 from ..groupcommit import Queued
-from ..prepared import Prepared, PreparedEvents, PreparedSave, encode_json, refusal
+from ..prepared import Prepared, PreparedEvents, PreparedSave, refusal
 from . import queries
 
 
@@ -312,7 +312,7 @@ async def import_session(
     await _execute(
         conn,
         queries.UPSERT_APPROVALS,
-        [(a.approval_id, session_id, encode_json(a.to_dict())) for a in approvals],
+        [(a.approval_id, session_id, codec.encode_json(a.to_dict())) for a in approvals],
     )
     await _execute(conn, queries.INSERT_EVENTS, [(session_id, e.seq, e.data) for e in events])
     if events:

@@ -40,7 +40,7 @@ from ...domain import (
 from .. import codec
 from ..base import extends, lease_busy, lease_lost
 from ..groupcommit import Queued
-from ..prepared import PreparedEvents, PreparedSave, encode_json, refusal
+from ..prepared import PreparedEvents, PreparedSave, refusal
 from . import queries
 
 
@@ -349,7 +349,7 @@ def import_session(
     conn.execute(queries.DELETE_EVENT_LOG, (session_id,))
     conn.executemany(
         queries.UPSERT_APPROVAL,
-        [(a.approval_id, session_id, encode_json(a.to_dict())) for a in approvals],
+        [(a.approval_id, session_id, codec.encode_json(a.to_dict())) for a in approvals],
     )
     conn.executemany(queries.INSERT_EVENT, [(session_id, e.seq, e.data) for e in events])
     if events:
