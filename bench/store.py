@@ -46,6 +46,7 @@ from pathlib import Path
 
 from luoshod.domain import Checkpoint, Message, Role, ToolCall
 from luoshod.store import Store, store_from_url
+from luoshod.store.lmdb.layout import PAGE_HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -172,7 +173,7 @@ def library_ceiling(kind: str, directory: Path, seconds: float, *, rows: bool) -
         messages, latest, history = (env.open_db(name) for name in (b"m", b"s", b"h"))
         # As the driver lays them out: cut into values that fill one overflow page each
         # (an 8 KiB value would take three pages).
-        size = env.stat()["psize"] - 16
+        size = env.stat()["psize"] - PAGE_HEADER
         chunks = [payload[k : k + size] for k in range(0, len(payload), size)]
         try:
             while (elapsed := time.perf_counter() - start) < seconds:
@@ -341,13 +342,12 @@ async def main_async(opts: argparse.Namespace) -> int:
                 rates[name, sessions] = await saves_per_second(DRIVERS[name](d), sessions, seconds)
                 shutil.rmtree(d)
         ceilings: dict[tuple[str, bool], float] = {}
-        for name in ("sqlite", "lmdb"):
+        for name in [n for n in ("sqlite", "lmdb") if n in opts.drivers]:
             for rows in (False, True):
-                if name in opts.drivers:
-                    d = work / f"{name}-alone"
-                    d.mkdir()
-                    ceilings[name, rows] = library_ceiling(name, d, seconds, rows=rows)
-                    shutil.rmtree(d)
+                d = work / f"{name}-alone"
+                d.mkdir()
+                ceilings[name, rows] = library_ceiling(name, d, seconds, rows=rows)
+                shutil.rmtree(d)
         # The disk's sync time drifts within a run: the ratios use the mean of two probes,
         # one on each side of the cells.
         fsync_after = raw_fsync_rate(work, seconds)
@@ -391,9 +391,9 @@ async def main_async(opts: argparse.Namespace) -> int:
         for name in opts.drivers:
             if name == "memory":
                 continue
-            sessions_ = await long_sessions(name, work, turn_counts)
-            first = sessions_[0]
-            for s in sessions_:
+            results = await long_sessions(name, work, turn_counts)
+            first = results[0]
+            for s in results:
                 growth = s.median_ms / first.median_ms
                 targets = ""
                 if s.turns == 500:
