@@ -19,9 +19,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Reinstall when the dependency lists change.
-$(STAMP): $(PY) pyproject.toml clients/python/pyproject.toml
-	$(PY) -m pip install --quiet -e ./clients/python -e '.[dev]'
+# The daemon, its Python client and the three durable store drivers (each its own
+# distribution under drivers/); reinstall when a dependency list changes.
+DRIVERS := drivers/sqlite drivers/lmdb drivers/postgres
+$(STAMP): $(PY) pyproject.toml clients/python/pyproject.toml $(DRIVERS:%=%/pyproject.toml)
+	$(PY) -m pip install --quiet -e ./clients/python -e '.[dev]' $(DRIVERS:%=-e ./%)
 	touch $@
 
 ## run: create .venv, install, and start the daemon on its embedded store under ./.luoshod/

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from luoshod.domain import Checkpoint, Message, Role, ToolCall
 from luoshod.store import Store, store_from_url
-from luoshod.store.lmdb.layout import PAGE_HEADER
+from luoshod_lmdb.layout import PAGE_HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -98,7 +98,7 @@ def postgres_bytes(url: str) -> int:
     """The bytes of the tables (with their TOAST and indexes) of ``url``'s schema."""
     import psycopg
 
-    from luoshod.store.postgres.connection import target_from_url
+    from luoshod_postgres.connection import target_from_url
 
     target = target_from_url(url)
     with psycopg.connect(target.conninfo) as conn:

@@ -16,8 +16,8 @@ from luoshod.domain import AgentSpec, Checkpoint, Message, Role, ToolCall, ToolS
 from luoshod.errors import InvalidArgument
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
-from luoshod.store.base import decode_page_token, encode_page_token
-from luoshod.store.codec import decode_messages, encode_header, encode_message, encode_messages
+from luoshod.store.kit import decode_page_token, encode_page_token
+from luoshod.store.kit.codec import decode_messages, encode_header, encode_message, encode_messages
 
 PROPERTIES = settings(max_examples=150, derandomize=True, deadline=None, database=None)
 
@@ -88,7 +88,7 @@ def test_header_json_is_the_header_dict_whatever_agents_came_before(
 
 
 def test_the_agent_json_cache_stays_bounded() -> None:
-    from luoshod.store import codec
+    from luoshod.store.kit import codec
 
     big = "x" * (codec._AGENTS_MAX_CHARS // 3)
     specs = [AgentSpec(f"m{i}", instructions=big if i % 100 == 0 else "") for i in range(2500)]

@@ -16,9 +16,10 @@ import pytest
 
 from luoshod.domain import Checkpoint, Message, Role
 from luoshod.errors import InvalidArgument, StoreError, StoreFull
-from luoshod.store import Capability, codec, store_from_url
-from luoshod.store.lmdb import LmdbStore, layout
-from luoshod.store.lmdb.environment import DEFAULT_MAP_SIZE, SCHEMA_VERSION
+from luoshod.store import Capability, store_from_url
+from luoshod.store.kit import codec
+from luoshod_lmdb import LmdbStore, layout
+from luoshod_lmdb.environment import DEFAULT_MAP_SIZE, SCHEMA_VERSION
 
 from . import process_workers
 from .helpers import SessionWriter, approval, event_range, rich_checkpoint

@@ -15,9 +15,9 @@ import pytest
 from luoshod.domain import Checkpoint
 from luoshod.errors import StoreError
 from luoshod.store import Capability, store_from_url
-from luoshod.store.postgres import PostgresStore
-from luoshod.store.postgres.connection import target_from_url
-from luoshod.store.postgres.migrations import SCHEMA_VERSION
+from luoshod_postgres import PostgresStore
+from luoshod_postgres.connection import target_from_url
+from luoshod_postgres.migrations import SCHEMA_VERSION
 from postgres_server import PostgresServer, free_port
 
 from .helpers import SessionWriter, approval, event_range

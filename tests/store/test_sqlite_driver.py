@@ -15,8 +15,8 @@ import pytest
 from luoshod.domain import EventPage, Status
 from luoshod.errors import StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
-from luoshod.store.sqlite import SqliteStore
-from luoshod.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
+from luoshod_sqlite import SqliteStore
+from luoshod_sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
 
 from .helpers import SessionWriter, approval, event_range
 
@@ -337,7 +337,7 @@ async def test_an_append_costs_the_same_however_long_the_log(tmp_path: Path) -> 
 
 
 async def test_status_filter_uses_the_index(sqlite_store: SqliteStore, db_path: Path) -> None:
-    from luoshod.store.sqlite import queries
+    from luoshod_sqlite import queries
 
     with raw(db_path) as conn:
         plan = conn.execute(

@@ -14,7 +14,7 @@ import pytest
 from luoshod.domain import Approval, Checkpoint, EventPage, Message, Role, Status, StoredEvent
 from luoshod.errors import ApprovalNotFound
 from luoshod.store import Capability, Store
-from luoshod.store.base import encode_page_token
+from luoshod.store.kit import encode_page_token
 
 from . import process_workers
 from .conftest import Backend

@@ -19,7 +19,7 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.store import Capability, Store
-from luoshod.store.base import check_import
+from luoshod.store.kit import check_import
 
 from . import process_workers
 from .conftest import Backend

@@ -1,4 +1,4 @@
-"""The storage contract (``luoshod.store.base``), one test per rule, for every driver."""
+"""The storage contract (``luoshod.store.kit.base``), one test per rule, for every driver."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from luoshod.domain import Checkpoint, Message, Role, Status, Usage
 from luoshod.errors import LeaseLost
 from luoshod.store import Capability, Store, store_from_url
-from luoshod.store.base import encode_page_token
+from luoshod.store.kit import encode_page_token
 
 from .conftest import Backend
 from .helpers import SessionWriter, message, rich_checkpoint

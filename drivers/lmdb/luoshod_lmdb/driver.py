@@ -1,0 +1,344 @@
+"""The ``lmdb:`` driver's façade: URL, lifecycle, and group commit.
+
+The records are laid out in :mod:`.layout`, the operations are in :mod:`.ops`, and the
+environment (map growth, migrations, the translation of ``lmdb`` errors) in
+:mod:`.environment`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from luoshod.domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    HistoryEntry,
+    Lease,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+from luoshod.errors import ApprovalNotFound, LeaseLost, StoreError, StoreFull
+from luoshod.store.kit import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Store,
+    check_import,
+    check_ttl,
+    clamp_seq,
+    page_of,
+    page_start,
+)
+from luoshod.store.kit.groupcommit import GroupCommit, Queued
+from . import environment, layout, ops
+from .environment import DEFAULT_MAP_SIZE, DEFAULT_MAX_MAP_SIZE, Environment, translated
+
+T = TypeVar("T")
+
+
+class LmdbStore(Store):
+    """A durable store in an LMDB environment (a directory), shareable by several processes.
+
+    URL forms (``from_url``):
+
+    - ``lmdb:///abs/path/dir``: an absolute path (three slashes, then the path);
+    - ``lmdb:relative/dir``: relative to the working directory at construction;
+    - query parameters: ``map_size`` (the initial map, default 64 MiB) and
+      ``max_map_size`` (default 1 TiB), in bytes or with a ``KiB``/``MiB``/``GiB``/``TiB``
+      suffix, e.g. ``lmdb:///var/lib/luoshod?max_map_size=8GiB``.
+
+    :meth:`open` creates the directory if missing. Durable: the environment syncs every
+    commit (LMDB's ``sync`` and ``metasync``, never turned off), so a save is
+    acknowledged once it is on disk. Saves queued while the database thread is busy are
+    written in one write transaction, one sync (group commit); the version check of R7
+    runs inside that transaction, and LMDB's lock file lets one process write at a time,
+    so two processes racing on one session cannot both win. When the map is full it is
+    doubled and the transaction retried, up to ``max_map_size``; past that a save fails
+    with ``StoreFull`` and the previous state is intact. Reader slots left by dead
+    processes are cleared at open. A lease is a record of ``leases`` whose token a save
+    under it checks in its write transaction; expiries are by this host's clock (the
+    processes sharing an environment share it).
+
+    Session and approval ids must be 1 to 400 UTF-8 bytes without NUL (``InvalidArgument``
+    otherwise); the service allows 128 characters.
+    """
+
+    #: The store contract this release is written for (a literal: a driver is released
+    #: apart from luoshod, and luoshod refuses it if the two differ).
+    contract_version = 1
+    capabilities = frozenset(
+        {
+            Capability.DURABLE,
+            Capability.MULTI_PROCESS,
+            Capability.HISTORY,
+            Capability.APPROVALS,
+            Capability.EVENT_LOG,
+            Capability.LEASES,
+        }
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        history_limit: int = DEFAULT_HISTORY_LIMIT,
+        map_size: int | None = None,
+        max_map_size: int = DEFAULT_MAX_MAP_SIZE,
+    ) -> None:
+        super().__init__(history_limit=history_limit)
+        if not str(path):
+            raise ValueError("LmdbStore needs a directory path")
+        if map_size is None:
+            map_size = min(DEFAULT_MAP_SIZE, max_map_size)
+        if map_size < 1 or max_map_size < map_size:
+            raise ValueError(
+                f"need 0 < map_size <= max_map_size, got {map_size} and {max_map_size}"
+            )
+        self.path = Path(path).absolute()
+        self.map_size = map_size
+        self.max_map_size = max_map_size
+        self._env: Environment | None = None
+        self._saves: GroupCommit[ops.PreparedSave | ops.PreparedEvents] | None = None
+
+    @classmethod
+    def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> LmdbStore:
+        path, options = parse_url(url)
+        return cls(path, history_limit=history_limit, **options)
+
+    def exists(self) -> bool:
+        return (self.path / "data.mdb").is_file()
+
+    def __repr__(self) -> str:
+        return f"LmdbStore({str(self.path)!r}, history_limit={self.history_limit})"
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._env is not None:
+            return
+        env = await environment.acquire(
+            self.path, map_size=self.map_size, max_map_size=self.max_map_size
+        )
+        self._env, self._saves = env, GroupCommit(env.thread, self._apply_batch)
+
+    async def close(self) -> None:
+        env, saves = self._env, self._saves
+        if env is None or saves is None:
+            return
+        self._env = None
+        try:
+            await saves.close()  # every queued save is committed first
+        finally:
+            await environment.release(env)
+
+    # -- the contract --------------------------------------------------------------------
+
+    async def load(self, session_id: str) -> Checkpoint | None:
+        return await self._read("load", ops.load, session_id)
+
+    async def save(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        stored_messages: int,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
+        lease: Lease | None = None,
+    ) -> None:
+        if self._saves is None or self._env is None:
+            raise StoreError(f"LMDB store {self.path} is not open", operation="save")
+        prepared = ops.prepare(
+            checkpoint,
+            stored_messages,
+            self.history_limit_for(checkpoint),
+            self.event_log_limit,
+            events,
+            approval,
+            claim,
+            lease,
+        )
+        await self._saves.submit(prepared)
+
+    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+        return await self._write("delete", ops.delete, session_id, keep_history)
+
+    async def list_sessions(
+        self, *, status: Status | None, page_size: int, page_token: str
+    ) -> tuple[list[SessionSummary], str]:
+        after = page_start(page_size, page_token)
+        rows = await self._read("list_sessions", ops.list_sessions, status, after, page_size + 1)
+        return page_of(rows, page_size, lambda x: x.session_id)
+
+    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        return await self._read("history", ops.history, session_id, limit)
+
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
+        if self._saves is None:
+            raise StoreError(f"LMDB store {self.path} is not open", operation="append_events")
+        if not events:
+            return
+        # Through the group commit too: one transaction and one sync with the saves.
+        key = layout.id_key(session_id)
+        await self._saves.submit(
+            ops.PreparedEvents(key, tuple(events), self.event_log_limit, lease)
+        )
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._write("acquire_lease", ops.acquire_lease, session_id, owner, ttl)
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._write("renew_lease", ops.renew_lease, lease, ttl)
+
+    async def release_lease(self, lease: Lease) -> None:
+        await self._write("release_lease", ops.release_lease, lease)
+
+    async def release_leases_of(self, owner: str) -> int:
+        return await self._write("release_leases_of", ops.release_leases_of, owner)
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+        return await self._read(
+            "read_events", ops.read_events, session_id, clamp_seq(after_seq), limit
+        )
+
+    async def get_approval(self, approval_id: str) -> Approval | None:
+        return await self._read("get_approval", ops.get_approval, approval_id)
+
+    async def list_approvals(
+        self, *, session_id: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Approval], str]:
+        after = page_start(page_size, page_token)
+        found = await self._read(
+            "list_approvals", ops.list_approvals, session_id, after, page_size + 1
+        )
+        return page_of(found, page_size, lambda x: x.approval_id)
+
+    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        after = page_start(page_size, page_token)
+        ids = await self._read("session_ids", ops.session_ids, after, page_size + 1)
+        return page_of(ids, page_size, str)
+
+    async def import_session(
+        self,
+        session_id: str,
+        *,
+        latest: Checkpoint | None,
+        history: Sequence[HistoryEntry],
+        approvals: Sequence[Approval] = (),
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
+        check_import(self, session_id, latest, history, approvals, events)
+        key = layout.id_key(session_id)
+        for a in approvals:
+            layout.id_key(a.approval_id, "approval id")
+        limit = self.history_limit if latest is None else self.history_limit_for(latest)
+        kept = [e.checkpoint for e in history][max(0, len(history) - limit) :] if limit else []
+        await self._write(
+            "import_session",
+            ops.import_session,
+            key,
+            latest,
+            kept,
+            list(approvals),
+            tuple(events),
+            self.event_log_limit,
+        )
+
+    # -- the database thread -------------------------------------------------------------
+
+    def _environment(self, what: str) -> Environment:
+        if self._env is None:
+            raise StoreError(f"LMDB store {self.path} is not open", operation=what)
+        return self._env
+
+    async def _read(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        env = self._environment(what)
+        return await env.thread.call(what, _edge, what, env.read, fn, *args)
+
+    async def _write(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        env = self._environment(what)
+        return await env.thread.call(what, _edge, what, env.write, fn, *args)
+
+    def _apply_batch(self, batch: list[Queued[ops.PreparedSave | ops.PreparedEvents]]) -> None:
+        """Write a batch of saves in one transaction (group commit); on the thread."""
+        env = self._environment("save")
+        try:
+            with translated("save"):
+                env.write(_save_all, batch)
+        except StoreFull:
+            if len(batch) == 1:
+                raise
+            # The batch as a whole does not fit: each save on its own, so that those that
+            # fit still land and only the others fail.
+            for item in batch:
+                try:
+                    with translated("save"):
+                        env.write(_save_all, [item])
+                except StoreFull as e:
+                    item.error = e
+
+
+def _edge(what: str, run: Callable[..., T], fn: Callable[..., T], *args: Any) -> T:
+    with translated(what):
+        return run(fn, *args)
+
+
+def _save_all(
+    txn: Any, dbs: ops.Dbs, batch: list[Queued[ops.PreparedSave | ops.PreparedEvents]]
+) -> None:
+    for item in batch:
+        item.error = None  # a transaction retried after the map grew starts afresh
+        p = item.payload
+        try:
+            if isinstance(p, ops.PreparedEvents):
+                ops.append_events(txn, dbs, p)
+            else:
+                ops.save(txn, dbs, p)
+        except (LeaseLost, ApprovalNotFound) as e:  # raised before writing anything
+            item.error = e
+
+
+_SIZE = re.compile(r"(\d+)\s*(|k|kib|m|mib|g|gib|t|tib)", re.IGNORECASE)
+_UNITS = {"": 0, "k": 10, "kib": 10, "m": 20, "mib": 20, "g": 30, "gib": 30, "t": 40, "tib": 40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``"1048576"``, ``"64MiB"``, ``"8G"``… Raises ``ValueError``."""
+    m = _SIZE.fullmatch(text.strip())
+    if not m:
+        raise ValueError(f"not a size in bytes (e.g. 1073741824 or 1GiB): {text!r}")
+    return int(m.group(1)) << _UNITS[m.group(2).lower()]
+
+
+def parse_url(url: str) -> tuple[Path, dict[str, int]]:
+    """The directory and options of an ``lmdb:`` URL (see :class:`LmdbStore`)."""
+    parts = urlsplit(url)
+    if parts.scheme != "lmdb":
+        raise ValueError(f"not an lmdb URL: {url!r}")
+    if parts.netloc:
+        raise ValueError(
+            f"lmdb URL takes no host: {url!r} (use lmdb:///abs/path/dir or lmdb:relative/dir)"
+        )
+    if parts.fragment:
+        raise ValueError(f"lmdb URL takes no fragment: {url!r}")
+    path = unquote(parts.path)
+    if not path:
+        raise ValueError(f"lmdb URL needs a directory path: {url!r}")
+    options: dict[str, int] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
+        if name not in ("map_size", "max_map_size"):
+            raise ValueError(f"unknown lmdb URL option {name!r} (map_size, max_map_size)")
+        options[name] = parse_size(value)
+    return Path(path), options

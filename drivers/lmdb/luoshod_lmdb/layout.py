@@ -1,0 +1,200 @@
+"""How the ``lmdb:`` driver lays records out: its named databases, keys and values.
+
+Keys are bytes that sort the way they are read. A session id is its UTF-8 bytes; keys
+under a session are ``id + NUL + big-endian number`` (ids hold no NUL, so one session's
+keys are contiguous and sessions come in id order).
+
+==================  =====================================  ==============================
+database            key                                    value
+==================  =====================================  ==============================
+``meta``            ``schema_version``, ``next_log_id``    u64
+``sessions``        session id                             :class:`Row` (the latest)
+``by_status``       status byte + session id               empty (list by status)
+``history``         session id, NUL, u64 seq               :class:`Row` (one entry)
+``history_ends``    session id                             u64 first and last seq kept
+``logs``            session id, NUL, u64 log id            empty (the session's logs)
+``chunks``          u64 log id, u32 chunk number           bytes of the log's stream
+``events``          session id, NUL, u64 seq               the event (opaque bytes)
+``event_counts``    session id                             u64 events kept
+``approvals``       approval id                            the approval's JSON
+``by_session``      session id, NUL, approval id           empty (a session's approvals)
+``leases``          session id                             :class:`LeaseRow` (kept after
+                                                           a delete: tokens only grow)
+==================  =====================================  ==============================
+
+**Message logs.** A log is a byte stream of messages, each a small fixed header and its
+texts as UTF-8 (:mod:`luoshod.store.kit.codec`). The stream is cut into chunks of exactly one
+overflow page each (page size − 16 bytes), so a chunk fills its page whatever the size of
+the messages and whatever order sessions write in; values stored per message would leave
+pages half empty (LMDB splits a full leaf page in two) or waste most of a last overflow
+page. A save appends its new messages' bytes: it rewrites the log's last, partial chunk and
+adds new ones, so it writes O(new messages). A :class:`Row` (the latest checkpoint or a
+history entry) is a header over a prefix of a log: ``(log_id, message_count, byte_count)``;
+saves only extend logs, so every prefix a row refers to stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from luoshod.domain import Status
+from luoshod.errors import InvalidArgument
+from luoshod.store.kit import codec
+
+META = b"meta"
+SESSIONS = b"sessions"
+BY_STATUS = b"by_status"
+HISTORY = b"history"
+HISTORY_ENDS = b"history_ends"
+LOGS = b"logs"
+CHUNKS = b"chunks"
+EVENTS = b"events"
+EVENT_COUNTS = b"event_counts"
+APPROVALS = b"approvals"
+BY_SESSION = b"by_session"
+LEASES = b"leases"
+DATABASES = (
+    META,
+    SESSIONS,
+    BY_STATUS,
+    HISTORY,
+    HISTORY_ENDS,
+    LOGS,
+    CHUNKS,
+    EVENTS,
+    EVENT_COUNTS,
+    APPROVALS,
+    BY_SESSION,
+    LEASES,
+)
+
+SCHEMA_VERSION_KEY = b"schema_version"
+NEXT_LOG_ID_KEY = b"next_log_id"
+
+#: A session id is at most this many UTF-8 bytes (LMDB keys are at most 511 bytes).
+MAX_ID_BYTES = 400
+#: An overflow page's header; a chunk of ``page_size - PAGE_HEADER`` bytes fills its page.
+PAGE_HEADER = 16
+
+_U64 = struct.Struct(">Q")
+_CHUNK_KEY = struct.Struct(">QI")
+_ROW = struct.Struct(">QIQQB")  # log id, message count, byte count, version, status
+
+STATUS_CODES = {Status.IN_PROGRESS: 1, Status.AWAITING_APPROVAL: 2, Status.FINISHED: 3}
+STATUSES = {code: status for status, code in STATUS_CODES.items()}
+
+
+def id_key(value: str, what: str = "session id") -> bytes:
+    """The key of a session (or approval) id. Raises ``InvalidArgument`` for one LMDB
+    cannot key: empty, with a NUL, or longer than :data:`MAX_ID_BYTES` in UTF-8."""
+    key = value.encode()
+    if not key or b"\0" in key or len(key) > MAX_ID_BYTES:
+        raise InvalidArgument(
+            f"the lmdb store cannot key {what} {value[:60]!r}: it must be 1 to "
+            f"{MAX_ID_BYTES} UTF-8 bytes with no NUL",
+            reason="INVALID_ID",
+        )
+    return key
+
+
+def readable_key(value: str) -> bytes | None:
+    """:func:`id_key` for a lookup: ``None`` (nothing stored) instead of an error."""
+    try:
+        return id_key(value)
+    except InvalidArgument:
+        return None
+
+
+def under(sid_key: bytes) -> bytes:
+    """The prefix of every key under a session (history, logs, events, approvals)."""
+    return sid_key + b"\0"
+
+
+def numbered(sid_key: bytes, n: int) -> bytes:
+    return sid_key + b"\0" + _U64.pack(n)
+
+
+def number_of(key: bytes) -> int:
+    return _U64.unpack_from(key, len(key) - 8)[0]
+
+
+_ENDS = struct.Struct(">QQ")
+
+
+def ends(first: int, last: int) -> bytes:
+    return _ENDS.pack(first, last)
+
+
+def from_ends(value: bytes) -> tuple[int, int]:
+    return _ENDS.unpack(value)  # type: ignore[return-value]
+
+
+def u64(n: int) -> bytes:
+    return _U64.pack(n)
+
+
+def from_u64(value: bytes) -> int:
+    return _U64.unpack(value)[0]
+
+
+def chunk_key(log_id: int, n: int) -> bytes:
+    return _CHUNK_KEY.pack(log_id, n)
+
+
+def log_of_chunk(key: bytes) -> int:
+    return _U64.unpack_from(key)[0]
+
+
+@dataclass(slots=True, frozen=True)
+class Row:
+    """A checkpoint as stored: a header over the first ``count`` messages of a log."""
+
+    log_id: int
+    count: int
+    nbytes: int
+    version: int
+    status: Status
+    header: bytes  # the checkpoint's header_dict() as JSON
+
+    def encode(self) -> bytes:
+        head = _ROW.pack(
+            self.log_id, self.count, self.nbytes, self.version, STATUS_CODES[self.status]
+        )
+        return head + self.header
+
+    @classmethod
+    def decode(cls, value: bytes) -> Row:
+        log_id, count, nbytes, version, status = _ROW.unpack_from(value)
+        return cls(log_id, count, nbytes, version, STATUSES[status], value[_ROW.size :])
+
+    @staticmethod
+    def log_id_of(value: bytes) -> int:
+        return _U64.unpack_from(value)[0]
+
+    def header_dict(self) -> dict[str, Any]:
+        return json.loads(self.header)
+
+
+_LEASE = struct.Struct(">Qd")  # token, expires_at (0 when released); then the owner
+
+
+@dataclass(slots=True, frozen=True)
+class LeaseRow:
+    owner: str
+    token: int
+    expires_at: float
+
+    def encode(self) -> bytes:
+        return _LEASE.pack(self.token, self.expires_at) + self.owner.encode()
+
+    @classmethod
+    def decode(cls, value: bytes) -> LeaseRow:
+        token, expires_at = _LEASE.unpack_from(value)
+        return cls(bytes(value[_LEASE.size :]).decode(), token, expires_at)
+
+
+def encode_json(d: Any) -> bytes:
+    return codec.encode_json(d).encode()

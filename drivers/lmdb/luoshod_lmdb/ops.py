@@ -1,0 +1,636 @@
+"""The ``lmdb:`` driver's operations as plain functions of a transaction.
+
+They run on the driver's database thread, inside the transaction the caller opened
+(:mod:`.environment`); the records are those of :mod:`.layout`. A save is O(new
+messages): it appends to the session's message log, writes the session's row and one
+history row, and drops the oldest history row; a log that no row refers to any more is
+deleted with its chunks in the same transaction.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import lmdb
+
+from luoshod.domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    FinishReason,
+    HistoryEntry,
+    Lease,
+    Message,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+from luoshod.errors import ApprovalNotFound, LeaseLost
+from luoshod.store.kit import codec
+from luoshod.store.kit import extends, lease_busy, lease_lost
+from . import layout
+from .layout import Row
+
+
+class Dbs:
+    """The open named databases of an environment (attributes named as in
+    :data:`.layout.DATABASES`), and the size of a log chunk."""
+
+    def __init__(self, handles: dict[bytes, Any], chunk_size: int) -> None:
+        for name, handle in handles.items():
+            setattr(self, name.decode(), handle)
+        self.chunk_size = chunk_size
+
+    meta: Any
+    sessions: Any
+    by_status: Any
+    history: Any
+    history_ends: Any
+    logs: Any
+    chunks: Any
+    events: Any
+    event_counts: Any
+    approvals: Any
+    by_session: Any
+    leases: Any
+
+
+@dataclass(slots=True, frozen=True)
+class PreparedSave:
+    """A save, encoded on the caller's thread before it is queued."""
+
+    checkpoint: Checkpoint
+    sid_key: bytes
+    stored_messages: int
+    history_limit: int
+    event_log_limit: int
+    header: bytes
+    new_stream: bytes  # messages[stored_messages:], encoded
+    events: Sequence[StoredEvent]
+    approval: Approval | None
+    claim: str | None
+    lease: Lease | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class PreparedEvents:
+    """Events to append to a session's log, queued with the saves."""
+
+    sid_key: bytes
+    events: Sequence[StoredEvent]
+    limit: int
+    lease: Lease | None = None
+
+
+def prepare(
+    checkpoint: Checkpoint,
+    stored_messages: int,
+    history_limit: int,
+    event_log_limit: int,
+    events: Sequence[StoredEvent],
+    approval: Approval | None,
+    claim: str | None,
+    lease: Lease | None = None,
+) -> PreparedSave:
+    """Encode a save. Raises ``InvalidArgument`` for an id LMDB cannot key."""
+    if approval is not None:
+        layout.id_key(approval.approval_id, "approval id")
+    return PreparedSave(
+        checkpoint,
+        layout.id_key(checkpoint.session_id),
+        stored_messages,
+        history_limit,
+        event_log_limit,
+        codec.encode_header(checkpoint).encode(),
+        codec.encode_messages(checkpoint.messages[stored_messages:]),
+        tuple(events),
+        approval,
+        claim,
+        lease,
+    )
+
+
+# -- message logs --------------------------------------------------------------------------
+
+
+def _new_log(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes) -> int:
+    log_id = layout.from_u64(txn.get(layout.NEXT_LOG_ID_KEY, db=dbs.meta))
+    txn.put(layout.NEXT_LOG_ID_KEY, layout.u64(log_id + 1), db=dbs.meta)
+    txn.put(layout.numbered(sid_key, log_id), b"", db=dbs.logs)
+    return log_id
+
+
+def _append(txn: lmdb.Transaction, dbs: Dbs, log_id: int, nbytes: int, data: bytes) -> int:
+    """Append ``data`` to a log whose stream is ``nbytes`` long; the new length."""
+    if not data:
+        return nbytes
+    size = dbs.chunk_size
+    n, used = divmod(nbytes, size)
+    if used:  # the last chunk is partial: rewrite it, extended
+        last = txn.get(layout.chunk_key(log_id, n), db=dbs.chunks)
+        data = last[:used] + data
+    for offset in range(0, len(data), size):
+        txn.put(layout.chunk_key(log_id, n), data[offset : offset + size], db=dbs.chunks)
+        n += 1
+    return nbytes + len(data) - used
+
+
+def _stream(txn: lmdb.Transaction, dbs: Dbs, log_id: int, nbytes: int) -> bytes:
+    """The first ``nbytes`` of a log's stream."""
+    if not nbytes:
+        return b""
+    end = layout.chunk_key(log_id, -(-nbytes // dbs.chunk_size))
+    parts = []
+    cursor = txn.cursor(db=dbs.chunks)
+    if cursor.set_range(layout.chunk_key(log_id, 0)):
+        for key, value in cursor:
+            if key >= end:
+                break
+            parts.append(value)
+    return b"".join(parts)[:nbytes]
+
+
+def _drop_log(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, log_id: int) -> None:
+    cursor = txn.cursor(db=dbs.chunks)
+    if cursor.set_range(layout.chunk_key(log_id, 0)):
+        while cursor.key() and layout.log_of_chunk(cursor.key()) == log_id:
+            cursor.delete()
+    txn.delete(layout.numbered(sid_key, log_id), db=dbs.logs)
+
+
+def _checkpoint(txn: lmdb.Transaction, dbs: Dbs, row: Row) -> Checkpoint:
+    messages = codec.decode_messages(_stream(txn, dbs, row.log_id, row.nbytes))
+    return Checkpoint.from_header(row.header_dict(), messages)
+
+
+# -- keys under a session ------------------------------------------------------------------
+
+
+def _keys_under(
+    txn: lmdb.Transaction, db: Any, sid_key: bytes, *, reverse: bool = False
+) -> Iterator[tuple[bytes, bytes]]:
+    """(key, value) of a session's keys in ``db``, in key order (or reversed)."""
+    prefix = layout.under(sid_key)
+    cursor = txn.cursor(db=db)
+    if reverse:
+        found = cursor.set_range(prefix + b"\xff" * 8)
+        found = cursor.prev() if found else cursor.last()
+        items = cursor.iterprev() if found else iter(())
+    else:
+        items = cursor.iternext() if cursor.set_range(prefix) else iter(())
+    for key, value in items:
+        if not key.startswith(prefix):
+            return
+        yield key, value
+
+
+def _first_and_last(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> tuple[int, int] | None:
+    first = next(_keys_under(txn, db, sid_key), None)
+    if first is None:
+        return None
+    last = next(_keys_under(txn, db, sid_key, reverse=True))
+    return layout.number_of(first[0]), layout.number_of(last[0])
+
+
+def _delete_under(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> list[bytes]:
+    """Delete a session's keys in ``db``; their values."""
+    keys = list(_keys_under(txn, db, sid_key))
+    for key, _ in keys:
+        txn.delete(key, db=db)
+    return [value for _, value in keys]
+
+
+# -- reads ---------------------------------------------------------------------------------
+
+
+def load(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> Checkpoint | None:
+    key = layout.readable_key(session_id)
+    value = txn.get(key, db=dbs.sessions) if key else None
+    return _checkpoint(txn, dbs, Row.decode(value)) if value is not None else None
+
+
+def history(
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str, limit: int | None
+) -> list[HistoryEntry]:
+    key = layout.readable_key(session_id)
+    if key is None or limit == 0:
+        return []
+    rows = []
+    for _, value in _keys_under(txn, dbs.history, key, reverse=True):
+        rows.append(Row.decode(value))
+        if limit is not None and len(rows) >= limit:
+            break
+    # Entries share logs: read each log once, up to the longest prefix any entry needs.
+    longest: dict[int, Row] = {}
+    for row in rows:
+        if row.nbytes >= longest.get(row.log_id, row).nbytes:
+            longest[row.log_id] = row
+    logs = {
+        log_id: codec.decode_messages(_stream(txn, dbs, log_id, row.nbytes))
+        for log_id, row in longest.items()
+    }
+    entries = []
+    for row in rows:
+        h = row.header_dict()
+        cp = Checkpoint.from_header(h, logs[row.log_id][: row.count])
+        entries.append(HistoryEntry(cp.step_index, cp.updated_at, cp.status, cp))
+    return entries
+
+
+def list_sessions(
+    txn: lmdb.Transaction, dbs: Dbs, status: Status | None, after: str, limit: int
+) -> list[SessionSummary]:
+    start = after.encode() + b"\0" if after else b""
+    page: list[SessionSummary] = []
+    if status is None:
+        cursor = txn.cursor(db=dbs.sessions)
+        items: Iterable[tuple[bytes, bytes]] = cursor.iternext() if cursor.set_range(
+            start
+        ) else ()
+        for _, value in items:
+            page.append(_summary(Row.decode(value)))
+            if len(page) >= limit:
+                break
+        return page
+    code = bytes([layout.STATUS_CODES[status]])
+    cursor = txn.cursor(db=dbs.by_status)
+    if not cursor.set_range(code + start):
+        return page
+    for key in cursor.iternext(values=False):
+        if key[:1] != code:
+            break
+        page.append(_summary(Row.decode(txn.get(key[1:], db=dbs.sessions))))
+        if len(page) >= limit:
+            break
+    return page
+
+
+def session_ids(txn: lmdb.Transaction, dbs: Dbs, after: str, limit: int) -> list[str]:
+    """Sessions with a checkpoint, a history or an event log, in id order: the first
+    ``limit`` of each kind, merged, hold the first ``limit`` of all."""
+    start = after.encode() + b"\0" if after else b""
+    ids: set[bytes] = set()
+    for db in (dbs.sessions, dbs.event_counts):  # both keyed by the session id
+        cursor = txn.cursor(db=db)
+        if cursor.set_range(start):
+            ids.update(itertools.islice(cursor.iternext(values=False), limit))
+    cursor = txn.cursor(db=dbs.history)
+    # History keys are ``id NUL seq``: the first session after ``after`` starts past
+    # ``after + 0x01``.
+    found, taken = cursor.set_range(after.encode() + b"\x01" if after else b""), 0
+    while found and taken < limit:
+        sid = cursor.key().split(b"\0", 1)[0]
+        ids.add(sid)
+        taken += 1
+        found = cursor.set_range(sid + b"\x01")  # past this session's entries
+    return [sid.decode() for sid in sorted(ids)[:limit]]
+
+
+def read_events(
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str, after_seq: int, limit: int
+) -> EventPage:
+    """``after_seq`` within ``0..MAX_SEQ`` (:func:`..base.clamp_seq`): its successor is a
+    u64 key."""
+    key = layout.readable_key(session_id)
+    ends = _first_and_last(txn, dbs.events, key) if key else None
+    if ends is None or key is None:
+        return EventPage([], 0, 0)
+    events: list[StoredEvent] = []
+    cursor = txn.cursor(db=dbs.events)
+    if limit > 0 and cursor.set_range(layout.numbered(key, after_seq + 1)):
+        prefix = layout.under(key)
+        for k, value in cursor.iternext():
+            if not k.startswith(prefix):
+                break
+            events.append(StoredEvent(layout.number_of(k), value))
+            if len(events) >= limit:
+                break
+    return EventPage(events, ends[0], ends[1])
+
+
+def get_approval(txn: lmdb.Transaction, dbs: Dbs, approval_id: str) -> Approval | None:
+    key = layout.readable_key(approval_id)
+    value = txn.get(key, db=dbs.approvals) if key else None
+    return Approval.from_dict(_json(value)) if value is not None else None
+
+
+def list_approvals(
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str | None, after: str, limit: int
+) -> list[Approval]:
+    page: list[Approval] = []
+    if session_id is None:
+        cursor = txn.cursor(db=dbs.approvals)
+        start = after.encode() + b"\0" if after else b""
+        if cursor.set_range(start):
+            for _, value in cursor.iternext():
+                page.append(Approval.from_dict(_json(value)))
+                if len(page) >= limit:
+                    break
+        return page
+    key = layout.readable_key(session_id)
+    if key is None:
+        return page
+    prefix = layout.under(key)
+    cursor = txn.cursor(db=dbs.by_session)
+    # Ids hold no NUL: the first id past ``after`` is at or past ``after + NUL``.
+    if not cursor.set_range(prefix + (after.encode() + b"\0" if after else b"")):
+        return page
+    for k in cursor.iternext(values=False):
+        if not k.startswith(prefix):
+            break
+        approval_id = k[len(prefix) :]
+        page.append(Approval.from_dict(_json(txn.get(approval_id, db=dbs.approvals))))
+        if len(page) >= limit:
+            break
+    return page
+
+
+# -- writes --------------------------------------------------------------------------------
+
+
+def save(txn: lmdb.Transaction, dbs: Dbs, p: PreparedSave) -> None:
+    """Apply one save inside the caller's write transaction.
+
+    Raises ``LeaseLost`` or ``ApprovalNotFound`` before writing anything; any other
+    exception leaves the transaction half-written, for the caller to abort. (The ids were
+    checked by :func:`prepare`.)
+    """
+    cp = p.checkpoint
+    sid, key = cp.session_id, p.sid_key
+    fence(txn, dbs, key, p.lease)
+    value = txn.get(key, db=dbs.sessions)
+    old = Row.decode(value) if value is not None else None
+    if p.claim is not None:
+        claim_key = layout.readable_key(p.claim)
+        pending = txn.get(claim_key, db=dbs.approvals) if claim_key else None
+        if pending is None or _json(pending)["session_id"] != sid:
+            raise ApprovalNotFound(
+                f"approval {p.claim!r} is not pending", approval_id=p.claim, session_id=sid
+            )
+    stored_version = old.version if old else 0
+    if cp.version != stored_version + 1:
+        raise LeaseLost(
+            f"session {sid!r} was saved by another writer",
+            session_id=sid,
+            stored_version=stored_version,
+            version=cp.version,
+        )
+    count = len(cp.messages)
+    if old is not None and p.stored_messages == old.count and count >= p.stored_messages:
+        log_id, nbytes = old.log_id, _append(txn, dbs, old.log_id, old.nbytes, p.new_stream)
+    else:
+        # A new session, one recreated after delete, or a rewritten transcript.
+        log_id = _new_log(txn, dbs, key)
+        nbytes = _append(txn, dbs, log_id, 0, codec.encode_messages(cp.messages))
+    row = Row(log_id, count, nbytes, cp.version, cp.status, p.header)
+    _put_latest(txn, dbs, key, row, old)
+    pruned = _append_history(txn, dbs, key, row, p.history_limit)
+    _collect_logs(txn, dbs, key, row.log_id, pruned | ({old.log_id} if old else set()))
+    if p.events:
+        _append_events(txn, dbs, key, p.events, p.event_log_limit)
+    if p.claim is not None:
+        _remove_approval(txn, dbs, key, p.claim)
+    if p.approval is not None:
+        _put_approval(txn, dbs, key, p.approval)
+
+
+def delete(txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool) -> bool:
+    key = layout.readable_key(session_id)
+    if key is None:
+        return False
+    value = txn.get(key, db=dbs.sessions)
+    old = Row.decode(value) if value is not None else None
+    if old is not None:
+        txn.delete(key, db=dbs.sessions)
+        txn.delete(bytes([layout.STATUS_CODES[old.status]]) + key, db=dbs.by_status)
+    for k, _ in list(_keys_under(txn, dbs.by_session, key)):
+        _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
+    if keep_history:
+        _collect_logs(txn, dbs, key, None, {old.log_id} if old else set())
+    else:
+        _delete_under(txn, dbs.history, key)
+        txn.delete(key, db=dbs.history_ends)
+        _delete_under(txn, dbs.events, key)
+        txn.delete(key, db=dbs.event_counts)
+        for k, _ in list(_keys_under(txn, dbs.logs, key)):
+            _drop_log(txn, dbs, key, layout.number_of(k))
+    return old is not None
+
+
+def import_session(
+    txn: lmdb.Transaction,
+    dbs: Dbs,
+    key: bytes,
+    latest: Checkpoint | None,
+    history: Sequence[Checkpoint],
+    approvals: Sequence[Approval],
+    events: Sequence[StoredEvent],
+    event_log_limit: int,
+) -> None:
+    """Replace the session's checkpoint and history (oldest first, already trimmed), its
+    pending approvals and its event log (checked; trimmed here)."""
+    for k, _ in list(_keys_under(txn, dbs.by_session, key)):
+        _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
+    for a in approvals:
+        _put_approval(txn, dbs, key, a)
+    _delete_under(txn, dbs.events, key)
+    txn.delete(key, db=dbs.event_counts)
+    _append_events(txn, dbs, key, events, event_log_limit)
+    value = txn.get(key, db=dbs.sessions)
+    old = Row.decode(value) if value is not None else None
+    _delete_under(txn, dbs.history, key)
+    txn.delete(key, db=dbs.history_ends)
+    for k, _ in list(_keys_under(txn, dbs.logs, key)):
+        _drop_log(txn, dbs, key, layout.number_of(k))
+    if history:
+        txn.put(key, layout.ends(1, len(history)), db=dbs.history_ends)
+    # The log the previous checkpoint is a prefix of (0: none yet), its messages and bytes.
+    log_id, nbytes = 0, 0
+    log: list[Message] = []
+    row: Row | None = None
+    for i, cp in enumerate([*history, *([latest] if latest else [])]):
+        if not (log_id and extends(log, cp.messages)):
+            log_id, log, nbytes = _new_log(txn, dbs, key), [], 0
+        new = codec.encode_messages(cp.messages[len(log) :])
+        nbytes = _append(txn, dbs, log_id, nbytes, new)
+        log = list(cp.messages)
+        header = codec.encode_header(cp).encode()
+        row = Row(log_id, len(log), nbytes, cp.version, cp.status, header)
+        if i < len(history):
+            txn.put(layout.numbered(key, i + 1), row.encode(), db=dbs.history)
+    if latest is not None and row is not None:
+        _put_latest(txn, dbs, key, row, old)
+    elif old is not None:
+        txn.delete(key, db=dbs.sessions)
+        txn.delete(bytes([layout.STATUS_CODES[old.status]]) + key, db=dbs.by_status)
+
+
+def append_events(txn: lmdb.Transaction, dbs: Dbs, p: PreparedEvents) -> None:
+    """Raises ``LeaseLost`` before writing anything."""
+    fence(txn, dbs, p.sid_key, p.lease)
+    _append_events(txn, dbs, p.sid_key, p.events, p.limit)
+
+
+# -- leases (on this host's clock: the processes sharing an environment share it) ----------
+
+
+def _lease_row(txn: lmdb.Transaction, dbs: Dbs, key: bytes) -> layout.LeaseRow | None:
+    value = txn.get(key, db=dbs.leases)
+    return layout.LeaseRow.decode(value) if value is not None else None
+
+
+def fence(txn: lmdb.Transaction, dbs: Dbs, key: bytes, lease: Lease | None) -> None:
+    """Raise ``LeaseLost`` unless ``lease`` (when given) holds the session's current token."""
+    if lease is None:
+        return
+    row = _lease_row(txn, dbs, key)
+    if row is None or row.token != lease.token:
+        raise lease_lost(lease, row.token if row else None)
+
+
+def acquire_lease(
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str, owner: str, ttl: float
+) -> Lease:
+    key = layout.id_key(session_id)
+    now = time.time()
+    row = _lease_row(txn, dbs, key)
+    if row is not None and row.expires_at > now:
+        raise lease_busy(session_id, row.owner, row.expires_at)
+    lease = Lease(session_id, owner, row.token + 1 if row else 1, now + ttl)
+    txn.put(key, layout.LeaseRow(owner, lease.token, lease.expires_at).encode(), db=dbs.leases)
+    return lease
+
+
+def renew_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease, ttl: float) -> Lease:
+    key = layout.id_key(lease.session_id)
+    fence(txn, dbs, key, lease)
+    renewed = Lease(lease.session_id, lease.owner, lease.token, time.time() + ttl)
+    row = layout.LeaseRow(lease.owner, lease.token, renewed.expires_at)
+    txn.put(key, row.encode(), db=dbs.leases)
+    return renewed
+
+
+def release_leases_of(txn: lmdb.Transaction, dbs: Dbs, owner: str) -> int:
+    """A scan of every lease: run once, when a daemon starts."""
+    now, released = time.time(), []
+    for key, value in txn.cursor(db=dbs.leases):
+        row = layout.LeaseRow.decode(value)
+        if row.owner == owner and row.expires_at > now:
+            released.append((bytes(key), layout.LeaseRow(owner, row.token, 0.0)))
+    for key, row in released:
+        txn.put(key, row.encode(), db=dbs.leases)
+    return len(released)
+
+
+def release_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease) -> None:
+    key = layout.readable_key(lease.session_id)
+    row = _lease_row(txn, dbs, key) if key else None
+    if key and row is not None and row.token == lease.token:
+        txn.put(key, layout.LeaseRow(row.owner, row.token, 0.0).encode(), db=dbs.leases)
+
+
+def _put_approval(txn: lmdb.Transaction, dbs: Dbs, key: bytes, a: Approval) -> None:
+    """Store ``a`` as a pending approval of the session ``key`` (its index entry moves if
+    the id was pending for another session)."""
+    aid = a.approval_id.encode()
+    found = txn.get(aid, db=dbs.approvals)
+    if found is not None:
+        owner = _json(found)["session_id"].encode()
+        if owner != key:
+            txn.delete(layout.under(owner) + aid, db=dbs.by_session)
+    txn.put(aid, layout.encode_json(a.to_dict()), db=dbs.approvals)
+    txn.put(layout.under(key) + aid, b"", db=dbs.by_session)
+
+
+def _put_latest(txn: lmdb.Transaction, dbs: Dbs, key: bytes, row: Row, old: Row | None) -> None:
+    txn.put(key, row.encode(), db=dbs.sessions)
+    if old is None or old.status is not row.status:
+        if old is not None:
+            txn.delete(bytes([layout.STATUS_CODES[old.status]]) + key, db=dbs.by_status)
+        txn.put(bytes([layout.STATUS_CODES[row.status]]) + key, b"", db=dbs.by_status)
+
+
+def _append_history(
+    txn: lmdb.Transaction, dbs: Dbs, key: bytes, row: Row | None, limit: int
+) -> set[int]:
+    """Append ``row`` (if any) to the ring, keep the newest ``limit``; the logs of the rows
+    dropped. A session's history rows are numbered ``first..last`` without gaps (appended
+    at the end, dropped from the start); ``history_ends`` keeps the two numbers."""
+    found = txn.get(key, db=dbs.history_ends)
+    first, last = layout.from_ends(found) if found is not None else (1, 0)
+    if row is not None and limit:
+        last += 1
+        txn.put(layout.numbered(key, last), row.encode(), db=dbs.history)
+    pruned: set[int] = set()
+    while last - first + 1 > limit:
+        old_key = layout.numbered(key, first)
+        pruned.add(Row.log_id_of(txn.get(old_key, db=dbs.history)))
+        txn.delete(old_key, db=dbs.history)
+        first += 1
+    if first <= last:
+        txn.put(key, layout.ends(first, last), db=dbs.history_ends)
+    elif found is not None:
+        txn.delete(key, db=dbs.history_ends)
+    return pruned
+
+
+def _collect_logs(
+    txn: lmdb.Transaction, dbs: Dbs, key: bytes, current: int | None, candidates: set[int]
+) -> None:
+    """Drop the candidate logs that neither the latest row nor a history row reads."""
+    candidates.discard(current)  # type: ignore[arg-type]
+    if not candidates:
+        return
+    for _, value in _keys_under(txn, dbs.history, key):
+        candidates.discard(Row.log_id_of(value))
+        if not candidates:
+            return
+    for log_id in candidates:
+        _drop_log(txn, dbs, key, log_id)
+
+
+def _append_events(
+    txn: lmdb.Transaction, dbs: Dbs, key: bytes, events: Sequence[StoredEvent], limit: int
+) -> None:
+    counted = txn.get(key, db=dbs.event_counts)
+    count = layout.from_u64(counted) if counted is not None else 0
+    if len(events) > limit:  # those the limit would drop at once are not written
+        events = events[len(events) - limit :] if limit else ()
+    for e in events:
+        if txn.put(layout.numbered(key, e.seq), e.data, db=dbs.events, overwrite=False):
+            count += 1
+    if count > limit:
+        for k, _ in list(itertools.islice(_keys_under(txn, dbs.events, key), count - limit)):
+            txn.delete(k, db=dbs.events)
+        count = limit
+    if count:
+        txn.put(key, layout.u64(count), db=dbs.event_counts)
+    elif counted is not None:
+        txn.delete(key, db=dbs.event_counts)
+
+
+def _remove_approval(txn: lmdb.Transaction, dbs: Dbs, key: bytes, approval_id: str) -> None:
+    txn.delete(approval_id.encode(), db=dbs.approvals)
+    txn.delete(layout.under(key) + approval_id.encode(), db=dbs.by_session)
+
+
+def _summary(row: Row) -> SessionSummary:
+    h = row.header_dict()
+    return SessionSummary(
+        h["session_id"],
+        row.status,
+        FinishReason(h["finish_reason"]),
+        h["step_index"],
+        row.count,
+        h["approval_id"],
+        h["updated_at"],
+    )
+
+
+def _json(value: bytes) -> Any:
+    return json.loads(value)

@@ -1,0 +1,266 @@
+"""The ``postgresql:`` driver's façade: URL, lifecycle, the pool, group commit, leases.
+
+SQL lives in :mod:`.queries`, the schema in :mod:`.migrations`, the operations in
+:mod:`.ops`; every psycopg exception is translated in :mod:`.connection`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from luoshod.domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    HistoryEntry,
+    Lease,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+from luoshod.errors import StoreError
+from luoshod.store.kit import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    check_import,
+    check_ttl,
+    clamp_seq,
+    lease_busy,
+    lease_lost,
+    page_of,
+    page_start,
+)
+from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
+from luoshod.store.kit.prepared import Prepared, QueuedWrites
+from . import ops, queries
+from .connection import Target, new_pool, open_pool, snapshot, target_from_url, translated, writing
+
+T = TypeVar("T")
+
+
+class PostgresStore(QueuedWrites):
+    """A durable store in a PostgreSQL database, shared by any number of daemons.
+
+    URL: ``postgresql://user:password@host:port/database?schema=luoshod`` (or
+    ``postgres://``), with libpq's parameters and the driver's own (``schema``,
+    ``pool_min_size``, ``pool_max_size``, ``pool_timeout``; :func:`.target_from_url`).
+    :meth:`open` creates the schema if asked for and migrates it.
+
+    Every call takes a connection from an async pool; a save is acknowledged after its
+    transaction commits (``synchronous_commit`` on). Saves and appends queued while a
+    batch is being written are committed together in one transaction (group commit),
+    which locks their sessions (advisory locks, in id order) and checks each fencing
+    token, claim (R33) and version (R7) before anything is written, so two daemons racing
+    on one session or approval cannot both win and a refused save does not sink the
+    others. Leases are rows whose expiry is by the database's clock.
+
+    While the server is unreachable every call fails with ``StoreError`` within
+    ``pool_timeout`` (default 10 s); the pool reconnects by itself when it is back.
+    """
+
+    #: The store contract this release is written for (a literal: a driver is released
+    #: apart from luoshod, and luoshod refuses it if the two differ).
+    contract_version = 1
+    capabilities = frozenset(
+        {
+            Capability.DURABLE,
+            Capability.MULTI_PROCESS,
+            Capability.HISTORY,
+            Capability.APPROVALS,
+            Capability.EVENT_LOG,
+            Capability.LEASES,
+        }
+    )
+
+    def __init__(self, target: Target, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:
+        super().__init__(history_limit=history_limit)
+        self.target = target
+        self._pool: AsyncConnectionPool | None = None
+        self._saves: AsyncGroupCommit[Prepared] = AsyncGroupCommit("luoshod-postgres", self._apply)
+
+    @classmethod
+    def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> PostgresStore:
+        return cls(target_from_url(url), history_limit=history_limit)
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.target.redacted!r}, history_limit={self.history_limit})"
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        pool = new_pool(self.target)
+        try:
+            with translated("open"):
+                await open_pool(pool, self.target)
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+        self._saves = AsyncGroupCommit("luoshod-postgres", self._apply)
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        try:
+            await self._saves.close()  # every queued save is committed first
+        finally:
+            await pool.close()
+
+    # -- the contract --------------------------------------------------------------------
+
+    async def load(self, session_id: str) -> Checkpoint | None:
+        return await self._autocommit("load", ops.load, session_id)
+
+    def _before_write(self, what: str) -> None:
+        self._require(what)
+
+    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+        return await self._write("delete", [session_id], ops.delete, session_id, keep_history)
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+        return await self._snapshot(
+            "read_events", ops.read_events, session_id, clamp_seq(after_seq), clamp_seq(limit)
+        )
+
+    async def get_approval(self, approval_id: str) -> Approval | None:
+        return await self._autocommit("get_approval", ops.get_approval, approval_id)
+
+    async def list_approvals(
+        self, *, session_id: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Approval], str]:
+        after = page_start(page_size, page_token)
+        found = await self._autocommit(
+            "list_approvals", ops.list_approvals, session_id, after, page_size + 1
+        )
+        return page_of(found, page_size, lambda x: x.approval_id)
+
+    async def list_sessions(
+        self, *, status: Status | None, page_size: int, page_token: str
+    ) -> tuple[list[SessionSummary], str]:
+        after = page_start(page_size, page_token)
+        rows = await self._autocommit("list_sessions", ops.list_sessions, status, after, page_size + 1)
+        return page_of(rows, page_size, lambda x: x.session_id)
+
+    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        return await self._snapshot("history", ops.history, session_id, limit)
+
+    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        after = page_start(page_size, page_token)
+        ids = await self._autocommit("session_ids", ops.session_ids, after, page_size + 1)
+        return page_of(ids, page_size, str)
+
+    async def import_session(
+        self,
+        session_id: str,
+        *,
+        latest: Checkpoint | None,
+        history: Sequence[HistoryEntry],
+        approvals: Sequence[Approval] = (),
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
+        check_import(self, session_id, latest, history, approvals, events)
+        limit = self.history_limit if latest is None else self.history_limit_for(latest)
+        kept = [e.checkpoint for e in history][max(0, len(history) - limit) :] if limit else []
+        n = self.event_log_limit
+        kept_events = list(events)[max(0, len(events) - n) :] if n else []
+        await self._write(
+            "import_session",
+            [session_id],
+            ops.import_session,
+            session_id,
+            latest,
+            kept,
+            list(approvals),
+            kept_events,
+        )
+
+    # -- leases --------------------------------------------------------------------------
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        check_ttl(ttl)
+        args = {"session_id": session_id, "owner": owner, "ttl": ttl}
+        while True:
+            granted = await self._fetchone("acquire_lease", queries.ACQUIRE_LEASE, args)
+            if granted is not None:
+                token, expires_at = granted
+                return Lease(session_id, owner, token, expires_at)
+            held = await self._fetchone("acquire_lease", queries.SELECT_LIVE_LEASE, (session_id,))
+            # None: released or expired in between (as it was refused); try again.
+            if held is not None:
+                holder, _token, expires_at = held
+                raise lease_busy(session_id, holder, expires_at)
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        check_ttl(ttl)
+        args = {"session_id": lease.session_id, "token": lease.token, "ttl": ttl}
+        renewed = await self._fetchone("renew_lease", queries.RENEW_LEASE, args)
+        if renewed is None:
+            held = await self._fetchone("renew_lease", queries.SELECT_LEASE, (lease.session_id,))
+            raise lease_lost(lease, held[1] if held else None)
+        return Lease(lease.session_id, lease.owner, lease.token, renewed[0])
+
+    async def release_lease(self, lease: Lease) -> None:
+        args = {"session_id": lease.session_id, "token": lease.token}
+        await self._autocommit("release_lease", _execute, queries.RELEASE_LEASE, args)
+
+    async def release_leases_of(self, owner: str) -> int:
+        row = await self._fetchone(
+            "release_leases_of", queries.RELEASE_LEASES_OF, {"owner": owner}
+        )
+        return int(row[0]) if row else 0
+
+    # -- calls on the pool ---------------------------------------------------------------
+
+    def _require(self, what: str) -> AsyncConnectionPool:
+        if self._pool is None:
+            raise StoreError("luoshod-postgres: the store is not open", operation=what)
+        return self._pool
+
+    async def _autocommit(self, what: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """``fn(conn, *args)`` outside a transaction (one statement, or statements that
+        need no common snapshot)."""
+        pool = self._require(what)
+        with translated(what):
+            async with pool.connection() as conn:
+                return await fn(conn, *args)
+
+    async def _snapshot(self, what: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """``fn(conn, *args)`` in a read-only transaction on one snapshot."""
+        pool = self._require(what)
+        with translated(what):
+            async with snapshot(pool) as conn:
+                return await fn(conn, *args)
+
+    async def _write(
+        self, what: str, sessions: list[str], fn: Callable[..., Awaitable[T]], *args: Any
+    ) -> T:
+        """``fn(conn, *args)`` in a write transaction holding the sessions' locks."""
+        pool = self._require(what)
+        with translated(what):
+            async with writing(pool, sessions) as conn:
+                return await fn(conn, *args)
+
+    async def _fetchone(self, what: str, statement: str, args: Any) -> tuple[Any, ...] | None:
+        return await self._autocommit(what, _fetchone, statement, args)
+
+    async def _apply(self, batch: list[Queued[Prepared]]) -> None:
+        """Commit a batch of saves and appends in one transaction (group commit)."""
+        sessions = sorted({item.payload.session_id for item in batch})
+        await self._write("save", sessions, ops.save_batch, batch)
+
+
+async def _fetchone(conn: AsyncConnection, statement: str, args: Any) -> tuple[Any, ...] | None:
+    return await (await conn.execute(statement, args)).fetchone()
+
+
+async def _execute(conn: AsyncConnection, statement: str, args: Any) -> None:
+    await conn.execute(statement, args)

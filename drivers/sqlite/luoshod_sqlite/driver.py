@@ -1,0 +1,294 @@
+"""The ``sqlite:`` driver's façade: URL, lifecycle, the database thread, group commit.
+
+SQL lives in :mod:`.queries`, the schema in :mod:`.migrations`, the operations in
+:mod:`.ops`; every ``sqlite3`` exception is translated in :mod:`.connection`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+from luoshod.domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    HistoryEntry,
+    Lease,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+from luoshod.errors import StoreFull
+from luoshod.store.kit import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    check_import,
+    check_ttl,
+    clamp_seq,
+    page_of,
+    page_start,
+)
+from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
+from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
+from . import ops
+from .connection import connect, transaction, translated
+
+T = TypeVar("T")
+
+DEFAULT_BUSY_TIMEOUT = 5.0  # seconds to wait for another process's write lock
+
+
+class SqliteStore(QueuedWrites):
+    """A durable store in one SQLite file, shareable by several processes.
+
+    URL forms (``from_url``):
+
+    - ``sqlite:///abs/path/file.db``: an absolute path (three slashes, then the path);
+    - ``sqlite:relative/path.db``: relative to the working directory at construction.
+
+    The path is percent-decoded; the URL takes no host, query or fragment. In-memory
+    databases (``sqlite:///:memory:``, ``sqlite::memory:``) are refused with ``ValueError``:
+    the daemon relies on durability; use ``memory://`` for a throwaway store. :meth:`open`
+    creates the parent directory and the file if missing and migrates the schema.
+
+    The file is in WAL mode with ``synchronous=FULL``: a save is acknowledged once the WAL
+    is synced. Every blocking call runs on one dedicated thread that owns the connection.
+    Saves queued while that thread is busy are committed together in one ``BEGIN
+    IMMEDIATE`` transaction (group commit: one fsync, and a few statements for the whole
+    batch), with their events, approvals and claims, and the ``append_events`` queued
+    meanwhile. The claim check (R33) and the version check (R7) run inside that
+    transaction, before anything of the save is written, so two processes racing on one
+    session or one approval cannot both win and a refused save does not sink the others;
+    a batch that does not fit is retried save by save. A lease is a row of ``leases``
+    whose token a save under it checks in that same transaction; expiries are by this
+    host's clock (the processes sharing a file share it).
+    """
+
+    #: The store contract this release is written for (a literal: a driver is released
+    #: apart from luoshod, and luoshod refuses it if the two differ).
+    contract_version = 1
+    capabilities = frozenset(
+        {
+            Capability.DURABLE,
+            Capability.MULTI_PROCESS,
+            Capability.HISTORY,
+            Capability.APPROVALS,
+            Capability.EVENT_LOG,
+            Capability.LEASES,
+        }
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        history_limit: int = DEFAULT_HISTORY_LIMIT,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> None:
+        super().__init__(history_limit=history_limit)
+        if str(path) in ("", ":memory:"):
+            raise ValueError(f"SqliteStore needs a file path, got {str(path)!r}")
+        self.path = Path(path).absolute()
+        self.busy_timeout = busy_timeout
+        self._thread = DatabaseThread("luoshod-sqlite")
+        self._saves: GroupCommit[PreparedSave | PreparedEvents] = GroupCommit(
+            self._thread, self._apply_batch
+        )
+        self._conn: sqlite3.Connection | None = None  # touched only on the database thread
+
+    @classmethod
+    def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> SqliteStore:
+        return cls(path_from_url(url), history_limit=history_limit)
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self.path)!r}, history_limit={self.history_limit})"
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._thread.running:
+            return
+        self._thread.start()
+        self._saves = GroupCommit(self._thread, self._apply_batch)
+        try:
+            await self._call("open", self._connect)
+        except BaseException:
+            await self._thread.stop()
+            raise
+
+    async def close(self) -> None:
+        if not self._thread.running:
+            return
+        try:
+            await self._saves.close()  # every queued save is committed first
+            await self._call("close", self._disconnect)
+        finally:
+            await self._thread.stop()
+
+    # -- the contract --------------------------------------------------------------------
+
+    async def load(self, session_id: str) -> Checkpoint | None:
+        return await self._call("load", self._read, ops.load, session_id)
+
+    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+        return await self._call("delete", self._write, ops.delete, session_id, keep_history)
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._call(
+            "acquire_lease", self._write, ops.acquire_lease, session_id, owner, ttl
+        )
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        check_ttl(ttl)
+        return await self._call("renew_lease", self._write, ops.renew_lease, lease, ttl)
+
+    async def release_lease(self, lease: Lease) -> None:
+        await self._call("release_lease", self._write, ops.release_lease, lease)
+
+    async def release_leases_of(self, owner: str) -> int:
+        return await self._call("release_leases_of", self._write, ops.release_leases_of, owner)
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+        return await self._call(
+            "read_events",
+            self._read,
+            ops.read_events,
+            session_id,
+            clamp_seq(after_seq),
+            clamp_seq(limit),
+        )
+
+    async def get_approval(self, approval_id: str) -> Approval | None:
+        return await self._call("get_approval", self._read, ops.get_approval, approval_id)
+
+    async def list_approvals(
+        self, *, session_id: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Approval], str]:
+        after = page_start(page_size, page_token)
+        found = await self._call(
+            "list_approvals", self._read, ops.list_approvals, session_id, after, page_size + 1
+        )
+        return page_of(found, page_size, lambda x: x.approval_id)
+
+    async def list_sessions(
+        self, *, status: Status | None, page_size: int, page_token: str
+    ) -> tuple[list[SessionSummary], str]:
+        after = page_start(page_size, page_token)
+        rows = await self._call(
+            "list_sessions", self._read, ops.list_sessions, status, after, page_size + 1
+        )
+        return page_of(rows, page_size, lambda x: x.session_id)
+
+    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        return await self._call("history", self._read, ops.history, session_id, limit)
+
+    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        after = page_start(page_size, page_token)
+        ids = await self._call("session_ids", self._read, ops.session_ids, after, page_size + 1)
+        return page_of(ids, page_size, str)
+
+    async def import_session(
+        self,
+        session_id: str,
+        *,
+        latest: Checkpoint | None,
+        history: Sequence[HistoryEntry],
+        approvals: Sequence[Approval] = (),
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
+        check_import(self, session_id, latest, history, approvals, events)
+        limit = self.history_limit if latest is None else self.history_limit_for(latest)
+        kept = [e.checkpoint for e in history][max(0, len(history) - limit) :] if limit else []
+        n = self.event_log_limit
+        kept_events = list(events)[max(0, len(events) - n) :] if n else []
+        await self._call(
+            "import_session",
+            self._write,
+            ops.import_session,
+            session_id,
+            latest,
+            kept,
+            list(approvals),
+            kept_events,
+        )
+
+    # -- the database thread -------------------------------------------------------------
+
+    async def _call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        return await self._thread.call(what, self._edge, what, fn, *args)
+
+    @staticmethod
+    def _edge(what: str, fn: Callable[..., T], *args: Any) -> T:
+        with translated(what):
+            return fn(*args)
+
+    def _connect(self) -> None:
+        self._conn = connect(self.path, busy_timeout=self.busy_timeout)
+
+    def _disconnect(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        # One read transaction: the header and the messages come from one snapshot.
+        with transaction(self._connection(), write=False) as conn:
+            return fn(conn, *args)
+
+    def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        with transaction(self._connection(), write=True) as conn:
+            return fn(conn, *args)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise sqlite3.ProgrammingError("no connection")
+        return self._conn
+
+    def _apply_batch(self, batch: list[Queued[PreparedSave | PreparedEvents]]) -> None:
+        """Commit a batch of saves in one transaction (group commit); on the thread."""
+        try:
+            self._edge("save", self._write, ops.save_batch, batch)
+        except StoreFull:
+            if len(batch) == 1:
+                raise
+            # The batch as a whole does not fit: each save on its own, so that those that
+            # fit still land and only the others fail.
+            for item in batch:
+                item.error = None
+                try:
+                    self._edge("save", self._write, ops.save_batch, [item])
+                except StoreFull as e:
+                    item.error = e
+
+
+def path_from_url(url: str) -> Path:
+    """The file of a ``sqlite:`` URL (see :class:`SqliteStore`). Raises ``ValueError``."""
+    parts = urlsplit(url)
+    if parts.scheme != "sqlite":
+        raise ValueError(f"not a sqlite URL: {url!r}")
+    if parts.netloc:
+        raise ValueError(
+            f"sqlite URL takes no host: {url!r} "
+            "(use sqlite:///abs/path/file.db or sqlite:relative/path.db)"
+        )
+    if parts.query or parts.fragment:
+        raise ValueError(f"sqlite URL takes no query or fragment: {url!r}")
+    path = unquote(parts.path)
+    if path.lstrip("/") == ":memory:":
+        raise ValueError(
+            f"in-memory SQLite is not durable: {url!r} (use memory:// for a throwaway store)"
+        )
+    if not path or path.endswith("/"):
+        raise ValueError(f"sqlite URL needs a file path: {url!r}")
+    return Path(path)

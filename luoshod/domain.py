@@ -1,0 +1,408 @@
+"""The run's data, independent of gRPC and of storage.
+
+JSON payloads (tool arguments and results, business state, schemas) stay JSON *text*
+everywhere, so they round-trip byte for byte between the client, the store and the model.
+Every type has ``to_dict``/``from_dict`` for the drivers' encoding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+def _fields_of(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, without copying their values (see AgentSpec.to_dict)."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class Status(StrEnum):
+    IN_PROGRESS = "in-progress"
+    AWAITING_APPROVAL = "awaiting-approval"
+    FINISHED = "finished"
+
+
+class FinishReason(StrEnum):
+    NONE = ""
+    STOP = "stop"
+    MAX_STEPS = "max_steps"
+    ABORTED = "aborted"
+    AWAITING_APPROVAL = "awaiting-approval"
+
+
+class DriftPolicy(StrEnum):
+    WARN = "warn"
+    ERROR = "error"
+    IGNORE = "ignore"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments_json: str = "{}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments_json}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ToolCall:
+        return cls(d["id"], d["name"], d.get("arguments", "{}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+    tool_name: str = ""
+    is_error: bool = False
+
+    def key(self) -> tuple[Any, ...]:
+        """Identity for merging input with a stored transcript: role, content, call ids."""
+        return (self.role, self.content, self.tool_call_id, tuple(c.id for c in self.tool_calls))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"role": self.role.value, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id:
+            d["tool_call_id"] = self.tool_call_id
+            d["tool_name"] = self.tool_name
+        if self.is_error:
+            d["is_error"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Message:
+        return cls(
+            Role(d["role"]),
+            d.get("content", ""),
+            tuple(ToolCall.from_dict(c) for c in d.get("tool_calls", ())),
+            d.get("tool_call_id", ""),
+            d.get("tool_name", ""),
+            d.get("is_error", False),
+        )
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    model_calls: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.total_tokens += other.total_tokens
+        self.model_calls += other.model_calls
+        self.cost_usd += other.cost_usd
+
+    def copy(self) -> Usage:
+        return dataclasses.replace(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        # Spelled out: dataclasses.asdict deep-copies recursively, and this runs on every save.
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "model_calls": self.model_calls,
+            "cost_usd": self.cost_usd,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Usage:
+        return cls(**d)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str = ""
+    input_schema_json: str = ""
+    needs_approval: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+DEFAULT_MAX_STEPS = 10
+DEFAULT_TOOL_CONCURRENCY = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    model: str
+    instructions: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    max_steps: int = DEFAULT_MAX_STEPS
+    tool_concurrency: int = DEFAULT_TOOL_CONCURRENCY
+    on_agent_drift: DriftPolicy = DriftPolicy.WARN
+    model_settings_json: str = ""
+    tool_timeout_ms: int | None = None
+    approval_timeout_ms: int | None = None
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        # Field by field rather than dataclasses.asdict, whose recursive deep copy was most
+        # of the cost of encoding a checkpoint (this runs on every save).
+        d = _fields_of(self)
+        d["tools"] = [_fields_of(t) for t in self.tools]
+        d["on_agent_drift"] = self.on_agent_drift.value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AgentSpec:
+        return cls(
+            model=d["model"],
+            instructions=d.get("instructions", ""),
+            tools=tuple(ToolSpec(**t) for t in d.get("tools", ())),
+            max_steps=d.get("max_steps", DEFAULT_MAX_STEPS),
+            tool_concurrency=d.get("tool_concurrency", DEFAULT_TOOL_CONCURRENCY),
+            on_agent_drift=DriftPolicy(d.get("on_agent_drift", "warn")),
+            model_settings_json=d.get("model_settings_json", ""),
+            tool_timeout_ms=d.get("tool_timeout_ms"),
+            approval_timeout_ms=d.get("approval_timeout_ms"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """Which agent wrote a checkpoint (SEMANTICS.md R46)."""
+
+    hash: str
+    model: str
+    tool_schema_hashes: dict[str, str]
+    instructions_hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _fields_of(self)
+        d["tool_schema_hashes"] = dict(self.tool_schema_hashes)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fingerprint:
+        return cls(**d)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    call: ToolCall
+    step: int
+    result: Message | None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A human's decision on a gated tool call, recorded in the checkpoint when claimed."""
+
+    approved: bool
+    note: str = ""
+    expired: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A pending approval (R27): the gated call and the calls of its turn after it."""
+
+    approval_id: str
+    session_id: str
+    call: ToolCall
+    remaining: tuple[ToolCall, ...]
+    step: int
+    fingerprint: Fingerprint | None
+    created_at: float
+    expires_at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "approval_id": self.approval_id,
+            "session_id": self.session_id,
+            "call": self.call.to_dict(),
+            "remaining": [c.to_dict() for c in self.remaining],
+            "step": self.step,
+            "fingerprint": self.fingerprint.to_dict() if self.fingerprint else None,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Approval:
+        return cls(
+            d["approval_id"],
+            d["session_id"],
+            ToolCall.from_dict(d["call"]),
+            tuple(ToolCall.from_dict(c) for c in d["remaining"]),
+            d["step"],
+            Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
+            d["created_at"],
+            d.get("expires_at"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event of a session's log: its seq and its encoded form (opaque to the store)."""
+
+    seq: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to write one session, held by one daemon (R51/R52).
+
+    ``token`` is the fencing token: per session it only ever increases (never reused, even
+    after a release or a delete), and every save made under the lease carries it, so a
+    holder that lost the lease (paused, then taken over) cannot write. ``expires_at`` is in
+    seconds since the epoch, by the store's clock.
+    """
+
+    session_id: str
+    owner: str
+    token: int
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class EventPage:
+    """What ``Store.read_events`` returns. ``first_kept`` and ``last`` are 0 when the log
+    is empty."""
+
+    events: list[StoredEvent]
+    first_kept: int
+    last: int
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """A session's whole state. ``messages`` only grows within a session.
+
+    ``run_start`` is the index in ``messages`` where the current run began, so the run's
+    tool calls and steps are derived from the transcript instead of being stored twice.
+    ``version`` is incremented by every save (the store refuses an out-of-order one).
+    ``decisions`` holds approval decisions not yet acted on (call id → decision);
+    ``queued_input`` is input to append once the pending tool calls have results (fork);
+    ``history_limit`` overrides the store's history limit for this session.
+    """
+
+    session_id: str
+    messages: list[Message] = field(default_factory=list)
+    step_index: int = 0
+    usage: Usage = field(default_factory=Usage)
+    total_usage: Usage = field(default_factory=Usage)
+    business_state_json: str = "null"
+    status: Status = Status.IN_PROGRESS
+    approval_id: str = ""
+    finish_reason: FinishReason = FinishReason.NONE
+    fingerprint: Fingerprint | None = None
+    agent: AgentSpec | None = None
+    run_id: str = ""
+    run_start: int = 0
+    updated_at: float = 0.0
+    version: int = 0
+    last_seq: int = 0
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    queued_input: list[Message] = field(default_factory=list)
+    history_limit: int | None = None
+
+    def tool_call_records(self) -> list[ToolCallRecord]:
+        """The current run's tool calls in call order, each with its result if recorded."""
+        results = {
+            m.tool_call_id: m for m in self.messages[self.run_start :] if m.role is Role.TOOL
+        }
+        records: list[ToolCallRecord] = []
+        step = 0
+        for m in self.messages[self.run_start :]:
+            if m.role is Role.ASSISTANT:
+                step += 1
+                records.extend(ToolCallRecord(c, step, results.get(c.id)) for c in m.tool_calls)
+        return records
+
+    def header_dict(self, *, with_agent: bool = True) -> dict[str, Any]:
+        """Everything but the messages: what a driver stores per save besides new messages.
+        ``with_agent=False``: without the ``agent`` key (its encoding is cached apart, see
+        ``store.kit.codec.encode_header``)."""
+        h = {
+            "session_id": self.session_id,
+            "step_index": self.step_index,
+            "usage": self.usage.to_dict(),
+            "total_usage": self.total_usage.to_dict(),
+            "business_state_json": self.business_state_json,
+            "status": self.status.value,
+            "approval_id": self.approval_id,
+            "finish_reason": self.finish_reason.value,
+            "fingerprint": self.fingerprint.to_dict() if self.fingerprint else None,
+            "run_id": self.run_id,
+            "run_start": self.run_start,
+            "updated_at": self.updated_at,
+            "version": self.version,
+            "last_seq": self.last_seq,
+            "decisions": {k: v.to_dict() for k, v in self.decisions.items()},
+            "queued_input": [m.to_dict() for m in self.queued_input],
+            "history_limit": self.history_limit,
+        }
+        if with_agent:
+            h["agent"] = self.agent.to_dict() if self.agent else None
+        return h
+
+    @classmethod
+    def from_header(cls, h: dict[str, Any], messages: list[Message]) -> Checkpoint:
+        return cls(
+            session_id=h["session_id"],
+            messages=messages,
+            step_index=h["step_index"],
+            usage=Usage.from_dict(h["usage"]),
+            total_usage=Usage.from_dict(h["total_usage"]),
+            business_state_json=h["business_state_json"],
+            status=Status(h["status"]),
+            approval_id=h["approval_id"],
+            finish_reason=FinishReason(h["finish_reason"]),
+            fingerprint=Fingerprint.from_dict(h["fingerprint"]) if h["fingerprint"] else None,
+            agent=AgentSpec.from_dict(h["agent"]) if h["agent"] else None,
+            run_id=h["run_id"],
+            run_start=h["run_start"],
+            updated_at=h["updated_at"],
+            version=h["version"],
+            last_seq=h["last_seq"],
+            decisions={k: Decision(**v) for k, v in h.get("decisions", {}).items()},
+            queued_input=[Message.from_dict(m) for m in h.get("queued_input", ())],
+            history_limit=h.get("history_limit"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    session_id: str
+    status: Status
+    finish_reason: FinishReason
+    step_index: int
+    message_count: int
+    approval_id: str
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    step: int
+    saved_at: float
+    status: Status
+    checkpoint: Checkpoint

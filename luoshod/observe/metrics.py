@@ -1,0 +1,207 @@
+"""Prometheus metrics of one daemon, served on their own port (``--metrics-listen``).
+
+Every series lives in the daemon's own ``CollectorRegistry`` (two daemons in one process,
+as in the tests, do not share counters). What is counted where:
+
+- RPCs: :class:`luoshod.observe.interceptor.RpcInterceptor` calls :meth:`Metrics.rpc_done`;
+- runs and steps: the service's :class:`~luoshod.server.observer.RunObserver` hook;
+- save latency: :class:`InstrumentedStore`, a thin decorator put around the driver at
+  the composition root, so no driver knows about metrics;
+- active runs, leases held, pending approvals and store size: read when scraped.
+
+The README's "Metrics" section lists them; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from ..engine.events import STEP_DONE, Event
+from ..engine.run import RunInterrupted
+from ..server.observer import RunObserver
+from ..store import Capability, Store
+from ..store import MAX_PAGE_SIZE
+
+log = logging.getLogger("luoshod.metrics")
+
+#: Save latencies are milliseconds (a batched fsync) to seconds (a stalled disk).
+SAVE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+class Metrics(RunObserver):
+    """The daemon's series; also the service's run observer."""
+
+    def __init__(self, driver: str) -> None:
+        self.driver = driver
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.rpcs = Counter(
+            "luoshod_grpc_server_handled", "RPCs completed, by method and gRPC status code",
+            ["grpc_service", "grpc_method", "grpc_code"], registry=r,
+        )
+        self.rpc_seconds = Histogram(
+            "luoshod_grpc_server_handling_seconds", "Time from an RPC's start to its status (streams: the whole stream)",
+            ["grpc_service", "grpc_method"], registry=r,
+        )
+        self.runs = Counter(
+            "luoshod_runs", "Runs ended, by outcome: stop, max_steps, aborted, awaiting_approval, "
+            "nothing_to_run, interrupted, error", ["outcome"], registry=r,
+        )
+        self.steps = Counter("luoshod_steps", "Steps completed (step.done events)", registry=r)
+        self.save_seconds = Histogram(
+            "luoshod_store_save_seconds", "Checkpoint save latency, as a run waits for it (group commit included)",
+            ["driver"], buckets=SAVE_BUCKETS, registry=r,
+        )
+        self.active_runs = Gauge("luoshod_active_runs", "Runs active in this daemon", registry=r)
+        self.leases_held = Gauge(
+            "luoshod_leases_held", "Session leases this daemon holds in the store (one per run, resolution or delete in progress)", registry=r,
+        )
+        self.pending_approvals = Gauge(
+            "luoshod_pending_approvals", "Approvals waiting for a decision in the store (counted when scraped)", registry=r,
+        )
+        self.store_size = Gauge(
+            "luoshod_store_size_bytes", "Bytes on disk of the store (drivers with a path: sqlite, lmdb)", ["driver"], registry=r,
+        )
+
+    # -- RunObserver ------------------------------------------------------------------------
+
+    def event(self, event: Event) -> None:
+        if event.type == STEP_DONE:
+            self.steps.inc()
+
+    def run_ended(self, task: asyncio.Task[object]) -> None:
+        self.runs.labels(outcome=run_outcome(task)).inc()
+
+    # -- the RPC interceptor ------------------------------------------------------------------
+
+    def rpc_done(self, method: str, code: grpc.StatusCode, seconds: float) -> None:
+        service, _, name = method.lstrip("/").rpartition("/")
+        self.rpcs.labels(service, name, code.name).inc()
+        self.rpc_seconds.labels(service, name).observe(seconds)
+
+    # -- read when scraped ----------------------------------------------------------------------
+
+    def watch(
+        self, store: Store, active_runs: Callable[[], int], leases_held: Callable[[], int]
+    ) -> None:
+        """Gauges that read the daemon's state at scrape time."""
+        self.active_runs.set_function(active_runs)
+        self.leases_held.set_function(leases_held)
+        path = getattr(store, "path", None)
+        if isinstance(path, Path):
+            self.store_size.labels(self.driver).set_function(lambda: disk_bytes(path))
+
+    async def refresh(self, store: Store) -> None:
+        """Read what only the store knows (it is async, so not a ``set_function``)."""
+        if Capability.APPROVALS not in store.capabilities:
+            return
+        count, token = 0, ""
+        while True:
+            page, token = await store.list_approvals(session_id=None, page_size=MAX_PAGE_SIZE, page_token=token)
+            count += len(page)
+            if not token:
+                break
+        self.pending_approvals.set(count)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def run_outcome(task: asyncio.Task[object]) -> str:
+    if task.cancelled():
+        return "interrupted"
+    err = task.exception()
+    if isinstance(err, RunInterrupted):
+        return "interrupted"
+    if err is not None:
+        return "error"
+    outcome: Any = task.result()
+    if outcome is None:
+        return "nothing_to_run"
+    return str(outcome.finish_reason.value).replace("-", "_") or "unknown"
+
+
+def disk_bytes(path: Path) -> int:
+    """A directory's files (lmdb), or a file with its ``-wal``/``-shm`` siblings (sqlite)."""
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+    files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+    return sum(f.stat().st_size for f in files if f.exists())
+
+
+class InstrumentedStore:
+    """The driver, with each ``save`` timed into ``luoshod_store_save_seconds``; every
+    other attribute is the driver's own."""
+
+    def __init__(self, store: Store, metrics: Metrics) -> None:
+        self._store = store
+        self._histogram = metrics.save_seconds.labels(metrics.driver)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def __repr__(self) -> str:
+        return f"InstrumentedStore({self._store!r})"
+
+    async def save(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await self._store.save(*args, **kwargs)
+        finally:
+            self._histogram.observe(time.perf_counter() - start)
+
+
+class MetricsServer:
+    """``GET /metrics`` over plain HTTP/1.1 on the daemon's own event loop, so a scrape
+    can read the store with the daemon's async calls."""
+
+    def __init__(self, metrics: Metrics, store: Store) -> None:
+        self.metrics = metrics
+        self.store = store
+        self._server: asyncio.Server | None = None
+        self.address = ""
+
+    async def start(self, listen: str) -> None:
+        host, sep, port = listen.rpartition(":")
+        if not sep or not port.isdigit():
+            raise ValueError(f"metrics_listen: {listen!r} is not host:port")
+        self._server = await asyncio.start_server(self._serve, host.strip("[]") or None, int(port))
+        bound = self._server.sockets[0].getsockname()
+        self.address = f"{host}:{bound[1]}"
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            method, path, *_ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ") + ["", ""]
+            if method != "GET" or path.split("?", 1)[0] != "/metrics":
+                await _respond(writer, "404 Not Found", "text/plain", b"only GET /metrics here\n")
+                return
+            try:
+                await self.metrics.refresh(self.store)
+            except Exception:  # noqa: BLE001 - a store that cannot be read still has the other series
+                log.exception("reading the store for /metrics failed")
+            await _respond(writer, "200 OK", CONTENT_TYPE_LATEST, self.metrics.exposition())
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def _respond(writer: asyncio.StreamWriter, status: str, content_type: str, body: bytes) -> None:
+    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    writer.write(head.encode("latin-1") + body)
+    await writer.drain()

@@ -1,0 +1,445 @@
+"""The storage contract: one async abstract base class, implemented by every driver.
+
+A driver keeps, per session: the latest checkpoint, a bounded history ring, its pending
+approvals and a bounded event log (the last two for drivers declaring ``APPROVALS`` and
+``EVENT_LOG``). The transcript only grows within a session, so :meth:`Store.save` is told
+how many leading messages the store already holds and writes only the new ones plus a
+small header; a history entry refers to a prefix of the session's message log instead of
+copying it. Save time and bytes per history entry are O(new messages), never
+O(transcript).
+
+Errors: a driver translates its library's exceptions at its edge into
+:class:`~luoshod.errors.StoreError` (or a subclass); it never lets a library exception
+escape. An incomplete driver fails when it is constructed (``abc``), not on first use.
+"""
+
+from __future__ import annotations
+
+import abc
+import base64
+from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import ClassVar, TypeVar
+
+from ...domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    HistoryEntry,
+    Lease,
+    Message,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+
+from ...errors import LeaseLost, SessionBusy
+
+T = TypeVar("T")
+
+#: The version of this contract. A driver names the one it was built for in
+#: :attr:`Store.contract_version`; ``driver_for`` refuses any other, so a driver released
+#: apart from luoshod never runs against a contract it was not written for. Raised when a
+#: method is added, removed or changes its meaning.
+CONTRACT_VERSION = 1
+
+DEFAULT_HISTORY_LIMIT = 50
+DEFAULT_EVENT_LOG_LIMIT = 1000
+MAX_PAGE_SIZE = 1000
+
+
+class Capability(StrEnum):
+    """What a driver declares it supports; the conformance tests check both directions."""
+
+    #: A save is on disk when acknowledged; data survives a restart of the process.
+    DURABLE = "durable"
+    #: Several processes may open the same store at once.
+    MULTI_PROCESS = "multi_process"
+    #: ``history`` keeps the newest ``history_limit`` saves of each session.
+    HISTORY = "history"
+    #: Pending approvals stored with their checkpoint and claimed exactly once.
+    APPROVALS = "approvals"
+    #: A bounded per-session event log (``append_events``/``read_events``).
+    EVENT_LOG = "event_log"
+    #: Per-session leases with fencing tokens (``acquire_lease`` and ``lease=`` on writes).
+    LEASES = "leases"
+
+
+class Store(abc.ABC):
+    """A checkpoint store. Methods are coroutines and safe to call concurrently.
+
+    Saves of one session must be strictly ordered (R7): ``save`` refuses a checkpoint whose
+    ``version`` is not exactly the stored version + 1, so an older save can never land
+    last, even across processes.
+    """
+
+    #: What this driver supports; checked both ways by the conformance tests.
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    #: The :data:`CONTRACT_VERSION` the driver was written for. No default: a driver must
+    #: say it, so one written for another luoshod is refused by name, not misused.
+    contract_version: ClassVar[int]
+
+    def __init__(
+        self,
+        *,
+        history_limit: int = DEFAULT_HISTORY_LIMIT,
+        event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT,
+    ) -> None:
+        if history_limit < 0:
+            raise ValueError(f"history_limit must be >= 0, got {history_limit}")
+        if event_log_limit < 0:
+            raise ValueError(f"event_log_limit must be >= 0, got {event_log_limit}")
+        self.history_limit = history_limit
+        self.event_log_limit = event_log_limit
+
+    def history_limit_for(self, checkpoint: Checkpoint) -> int:
+        """The session's own limit when it has one (R35), else the store's."""
+        return self.history_limit if checkpoint.history_limit is None else checkpoint.history_limit
+
+    @classmethod
+    @abc.abstractmethod
+    def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> Store:
+        """Build the driver from its URL. Raises ``ValueError`` for a malformed URL."""
+
+    async def open(self) -> None:
+        """Acquire resources, create or migrate the schema. Raises ``StoreError``."""
+
+    def exists(self) -> bool:
+        """Whether the store already holds data to open (without opening or creating it):
+        ``luoshod store copy`` refuses a source that does not, rather than create an empty
+        one at a mistyped path and report 0 sessions copied. ``True`` by default, for
+        drivers that cannot tell without connecting (PostgreSQL)."""
+        return True
+
+    async def close(self) -> None:
+        """Release resources. Idempotent."""
+
+    @abc.abstractmethod
+    async def load(self, session_id: str) -> Checkpoint | None:
+        """The latest checkpoint of ``session_id`` with its whole transcript, or ``None``.
+
+        Raises ``StoreError`` when the store cannot be read.
+        """
+
+    @abc.abstractmethod
+    async def save(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        stored_messages: int,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
+        lease: Lease | None = None,
+    ) -> None:
+        """Make ``checkpoint`` the session's latest checkpoint and append it to its history
+        (keeping ``history_limit_for(checkpoint)`` entries), all in one transaction with:
+
+        - ``events``: appended to the session's event log as :meth:`append_events` does
+          (``EVENT_LOG``);
+        - ``approval``: stored as a pending approval of the session (``APPROVALS``);
+        - ``claim``: the id of a pending approval of this session, removed by this save.
+          If it is not pending (unknown, of another session, or claimed by another writer)
+          the save raises ``ApprovalNotFound`` and writes nothing (R33: exactly one claim
+          wins). The claim is checked before the version, inside the write transaction:
+          of two writers (tasks or processes) claiming one approval with the same next
+          version, the loser gets ``ApprovalNotFound``, not ``LeaseLost``.
+
+        - ``lease``: the writer's lease of the session (``LEASES``): the save is refused
+          with ``LeaseLost`` unless the session's current fencing token is
+          ``lease.token``, checked first, inside the write transaction. The expiry is not
+          checked: a holder whose lease ran out but was not taken over still writes.
+          ``None`` writes unfenced (copies, and the first save of a forked session).
+
+        A refused save (``ApprovalNotFound``, ``LeaseLost``) writes none of the above and
+        does not affect concurrent saves of other sessions.
+
+        ``checkpoint.messages[:stored_messages]`` are guaranteed identical to the messages
+        the store holds for the session (the caller loaded or saved them); only the rest
+        are written. ``stored_messages`` lower than the stored count means the transcript
+        was rewritten: the driver starts a new message log (history entries keep theirs).
+
+        The store keeps no reference to ``checkpoint``'s mutable parts: changing the object
+        afterwards changes nothing stored (and a loaded checkpoint is the caller's to change).
+        A save cancelled by the caller may or may not have been applied.
+
+        Raises ``LeaseLost`` when ``checkpoint.version`` is not the stored version + 1
+        (0 when there is no checkpoint): another writer saved the session in between.
+        Raises ``StoreFull`` when the store has no room (the previous state is intact),
+        ``StoreError`` for any other failure (nothing is half-written).
+        """
+
+    @abc.abstractmethod
+    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+        """Delete the latest checkpoint and its pending approvals; its history and event
+        log too unless ``keep_history``.
+
+        Returns ``False`` when there was no checkpoint (history kept by an earlier
+        ``keep_history`` delete is still cleared unless ``keep_history``). Raises ``StoreError``.
+        """
+
+    @abc.abstractmethod
+    async def list_sessions(
+        self, *, status: Status | None, page_size: int, page_token: str
+    ) -> tuple[list[SessionSummary], str]:
+        """Sessions ordered by id, after ``page_token``, at most ``page_size``.
+
+        Returns the page and the next token ("" on the last page). Raises ``ValueError``
+        for a malformed token or ``page_size < 1`` (the service layer caps it at
+        ``MAX_PAGE_SIZE``), ``StoreError`` when the store cannot be read.
+        """
+
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
+        """Append to the session's event log, dropping the oldest beyond
+        ``event_log_limit`` (0 keeps none). Seqs are positive and increase along the log
+        (the engine numbers a session's events from 1); the data is opaque bytes. The
+        session needs no checkpoint: its log is kept until a :meth:`delete` without
+        ``keep_history``. Pruning costs O(new events), not a scan of the log. Durable when
+        acknowledged on a DURABLE driver. ``lease`` fences the append as it fences
+        :meth:`save` (``LeaseLost``, nothing appended). Drivers without
+        ``Capability.EVENT_LOG`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no event log")
+
+    # -- leases (``Capability.LEASES``): one writer per session across daemons ------------
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        """Take the session's lease for ``owner`` until ``ttl`` seconds from now.
+
+        Granted when nobody holds it, or when the holder's lease has expired or was
+        released; the new lease has the next fencing token (1 for a session never leased),
+        so every earlier lease of the session is fenced off. A live lease is refused to
+        everyone, its own owner included (two pieces of work of one daemon on one session
+        must not fence each other off). The
+        session needs no checkpoint. Otherwise raises ``SessionBusy`` (R51) whose metadata
+        names the ``holder`` and its ``expires_at`` (RFC 3339, UTC). Raises ``ValueError``
+        for ``ttl <= 0``, ``StoreError`` when the store cannot be reached. Drivers without
+        ``Capability.LEASES`` raise ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        """Extend ``lease`` to ``ttl`` seconds from now; the token stays. Raises
+        ``LeaseLost`` when the session's token is no longer ``lease.token`` (another owner
+        took it); a lease that expired but was not taken over is renewed.
+        Drivers without ``Capability.LEASES`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Give ``lease`` up now: the next :meth:`acquire_lease` by anyone is granted. The
+        token is kept (the next lease gets a higher one). Does nothing when ``lease`` is
+        stale. Drivers without ``Capability.LEASES`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def release_leases_of(self, owner: str) -> int:
+        """Release every live lease held by ``owner``; return how many. A daemon restarted
+        under a stable name (unique among the live daemons) calls it at start: what its
+        previous incarnation held is free at once instead of after the TTL. Tokens are
+        kept, so that incarnation, were it still alive, is fenced off. Drivers without
+        ``Capability.LEASES`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+        """Kept events with ``seq > after_seq``, oldest first, at most ``limit`` (none when
+        ``limit < 1``), with the first kept and the last seq of the log (0 when empty).
+
+        ``after_seq`` may be any integer: below the first kept seq it reads from the
+        start; past the last (e.g. ``2**64``) it reads only ``first_kept`` and ``last``.
+        Unknown session → ``EventPage([], 0, 0)``. Drivers without ``Capability.EVENT_LOG``
+        raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no event log")
+
+    async def get_approval(self, approval_id: str) -> Approval | None:
+        """The pending approval, or ``None`` when unknown or already claimed. Drivers
+        without ``Capability.APPROVALS`` raise ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no approvals")
+
+    async def list_approvals(
+        self, *, session_id: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Approval], str]:
+        """Pending approvals ordered by id (ids sort by creation time), optionally of one
+        session, after ``page_token``, at most ``page_size``; the next token or "" (the
+        tokens of :func:`encode_page_token`). Raises ``ValueError`` for a malformed token
+        or ``page_size < 1``. Drivers without ``Capability.APPROVALS`` raise
+        ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no approvals")
+
+    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        """The session's kept saves, newest first, at most ``limit``. Unknown session → ``[]``.
+
+        ``saved_at`` is the checkpoint's ``updated_at`` (set by the writer when it saved).
+        Raises ``ValueError`` for a negative ``limit``.
+
+        Only drivers declaring ``Capability.HISTORY`` implement it; others raise
+        ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no history")
+
+    # -- moving a whole store (``luoshod store copy``), not used by the engine ------------
+
+    @abc.abstractmethod
+    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        """Every session the store holds anything of, ordered by id, after ``page_token``.
+
+        Unlike :meth:`list_sessions`, this includes sessions that have only a history or
+        an event log (deleted with ``keep_history``, or events appended without a save).
+        Returns at most ``page_size`` ids and the next token ("" on the last page; the
+        tokens are those of :meth:`list_sessions`). Raises ``ValueError`` for a malformed
+        token or ``page_size < 1``, ``StoreError`` when the store cannot be read.
+        """
+
+    @abc.abstractmethod
+    async def import_session(
+        self,
+        session_id: str,
+        *,
+        latest: Checkpoint | None,
+        history: Sequence[HistoryEntry],
+        approvals: Sequence[Approval] = (),
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
+        """Replace everything ``session_id`` holds (its checkpoint, history, pending
+        approvals and event log) by exactly ``latest``, ``history``, ``approvals`` and
+        ``events``.
+
+        ``history`` is oldest first (the reverse of :meth:`history`); each entry is written
+        verbatim, its ``saved_at`` included, and only the newest ``history_limit`` are kept
+        (none by a driver without ``Capability.HISTORY``). ``latest`` ``None`` leaves the
+        session with no checkpoint, as a ``keep_history`` delete does. Entries whose
+        transcripts extend one another share a message log, as saves do.
+
+        ``approvals`` become the session's pending approvals, as they are (an approval of
+        that id held for another session is replaced). ``events`` (oldest first) become its
+        event log, each with its seq and data, of which the newest ``event_log_limit`` are
+        kept. Importing nothing at all removes the session. The whole replacement is
+        atomic: after a failure the session is as it was.
+
+        This is a verbatim copy, not a save: versions are taken as they are, not checked
+        (the next :meth:`save` needs ``latest.version + 1``). Raises ``ValueError`` when an
+        entry's ``step``, ``status`` or ``saved_at`` differ from its checkpoint's
+        ``step_index``, ``status`` or ``updated_at``, a checkpoint or an approval is not of
+        ``session_id``, approvals are given without ``latest`` or twice with one id, or
+        the events' seqs are not positive and increasing (:func:`check_import`);
+        ``NotImplementedError`` when given approvals (events) without declaring
+        ``Capability.APPROVALS`` (``EVENT_LOG``); ``StoreFull`` when the store has no
+        room, ``StoreError`` for any other failure.
+        """
+
+
+def lease_busy(session_id: str, holder: str, expires_at: float) -> SessionBusy:
+    """The ``SessionBusy`` every driver raises for a lease held by another owner."""
+    until = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="milliseconds")
+    return SessionBusy(
+        f"session {session_id!r} is leased by {holder!r} until {until}",
+        session_id=session_id,
+        holder=holder,
+        expires_at=until.replace("+00:00", "Z"),
+    )
+
+
+def lease_lost(lease: Lease, token: int | None) -> LeaseLost:
+    """The ``LeaseLost`` of a write or renewal under a stale lease (``token``: the
+    session's current one, ``None`` when it has none)."""
+    return LeaseLost(
+        f"the lease of session {lease.session_id!r} was taken over "
+        f"(token {lease.token}, now {token})",
+        session_id=lease.session_id,
+        token=lease.token,
+        current_token=token,
+    )
+
+
+def check_ttl(ttl: float) -> None:
+    if not ttl > 0:
+        raise ValueError(f"lease ttl must be > 0 seconds, got {ttl}")
+
+
+def check_import(
+    store: Store,
+    session_id: str,
+    latest: Checkpoint | None,
+    history: Sequence[HistoryEntry],
+    approvals: Sequence[Approval] = (),
+    events: Sequence[StoredEvent] = (),
+) -> None:
+    """The checks of :meth:`Store.import_session` (``ValueError``, and
+    ``NotImplementedError`` for what ``store`` does not declare), for every driver."""
+    if approvals and Capability.APPROVALS not in store.capabilities:
+        raise NotImplementedError(f"{type(store).__name__} keeps no approvals")
+    if events and Capability.EVENT_LOG not in store.capabilities:
+        raise NotImplementedError(f"{type(store).__name__} keeps no event log")
+    if approvals and latest is None:
+        raise ValueError(f"pending approvals of {session_id!r} imported without a checkpoint")
+    ids = [a.approval_id for a in approvals]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"an approval of {session_id!r} is imported twice: {ids}")
+    for a in approvals:
+        if a.session_id != session_id:
+            raise ValueError(f"approval of {a.session_id!r} imported into {session_id!r}")
+    previous = 0
+    for e in events:
+        if e.seq <= previous:
+            raise ValueError(
+                f"event seqs of {session_id!r} must be positive and increasing: "
+                f"{e.seq} after {previous}"
+            )
+        previous = e.seq
+    for cp in [e.checkpoint for e in history] + ([latest] if latest else []):
+        if cp.session_id != session_id:
+            raise ValueError(f"checkpoint of {cp.session_id!r} imported into {session_id!r}")
+    for e in history:
+        cp = e.checkpoint
+        if (e.step, e.status, e.saved_at) != (cp.step_index, cp.status, cp.updated_at):
+            raise ValueError(
+                f"history entry of {session_id!r} differs from its checkpoint: "
+                f"step/status/saved_at {(e.step, e.status.value, e.saved_at)} vs "
+                f"{(cp.step_index, cp.status.value, cp.updated_at)}"
+            )
+
+
+#: The largest seq (and read limit) a driver is asked to handle: a signed 64-bit integer.
+MAX_SEQ = 2**63 - 1
+
+
+def clamp_seq(n: int) -> int:
+    """``n`` within ``0..MAX_SEQ``: for seqs, which are positive, the same ``after_seq``
+    (or ``limit``), in a range every database's integers hold."""
+    return min(max(n, 0), MAX_SEQ)
+
+
+def extends(prefix: Sequence[Message], messages: Sequence[Message]) -> bool:
+    """Whether ``messages`` starts with ``prefix`` (then they can share a message log)."""
+    n = len(prefix)
+    return len(messages) >= n and list(messages[:n]) == list(prefix)
+
+
+def page_start(page_size: int, page_token: str) -> str:
+    """Check a page request; the key the page continues after ("" for the first page).
+    Raises ``ValueError`` for ``page_size < 1`` or a malformed token."""
+    if page_size < 1:
+        raise ValueError(f"page_size must be >= 1, got {page_size}")
+    return decode_page_token(page_token)
+
+
+def page_of(found: Sequence[T], page_size: int, key: Callable[[T], str]) -> tuple[list[T], str]:
+    """The page out of up to ``page_size + 1`` items found after the start (ordered by
+    ``key``), and the token of the next page ("" when there is none)."""
+    page = list(found[:page_size])
+    return page, encode_page_token(key(page[-1])) if len(found) > page_size else ""
+
+
+def encode_page_token(last_session_id: str) -> str:
+    return base64.urlsafe_b64encode(last_session_id.encode()).decode().rstrip("=")
+
+
+def decode_page_token(token: str) -> str:
+    """The session id a page token continues after ("" for the first page)."""
+    if not token:
+        return ""
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        return base64.b64decode(padded, altchars=b"-_", validate=True).decode()
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"malformed page token {token!r}") from e

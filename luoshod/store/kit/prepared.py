@@ -1,0 +1,157 @@
+"""A save or an event append as the SQL drivers (SQLite, PostgreSQL) queue it for group
+commit: encoded on the caller's thread or task, before it is queued, so the database side
+only runs statements. A message body is the binary form of :mod:`.codec`; a header or an
+approval is compact JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ...domain import Approval, Checkpoint, Lease, StoredEvent
+from ...errors import ApprovalNotFound, LeaseLost
+from . import codec
+from .base import Store, lease_lost
+
+
+@dataclass(slots=True, frozen=True)
+class PreparedSave:
+    """A save, encoded: the header and the bodies of ``messages[stored_messages:]``, with
+    its events, the approval to store (and its JSON), the approval to claim and the lease
+    it is made under."""
+
+    checkpoint: Checkpoint
+    stored_messages: int
+    history_limit: int
+    header: str
+    new_bodies: list[bytes]
+    events: tuple[StoredEvent, ...] = ()
+    event_log_limit: int = 0
+    approval: Approval | None = None
+    approval_body: str = ""
+    claim: str | None = None
+    lease: Lease | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.checkpoint.session_id
+
+
+@dataclass(slots=True, frozen=True)
+class PreparedEvents:
+    """Events to append to a session's log, queued with the saves (``append_events``)."""
+
+    session_id: str
+    events: tuple[StoredEvent, ...]
+    event_log_limit: int
+    lease: Lease | None = None
+
+
+Prepared = PreparedSave | PreparedEvents
+
+
+def prepare(
+    checkpoint: Checkpoint,
+    stored_messages: int,
+    history_limit: int,
+    *,
+    events: Sequence[StoredEvent] = (),
+    event_log_limit: int = 0,
+    approval: Approval | None = None,
+    claim: str | None = None,
+    lease: Lease | None = None,
+) -> PreparedSave:
+    return PreparedSave(
+        checkpoint,
+        stored_messages,
+        history_limit,
+        codec.encode_header(checkpoint),
+        [codec.encode_message(m) for m in checkpoint.messages[stored_messages:]],
+        tuple(events),
+        event_log_limit,
+        approval,
+        codec.encode_json(approval.to_dict()) if approval is not None else "",
+        claim,
+        lease,
+    )
+
+
+def refusal(
+    p: Prepared,
+    *,
+    token: int | None,
+    pending: dict[str, str],
+    stored_version: int,
+) -> LeaseLost | ApprovalNotFound | None:
+    """Why a queued write is refused, checked in the contract's order (``Store.save``):
+    its lease against the session's current fencing ``token``, then (a save) its claim
+    against the ``pending`` approvals (id → session), then its version against the
+    ``stored_version``. ``None``: it goes through."""
+    if p.lease is not None and token != p.lease.token:
+        return lease_lost(p.lease, token)
+    if isinstance(p, PreparedEvents):
+        return None
+    sid = p.session_id
+    if p.claim is not None and pending.get(p.claim) != sid:
+        return ApprovalNotFound(
+            f"approval {p.claim!r} is not pending", approval_id=p.claim, session_id=sid
+        )
+    if p.checkpoint.version != stored_version + 1:
+        return LeaseLost(
+            f"session {sid!r} was saved by another writer",
+            session_id=sid,
+            stored_version=stored_version,
+            version=p.checkpoint.version,
+        )
+    return None
+
+
+class _Queue(Protocol):
+    async def submit(self, payload: Prepared) -> None: ...
+
+
+class QueuedWrites(Store):
+    """``save`` and ``append_events`` of a driver that hands :class:`Prepared` writes to
+    its group commit (``self._saves``): encoded here, on the caller's side, then queued
+    and acknowledged once committed. :meth:`_before_write` may refuse a write first (a
+    store that is not open)."""
+
+    _saves: _Queue
+
+    def _before_write(self, what: str) -> None:
+        """Raise ``StoreError`` when no write can be taken now; by default every one is."""
+
+    async def save(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        stored_messages: int,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
+        lease: Lease | None = None,
+    ) -> None:
+        prepared = prepare(
+            checkpoint,
+            stored_messages,
+            self.history_limit_for(checkpoint),
+            events=events,
+            event_log_limit=self.event_log_limit,
+            approval=approval,
+            claim=claim,
+            lease=lease,
+        )
+        self._before_write("save")
+        await self._saves.submit(prepared)
+
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
+        if not events:
+            return
+        self._before_write("append_events")
+        # Through the group commit: one transaction with the saves.
+        await self._saves.submit(
+            PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
+        )

@@ -1,0 +1,313 @@
+"""``memory://``: the in-process driver. Real, not a mock: the engine tests and the
+scripted demo run on it. Nothing survives the process."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ..domain import (
+    Approval,
+    Checkpoint,
+    EventPage,
+    HistoryEntry,
+    Lease,
+    Message,
+    SessionSummary,
+    Status,
+    StoredEvent,
+)
+from ..errors import ApprovalNotFound, LeaseLost
+from .kit.base import (
+    CONTRACT_VERSION,
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Store,
+    check_import,
+    check_ttl,
+    lease_busy,
+    lease_lost,
+    page_of,
+    page_start,
+    extends,
+)
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A saved header over a prefix of a message log (shared, never copied)."""
+
+    header: Checkpoint  # messages left empty
+    log: list[Message]
+    count: int
+
+    def checkpoint(self) -> Checkpoint:
+        return _detached(self.header, self.log[: self.count])
+
+
+@dataclass(slots=True)
+class _Session:
+    latest: _Entry | None = None
+    history: deque[_Entry] = field(default_factory=deque)
+    events: deque[StoredEvent] = field(default_factory=deque)
+
+
+class MemoryStore(Store):
+    contract_version = CONTRACT_VERSION
+    capabilities = frozenset(
+        {Capability.HISTORY, Capability.APPROVALS, Capability.EVENT_LOG, Capability.LEASES}
+    )
+
+    def __init__(self, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:
+        super().__init__(history_limit=history_limit)
+        self._sessions: dict[str, _Session] = {}
+        self._approvals: dict[str, Approval] = {}
+        # The latest lease of each session ever leased (kept after release and delete, so
+        # tokens only increase); a released lease has expires_at 0.
+        self._leases: dict[str, Lease] = {}
+        # Saves are synchronous dict updates; the lock only orders them against each other.
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> MemoryStore:
+        if url.rstrip("/") not in ("memory:", "memory:/", "memory://"):
+            raise ValueError(f"memory store URL takes no path: {url!r}")
+        return cls(history_limit=history_limit)
+
+    def exists(self) -> bool:
+        """Never: a memory:// store holds nothing before it is opened (nothing to copy)."""
+        return False
+
+    async def load(self, session_id: str) -> Checkpoint | None:
+        s = self._sessions.get(session_id)
+        return s.latest.checkpoint() if s and s.latest else None
+
+    async def save(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        stored_messages: int,
+        events: Sequence[StoredEvent] = (),
+        approval: Approval | None = None,
+        claim: str | None = None,
+        lease: Lease | None = None,
+    ) -> None:
+        async with self._lock:
+            sid = checkpoint.session_id
+            self._fence(lease)
+            s = self._sessions.get(sid) or _Session()
+            if claim is not None:
+                pending = self._approvals.get(claim)
+                if pending is None or pending.session_id != sid:
+                    raise ApprovalNotFound(
+                        f"approval {claim!r} is not pending", approval_id=claim, session_id=sid
+                    )
+            stored_version = s.latest.header.version if s.latest else 0
+            if checkpoint.version != stored_version + 1:
+                raise LeaseLost(
+                    f"session {sid!r} was saved by another writer",
+                    session_id=sid,
+                    stored_version=stored_version,
+                    version=checkpoint.version,
+                )
+            self._sessions[sid] = s
+            if claim is not None:
+                del self._approvals[claim]
+            if approval is not None:
+                self._approvals[approval.approval_id] = approval
+            msgs = checkpoint.messages
+            if s.latest is not None and stored_messages == s.latest.count == len(s.latest.log):
+                log = s.latest.log
+                log.extend(msgs[stored_messages:])
+            else:
+                log = list(msgs)  # a new session, or a rewritten transcript: a new log
+            entry = _Entry(_detached(checkpoint, []), log, len(msgs))
+            s.latest = entry
+            s.history.append(entry)
+            while len(s.history) > self.history_limit_for(checkpoint):
+                s.history.popleft()
+            self._append(s, events)
+
+    def _append(self, s: _Session, events: Sequence[StoredEvent]) -> None:
+        s.events.extend(events)
+        while len(s.events) > self.event_log_limit:
+            s.events.popleft()
+
+    async def append_events(
+        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+    ) -> None:
+        async with self._lock:
+            self._fence(lease)
+            s = self._sessions.get(session_id)
+            if s is None:
+                if not events or not self.event_log_limit:
+                    return  # nothing to keep: no session either
+                s = self._sessions[session_id] = _Session()
+            self._append(s, events)
+
+    def _fence(self, lease: Lease | None) -> None:
+        if lease is None:
+            return
+        held = self._leases.get(lease.session_id)
+        if held is None or held.token != lease.token:
+            raise lease_lost(lease, held.token if held else None)
+
+    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
+        check_ttl(ttl)
+        async with self._lock:
+            now = time.time()
+            held = self._leases.get(session_id)
+            if held is not None and held.expires_at > now:
+                raise lease_busy(session_id, held.owner, held.expires_at)
+            token = held.token + 1 if held else 1
+            lease = self._leases[session_id] = Lease(session_id, owner, token, now + ttl)
+            return lease
+
+    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
+        check_ttl(ttl)
+        async with self._lock:
+            self._fence(lease)
+            renewed = self._leases[lease.session_id] = replace(
+                lease, expires_at=time.time() + ttl
+            )
+            return renewed
+
+    async def release_lease(self, lease: Lease) -> None:
+        async with self._lock:
+            held = self._leases.get(lease.session_id)
+            if held is not None and held.token == lease.token:
+                self._leases[lease.session_id] = replace(held, expires_at=0.0)
+
+    async def release_leases_of(self, owner: str) -> int:
+        async with self._lock:
+            now = time.time()
+            mine = [s for s, l in self._leases.items() if l.owner == owner and l.expires_at > now]
+            for sid in mine:
+                self._leases[sid] = replace(self._leases[sid], expires_at=0.0)
+            return len(mine)
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+        s = self._sessions.get(session_id)
+        if s is None or not s.events:
+            return EventPage([], 0, 0)
+        page = [e for e in s.events if e.seq > after_seq][: max(limit, 0)]
+        return EventPage(page, s.events[0].seq, s.events[-1].seq)
+
+    async def get_approval(self, approval_id: str) -> Approval | None:
+        return self._approvals.get(approval_id)
+
+    async def list_approvals(
+        self, *, session_id: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Approval], str]:
+        after = page_start(page_size, page_token)
+        found = sorted(
+            (
+                a
+                for a in self._approvals.values()
+                if a.approval_id > after and (session_id is None or a.session_id == session_id)
+            ),
+            key=lambda a: a.approval_id,
+        )
+        return page_of(found[: page_size + 1], page_size, lambda a: a.approval_id)
+
+    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+        async with self._lock:
+            for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
+                del self._approvals[aid]
+            s = self._sessions.get(session_id)
+            existed = bool(s and s.latest)
+            if s is None:
+                return False
+            if keep_history and (s.history or s.events):
+                s.latest = None
+            else:
+                del self._sessions[session_id]
+            return existed
+
+    async def list_sessions(
+        self, *, status: Status | None, page_size: int, page_token: str
+    ) -> tuple[list[SessionSummary], str]:
+        after = page_start(page_size, page_token)
+        ids = sorted(
+            sid
+            for sid, s in self._sessions.items()
+            if s.latest and sid > after and (status is None or s.latest.header.status is status)
+        )
+        found = [_summary(self._sessions[sid].latest) for sid in ids[: page_size + 1]]  # type: ignore[arg-type]
+        return page_of(found, page_size, lambda x: x.session_id)
+
+    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        after = page_start(page_size, page_token)
+        ids = sorted(sid for sid in self._sessions if sid > after)
+        return page_of(ids, page_size, str)
+
+    async def import_session(
+        self,
+        session_id: str,
+        *,
+        latest: Checkpoint | None,
+        history: Sequence[HistoryEntry],
+        approvals: Sequence[Approval] = (),
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
+        check_import(self, session_id, latest, history, approvals, events)
+        s = _Session()
+        log: list[Message] = []
+        previous: list[Message] = []
+        for e in [*history, *([HistoryEntry(0, 0, latest.status, latest)] if latest else [])]:
+            msgs = e.checkpoint.messages
+            if not extends(previous, msgs) or len(log) != len(previous):
+                log = []
+            log[len(log):] = msgs[len(log):]
+            previous = list(msgs)
+            s.history.append(_Entry(_detached(e.checkpoint, []), log, len(msgs)))
+        if latest is not None:
+            s.latest = s.history.pop()
+        limit = self.history_limit if latest is None else self.history_limit_for(latest)
+        while len(s.history) > limit:
+            s.history.popleft()
+        self._append(s, events)
+        async with self._lock:
+            for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
+                del self._approvals[aid]
+            self._approvals.update((a.approval_id, a) for a in approvals)
+            if s.latest is None and not s.history and not s.events:
+                self._sessions.pop(session_id, None)
+            else:
+                self._sessions[session_id] = s
+
+    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        s = self._sessions.get(session_id)
+        if s is None:
+            return []
+        entries = list(reversed(s.history))[:limit]
+        return [
+            HistoryEntry(e.header.step_index, e.header.updated_at, e.header.status, e.checkpoint())
+            for e in entries
+        ]
+
+
+def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
+    """A copy sharing no mutable part with ``cp`` (messages and specs are immutable)."""
+    fp = cp.fingerprint
+    return replace(
+        cp,
+        messages=messages,
+        usage=cp.usage.copy(),
+        total_usage=cp.total_usage.copy(),
+        fingerprint=replace(fp, tool_schema_hashes=dict(fp.tool_schema_hashes)) if fp else None,
+        decisions=dict(cp.decisions),
+        queued_input=list(cp.queued_input),
+    )
+
+
+def _summary(e: _Entry) -> SessionSummary:
+    h = e.header
+    return SessionSummary(
+        h.session_id, h.status, h.finish_reason, h.step_index, e.count, h.approval_id, h.updated_at
+    )
