@@ -69,10 +69,11 @@ test-ts: $(STAMP) $(TS_STAMP)
 test-java: $(STAMP)
 	cd clients/java && mvn -q -B test -Dluoshod.python=$(CURDIR)/$(PY)
 
-## bench: the benchmarks (not part of the tests)
+## bench: the benchmarks (not part of the tests); cli_start.py: the people CLI's start-up
 bench: $(STAMP)
 	$(PY) bench/steps.py
 	$(PY) bench/store.py
+	$(PY) bench/cli_start.py
 
 ## bench-store: the store drivers alone: fsync rate, saves/s, bytes on disk (docs/storage.md)
 bench-store: $(STAMP)
