@@ -4,7 +4,6 @@ scripted demo run on it. Nothing survives the process."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -158,7 +157,7 @@ class MemoryStore(Store):
     async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
         check_ttl(ttl)
         async with self._lock:
-            now = time.time()
+            now = self.clock()
             held = self._leases.get(session_id)
             if held is not None and held.expires_at > now:
                 raise lease_busy(session_id, held.owner, held.expires_at)
@@ -171,7 +170,7 @@ class MemoryStore(Store):
         async with self._lock:
             self._fence(lease)
             renewed = self._leases[lease.session_id] = replace(
-                lease, expires_at=time.time() + ttl
+                lease, expires_at=self.clock() + ttl
             )
             return renewed
 
@@ -183,7 +182,7 @@ class MemoryStore(Store):
 
     async def release_leases_of(self, owner: str) -> int:
         async with self._lock:
-            now = time.time()
+            now = self.clock()
             mine = [s for s, l in self._leases.items() if l.owner == owner and l.expires_at > now]
             for sid in mine:
                 self._leases[sid] = replace(self._leases[sid], expires_at=0.0)

@@ -62,8 +62,8 @@ class LmdbStore(Store):
     doubled and the transaction retried, up to ``max_map_size``; past that a save fails
     with ``StoreFull`` and the previous state is intact. Reader slots left by dead
     processes are cleared at open. A lease is a record of ``leases`` whose token a save
-    under it checks in its write transaction; expiries are by this host's clock (the
-    processes sharing an environment share it).
+    under it checks in its write transaction; expiries are by :attr:`clock`, this host's
+    clock by default (the processes sharing an environment share it).
 
     Session and approval ids must be 1 to 400 UTF-8 bytes without NUL (``InvalidArgument``
     otherwise); the service allows 128 characters.
@@ -113,6 +113,13 @@ class LmdbStore(Store):
 
     def exists(self) -> bool:
         return (self.path / "data.mdb").is_file()
+
+    def disk_bytes(self) -> int:
+        """``data.mdb`` (the lock file holds no data)."""
+        try:
+            return (self.path / "data.mdb").stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def __repr__(self) -> str:
         return f"LmdbStore({str(self.path)!r}, history_limit={self.history_limit})"
@@ -196,17 +203,21 @@ class LmdbStore(Store):
 
     async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
         check_ttl(ttl)
-        return await self._write("acquire_lease", ops.acquire_lease, session_id, owner, ttl)
+        return await self._write(
+            "acquire_lease", ops.acquire_lease, session_id, owner, ttl, self.clock
+        )
 
     async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
         check_ttl(ttl)
-        return await self._write("renew_lease", ops.renew_lease, lease, ttl)
+        return await self._write("renew_lease", ops.renew_lease, lease, ttl, self.clock)
 
     async def release_lease(self, lease: Lease) -> None:
         await self._write("release_lease", ops.release_lease, lease)
 
     async def release_leases_of(self, owner: str) -> int:
-        return await self._write("release_leases_of", ops.release_leases_of, owner)
+        return await self._write(
+            "release_leases_of", ops.release_leases_of, owner, self.clock
+        )
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         return await self._read(

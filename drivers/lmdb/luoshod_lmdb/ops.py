@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +34,9 @@ from luoshod.store.kit import codec
 from luoshod.store.kit import extends, lease_busy, lease_lost
 from . import layout
 from .layout import Row
+
+#: The store's clock (``Store.clock``), read on the database thread.
+Clock = Callable[[], float]
 
 
 class Dbs:
@@ -476,7 +478,8 @@ def append_events(txn: lmdb.Transaction, dbs: Dbs, p: PreparedEvents) -> None:
     _append_events(txn, dbs, p.sid_key, p.events, p.limit)
 
 
-# -- leases (on this host's clock: the processes sharing an environment share it) ----------
+# -- leases (on the store's clock, ``Store.clock``; by default this host's, which the
+# processes sharing an environment share) --------------------------------------------------
 
 
 def _lease_row(txn: lmdb.Transaction, dbs: Dbs, key: bytes) -> layout.LeaseRow | None:
@@ -494,10 +497,10 @@ def fence(txn: lmdb.Transaction, dbs: Dbs, key: bytes, lease: Lease | None) -> N
 
 
 def acquire_lease(
-    txn: lmdb.Transaction, dbs: Dbs, session_id: str, owner: str, ttl: float
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str, owner: str, ttl: float, clock: Clock
 ) -> Lease:
     key = layout.id_key(session_id)
-    now = time.time()
+    now = clock()
     row = _lease_row(txn, dbs, key)
     if row is not None and row.expires_at > now:
         raise lease_busy(session_id, row.owner, row.expires_at)
@@ -506,18 +509,20 @@ def acquire_lease(
     return lease
 
 
-def renew_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease, ttl: float) -> Lease:
+def renew_lease(
+    txn: lmdb.Transaction, dbs: Dbs, lease: Lease, ttl: float, clock: Clock
+) -> Lease:
     key = layout.id_key(lease.session_id)
     fence(txn, dbs, key, lease)
-    renewed = Lease(lease.session_id, lease.owner, lease.token, time.time() + ttl)
+    renewed = Lease(lease.session_id, lease.owner, lease.token, clock() + ttl)
     row = layout.LeaseRow(lease.owner, lease.token, renewed.expires_at)
     txn.put(key, row.encode(), db=dbs.leases)
     return renewed
 
 
-def release_leases_of(txn: lmdb.Transaction, dbs: Dbs, owner: str) -> int:
+def release_leases_of(txn: lmdb.Transaction, dbs: Dbs, owner: str, clock: Clock) -> int:
     """A scan of every lease: run once, when a daemon starts."""
-    now, released = time.time(), []
+    now, released = clock(), []
     for key, value in txn.cursor(db=dbs.leases):
         row = layout.LeaseRow.decode(value)
         if row.owner == owner and row.expires_at > now:

@@ -6,6 +6,7 @@ SQL lives in :mod:`.queries`, the schema in :mod:`.migrations`, the operations i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -56,7 +57,8 @@ class PostgresStore(QueuedWrites):
     which locks their sessions (advisory locks, in id order) and checks each fencing
     token, claim (R33) and version (R7) before anything is written, so two daemons racing
     on one session or approval cannot both win and a refused save does not sink the
-    others. Leases are rows whose expiry is by the database's clock.
+    others. Leases are rows whose expiry is by the database's clock (or by
+    :attr:`clock` once a test sets it).
 
     While the server is unreachable every call fails with ``StoreError`` within
     ``pool_timeout`` (default 10 s); the pool reconnects by itself when it is back.
@@ -78,6 +80,7 @@ class PostgresStore(QueuedWrites):
 
     def __init__(self, target: Target, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:
         super().__init__(history_limit=history_limit)
+        self.clock = database_clock
         self.target = target
         self._pool: AsyncConnectionPool | None = None
         self._saves: AsyncGroupCommit[Prepared] = AsyncGroupCommit("luoshod-postgres", self._apply)
@@ -189,11 +192,12 @@ class PostgresStore(QueuedWrites):
         check_ttl(ttl)
         args = {"session_id": session_id, "owner": owner, "ttl": ttl}
         while True:
+            args["now"] = self._now()
             granted = await self._fetchone("acquire_lease", queries.ACQUIRE_LEASE, args)
             if granted is not None:
                 token, expires_at = granted
                 return Lease(session_id, owner, token, expires_at)
-            held = await self._fetchone("acquire_lease", queries.SELECT_LIVE_LEASE, (session_id,))
+            held = await self._fetchone("acquire_lease", queries.SELECT_LIVE_LEASE, args)
             # None: released or expired in between (as it was refused); try again.
             if held is not None:
                 holder, _token, expires_at = held
@@ -201,7 +205,9 @@ class PostgresStore(QueuedWrites):
 
     async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
         check_ttl(ttl)
-        args = {"session_id": lease.session_id, "token": lease.token, "ttl": ttl}
+        args = {
+            "session_id": lease.session_id, "token": lease.token, "ttl": ttl, "now": self._now()
+        }
         renewed = await self._fetchone("renew_lease", queries.RENEW_LEASE, args)
         if renewed is None:
             held = await self._fetchone("renew_lease", queries.SELECT_LEASE, (lease.session_id,))
@@ -214,9 +220,14 @@ class PostgresStore(QueuedWrites):
 
     async def release_leases_of(self, owner: str) -> int:
         row = await self._fetchone(
-            "release_leases_of", queries.RELEASE_LEASES_OF, {"owner": owner}
+            "release_leases_of", queries.RELEASE_LEASES_OF, {"owner": owner, "now": self._now()}
         )
         return int(row[0]) if row else 0
+
+    def _now(self) -> float | None:
+        """The "now" of a lease statement: ``None`` for the database's clock (the default),
+        else the clock set on the store."""
+        return None if self.clock is database_clock else self.clock()
 
     # -- calls on the pool ---------------------------------------------------------------
 
@@ -256,6 +267,13 @@ class PostgresStore(QueuedWrites):
         """Commit a batch of saves and appends in one transaction (group commit)."""
         sessions = sorted({item.payload.session_id for item in batch})
         await self._write("save", sessions, ops.save_batch, batch)
+
+
+def database_clock() -> float:
+    """The default :attr:`PostgresStore.clock`: it stands for the database's clock, which
+    lease statements read themselves (so daemons on different hosts agree). Called, it
+    answers this host's time, its best estimate."""
+    return time.time()
 
 
 async def _fetchone(conn: AsyncConnection, statement: str, args: Any) -> tuple[Any, ...] | None:

@@ -231,19 +231,22 @@ DELETE_EVENTS = "DELETE FROM events WHERE session_id = %s"
 DELETE_EVENT_LOGS = "DELETE FROM event_logs WHERE session_id = ANY(%b::text[])"
 
 # -- leases ----------------------------------------------------------------------------
-# Expiry is by the database's clock, so that daemons on different hosts agree. A lease is
-# granted when the session was never leased (token 1), or when the holder's lease expired
-# or was released (expires_at -infinity) — never over a live one, its own holder's
-# included; each grant takes the next token. One statement: of two daemons racing, the second waits on the row and then sees
-# the first one's lease.
-ACQUIRE_LEASE = """
+# Expiry is by the database's clock, so that daemons on different hosts agree; ``now`` is
+# NULL for it, or the epoch seconds of a clock set on the store (``Store.clock``: tests).
+# A lease is granted when the session was never leased (token 1), or when the holder's
+# lease expired or was released (expires_at -infinity) — never over a live one, its own
+# holder's included; each grant takes the next token. One statement: of two daemons
+# racing, the second waits on the row and then sees the first one's lease.
+_NOW = "coalesce(to_timestamp(%(now)s::float8), clock_timestamp())"
+
+ACQUIRE_LEASE = f"""
 INSERT INTO leases AS l (session_id, owner, token, expires_at)
-VALUES (%(session_id)s, %(owner)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))
+VALUES (%(session_id)s, %(owner)s, 1, {_NOW} + make_interval(secs => %(ttl)s))
 ON CONFLICT (session_id) DO UPDATE SET
     owner = excluded.owner,
     token = l.token + 1,
     expires_at = excluded.expires_at
-WHERE l.expires_at <= clock_timestamp()
+WHERE l.expires_at <= {_NOW}
 RETURNING token, extract(epoch FROM expires_at)::float8
 """
 
@@ -253,13 +256,13 @@ SELECT owner, token, extract(epoch FROM expires_at)::float8 FROM leases WHERE se
 
 # The holder that refused an acquire, if its lease is still live (it may have been
 # released or have expired since).
-SELECT_LIVE_LEASE = """
+SELECT_LIVE_LEASE = f"""
 SELECT owner, token, extract(epoch FROM expires_at)::float8 FROM leases
-WHERE session_id = %s AND expires_at > clock_timestamp()
+WHERE session_id = %(session_id)s AND expires_at > {_NOW}
 """
 
-RENEW_LEASE = """
-UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)
+RENEW_LEASE = f"""
+UPDATE leases SET expires_at = {_NOW} + make_interval(secs => %(ttl)s)
 WHERE session_id = %(session_id)s AND token = %(token)s
 RETURNING extract(epoch FROM expires_at)::float8
 """
@@ -269,10 +272,10 @@ UPDATE leases SET expires_at = '-infinity'
 WHERE session_id = %(session_id)s AND token = %(token)s
 """
 
-RELEASE_LEASES_OF = """
+RELEASE_LEASES_OF = f"""
 WITH released AS (
     UPDATE leases SET expires_at = '-infinity'
-    WHERE owner = %(owner)s AND expires_at > clock_timestamp()
+    WHERE owner = %(owner)s AND expires_at > {_NOW}
     RETURNING 1
 )
 SELECT count(*) FROM released

@@ -65,8 +65,8 @@ class SqliteStore(QueuedWrites):
     transaction, before anything of the save is written, so two processes racing on one
     session or one approval cannot both win and a refused save does not sink the others;
     a batch that does not fit is retried save by save. A lease is a row of ``leases``
-    whose token a save under it checks in that same transaction; expiries are by this
-    host's clock (the processes sharing a file share it).
+    whose token a save under it checks in that same transaction; expiries are by
+    :attr:`clock`, this host's clock by default (the processes sharing a file share it).
     """
 
     #: The store contract this release is written for (a literal: a driver is released
@@ -108,6 +108,11 @@ class SqliteStore(QueuedWrites):
     def exists(self) -> bool:
         return self.path.is_file()
 
+    def disk_bytes(self) -> int:
+        """The database file with its ``-wal`` and ``-shm`` files."""
+        files = (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")))
+        return sum(_size(f) for f in files)
+
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r}, history_limit={self.history_limit})"
 
@@ -144,18 +149,22 @@ class SqliteStore(QueuedWrites):
     async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
         check_ttl(ttl)
         return await self._call(
-            "acquire_lease", self._write, ops.acquire_lease, session_id, owner, ttl
+            "acquire_lease", self._write, ops.acquire_lease, session_id, owner, ttl, self.clock
         )
 
     async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
         check_ttl(ttl)
-        return await self._call("renew_lease", self._write, ops.renew_lease, lease, ttl)
+        return await self._call(
+            "renew_lease", self._write, ops.renew_lease, lease, ttl, self.clock
+        )
 
     async def release_lease(self, lease: Lease) -> None:
         await self._call("release_lease", self._write, ops.release_lease, lease)
 
     async def release_leases_of(self, owner: str) -> int:
-        return await self._call("release_leases_of", self._write, ops.release_leases_of, owner)
+        return await self._call(
+            "release_leases_of", self._write, ops.release_leases_of, owner, self.clock
+        )
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         return await self._call(
@@ -270,6 +279,13 @@ class SqliteStore(QueuedWrites):
                     self._edge("save", self._write, ops.save_batch, [item])
                 except StoreFull as e:
                     item.error = e
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def path_from_url(url: str) -> Path:

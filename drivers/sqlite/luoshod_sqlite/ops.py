@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from luoshod.domain import (
@@ -42,6 +41,9 @@ from luoshod.store.kit import extends, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, refusal
 from . import queries
+
+#: The store's clock (``Store.clock``), read on the database thread.
+Clock = Callable[[], float]
 
 
 def load(conn: sqlite3.Connection, session_id: str) -> Checkpoint | None:
@@ -161,9 +163,11 @@ def _tokens(
     return dict(conn.execute(queries.SELECT_TOKENS, (json.dumps(sids),)).fetchall())
 
 
-def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl: float) -> Lease:
-    """See ``Store.acquire_lease``; in a write transaction, on this host's clock."""
-    now = time.time()
+def acquire_lease(
+    conn: sqlite3.Connection, session_id: str, owner: str, ttl: float, clock: Clock
+) -> Lease:
+    """See ``Store.acquire_lease``; in a write transaction, on the store's ``clock``."""
+    now = clock()
     row = conn.execute(queries.SELECT_LEASE, (session_id,)).fetchone()
     if row is not None:
         holder, token, expires_at = row
@@ -174,8 +178,8 @@ def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl: fl
     return lease
 
 
-def renew_lease(conn: sqlite3.Connection, lease: Lease, ttl: float) -> Lease:
-    renewed = Lease(lease.session_id, lease.owner, lease.token, time.time() + ttl)
+def renew_lease(conn: sqlite3.Connection, lease: Lease, ttl: float, clock: Clock) -> Lease:
+    renewed = Lease(lease.session_id, lease.owner, lease.token, clock() + ttl)
     updated = conn.execute(
         queries.SET_LEASE_EXPIRY, (renewed.expires_at, lease.session_id, lease.token)
     ).rowcount
@@ -189,8 +193,8 @@ def release_lease(conn: sqlite3.Connection, lease: Lease) -> None:
     conn.execute(queries.SET_LEASE_EXPIRY, (0.0, lease.session_id, lease.token))
 
 
-def release_leases_of(conn: sqlite3.Connection, owner: str) -> int:
-    return conn.execute(queries.RELEASE_LEASES_OF, (owner, time.time())).rowcount
+def release_leases_of(conn: sqlite3.Connection, owner: str, clock: Clock) -> int:
+    return conn.execute(queries.RELEASE_LEASES_OF, (owner, clock())).rowcount
 
 
 class _EventBatch:

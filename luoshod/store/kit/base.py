@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import base64
+import time
 from datetime import UTC, datetime
 from collections.abc import Callable, Sequence
 from enum import StrEnum
@@ -72,6 +73,13 @@ class Store(abc.ABC):
     Saves of one session must be strictly ordered (R7): ``save`` refuses a checkpoint whose
     ``version`` is not exactly the stored version + 1, so an older save can never land
     last, even across processes.
+
+    **Time.** Every lease expiry (``acquire_lease``, ``renew_lease``,
+    ``release_leases_of``) is read through :attr:`clock`, seconds since the epoch
+    (``time.time`` by default): a test sets ``store.clock = fake`` and advances ``fake``
+    instead of sleeping out a real TTL. Several stores sharing one database must share a
+    clock; a driver whose leases default to another clock (PostgreSQL: the database's)
+    keeps that default until :attr:`clock` is set, and then uses the clock set.
     """
 
     #: What this driver supports; checked both ways by the conformance tests.
@@ -92,6 +100,9 @@ class Store(abc.ABC):
             raise ValueError(f"event_log_limit must be >= 0, got {event_log_limit}")
         self.history_limit = history_limit
         self.event_log_limit = event_log_limit
+        #: Where lease expiries are read (see the class docstring); seconds, like
+        #: ``time.time``.
+        self.clock: Callable[[], float] = time.time
 
     def history_limit_for(self, checkpoint: Checkpoint) -> int:
         """The session's own limit when it has one (R35), else the store's."""
@@ -114,6 +125,14 @@ class Store(abc.ABC):
 
     async def close(self) -> None:
         """Release resources. Idempotent."""
+
+    def disk_bytes(self) -> int | None:
+        """The bytes the store holds on disk now (its files as they are, free pages
+        included), or ``None`` when it has no files of its own or cannot tell without a
+        round trip (``memory://``, a database server). Cheap and synchronous (a few
+        ``stat`` calls), so a metrics scrape can call it; it needs no open store and
+        raises nothing (a store whose files are not there yet holds 0 bytes)."""
+        return None
 
     @abc.abstractmethod
     async def load(self, session_id: str) -> Checkpoint | None:
