@@ -20,18 +20,14 @@ from ..domain import (
     StoredEvent,
 )
 from ..errors import ApprovalNotFound, LeaseLost
-from .kit.base import (
+from .kit import (
     CONTRACT_VERSION,
     DEFAULT_HISTORY_LIMIT,
     Capability,
     Store,
-    check_import,
-    check_ttl,
+    extends,
     lease_busy,
     lease_lost,
-    page_of,
-    page_start,
-    extends,
 )
 
 
@@ -154,8 +150,7 @@ class MemoryStore(Store):
         if held is None or held.token != lease.token:
             raise lease_lost(lease, held.token if held else None)
 
-    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         async with self._lock:
             now = self.clock()
             held = self._leases.get(session_id)
@@ -165,8 +160,7 @@ class MemoryStore(Store):
             lease = self._leases[session_id] = Lease(session_id, owner, token, now + ttl)
             return lease
 
-    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         async with self._lock:
             self._fence(lease)
             renewed = self._leases[lease.session_id] = replace(
@@ -188,20 +182,19 @@ class MemoryStore(Store):
                 self._leases[sid] = replace(self._leases[sid], expires_at=0.0)
             return len(mine)
 
-    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+    async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         s = self._sessions.get(session_id)
         if s is None or not s.events:
             return EventPage([], 0, 0)
-        page = [e for e in s.events if e.seq > after_seq][: max(limit, 0)]
+        page = [e for e in s.events if e.seq > after_seq][:limit]
         return EventPage(page, s.events[0].seq, s.events[-1].seq)
 
     async def get_approval(self, approval_id: str) -> Approval | None:
         return self._approvals.get(approval_id)
 
-    async def list_approvals(
-        self, *, session_id: str | None, page_size: int, page_token: str
-    ) -> tuple[list[Approval], str]:
-        after = page_start(page_size, page_token)
+    async def _list_approvals(
+        self, session_id: str | None, after: str, limit: int
+    ) -> list[Approval]:
         found = sorted(
             (
                 a
@@ -210,7 +203,7 @@ class MemoryStore(Store):
             ),
             key=lambda a: a.approval_id,
         )
-        return page_of(found[: page_size + 1], page_size, lambda a: a.approval_id)
+        return found[:limit]
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         async with self._lock:
@@ -226,48 +219,39 @@ class MemoryStore(Store):
                 del self._sessions[session_id]
             return existed
 
-    async def list_sessions(
-        self, *, status: Status | None, page_size: int, page_token: str
-    ) -> tuple[list[SessionSummary], str]:
-        after = page_start(page_size, page_token)
+    async def _list_sessions(
+        self, status: Status | None, after: str, limit: int
+    ) -> list[SessionSummary]:
         ids = sorted(
             sid
             for sid, s in self._sessions.items()
             if s.latest and sid > after and (status is None or s.latest.header.status is status)
         )
-        found = [_summary(self._sessions[sid].latest) for sid in ids[: page_size + 1]]  # type: ignore[arg-type]
-        return page_of(found, page_size, lambda x: x.session_id)
+        return [_summary(self._sessions[sid].latest) for sid in ids[:limit]]  # type: ignore[arg-type]
 
-    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
-        after = page_start(page_size, page_token)
-        ids = sorted(sid for sid in self._sessions if sid > after)
-        return page_of(ids, page_size, str)
+    async def _session_ids(self, after: str, limit: int) -> list[str]:
+        return sorted(sid for sid in self._sessions if sid > after)[:limit]
 
-    async def import_session(
+    async def _import_session(
         self,
         session_id: str,
-        *,
         latest: Checkpoint | None,
-        history: Sequence[HistoryEntry],
-        approvals: Sequence[Approval] = (),
-        events: Sequence[StoredEvent] = (),
+        history: list[Checkpoint],
+        approvals: list[Approval],
+        events: list[StoredEvent],
     ) -> None:
-        check_import(self, session_id, latest, history, approvals, events)
         s = _Session()
         log: list[Message] = []
         previous: list[Message] = []
-        for e in [*history, *([HistoryEntry(0, 0, latest.status, latest)] if latest else [])]:
-            msgs = e.checkpoint.messages
+        for cp in [*history, *([latest] if latest else [])]:
+            msgs = cp.messages
             if not extends(previous, msgs) or len(log) != len(previous):
                 log = []
             log[len(log):] = msgs[len(log):]
             previous = list(msgs)
-            s.history.append(_Entry(_detached(e.checkpoint, []), log, len(msgs)))
+            s.history.append(_Entry(_detached(cp, []), log, len(msgs)))
         if latest is not None:
             s.latest = s.history.pop()
-        limit = self.history_limit if latest is None else self.history_limit_for(latest)
-        while len(s.history) > limit:
-            s.history.popleft()
         self._append(s, events)
         async with self._lock:
             for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
@@ -278,9 +262,7 @@ class MemoryStore(Store):
             else:
                 self._sessions[session_id] = s
 
-    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+    async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         s = self._sessions.get(session_id)
         if s is None:
             return []

@@ -25,16 +25,7 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import ApprovalNotFound, LeaseLost, StoreError, StoreFull
-from luoshod.store.kit import (
-    DEFAULT_HISTORY_LIMIT,
-    Capability,
-    Store,
-    check_import,
-    check_ttl,
-    clamp_seq,
-    page_of,
-    page_start,
-)
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Store
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from . import environment, layout, ops
 from .environment import DEFAULT_MAP_SIZE, DEFAULT_MAX_MAP_SIZE, Environment, translated
@@ -126,15 +117,13 @@ class LmdbStore(Store):
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    async def open(self) -> None:
-        if self._env is not None:
-            return
+    async def _open(self) -> None:
         env = await environment.acquire(
             self.path, map_size=self.map_size, max_map_size=self.max_map_size
         )
         self._env, self._saves = env, GroupCommit(env.thread, self._apply_batch)
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         env, saves = self._env, self._saves
         if env is None or saves is None:
             return
@@ -176,16 +165,12 @@ class LmdbStore(Store):
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._write("delete", ops.delete, session_id, keep_history)
 
-    async def list_sessions(
-        self, *, status: Status | None, page_size: int, page_token: str
-    ) -> tuple[list[SessionSummary], str]:
-        after = page_start(page_size, page_token)
-        rows = await self._read("list_sessions", ops.list_sessions, status, after, page_size + 1)
-        return page_of(rows, page_size, lambda x: x.session_id)
+    async def _list_sessions(
+        self, status: Status | None, after: str, limit: int
+    ) -> list[SessionSummary]:
+        return await self._read("list_sessions", ops.list_sessions, status, after, limit)
 
-    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+    async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._read("history", ops.history, session_id, limit)
 
     async def append_events(
@@ -201,14 +186,12 @@ class LmdbStore(Store):
             ops.PreparedEvents(key, tuple(events), self.event_log_limit, lease)
         )
 
-    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         return await self._write(
             "acquire_lease", ops.acquire_lease, session_id, owner, ttl, self.clock
         )
 
-    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         return await self._write("renew_lease", ops.renew_lease, lease, ttl, self.clock)
 
     async def release_lease(self, lease: Lease) -> None:
@@ -219,51 +202,39 @@ class LmdbStore(Store):
             "release_leases_of", ops.release_leases_of, owner, self.clock
         )
 
-    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
-        return await self._read(
-            "read_events", ops.read_events, session_id, clamp_seq(after_seq), limit
-        )
+    async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
+        return await self._read("read_events", ops.read_events, session_id, after_seq, limit)
 
     async def get_approval(self, approval_id: str) -> Approval | None:
         return await self._read("get_approval", ops.get_approval, approval_id)
 
-    async def list_approvals(
-        self, *, session_id: str | None, page_size: int, page_token: str
-    ) -> tuple[list[Approval], str]:
-        after = page_start(page_size, page_token)
-        found = await self._read(
-            "list_approvals", ops.list_approvals, session_id, after, page_size + 1
-        )
-        return page_of(found, page_size, lambda x: x.approval_id)
+    async def _list_approvals(
+        self, session_id: str | None, after: str, limit: int
+    ) -> list[Approval]:
+        return await self._read("list_approvals", ops.list_approvals, session_id, after, limit)
 
-    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
-        after = page_start(page_size, page_token)
-        ids = await self._read("session_ids", ops.session_ids, after, page_size + 1)
-        return page_of(ids, page_size, str)
+    async def _session_ids(self, after: str, limit: int) -> list[str]:
+        return await self._read("session_ids", ops.session_ids, after, limit)
 
-    async def import_session(
+    async def _import_session(
         self,
         session_id: str,
-        *,
         latest: Checkpoint | None,
-        history: Sequence[HistoryEntry],
-        approvals: Sequence[Approval] = (),
-        events: Sequence[StoredEvent] = (),
+        history: list[Checkpoint],
+        approvals: list[Approval],
+        events: list[StoredEvent],
     ) -> None:
-        check_import(self, session_id, latest, history, approvals, events)
         key = layout.id_key(session_id)
         for a in approvals:
             layout.id_key(a.approval_id, "approval id")
-        limit = self.history_limit if latest is None else self.history_limit_for(latest)
-        kept = [e.checkpoint for e in history][max(0, len(history) - limit) :] if limit else []
         await self._write(
             "import_session",
             ops.import_session,
             key,
             latest,
-            kept,
-            list(approvals),
-            tuple(events),
+            history,
+            approvals,
+            events,
             self.event_log_limit,
         )
 

@@ -24,17 +24,7 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import StoreError
-from luoshod.store.kit import (
-    DEFAULT_HISTORY_LIMIT,
-    Capability,
-    check_import,
-    check_ttl,
-    clamp_seq,
-    lease_busy,
-    lease_lost,
-    page_of,
-    page_start,
-)
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
 from . import ops, queries
@@ -94,9 +84,7 @@ class PostgresStore(QueuedWrites):
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    async def open(self) -> None:
-        if self._pool is not None:
-            return
+    async def _open(self) -> None:
         pool = new_pool(self.target)
         try:
             with translated("open"):
@@ -107,7 +95,7 @@ class PostgresStore(QueuedWrites):
         self._pool = pool
         self._saves = AsyncGroupCommit("luoshod-postgres", self._apply)
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -127,69 +115,50 @@ class PostgresStore(QueuedWrites):
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._write("delete", [session_id], ops.delete, session_id, keep_history)
 
-    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
-        return await self._snapshot(
-            "read_events", ops.read_events, session_id, clamp_seq(after_seq), clamp_seq(limit)
-        )
+    async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
+        return await self._snapshot("read_events", ops.read_events, session_id, after_seq, limit)
 
     async def get_approval(self, approval_id: str) -> Approval | None:
         return await self._autocommit("get_approval", ops.get_approval, approval_id)
 
-    async def list_approvals(
-        self, *, session_id: str | None, page_size: int, page_token: str
-    ) -> tuple[list[Approval], str]:
-        after = page_start(page_size, page_token)
-        found = await self._autocommit(
-            "list_approvals", ops.list_approvals, session_id, after, page_size + 1
-        )
-        return page_of(found, page_size, lambda x: x.approval_id)
+    async def _list_approvals(
+        self, session_id: str | None, after: str, limit: int
+    ) -> list[Approval]:
+        return await self._autocommit("list_approvals", ops.list_approvals, session_id, after, limit)
 
-    async def list_sessions(
-        self, *, status: Status | None, page_size: int, page_token: str
-    ) -> tuple[list[SessionSummary], str]:
-        after = page_start(page_size, page_token)
-        rows = await self._autocommit("list_sessions", ops.list_sessions, status, after, page_size + 1)
-        return page_of(rows, page_size, lambda x: x.session_id)
+    async def _list_sessions(
+        self, status: Status | None, after: str, limit: int
+    ) -> list[SessionSummary]:
+        return await self._autocommit("list_sessions", ops.list_sessions, status, after, limit)
 
-    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+    async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._snapshot("history", ops.history, session_id, limit)
 
-    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
-        after = page_start(page_size, page_token)
-        ids = await self._autocommit("session_ids", ops.session_ids, after, page_size + 1)
-        return page_of(ids, page_size, str)
+    async def _session_ids(self, after: str, limit: int) -> list[str]:
+        return await self._autocommit("session_ids", ops.session_ids, after, limit)
 
-    async def import_session(
+    async def _import_session(
         self,
         session_id: str,
-        *,
         latest: Checkpoint | None,
-        history: Sequence[HistoryEntry],
-        approvals: Sequence[Approval] = (),
-        events: Sequence[StoredEvent] = (),
+        history: list[Checkpoint],
+        approvals: list[Approval],
+        events: list[StoredEvent],
     ) -> None:
-        check_import(self, session_id, latest, history, approvals, events)
-        limit = self.history_limit if latest is None else self.history_limit_for(latest)
-        kept = [e.checkpoint for e in history][max(0, len(history) - limit) :] if limit else []
-        n = self.event_log_limit
-        kept_events = list(events)[max(0, len(events) - n) :] if n else []
         await self._write(
             "import_session",
             [session_id],
             ops.import_session,
             session_id,
             latest,
-            kept,
-            list(approvals),
-            kept_events,
+            history,
+            approvals,
+            events,
         )
 
     # -- leases --------------------------------------------------------------------------
 
-    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         args = {"session_id": session_id, "owner": owner, "ttl": ttl}
         while True:
             args["now"] = self._now()
@@ -203,8 +172,7 @@ class PostgresStore(QueuedWrites):
                 holder, _token, expires_at = held
                 raise lease_busy(session_id, holder, expires_at)
 
-    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         args = {
             "session_id": lease.session_id, "token": lease.token, "ttl": ttl, "now": self._now()
         }

@@ -24,15 +24,7 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import StoreFull
-from luoshod.store.kit import (
-    DEFAULT_HISTORY_LIMIT,
-    Capability,
-    check_import,
-    check_ttl,
-    clamp_seq,
-    page_of,
-    page_start,
-)
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
 from . import ops
@@ -118,9 +110,7 @@ class SqliteStore(QueuedWrites):
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    async def open(self) -> None:
-        if self._thread.running:
-            return
+    async def _open(self) -> None:
         self._thread.start()
         self._saves = GroupCommit(self._thread, self._apply_batch)
         try:
@@ -129,9 +119,7 @@ class SqliteStore(QueuedWrites):
             await self._thread.stop()
             raise
 
-    async def close(self) -> None:
-        if not self._thread.running:
-            return
+    async def _close(self) -> None:
         try:
             await self._saves.close()  # every queued save is committed first
             await self._call("close", self._disconnect)
@@ -146,14 +134,12 @@ class SqliteStore(QueuedWrites):
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._call("delete", self._write, ops.delete, session_id, keep_history)
 
-    async def acquire_lease(self, session_id: str, *, owner: str, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         return await self._call(
             "acquire_lease", self._write, ops.acquire_lease, session_id, owner, ttl, self.clock
         )
 
-    async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
-        check_ttl(ttl)
+    async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         return await self._call(
             "renew_lease", self._write, ops.renew_lease, lease, ttl, self.clock
         )
@@ -166,70 +152,49 @@ class SqliteStore(QueuedWrites):
             "release_leases_of", self._write, ops.release_leases_of, owner, self.clock
         )
 
-    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
+    async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         return await self._call(
-            "read_events",
-            self._read,
-            ops.read_events,
-            session_id,
-            clamp_seq(after_seq),
-            clamp_seq(limit),
+            "read_events", self._read, ops.read_events, session_id, after_seq, limit
         )
 
     async def get_approval(self, approval_id: str) -> Approval | None:
         return await self._call("get_approval", self._read, ops.get_approval, approval_id)
 
-    async def list_approvals(
-        self, *, session_id: str | None, page_size: int, page_token: str
-    ) -> tuple[list[Approval], str]:
-        after = page_start(page_size, page_token)
-        found = await self._call(
-            "list_approvals", self._read, ops.list_approvals, session_id, after, page_size + 1
+    async def _list_approvals(
+        self, session_id: str | None, after: str, limit: int
+    ) -> list[Approval]:
+        return await self._call(
+            "list_approvals", self._read, ops.list_approvals, session_id, after, limit
         )
-        return page_of(found, page_size, lambda x: x.approval_id)
 
-    async def list_sessions(
-        self, *, status: Status | None, page_size: int, page_token: str
-    ) -> tuple[list[SessionSummary], str]:
-        after = page_start(page_size, page_token)
-        rows = await self._call(
-            "list_sessions", self._read, ops.list_sessions, status, after, page_size + 1
-        )
-        return page_of(rows, page_size, lambda x: x.session_id)
+    async def _list_sessions(
+        self, status: Status | None, after: str, limit: int
+    ) -> list[SessionSummary]:
+        return await self._call("list_sessions", self._read, ops.list_sessions, status, after, limit)
 
-    async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+    async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._call("history", self._read, ops.history, session_id, limit)
 
-    async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
-        after = page_start(page_size, page_token)
-        ids = await self._call("session_ids", self._read, ops.session_ids, after, page_size + 1)
-        return page_of(ids, page_size, str)
+    async def _session_ids(self, after: str, limit: int) -> list[str]:
+        return await self._call("session_ids", self._read, ops.session_ids, after, limit)
 
-    async def import_session(
+    async def _import_session(
         self,
         session_id: str,
-        *,
         latest: Checkpoint | None,
-        history: Sequence[HistoryEntry],
-        approvals: Sequence[Approval] = (),
-        events: Sequence[StoredEvent] = (),
+        history: list[Checkpoint],
+        approvals: list[Approval],
+        events: list[StoredEvent],
     ) -> None:
-        check_import(self, session_id, latest, history, approvals, events)
-        limit = self.history_limit if latest is None else self.history_limit_for(latest)
-        kept = [e.checkpoint for e in history][max(0, len(history) - limit) :] if limit else []
-        n = self.event_log_limit
-        kept_events = list(events)[max(0, len(events) - n) :] if n else []
         await self._call(
             "import_session",
             self._write,
             ops.import_session,
             session_id,
             latest,
-            kept,
-            list(approvals),
-            kept_events,
+            history,
+            approvals,
+            events,
         )
 
     # -- the database thread -------------------------------------------------------------

@@ -1,12 +1,17 @@
 """The driver SDK: what a store driver is built from, inside or outside this repository.
 
-- the contract, :class:`Store` with its :class:`Capability` set (:mod:`.base`);
-- the helpers every driver shares: lease errors, TTL and import checks, paging
-  (re-exported here from :mod:`.base`);
-- :mod:`.codec`, the on-disk encoding of checkpoints and messages;
+- the contract, :class:`Store` with its :class:`Capability` set and the limits
+  (:mod:`.base`): public methods that check a request once for every driver, and the
+  narrow hooks a driver implements;
+- :mod:`.leases`: the lease errors every driver raises and the TTL check;
+- :mod:`.paging`: page requests, pages and page tokens;
+- :mod:`.importing`: the checks and trimming of ``import_session``;
+- :mod:`.events`: seqs within 64 bits;
+- :mod:`.codec`, the on-disk encoding of checkpoints and messages, with its format version;
 - :mod:`.groupcommit`, many sessions' saves in one transaction and one sync;
-- :mod:`.prepared`, writes checked for their lease, claim and version before they are
-  applied, for drivers that queue writes for a batch.
+- :mod:`.prepared`, writes encoded before they are queued, and :mod:`.planning`, the pure
+  plan of a batch of them (refusals, message logs, approvals, event logs) that a driver
+  then writes.
 
 A driver imports from here (and :mod:`luoshod.domain`, :mod:`luoshod.errors`), never from
 the engine, the server or observe; ``lint-imports`` holds that line in CI.
@@ -19,20 +24,13 @@ from .base import (
     DEFAULT_EVENT_LOG_LIMIT,
     DEFAULT_HISTORY_LIMIT,
     MAX_PAGE_SIZE,
-    MAX_SEQ,
     Capability,
     Store,
-    check_import,
-    check_ttl,
-    clamp_seq,
-    decode_page_token,
-    encode_page_token,
-    extends,
-    lease_busy,
-    lease_lost,
-    page_of,
-    page_start,
 )
+from .events import MAX_SEQ, clamp_seq
+from .importing import check_import, extends, newest
+from .leases import check_ttl, lease_busy, lease_lost
+from .paging import decode_page_token, encode_page_token, page_of, page_start
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -50,6 +48,7 @@ __all__ = [
     "extends",
     "lease_busy",
     "lease_lost",
+    "newest",
     "page_of",
     "page_start",
 ]

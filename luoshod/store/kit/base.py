@@ -11,17 +11,26 @@ O(transcript).
 Errors: a driver translates its library's exceptions at its edge into
 :class:`~luoshod.errors.StoreError` (or a subclass); it never lets a library exception
 escape. An incomplete driver fails when it is constructed (``abc``), not on first use.
+
+**Writing a driver.** The public methods are the contract callers use. What every driver
+would otherwise repeat is done here, once: the checks of a request (page size and token,
+TTL, history limit, what ``import_session`` is given), the cut of a page, the trimming of
+an import to the limits, seqs within 64 bits, the refusal of an optional part the driver
+does not declare, and idempotent ``open``/``close``. A driver implements the narrow hooks
+they call, named after them with a leading underscore (``_list_sessions``,
+``_read_events``, ``_acquire_lease``…), each given a request already checked; the
+abstract ones are required, the others belong to an optional capability. ``load``,
+``save``, ``delete``, ``append_events``, ``get_approval`` and the lease releases have
+nothing to share and are implemented directly.
 """
 
 from __future__ import annotations
 
 import abc
-import base64
 import time
-from datetime import UTC, datetime
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from ...domain import (
     Approval,
@@ -34,10 +43,10 @@ from ...domain import (
     Status,
     StoredEvent,
 )
-
-from ...errors import LeaseLost, SessionBusy
-
-T = TypeVar("T")
+from .events import MAX_SEQ, clamp_seq
+from .importing import check_import, newest
+from .leases import check_ttl
+from .paging import page_of, page_start
 
 #: The version of this contract. A driver names the one it was built for in
 #: :attr:`Store.contract_version`; ``driver_for`` refuses any other, so a driver released
@@ -48,6 +57,15 @@ CONTRACT_VERSION = 1
 DEFAULT_HISTORY_LIMIT = 50
 DEFAULT_EVENT_LOG_LIMIT = 1000
 MAX_PAGE_SIZE = 1000
+__all__ = [
+    "CONTRACT_VERSION",
+    "DEFAULT_EVENT_LOG_LIMIT",
+    "DEFAULT_HISTORY_LIMIT",
+    "MAX_PAGE_SIZE",
+    "MAX_SEQ",  # of .events: the largest seq a driver is asked to handle
+    "Capability",
+    "Store",
+]
 
 
 class Capability(StrEnum):
@@ -103,6 +121,13 @@ class Store(abc.ABC):
         #: Where lease expiries are read (see the class docstring); seconds, like
         #: ``time.time``.
         self.clock: Callable[[], float] = time.time
+        self._opened = False
+
+    def _refuse_unless(self, capability: Capability, keeps: str) -> None:
+        """Raise ``NotImplementedError`` for a part of the contract the driver does not
+        declare (``keeps``: what it would keep, e.g. "leases")."""
+        if capability not in self.capabilities:
+            raise NotImplementedError(f"{type(self).__name__} keeps no {keeps}")
 
     def history_limit_for(self, checkpoint: Checkpoint) -> int:
         """The session's own limit when it has one (R35), else the store's."""
@@ -114,7 +139,14 @@ class Store(abc.ABC):
         """Build the driver from its URL. Raises ``ValueError`` for a malformed URL."""
 
     async def open(self) -> None:
-        """Acquire resources, create or migrate the schema. Raises ``StoreError``."""
+        """Acquire resources, create or migrate the schema (:meth:`_open`); nothing when
+        already open. Raises ``StoreError``."""
+        if not self._opened:
+            await self._open()
+            self._opened = True
+
+    async def _open(self) -> None:
+        """Hook of :meth:`open`, called once per opening; by default nothing."""
 
     def exists(self) -> bool:
         """Whether the store already holds data to open (without opening or creating it):
@@ -124,7 +156,13 @@ class Store(abc.ABC):
         return True
 
     async def close(self) -> None:
-        """Release resources. Idempotent."""
+        """Release resources (:meth:`_close`, once per opening). Idempotent."""
+        if self._opened:
+            self._opened = False
+            await self._close()
+
+    async def _close(self) -> None:
+        """Hook of :meth:`close`; the store is already marked closed. By default nothing."""
 
     def disk_bytes(self) -> int | None:
         """The bytes the store holds on disk now (its files as they are, free pages
@@ -198,7 +236,6 @@ class Store(abc.ABC):
         ``keep_history`` delete is still cleared unless ``keep_history``). Raises ``StoreError``.
         """
 
-    @abc.abstractmethod
     async def list_sessions(
         self, *, status: Status | None, page_size: int, page_token: str
     ) -> tuple[list[SessionSummary], str]:
@@ -208,6 +245,17 @@ class Store(abc.ABC):
         for a malformed token or ``page_size < 1`` (the service layer caps it at
         ``MAX_PAGE_SIZE``), ``StoreError`` when the store cannot be read.
         """
+        after = page_start(page_size, page_token)
+        found = await self._list_sessions(status, after, page_size + 1)
+        return page_of(found, page_size, lambda s: s.session_id)
+
+    @abc.abstractmethod
+    async def _list_sessions(
+        self, status: Status | None, after: str, limit: int
+    ) -> list[SessionSummary]:
+        """Hook of :meth:`list_sessions`: up to ``limit`` sessions with a checkpoint (of
+        ``status`` unless ``None``) whose id sorts after ``after``, in id order. Raises
+        ``StoreError``."""
 
     async def append_events(
         self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
@@ -237,13 +285,26 @@ class Store(abc.ABC):
         for ``ttl <= 0``, ``StoreError`` when the store cannot be reached. Drivers without
         ``Capability.LEASES`` raise ``NotImplementedError``.
         """
+        self._refuse_unless(Capability.LEASES, "leases")
+        check_ttl(ttl)
+        return await self._acquire_lease(session_id, owner, ttl)
+
+    async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
+        """Hook of :meth:`acquire_lease` (``ttl`` checked), now by :attr:`clock`."""
         raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 
     async def renew_lease(self, lease: Lease, *, ttl: float) -> Lease:
         """Extend ``lease`` to ``ttl`` seconds from now; the token stays. Raises
         ``LeaseLost`` when the session's token is no longer ``lease.token`` (another owner
-        took it); a lease that expired but was not taken over is renewed.
+        took it); a lease that expired but was not taken over is renewed. Raises
+        ``ValueError`` for ``ttl <= 0``, ``StoreError`` when the store cannot be reached.
         Drivers without ``Capability.LEASES`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.LEASES, "leases")
+        check_ttl(ttl)
+        return await self._renew_lease(lease, ttl)
+
+    async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
+        """Hook of :meth:`renew_lease` (``ttl`` checked), now by :attr:`clock`."""
         raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 
     async def release_lease(self, lease: Lease) -> None:
@@ -266,8 +327,15 @@ class Store(abc.ABC):
 
         ``after_seq`` may be any integer: below the first kept seq it reads from the
         start; past the last (e.g. ``2**64``) it reads only ``first_kept`` and ``last``.
-        Unknown session → ``EventPage([], 0, 0)``. Drivers without ``Capability.EVENT_LOG``
-        raise ``NotImplementedError``."""
+        Unknown session → ``EventPage([], 0, 0)``. Raises ``StoreError`` when the store
+        cannot be read. Drivers without ``Capability.EVENT_LOG`` raise
+        ``NotImplementedError``."""
+        self._refuse_unless(Capability.EVENT_LOG, "event log")
+        return await self._read_events(session_id, clamp_seq(after_seq), clamp_seq(limit))
+
+    async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
+        """Hook of :meth:`read_events`, ``after_seq`` and ``limit`` within
+        ``0..MAX_SEQ`` (:func:`.events.clamp_seq`; a ``limit`` of 0 reads only the ends)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event log")
 
     async def get_approval(self, approval_id: str) -> Approval | None:
@@ -280,25 +348,42 @@ class Store(abc.ABC):
     ) -> tuple[list[Approval], str]:
         """Pending approvals ordered by id (ids sort by creation time), optionally of one
         session, after ``page_token``, at most ``page_size``; the next token or "" (the
-        tokens of :func:`encode_page_token`). Raises ``ValueError`` for a malformed token
-        or ``page_size < 1``. Drivers without ``Capability.APPROVALS`` raise
-        ``NotImplementedError``."""
+        tokens of :func:`.paging.encode_page_token`). Raises ``ValueError`` for a malformed
+        token or ``page_size < 1``, ``StoreError`` when the store cannot be read. Drivers
+        without ``Capability.APPROVALS`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.APPROVALS, "approvals")
+        after = page_start(page_size, page_token)
+        found = await self._list_approvals(session_id, after, page_size + 1)
+        return page_of(found, page_size, lambda a: a.approval_id)
+
+    async def _list_approvals(
+        self, session_id: str | None, after: str, limit: int
+    ) -> list[Approval]:
+        """Hook of :meth:`list_approvals`: up to ``limit`` pending approvals (of
+        ``session_id`` unless ``None``) whose id sorts after ``after``, in id order."""
         raise NotImplementedError(f"{type(self).__name__} keeps no approvals")
 
     async def history(self, session_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
         """The session's kept saves, newest first, at most ``limit``. Unknown session → ``[]``.
 
         ``saved_at`` is the checkpoint's ``updated_at`` (set by the writer when it saved).
-        Raises ``ValueError`` for a negative ``limit``.
+        Raises ``ValueError`` for a negative ``limit``, ``StoreError`` when the store
+        cannot be read.
 
         Only drivers declaring ``Capability.HISTORY`` implement it; others raise
         ``NotImplementedError``.
         """
+        self._refuse_unless(Capability.HISTORY, "history")
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        return await self._history(session_id, limit)
+
+    async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
+        """Hook of :meth:`history` (``limit`` ``None`` or ``>= 0``)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no history")
 
     # -- moving a whole store (``luoshod store copy``), not used by the engine ------------
 
-    @abc.abstractmethod
     async def session_ids(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
         """Every session the store holds anything of, ordered by id, after ``page_token``.
 
@@ -308,8 +393,13 @@ class Store(abc.ABC):
         tokens are those of :meth:`list_sessions`). Raises ``ValueError`` for a malformed
         token or ``page_size < 1``, ``StoreError`` when the store cannot be read.
         """
+        after = page_start(page_size, page_token)
+        return page_of(await self._session_ids(after, page_size + 1), page_size, str)
 
     @abc.abstractmethod
+    async def _session_ids(self, after: str, limit: int) -> list[str]:
+        """Hook of :meth:`session_ids`: up to ``limit`` ids after ``after``, in order."""
+
     async def import_session(
         self,
         session_id: str,
@@ -345,120 +435,26 @@ class Store(abc.ABC):
         ``Capability.APPROVALS`` (``EVENT_LOG``); ``StoreFull`` when the store has no
         room, ``StoreError`` for any other failure.
         """
+        check_import(self, session_id, latest, history, approvals, events)
+        limit = self.history_limit if latest is None else self.history_limit_for(latest)
+        await self._import_session(
+            session_id,
+            latest,
+            newest([e.checkpoint for e in history], limit),
+            list(approvals),
+            newest(events, self.event_log_limit),
+        )
 
-
-def lease_busy(session_id: str, holder: str, expires_at: float) -> SessionBusy:
-    """The ``SessionBusy`` every driver raises for a lease held by another owner."""
-    until = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="milliseconds")
-    return SessionBusy(
-        f"session {session_id!r} is leased by {holder!r} until {until}",
-        session_id=session_id,
-        holder=holder,
-        expires_at=until.replace("+00:00", "Z"),
-    )
-
-
-def lease_lost(lease: Lease, token: int | None) -> LeaseLost:
-    """The ``LeaseLost`` of a write or renewal under a stale lease (``token``: the
-    session's current one, ``None`` when it has none)."""
-    return LeaseLost(
-        f"the lease of session {lease.session_id!r} was taken over "
-        f"(token {lease.token}, now {token})",
-        session_id=lease.session_id,
-        token=lease.token,
-        current_token=token,
-    )
-
-
-def check_ttl(ttl: float) -> None:
-    if not ttl > 0:
-        raise ValueError(f"lease ttl must be > 0 seconds, got {ttl}")
-
-
-def check_import(
-    store: Store,
-    session_id: str,
-    latest: Checkpoint | None,
-    history: Sequence[HistoryEntry],
-    approvals: Sequence[Approval] = (),
-    events: Sequence[StoredEvent] = (),
-) -> None:
-    """The checks of :meth:`Store.import_session` (``ValueError``, and
-    ``NotImplementedError`` for what ``store`` does not declare), for every driver."""
-    if approvals and Capability.APPROVALS not in store.capabilities:
-        raise NotImplementedError(f"{type(store).__name__} keeps no approvals")
-    if events and Capability.EVENT_LOG not in store.capabilities:
-        raise NotImplementedError(f"{type(store).__name__} keeps no event log")
-    if approvals and latest is None:
-        raise ValueError(f"pending approvals of {session_id!r} imported without a checkpoint")
-    ids = [a.approval_id for a in approvals]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"an approval of {session_id!r} is imported twice: {ids}")
-    for a in approvals:
-        if a.session_id != session_id:
-            raise ValueError(f"approval of {a.session_id!r} imported into {session_id!r}")
-    previous = 0
-    for e in events:
-        if e.seq <= previous:
-            raise ValueError(
-                f"event seqs of {session_id!r} must be positive and increasing: "
-                f"{e.seq} after {previous}"
-            )
-        previous = e.seq
-    for cp in [e.checkpoint for e in history] + ([latest] if latest else []):
-        if cp.session_id != session_id:
-            raise ValueError(f"checkpoint of {cp.session_id!r} imported into {session_id!r}")
-    for e in history:
-        cp = e.checkpoint
-        if (e.step, e.status, e.saved_at) != (cp.step_index, cp.status, cp.updated_at):
-            raise ValueError(
-                f"history entry of {session_id!r} differs from its checkpoint: "
-                f"step/status/saved_at {(e.step, e.status.value, e.saved_at)} vs "
-                f"{(cp.step_index, cp.status.value, cp.updated_at)}"
-            )
-
-
-#: The largest seq (and read limit) a driver is asked to handle: a signed 64-bit integer.
-MAX_SEQ = 2**63 - 1
-
-
-def clamp_seq(n: int) -> int:
-    """``n`` within ``0..MAX_SEQ``: for seqs, which are positive, the same ``after_seq``
-    (or ``limit``), in a range every database's integers hold."""
-    return min(max(n, 0), MAX_SEQ)
-
-
-def extends(prefix: Sequence[Message], messages: Sequence[Message]) -> bool:
-    """Whether ``messages`` starts with ``prefix`` (then they can share a message log)."""
-    n = len(prefix)
-    return len(messages) >= n and list(messages[:n]) == list(prefix)
-
-
-def page_start(page_size: int, page_token: str) -> str:
-    """Check a page request; the key the page continues after ("" for the first page).
-    Raises ``ValueError`` for ``page_size < 1`` or a malformed token."""
-    if page_size < 1:
-        raise ValueError(f"page_size must be >= 1, got {page_size}")
-    return decode_page_token(page_token)
-
-
-def page_of(found: Sequence[T], page_size: int, key: Callable[[T], str]) -> tuple[list[T], str]:
-    """The page out of up to ``page_size + 1`` items found after the start (ordered by
-    ``key``), and the token of the next page ("" when there is none)."""
-    page = list(found[:page_size])
-    return page, encode_page_token(key(page[-1])) if len(found) > page_size else ""
-
-
-def encode_page_token(last_session_id: str) -> str:
-    return base64.urlsafe_b64encode(last_session_id.encode()).decode().rstrip("=")
-
-
-def decode_page_token(token: str) -> str:
-    """The session id a page token continues after ("" for the first page)."""
-    if not token:
-        return ""
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        return base64.b64decode(padded, altchars=b"-_", validate=True).decode()
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"malformed page token {token!r}") from e
+    @abc.abstractmethod
+    async def _import_session(
+        self,
+        session_id: str,
+        latest: Checkpoint | None,
+        history: list[Checkpoint],
+        approvals: list[Approval],
+        events: list[StoredEvent],
+    ) -> None:
+        """Hook of :meth:`import_session`, given what is kept of it, checked: the
+        ``history`` checkpoints (oldest first) and ``events`` are already trimmed to the
+        limits. Replaces everything the session holds, atomically. Raises ``StoreFull``,
+        ``StoreError``."""

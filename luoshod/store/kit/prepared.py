@@ -12,7 +12,8 @@ from typing import Protocol
 from ...domain import Approval, Checkpoint, Lease, StoredEvent
 from ...errors import ApprovalNotFound, LeaseLost
 from . import codec
-from .base import Store, lease_lost
+from .base import Store
+from .leases import lease_lost
 
 
 @dataclass(slots=True, frozen=True)

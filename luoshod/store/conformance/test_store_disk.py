@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from luoshod.store import Capability
 
-from .conftest import Backend
+from .backend import Backend
 from .helpers import SessionWriter
 
 

@@ -10,7 +10,7 @@ import pytest
 from luoshod.errors import SessionBusy
 from luoshod.store import Capability
 
-from .conftest import Backend
+from .backend import Backend
 
 
 class FakeClock:

@@ -1,0 +1,70 @@
+"""What every driver's :meth:`~.base.Store.import_session` shares: the checks of what is
+imported, what of it is kept, and which checkpoints share a message log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from ...domain import Approval, Checkpoint, HistoryEntry, Message, StoredEvent
+
+if TYPE_CHECKING:
+    from .base import Store
+
+T = TypeVar("T")
+
+
+def check_import(
+    store: Store,
+    session_id: str,
+    latest: Checkpoint | None,
+    history: Sequence[HistoryEntry],
+    approvals: Sequence[Approval] = (),
+    events: Sequence[StoredEvent] = (),
+) -> None:
+    """The checks of :meth:`Store.import_session` (``ValueError``, and
+    ``NotImplementedError`` for what ``store`` does not declare), for every driver."""
+    from .base import Capability  # base runs these checks: imported when called
+
+    if approvals and Capability.APPROVALS not in store.capabilities:
+        raise NotImplementedError(f"{type(store).__name__} keeps no approvals")
+    if events and Capability.EVENT_LOG not in store.capabilities:
+        raise NotImplementedError(f"{type(store).__name__} keeps no event log")
+    if approvals and latest is None:
+        raise ValueError(f"pending approvals of {session_id!r} imported without a checkpoint")
+    ids = [a.approval_id for a in approvals]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"an approval of {session_id!r} is imported twice: {ids}")
+    for a in approvals:
+        if a.session_id != session_id:
+            raise ValueError(f"approval of {a.session_id!r} imported into {session_id!r}")
+    previous = 0
+    for e in events:
+        if e.seq <= previous:
+            raise ValueError(
+                f"event seqs of {session_id!r} must be positive and increasing: "
+                f"{e.seq} after {previous}"
+            )
+        previous = e.seq
+    for cp in [e.checkpoint for e in history] + ([latest] if latest else []):
+        if cp.session_id != session_id:
+            raise ValueError(f"checkpoint of {cp.session_id!r} imported into {session_id!r}")
+    for e in history:
+        cp = e.checkpoint
+        if (e.step, e.status, e.saved_at) != (cp.step_index, cp.status, cp.updated_at):
+            raise ValueError(
+                f"history entry of {session_id!r} differs from its checkpoint: "
+                f"step/status/saved_at {(e.step, e.status.value, e.saved_at)} vs "
+                f"{(cp.step_index, cp.status.value, cp.updated_at)}"
+            )
+
+
+def newest(items: Sequence[T], limit: int) -> list[T]:
+    """The newest ``limit`` of ``items`` (oldest first), none when ``limit`` is 0."""
+    return list(items[max(0, len(items) - limit) :]) if limit else []
+
+
+def extends(prefix: Sequence[Message], messages: Sequence[Message]) -> bool:
+    """Whether ``messages`` starts with ``prefix`` (then they can share a message log)."""
+    n = len(prefix)
+    return len(messages) >= n and list(messages[:n]) == list(prefix)
