@@ -1,12 +1,13 @@
-"""What the service tells an observer about runs: every event a run emits and how each
-run ended. The base does nothing; :mod:`luoshod.observe.metrics` counts with it, so the
-service knows nothing of Prometheus."""
+"""What an observer is told about runs: every event a run emits and how each run ended.
+The service layer calls it; the base does nothing; :mod:`luoshod.observe.metrics` counts
+with it, so the service knows nothing of Prometheus. It lives beside the events and
+outcomes it speaks of, below both the server and observe, so neither imports the other."""
 
 from __future__ import annotations
 
 import asyncio
 
-from ..engine.events import Event
+from .events import Event
 
 
 class RunObserver:

@@ -14,8 +14,8 @@ from typing import cast
 
 import grpc
 
+from ..engine.observer import RunObserver
 from ..providers.base import Provider
-from ..server.observer import RunObserver
 from ..store import Store
 from .interceptor import RpcInterceptor
 from .metrics import InstrumentedStore, Metrics, MetricsServer

@@ -4,7 +4,7 @@ Every series lives in the daemon's own ``CollectorRegistry`` (two daemons in one
 as in the tests, do not share counters). What is counted where:
 
 - RPCs: :class:`luoshod.observe.interceptor.RpcInterceptor` calls :meth:`Metrics.rpc_done`;
-- runs and steps: the service's :class:`~luoshod.server.observer.RunObserver` hook;
+- runs and steps: the service's :class:`~luoshod.engine.observer.RunObserver` hook;
 - save latency: :class:`InstrumentedStore`, a thin decorator put around the driver at
   the composition root, so no driver knows about metrics;
 - active runs, leases held, pending approvals and store size: read when scraped.
@@ -26,7 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 
 from ..engine.events import STEP_DONE, Event
 from ..engine.run import RunInterrupted
-from ..server.observer import RunObserver
+from ..engine.observer import RunObserver
 from ..store import Capability, Store
 from ..store import MAX_PAGE_SIZE
 

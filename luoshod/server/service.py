@@ -22,6 +22,7 @@ from ..domain import Role
 from ..engine.events import Event
 from ..engine.compare import compare
 from ..engine.fork import ForkPatch, fork
+from ..engine.observer import RunObserver
 from ..engine.run import Engine, ResolveRequest, RunInterrupted, RunRequest, ToolOutcome
 from ..errors import (
     ApprovalNotFound,
@@ -35,7 +36,6 @@ from ..errors import (
 from ..store import Store
 from . import convert
 from .hub import END, SHUTDOWN_MARK, EventHub
-from .observer import RunObserver
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
