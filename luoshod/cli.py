@@ -13,22 +13,29 @@ tests started with ``--listen 127.0.0.1:0`` learn the port without polling.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import logging
 import os
-import signal
 import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from . import admin, logs, settings
-from .config import ConfigError
-from .healthcheck import add_arguments as add_healthcheck_arguments
-from .healthcheck import check as healthcheck
-from .server.app import Config, Daemon
-from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
-from .tomlout import dumps as toml_dumps
+if TYPE_CHECKING:
+    from .server.app import Config
 
 EXIT_CONFIG = 2
+
+#: ``luoshod``'s commands and their one-line help, in ``--help``'s order. Only the command
+#: named on the command line gets its arguments, and imports what they need: ``luoshod
+#: sessions list`` loads gRPC and the client, never the daemon (its settings, server,
+#: engine, store, providers), and ``luoshod --help`` loads none of them.
+COMMANDS = {
+    "serve": "run the daemon",
+    "config": "the daemon's configuration",
+    "healthcheck": "exit 0 if a daemon answers SERVING to grpc.health.v1 Check",
+    "store": "operate on a store",
+    "sessions": "list, show, delete and fork sessions of a running daemon",
+    "approvals": "list and decide pending approvals",
+    "prune": "delete the sessions last saved longer ago than --older-than (every status unless --status)",
+}
 
 
 def _positive_int(text: str) -> int:
@@ -38,19 +45,22 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="luoshod", description="durable AI-agent runs over gRPC")
-    sub = p.add_subparsers(dest="command", required=True)
+def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    from . import settings
+
     s = sub.add_parser(
-        "serve",
-        help="run the daemon",
+        name,
+        help=help,
         description="Run the daemon. Each setting comes from its flag, else its LUOSHOD_* "
         "variable, else the --config file, else its default.",
     )
     settings.add_flags(s)
-    cfg = sub.add_parser("config", help="the daemon's configuration").add_subparsers(
-        dest="config_command", required=True
-    )
+
+
+def _config_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    from . import settings
+
+    cfg = sub.add_parser(name, help=help).add_subparsers(dest="config_command", required=True)
     show = cfg.add_parser(
         "show",
         help="print the effective configuration, secrets masked",
@@ -59,15 +69,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     show.add_argument("--json", action="store_true", help="JSON instead of TOML")
     settings.add_flags(show)
+
+
+def _healthcheck_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    from .healthcheck import add_arguments
+
     hc = sub.add_parser(
-        "healthcheck",
-        help="exit 0 if a daemon answers SERVING to grpc.health.v1 Check",
+        name,
+        help=help,
         description="Call grpc.health.v1.Health/Check; exit 0 on SERVING, else 1 with one line on stderr.",
     )
-    add_healthcheck_arguments(hc)
-    store = sub.add_parser("store", help="operate on a store").add_subparsers(
-        dest="store_command", required=True
-    )
+    add_arguments(hc)
+
+
+def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
+
+    store = sub.add_parser(name, help=help).add_subparsers(dest="store_command", required=True)
     c = store.add_parser(
         "copy",
         help="copy every session, its history, pending approvals and event log (resumable)",
@@ -85,11 +103,50 @@ def _parser() -> argparse.ArgumentParser:
         help="events the destination keeps per session",
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
-    admin.add_commands(sub)
+
+
+def _admin_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    from . import admin
+
+    admin.add_command(sub, name, help)
+
+
+_ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = {  # type: ignore[type-arg]
+    "serve": _serve_arguments,
+    "config": _config_arguments,
+    "healthcheck": _healthcheck_arguments,
+    "store": _store_arguments,
+    "sessions": _admin_arguments,
+    "approvals": _admin_arguments,
+    "prune": _admin_arguments,
+}
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word (``luoshod`` has no option of its own
+    but ``-h``)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="luoshod", description="durable AI-agent runs over gRPC")
+    sub = p.add_subparsers(dest="command", required=True)
+    named = _named_command(argv)
+    for name, help in COMMANDS.items():
+        if name == named:
+            _ARGUMENTS[name](sub, name, help)
+        else:  # listed by --help; argparse never parses its arguments
+            sub.add_parser(name, help=help)
     return p
 
 
 async def _serve(config: Config) -> int:
+    import asyncio
+    import logging
+    import signal
+
+    from .server.app import Daemon
+
     daemon = Daemon(config)
     await daemon.start()
     print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
@@ -119,14 +176,21 @@ def _as_config_file(shown: dict[str, object]) -> str:
     head = "# the effective configuration of luoshod serve, secrets masked as ***\n"
     if file:
         head += f"# read from {file}\n"
+    from .tomlout import dumps as toml_dumps
+
     return head + toml_dumps(shown)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if hasattr(args, "admin"):
-        logs.setup(os.environ.get(settings.env_name("log_level"), "WARNING"))
-        return admin.run(args.admin, args)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(argv).parse_args(argv)
+    if args.command in ("sessions", "approvals", "prune"):
+        from . import admin, logs
+
+        logs.setup(os.environ.get("LUOSHOD_LOG_LEVEL", "WARNING"))  # settings.env_name("log_level")
+        return admin.run(args)
+    from . import logs, settings
+
     if args.command == "store":
         logs.setup(os.environ.get(settings.env_name("log_level"), "WARNING"))
         from .store.copy import run_copy
@@ -135,13 +199,15 @@ def main(argv: list[str] | None = None) -> int:
             args.from_url, args.to_url, args.history_limit, args.event_log_limit, not args.no_progress
         )
     if args.command == "healthcheck":
+        from .healthcheck import check
+
         listen = []
         if not args.address:
             try:
                 listen = settings.load().listen
             except settings.SettingsError as e:
                 return _config_error(str(e))
-        return healthcheck(args, listen)
+        return check(args, listen)
     try:
         effective = settings.load(settings.given_flags(args))
     except settings.SettingsError as e:
@@ -149,11 +215,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "config":
         shown = settings.shown(effective)
         if args.json:
+            import json
+
             print(json.dumps(shown, indent=2))
         else:
             print(_as_config_file(shown), end="")
         return 0
     logs.setup(effective.log_level, effective.log_format, contents=effective.log_contents)
+    import asyncio
+
+    from .config import ConfigError
+
     try:
         return asyncio.run(_serve(settings.to_config(effective)))
     except ConfigError as e:

@@ -225,6 +225,52 @@ def test_daemon_not_reachable_as_a_process(unused_tcp_port: int) -> None:
         assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
+#: What a client command must not load: the daemon, and the libraries only the daemon uses.
+DAEMON_MODULES = (
+    "luoshod.server", "luoshod.engine", "luoshod.store", "luoshod.observe", "luoshod.providers",
+    "luoshod.settings", "luoshod.http", "luoshod_sqlite", "luoshod_lmdb", "luoshod_postgres",
+    # (``import grpc`` itself loads the top of grpc_health and grpc_reflection, not these.)
+    "grpc_health.v1", "grpc_reflection.v1alpha", "pydantic", "pydantic_settings", "jsonschema",
+    "opentelemetry", "prometheus_client", "openai", "anthropic", "tqdm",
+)
+LIST_MODULES = """import json, sys
+from luoshod.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_by(*argv: str) -> set[str]:
+    """The modules a ``luoshod`` process has loaded when the command is done."""
+    proc = subprocess.run([sys.executable, "-c", LIST_MODULES, *argv], capture_output=True, text=True, timeout=60)
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def within(modules: set[str], packages: tuple[str, ...]) -> set[str]:
+    return {m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)}
+
+
+def test_client_commands_do_not_load_the_daemon(unused_tcp_port: int) -> None:
+    """``luoshod sessions list`` loads gRPC and the client, not the daemon (its start-up is
+    bench/cli_start.py's to measure); ``luoshod --help`` does not even load gRPC."""
+    listed = loaded_by("sessions", "list", "--address", f"127.0.0.1:{unused_tcp_port}")
+    assert {"luoshod.admin.commands", "grpc", "luosho.client"} <= listed
+    assert within(listed, DAEMON_MODULES) == set()
+    helped = loaded_by("--help")
+    assert "luoshod.cli" in helped
+    assert within(helped, DAEMON_MODULES + ("grpc", "luosho", "google.protobuf", "luoshod.admin")) == set()
+
+
+def test_the_default_address_is_where_serve_listens() -> None:
+    from luoshod.connect import DEFAULT_ADDRESS
+    from luoshod.server.app import DEFAULT_LISTEN
+
+    assert DEFAULT_ADDRESS == DEFAULT_LISTEN
+
+
 def test_parse_duration() -> None:
     assert parse_duration("90s").total_seconds() == 90
     assert parse_duration("1d12h").total_seconds() == 36 * 3600

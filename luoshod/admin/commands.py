@@ -27,9 +27,10 @@ from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from .. import connect as connection
-from ..server.app import DEFAULT_LISTEN as DEFAULT_ADDRESS
+from ..connect import DEFAULT_ADDRESS
 from . import render
 from .prune import parse_duration, stale
+
 PAGE_SIZE = 500
 
 STATUSES = {
@@ -258,8 +259,10 @@ def _failure_line(err: Exception, address: str) -> str:
     return f"{code.name}: {message}"
 
 
-def run(handler: Callable[[Daemon, argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """The one error boundary of the admin commands: one readable line, never a traceback."""
+def run(args: argparse.Namespace) -> int:
+    """Run the command ``args`` were parsed for (:func:`add_command`). The one error
+    boundary of the admin commands: one readable line, never a traceback."""
+    handler: Callable[[Daemon, argparse.Namespace], int] = args.admin
     try:
         with connect(args) as d:
             return handler(d, args)
@@ -273,8 +276,9 @@ def run(handler: Callable[[Daemon, argparse.Namespace], int], args: argparse.Nam
 # -- the parsers ------------------------------------------------------------------------------
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``sessions``, ``approvals`` and ``prune`` on ``luoshod``'s subparsers."""
+def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    """Register ``name`` (``sessions``, ``approvals`` or ``prune``) on ``luoshod``'s
+    subparsers, with ``help`` as its line in ``luoshod --help``."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--address",
@@ -286,53 +290,49 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     connection.add_tls_arguments(common)
     common.set_defaults(log_level="WARNING")
 
-    def command(parent: Any, name: str, handler: Callable[..., int], help: str, **kw: Any) -> argparse.ArgumentParser:
-        p = parent.add_parser(name, parents=[common], help=help, description=help, **kw)
+    def command(parent: Any, word: str, handler: Callable[..., int], text: str) -> argparse.ArgumentParser:
+        p = parent.add_parser(word, parents=[common], help=text, description=text)
         p.set_defaults(admin=handler)
         return p
 
     statuses = {"choices": sorted(STATUSES) + sorted(s.replace("-", "_") for s in STATUSES), "action": "append"}
 
-    sessions = sub.add_parser("sessions", help="list, show, delete and fork sessions of a running daemon")
-    ss = sessions.add_subparsers(dest="sessions_command", required=True)
-    p = command(ss, "list", sessions_list, "every session, following every page")
-    p.add_argument("--status", help="only this status (repeatable)", **statuses)
-    p.add_argument("--limit", type=int, default=0, help="at most this many rows")
-    p = command(ss, "show", sessions_show, "a session's state, transcript and step timeline")
-    p.add_argument("session_id")
-    p.add_argument("--full", action="store_true", help="do not shorten long messages")
-    p = command(ss, "history", sessions_history, "a session's saved checkpoints, newest first")
-    p.add_argument("session_id")
-    p.add_argument("--checkpoints", action="store_true", help="include each full checkpoint (with --json)")
-    p = command(ss, "delete", sessions_delete, "delete a session's checkpoint (and history)")
-    p.add_argument("session_id")
-    p.add_argument("--keep-history", action="store_true")
-    p = command(ss, "fork", sessions_fork, "a new session from a step of another's history")
-    p.add_argument("session_id")
-    p.add_argument("--step", type=int, required=True, help="the step to fork from")
-    p.add_argument("--new-id", help="the new session's id (default SESSION.fork-N)")
-    p.add_argument("--append", metavar="TEXT", help="a user message queued after any pending calls")
-    p.add_argument("--state", metavar="JSON", help="replace the business state")
-    p.add_argument("--tool-result", metavar="CALL_ID=JSON", help="replace (or record) one tool call's result")
-    p.add_argument("--error", action="store_true", help="the --tool-result is an error result")
-
-    approvals = sub.add_parser("approvals", help="list and decide pending approvals")
-    aa = approvals.add_subparsers(dest="approvals_command", required=True)
-    p = command(aa, "list", approvals_list, "pending approvals, oldest first")
-    p.add_argument("--session", help="only this session's")
-    for decision in ("approve", "reject"):
-        p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app")
-        p.add_argument("approval_id")
-        p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
-        p.set_defaults(decision=decision)
-
-    p = command(
-        sub,
-        "prune",
-        prune,
-        "delete the sessions last saved longer ago than --older-than (every status unless --status)",
-    )
-    p.add_argument("--older-than", required=True, metavar="DURATION", help="90s, 15m, 12h, 30d, 2w, 1d12h…")
-    p.add_argument("--status", help="only this status (repeatable)", **statuses)
-    p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
-    p.add_argument("--keep-history", action="store_true")
+    if name == "sessions":
+        ss = sub.add_parser(name, help=help).add_subparsers(dest="sessions_command", required=True)
+        p = command(ss, "list", sessions_list, "every session, following every page")
+        p.add_argument("--status", help="only this status (repeatable)", **statuses)
+        p.add_argument("--limit", type=int, default=0, help="at most this many rows")
+        p = command(ss, "show", sessions_show, "a session's state, transcript and step timeline")
+        p.add_argument("session_id")
+        p.add_argument("--full", action="store_true", help="do not shorten long messages")
+        p = command(ss, "history", sessions_history, "a session's saved checkpoints, newest first")
+        p.add_argument("session_id")
+        p.add_argument("--checkpoints", action="store_true", help="include each full checkpoint (with --json)")
+        p = command(ss, "delete", sessions_delete, "delete a session's checkpoint (and history)")
+        p.add_argument("session_id")
+        p.add_argument("--keep-history", action="store_true")
+        p = command(ss, "fork", sessions_fork, "a new session from a step of another's history")
+        p.add_argument("session_id")
+        p.add_argument("--step", type=int, required=True, help="the step to fork from")
+        p.add_argument("--new-id", help="the new session's id (default SESSION.fork-N)")
+        p.add_argument("--append", metavar="TEXT", help="a user message queued after any pending calls")
+        p.add_argument("--state", metavar="JSON", help="replace the business state")
+        p.add_argument("--tool-result", metavar="CALL_ID=JSON", help="replace (or record) one tool call's result")
+        p.add_argument("--error", action="store_true", help="the --tool-result is an error result")
+    elif name == "approvals":
+        aa = sub.add_parser(name, help=help).add_subparsers(dest="approvals_command", required=True)
+        p = command(aa, "list", approvals_list, "pending approvals, oldest first")
+        p.add_argument("--session", help="only this session's")
+        for decision in ("approve", "reject"):
+            p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app")
+            p.add_argument("approval_id")
+            p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
+            p.set_defaults(decision=decision)
+    elif name == "prune":
+        p = command(sub, name, prune, help)
+        p.add_argument("--older-than", required=True, metavar="DURATION", help="90s, 15m, 12h, 30d, 2w, 1d12h…")
+        p.add_argument("--status", help="only this status (repeatable)", **statuses)
+        p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+        p.add_argument("--keep-history", action="store_true")
+    else:
+        raise ValueError(f"not an admin command: {name!r}")
