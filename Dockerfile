@@ -9,9 +9,14 @@ WORKDIR /src
 RUN python -m venv /opt/luoshod
 COPY clients/python/ clients/python/
 COPY pyproject.toml README.md ./
-COPY src/ src/
-RUN /opt/luoshod/bin/pip install --no-cache-dir ./clients/python . \
- && /opt/luoshod/bin/luoshod --help >/dev/null
+COPY luoshod/ luoshod/
+COPY drivers/ drivers/
+# The daemon and all three durable drivers (each its own distribution, found through the
+# luoshod.drivers entry points). `serve --help` loads the whole daemon (`--help` alone loads
+# none of it); driver_for finds each driver and checks its store contract version.
+RUN /opt/luoshod/bin/pip install --no-cache-dir ./clients/python . ./drivers/sqlite ./drivers/lmdb ./drivers/postgres \
+ && /opt/luoshod/bin/luoshod serve --help >/dev/null \
+ && /opt/luoshod/bin/python -c "from luoshod.store import driver_for; [driver_for(u) for u in ('sqlite:///x.db', 'lmdb:///x', 'postgresql://x')]"
 
 FROM python:3.11-slim
 RUN groupadd --system --gid 10001 luoshod \
