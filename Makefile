@@ -43,8 +43,10 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
 # The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
 # pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
+# lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml).
 test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres
 	cd $(TS) && npm run -s build && npm run -s build:test
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
