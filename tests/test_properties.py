@@ -3,9 +3,9 @@ checkpoint header's JSON, the stores' page tokens and the History offsets, and p
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
+import struct
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -13,11 +13,18 @@ from hypothesis import strategies as st
 from luosho.v1 import agent_pb2 as pb
 
 from luoshod.domain import AgentSpec, Checkpoint, Message, Role, ToolCall, ToolSpec
-from luoshod.errors import InvalidArgument
+from luoshod.errors import InvalidArgument, StoreError
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
 from luoshod.store.kit import decode_page_token, encode_page_token
-from luoshod.store.kit.codec import decode_messages, encode_header, encode_message, encode_messages
+from luoshod.store.kit.codec import (
+    FORMAT_VERSION,
+    decode_header,
+    decode_messages,
+    encode_header,
+    encode_message,
+    encode_messages,
+)
 
 PROPERTIES = settings(max_examples=150, derandomize=True, deadline=None, database=None)
 
@@ -63,6 +70,50 @@ def test_codec_reads_any_bytes_as_messages_or_value_error(blob: bytes) -> None:
         decode_messages(blob)
     except ValueError:
         pass
+    except StoreError as e:  # a first byte of a format to come
+        assert e.metadata["supported_format"] == str(FORMAT_VERSION)
+
+
+def encode_message_before_format_version(m: Message) -> bytes:
+    """A message as the releases before the format version wrote it (role byte 0 to 3)."""
+    fields = [m.content.encode(), m.tool_call_id.encode(), m.tool_name.encode()]
+    calls = json.dumps([c.to_dict() for c in m.tool_calls]).encode() if m.tool_calls else b""
+    lengths = [len(f) for f in fields]
+    head = struct.pack(">BBIHHI", list(Role).index(m.role), m.is_error, *lengths, len(calls))
+    return head + b"".join(fields) + calls
+
+
+@PROPERTIES
+@given(st.lists(messages(), max_size=6), st.lists(messages(), max_size=6))
+def test_codec_reads_messages_written_before_the_format_version(
+    old: list[Message], new: list[Message]
+) -> None:
+    # A log begun by an earlier release and extended by this one reads as one transcript.
+    stream = b"".join(encode_message_before_format_version(m) for m in old)
+    assert decode_messages(stream) == old
+    assert decode_messages(stream + encode_messages(new)) == old + new
+    assert all(b[0] >> 4 == FORMAT_VERSION for b in map(encode_message, new))
+
+
+def test_codec_refuses_a_message_of_a_newer_format_naming_both_versions() -> None:
+    newer = FORMAT_VERSION + 1
+    good = encode_message(Message(Role.USER, "hi"))
+    stream = good + bytes([newer << 4 | good[0] & 0x0F]) + good[1:]
+    with pytest.raises(StoreError, match=f"format {newer}.* up to {FORMAT_VERSION}") as e:
+        decode_messages(stream)
+    assert e.value.metadata == {
+        "found_format": str(newer), "supported_format": str(FORMAT_VERSION)
+    }
+
+
+def test_codec_reads_a_header_written_before_the_format_version_and_refuses_a_newer() -> None:
+    cp = Checkpoint("s", [Message(Role.USER, "hi")], version=3, agent=AgentSpec("m"))
+    old = json.dumps(cp.header_dict())  # no "format" key: how earlier releases wrote it
+    assert decode_header(old) == decode_header(encode_header(cp)) == cp.header_dict()
+    assert json.loads(encode_header(cp))["format"] == FORMAT_VERSION
+    newer = {**cp.header_dict(), "format": FORMAT_VERSION + 1}
+    with pytest.raises(StoreError, match=f"format {FORMAT_VERSION + 1}.* up to {FORMAT_VERSION}"):
+        decode_header(json.dumps(newer).encode())
 
 
 agents = st.builds(
@@ -83,8 +134,8 @@ def test_header_json_is_the_header_dict_whatever_agents_came_before(
     # the last one or another, must still encode its own checkpoint's agent.
     for spec in [*specs, *reversed(specs)]:
         cp = Checkpoint(session_id, [], agent=spec, version=3, business_state_json="{}")
-        assert json.loads(encode_header(cp)) == cp.header_dict()
-        assert json.loads(encode_header(cp)) == cp.header_dict()  # now from the cache
+        assert decode_header(encode_header(cp)) == cp.header_dict()
+        assert decode_header(encode_header(cp)) == cp.header_dict()  # now from the cache
 
 
 def test_the_agent_json_cache_stays_bounded() -> None:
@@ -95,7 +146,7 @@ def test_the_agent_json_cache_stays_bounded() -> None:
     specs.append(AgentSpec("huge", instructions="y" * codec._AGENTS_MAX_CHARS))
     for spec in specs:
         cp = Checkpoint("s", [], agent=spec)
-        assert json.loads(encode_header(cp))["agent"]["model"] == spec.model
+        assert decode_header(encode_header(cp))["agent"]["model"] == spec.model
         assert len(codec._AGENTS) <= codec._AGENTS_MAX
         held = sum(len(text) for _, text in codec._AGENTS.values())
         assert held == codec._agents_chars <= codec._AGENTS_MAX_CHARS

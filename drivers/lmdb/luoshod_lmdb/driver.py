@@ -24,7 +24,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.errors import ApprovalNotFound, LeaseLost, StoreError, StoreFull
+from luoshod.errors import ApprovalNotFound, LeaseLost, StoreError
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Store
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from . import environment, layout, ops
@@ -256,20 +256,8 @@ class LmdbStore(Store):
     def _apply_batch(self, batch: list[Queued[ops.PreparedSave | ops.PreparedEvents]]) -> None:
         """Write a batch of saves in one transaction (group commit); on the thread."""
         env = self._environment("save")
-        try:
-            with translated("save"):
-                env.write(_save_all, batch)
-        except StoreFull:
-            if len(batch) == 1:
-                raise
-            # The batch as a whole does not fit: each save on its own, so that those that
-            # fit still land and only the others fail.
-            for item in batch:
-                try:
-                    with translated("save"):
-                        env.write(_save_all, [item])
-                except StoreFull as e:
-                    item.error = e
+        with translated("save"):
+            env.write(_save_all, batch)
 
 
 def _edge(what: str, run: Callable[..., T], fn: Callable[..., T], *args: Any) -> T:

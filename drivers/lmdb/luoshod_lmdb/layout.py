@@ -35,7 +35,6 @@ saves only extend logs, so every prefix a row refers to stays as it was.
 
 from __future__ import annotations
 
-import json
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -157,7 +156,7 @@ class Row:
     nbytes: int
     version: int
     status: Status
-    header: bytes  # the checkpoint's header_dict() as JSON
+    header: bytes  # the checkpoint's header, as :func:`codec.encode_header` writes it
 
     def encode(self) -> bytes:
         head = _ROW.pack(
@@ -175,7 +174,7 @@ class Row:
         return _U64.unpack_from(value)[0]
 
     def header_dict(self) -> dict[str, Any]:
-        return json.loads(self.header)
+        return codec.decode_header(self.header)
 
 
 _LEASE = struct.Struct(">Qd")  # token, expires_at (0 when released); then the owner

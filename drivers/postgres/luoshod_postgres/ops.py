@@ -44,7 +44,7 @@ async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:
     if row is None:
         return None
     header, stream = row
-    return Checkpoint.from_header(json.loads(header), codec.decode_messages(stream or b""))
+    return Checkpoint.from_header(codec.decode_header(header), codec.decode_messages(stream or b""))
 
 
 async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -> None:
@@ -265,7 +265,7 @@ async def list_sessions(
             queries.LIST_SESSIONS_BY_STATUS,
             {"status": status.value, "after": after, "limit": limit},
         )
-    return [_summary(count, json.loads(header)) for count, header in await cur.fetchall()]
+    return [_summary(count, codec.decode_header(header)) for count, header in await cur.fetchall()]
 
 
 async def history(conn: AsyncConnection, session_id: str, limit: int | None) -> list[HistoryEntry]:
@@ -284,7 +284,7 @@ async def history(conn: AsyncConnection, session_id: str, limit: int | None) -> 
             step,
             saved_at,
             Status(status),
-            Checkpoint.from_header(json.loads(header), logs[log_id][:count]),
+            Checkpoint.from_header(codec.decode_header(header), logs[log_id][:count]),
         )
         for step, saved_at, status, log_id, count, header in rows
     ]

@@ -23,7 +23,6 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.errors import StoreFull
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
@@ -231,19 +230,7 @@ class SqliteStore(QueuedWrites):
 
     def _apply_batch(self, batch: list[Queued[PreparedSave | PreparedEvents]]) -> None:
         """Commit a batch of saves in one transaction (group commit); on the thread."""
-        try:
-            self._edge("save", self._write, ops.save_batch, batch)
-        except StoreFull:
-            if len(batch) == 1:
-                raise
-            # The batch as a whole does not fit: each save on its own, so that those that
-            # fit still land and only the others fail.
-            for item in batch:
-                item.error = None
-                try:
-                    self._edge("save", self._write, ops.save_batch, [item])
-                except StoreFull as e:
-                    item.error = e
+        self._edge("save", self._write, ops.save_batch, batch)
 
 
 def _size(path: Path) -> int:

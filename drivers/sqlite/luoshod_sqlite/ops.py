@@ -51,7 +51,7 @@ def load(conn: sqlite3.Connection, session_id: str) -> Checkpoint | None:
     if row is None:
         return None
     log_id, count, header = row
-    return Checkpoint.from_header(json.loads(header), _messages(conn, log_id, count))
+    return Checkpoint.from_header(codec.decode_header(header), _messages(conn, log_id, count))
 
 
 def save_batch(
@@ -308,7 +308,7 @@ def list_sessions(
             queries.LIST_SESSIONS_BY_STATUS,
             {"status": status.value, "after": after, "limit": limit},
         )
-    return [_summary(count, json.loads(header)) for count, header in rows]
+    return [_summary(count, codec.decode_header(header)) for count, header in rows]
 
 
 def history(conn: sqlite3.Connection, session_id: str, limit: int | None) -> list[HistoryEntry]:
@@ -325,7 +325,7 @@ def history(conn: sqlite3.Connection, session_id: str, limit: int | None) -> lis
             step,
             saved_at,
             Status(status),
-            Checkpoint.from_header(json.loads(header), logs[log_id][:count]),
+            Checkpoint.from_header(codec.decode_header(header), logs[log_id][:count]),
         )
         for step, saved_at, status, log_id, count, header in rows
     ]

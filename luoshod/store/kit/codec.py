@@ -6,6 +6,20 @@ call id, tool name and tool calls) followed by those fields: the texts as UTF-8,
 are, and the tool calls as JSON. Messages concatenate into a stream that
 :func:`decode_messages` splits again. JSON-escaping a long tool result would cost more
 than the rest of a save; copying its UTF-8 costs next to nothing.
+
+**Format version.** What this module writes carries :data:`FORMAT_VERSION`, and every
+read checks it, so bytes written by a newer luoshod (a driver is released apart from the
+luoshod it runs on, and several daemons may share one store) are refused with a
+``StoreError`` naming both versions instead of being misread:
+
+- a message, in the high four bits of its first byte (the low four are its role). Bytes
+  written before the version existed have 0 there (roles are 0 to 3): they are format 0,
+  laid out as format 1, and read as they are. Every message carries its own version, so a
+  log begun by one release and extended by another reads message by message;
+- a header, as its ``"format"`` key (none: format 0, the same layout again).
+
+A change of layout raises :data:`FORMAT_VERSION`; a reader keeps reading every version up
+to its own.
 """
 
 from __future__ import annotations
@@ -17,8 +31,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...domain import AgentSpec, Checkpoint, Message, Role, ToolCall
+from ...errors import StoreError
+
+#: The version of the bytes this codec writes, and the newest it reads (see above).
+FORMAT_VERSION = 1
 
 _HEADER = struct.Struct(">BBIHHI")
+_MARK = FORMAT_VERSION << 4  # a message's first byte: its format, then its role
 _ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
 _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
@@ -39,7 +58,29 @@ def encode_header(cp: Checkpoint) -> str:
     (:func:`_agent_json`) rather than encoded again on every save.
     """
     text = _COMPACT.encode(cp.header_dict(with_agent=False))
-    return f'{text[:-1]},"agent":{_agent_json(cp.agent)}}}'
+    return f'{{"format":{FORMAT_VERSION},{text[1:-1]},"agent":{_agent_json(cp.agent)}}}'
+
+
+def decode_header(data: str | bytes) -> dict[str, Any]:
+    """A header's dict (:meth:`Checkpoint.from_header` takes it), as written by
+    :func:`encode_header` in this format or an older one. Raises ``StoreError`` for a
+    header of a newer format, ``ValueError`` for one that is not JSON."""
+    h: dict[str, Any] = json.loads(data)
+    found = h.pop("format", 0)
+    if not (isinstance(found, int) and 0 <= found <= FORMAT_VERSION):
+        raise newer_format(found, "a checkpoint header")
+    return h
+
+
+def newer_format(found: object, what: str) -> StoreError:
+    """The error of bytes in a format this luoshod cannot read."""
+    return StoreError(
+        f"{what} in the store is in store format {found}, and this luoshod reads store "
+        f"formats up to {FORMAT_VERSION}: it was written by a newer luoshod; upgrade this "
+        "one (and its drivers) to read it",
+        found_format=found,
+        supported_format=FORMAT_VERSION,
+    )
 
 
 #: id(spec) -> (spec, its JSON), oldest first; the spec is held, so its id is not reused
@@ -82,7 +123,7 @@ def encode_message(m: Message) -> bytes:
         else b""
     )
     head = _HEADER.pack(
-        _ROLE_CODES[m.role], m.is_error, len(content), len(call_id), len(name), len(calls)
+        _MARK | _ROLE_CODES[m.role], m.is_error, len(content), len(call_id), len(name), len(calls)
     )
     return b"".join((head, content, call_id, name, calls))
 
@@ -93,14 +134,18 @@ def encode_messages(messages: Sequence[Message]) -> bytes:
 
 
 def decode_messages(stream: bytes) -> list[Message]:
-    """The messages of a stream (or of one encoded message). Raises ``ValueError`` for
-    bytes that are not a whole number of messages."""
+    """The messages of a stream (or of one encoded message), of any format up to
+    :data:`FORMAT_VERSION`. Raises ``StoreError`` for a message of a newer format,
+    ``ValueError`` for bytes that are not a whole number of messages."""
     messages = []
     offset, end = 0, len(stream)
     view = memoryview(stream)
     try:
         while offset < end:
-            role, is_error, n_content, n_id, n_name, n_calls = _HEADER.unpack_from(stream, offset)
+            mark, is_error, n_content, n_id, n_name, n_calls = _HEADER.unpack_from(stream, offset)
+            if mark > _MARK | 0x0F:
+                raise newer_format(mark >> 4, "a message")
+            role = mark & 0x0F
             offset += _HEADER.size
             fields = []
             for n in (n_content, n_id, n_name):

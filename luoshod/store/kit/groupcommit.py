@@ -14,6 +14,10 @@ event loop is woken once per batch, not once per write.
 
 A driver whose library is itself async (PostgreSQL) needs no thread: its batches go
 through :class:`AsyncGroupCommit`, one task that writes a batch while the next one queues.
+
+A batch that does not fit as a whole (``apply`` raises ``StoreFull``) is written again
+save by save, each in its own transaction, so that the saves that fit still land and only
+the others fail (:func:`apply_or_split`); a driver's ``apply`` need not know.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from ...errors import StoreError
+from ...errors import StoreError, StoreFull
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -157,7 +161,7 @@ class GroupCommit(Generic[P]):
             batch, self._queue = self._queue, []
         if batch:
             try:
-                self._apply(batch)
+                apply_or_split(self._apply, batch)
             except BaseException as e:  # the whole batch failed, nothing was written
                 for item in batch:
                     item.error = e
@@ -175,6 +179,40 @@ class GroupCommit(Generic[P]):
             self._busy = False
             if self._idle is not None:
                 self._idle.set()
+
+
+def apply_or_split(apply: Callable[[list[Queued[P]]], None], batch: list[Queued[P]]) -> None:
+    """``apply(batch)``; when the batch as a whole does not fit (``StoreFull``), each save
+    on its own, so that those that fit still land and only the others fail. Raises what
+    ``apply`` raised for the batch otherwise (or for a batch of one)."""
+    try:
+        apply(batch)
+    except StoreFull:
+        if len(batch) == 1:
+            raise
+        for item in batch:
+            item.error = None
+            try:
+                apply([item])
+            except Exception as e:  # noqa: BLE001 - this save alone failed
+                item.error = e
+
+
+async def apply_or_split_async(
+    apply: Callable[[list[Queued[P]]], Awaitable[None]], batch: list[Queued[P]]
+) -> None:
+    """:func:`apply_or_split` for an async ``apply``."""
+    try:
+        await apply(batch)
+    except StoreFull:
+        if len(batch) == 1:
+            raise
+        for item in batch:
+            item.error = None
+            try:
+                await apply([item])
+            except Exception as e:  # noqa: BLE001 - this save alone failed
+                item.error = e
 
 
 def settle(batch: list[Queued[P]]) -> None:
@@ -241,7 +279,7 @@ class AsyncGroupCommit(Generic[P]):
                 await asyncio.sleep(0)
                 batch, self._queue = self._queue, []
                 try:
-                    await self._apply(batch)
+                    await apply_or_split_async(self._apply, batch)
                 except Exception as e:  # the whole batch failed, nothing was written
                     for item in batch:
                         item.error = e
