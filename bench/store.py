@@ -90,10 +90,6 @@ def raw_fsync_rate(directory: Path, seconds: float) -> float:
     return n / elapsed
 
 
-def du(directory: Path) -> int:
-    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
-
-
 def postgres_bytes(url: str) -> int:
     """The bytes of the tables (with their TOAST and indexes) of ``url``'s schema."""
     import psycopg
@@ -301,8 +297,9 @@ async def long_sessions(driver: str, work: Path, turn_counts: list[int]) -> list
         for store in stores:
             await store.close()
     for k, d in enumerate(dirs):
-        url = DRIVERS[driver](d)
-        results[k].disk = postgres_bytes(url) if driver == "postgres" else du(d)
+        # The store answers its own size; a server's (None) is asked of the server.
+        size = stores[k].disk_bytes()
+        results[k].disk = size if size is not None else postgres_bytes(DRIVERS[driver](d))
         results[k].raw = raw_bytes(transcripts[k])
         shutil.rmtree(d)
     return results

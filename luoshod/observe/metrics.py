@@ -18,7 +18,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -68,7 +67,7 @@ class Metrics(RunObserver):
             "luoshod_pending_approvals", "Approvals waiting for a decision in the store (counted when scraped)", registry=r,
         )
         self.store_size = Gauge(
-            "luoshod_store_size_bytes", "Bytes on disk of the store (drivers with a path: sqlite, lmdb)", ["driver"], registry=r,
+            "luoshod_store_size_bytes", "Bytes on disk of the store, as it answers disk_bytes() (sqlite, lmdb; not memory or postgresql)", ["driver"], registry=r,
         )
 
     # -- RunObserver ------------------------------------------------------------------------
@@ -95,9 +94,8 @@ class Metrics(RunObserver):
         """Gauges that read the daemon's state at scrape time."""
         self.active_runs.set_function(active_runs)
         self.leases_held.set_function(leases_held)
-        path = getattr(store, "path", None)
-        if isinstance(path, Path):
-            self.store_size.labels(self.driver).set_function(lambda: disk_bytes(path))
+        if store.disk_bytes() is not None:  # the store answers its own size (None: it has no files)
+            self.store_size.labels(self.driver).set_function(lambda: store.disk_bytes() or 0)
 
     async def refresh(self, store: Store) -> None:
         """Read what only the store knows (it is async, so not a ``set_function``)."""
@@ -127,14 +125,6 @@ def run_outcome(task: asyncio.Task[object]) -> str:
     if outcome is None:
         return "nothing_to_run"
     return str(outcome.finish_reason.value).replace("-", "_") or "unknown"
-
-
-def disk_bytes(path: Path) -> int:
-    """A directory's files (lmdb), or a file with its ``-wal``/``-shm`` siblings (sqlite)."""
-    if path.is_dir():
-        return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
-    files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
-    return sum(f.stat().st_size for f in files if f.exists())
 
 
 class InstrumentedStore:
