@@ -113,6 +113,7 @@ class Settings(BaseSettings):
     lease_renew: float = Field(DEFAULT_LEASE_RENEW_S, gt=0, description="seconds between renewals of this daemon's leases (below lease_ttl)")
     lease_owner: str = Field("", description="this daemon's name as a lease holder (default host/pid/random); a stable name frees at start the leases of its killed previous incarnation")
     metrics_listen: str | None = Field(None, description="host:port of a Prometheus /metrics listener (default off)")
+    http_listen: str | None = Field(None, description="host:port of the HTTP listener: JSON API, events and web console (default off)")
     otel_endpoint: str | None = Field(
         None,
         validation_alias=AliasChoices("otel_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "LUOSHOD_OTEL_ENDPOINT"),
@@ -345,6 +346,7 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "lease_renew": ("--lease-renew", {"metavar": "S"}),
     "lease_owner": ("--lease-owner", {"metavar": "NAME"}),
     "metrics_listen": ("--metrics-listen", {"metavar": "HOST:PORT"}),
+    "http_listen": ("--http-listen", {"metavar": "HOST:PORT"}),
     "otel_endpoint": ("--otel-endpoint", {"metavar": "URL"}),
     "log_level": ("--log-level", {"metavar": "LEVEL"}),
     "log_format": ("--log-format", {"choices": ["text", "json"]}),

@@ -27,6 +27,7 @@ from ..store import (
     store_from_url,
 )
 from . import convert
+from ..http import HttpListener, check_http_listen, ssl_context
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
@@ -85,6 +86,8 @@ class Config:
     metrics_listen: str | None = None
     #: OTLP/HTTP endpoint (``/v1/traces`` is appended) for traces; ``None``: no traces.
     otel_endpoint: str | None = None
+    #: ``host:port`` of the HTTP listener (JSON API, events, web console); ``None``: off.
+    http_listen: str | None = None
 
 
 class Daemon:
@@ -97,6 +100,10 @@ class Daemon:
         for address in config.listen:
             check_listen(
                 address, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
+            )
+        if config.http_listen:
+            check_http_listen(
+                config.http_listen, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
             )
         self.observe = Observability(
             metrics_listen=config.metrics_listen, otel_endpoint=config.otel_endpoint, store_url=config.store
@@ -142,6 +149,7 @@ class Daemon:
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
+        self.http: HttpListener | None = None
 
     async def start(self) -> None:
         await self.store.open()
@@ -185,6 +193,23 @@ class Daemon:
             self.addresses.append(bind(server, address, self.credentials, self.config.unix_socket_mode))
         await server.start()
         self.server = server
+        if self.config.http_listen:
+            self.http = HttpListener(
+                self.config.http_listen,
+                service,
+                self.tokens,
+                tls=ssl_context(self.config.tls_cert_file, self.config.tls_key_file, self.config.tls_client_ca_file),
+                allow_remote=self.config.allow_remote,
+                max_payload_bytes=self.config.max_payload_bytes,
+            )
+            try:
+                await self.http.start()
+            except ConfigError:
+                await server.stop(None)
+                self.server = None
+                await self.observe.stop()
+                await self.store.close()
+                raise
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._sweeper = asyncio.create_task(self._sweep_approvals())
@@ -208,6 +233,8 @@ class Daemon:
         self.hub.shutdown()
         if left:
             log.warning("%d run(s) still busy after %.1fs; stopping anyway", left, self.config.drain_timeout_s)
+        if self.http is not None:
+            await self.http.stop()
         await self.server.stop(grace=2.0)
         self.server = None
         await self.engine.providers.aclose()

@@ -1,0 +1,335 @@
+"""The JSON API: one route per RPC of ``AgentService`` that an operator's page needs, and
+the session's events as Server-Sent Events.
+
+=========================================  =================  ==================================
+route                                      RPC                answer
+=========================================  =================  ==================================
+``GET    /api/v1/sessions``                ``ListSessions``   JSON (``?status=&page_size=&page_token=``)
+``GET    /api/v1/sessions/{id}``           ``GetSession``     JSON
+``DELETE /api/v1/sessions/{id}``           ``DeleteSession``  JSON (``?keep_history=true``)
+``GET    /api/v1/sessions/{id}/history``   ``History``        JSON (``?page_size=&page_token=&include_checkpoint=``)
+``POST   /api/v1/sessions/{id}/fork``      ``Fork``           JSON (body: the rest of ``ForkRequest``)
+``POST   /api/v1/sessions/{id}/cancel``    ``Cancel``         JSON
+``POST   /api/v1/sessions/{id}/resume``    ``Resume``         NDJSON events
+``GET    /api/v1/sessions/{id}/events``    ``Watch``          ``text/event-stream`` (``Last-Event-ID``/``?after_seq=``, ``?follow=``)
+``GET    /api/v1/approvals``               ``ListApprovals``  JSON (``?session_id=&page_size=&page_token=``)
+``POST   /api/v1/approvals/{id}/resolve``  ``Resolve``        NDJSON events
+``GET    /api/v1/compare``                 ``Compare``        JSON (``?session_id_a=&session_id_b=``)
+=========================================  =================  ==================================
+
+Query parameters and bodies are the request message's fields (proto JSON mapping; enum
+values by full or short name, ``in-progress`` for ``CHECKPOINT_STATUS_IN_PROGRESS``);
+answers are the response message in the proto JSON mapping with the proto's field names.
+An error is ``{"code", "reason", "message", "metadata"}`` — the gRPC code's name and the
+``ErrorInfo`` — with the HTTP status of :data:`~luoshod.http.rpc.HTTP_STATUS`.
+
+A streamed RPC (``Resume``, ``Resolve``) answers one JSON object a line,
+``{"event": …}``, and ``{"error": …}`` last if it failed after its first event (before,
+it is an ordinary error answer). The run is the caller's while the answer is being read,
+as with a gRPC stream: a caller who goes away interrupts it at its next boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from aiohttp import web
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from luosho.v1 import agent_pb2 as pb
+
+from ..server.service import AgentService
+from . import rpc
+from .rpc import CallContext, RpcFailure, invalid
+
+log = logging.getLogger("luoshod.http")
+
+#: How long the event stream waits for the first event before it sends its headers: an
+#: error of the request (a bad id, a cursor out of range) comes before that and is
+#: answered with its own status; later ones arrive as an ``error`` event.
+FIRST_EVENT_WAIT_S = 1.0
+#: A comment line this often keeps proxies from closing a quiet event stream.
+HEARTBEAT_S = 15.0
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: The app key of the service's ``max_payload_bytes``.
+MAX_PAYLOAD = web.AppKey("max_payload_bytes", int)
+
+
+def error_response(failure: RpcFailure) -> web.Response:
+    headers = {"WWW-Authenticate": 'Bearer realm="luoshod"'} if failure.http_status == 401 else None
+    return web.json_response(failure.body(), status=failure.http_status, headers=headers)
+
+
+# -- requests from query strings and bodies -------------------------------------------------
+
+
+def _scalar(field: FieldDescriptor, raw: str) -> Any:
+    """A query parameter's text as the value of ``field``. Raises :class:`RpcFailure`."""
+    reason = f"INVALID_{field.name.upper()}"
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        if raw.lower() in ("true", "1", "yes", ""):
+            return True
+        if raw.lower() in ("false", "0", "no"):
+            return False
+        raise invalid(reason, f"{field.name} must be true or false, not {raw!r}")
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        names = [v.name for v in field.enum_type.values]
+        prefix = names[0].removesuffix("UNSPECIFIED")
+        name = raw.strip().upper().replace("-", "_")
+        if name in ("", "ALL"):
+            return 0
+        name = name if name.startswith(prefix) else prefix + name
+        if name not in names:
+            short = ", ".join(n.removeprefix(prefix).lower().replace("_", "-") for n in names[1:])
+            raise invalid(reason, f"{field.name}: unknown value {raw!r} (one of {short})")
+        return field.enum_type.values_by_name[name].number
+    if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64,
+                          FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64):
+        try:
+            value = int(raw)
+        except ValueError:
+            raise invalid(reason, f"{field.name} must be an integer, not {raw!r}") from None
+        unsigned = field.cpp_type in (FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64)
+        bits = 32 if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_UINT32) else 64
+        low, high = (0, 2**bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if not low <= value <= high:
+            raise invalid(reason, f"{field.name} is out of range: {value}")
+        return value
+    if field.cpp_type == FieldDescriptor.CPPTYPE_STRING:
+        return raw
+    raise invalid("INVALID_REQUEST", f"{field.name} cannot be given in the query string")
+
+
+def query_request(request: web.Request, message: Message, **path: str) -> Message:
+    """``message`` with the route's ``path`` fields and the query parameters (each a scalar
+    field of the message, given once). Raises :class:`RpcFailure`."""
+    fields = message.DESCRIPTOR.fields_by_name
+    for key in request.query:
+        if key not in fields or key in path:
+            known = ", ".join(f for f in fields if f not in path)
+            raise invalid("INVALID_REQUEST", f"unknown query parameter {key!r} (known: {known})")
+        values = request.query.getall(key)
+        if len(values) > 1:
+            raise invalid("INVALID_REQUEST", f"query parameter {key!r} is given {len(values)} times")
+        setattr(message, key, _scalar(fields[key], values[0]))
+    for key, value in path.items():
+        setattr(message, key, value)
+    return message
+
+
+async def body_request(request: web.Request, message: Message, **path: str) -> Message:
+    """``message`` from the JSON body (empty: ``{}``) and the route's ``path`` fields,
+    which the body may repeat but not contradict. Raises :class:`RpcFailure`."""
+    if request.query:
+        raise invalid("INVALID_REQUEST", "this route takes its fields in a JSON body, not the query string")
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        # The service's own limit, which the listener reads a little past (as gRPC does).
+        limit = request.app[MAX_PAYLOAD]
+        size = request.content_length
+        raise RpcFailure(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, "PAYLOAD_TOO_LARGE",
+            f"request of {size if size is not None else 'more than ' + str(limit)} bytes is over the limit of {limit}",
+            {"limit": str(limit), **({"size": str(size)} if size is not None else {})},
+        ) from None
+    data: Any = {}
+    if raw.strip():
+        if request.content_type != "application/json":
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "UNSUPPORTED_MEDIA_TYPE",
+                             f"the body must be application/json, not {request.content_type!r}")
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise invalid("INVALID_JSON", f"the body is not JSON: {e}") from None
+    if isinstance(data, dict):
+        for key, value in path.items():
+            given = data.get(key, value)
+            if given != value:
+                raise invalid("INVALID_REQUEST", f"{key} is {value!r} in the path and {given!r} in the body")
+            data[key] = value
+    return rpc.from_json(data, message)
+
+
+# -- streams ------------------------------------------------------------------------------------
+
+
+class _Pump:
+    """Reads a response stream in a task of its own, so that the writer can wait with a
+    timeout (for heartbeats) without cancelling the handler's generator mid-step."""
+
+    def __init__(self, responses: AsyncIterator[Message]) -> None:
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.task = asyncio.create_task(self._run(responses))
+
+    async def _run(self, responses: AsyncIterator[Message]) -> None:
+        try:
+            async for response in responses:
+                self.queue.put_nowait(("item", response))
+            self.queue.put_nowait(("end", None))
+        except RpcFailure as e:
+            self.queue.put_nowait(("error", e))
+        except Exception:  # noqa: BLE001 - answered as INTERNAL, logged with its traceback
+            log.exception("event stream failed")
+            self.queue.put_nowait(("error", RpcFailure(grpc.StatusCode.INTERNAL, "INTERNAL",
+                                                       "internal error (see the daemon's log)")))
+
+    async def next(self, timeout: float | None = None) -> tuple[str, Any]:
+        """``("item", response)``, ``("end", None)``, ``("error", RpcFailure)``, or
+        ``("idle", None)`` after ``timeout`` seconds with nothing."""
+        try:
+            return await asyncio.wait_for(self.queue.get(), timeout)
+        except TimeoutError:
+            return ("idle", None)
+
+    async def close(self) -> None:
+        self.task.cancel()
+        try:
+            await self.task
+        except asyncio.CancelledError:
+            pass
+
+
+class Api:
+    """The routes, bound to the daemon's service object."""
+
+    def __init__(self, service: AgentService) -> None:
+        self.service = service
+
+    def routes(self) -> list[web.RouteDef]:
+        p = "/api/v1"
+        return [
+            web.get(f"{p}/sessions", self.list_sessions),
+            web.get(f"{p}/sessions/{{session_id}}", self.get_session),
+            web.delete(f"{p}/sessions/{{session_id}}", self.delete_session),
+            web.get(f"{p}/sessions/{{session_id}}/history", self.history),
+            web.post(f"{p}/sessions/{{session_id}}/fork", self.fork),
+            web.post(f"{p}/sessions/{{session_id}}/cancel", self.cancel),
+            web.post(f"{p}/sessions/{{session_id}}/resume", self.resume),
+            web.get(f"{p}/sessions/{{session_id}}/events", self.events),
+            web.get(f"{p}/approvals", self.list_approvals),
+            web.post(f"{p}/approvals/{{approval_id}}/resolve", self.resolve),
+            web.get(f"{p}/compare", self.compare),
+        ]
+
+    @staticmethod
+    def _ctx(request: web.Request) -> CallContext:
+        auth = request.headers.get("Authorization")
+        return CallContext(metadata=(("authorization", auth),) if auth else ())
+
+    async def _unary(self, request: web.Request, handler: Any, message: Message) -> web.Response:
+        response = await rpc.unary(handler, message, self._ctx(request))
+        return web.json_response(rpc.to_json(response))
+
+    # -- unary ---------------------------------------------------------------------------------
+
+    async def list_sessions(self, request: web.Request) -> web.Response:
+        return await self._unary(request, self.service.ListSessions, query_request(request, pb.ListSessionsRequest()))
+
+    async def get_session(self, request: web.Request) -> web.Response:
+        msg = query_request(request, pb.GetSessionRequest(), session_id=request.match_info["session_id"])
+        return await self._unary(request, self.service.GetSession, msg)
+
+    async def delete_session(self, request: web.Request) -> web.Response:
+        msg = query_request(request, pb.DeleteSessionRequest(), session_id=request.match_info["session_id"])
+        return await self._unary(request, self.service.DeleteSession, msg)
+
+    async def history(self, request: web.Request) -> web.Response:
+        msg = query_request(request, pb.HistoryRequest(), session_id=request.match_info["session_id"])
+        return await self._unary(request, self.service.History, msg)
+
+    async def fork(self, request: web.Request) -> web.Response:
+        msg = await body_request(request, pb.ForkRequest(), session_id=request.match_info["session_id"])
+        return await self._unary(request, self.service.Fork, msg)
+
+    async def cancel(self, request: web.Request) -> web.Response:
+        msg = await body_request(request, pb.CancelRequest(), session_id=request.match_info["session_id"])
+        return await self._unary(request, self.service.Cancel, msg)
+
+    async def list_approvals(self, request: web.Request) -> web.Response:
+        return await self._unary(request, self.service.ListApprovals, query_request(request, pb.ListApprovalsRequest()))
+
+    async def compare(self, request: web.Request) -> web.Response:
+        return await self._unary(request, self.service.Compare, query_request(request, pb.CompareRequest()))
+
+    # -- runs, streamed as NDJSON ----------------------------------------------------------------
+
+    async def resume(self, request: web.Request) -> web.StreamResponse:
+        msg = await body_request(request, pb.ResumeRequest(), session_id=request.match_info["session_id"])
+        return await self._ndjson(request, self.service.Resume, msg)
+
+    async def resolve(self, request: web.Request) -> web.StreamResponse:
+        msg = await body_request(request, pb.ResolveRequest(), approval_id=request.match_info["approval_id"])
+        return await self._ndjson(request, self.service.Resolve, msg)
+
+    async def _ndjson(self, request: web.Request, handler: Any, message: Message) -> web.StreamResponse:
+        pump = _Pump(rpc.stream(handler, message, self._ctx(request)))
+        try:
+            kind, value = await pump.next()
+            if kind == "error":
+                return error_response(value)
+            response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+            await response.prepare(request)
+            while kind == "item":
+                await response.write(_line({"event": rpc.to_json(value.event)}))
+                kind, value = await pump.next()
+            if kind == "error":
+                await response.write(_line({"error": value.body()}))
+            await response.write_eof()
+            return response
+        finally:
+            await pump.close()
+
+    # -- Watch as Server-Sent Events -----------------------------------------------------------
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """``Watch`` from ``Last-Event-ID`` (a reconnecting ``EventSource`` sends the last
+        ``id:`` it saw, which is the event's ``seq``) or ``?after_seq=``; ``?follow=true``
+        keeps following after the run ends. Each event: ``id: seq``, ``event: type``,
+        ``data:`` the ``Event`` as JSON; ``text.delta`` (seq 0, never replayed) has no id.
+        The stream ends with an ``end`` event, or an ``error`` event after a failure."""
+        msg = query_request(request, pb.WatchRequest(), session_id=request.match_info["session_id"])
+        if (last := request.headers.get("Last-Event-ID", "").strip()):
+            if not last.isdigit() or int(last) >= 2**64:
+                return error_response(invalid("INVALID_LAST_EVENT_ID", f"Last-Event-ID must be an event seq, not {last!r}"))
+            msg.after_seq = int(last)
+        pump = _Pump(rpc.stream(self.service.Watch, msg, self._ctx(request)))
+        try:
+            kind, value = await pump.next(FIRST_EVENT_WAIT_S)
+            if kind == "error":
+                return error_response(value)
+            response = web.StreamResponse(
+                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+            )
+            await response.prepare(request)
+            await response.write(b"retry: 2000\n\n")
+            while kind in ("item", "idle"):
+                if kind == "item":
+                    await response.write(_sse(value.event))
+                else:
+                    await response.write(b": keep-alive\n\n")
+                kind, value = await pump.next(HEARTBEAT_S)
+            if kind == "error":
+                await response.write(b"event: error\ndata: " + json.dumps(value.body()).encode() + b"\n\n")
+            else:
+                await response.write(b"event: end\ndata: {}\n\n")
+            await response.write_eof()
+            return response
+        finally:
+            await pump.close()
+
+
+def _line(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+def _sse(event: pb.Event) -> bytes:
+    data = json.dumps(rpc.to_json(event), separators=(",", ":"))
+    head = f"id: {event.seq}\n" if event.seq else ""
+    return f"{head}event: {event.type}\ndata: {data}\n\n".encode()

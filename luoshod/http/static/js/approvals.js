@@ -1,0 +1,74 @@
+// The approvals inbox: what waits, oldest first; approve or reject with a note, and the
+// run that follows, shown as it goes.
+import { enc, get, stream } from "./api.js";
+import { ago, driftBox, errorBox, h, pretty, reasonName, replace, statusName, when } from "./dom.js";
+import { describe } from "./events.js";
+
+export async function approvalsView(root) {
+  const list = h("div", { class: "inbox", id: "inbox" });
+  replace(root, h("h1", {}, "Approvals"),
+    h("p", { class: "muted" }, "Oldest first. Deciding holds the run in this page while the app answers its tool calls; leaving the page stops it at its next boundary, in progress, for the app's next Resume."),
+    list);
+  const running = new Set();
+  const all = [];
+  let token = "";
+  do {
+    const page = await get("/approvals", { page_size: 100, page_token: token });
+    all.push(...page.approvals);
+    token = page.next_page_token;
+  } while (token && all.length < 1000);
+  if (!all.length) list.append(h("p", { class: "muted", id: "inbox-empty" }, "Nothing waits for a decision."));
+  for (const a of all) list.append(card(a, running));
+  return () => { for (const c of running) c.abort(); };
+}
+
+function card(a, running) {
+  const note = h("textarea", { rows: 2, class: "note", placeholder: "a note for the model and the record", "aria-label": "note" });
+  const approve = h("button", { type: "button", class: "approve" }, "Approve");
+  const reject = h("button", { type: "button", class: "reject danger" }, "Reject");
+  const outcome = h("div", { class: "outcome" });
+  const el = h("article", { class: "card approval", dataset: { approval: a.approval_id, session: a.session_id } },
+    h("header", {},
+      h("strong", { class: "tool" }, a.tool_call.name), " ", h("code", {}, a.tool_call.id),
+      " in ", h("a", { href: `#/session/${enc(a.session_id)}` }, a.session_id), ` · step ${a.step}`),
+    h("pre", { class: "args" }, pretty(a.tool_call.arguments_json)),
+    a.remaining && a.remaining.length ? h("p", { class: "muted" }, `then: ${a.remaining.map((c) => c.name).join(", ")}`) : null,
+    h("p", { class: "muted" },
+      h("span", { class: "age", title: when(a.created_at) }, `waiting ${ago(a.created_at).replace(" ago", "")}`), " · ",
+      h("span", { class: "expiry" }, a.expires_at ? `expires ${ago(a.expires_at)} (${when(a.expires_at)})` : "no expiry"),
+      " · ", h("code", {}, a.approval_id)),
+    note, h("div", { class: "actions" }, approve, reject), outcome);
+
+  async function decide(approved) {
+    approve.disabled = reject.disabled = true;
+    note.disabled = true;
+    const events = h("ol", { class: "events" });
+    const summary = h("p", { class: "result" }, approved ? "Approved; the run goes on…" : "Rejected; the run goes on…");
+    replace(outcome, summary, events);
+    const controller = new AbortController();
+    running.add(controller);
+    try {
+      const failure = await stream(`/approvals/${enc(a.approval_id)}/resolve`, { approved, note: note.value }, (ev) => {
+        events.append(h("li", { dataset: { type: ev.type } }, h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev))));
+        if (ev.type === "tool.call") summary.textContent = `${approved ? "Approved" : "Rejected"}; waiting for the app to run ${ev.tool_call.call.name} [${ev.tool_call.call.id}]…`;
+        if (ev.type === "run.done") {
+          const d = ev.run_done;
+          summary.textContent = `${approved ? "Approved" : "Rejected"}: session ${a.session_id} is ${statusName(d.status)}` +
+            (statusName(d.status) === "finished" ? ` (${reasonName(d.finish_reason)})` : "") +
+            (d.final_text ? ` — “${d.final_text}”` : "");
+          el.classList.add("decided");
+        }
+      }, controller.signal);
+      if (failure) outcome.append(errorBox(failure));
+    } catch (err) {
+      if (err.name === "AbortError") return;
+      replace(outcome, err.reason === "AGENT_DRIFT" ? driftBox(err.metadata, true) : null, errorBox(err));
+      approve.disabled = reject.disabled = note.disabled = err.reason === "APPROVAL_NOT_FOUND";
+    } finally {
+      running.delete(controller);
+    }
+  }
+  approve.addEventListener("click", () => decide(true));
+  reject.addEventListener("click", () => decide(false));
+  return el;
+}

@@ -1,0 +1,27 @@
+// One line about an event, from its typed payload.
+import { reasonName } from "./dom.js";
+
+export function describe(ev) {
+  switch (ev.type) {
+    case "run.start": return `${(ev.run_start.mode || "").replace("RUN_MODE_", "").toLowerCase()} at step ${ev.run_start.step_index}`;
+    case "step.start": return `step ${ev.step_start.step}`;
+    case "model.turn": {
+      const m = ev.model_turn.message || {};
+      const calls = (m.tool_calls || []).map((c) => c.name);
+      return [m.content && short(m.content), calls.length && `calls ${calls.join(", ")}`].filter(Boolean).join(" · ");
+    }
+    case "tool.call": return `${ev.tool_call.call.name} [${ev.tool_call.call.id}] ${short(ev.tool_call.call.arguments_json)}`;
+    case "tool.result": return `${ev.tool_result.tool_name} [${ev.tool_result.tool_call_id}]${ev.tool_result.is_error ? " (error)" : ""} ${short(ev.tool_result.result_json)}`;
+    case "approval.requested": return `${ev.approval_requested.approval.tool_call.name} waits for approval`;
+    case "agent.drift": return `model ${ev.agent_drift.model_from || "?"} → ${ev.agent_drift.model_to || "?"}`;
+    case "step.done": return `step ${ev.step_done.step}`;
+    case "run.done": return `${reasonName(ev.run_done.finish_reason)}${ev.run_done.final_text ? " · " + short(ev.run_done.final_text) : ""}`;
+    case "text.delta": return short(ev.text_delta.text);
+    default: return "";
+  }
+}
+
+function short(text, n = 80) {
+  const s = String(text || "");
+  return s.length > n ? s.slice(0, n - 1) + "…" : s;
+}

@@ -1,0 +1,239 @@
+// One session: its transcript as a timeline of steps, the history as a scrubber (with
+// fork from the step shown), and its events live while runs go on.
+import { ApiError, del, enc, get, post, stream, watch } from "./api.js";
+import { driftBox, errorBox, h, pretty, reasonName, replace, roleName, statusBadge, usage, when } from "./dom.js";
+import { describe } from "./events.js";
+
+export async function sessionView(root, { arg: sessionId, params }) {
+  const head = h("section", { class: "session-head", id: "session-head" });
+  const drift = h("div", { id: "drift" });
+  const banner = h("div", { id: "scrub-banner" });
+  const timeline = h("ol", { class: "timeline", id: "timeline" });
+  const scrubber = h("section", { class: "card", id: "history" });
+  const forkPanel = h("section", { class: "card", id: "fork" });
+  const liveState = h("span", { class: "badge", id: "live-state" }, "connecting");
+  const eventsList = h("ol", { class: "events", id: "events" });
+  const runPanel = h("div", { id: "run-panel" });
+
+  const forkedFrom = params.get("forked_from");
+  replace(root,
+    forkedFrom ? h("p", { class: "notice", id: "fork-notice" }, `Forked from ${forkedFrom}. `,
+      h("a", { href: `#/compare?a=${enc(forkedFrom)}&b=${enc(sessionId)}`, id: "compare-with-source" }, `Compare with ${forkedFrom}`)) : null,
+    head, drift, runPanel,
+    h("div", { class: "columns" },
+      h("section", { class: "main" }, h("h2", {}, "Timeline"), banner, timeline),
+      h("aside", {}, scrubber, forkPanel,
+        h("section", { class: "card" }, h("h2", {}, "Events ", liveState), eventsList))));
+
+  let checkpoint = null;
+  let entries = []; // oldest first
+  let selected = -1; // index into entries; -1: the latest checkpoint
+  const seenEvents = [];
+
+  async function load() {
+    try {
+      checkpoint = (await get(`/sessions/${enc(sessionId)}`)).checkpoint;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) checkpoint = null; else throw err;
+    }
+    const history = await get(`/sessions/${enc(sessionId)}/history`, { page_size: 50, include_checkpoint: true });
+    entries = history.entries.slice().reverse();
+    renderHead();
+    renderScrubber();
+    renderTimeline();
+  }
+
+  function renderHead() {
+    if (!checkpoint) {
+      replace(head, h("h1", {}, sessionId), h("p", { class: "muted" }, "No checkpoint (deleted, or not started yet)."));
+      return;
+    }
+    const cp = checkpoint;
+    const resume = h("button", { type: "button", id: "resume" }, "Resume");
+    const cancel = h("button", { type: "button", id: "cancel" }, "Cancel run");
+    const remove = h("button", { type: "button", id: "delete", class: "danger" }, "Delete");
+    resume.addEventListener("click", () => runStream(`/sessions/${enc(sessionId)}/resume`, {}, "Resume"));
+    cancel.addEventListener("click", async () => {
+      try {
+        const r = await post(`/sessions/${enc(sessionId)}/cancel`, {});
+        replace(runPanel, h("p", { class: "notice" }, r.cancelled ? "Cancel sent: the run aborts at its next boundary." : "No run of this session is active here."));
+      } catch (err) { replace(runPanel, errorBox(err)); }
+    });
+    remove.addEventListener("click", async () => {
+      if (!confirm(`Delete session ${sessionId} and its history?`)) return;
+      try { await del(`/sessions/${enc(sessionId)}`); location.hash = "#/sessions"; } catch (err) { replace(runPanel, errorBox(err)); }
+    });
+    replace(head,
+      h("h1", {}, sessionId, " ", statusBadge(cp.status, cp.finish_reason)),
+      h("dl", { class: "facts" },
+        h("dt", {}, "model"), h("dd", {}, cp.agent && cp.agent.model || cp.fingerprint && cp.fingerprint.model || "–"),
+        h("dt", {}, "step"), h("dd", {}, `${cp.step_index} (version ${cp.version})`),
+        h("dt", {}, "usage"), h("dd", {}, `this run: ${usage(cp.usage)}; session: ${usage(cp.total_usage)}`),
+        h("dt", {}, "updated"), h("dd", {}, when(cp.updated_at)),
+        cp.approval_id ? [h("dt", {}, "approval"), h("dd", {}, h("a", { href: "#/approvals" }, cp.approval_id))] : null),
+      h("div", { class: "actions" }, resume, cancel, remove));
+  }
+
+  function shown() {
+    return selected >= 0 && entries[selected] ? entries[selected].checkpoint : checkpoint;
+  }
+
+  function renderTimeline() {
+    const cp = shown();
+    if (selected >= 0 && entries[selected]) {
+      const e = entries[selected];
+      replace(banner, h("p", { class: "notice", id: "scrub-note" },
+        `Showing save v${e.version} (step ${e.step}, ${reasonName(e.status.replace("CHECKPOINT_STATUS_", "FINISH_REASON_"))}) of ${when(e.saved_at)}. `,
+        h("button", { type: "button", class: "link", onclick: () => select(-1) }, "Back to latest")));
+    } else replace(banner);
+    replace(timeline, cp ? steps(cp) : []);
+  }
+
+  function select(index) {
+    selected = index;
+    const range = scrubber.querySelector("input[type=range]");
+    if (range) range.value = String(index < 0 ? entries.length - 1 : index);
+    renderScrubberLabel();
+    renderTimeline();
+    renderFork();
+  }
+
+  function renderScrubber() {
+    if (!entries.length) {
+      replace(scrubber, h("h2", {}, "History"), h("p", { class: "muted" }, "No saves kept."));
+      replace(forkPanel);
+      return;
+    }
+    const range = h("input", {
+      type: "range", id: "scrubber", min: 0, max: entries.length - 1,
+      value: selected < 0 ? entries.length - 1 : selected, "aria-label": "history",
+    });
+    range.addEventListener("input", () => {
+      const i = Number(range.value);
+      select(i === entries.length - 1 ? -1 : i);
+    });
+    replace(scrubber, h("h2", {}, `History (${entries.length} saves kept)`), range,
+      h("p", { class: "muted", id: "scrub-label" }));
+    renderScrubberLabel();
+    renderFork();
+  }
+
+  function renderScrubberLabel() {
+    const label = scrubber.querySelector("#scrub-label");
+    if (!label) return;
+    const e = entries[selected < 0 ? entries.length - 1 : selected];
+    label.textContent = `v${e.version} · step ${e.step} · ${e.status.replace("CHECKPOINT_STATUS_", "").toLowerCase().replace("_", "-")} · ${e.message_count} messages · ${when(e.saved_at)}${selected < 0 ? " (latest)" : ""}`;
+  }
+
+  function renderFork() {
+    const e = entries[selected < 0 ? entries.length - 1 : selected];
+    if (!e) return;
+    const calls = [];
+    for (const m of e.checkpoint.messages) for (const c of m.tool_calls || []) calls.push(c);
+    const callSelect = h("select", { id: "fork-call", name: "call" },
+      h("option", { value: "" }, "(keep the results)"),
+      calls.map((c) => h("option", { value: c.id }, `${c.name} [${c.id}]`)));
+    const result = h("textarea", { id: "fork-result", rows: 3, placeholder: '{"sky": "rain"}', spellcheck: "false" });
+    const isError = h("input", { type: "checkbox", id: "fork-is-error" });
+    const append = h("textarea", { id: "fork-input", rows: 2, placeholder: "a user message sent after any pending calls" });
+    const newId = h("input", { id: "fork-new-id", placeholder: `${sessionId}.fork-N`, spellcheck: "false" });
+    const out = h("div", { id: "fork-result-box" });
+    const form = h("form", { id: "fork-form" },
+      h("label", { for: "fork-call" }, "Replace the result of"), callSelect,
+      h("label", { for: "fork-result" }, "with (JSON)"), result,
+      h("label", { class: "inline" }, isError, " as an error"),
+      h("label", { for: "fork-input" }, "Add user input"), append,
+      h("label", { for: "fork-new-id" }, "New session id (optional)"), newId,
+      h("button", { type: "submit" }, `Fork from step ${e.step}`), out);
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const patch = {};
+      if (callSelect.value) patch.tool_result = { tool_call_id: callSelect.value, result_json: result.value.trim() || "null", is_error: isError.checked };
+      if (append.value.trim()) patch.append_input = append.value.trim();
+      try {
+        const r = await post(`/sessions/${enc(sessionId)}/fork`, { from_step: e.step, new_session_id: newId.value.trim(), patch });
+        location.hash = `#/session/${enc(r.session_id)}?forked_from=${enc(sessionId)}`;
+      } catch (err) { replace(out, errorBox(err)); }
+    });
+    replace(forkPanel, h("h2", {}, `Fork from step ${e.step}`), form);
+  }
+
+  async function runStream(path, body, label) {
+    const list = h("ol", { class: "events" });
+    replace(runPanel, h("section", { class: "card", id: "run" }, h("h2", {}, label), list));
+    try {
+      const failure = await stream(path, body, (ev) => list.append(eventItem(ev)));
+      if (failure) runPanel.append(errorBox(failure));
+      if (!list.children.length && !failure) list.append(h("li", { class: "muted" }, "Nothing to run: the session is finished."));
+    } catch (err) {
+      replace(runPanel, err.reason === "AGENT_DRIFT" ? driftBox(err.metadata, true) : null, errorBox(err));
+    }
+  }
+
+  let refreshTimer = null;
+  function refreshSoon() {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => load().catch(() => {}), 150);
+  }
+
+  function onEvent(ev) {
+    seenEvents.push(ev);
+    eventsList.append(eventItem(ev));
+    while (eventsList.children.length > 200) eventsList.firstChild.remove();
+    eventsList.lastChild.scrollIntoView({ block: "nearest" });
+    if (ev.type === "agent.drift" || ev.type === "run.start") renderDrift();
+    if (["model.turn", "tool.result", "run.done", "approval.requested", "step.done"].includes(ev.type)) refreshSoon();
+  }
+
+  function renderDrift() {
+    const lastStart = seenEvents.map((e) => e.type).lastIndexOf("run.start");
+    const d = seenEvents.slice(lastStart).find((e) => e.type === "agent.drift");
+    replace(drift, d ? driftBox(d.agent_drift) : null);
+  }
+
+  await load();
+  const stop = watch(sessionId, {
+    onEvent,
+    onState: (state, err) => {
+      liveState.textContent = state;
+      liveState.className = `badge live-${state}`;
+      if (state === "error" && err) eventsList.append(h("li", { class: "error" }, err.reason || "", " ", err.message || ""));
+    },
+  });
+  return () => { stop(); clearTimeout(refreshTimer); };
+}
+
+function eventItem(ev) {
+  return h("li", { dataset: { type: ev.type, seq: ev.seq } },
+    h("span", { class: "seq" }, ev.seq && ev.seq !== "0" ? `#${ev.seq}` : "·"), " ",
+    h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev)));
+}
+
+// The transcript as steps: each assistant turn with its calls and their results.
+function steps(cp) {
+  const results = new Map();
+  for (const m of cp.messages) if (m.role === "ROLE_TOOL") results.set(m.tool_call_id, m);
+  const items = [];
+  let n = 0;
+  for (const m of cp.messages) {
+    const role = roleName(m.role);
+    if (role === "tool") continue;
+    if (role !== "assistant") {
+      items.push(h("li", { class: `msg ${role}` }, h("span", { class: "who" }, role), h("div", { class: "text" }, m.content)));
+      continue;
+    }
+    n += 1;
+    items.push(h("li", { class: "step", dataset: { step: n } },
+      h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${n}`), " model turn"),
+      m.content ? h("div", { class: "text" }, m.content) : null,
+      (m.tool_calls || []).map((c) => {
+        const r = results.get(c.id);
+        return h("div", { class: `call${r && r.is_error ? " failed" : ""}${r ? "" : " pending"}`, dataset: { call: c.id } },
+          h("div", {}, h("strong", {}, c.name), " ", h("code", {}, c.id)),
+          h("pre", { class: "args" }, pretty(c.arguments_json)),
+          r ? h("pre", { class: "result" }, (r.is_error ? "error: " : "→ ") + pretty(r.content))
+            : h("p", { class: "muted" }, "no result yet"));
+      })));
+  }
+  return items;
+}

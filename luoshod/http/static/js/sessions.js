@@ -1,0 +1,107 @@
+// Sessions: filter by status and id, paged (AIP-158 page tokens), model and usage filled
+// in per row from GetSession once the page is shown.
+import { ApiError, enc, get } from "./api.js";
+import { h, replace, statusBadge, usage, when } from "./dom.js";
+
+const PAGE_SIZE = 25;
+const STATUSES = [["", "all"], ["in-progress", "in progress"], ["awaiting-approval", "awaiting approval"], ["finished", "finished"]];
+
+export async function sessionsView(root, { params }) {
+  const status = params.get("status") || "";
+  const id = params.get("id") || "";
+  const tokens = [""]; // page tokens of the pages seen, for Previous
+  const table = h("tbody");
+  const pager = h("div", { class: "pager" });
+  const note = h("p", { class: "muted", id: "sessions-note" });
+
+  const statusSelect = h("select", { id: "filter-status", name: "status" },
+    STATUSES.map(([v, label]) => h("option", { value: v, selected: v === status }, label)));
+  const idInput = h("input", { id: "filter-id", name: "id", value: id, placeholder: "session id", spellcheck: "false" });
+  const form = h("form", { class: "filters", id: "filters" },
+    h("label", { for: "filter-status" }, "Status"), statusSelect,
+    h("label", { for: "filter-id" }, "Id"), idInput,
+    h("button", { type: "submit" }, "Filter"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams();
+    if (statusSelect.value) q.set("status", statusSelect.value);
+    if (idInput.value.trim()) q.set("id", idInput.value.trim());
+    location.hash = `#/sessions${q.toString() ? "?" + q : ""}`;
+  });
+  statusSelect.addEventListener("change", () => form.requestSubmit());
+
+  replace(root,
+    h("h1", {}, "Sessions"), form,
+    h("table", { class: "grid", id: "sessions" },
+      h("thead", {}, h("tr", {}, ["Session", "Status", "Model", "Step", "Msgs", "Usage", "Updated (UTC)"].map((c) => h("th", {}, c)))),
+      table),
+    note, pager);
+
+  let alive = true;
+  async function show(pageIndex) {
+    let rows, next = "";
+    if (id) {
+      // An id names one session: GetSession, then the status filter applies to it.
+      try {
+        const { checkpoint } = await get(`/sessions/${enc(id)}`);
+        rows = [summaryOf(checkpoint)].filter((s) => !status || statusMatches(s.status, status));
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 404) throw err;
+        rows = [];
+      }
+    } else {
+      const page = await get("/sessions", { status, page_size: PAGE_SIZE, page_token: tokens[pageIndex] });
+      rows = page.sessions;
+      next = page.next_page_token;
+    }
+    if (!alive) return;
+    replace(table, rows.map(row));
+    note.textContent = rows.length ? "" : id ? `No session ${id}${status ? " with that status" : ""}.` : "No sessions.";
+    const prev = h("button", { type: "button", id: "page-prev", disabled: pageIndex === 0 }, "← Previous");
+    const nextButton = h("button", { type: "button", id: "page-next", disabled: !next }, "Next →");
+    prev.addEventListener("click", () => show(pageIndex - 1));
+    nextButton.addEventListener("click", () => { tokens[pageIndex + 1] = next; show(pageIndex + 1); });
+    replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1}`), nextButton);
+    fillDetails(rows);
+  }
+
+  function row(s) {
+    return h("tr", { dataset: { session: s.session_id } },
+      h("td", {}, h("a", { href: `#/session/${enc(s.session_id)}` }, s.session_id),
+        s.approval_id ? h("span", { class: "badge st-awaiting-approval small" }, "approval") : null),
+      h("td", {}, statusBadge(s.status, s.finish_reason)),
+      h("td", { class: "model" }, "…"),
+      h("td", { class: "num" }, s.step_index),
+      h("td", { class: "num" }, s.message_count),
+      h("td", { class: "usage" }, "…"),
+      h("td", { class: "time" }, when(s.updated_at)));
+  }
+
+  async function fillDetails(rows) {
+    await Promise.all(rows.map(async (s) => {
+      const tr = table.querySelector(`tr[data-session="${CSS.escape(s.session_id)}"]`);
+      try {
+        const { checkpoint } = await get(`/sessions/${enc(s.session_id)}`);
+        if (!alive || !tr) return;
+        tr.querySelector(".model").textContent = checkpoint.agent && checkpoint.agent.model || checkpoint.fingerprint && checkpoint.fingerprint.model || "–";
+        tr.querySelector(".usage").textContent = usage(checkpoint.total_usage || checkpoint.usage);
+      } catch {
+        if (tr) { tr.querySelector(".model").textContent = "–"; tr.querySelector(".usage").textContent = "–"; }
+      }
+    }));
+  }
+
+  await show(0);
+  return () => { alive = false; };
+}
+
+function statusMatches(s, filter) {
+  return s === "CHECKPOINT_STATUS_" + filter.toUpperCase().replace("-", "_");
+}
+
+function summaryOf(cp) {
+  return {
+    session_id: cp.session_id, status: cp.status, finish_reason: cp.finish_reason, step_index: cp.step_index,
+    message_count: cp.messages.length, approval_id: cp.approval_id, updated_at: cp.updated_at,
+  };
+}
