@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from luoshod.server.app import Config, Daemon  # noqa: E402
-from postgres_server import PostgresServer, ServerUnavailable  # noqa: E402
 from support import Harness  # noqa: E402
 
 STORES = {
@@ -55,34 +53,5 @@ async def h(daemon: Daemon, config: Config) -> AsyncIterator[Harness]:
         await harness.close()
 
 
-# -- PostgreSQL ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """A throw-away PostgreSQL server for the whole session (tests/postgres_server.py),
-    started by the first test that needs it and removed at the end, whatever the tests did.
-
-    Without PostgreSQL's programs the tests that need it are skipped, except in CI (``CI``
-    set), where they fail: `make test` installs PostgreSQL first. The server runs with
-    ``fsync=off``: the tests kill clients, never the server, so its syncs would only cost
-    time (the benchmark keeps them).
-    """
-    server = PostgresServer(fsync=False)
-    try:
-        server.start()
-    except ServerUnavailable as e:
-        server.remove()
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs PostgreSQL and it could not be started: {e}")
-        pytest.skip(f"no PostgreSQL server: {e}")
-    try:
-        yield server
-    finally:
-        server.remove()
-
-
-@pytest.fixture
-def postgres_url(postgres_server: PostgresServer) -> str:
-    """A ``postgresql://`` URL of a new, empty database of the session's server."""
-    return postgres_server.create_database()
+# The throw-away PostgreSQL server (postgres_server, postgres_url) is the repository's
+# conftest.py's: the drivers' tests and the conformance kit use it too.

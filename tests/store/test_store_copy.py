@@ -16,7 +16,7 @@ from luoshod.errors import ApprovalNotFound
 from luoshod.store import Store, store_from_url
 from luoshod.store.copy import copy_sessions, copy_store, events_of, session_ids
 
-from .helpers import SessionWriter, approval, event_range, rich_checkpoint
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range, rich_checkpoint
 
 LIMIT = 5
 SESSIONS = 25

@@ -13,19 +13,20 @@ import time
 from dataclasses import replace
 
 import pytest
+import pytest_asyncio
 
 from luoshod.domain import Checkpoint, Message, Role
 from luoshod.errors import ApprovalNotFound, LeaseLost, SessionBusy
 from luoshod.store import Capability, Store
 
 from . import process_workers
-from .conftest import Backend
+from .backend import Backend
 from .helpers import SessionWriter, approval, event_range
 
 TTL = 30.0
 
 
-@pytest.fixture
+@pytest_asyncio.fixture
 async def leases(backend: Backend, driver: Store) -> Store:
     backend.require(Capability.LEASES)
     return driver

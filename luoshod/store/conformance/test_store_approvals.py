@@ -10,6 +10,7 @@ import multiprocessing
 from dataclasses import replace
 
 import pytest
+import pytest_asyncio
 
 from luoshod.domain import Approval, Checkpoint, EventPage, Message, Role, Status, StoredEvent
 from luoshod.errors import ApprovalNotFound
@@ -17,13 +18,13 @@ from luoshod.store import Capability, Store
 from luoshod.store.kit import encode_page_token
 
 from . import process_workers
-from .conftest import Backend
+from .backend import Backend
 from .helpers import SessionWriter, approval, event_range, message
 
 PAUSED = Status.AWAITING_APPROVAL
 
 
-@pytest.fixture
+@pytest_asyncio.fixture
 async def approvals_driver(backend: Backend) -> Store:
     backend.require(Capability.APPROVALS)
     return await backend.open()

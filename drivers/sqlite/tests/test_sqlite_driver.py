@@ -18,7 +18,7 @@ from luoshod.store import Capability, store_from_url
 from luoshod_sqlite import SqliteStore
 from luoshod_sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
 
-from .helpers import SessionWriter, approval, event_range
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 
 
 @pytest.fixture
@@ -105,24 +105,6 @@ async def test_open_creates_the_directory_and_a_wal_file(db_path: Path) -> None:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         await store.close()
-
-
-async def test_open_and_close_are_idempotent(db_path: Path) -> None:
-    store = SqliteStore(db_path)
-    await store.open()
-    await store.open()
-    await store.close()
-    await store.close()
-
-
-async def test_use_before_open_and_after_close_is_a_store_error(db_path: Path) -> None:
-    store = SqliteStore(db_path)
-    with pytest.raises(StoreError, match="not open"):
-        await store.load("s")
-    await store.open()
-    await store.close()
-    with pytest.raises(StoreError, match="not open"):
-        await SessionWriter(store, "s").save()
 
 
 # -- migrations --------------------------------------------------------------------------

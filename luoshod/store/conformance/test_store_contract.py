@@ -13,7 +13,7 @@ from luoshod.errors import LeaseLost
 from luoshod.store import Capability, Store, store_from_url
 from luoshod.store.kit import encode_page_token
 
-from .conftest import Backend
+from .backend import Backend
 from .helpers import SessionWriter, message, rich_checkpoint
 
 

@@ -7,16 +7,17 @@ import asyncio
 from dataclasses import replace
 
 import pytest
+import pytest_asyncio
 
 from luoshod.domain import EventPage, StoredEvent
 from luoshod.errors import LeaseLost
 from luoshod.store import Capability, Store
 
-from .conftest import Backend
+from .backend import Backend
 from .helpers import SessionWriter, event_range, message
 
 
-@pytest.fixture
+@pytest_asyncio.fixture
 async def log_driver(backend: Backend) -> Store:
     backend.require(Capability.EVENT_LOG)
     return await backend.open()

@@ -10,24 +10,23 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from luoshod.store import Capability
 
 from . import crash_worker
-from .conftest import Backend
+from .backend import Backend
 
 KILLS = 15
 SESSIONS = 4
 HISTORY_LIMIT = 5
 MAX_ACKS_BEFORE_KILL = 30
-WORKER = Path(crash_worker.__file__)
 
 
 async def test_crash_kill_9_loses_no_acknowledged_save_and_tears_nothing(
     backend: Backend,
 ) -> None:
     backend.require(Capability.DURABLE)
+    history = Capability.HISTORY in backend.capabilities
     rng = random.Random(20240611)
     acked: dict[str, int] = {}
     started = time.monotonic()
@@ -55,6 +54,8 @@ async def test_crash_kill_9_loses_no_acknowledged_save_and_tears_nothing(
             # Nothing torn: exactly the checkpoint of that version, and a history of whole
             # checkpoints, newest first, without gaps.
             assert cp == crash_worker.expected(sid, cp.version), (kill, sid, cp.version)
+            if not history:
+                continue
             entries = await store.history(sid)
             versions = list(range(cp.version, max(0, cp.version - HISTORY_LIMIT), -1))
             assert [e.checkpoint.version for e in entries] == versions, (kill, sid)
@@ -69,7 +70,7 @@ async def test_crash_kill_9_loses_no_acknowledged_save_and_tears_nothing(
 def _run_and_kill(url: str, after_acks: int) -> list[str]:
     """Start the worker, SIGKILL it after ``after_acks`` acknowledgements; all its lines."""
     proc = subprocess.Popen(
-        [sys.executable, str(WORKER), url, str(HISTORY_LIMIT), str(SESSIONS)],
+        [sys.executable, "-m", crash_worker.__name__, url, str(HISTORY_LIMIT), str(SESSIONS)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -20,7 +20,7 @@ from luoshod_postgres.connection import target_from_url
 from luoshod_postgres.migrations import SCHEMA_VERSION
 from postgres_server import PostgresServer, free_port
 
-from .helpers import SessionWriter, approval, event_range
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 
 
 @pytest.fixture
@@ -89,18 +89,6 @@ def test_url_parameters_of_the_driver_and_of_libpq() -> None:
 def test_bad_urls_are_refused(url: str, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         target_from_url(url)
-
-
-async def test_use_before_open_and_after_close_is_a_store_error(url: str) -> None:
-    store = store_from_url(url)
-    with pytest.raises(StoreError):
-        await store.load("s")
-    await store.open()
-    await store.open()  # idempotent
-    await store.close()
-    await store.close()
-    with pytest.raises(StoreError):
-        await store.save(Checkpoint("s", version=1), stored_messages=0)
 
 
 async def test_no_server_is_a_store_error() -> None:

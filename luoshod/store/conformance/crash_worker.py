@@ -1,6 +1,6 @@
 """The child of the crash-consistency test: saves sessions in a loop until it is killed.
 
-    python crash_worker.py URL HISTORY_LIMIT SESSIONS
+    python -m luoshod.store.conformance.crash_worker URL HISTORY_LIMIT SESSIONS
 
 Each session continues from what the store holds (so runs after a kill go on from the
 last durable save). Every checkpoint is a pure function of its session and version

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 
 from luoshod.domain import Status
 from luoshod.store import Capability, Store
 
-from .conftest import Backend
+from .backend import Backend
 from .helpers import SessionWriter
 
 
-@pytest.fixture
+@pytest_asyncio.fixture
 async def history_driver(backend: Backend) -> Store:
     backend.require(Capability.HISTORY)
     return await backend.open()

@@ -9,7 +9,7 @@ from luoshod.domain import Message, Role
 from luoshod.store import Capability
 
 from . import process_workers
-from .conftest import Backend
+from .backend import Backend
 
 OWN = 25
 CONTESTED = 25

@@ -12,7 +12,7 @@ from luoshod.domain import EventPage, HistoryEntry, Status, StoredEvent
 from luoshod.errors import ApprovalNotFound
 from luoshod.store import Capability, Store
 
-from .conftest import Backend
+from .backend import Backend
 from .helpers import SessionWriter, approval, event_range, rich_checkpoint
 
 
