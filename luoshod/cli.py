@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from .server.app import Config
 
 EXIT_CONFIG = 2
+#: The ``log_level`` setting's variable (``settings.env_name("log_level")``), read without
+#: loading the settings by the commands that do not run the daemon.
+LOG_LEVEL_ENV = "LUOSHOD_LOG_LEVEL"
 
 #: ``luoshod``'s commands and their one-line help, in ``--help``'s order. Only the command
 #: named on the command line gets its arguments, and imports what they need: ``luoshod
@@ -181,33 +184,24 @@ def _as_config_file(shown: dict[str, object]) -> str:
     return head + toml_dumps(shown)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = _parser(argv).parse_args(argv)
-    if args.command in ("sessions", "approvals", "prune"):
-        from . import admin, logs
+def _healthcheck(args: argparse.Namespace) -> int:
+    from .healthcheck import check
 
-        logs.setup(os.environ.get("LUOSHOD_LOG_LEVEL", "WARNING"))  # settings.env_name("log_level")
-        return admin.run(args)
+    listen: list[str] = []
+    if not args.address:  # the daemon the same settings would start: load them
+        from . import settings
+
+        try:
+            listen = settings.load().listen
+        except settings.SettingsError as e:
+            return _config_error(str(e))
+    return check(args, listen)
+
+
+def _daemon(args: argparse.Namespace) -> int:
+    """``serve`` and ``config show``: the settings, then the daemon or what it would run with."""
     from . import logs, settings
 
-    if args.command == "store":
-        logs.setup(os.environ.get(settings.env_name("log_level"), "WARNING"))
-        from .store.copy import run_copy
-
-        return run_copy(
-            args.from_url, args.to_url, args.history_limit, args.event_log_limit, not args.no_progress
-        )
-    if args.command == "healthcheck":
-        from .healthcheck import check
-
-        listen = []
-        if not args.address:
-            try:
-                listen = settings.load().listen
-            except settings.SettingsError as e:
-                return _config_error(str(e))
-        return check(args, listen)
     try:
         effective = settings.load(settings.given_flags(args))
     except settings.SettingsError as e:
@@ -233,6 +227,27 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"luoshod: cannot start: {e}", file=sys.stderr)
         return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(argv).parse_args(argv)
+    if args.command == "healthcheck":
+        return _healthcheck(args)
+    if args.command in ("serve", "config"):
+        return _daemon(args)
+    from . import logs
+
+    logs.setup(os.environ.get(LOG_LEVEL_ENV, "WARNING"))
+    if args.command == "store":
+        from .store.copy import run_copy
+
+        return run_copy(
+            args.from_url, args.to_url, args.history_limit, args.event_log_limit, not args.no_progress
+        )
+    from . import admin
+
+    return admin.run(args)
 
 
 __all__ = ["main"]

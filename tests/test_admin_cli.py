@@ -255,20 +255,27 @@ def within(modules: set[str], packages: tuple[str, ...]) -> set[str]:
 
 def test_client_commands_do_not_load_the_daemon(unused_tcp_port: int) -> None:
     """``luoshod sessions list`` loads gRPC and the client, not the daemon (its start-up is
-    bench/cli_start.py's to measure); ``luoshod --help`` does not even load gRPC."""
+    bench/cli_start.py's to measure), nor does ``healthcheck --address``; ``luoshod --help``
+    does not even load gRPC."""
     listed = loaded_by("sessions", "list", "--address", f"127.0.0.1:{unused_tcp_port}")
     assert {"luoshod.admin.commands", "grpc", "luosho.client"} <= listed
     assert within(listed, DAEMON_MODULES) == set()
+    checked = loaded_by("healthcheck", "--address", f"127.0.0.1:{unused_tcp_port}", "--timeout", "1")
+    assert "grpc_health.v1.health_pb2" in checked
+    assert within(checked, ("luoshod.settings", "pydantic", "luoshod.engine")) == set()
     helped = loaded_by("--help")
     assert "luoshod.cli" in helped
     assert within(helped, DAEMON_MODULES + ("grpc", "luosho", "google.protobuf", "luoshod.admin")) == set()
 
 
-def test_the_default_address_is_where_serve_listens() -> None:
+def test_the_client_side_copies_of_daemon_names_agree() -> None:
+    """What the client commands know of the daemon without importing it."""
+    from luoshod import cli, settings
     from luoshod.connect import DEFAULT_ADDRESS
     from luoshod.server.app import DEFAULT_LISTEN
 
     assert DEFAULT_ADDRESS == DEFAULT_LISTEN
+    assert cli.LOG_LEVEL_ENV == settings.env_name("log_level")
 
 
 def test_parse_duration() -> None:
