@@ -110,17 +110,20 @@ async def test_client_process_kill9_mid_run_then_resume_from_a_fresh_client(tmp_
         assert lines == ["call_0_0", "call_0_1", "call_1_0"] and in_flight == "call_1_1"
 
         h = Harness(daemon.address, call_log=log_file)
-        # The daemon treats the vanished client as a crash and stops the run; until it
-        # has, the session is busy, after which the run resumes from its checkpoint.
+        # The daemon treats the vanished client as a crash and stops the run. A Watch
+        # without follow ends when the session's run does (at once if it already has):
+        # the session is free from then on, and the run resumes from its checkpoint.
+        async def until_the_run_ended() -> None:
+            async for _ in h.stub.Watch(pb.WatchRequest(session_id="cc")):
+                pass
+
+        await asyncio.wait_for(until_the_run_ended(), 30)
         handed: list[str] = []
-        for _ in range(200):
-            log = await h.run(
-                "cc", [], tools={"add": lambda a: a["a"]},
-                on_event=lambda e: handed.append(e.tool_call.call.id) if e.type == "tool.call" else None,
-            )
-            if log.reason != "SESSION_BUSY":
-                break
-            await asyncio.sleep(0.05)
+        log = await h.run(
+            "cc", [], tools={"add": lambda a: a["a"]},
+            on_event=lambda e: handed.append(e.tool_call.call.id) if e.type == "tool.call" else None,
+        )
+        assert log.error is None, log.reason
         assert log.done and log.done.finish_reason == pb.FINISH_REASON_STOP
         assert handed[0] == "call_1_1"  # only the unanswered call, same id (R24)
         assert "call_1_0" not in handed  # R21

@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import threading
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -52,36 +52,42 @@ class Stream:
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.out = ""
-        self._lock = threading.Lock()
+        self.ended = False  # grpcurl closed its stdout: it exited
+        # The reader notifies on every line and at the end, so a wait wakes on what it
+        # waits for instead of polling the text.
+        self._changed = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout
         for line in self.proc.stdout:
-            with self._lock:
+            with self._changed:
                 self.out += line
+                self._changed.notify_all()
+        with self._changed:
+            self.ended = True
+            self._changed.notify_all()
 
     def text(self) -> str:
-        with self._lock:
+        with self._changed:
             return self.out
 
+    def _wait(self, seen: Callable[[], bool], timeout: float) -> bool:
+        """Until ``seen()`` or the end of the stream; whether ``seen()`` held."""
+        with self._changed:
+            self._changed.wait_for(lambda: seen() or self.ended, timeout)
+            return seen()
+
     def wait_for(self, needle: str, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while needle not in self.text():
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                break
-            assert time.monotonic() < deadline, f"no {needle!r} in the stream:\n{self.text()}"
-            time.sleep(0.02)
-        assert needle in self.text(), f"stream ended without {needle!r}:\n{self.text()}\n{self.stderr()}"
+        if not self._wait(lambda: needle in self.out, timeout):
+            where = "stream ended" if self.ended else f"no such line in the stream after {timeout}s"
+            raise AssertionError(f"{where} without {needle!r}:\n{self.text()}\n{self.stderr()}")
 
     def wait_paused_or_done(self, timeout: float = 30) -> None:
         """Until the stream waits for a tool result or ended (a paused or finished run)."""
-        deadline = time.monotonic() + timeout
-        while '"tool.call"' not in self.text() and self.proc.poll() is None:
-            assert time.monotonic() < deadline, f"the stream neither paused nor ended:\n{self.text()}"
-            time.sleep(0.02)
-        if self.proc.poll() is not None:
+        if not self._wait(lambda: '"tool.call"' in self.out, timeout):
+            assert self.ended, f"the stream neither paused nor ended:\n{self.text()}"
             self._reader.join(10)
 
     def finish(self, timeout: float = 30) -> str:

@@ -26,12 +26,19 @@ async def test_drain_finishes_the_model_call_in_flight_and_refuses_new_runs(tmp_
     spec = agent([{"delay_ms": 400, **calls(("add", {}))}, {"text": "ok"}])
     stopping: list[asyncio.Task[None]] = []
     statuses = []
+    service = health_pb2.HealthCheckRequest(service="luosho.v1.AgentService")
+    watch = health.Watch(service)
+    assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
 
     async def on_event(e: pb.Event) -> None:
         if e.type == "step.start":  # the model is answering (400 ms)
             stopping.append(asyncio.create_task(d.stop()))
-            await asyncio.sleep(0)  # let the drain begin
-            resp = await health.Check(health_pb2.HealthCheckRequest(service="luosho.v1.AgentService"))
+            # The drain has begun once health says so: Daemon.stop turns health
+            # NOT_SERVING, then marks its runs draining, with no await in between.
+            change = await asyncio.wait_for(watch.read(), 10)
+            assert change.status == health_pb2.HealthCheckResponse.NOT_SERVING
+            watch.cancel()
+            resp = await health.Check(service)
             statuses.append(resp.status)
             refused = await h.run("other", "hi", spec)
             statuses.append(error_info(refused.error)[:2])
