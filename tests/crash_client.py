@@ -28,7 +28,7 @@ def main() -> None:
                 n += 1
                 if n == hang_at:
                     print("IN_TOOL", e.tool_call.call.id, flush=True)
-                    time.sleep(3600)
+                    time.sleep(3600)  # the crash under test: hang mid-tool until killed
                 stub.SubmitToolResult(
                     pb.SubmitToolResultRequest(
                         session_id=session_id, tool_call_id=e.tool_call.call.id, result_json=json.dumps(n)

@@ -53,7 +53,7 @@ async def test_fifty_sessions_at_once_all_finish_correctly(h: Harness) -> None:
     spec = agent(script, tool_concurrency=2)
 
     async def add(args):
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a tool that yields once, so the 50 sessions' answers interleave
         return args["a"]
 
     logs = await asyncio.gather(*(h.run(f"many-{n}", f"go {n}", spec, {"add": add}) for n in range(50)))

@@ -102,6 +102,9 @@ async def resume_when_free(h: Harness, sid: str, deadline_s: float = 20) -> tupl
             return refusals, log
         refusals += 1
         assert time.monotonic() < end, "the lease never became free"
+        # The thing under test: a lease held by a daemon that died or froze runs out in
+        # real time in another process (R51 refuses until then, R52 takes over after), and
+        # only a try tells. The pause paces the tries; it waits for nothing to subscribe.
         await asyncio.sleep(0.2)
 
 
@@ -278,6 +281,7 @@ async def test_32_clients_hammering_8_sessions_through_two_daemons(
                     "SESSION_BUSY",
                 ) and not log.events:
                     refused.append(sid)
+                    # Back-off of a contended client: paces the load, waits for no event.
                     await asyncio.sleep(0.02 * (c % 5 + 1))
                     continue
                 failures.append(f"{sid} c{c} r{r}: {log.error or log.types}")
