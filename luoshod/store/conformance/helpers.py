@@ -4,7 +4,7 @@ the engine does."""
 from __future__ import annotations
 
 import copy
-
+import time
 from collections.abc import Sequence
 
 from luoshod.domain import (
@@ -171,3 +171,14 @@ class SessionWriter:
         """After a delete: the session starts again at version 1 with nothing stored."""
         self.version = 0
         self.stored = 0
+
+
+class FakeClock:
+    """A clock for ``Store.clock`` that moves only when told: ``clock.now += ttl``
+    expires a lease without waiting for it."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.now = time.time() if now is None else now
+
+    def __call__(self) -> float:
+        return self.now

@@ -21,7 +21,7 @@ from luoshod.store import Capability, Store
 
 from . import process_workers
 from .backend import Backend
-from .helpers import SessionWriter, approval, event_range
+from .helpers import FakeClock, SessionWriter, approval, event_range
 
 TTL = 30.0
 
@@ -68,10 +68,11 @@ async def test_a_live_lease_is_refused_to_its_own_owner_too(leases: Store) -> No
 
 
 async def test_r52_an_expired_lease_is_taken_over_and_fenced_off(leases: Store) -> None:
+    clock = leases.clock = FakeClock()
     writer = SessionWriter(leases, "s")
-    old = await leases.acquire_lease("s", owner="daemon-a", ttl=0.2)
+    old = await leases.acquire_lease("s", owner="daemon-a", ttl=TTL)
     await writer.save(lease=old)
-    await asyncio.sleep(0.4)
+    clock.now += TTL + 1
     new = await leases.acquire_lease("s", owner="daemon-b", ttl=TTL)
     assert new.token == old.token + 1 and new.owner == "daemon-b"
 
@@ -124,18 +125,20 @@ async def test_a_stale_lease_is_checked_before_the_claim(backend: Backend, lease
 
 
 async def test_renewal_extends_the_lease_and_keeps_the_token(leases: Store) -> None:
-    lease = await leases.acquire_lease("s", owner="daemon-a", ttl=0.2)
+    clock = leases.clock = FakeClock()
+    lease = await leases.acquire_lease("s", owner="daemon-a", ttl=10)
     renewed = await leases.renew_lease(lease, ttl=TTL)
     assert renewed.token == lease.token and renewed.owner == "daemon-a"
     assert renewed.expires_at > lease.expires_at
-    await asyncio.sleep(0.4)  # past the first expiry: the renewal holds it
+    clock.now += 20  # past the first expiry: the renewal holds it
     with pytest.raises(SessionBusy):
         await leases.acquire_lease("s", owner="daemon-b", ttl=TTL)
 
 
 async def test_an_expired_lease_not_taken_over_is_renewed_and_still_writes(leases: Store) -> None:
-    lease = await leases.acquire_lease("s", owner="daemon-a", ttl=0.1)
-    await asyncio.sleep(0.3)
+    clock = leases.clock = FakeClock()
+    lease = await leases.acquire_lease("s", owner="daemon-a", ttl=10)
+    clock.now += 20
     await leases.save(Checkpoint("s", version=1), stored_messages=0, lease=lease)
     renewed = await leases.renew_lease(lease, ttl=TTL)
     assert renewed.token == lease.token
