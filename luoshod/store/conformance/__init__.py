@@ -5,7 +5,7 @@ against any driver, in this repository or outside it::
     pytest --pyargs luoshod.store.conformance --luoshod-driver mine=mine://{tmp}/db
 
 Each test runs once per driver named, with its name as the test id, so a failure names
-the driver and the rule (``test_r7_save_needs_the_next_version[mine-2]``). The optional
+the driver and the rule (``test_r7_save_needs_the_next_version[mine-stale]``). The optional
 parts of the contract are tested both ways: what the driver declares in
 ``capabilities`` must work, what it does not declare must be refused. Multi-process,
 crash (``kill -9``) and lease tests are included, each for the drivers it applies to.

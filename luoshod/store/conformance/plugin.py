@@ -1,7 +1,7 @@
 """The conformance kit's pytest plugin, registered as ``pytest11: luoshod-conformance``.
 
 It adds ``--luoshod-driver NAME=URL`` (repeatable) and runs every kit test once per driver
-named, with ``NAME`` as the test id: ``test_r7_save_needs_the_next_version[mine-2]``. The
+named, with ``NAME`` as the test id: ``test_r7_save_needs_the_next_version[mine-stale]``. The
 drivers come from, in this order:
 
 - ``--luoshod-driver`` on the command line; when there is none, the project's defaults,
