@@ -196,14 +196,17 @@ class EngineHarness:
         call_log: Path | None = None,
         tool_timeout_s: float = 30,
         owner: str = "engine-test",
+        lease_ttl_s: float = 15,
+        lease_renew_s: float = 5,
     ) -> None:
+        """``store``: shared with another harness, it plays a second daemon (``owner``)."""
         self.store = store or MemoryStore()
         self.call_log = call_log
         self.engine = Engine(
             self.store,
             ProviderRegistry([ScriptedProvider(call_log=call_log)]),
             default_tool_timeout_s=tool_timeout_s,
-            leases=LeasePolicy(owner),
+            leases=LeasePolicy(owner, lease_ttl_s, lease_renew_s),
         )
 
     # -- runs -------------------------------------------------------------------------------
