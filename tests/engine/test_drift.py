@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+
+import pytest
 
 from luoshod.domain import AgentSpec, Checkpoint, DriftPolicy, FinishReason, ToolSpec
 from luoshod.engine.fingerprint import drift, fingerprint
@@ -47,8 +50,9 @@ async def test_r46_every_checkpoint_carries_the_fingerprint(h: EngineHarness) ->
     assert "agent.drift" not in log.types  # tool order does not change it
 
 
-async def test_r47_r48_warn_reports_what_changed_and_continues(h: EngineHarness) -> None:
+async def test_r47_r48_warn_reports_what_changed_and_continues(h: EngineHarness, caplog: pytest.LogCaptureFixture) -> None:
     await crashed(h, "r48w")
+    caplog.set_level(logging.WARNING, logger="luoshod.engine")
     changed = spec(
         model="scripted:other",
         instructions="new rules",
@@ -62,6 +66,8 @@ async def test_r47_r48_warn_reports_what_changed_and_continues(h: EngineHarness)
     assert d.instructions_changed
     assert log.done["finish_reason"] is FinishReason.STOP
     assert (await h.get("r48w")).fingerprint.model == "scripted:other"  # the new writer's
+    (line,) = [r.getMessage() for r in caplog.records if "agent drift" in r.getMessage()]
+    assert "session=r48w" in line and "scripted:other" in line  # and a log line
 
 
 async def test_r47_drift_is_checked_before_any_model_call_or_tool(h: EngineHarness) -> None:
