@@ -25,10 +25,10 @@ from .kit import (
     DEFAULT_HISTORY_LIMIT,
     Capability,
     Store,
-    extends,
     lease_busy,
     lease_lost,
 )
+from .kit.importing import log_steps
 
 
 @dataclass(slots=True)
@@ -227,7 +227,8 @@ class MemoryStore(Store):
             for sid, s in self._sessions.items()
             if s.latest and sid > after and (status is None or s.latest.header.status is status)
         )
-        return [_summary(self._sessions[sid].latest) for sid in ids[:limit]]  # type: ignore[arg-type]
+        found = [self._sessions[sid].latest for sid in ids[:limit]]
+        return [_summary(e) for e in found if e is not None]
 
     async def _session_ids(self, after: str, limit: int) -> list[str]:
         return sorted(sid for sid in self._sessions if sid > after)[:limit]
@@ -242,14 +243,12 @@ class MemoryStore(Store):
     ) -> None:
         s = _Session()
         log: list[Message] = []
-        previous: list[Message] = []
-        for cp in [*history, *([latest] if latest else [])]:
-            msgs = cp.messages
-            if not extends(previous, msgs) or len(log) != len(previous):
+        checkpoints = [*history, *([latest] if latest else [])]
+        for cp, step in zip(checkpoints, log_steps(checkpoints)):
+            if step.new_log:
                 log = []
-            log[len(log):] = msgs[len(log):]
-            previous = list(msgs)
-            s.history.append(_Entry(_detached(cp, []), log, len(msgs)))
+            log.extend(step.messages)
+            s.history.append(_Entry(_detached(cp, []), log, len(cp.messages)))
         if latest is not None:
             s.latest = s.history.pop()
         self._append(s, events)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -24,16 +24,17 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.errors import ApprovalNotFound, LeaseLost, StoreError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Store
+from luoshod.errors import StoreError
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
+from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
 from . import environment, layout, ops
 from .environment import DEFAULT_MAP_SIZE, DEFAULT_MAX_MAP_SIZE, Environment, translated
 
 T = TypeVar("T")
 
 
-class LmdbStore(Store):
+class LmdbStore(QueuedWrites):
     """A durable store in an LMDB environment (a directory), shareable by several processes.
 
     URL forms (``from_url``):
@@ -95,7 +96,7 @@ class LmdbStore(Store):
         self.map_size = map_size
         self.max_map_size = max_map_size
         self._env: Environment | None = None
-        self._saves: GroupCommit[ops.PreparedSave | ops.PreparedEvents] | None = None
+        self._saves: GroupCommit[Prepared] | None = None  # type: ignore[assignment]
 
     @classmethod
     def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> LmdbStore:
@@ -138,30 +139,6 @@ class LmdbStore(Store):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._read("load", ops.load, session_id)
 
-    async def save(
-        self,
-        checkpoint: Checkpoint,
-        *,
-        stored_messages: int,
-        events: Sequence[StoredEvent] = (),
-        approval: Approval | None = None,
-        claim: str | None = None,
-        lease: Lease | None = None,
-    ) -> None:
-        if self._saves is None or self._env is None:
-            raise StoreError(f"LMDB store {self.path} is not open", operation="save")
-        prepared = ops.prepare(
-            checkpoint,
-            stored_messages,
-            self.history_limit_for(checkpoint),
-            self.event_log_limit,
-            events,
-            approval,
-            claim,
-            lease,
-        )
-        await self._saves.submit(prepared)
-
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._write("delete", ops.delete, session_id, keep_history)
 
@@ -172,19 +149,6 @@ class LmdbStore(Store):
 
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._read("history", ops.history, session_id, limit)
-
-    async def append_events(
-        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
-    ) -> None:
-        if self._saves is None:
-            raise StoreError(f"LMDB store {self.path} is not open", operation="append_events")
-        if not events:
-            return
-        # Through the group commit too: one transaction and one sync with the saves.
-        key = layout.id_key(session_id)
-        await self._saves.submit(
-            ops.PreparedEvents(key, tuple(events), self.event_log_limit, lease)
-        )
 
     async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         return await self._write(
@@ -235,7 +199,6 @@ class LmdbStore(Store):
             history,
             approvals,
             events,
-            self.event_log_limit,
         )
 
     # -- the database thread -------------------------------------------------------------
@@ -253,31 +216,24 @@ class LmdbStore(Store):
         env = self._environment(what)
         return await env.thread.call(what, _edge, what, env.write, fn, *args)
 
-    def _apply_batch(self, batch: list[Queued[ops.PreparedSave | ops.PreparedEvents]]) -> None:
+    def _before_write(self, what: str, payload: Prepared) -> None:
+        """Refuse a write to a store that is not open, or of an id LMDB cannot key
+        (``InvalidArgument``), before it is queued."""
+        self._environment(what)
+        layout.id_key(payload.session_id)
+        if isinstance(payload, PreparedSave) and payload.approval is not None:
+            layout.id_key(payload.approval.approval_id, "approval id")
+
+    def _apply_batch(self, batch: list[Queued[Prepared]]) -> None:
         """Write a batch of saves in one transaction (group commit); on the thread."""
         env = self._environment("save")
         with translated("save"):
-            env.write(_save_all, batch)
+            env.write(ops.save_batch, batch)
 
 
 def _edge(what: str, run: Callable[..., T], fn: Callable[..., T], *args: Any) -> T:
     with translated(what):
         return run(fn, *args)
-
-
-def _save_all(
-    txn: Any, dbs: ops.Dbs, batch: list[Queued[ops.PreparedSave | ops.PreparedEvents]]
-) -> None:
-    for item in batch:
-        item.error = None  # a transaction retried after the map grew starts afresh
-        p = item.payload
-        try:
-            if isinstance(p, ops.PreparedEvents):
-                ops.append_events(txn, dbs, p)
-            else:
-                ops.save(txn, dbs, p)
-        except (LeaseLost, ApprovalNotFound) as e:  # raised before writing anything
-            item.error = e
 
 
 _SIZE = re.compile(r"(\d+)\s*(|k|kib|m|mib|g|gib|t|tib)", re.IGNORECASE)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import lmdb
@@ -21,17 +20,15 @@ from luoshod.domain import (
     Approval,
     Checkpoint,
     EventPage,
-    FinishReason,
     HistoryEntry,
     Lease,
-    Message,
     SessionSummary,
     Status,
     StoredEvent,
 )
-from luoshod.errors import ApprovalNotFound, LeaseLost
-from luoshod.store.kit import codec
-from luoshod.store.kit import extends, lease_busy, lease_lost
+from luoshod.store.kit import codec, importing, lease_busy, lease_lost, planning
+from luoshod.store.kit.groupcommit import Queued
+from luoshod.store.kit.prepared import Prepared
 from . import layout
 from .layout import Row
 
@@ -60,61 +57,6 @@ class Dbs:
     approvals: Any
     by_session: Any
     leases: Any
-
-
-@dataclass(slots=True, frozen=True)
-class PreparedSave:
-    """A save, encoded on the caller's thread before it is queued."""
-
-    checkpoint: Checkpoint
-    sid_key: bytes
-    stored_messages: int
-    history_limit: int
-    event_log_limit: int
-    header: bytes
-    new_stream: bytes  # messages[stored_messages:], encoded
-    events: Sequence[StoredEvent]
-    approval: Approval | None
-    claim: str | None
-    lease: Lease | None = None
-
-
-@dataclass(slots=True, frozen=True)
-class PreparedEvents:
-    """Events to append to a session's log, queued with the saves."""
-
-    sid_key: bytes
-    events: Sequence[StoredEvent]
-    limit: int
-    lease: Lease | None = None
-
-
-def prepare(
-    checkpoint: Checkpoint,
-    stored_messages: int,
-    history_limit: int,
-    event_log_limit: int,
-    events: Sequence[StoredEvent],
-    approval: Approval | None,
-    claim: str | None,
-    lease: Lease | None = None,
-) -> PreparedSave:
-    """Encode a save. Raises ``InvalidArgument`` for an id LMDB cannot key."""
-    if approval is not None:
-        layout.id_key(approval.approval_id, "approval id")
-    return PreparedSave(
-        checkpoint,
-        layout.id_key(checkpoint.session_id),
-        stored_messages,
-        history_limit,
-        event_log_limit,
-        codec.encode_header(checkpoint).encode(),
-        codec.encode_messages(checkpoint.messages[stored_messages:]),
-        tuple(events),
-        approval,
-        claim,
-        lease,
-    )
 
 
 # -- message logs --------------------------------------------------------------------------
@@ -255,7 +197,7 @@ def list_sessions(
             start
         ) else ()
         for _, value in items:
-            page.append(_summary(Row.decode(value)))
+            page.append(_summary(value))
             if len(page) >= limit:
                 break
         return page
@@ -266,7 +208,7 @@ def list_sessions(
     for key in cursor.iternext(values=False):
         if key[:1] != code:
             break
-        page.append(_summary(Row.decode(txn.get(key[1:], db=dbs.sessions))))
+        page.append(_summary(txn.get(key[1:], db=dbs.sessions)))
         if len(page) >= limit:
             break
     return page
@@ -355,50 +297,69 @@ def list_approvals(
 # -- writes --------------------------------------------------------------------------------
 
 
-def save(txn: lmdb.Transaction, dbs: Dbs, p: PreparedSave) -> None:
-    """Apply one save inside the caller's write transaction.
-
-    Raises ``LeaseLost`` or ``ApprovalNotFound`` before writing anything; any other
-    exception leaves the transaction half-written, for the caller to abort. (The ids were
-    checked by :func:`prepare`.)
-    """
-    cp = p.checkpoint
-    sid, key = cp.session_id, p.sid_key
-    fence(txn, dbs, key, p.lease)
-    value = txn.get(key, db=dbs.sessions)
-    old = Row.decode(value) if value is not None else None
-    if p.claim is not None:
-        claim_key = layout.readable_key(p.claim)
+def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]]) -> None:
+    """Apply a batch of saves and appends inside the caller's write transaction: what the
+    batch is checked against is read, the kit plans it
+    (:func:`~luoshod.store.kit.planning.plan_batch`: refused writes get their error and
+    write nothing), and the others are written. An exception leaves the transaction
+    half-written, for the caller to abort. (The ids were checked before the writes were
+    queued.)"""
+    keys = planning.reads(batch)
+    stored = planning.Stored()
+    for sid in keys.fenced:
+        lease = _lease_row(txn, dbs, layout.id_key(sid))
+        if lease is not None:
+            stored.tokens[sid] = lease.token
+    latest: dict[str, Row | None] = {}
+    for sid in keys.saved:
+        value = txn.get(layout.id_key(sid), db=dbs.sessions)
+        row = latest[sid] = Row.decode(value) if value is not None else None
+        if row is not None:
+            stored.heads[sid] = planning.Head(row.version, row.count)
+    for aid in keys.claims:
+        claim_key = layout.readable_key(aid)
         pending = txn.get(claim_key, db=dbs.approvals) if claim_key else None
-        if pending is None or _json(pending)["session_id"] != sid:
-            raise ApprovalNotFound(
-                f"approval {p.claim!r} is not pending", approval_id=p.claim, session_id=sid
-            )
-    stored_version = old.version if old else 0
-    if cp.version != stored_version + 1:
-        raise LeaseLost(
-            f"session {sid!r} was saved by another writer",
-            session_id=sid,
-            stored_version=stored_version,
-            version=cp.version,
+        if pending is not None:
+            stored.pending[aid] = _json(pending)["session_id"]
+    for sid in keys.logged:
+        key = layout.id_key(sid)
+        counted = txn.get(key, db=dbs.event_counts)
+        if counted is not None:
+            last = next(_keys_under(txn, dbs.events, key, reverse=True), None)
+            kept = layout.from_u64(counted)
+            stored.event_logs[sid] = (kept, layout.number_of(last[0]) if last else 0)
+    plan = planning.plan_batch(batch, stored)
+    for planned in plan.saves:
+        p = planned.save
+        cp, key = p.checkpoint, layout.id_key(p.session_id)
+        old = latest[p.session_id]
+        stream = b"".join(planned.bodies)
+        if planned.new_log or old is None:
+            log_id = _new_log(txn, dbs, key)
+            nbytes = _append(txn, dbs, log_id, 0, stream)
+        else:
+            log_id, nbytes = old.log_id, _append(txn, dbs, old.log_id, old.nbytes, stream)
+        row = latest[p.session_id] = Row(
+            log_id, len(cp.messages), nbytes, cp.version, cp.status, p.header.encode()
         )
-    count = len(cp.messages)
-    if old is not None and p.stored_messages == old.count and count >= p.stored_messages:
-        log_id, nbytes = old.log_id, _append(txn, dbs, old.log_id, old.nbytes, p.new_stream)
-    else:
-        # A new session, one recreated after delete, or a rewritten transcript.
-        log_id = _new_log(txn, dbs, key)
-        nbytes = _append(txn, dbs, log_id, 0, codec.encode_messages(cp.messages))
-    row = Row(log_id, count, nbytes, cp.version, cp.status, p.header)
-    _put_latest(txn, dbs, key, row, old)
-    pruned = _append_history(txn, dbs, key, row, p.history_limit)
-    _collect_logs(txn, dbs, key, row.log_id, pruned | ({old.log_id} if old else set()))
-    if p.events:
-        _append_events(txn, dbs, key, p.events, p.event_log_limit)
-    if p.claim is not None:
-        _remove_approval(txn, dbs, key, p.claim)
-    if p.approval is not None:
-        _put_approval(txn, dbs, key, p.approval)
+        _put_latest(txn, dbs, key, row, old)
+        pruned = _append_history(txn, dbs, key, row, p.history_limit)
+        _collect_logs(txn, dbs, key, row.log_id, pruned | ({old.log_id} if old else set()))
+    for aid, (sid, body) in plan.approvals.items():
+        if body is None:
+            _remove_approval(txn, dbs, layout.id_key(sid), aid)
+        else:
+            _put_approval(txn, dbs, layout.id_key(sid), aid, body.encode())
+    for log in plan.events:
+        key = layout.id_key(log.session_id)
+        for e in log.new:
+            txn.put(layout.numbered(key, e.seq), e.data, db=dbs.events)
+        for k, _ in list(itertools.islice(_keys_under(txn, dbs.events, key), log.drop)):
+            txn.delete(k, db=dbs.events)
+        if log.kept:
+            txn.put(key, layout.u64(log.kept), db=dbs.event_counts)
+        elif log.existed:
+            txn.delete(key, db=dbs.event_counts)
 
 
 def delete(txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool) -> bool:
@@ -432,17 +393,19 @@ def import_session(
     history: Sequence[Checkpoint],
     approvals: Sequence[Approval],
     events: Sequence[StoredEvent],
-    event_log_limit: int,
 ) -> None:
     """Replace the session's checkpoint and history (oldest first, already trimmed), its
-    pending approvals and its event log (checked; trimmed here)."""
+    pending approvals and its event log (checked and already trimmed)."""
     for k, _ in list(_keys_under(txn, dbs.by_session, key)):
         _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
     for a in approvals:
-        _put_approval(txn, dbs, key, a)
+        _put_approval(txn, dbs, key, a.approval_id, layout.encode_json(a.to_dict()))
     _delete_under(txn, dbs.events, key)
     txn.delete(key, db=dbs.event_counts)
-    _append_events(txn, dbs, key, events, event_log_limit)
+    for e in events:
+        txn.put(layout.numbered(key, e.seq), e.data, db=dbs.events)
+    if events:
+        txn.put(key, layout.u64(len(events)), db=dbs.event_counts)
     value = txn.get(key, db=dbs.sessions)
     old = Row.decode(value) if value is not None else None
     _delete_under(txn, dbs.history, key)
@@ -451,18 +414,15 @@ def import_session(
         _drop_log(txn, dbs, key, layout.number_of(k))
     if history:
         txn.put(key, layout.ends(1, len(history)), db=dbs.history_ends)
-    # The log the previous checkpoint is a prefix of (0: none yet), its messages and bytes.
     log_id, nbytes = 0, 0
-    log: list[Message] = []
     row: Row | None = None
-    for i, cp in enumerate([*history, *([latest] if latest else [])]):
-        if not (log_id and extends(log, cp.messages)):
-            log_id, log, nbytes = _new_log(txn, dbs, key), [], 0
-        new = codec.encode_messages(cp.messages[len(log) :])
-        nbytes = _append(txn, dbs, log_id, nbytes, new)
-        log = list(cp.messages)
+    checkpoints = [*history, *([latest] if latest else [])]
+    for i, (cp, step) in enumerate(zip(checkpoints, importing.log_steps(checkpoints))):
+        if step.new_log:
+            log_id, nbytes = _new_log(txn, dbs, key), 0
+        nbytes = _append(txn, dbs, log_id, nbytes, codec.encode_messages(step.messages))
         header = codec.encode_header(cp).encode()
-        row = Row(log_id, len(log), nbytes, cp.version, cp.status, header)
+        row = Row(log_id, len(cp.messages), nbytes, cp.version, cp.status, header)
         if i < len(history):
             txn.put(layout.numbered(key, i + 1), row.encode(), db=dbs.history)
     if latest is not None and row is not None:
@@ -470,12 +430,6 @@ def import_session(
     elif old is not None:
         txn.delete(key, db=dbs.sessions)
         txn.delete(bytes([layout.STATUS_CODES[old.status]]) + key, db=dbs.by_status)
-
-
-def append_events(txn: lmdb.Transaction, dbs: Dbs, p: PreparedEvents) -> None:
-    """Raises ``LeaseLost`` before writing anything."""
-    fence(txn, dbs, p.sid_key, p.lease)
-    _append_events(txn, dbs, p.sid_key, p.events, p.limit)
 
 
 # -- leases (on the store's clock, ``Store.clock``; by default this host's, which the
@@ -539,16 +493,18 @@ def release_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease) -> None:
         txn.put(key, layout.LeaseRow(row.owner, row.token, 0.0).encode(), db=dbs.leases)
 
 
-def _put_approval(txn: lmdb.Transaction, dbs: Dbs, key: bytes, a: Approval) -> None:
-    """Store ``a`` as a pending approval of the session ``key`` (its index entry moves if
-    the id was pending for another session)."""
-    aid = a.approval_id.encode()
+def _put_approval(
+    txn: lmdb.Transaction, dbs: Dbs, key: bytes, approval_id: str, body: bytes
+) -> None:
+    """Store ``body`` (an approval's JSON) as a pending approval of the session ``key``
+    (its index entry moves if the id was pending for another session)."""
+    aid = approval_id.encode()
     found = txn.get(aid, db=dbs.approvals)
     if found is not None:
         owner = _json(found)["session_id"].encode()
         if owner != key:
             txn.delete(layout.under(owner) + aid, db=dbs.by_session)
-    txn.put(aid, layout.encode_json(a.to_dict()), db=dbs.approvals)
+    txn.put(aid, body, db=dbs.approvals)
     txn.put(layout.under(key) + aid, b"", db=dbs.by_session)
 
 
@@ -599,42 +555,14 @@ def _collect_logs(
         _drop_log(txn, dbs, key, log_id)
 
 
-def _append_events(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, events: Sequence[StoredEvent], limit: int
-) -> None:
-    counted = txn.get(key, db=dbs.event_counts)
-    count = layout.from_u64(counted) if counted is not None else 0
-    if len(events) > limit:  # those the limit would drop at once are not written
-        events = events[len(events) - limit :] if limit else ()
-    for e in events:
-        if txn.put(layout.numbered(key, e.seq), e.data, db=dbs.events, overwrite=False):
-            count += 1
-    if count > limit:
-        for k, _ in list(itertools.islice(_keys_under(txn, dbs.events, key), count - limit)):
-            txn.delete(k, db=dbs.events)
-        count = limit
-    if count:
-        txn.put(key, layout.u64(count), db=dbs.event_counts)
-    elif counted is not None:
-        txn.delete(key, db=dbs.event_counts)
-
-
 def _remove_approval(txn: lmdb.Transaction, dbs: Dbs, key: bytes, approval_id: str) -> None:
     txn.delete(approval_id.encode(), db=dbs.approvals)
     txn.delete(layout.under(key) + approval_id.encode(), db=dbs.by_session)
 
 
-def _summary(row: Row) -> SessionSummary:
-    h = row.header_dict()
-    return SessionSummary(
-        h["session_id"],
-        row.status,
-        FinishReason(h["finish_reason"]),
-        h["step_index"],
-        row.count,
-        h["approval_id"],
-        h["updated_at"],
-    )
+def _summary(value: bytes) -> SessionSummary:
+    row = Row.decode(value)
+    return codec.decode_summary(row.header, row.count)
 
 
 def _json(value: bytes) -> Any:

@@ -7,7 +7,7 @@ SQL lives in :mod:`.queries`, the schema in :mod:`.migrations`, the operations i
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from psycopg import AsyncConnection
@@ -109,7 +109,7 @@ class PostgresStore(QueuedWrites):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._autocommit("load", ops.load, session_id)
 
-    def _before_write(self, what: str) -> None:
+    def _before_write(self, what: str, payload: Prepared) -> None:
         self._require(what)
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
@@ -124,7 +124,9 @@ class PostgresStore(QueuedWrites):
     async def _list_approvals(
         self, session_id: str | None, after: str, limit: int
     ) -> list[Approval]:
-        return await self._autocommit("list_approvals", ops.list_approvals, session_id, after, limit)
+        return await self._autocommit(
+            "list_approvals", ops.list_approvals, session_id, after, limit
+        )
 
     async def _list_sessions(
         self, status: Status | None, after: str, limit: int

@@ -24,17 +24,15 @@ from luoshod.domain import (
     Approval,
     Checkpoint,
     EventPage,
-    FinishReason,
     HistoryEntry,
     Message,
     SessionSummary,
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import codec
-from luoshod.store.kit import extends
+from luoshod.store.kit import codec, importing, planning
 from luoshod.store.kit.groupcommit import Queued
-from luoshod.store.kit.prepared import Prepared, PreparedEvents, PreparedSave, refusal
+from luoshod.store.kit.prepared import Prepared
 from . import queries
 
 
@@ -44,96 +42,72 @@ async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:
     if row is None:
         return None
     header, stream = row
-    return Checkpoint.from_header(codec.decode_header(header), codec.decode_messages(stream or b""))
+    return codec.decode_checkpoint(header, codec.decode_messages(stream or b""))
 
 
 async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -> None:
     """Apply a batch of saves and appends inside the caller's write transaction, which
-    holds the lock of every session of the batch.
-
-    Every item is checked first, in queue order, against what is stored and the items
-    before it: its fencing token (``LeaseLost``), then a save's claim (the approval must
-    be pending for its session: ``ApprovalNotFound``), then its version (``LeaseLost``).
-    A refused item gets the error as its ``error`` and writes nothing; the rows of all the
-    others are then written together. A ``psycopg.Error`` fails the whole transaction.
-    """
-    saves = [item.payload for item in batch if isinstance(item.payload, PreparedSave)]
-    sids = sorted({p.session_id for p in saves})
-    fenced = sorted({item.payload.session_id for item in batch if item.payload.lease})
-    claims = sorted({p.claim for p in saves if p.claim is not None})
-    logged = sorted({item.payload.session_id for item in batch if item.payload.events})
+    holds the lock of every session of the batch: what the batch is checked against is
+    read in one round trip, the kit plans it
+    (:func:`~luoshod.store.kit.planning.plan_batch`: refused writes get their error and
+    write nothing), and the rows of the others are written with one statement per table.
+    A ``psycopg.Error`` fails the whole transaction."""
+    keys = planning.reads(batch)
     # Sent together, read together: one round trip (the connection is in pipeline mode).
-    reads = [
-        await _select(conn, queries.SELECT_TOKENS, fenced),
-        await _select(conn, queries.SELECT_HEADS, sids),
-        await _select(conn, queries.SELECT_PENDING, claims),
-        await _select(conn, queries.SELECT_EVENT_LOGS, logged),
+    # The tokens are read FOR SHARE: a takeover waits for this transaction.
+    sent = [
+        await _select(conn, queries.SELECT_TOKENS, keys.fenced),
+        await _select(conn, queries.SELECT_HEADS, keys.saved),
+        await _select(conn, queries.SELECT_PENDING, keys.claims),
+        await _select(conn, queries.SELECT_EVENT_LOGS, keys.logged),
     ]
-    token_rows, head_rows, pending_rows, log_rows = [await _rows(cur) for cur in reads]
-    # The current fencing token of each session written under a lease (FOR SHARE: a
-    # takeover waits for this transaction), the session of each approval claimed.
-    tokens: dict[str, int] = dict(token_rows)  # type: ignore[arg-type]
-    heads = {sid: (log_id, version, count) for sid, log_id, version, count in head_rows}
-    pending: dict[str, str] = dict(pending_rows)  # type: ignore[arg-type]
-    events = _EventBatch({sid: [kept, last or 0] for sid, kept, last in log_rows})
-    # What each approval the batch touches becomes: (session, JSON) or None (claimed).
-    approvals: dict[str, tuple[str, str] | None] = {}
+    token_rows, head_rows, pending_rows, log_rows = [await _rows(cur) for cur in sent]
+    stored = planning.Stored(
+        tokens=dict(token_rows),  # type: ignore[arg-type]
+        heads={sid: planning.Head(version, count) for sid, _, version, count in head_rows},
+        pending=dict(pending_rows),  # type: ignore[arg-type]
+        event_logs={sid: (kept, last or 0) for sid, kept, last in log_rows},
+    )
+    logs: dict[str, int] = {sid: log_id for sid, log_id, _, _ in head_rows}
+    plan = planning.plan_batch(batch, stored)
     messages: list[tuple[int, int, bytes]] = []
     sessions: dict[str, tuple[Any, ...]] = {}  # the last save of each session wins
     history: list[tuple[Any, ...]] = []
-    limits: dict[str, int] = {}
-    rewritten: set[str] = set()
-    for item in batch:
-        p = item.payload
-        head = heads.get(p.session_id)
-        item.error = refusal(
-            p, token=tokens.get(p.session_id), pending=pending, stored_version=head[1] if head else 0
-        )
-        if item.error is not None:
-            continue
-        if isinstance(p, PreparedEvents):
-            events.add(p.session_id, p.events, p.event_log_limit)
-            continue
+    for planned in plan.saves:
+        p = planned.save
         cp, sid = p.checkpoint, p.session_id
-        count = len(cp.messages)
-        if head is not None and p.stored_messages == head[2] and count >= p.stored_messages:
-            log_id, start, bodies = head[0], p.stored_messages, p.new_bodies
-        else:
-            # A new session, one recreated after delete, or a rewritten transcript.
-            log_id = await _new_log(conn, sid)
-            start, bodies = 0, [codec.encode_message(m) for m in cp.messages]
-            if head is not None:
-                rewritten.add(sid)
-        heads[sid] = (log_id, cp.version, count)
-        messages += ((log_id, start + i, body) for i, body in enumerate(bodies))
-        row = (sid, log_id, cp.version, cp.status.value, count, cp.updated_at, p.header)
-        sessions[sid] = row
+        if planned.new_log:
+            logs[sid] = await _new_log(conn, sid)
+        log_id, count = logs[sid], len(cp.messages)
+        messages += ((log_id, planned.start + i, body) for i, body in enumerate(planned.bodies))
+        sessions[sid] = (sid, log_id, cp.version, cp.status.value, count, cp.updated_at, p.header)
         if p.history_limit:
             history.append((sid, cp.step_index, cp.status.value, cp.updated_at, log_id, count,
                             p.header))
-        limits[sid] = p.history_limit
-        if p.claim is not None:
-            del pending[p.claim]
-            approvals[p.claim] = None
-        if p.approval is not None:
-            pending[p.approval.approval_id] = sid
-            approvals[p.approval.approval_id] = (sid, p.approval_body)
-        if p.events:
-            events.add(sid, p.events, p.event_log_limit)
     await _execute(conn, queries.INSERT_MESSAGES, messages)
     await _execute(conn, queries.UPSERT_SESSIONS, list(sessions.values()))
     await _execute(conn, queries.INSERT_HISTORY, history)
-    # Every session's history is pruned to the limit of its last save: a session whose
-    # own limit shrank (history_limit 0 included) drops its surplus now.
-    await _execute(conn, queries.PRUNE_HISTORY, list(limits.items()))
-    claimed = [aid for aid, value in approvals.items() if value is None]
+    await _execute(conn, queries.PRUNE_HISTORY, list(plan.history_limits.items()))
+    approvals = plan.approvals.items()
+    claimed = [aid for aid, (_, body) in approvals if body is None]
     if claimed:
         await conn.execute(queries.DELETE_APPROVALS, (claimed,))
-    stored = [(aid, *value) for aid, value in approvals.items() if value is not None]
-    await _execute(conn, queries.UPSERT_APPROVALS, stored)
-    await events.write(conn)
+    stored_approvals = [(aid, sid, body) for aid, (sid, body) in approvals if body is not None]
+    await _execute(conn, queries.UPSERT_APPROVALS, stored_approvals)
+    events = plan.events
+    await _execute(
+        conn, queries.INSERT_EVENTS, [(e.session_id, s.seq, s.data) for e in events for s in e.new]
+    )
+    await _execute(conn, queries.PRUNE_EVENTS, [(e.session_id, e.drop) for e in events if e.drop])
+    await _execute(
+        conn, queries.UPSERT_EVENT_LOGS, [(e.session_id, e.kept) for e in plan.events if e.kept]
+    )
+    emptied = [e.session_id for e in plan.events if not e.kept and e.existed]
+    if emptied:
+        await conn.execute(queries.DELETE_EVENT_LOGS, (emptied,))
     # A session's log falls out of use after a rewrite, once the last history entry over it
     # is dropped: only sessions with more than one log have one to look for.
+    rewritten = set(plan.rewritten)
     if sessions:
         cur = await conn.execute(queries.SESSIONS_WITH_OLD_LOGS, (list(sessions),))
         rewritten.update(sid for (sid,) in await cur.fetchall())
@@ -165,50 +139,6 @@ async def _new_log(conn: AsyncConnection, session_id: str) -> int:
     row = await (await conn.execute(queries.INSERT_LOG, (session_id,))).fetchone()
     assert row is not None
     return int(row[0])
-
-
-class _EventBatch:
-    """The events of a batch, per session: checked against each log's last seq, then
-    written with a few statements, each log pruned to its limit."""
-
-    def __init__(self, logs: dict[str, list[int]]) -> None:
-        #: session → [events kept, last seq] as stored, then as the batch goes.
-        self.logs = logs
-        self.stored_kept = {sid: log[0] for sid, log in logs.items()}
-        self.new: dict[str, list[StoredEvent]] = {}
-        self.limits: dict[str, int] = {}
-
-    def add(self, sid: str, events: Sequence[StoredEvent], limit: int) -> None:
-        log = self.logs.setdefault(sid, [0, 0])
-        new = self.new.setdefault(sid, [])
-        for e in events:
-            if e.seq > log[1]:  # else already logged
-                new.append(e)
-                log[1] = e.seq
-        self.limits[sid] = limit
-
-    async def write(self, conn: AsyncConnection) -> None:
-        rows: list[tuple[str, int, bytes]] = []
-        counts: list[tuple[str, int]] = []
-        emptied: list[str] = []
-        prunes: list[tuple[str, int]] = []
-        for sid, new in self.new.items():
-            limit = self.limits[sid]
-            new = new[max(0, len(new) - limit) :] if limit else []  # the rest go at once
-            kept = self.stored_kept.get(sid, 0) + len(new)
-            drop = max(0, kept - limit)
-            rows += ((sid, e.seq, e.data) for e in new)
-            if drop:
-                prunes.append((sid, drop))
-            if kept - drop:
-                counts.append((sid, kept - drop))
-            elif sid in self.stored_kept:
-                emptied.append(sid)
-        await _execute(conn, queries.INSERT_EVENTS, rows)
-        await _execute(conn, queries.PRUNE_EVENTS, prunes)
-        await _execute(conn, queries.UPSERT_EVENT_LOGS, counts)
-        if emptied:
-            await conn.execute(queries.DELETE_EVENT_LOGS, (emptied,))
 
 
 async def delete(conn: AsyncConnection, session_id: str, keep_history: bool) -> bool:
@@ -265,29 +195,19 @@ async def list_sessions(
             queries.LIST_SESSIONS_BY_STATUS,
             {"status": status.value, "after": after, "limit": limit},
         )
-    return [_summary(count, codec.decode_header(header)) for count, header in await cur.fetchall()]
+    return [codec.decode_summary(header, count) for count, header in await cur.fetchall()]
 
 
 async def history(conn: AsyncConnection, session_id: str, limit: int | None) -> list[HistoryEntry]:
     cur = await conn.execute(queries.SELECT_HISTORY, (session_id, limit))
     rows = await cur.fetchall()
-    # Entries share logs: read each log once, up to the longest prefix any entry needs.
-    longest: dict[int, int] = {}
-    for *_, log_id, count, _header in rows:
-        longest[log_id] = max(count, longest.get(log_id, 0))
+    longest = codec.longest_prefixes(rows)
     logs: dict[int, list[Message]] = {}
     if longest:
         cur = await conn.execute(queries.SELECT_LOGS, (list(longest), list(longest.values())))
-        logs = {log_id: codec.decode_messages(stream or b"") for log_id, stream in await cur.fetchall()}
-    return [
-        HistoryEntry(
-            step,
-            saved_at,
-            Status(status),
-            Checkpoint.from_header(codec.decode_header(header), logs[log_id][:count]),
-        )
-        for step, saved_at, status, log_id, count, header in rows
-    ]
+        found = await cur.fetchall()
+        logs = {log_id: codec.decode_messages(stream or b"") for log_id, stream in found}
+    return codec.decode_history(rows, logs)
 
 
 async def session_ids(conn: AsyncConnection, after: str, limit: int) -> list[str]:
@@ -317,41 +237,24 @@ async def import_session(
     await _execute(conn, queries.INSERT_EVENTS, [(session_id, e.seq, e.data) for e in events])
     if events:
         await conn.execute(queries.UPSERT_EVENT_LOGS, ([session_id], [len(events)]))
-    # The log the previous checkpoint is a prefix of (0: none yet), and its messages.
-    log_id, log = 0, []
-    entries: list[tuple[Any, ...]] = []
-    for cp in history:
-        log_id, log = await _log_after(conn, session_id, log_id, log, cp.messages)
-        entries.append((session_id, cp.step_index, cp.status.value, cp.updated_at, log_id,
-                        len(cp.messages), codec.encode_header(cp)))
-    await _execute(conn, queries.INSERT_HISTORY, entries)
+    checkpoints = [*history, *([latest] if latest else [])]
+    log_id = 0
+    messages: list[tuple[int, int, bytes]] = []
+    rows: list[tuple[Any, ...]] = []
+    for cp, step in zip(checkpoints, importing.log_steps(checkpoints)):
+        if step.new_log:
+            log_id = await _new_log(conn, session_id)
+        messages += (
+            (log_id, step.start + k, codec.encode_message(m)) for k, m in enumerate(step.messages)
+        )
+        rows.append((cp, log_id, codec.encode_header(cp)))
+    await _execute(conn, queries.INSERT_MESSAGES, messages)
+    await _execute(conn, queries.INSERT_HISTORY, [
+        (session_id, cp.step_index, cp.status.value, cp.updated_at, log_id, len(cp.messages), h)
+        for cp, log_id, h in rows[: len(history)]
+    ])
     if latest is not None:
-        log_id, log = await _log_after(conn, session_id, log_id, log, latest.messages)
+        _, log_id, header = rows[-1]
         row = (session_id, log_id, latest.version, latest.status.value, len(latest.messages),
-               latest.updated_at, codec.encode_header(latest))
+               latest.updated_at, header)
         await _execute(conn, queries.UPSERT_SESSIONS, [row])
-
-
-async def _log_after(
-    conn: AsyncConnection, sid: str, log_id: int, log: list[Message], messages: list[Message]
-) -> tuple[int, list[Message]]:
-    """The log holding ``messages``: the previous one extended if they extend it."""
-    start = len(log)
-    if not (log_id and extends(log, messages)):
-        log_id, start = await _new_log(conn, sid), 0
-    bodies = [codec.encode_message(m) for m in messages[start:]]
-    await _execute(conn, queries.INSERT_MESSAGES,
-                   [(log_id, start + i, body) for i, body in enumerate(bodies)])
-    return log_id, list(messages)
-
-
-def _summary(message_count: int, h: dict[str, Any]) -> SessionSummary:
-    return SessionSummary(
-        h["session_id"],
-        Status(h["status"]),
-        FinishReason(h["finish_reason"]),
-        h["step_index"],
-        message_count,
-        h["approval_id"],
-        h["updated_at"],
-    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
@@ -169,7 +169,9 @@ class SqliteStore(QueuedWrites):
     async def _list_sessions(
         self, status: Status | None, after: str, limit: int
     ) -> list[SessionSummary]:
-        return await self._call("list_sessions", self._read, ops.list_sessions, status, after, limit)
+        return await self._call(
+            "list_sessions", self._read, ops.list_sessions, status, after, limit
+        )
 
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._call("history", self._read, ops.history, session_id, limit)

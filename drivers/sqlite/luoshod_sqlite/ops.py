@@ -28,7 +28,6 @@ from luoshod.domain import (
     Approval,
     Checkpoint,
     EventPage,
-    FinishReason,
     HistoryEntry,
     Lease,
     Message,
@@ -36,10 +35,9 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import codec
-from luoshod.store.kit import extends, lease_busy, lease_lost
+from luoshod.store.kit import codec, importing, lease_busy, lease_lost, planning
 from luoshod.store.kit.groupcommit import Queued
-from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, refusal
+from luoshod.store.kit.prepared import Prepared
 from . import queries
 
 #: The store's clock (``Store.clock``), read on the database thread.
@@ -51,116 +49,82 @@ def load(conn: sqlite3.Connection, session_id: str) -> Checkpoint | None:
     if row is None:
         return None
     log_id, count, header = row
-    return Checkpoint.from_header(codec.decode_header(header), _messages(conn, log_id, count))
+    return codec.decode_checkpoint(header, _messages(conn, log_id, count))
 
 
-def save_batch(
-    conn: sqlite3.Connection, batch: Sequence[Queued[PreparedSave | PreparedEvents]]
-) -> None:
+def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> None:
     """Apply a batch of saves and appends inside the caller's write transaction, in a few
-    statements.
-
-    Every save is checked first, in order, against what is stored and the saves of the
-    batch before it: its lease (the session's fencing token), its claim (the approval
-    must be pending for its session), then its version. A refused save or append gets
-    ``LeaseLost`` or ``ApprovalNotFound`` as its ``error`` and writes nothing. Then the
-    rows of all the others are written together. An ``sqlite3.Error`` leaves the
-    transaction for the caller to roll back.
-    """
-    tokens = _tokens(conn, batch)
-    saves = [item.payload for item in batch if isinstance(item.payload, PreparedSave)]
-    sids = sorted({p.checkpoint.session_id for p in saves})
-    heads: dict[str, tuple[int, int, int]] = {}
-    if sids:
-        heads = {
-            sid: (log_id, version, count)
-            for sid, log_id, version, count in conn.execute(
-                queries.SELECT_HEADS, (json.dumps(sids),)
-            )
-        }
-    # The session of each approval the batch claims that is pending; then, as the batch
-    # goes, what each approval it touches becomes: (session, JSON) or None (claimed).
-    claims = sorted({p.claim for p in saves if p.claim is not None})
-    pending: dict[str, str] = {}
-    if claims:
-        pending = dict(conn.execute(queries.SELECT_PENDING, (json.dumps(claims),)).fetchall())
-    approvals: dict[str, tuple[str, str] | None] = {}
-    events = _EventBatch(conn, batch)
+    statements: what the batch is checked against is read, the kit plans it
+    (:func:`~luoshod.store.kit.planning.plan_batch`: refused writes get their error and
+    write nothing), and the rows of the others are written together. An
+    ``sqlite3.Error`` leaves the transaction for the caller to roll back."""
+    keys = planning.reads(batch)
+    stored = planning.Stored(
+        tokens=dict(_select(conn, queries.SELECT_TOKENS, keys.fenced)),
+        pending=dict(_select(conn, queries.SELECT_PENDING, keys.claims)),
+        event_logs={
+            sid: (kept, last or 0)
+            for sid, kept, last in _select(conn, queries.SELECT_EVENT_LOGS, keys.logged)
+        },
+    )
+    logs: dict[str, int] = {}  # the log each session's latest checkpoint reads
+    for sid, log_id, version, count in _select(conn, queries.SELECT_HEADS, keys.saved):
+        stored.heads[sid] = planning.Head(version, count)
+        logs[sid] = log_id
+    plan = planning.plan_batch(batch, stored)
     messages: list[tuple[int, int, bytes]] = []
     sessions: list[dict[str, Any]] = []
     history: list[dict[str, Any]] = []
-    limits: dict[str, int] = {}
-    rewritten: set[str] = set()
-    for item in batch:
-        p = item.payload
-        head = heads.get(p.session_id)
-        item.error = refusal(
-            p, token=tokens.get(p.session_id), pending=pending, stored_version=head[1] if head else 0
-        )
-        if item.error is not None:
-            continue
-        if isinstance(p, PreparedEvents):
-            events.add(p.session_id, p.events, p.event_log_limit)
-            continue
-        cp, sid = p.checkpoint, p.session_id
-        count = len(cp.messages)
-        if head is not None and p.stored_messages == head[2] and count >= p.stored_messages:
-            log_id, start, bodies = head[0], p.stored_messages, p.new_bodies
-        else:
-            # A new session, one recreated after delete, or a rewritten transcript.
-            log_id = conn.execute(queries.INSERT_LOG, (sid,)).lastrowid  # type: ignore[assignment]
-            start, bodies = 0, [codec.encode_message(m) for m in cp.messages]
-            if head is not None:
-                rewritten.add(sid)
-        heads[sid] = (log_id, cp.version, count)
-        messages += ((log_id, start + i, body) for i, body in enumerate(bodies))
-        row = _session_row(sid, log_id, cp, p.header)
+    for planned in plan.saves:
+        p = planned.save
+        sid = p.session_id
+        if planned.new_log:
+            logs[sid] = _new_log(conn, sid)
+        log_id = logs[sid]
+        messages += ((log_id, planned.start + i, body) for i, body in enumerate(planned.bodies))
+        row = _session_row(sid, log_id, p.checkpoint, p.header)
         sessions.append(row)
         if p.history_limit:
             history.append(row)
-        limits[sid] = p.history_limit
-        if p.claim is not None:
-            del pending[p.claim]
-            approvals[p.claim] = None
-        if p.approval is not None:
-            pending[p.approval.approval_id] = sid
-            approvals[p.approval.approval_id] = (sid, p.approval_body)
-        if p.events:
-            events.add(sid, p.events, p.event_log_limit)
     conn.executemany(queries.INSERT_MESSAGE, messages)
     conn.executemany(queries.UPSERT_SESSION, sessions)
     conn.executemany(queries.INSERT_HISTORY, history)
-    # Every session's history is pruned to the limit of its last save: a session whose
-    # own limit shrank (history_limit 0 included) drops its surplus now.
     conn.executemany(
-        queries.PRUNE_HISTORY, [{"session_id": s, "keep": k} for s, k in limits.items()]
+        queries.PRUNE_HISTORY,
+        [{"session_id": s, "keep": k} for s, k in plan.history_limits.items()],
     )
-    conn.executemany(
-        queries.DELETE_APPROVAL, [(aid,) for aid, value in approvals.items() if value is None]
-    )
+    approvals = plan.approvals.items()
+    conn.executemany(queries.DELETE_APPROVAL, [(a,) for a, (_, body) in approvals if body is None])
     conn.executemany(
         queries.UPSERT_APPROVAL,
-        [(aid, *value) for aid, value in approvals.items() if value is not None],
+        [(a, sid, body) for a, (sid, body) in approvals if body is not None],
     )
-    events.write()
+    conn.executemany(
+        queries.INSERT_EVENT, [(e.session_id, s.seq, s.data) for e in plan.events for s in e.new]
+    )
+    conn.executemany(
+        queries.PRUNE_EVENTS,
+        [{"session_id": e.session_id, "drop": e.drop} for e in plan.events if e.drop],
+    )
+    conn.executemany(
+        queries.UPSERT_EVENT_LOG,
+        [{"session_id": e.session_id, "kept": e.kept} for e in plan.events if e.kept],
+    )
+    conn.executemany(
+        queries.DELETE_EVENT_LOG, [(e.session_id,) for e in plan.events if not e.kept and e.existed]
+    )
     # A session's log falls out of use after a rewrite, once the last history entry over it
     # is dropped: only sessions with more than one log have one to look for.
-    if sids:
-        rewritten.update(
-            sid for (sid,) in conn.execute(queries.SESSIONS_WITH_OLD_LOGS, (json.dumps(sids),))
-        )
+    rewritten = plan.rewritten | {
+        sid for (sid,) in _select(conn, queries.SESSIONS_WITH_OLD_LOGS, keys.saved)
+    }
     for sid in rewritten:
         conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_id": sid})
 
 
-def _tokens(
-    conn: sqlite3.Connection, batch: Sequence[Queued[PreparedSave | PreparedEvents]]
-) -> dict[str, int]:
-    """The fencing token of each session the batch writes under a lease."""
-    sids = sorted({item.payload.session_id for item in batch if item.payload.lease})
-    if not sids:
-        return {}
-    return dict(conn.execute(queries.SELECT_TOKENS, (json.dumps(sids),)).fetchall())
+def _select(conn: sqlite3.Connection, statement: str, keys: list[str]) -> list[Any]:
+    """The rows of ``statement`` over ``keys`` (a JSON array); none without keys."""
+    return conn.execute(statement, (json.dumps(keys),)).fetchall() if keys else []
 
 
 def acquire_lease(
@@ -195,64 +159,6 @@ def release_lease(conn: sqlite3.Connection, lease: Lease) -> None:
 
 def release_leases_of(conn: sqlite3.Connection, owner: str, clock: Clock) -> int:
     return conn.execute(queries.RELEASE_LEASES_OF, (owner, clock())).rowcount
-
-
-class _EventBatch:
-    """The events of a batch, per session: checked against each log's last seq, then
-    written with a few statements, each log pruned to its limit."""
-
-    def __init__(
-        self, conn: sqlite3.Connection, batch: Sequence[Queued[PreparedSave | PreparedEvents]]
-    ) -> None:
-        self.conn = conn
-        sids = sorted(
-            {
-                p.session_id if isinstance(p, PreparedEvents) else p.checkpoint.session_id
-                for p in (item.payload for item in batch)
-                if p.events
-            }
-        )
-        #: session → [events kept, last seq] as stored, then as the batch goes.
-        self.logs: dict[str, list[int]] = {}
-        if sids:
-            self.logs = {
-                sid: [kept, last or 0]
-                for sid, kept, last in conn.execute(queries.SELECT_EVENT_LOGS, (json.dumps(sids),))
-            }
-        self.stored_kept = {sid: log[0] for sid, log in self.logs.items()}
-        self.new: dict[str, list[StoredEvent]] = {}
-        self.limits: dict[str, int] = {}
-
-    def add(self, sid: str, events: Sequence[StoredEvent], limit: int) -> None:
-        log = self.logs.setdefault(sid, [0, 0])
-        new = self.new.setdefault(sid, [])
-        for e in events:
-            if e.seq > log[1]:  # else already logged
-                new.append(e)
-                log[1] = e.seq
-        self.limits[sid] = limit
-
-    def write(self) -> None:
-        rows: list[tuple[str, int, bytes]] = []
-        counts: list[dict[str, Any]] = []
-        emptied: list[tuple[str]] = []
-        prunes: list[dict[str, Any]] = []
-        for sid, new in self.new.items():
-            limit = self.limits[sid]
-            new = new[max(0, len(new) - limit) :] if limit else []  # the rest go at once
-            kept = self.stored_kept.get(sid, 0) + len(new)
-            drop = max(0, kept - limit)
-            rows += ((sid, e.seq, e.data) for e in new)
-            if drop:
-                prunes.append({"session_id": sid, "drop": drop})
-            if kept - drop:
-                counts.append({"session_id": sid, "kept": kept - drop})
-            elif sid in self.stored_kept:
-                emptied.append((sid,))
-        self.conn.executemany(queries.INSERT_EVENT, rows)
-        self.conn.executemany(queries.PRUNE_EVENTS, prunes)
-        self.conn.executemany(queries.UPSERT_EVENT_LOG, counts)
-        self.conn.executemany(queries.DELETE_EVENT_LOG, emptied)
 
 
 def delete(conn: sqlite3.Connection, session_id: str, keep_history: bool) -> bool:
@@ -308,27 +214,16 @@ def list_sessions(
             queries.LIST_SESSIONS_BY_STATUS,
             {"status": status.value, "after": after, "limit": limit},
         )
-    return [_summary(count, codec.decode_header(header)) for count, header in rows]
+    return [codec.decode_summary(header, count) for count, header in rows]
 
 
 def history(conn: sqlite3.Connection, session_id: str, limit: int | None) -> list[HistoryEntry]:
     rows = conn.execute(
         queries.SELECT_HISTORY, (session_id, -1 if limit is None else limit)
     ).fetchall()
-    # Entries share logs: read each log once, up to the longest prefix any entry needs.
-    longest: dict[int, int] = {}
-    for *_, log_id, count, _header in rows:
-        longest[log_id] = max(count, longest.get(log_id, 0))
+    longest = codec.longest_prefixes(rows)
     logs = {log_id: _messages(conn, log_id, count) for log_id, count in longest.items()}
-    return [
-        HistoryEntry(
-            step,
-            saved_at,
-            Status(status),
-            Checkpoint.from_header(codec.decode_header(header), logs[log_id][:count]),
-        )
-        for step, saved_at, status, log_id, count, header in rows
-    ]
+    return codec.decode_history(rows, logs)
 
 
 def session_ids(conn: sqlite3.Connection, after: str, limit: int) -> list[str]:
@@ -358,38 +253,21 @@ def import_session(
     conn.executemany(queries.INSERT_EVENT, [(session_id, e.seq, e.data) for e in events])
     if events:
         conn.execute(queries.UPSERT_EVENT_LOG, {"session_id": session_id, "kept": len(events)})
-    # The log the previous checkpoint is a prefix of (0: none yet), and its messages.
-    log_id, log = 0, []
-    for cp in history:
-        log_id, log = _log_after(conn, session_id, log_id, log, cp.messages)
+    checkpoints = [*history, *([latest] if latest else [])]
+    log_id = 0
+    for i, (cp, step) in enumerate(zip(checkpoints, importing.log_steps(checkpoints))):
+        if step.new_log:
+            log_id = _new_log(conn, session_id)
+        bodies = [codec.encode_message(m) for m in step.messages]
+        conn.executemany(
+            queries.INSERT_MESSAGE, ((log_id, step.start + k, b) for k, b in enumerate(bodies))
+        )
         row = _session_row(session_id, log_id, cp, codec.encode_header(cp))
-        conn.execute(queries.INSERT_HISTORY, row)
-    if latest is not None:
-        log_id, log = _log_after(conn, session_id, log_id, log, latest.messages)
-        row = _session_row(session_id, log_id, latest, codec.encode_header(latest))
-        conn.execute(queries.UPSERT_SESSION, row)
+        conn.execute(queries.INSERT_HISTORY if i < len(history) else queries.UPSERT_SESSION, row)
 
 
-def _log_after(
-    conn: sqlite3.Connection, sid: str, log_id: int, log: list[Message], messages: list[Message]
-) -> tuple[int, list[Message]]:
-    """The log holding ``messages``: the previous one extended if they extend it."""
-    if log_id and extends(log, messages):
-        _append(conn, log_id, len(log), [codec.encode_message(m) for m in messages[len(log) :]])
-        return log_id, list(messages)
-    return _new_log(conn, sid, messages), list(messages)
-
-
-def _new_log(conn: sqlite3.Connection, sid: str, messages: list[Message]) -> int:
-    log_id: int = conn.execute(queries.INSERT_LOG, (sid,)).lastrowid  # type: ignore[assignment]
-    _append(conn, log_id, 0, [codec.encode_message(m) for m in messages])
-    return log_id
-
-
-def _append(conn: sqlite3.Connection, log_id: int, start: int, bodies: list[bytes]) -> None:
-    conn.executemany(
-        queries.INSERT_MESSAGE, ((log_id, start + i, body) for i, body in enumerate(bodies))
-    )
+def _new_log(conn: sqlite3.Connection, session_id: str) -> int:
+    return conn.execute(queries.INSERT_LOG, (session_id,)).lastrowid  # type: ignore[return-value]
 
 
 def _session_row(sid: str, log_id: int, cp: Checkpoint, header: str) -> dict[str, Any]:
@@ -421,13 +299,3 @@ def _messages(conn: sqlite3.Connection, log_id: int, count: int) -> list[Message
     ]
 
 
-def _summary(message_count: int, h: dict[str, Any]) -> SessionSummary:
-    return SessionSummary(
-        h["session_id"],
-        Status(h["status"]),
-        FinishReason(h["finish_reason"]),
-        h["step_index"],
-        message_count,
-        h["approval_id"],
-        h["updated_at"],
-    )

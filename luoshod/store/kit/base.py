@@ -38,7 +38,6 @@ from ...domain import (
     EventPage,
     HistoryEntry,
     Lease,
-    Message,
     SessionSummary,
     Status,
     StoredEvent,

@@ -30,7 +30,17 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ...domain import AgentSpec, Checkpoint, Message, Role, ToolCall
+from ...domain import (
+    AgentSpec,
+    Checkpoint,
+    FinishReason,
+    HistoryEntry,
+    Message,
+    Role,
+    SessionSummary,
+    Status,
+    ToolCall,
+)
 from ...errors import StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
@@ -70,6 +80,51 @@ def decode_header(data: str | bytes) -> dict[str, Any]:
     if not (isinstance(found, int) and 0 <= found <= FORMAT_VERSION):
         raise newer_format(found, "a checkpoint header")
     return h
+
+
+def decode_checkpoint(header: str | bytes, messages: list[Message]) -> Checkpoint:
+    """The checkpoint of a stored header over ``messages`` (see :func:`decode_header`)."""
+    return Checkpoint.from_header(decode_header(header), messages)
+
+
+def decode_summary(header: str | bytes, message_count: int) -> SessionSummary:
+    """The session summary of a stored header (see :func:`decode_header`)."""
+    h = decode_header(header)
+    return SessionSummary(
+        h["session_id"],
+        Status(h["status"]),
+        FinishReason(h["finish_reason"]),
+        h["step_index"],
+        message_count,
+        h["approval_id"],
+        h["updated_at"],
+    )
+
+
+#: A history row as the SQL drivers read it: step, saved_at, status, log id, message
+#: count, header.
+HistoryRow = tuple[int, float, str, int, int, "str | bytes"]
+
+
+def longest_prefixes(rows: Sequence[HistoryRow]) -> dict[int, int]:
+    """Log → the most messages any of ``rows`` reads of it: entries share logs, so each is
+    read once, that far."""
+    longest: dict[int, int] = {}
+    for *_, log_id, count, _header in rows:
+        longest[log_id] = max(count, longest.get(log_id, 0))
+    return longest
+
+
+def decode_history(
+    rows: Sequence[HistoryRow], logs: dict[int, list[Message]]
+) -> list[HistoryEntry]:
+    """The entries of ``rows``, each over its prefix of ``logs`` (log id → messages)."""
+    return [
+        HistoryEntry(
+            step, saved_at, Status(status), decode_checkpoint(header, logs[log_id][:count])
+        )
+        for step, saved_at, status, log_id, count, header in rows
+    ]
 
 
 def newer_format(found: object, what: str) -> StoreError:

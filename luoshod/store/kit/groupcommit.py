@@ -15,9 +15,12 @@ event loop is woken once per batch, not once per write.
 A driver whose library is itself async (PostgreSQL) needs no thread: its batches go
 through :class:`AsyncGroupCommit`, one task that writes a batch while the next one queues.
 
-A batch that does not fit as a whole (``apply`` raises ``StoreFull``) is written again
-save by save, each in its own transaction, so that the saves that fit still land and only
-the others fail (:func:`apply_or_split`); a driver's ``apply`` need not know.
+On the database thread, a batch that does not fit as a whole (``apply`` raises
+``StoreFull``: an LMDB map at its ``max_map_size``, a full disk) is written again save by
+save, each in its own transaction, so that the saves that fit still land and only the
+others fail (:func:`apply_or_split`); a driver's ``apply`` need not know. (A database
+server that is full refuses small transactions as well as large ones: the batches of
+:class:`AsyncGroupCommit` are not split.)
 """
 
 from __future__ import annotations
@@ -198,23 +201,6 @@ def apply_or_split(apply: Callable[[list[Queued[P]]], None], batch: list[Queued[
                 item.error = e
 
 
-async def apply_or_split_async(
-    apply: Callable[[list[Queued[P]]], Awaitable[None]], batch: list[Queued[P]]
-) -> None:
-    """:func:`apply_or_split` for an async ``apply``."""
-    try:
-        await apply(batch)
-    except StoreFull:
-        if len(batch) == 1:
-            raise
-        for item in batch:
-            item.error = None
-            try:
-                await apply([item])
-            except Exception as e:  # noqa: BLE001 - this save alone failed
-                item.error = e
-
-
 def settle(batch: list[Queued[P]]) -> None:
     """Wake the callers of a batch: each gets its ``error`` or ``None``."""
     for item in batch:
@@ -279,7 +265,7 @@ class AsyncGroupCommit(Generic[P]):
                 await asyncio.sleep(0)
                 batch, self._queue = self._queue, []
                 try:
-                    await apply_or_split_async(self._apply, batch)
+                    await self._apply(batch)
                 except Exception as e:  # the whole batch failed, nothing was written
                     for item in batch:
                         item.error = e

@@ -4,7 +4,7 @@ imported, what of it is kept, and which checkpoints share a message log."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ...domain import Approval, Checkpoint, HistoryEntry, Message, StoredEvent
 
@@ -62,6 +62,32 @@ def check_import(
 def newest(items: Sequence[T], limit: int) -> list[T]:
     """The newest ``limit`` of ``items`` (oldest first), none when ``limit`` is 0."""
     return list(items[max(0, len(items) - limit) :]) if limit else []
+
+
+class LogStep(NamedTuple):
+    """How one imported checkpoint's transcript is written: ``messages`` appended at
+    ``start`` of the previous checkpoint's log, or of a new log (``new_log``, ``start``
+    0, every message)."""
+
+    new_log: bool
+    start: int
+    messages: Sequence[Message]
+
+
+def log_steps(checkpoints: Sequence[Checkpoint]) -> list[LogStep]:
+    """The logs of checkpoints written one after the other (an import's history, oldest
+    first, then its latest): one whose transcript extends the previous one's shares its
+    log, as saves do; any other starts a new log."""
+    steps = []
+    previous: Sequence[Message] | None = None
+    for cp in checkpoints:
+        messages = cp.messages
+        if previous is not None and extends(previous, messages):
+            steps.append(LogStep(False, len(previous), messages[len(previous) :]))
+        else:
+            steps.append(LogStep(True, 0, messages))
+        previous = messages
+    return steps
 
 
 def extends(prefix: Sequence[Message], messages: Sequence[Message]) -> bool:

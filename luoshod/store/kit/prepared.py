@@ -1,7 +1,7 @@
-"""A save or an event append as the SQL drivers (SQLite, PostgreSQL) queue it for group
-commit: encoded on the caller's thread or task, before it is queued, so the database side
-only runs statements. A message body is the binary form of :mod:`.codec`; a header or an
-approval is compact JSON."""
+"""A save or an event append as the durable drivers queue it for group commit: encoded on
+the caller's thread or task, before it is queued, so the database side only writes. A
+message body is the binary form of :mod:`.codec`; a header or an approval is compact
+JSON."""
 
 from __future__ import annotations
 
@@ -116,12 +116,13 @@ class QueuedWrites(Store):
     """``save`` and ``append_events`` of a driver that hands :class:`Prepared` writes to
     its group commit (``self._saves``): encoded here, on the caller's side, then queued
     and acknowledged once committed. :meth:`_before_write` may refuse a write first (a
-    store that is not open)."""
+    store that is not open, an id the driver cannot store)."""
 
     _saves: _Queue
 
-    def _before_write(self, what: str) -> None:
-        """Raise ``StoreError`` when no write can be taken now; by default every one is."""
+    def _before_write(self, what: str, payload: Prepared) -> None:
+        """Raise (``StoreError``, ``InvalidArgument``) when ``payload`` cannot be queued
+        now; by default every write can."""
 
     async def save(
         self,
@@ -143,7 +144,7 @@ class QueuedWrites(Store):
             claim=claim,
             lease=lease,
         )
-        self._before_write("save")
+        self._before_write("save", prepared)
         await self._saves.submit(prepared)
 
     async def append_events(
@@ -151,8 +152,7 @@ class QueuedWrites(Store):
     ) -> None:
         if not events:
             return
-        self._before_write("append_events")
+        prepared = PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
+        self._before_write("append_events", prepared)
         # Through the group commit: one transaction with the saves.
-        await self._saves.submit(
-            PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
-        )
+        await self._saves.submit(prepared)

@@ -1,0 +1,195 @@
+"""The plan of a batch of queued writes: which are refused, and what the others write.
+
+Every durable driver commits a batch of saves and appends (:mod:`.prepared`, queued by
+:mod:`.groupcommit`) in one transaction the same way: it reads, inside that transaction,
+what the batch is checked against (:func:`reads` says which keys), hands it to
+:func:`plan_batch` as :class:`Stored`, and writes the :class:`Plan` it gets back. The plan
+is pure: no I/O, so the rules live here once and each driver only translates rows.
+
+The rules, in queue order, each write checked against what is stored and the writes of the
+batch before it:
+
+- refused (``item.error`` set, nothing of it written): a write under a lease whose token
+  is not the session's current one (``LeaseLost``), then a save claiming an approval that
+  is not pending for its session (``ApprovalNotFound``), then a save whose version is not
+  the stored one + 1 (``LeaseLost``) — :func:`.prepared.refusal`;
+- a save whose ``stored_messages`` is what the session's log holds appends the new
+  messages to that log; any other (a new session, one recreated after a delete, a
+  rewritten transcript) starts a new log with all its messages;
+- each session's history is pruned to the limit of its last save;
+- a claimed approval is removed, a save's approval stored;
+- an event is appended when its seq is above the log's last (else it is already logged);
+  a log keeps its newest ``event_log_limit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ...domain import StoredEvent
+from . import codec
+from .groupcommit import Queued
+from .prepared import Prepared, PreparedEvents, PreparedSave, refusal
+
+
+class Reads(NamedTuple):
+    """The keys a batch is checked against (each sorted, without repeats)."""
+
+    #: Sessions written under a lease: their fencing tokens.
+    fenced: list[str]
+    #: Sessions saved: their latest checkpoint (version, message count, log).
+    saved: list[str]
+    #: Approvals claimed: the session each is pending for, if it is.
+    claims: list[str]
+    #: Sessions given events: their event log (events kept, last seq).
+    logged: list[str]
+
+
+def reads(batch: Sequence[Queued[Prepared]]) -> Reads:
+    """What a driver reads, in its write transaction, before :func:`plan_batch`."""
+    writes = [item.payload for item in batch]
+    saves = [p for p in writes if isinstance(p, PreparedSave)]
+    return Reads(
+        sorted({p.session_id for p in writes if p.lease is not None}),
+        sorted({p.session_id for p in saves}),
+        sorted({p.claim for p in saves if p.claim is not None}),
+        sorted({p.session_id for p in writes if p.events}),
+    )
+
+
+class Head(NamedTuple):
+    """What a session's latest stored checkpoint says of its log."""
+
+    version: int
+    #: How many messages of its log it reads.
+    count: int
+
+
+@dataclass(slots=True)
+class Stored:
+    """What the store holds for the keys of :func:`reads`; a key it has nothing of is
+    left out."""
+
+    #: Session → its current fencing token.
+    tokens: dict[str, int] = field(default_factory=dict)
+    #: Session → its latest checkpoint.
+    heads: dict[str, Head] = field(default_factory=dict)
+    #: Approval → the session it is pending for.
+    pending: dict[str, str] = field(default_factory=dict)
+    #: Session → (events its log keeps, the last seq; 0 for none).
+    event_logs: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class PlannedSave:
+    """A save that goes through: write ``bodies`` at ``start`` of the session's log (a new
+    log when ``new_log``, else the one its latest checkpoint reads), then its header."""
+
+    save: PreparedSave
+    new_log: bool
+    start: int
+    bodies: list[bytes]
+
+
+@dataclass(slots=True, frozen=True)
+class PlannedEvents:
+    """What a session's event log becomes: ``new`` appended, then its ``drop`` oldest
+    events deleted; ``kept`` are left (0: the log is gone, and ``existed`` says whether
+    it had a row to remove)."""
+
+    session_id: str
+    new: list[StoredEvent]
+    drop: int
+    kept: int
+    existed: bool
+
+
+@dataclass(slots=True)
+class Plan:
+    #: The saves that go through, in queue order.
+    saves: list[PlannedSave] = field(default_factory=list)
+    #: Sessions that start a new log over an older one (which may fall out of use).
+    rewritten: set[str] = field(default_factory=set)
+    #: Session → the history limit of its last save (its history is pruned to it).
+    history_limits: dict[str, int] = field(default_factory=dict)
+    #: Approval → (its session, its JSON), or (its session, ``None``): claimed, removed.
+    approvals: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    #: The event logs that change.
+    events: list[PlannedEvents] = field(default_factory=list)
+
+
+def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
+    """The plan of ``batch`` against ``stored`` (see the module's rules); sets
+    ``item.error`` on each refused write (``None`` on the others)."""
+    plan = Plan()
+    heads = dict(stored.heads)
+    pending = dict(stored.pending)
+    logs = _EventLogs(stored.event_logs)
+    for item in batch:
+        p = item.payload
+        head = heads.get(p.session_id)
+        item.error = refusal(
+            p,
+            token=stored.tokens.get(p.session_id),
+            pending=pending,
+            stored_version=head.version if head else 0,
+        )
+        if item.error is not None:
+            continue
+        if isinstance(p, PreparedEvents):
+            logs.add(p.session_id, p.events, p.event_log_limit)
+            continue
+        cp, sid = p.checkpoint, p.session_id
+        count = len(cp.messages)
+        if head is not None and p.stored_messages == head.count and count >= p.stored_messages:
+            plan.saves.append(PlannedSave(p, False, p.stored_messages, p.new_bodies))
+        else:
+            bodies = [codec.encode_message(m) for m in cp.messages]
+            plan.saves.append(PlannedSave(p, True, 0, bodies))
+            if head is not None:
+                plan.rewritten.add(sid)
+        heads[sid] = Head(cp.version, count)
+        plan.history_limits[sid] = p.history_limit
+        if p.claim is not None:
+            del pending[p.claim]
+            plan.approvals[p.claim] = (sid, None)
+        if p.approval is not None:
+            pending[p.approval.approval_id] = sid
+            plan.approvals[p.approval.approval_id] = (sid, p.approval_body)
+        if p.events:
+            logs.add(sid, p.events, p.event_log_limit)
+    plan.events = logs.planned()
+    return plan
+
+
+class _EventLogs:
+    """The event logs of a batch as it goes: each checked against its last seq."""
+
+    def __init__(self, stored: dict[str, tuple[int, int]]) -> None:
+        self.stored = stored
+        self.last = {sid: last for sid, (_, last) in stored.items()}
+        self.new: dict[str, list[StoredEvent]] = {}
+        self.limits: dict[str, int] = {}
+
+    def add(self, sid: str, events: Sequence[StoredEvent], limit: int) -> None:
+        last = self.last.get(sid, 0)
+        new = self.new.setdefault(sid, [])
+        for e in events:
+            if e.seq > last:  # else already logged
+                new.append(e)
+                last = e.seq
+        self.last[sid] = last
+        self.limits[sid] = limit
+
+    def planned(self) -> list[PlannedEvents]:
+        planned = []
+        for sid, new in self.new.items():
+            limit = self.limits[sid]
+            new = new[max(0, len(new) - limit) :] if limit else []  # the rest go at once
+            stored_kept = self.stored.get(sid, (0, 0))[0]
+            kept = stored_kept + len(new)
+            drop = max(0, kept - limit)
+            planned.append(PlannedEvents(sid, new, drop, kept - drop, sid in self.stored))
+        return planned
