@@ -368,42 +368,52 @@ async def test_watch_follows_a_live_run(address: str) -> None:
         async for event in run:
             if event.type == "tool.call":
                 break
-        # The run waits for the tool: a watch now replays, then follows to run.done.
-        watched = asyncio.create_task(collect(client.watch("w-2", after_seq=1)))
-        await asyncio.sleep(0.1)
+        # The run waits for the tool: a watch now replays, then follows to run.done. The
+        # daemon subscribes a watch before it replays, so once the first replayed event is
+        # here the rest of the run can only reach the watch live.
+        replayed = asyncio.Event()
+        events: list[agent_pb2.Event] = []
+
+        async def follow() -> None:
+            async for event in client.watch("w-2", after_seq=1):
+                events.append(event)
+                replayed.set()
+
+        watched = asyncio.create_task(follow())
+        await asyncio.wait_for(replayed.wait(), 10)
         gate.set()
         result = await run
-        events = await asyncio.wait_for(watched, 10)
+        await asyncio.wait_for(watched, 10)
 
     assert events == result.events[1:]
     assert events[-1].type == "run.done"
 
 
-async def collect(watch: lc.AsyncWatch) -> list[agent_pb2.Event]:
-    return [event async for event in watch]
-
-
 async def test_a_following_watch_spans_runs_until_closed(address: str) -> None:
     async with AsyncClient(address) as client:
         first = await client.execute("w-3", "go", agent=ADD, tools={"add": add})
-        watch = client.watch("w-3", after_seq=first.events[-1].seq, follow=True)
+        # From one before the first run's last event: that one is replayed, and the daemon
+        # subscribes a watch before it replays, so the second run can only come live.
+        watch = client.watch("w-3", after_seq=first.events[-1].seq - 1, follow=True)
         received: list[agent_pb2.Event] = []
+        subscribed = asyncio.Event()
         second_done = asyncio.Event()
 
         async def follow() -> None:
             async for event in watch:
                 received.append(event)
-                if event.type == "run.done":
+                subscribed.set()
+                if event.type == "run.done" and len(received) > 1:
                     second_done.set()
 
         task = asyncio.create_task(follow())
-        await asyncio.sleep(0.1)
+        await asyncio.wait_for(subscribed.wait(), 10)
         second = await client.execute("w-3", "again", agent=ADD, tools={"add": add})
         await asyncio.wait_for(second_done.wait(), 10)
         await watch.aclose()  # from another task: its loop just ends
         await asyncio.wait_for(task, 10)
 
-    assert received == second.events
+    assert received == [first.events[-1], *second.events]
     assert watch.last_seq == second.events[-1].seq
 
 
