@@ -4,6 +4,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
+# The JSON API and web console (luoshod/http/); HTTP= turns it off.
+HTTP   ?= 127.0.0.1:8080
 STORE  ?= lmdb:.luoshod/store
 # Go tools (grpcurl, the protoc plugins genproto.py installs) live in a project-local GOBIN.
 GO      ?= go
@@ -13,7 +15,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test test-go test-ts test-java postgres bench bench-store proto clean
+.PHONY: run test test-go test-ts test-java postgres chromium bench bench-store proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +31,8 @@ $(STAMP): $(PY) pyproject.toml clients/python/pyproject.toml $(DRIVERS:%=%/pypro
 ## run: create .venv, install, and start the daemon on its embedded store under ./.luoshod/
 run: $(STAMP)
 	mkdir -p .luoshod
-	$(VENV)/bin/luoshod serve --listen $(LISTEN) --store $(STORE) --scripts-dir examples/scripts
+	$(VENV)/bin/luoshod serve --listen $(LISTEN) --store $(STORE) --scripts-dir examples/scripts \
+	  $(if $(HTTP),--http-listen $(HTTP))
 
 # The real grpcurl for tests/test_grpcurl.py; installed once, skipped when present.
 $(GRPCURL):
@@ -44,7 +47,7 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 # The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
 # pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
 # lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml).
-test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres
+test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres chromium
 	cd $(TS) && npm run -s build && npm run -s build:test
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
@@ -56,6 +59,11 @@ test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres
 # Quick, and needs no network, when they are installed.
 postgres: $(STAMP)
 	$(PY) tests/postgres_server.py install
+
+## chromium: Debian's Chromium for the web console's browser tests (Playwright drives it;
+# it never downloads a browser of its own). Quick, and needs no network, when installed.
+chromium: $(STAMP)
+	$(PY) tests/http/browser.py install
 
 ## test-go: go vet and the Go client's tests against a daemon
 # -count=1: the Go tests drive a Python daemon whose changes go's test cache cannot see.

@@ -155,6 +155,8 @@ async def _serve(config: Config) -> int:
     print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
     if daemon.observe.metrics_address:
         print(f"luoshod metrics on http://{daemon.observe.metrics_address}/metrics", flush=True)
+    if daemon.http is not None:
+        print(f"luoshod console on {daemon.http.url}/", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -26,12 +26,13 @@ export async function compareView(root, { params }) {
   }
   const diverged = c.diverged_at === undefined || c.diverged_at === null ? null : Number(c.diverged_at);
   const d = c.drift || {};
+  const finish = (r) => (reasonName(r) === "unspecified" ? "none yet" : reasonName(r));
   replace(out,
     h("p", { class: diverged === null ? "notice" : "notice warn", id: "diverged" },
       diverged === null ? "The two runs take the same steps." : `They diverge at step ${diverged + 1}.`),
     h("dl", { class: "facts", id: "drift-summary" },
       h("dt", {}, "steps"), h("dd", {}, `${d.steps_a} vs ${d.steps_b}`),
-      h("dt", {}, "finish"), h("dd", {}, `${reasonName(d.finish_reason_a)} vs ${reasonName(d.finish_reason_b)}`),
+      h("dt", {}, "finish"), h("dd", {}, `${finish(d.finish_reason_a)} vs ${finish(d.finish_reason_b)}`),
       h("dt", {}, "tool order"), h("dd", {}, d.tool_order_changed ? `${(d.tool_order_a || []).join(", ")} vs ${(d.tool_order_b || []).join(", ")}` : "the same"),
       (d.arguments || []).length ? [h("dt", {}, "arguments"), h("dd", {}, (d.arguments || []).map((x) =>
         h("div", {}, `step ${x.step + 1} ${x.tool}: `, h("code", {}, x.arguments_json_a), " vs ", h("code", {}, x.arguments_json_b))))] : null),

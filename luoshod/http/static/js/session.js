@@ -22,8 +22,8 @@ export async function sessionView(root, { arg: sessionId, params }) {
     head, drift, runPanel,
     h("div", { class: "columns" },
       h("section", { class: "main" }, h("h2", {}, "Timeline"), banner, timeline),
-      h("aside", {}, scrubber, forkPanel,
-        h("section", { class: "card" }, h("h2", {}, "Events ", liveState), eventsList))));
+      h("aside", {}, scrubber,
+        h("section", { class: "card" }, h("h2", {}, "Events ", liveState), eventsList), forkPanel)));
 
   let checkpoint = null;
   let entries = []; // oldest first
@@ -36,12 +36,19 @@ export async function sessionView(root, { arg: sessionId, params }) {
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) checkpoint = null; else throw err;
     }
+    const newest = () => (entries.length ? entries[entries.length - 1].version : null);
+    const before = newest();
     const history = await get(`/sessions/${enc(sessionId)}/history`, { page_size: 50, include_checkpoint: true });
     entries = history.entries.slice().reverse();
     renderHead();
-    renderScrubber();
-    renderTimeline();
+    // Only a new save redraws the scrubber and the fork form (which may be half filled).
+    if (!loaded || newest() !== before) {
+      renderScrubber();
+      renderTimeline();
+    }
+    loaded = true;
   }
+  let loaded = false;
 
   function renderHead() {
     if (!checkpoint) {
@@ -180,7 +187,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     seenEvents.push(ev);
     eventsList.append(eventItem(ev));
     while (eventsList.children.length > 200) eventsList.firstChild.remove();
-    eventsList.lastChild.scrollIntoView({ block: "nearest" });
+    eventsList.scrollTop = eventsList.scrollHeight; // the list scrolls, not the page
     if (ev.type === "agent.drift" || ev.type === "run.start") renderDrift();
     if (["model.turn", "tool.result", "run.done", "approval.requested", "step.done"].includes(ev.type)) refreshSoon();
   }

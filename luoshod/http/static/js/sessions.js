@@ -3,12 +3,13 @@
 import { ApiError, enc, get } from "./api.js";
 import { h, replace, statusBadge, usage, when } from "./dom.js";
 
-const PAGE_SIZE = 25;
+const PAGE_SIZE = 25; // #/sessions?size=N for another
 const STATUSES = [["", "all"], ["in-progress", "in progress"], ["awaiting-approval", "awaiting approval"], ["finished", "finished"]];
 
 export async function sessionsView(root, { params }) {
   const status = params.get("status") || "";
   const id = params.get("id") || "";
+  const size = Number(params.get("size")) || PAGE_SIZE;
   const tokens = [""]; // page tokens of the pages seen, for Previous
   const table = h("tbody");
   const pager = h("div", { class: "pager" });
@@ -26,6 +27,7 @@ export async function sessionsView(root, { params }) {
     const q = new URLSearchParams();
     if (statusSelect.value) q.set("status", statusSelect.value);
     if (idInput.value.trim()) q.set("id", idInput.value.trim());
+    if (size !== PAGE_SIZE) q.set("size", String(size));
     location.hash = `#/sessions${q.toString() ? "?" + q : ""}`;
   });
   statusSelect.addEventListener("change", () => form.requestSubmit());
@@ -50,7 +52,7 @@ export async function sessionsView(root, { params }) {
         rows = [];
       }
     } else {
-      const page = await get("/sessions", { status, page_size: PAGE_SIZE, page_token: tokens[pageIndex] });
+      const page = await get("/sessions", { status, page_size: size, page_token: tokens[pageIndex] });
       rows = page.sessions;
       next = page.next_page_token;
     }

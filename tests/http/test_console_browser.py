@@ -1,0 +1,330 @@
+"""The web console in a real headless Chromium (Debian's ``chromium``, driven by
+Playwright), against a real daemon on the SQLite store: list and filter sessions, watch a
+run's steps arrive live, approve from the inbox and see the run continue, reject with a
+note, fork from a step and compare, see an agent's drift, the token refused and accepted.
+
+Every page is checked for script errors, Content-Security-Policy violations and requests
+that leave the daemon's origin. The screenshots of docs/console/ (shown in the README) are
+taken by these tests. Without Chromium they are skipped, with the reason; in CI (``CI``
+set) they fail instead: `make test` installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import executable
+from conftest import Console, ConsoleFactory, refund_agent, trip_agent
+from luosho.v1 import agent_pb2 as pb
+from support import agent
+
+from luoshod.config import Secret
+
+try:
+    from playwright import async_api as playwright_api
+except ImportError:  # pragma: no cover - the dev extra installs it
+    playwright_api = None
+
+SHOTS = Path(__file__).parents[2] / "docs" / "console"
+TIMEOUT_MS = 10_000
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    if playwright_api is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs Playwright for Python for the console's tests: the dev extra installs it")
+        pytest.skip("no Playwright for Python: pip install -e '.[dev]'")
+    found = executable()
+    if found is None or not found.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI needs Chromium for the console's tests: `make test` installs Debian's chromium")
+        pytest.skip("no Chromium: install Debian's 'chromium' package (make test does), or set LUOSHOD_CHROMIUM")
+    return found
+
+
+class Browser:
+    """One headless Chromium with a page, recording what would make a page wrong."""
+
+    def __init__(self, page: Any, origin: str) -> None:
+        self.page = page
+        self.origin = origin
+        self.problems: list[str] = []
+        self.urls: list[str] = []
+        self.bytes = 0
+        page.on("pageerror", lambda e: self.problems.append(f"script error: {e}"))
+        # A refused request (a 404 the page asked for on purpose) is logged by the browser
+        # as "Failed to load resource"; what the daemon answered is checked below instead.
+        page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}")
+                if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
+        page.on("request", self._request)
+        page.on("response", self._response)
+
+    def _request(self, request: Any) -> None:
+        self.urls.append(request.url)
+        if not (request.url.startswith(self.origin + "/") or request.url.startswith("data:")):
+            self.problems.append(f"request outside the daemon's origin: {request.url}")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 500:
+            self.problems.append(f"{response.status} from {response.url}")
+        length = response.headers.get("content-length")
+        if length:
+            self.bytes += int(length)
+
+    async def goto(self, path: str) -> None:
+        await self.page.goto(self.origin + path)
+
+    async def text(self, selector: str) -> str:
+        return await self.page.locator(selector).inner_text(timeout=TIMEOUT_MS)
+
+    async def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        await self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
+
+    async def until(self, expression: str) -> None:
+        """Polls ``expression`` in the page until it is true (``wait_for_function`` would
+        evaluate a string in the page, which the console's CSP rightly forbids)."""
+        deadline = asyncio.get_running_loop().time() + TIMEOUT_MS / 1000
+        while not await self.page.evaluate(expression):
+            assert asyncio.get_running_loop().time() < deadline, f"never true: {expression}"
+            await asyncio.sleep(0.05)
+
+    def check(self) -> None:
+        assert self.problems == [], self.problems
+
+
+@pytest.fixture
+async def open_browser(chromium: Path) -> AsyncIterator[Any]:
+    async with playwright_api.async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
+        opened: list[Browser] = []
+
+        async def open_(console: Console) -> Browser:
+            context = await browser.new_context(viewport={"width": 1280, "height": 800}, device_scale_factor=1)
+            context.set_default_timeout(TIMEOUT_MS)
+            b = Browser(await context.new_page(), console.base)
+            opened.append(b)
+            return b
+
+        try:
+            yield open_
+        finally:
+            await browser.close()
+        for b in opened:
+            b.check()
+
+
+async def crashed_run(console: Console, session_id: str, spec: pb.AgentSpec | None = None) -> None:
+    """A run whose client died at its first tool call: the session is in progress."""
+    await console.app.run(session_id, "Plan a day in Lisbon", spec or trip_agent(), stop_at=lambda e: e.type == "tool.call")
+    await console.app.idle(session_id)
+
+
+async def answer_tools(console: Console, session_id: str, results: dict[str, Any]) -> None:
+    """The app: follows the session's events over gRPC and answers each tool call."""
+    async for resp in console.app.stub.Watch(pb.WatchRequest(session_id=session_id, follow=True)):
+        e = resp.event
+        if e.type == "tool.call":
+            await console.app.submit(session_id, e.tool_call.call.id, json.dumps(results[e.tool_call.call.name]))
+
+
+async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_browser: Any) -> None:
+    console = await make_console()
+    for i in (1, 2, 3):
+        await console.finished_trip(f"trip-{i}")
+    await console.paused_refund("refund-1")
+    await crashed_run(console, "crashed-1")
+    b = await open_browser(console)
+    await b.goto("/")
+    rows = b.page.locator("#sessions tbody tr")
+    await rows.nth(4).wait_for()
+    assert await rows.count() == 5
+    # Model and usage come per row from GetSession.
+    trip = b.page.locator('#sessions tr[data-session="trip-1"]')
+    await b.until("!document.querySelector('#sessions tr[data-session=\"trip-1\"] .usage').textContent.includes('…')")
+    assert await trip.locator(".model").inner_text() == "scripted:trip"
+    assert "tok" in await trip.locator(".usage").inner_text()
+    assert await trip.locator("[data-status]").inner_text() == "finished (stop)"
+    await b.shot("sessions")
+    assert b.bytes < 200_000, b.bytes  # the whole first page, data included
+
+    await b.page.select_option("#filter-status", "awaiting-approval")
+    await b.until("document.querySelectorAll('#sessions tbody tr').length === 1")
+    assert await b.text("#sessions tbody tr td a") == "refund-1"
+    await b.page.select_option("#filter-status", "in-progress")
+    await b.until(
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'crashed-1'")
+
+    await b.page.select_option("#filter-status", "")
+    await b.page.fill("#filter-id", "trip-2")
+    await b.page.click("#filters button[type=submit]")
+    await b.until(
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-2'")
+    await b.page.fill("#filter-id", "nobody")
+    await b.page.click("#filters button[type=submit]")
+    await b.page.locator("#sessions-note", has_text="No session nobody").wait_for()
+
+    # Pages of two: 5 sessions are three pages, Next and Previous walk them.
+    await b.goto("/#/sessions?size=2")
+    seen: list[str] = []
+    for page in range(3):
+        await b.until(f"document.querySelector('.pager span')?.textContent === 'page {page + 1}'")
+        seen += await b.page.locator("#sessions tbody tr").evaluate_all("rs => rs.map(r => r.dataset.session)")
+        if page < 2:
+            await b.page.click("#page-next")
+    assert await b.page.locator("#page-next").is_disabled()
+    assert sorted(seen) == ["crashed-1", "refund-1", "trip-1", "trip-2", "trip-3"]
+    await b.page.click("#page-prev")
+    await b.until("document.querySelector('.pager span')?.textContent === 'page 2'")
+
+
+async def test_a_session_shows_its_steps_live(make_console: ConsoleFactory, open_browser: Any) -> None:
+    console = await make_console()
+    b = await open_browser(console)
+    await b.goto("/#/session/live-1")
+    await b.page.wait_for_selector("#live-state.live-live")
+    events = b.page.locator("#events li")
+
+    async def weather(args: dict[str, Any]) -> dict[str, Any]:
+        # The app answers only once the page shows the call: the run cannot finish unless
+        # the page follows it live.
+        await events.filter(has_text="tool.call").wait_for()
+        assert await b.page.locator('#timeline .call[data-call="call_0_0"] .muted').inner_text() == "no result yet"
+        return {"city": args["city"], "sky": "sunny", "celsius": 24}
+
+    log = await console.app.run("live-1", "Plan a day in Lisbon", trip_agent(), {"get_weather": weather})
+    assert log.done is not None
+    await events.filter(has_text="run.done").wait_for()
+    await b.page.locator("#timeline .step", has_text="Lisbon is sunny today.").wait_for()
+    assert await b.page.locator("#timeline .step").count() == 2
+    result = await b.text('#timeline .call[data-call="call_0_0"] .result')
+    assert json.loads(result.removeprefix("→ ")) == {"city": "Lisbon", "sky": "sunny", "celsius": 24}
+    assert "finished" in await b.text("#session-head h1")
+    seqs = await events.evaluate_all("ls => ls.map(l => Number(l.dataset.seq))")
+    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) == len(log.events)
+    await b.shot("session")
+
+    # The scrubber: the first save had the model's first turn and no result yet.
+    await b.page.locator("#scrubber").fill("0")
+    assert "step 1" in await b.text("#scrub-note")
+    assert await b.page.locator("#timeline .step").count() == 1
+    assert await b.page.locator('#timeline .call[data-call="call_0_0"] .result').count() == 0
+    await b.page.click("#scrub-note button")
+    await b.page.locator("#timeline .step").nth(1).wait_for()
+
+
+async def test_approve_from_the_inbox_and_the_run_goes_on(make_console: ConsoleFactory, open_browser: Any) -> None:
+    console = await make_console()
+    await console.paused_refund("refund-1")
+    await console.paused_refund("refund-2")
+    app = asyncio.create_task(answer_tools(console, "refund-1", {"refund": {"refunded": 42}}))
+    try:
+        b = await open_browser(console)
+        await b.goto("/#/approvals")
+        cards = b.page.locator("#inbox .approval")
+        await cards.nth(1).wait_for()
+        assert await cards.evaluate_all("cs => cs.map(c => c.dataset.session)") == ["refund-1", "refund-2"]
+        card = cards.nth(0)
+        assert await card.locator(".tool").inner_text() == "refund"
+        assert json.loads(await card.locator(".args").inner_text()) == {"order": 42}
+        assert "no expiry" in await card.inner_text()
+        await card.locator("textarea.note").fill("ok by Ana")
+        await b.shot("approvals")
+        await card.locator("button.approve").click()
+        await card.locator(".outcome .result", has_text="is finished (stop)").wait_for()
+        assert "Done with the refund." in await card.locator(".outcome .result").inner_text()
+        assert await card.locator('.events li[data-type="tool.result"]').count() == 1
+    finally:
+        app.cancel()
+    cp = await console.app.get("refund-1")
+    assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
+    assert json.loads(next(m.content for m in cp.messages if m.role == pb.ROLE_TOOL)) == {"refunded": 42}
+
+
+async def test_reject_with_a_note(make_console: ConsoleFactory, open_browser: Any) -> None:
+    console = await make_console()
+    await console.paused_refund("refund-2")
+    b = await open_browser(console)
+    await b.goto("/#/approvals")
+    card = b.page.locator('#inbox .approval[data-session="refund-2"]')
+    await card.locator("textarea.note").fill("no receipt")
+    await card.locator("button.reject").click()
+    await card.locator(".outcome .result", has_text="Rejected: session refund-2 is finished (stop)").wait_for()
+    cp = await console.app.get("refund-2")
+    rejection = json.loads(next(m.content for m in cp.messages if m.role == pb.ROLE_TOOL))
+    assert rejection["rejected"] is True and rejection["note"] == "no receipt"
+    # Gone from the inbox once decided.
+    await b.goto("/#/compare")
+    await b.goto("/#/approvals")
+    await b.page.locator("#inbox-empty").wait_for()
+
+
+async def test_fork_from_a_step_and_compare(make_console: ConsoleFactory, open_browser: Any) -> None:
+    console = await make_console()
+    await console.finished_trip("trip-1")
+    b = await open_browser(console)
+    await b.goto("/#/session/trip-1")
+    await b.page.locator("#scrubber").wait_for()
+    await b.page.locator("#scrubber").fill("1")  # the save of step 1 with its result
+    assert "Fork from step 1" in await b.text("#fork h2")
+    await b.page.select_option("#fork-call", "call_0_0")
+    await b.page.fill("#fork-result", '{"city": "Lisbon", "sky": "rain"}')
+    await b.page.click("#fork-form button[type=submit]")
+    await b.page.wait_for_url("**/#/session/trip-1.fork-1?forked_from=trip-1")
+    await b.page.locator("#session-head h1", has_text="in-progress").wait_for()
+    result = await b.text('#timeline .call[data-call="call_0_0"] .result')
+    assert json.loads(result.removeprefix("→ "))["sky"] == "rain"
+
+    await b.page.click("#compare-with-source")
+    await b.page.locator("#diverged", has_text="They diverge at step 1.").wait_for()
+    assert await b.page.locator(".side-by-side .step.diverged").count() == 2
+    assert "rain" in await b.page.locator(".side-by-side section").nth(1).locator(".step.diverged .result").inner_text()
+    assert "2 vs 1" in await b.text("#drift-summary")
+    await b.shot("compare")
+    source = await console.app.get("trip-1")
+    assert source.status == pb.CHECKPOINT_STATUS_FINISHED  # untouched (R40)
+
+
+async def test_a_resume_that_drifted_shows_the_agents_diff(make_console: ConsoleFactory, open_browser: Any) -> None:
+    console = await make_console()
+    await crashed_run(console, "drift-1")
+    other = agent([{"text": "done"}], ["get_weather", "get_forecast"], instructions="You are a travel agent.",
+                  model="scripted:trip-v2")
+    log = await console.app.run("drift-1", None, other, {"get_weather": lambda a: {"sky": "sunny"}}, resume=True)
+    assert "agent.drift" in log.types and log.done is not None, log.types
+    b = await open_browser(console)
+    await b.goto("/#/session/drift-1")
+    drift = b.page.locator("#drift .drift")
+    await drift.wait_for()
+    text = await drift.inner_text()
+    assert "scripted:trip → scripted:trip-v2" in text and "get_forecast" in text
+
+
+async def test_the_token_is_refused_then_accepted(make_console: ConsoleFactory, open_browser: Any) -> None:
+    token = "console-token-7c1d"
+    console = await make_console(token=token, auth_tokens=(Secret(token),))
+    await console.finished_trip("trip-1")
+    b = await open_browser(console)
+    await b.goto("/")
+    await b.page.locator("#login").wait_for()
+    assert await b.page.locator("#sessions").count() == 0
+    await b.shot("login")
+    await b.page.fill("#token", "wrong-token")
+    await b.page.click("#login button[type=submit]")
+    await b.page.locator("#login .error", has_text="TOKEN_INVALID").wait_for()
+    await b.page.fill("#token", token)
+    await b.page.click("#login button[type=submit]")
+    await b.page.locator('#sessions tr[data-session="trip-1"]').wait_for()
+    # Kept for the tab, sent as a header: never in a URL.
+    assert all(token not in url for url in b.urls), b.urls
+    assert await b.page.evaluate("sessionStorage.getItem('luoshod.token')") == token
+    await b.page.click("#signout")
+    await b.page.locator("#login").wait_for()
