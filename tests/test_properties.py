@@ -1,5 +1,6 @@
-"""Round-trip properties, with Hypothesis: the embedded drivers' message codec, the
-checkpoint header's JSON, the stores' page tokens and the History offsets, and proto ⇄ domain message conversion."""
+"""Properties, with Hypothesis: round trips of the drivers' codec (and its format version),
+the checkpoint header's JSON, the stores' page tokens, the History offsets and proto ⇄
+domain message conversion; and the batch plan every durable driver writes."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from luosho.v1 import agent_pb2 as pb
 
-from luoshod.domain import AgentSpec, Checkpoint, Message, Role, ToolCall, ToolSpec
-from luoshod.errors import InvalidArgument, StoreError
+from luoshod.domain import AgentSpec, Checkpoint, Message, Role, StoredEvent, ToolCall, ToolSpec
+from luoshod.errors import InvalidArgument, LeaseLost, StoreError
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
-from luoshod.store.kit import decode_page_token, encode_page_token
+from luoshod.store.kit import decode_page_token, encode_page_token, planning
+from luoshod.store.kit.groupcommit import Queued
+from luoshod.store.kit.prepared import PreparedEvents, prepare
 from luoshod.store.kit.codec import (
     FORMAT_VERSION,
     decode_header,
@@ -198,3 +201,74 @@ def test_codec_fields_beyond_16_bits_fail_loudly() -> None:
     with pytest.raises(Exception):  # noqa: B017, PT011 - struct.error today
         encode_message(Message(Role.TOOL, "{}", (), "x" * 70_000, "t"))
     assert pb.Message  # the proto carries such strings happily
+
+
+# -- the batch plan every durable driver writes (luoshod.store.kit.planning) -------------
+
+
+def _queued(payload: object) -> Queued:  # type: ignore[type-arg]
+    return Queued(payload, None)  # type: ignore[arg-type]  # no caller waits here
+
+
+@PROPERTIES
+@given(
+    st.integers(0, 5),
+    st.integers(0, 10),
+    st.lists(st.lists(st.integers(1, 30), max_size=6), max_size=5),
+    st.integers(0, 8),
+)
+def test_the_plan_of_event_appends_is_the_log_model(
+    stored_kept: int, stored_last: int, appends: list[list[int]], limit: int
+) -> None:
+    """An event is appended when its seq is above the log's last; the log keeps its newest
+    ``limit``: what the plan writes and drops leaves exactly that."""
+    stored_kept = min(stored_kept, stored_last)
+    on_disk = list(range(stored_last - stored_kept + 1, stored_last + 1))
+    batch = [
+        _queued(PreparedEvents("s", tuple(StoredEvent(q, b"") for q in seqs), limit))
+        for seqs in appends
+    ]
+    logs = {"s": (stored_kept, stored_last)} if stored_kept else {}
+    stored = planning.Stored(event_logs=logs)
+    plan = planning.plan_batch(batch, stored)
+    model = list(on_disk)  # a log that keeps nothing has no last seq: any seq goes in
+    for q in (q for seqs in appends for q in seqs):
+        if q > (model[-1] if model else 0):
+            model.append(q)
+    model = model[max(0, len(model) - limit) :] if limit else []
+    assert all(item.error is None for item in batch)
+    if not appends:
+        assert plan.events == []
+        return
+    (log,) = plan.events
+    assert (on_disk + [e.seq for e in log.new])[log.drop :] == model
+    assert log.kept == len(model) and log.existed == bool(stored_kept)
+
+
+@PROPERTIES
+@given(st.integers(0, 3), st.lists(st.integers(0, 6), max_size=8))
+def test_the_plan_takes_the_saves_whose_versions_follow_in_queue_order(
+    stored_version: int, versions: list[int]
+) -> None:
+    """R7 inside one batch: a save goes through when its version is the stored one + 1,
+    counting the saves of the batch before it; the others are refused with LeaseLost."""
+    batch = [
+        _queued(prepare(Checkpoint("s", [Message(Role.USER, str(v))], version=v), 0, 5))
+        for v in versions
+    ]
+    heads = {"s": planning.Head(stored_version, 1)} if stored_version else {}
+    plan = planning.plan_batch(batch, planning.Stored(heads=heads))
+    expected, current = [], stored_version
+    for v in versions:
+        if v == current + 1:
+            expected.append(v)
+            current = v
+    assert [p.save.checkpoint.version for p in plan.saves] == expected
+    refused = [item for item in batch if item.error is not None]
+    assert len(refused) == len(versions) - len(expected)
+    assert all(isinstance(item.error, LeaseLost) for item in refused)
+    # Each save here says the store holds none of its messages: each starts a new log,
+    # and a log started over an older one (stored, or of a save before it) is "rewritten".
+    assert all(p.new_log and p.start == 0 for p in plan.saves)
+    over_older = len(expected) > 1 or (bool(expected) and bool(stored_version))
+    assert plan.rewritten == ({"s"} if over_older else set())

@@ -19,7 +19,6 @@ from ..domain import (
     Status,
     StoredEvent,
 )
-from ..errors import ApprovalNotFound, LeaseLost
 from .kit import (
     CONTRACT_VERSION,
     DEFAULT_HISTORY_LIMIT,
@@ -29,6 +28,7 @@ from .kit import (
     lease_lost,
 )
 from .kit.importing import log_steps
+from .kit.prepared import write_refusal
 
 
 @dataclass(slots=True)
@@ -92,22 +92,19 @@ class MemoryStore(Store):
     ) -> None:
         async with self._lock:
             sid = checkpoint.session_id
-            self._fence(lease)
             s = self._sessions.get(sid) or _Session()
-            if claim is not None:
-                pending = self._approvals.get(claim)
-                if pending is None or pending.session_id != sid:
-                    raise ApprovalNotFound(
-                        f"approval {claim!r} is not pending", approval_id=claim, session_id=sid
-                    )
-            stored_version = s.latest.header.version if s.latest else 0
-            if checkpoint.version != stored_version + 1:
-                raise LeaseLost(
-                    f"session {sid!r} was saved by another writer",
-                    session_id=sid,
-                    stored_version=stored_version,
-                    version=checkpoint.version,
-                )
+            pending = self._approvals.get(claim) if claim is not None else None
+            refused = write_refusal(
+                sid,
+                lease=lease,
+                token=self._token(sid),
+                claim=claim,
+                claimed_for=pending.session_id if pending else None,
+                version=checkpoint.version,
+                stored_version=s.latest.header.version if s.latest else 0,
+            )
+            if refused is not None:
+                raise refused
             self._sessions[sid] = s
             if claim is not None:
                 del self._approvals[claim]
@@ -143,12 +140,13 @@ class MemoryStore(Store):
                 s = self._sessions[session_id] = _Session()
             self._append(s, events)
 
+    def _token(self, session_id: str) -> int | None:
+        held = self._leases.get(session_id)
+        return held.token if held else None
+
     def _fence(self, lease: Lease | None) -> None:
-        if lease is None:
-            return
-        held = self._leases.get(lease.session_id)
-        if held is None or held.token != lease.token:
-            raise lease_lost(lease, held.token if held else None)
+        if lease is not None and self._token(lease.session_id) != lease.token:
+            raise lease_lost(lease, self._token(lease.session_id))
 
     async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         async with self._lock:

@@ -85,25 +85,47 @@ def refusal(
     pending: dict[str, str],
     stored_version: int,
 ) -> LeaseLost | ApprovalNotFound | None:
-    """Why a queued write is refused, checked in the contract's order (``Store.save``):
-    its lease against the session's current fencing ``token``, then (a save) its claim
-    against the ``pending`` approvals (id → session), then its version against the
-    ``stored_version``. ``None``: it goes through."""
-    if p.lease is not None and token != p.lease.token:
-        return lease_lost(p.lease, token)
+    """Why a queued write is refused (:func:`write_refusal`), its claim checked against
+    the ``pending`` approvals (id → session). ``None``: it goes through."""
     if isinstance(p, PreparedEvents):
-        return None
-    sid = p.session_id
-    if p.claim is not None and pending.get(p.claim) != sid:
+        return write_refusal(p.session_id, lease=p.lease, token=token)
+    return write_refusal(
+        p.session_id,
+        lease=p.lease,
+        token=token,
+        claim=p.claim,
+        claimed_for=pending.get(p.claim) if p.claim is not None else None,
+        version=p.checkpoint.version,
+        stored_version=stored_version,
+    )
+
+
+def write_refusal(
+    session_id: str,
+    *,
+    lease: Lease | None,
+    token: int | None,
+    claim: str | None = None,
+    claimed_for: str | None = None,
+    version: int | None = None,
+    stored_version: int = 0,
+) -> LeaseLost | ApprovalNotFound | None:
+    """Why a write of ``session_id`` is refused, checked in the contract's order
+    (``Store.save``): its ``lease`` against the session's current fencing ``token``, then
+    its ``claim`` (the session the approval is pending for: ``claimed_for``), then its
+    ``version`` (a save's) against the ``stored_version``. ``None``: it goes through."""
+    if lease is not None and token != lease.token:
+        return lease_lost(lease, token)
+    if claim is not None and claimed_for != session_id:
         return ApprovalNotFound(
-            f"approval {p.claim!r} is not pending", approval_id=p.claim, session_id=sid
+            f"approval {claim!r} is not pending", approval_id=claim, session_id=session_id
         )
-    if p.checkpoint.version != stored_version + 1:
+    if version is not None and version != stored_version + 1:
         return LeaseLost(
-            f"session {sid!r} was saved by another writer",
-            session_id=sid,
+            f"session {session_id!r} was saved by another writer",
+            session_id=session_id,
             stored_version=stored_version,
-            version=p.checkpoint.version,
+            version=version,
         )
     return None
 
