@@ -21,7 +21,9 @@ they call, named after them with a leading underscore (``_list_sessions``,
 ``_read_events``, ``_acquire_lease``…), each given a request already checked; the
 abstract ones are required, the others belong to an optional capability. ``load``,
 ``save``, ``delete``, ``append_events``, ``get_approval`` and the lease releases have
-nothing to share and are implemented directly.
+nothing to share and are implemented directly; a driver that group-commits its writes
+takes ``save`` and ``append_events`` from :class:`.prepared.QueuedWrites` and writes the
+plan of each batch (:mod:`.planning`).
 """
 
 from __future__ import annotations
@@ -151,11 +153,13 @@ class Store(abc.ABC):
         """Whether the store already holds data to open (without opening or creating it):
         ``luoshod store copy`` refuses a source that does not, rather than create an empty
         one at a mistyped path and report 0 sessions copied. ``True`` by default, for
-        drivers that cannot tell without connecting (PostgreSQL)."""
+        drivers that cannot tell without connecting (PostgreSQL). Raises nothing."""
         return True
 
     async def close(self) -> None:
-        """Release resources (:meth:`_close`, once per opening). Idempotent."""
+        """Release resources (:meth:`_close`, once per opening), after every write
+        already queued is committed (or failed, to its caller). Idempotent. Raises
+        ``StoreError`` when the resources cannot be released cleanly."""
         if self._opened:
             self._opened = False
             await self._close()
@@ -265,7 +269,8 @@ class Store(abc.ABC):
         session needs no checkpoint: its log is kept until a :meth:`delete` without
         ``keep_history``. Pruning costs O(new events), not a scan of the log. Durable when
         acknowledged on a DURABLE driver. ``lease`` fences the append as it fences
-        :meth:`save` (``LeaseLost``, nothing appended). Drivers without
+        :meth:`save` (``LeaseLost``, nothing appended). Raises ``StoreFull`` when the
+        store has no room, ``StoreError`` for any other failure. Drivers without
         ``Capability.EVENT_LOG`` raise ``NotImplementedError``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event log")
 
@@ -309,14 +314,16 @@ class Store(abc.ABC):
     async def release_lease(self, lease: Lease) -> None:
         """Give ``lease`` up now: the next :meth:`acquire_lease` by anyone is granted. The
         token is kept (the next lease gets a higher one). Does nothing when ``lease`` is
-        stale. Drivers without ``Capability.LEASES`` raise ``NotImplementedError``."""
+        stale. Raises ``StoreError`` when the store cannot be reached. Drivers without
+        ``Capability.LEASES`` raise ``NotImplementedError``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 
     async def release_leases_of(self, owner: str) -> int:
         """Release every live lease held by ``owner``; return how many. A daemon restarted
         under a stable name (unique among the live daemons) calls it at start: what its
         previous incarnation held is free at once instead of after the TTL. Tokens are
-        kept, so that incarnation, were it still alive, is fenced off. Drivers without
+        kept, so that incarnation, were it still alive, is fenced off. Raises
+        ``StoreError`` when the store cannot be reached. Drivers without
         ``Capability.LEASES`` raise ``NotImplementedError``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 
@@ -338,8 +345,9 @@ class Store(abc.ABC):
         raise NotImplementedError(f"{type(self).__name__} keeps no event log")
 
     async def get_approval(self, approval_id: str) -> Approval | None:
-        """The pending approval, or ``None`` when unknown or already claimed. Drivers
-        without ``Capability.APPROVALS`` raise ``NotImplementedError``."""
+        """The pending approval, or ``None`` when unknown or already claimed. Raises
+        ``StoreError`` when the store cannot be read. Drivers without
+        ``Capability.APPROVALS`` raise ``NotImplementedError``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no approvals")
 
     async def list_approvals(
