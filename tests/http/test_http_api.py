@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import Console, ConsoleFactory
+from console_kit import Console, ConsoleFactory
 from luosho.v1 import agent_pb2 as pb
 
 API = "/api/v1"

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-from conftest import Console, ConsoleFactory, trip_agent
+from console_kit import Console, ConsoleFactory, trip_agent
 from test_http_api import assert_error
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from certs import CA
-from conftest import ConsoleFactory, http_config
+from console_kit import ConsoleFactory, http_config
 from test_http_api import assert_error
 
 from luoshod.config import ConfigError, Secret

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ConsoleFactory
+from console_kit import ConsoleFactory
 
 README = Path(__file__).parents[2] / "README.md"
 ERROR = re.compile(r'"code": "[A-Z_]+", "reason": "[A-Z_]+"')
