@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -56,7 +56,6 @@ FIRST_EVENT_WAIT_S = 1.0
 #: A comment line this often keeps proxies from closing a quiet event stream.
 HEARTBEAT_S = 15.0
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: The app key of the service's ``max_payload_bytes``.
 MAX_PAYLOAD = web.AppKey("max_payload_bytes", int)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from browser import executable
-from console_kit import Console, ConsoleFactory, refund_agent, trip_agent
+from console_kit import Console, ConsoleFactory, trip_agent
 from luosho.v1 import agent_pb2 as pb
 from support import agent
 
