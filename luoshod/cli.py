@@ -221,14 +221,17 @@ def _daemon(args: argparse.Namespace) -> int:
     import asyncio
 
     from .config import ConfigError
+    from .server.preflight import check_store_location
 
     try:
-        return asyncio.run(_serve(settings.to_config(effective)))
+        config = settings.to_config(effective)
+        check_store_location(config.store)
+        return asyncio.run(_serve(config))
     except ConfigError as e:
         return _config_error(str(e))
     except OSError as e:
         print(f"luoshod: cannot start: {e}", file=sys.stderr)
-        return 1
+        return EXIT_CONFIG
 
 
 def main(argv: list[str] | None = None) -> int:

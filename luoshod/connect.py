@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
+import ssl
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,7 +60,7 @@ def token(args: argparse.Namespace) -> str | None:
 def channel(args: argparse.Namespace, address: str) -> grpc.Channel:
     """A channel to ``address`` with the TLS options of ``args`` and its token (if any)
     sent with every call."""
-    if args.tls or args.tls_ca_file or args.tls_cert_file:
+    if uses_tls(args):
         read = lambda p: p.read_bytes() if p else None  # noqa: E731
         creds = grpc.ssl_channel_credentials(read(args.tls_ca_file), read(args.tls_key_file), read(args.tls_cert_file))
         options = [("grpc.ssl_target_name_override", args.tls_server_name)] if args.tls_server_name else []
@@ -67,6 +69,27 @@ def channel(args: argparse.Namespace, address: str) -> grpc.Channel:
         ch = grpc.insecure_channel(address)
     bearer = token(args)
     return grpc.intercept_channel(ch, _Bearer(bearer)) if bearer else ch
+
+
+def uses_tls(args: argparse.Namespace) -> bool:
+    return bool(args.tls or args.tls_ca_file or args.tls_cert_file)
+
+
+def tls_hint(args: argparse.Namespace, address: str) -> str:
+    """What to add to an UNAVAILABLE of a plaintext call: a hint to use TLS when the
+    daemon at ``address`` answers a TLS handshake (gRPC only says "Socket closed")."""
+    if uses_tls(args) or address.startswith("unix:"):
+        return ""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=2) as raw:
+            context = ssl.create_default_context()
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            with context.wrap_socket(raw):
+                pass
+    except (OSError, ValueError):
+        return ""
+    return "; the daemon speaks TLS: give --tls-ca-file FILE (its CA), or --tls if a system CA signed it"
 
 
 class _Bearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):

@@ -14,7 +14,7 @@ import sys
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from .connect import add_tls_arguments, channel
+from .connect import add_tls_arguments, channel, tls_hint
 from .server.listeners import is_unix
 
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]", "": "127.0.0.1"}
@@ -43,7 +43,8 @@ def check(args: argparse.Namespace, listen: list[str]) -> int:
             stub = health_pb2_grpc.HealthStub(ch)
             resp = stub.Check(health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout)
     except grpc.RpcError as e:
-        print(f"luoshod healthcheck: {address}: {e.code().name}: {e.details()}", file=sys.stderr)
+        hint = tls_hint(args, address) if e.code() == grpc.StatusCode.UNAVAILABLE else ""
+        print(f"luoshod healthcheck: {address}: {e.code().name}: {e.details()}{hint}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as e:  # an unreadable certificate or token file
         print(f"luoshod healthcheck: {address}: {e}", file=sys.stderr)

@@ -46,6 +46,7 @@ from pydantic_settings import (
 from . import config as providers_file
 from .engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S
 from .server.app import DEFAULT_LISTEN, DEFAULT_MAX_ACTIVE_RUNS, DEFAULT_STORE, Config
+from .server.preflight import absolute_store_url
 from .server.service import DEFAULT_MAX_PAYLOAD_BYTES
 from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
@@ -134,6 +135,21 @@ class Settings(BaseSettings):
     def _some_listener(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("at least one address is needed")
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _absolute_store(cls, value: str) -> str:
+        # A relative path would be another store from another working directory.
+        return absolute_store_url(value)
+
+    @field_validator("scripts_dir")
+    @classmethod
+    def _scripts_folder(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_dir():
+            raise ValueError(
+                f"{value} is not a directory; give the folder that holds the scripted:NAME scripts (NAME.json)"
+            )
         return value
 
     @field_validator("lease_renew")
@@ -256,10 +272,33 @@ def _message(err: ValidationError, flags: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: ``LUOSHOD_*`` variables that are not settings of the daemon: the settings file, and
+#: the client commands' daemon address and token.
+OTHER_VARIABLES = frozenset({"LUOSHOD_CONFIG", "LUOSHOD_ADDRESS", "LUOSHOD_TOKEN"})
+
+
+def misspelt_variables(environ: Mapping[str, str]) -> list[str]:
+    """One line per ``LUOSHOD_*`` variable that is no setting but close to one (a typo
+    would otherwise be ignored, where a file's typo is an error). A variable near no
+    setting is left alone: Kubernetes, for one, sets ``LUOSHOD_PORT`` and
+    ``LUOSHOD_SERVICE_HOST`` for a Service named luoshod."""
+    known = {env_name(name) for name in Settings.model_fields} | OTHER_VARIABLES
+    lines = []
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name in known:
+            continue
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.85)
+        if near:
+            lines.append(f"{name}: unknown variable (did you mean {near[0]}?); rename or unset it")
+    return lines
+
+
 def load(flags: Mapping[str, Any] | None = None) -> Settings:
     """Merge defaults, the file, the environment and ``flags`` (only the flags given).
     Raises ``SettingsError``."""
     flags = dict(flags or {})
+    if typos := misspelt_variables(os.environ):
+        raise SettingsError("\n".join(typos))
     try:
         return Settings(**flags)
     except ValidationError as e:

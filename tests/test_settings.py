@@ -35,7 +35,10 @@ def toml(tmp_path: Path, text: str) -> Path:
 
 
 def test_defaults_build_the_default_config() -> None:
-    assert settings.to_config(settings.load()) == Config()
+    # The one difference: the default store's relative path, resolved once (issue 17).
+    default = Config()
+    assert settings.to_config(settings.load()) == Config(store=f"lmdb://{Path.cwd()}/.luoshod/store")
+    assert default.store == "lmdb:.luoshod/store"
 
 
 def test_flags_beat_env_beat_file_beat_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,7 +46,7 @@ def test_flags_beat_env_beat_file_beat_defaults(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("LUOSHOD_EVENT_LOG_LIMIT", "80")
     monkeypatch.setenv("LUOSHOD_STORE", "sqlite:env.db")
     s = settings.load({"config": str(path), "store": "sqlite:flag.db"})
-    assert (s.history_limit, s.event_log_limit, s.store, s.max_active_runs) == (7, 80, "sqlite:flag.db", 3)
+    assert (s.history_limit, s.event_log_limit, s.store, s.max_active_runs) == (7, 80, f"sqlite://{Path.cwd()}/flag.db", 3)
     assert s.tool_timeout == 300.0  # the default
 
 

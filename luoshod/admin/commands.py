@@ -238,7 +238,7 @@ def _json_arg(text: str, flag: str) -> Any:
         raise CommandFailed(f"{flag}: not JSON: {e}") from None
 
 
-def _failure_line(err: Exception, address: str) -> str:
+def _failure_line(err: Exception, args: argparse.Namespace) -> str:
     """``REASON: message`` as the daemon's ErrorInfo says, or why the daemon was not reached."""
     if isinstance(err, LuoshoError):
         reason, message, code = err.reason, err.message, err.code
@@ -252,10 +252,11 @@ def _failure_line(err: Exception, address: str) -> str:
                 break
     else:
         return str(err)
+    address = args.address
     if reason:
         return f"{reason}: {message}"
     if code == grpc.StatusCode.UNAVAILABLE:
-        return f"cannot reach the daemon at {address}: {message}"
+        return f"cannot reach the daemon at {address}: {message}{connection.tls_hint(args, address)}"
     return f"{code.name}: {message}"
 
 
@@ -267,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
         with connect(args) as d:
             return handler(d, args)
     except (LuoshoError, grpc.RpcError, CommandFailed) as e:
-        print(f"luoshod: {_failure_line(e, args.address)}", file=sys.stderr)
+        print(f"luoshod: {_failure_line(e, args)}", file=sys.stderr)
     except BrokenPipeError:  # `luoshod sessions list | head`
         sys.stderr.close()
     return 1

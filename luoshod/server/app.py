@@ -31,6 +31,7 @@ from ..http import HttpListener, check_http_listen, ssl_context
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
+from .preflight import open_store
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
 
@@ -152,7 +153,7 @@ class Daemon:
         self.http: HttpListener | None = None
 
     async def start(self) -> None:
-        await self.store.open()
+        await open_store(self.store, self.config.store)  # ConfigError: cause and fix in one line
         if self.config.lease_owner and Capability.LEASES in self.store.capabilities:
             # A stable name: what this daemon's previous incarnation held is ours again.
             taken = await self.store.release_leases_of(self.config.lease_owner)
@@ -189,8 +190,13 @@ class Daemon:
         reflection.enable_server_reflection(
             [SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], server
         )
-        for address in self.config.listen:
-            self.addresses.append(bind(server, address, self.credentials, self.config.unix_socket_mode))
+        try:
+            for address in self.config.listen:
+                self.addresses.append(bind(server, address, self.credentials, self.config.unix_socket_mode))
+        except ConfigError:  # a taken port: nothing started stays open behind the message
+            await self.observe.stop()
+            await self.store.close()
+            raise
         await server.start()
         self.server = server
         if self.config.http_listen:

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import os
 import socket
+import ssl
 import stat
 from pathlib import Path
 
@@ -56,6 +58,7 @@ def server_credentials(cert: Path | None, key: Path | None, client_ca: Path | No
         return None
     pem = {name: _read(name, path) for name, path in
            (("tls_cert_file", cert), ("tls_key_file", key), ("tls_client_ca_file", client_ca)) if path}
+    _check_pair(cert, key)
     return grpc.ssl_server_credentials(
         [(pem["tls_key_file"], pem["tls_cert_file"])],
         root_certificates=pem.get("tls_client_ca_file"),
@@ -71,6 +74,45 @@ def _read(key: str, path: Path) -> bytes:
     if b"-----BEGIN " not in data:
         raise ConfigError(f"{key}: {path} is not a PEM file")
     return data
+
+
+def _check_pair(cert: Path, key: Path) -> None:
+    """gRPC takes a key that does not match its certificate and then fails to bind with
+    no word on why; OpenSSL says it at once."""
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
+    except ssl.SSLError as e:
+        why = "does not match" if "MISMATCH" in (e.reason or "") else f"cannot be used ({e.reason or e})"
+        raise ConfigError(
+            f"tls_key_file: {key} {why} the certificate {cert}; give the key the certificate was issued for"
+        ) from None
+
+
+def _why_not_bound(address: str) -> str:
+    """Why ``address`` cannot be bound ("" if it can): tried before gRPC tries, since
+    gRPC prints its own lines on stderr and then only says "Failed to bind"."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]") or "0.0.0.0"
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as e:
+        return f"cannot resolve {host!r}: {e}; give an address of this host"
+    for family, kind, proto, _, sockaddr in infos:
+        with socket.socket(family, kind, proto) as s:
+            try:
+                s.bind(sockaddr)
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    return (
+                        f"port {port} is already in use (another luoshod?); stop that process "
+                        "or choose another --listen address"
+                    )
+                if e.errno == errno.EADDRNOTAVAIL:
+                    return f"{host} is not an address of this host; choose another --listen address"
+                if e.errno == errno.EACCES:
+                    return f"no permission to bind port {port}; use a port above 1023"
+                return f"{e.strerror or e}; choose another --listen address"
+    return ""
 
 
 def clear_stale_socket(path: Path) -> None:
@@ -101,11 +143,21 @@ def bind(server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | 
         old = os.umask(0o777 & ~socket_mode)
         try:
             server.add_insecure_port(address)
+        except RuntimeError:  # grpc's "Failed to bind to address"
+            raise ConfigError(
+                f"listen: cannot listen on {address}: gRPC refused the socket (a path longer "
+                "than about 100 bytes?); choose a shorter path"
+            ) from None
         finally:
             os.umask(old)
         path.chmod(socket_mode)
         return address
-    port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
+    if why := _why_not_bound(address):
+        raise ConfigError(f"listen: cannot listen on {address}: {why}")
+    try:
+        port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
+    except RuntimeError:  # grpc's "Failed to bind to address"
+        port = 0
     if port == 0:
-        raise ConfigError(f"listen: cannot bind {address!r}")
+        raise ConfigError(f"listen: cannot listen on {address}: gRPC refused it; choose another --listen address")
     return f"{address.rsplit(':', 1)[0]}:{port}"

@@ -1,0 +1,113 @@
+"""What ``luoshod serve`` checks before it serves, so that a daemon that cannot work stops
+at once with one line naming the cause and the fix (``ConfigError``, exit status 2)
+instead of a traceback, or worse, a daemon that serves an empty store somewhere else.
+
+- :func:`check_store_location`: a file-backed store's place on disk. A SQLite file's
+  directory must exist (the driver would create it, and a typo in the path would then
+  serve a new, empty store); no part of the path may be a file.
+- :func:`open_store`: opening the store, its library's complaints (psycopg's pool warns
+  once per failed connection) held back and the last one told as the cause.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
+
+from ..config import ConfigError, redact_url
+from ..errors import StoreError
+from ..store import Store
+
+#: Schemes whose URL path is a file (its directory must exist) or a directory (the
+#: driver makes it, and its parents).
+FILE_STORES = frozenset({"sqlite"})
+DIRECTORY_STORES = frozenset({"lmdb"})
+
+
+def store_path(url: str) -> Path | None:
+    """The path of a file-backed store URL, absolute; ``None`` for other stores."""
+    parts = urlsplit(url)
+    if parts.scheme not in FILE_STORES | DIRECTORY_STORES or not parts.path:
+        return None
+    path = unquote(parts.path)
+    if path.startswith("//"):  # sqlite:////abs/x.db; POSIX keeps a leading "//" apart
+        path = "/" + path.lstrip("/")
+    return Path(path).absolute()
+
+
+def check_store_location(url: str) -> None:
+    """Raises ``ConfigError`` when the store of ``url`` cannot be where it says."""
+    path = store_path(url)
+    if path is None:
+        return
+    for parent in reversed(path.parents):
+        if parent.exists() and not parent.is_dir():
+            raise ConfigError(
+                f"store: {parent} is a file, not a directory, so {path} cannot be created; "
+                "choose a --store path under a directory"
+            )
+    if urlsplit(url).scheme in FILE_STORES and not path.parent.is_dir():
+        raise ConfigError(
+            f"store: the directory {path.parent} does not exist; create it "
+            f"(mkdir -p {path.parent}) or choose another --store path"
+        )
+
+
+class _HeldBack(logging.Filter):
+    """Keeps the records of other libraries than luoshod (they are the cause of a failed
+    open, told once in the error, not a screenful of warnings)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "luoshod" or record.name.startswith("luoshod."):
+            return True
+        self.records.append(record)
+        return False
+
+
+async def open_store(store: Store, url: str) -> None:
+    """``store.open()``; raises ``ConfigError`` naming the store, the cause and the fix."""
+    held = _HeldBack()
+    handlers = list(logging.getLogger().handlers)
+    for h in handlers:
+        h.addFilter(held)
+    try:
+        await store.open()
+    except StoreError as e:
+        cause = str(e)
+        said = [r.getMessage().splitlines()[0] for r in held.records if r.levelno >= logging.WARNING]
+        if said:
+            cause = f"{said[-1]} ({e})"
+        raise ConfigError(
+            f"store: cannot open {redact_url(url)}: {cause}; check the --store URL and that "
+            "the store is reachable"
+        ) from None
+    finally:
+        for h in handlers:
+            h.removeFilter(held)
+    # Opened after all: what the library said was a passing problem; it still goes to the log.
+    seen: set[str] = set()
+    for record in held.records:
+        if record.getMessage() not in seen:
+            seen.add(record.getMessage())
+            for h in handlers:
+                h.handle(record)
+
+
+def absolute_store_url(url: str) -> str:
+    """``url`` with a relative file path made absolute against the working directory, so
+    the daemon names (and keeps) the same store whichever folder it is started from."""
+    parts = urlsplit(url)
+    if parts.scheme not in FILE_STORES | DIRECTORY_STORES or parts.netloc or not parts.path:
+        return url
+    if parts.path.startswith("/"):
+        return url
+    path = Path(unquote(parts.path)).absolute()
+    return f"{parts.scheme}://{quote(str(path))}" + (f"?{parts.query}" if parts.query else "")
+
+
+__all__ = ["absolute_store_url", "check_store_location", "open_store", "store_path"]
