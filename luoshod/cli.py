@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from .server.app import Config
 
 EXIT_CONFIG = 2
+#: A third signal during a drain: the process ends without closing anything.
+EXIT_FORCED = 130
 #: The ``log_level`` setting's variable (``settings.env_name("log_level")``), read without
 #: loading the settings by the commands that do not run the daemon.
 LOG_LEVEL_ENV = "LUOSHOD_LOG_LEVEL"
@@ -159,10 +161,27 @@ async def _serve(config: Config) -> int:
         print(f"luoshod console on {daemon.http.url}/", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    log = logging.getLogger("luoshod")
+    signals = 0
+
+    def on_signal() -> None:
+        # The first signal drains; a second one (an operator's second Ctrl-C) halts the
+        # runs now; a third exits at once, leaving the leases to expire.
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            stop.set()
+        elif signals == 2:
+            log.warning("second signal: halting the runs now (a third exits at once)")
+            daemon.hurry()
+        else:
+            log.warning("third signal: exiting at once")
+            os._exit(EXIT_FORCED)
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
     await stop.wait()
-    logging.getLogger("luoshod").info("signal received: draining")
+    log.info("signal received: draining (a second signal halts the runs now)")
     await daemon.stop()
     return 0
 

@@ -54,6 +54,8 @@ class RunControl:
         self._stopped = False  # set by abort and by interrupt
         self._abort_signal: asyncio.Future[None] | None = None
         self._stop_signal: asyncio.Future[None] | None = None
+        self._halted = False
+        self._halt_signal: asyncio.Future[None] | None = None
 
     @property
     def aborted(self) -> bool:
@@ -68,6 +70,24 @@ class RunControl:
         if self.interrupted is None:
             self.interrupted = reason
         self._stop()
+
+    def halt(self, reason: str) -> None:
+        """Interrupt the run and give up a model call in flight (a daemon that must stop
+        now: its drain timeout ran out, or a second signal). The run saves what it has
+        not saved yet (a new session's input) and stops with ``RunInterrupted``."""
+        self.interrupt(reason)
+        self._halted = True
+        _fire(self._halt_signal)
+
+    @property
+    def halted(self) -> bool:
+        return self._halted
+
+    def halted_signal(self) -> asyncio.Future[None]:
+        """A future done once the run is halted. Only wait on it."""
+        if self._halt_signal is None:
+            self._halt_signal = _signal(self._halted)
+        return self._halt_signal
 
     def _stop(self) -> None:
         self._stopped = True

@@ -286,13 +286,19 @@ class Run:
             self.cp.session_id, self.p.model, list(self.cp.messages), self.spec, self.p.settings, on_text
         )
         task = asyncio.create_task(self.p.provider.complete(request))
-        aborted = self.control.aborted_signal()
-        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        aborted, halted = self.control.aborted_signal(), self.control.halted_signal()
+        await asyncio.wait({task, aborted, halted}, return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            return None
+            if self.control.aborted:
+                return None
+            # Halted (the daemon must stop now): the answer is given up, what came before
+            # it is kept, so a new session's input survives and Resume asks again.
+            if len(self.cp.messages) > self.stored:
+                await self.save()
+            raise RunInterrupted(self.control.interrupted or "halted")
         return task.result()
 
     # -- tools ----------------------------------------------------------------------------

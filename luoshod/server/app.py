@@ -41,6 +41,8 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AgentService"].full_name
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_STORE = "lmdb:.luoshod/store"
 DEFAULT_MAX_ACTIVE_RUNS = 256
+#: How long a stop waits for halted runs to save and release their leases (seconds).
+HALT_WAIT_S = 5.0
 
 
 @dataclass(slots=True)
@@ -236,9 +238,14 @@ class Daemon:
             self._sweeper.cancel()
         await self.health.enter_graceful_shutdown()
         left = await self.runs.drain(self.config.drain_timeout_s)
-        self.hub.shutdown()
         if left:
-            log.warning("%d run(s) still busy after %.1fs; stopping anyway", left, self.config.drain_timeout_s)
+            # Halted before anything closes: each saves what it had not (a new session's
+            # input), releases its lease while the store is open, and ends its stream
+            # with SHUTTING_DOWN, which clients retry, rather than a bare CANCELLED.
+            log.warning("%d run(s) still busy after the drain; halting them (a model call in flight is given up)", left)
+            if still := await self.runs.halt(HALT_WAIT_S):
+                log.error("%d run(s) did not stop; their leases expire by themselves", still)
+        self.hub.shutdown()
         if self.http is not None:
             await self.http.stop()
         await self.server.stop(grace=2.0)
@@ -250,6 +257,11 @@ class Daemon:
             if is_unix(address):
                 socket_path(address).unlink(missing_ok=True)
         log.info("luoshod stopped")
+
+    def hurry(self) -> None:
+        """Cut a :meth:`stop` short: stop waiting for runs to reach a boundary, halt them
+        now (an operator's second Ctrl-C)."""
+        self.runs.hurry()
 
     async def _sweep_approvals(self) -> None:
         """Expired approvals resolve as rejected, so no run waits forever unnoticed."""

@@ -61,6 +61,7 @@ class RunRegistry:
         self._runs: dict[str, ActiveRun] = {}
         self._resolving: set[str] = set()
         self.draining = False
+        self._hurry = asyncio.Event()
 
     @contextmanager
     def resolving(self, approval_id: str) -> Iterator[None]:
@@ -120,11 +121,39 @@ class RunRegistry:
 
     async def drain(self, timeout: float) -> int:
         """Refuse new runs, stop the active ones at their next boundary, wait up to
-        ``timeout`` seconds. Returns how many were still running."""
+        ``timeout`` seconds (less if :meth:`hurry` is called). Returns how many were
+        still running."""
         self.draining = True
         runs = list(self._runs.values())
         for run in runs:
             run.control.interrupt(SHUTDOWN)
-        if runs:
-            await asyncio.wait([asyncio.create_task(r.done.wait()) for r in runs], timeout=timeout)
+        await self._wait(runs, timeout, self._hurry)
         return len(self._runs)
+
+    def hurry(self) -> None:
+        """Stop waiting in :meth:`drain` (an operator's second Ctrl-C)."""
+        self._hurry.set()
+
+    async def halt(self, timeout: float) -> int:
+        """Halt the runs still active: a model call in flight is given up, what the run had
+        not saved is saved, its lease released, its stream ended with ``SHUTTING_DOWN``.
+        Waits up to ``timeout`` seconds for them to end; returns how many did not."""
+        runs = list(self._runs.values())
+        for run in runs:
+            run.control.halt(SHUTDOWN)
+        await self._wait(runs, timeout)
+        return len(self._runs)
+
+    @staticmethod
+    async def _wait(runs: list[ActiveRun], timeout: float, hurry: asyncio.Event | None = None) -> None:
+        if not runs:
+            return
+        ended = asyncio.ensure_future(asyncio.gather(*(r.done.wait() for r in runs)))
+        waits: set[asyncio.Future[object]] = {ended}
+        if hurry is not None:
+            waits.add(asyncio.ensure_future(hurry.wait()))
+        try:
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
