@@ -104,6 +104,37 @@ async def test_execute_streams_the_run_and_maps_its_errors(h: Harness) -> None:
     assert (code, reason, meta["provider"]) == (grpc.StatusCode.UNAVAILABLE, "PROVIDER_ERROR", "scripted")
 
 
+async def test_execute_r53_tool_results_in_input(h: Harness) -> None:
+    """R53 over the wire: a result for the pending call is recorded and not asked again;
+    any other tool message is INVALID_ARGUMENT/INVALID_MESSAGE naming its index and call."""
+    def tool(call_id: str, body: str) -> pb.Message:
+        return pb.Message(role=pb.ROLE_TOOL, tool_call_id=call_id, tool_name="add", content=body)
+
+    refused = await h.run("in-new", [user("Read gauge G-1"), tool("call_x_9", '{"bar": 1}')], agent(ONE_TOOL))
+    assert error_info(refused.error) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "INVALID_MESSAGE",
+        {"session_id": "in-new", "index": "1", "tool_call_id": "call_x_9", "field": "input[1]"},
+    )
+    assert refused.events == []
+    assert (await rpc_error(h.get("in-new")))[:2] == (grpc.StatusCode.NOT_FOUND, "CHECKPOINT_NOT_FOUND")
+    dropped = await h.run("in-u", "go", agent(ONE_TOOL), stop_at=lambda e: e.type == "tool.call")
+    assert dropped.dropped
+    await h.idle("in-u")
+    log = await h.run("in-u", [tool("call_0_0", '{"bar": 5}')], agent(ONE_TOOL), {"add": add})
+    assert log.error is None and log.of("tool.call") == []
+    assert [(e.tool_result.tool_call_id, e.tool_result.result_json) for e in log.of("tool.result")] == [
+        ("call_0_0", '{"bar": 5}')
+    ]
+    cp = await h.get("in-u")
+    assert [m.content for m in cp.messages if m.role == pb.ROLE_TOOL] == ['{"bar": 5}']
+    again = await h.run("in-u", [tool("call_0_0", '{"bar": 9}')], agent(ONE_TOOL))  # finished now
+    code, reason, meta = error_info(again.error)
+    assert (code, reason, meta["index"], meta["tool_call_id"]) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "INVALID_MESSAGE", "0", "call_0_0"
+    )
+    assert (await h.get("in-u")).version == cp.version
+
+
 async def test_resume_after_a_dropped_stream_and_on_a_finished_session(h: Harness) -> None:
     # Dropping the stream is a client crash: the daemon stops the run (R6), and Resume,
     # with the saved agent, runs only what is left (R10).

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..domain import (
     AgentSpec,
@@ -71,6 +71,8 @@ class Prepared:
     request_id: str
     claim: str | None = None  # an approval this run's first save claims (Resolve)
     lease: Lease | None = None  # every write of the run is fenced by it (R51, R52)
+    #: Results the input gave for pending calls (R53): recorded without asking the client.
+    answers: dict[str, Message] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +369,9 @@ class Run:
         refused = check_call(self.spec, call)  # R25: never sent to the client
         if refused is not None:
             return refused
+        given = self.p.answers.pop(call.id, None)
+        if given is not None:  # R53: answered by the input, recorded as a submitted result
+            return given
         async with limit:
             fut = self.tools.expect(call.id)
             try:

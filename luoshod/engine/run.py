@@ -48,7 +48,8 @@ from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeasePolicy
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
-from .merge import merge_input
+from .merge import merge_input, take_answers
+from .tools import check_call
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT_S",
@@ -304,6 +305,7 @@ class Engine:
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         fp = fingerprint(spec)
         queued: list[Message] = []
+        answers: dict[str, Message] = {}  # R53: results given in the input for pending calls
         if cp is None:
             if not req.input and not spec.instructions:
                 raise InvalidArgument(
@@ -311,6 +313,7 @@ class Engine:
                     reason="INPUT_REQUIRED",
                     session_id=req.session_id,
                 )
+            take_answers(req.session_id, req.input, _not_system(req.input), ())  # R53: none
             mode, stored = "new", 0
             cp = Checkpoint(req.session_id, run_id=_new_run_id())
             if spec.instructions:
@@ -318,6 +321,7 @@ class Engine:
             cp.messages.extend(req.input)
         elif cp.status is Status.FINISHED:
             appended = [] if req.resume_only else merge_input(cp.messages, req.input, finished=True)
+            take_answers(req.session_id, req.input, appended, ())  # R53: no call is pending
             if not appended:
                 return None
             mode, stored = "continue", len(cp.messages)
@@ -328,6 +332,7 @@ class Engine:
             mode, stored = "resume", len(cp.messages)
             queued = merge_input(cp.messages, req.input, finished=False)
             _missing_tools(req.session_id, spec, pending_calls(cp))
+            answers, queued = take_answers(req.session_id, req.input, queued, _askable(spec, cp))
         found = drift(cp.fingerprint, fp) if mode == "resume" and req.agent else None
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
             raise _drift_error(req.session_id, found)
@@ -341,7 +346,29 @@ class Engine:
         return Prepared(
             cp, stored, spec, provider, model, settings, mode, queued,
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
+            answers=answers,
         )
+
+
+def _not_system(messages: list[Message]) -> list[Message]:
+    return [m for m in messages if m.role is not Role.SYSTEM]
+
+
+def _askable(spec: AgentSpec, cp: Checkpoint) -> list[ToolCall]:
+    """The pending calls a resumed run would ask the client to run: not refused by their
+    checks (R25), not waiting for a human (R27) or rejected by one (R30)."""
+    out = []
+    for call in pending_calls(cp):
+        decision = cp.decisions.get(call.id)
+        tool = spec.tool(call.name)
+        if check_call(spec, call) is not None or tool is None:
+            continue
+        if decision is not None and not decision.approved:
+            continue
+        if decision is None and tool.needs_approval:
+            continue
+        out.append(call)
+    return out
 
 
 def _unknown_approval(approval_id: str) -> ApprovalNotFound:
