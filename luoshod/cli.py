@@ -39,8 +39,21 @@ COMMANDS = {
     "store": "operate on a store",
     "sessions": "list, show, delete and fork sessions of a running daemon",
     "approvals": "list and decide pending approvals",
-    "prune": "delete the sessions last saved longer ago than --older-than (every status unless --status)",
+    "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only with --status)",
+    "completion": "print a shell completion script (bash or zsh)",
 }
+
+EXAMPLES = """examples:
+  luoshod serve --store sqlite:///var/lib/luoshod/luoshod.db
+  luoshod config show
+  luoshod sessions list --status in-progress
+  luoshod sessions watch trip-1
+  luoshod sessions resume trip-1 --tool-timeout 5s
+  luoshod approvals approve ap_0123 --note 'checked'
+  luoshod prune --older-than 30d --dry-run
+  source <(luoshod completion bash)
+
+Run `luoshod COMMAND --help` for a command's options and examples."""
 
 
 def _positive_int(text: str) -> int:
@@ -65,7 +78,7 @@ def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
 def _config_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
     from . import settings
 
-    cfg = sub.add_parser(name, help=help).add_subparsers(dest="config_command", required=True)
+    cfg = _group(sub, name, help, "luoshod config show --json")
     show = cfg.add_parser(
         "show",
         help="print the effective configuration, secrets masked",
@@ -90,7 +103,7 @@ def _healthcheck_arguments(sub: argparse._SubParsersAction, name: str, help: str
 def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
     from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
-    store = sub.add_parser(name, help=help).add_subparsers(dest="store_command", required=True)
+    store = _group(sub, name, help, "luoshod store copy --from lmdb:///srv/old --to postgresql://luoshod@db/luoshod")
     c = store.add_parser(
         "copy",
         help="copy every session, its history, pending approvals and event log (resumable)",
@@ -110,6 +123,27 @@ def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def _group(sub: argparse._SubParsersAction, name: str, help: str, examples: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+    """A command of subcommands; alone, it prints them (like ``kubectl config``)."""
+    g = sub.add_parser(
+        name, help=help, description=help, epilog=f"examples:\n  {examples}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g.set_defaults(group_help=g.format_help)
+    return g.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
+
+
+def _completion_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    c = sub.add_parser(
+        name, help=help, description="Print a completion script for luoshod's commands, subcommands and options.",
+        epilog="examples:\n  source <(luoshod completion bash)        # this shell\n"
+        "  luoshod completion bash > /etc/bash_completion.d/luoshod\n"
+        "  luoshod completion zsh > \"${fpath[1]}/_luoshod\"",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("shell", choices=["bash", "zsh"])
+
+
 def _admin_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
     from . import admin
 
@@ -124,7 +158,14 @@ _ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = 
     "sessions": _admin_arguments,
     "approvals": _admin_arguments,
     "prune": _admin_arguments,
+    "completion": _completion_arguments,
 }
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 def _named_command(argv: Sequence[str]) -> str | None:
@@ -134,8 +175,14 @@ def _named_command(argv: Sequence[str]) -> str | None:
 
 
 def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="luoshod", description="durable AI-agent runs over gRPC")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = argparse.ArgumentParser(
+        prog="luoshod",
+        description="durable AI-agent runs over gRPC",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"luoshod {_version()}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     named = _named_command(argv)
     for name, help in COMMANDS.items():
         if name == named:
@@ -256,6 +303,14 @@ def _daemon(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv).parse_args(argv)
+    if getattr(args, "group_help", None) and not getattr(args, f"{args.command}_command", None):
+        print(args.group_help(), end="")  # `luoshod config` alone: its subcommands
+        return 0
+    if args.command == "completion":
+        from .completion import script
+
+        print(script(args.shell), end="")
+        return 0
     if args.command == "healthcheck":
         return _healthcheck(args)
     if args.command in ("serve", "config"):

@@ -192,16 +192,17 @@ def test_prune_deletes_only_old_sessions(daemon: Daemon, client: Client, capsys:
     assert {s["session_id"] for s in dry["matched"]} == {"prune-old", "prune-old-paused"}
     assert dry["deleted"] == [] and client.get_session("prune-old").session_id == "prune-old"
 
-    code, out, _ = cli(daemon, capsys, "prune", "--older-than", "4w2d", "--status", "finished")
+    code, out, _ = cli(daemon, capsys, "prune", "--older-than", "4w2d", "--status", "finished", "--yes")
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()[:2]] == ["SESSION", "prune-old"]
     assert out.splitlines()[-1].startswith("deleted 1 session last saved before ")
     remaining = {s.session_id for s in client.list_sessions()}
     assert "prune-old" not in remaining and {"prune-new", "prune-old-paused"} <= remaining
 
-    assert cli_json(daemon, capsys, "prune", "--older-than", "30d")["deleted"] == ["prune-old-paused"]
-    code, _, err = cli(daemon, capsys, "prune", "--older-than", "soon")
-    assert code == 1 and "--older-than: 'soon' is not a duration" in err
+    assert cli_json(daemon, capsys, "prune", "--older-than", "30d", "--yes")["deleted"] == ["prune-old-paused"]
+    with pytest.raises(SystemExit) as usage:  # a wrong command line: argparse's exit 2
+        cli(daemon, capsys, "prune", "--older-than", "soon")
+    assert usage.value.code == 2 and "--older-than: 'soon' is not a duration" in capsys.readouterr().err
 
 
 def test_unknown_session_and_bad_id_are_one_line(daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:

@@ -181,12 +181,15 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
 
 def prune(d: Daemon, args: argparse.Namespace) -> int:
     """Every page is read before the first delete, so deleting cannot shift the pages."""
-    try:
-        age = parse_duration(args.older_than)
-    except ValueError as e:
-        raise CommandFailed(f"--older-than: {e}") from None
-    cutoff = datetime.now(UTC) - age
-    chosen = stale(d.client.list_sessions(page_size=PAGE_SIZE), cutoff, _statuses(args.status))
+    cutoff = datetime.now(UTC) - args.older_than
+    # A run in progress may be running right now, or be a crashed app's to finish: it is
+    # pruned only when asked for by name.
+    wanted = _statuses(args.status) or {v for k, v in STATUSES.items() if k != "in-progress"}
+    every = list(d.client.list_sessions(page_size=PAGE_SIZE))
+    chosen = stale(every, cutoff, wanted)
+    kept = [] if args.status else stale(every, cutoff, {STATUSES["in-progress"]})
+    if chosen and not args.dry_run and not args.yes:
+        _confirm(chosen, cutoff)
     deleted, failed = [], []
     for s in chosen if not args.dry_run else ():
         try:
@@ -210,9 +213,29 @@ def prune(d: Daemon, args: argparse.Namespace) -> int:
         verb = "would delete" if args.dry_run else "deleted"
         count = len(chosen) if args.dry_run else len(deleted)
         print(f"{verb} {count} session{'s' if count != 1 else ''} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}")
+        if kept:
+            print(
+                f"kept {len(kept)} in-progress session{'s' if len(kept) != 1 else ''} as old "
+                "(give --status in-progress to prune them)"
+            )
         for s, e in failed:
             print(f"not deleted {s.session_id}: {e}", file=sys.stderr)
     return 1 if failed else 0
+
+
+class Unconfirmed(Exception):
+    """``prune`` was not confirmed: a usage error (exit status 2)."""
+
+
+def _confirm(chosen: Sequence[pb.SessionSummary], cutoff: datetime) -> None:
+    """Ask on the terminal before deleting; with no terminal, ``--yes`` is required."""
+    n = f"{len(chosen)} session{'s' if len(chosen) != 1 else ''}"
+    if not sys.stdin.isatty():
+        raise Unconfirmed(f"prune would delete {n}; give --yes to delete without asking, or --dry-run to list them")
+    print(render.session_rows(chosen), file=sys.stderr)
+    print(f"delete these {n} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}? [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        raise Unconfirmed("nothing deleted")
 
 
 # -- plumbing ---------------------------------------------------------------------------------
@@ -228,7 +251,7 @@ def _listing(args: argparse.Namespace, rows: Sequence[Any], table: Callable[[Seq
 
 
 def _statuses(given: list[str] | None) -> set[int]:
-    return {STATUSES[s.replace("_", "-")] for s in given or ()}
+    return {STATUSES[s] for s in given or ()}
 
 
 def _json_arg(text: str, flag: str) -> Any:
@@ -263,18 +286,39 @@ def _failure_line(err: Exception, args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the command ``args`` were parsed for (:func:`add_command`). The one error
     boundary of the admin commands: one readable line, never a traceback."""
-    handler: Callable[[Daemon, argparse.Namespace], int] = args.admin
+    handler: Callable[[Daemon, argparse.Namespace], int] | None = args.admin
+    if handler is None:  # `luoshod sessions` alone: its subcommands
+        print(args.group_help(), end="")
+        return 0
     try:
         with connect(args) as d:
             return handler(d, args)
     except (LuoshoError, grpc.RpcError, CommandFailed) as e:
         print(f"luoshod: {_failure_line(e, args)}", file=sys.stderr)
+    except Unconfirmed as e:
+        print(f"luoshod: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
     except BrokenPipeError:  # `luoshod sessions list | head`
         sys.stderr.close()
     return 1
 
 
 # -- the parsers ------------------------------------------------------------------------------
+
+
+def _duration(text: str) -> Any:
+    """``--older-than``/``--tool-timeout``: a wrong duration is a wrong command line (exit 2)."""
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _status(text: str) -> str:
+    """``in_progress`` is read as ``in-progress``; the choices are listed once, with ``-``."""
+    return text.replace("_", "-")
 
 
 def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
@@ -291,28 +335,46 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
     connection.add_tls_arguments(common)
     common.set_defaults(log_level="WARNING")
 
-    def command(parent: Any, word: str, handler: Callable[..., int], text: str) -> argparse.ArgumentParser:
-        p = parent.add_parser(word, parents=[common], help=text, description=text)
+    def command(parent: Any, word: str, handler: Callable[..., int], text: str, examples: str = "") -> argparse.ArgumentParser:
+        p = parent.add_parser(
+            word, parents=[common], help=text, description=text,
+            epilog=f"examples:\n  {examples}" if examples else None,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         p.set_defaults(admin=handler)
         return p
 
-    statuses = {"choices": sorted(STATUSES) + sorted(s.replace("-", "_") for s in STATUSES), "action": "append"}
+    def group(word: str, examples: str) -> Any:
+        """A command of subcommands; alone, it prints them (like ``kubectl config``)."""
+        g = sub.add_parser(
+            word, help=help, description=help, epilog=f"examples:\n  {examples}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        g.set_defaults(admin=None, group_help=g.format_help)
+        return g.add_subparsers(dest=f"{word}_command", metavar="COMMAND")
+
+    statuses = {"choices": sorted(STATUSES), "type": _status, "action": "append"}
 
     if name == "sessions":
-        ss = sub.add_parser(name, help=help).add_subparsers(dest="sessions_command", required=True)
-        p = command(ss, "list", sessions_list, "every session, following every page")
+        ss = group(name, "luoshod sessions list --status in-progress\n  luoshod sessions show trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s")
+        p = command(ss, "list", sessions_list, "every session, following every page",
+                    "luoshod sessions list\n  luoshod sessions list --status in-progress --status awaiting-approval --json")
         p.add_argument("--status", help="only this status (repeatable)", **statuses)
         p.add_argument("--limit", type=int, default=0, help="at most this many rows")
-        p = command(ss, "show", sessions_show, "a session's state, transcript and step timeline")
+        p = command(ss, "show", sessions_show, "a session's state, transcript and step timeline",
+                    "luoshod sessions show trip-1 --full")
         p.add_argument("session_id")
         p.add_argument("--full", action="store_true", help="do not shorten long messages")
-        p = command(ss, "history", sessions_history, "a session's saved checkpoints, newest first")
+        p = command(ss, "history", sessions_history, "a session's saved checkpoints, newest first",
+                    "luoshod sessions history trip-1")
         p.add_argument("session_id")
         p.add_argument("--checkpoints", action="store_true", help="include each full checkpoint (with --json)")
-        p = command(ss, "delete", sessions_delete, "delete a session's checkpoint (and history)")
+        p = command(ss, "delete", sessions_delete, "delete a session's checkpoint (and history)",
+                    "luoshod sessions delete trip-1 --keep-history")
         p.add_argument("session_id")
         p.add_argument("--keep-history", action="store_true")
-        p = command(ss, "fork", sessions_fork, "a new session from a step of another's history")
+        p = command(ss, "fork", sessions_fork, "a new session from a step of another's history",
+                    "luoshod sessions fork trip-1 --step 1 --tool-result call_0_0='{\"sky\": \"rain\"}'")
         p.add_argument("session_id")
         p.add_argument("--step", type=int, required=True, help="the step to fork from")
         p.add_argument("--new-id", help="the new session's id (default SESSION.fork-N)")
@@ -320,20 +382,27 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
         p.add_argument("--state", metavar="JSON", help="replace the business state")
         p.add_argument("--tool-result", metavar="CALL_ID=JSON", help="replace (or record) one tool call's result")
         p.add_argument("--error", action="store_true", help="the --tool-result is an error result")
+        from .lifecycle import add_sessions_commands
+
+        add_sessions_commands(ss, command, _duration)
     elif name == "approvals":
-        aa = sub.add_parser(name, help=help).add_subparsers(dest="approvals_command", required=True)
-        p = command(aa, "list", approvals_list, "pending approvals, oldest first")
+        aa = group(name, "luoshod approvals list\n  luoshod approvals approve ap_0123 --note 'ok by Ana'")
+        p = command(aa, "list", approvals_list, "pending approvals, oldest first", "luoshod approvals list --session pay-1")
         p.add_argument("--session", help="only this session's")
         for decision in ("approve", "reject"):
-            p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app")
+            p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app",
+                        f"luoshod approvals {decision} ap_0123 --note 'checked the invoice'")
             p.add_argument("approval_id")
             p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
             p.set_defaults(decision=decision)
     elif name == "prune":
-        p = command(sub, name, prune, help)
-        p.add_argument("--older-than", required=True, metavar="DURATION", help="90s, 15m, 12h, 30d, 2w, 1d12h…")
-        p.add_argument("--status", help="only this status (repeatable)", **statuses)
+        p = command(sub, name, prune, help,
+                    "luoshod prune --older-than 30d --dry-run\n  luoshod prune --older-than 30d --yes\n"
+                    "  luoshod prune --older-than 2w --status in-progress --yes")
+        p.add_argument("--older-than", type=_duration, required=True, metavar="DURATION", help="90s, 15m, 12h, 30d, 2w, 1d12h…")
+        p.add_argument("--status", help="only this status (repeatable); in-progress sessions are pruned only when named here", **statuses)
         p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+        p.add_argument("--yes", "-y", action="store_true", help="delete without asking (needed when stdin is not a terminal)")
         p.add_argument("--keep-history", action="store_true")
     else:
         raise ValueError(f"not an admin command: {name!r}")

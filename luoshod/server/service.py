@@ -34,7 +34,7 @@ from ..errors import (
     ToolCallNotPending,
 )
 from ..store import Store
-from . import convert
+from . import audit, convert
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
@@ -164,6 +164,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 approval_id=req.approval_id,
             )
         with self.runs.resolving(req.approval_id):
+            audit.record(
+                "approve" if req.approved else "reject", context,
+                approval=req.approval_id, session=approval.session_id,
+            )
             async for event in self._run(approval.session_id, self.engine.resolve, req, context):
                 yield pb.ResolveResponse(event=event)
 
@@ -184,9 +188,15 @@ class AgentService(pb_grpc.AgentServiceServicer):
             self.observer.run_ended(t)
             sink.queue.put_nowait(None)
             self.hub.publish(session_id, END)
-            if not t.cancelled() and (e := t.exception()) is not None and not isinstance(e, RunInterrupted):
-                # Also reported to the caller when it is still there; logged for when it is not.
-                log.info("run ended with error session=%s: %s", session_id, e)
+            if not t.cancelled() and (e := t.exception()) is not None:
+                if isinstance(e, RunInterrupted):
+                    # Every "run start" has its end in the log: here, a run that stopped at a
+                    # boundary (its caller left, e.g. `approvals approve` once the run waits
+                    # on the app's tools; or the daemon stops), resumable later.
+                    log.info("run stopped session=%s: %s; its checkpoint is kept for a Resume", session_id, e.reason)
+                else:
+                    # Also reported to the caller when it is still there; logged for when it is not.
+                    log.info("run ended with error session=%s: %s", session_id, e)
 
         task.add_done_callback(finished)
         # The caller going away (cancel, disconnect, deadline) ends the RPC; the run then
@@ -293,6 +303,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
             deleted = await self.engine.delete(sid, keep_history=request.keep_history)
         finally:
             self.runs.end(claim)
+        if deleted:
+            audit.record("delete", context, session=sid, keep_history=request.keep_history)
         return pb.DeleteSessionResponse(deleted=deleted)
 
     @unary
@@ -351,6 +363,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         finally:
             if claim is not None:
                 self.runs.end(claim)
+        audit.record("fork", context, session=sid, step=forked.step, new_session=forked.session_id)
         return pb.ForkResponse(
             session_id=forked.session_id, step=forked.step, checkpoint=convert.checkpoint_pb(forked.checkpoint)
         )

@@ -1,0 +1,83 @@
+"""``luoshod completion bash|zsh``: a completion script for the commands, subcommands,
+options and option choices, read from the argument parsers themselves (so it never lists
+an option that does not exist). zsh loads the bash script through ``bashcompinit``."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+
+def _options(p: argparse.ArgumentParser) -> tuple[list[str], dict[str, list[str]]]:
+    words: list[str] = []
+    choices: dict[str, list[str]] = {}
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            continue
+        words += [o for o in action.option_strings if o.startswith("--")]
+        if action.option_strings and action.choices:
+            for o in action.option_strings:
+                choices[o] = [str(c) for c in action.choices]
+    return words, choices
+
+
+def _subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def table() -> dict[str, list[str]]:
+    """``"cmd"``, ``"cmd sub"`` → the words that may follow; ``"cmd sub --opt"`` → its
+    choices. The empty key: the commands."""
+    from .cli import COMMANDS, _parser
+
+    out: dict[str, list[str]] = {"": [*COMMANDS, "--help", "--version"]}
+    for name in COMMANDS:
+        top = _subparsers(_parser([name]))[name]
+        subs = _subparsers(top)
+        targets = {f"{name} {s}": p for s, p in subs.items()} if subs else {name: top}
+        if subs:
+            out[name] = [*subs, "--help"]
+        for key, p in targets.items():
+            words, choices = _options(p)
+            positional = [str(c) for a in p._actions if not a.option_strings and a.choices for c in a.choices]
+            out[key] = positional + words
+            for option, values in choices.items():
+                out[f"{key} {option}"] = values
+    return out
+
+
+BASH = """# luoshod completion (bash; zsh through bashcompinit)
+_luoshod() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} key=luoshod i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in -*) ;; *)
+            if [[ -n ${_luoshod_words["$key ${COMP_WORDS[i]}"]+set} ]]; then
+                key="$key ${COMP_WORDS[i]}"
+            fi ;;
+        esac
+    done
+    if [[ -n ${_luoshod_words["$key $prev"]+set} ]]; then
+        COMPREPLY=($(compgen -W "${_luoshod_words["$key $prev"]}" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -W "${_luoshod_words["$key"]}" -- "$cur"))
+    fi
+}
+complete -F _luoshod luoshod
+"""
+
+
+def script(shell: str) -> str:
+    lines = ["declare -gA _luoshod_words=("]
+    for key, words in table().items():
+        lines.append(f"    [{shlex.quote(' '.join(['luoshod', key]).strip())}]={shlex.quote(' '.join(words))}")
+    lines.append(")")
+    body = "\n".join(lines) + "\n" + BASH
+    if shell == "zsh":
+        return "#compdef luoshod\nautoload -U +X bashcompinit && bashcompinit\n" + body
+    return body
+
+
+__all__ = ["script", "table"]
