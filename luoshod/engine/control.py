@@ -21,6 +21,10 @@ class Sink(Protocol):
 class ToolOutcome:
     result_json: str
     is_error: bool = False
+    #: Done once the result is durable — saved with the checkpoint — or failed with the
+    #: error of the save that should have held it. ``SubmitToolResult`` answers
+    #: ``ACCEPTED`` only then (R54).
+    saved: asyncio.Future[None] | None = None
 
 
 class ToolPort(Protocol):
@@ -31,6 +35,10 @@ class ToolPort(Protocol):
 
     def forget(self, call_id: str) -> None:
         """The run no longer waits for ``call_id``."""
+
+
+#: Why a run whose caller went away (cancel, disconnect, deadline) stopped.
+CLIENT_GONE = "client disconnected"
 
 
 class RunInterrupted(Exception):

@@ -16,13 +16,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import platform
 import time
 from collections.abc import Callable
 from typing import Any
 
 import grpc
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    generate_latest,
+)
 
+from .. import __version__
+from ..engine.control import CLIENT_GONE
 from ..engine.events import STEP_DONE, Event
 from ..engine.run import RunInterrupted
 from ..engine.observer import RunObserver
@@ -42,6 +56,14 @@ class Metrics(RunObserver):
         self.driver = driver
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        # The process (process_cpu_seconds_total, process_resident_memory_bytes, open fds…)
+        # and the interpreter (python_info, python_gc_*), as every Prometheus client
+        # exports them; the default collectors read this process whichever registry.
+        for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+            r.register(collector)
+        Info("luoshod_build", "The daemon's version and its Python and gRPC", registry=r).info(
+            {"version": __version__, "python": platform.python_version(), "grpc": grpc.__version__}
+        )
         self.rpcs = Counter(
             "luoshod_grpc_server_handled", "RPCs completed, by method and gRPC status code",
             ["grpc_service", "grpc_method", "grpc_code"], registry=r,
@@ -52,7 +74,8 @@ class Metrics(RunObserver):
         )
         self.runs = Counter(
             "luoshod_runs", "Runs ended, by outcome: stop, max_steps, aborted, awaiting_approval, "
-            "nothing_to_run, interrupted, error", ["outcome"], registry=r,
+            "nothing_to_run, detached (its caller left; resumable), interrupted (the daemon stopped), "
+            "error", ["outcome"], registry=r,
         )
         self.steps = Counter("luoshod_steps", "Steps completed (step.done events)", registry=r)
         self.save_seconds = Histogram(
@@ -118,7 +141,9 @@ def run_outcome(task: asyncio.Task[object]) -> str:
         return "interrupted"
     err = task.exception()
     if isinstance(err, RunInterrupted):
-        return "interrupted"
+        # A caller that leaves is no failure: `approvals approve` leaves once the run waits
+        # on the app's tools, and the app's next Resume goes on.
+        return "detached" if err.reason == CLIENT_GONE else "interrupted"
     if err is not None:
         return "error"
     outcome: Any = task.result()

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 
+from ..engine.control import CLIENT_GONE
 from ..engine.run import RunControl, ToolOutcome
 from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown, TooManyRuns
 
 SHUTDOWN = "daemon shutting down"
-CLIENT_GONE = "client disconnected"
 #: How long a new run waits for a run whose client went away to stop (seconds).
 ORPHAN_WAIT_S = 5.0
 
