@@ -292,6 +292,77 @@ class EventPage:
     last: int
 
 
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """How a run ended (its ``run.done``), kept with the requests that started or resumed
+    it (R74), so a retry can end its replay as the run ended even once the event log no
+    longer keeps that ``run.done``. The final text is not kept: it is the last assistant
+    message of ``messages[run_start:message_count]``, which the transcript still holds."""
+
+    seq: int
+    time: float
+    finish_reason: FinishReason
+    status: Status
+    step_index: int
+    usage: Usage
+    approval_id: str
+    message_count: int
+    run_start: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "time": self.time,
+            "finish_reason": self.finish_reason.value,
+            "status": self.status.value,
+            "step_index": self.step_index,
+            "usage": self.usage.to_dict(),
+            "approval_id": self.approval_id,
+            "message_count": self.message_count,
+            "run_start": self.run_start,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunEnd:
+        return cls(
+            d["seq"], d["time"], FinishReason(d["finish_reason"]), Status(d["status"]),
+            d["step_index"], Usage.from_dict(d["usage"]), d["approval_id"],
+            d["message_count"], d["run_start"],
+        )
+
+
+#: The request ids a session keeps unless the daemon is configured otherwise (R74).
+DEFAULT_REQUEST_ID_LIMIT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedRequest:
+    """A request id applied to the session (R74): the digest of the request's body, the
+    run it started or resumed, the seq of the ``run.start`` it emitted, and how that run
+    ended (``None`` while it has not)."""
+
+    id: str
+    digest: str
+    run_id: str
+    first_seq: int
+    end: RunEnd | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id, "digest": self.digest, "run_id": self.run_id, "first_seq": self.first_seq
+        }
+        if self.end is not None:
+            d["end"] = self.end.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AppliedRequest:
+        end = d.get("end")
+        return cls(
+            d["id"], d["digest"], d["run_id"], d["first_seq"], RunEnd.from_dict(end) if end else None
+        )
+
+
 @dataclass(slots=True)
 class Checkpoint:
     """A session's whole state. ``messages`` only grows within a session.
@@ -302,6 +373,9 @@ class Checkpoint:
     ``decisions`` holds approval decisions not yet acted on (call id → decision);
     ``queued_input`` is input to append once the pending tool calls have results (fork);
     ``history_limit`` overrides the store's history limit for this session.
+    ``request_ids`` are the request ids applied to the session, oldest first, bounded by
+    the engine (R74); they are saved with the header, so in the same save that applies
+    the request.
     """
 
     session_id: str
@@ -323,6 +397,7 @@ class Checkpoint:
     decisions: dict[str, Decision] = field(default_factory=dict)
     queued_input: list[Message] = field(default_factory=list)
     history_limit: int | None = None
+    request_ids: list[AppliedRequest] = field(default_factory=list)
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -360,6 +435,8 @@ class Checkpoint:
             "queued_input": [m.to_dict() for m in self.queued_input],
             "history_limit": self.history_limit,
         }
+        if self.request_ids:  # absent when empty: headers of sessions without ids stay as they were
+            h["request_ids"] = [r.to_dict() for r in self.request_ids]
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         return h
@@ -386,6 +463,7 @@ class Checkpoint:
             decisions={k: Decision(**v) for k, v in h.get("decisions", {}).items()},
             queued_input=[Message.from_dict(m) for m in h.get("queued_input", ())],
             history_limit=h.get("history_limit"),
+            request_ids=[AppliedRequest.from_dict(r) for r in h.get("request_ids", ())],
         )
 
 

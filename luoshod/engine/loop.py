@@ -25,6 +25,7 @@ from ..domain import (
     Lease,
     Message,
     Role,
+    RunEnd,
     Status,
     StoredEvent,
     ToolCall,
@@ -33,6 +34,7 @@ from ..domain import (
 from ..providers import ModelRequest, ModelResponse, Provider
 from ..store import Capability, Store
 from . import events as ev
+from . import requests
 from .control import RunControl, RunInterrupted, Sink, ToolPort
 from .events import Event
 from .fingerprint import Drift
@@ -466,3 +468,8 @@ class Run:
             cp.session_id, cp.run_id, reason.value, cp.step_index,
         )
         return out
+        done = self.outbox[-1]  # the run.done just queued
+        requests.ended(cp, RunEnd(
+            done.seq, done.time, reason, cp.status, cp.step_index, out.usage.copy(),
+            cp.approval_id, len(cp.messages), cp.run_start,
+        ))  # R74: a retry of the run's requests now replays it

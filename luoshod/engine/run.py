@@ -47,16 +47,20 @@ from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeasePolicy
+from . import requests
+from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
 from .merge import merge_input, take_answers
 from .tools import check_call
 
 __all__ = [
+    "DEFAULT_REQUEST_ID_LIMIT",
     "DEFAULT_TOOL_TIMEOUT_S",
     "Engine",
     "ResolveRequest",
     "RunControl",
     "RunInterrupted",
+    "Replay",
     "RunOutcome",
     "RunRequest",
     "Sink",
@@ -90,6 +94,23 @@ class ResolveRequest:
     note: str = ""
     agent: AgentSpec | None = None
     request_id: str = ""
+    # The approval's session: lets a retry (R74) be recognised once the approval is claimed.
+    session_id: str = ""
+
+    def digest(self) -> str:
+        return requests.digest(
+            "resolve", approval_id=self.approval_id, approved=self.approved, note=self.note,
+            agent=self.agent,
+        )
+
+
+def _run_digest(req: RunRequest) -> str:
+    if req.resume_only:
+        return requests.digest("resume", agent=req.agent)
+    return requests.digest(
+        "execute", input=req.input, agent=req.agent,
+        business_state_json=req.business_state_json, history_limit=req.history_limit,
+    )
 
 
 def _drift_error(session_id: str, found: Drift) -> AgentDrift:
@@ -129,8 +150,10 @@ class Engine:
         clock: Callable[[], float] = time.time,
         encode_event: Callable[[Event], bytes] = lambda e: repr(e).encode(),
         leases: LeasePolicy | None = None,
+        request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     ) -> None:
         self.store = store
+        self.request_id_limit = request_id_limit
         self.providers = providers
         self.clock = clock
         self.leases = leases or LeasePolicy()
@@ -155,16 +178,17 @@ class Engine:
 
     async def run(
         self, req: RunRequest, sink: Sink, tools: ToolPort, control: RunControl
-    ) -> RunOutcome | None:
+    ) -> RunOutcome | Replay | None:
         """Run (or resume) the session's agent loop until it finishes, pauses, is aborted,
         or is interrupted (``RunInterrupted``). Returns ``None`` when there is nothing to
-        run (a finished session and no new input). Errors before the first event change
+        run (a finished session and no new input), a ``Replay`` when the request's id was
+        applied by a run that ended (R74). Errors before the first event change
         nothing in the store. The whole run holds the session's lease (``SessionBusy``
         when another daemon holds it; ``LeaseLost`` when it is taken over meanwhile)."""
         async with self.hold(req.session_id, control) as held:
             prepared = await self._prepare(req)
-            if prepared is None:
-                return None
+            if prepared is None or isinstance(prepared, Replay):
+                return prepared
             return await self._go(held, prepared, sink, tools, control)
 
     async def _go(
@@ -187,11 +211,24 @@ class Engine:
 
     async def resolve(
         self, req: ResolveRequest, sink: Sink, tools: ToolPort, control: RunControl
-    ) -> RunOutcome:
+    ) -> RunOutcome | Replay | None:
         """Decide a pending approval and continue its run (R29–R34). The decision is
         recorded by the run's first save, which claims the approval: of two concurrent
-        resolutions exactly one wins, the other gets ``ApprovalNotFound`` (R33)."""
+        resolutions exactly one wins, the other gets ``ApprovalNotFound`` (R33). A retry
+        (R74: the request id applied in ``req.session_id``) resumes or replays the run
+        instead."""
         approval = await self.store.get_approval(req.approval_id)
+        if approval is None and req.request_id and req.session_id:
+            async with self.hold(req.session_id, control) as held:
+                cp = await self.store.load(req.session_id)
+                if requests.find(cp, req.request_id) is not None:
+                    retry = RunRequest(
+                        req.session_id, agent=req.agent, request_id=req.request_id, resume_only=True
+                    )
+                    prepared = await self._prepare(retry, digest=req.digest())
+                    if prepared is None or isinstance(prepared, Replay):
+                        return prepared
+                    return await self._go(held, prepared, sink, tools, control)
         if approval is None:
             raise _unknown_approval(req.approval_id)
         def being_resolved(e: SessionBusy) -> ApprovalNotFound:
@@ -214,6 +251,8 @@ class Engine:
         cp = await self.store.load(approval.session_id) if approval else None
         if approval is None or cp is None or cp.approval_id != approval.approval_id:
             raise _unknown_approval(req.approval_id)
+        if (applied := requests.find(cp, req.request_id)) is not None:
+            requests.check_same_body(cp, applied, req.digest())
         spec = req.agent or cp.agent
         assert spec is not None, "a paused checkpoint always has its agent"
         fp = fingerprint(spec)
@@ -232,6 +271,7 @@ class Engine:
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
         cp.last_seq = await self._last_seq(cp)
+        requests.record(cp, req.request_id, req.digest(), self.request_id_limit)
         prepared = Prepared(
             cp, len(cp.messages), spec, provider, model, settings, "resume", [],
             found if spec.on_agent_drift is DriftPolicy.WARN else None,
@@ -283,8 +323,16 @@ class Engine:
         page = await self.store.read_events(cp.session_id, after_seq=2**62, limit=1)
         return max(cp.last_seq, page.last)
 
-    async def _prepare(self, req: RunRequest) -> Prepared | None:
+    async def _prepare(self, req: RunRequest, *, digest: str | None = None) -> Prepared | Replay | None:
         cp = await self.store.load(req.session_id)
+        digest = digest or (_run_digest(req) if req.request_id else "")
+        applied = requests.find(cp, req.request_id)
+        if applied is not None:  # R74: a retry appends nothing and starts nothing new
+            assert cp is not None
+            requests.check_same_body(cp, applied, digest)
+            if applied.end is not None:
+                return requests.replay(cp, applied)
+            req = RunRequest(req.session_id, agent=req.agent, request_id=req.request_id, resume_only=True)
         if cp is None and req.resume_only:
             raise CheckpointNotFound(
                 f"session {req.session_id!r} has no checkpoint", session_id=req.session_id
@@ -343,6 +391,12 @@ class Engine:
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
         cp.last_seq = await self._last_seq(cp)
+        if req.request_id and applied is None:
+            # The input the run queues behind pending calls (R12) waits in the checkpoint,
+            # so the save that records the id holds the input too (R74).
+            cp.queued_input.extend(queued)
+            queued = []
+            requests.record(cp, req.request_id, digest, self.request_id_limit)
         return Prepared(
             cp, stored, spec, provider, model, settings, mode, queued,
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,

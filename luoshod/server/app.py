@@ -16,7 +16,7 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from ..config import ConfigError, ConfigFileError, Secret, load_file, redact_url
 from ..engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S, LeasePolicy, default_owner
-from ..engine.run import DEFAULT_TOOL_TIMEOUT_S, Engine
+from ..engine.run import DEFAULT_REQUEST_ID_LIMIT, DEFAULT_TOOL_TIMEOUT_S, Engine
 from ..observe import Observability
 from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
 from ..store import (
@@ -59,6 +59,8 @@ class Config:
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     drain_timeout_s: float = 10.0
     event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT
+    #: Request ids kept per session as idempotency keys (R74).
+    request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT
     #: How often expired approvals are resolved as rejected (seconds).
     approval_sweep_s: float = 30.0
     scripts_dir: Path | None = None
@@ -145,6 +147,7 @@ class Daemon:
             default_tool_timeout_s=config.tool_timeout_s,
             encode_event=lambda e: convert.event_pb(e).SerializeToString(),
             leases=leases,
+            request_id_limit=config.request_id_limit,
         )
         self.runs = RunRegistry(config.max_active_runs)
         self.hub = EventHub()

@@ -23,7 +23,7 @@ from ..engine.events import Event
 from ..engine.compare import compare
 from ..engine.fork import ForkPatch, fork
 from ..engine.observer import RunObserver
-from ..engine.run import Engine, ResolveRequest, RunInterrupted, RunRequest, ToolOutcome
+from ..engine.run import Engine, Replay, ResolveRequest, RunInterrupted, RunRequest, ToolOutcome
 from ..errors import (
     ApprovalNotFound,
     CheckpointNotFound,
@@ -33,7 +33,7 @@ from ..errors import (
     ToolCallNotFound,
     ToolCallNotPending,
 )
-from ..store import Store
+from ..store import Capability, Store
 from . import audit, convert
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
@@ -44,6 +44,7 @@ from .validation import (
     check_json,
     check_messages,
     check_page_size,
+    check_request_id,
     check_session_id,
     check_size,
     check_tool_result_patch,
@@ -121,7 +122,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
             business_state_json=check_json(request.business_state_json, "business_state_json")
             if request.HasField("business_state_json")
             else None,
-            request_id=request.request_id,
+            request_id=check_request_id(request.request_id),
+            session_id=check_session_id(request.session_id) if request.session_id else "",
             history_limit=check_history_limit(request.history_limit)
             if request.HasField("history_limit")
             else None,
@@ -137,7 +139,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         req = RunRequest(
             session_id=check_session_id(request.session_id),
             agent=check_agent(request.agent) if request.HasField("agent") else None,
-            request_id=request.request_id,
+            request_id=check_request_id(request.request_id),
             resume_only=True,
         )
         async for event in self._run(req.session_id, self.engine.run, req, context):
@@ -155,7 +157,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             approved=request.approved,
             note=request.note,
             agent=check_agent(request.agent) if request.HasField("agent") else None,
-            request_id=request.request_id,
+            request_id=check_request_id(request.request_id),
         )
         approval = await self.store.get_approval(req.approval_id)
         if approval is None:
@@ -180,6 +182,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> AsyncIterator[pb.Event]:
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
         run = await self.runs.begin(session_id)
+        if approval is None and req.request_id and req.session_id:
+            # Perhaps a retry whose first attempt claimed the approval (R74): the engine
+            # resumes or replays that run, or answers APPROVAL_NOT_FOUND.
+            async for event in self._run(req.session_id, self.engine.resolve, req, context):
+                yield pb.ResolveResponse(event=event)
+            return
         sink = _QueueSink(self.hub, self.observer, self.log_contents)
         task = asyncio.create_task(start(req, sink, run, run.control))
 
@@ -206,7 +214,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         while (event := await sink.queue.get()) is not None:
             yield event
         try:
-            task.result()
+            outcome = task.result()
         except RunInterrupted as e:
             if e.reason == SHUTDOWN:
                 raise ShuttingDown(
@@ -235,6 +243,29 @@ class AgentService(pb_grpc.AgentServiceServicer):
         return await self._submit_without_waiter(sid, request.tool_call_id, run)
 
     async def _submit_without_waiter(
+        else:
+            if isinstance(outcome, Replay):
+                async for event in self._replay(outcome):
+                    yield event
+
+    async def _replay(self, replay: Replay) -> AsyncIterator[pb.Event]:
+        """A retry of a request whose run ended (R74): the run's events from the request's
+        ``run.start`` that the log still keeps, ending with the run's ``run.done`` (rebuilt
+        from the checkpoint's record when the log no longer keeps it)."""
+        sid, end, last = replay.session_id, replay.end, 0
+        after = replay.first_seq - 1
+        while Capability.EVENT_LOG in self.store.capabilities:
+            page = await self.store.read_events(sid, after_seq=after, limit=WATCH_PAGE)
+            for stored in page.events:
+                if stored.seq > end.seq:
+                    break
+                last = stored.seq
+                yield pb.Event.FromString(stored.data)
+            if len(page.events) < WATCH_PAGE or last >= end.seq or not page.events:
+                break
+            after = page.events[-1].seq
+        if last != end.seq:
+            yield convert.event_pb(end)
         self, sid: str, call_id: str, run: ActiveRun | None
     ) -> pb.SubmitToolResultResponse:
         """No run waits for this call: tell a duplicate (R26) from a call nobody awaits."""

@@ -34,6 +34,20 @@ def check_size(request: ProtoMessage, limit: int) -> None:
         )
 
 
+#: Request ids (R74) are kept with the session, up to a thousand of them: a UUID is 36.
+MAX_REQUEST_ID = 128
+
+
+def check_request_id(request_id: str) -> str:
+    if len(request_id) > MAX_REQUEST_ID:
+        raise InvalidArgument(
+            f"request_id is {len(request_id)} characters, over the limit of {MAX_REQUEST_ID}",
+            reason="INVALID_REQUEST_ID",
+            limit=MAX_REQUEST_ID,
+        )
+    return request_id
+
+
 def check_session_id(session_id: str, field: str = "session_id") -> str:
     if not SESSION_ID.fullmatch(session_id):
         raise InvalidArgument(

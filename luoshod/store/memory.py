@@ -281,6 +281,7 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         fingerprint=replace(fp, tool_schema_hashes=dict(fp.tool_schema_hashes)) if fp else None,
         decisions=dict(cp.decisions),
         queued_input=list(cp.queued_input),
+        request_ids=list(cp.request_ids),  # its records are immutable
     )
 
 

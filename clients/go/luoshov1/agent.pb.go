@@ -2273,7 +2273,11 @@ type ExecuteRequest struct {
 	Agent *AgentSpec `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
 	// Omitted: inherited from the checkpoint. Given (even "null"): replaces it.
 	BusinessStateJson *string `protobuf:"bytes,4,opt,name=business_state_json,json=businessStateJson,proto3,oneof" json:"business_state_json,omitempty"`
-	// Echoed in run.start and logs.
+	// An idempotency key within the session (R74): a request whose id the session already
+	// applied appends nothing and starts nothing new; it resumes the run it started if that
+	// run has not ended, else replays that run's kept events and ends as it ended. The same
+	// id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+	// run.start and logs.
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// History entries kept for this session (default: the daemon's). Negative is invalid.
 	HistoryLimit  *int32 `protobuf:"varint,6,opt,name=history_limit,json=historyLimit,proto3,oneof" json:"history_limit,omitempty"`
@@ -2401,8 +2405,9 @@ type ResumeRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Omitted: the agent saved with the checkpoint (no drift by definition).
-	Agent         *AgentSpec `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
-	RequestId     string     `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Agent *AgentSpec `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// An idempotency key within the session (see ExecuteRequest.request_id).
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3011,8 +3016,12 @@ type ResolveRequest struct {
 	Note string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
 	// Omitted: the agent saved with the checkpoint. Given: compared with the approval's
 	// fingerprint (on_agent_drift applies).
-	Agent         *AgentSpec `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
-	RequestId     string     `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Agent *AgentSpec `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
+	// An idempotency key within the session (see ExecuteRequest.request_id).
+	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The approval's session. Optional; with a request_id it lets a retry be recognised
+	// after the first attempt claimed the approval (it then resumes or replays that run).
+	SessionId     string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3078,6 +3087,13 @@ func (x *ResolveRequest) GetAgent() *AgentSpec {
 func (x *ResolveRequest) GetRequestId() string {
 	if x != nil {
 		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ResolveRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
 	}
 	return ""
 }
@@ -4427,7 +4443,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\fkeep_history\x18\x02 \x01(\bR\vkeepHistory\"1\n" +
 	"\x15DeleteSessionResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted\"\xac\x01\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"\xcb\x01\n" +
 	"\x0eResolveRequest\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1a\n" +
@@ -4435,7 +4451,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04note\x18\x03 \x01(\tR\x04note\x12*\n" +
 	"\x05agent\x18\x04 \x01(\v2\x14.luosho.v1.AgentSpecR\x05agent\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestId\"9\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\"9\n" +
 	"\x0fResolveResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"q\n" +
 	"\x14ListApprovalsRequest\x12\x1d\n" +

@@ -526,18 +526,20 @@ class DeleteSessionResponse(_message.Message):
     def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
 
 class ResolveRequest(_message.Message):
-    __slots__ = ("approval_id", "approved", "note", "agent", "request_id")
+    __slots__ = ("approval_id", "approved", "note", "agent", "request_id", "session_id")
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     APPROVED_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     approval_id: str
     approved: bool
     note: str
     agent: AgentSpec
     request_id: str
-    def __init__(self, approval_id: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    session_id: str
+    def __init__(self, approval_id: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class ResolveResponse(_message.Message):
     __slots__ = ("event",)

@@ -619,7 +619,13 @@ export interface ExecuteRequest {
   businessStateJson?:
     | string
     | undefined;
-  /** Echoed in run.start and logs. */
+  /**
+   * An idempotency key within the session (R74): a request whose id the session already
+   * applied appends nothing and starts nothing new; it resumes the run it started if that
+   * run has not ended, else replays that run's kept events and ends as it ended. The same
+   * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+   * run.start and logs.
+   */
   requestId: string;
   /** History entries kept for this session (default: the daemon's). Negative is invalid. */
   historyLimit?: number | undefined;
@@ -632,7 +638,10 @@ export interface ExecuteResponse {
 export interface ResumeRequest {
   sessionId: string;
   /** Omitted: the agent saved with the checkpoint (no drift by definition). */
-  agent: AgentSpec | undefined;
+  agent:
+    | AgentSpec
+    | undefined;
+  /** An idempotency key within the session (see ExecuteRequest.request_id). */
   requestId: string;
 }
 
@@ -701,8 +710,16 @@ export interface ResolveRequest {
    * Omitted: the agent saved with the checkpoint. Given: compared with the approval's
    * fingerprint (on_agent_drift applies).
    */
-  agent: AgentSpec | undefined;
+  agent:
+    | AgentSpec
+    | undefined;
+  /** An idempotency key within the session (see ExecuteRequest.request_id). */
   requestId: string;
+  /**
+   * The approval's session. Optional; with a request_id it lets a retry be recognised
+   * after the first attempt claimed the approval (it then resumes or replays that run).
+   */
+  sessionId: string;
 }
 
 export interface ResolveResponse {
@@ -5702,7 +5719,7 @@ export const DeleteSessionResponse: MessageFns<DeleteSessionResponse> = {
 };
 
 function createBaseResolveRequest(): ResolveRequest {
-  return { approvalId: "", approved: false, note: "", agent: undefined, requestId: "" };
+  return { approvalId: "", approved: false, note: "", agent: undefined, requestId: "", sessionId: "" };
 }
 
 export const ResolveRequest: MessageFns<ResolveRequest> = {
@@ -5721,6 +5738,9 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(42).string(message.requestId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(50).string(message.sessionId);
     }
     return writer;
   },
@@ -5778,6 +5798,14 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5805,6 +5833,11 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
     };
   },
 
@@ -5825,6 +5858,9 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
     return obj;
   },
 
@@ -5840,6 +5876,7 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
       ? AgentSpec.fromPartial(object.agent)
       : undefined;
     message.requestId = object.requestId ?? "";
+    message.sessionId = object.sessionId ?? "";
     return message;
   },
 };

@@ -29017,7 +29017,11 @@ java.lang.String defaultValue) {
 
     /**
      * <pre>
-     * Echoed in run.start and logs.
+     * An idempotency key within the session (R74): a request whose id the session already
+     * applied appends nothing and starts nothing new; it resumes the run it started if that
+     * run has not ended, else replays that run's kept events and ends as it ended. The same
+     * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+     * run.start and logs.
      * </pre>
      *
      * <code>string request_id = 5;</code>
@@ -29026,7 +29030,11 @@ java.lang.String defaultValue) {
     java.lang.String getRequestId();
     /**
      * <pre>
-     * Echoed in run.start and logs.
+     * An idempotency key within the session (R74): a request whose id the session already
+     * applied appends nothing and starts nothing new; it resumes the run it started if that
+     * run has not ended, else replays that run's kept events and ends as it ended. The same
+     * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+     * run.start and logs.
      * </pre>
      *
      * <code>string request_id = 5;</code>
@@ -29304,7 +29312,11 @@ java.lang.String defaultValue) {
     private volatile java.lang.Object requestId_ = "";
     /**
      * <pre>
-     * Echoed in run.start and logs.
+     * An idempotency key within the session (R74): a request whose id the session already
+     * applied appends nothing and starts nothing new; it resumes the run it started if that
+     * run has not ended, else replays that run's kept events and ends as it ended. The same
+     * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+     * run.start and logs.
      * </pre>
      *
      * <code>string request_id = 5;</code>
@@ -29325,7 +29337,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Echoed in run.start and logs.
+     * An idempotency key within the session (R74): a request whose id the session already
+     * applied appends nothing and starts nothing new; it resumes the run it started if that
+     * run has not ended, else replays that run's kept events and ends as it ended. The same
+     * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+     * run.start and logs.
      * </pre>
      *
      * <code>string request_id = 5;</code>
@@ -30526,7 +30542,11 @@ java.lang.String defaultValue) {
       private java.lang.Object requestId_ = "";
       /**
        * <pre>
-       * Echoed in run.start and logs.
+       * An idempotency key within the session (R74): a request whose id the session already
+       * applied appends nothing and starts nothing new; it resumes the run it started if that
+       * run has not ended, else replays that run's kept events and ends as it ended. The same
+       * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+       * run.start and logs.
        * </pre>
        *
        * <code>string request_id = 5;</code>
@@ -30546,7 +30566,11 @@ java.lang.String defaultValue) {
       }
       /**
        * <pre>
-       * Echoed in run.start and logs.
+       * An idempotency key within the session (R74): a request whose id the session already
+       * applied appends nothing and starts nothing new; it resumes the run it started if that
+       * run has not ended, else replays that run's kept events and ends as it ended. The same
+       * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+       * run.start and logs.
        * </pre>
        *
        * <code>string request_id = 5;</code>
@@ -30567,7 +30591,11 @@ java.lang.String defaultValue) {
       }
       /**
        * <pre>
-       * Echoed in run.start and logs.
+       * An idempotency key within the session (R74): a request whose id the session already
+       * applied appends nothing and starts nothing new; it resumes the run it started if that
+       * run has not ended, else replays that run's kept events and ends as it ended. The same
+       * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+       * run.start and logs.
        * </pre>
        *
        * <code>string request_id = 5;</code>
@@ -30584,7 +30612,11 @@ java.lang.String defaultValue) {
       }
       /**
        * <pre>
-       * Echoed in run.start and logs.
+       * An idempotency key within the session (R74): a request whose id the session already
+       * applied appends nothing and starts nothing new; it resumes the run it started if that
+       * run has not ended, else replays that run's kept events and ends as it ended. The same
+       * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+       * run.start and logs.
        * </pre>
        *
        * <code>string request_id = 5;</code>
@@ -30598,7 +30630,11 @@ java.lang.String defaultValue) {
       }
       /**
        * <pre>
-       * Echoed in run.start and logs.
+       * An idempotency key within the session (R74): a request whose id the session already
+       * applied appends nothing and starts nothing new; it resumes the run it started if that
+       * run has not ended, else replays that run's kept events and ends as it ended. The same
+       * id with another body fails with INVALID_ARGUMENT/REQUEST_ID_REUSED. Echoed in
+       * run.start and logs.
        * </pre>
        *
        * <code>string request_id = 5;</code>
@@ -31345,11 +31381,19 @@ java.lang.String defaultValue) {
     luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder();
 
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 3;</code>
      * @return The requestId.
      */
     java.lang.String getRequestId();
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 3;</code>
      * @return The bytes for requestId.
      */
@@ -31482,6 +31526,10 @@ java.lang.String defaultValue) {
     @SuppressWarnings("serial")
     private volatile java.lang.Object requestId_ = "";
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 3;</code>
      * @return The requestId.
      */
@@ -31499,6 +31547,10 @@ java.lang.String defaultValue) {
       }
     }
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 3;</code>
      * @return The bytes for requestId.
      */
@@ -32115,6 +32167,10 @@ java.lang.String defaultValue) {
 
       private java.lang.Object requestId_ = "";
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 3;</code>
        * @return The requestId.
        */
@@ -32131,6 +32187,10 @@ java.lang.String defaultValue) {
         }
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 3;</code>
        * @return The bytes for requestId.
        */
@@ -32148,6 +32208,10 @@ java.lang.String defaultValue) {
         }
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 3;</code>
        * @param value The requestId to set.
        * @return This builder for chaining.
@@ -32161,6 +32225,10 @@ java.lang.String defaultValue) {
         return this;
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 3;</code>
        * @return This builder for chaining.
        */
@@ -32171,6 +32239,10 @@ java.lang.String defaultValue) {
         return this;
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 3;</code>
        * @param value The bytes for requestId to set.
        * @return This builder for chaining.
@@ -39077,16 +39149,46 @@ java.lang.String defaultValue) {
     luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder();
 
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 5;</code>
      * @return The requestId.
      */
     java.lang.String getRequestId();
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 5;</code>
      * @return The bytes for requestId.
      */
     com.google.protobuf.ByteString
         getRequestIdBytes();
+
+    /**
+     * <pre>
+     * The approval's session. Optional; with a request_id it lets a retry be recognised
+     * after the first attempt claimed the approval (it then resumes or replays that run).
+     * </pre>
+     *
+     * <code>string session_id = 6;</code>
+     * @return The sessionId.
+     */
+    java.lang.String getSessionId();
+    /**
+     * <pre>
+     * The approval's session. Optional; with a request_id it lets a retry be recognised
+     * after the first attempt claimed the approval (it then resumes or replays that run).
+     * </pre>
+     *
+     * <code>string session_id = 6;</code>
+     * @return The bytes for sessionId.
+     */
+    com.google.protobuf.ByteString
+        getSessionIdBytes();
   }
   /**
    * Protobuf type {@code luosho.v1.ResolveRequest}
@@ -39113,6 +39215,7 @@ java.lang.String defaultValue) {
       approvalId_ = "";
       note_ = "";
       requestId_ = "";
+      sessionId_ = "";
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -39276,6 +39379,10 @@ java.lang.String defaultValue) {
     @SuppressWarnings("serial")
     private volatile java.lang.Object requestId_ = "";
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 5;</code>
      * @return The requestId.
      */
@@ -39293,6 +39400,10 @@ java.lang.String defaultValue) {
       }
     }
     /**
+     * <pre>
+     * An idempotency key within the session (see ExecuteRequest.request_id).
+     * </pre>
+     *
      * <code>string request_id = 5;</code>
      * @return The bytes for requestId.
      */
@@ -39305,6 +39416,55 @@ java.lang.String defaultValue) {
             com.google.protobuf.ByteString.copyFromUtf8(
                 (java.lang.String) ref);
         requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int SESSION_ID_FIELD_NUMBER = 6;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object sessionId_ = "";
+    /**
+     * <pre>
+     * The approval's session. Optional; with a request_id it lets a retry be recognised
+     * after the first attempt claimed the approval (it then resumes or replays that run).
+     * </pre>
+     *
+     * <code>string session_id = 6;</code>
+     * @return The sessionId.
+     */
+    @java.lang.Override
+    public java.lang.String getSessionId() {
+      java.lang.Object ref = sessionId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        sessionId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The approval's session. Optional; with a request_id it lets a retry be recognised
+     * after the first attempt claimed the approval (it then resumes or replays that run).
+     * </pre>
+     *
+     * <code>string session_id = 6;</code>
+     * @return The bytes for sessionId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getSessionIdBytes() {
+      java.lang.Object ref = sessionId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        sessionId_ = b;
         return b;
       } else {
         return (com.google.protobuf.ByteString) ref;
@@ -39340,6 +39500,9 @@ java.lang.String defaultValue) {
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
         com.google.protobuf.GeneratedMessage.writeString(output, 5, requestId_);
       }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 6, sessionId_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -39360,6 +39523,9 @@ java.lang.String defaultValue) {
       }
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
         size += com.google.protobuf.GeneratedMessage.computeStringSize(5, requestId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(6, sessionId_);
       }
       return size;
     }
@@ -39398,6 +39564,8 @@ java.lang.String defaultValue) {
       }
       if (!getRequestId()
           .equals(other.getRequestId())) return false;
+      if (!getSessionId()
+          .equals(other.getSessionId())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -39422,6 +39590,8 @@ java.lang.String defaultValue) {
       }
       hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
       hash = (53 * hash) + getRequestId().hashCode();
+      hash = (37 * hash) + SESSION_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getSessionId().hashCode();
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -39568,6 +39738,7 @@ java.lang.String defaultValue) {
           agentBuilder_ = null;
         }
         requestId_ = "";
+        sessionId_ = "";
         return this;
       }
 
@@ -39620,6 +39791,9 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000010) != 0)) {
           result.requestId_ = requestId_;
         }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.sessionId_ = sessionId_;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -39654,6 +39828,11 @@ java.lang.String defaultValue) {
         if (!other.getRequestId().isEmpty()) {
           requestId_ = other.requestId_;
           bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        if (!other.getSessionId().isEmpty()) {
+          sessionId_ = other.sessionId_;
+          bitField0_ |= 0x00000020;
           onChanged();
         }
         this.mergeUnknownFields(other.getUnknownFields());
@@ -39709,6 +39888,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000010;
                 break;
               } // case 42
+              case 50: {
+                sessionId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 50
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -40090,6 +40274,10 @@ java.lang.String defaultValue) {
 
       private java.lang.Object requestId_ = "";
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 5;</code>
        * @return The requestId.
        */
@@ -40106,6 +40294,10 @@ java.lang.String defaultValue) {
         }
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 5;</code>
        * @return The bytes for requestId.
        */
@@ -40123,6 +40315,10 @@ java.lang.String defaultValue) {
         }
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 5;</code>
        * @param value The requestId to set.
        * @return This builder for chaining.
@@ -40136,6 +40332,10 @@ java.lang.String defaultValue) {
         return this;
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 5;</code>
        * @return This builder for chaining.
        */
@@ -40146,6 +40346,10 @@ java.lang.String defaultValue) {
         return this;
       }
       /**
+       * <pre>
+       * An idempotency key within the session (see ExecuteRequest.request_id).
+       * </pre>
+       *
        * <code>string request_id = 5;</code>
        * @param value The bytes for requestId to set.
        * @return This builder for chaining.
@@ -40156,6 +40360,103 @@ java.lang.String defaultValue) {
         checkByteStringIsUtf8(value);
         requestId_ = value;
         bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object sessionId_ = "";
+      /**
+       * <pre>
+       * The approval's session. Optional; with a request_id it lets a retry be recognised
+       * after the first attempt claimed the approval (it then resumes or replays that run).
+       * </pre>
+       *
+       * <code>string session_id = 6;</code>
+       * @return The sessionId.
+       */
+      public java.lang.String getSessionId() {
+        java.lang.Object ref = sessionId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          sessionId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The approval's session. Optional; with a request_id it lets a retry be recognised
+       * after the first attempt claimed the approval (it then resumes or replays that run).
+       * </pre>
+       *
+       * <code>string session_id = 6;</code>
+       * @return The bytes for sessionId.
+       */
+      public com.google.protobuf.ByteString
+          getSessionIdBytes() {
+        java.lang.Object ref = sessionId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          sessionId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The approval's session. Optional; with a request_id it lets a retry be recognised
+       * after the first attempt claimed the approval (it then resumes or replays that run).
+       * </pre>
+       *
+       * <code>string session_id = 6;</code>
+       * @param value The sessionId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSessionId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        sessionId_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The approval's session. Optional; with a request_id it lets a retry be recognised
+       * after the first attempt claimed the approval (it then resumes or replays that run).
+       * </pre>
+       *
+       * <code>string session_id = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearSessionId() {
+        sessionId_ = getDefaultInstance().getSessionId();
+        bitField0_ = (bitField0_ & ~0x00000020);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The approval's session. Optional; with a request_id it lets a retry be recognised
+       * after the first attempt claimed the approval (it then resumes or replays that run).
+       * </pre>
+       *
+       * <code>string session_id = 6;</code>
+       * @param value The bytes for sessionId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSessionIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        sessionId_ = value;
+        bitField0_ |= 0x00000020;
         onChanged();
         return this;
       }
@@ -56873,100 +57174,100 @@ java.lang.String defaultValue) {
       "ge_token\030\002 \001(\t\"@\n\024DeleteSessionRequest\022\022" +
       "\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010" +
       "\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 \001" +
-      "(\010\"~\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001(" +
-      "\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005age" +
-      "nt\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreques" +
-      "t_id\030\005 \001(\t\"2\n\017ResolveResponse\022\037\n\005event\030\001" +
-      " \001(\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030" +
-      "\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprova" +
-      "lsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v" +
-      "1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016H" +
-      "istoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpag" +
-      "e_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022incl" +
-      "ude_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022" +
-      "(\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEntr" +
-      "y\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch" +
-      "\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002" +
-      " \003(\0132\022.luosho.v1.Message\022 \n\023business_sta" +
-      "te_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132" +
-      "\032.luosho.v1.ToolResultPatch\022\024\n\014append_in" +
-      "put\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017Too" +
-      "lResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013re" +
-      "sult_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013For" +
-      "kRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_ste" +
-      "p\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch" +
-      "\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkResp" +
-      "onse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)" +
-      "\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoin" +
-      "t\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(" +
-      "\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectorySte" +
-      "p\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030" +
-      "\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016Tra" +
-      "jectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004nam" +
-      "e\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas_r" +
-      "esult\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is_e" +
-      "rror\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(" +
-      "\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(" +
-      "\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Trajecto" +
-      "ryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_or" +
-      "der_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022" +
-      "+\n\targuments\030\004 \003(\0132\030.luosho.v1.ArgumentD" +
-      "rift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220" +
-      "\n\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Fini" +
-      "shReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luos" +
-      "ho.v1.FinishReason\"\262\001\n\017CompareResponse\022$" +
-      "\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001" +
-      "b\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013di" +
-      "verged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.lu" +
-      "osho.v1.TrajectoryDriftB\016\n\014_diverged_at\"" +
-      "E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\ta" +
-      "fter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchR" +
-      "esponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event" +
-      "*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_S" +
-      "YSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT" +
-      "\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"" +
-      "\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AG" +
-      "ENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_P" +
-      "OLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNO" +
-      "RE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_" +
-      "STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATU" +
-      "S_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWA" +
-      "ITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FI" +
-      "NISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REAS" +
-      "ON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001" +
-      "\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_" +
-      "REASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITI" +
-      "NG_APPROVAL\020\004*a\n\007RunMode\022\030\n\024RUN_MODE_UNS" +
-      "PECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE" +
-      "_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*j\n\rSubm" +
-      "itOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020" +
-      "\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT" +
-      "_OUTCOME_DUPLICATE\020\0022\262\007\n\014AgentService\022B\n" +
-      "\007Execute\022\031.luosho.v1.ExecuteRequest\032\032.lu" +
-      "osho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.lu" +
-      "osho.v1.ResumeRequest\032\031.luosho.v1.Resume" +
-      "Response0\001\022[\n\020SubmitToolResult\022\".luosho." +
-      "v1.SubmitToolResultRequest\032#.luosho.v1.S" +
-      "ubmitToolResultResponse\022=\n\006Cancel\022\030.luos" +
-      "ho.v1.CancelRequest\032\031.luosho.v1.CancelRe" +
-      "sponse\022I\n\nGetSession\022\034.luosho.v1.GetSess" +
-      "ionRequest\032\035.luosho.v1.GetSessionRespons" +
-      "e\022O\n\014ListSessions\022\036.luosho.v1.ListSessio" +
-      "nsRequest\032\037.luosho.v1.ListSessionsRespon" +
-      "se\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSe" +
-      "ssionRequest\032 .luosho.v1.DeleteSessionRe" +
-      "sponse\022B\n\007Resolve\022\031.luosho.v1.ResolveReq" +
-      "uest\032\032.luosho.v1.ResolveResponse0\001\022R\n\rLi" +
-      "stApprovals\022\037.luosho.v1.ListApprovalsReq" +
-      "uest\032 .luosho.v1.ListApprovalsResponse\022@" +
-      "\n\007History\022\031.luosho.v1.HistoryRequest\032\032.l" +
-      "uosho.v1.HistoryResponse\0227\n\004Fork\022\026.luosh" +
-      "o.v1.ForkRequest\032\027.luosho.v1.ForkRespons" +
-      "e\022@\n\007Compare\022\031.luosho.v1.CompareRequest\032" +
-      "\032.luosho.v1.CompareResponse\022<\n\005Watch\022\027.l" +
-      "uosho.v1.WatchRequest\032\030.luosho.v1.WatchR" +
-      "esponse0\001b\006proto3"
+      "(\010\"\222\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001" +
+      "(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005ag" +
+      "ent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreque" +
+      "st_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\"2\n\017Resol" +
+      "veResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Ev" +
+      "ent\"Q\n\024ListApprovalsRequest\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token" +
+      "\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n\tappro" +
+      "vals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017next_" +
+      "page_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nse" +
+      "ssion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npag" +
+      "e_token\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(" +
+      "\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 \003(\0132\027." +
+      "luosho.v1.HistoryEntry\022\027\n\017next_page_toke" +
+      "n\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_message" +
+      "s\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Me" +
+      "ssage\022 \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022" +
+      "/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.ToolRes" +
+      "ultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_busin" +
+      "ess_state_json\"N\n\017ToolResultPatch\022\024\n\014too" +
+      "l_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010" +
+      "is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession" +
+      "_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_sess" +
+      "ion_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1." +
+      "ForkPatch\"[\n\014ForkResponse\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132" +
+      "\025.luosho.v1.Checkpoint\"<\n\016CompareRequest" +
+      "\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002" +
+      " \001(\t\"W\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n" +
+      "\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.T" +
+      "rajectoryCall\"\207\001\n\016TrajectoryCall\022\024\n\014tool" +
+      "_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argument" +
+      "s_json\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013resu" +
+      "lt_json\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgum" +
+      "entDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020" +
+      "arguments_json_a\030\003 \001(\t\022\030\n\020arguments_json" +
+      "_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_ord" +
+      "er_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool" +
+      "_order_changed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132" +
+      "\030.luosho.v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001" +
+      "(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007" +
+      " \001(\0162\027.luosho.v1.FinishReason\0220\n\017finish_" +
+      "reason_b\030\010 \001(\0162\027.luosho.v1.FinishReason\"" +
+      "\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.luosho." +
+      "v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1" +
+      ".TrajectoryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001" +
+      "\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.TrajectoryD" +
+      "riftB\016\n\014_diverged_at\"E\n\014WatchRequest\022\022\n\n" +
+      "session_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006f" +
+      "ollow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 " +
+      "\001(\0132\020.luosho.v1.Event*_\n\004Role\022\024\n\020ROLE_UN" +
+      "SPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USE" +
+      "R\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220" +
+      "\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLIC" +
+      "Y_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WA" +
+      "RN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AG" +
+      "ENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Checkpoint" +
+      "Status\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020" +
+      "\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#" +
+      "CHECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n" +
+      "\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014Finish" +
+      "Reason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n" +
+      "\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_M" +
+      "AX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n" +
+      "\037FINISH_REASON_AWAITING_APPROVAL\020\004*a\n\007Ru" +
+      "nMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_M" +
+      "ODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_" +
+      "MODE_RESUME\020\003*j\n\rSubmitOutcome\022\036\n\032SUBMIT" +
+      "_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME" +
+      "_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020" +
+      "\0022\262\007\n\014AgentService\022B\n\007Execute\022\031.luosho.v" +
+      "1.ExecuteRequest\032\032.luosho.v1.ExecuteResp" +
+      "onse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReque" +
+      "st\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Submi" +
+      "tToolResult\022\".luosho.v1.SubmitToolResult" +
+      "Request\032#.luosho.v1.SubmitToolResultResp" +
+      "onse\022=\n\006Cancel\022\030.luosho.v1.CancelRequest" +
+      "\032\031.luosho.v1.CancelResponse\022I\n\nGetSessio" +
+      "n\022\034.luosho.v1.GetSessionRequest\032\035.luosho" +
+      ".v1.GetSessionResponse\022O\n\014ListSessions\022\036" +
+      ".luosho.v1.ListSessionsRequest\032\037.luosho." +
+      "v1.ListSessionsResponse\022R\n\rDeleteSession" +
+      "\022\037.luosho.v1.DeleteSessionRequest\032 .luos" +
+      "ho.v1.DeleteSessionResponse\022B\n\007Resolve\022\031" +
+      ".luosho.v1.ResolveRequest\032\032.luosho.v1.Re" +
+      "solveResponse0\001\022R\n\rListApprovals\022\037.luosh" +
+      "o.v1.ListApprovalsRequest\032 .luosho.v1.Li" +
+      "stApprovalsResponse\022@\n\007History\022\031.luosho." +
+      "v1.HistoryRequest\032\032.luosho.v1.HistoryRes" +
+      "ponse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027." +
+      "luosho.v1.ForkResponse\022@\n\007Compare\022\031.luos" +
+      "ho.v1.CompareRequest\032\032.luosho.v1.Compare" +
+      "Response\022<\n\005Watch\022\027.luosho.v1.WatchReque" +
+      "st\032\030.luosho.v1.WatchResponse0\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -57200,7 +57501,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
-        new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", });
+        new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
       getDescriptor().getMessageType(37);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new

@@ -1,0 +1,122 @@
+"""Request ids as idempotency keys within a session (SEMANTICS.md R74).
+
+A request that carries a ``request_id`` is recorded in the checkpoint's ``request_ids``
+when it is prepared, so the save that first writes what it applied (its input, its
+approval claim, its resumed steps) writes the record too: no save applies a request
+without recording it, and none records it without applying it. Records are kept oldest
+first, the newest ``limit`` of them (default :data:`DEFAULT_REQUEST_ID_LIMIT`).
+
+A request whose id is recorded appends nothing and starts nothing new. Its body must be
+the one recorded (the same :func:`digest`), else ``REQUEST_ID_REUSED``. While the run it
+started or resumed has not ended, the request resumes that run; once it ended, the
+request is a :class:`Replay` of that run's events, ending as it ended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain import DEFAULT_REQUEST_ID_LIMIT, AgentSpec, AppliedRequest, Checkpoint, Message, Role, RunEnd
+from ..errors import InvalidArgument
+from . import events as ev
+from .events import Event
+
+__all__ = ["DEFAULT_REQUEST_ID_LIMIT", "Replay", "check_same_body", "digest", "ended", "find", "record", "replay"]
+
+
+def digest(kind: str, **body: Any) -> str:
+    """A short hash of a request's body: the RPC (``kind``) and what it asks, as canonical
+    JSON. Messages and agents are hashed by their domain form, so the same request sent
+    by any client (any language, any field order) has the same digest."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, Message | AgentSpec):
+            return v.to_dict()
+        if isinstance(v, list | tuple):
+            return [plain(x) for x in v]
+        return v
+
+    text = json.dumps(
+        {"kind": kind, **{k: plain(v) for k, v in body.items()}},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def find(cp: Checkpoint | None, request_id: str) -> AppliedRequest | None:
+    if cp is None or not request_id:
+        return None
+    return next((r for r in reversed(cp.request_ids) if r.id == request_id), None)
+
+
+def check_same_body(cp: Checkpoint, applied: AppliedRequest, body_digest: str) -> None:
+    if applied.digest != body_digest:
+        raise InvalidArgument(
+            f"request id {applied.id!r} was already used in session {cp.session_id!r} "
+            "for a different request; a retry must send the same request, a new request a new id",
+            reason="REQUEST_ID_REUSED",
+            session_id=cp.session_id,
+            request_id=applied.id,
+        )
+
+
+def record(cp: Checkpoint, request_id: str, body_digest: str, limit: int) -> None:
+    """Record ``request_id`` as applied by the run about to start (its ``run.start`` is
+    ``cp.last_seq + 1``), keeping the newest ``limit`` records."""
+    if not request_id or limit <= 0:
+        return
+    kept = cp.request_ids[-(limit - 1) :] if limit > 1 else []
+    cp.request_ids = [*kept, AppliedRequest(request_id, body_digest, cp.run_id, cp.last_seq + 1)]
+
+
+def ended(cp: Checkpoint, end: RunEnd) -> None:
+    """The current run ended (its ``run.done`` is ``end``): so did every recorded request
+    of it that had not ended yet."""
+    if any(r.end is None and r.run_id == cp.run_id for r in cp.request_ids):
+        cp.request_ids = [
+            AppliedRequest(r.id, r.digest, r.run_id, r.first_seq, end)
+            if r.end is None and r.run_id == cp.run_id
+            else r
+            for r in cp.request_ids
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """What a retry of a request whose run ended answers: the events of the session's
+    log with seq from ``first_seq`` through ``end.seq`` that the log still keeps, then
+    ``end`` (the run's ``run.done``) if the log no longer keeps it."""
+
+    session_id: str
+    request_id: str
+    first_seq: int
+    end: Event
+
+
+def replay(cp: Checkpoint, applied: AppliedRequest) -> Replay:
+    end = applied.end
+    assert end is not None
+    run_messages = cp.messages[end.run_start : end.message_count]
+    final_text = next((m.content for m in reversed(run_messages) if m.role is Role.ASSISTANT), "")
+    done = Event(
+        cp.session_id,
+        applied.run_id,
+        end.seq,
+        end.time,
+        ev.RUN_DONE,
+        {
+            "finish_reason": end.finish_reason,
+            "status": end.status,
+            "final_text": final_text,
+            "step_index": end.step_index,
+            "usage": end.usage.copy(),
+            "approval_id": end.approval_id,
+            "message_count": end.message_count,
+        },
+    )
+    return Replay(cp.session_id, applied.id, applied.first_seq, done)
