@@ -260,12 +260,16 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 if stored.seq > end.seq:
                     break
                 last = stored.seq
-                yield pb.Event.FromString(stored.data)
+                event = pb.Event.FromString(stored.data)
+                event.replayed = True
+                yield event
             if len(page.events) < WATCH_PAGE or last >= end.seq or not page.events:
                 break
             after = page.events[-1].seq
         if last != end.seq:
-            yield convert.event_pb(end)
+            event = convert.event_pb(end)
+            event.replayed = True
+            yield event
         self, sid: str, call_id: str, run: ActiveRun | None
     ) -> pb.SubmitToolResultResponse:
         """No run waits for this call: tell a duplicate (R26) from a call nobody awaits."""

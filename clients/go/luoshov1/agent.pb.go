@@ -1378,6 +1378,9 @@ type Event struct {
 	Seq  uint64                 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
 	Time *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=time,proto3" json:"time,omitempty"`
 	Type string                 `protobuf:"bytes,5,opt,name=type,proto3" json:"type,omitempty"`
+	// Set on the events of a retried request's finished run, replayed from the log (R74):
+	// history, not something to act on (a replayed tool.call already has its result).
+	Replayed bool `protobuf:"varint,6,opt,name=replayed,proto3" json:"replayed,omitempty"`
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*Event_RunStart
@@ -1458,6 +1461,13 @@ func (x *Event) GetType() string {
 		return x.Type
 	}
 	return ""
+}
+
+func (x *Event) GetReplayed() bool {
+	if x != nil {
+		return x.Replayed
+	}
+	return false
 }
 
 func (x *Event) GetPayload() isEvent_Payload {
@@ -4307,14 +4317,15 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x129\n" +
 	"\n" +
-	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xdc\x05\n" +
+	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xf8\x05\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
-	"\x04type\x18\x05 \x01(\tR\x04type\x122\n" +
+	"\x04type\x18\x05 \x01(\tR\x04type\x12\x1a\n" +
+	"\breplayed\x18\x06 \x01(\bR\breplayed\x122\n" +
 	"\trun_start\x18\n" +
 	" \x01(\v2\x13.luosho.v1.RunStartH\x00R\brunStart\x125\n" +
 	"\n" +

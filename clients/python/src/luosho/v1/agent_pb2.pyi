@@ -274,12 +274,13 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
     RUN_START_FIELD_NUMBER: _ClassVar[int]
     STEP_START_FIELD_NUMBER: _ClassVar[int]
     MODEL_TURN_FIELD_NUMBER: _ClassVar[int]
@@ -295,6 +296,7 @@ class Event(_message.Message):
     seq: int
     time: _timestamp_pb2.Timestamp
     type: str
+    replayed: bool
     run_start: RunStart
     step_start: StepStart
     model_turn: ModelTurn
@@ -305,7 +307,7 @@ class Event(_message.Message):
     agent_drift: AgentDrift
     text_delta: TextDelta
     approval_requested: ApprovalRequested
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")

@@ -503,6 +503,11 @@ export interface Event {
   seq: number;
   time: Date | undefined;
   type: string;
+  /**
+   * Set on the events of a retried request's finished run, replayed from the log (R74):
+   * history, not something to act on (a replayed tool.call already has its result).
+   */
+  replayed: boolean;
   runStart?: RunStart | undefined;
   stepStart?: StepStart | undefined;
   modelTurn?: ModelTurn | undefined;
@@ -2957,6 +2962,7 @@ function createBaseEvent(): Event {
     seq: 0,
     time: undefined,
     type: "",
+    replayed: false,
     runStart: undefined,
     stepStart: undefined,
     modelTurn: undefined,
@@ -2986,6 +2992,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.type !== "") {
       writer.uint32(42).string(message.type);
+    }
+    if (message.replayed !== false) {
+      writer.uint32(48).bool(message.replayed);
     }
     if (message.runStart !== undefined) {
       RunStart.encode(message.runStart, writer.uint32(82).fork()).join();
@@ -3071,6 +3080,14 @@ export const Event: MessageFns<Event> = {
             }
 
             message.type = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.replayed = reader.bool();
             continue;
           }
           case 10: {
@@ -3180,6 +3197,7 @@ export const Event: MessageFns<Event> = {
       seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
       time: isSet(object.time) ? fromJsonTimestamp(object.time) : undefined,
       type: isSet(object.type) ? globalThis.String(object.type) : "",
+      replayed: isSet(object.replayed) ? globalThis.Boolean(object.replayed) : false,
       runStart: isSet(object.runStart)
         ? RunStart.fromJSON(object.runStart)
         : isSet(object.run_start)
@@ -3250,6 +3268,9 @@ export const Event: MessageFns<Event> = {
     if (message.type !== "") {
       obj.type = message.type;
     }
+    if (message.replayed !== false) {
+      obj.replayed = message.replayed;
+    }
     if (message.runStart !== undefined) {
       obj.runStart = RunStart.toJSON(message.runStart);
     }
@@ -3293,6 +3314,7 @@ export const Event: MessageFns<Event> = {
     message.seq = object.seq ?? 0;
     message.time = object.time ?? undefined;
     message.type = object.type ?? "";
+    message.replayed = object.replayed ?? false;
     message.runStart = (object.runStart !== undefined && object.runStart !== null)
       ? RunStart.fromPartial(object.runStart)
       : undefined;

@@ -17248,6 +17248,17 @@ java.lang.String defaultValue) {
         getTypeBytes();
 
     /**
+     * <pre>
+     * Set on the events of a retried request's finished run, replayed from the log (R74):
+     * history, not something to act on (a replayed tool.call already has its result).
+     * </pre>
+     *
+     * <code>bool replayed = 6;</code>
+     * @return The replayed.
+     */
+    boolean getReplayed();
+
+    /**
      * <code>.luosho.v1.RunStart run_start = 10;</code>
      * @return Whether the runStart field is set.
      */
@@ -17666,6 +17677,22 @@ java.lang.String defaultValue) {
       }
     }
 
+    public static final int REPLAYED_FIELD_NUMBER = 6;
+    private boolean replayed_ = false;
+    /**
+     * <pre>
+     * Set on the events of a retried request's finished run, replayed from the log (R74):
+     * history, not something to act on (a replayed tool.call already has its result).
+     * </pre>
+     *
+     * <code>bool replayed = 6;</code>
+     * @return The replayed.
+     */
+    @java.lang.Override
+    public boolean getReplayed() {
+      return replayed_;
+    }
+
     public static final int RUN_START_FIELD_NUMBER = 10;
     /**
      * <code>.luosho.v1.RunStart run_start = 10;</code>
@@ -18005,6 +18032,9 @@ java.lang.String defaultValue) {
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(type_)) {
         com.google.protobuf.GeneratedMessage.writeString(output, 5, type_);
       }
+      if (replayed_ != false) {
+        output.writeBool(6, replayed_);
+      }
       if (payloadCase_ == 10) {
         output.writeMessage(10, (luosho.v1.Agent.RunStart) payload_);
       }
@@ -18055,6 +18085,10 @@ java.lang.String defaultValue) {
       }
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(type_)) {
         size += com.google.protobuf.GeneratedMessage.computeStringSize(5, type_);
+      }
+      if (replayed_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(6, replayed_);
       }
       if (payloadCase_ == 10) {
         size += com.google.protobuf.CodedOutputStream
@@ -18133,6 +18167,8 @@ java.lang.String defaultValue) {
       }
       if (!getType()
           .equals(other.getType())) return false;
+      if (getReplayed()
+          != other.getReplayed()) return false;
       if (!getPayloadCase().equals(other.getPayloadCase())) return false;
       switch (payloadCase_) {
         case 10:
@@ -18202,6 +18238,9 @@ java.lang.String defaultValue) {
       }
       hash = (37 * hash) + TYPE_FIELD_NUMBER;
       hash = (53 * hash) + getType().hashCode();
+      hash = (37 * hash) + REPLAYED_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getReplayed());
       switch (payloadCase_) {
         case 10:
           hash = (37 * hash) + RUN_START_FIELD_NUMBER;
@@ -18397,6 +18436,7 @@ java.lang.String defaultValue) {
           timeBuilder_ = null;
         }
         type_ = "";
+        replayed_ = false;
         if (runStartBuilder_ != null) {
           runStartBuilder_.clear();
         }
@@ -18482,6 +18522,9 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000010) != 0)) {
           result.type_ = type_;
         }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.replayed_ = replayed_;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -18562,6 +18605,9 @@ java.lang.String defaultValue) {
           type_ = other.type_;
           bitField0_ |= 0x00000010;
           onChanged();
+        }
+        if (other.getReplayed() != false) {
+          setReplayed(other.getReplayed());
         }
         switch (other.getPayloadCase()) {
           case RUN_START: {
@@ -18661,6 +18707,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000010;
                 break;
               } // case 42
+              case 48: {
+                replayed_ = input.readBool();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 48
               case 82: {
                 input.readMessage(
                     internalGetRunStartFieldBuilder().getBuilder(),
@@ -19140,6 +19191,53 @@ java.lang.String defaultValue) {
         checkByteStringIsUtf8(value);
         type_ = value;
         bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private boolean replayed_ ;
+      /**
+       * <pre>
+       * Set on the events of a retried request's finished run, replayed from the log (R74):
+       * history, not something to act on (a replayed tool.call already has its result).
+       * </pre>
+       *
+       * <code>bool replayed = 6;</code>
+       * @return The replayed.
+       */
+      @java.lang.Override
+      public boolean getReplayed() {
+        return replayed_;
+      }
+      /**
+       * <pre>
+       * Set on the events of a retried request's finished run, replayed from the log (R74):
+       * history, not something to act on (a replayed tool.call already has its result).
+       * </pre>
+       *
+       * <code>bool replayed = 6;</code>
+       * @param value The replayed to set.
+       * @return This builder for chaining.
+       */
+      public Builder setReplayed(boolean value) {
+
+        replayed_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on the events of a retried request's finished run, replayed from the log (R74):
+       * history, not something to act on (a replayed tool.call already has its result).
+       * </pre>
+       *
+       * <code>bool replayed = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearReplayed() {
+        bitField0_ = (bitField0_ & ~0x00000020);
+        replayed_ = false;
         onChanged();
         return this;
       }
@@ -57108,166 +57206,167 @@ java.lang.String defaultValue) {
       "hReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_c" +
       "ount\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdat" +
       "ed_at\030\007 \001(\0132\032.google.protobuf.Timestamp\"" +
-      "\306\004\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030" +
+      "\330\004\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030" +
       "\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.googl" +
-      "e.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022(\n\tru" +
-      "n_start\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\n" +
-      "step_start\030\013 \001(\0132\024.luosho.v1.StepStartH\000" +
-      "\022*\n\nmodel_turn\030\014 \001(\0132\024.luosho.v1.ModelTu" +
-      "rnH\000\0221\n\ttool_call\030\r \001(\0132\034.luosho.v1.Tool" +
-      "CallRequestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.l" +
-      "uosho.v1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\013" +
-      "2\023.luosho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(" +
-      "\0132\022.luosho.v1.RunDoneH\000\022,\n\013agent_drift\030\021" +
-      " \001(\0132\025.luosho.v1.AgentDriftH\000\022*\n\ntext_de" +
-      "lta\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022app" +
-      "roval_requested\030\023 \001(\0132\034.luosho.v1.Approv" +
-      "alRequestedH\000B\t\n\007payload\"\206\001\n\010RunStart\022 \n" +
-      "\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_" +
-      "index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosh" +
-      "o.v1.AgentFingerprint\022\022\n\nrequest_id\030\004 \001(" +
-      "\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTur" +
-      "n\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosh" +
-      "o.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1." +
-      "Usage\"X\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005" +
-      "\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\nt" +
-      "imeout_ms\030\003 \001(\005\"j\n\nToolResult\022\014\n\004step\030\001 " +
-      "\001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003" +
-      " \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 " +
-      "\001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDel" +
-      "ta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\223\001\n\nAgent" +
-      "Drift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 " +
-      "\001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_remove" +
-      "d\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instru" +
-      "ctions_changed\030\006 \001(\010\":\n\021ApprovalRequeste" +
-      "d\022%\n\010approval\030\001 \001(\0132\023.luosho.v1.Approval" +
-      "\"\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033.l" +
-      "uosho.v1.CheckpointStatus\022\022\n\nfinal_text\030" +
-      "\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\013" +
-      "2\020.luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t\022" +
-      "\025\n\rmessage_count\030\007 \001(\005\"\350\001\n\016ExecuteReques" +
-      "t\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.l" +
-      "uosho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosho" +
-      ".v1.AgentSpec\022 \n\023business_state_json\030\004 \001" +
-      "(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_l" +
-      "imit\030\006 \001(\005H\001\210\001\001B\026\n\024_business_state_jsonB" +
-      "\020\n\016_history_limit\"2\n\017ExecuteResponse\022\037\n\005" +
-      "event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResumeR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(" +
-      "\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003 " +
-      "\001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020.l" +
-      "uosho.v1.Event\"j\n\027SubmitToolResultReques" +
-      "t\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 " +
-      "\001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001" +
-      "(\010\"E\n\030SubmitToolResultResponse\022)\n\007outcom" +
-      "e\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n\rCan" +
-      "celRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Cancel" +
-      "Response\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessio" +
-      "nRequest\022\022\n\nsession_id\030\001 \001(\t\"?\n\022GetSessi" +
-      "onResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho." +
-      "v1.Checkpoint\"i\n\023ListSessionsRequest\022\021\n\t" +
-      "page_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006s" +
-      "tatus\030\003 \001(\0162\033.luosho.v1.CheckpointStatus" +
-      "\"\\\n\024ListSessionsResponse\022+\n\010sessions\030\001 \003" +
-      "(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_pa" +
-      "ge_token\030\002 \001(\t\"@\n\024DeleteSessionRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010" +
-      "\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 \001" +
-      "(\010\"\222\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001" +
-      "(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005ag" +
-      "ent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreque" +
-      "st_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\"2\n\017Resol" +
-      "veResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Ev" +
-      "ent\"Q\n\024ListApprovalsRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token" +
-      "\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n\tappro" +
-      "vals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017next_" +
-      "page_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nse" +
-      "ssion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npag" +
-      "e_token\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(" +
-      "\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 \003(\0132\027." +
-      "luosho.v1.HistoryEntry\022\027\n\017next_page_toke" +
-      "n\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_message" +
-      "s\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Me" +
-      "ssage\022 \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022" +
-      "/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.ToolRes" +
-      "ultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_busin" +
-      "ess_state_json\"N\n\017ToolResultPatch\022\024\n\014too" +
-      "l_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010" +
-      "is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession" +
-      "_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_sess" +
-      "ion_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1." +
-      "ForkPatch\"[\n\014ForkResponse\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132" +
-      "\025.luosho.v1.Checkpoint\"<\n\016CompareRequest" +
-      "\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002" +
-      " \001(\t\"W\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n" +
-      "\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.T" +
-      "rajectoryCall\"\207\001\n\016TrajectoryCall\022\024\n\014tool" +
-      "_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argument" +
-      "s_json\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013resu" +
-      "lt_json\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgum" +
-      "entDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020" +
-      "arguments_json_a\030\003 \001(\t\022\030\n\020arguments_json" +
-      "_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_ord" +
-      "er_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool" +
-      "_order_changed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132" +
-      "\030.luosho.v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001" +
-      "(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007" +
-      " \001(\0162\027.luosho.v1.FinishReason\0220\n\017finish_" +
-      "reason_b\030\010 \001(\0162\027.luosho.v1.FinishReason\"" +
-      "\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.luosho." +
-      "v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1" +
-      ".TrajectoryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001" +
-      "\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.TrajectoryD" +
-      "riftB\016\n\014_diverged_at\"E\n\014WatchRequest\022\022\n\n" +
-      "session_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006f" +
-      "ollow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 " +
-      "\001(\0132\020.luosho.v1.Event*_\n\004Role\022\024\n\020ROLE_UN" +
-      "SPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USE" +
-      "R\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220" +
-      "\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLIC" +
-      "Y_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WA" +
-      "RN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AG" +
-      "ENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Checkpoint" +
-      "Status\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020" +
-      "\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#" +
-      "CHECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n" +
-      "\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014Finish" +
-      "Reason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n" +
-      "\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_M" +
-      "AX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n" +
-      "\037FINISH_REASON_AWAITING_APPROVAL\020\004*a\n\007Ru" +
-      "nMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_M" +
-      "ODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_" +
-      "MODE_RESUME\020\003*j\n\rSubmitOutcome\022\036\n\032SUBMIT" +
-      "_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME" +
-      "_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020" +
-      "\0022\262\007\n\014AgentService\022B\n\007Execute\022\031.luosho.v" +
-      "1.ExecuteRequest\032\032.luosho.v1.ExecuteResp" +
-      "onse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReque" +
-      "st\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Submi" +
-      "tToolResult\022\".luosho.v1.SubmitToolResult" +
-      "Request\032#.luosho.v1.SubmitToolResultResp" +
-      "onse\022=\n\006Cancel\022\030.luosho.v1.CancelRequest" +
-      "\032\031.luosho.v1.CancelResponse\022I\n\nGetSessio" +
-      "n\022\034.luosho.v1.GetSessionRequest\032\035.luosho" +
-      ".v1.GetSessionResponse\022O\n\014ListSessions\022\036" +
-      ".luosho.v1.ListSessionsRequest\032\037.luosho." +
-      "v1.ListSessionsResponse\022R\n\rDeleteSession" +
-      "\022\037.luosho.v1.DeleteSessionRequest\032 .luos" +
-      "ho.v1.DeleteSessionResponse\022B\n\007Resolve\022\031" +
-      ".luosho.v1.ResolveRequest\032\032.luosho.v1.Re" +
-      "solveResponse0\001\022R\n\rListApprovals\022\037.luosh" +
-      "o.v1.ListApprovalsRequest\032 .luosho.v1.Li" +
-      "stApprovalsResponse\022@\n\007History\022\031.luosho." +
-      "v1.HistoryRequest\032\032.luosho.v1.HistoryRes" +
-      "ponse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027." +
-      "luosho.v1.ForkResponse\022@\n\007Compare\022\031.luos" +
-      "ho.v1.CompareRequest\032\032.luosho.v1.Compare" +
-      "Response\022<\n\005Watch\022\027.luosho.v1.WatchReque" +
-      "st\032\030.luosho.v1.WatchResponse0\001b\006proto3"
+      "e.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010re" +
+      "played\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luosho" +
+      ".v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.luo" +
+      "sho.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024" +
+      ".luosho.v1.ModelTurnH\000\0221\n\ttool_call\030\r \001(" +
+      "\0132\034.luosho.v1.ToolCallRequestedH\000\022,\n\013too" +
+      "l_result\030\016 \001(\0132\025.luosho.v1.ToolResultH\000\022" +
+      "(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.StepDoneH" +
+      "\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunDoneH" +
+      "\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.Agent" +
+      "DriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v1." +
+      "TextDeltaH\000\022:\n\022approval_requested\030\023 \001(\0132" +
+      "\034.luosho.v1.ApprovalRequestedH\000B\t\n\007paylo" +
+      "ad\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.luosho.v" +
+      "1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerp" +
+      "rint\030\003 \001(\0132\033.luosho.v1.AgentFingerprint\022" +
+      "\022\n\nrequest_id\030\004 \001(\t\"\031\n\tStepStart\022\014\n\004step" +
+      "\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007mes" +
+      "sage\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005usage\030" +
+      "\003 \001(\0132\020.luosho.v1.Usage\"X\n\021ToolCallReque" +
+      "sted\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosh" +
+      "o.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\005\"j\n\nToo" +
+      "lResult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 " +
+      "\001(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004 " +
+      "\001(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004ste" +
+      "p\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004te" +
+      "xt\030\002 \001(\t\"\223\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 " +
+      "\001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003" +
+      "(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools_chang" +
+      "ed\030\005 \003(\t\022\034\n\024instructions_changed\030\006 \001(\010\":" +
+      "\n\021ApprovalRequested\022%\n\010approval\030\001 \001(\0132\023." +
+      "luosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish" +
+      "_reason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+" +
+      "\n\006status\030\002 \001(\0162\033.luosho.v1.CheckpointSta" +
+      "tus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 " +
+      "\001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013" +
+      "approval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005" +
+      "\"\350\001\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005ag" +
+      "ent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023busin" +
+      "ess_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030" +
+      "\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_bu" +
+      "siness_state_jsonB\020\n\016_history_limit\"2\n\017E" +
+      "xecuteResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v" +
+      "1.Event\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpe" +
+      "c\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022" +
+      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027Subm" +
+      "itToolResultRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001" +
+      "(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResult" +
+      "Response\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Su" +
+      "bmitOutcome\"#\n\rCancelRequest\022\022\n\nsession_" +
+      "id\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030" +
+      "\001 \001(\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id" +
+      "\030\001 \001(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoi" +
+      "nt\030\001 \001(\0132\025.luosho.v1.Checkpoint\"i\n\023ListS" +
+      "essionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npag" +
+      "e_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v" +
+      "1.CheckpointStatus\"\\\n\024ListSessionsRespon" +
+      "se\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.Session" +
+      "Summary\022\027\n\017next_page_token\030\002 \001(\t\"@\n\024Dele" +
+      "teSessionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014" +
+      "keep_history\030\002 \001(\010\"(\n\025DeleteSessionRespo" +
+      "nse\022\017\n\007deleted\030\001 \001(\010\"\222\001\n\016ResolveRequest\022" +
+      "\023\n\013approval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014" +
+      "\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1." +
+      "AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession" +
+      "_id\030\006 \001(\t\"2\n\017ResolveResponse\022\037\n\005event\030\001 " +
+      "\001(\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002" +
+      " \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApproval" +
+      "sResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v1" +
+      ".Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016Hi" +
+      "storyRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage" +
+      "_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022inclu" +
+      "de_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022(" +
+      "\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEntry" +
+      "\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch\022" +
+      "\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002 " +
+      "\003(\0132\022.luosho.v1.Message\022 \n\023business_stat" +
+      "e_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032" +
+      ".luosho.v1.ToolResultPatch\022\024\n\014append_inp" +
+      "ut\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017Tool" +
+      "ResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013res" +
+      "ult_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013Fork" +
+      "Request\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_step" +
+      "\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch\030" +
+      "\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRespo" +
+      "nse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n" +
+      "\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoint" +
+      "\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(\t" +
+      "\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryStep" +
+      "\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003" +
+      " \003(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016Traj" +
+      "ectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name" +
+      "\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas_re" +
+      "sult\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is_er" +
+      "ror\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005" +
+      "\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t" +
+      "\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Trajector" +
+      "yDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_ord" +
+      "er_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+" +
+      "\n\targuments\030\004 \003(\0132\030.luosho.v1.ArgumentDr" +
+      "ift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n" +
+      "\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Finis" +
+      "hReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosh" +
+      "o.v1.FinishReason\"\262\001\n\017CompareResponse\022$\n" +
+      "\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b" +
+      "\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013div" +
+      "erged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luo" +
+      "sho.v1.TrajectoryDriftB\016\n\014_diverged_at\"E" +
+      "\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\taf" +
+      "ter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchRe" +
+      "sponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event*" +
+      "_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SY" +
+      "STEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020" +
+      "\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n" +
+      "\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGE" +
+      "NT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_PO" +
+      "LICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNOR" +
+      "E\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_S" +
+      "TATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS" +
+      "_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAI" +
+      "TING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FIN" +
+      "ISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REASO" +
+      "N_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022" +
+      "\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_R" +
+      "EASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITIN" +
+      "G_APPROVAL\020\004*a\n\007RunMode\022\030\n\024RUN_MODE_UNSP" +
+      "ECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_" +
+      "CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*j\n\rSubmi" +
+      "tOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000" +
+      "\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_" +
+      "OUTCOME_DUPLICATE\020\0022\262\007\n\014AgentService\022B\n\007" +
+      "Execute\022\031.luosho.v1.ExecuteRequest\032\032.luo" +
+      "sho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luo" +
+      "sho.v1.ResumeRequest\032\031.luosho.v1.ResumeR" +
+      "esponse0\001\022[\n\020SubmitToolResult\022\".luosho.v" +
+      "1.SubmitToolResultRequest\032#.luosho.v1.Su" +
+      "bmitToolResultResponse\022=\n\006Cancel\022\030.luosh" +
+      "o.v1.CancelRequest\032\031.luosho.v1.CancelRes" +
+      "ponse\022I\n\nGetSession\022\034.luosho.v1.GetSessi" +
+      "onRequest\032\035.luosho.v1.GetSessionResponse" +
+      "\022O\n\014ListSessions\022\036.luosho.v1.ListSession" +
+      "sRequest\032\037.luosho.v1.ListSessionsRespons" +
+      "e\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSes" +
+      "sionRequest\032 .luosho.v1.DeleteSessionRes" +
+      "ponse\022B\n\007Resolve\022\031.luosho.v1.ResolveRequ" +
+      "est\032\032.luosho.v1.ResolveResponse0\001\022R\n\rLis" +
+      "tApprovals\022\037.luosho.v1.ListApprovalsRequ" +
+      "est\032 .luosho.v1.ListApprovalsResponse\022@\n" +
+      "\007History\022\031.luosho.v1.HistoryRequest\032\032.lu" +
+      "osho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho" +
+      ".v1.ForkRequest\032\027.luosho.v1.ForkResponse" +
+      "\022@\n\007Compare\022\031.luosho.v1.CompareRequest\032\032" +
+      ".luosho.v1.CompareResponse\022<\n\005Watch\022\027.lu" +
+      "osho.v1.WatchRequest\032\030.luosho.v1.WatchRe" +
+      "sponse0\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -57351,7 +57450,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
       getDescriptor().getMessageType(12);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
