@@ -95,6 +95,20 @@ def pending_calls(cp: Checkpoint) -> list[ToolCall]:
     return []
 
 
+def _settle(acks: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    """R54: tell the submitters of these results whether the save that holds them
+    succeeded."""
+    for ack in acks:
+        if ack.done():
+            continue
+        if error is None:
+            ack.set_result(None)
+        elif isinstance(error, Exception):
+            ack.set_exception(error)
+        else:
+            ack.cancel()
+
+
 def rejection_result(call: ToolCall, decision: Decision) -> Message:
     """The structured result of a rejected (or expired) approval (R30)."""
     extra = {"rejected": True, "note": decision.note}
@@ -130,6 +144,9 @@ class Run:
         #: input, and ``go``'s final flush for an interrupt), so the checkpoints written
         #: are the same ones, each with the same content.
         self.unsaved = False
+        #: Submitted results recorded but not saved yet: each ``ToolOutcome.saved`` is
+        #: settled by the save that writes its result (R54).
+        self.acks: dict[str, asyncio.Future[None]] = {}
         timeout_ms = self.spec.tool_timeout_ms
         self.tool_timeout_s = timeout_ms / 1000 if timeout_ms else s.default_tool_timeout_s
 
@@ -193,13 +210,20 @@ class Run:
             extra["approval"] = approval
         if self.p.claim is not None:
             extra["claim"] = self.p.claim
+        acks = [
+            self.acks.pop(m.tool_call_id)
+            for m in cp.messages[self.stored :]
+            if m.role is Role.TOOL and m.tool_call_id in self.acks
+        ]
         try:
             await self.s.store.save(cp, stored_messages=self.stored, **extra)
-        except BaseException:
+        except BaseException as e:
             # The checkpoint did not change, so the events that described the change
             # did not happen: they are dropped (their seqs stay unused).
             cp.version -= 1
+            _settle(acks, e)
             raise
+        _settle(acks, None)
         self.p.claim = None
         self.stored = len(cp.messages)
         self.unsaved = False
@@ -389,6 +413,8 @@ class Run:
                     )
             finally:
                 self.tools.forget(call.id)
+        if out.saved is not None:
+            self.acks[call.id] = out.saved
         return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error)
 
     async def record(self, result: Message, step: int, *, save: bool = True) -> None:
@@ -462,14 +488,14 @@ class Run:
             approval_id=cp.approval_id,
             message_count=len(cp.messages),
         )
+        done = self.outbox[-1]  # the run.done just queued
+        requests.ended(cp, RunEnd(
+            done.seq, done.time, reason, cp.status, cp.step_index, out.usage.copy(),
+            cp.approval_id, len(cp.messages), cp.run_start,
+        ))  # R74: a retry of the run's requests now replays it
         await self.save(approval=approval)  # R3 aborted / R4 paused / R5 finished
         log.info(
             "run done session=%s run=%s reason=%s steps=%d",
             cp.session_id, cp.run_id, reason.value, cp.step_index,
         )
         return out
-        done = self.outbox[-1]  # the run.done just queued
-        requests.ended(cp, RunEnd(
-            done.seq, done.time, reason, cp.status, cp.step_index, out.usage.copy(),
-            cp.approval_id, len(cp.messages), cp.run_start,
-        ))  # R74: a retry of the run's requests now replays it

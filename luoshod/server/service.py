@@ -88,6 +88,28 @@ class _QueueSink:
         self.hub.publish(event.session_id, proto)
 
 
+async def _durable(run: ActiveRun, saved: asyncio.Future[None], sid: str, call_id: str) -> None:
+    """R54: return once the result is saved with the checkpoint; raise the save's error,
+    or ``ToolCallNotPending`` when the run stopped before it recorded the result (the call
+    then has no result and runs again on resume, R24)."""
+    saved.add_done_callback(lambda f: f.cancelled() or f.exception())  # read, even if we go
+    if not saved.done():
+        ended = asyncio.ensure_future(run.done.wait())
+        try:
+            await asyncio.wait({saved, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+    if saved.done() and not saved.cancelled():
+        saved.result()
+        return
+    raise ToolCallNotPending(
+        f"the run of session {sid!r} stopped before the result of tool call {call_id!r} was "
+        "saved; it was not recorded: resume the session and the call runs again",
+        session_id=sid,
+        tool_call_id=call_id,
+    )
+
+
 class AgentService(pb_grpc.AgentServiceServicer):
     def __init__(
         self,
@@ -123,7 +145,6 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if request.HasField("business_state_json")
             else None,
             request_id=check_request_id(request.request_id),
-            session_id=check_session_id(request.session_id) if request.session_id else "",
             history_limit=check_history_limit(request.history_limit)
             if request.HasField("history_limit")
             else None,
@@ -158,8 +179,15 @@ class AgentService(pb_grpc.AgentServiceServicer):
             note=request.note,
             agent=check_agent(request.agent) if request.HasField("agent") else None,
             request_id=check_request_id(request.request_id),
+            session_id=check_session_id(request.session_id) if request.session_id else "",
         )
         approval = await self.store.get_approval(req.approval_id)
+        if approval is None and req.request_id and req.session_id:
+            # Perhaps a retry whose first attempt claimed the approval (R74): the engine
+            # resumes or replays that run, or answers APPROVAL_NOT_FOUND.
+            async for event in self._run(req.session_id, self.engine.resolve, req, context):
+                yield pb.ResolveResponse(event=event)
+            return
         if approval is None:
             raise ApprovalNotFound(
                 f"approval {req.approval_id!r} is unknown or already resolved",
@@ -182,12 +210,6 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> AsyncIterator[pb.Event]:
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
         run = await self.runs.begin(session_id)
-        if approval is None and req.request_id and req.session_id:
-            # Perhaps a retry whose first attempt claimed the approval (R74): the engine
-            # resumes or replays that run, or answers APPROVAL_NOT_FOUND.
-            async for event in self._run(req.session_id, self.engine.resolve, req, context):
-                yield pb.ResolveResponse(event=event)
-            return
         sink = _QueueSink(self.hub, self.observer, self.log_contents)
         task = asyncio.create_task(start(req, sink, run, run.control))
 
@@ -221,28 +243,6 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     "the daemon is shutting down; the run was checkpointed and can be resumed",
                     session_id=session_id,
                 ) from None
-
-    # -- unary ------------------------------------------------------------------------------
-
-    @unary
-    async def SubmitToolResult(
-        self, request: pb.SubmitToolResultRequest, context: grpc.aio.ServicerContext
-    ) -> pb.SubmitToolResultResponse:
-        check_size(request, self.limits.max_payload_bytes)
-        sid = check_session_id(request.session_id)
-        if not request.tool_call_id:
-            raise InvalidArgument("tool_call_id is required", reason="INVALID_TOOL_CALL_ID")
-        check_json(request.result_json, "result_json")
-        run = self.runs.get(sid)
-        if run is not None:
-            delivered = run.deliver(request.tool_call_id, ToolOutcome(request.result_json, request.is_error))
-            if delivered is Delivery.ACCEPTED:
-                return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_ACCEPTED)
-            if delivered is Delivery.DUPLICATE:
-                return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
-        return await self._submit_without_waiter(sid, request.tool_call_id, run)
-
-    async def _submit_without_waiter(
         else:
             if isinstance(outcome, Replay):
                 async for event in self._replay(outcome):
@@ -270,6 +270,31 @@ class AgentService(pb_grpc.AgentServiceServicer):
             event = convert.event_pb(end)
             event.replayed = True
             yield event
+
+    # -- unary ------------------------------------------------------------------------------
+
+    @unary
+    async def SubmitToolResult(
+        self, request: pb.SubmitToolResultRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SubmitToolResultResponse:
+        check_size(request, self.limits.max_payload_bytes)
+        sid = check_session_id(request.session_id)
+        if not request.tool_call_id:
+            raise InvalidArgument("tool_call_id is required", reason="INVALID_TOOL_CALL_ID")
+        check_json(request.result_json, "result_json")
+        run = self.runs.get(sid)
+        if run is not None:
+            saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            outcome = ToolOutcome(request.result_json, request.is_error, saved)
+            delivered = run.deliver(request.tool_call_id, outcome)
+            if delivered is Delivery.ACCEPTED:
+                await _durable(run, saved, sid, request.tool_call_id)
+                return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_ACCEPTED)
+            if delivered is Delivery.DUPLICATE:
+                return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
+        return await self._submit_without_waiter(sid, request.tool_call_id, run)
+
+    async def _submit_without_waiter(
         self, sid: str, call_id: str, run: ActiveRun | None
     ) -> pb.SubmitToolResultResponse:
         """No run waits for this call: tell a duplicate (R26) from a call nobody awaits."""

@@ -130,12 +130,19 @@ class Tools:
     def forget(self, call_id: str) -> None:
         self.waiting.pop(call_id, None)
 
-    def deliver(self, call_id: str, result_json: str, is_error: bool = False) -> bool:
-        """Hand a result to the waiting call; False when no call waits for it."""
+    def deliver(
+        self,
+        call_id: str,
+        result_json: str,
+        is_error: bool = False,
+        saved: asyncio.Future[None] | None = None,
+    ) -> bool:
+        """Hand a result to the waiting call; False when no call waits for it. ``saved``
+        is settled once the result is durable (R54), as ``SubmitToolResult`` waits for."""
         fut = self.waiting.get(call_id)
         if fut is None or fut.done():
             return False
-        fut.set_result(ToolOutcome(result_json, is_error))
+        fut.set_result(ToolOutcome(result_json, is_error, saved))
         return True
 
 
