@@ -220,7 +220,15 @@ class Api:
     @staticmethod
     def _ctx(request: web.Request) -> CallContext:
         auth = request.headers.get("Authorization")
-        return CallContext(metadata=(("authorization", auth),) if auth else ())
+        cert = request.transport.get_extra_info("peercert") if request.transport else None
+        subject = ",".join(
+            f"{key}={value}" for rdn in (cert or {}).get("subject", ()) for key, value in rdn
+        )
+        return CallContext(
+            metadata=(("authorization", auth),) if auth else (),
+            peer_address=f"http:{request.remote}",
+            auth={"x509_subject": [subject.encode()]} if subject else {},
+        )
 
     async def _unary(self, request: web.Request, handler: Any, message: Message) -> web.Response:
         response = await rpc.unary(handler, message, self._ctx(request))

@@ -88,8 +88,18 @@ class CallContext:
     """The part of ``grpc.aio.ServicerContext`` that ``AgentService`` uses."""
 
     metadata: tuple[tuple[str, str], ...] = ()
+    #: Who called, as gRPC's context tells it: the address (for the audit log's ``peer=``)
+    #: and the TLS auth context (``x509_subject`` of a client certificate under mTLS).
+    peer_address: str = "http:unknown"
+    auth: dict[str, list[bytes]] = field(default_factory=dict)
     _callbacks: list[Callable[[Any], None]] = field(default_factory=list)
     _done: bool = False
+
+    def peer(self) -> str:
+        return self.peer_address
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        return self.auth
 
     async def abort_with_status(self, status: grpc.Status) -> None:
         raise RpcFailure.from_status(status)

@@ -4,12 +4,16 @@ of each kind answered by a clean 4xx carrying the ErrorInfo reason (never a trac
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import logging
 from typing import Any
 
 import pytest
 from console_kit import Console, ConsoleFactory
 from luosho.v1 import agent_pb2 as pb
+
+from luoshod.config import Secret
 
 API = "/api/v1"
 
@@ -284,3 +288,20 @@ async def test_unknown_routes_and_methods_answer_json(console: Console) -> None:
     assert_error(status, body, 405, "UNIMPLEMENTED", "METHOD_NOT_ALLOWED")
     status, body = await console.post(f"{API}/sessions/trip-1/fork?from_step=1", {})
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_REQUEST")
+
+
+async def test_a_decision_taken_over_http_is_audited_with_its_caller(
+    make_console: ConsoleFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The console's deletes and decisions name their caller in the audit log as gRPC's
+    do: the token by the start of its SHA-256 (never the token), and the HTTP peer."""
+    console = await make_console(token="s3cret-token", auth_tokens=(Secret("s3cret-token"),))
+    await console.finished_trip("trip-1")
+    with caplog.at_level(logging.INFO, logger="luoshod.audit"):
+        status, body = await console.delete(f"{API}/sessions/trip-1")
+    assert (status, body) == (200, {"deleted": True})
+    digest = hashlib.sha256(b"s3cret-token").hexdigest()[:8]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "luoshod.audit"]
+    assert "delete" in line and "trip-1" in line, line
+    assert f"by='token sha256:{digest}'" in line and "peer=http:127.0.0.1" in line, line
+    assert "s3cret-token" not in line
