@@ -68,12 +68,40 @@ async def test_other_invalid_argument_reasons_keep_their_reason(target: str) -> 
 
 
 async def test_bare_unavailable_status(target: str) -> None:
-    async with AsyncClient(target) as client:
+    async with AsyncClient(target, retry=lc.NO_RETRY) as client:
+        run = client.execute("down-1", "hi", agent=AGENT)
         with pytest.raises(lc.UnavailableError) as caught:
-            await client.execute("down-1", "hi", agent=AGENT)
+            await run
 
     assert type(caught.value) is lc.UnavailableError
     assert (caught.value.reason, caught.value.metadata) == ("", {})
+    assert run.attempts == 1
+
+
+async def test_r75_unavailable_is_retried_with_the_same_request_id(target: str) -> None:
+    policy = lc.RetryPolicy(max_attempts=3, initial_backoff=0, max_backoff=0)
+    async with AsyncClient(target, retry=policy) as client:
+        run = client.execute("down-1", "hi", agent=AGENT)
+        with pytest.raises(lc.UnavailableError):
+            await run
+    assert run.attempts == 3
+    assert len(run.request_id) == 36 and run.request_id[14] == "7"  # a UUIDv7
+
+
+def test_r75_unavailable_is_retried_sync(target: str) -> None:
+    policy = lc.RetryPolicy(max_attempts=2, initial_backoff=0, max_backoff=0)
+    with Client(target, retry=policy) as client:
+        run = client.execute("down-1", "hi", agent=AGENT, request_id="mine-1")
+        with pytest.raises(lc.UnavailableError):
+            run.result()
+    assert (run.attempts, run.request_id) == (2, "mine-1")
+
+
+def test_r75_request_ids_are_uuid7_in_time_order() -> None:
+    ids = [lc.new_request_id() for _ in range(50)]
+    assert len(set(ids)) == 50
+    assert all(i[14] == "7" and i[19] in "89ab" for i in ids)
+    assert [i[:13] for i in ids] == sorted(i[:13] for i in ids)  # the millisecond prefix
 
 
 async def test_unary_errors(target: str) -> None:

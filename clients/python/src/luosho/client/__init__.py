@@ -34,10 +34,14 @@ from ._errors import (
 from ._messages import message_from_dict, message_to_dict
 from ._requests import UNSET, ToolResultPatch
 from ._result import RunResult, Usage
+from ._retry import NO_RETRY, RetryPolicy, new_request_id
 from ._sync_client import Client, Run, Watch
 from ._tools import ToolContext
 
 __all__ = [
+    "NO_RETRY",
+    "RetryPolicy",
+    "new_request_id",
     "UNSET",
     "Agent",
     "AgentDriftError",

@@ -13,7 +13,7 @@ import grpc
 from luosho.v1 import agent_pb2, agent_pb2_grpc
 
 from ._agent import AgentLike, dumps
-from ._errors import translate_errors
+from ._errors import LuoshoError, ToolCallNotPendingError, UnavailableError, translate_errors
 from ._messages import InputLike
 from ._requests import (
     UNSET,
@@ -33,6 +33,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
+from ._retry import NO_RETRY, RetryPolicy, channel_options, new_request_id
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -52,6 +53,13 @@ class AsyncRun:
     out together run concurrently) and the result goes back with SubmitToolResult. Events
     are yielded as ``agent_pb2.Event``, every type passed through, known or not.
 
+    ``request_id`` is the call's idempotency key, the same on every attempt: a stream that
+    fails with ``UNAVAILABLE`` (or a transport failure before its first event) is sent
+    again after a backoff, as ``retry`` says, and the daemon applies the request once
+    (R74): the retry resumes the run or replays it. Events already delivered are not
+    delivered again, and a call's tool runs once per run object (a call asked again after
+    a retry gets the result already computed). ``attempts`` counts the streams opened.
+
     ``await run`` reads what is left of the stream and returns the ``RunResult``. Leaving
     ``async with run:`` early (or ``await run.aclose()``) cancels the stream, which the
     daemon treats like a crashed caller: the run stops at the next step boundary and can
@@ -66,8 +74,15 @@ class AsyncRun:
         toolbox: ToolBox,
         *,
         empty_means_finished: bool,
+        request_id: str = "",
+        retry: RetryPolicy = NO_RETRY,
     ) -> None:
         self.session_id = session_id
+        self.request_id = request_id
+        self.attempts = 0
+        self._retry = retry
+        self._seen = 0  # the highest seq delivered: a retry skips what came before
+        self._outcomes: dict[str, asyncio.Future[ToolOutcome]] = {}
         self._start = start
         self._submit = submit
         self._toolbox = toolbox
@@ -125,31 +140,54 @@ class AsyncRun:
         return self._result
 
     async def _read(self) -> AsyncGenerator[agent_pb2.Event, None]:
-        call = self._call = self._start()
+        fruitless = 0  # attempts in a row that brought no new event
         try:
-            with translate_errors():
+            while True:
+                self.attempts += 1
+                fruitless += 1
+                got = 0
                 try:
-                    async for response in call:
-                        event = response.event
-                        self._events.append(event)
-                        if not self.session_id:  # a Resolve run learns its session here
-                            self.session_id = event.session_id
-                        if event.type == "tool.call" and event.HasField("tool_call"):
-                            self._spawn(event)
-                        yield event
-                except asyncio.CancelledError:
-                    # A failed submission cancels the call; anything else is a real cancel.
-                    task = asyncio.current_task()
-                    if self._failure is None or (task is not None and task.cancelling()):
+                    with translate_errors():
+                        call = self._call = self._start()
+                        try:
+                            async for response in call:
+                                got += 1
+                                event = response.event
+                                if 0 < event.seq <= self._seen:
+                                    continue  # delivered by an earlier attempt
+                                self._seen = max(self._seen, event.seq)
+                                fruitless = 0  # a new event: the run moves
+                                self._events.append(event)
+                                if not self.session_id:  # a Resolve run learns its session here
+                                    self.session_id = event.session_id
+                                if (
+                                    event.type == "tool.call"
+                                    and event.HasField("tool_call")
+                                    and not event.replayed  # already has its result
+                                ):
+                                    self._spawn(event)
+                                yield event
+                        except asyncio.CancelledError:
+                            # A failed submission cancels the call; anything else is a real cancel.
+                            task = asyncio.current_task()
+                            if self._failure is None or (task is not None and task.cancelling()):
+                                raise
+                        if self._failure is not None:
+                            raise self._failure
+                    break
+                except LuoshoError as e:
+                    if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
                         raise
-                if self._failure is not None:
-                    raise self._failure
-                await self._drain()
+                await asyncio.sleep(self._retry.backoff(max(1, fruitless)))
+            await self._drain()
         finally:
             for task in list(self._tasks):
                 task.cancel()
         self._result = build_result(
-            self.session_id, self._events, empty_means_finished=self._empty_means_finished
+            self.session_id,
+            self._events,
+            empty_means_finished=self._empty_means_finished,
+            attempts=self.attempts,
         )
 
     def _spawn(self, event: agent_pb2.Event) -> None:
@@ -158,8 +196,20 @@ class AsyncRun:
         task.add_done_callback(self._on_answered)
 
     async def _answer(self, event: agent_pb2.Event) -> None:
-        outcome = await self._toolbox.run_async(self.session_id, event)
-        await self._submit(event.session_id or self.session_id, event.tool_call.call.id, outcome)
+        call_id = event.tool_call.call.id
+        outcome = self._outcomes.get(call_id)
+        if outcome is None:  # the tool runs once; a call asked again gets the same result
+            outcome = self._outcomes[call_id] = asyncio.ensure_future(
+                self._toolbox.run_async(self.session_id, event)
+            )
+        result = await asyncio.shield(outcome)
+        try:
+            await self._submit(event.session_id or self.session_id, call_id, result)
+        except (UnavailableError, ToolCallNotPendingError):
+            # The daemon went away with the run: the stream fails too, and its retry asks
+            # for this call again. Without retries this is the run's failure.
+            if self._retry.max_attempts == 1:
+                raise
 
     def _on_answered(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -250,6 +300,10 @@ class AsyncClient:
     to it (a daemon with ``auth_tokens`` wants one). ``credentials`` (e.g.
     ``grpc.ssl_channel_credentials(ca, key, cert)``) makes the channel TLS (mTLS with a
     client key and certificate).
+
+    ``retry`` is how runs (execute, resume, resolve) retry a stream the daemon or the
+    network broke (see ``AsyncRun``): ``RetryPolicy()`` by default, ``NO_RETRY`` (or
+    ``None``) for one attempt only.
     """
 
     def __init__(
@@ -260,15 +314,18 @@ class AsyncClient:
         metadata: MetadataLike | None = None,
         token: str | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        retry: RetryPolicy | None = RetryPolicy(),
     ) -> None:
+        self._retry = retry or NO_RETRY
         if channel is None and not target:
             raise ValueError("give a target (host:port or unix:/path) or a channel")
         self._owns_channel = channel is None
         if channel is None:
+            options = channel_options(self._retry)
             channel = (
-                grpc.aio.secure_channel(target, credentials)
+                grpc.aio.secure_channel(target, credentials, options)
                 if credentials is not None
-                else grpc.aio.insecure_channel(target)
+                else grpc.aio.insecure_channel(target, options)
             )
         self._channel = channel
         self._stub = agent_pb2_grpc.AgentServiceStub(self._channel)
@@ -307,7 +364,8 @@ class AsyncClient:
         those. ``tools`` maps tool names to the callables that answer ``tool.call``.
         ``business_state``: any JSON value; left out, the stored one is kept; None is JSON
         null. ``history_limit``: history entries kept for this session (None: the
-        daemon's default; 0 keeps none). Raises (while iterating or awaiting) a
+        daemon's default; 0 keeps none). ``request_id``: the call's idempotency key (a new
+        UUIDv7 when empty), sent again unchanged on every retry. Raises (while iterating or awaiting) a
         ``LuoshoError`` subclass on failure.
         """
         request = execute_request(
@@ -344,6 +402,7 @@ class AsyncClient:
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
         request_id: str = "",
+        session_id: str = "",
     ) -> AsyncRun:
         """Decide a pending approval and continue its run (the Resolve RPC).
 
@@ -352,12 +411,15 @@ class AsyncClient:
         result with ``note`` that the model reads. Either way the turn's remaining calls
         run, then the loop goes on (it may pause again on another approval). ``agent``:
         omitted, the saved one; given, it is checked for drift like a resume. An unknown
-        or already decided approval raises ``ApprovalNotFoundError``.
+        or already decided approval raises ``ApprovalNotFoundError``. ``session_id`` (the
+        approval's session) lets a retry be recognised even when the first attempt's
+        stream broke before its first event, after the approval was claimed.
         """
         request = resolve_request(
-            approval_id, approved, note=note, agent=agent, request_id=request_id
+            approval_id, approved, note=note, agent=agent, request_id=request_id,
+            session_id=session_id,
         )
-        return self._run("", "Resolve", request, tools)
+        return self._run(session_id, "Resolve", request, tools)
 
     def _run(
         self,
@@ -369,13 +431,25 @@ class AsyncClient:
         empty_means_finished: bool = False,
     ) -> AsyncRun:
         method = getattr(self._stub, rpc)
-        return AsyncRun(
+        if not request.request_id:
+            request.request_id = new_request_id()
+        run: AsyncRun
+
+        def start() -> _StreamCall:
+            if rpc == "Resolve" and not request.session_id and run.session_id:
+                request.session_id = run.session_id  # learnt from an earlier attempt's events
+            return method(request, metadata=self._metadata)
+
+        run = AsyncRun(
             session_id,
-            lambda: method(request, metadata=self._metadata),
+            start,
             self._submit_outcome,
             ToolBox(tools),
             empty_means_finished=empty_means_finished,
+            request_id=request.request_id,
+            retry=self._retry,
         )
+        return run
 
     async def _unary(self, rpc: str, request: Any) -> Any:
         with translate_errors():

@@ -118,6 +118,7 @@ def resolve_request(
     note: str,
     agent: AgentLike | None,
     request_id: str,
+    session_id: str = "",
 ) -> agent_pb2.ResolveRequest:
     if not approval_id:
         raise ValueError("approval_id is required")
@@ -127,6 +128,7 @@ def resolve_request(
         note=note,
         agent=agent_spec(agent),
         request_id=request_id,
+        session_id=session_id,
     )
 
 

@@ -92,10 +92,16 @@ class RunResult:
     events: list[agent_pb2.Event] = field(default_factory=list, repr=False)
     # The pending approval when the run paused on one (else None).
     approval: agent_pb2.Approval | None = field(default=None, repr=False)
+    # Streams it took (1 unless the client retried, R75).
+    attempts: int = 1
 
 
 def build_result(
-    session_id: str, events: list[agent_pb2.Event], *, empty_means_finished: bool
+    session_id: str,
+    events: list[agent_pb2.Event],
+    *,
+    empty_means_finished: bool,
+    attempts: int = 1,
 ) -> RunResult:
     """The result of a stream that delivered ``events`` and then ended without error.
 
@@ -103,7 +109,9 @@ def build_result(
     when ``empty_means_finished``: Resume's "nothing to run").
     """
     if not events and empty_means_finished:
-        return RunResult(session_id=session_id, ran=False, finish_reason="", status="finished")
+        return RunResult(
+            session_id=session_id, ran=False, finish_reason="", status="finished", attempts=attempts
+        )
     # run.done is the last event of a run; search from the end anyway, so an event type
     # added later after it cannot break older clients.
     last = next((e for e in reversed(events) if e.HasField("run_done")), None)
@@ -139,6 +147,7 @@ def build_result(
         run_id=last.run_id,
         events=events,
         approval=approval,
+        attempts=attempts,
     )
 
 

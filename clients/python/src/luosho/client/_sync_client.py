@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import inspect
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
 from typing import Any
@@ -15,7 +16,7 @@ import grpc
 from luosho.v1 import agent_pb2, agent_pb2_grpc
 
 from ._agent import AgentLike, dumps
-from ._errors import translate_errors
+from ._errors import LuoshoError, ToolCallNotPendingError, UnavailableError, translate_errors
 from ._messages import InputLike
 from ._requests import (
     UNSET,
@@ -35,6 +36,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
+from ._retry import NO_RETRY, RetryPolicy, channel_options, new_request_id
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -49,7 +51,8 @@ class Run:
     The blocking twin of ``AsyncRun``: the RPC starts on first iteration; each
     ``tool.call`` is answered from the client's tool thread pool (calls handed out
     together run concurrently, up to ``max_tool_workers``). ``with run:`` or
-    ``run.close()`` cancels the stream.
+    ``run.close()`` cancels the stream. Retries with ``request_id`` as ``AsyncRun``
+    does; ``attempts`` counts the streams opened.
     """
 
     def __init__(
@@ -61,8 +64,15 @@ class Run:
         pool: Callable[[], concurrent.futures.Executor],
         *,
         empty_means_finished: bool,
+        request_id: str = "",
+        retry: RetryPolicy = NO_RETRY,
     ) -> None:
         self.session_id = session_id
+        self.request_id = request_id
+        self.attempts = 0
+        self._retry = retry
+        self._seen = 0  # the highest seq delivered: a retry skips what came before
+        self._outcomes: dict[str, concurrent.futures.Future[ToolOutcome]] = {}
         self._start = start
         self._submit = submit
         self._toolbox = toolbox
@@ -119,28 +129,51 @@ class Run:
             self._stream.close()
 
     def _read(self) -> Generator[agent_pb2.Event, None, None]:
-        call = self._call = self._start()
+        fruitless = 0  # attempts in a row that brought no new event
         try:
-            with translate_errors():
+            while True:
+                self.attempts += 1
+                fruitless += 1
+                got = 0
                 try:
-                    for response in call:
-                        event = response.event
-                        self._events.append(event)
-                        if not self.session_id:  # a Resolve run learns its session here
-                            self.session_id = event.session_id
-                        if event.type == "tool.call" and event.HasField("tool_call"):
-                            self._spawn(event)
-                        yield event
-                except grpc.RpcError:
-                    # A failed submission cancels the call: report that failure instead.
-                    if self._failure is not None:
-                        raise self._failure from None
-                    raise
-                self._drain()
+                    with translate_errors():
+                        call = self._call = self._start()
+                        try:
+                            for response in call:
+                                got += 1
+                                event = response.event
+                                if 0 < event.seq <= self._seen:
+                                    continue  # delivered by an earlier attempt
+                                self._seen = max(self._seen, event.seq)
+                                fruitless = 0  # a new event: the run moves
+                                self._events.append(event)
+                                if not self.session_id:  # a Resolve run learns its session here
+                                    self.session_id = event.session_id
+                                if (
+                                    event.type == "tool.call"
+                                    and event.HasField("tool_call")
+                                    and not event.replayed  # already has its result
+                                ):
+                                    self._spawn(event)
+                                yield event
+                        except grpc.RpcError:
+                            # A failed submission cancels the call: report that failure instead.
+                            if self._failure is not None:
+                                raise self._failure from None
+                            raise
+                    break
+                except LuoshoError as e:
+                    if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
+                        raise
+                time.sleep(self._retry.backoff(max(1, fruitless)))
+            self._drain()
         finally:
             self._cancel_pending()
         self._result = build_result(
-            self.session_id, self._events, empty_means_finished=self._empty_means_finished
+            self.session_id,
+            self._events,
+            empty_means_finished=self._empty_means_finished,
+            attempts=self.attempts,
         )
 
     def _spawn(self, event: agent_pb2.Event) -> None:
@@ -150,8 +183,26 @@ class Run:
         future.add_done_callback(self._on_answered)
 
     def _answer(self, event: agent_pb2.Event) -> None:
-        outcome = self._toolbox.run_sync(self.session_id, event)
-        self._submit(event.session_id or self.session_id, event.tool_call.call.id, outcome)
+        call_id = event.tool_call.call.id
+        with self._lock:
+            mine = call_id not in self._outcomes
+            if mine:  # the tool runs once; a call asked again gets the same result
+                self._outcomes[call_id] = concurrent.futures.Future()
+            computed = self._outcomes[call_id]
+        if mine:
+            try:
+                computed.set_result(self._toolbox.run_sync(self.session_id, event))
+            except BaseException as e:
+                computed.set_exception(e)
+                raise
+        outcome = computed.result()
+        try:
+            self._submit(event.session_id or self.session_id, call_id, outcome)
+        except (UnavailableError, ToolCallNotPendingError):
+            # The daemon went away with the run: the stream fails too, and its retry asks
+            # for this call again. Without retries this is the run's failure.
+            if self._retry.max_attempts == 1:
+                raise
 
     def _on_answered(self, future: concurrent.futures.Future[None]) -> None:
         with self._lock:
@@ -250,15 +301,18 @@ class Client:
         token: str | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         max_tool_workers: int = 8,
+        retry: RetryPolicy | None = RetryPolicy(),
     ) -> None:
+        self._retry = retry or NO_RETRY
         if channel is None and not target:
             raise ValueError("give a target (host:port or unix:/path) or a channel")
         self._owns_channel = channel is None
         if channel is None:
+            options = channel_options(self._retry)
             channel = (
-                grpc.secure_channel(target, credentials)
+                grpc.secure_channel(target, credentials, options)
                 if credentials is not None
-                else grpc.insecure_channel(target)
+                else grpc.insecure_channel(target, options)
             )
         self._channel = channel
         self._stub = agent_pb2_grpc.AgentServiceStub(self._channel)
@@ -337,12 +391,14 @@ class Client:
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
         request_id: str = "",
+        session_id: str = "",
     ) -> Run:
         """Decide a pending approval and continue its run; see ``AsyncClient.resolve``."""
         request = resolve_request(
-            approval_id, approved, note=note, agent=agent, request_id=request_id
+            approval_id, approved, note=note, agent=agent, request_id=request_id,
+            session_id=session_id,
         )
-        return self._run("", "Resolve", request, tools)
+        return self._run(session_id, "Resolve", request, tools)
 
     def _run(
         self,
@@ -354,14 +410,26 @@ class Client:
         empty_means_finished: bool = False,
     ) -> Run:
         method = getattr(self._stub, rpc)
-        return Run(
+        if not request.request_id:
+            request.request_id = new_request_id()
+        run: Run
+
+        def start() -> _StreamCall:
+            if rpc == "Resolve" and not request.session_id and run.session_id:
+                request.session_id = run.session_id  # learnt from an earlier attempt's events
+            return method(request, metadata=self._metadata)
+
+        run = Run(
             session_id,
-            lambda: method(request, metadata=self._metadata),
+            start,
             self._submit_outcome,
             ToolBox(tools),
             self._tool_pool,
             empty_means_finished=empty_means_finished,
+            request_id=request.request_id,
+            retry=self._retry,
         )
+        return run
 
     def _unary(self, rpc: str, request: Any) -> Any:
         with translate_errors():

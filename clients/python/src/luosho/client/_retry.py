@@ -1,0 +1,97 @@
+"""Retries without duplicates (SEMANTICS.md R75): every Execute, Resume and Resolve carries
+a request id, the same on each attempt, so the daemon applies it once (R74) however many
+times the client has to send it.
+
+A run retries, after a backoff, when its stream fails with ``UNAVAILABLE`` (the daemon
+restarting or draining, the network gone; at any point of the stream), or with another
+transport failure before any event of that attempt arrived. What the earlier attempts
+delivered is not delivered again: the retried stream resumes the run (the daemon runs what
+is left) or replays it (events already seen are skipped).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+import uuid
+from dataclasses import dataclass
+
+import grpc
+
+from ._errors import LuoshoError
+
+__all__ = ["NO_RETRY", "RetryPolicy", "channel_options", "new_request_id"]
+
+# Failures of the connection itself rather than answers of the daemon (which always
+# carry an ErrorInfo reason): before any event they mean the request may not have arrived.
+_TRANSPORT = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a run retries. ``max_attempts`` bounds the attempts in a row that bring no new
+    event (1: never retry); an attempt that brings one starts the count again, so a run
+    that keeps moving keeps going however often its stream breaks. The n-th retry in a
+    row waits ``initial_backoff * multiplier**(n-1)`` seconds, at most ``max_backoff``,
+    each spread by ``±jitter`` (a fraction) so that many clients do not come back at
+    once. The default rides out a daemon that stays away some 30 seconds."""
+
+    max_attempts: int = 20
+    initial_backoff: float = 0.1
+    max_backoff: float = 2.0
+    multiplier: float = 2.0
+    jitter: float = 0.2
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        if self.initial_backoff < 0 or self.max_backoff < 0 or self.multiplier < 1:
+            raise ValueError("backoffs must be non-negative and the multiplier at least 1")
+        if not 0 <= self.jitter <= 1:
+            raise ValueError(f"jitter is a fraction between 0 and 1, got {self.jitter}")
+
+    def should_retry(self, error: BaseException, attempt: int, events_in_attempt: int) -> bool:
+        """Whether an attempt that failed with ``error`` after ``events_in_attempt``
+        events is tried again, ``attempt`` being its number in the current row of
+        attempts without a new event (from 1)."""
+        if attempt >= self.max_attempts or not isinstance(error, LuoshoError):
+            return False
+        if error.code == grpc.StatusCode.UNAVAILABLE:
+            return True
+        return events_in_attempt == 0 and not error.reason and error.code in _TRANSPORT
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait after the ``attempt``-th failed attempt in a row (from 1)."""
+        base = min(self.max_backoff, self.initial_backoff * self.multiplier ** (attempt - 1))
+        return max(0.0, base * (1 + random.uniform(-self.jitter, self.jitter)))
+
+
+def channel_options(policy: RetryPolicy) -> list[tuple[str, int]]:
+    """Options of a channel the client makes: gRPC's own reconnect backoff (1 s growing
+    to 2 minutes by default) would otherwise keep a restarted daemon unreachable for
+    longer than the retries wait, each failing at once without trying to connect."""
+    if policy.max_attempts == 1:
+        return []
+    most = max(100, int(policy.max_backoff * 1000))
+    return [
+        ("grpc.initial_reconnect_backoff_ms", min(100, most)),
+        ("grpc.min_reconnect_backoff_ms", min(100, most)),
+        ("grpc.max_reconnect_backoff_ms", most),
+    ]
+
+
+#: Never retry: one attempt, and its failure raised.
+NO_RETRY = RetryPolicy(max_attempts=1)
+
+
+def new_request_id() -> str:
+    """A UUIDv7 (RFC 9562): time-ordered, so the ids of a session sort by when they were
+    made, and random enough that two clients never pick the same one."""
+    make = getattr(uuid, "uuid7", None)  # Python 3.14
+    if make is not None:
+        return str(make())
+    ms = time.time_ns() // 1_000_000 & (1 << 48) - 1
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = ms << 80 | 0x7 << 76 | (rand >> 62 & 0xFFF) << 64 | 0b10 << 62 | rand & (1 << 62) - 1
+    return str(uuid.UUID(int=value))
