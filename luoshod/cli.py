@@ -41,6 +41,7 @@ COMMANDS = {
     "approvals": "list and decide pending approvals",
     "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only with --status)",
     "completion": "print a shell completion script (bash or zsh)",
+    "torture": "kill real daemons on a store at random moments and check every invariant (exit 1 on a violation)",
 }
 
 EXAMPLES = """examples:
@@ -144,6 +145,21 @@ def _completion_arguments(sub: argparse._SubParsersAction, name: str, help: str)
     c.add_argument("shell", choices=["bash", "zsh"])
 
 
+def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    from . import torture
+
+    t = sub.add_parser(
+        name,
+        help=help,
+        description=torture.__doc__.split("\n\n")[1],
+        epilog="examples:\n"
+        "  luoshod torture --store sqlite:///tmp/t.db --cycles 100 --seed 7\n"
+        "  luoshod torture --store lmdb:///tmp/t.lmdb --daemons 1 --report t.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    torture.add_arguments(t)
+
+
 def _admin_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
     from . import admin
 
@@ -159,6 +175,7 @@ _ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = 
     "approvals": _admin_arguments,
     "prune": _admin_arguments,
     "completion": _completion_arguments,
+    "torture": _torture_arguments,
 }
 
 
@@ -315,6 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         return _healthcheck(args)
     if args.command in ("serve", "config"):
         return _daemon(args)
+    if args.command == "torture":
+        from . import torture
+
+        return torture.main(args, argv[argv.index("torture") + 1 :])
     from . import logs
 
     logs.setup(os.environ.get(LOG_LEVEL_ENV, "WARNING"))

@@ -1,0 +1,651 @@
+"""``luoshod torture``: real daemons killed at random moments, every invariant checked.
+
+N sessions of a scripted agent run through ``luoshod serve`` processes on the store URL
+given (any installed driver, a third party's too). In each *cycle* the client drives every
+unfinished session and kills a daemon at a moment the seed chooses: ``kill -9`` right after
+a persistence boundary the client can see (a ``tool.call`` — the turn is saved, R1 — a
+``SubmitToolResult`` answered ``ACCEPTED`` — the result is saved, R54 — a ``tool.result``,
+``step.start``, ``model.turn``, ``run.start``, ``run.done``), optionally a few milliseconds
+later so the kill lands inside the next write; or, where the driver allows several daemons
+(``MULTI_PROCESS`` and ``LEASES``), ``SIGSTOP`` past the lease TTL while a second daemon
+takes the sessions over, then ``SIGCONT`` so the frozen one's late writes meet the new
+lease. After each cycle it reads every session back (``GetSession``, the event log through
+``Watch``) and checks:
+
+- R20/R23: every tool call has at most one result, directly after its turn, in call order;
+  all of them once finished;
+- R21/R54: a call whose result was answered ``ACCEPTED`` is in the store with that result
+  and is never handed out again (a *lost save* otherwise);
+- R22: no model turn the client saw saved is generated again (the scripted call log);
+- R7: a session's version and transcript never go back;
+- the event log: strictly increasing seqs, and every event a client saw is in it as seen;
+- R53: results the client sends as input for pending calls are taken, and not asked again;
+- R51/R52: with two daemons, a session is only ever run by the holder of its lease — the
+  checks above after every takeover.
+
+It ends with a report (cycles, kills, boundaries hit, violations with a reproduction: the
+seed, the cycle, the session and the events it saw) and exits 1 on any violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# The daemons are forked while this client's gRPC threads run; gRPC's fork handlers have
+# nothing to do for a child that execs at once, and would log a line per start.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+import grpc  # noqa: E402
+from luosho.v1 import agent_pb2 as pb  # noqa: E402
+from luosho.v1 import agent_pb2_grpc as pb_grpc  # noqa: E402
+
+#: Where the client kills: right after it sees one of these (``accepted``: a
+#: ``SubmitToolResult`` answered ``ACCEPTED``).
+BOUNDARIES = ("run.start", "step.start", "model.turn", "tool.call", "accepted", "tool.result", "run.done")
+#: How many of each a session's run sees at most (the script: 4 steps of 2 calls, then text).
+PER_RUN = {"run.start": 1, "run.done": 1, "step.start": 5, "model.turn": 5}
+TOOL_STEPS = 4
+START_TIMEOUT_S = 30.0
+#: Violations printed (lost saves first); the JSON report has them all.
+SHOWN = 20
+RUN_TIMEOUT_S = 60.0
+#: How long the second daemon may make no progress while the first is stopped before the
+#: takeover counts as stalled (a stopped process can hold a store's write lock: LMDB's
+#: writer mutex, a SQLite write transaction) and the stopped one is let go on.
+STALL_S = 15.0
+
+
+def _die_with_parent() -> None:
+    """In a daemon's child process: SIGKILL it when this command dies (Linux), so a killed
+    torture run leaves no daemon behind."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class Violation:
+    rule: str
+    session_id: str
+    cycle: int
+    message: str
+    events: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "session_id": self.session_id, "cycle": self.cycle,
+                "message": self.message, "events": self.events}
+
+
+@dataclass
+class Session:
+    """What one session's client saw, knows and promised itself to check."""
+
+    sid: str
+    concurrency: int
+    accepted: dict[str, str] = field(default_factory=dict)  # call id -> result ACCEPTED
+    accepted_in: dict[str, int] = field(default_factory=dict)  # call id -> cycle
+    ran: dict[str, str] = field(default_factory=dict)  # call id -> result (ran, maybe not saved)
+    seen: dict[int, str] = field(default_factory=dict)  # seq -> type, every event received
+    trail: list[str] = field(default_factory=list)  # "cycle:seq:type" for reproductions
+    durable_turns: int = 0  # assistant turns known to be saved (R22)
+    version: int = 0
+    keys: list[tuple[Any, ...]] = field(default_factory=list)  # the stored transcript
+    stored_results: set[str] = field(default_factory=set)
+    pending: list[str] = field(default_factory=list)  # calls of the last turn without result
+    finished: bool = False
+
+
+def spec_for(concurrency: int) -> pb.AgentSpec:
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "add", "arguments": {"a": k, "b": j}} for j in range(2)]}
+        for k in range(TOOL_STEPS)
+    ]
+    script.append({"text": "done"})
+    return pb.AgentSpec(
+        model="scripted:torture",
+        instructions="Add the numbers.",
+        tools=[pb.ToolSpec(name="add", input_schema_json='{"type": "object"}')],
+        model_settings_json=json.dumps({"script": script}),
+        tool_concurrency=concurrency,
+    )
+
+
+def tool_result(call_id: str, arguments_json: str) -> str:
+    args = json.loads(arguments_json or "{}")
+    return json.dumps({"sum": args.get("a", 0) + args.get("b", 0), "call": call_id})
+
+
+class Daemon:
+    """One ``luoshod serve`` process, its output in files of the work directory."""
+
+    def __init__(self, name: str, store: str, work: Path, lease_ttl: float) -> None:
+        self.name, self.store, self.work, self.lease_ttl = name, store, work, lease_ttl
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.address = ""
+        self.stopped = False
+        self.starts = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        out = self.work / f"{self.name}-{self.starts}.out"
+        err = self.work / f"{self.name}-{self.starts}.err"
+        args = [
+            sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0",
+            "--store", self.store, "--scripted-call-log", str(self.work / "model-calls.jsonl"),
+            # A stable owner: a restarted daemon takes back at once its killed self's leases.
+            "--lease-owner", f"torture-{self.name}",
+            "--lease-ttl", f"{self.lease_ttl:g}", "--lease-renew", f"{self.lease_ttl / 4:g}",
+        ]
+        with out.open("wb") as o, err.open("wb") as e:
+            self.proc = subprocess.Popen(
+                args, stdout=o, stderr=e, start_new_session=True, preexec_fn=_die_with_parent
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            line = out.read_text().partition("\n")[0] if out.exists() else ""
+            if line.startswith("luoshod listening on "):
+                self.address = line.removeprefix("luoshod listening on ").split(",")[0].strip()
+                self.stopped = False
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        self.kill()
+        raise RuntimeError(f"daemon {self.name} did not start: {err.read_text()[-2000:]}")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def freeze(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        self.stopped = True
+
+    def thaw(self) -> None:
+        if self.proc is not None and self.stopped:
+            self.proc.send_signal(signal.SIGCONT)
+            self.stopped = False
+
+
+@dataclass
+class Plan:
+    """Where this cycle's kill happens: after the ``nth`` ``boundary`` of the cycle (over
+    all sessions), ``delay_ms`` later, by ``how`` (``kill -9`` or ``SIGSTOP``)."""
+
+    boundary: str
+    nth: int
+    delay_ms: float
+    how: str
+    target: int  # which daemon's events count (and which one dies)
+
+
+class Torture:
+    def __init__(self, opts: argparse.Namespace, work: Path, multi: bool) -> None:
+        self.o = opts
+        self.rng = random.Random(opts.seed)
+        self.work = work
+        self.multi = multi and opts.daemons > 1
+        n = 2 if self.multi else 1
+        self.daemons = [Daemon("ab"[i], opts.store, work, opts.lease_ttl) for i in range(n)]
+        self.sessions: list[Session] = []
+        self.violations: list[Violation] = []
+        self._reported: set[tuple[str, str, str]] = set()
+        self.boundaries: Counter[str] = Counter()
+        self.kills: Counter[str] = Counter()
+        self.stats: Counter[str] = Counter()
+        self.cycle = 0
+        self.call_log_offset = 0
+        self.prefix = f"t{opts.seed}-{os.getpid()}"
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        started = time.monotonic()
+        for d in self.daemons:
+            d.start()
+        try:
+            while self.cycle < self.o.cycles:
+                if self.o.time_limit and time.monotonic() - started > self.o.time_limit:
+                    self.stats["stopped by --time-limit"] = 1
+                    break
+                self.cycle += 1
+                await self.one_cycle()
+                await self.check()
+                if self.violations and self.o.stop_on_violation:
+                    break
+        finally:
+            for d in self.daemons:
+                d.thaw()
+                d.kill()
+        self.stats["seconds"] = round(time.monotonic() - started)
+        return 1 if self.violations else 0
+
+    def plan(self) -> Plan:
+        how = "sigstop" if self.multi and self.rng.random() < self.o.sigstop_share else "kill9"
+        boundary = self.rng.choice(BOUNDARIES)
+        return Plan(
+            boundary=boundary,
+            nth=self.rng.randint(1, max(1, self.o.sessions * PER_RUN.get(boundary, 8) // 2)),
+            delay_ms=self.rng.choice([0.0, 0.0, self.rng.uniform(0, 5)]),
+            how=how,
+            target=self.rng.randrange(len(self.daemons)),
+        )
+
+    async def one_cycle(self) -> None:
+        live = [s for s in self.sessions if not s.finished]
+        while len(live) < self.o.sessions:
+            s = Session(f"{self.prefix}-{len(self.sessions)}", self.rng.choice([1, 1, 2]))
+            self.sessions.append(s)
+            live.append(s)
+        plan = self.plan()
+        fired = asyncio.Event()
+        counts: Counter[str] = Counter()
+        victim = self.daemons[plan.target]
+        known = self.turns_known()  # R22: turns seen saved before this cycle
+        on_victim: list[asyncio.Future[None]] = []
+
+        async def boundary(kind: str, daemon: Daemon) -> None:
+            if fired.is_set() or daemon is not victim:
+                return
+            counts[kind] += 1
+            if kind == plan.boundary and counts[kind] == plan.nth:
+                fired.set()
+                if plan.delay_ms:
+                    await asyncio.sleep(plan.delay_ms / 1000)
+                self.boundaries[f"after {kind}" + (" (+ms)" if plan.delay_ms else "")] += 1
+                self.strike(victim, plan.how)
+                if victim.stopped:  # its client gives up on it and moves on
+                    for t in on_victim:
+                        t.cancel()
+
+        channels = {d.name: grpc.aio.insecure_channel(d.address) for d in self.daemons}
+        try:
+            tasks = []
+            for s in live:
+                d = self.daemons[self.rng.randrange(len(self.daemons))]
+                stub = pb_grpc.AgentServiceStub(channels[d.name])
+                tasks.append(asyncio.ensure_future(self.drive(s, d, stub, boundary)))
+                if d is victim:
+                    on_victim.append(tasks[-1])
+            done = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), RUN_TIMEOUT_S)
+            self.client_errors(done)
+        except TimeoutError:
+            self.stats["cycles that timed out"] += 1
+        finally:
+            for c in channels.values():
+                await c.close()
+        if not fired.is_set():  # everything finished first: the kill lands between runs
+            self.boundaries["after every run ended"] += 1
+            self.strike(victim, plan.how)
+        self.check_model_calls(known)
+        if victim.stopped:
+            await self.take_over(live, victim)
+        for d in self.daemons:
+            if not d.alive:
+                d.start()
+
+    def strike(self, daemon: Daemon, how: str) -> None:
+        if how == "sigstop":
+            daemon.freeze()
+            self.kills["SIGSTOP past the lease TTL"] += 1
+        else:
+            daemon.kill()
+            self.kills["kill -9"] += 1
+
+    async def take_over(self, live: list[Session], frozen: Daemon) -> None:
+        """The frozen daemon's sessions, run by the other one once its leases ran out
+        (R52); then the frozen one wakes up and its late writes meet the new lease."""
+        other = next(d for d in self.daemons if d is not frozen)
+        if not other.alive:
+            other.start()
+        await asyncio.sleep(self.o.lease_ttl * 1.5)
+        async with grpc.aio.insecure_channel(other.address) as channel:
+            stub = pb_grpc.AgentServiceStub(channel)
+
+            async def nothing(kind: str, daemon: Daemon) -> None:
+                return None
+
+            for s in live:  # where the frozen daemon left them (and what it saved, R54)
+                await self.check_session(stub, s)
+            known = self.turns_known()
+            drives = asyncio.gather(
+                *(self.drive(s, other, stub, nothing) for s in live if not s.finished),
+                return_exceptions=True,
+            )
+            try:
+                self.client_errors(await asyncio.wait_for(drives, STALL_S))
+            except TimeoutError:
+                self.stats["takeovers stalled while the other daemon was stopped"] += 1
+        self.check_model_calls(known)
+        self.stats["takeovers"] += 1
+        frozen.thaw()
+        await asyncio.sleep(min(1.0, self.o.lease_ttl))  # its late saves are refused (R51)
+        frozen.kill()
+        # What the woken daemon did before its lease loss stopped it is not a resumed run:
+        # its model calls are counted apart, not checked against R22.
+        self.stats["model calls by a daemon woken without its lease"] += self.skip_model_calls()
+
+    # -- one session's client --------------------------------------------------------------
+
+    async def drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> None:  # type: ignore[no-untyped-def]
+        """Run (or resume) one session until it ends or its daemon dies."""
+        inputs = [pb.Message(role=pb.ROLE_USER, content="go")]  # a retry on an existing session (R13)
+        # R53: results the client ran whose save it never heard of go back as input.
+        given = set()
+        for cid in s.pending:
+            if cid in s.ran and cid not in s.accepted and self.rng.random() < 0.5:
+                inputs.append(pb.Message(role=pb.ROLE_TOOL, tool_call_id=cid, tool_name="add", content=s.ran[cid]))
+                given.add(cid)
+                self.stats["results sent as input (R53)"] += 1
+        request = pb.ExecuteRequest(session_id=s.sid, input=inputs, agent=spec_for(s.concurrency))
+        for attempt in range(100):
+            try:
+                await self.stream(s, daemon, stub, request, boundary, given)
+                return
+            except grpc.aio.AioRpcError as e:
+                if e.code() == grpc.StatusCode.ABORTED and "SESSION_BUSY" in _reason(e):
+                    await asyncio.sleep(0.1)  # another daemon's lease: wait it out (R51)
+                    continue
+                if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                    return  # the daemon died
+                if e.code() == grpc.StatusCode.ABORTED and "LEASE_LOST" in _reason(e):
+                    return
+                self.violate("errors", s, f"the run failed with {e.code().name} {_reason(e)}: {e.details()}")
+                return
+
+    async def stream(self, s, daemon, stub, request, boundary, given: set[str]) -> None:  # type: ignore[no-untyped-def]
+        submits: list[asyncio.Task[None]] = []
+        try:
+            async for resp in stub.Execute(request):
+                e = resp.event
+                if daemon.stopped:
+                    return  # a frozen daemon's late events: this client moved on
+                self.see(s, e)
+                if e.type == "tool.call":
+                    if e.tool_call.call.id in given:
+                        self.violate("R53", s, f"call {e.tool_call.call.id} handed out although "
+                                     "this run's input answered it")
+                    submits.append(asyncio.ensure_future(self.run_tool(s, daemon, stub, e, boundary)))
+                await boundary(e.type, daemon)
+        finally:
+            for t in submits:
+                if daemon.stopped:
+                    t.cancel()
+            if submits:
+                await asyncio.gather(*submits, return_exceptions=True)
+
+    def see(self, s: Session, e: pb.Event) -> None:
+        s.trail.append(f"{self.cycle}:{e.seq}:{e.type}")
+        del s.trail[:-40]
+        if e.seq in s.seen and s.seen[e.seq] != e.type:
+            self.violate("event log", s, f"seq {e.seq} came as {s.seen[e.seq]} and later as {e.type}")
+        s.seen[e.seq] = e.type
+        if e.type == "model.turn":
+            s.durable_turns = max(s.durable_turns, e.model_turn.step)  # saved before seen
+            self.stats["model turns seen"] += 1
+        elif e.type == "tool.call":
+            cid = e.tool_call.call.id
+            self.stats["tool calls handed out"] += 1
+            if cid in s.accepted:
+                self.violate("R54", s, f"call {cid} handed out again after its result was ACCEPTED "
+                             f"(cycle {s.accepted_in[cid]})")
+            elif cid in s.stored_results:
+                self.violate("R21", s, f"call {cid} handed out again although its result is stored")
+            elif cid in s.ran:
+                self.stats["calls run again after a kill (R24)"] += 1
+        elif e.type == "run.done":
+            s.finished = e.run_done.status == pb.CHECKPOINT_STATUS_FINISHED
+
+    async def run_tool(self, s, daemon, stub, e: pb.Event, boundary) -> None:  # type: ignore[no-untyped-def]
+        call = e.tool_call.call
+        result = tool_result(call.id, call.arguments_json)
+        s.ran[call.id] = result
+        try:
+            resp = await stub.SubmitToolResult(
+                pb.SubmitToolResultRequest(session_id=s.sid, tool_call_id=call.id, result_json=result)
+            )
+        except grpc.aio.AioRpcError:
+            return  # not saved (R54): the call may be asked again (R24)
+        if resp.outcome == pb.SUBMIT_OUTCOME_ACCEPTED:
+            s.accepted[call.id] = result
+            s.accepted_in[call.id] = self.cycle
+            await boundary("accepted", daemon)
+
+    # -- the checks ------------------------------------------------------------------------
+
+    async def check(self) -> None:
+        daemon = next(d for d in self.daemons if d.alive)
+        async with grpc.aio.insecure_channel(daemon.address) as channel:
+            stub = pb_grpc.AgentServiceStub(channel)
+            for s in self.sessions:
+                await self.check_session(stub, s)
+
+    def turns_known(self) -> dict[str, int]:
+        return {s.sid: s.durable_turns for s in self.sessions}
+
+    async def check_session(self, stub: pb_grpc.AgentServiceStub, s: Session) -> None:
+        try:
+            cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid))).checkpoint
+        except grpc.aio.AioRpcError as e:
+            if e.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+            if s.accepted or s.durable_turns:
+                self.violate("R54", s, f"lost save: the session has no checkpoint, but the client saw "
+                             f"{s.durable_turns} of its model turns saved")
+            cp = pb.Checkpoint(session_id=s.sid)  # checked as empty: each ACCEPTED result is lost
+        self.check_checkpoint(s, cp)
+        await self.check_events(stub, s)
+
+    def check_checkpoint(self, s: Session, cp: pb.Checkpoint) -> None:
+        msgs = [m for m in cp.messages if m.role != pb.ROLE_SYSTEM]
+        keys = [(m.role, m.content, m.tool_call_id, tuple(c.id for c in m.tool_calls)) for m in msgs]
+        if cp.version < s.version:
+            self.violate("R7", s, f"version went back from {s.version} to {cp.version}")
+        if keys[: len(s.keys)] != s.keys:
+            self.violate("R7", s, "the stored transcript is not an extension of the one stored before")
+        s.version, s.keys = cp.version, keys
+        results: dict[str, str] = {}
+        turn_calls: list[str] = []
+        open_turn: list[str] = []
+        for i, m in enumerate(msgs):
+            if m.role == pb.ROLE_ASSISTANT:
+                if open_turn and i > 0:
+                    self.violate("R20", s, f"calls {open_turn} have no result before the next turn")
+                turn_calls = [c.id for c in m.tool_calls]
+                open_turn = list(turn_calls)
+            elif m.role == pb.ROLE_TOOL:
+                cid = m.tool_call_id
+                if cid in results:
+                    self.violate("R20", s, f"call {cid} has two results")
+                elif not open_turn or open_turn[0] != cid:
+                    self.violate("R23", s, f"result for {cid} out of place (expected {open_turn[:1]})")
+                else:
+                    open_turn.pop(0)
+                results[cid] = m.content
+            elif open_turn:
+                self.violate("R23", s, f"a {pb.Role.Name(m.role)} message between calls {open_turn} and their results")
+        finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
+        if finished and open_turn:
+            self.violate("R20", s, f"finished with calls {open_turn} unanswered")
+        for cid, body in s.accepted.items():
+            if cid not in results:
+                self.violate("R54", s, f"lost save: the result of call {cid} was ACCEPTED in cycle "
+                             f"{s.accepted_in[cid]} but the store has no result for it")
+            elif results[cid] != body:
+                self.violate("R54", s, f"the stored result of call {cid} is not the one ACCEPTED")
+        s.stored_results = set(results)
+        s.pending = open_turn
+        s.durable_turns = max(s.durable_turns, sum(1 for m in msgs if m.role == pb.ROLE_ASSISTANT))
+        s.finished = finished
+
+    async def check_events(self, stub: pb_grpc.AgentServiceStub, s: Session) -> None:
+        log: dict[int, str] = {}
+        last = 0
+        async def replay() -> None:
+            nonlocal last
+            async for resp in stub.Watch(pb.WatchRequest(session_id=s.sid, after_seq=0)):
+                e = resp.event
+                if e.seq <= last:
+                    self.violate("event log", s, f"seq {e.seq} replayed after seq {last}")
+                last = e.seq
+                log[e.seq] = e.type
+
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await asyncio.wait_for(replay(), RUN_TIMEOUT_S)
+        first = min(log, default=0)
+        for seq, type_ in s.seen.items():
+            if seq >= first and log.get(seq) != type_:
+                self.violate("event log", s, f"the client saw seq {seq} {type_}; the log has "
+                             f"{log.get(seq, 'nothing')} there")
+
+    def new_model_calls(self) -> list[bytes]:
+        """The lines the daemons added to the scripted call log since the last read."""
+        path = self.work / "model-calls.jsonl"
+        if not path.exists():
+            return []
+        with path.open("rb") as f:
+            f.seek(self.call_log_offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1  # a line cut by a kill is read with the next cycle
+        self.call_log_offset += end
+        return data[:end].splitlines()
+
+    def skip_model_calls(self) -> int:
+        return len(self.new_model_calls())
+
+    def check_model_calls(self, known: dict[str, int]) -> None:
+        """R22: a model call for a turn the client had seen saved before the runs began."""
+        by_id = {s.sid: s for s in self.sessions}
+        for line in self.new_model_calls():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                self.stats["model calls"] += 1
+                s = by_id.get(entry.get("session_id"))
+                if s is not None and entry["turn"] < known.get(s.sid, 0):
+                    self.violate("R22", s, f"model turn {entry['turn']} generated again after it was saved")
+
+    def client_errors(self, results: list[Any]) -> None:
+        """This client's own failures: counted, and the first few printed."""
+        for r in results:
+            if isinstance(r, Exception) and not isinstance(r, grpc.aio.AioRpcError):
+                self.stats["client exceptions"] += 1
+                if self.stats["client exceptions"] <= 3:
+                    print(f"luoshod torture: client exception: {r!r}", file=sys.stderr)
+
+    def violate(self, rule: str, s: Session, message: str) -> None:
+        if (rule, s.sid, message) in self._reported:  # found again by a later cycle's check
+            return
+        self._reported.add((rule, s.sid, message))
+        self.violations.append(Violation(rule, s.sid, self.cycle, message, list(s.trail[-12:])))
+
+    # -- the report ------------------------------------------------------------------------
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "store": self.o.store,
+            "seed": self.o.seed,
+            "daemons": len(self.daemons),
+            "cycles": self.cycle,
+            "kills": dict(self.kills),
+            "boundaries": dict(sorted(self.boundaries.items())),
+            "sessions": len(self.sessions),
+            "sessions_finished": sum(1 for s in self.sessions if s.finished),
+            "stats": dict(self.stats),
+            "violations": [v.as_dict() for v in self.violations],
+        }
+
+
+def _reason(e: grpc.aio.AioRpcError) -> str:
+    from google.rpc import error_details_pb2, status_pb2
+
+    for key, value in e.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            for detail in status_pb2.Status.FromString(value).details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return info.reason
+    return ""
+
+
+def render(r: dict[str, Any], argv: list[str]) -> str:
+    lines = [
+        f"luoshod torture: {r['store']}, seed {r['seed']}, {r['daemons']} daemon(s)",
+        f"cycles      {r['cycles']}",
+        "kills       " + (", ".join(f"{k} {v}" for k, v in r["kills"].items()) or "none"),
+        "boundaries  " + (", ".join(f"{k} {v}" for k, v in r["boundaries"].items()) or "none"),
+        f"sessions    {r['sessions']} ({r['sessions_finished']} finished)",
+    ]
+    lines += [f"            {k}: {v}" for k, v in sorted(r["stats"].items())]
+    lines.append(f"violations  {len(r['violations'])}")
+    shown = sorted(r["violations"], key=lambda v: "lost save" not in v["message"])[:SHOWN]
+    for v in shown:
+        lines.append(f"  [{v['rule']}] session {v['session_id']}, cycle {v['cycle']}: {v['message']}")
+        lines.append(f"    events seen (cycle:seq:type): {' '.join(v['events']) or 'none'}")
+    if len(r["violations"]) > SHOWN:
+        lines.append(f"  … and {len(r['violations']) - SHOWN} more (all of them in --report's JSON)")
+    if r["violations"]:
+        lines.append(f"  reproduce: luoshod torture {' '.join(argv)}")
+    return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", required=True, help="the store URL the daemons share (any installed driver)")
+    p.add_argument("--cycles", type=int, default=100, help="kill cycles (default 100)")
+    p.add_argument("--sessions", type=int, default=4, help="unfinished sessions driven each cycle (default 4)")
+    p.add_argument("--seed", type=int, default=None, help="makes the kill plan repeatable (default: random, printed)")
+    p.add_argument("--daemons", type=int, choices=(1, 2), default=2,
+                   help="2: a second daemon takes over SIGSTOPped sessions, if the driver allows several (default)")
+    p.add_argument("--sigstop-share", type=float, default=0.2, help="share of the cycles that SIGSTOP instead of kill -9 (two daemons)")
+    p.add_argument("--lease-ttl", type=float, default=1.0, help="the daemons' lease TTL in seconds (default 1)")
+    p.add_argument("--time-limit", type=float, default=0, help="stop starting cycles after this many seconds")
+    p.add_argument("--stop-on-violation", action="store_true", help="stop at the first cycle with a violation")
+    p.add_argument("--report", type=Path, help="also write the report as JSON to this file")
+    p.add_argument("--work-dir", type=Path, help="the daemons' logs and call log (default: a temporary directory, removed)")
+
+
+def main(opts: argparse.Namespace, argv: list[str]) -> int:
+    from .store import Capability, driver_for
+
+    if opts.seed is None:
+        opts.seed = random.randrange(1, 2**31)
+        argv = [*argv, "--seed", str(opts.seed)]
+    try:
+        caps = driver_for(opts.store).capabilities
+    except ValueError as e:
+        print(f"luoshod torture: {e}", file=sys.stderr)
+        return 2
+    if Capability.DURABLE not in caps:
+        print(f"luoshod torture: {opts.store} is not durable: nothing survives a kill", file=sys.stderr)
+        return 2
+    multi = Capability.MULTI_PROCESS in caps and Capability.LEASES in caps
+    with contextlib.ExitStack() as stack:
+        work = opts.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="luoshod-torture-")))
+        work.mkdir(parents=True, exist_ok=True)
+        torture = Torture(opts, work, multi)
+        code = asyncio.run(torture.run())
+        r = torture.report()
+    if opts.report:
+        opts.report.write_text(json.dumps(r, indent=2) + "\n")
+    print(render(r, argv))
+    return code
