@@ -2,10 +2,16 @@
 
     make run                                # terminal 1: the daemon on 127.0.0.1:50051
     .venv/bin/python examples/quickstart.py # terminal 2
+
+The daemon is ``LUOSHOD_ADDRESS`` (or the first argument), else 127.0.0.1:50051. Each run
+is a new session (``trip-`` and a random suffix, or the second argument), so running it
+again plays the whole script again rather than continuing a finished conversation.
 """
 
 import asyncio
+import os
 import sys
+import uuid
 
 from luosho.client import Agent, AsyncClient, Tool
 
@@ -27,7 +33,10 @@ def convert(args: dict) -> float:
     return round(args["amount"] * 1.08, 2)
 
 
-async def main(target: str = "127.0.0.1:50051", session_id: str = "trip-1") -> str:
+async def main(target: str = "", session_id: str = "") -> str:
+    target = target or os.environ.get("LUOSHOD_ADDRESS") or "127.0.0.1:50051"
+    session_id = session_id or f"trip-{uuid.uuid4().hex[:6]}"
+    print(f"session {session_id} on {target}")
     async with AsyncClient(target) as client:
         run = client.execute(
             session_id, "Plan a day in Lisbon", agent=agent,
