@@ -40,6 +40,8 @@ COMMANDS = {
     "sessions": "list, show, delete and fork sessions of a running daemon",
     "approvals": "list and decide pending approvals",
     "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only with --status)",
+    "status": "a running daemon at a glance: health, sessions, approvals (and with --metrics-address: version, store, listeners, runs, leases)",
+    "leases": "force-release the session leases a dead daemon left in a store",
     "completion": "print a shell completion script (bash or zsh)",
     "torture": "kill real daemons on a store at random moments and check every invariant (exit 1 on a violation)",
 }
@@ -160,6 +162,20 @@ def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) ->
     torture.add_arguments(t)
 
 
+def _leases_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+    leases = _group(sub, name, help, "luoshod leases release --store lmdb:///var/lib/luoshod/store --owner web-7f9c/1234/ab12cd34")
+    r = leases.add_parser(
+        "release",
+        help="release every lease one owner holds in the store (a daemon that is gone)",
+        description="Opens the store itself (not a daemon) and releases every session lease held by --owner, "
+        "the holder named by SESSION_BUSY. Only for a daemon that is gone: a live one would lose its sessions.",
+        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --owner host-1/4242/9f1c2b3a",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("--store", required=True, metavar="URL", help="the store URL (as the daemon's --store)")
+    r.add_argument("--owner", required=True, metavar="NAME", help="the lease holder, as SESSION_BUSY names it")
+
+
 def _admin_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
     from . import admin
 
@@ -174,6 +190,8 @@ _ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = 
     "sessions": _admin_arguments,
     "approvals": _admin_arguments,
     "prune": _admin_arguments,
+    "status": _admin_arguments,
+    "leases": _leases_arguments,
     "completion": _completion_arguments,
     "torture": _torture_arguments,
 }
@@ -339,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     from . import logs
 
     logs.setup(os.environ.get(LOG_LEVEL_ENV, "WARNING"))
+    if args.command == "leases":
+        from .leases import release
+
+        return release(args.store, args.owner)
     if args.command == "store":
         from .store.copy import run_copy
 

@@ -51,6 +51,7 @@ class Daemon:
     address: str
     client: Client
     stub: pb_grpc.AgentServiceStub
+    channel: grpc.Channel
 
 
 @contextmanager
@@ -62,7 +63,7 @@ def connect(args: argparse.Namespace) -> Iterator[Daemon]:
         raise CommandFailed(str(e)) from None
     try:
         with Client(channel=ch) as client:
-            yield Daemon(args.address, client, pb_grpc.AgentServiceStub(ch))
+            yield Daemon(args.address, client, pb_grpc.AgentServiceStub(ch), ch)
     finally:
         ch.close()
 
@@ -404,5 +405,11 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
         p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
         p.add_argument("--yes", "-y", action="store_true", help="delete without asking (needed when stdin is not a terminal)")
         p.add_argument("--keep-history", action="store_true")
+    elif name == "status":
+        from .status import status
+
+        p = command(sub, name, status, help, "luoshod status\n  luoshod status --metrics-address 127.0.0.1:9464 --json")
+        p.add_argument("--metrics-address", metavar="HOST:PORT", default=os.environ.get("LUOSHOD_METRICS_ADDRESS"),
+                       help="the daemon's --metrics-listen: adds its version, store, listeners, runs and leases (env LUOSHOD_METRICS_ADDRESS)")
     else:
         raise ValueError(f"not an admin command: {name!r}")

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -91,6 +91,13 @@ class Metrics(RunObserver):
         )
         self.store_size = Gauge(
             "luoshod_store_size_bytes", "Bytes on disk of the store, as it answers disk_bytes() (sqlite, lmdb; not memory or postgresql)", ["driver"], registry=r,
+        )
+
+    def describe(self, *, store: str, listen: Sequence[str], lease_owner: str) -> None:
+        """``luoshod_daemon_info``: what this daemon is (``luoshod status`` reads it): its
+        store URL (password masked), its bound listen addresses and its lease owner."""
+        Info("luoshod_daemon", "This daemon's store (password masked), listeners and lease owner", registry=self.registry).info(
+            {"store": store, "listen": ",".join(listen), "lease_owner": lease_owner}
         )
 
     # -- RunObserver ------------------------------------------------------------------------

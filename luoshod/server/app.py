@@ -224,6 +224,10 @@ class Daemon:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._sweeper = asyncio.create_task(self._sweep_approvals())
+        if self.observe.metrics is not None:  # for `luoshod status`
+            self.observe.metrics.describe(
+                store=redact_url(self.config.store), listen=self.addresses, lease_owner=self.engine.leases.owner
+            )
         log.info(
             "luoshod listening on %s (store %s, tls %s, tokens %s)",
             ", ".join(self.addresses),
