@@ -162,3 +162,28 @@ def test_a_plaintext_call_to_a_tls_daemon_hints_at_the_tls_options(tmp_path: Pat
         assert ok.returncode == 0, ok.stderr
     finally:
         d.stop()
+
+
+def test_a_port_whose_last_daemon_left_connections_in_time_wait_is_free(tmp_path: Path) -> None:
+    """A daemon restarted on its fixed port right after a crash: the port's connections
+    that the old one closed linger in TIME_WAIT, which holds no one's port (gRPC binds
+    with SO_REUSEADDR), so the start-up check must not call the port taken."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            served, _ = listener.accept()
+            served.close()  # the server side closes first: its end stays in TIME_WAIT
+            client.recv(1)
+    with socket.socket() as probe:  # the state the test needs: binding without the option fails
+        with pytest.raises(OSError):
+            probe.bind(("127.0.0.1", port))
+    d = DaemonProcess("--store", f"sqlite:///{tmp_path}/x.db")
+    d.args[d.args.index("127.0.0.1:0")] = f"127.0.0.1:{port}"
+    try:
+        d.start()
+        assert d.address == f"127.0.0.1:{port}"
+    finally:
+        d.stop()

@@ -99,6 +99,9 @@ def _why_not_bound(address: str) -> str:
         return f"cannot resolve {host!r}: {e}; give an address of this host"
     for family, kind, proto, _, sockaddr in infos:
         with socket.socket(family, kind, proto) as s:
+            # As gRPC binds: SO_REUSEADDR lets connections of a daemon that just died,
+            # left in TIME_WAIT, not hold the port; a live listener still does.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind(sockaddr)
             except OSError as e:
