@@ -44,6 +44,7 @@ from pydantic_settings import (
 )
 
 from . import config as providers_file
+from .domain import DEFAULT_REQUEST_ID_LIMIT
 from .engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S
 from .server.app import DEFAULT_LISTEN, DEFAULT_MAX_ACTIVE_RUNS, DEFAULT_STORE, Config
 from .server.preflight import absolute_store_url
@@ -93,6 +94,7 @@ class Settings(BaseSettings):
     store: str = Field(DEFAULT_STORE, description="store URL")
     history_limit: int = Field(DEFAULT_HISTORY_LIMIT, ge=0, description="history entries kept per session (0 keeps none)")
     event_log_limit: int = Field(DEFAULT_EVENT_LOG_LIMIT, ge=0, description="events kept per session for Watch")
+    request_id_limit: int = Field(DEFAULT_REQUEST_ID_LIMIT, ge=1, description="applied request ids kept per session (R74)")
     max_payload_bytes: int = Field(DEFAULT_MAX_PAYLOAD_BYTES, ge=1, description="largest request accepted (PAYLOAD_TOO_LARGE above)")
     max_active_runs: int = Field(DEFAULT_MAX_ACTIVE_RUNS, ge=0, description="runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)")
     tool_timeout: float = Field(300.0, gt=0, description="seconds a run waits for a tool result, unless the agent says otherwise")
@@ -367,6 +369,7 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "store": ("--store", {"metavar": "URL"}),
     "history_limit": ("--history-limit", {"metavar": "N"}),
     "event_log_limit": ("--event-log-limit", {"metavar": "N"}),
+    "request_id_limit": ("--request-id-limit", {"metavar": "N"}),
     "max_payload_bytes": ("--max-payload-bytes", {"metavar": "N"}),
     "max_active_runs": ("--max-active-runs", {"metavar": "N"}),
     "tool_timeout": ("--tool-timeout", {"metavar": "S"}),
