@@ -85,3 +85,14 @@ def test_a_contract_fails_on_its_violation(contract: str, tmp_path: Path) -> Non
     name = next(c["name"] for c in CONFIG["contracts"] if c["id"] == contract)
     assert f"{name} BROKEN" in text
     assert expected in text
+
+
+def test_a_daemon_without_an_http_listener_loads_no_http_stack() -> None:
+    """aiohttp and the console are imported only when ``http_listen`` asks for them: a
+    sidecar without the console pays nothing for it (~10 MB of RSS)."""
+    code = (
+        "import sys, luoshod.server.app, luoshod.settings, luoshod.cli;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'aiohttp' or m.startswith('luoshod.http')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -7,6 +7,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -27,13 +28,15 @@ from ..store import (
     store_from_url,
 )
 from . import convert
-from ..http import HttpListener, check_http_listen, ssl_context
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
 from .preflight import open_store
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
+
+if TYPE_CHECKING:
+    from ..http import HttpListener
 
 log = logging.getLogger("luoshod.server")
 
@@ -107,6 +110,10 @@ class Daemon:
                 address, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
             )
         if config.http_listen:
+            # Imported only when asked for: aiohttp and the console cost a daemon
+            # without an HTTP listener ~10 MB and its start-up time.
+            from ..http import check_http_listen
+
             check_http_listen(
                 config.http_listen, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
             )
@@ -205,6 +212,8 @@ class Daemon:
         await server.start()
         self.server = server
         if self.config.http_listen:
+            from ..http import HttpListener, ssl_context
+
             self.http = HttpListener(
                 self.config.http_listen,
                 service,
