@@ -1,6 +1,6 @@
 // LuoshoClient: the client of a luoshod daemon; Run: one Execute/Resume/Resolve stream;
 // Watch: one Watch stream. Both streams are async iterables of typed Events.
-import { ChannelCredentials, Metadata, credentials, type Client, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
+import { ChannelCredentials, Metadata, credentials, type Client, type ClientOptions as GrpcClientOptions, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
 import {
   AgentDriftPolicy,
   AgentServiceClient,
@@ -39,7 +39,8 @@ import {
   SubmitOutcome,
   WatchRequest,
 } from "./gen/luosho/v1/agent.js";
-import { IncompleteRunError, fromServiceError } from "./errors.js";
+import { IncompleteRunError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
+import { NO_RETRY, RetryPolicy, channelOptions, newRequestId, type RetryOptions } from "./retry.js";
 
 // ---- agents, input, tools -------------------------------------------------------------
 
@@ -217,13 +218,16 @@ export interface RunResult {
   approval?: Approval;
   messageCount: number;
   runId: string;
+  /** Every event the stream delivered, in order (run.done last). */
   events: Event[];
+  /** Streams it took: 1 unless the client retried (R75). */
+  attempts: number;
 }
 
-function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boolean): RunResult {
+function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boolean, attempts: number): RunResult {
   const usage0 = { promptTokens: 0, completionTokens: 0, totalTokens: 0, modelCalls: 0, costUsd: 0 };
   if (events.length === 0 && emptyMeansFinished) {
-    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events };
+    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts };
   }
   const last = [...events].reverse().find((e) => e.runDone);
   if (!last) {
@@ -244,6 +248,7 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     messageCount: done.messageCount,
     runId: last.runId,
     events,
+    attempts,
   };
 }
 
@@ -260,24 +265,41 @@ type Submit = (sessionId: string, toolCallId: string, outcome: ToolOutcome) => P
  * concurrently) and the result goes back with SubmitToolResult. Breaking out of the loop
  * (or close()) cancels the stream, which the daemon treats like a crashed caller: the run
  * stops at the next step boundary and can be resumed.
+ *
+ * `requestId` is the call's idempotency key, the same on every attempt: a stream that fails
+ * with UNAVAILABLE (or a transport failure before its first event) is sent again after a
+ * backoff, as the client's retry policy says, and the daemon applies the request once
+ * (R74): the retry resumes the run or replays it. Events already delivered are not
+ * delivered again, replayed tool.calls are not answered, and a call's tool runs once per
+ * run object (a call asked again after a retry gets the result already computed).
+ * `attempts` counts the streams opened.
  */
 export class Run implements AsyncIterable<Event> {
   /** The run's session; for a resolve run "" until the first event names it. */
   sessionId: string;
   /** The events received so far. */
   readonly events: Event[] = [];
+  /** Streams opened so far (1 unless the client retried). */
+  attempts = 0;
   private call?: EventStream;
+  private seen = 0; // the highest seq delivered: a retry skips what came before
+  private readonly outcomes = new Map<string, Promise<ToolOutcome>>();
   private readonly pending = new Set<Promise<void>>();
   private failure?: unknown;
   private finished?: RunResult;
+  private closed = false;
+  private wake?: () => void;
   private readonly stream: AsyncGenerator<Event, void, undefined>;
 
   constructor(
     sessionId: string,
-    private readonly start: () => EventStream,
+    /** The call's idempotency key, sent unchanged on every attempt. */
+    readonly requestId: string,
+    private readonly start: (run: Run) => EventStream,
     private readonly submit: Submit,
     private readonly tools: Tools,
     private readonly emptyMeansFinished: boolean,
+    private readonly retry: RetryPolicy = NO_RETRY,
   ) {
     this.sessionId = sessionId;
     this.stream = this.read();
@@ -296,43 +318,85 @@ export class Run implements AsyncIterable<Event> {
     return this.finished;
   }
 
-  /** Stops reading: cancels the stream. Idempotent. */
+  /** Stops reading: cancels the stream (and any retry waiting for its backoff). Idempotent. */
   async close(): Promise<void> {
+    this.closed = true;
     this.call?.cancel();
+    this.wake?.();
     await this.stream.return(undefined);
   }
 
   private async *read(): AsyncGenerator<Event, void, undefined> {
-    const call = (this.call = this.start());
-    let ended = false;
-    try {
+    let fruitless = 0; // attempts in a row that brought no new event
+    for (;;) {
+      this.attempts += 1;
+      fruitless += 1;
+      let got = 0;
+      let failed = false;
+      let failure: unknown;
+      let ended = false;
+      const call = (this.call = this.start(this));
       try {
         for await (const response of call as AsyncIterable<{ event?: Event }>) {
+          got += 1;
           const event = response.event;
           if (!event) continue;
+          if (event.seq > 0 && event.seq <= this.seen) continue; // delivered by an earlier attempt
+          this.seen = Math.max(this.seen, event.seq);
+          fruitless = 0; // a new event: the run moves
           this.events.push(event);
-          if (!this.sessionId) this.sessionId = event.sessionId;
-          if (event.type === "tool.call" && event.toolCall?.call) this.spawn(event);
+          if (!this.sessionId) this.sessionId = event.sessionId; // a resolve run learns its session here
+          // A replayed tool.call already has its result: it is history, not a request.
+          if (event.type === "tool.call" && event.toolCall?.call && !event.replayed) this.spawn(event);
           yield event;
         }
         ended = true;
       } catch (error) {
         ended = true;
-        throw this.failure ?? fromServiceError(error);
+        failed = true;
+        failure = error;
+      } finally {
+        if (!ended) call.cancel(); // the caller stopped reading
       }
-      if (this.failure) throw this.failure;
-      await Promise.all(this.pending);
-      if (this.failure) throw this.failure;
-    } finally {
-      if (!ended) call.cancel();
+      if (this.failure !== undefined) throw this.failure;
+      if (!failed) break;
+      const error = fromServiceError(failure);
+      const row = Math.max(1, fruitless);
+      if (this.closed || !this.retry.shouldRetry(error, row, got)) throw error;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.retry.backoffMs(row));
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+      if (this.closed) throw error;
     }
-    this.finished = buildResult(this.sessionId, this.events, this.emptyMeansFinished);
+    await Promise.all(this.pending);
+    if (this.failure !== undefined) throw this.failure;
+    this.finished = buildResult(this.sessionId, this.events, this.emptyMeansFinished, this.attempts);
   }
 
   private spawn(event: Event): void {
+    const callId = event.toolCall!.call!.id;
+    let outcome = this.outcomes.get(callId);
+    if (!outcome) {
+      // The tool runs once; a call asked again (after a retry) gets the same result.
+      outcome = runTool(this.tools, this.sessionId, event);
+      this.outcomes.set(callId, outcome);
+    }
+    const answer = outcome;
     const task = (async () => {
-      const outcome = await runTool(this.tools, this.sessionId, event);
-      await this.submit(event.sessionId || this.sessionId, event.toolCall!.call!.id, outcome);
+      const result = await answer;
+      try {
+        await this.submit(event.sessionId || this.sessionId, callId, result);
+      } catch (error) {
+        // The daemon went away with the run: the stream fails too, and its retry asks for
+        // this call again. Without retries this is the run's failure.
+        const gone = error instanceof UnavailableError || error instanceof ToolCallNotPendingError;
+        if (!gone || this.retry.maxAttempts === 1) throw error;
+      }
     })().catch((error: unknown) => {
       // The run would wait for this result until its timeout: fail fast instead.
       if (this.failure === undefined) {
@@ -388,6 +452,14 @@ export interface ClientOptions {
   credentials?: ChannelCredentials;
   /** Sent with every call, e.g. {authorization: "Bearer …"}. */
   metadata?: Record<string, string>;
+  /**
+   * How runs (execute, resume, resolve) retry a stream the daemon or the network broke (see
+   * Run): a RetryPolicy or its options; `new RetryPolicy()` by default; false, null or
+   * NO_RETRY for one attempt only.
+   */
+  retry?: RetryPolicy | RetryOptions | false | null;
+  /** More grpc-js client options (channel options, interceptors), over the client's own. */
+  grpcOptions?: Partial<GrpcClientOptions>;
 }
 
 export interface ExecuteOptions {
@@ -395,6 +467,7 @@ export interface ExecuteOptions {
   tools?: Tools;
   /** Any JSON value; left out, the stored one is kept; null is JSON null. */
   businessState?: unknown;
+  /** The call's idempotency key (a new UUIDv7 when left out), the same on every retry. */
   requestId?: string;
   historyLimit?: number;
 }
@@ -411,10 +484,17 @@ export interface ForkOptions {
 /** The client of a luoshod daemon. `target` is "host:port" or "unix:/path/to.sock". */
 export class LuoshoClient {
   readonly stub: AgentServiceClient;
+  /** How runs retry (NO_RETRY when retries are off). */
+  readonly retry: RetryPolicy;
   private readonly metadata: Metadata;
 
   constructor(target: string, options: ClientOptions = {}) {
-    this.stub = new AgentServiceClient(target, options.credentials ?? credentials.createInsecure());
+    const retry = options.retry === undefined ? new RetryPolicy() : options.retry || NO_RETRY;
+    this.retry = retry instanceof RetryPolicy ? retry : new RetryPolicy(retry);
+    this.stub = new AgentServiceClient(target, options.credentials ?? credentials.createInsecure(), {
+      ...channelOptions(this.retry),
+      ...options.grpcOptions,
+    });
     this.metadata = new Metadata();
     for (const [key, value] of Object.entries(options.metadata ?? {})) this.metadata.set(key, value);
   }
@@ -431,10 +511,10 @@ export class LuoshoClient {
       input: messages(input),
       agent: options.agent ? agentSpec(options.agent) : undefined,
       businessStateJson: "businessState" in options ? JSON.stringify(options.businessState ?? null) : undefined,
-      requestId: options.requestId ?? "",
+      requestId: options.requestId || newRequestId(),
       historyLimit: options.historyLimit,
     });
-    return this.run(sessionId, () => this.stub.execute(request, this.metadata), options.tools, false);
+    return this.run(sessionId, request.requestId, () => this.stub.execute(request, this.metadata), options.tools, false);
   }
 
   /** Finish an interrupted run (the Resume RPC); no agent means the saved one. */
@@ -442,21 +522,29 @@ export class LuoshoClient {
     const request = ResumeRequest.fromPartial({
       sessionId,
       agent: options.agent ? agentSpec(options.agent) : undefined,
-      requestId: options.requestId ?? "",
+      requestId: options.requestId || newRequestId(),
     });
-    return this.run(sessionId, () => this.stub.resume(request, this.metadata), options.tools, true);
+    return this.run(sessionId, request.requestId, () => this.stub.resume(request, this.metadata), options.tools, true);
   }
 
-  /** Decide a pending approval and continue its run (the Resolve RPC). */
-  resolve(approvalId: string, approved: boolean, options: { note?: string; agent?: Agent; tools?: Tools; requestId?: string } = {}): Run {
+  /**
+   * Decide a pending approval and continue its run (the Resolve RPC). `sessionId` (the
+   * approval's session) lets a retry be recognised even when the first attempt's stream
+   * broke before its first event, after the approval was claimed.
+   */
+  resolve(approvalId: string, approved: boolean, options: { note?: string; agent?: Agent; tools?: Tools; requestId?: string; sessionId?: string } = {}): Run {
     const request = ResolveRequest.fromPartial({
       approvalId,
       approved,
       note: options.note ?? "",
       agent: options.agent ? agentSpec(options.agent) : undefined,
-      requestId: options.requestId ?? "",
+      requestId: options.requestId || newRequestId(),
+      sessionId: options.sessionId ?? "",
     });
-    return this.run("", () => this.stub.resolve(request, this.metadata), options.tools, false);
+    return this.run(options.sessionId ?? "", request.requestId, (run) => {
+      if (!request.sessionId && run.sessionId) request.sessionId = run.sessionId; // learnt from an earlier attempt's events
+      return this.stub.resolve(request, this.metadata);
+    }, options.tools, false);
   }
 
   /** The session's events with seq > afterSeq, then live ones (see Watch). */
@@ -547,8 +635,8 @@ export class LuoshoClient {
     return this.unary<CompareResponse>((cb) => this.stub.compare(CompareRequest.fromPartial({ sessionIdA, sessionIdB }), this.metadata, cb));
   }
 
-  private run(sessionId: string, start: () => EventStream, tools: Tools | undefined, emptyMeansFinished: boolean): Run {
-    return new Run(sessionId, start, (s, id, outcome) => this.submitOutcome(s, id, outcome), tools ?? {}, emptyMeansFinished);
+  private run(sessionId: string, requestId: string, start: (run: Run) => EventStream, tools: Tools | undefined, emptyMeansFinished: boolean): Run {
+    return new Run(sessionId, requestId, start, (s, id, outcome) => this.submitOutcome(s, id, outcome), tools ?? {}, emptyMeansFinished, this.retry);
   }
 
   private async submitOutcome(sessionId: string, toolCallId: string, outcome: ToolOutcome): Promise<"accepted" | "duplicate" | ""> {
