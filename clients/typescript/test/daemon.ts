@@ -15,12 +15,23 @@ const PYTHON = process.env.LUOSHOD_PYTHON ?? join(REPO_ROOT, ".venv", "bin", "py
 export interface Daemon {
   address: string;
   proc: ChildProcess;
+  /** Kills the daemon (-9) and waits for it to exit; its store is kept. */
+  kill(): Promise<void>;
+  /** Kills it and removes its store when startDaemon made one. */
   stop(): Promise<void>;
 }
 
+/** A daemon on 127.0.0.1 (a free port) with a SQLite store in a new temporary folder. */
 export async function startDaemon(...extra: string[]): Promise<Daemon> {
   const dir = mkdtempSync(join(tmpdir(), "luoshod-ts-"));
-  const proc = spawn(PYTHON, ["-m", "luoshod", "serve", "--listen", "127.0.0.1:0", "--store", `sqlite:///${dir}/db.sqlite`, ...extra], {
+  const daemon = await startDaemonOn("127.0.0.1:0", dir, ...extra);
+  return { ...daemon, async stop() { await daemon.kill(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+/** A daemon listening on `listen` with its SQLite store in `dir` (kept by stop()): start
+ * another on the same two and it finds what the one before left. */
+export async function startDaemonOn(listen: string, dir: string, ...extra: string[]): Promise<Daemon> {
+  const proc = spawn(PYTHON, ["-m", "luoshod", "serve", "--listen", listen, "--store", `sqlite:///${dir}/db.sqlite`, ...extra], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
@@ -30,23 +41,19 @@ export async function startDaemon(...extra: string[]): Promise<Daemon> {
     const lines = createInterface({ input: proc.stdout! });
     lines.once("line", (line) => {
       clearTimeout(timer);
-      if (line.startsWith("luoshod listening on ")) resolve(line.slice("luoshod listening on ".length).trim());
+      if (line.startsWith("luoshod listening on ")) resolve(line.slice("luoshod listening on ".length).split(",")[0]!.trim());
       else reject(new Error(`daemon did not start: ${line} ${stderr}`));
     });
     proc.once("exit", (code) => reject(new Error(`daemon exited (${code}): ${stderr}`)));
   });
-  return {
-    address,
-    proc,
-    async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        const exited = new Promise((resolve) => proc.once("exit", resolve));
-        proc.kill("SIGKILL");
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  async function kill() {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      const exited = new Promise((resolve) => proc.once("exit", resolve));
+      proc.kill("SIGKILL");
+      await exited;
+    }
+  }
+  return { address, proc, kill, stop: kill };
 }
 
 /** A scripted agent: each entry is one model turn ({tool_calls: [...]} or {text}). */

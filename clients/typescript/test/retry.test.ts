@@ -1,0 +1,314 @@
+// R75 in the TypeScript client: request ids, retries, and what a retry must not repeat,
+// against real daemons (child processes, scripted provider, SQLite), one of them killed -9.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
+import {
+  InvalidArgumentError,
+  LuoshoClient,
+  LuoshoError,
+  NO_RETRY,
+  RetryPolicy,
+  UnavailableError,
+  channelOptions,
+  newRequestId,
+  pb,
+  type Checkpoint,
+  type ClientOptions,
+} from "@luosho/client";
+import { call, scripted, startDaemon, startDaemonOn, type Daemon } from "./daemon.js";
+
+const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Client options whose interceptor records the request id of every stream opened. */
+function recording(ids: string[], options: ClientOptions = {}): ClientOptions {
+  const interceptor: Interceptor = (opts, nextCall) =>
+    new InterceptingCall(nextCall(opts), {
+      sendMessage(message: { requestId?: string }, next) {
+        if (message.requestId !== undefined) ids.push(message.requestId);
+        next(message);
+      },
+    });
+  return { ...options, grpcOptions: { interceptors: [interceptor] } };
+}
+
+function transcript(checkpoint: Checkpoint) {
+  const users = checkpoint.messages.filter((m) => m.role === pb.Role.ROLE_USER).map((m) => m.content);
+  const calls = checkpoint.messages.flatMap((m) => m.toolCalls.map((c) => c.id));
+  const results = checkpoint.messages.filter((m) => m.role === pb.Role.ROLE_TOOL).map((m) => m.toolCallId);
+  return { users, calls, results };
+}
+
+describe("request ids and the policy", () => {
+  test("request ids are UUIDv7s, unique and in time order", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      ids.push(newRequestId());
+      if (i === 25) await sleep(2);
+    }
+    assert.equal(new Set(ids).size, 50);
+    for (const id of ids) assert.match(id, UUID7);
+    const stamps = ids.map((id) => id.slice(0, 13)); // the millisecond prefix
+    assert.deepEqual(stamps, [...stamps].sort());
+    assert.ok(stamps[0]! < stamps[49]!, "the time prefix moves");
+    const ms = parseInt(ids[0]!.replace(/-/g, "").slice(0, 12), 16);
+    assert.ok(Math.abs(ms - Date.now()) < 5_000, "the prefix is the time in ms");
+  });
+
+  test("RetryPolicy: checked settings, a growing capped jittered backoff, what retries", () => {
+    assert.throws(() => new RetryPolicy({ maxAttempts: 0 }), RangeError);
+    assert.throws(() => new RetryPolicy({ multiplier: 0.5 }), RangeError);
+    assert.throws(() => new RetryPolicy({ jitter: 2 }), RangeError);
+    const exact = new RetryPolicy({ initialBackoffMs: 100, maxBackoffMs: 1000, multiplier: 2, jitter: 0 });
+    assert.deepEqual([1, 2, 3, 4, 5, 9].map((n) => exact.backoffMs(n)), [100, 200, 400, 800, 1000, 1000]);
+    const jittered = new RetryPolicy();
+    const waits = Array.from({ length: 200 }, () => jittered.backoffMs(1));
+    assert.ok(waits.every((w) => w >= 80 && w <= 120), "±20% of 100 ms");
+    assert.ok(new Set(waits).size > 100, "spread, not one value");
+
+    const unavailable = new UnavailableError(14, "", "gone");
+    assert.ok(jittered.shouldRetry(unavailable, 1, 5), "UNAVAILABLE at any point");
+    assert.ok(!jittered.shouldRetry(unavailable, 20, 0), "not past maxAttempts");
+    const rst = new LuoshoError(13, "", "Received RST_STREAM"); // INTERNAL, no ErrorInfo
+    assert.ok(jittered.shouldRetry(rst, 1, 0), "a transport failure before any event");
+    assert.ok(!jittered.shouldRetry(rst, 1, 1), "not after an event");
+    assert.ok(!jittered.shouldRetry(new Error("not an RPC"), 1, 0));
+    assert.ok(!jittered.shouldRetry(new InvalidArgumentError(3, "REQUEST_ID_REUSED", "x"), 1, 0), "an answer of the daemon");
+    assert.ok(!NO_RETRY.shouldRetry(unavailable, 1, 0));
+
+    assert.deepEqual(channelOptions(NO_RETRY), {});
+    assert.deepEqual(channelOptions(new RetryPolicy({ maxBackoffMs: 5000 })), {
+      "grpc.initial_reconnect_backoff_ms": 100,
+      "grpc.max_reconnect_backoff_ms": 5000,
+    });
+  });
+
+  test("UNAVAILABLE is retried with the same request id, maxAttempts times; retry: false tries once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "luoshod-ts-down-"));
+    const nowhere = `unix:${dir}/none.sock`;
+    const agent = scripted("down", [{ text: "x" }]);
+    try {
+      const ids: string[] = [];
+      const client = new LuoshoClient(nowhere, recording(ids, { retry: { maxAttempts: 3, initialBackoffMs: 0, maxBackoffMs: 0 } }));
+      const run = client.execute("ts-down", "hi", { agent });
+      await assert.rejects(run.result(), UnavailableError);
+      assert.equal(run.attempts, 3);
+      assert.match(run.requestId, UUID7);
+      assert.deepEqual(ids, [run.requestId, run.requestId, run.requestId]);
+      const mine = client.resume("ts-down", { requestId: "mine-1" });
+      await assert.rejects(mine.result(), UnavailableError);
+      assert.deepEqual(ids.slice(3), ["mine-1", "mine-1", "mine-1"]);
+      client.close();
+
+      const once: string[] = [];
+      const single = new LuoshoClient(nowhere, recording(once, { retry: false }));
+      const run1 = single.execute("ts-down", "hi", { agent });
+      await assert.rejects(run1.result(), UnavailableError);
+      assert.equal(run1.attempts, 1);
+      assert.equal(once.length, 1);
+      single.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a repeated request id (R74) seen from the client", () => {
+  let daemon: Daemon;
+  let client: LuoshoClient;
+  before(async () => {
+    daemon = await startDaemon();
+    client = new LuoshoClient(daemon.address);
+  });
+  after(async () => {
+    client?.close();
+    await daemon?.stop();
+  });
+
+  test("the ended run is replayed: nothing applied twice, replayed tool.calls not answered", async () => {
+    const agent = scripted("again", [call("add", { a: 1 }), { text: "one" }]);
+    let ran = 0;
+    const tools = { add: async ({ a }: { a: number }) => (ran += 1, a + 1) };
+    const requestId = newRequestId();
+    const first = await client.execute("ts-again", "add one", { agent, tools, requestId }).result();
+    assert.equal(first.finalText, "one");
+    assert.equal(first.attempts, 1);
+    assert.equal(ran, 1);
+    assert.ok(first.events.every((e) => !e.replayed));
+
+    const again = await client.execute("ts-again", "add one", { agent, tools, requestId }).result();
+    assert.equal(ran, 1, "the replayed tool.call was not answered");
+    assert.equal(again.finalText, "one");
+    assert.equal(again.runId, first.runId);
+    assert.ok(again.events.length > 0 && again.events.every((e) => e.replayed), "every event replayed");
+    assert.deepEqual(again.events.map((e) => e.seq), first.events.filter((e) => e.seq > 0).map((e) => e.seq));
+    const t = transcript(await client.getSession("ts-again"));
+    assert.deepEqual(t.users, ["add one"]);
+    assert.equal(t.results.length, 1);
+
+    const other = client.execute("ts-again", "something else", { agent, tools, requestId });
+    await assert.rejects(other.result(), (error: unknown) => {
+      assert.ok(error instanceof InvalidArgumentError);
+      assert.equal(error.reason, "REQUEST_ID_REUSED");
+      return true;
+    });
+    assert.equal(other.attempts, 1, "an answer of the daemon is not retried");
+  });
+});
+
+/** A TCP proxy in front of the daemon whose replies can be held back and connections cut. */
+class Proxy {
+  hold = false;
+  private readonly sockets = new Set<Socket>();
+  private readonly server: Server;
+
+  constructor(private readonly port: number) {
+    this.server = createServer((down) => {
+      const up = createConnection({ host: "127.0.0.1", port: this.port });
+      for (const s of [down, up]) {
+        this.sockets.add(s);
+        s.on("close", () => this.sockets.delete(s));
+        s.on("error", () => {});
+      }
+      down.pipe(up);
+      up.on("data", (chunk: Buffer) => {
+        if (!this.hold) down.write(chunk);
+      });
+      up.on("close", () => down.destroy());
+      down.on("close", () => up.destroy());
+    });
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    const address = this.server.address();
+    assert.ok(address && typeof address === "object");
+    return `127.0.0.1:${address.port}`;
+  }
+
+  /** Drops every connection (as a network gone away would). */
+  cut(): void {
+    for (const s of this.sockets) s.destroy();
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+describe("retries against a daemon that goes away", () => {
+  test("a stream cut after its run ended is retried: the missed events are replayed, the input applied once", async () => {
+    const daemon = await startDaemon();
+    const proxy = new Proxy(Number(daemon.address.split(":").at(-1)));
+    const direct = new LuoshoClient(daemon.address);
+    const ids: string[] = [];
+    const client = new LuoshoClient(await proxy.listen(), recording(ids, { retry: { initialBackoffMs: 50 } }));
+    try {
+      const agent = scripted("cut", [{ text: "finished unseen", delay_ms: 300 }]);
+      const run = client.execute("ts-cut", "hello", { agent });
+      const seen: pb.Event[] = [];
+      for await (const event of run) {
+        seen.push(event);
+        if (seen.length === 1) {
+          proxy.hold = true; // the rest of this stream never reaches the client
+          for (let i = 0; i < 100; i++) {
+            const cp = await direct.getSession("ts-cut").catch(() => undefined);
+            if (cp?.status === pb.CheckpointStatus.CHECKPOINT_STATUS_FINISHED) break;
+            await sleep(50);
+          }
+          proxy.hold = false;
+          proxy.cut(); // the run ended before the client saw its run.done
+        }
+      }
+      const result = await run.result();
+      assert.equal(result.finalText, "finished unseen");
+      assert.equal(result.attempts, 2);
+      assert.deepEqual(ids, [run.requestId, run.requestId]);
+      assert.equal(seen[0]!.type, "run.start");
+      assert.ok(!seen[0]!.replayed);
+      // What the first stream brought (run.start, maybe step.start) is live; what it missed
+      // (the model's turn, 300 ms later, and all after it) comes replayed by the retry.
+      const k = seen.findIndex((e) => e.replayed);
+      assert.ok(k >= 1, `events: ${JSON.stringify(seen.map((e) => [e.seq, e.type, e.replayed]))}`);
+      assert.ok(seen.slice(0, k).every((e) => !e.replayed) && seen.slice(k).every((e) => e.replayed));
+      assert.deepEqual(seen.slice(k).filter((e) => e.seq > 0).map((e) => e.type).slice(-3), ["model.turn", "step.done", "run.done"]);
+      const seqs = seen.map((e) => e.seq).filter((s) => s > 0);
+      assert.deepEqual(seqs, [...new Set(seqs)].sort((a, b) => a - b), "no event delivered twice");
+      assert.equal(seen.at(-1)!.type, "run.done");
+      assert.deepEqual(transcript(await direct.getSession("ts-cut")).users, ["hello"]);
+    } finally {
+      client.close();
+      direct.close();
+      await proxy.close();
+      await daemon.stop();
+    }
+  });
+
+  test("killed -9 and restarted mid-run: the retried execute resumes it, its input applied once, each tool run once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "luoshod-ts-kill-"));
+    const listen = `unix:${dir}/luoshod.sock`;
+    const args = ["--lease-owner", "ts-kill"];
+    let daemon = await startDaemonOn(listen, dir, ...args);
+    let restarted: Promise<Daemon> | undefined;
+    const restart = async (afterMs: number) => {
+      await daemon.kill();
+      await sleep(afterMs);
+      daemon = await startDaemonOn(listen, dir, ...args);
+      return daemon;
+    };
+    const ids: string[] = [];
+    const client = new LuoshoClient(listen, recording(ids));
+    try {
+      // The scripted model plays the turn numbered by the assistant turns so far: the first
+      // input plays the first three, the second the fourth.
+      const agent = scripted("kill", [call("add", { a: 1 }), call("add", { a: 2 }), { text: "sum" }, { text: "back" }]);
+      const runs = new Map<string, number>();
+      const tools = {
+        add: async ({ a }: { a: number }, ctx: { toolCallId: string }) => {
+          runs.set(ctx.toolCallId, (runs.get(ctx.toolCallId) ?? 0) + 1);
+          if (runs.size === 1) {
+            restarted = restart(300); // the daemon dies while this call is being answered
+            await sleep(50);
+          }
+          return a + 100;
+        },
+      };
+      const run = client.execute("ts-kill", "go", { agent, tools });
+      const result = await run.result();
+      await restarted;
+      assert.equal(result.finishReason, "stop");
+      assert.equal(result.finalText, "sum");
+      assert.ok(result.attempts >= 2, `attempts ${result.attempts}`);
+      assert.ok(ids.length >= 2 && ids.every((id) => id === run.requestId), "one request id on every attempt");
+      assert.equal(runs.size, 2);
+      assert.deepEqual([...runs.values()], [1, 1], "each call's tool ran once");
+      const seqs = result.events.map((e) => e.seq).filter((s) => s > 0);
+      assert.equal(new Set(seqs).size, seqs.length, "no event delivered twice");
+
+      let t = transcript(await client.getSession("ts-kill"));
+      assert.deepEqual(t.users, ["go"], "the input applied once");
+      assert.deepEqual([...t.results].sort(), [...t.calls].sort(), "every call one result");
+
+      // Down before the request is sent: the retries reach the restarted daemon.
+      restarted = restart(500);
+      await sleep(20);
+      const late = await client.execute("ts-kill", "again", { agent, tools }).result();
+      await restarted;
+      assert.equal(late.finalText, "back");
+      assert.ok(late.attempts >= 2, `attempts ${late.attempts}`);
+      t = transcript(await client.getSession("ts-kill"));
+      assert.deepEqual(t.users, ["go", "again"]);
+    } finally {
+      client.close();
+      await restarted?.catch(() => undefined);
+      await daemon.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
