@@ -16,6 +16,7 @@ import (
 	"io"
 	"iter"
 	"sync"
+	"time"
 
 	pb "github.com/luoshod/luoshod/clients/go/luoshov1"
 	"google.golang.org/grpc"
@@ -27,26 +28,40 @@ type Event = pb.Event
 
 // Client talks to one luoshod daemon. It is safe for concurrent use.
 type Client struct {
-	conn *grpc.ClientConn
-	rpc  pb.AgentServiceClient
+	conn  *grpc.ClientConn
+	rpc   pb.AgentServiceClient
+	retry RetryPolicy
 }
 
-// Dial connects to the daemon at target ("127.0.0.1:50051"). Without options the
-// connection is plaintext, as the daemon listens by default.
+// Dial connects to the daemon at target ("127.0.0.1:50051", "unix:/path/to.sock"). Without
+// options the connection is plaintext, as the daemon listens by default. Its reconnect
+// backoff follows DefaultRetryPolicy (see RetryPolicy.DialOption); an option given here
+// overrides it.
 func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
 	if len(opts) == 0 {
 		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
+	policy := DefaultRetryPolicy()
+	opts = append([]grpc.DialOption{policy.DialOption()}, opts...)
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, rpc: pb.NewAgentServiceClient(conn)}, nil
+	return &Client{conn: conn, rpc: pb.NewAgentServiceClient(conn), retry: policy}, nil
 }
 
-// New wraps a connection the caller owns (Close does not close it).
+// New wraps a connection the caller owns (Close does not close it). Give that connection
+// DefaultRetryPolicy().DialOption() (or your policy's) for retries to find a restarted
+// daemon soon.
 func New(conn grpc.ClientConnInterface) *Client {
-	return &Client{rpc: pb.NewAgentServiceClient(conn)}
+	return &Client{rpc: pb.NewAgentServiceClient(conn), retry: DefaultRetryPolicy()}
+}
+
+// WithRetry returns a client on the same connection whose runs (Execute, Resume, Resolve)
+// retry as p says; NoRetry makes one attempt and returns its failure. Closing it does not
+// close the connection: close c.
+func (c *Client) WithRetry(p RetryPolicy) *Client {
+	return &Client{rpc: c.rpc, retry: p}
 }
 
 // Close closes the connection Dial opened.
@@ -72,7 +87,12 @@ type Result struct {
 	// ApprovalID is set when the run paused on a tool that needs approval.
 	ApprovalID   string
 	MessageCount int32
-	Events       []*Event
+	// Events are the events delivered, each once however many attempts it took.
+	Events []*Event
+	// RequestID is the run's idempotency key, sent unchanged on every attempt.
+	RequestID string
+	// Attempts is how many streams the run took (1 unless it was retried).
+	Attempts int
 }
 
 // RunOption tunes Execute, Resume and Resolve.
@@ -85,13 +105,27 @@ type runOptions struct {
 	messages      []*pb.Message
 	agent         *Agent
 	historyLimit  *int32
+	retry         *RetryPolicy
+	sessionID     string
 }
 
-// OnEvent calls fn with every event of the run, in order, as it arrives.
+// OnEvent calls fn with every event of the run, in order, as it arrives (each once, also
+// when the run was retried).
 func OnEvent(fn func(*Event)) RunOption { return func(o *runOptions) { o.onEvent = fn } }
 
-// WithRequestID sets the request id echoed in run.start and the daemon's logs.
+// WithRequestID sets the run's idempotency key (SEMANTICS.md R74), echoed in run.start and
+// the daemon's logs; by default each call makes a new one (NewRequestID). It is sent
+// unchanged on every retry; the same id with a different request fails with
+// ErrRequestIDReused.
 func WithRequestID(id string) RunOption { return func(o *runOptions) { o.requestID = id } }
+
+// WithRetry makes this run retry as p says instead of as the client does (NoRetry: one
+// attempt).
+func WithRetry(p RetryPolicy) RunOption { return func(o *runOptions) { o.retry = &p } }
+
+// WithSessionID gives Resolve the approval's session, so that a retry is recognised even
+// when the first attempt broke before its first event (which names the session).
+func WithSessionID(id string) RunOption { return func(o *runOptions) { o.sessionID = id } }
 
 // WithBusinessState replaces the session's business state with this JSON text.
 func WithBusinessState(jsonText string) RunOption {
@@ -109,15 +143,21 @@ func WithAgent(a *Agent) RunOption { return func(o *runOptions) { o.agent = a } 
 // WithHistoryLimit sets how many history entries the daemon keeps for the session.
 func WithHistoryLimit(n int32) RunOption { return func(o *runOptions) { o.historyLimit = &n } }
 
-func collect(opts []RunOption) *runOptions {
+func (c *Client) collect(opts []RunOption) *runOptions {
 	o := &runOptions{}
 	for _, f := range opts {
 		f(o)
 	}
+	if o.requestID == "" {
+		o.requestID = NewRequestID()
+	}
+	if o.retry == nil {
+		o.retry = &c.retry
+	}
 	return o
 }
 
-// eventStream is what Execute, Resume and Resolve return.
+// eventStream is one attempt's stream of a run.
 type eventStream interface {
 	Recv() (*Event, error)
 }
@@ -126,14 +166,31 @@ type recvFunc func() (*Event, error)
 
 func (f recvFunc) Recv() (*Event, error) { return f() }
 
+// events adapts a generated stream (of ExecuteResponse, ResumeResponse, …) to eventStream.
+func events[R interface{ GetEvent() *Event }](s interface{ Recv() (R, error) }) eventStream {
+	return recvFunc(func() (*Event, error) {
+		r, err := s.Recv()
+		if err != nil {
+			return nil, err
+		}
+		return r.GetEvent(), nil
+	})
+}
+
 // Execute starts, continues or resumes the run of sessionID with input (a user message;
 // "" sends none) and runs its tool calls with tools until the run is done.
+//
+// The request carries a request id (WithRequestID, else a new UUIDv7): when the stream
+// breaks (see RetryPolicy) Execute sends it again after a backoff, and the daemon applies
+// it once, resuming the run or replaying it if it had ended. Events already delivered are
+// not delivered again and a tool runs once per call (a call asked again gets the result
+// already computed). Result.Attempts says how many streams it took.
 //
 // Cancelling ctx is a crash of the client: the stream ends, nothing more is written and
 // the checkpoint stays in-progress; Resume (or Execute) from any client finishes the run,
 // handing out again the calls that have no result. Execute then returns ctx.Err().
 func (c *Client) Execute(ctx context.Context, sessionID string, agent *Agent, input string, tools Tools, opts ...RunOption) (*Result, error) {
-	o := collect(opts)
+	o := c.collect(opts)
 	spec, err := agent.Proto()
 	if err != nil {
 		return nil, err
@@ -146,37 +203,32 @@ func (c *Client) Execute(ctx context.Context, sessionID string, agent *Agent, in
 		req.Input = append(req.Input, UserMessage(input))
 	}
 	req.Input = append(req.Input, o.messages...)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := c.rpc.Execute(ctx, req)
-	if err != nil {
-		return nil, convert(ctx, err)
-	}
-	return c.drive(ctx, sessionID, recvFunc(func() (*Event, error) {
-		r, err := stream.Recv()
-		return r.GetEvent(), err
-	}), tools, o, cancel)
+	return c.run(ctx, sessionID, tools, o, func(ctx context.Context, _ string) (eventStream, error) {
+		s, err := c.rpc.Execute(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return events(s), nil
+	})
 }
 
 // Resume finishes an interrupted (in-progress) run with no new input, with the agent saved
 // in the checkpoint unless WithAgent gives one. On a finished session it returns at once
-// with a nil error and a Result with no events.
+// with a nil error and a Result with no events. It retries as Execute does.
 func (c *Client) Resume(ctx context.Context, sessionID string, tools Tools, opts ...RunOption) (*Result, error) {
-	o := collect(opts)
+	o := c.collect(opts)
 	spec, err := o.agent.Proto()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := c.rpc.Resume(ctx, &pb.ResumeRequest{SessionId: sessionID, Agent: spec, RequestId: o.requestID})
-	if err != nil {
-		return nil, convert(ctx, err)
-	}
-	res, err := c.drive(ctx, sessionID, recvFunc(func() (*Event, error) {
-		r, err := stream.Recv()
-		return r.GetEvent(), err
-	}), tools, o, cancel)
+	req := &pb.ResumeRequest{SessionId: sessionID, Agent: spec, RequestId: o.requestID}
+	res, err := c.run(ctx, sessionID, tools, o, func(ctx context.Context, _ string) (eventStream, error) {
+		s, err := c.rpc.Resume(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return events(s), nil
+	})
 	if errors.Is(err, ErrIncompleteRun) && len(res.Events) == 0 {
 		return res, nil // a finished session: nothing to resume
 	}
@@ -184,100 +236,214 @@ func (c *Client) Resume(ctx context.Context, sessionID string, tools Tools, opts
 }
 
 // Resolve decides a pending approval and runs the continued run to its end with tools
-// (the approved call, then the rest of the run).
+// (the approved call, then the rest of the run). It retries as Execute does; WithSessionID
+// (the approval's session) lets a retry be recognised even when the first attempt broke
+// before its first event, after the approval was claimed.
 func (c *Client) Resolve(ctx context.Context, approvalID string, approved bool, note string, tools Tools, opts ...RunOption) (*Result, error) {
-	o := collect(opts)
+	o := c.collect(opts)
 	spec, err := o.agent.Proto()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := c.rpc.Resolve(ctx, &pb.ResolveRequest{
-		ApprovalId: approvalID, Approved: approved, Note: note, Agent: spec, RequestId: o.requestID,
-	})
-	if err != nil {
-		return nil, convert(ctx, err)
+	req := &pb.ResolveRequest{
+		ApprovalId: approvalID, Approved: approved, Note: note, Agent: spec,
+		RequestId: o.requestID, SessionId: o.sessionID,
 	}
-	return c.drive(ctx, "", recvFunc(func() (*Event, error) {
-		r, err := stream.Recv()
-		return r.GetEvent(), err
-	}), tools, o, cancel)
+	return c.run(ctx, o.sessionID, tools, o, func(ctx context.Context, sessionID string) (eventStream, error) {
+		if req.SessionId == "" && sessionID != "" {
+			req.SessionId = sessionID // learnt from an earlier attempt's events
+		}
+		s, err := c.rpc.Resolve(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return events(s), nil
+	})
 }
 
-// drive reads a run's events, runs each tool.call in its own goroutine and submits the
-// result, and returns at run.done once every result is submitted. When the stream fails,
-// cancel stops the tools still running before drive returns.
-func (c *Client) drive(ctx context.Context, sessionID string, stream eventStream, tools Tools, o *runOptions, cancel context.CancelFunc) (*Result, error) {
-	res := &Result{SessionID: sessionID}
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		toolErr error
-	)
-	wait := func() error {
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return toolErr
+// openFunc opens one attempt's stream; sessionID is the run's session as known so far.
+type openFunc func(ctx context.Context, sessionID string) (eventStream, error)
+
+// outcome is a tool call's result, computed once per run.
+type outcome struct {
+	done    chan struct{}
+	result  string
+	isError bool
+}
+
+// runState is one Execute, Resume or Resolve across its attempts.
+type runState struct {
+	c      *Client
+	ctx    context.Context // the run's: its tools and submissions
+	tools  Tools
+	o      *runOptions
+	policy RetryPolicy
+	res    *Result
+	seen   uint64 // the highest seq delivered: a retry skips what came before
+
+	wg            sync.WaitGroup
+	mu            sync.Mutex
+	failure       error // a submission that failed: the run's failure, not retried
+	cancelAttempt context.CancelFunc
+	outcomes      map[string]*outcome
+}
+
+// run drives a run's attempts: each one's events are read, each tool.call is run in its
+// own goroutine and its result submitted, until run.done, once every result is submitted.
+// A failed attempt is tried again as the policy says; when the run fails, the tools still
+// running are cancelled before run returns.
+func (c *Client) run(ctx context.Context, sessionID string, tools Tools, o *runOptions, open openFunc) (*Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := &runState{
+		c: c, ctx: ctx, tools: tools, o: o, policy: o.retry.normalized(),
+		res:      &Result{SessionID: sessionID, RequestID: o.requestID},
+		outcomes: map[string]*outcome{},
+	}
+	stop := func(err error) (*Result, error) {
+		cancel()
+		r.wg.Wait()
+		return r.res, err
+	}
+	fruitless := 0 // attempts in a row that brought no new event
+	for {
+		r.res.Attempts++
+		fruitless++
+		got, fresh, done, err := r.attempt(open)
+		if fresh > 0 {
+			fruitless = 0 // the run moves
+		}
+		if done {
+			r.wg.Wait()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.res, r.failure
+		}
+		r.mu.Lock()
+		failure := r.failure
+		r.mu.Unlock()
+		switch {
+		case failure != nil:
+			return stop(failure)
+		case ctx.Err() != nil:
+			return stop(ctx.Err())
+		case err == io.EOF:
+			return stop(ErrIncompleteRun)
+		case !r.policy.ShouldRetry(err, max(1, fruitless), got):
+			return stop(err)
+		}
+		select {
+		case <-time.After(r.policy.Backoff(max(1, fruitless))):
+		case <-ctx.Done():
+			return stop(ctx.Err())
+		}
+	}
+}
+
+// attempt reads one stream: got counts its events, fresh those not delivered before, done
+// is true at run.done; err is the stream's failure (io.EOF: it ended without run.done).
+func (r *runState) attempt(open openFunc) (got, fresh int, done bool, err error) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	r.mu.Lock()
+	r.cancelAttempt = cancel
+	failed := r.failure != nil
+	r.mu.Unlock()
+	if failed {
+		return 0, 0, false, nil
+	}
+	stream, err := open(ctx, r.res.SessionID)
+	if err != nil {
+		return 0, 0, false, convert(r.ctx, err)
 	}
 	for {
 		ev, err := stream.Recv()
-		if err != nil {
-			if err != io.EOF {
-				err = convert(ctx, err) // before cancel: a cancelled ctx would hide the cause
-			}
-			cancel()
-			werr := wait()
-			if err != io.EOF {
-				return res, err
-			}
-			if werr != nil && !errors.Is(werr, context.Canceled) {
-				return res, werr
-			}
-			return res, ErrIncompleteRun
+		if err == io.EOF {
+			return got, fresh, false, err
 		}
+		if err != nil {
+			return got, fresh, false, convert(r.ctx, err) // before cancel: a cancelled ctx would hide the cause
+		}
+		got++
+		if seq := ev.GetSeq(); seq > 0 && seq <= r.seen {
+			continue // delivered by an earlier attempt
+		}
+		r.seen = max(r.seen, ev.GetSeq())
+		fresh++
+		res := r.res
 		res.Events = append(res.Events, ev)
 		if res.SessionID == "" {
-			res.SessionID = ev.GetSessionId()
+			res.SessionID = ev.GetSessionId() // a Resolve run learns its session here
 		}
 		res.RunID = ev.GetRunId()
-		if o.onEvent != nil {
-			o.onEvent(ev)
+		if r.o.onEvent != nil {
+			r.o.onEvent(ev)
 		}
 		switch ev.GetType() {
 		case "tool.call":
-			wg.Add(1)
-			go func(ev *Event) {
-				defer wg.Done()
-				result, isError := tools.run(ctx, ev)
-				_, err := c.rpc.SubmitToolResult(ctx, &pb.SubmitToolResultRequest{
-					SessionId: ev.GetSessionId(), ToolCallId: ev.GetToolCall().GetCall().GetId(),
-					ResultJson: result, IsError: isError,
-				})
-				if err != nil {
-					mu.Lock()
-					if toolErr == nil {
-						toolErr = convert(ctx, err)
-					}
-					mu.Unlock()
-				}
-			}(ev)
-		case "run.done":
-			done := ev.GetRunDone()
-			res.FinishReason = done.GetFinishReason()
-			res.Status = done.GetStatus()
-			res.FinalText = done.GetFinalText()
-			res.StepIndex = done.GetStepIndex()
-			res.Usage = done.GetUsage()
-			res.ApprovalID = done.GetApprovalId()
-			res.MessageCount = done.GetMessageCount()
-			if err := wait(); err != nil {
-				return res, err
+			if ev.GetToolCall() != nil && !ev.GetReplayed() { // a replayed call has its result
+				r.answer(ev)
 			}
-			return res, nil
+		case "run.done":
+			d := ev.GetRunDone()
+			res.FinishReason = d.GetFinishReason()
+			res.Status = d.GetStatus()
+			res.FinalText = d.GetFinalText()
+			res.StepIndex = d.GetStepIndex()
+			res.Usage = d.GetUsage()
+			res.ApprovalID = d.GetApprovalId()
+			res.MessageCount = d.GetMessageCount()
+			return got, fresh, true, nil
 		}
 	}
+}
+
+// answer runs a tool.call's tool (once per call id and run: a call asked again after a
+// retry waits for the first one's result) and submits the result, in a goroutine.
+func (r *runState) answer(ev *Event) {
+	sessionID := ev.GetSessionId()
+	if sessionID == "" {
+		sessionID = r.res.SessionID
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		id := ev.GetToolCall().GetCall().GetId()
+		r.mu.Lock()
+		out, ok := r.outcomes[id]
+		if !ok {
+			out = &outcome{done: make(chan struct{})}
+			r.outcomes[id] = out
+		}
+		r.mu.Unlock()
+		if !ok {
+			out.result, out.isError = r.tools.run(r.ctx, ev)
+			close(out.done)
+		}
+		select {
+		case <-out.done:
+		case <-r.ctx.Done():
+			return
+		}
+		_, err := r.c.rpc.SubmitToolResult(r.ctx, &pb.SubmitToolResultRequest{
+			SessionId: sessionID, ToolCallId: id, ResultJson: out.result, IsError: out.isError,
+		})
+		if err == nil || r.ctx.Err() != nil {
+			return // done, or the run is over anyway
+		}
+		err = convert(r.ctx, err)
+		if r.policy.MaxAttempts > 1 && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrToolCallNotPending)) {
+			// The daemon went away with the run: the stream fails too, and its retry asks
+			// for this call again. Without retries this is the run's failure.
+			return
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.failure == nil {
+			r.failure = err
+			r.cancelAttempt() // the run would wait for this result until its timeout: fail fast
+		}
+	}()
 }
 
 // SubmitToolResult records the result of a tool call by hand (resultJSON is JSON text).

@@ -40,6 +40,8 @@ var (
 	ErrStoreUnavailable        = errors.New("luosho: STORE_UNAVAILABLE")
 	ErrProvider                = errors.New("luosho: PROVIDER_ERROR")
 	ErrShuttingDown            = errors.New("luosho: SHUTTING_DOWN")
+	// ErrRequestIDReused: the request id was already used with a different request (R74).
+	ErrRequestIDReused = errors.New("luosho: REQUEST_ID_REUSED")
 	// ErrUnavailable matches every UNAVAILABLE error (daemon unreachable, SHUTTING_DOWN, …).
 	ErrUnavailable = errors.New("luosho: unavailable")
 	// ErrIncompleteRun: a run's stream ended without run.done (client side).
@@ -63,6 +65,7 @@ var reasonSentinels = map[string]error{
 	"STORE_UNAVAILABLE":         ErrStoreUnavailable,
 	"PROVIDER_ERROR":            ErrProvider,
 	"SHUTTING_DOWN":             ErrShuttingDown,
+	"REQUEST_ID_REUSED":         ErrRequestIDReused,
 }
 
 // Error is a failed RPC: the gRPC code and the ErrorInfo the daemon attached.

@@ -1,0 +1,143 @@
+package luosho
+
+// Retries without duplicates (SEMANTICS.md R75): every Execute, Resume and Resolve carries a
+// request id, the same on each attempt, so the daemon applies it once (R74) however many
+// times the client has to send it.
+//
+// A run retries, after a backoff, when its stream fails with UNAVAILABLE (the daemon
+// restarting or draining, the network gone; at any point of the stream), or with another
+// transport failure before any event of that attempt arrived. What the earlier attempts
+// delivered is not delivered again: the retried stream resumes the run (the daemon runs
+// what is left) or replays it (events already seen are skipped).
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"math"
+	mrand "math/rand/v2"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+)
+
+// RetryPolicy is how a run retries a stream the daemon or the network broke.
+//
+// MaxAttempts bounds the attempts in a row that bring no new event (1: never retry); an
+// attempt that brings one starts the count again, so a run that keeps moving keeps going
+// however often its stream breaks. The n-th retry in a row waits
+// InitialBackoff * Multiplier^(n-1), at most MaxBackoff, each spread by ±Jitter (a
+// fraction) so that many clients do not come back at once.
+//
+// A zero field takes its default (so RetryPolicy{} is DefaultRetryPolicy()); a negative
+// Jitter means none. The default rides out a daemon that stays away some 30 seconds.
+type RetryPolicy struct {
+	MaxAttempts    int           // default 20
+	InitialBackoff time.Duration // default 100ms
+	MaxBackoff     time.Duration // default 2s
+	Multiplier     float64       // default 2
+	Jitter         float64       // default 0.2
+}
+
+// NoRetry is one attempt, its failure returned.
+var NoRetry = RetryPolicy{MaxAttempts: 1}
+
+// DefaultRetryPolicy is what a Client uses unless told otherwise.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 20, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Multiplier: 2, Jitter: 0.2}
+}
+
+// normalized fills the zero fields with the defaults.
+func (p RetryPolicy) normalized() RetryPolicy {
+	d := DefaultRetryPolicy()
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = d.MaxAttempts
+	}
+	if p.InitialBackoff <= 0 {
+		p.InitialBackoff = d.InitialBackoff
+	}
+	if p.MaxBackoff <= 0 {
+		p.MaxBackoff = d.MaxBackoff
+	}
+	if p.Multiplier < 1 {
+		p.Multiplier = d.Multiplier
+	}
+	switch {
+	case p.Jitter == 0:
+		p.Jitter = d.Jitter
+	case p.Jitter < 0:
+		p.Jitter = 0
+	case p.Jitter > 1:
+		p.Jitter = 1
+	}
+	return p
+}
+
+// ShouldRetry reports whether an attempt that failed with err after eventsInAttempt events
+// is tried again, attempt being its number in the current row of attempts without a new
+// event (from 1). UNAVAILABLE is retried at any point; UNKNOWN or INTERNAL without an
+// ErrorInfo reason (a failure of the connection rather than an answer of the daemon, which
+// always gives one) only before the attempt's first event, when the request may not have
+// arrived. A context error (the caller's own doing) never is.
+func (p RetryPolicy) ShouldRetry(err error, attempt, eventsInAttempt int) bool {
+	p = p.normalized()
+	var e *Error
+	if attempt >= p.MaxAttempts || !errors.As(err, &e) {
+		return false
+	}
+	if e.Code == codes.Unavailable {
+		return true
+	}
+	return eventsInAttempt == 0 && e.Reason == "" && (e.Code == codes.Unknown || e.Code == codes.Internal)
+}
+
+// Backoff is how long to wait after the attempt-th failed attempt in a row (from 1).
+func (p RetryPolicy) Backoff(attempt int) time.Duration {
+	p = p.normalized()
+	base := float64(p.InitialBackoff) * math.Pow(p.Multiplier, float64(max(attempt, 1)-1))
+	base = min(base, float64(p.MaxBackoff))
+	return time.Duration(max(0, base*(1+p.Jitter*(2*mrand.Float64()-1))))
+}
+
+// DialOption sets a connection's reconnect backoff to suit p: grpc-go's own (1s
+// growing to 2 minutes) would keep a restarted daemon unreachable for longer than the
+// retries wait, each attempt failing at once without trying to connect.
+func (p RetryPolicy) DialOption() grpc.DialOption {
+	p = p.normalized()
+	most := max(100*time.Millisecond, p.MaxBackoff)
+	return grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff: backoff.Config{
+			BaseDelay:  min(100*time.Millisecond, most),
+			Multiplier: 1.6,
+			Jitter:     0.2,
+			MaxDelay:   most,
+		},
+		MinConnectTimeout: 20 * time.Second,
+	})
+}
+
+// NewRequestID returns a UUIDv7 (RFC 9562): time-ordered, so the ids of a session sort by
+// when they were made, and random enough that two clients never pick the same one.
+func NewRequestID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[6:]) // crypto/rand.Read never fails
+	ms := uint64(time.Now().UnixMilli())
+	binary.BigEndian.PutUint16(u[0:2], uint16(ms>>32))
+	binary.BigEndian.PutUint32(u[2:6], uint32(ms))
+	u[6] = 0x70 | u[6]&0x0f // version 7
+	u[8] = 0x80 | u[8]&0x3f // variant 10
+	var s [36]byte
+	hex.Encode(s[0:8], u[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], u[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], u[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], u[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:36], u[10:16])
+	return string(s[:])
+}
