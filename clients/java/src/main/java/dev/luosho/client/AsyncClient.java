@@ -8,10 +8,16 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import luosho.v1.Agent;
 import luosho.v1.AgentServiceGrpc;
 
@@ -19,60 +25,105 @@ import luosho.v1.AgentServiceGrpc;
  * The asynchronous client: runs complete {@link CompletableFuture}s and report each event to
  * an optional listener; tool handlers run on the client's executor (calls handed out together
  * run concurrently). A failed future holds a typed {@link LuoshoException}.
+ *
+ * <p>Runs carry a request id and retry as the client's {@link RetryPolicy} says (see
+ * {@link Client}): the listener never sees an event twice, replayed {@code tool.call}s are not
+ * answered, and a call's tool runs once per run; {@link RunResult#attempts()} counts the
+ * streams.
  */
 public final class AsyncClient implements AutoCloseable {
   private final ManagedChannel channel;
   private final boolean ownsChannel;
   private final AgentServiceGrpc.AgentServiceStub stub;
   private final ExecutorService tools;
+  private final ScheduledExecutorService retries;
+  private final RetryPolicy retry;
 
+  /** A client on a new plaintext channel to {@code host:port}, with the default retries. */
   public AsyncClient(String target) {
-    this(ManagedChannelBuilder.forTarget(target).usePlaintext().build(), true);
+    this(target, RetryPolicy.DEFAULT);
+  }
+
+  /** A client on a new plaintext channel to {@code host:port}; {@code retry} null: no retries. */
+  public AsyncClient(String target, RetryPolicy retry) {
+    this(ManagedChannelBuilder.forTarget(target).usePlaintext().build(), true, retry);
+  }
+
+  /** A client on the caller's channel (not closed by {@link #close()}), with the default retries. */
+  public AsyncClient(ManagedChannel channel) {
+    this(channel, false, RetryPolicy.DEFAULT);
   }
 
   /** A client on the caller's channel (not closed by {@link #close()}). */
-  public AsyncClient(ManagedChannel channel) {
-    this(channel, false);
+  public AsyncClient(ManagedChannel channel, RetryPolicy retry) {
+    this(channel, false, retry);
   }
 
-  private AsyncClient(ManagedChannel channel, boolean ownsChannel) {
+  private AsyncClient(ManagedChannel channel, boolean ownsChannel, RetryPolicy retry) {
     this.channel = channel;
     this.ownsChannel = ownsChannel;
     this.stub = AgentServiceGrpc.newStub(channel);
+    this.retry = retry == null ? RetryPolicy.NO_RETRY : retry;
     this.tools = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "luosho-tool");
       t.setDaemon(true);
       return t;
     });
+    this.retries = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "luosho-retry");
+      t.setDaemon(true);
+      return t;
+    });
   }
+
+  /** How this client's runs retry. */
+  public RetryPolicy retryPolicy() { return retry; }
 
   public CompletableFuture<RunResult> execute(String sessionId, String input, Agent.AgentSpec agent,
       Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent) {
     return execute(Requests.execute(sessionId, agent, input), tools, onEvent);
   }
 
+  /** A run from a full ExecuteRequest; an empty {@code request_id} gets a new UUIDv7. */
   public CompletableFuture<RunResult> execute(Agent.ExecuteRequest request, Map<String, ToolHandler> tools,
       Consumer<Agent.Event> onEvent) {
-    RunObserver<Agent.ExecuteResponse> o = new RunObserver<>(request.getSessionId(), tools, onEvent, false,
-        Agent.ExecuteResponse::getEvent);
-    stub.execute(request, o);
-    return o.future;
+    Agent.ExecuteRequest sent = request.getRequestId().isEmpty()
+        ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
+    return new AsyncRun<Agent.ExecuteResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
+        Agent.ExecuteResponse::getEvent, (known, o) -> stub.execute(sent, o)).start();
   }
 
   public CompletableFuture<RunResult> resume(String sessionId, Map<String, ToolHandler> tools,
       Consumer<Agent.Event> onEvent) {
-    RunObserver<Agent.ResumeResponse> o = new RunObserver<>(sessionId, tools, onEvent, true,
-        Agent.ResumeResponse::getEvent);
-    stub.resume(Requests.resume(sessionId, null), o);
-    return o.future;
+    return resume(Requests.resume(sessionId, null), tools, onEvent);
+  }
+
+  /** A Resume from a full ResumeRequest; an empty {@code request_id} gets a new UUIDv7. */
+  public CompletableFuture<RunResult> resume(Agent.ResumeRequest request, Map<String, ToolHandler> tools,
+      Consumer<Agent.Event> onEvent) {
+    Agent.ResumeRequest sent = request.getRequestId().isEmpty()
+        ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
+    return new AsyncRun<Agent.ResumeResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, true,
+        Agent.ResumeResponse::getEvent, (known, o) -> stub.resume(sent, o)).start();
   }
 
   public CompletableFuture<RunResult> resolve(String approvalId, boolean approved, String note,
       Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent) {
-    RunObserver<Agent.ResolveResponse> o = new RunObserver<>("", tools, onEvent, false,
-        Agent.ResolveResponse::getEvent);
-    stub.resolve(Requests.resolve(approvalId, approved, note), o);
-    return o.future;
+    return resolve(Requests.resolve(approvalId, approved, note), tools, onEvent);
+  }
+
+  /**
+   * A Resolve from a full ResolveRequest; an empty {@code request_id} gets a new UUIDv7, and an
+   * empty {@code session_id} is filled in for a retry once an event named it.
+   */
+  public CompletableFuture<RunResult> resolve(Agent.ResolveRequest request, Map<String, ToolHandler> tools,
+      Consumer<Agent.Event> onEvent) {
+    Agent.ResolveRequest sent = request.getRequestId().isEmpty()
+        ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
+    return new AsyncRun<Agent.ResolveResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
+        Agent.ResolveResponse::getEvent, (known, o) -> stub.resolve(
+            sent.getSessionId().isEmpty() && !known.isEmpty() ? sent.toBuilder().setSessionId(known).build() : sent,
+            o)).start();
   }
 
   public CompletableFuture<Agent.Checkpoint> getSession(String sessionId) {
@@ -103,64 +154,146 @@ public final class AsyncClient implements AutoCloseable {
     return f;
   }
 
-  private final class RunObserver<T> implements StreamObserver<T> {
+  /** One run: its attempts (streams), the events delivered and the tools' outcomes. */
+  private final class AsyncRun<T> {
     final CompletableFuture<RunResult> future = new CompletableFuture<>();
+    private final String requestId;
     private final Tools handlers;
     private final Consumer<Agent.Event> onEvent;
     private final boolean emptyMeansFinished;
-    private final java.util.function.Function<T, Agent.Event> eventOf;
+    private final Function<T, Agent.Event> eventOf;
+    private final BiConsumer<String, StreamObserver<T>> call;
     private final List<Agent.Event> events = Collections.synchronizedList(new ArrayList<>());
     private final List<CompletableFuture<Void>> submissions = Collections.synchronizedList(new ArrayList<>());
+    private final Map<String, CompletableFuture<Agent.SubmitToolResultRequest>> outcomes = new ConcurrentHashMap<>();
     private volatile String sessionId;
+    private int attempts;
+    private int fruitless; // attempts in a row that brought no new event
+    private long seen; // the highest seq delivered: a retry skips what came before
 
-    RunObserver(String sessionId, Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent,
-        boolean emptyMeansFinished, java.util.function.Function<T, Agent.Event> eventOf) {
+    AsyncRun(String sessionId, String requestId, Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent,
+        boolean emptyMeansFinished, Function<T, Agent.Event> eventOf, BiConsumer<String, StreamObserver<T>> call) {
       this.sessionId = sessionId;
+      this.requestId = requestId;
       this.handlers = new Tools(tools);
       this.onEvent = onEvent;
       this.emptyMeansFinished = emptyMeansFinished;
       this.eventOf = eventOf;
+      this.call = call;
     }
 
-    @Override
-    public void onNext(T response) {
-      Agent.Event event = eventOf.apply(response);
-      events.add(event);
-      if (sessionId.isEmpty()) sessionId = event.getSessionId();
-      if (onEvent != null) onEvent.accept(event);
-      if (event.hasToolCall()) {
-        String session = sessionId;
-        submissions.add(CompletableFuture
-            .supplyAsync(() -> handlers.answer(session, event), tools)
-            .thenCompose(req -> AsyncClient.<Agent.SubmitToolResultResponse>unary(o -> stub.submitToolResult(req, o)))
-            .thenApply(r -> null));
+    CompletableFuture<RunResult> start() {
+      attempt();
+      return future;
+    }
+
+    private synchronized void attempt() {
+      attempts++;
+      fruitless++;
+      try {
+        call.accept(sessionId, new Attempt());
+      } catch (RuntimeException e) {
+        future.completeExceptionally(Errors.translate(e));
       }
     }
 
-    @Override
-    public void onError(Throwable t) {
-      future.completeExceptionally(Errors.translate(t));
+    /** Whether the event is new (not delivered by an earlier attempt); records it if so. */
+    private synchronized boolean fresh(Agent.Event event) {
+      if (event.getSeq() > 0 && event.getSeq() <= seen) return false;
+      seen = Math.max(seen, event.getSeq());
+      fruitless = 0;
+      events.add(event);
+      if (sessionId.isEmpty()) sessionId = event.getSessionId();
+      return true;
     }
 
-    @Override
-    public void onCompleted() {
+    private void answer(Agent.Event event) {
+      String session = sessionId;
+      // The tool runs once; a call asked again (after a retry) gets the same result.
+      CompletableFuture<Agent.SubmitToolResultRequest> outcome = outcomes.computeIfAbsent(
+          event.getToolCall().getCall().getId(),
+          id -> CompletableFuture.supplyAsync(() -> handlers.answer(session, event), tools));
+      submissions.add(outcome
+          .thenCompose(req -> AsyncClient.<Agent.SubmitToolResultResponse>unary(o -> stub.submitToolResult(req, o)))
+          .handle((response, err) -> {
+            if (err == null) return null;
+            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            // The daemon went away with the run: the stream fails too, and its retry asks for
+            // this call again. Without retries this is the run's failure.
+            if (retry.retries() && (cause instanceof UnavailableException || cause instanceof ToolCallNotPendingException)) {
+              return null;
+            }
+            throw err instanceof CompletionException ce ? ce : new CompletionException(cause);
+          }));
+    }
+
+    private void failed(Throwable t, int got) {
+      LuoshoException error = Errors.translate(t);
+      int row;
+      synchronized (this) {
+        row = Math.max(1, fruitless);
+      }
+      if (!retry.shouldRetry(error, row, got)) {
+        future.completeExceptionally(error);
+        return;
+      }
+      try {
+        retries.schedule(() -> {
+          channel.resetConnectBackoff(); // reconnect now, not after grpc-java's own backoff
+          attempt();
+        }, retry.backoff(row).toNanos(), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closed) {
+        future.completeExceptionally(error); // the client was closed
+      }
+    }
+
+    private void completed() {
       CompletableFuture.allOf(submissions.toArray(CompletableFuture[]::new)).whenComplete((v, err) -> {
         if (err != null) {
-          future.completeExceptionally(err instanceof java.util.concurrent.CompletionException ? err.getCause() : err);
+          future.completeExceptionally(err instanceof CompletionException ? err.getCause() : err);
           return;
         }
         try {
-          future.complete(RunResult.of(sessionId, List.copyOf(events), emptyMeansFinished));
+          int n;
+          synchronized (this) {
+            n = attempts;
+          }
+          future.complete(RunResult.of(sessionId, List.copyOf(events), emptyMeansFinished, requestId, n));
         } catch (RuntimeException e) {
           future.completeExceptionally(e);
         }
       });
+    }
+
+    /** One attempt's stream. */
+    private final class Attempt implements StreamObserver<T> {
+      private int got; // responses of this attempt
+
+      @Override
+      public void onNext(T response) {
+        Agent.Event event = eventOf.apply(response);
+        got++;
+        if (!fresh(event)) return; // delivered by an earlier attempt
+        if (onEvent != null) onEvent.accept(event);
+        if (event.hasToolCall() && !event.getReplayed()) answer(event); // a replayed call has its result
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        failed(t, got);
+      }
+
+      @Override
+      public void onCompleted() {
+        completed();
+      }
     }
   }
 
   @Override
   public void close() {
     tools.shutdownNow();
+    retries.shutdown(); // a retry already scheduled still runs, and fails on the closed channel
     if (ownsChannel) {
       channel.shutdownNow();
       try {

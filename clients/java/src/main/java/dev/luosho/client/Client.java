@@ -12,37 +12,63 @@ import luosho.v1.AgentServiceGrpc;
 /**
  * The blocking client of a luoshod daemon. Streams are {@link Run}s and {@link Watch}es read
  * in the calling thread; every failure is a typed {@link LuoshoException}.
+ *
+ * <p>Runs (execute, resume, resolve) carry a request id and retry a stream the daemon or the
+ * network broke as the client's {@link RetryPolicy} says: {@link RetryPolicy#DEFAULT} unless
+ * given, {@link RetryPolicy#NO_RETRY} for one attempt only. Before each retry the channel is
+ * told to reconnect at once ({@link ManagedChannel#resetConnectBackoff()}) instead of waiting
+ * out grpc-java's reconnect backoff (1 s growing to 2 minutes).
  */
 public final class Client implements AutoCloseable {
   private final ManagedChannel channel;
   private final boolean ownsChannel;
   private final AgentServiceGrpc.AgentServiceBlockingStub stub;
+  private final RetryPolicy retry;
 
-  /** A client on a new plaintext channel to {@code host:port}. */
+  /** A client on a new plaintext channel to {@code host:port}, with the default retries. */
   public Client(String target) {
-    this(ManagedChannelBuilder.forTarget(target).usePlaintext().build(), true);
+    this(target, RetryPolicy.DEFAULT);
+  }
+
+  /** A client on a new plaintext channel to {@code host:port}; {@code retry} null: no retries. */
+  public Client(String target, RetryPolicy retry) {
+    this(ManagedChannelBuilder.forTarget(target).usePlaintext().build(), true, retry);
+  }
+
+  /** A client on the caller's channel (not closed by {@link #close()}), with the default retries. */
+  public Client(ManagedChannel channel) {
+    this(channel, false, RetryPolicy.DEFAULT);
   }
 
   /** A client on the caller's channel (not closed by {@link #close()}). */
-  public Client(ManagedChannel channel) {
-    this(channel, false);
+  public Client(ManagedChannel channel, RetryPolicy retry) {
+    this(channel, false, retry);
   }
 
-  private Client(ManagedChannel channel, boolean ownsChannel) {
+  private Client(ManagedChannel channel, boolean ownsChannel, RetryPolicy retry) {
     this.channel = channel;
     this.ownsChannel = ownsChannel;
     this.stub = AgentServiceGrpc.newBlockingStub(channel);
+    this.retry = retry == null ? RetryPolicy.NO_RETRY : retry;
   }
+
+  /** How this client's runs retry. */
+  public RetryPolicy retryPolicy() { return retry; }
 
   /** Start, continue or resume the run of sessionId with one user message. */
   public Run execute(String sessionId, String input, Agent.AgentSpec agent, Map<String, ToolHandler> tools) {
     return execute(Requests.execute(sessionId, agent, input), tools);
   }
 
-  /** Start, continue or resume a run from a full ExecuteRequest. */
+  /**
+   * Start, continue or resume a run from a full ExecuteRequest. Its {@code request_id} is the
+   * call's idempotency key, sent unchanged on every attempt; empty, a new UUIDv7 is used.
+   */
   public Run execute(Agent.ExecuteRequest request, Map<String, ToolHandler> tools) {
-    return new Run(request.getSessionId(), () -> stub.execute(request),
-        r -> ((Agent.ExecuteResponse) r).getEvent(), new Tools(tools), this::submit, false);
+    Agent.ExecuteRequest sent = request.getRequestId().isEmpty()
+        ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
+    return run(sent.getSessionId(), sent.getRequestId(), known -> stub.execute(sent),
+        r -> ((Agent.ExecuteResponse) r).getEvent(), tools, false);
   }
 
   /** Finish an interrupted run with the agent saved in its checkpoint. */
@@ -50,9 +76,12 @@ public final class Client implements AutoCloseable {
     return resume(Requests.resume(sessionId, null), tools);
   }
 
+  /** Finish an interrupted run; an empty {@code request_id} gets a new UUIDv7. */
   public Run resume(Agent.ResumeRequest request, Map<String, ToolHandler> tools) {
-    return new Run(request.getSessionId(), () -> stub.resume(request),
-        r -> ((Agent.ResumeResponse) r).getEvent(), new Tools(tools), this::submit, true);
+    Agent.ResumeRequest sent = request.getRequestId().isEmpty()
+        ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
+    return run(sent.getSessionId(), sent.getRequestId(), known -> stub.resume(sent),
+        r -> ((Agent.ResumeResponse) r).getEvent(), tools, true);
   }
 
   /** Decide a pending approval and continue its run. */
@@ -60,9 +89,33 @@ public final class Client implements AutoCloseable {
     return resolve(Requests.resolve(approvalId, approved, note), tools);
   }
 
+  /**
+   * Decide a pending approval of {@code sessionId} and continue its run: the session lets a
+   * retry be recognised even when the first attempt broke before its first event.
+   */
+  public Run resolve(String approvalId, boolean approved, String note, String sessionId,
+      Map<String, ToolHandler> tools) {
+    return resolve(Requests.resolve(approvalId, approved, note, sessionId), tools);
+  }
+
+  /**
+   * Decide a pending approval from a full ResolveRequest; an empty {@code request_id} gets a
+   * new UUIDv7, and an empty {@code session_id} is filled in for a retry once an event named it.
+   */
   public Run resolve(Agent.ResolveRequest request, Map<String, ToolHandler> tools) {
-    return new Run("", () -> stub.resolve(request),
-        r -> ((Agent.ResolveResponse) r).getEvent(), new Tools(tools), this::submit, false);
+    Agent.ResolveRequest sent = request.getRequestId().isEmpty()
+        ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
+    return run(sent.getSessionId(), sent.getRequestId(), known -> stub.resolve(
+            sent.getSessionId().isEmpty() && !known.isEmpty() ? sent.toBuilder().setSessionId(known).build() : sent),
+        r -> ((Agent.ResolveResponse) r).getEvent(), tools, false);
+  }
+
+  private Run run(String sessionId, String requestId,
+      java.util.function.Function<String, java.util.Iterator<? extends com.google.protobuf.Message>> start,
+      java.util.function.Function<Object, Agent.Event> eventOf, Map<String, ToolHandler> tools,
+      boolean emptyMeansFinished) {
+    return new Run(sessionId, requestId, start, eventOf, new Tools(tools), this::submit, emptyMeansFinished,
+        retry, channel::resetConnectBackoff);
   }
 
   private void submit(Agent.SubmitToolResultRequest request) {

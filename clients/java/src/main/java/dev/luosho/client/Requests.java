@@ -26,7 +26,12 @@ public final class Requests {
   }
 
   public static Agent.ResolveRequest resolve(String approvalId, boolean approved, String note) {
-    return Agent.ResolveRequest.newBuilder()
-        .setApprovalId(approvalId).setApproved(approved).setNote(note == null ? "" : note).build();
+    return resolve(approvalId, approved, note, "");
+  }
+
+  /** A Resolve request naming the approval's session (lets a retry be recognised, R74). */
+  public static Agent.ResolveRequest resolve(String approvalId, boolean approved, String note, String sessionId) {
+    return Agent.ResolveRequest.newBuilder().setApprovalId(approvalId).setApproved(approved)
+        .setNote(note == null ? "" : note).setSessionId(sessionId == null ? "" : sessionId).build();
   }
 }

@@ -1,13 +1,17 @@
 package dev.luosho.client;
 
+import com.google.protobuf.Message;
 import io.grpc.Context;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
+import java.util.function.Function;
 import luosho.v1.Agent;
 
 /**
@@ -15,32 +19,61 @@ import luosho.v1.Agent;
  * {@code run.result()}. The RPC starts on first use. Each {@code tool.call} is answered (the
  * handler runs, then SubmitToolResult) before the event is handed to the caller.
  * {@link #close()} cancels the stream.
+ *
+ * <p>{@link #requestId()} is the call's idempotency key, the same on every attempt: a stream
+ * that fails with {@code UNAVAILABLE} (or a transport failure before its first event) is sent
+ * again after a backoff, as the client's {@link RetryPolicy} says, and the daemon applies the
+ * request once (R74): the retry resumes the run or replays it. Events already delivered are
+ * not delivered again, replayed {@code tool.call}s are not answered, and a call's tool runs
+ * once per run object (a call asked again after a retry gets the result already computed).
+ * {@link #attempts()} counts the streams opened.
  */
 public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, AutoCloseable {
-  private final Supplier<Iterator<? extends com.google.protobuf.Message>> start;
-  private final java.util.function.Function<Object, Agent.Event> eventOf;
+  /** Opens one attempt's stream, given the session id known so far. */
+  private final Function<String, Iterator<? extends Message>> start;
+  private final Function<Object, Agent.Event> eventOf;
   private final Tools tools;
   private final Consumer<Agent.SubmitToolResultRequest> submit;
   private final boolean emptyMeansFinished;
+  private final String requestId;
+  private final RetryPolicy retry;
+  private final Runnable beforeRetry;
   private final Context.CancellableContext context = Context.current().withCancellation();
   private final List<Agent.Event> events = Collections.synchronizedList(new ArrayList<>());
+  private final Map<String, Agent.SubmitToolResultRequest> outcomes = new HashMap<>();
+  private volatile boolean closed;
   private String sessionId;
-  private Iterator<? extends com.google.protobuf.Message> stream;
+  private Iterator<? extends Message> stream;
+  private Agent.Event pending;
+  private boolean ended;
+  private int attempts;
+  private int fruitless; // attempts in a row that brought no new event
+  private int got; // responses of the current attempt
+  private long seen; // the highest seq delivered: a retry skips what came before
   private RunResult result;
 
-  Run(String sessionId, Supplier<Iterator<? extends com.google.protobuf.Message>> start,
-      java.util.function.Function<Object, Agent.Event> eventOf, Tools tools,
-      Consumer<Agent.SubmitToolResultRequest> submit, boolean emptyMeansFinished) {
+  Run(String sessionId, String requestId, Function<String, Iterator<? extends Message>> start,
+      Function<Object, Agent.Event> eventOf, Tools tools, Consumer<Agent.SubmitToolResultRequest> submit,
+      boolean emptyMeansFinished, RetryPolicy retry, Runnable beforeRetry) {
     this.sessionId = sessionId;
+    this.requestId = requestId;
     this.start = start;
     this.eventOf = eventOf;
     this.tools = tools;
     this.submit = submit;
     this.emptyMeansFinished = emptyMeansFinished;
+    this.retry = retry;
+    this.beforeRetry = beforeRetry;
   }
 
   /** The session id (a Resolve run learns it from its first event). */
   public String sessionId() { return sessionId; }
+
+  /** The request id sent on every attempt. */
+  public String requestId() { return requestId; }
+
+  /** The streams opened so far (1 unless the run was retried). */
+  public int attempts() { return attempts; }
 
   /** The events received so far. */
   public List<Agent.Event> events() { return List.copyOf(events); }
@@ -50,31 +83,79 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
 
   @Override
   public boolean hasNext() {
-    try {
-      if (stream == null) stream = context.call(start::get);
-      boolean more = stream.hasNext();
-      if (!more && result == null) result = RunResult.of(sessionId, events(), emptyMeansFinished);
-      return more;
-    } catch (LuoshoException e) {
-      throw e;
-    } catch (Exception e) {
-      throw Errors.translate(e);
+    if (pending != null) return true;
+    if (!ended) {
+      pending = advance();
+      if (pending != null) return true;
+      ended = true;
     }
+    if (result == null) result = RunResult.of(sessionId, events(), emptyMeansFinished, requestId, attempts);
+    return false;
+  }
+
+  /** The next event not delivered yet, across attempts; null at the end of the stream. */
+  private Agent.Event advance() {
+    while (true) {
+      try {
+        if (stream == null) {
+          attempts++;
+          fruitless++;
+          got = 0;
+          String known = sessionId;
+          stream = context.call(() -> start.apply(known));
+        }
+        while (stream.hasNext()) {
+          Agent.Event event = eventOf.apply(stream.next());
+          got++;
+          if (event.getSeq() > 0 && event.getSeq() <= seen) continue; // delivered by an earlier attempt
+          seen = Math.max(seen, event.getSeq());
+          fruitless = 0; // a new event: the run moves
+          return event;
+        }
+        return null;
+      } catch (Exception e) {
+        LuoshoException error = Errors.translate(e);
+        int row = Math.max(1, fruitless);
+        if (closed || !retry.shouldRetry(error, row, got)) throw error;
+        stream = null;
+        pause(retry.backoff(row), error);
+        beforeRetry.run();
+      }
+    }
+  }
+
+  private void pause(Duration backoff, LuoshoException error) {
+    try {
+      Thread.sleep(backoff.toMillis(), backoff.toNanosPart() % 1_000_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw error;
+    }
+    if (closed) throw error;
   }
 
   @Override
   public Agent.Event next() {
     if (!hasNext()) throw new NoSuchElementException();
-    Agent.Event event;
-    try {
-      event = eventOf.apply(stream.next());
-    } catch (RuntimeException e) {
-      throw Errors.translate(e);
-    }
+    Agent.Event event = pending;
+    pending = null;
     events.add(event);
     if (sessionId.isEmpty()) sessionId = event.getSessionId();
-    if (event.hasToolCall()) submit.accept(tools.answer(sessionId, event));
+    if (event.hasToolCall() && !event.getReplayed()) answer(event); // a replayed call has its result
     return event;
+  }
+
+  private void answer(Agent.Event event) {
+    // The tool runs once; a call asked again (after a retry) gets the same result.
+    Agent.SubmitToolResultRequest outcome =
+        outcomes.computeIfAbsent(event.getToolCall().getCall().getId(), id -> tools.answer(sessionId, event));
+    try {
+      submit.accept(outcome);
+    } catch (UnavailableException | ToolCallNotPendingException e) {
+      // The daemon went away with the run: the stream fails too, and its retry asks for this
+      // call again. Without retries this is the run's failure.
+      if (!retry.retries()) throw e;
+    }
   }
 
   /** Read the rest of the stream; the run's result. */
@@ -83,9 +164,10 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
     return result;
   }
 
-  /** Cancel the stream. Idempotent. */
+  /** Cancel the stream (and any retry still to come). Idempotent. */
   @Override
   public void close() {
+    closed = true;
     context.cancel(null);
   }
 }

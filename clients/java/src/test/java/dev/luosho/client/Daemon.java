@@ -42,10 +42,22 @@ final class Daemon {
 
   static Daemon start() {
     try {
-      Path dir = Files.createTempDirectory("luoshod-java");
+      return start(Files.createTempDirectory("luoshod-java"), "127.0.0.1:0");
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * A daemon listening on {@code listen} with the SQLite store in {@code dir}: started again on
+   * the same address and folder, it serves the same sessions (one lease owner for all of them).
+   */
+  static Daemon start(Path dir, String listen) {
+    try {
       ProcessBuilder pb = new ProcessBuilder(python(), "-m", "luoshod", "serve",
-          "--listen", "127.0.0.1:0", "--store", "sqlite:///" + dir.resolve("db.sqlite"));
-      pb.redirectError(dir.resolve("stderr.log").toFile());
+          "--listen", listen, "--store", "sqlite:///" + dir.resolve("db.sqlite"),
+          "--lease-owner", "java-tests");
+      pb.redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("stderr.log").toFile()));
       Process p = pb.start();
       BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
       String line = out.readLine(); // blocks until it listens (or dies)
@@ -67,6 +79,16 @@ final class Daemon {
       return new Daemon(p, line.substring(prefix.length()).trim(), dir);
     } catch (IOException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /** Kill the daemon with SIGKILL (no drain, no clean shutdown) and wait for it to be gone. */
+  void kill9() {
+    process.destroyForcibly();
+    try {
+      process.waitFor(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -1,0 +1,79 @@
+package dev.luosho.client;
+
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * How a run (execute, resume, resolve) retries a stream the daemon or the network broke
+ * (SEMANTICS.md R75). Every run carries a request id, the same on each attempt, so the daemon
+ * applies it once (R74) however many times it is sent: the retry resumes the run, or replays
+ * it when it had already ended.
+ *
+ * <p>A stream is tried again when it fails with {@code UNAVAILABLE} (the daemon restarting or
+ * draining, the network gone) at any point, or with another transport failure ({@code UNKNOWN}
+ * or {@code INTERNAL} without an {@code ErrorInfo} reason) before any event of that attempt
+ * arrived. {@code maxAttempts} bounds the attempts in a row that bring no new event (1: never
+ * retry); an attempt that brings one starts the count again, so a run that keeps moving keeps
+ * going however often its stream breaks. The n-th retry in a row waits
+ * {@code initialBackoff * multiplier^(n-1)}, at most {@code maxBackoff}, spread by
+ * {@code ±jitter} (a fraction) so that many clients do not come back at once. The
+ * {@link #DEFAULT} rides out a daemon that stays away some 30 seconds.
+ */
+public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier,
+    double jitter) {
+
+  /** 20 attempts in a row without a new event, 100 ms doubling to 2 s, ±20 %. */
+  public static final RetryPolicy DEFAULT =
+      new RetryPolicy(20, Duration.ofMillis(100), Duration.ofSeconds(2), 2.0, 0.2);
+
+  /** Never retry: one attempt, and its failure thrown. */
+  public static final RetryPolicy NO_RETRY = DEFAULT.withMaxAttempts(1);
+
+  public RetryPolicy {
+    if (maxAttempts < 1) throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
+    if (initialBackoff == null || maxBackoff == null || initialBackoff.isNegative() || maxBackoff.isNegative()
+        || !(multiplier >= 1)) {
+      throw new IllegalArgumentException("backoffs must be non-negative and the multiplier at least 1");
+    }
+    if (!(jitter >= 0 && jitter <= 1)) {
+      throw new IllegalArgumentException("jitter is a fraction between 0 and 1, got " + jitter);
+    }
+  }
+
+  public RetryPolicy withMaxAttempts(int maxAttempts) {
+    return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter);
+  }
+
+  /** The same policy with these backoff bounds. */
+  public RetryPolicy withBackoff(Duration initialBackoff, Duration maxBackoff) {
+    return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter);
+  }
+
+  /** Whether this policy ever retries. */
+  public boolean retries() {
+    return maxAttempts > 1;
+  }
+
+  /**
+   * Whether an attempt that failed with {@code error} after {@code eventsInAttempt} events is
+   * tried again, {@code attempt} being its number in the current row of attempts without a new
+   * event (from 1).
+   */
+  public boolean shouldRetry(LuoshoException error, int attempt, int eventsInAttempt) {
+    if (attempt >= maxAttempts) return false;
+    if (error.code() == Status.Code.UNAVAILABLE) return true;
+    // A failure of the connection itself rather than an answer of the daemon (which always
+    // carries a reason): before any event it means the request may not have arrived.
+    return eventsInAttempt == 0 && error.reason().isEmpty()
+        && (error.code() == Status.Code.UNKNOWN || error.code() == Status.Code.INTERNAL);
+  }
+
+  /** How long to wait after the {@code attempt}-th failed attempt in a row (from 1). */
+  public Duration backoff(int attempt) {
+    double base = Math.min(maxBackoff.toNanos(),
+        initialBackoff.toNanos() * Math.pow(multiplier, Math.max(0, attempt - 1)));
+    double spread = jitter == 0 ? 0 : ThreadLocalRandom.current().nextDouble(-jitter, jitter);
+    return Duration.ofNanos((long) Math.max(0, base * (1 + spread)));
+  }
+}
