@@ -105,6 +105,18 @@ describe("request ids and the policy", () => {
       assert.deepEqual(ids.slice(3), ["mine-1", "mine-1", "mine-1"]);
       client.close();
 
+      // close() does not wait out a backoff.
+      const slow = new LuoshoClient(nowhere, { retry: { initialBackoffMs: 20_000, maxBackoffMs: 20_000 } });
+      const waiting = slow.execute("ts-down", "hi", { agent });
+      const outcome = waiting.result().then(() => "finished", (e: unknown) => e);
+      await sleep(100);
+      const t0 = Date.now();
+      await waiting.close();
+      assert.ok((await outcome) instanceof UnavailableError);
+      assert.ok(Date.now() - t0 < 2_000, "closed at once");
+      assert.equal(waiting.attempts, 1);
+      slow.close();
+
       const once: string[] = [];
       const single = new LuoshoClient(nowhere, recording(once, { retry: false }));
       const run1 = single.execute("ts-down", "hi", { agent });
@@ -158,6 +170,37 @@ describe("a repeated request id (R74) seen from the client", () => {
       return true;
     });
     assert.equal(other.attempts, 1, "an answer of the daemon is not retried");
+  });
+});
+
+describe("resolve retried with its request id", () => {
+  let daemon: Daemon;
+  before(async () => (daemon = await startDaemon()));
+  after(async () => daemon?.stop());
+
+  test("with the approval's sessionId, a resolve sent again replays its run: the approved tool runs once", async () => {
+    const ids: string[] = [];
+    const client = new LuoshoClient(daemon.address, recording(ids));
+    try {
+      const agent = scripted("resolve", [call("pay", { amount: 5 }), { text: "paid" }], [{ name: "pay", needsApproval: true }]);
+      let paid = 0;
+      const tools = { pay: async ({ amount }: { amount: number }) => ({ paid: amount, n: ++paid }) };
+      const paused = await client.execute("ts-resolve", "pay 5", { agent, tools }).result();
+      assert.equal(paused.finishReason, "awaiting_approval");
+      const requestId = newRequestId();
+      const first = await client.resolve(paused.approvalId, true, { tools, requestId, sessionId: "ts-resolve" }).result();
+      assert.equal(first.finalText, "paid");
+      assert.equal(paid, 1);
+      const again = await client.resolve(paused.approvalId, true, { tools, requestId, sessionId: "ts-resolve" }).result();
+      assert.equal(again.finalText, "paid");
+      assert.equal(again.runId, first.runId);
+      assert.ok(again.events.every((e) => e.replayed));
+      assert.equal(paid, 1, "the replayed tool.call was not answered");
+      assert.deepEqual(ids.slice(-2), [requestId, requestId]);
+      assert.deepEqual(transcript(await client.getSession("ts-resolve")).users, ["pay 5"]);
+    } finally {
+      client.close();
+    }
   });
 });
 
