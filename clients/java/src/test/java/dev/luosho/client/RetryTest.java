@@ -372,6 +372,7 @@ class RetryTest {
       }
       stop.set(true);
       killer.join(60_000);
+      System.out.println("soak: " + killed.get() + " kills, " + inputs + " inputs, " + attempts + " attempts");
       assertTrue(killed.get() >= 1, "the daemon was never killed");
       assertTrue(attempts > inputs, "no stream was retried: " + attempts + " attempts for " + inputs + " inputs");
 
