@@ -42,6 +42,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   private final List<Agent.Event> events = Collections.synchronizedList(new ArrayList<>());
   private final Map<String, Agent.SubmitToolResultRequest> outcomes = new HashMap<>();
   private volatile boolean closed;
+  private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
   private String sessionId;
   private Iterator<? extends Message> stream;
   private Agent.Event pending;
@@ -126,7 +127,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
 
   private void pause(Duration backoff, LuoshoException error) {
     try {
-      Thread.sleep(backoff.toMillis(), backoff.toNanosPart() % 1_000_000);
+      closing.await(backoff.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS); // close() ends the wait
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw error;
@@ -168,6 +169,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   @Override
   public void close() {
     closed = true;
+    closing.countDown();
     context.cancel(null);
   }
 }

@@ -231,6 +231,54 @@ class RetryTest {
   }
 
   @Test
+  void closeEndsARunWaitingOutItsBackoff() throws Exception {
+    String down = "127.0.0.1:" + freePort();
+    RetryPolicy slow = new RetryPolicy(5, Duration.ofSeconds(30), Duration.ofSeconds(30), 2.0, 0);
+    try (Client client = new Client(down, slow)) {
+      Run run = client.execute("down-2", "hi", Scripts.twoAdds(), Map.of());
+      Thread closer = new Thread(() -> {
+        try {
+          Thread.sleep(500);
+        } catch (InterruptedException ignored) {
+          // close now
+        }
+        run.close();
+      });
+      long t0 = System.nanoTime();
+      closer.start();
+      assertThrows(UnavailableException.class, run::result);
+      assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(10), "close() did not end the backoff");
+      assertEquals(1, run.attempts());
+      closer.join();
+    }
+  }
+
+  @Test
+  void aResolveSentAgainReplaysItsRunAndTheToolRunsOnce() {
+    AtomicInteger ran = new AtomicInteger();
+    Map<String, ToolHandler> tools = Map.of("add", args -> {
+      ran.incrementAndGet();
+      return args.get("a").asInt() + args.get("b").asInt();
+    });
+    Agent.AgentSpec agent = Scripts.agent(true, Scripts.call("add", 2, 5), Scripts.text("approved and done"));
+    try (Client client = new Client(Daemon.shared().address)) {
+      RunResult paused = client.execute("java-rid-resolve", "Add with approval", agent, tools).result();
+      assertEquals(Agent.FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
+      Agent.ResolveRequest request = Requests.resolve(paused.approvalId(), true, "fine", "java-rid-resolve")
+          .toBuilder().setRequestId("java-resolve-1").build();
+      RunResult done = client.resolve(request, tools).result();
+      assertEquals("approved and done", done.finalText());
+      assertEquals(1, ran.get());
+      RunResult again = client.resolve(request, tools).result();
+      assertEquals("approved and done", again.finalText());
+      assertEquals(1, ran.get()); // replayed: the approved call is not run again
+      assertTrue(again.events().stream().allMatch(Agent.Event::getReplayed));
+      assertEquals(List.of("Add with approval"), userInputs(client.getSession("java-rid-resolve")));
+      assertOneResultPerCall(client.getSession("java-rid-resolve"), 1);
+    }
+  }
+
+  @Test
   void daemonKilledMidRunThenRestartedTheRetryAppliesTheInputOnce() throws Exception {
     Path dir = Files.createTempDirectory("luoshod-java-retry");
     String listen = "127.0.0.1:" + freePort();
