@@ -393,7 +393,13 @@ func (r *runState) attempt(open openFunc) (got, fresh int, done bool, err error)
 			res.Usage = d.GetUsage()
 			res.ApprovalID = d.GetApprovalId()
 			res.MessageCount = d.GetMessageCount()
-			return got, fresh, true, nil
+			// Read on to the stream's end: the daemon ends it once the run has let go of
+			// the session, so that the caller's next request does not find it busy.
+			for {
+				if _, err := stream.Recv(); err != nil {
+					return got, fresh, true, nil
+				}
+			}
 		}
 	}
 }

@@ -34,14 +34,20 @@ func daemonPython() (string, error) {
 // launch runs `luoshod serve` on a free port with a SQLite store in dir and returns its
 // address (from the "luoshod listening on ADDR" line) and a function that kills it.
 func launch(dir string, args ...string) (string, func(), error) {
+	return launchAt(dir, "127.0.0.1:0", args...)
+}
+
+// launchAt is launch listening on listen ("unix:/path" for a daemon restarted in place);
+// the daemon's log is appended to dir/daemon.log. Its stop kills it with SIGKILL.
+func launchAt(dir, listen string, args ...string) (string, func(), error) {
 	python, err := daemonPython()
 	if err != nil {
 		return "", nil, err
 	}
 	db := filepath.Join(dir, "luoshod.db")
-	args = append([]string{"-m", "luoshod", "serve", "--listen", "127.0.0.1:0", "--store", "sqlite:///" + db}, args...)
+	args = append([]string{"-m", "luoshod", "serve", "--listen", listen, "--store", "sqlite:///" + db}, args...)
 	cmd := exec.Command(python, args...)
-	logFile, err := os.Create(filepath.Join(dir, "daemon.log"))
+	logFile, err := os.OpenFile(filepath.Join(dir, "daemon.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return "", nil, err
 	}

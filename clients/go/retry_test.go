@@ -386,3 +386,23 @@ func TestResolveRetryCarriesTheSession(t *testing.T) {
 		t.Fatalf("resolve requests %v, %v", f.resolves[0], f.resolves[1])
 	}
 }
+
+// Execute reads on after run.done to the stream's end, which the daemon sends once the run
+// has let go of the session: returning at run.done let the next Execute of the session find
+// it busy (SESSION_BUSY).
+func TestExecuteReturnsWhenTheStreamEnds(t *testing.T) {
+	f := &fakeDaemon{play: func(_ int, send func(*pb.Event)) error {
+		send(runDone(1, false))
+		time.Sleep(300 * time.Millisecond) // the run still holds the session
+		return nil
+	}}
+	c := serveFake(t, f)
+	start := time.Now()
+	res, err := c.Execute(ctxT(t), "s-1", scripted("x", nil), "hi", nil)
+	if err != nil || res.FinalText != "done" {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Fatalf("Execute returned %v after it began, before the stream ended", took)
+	}
+}
