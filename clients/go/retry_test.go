@@ -406,3 +406,14 @@ func TestExecuteReturnsWhenTheStreamEnds(t *testing.T) {
 		t.Fatalf("Execute returned %v after it began, before the stream ended", took)
 	}
 }
+
+// The README's retry configurations (compiled, not run: it has no output to check).
+func ExampleClient_WithRetry() {
+	c, _ := luosho.Dial(addr) // the default: DefaultRetryPolicy()
+	defer c.Close()
+	c5 := c.WithRetry(luosho.RetryPolicy{MaxAttempts: 5, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 5 * time.Second})
+	once := c.WithRetry(luosho.NoRetry) // one attempt; failures returned
+	agent := &luosho.Agent{Model: "scripted:demo"}
+	res, err := c.Execute(context.Background(), "chat-1", agent, "hi", nil, luosho.WithRetry(luosho.NoRetry)) // per call
+	_, _, _, _ = c5, once, res, err
+}
