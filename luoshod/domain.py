@@ -8,7 +8,7 @@ Every type has ``to_dict``/``from_dict`` for the drivers' encoding.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -398,6 +398,12 @@ class Checkpoint:
     queued_input: list[Message] = field(default_factory=list)
     history_limit: int | None = None
     request_ids: list[AppliedRequest] = field(default_factory=list)
+
+    def without_request_ids(self) -> Checkpoint:
+        """This checkpoint as a history entry keeps it: without ``request_ids``, which only
+        the latest checkpoint needs (R74), so that a history entry costs O(new messages)
+        however many requests the session applied. ``self`` when it has none."""
+        return replace(self, request_ids=[]) if self.request_ids else self
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""

@@ -118,7 +118,11 @@ class MemoryStore(Store):
                 log = list(msgs)  # a new session, or a rewritten transcript: a new log
             entry = _Entry(_detached(checkpoint, []), log, len(msgs))
             s.latest = entry
-            s.history.append(entry)
+            # A history entry keeps no request ids (the contract's save); it shares the
+            # header object when there are none.
+            s.history.append(
+                _Entry(entry.header.without_request_ids(), log, len(msgs)) if checkpoint.request_ids else entry
+            )
             while len(s.history) > self.history_limit_for(checkpoint):
                 s.history.popleft()
             self._append(s, events)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import lmdb
@@ -343,7 +344,8 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
             log_id, len(cp.messages), nbytes, cp.version, cp.status, p.header.encode()
         )
         _put_latest(txn, dbs, key, row, old)
-        pruned = _append_history(txn, dbs, key, row, p.history_limit)
+        entry = row if p.history_header is p.header else replace(row, header=p.history_header.encode())
+        pruned = _append_history(txn, dbs, key, entry, p.history_limit)
         _collect_logs(txn, dbs, key, row.log_id, pruned | ({old.log_id} if old else set()))
     for aid, (sid, body) in plan.approvals.items():
         if body is None:

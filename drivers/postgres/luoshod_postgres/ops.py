@@ -83,7 +83,7 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         sessions[sid] = (sid, log_id, cp.version, cp.status.value, count, cp.updated_at, p.header)
         if p.history_limit:
             history.append((sid, cp.step_index, cp.status.value, cp.updated_at, log_id, count,
-                            p.header))
+                            p.history_header))
     await _execute(conn, queries.INSERT_MESSAGES, messages)
     await _execute(conn, queries.UPSERT_SESSIONS, list(sessions.values()))
     await _execute(conn, queries.INSERT_HISTORY, history)

@@ -85,7 +85,7 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
         row = _session_row(sid, log_id, p.checkpoint, p.header)
         sessions.append(row)
         if p.history_limit:
-            history.append(row)
+            history.append(row if p.history_header is p.header else {**row, "header": p.history_header})
     conn.executemany(queries.INSERT_MESSAGE, messages)
     conn.executemany(queries.UPSERT_SESSION, sessions)
     conn.executemany(queries.INSERT_HISTORY, history)

@@ -196,6 +196,10 @@ class Store(abc.ABC):
         """Make ``checkpoint`` the session's latest checkpoint and append it to its history
         (keeping ``history_limit_for(checkpoint)`` entries), all in one transaction with:
 
+        - the history entry without ``checkpoint.request_ids``: only the latest checkpoint
+          keeps the applied request ids (R74 reads them there; a fork starts with none), so
+          history costs O(new messages) however many requests a session applied;
+
         - ``events``: appended to the session's event log as :meth:`append_events` does
           (``EVENT_LOG``);
         - ``approval``: stored as a pending approval of the session (``APPROVALS``);
@@ -421,7 +425,8 @@ class Store(abc.ABC):
         ``events``.
 
         ``history`` is oldest first (the reverse of :meth:`history`); each entry is written
-        verbatim, its ``saved_at`` included, and only the newest ``history_limit`` are kept
+        verbatim (but for its ``request_ids``, which history entries do not keep), its
+        ``saved_at`` included, and only the newest ``history_limit`` are kept
         (none by a driver without ``Capability.HISTORY``). ``latest`` ``None`` leaves the
         session with no checkpoint, as a ``keep_history`` delete does. Entries whose
         transcripts extend one another share a message log, as saves do.
@@ -447,7 +452,7 @@ class Store(abc.ABC):
         await self._import_session(
             session_id,
             latest,
-            newest([e.checkpoint for e in history], limit),
+            newest([e.checkpoint.without_request_ids() for e in history], limit),
             list(approvals),
             newest(events, self.event_log_limit),
         )

@@ -20,7 +20,9 @@ from .leases import lease_lost
 class PreparedSave:
     """A save, encoded: the header and the bodies of ``messages[stored_messages:]``, with
     its events, the approval to store (and its JSON), the approval to claim and the lease
-    it is made under."""
+    it is made under. ``history_header`` is the header its history entry keeps (without
+    the request ids, :meth:`~luoshod.domain.Checkpoint.without_request_ids`): the same
+    string as ``header`` when the checkpoint has none."""
 
     checkpoint: Checkpoint
     stored_messages: int
@@ -33,6 +35,7 @@ class PreparedSave:
     approval_body: str = ""
     claim: str | None = None
     lease: Lease | None = None
+    history_header: str = ""
 
     @property
     def session_id(self) -> str:
@@ -63,11 +66,12 @@ def prepare(
     claim: str | None = None,
     lease: Lease | None = None,
 ) -> PreparedSave:
+    header = codec.encode_header(checkpoint)
     return PreparedSave(
         checkpoint,
         stored_messages,
         history_limit,
-        codec.encode_header(checkpoint),
+        header,
         [codec.encode_message(m) for m in checkpoint.messages[stored_messages:]],
         tuple(events),
         event_log_limit,
@@ -75,6 +79,7 @@ def prepare(
         codec.encode_json(approval.to_dict()) if approval is not None else "",
         claim,
         lease,
+        codec.encode_header(checkpoint.without_request_ids()) if checkpoint.request_ids else header,
     )
 
 
