@@ -66,7 +66,7 @@ RUN_TIMEOUT_S = 60.0
 #: How long the second daemon may make no progress while the first is stopped before the
 #: takeover counts as stalled (a stopped process can hold a store's write lock: LMDB's
 #: writer mutex, a SQLite write transaction) and the stopped one is let go on.
-STALL_S = 15.0
+STALL_S = 8.0
 
 
 def _die_with_parent() -> None:
@@ -108,6 +108,7 @@ class Session:
     stored_results: set[str] = field(default_factory=set)
     pending: list[str] = field(default_factory=list)  # calls of the last turn without result
     finished: bool = False
+    settled: bool = False  # finished, and checked so since: rechecked only at the end
 
 
 def spec_for(concurrency: int) -> pb.AgentSpec:
@@ -215,6 +216,7 @@ class Torture:
         self.kills: Counter[str] = Counter()
         self.stats: Counter[str] = Counter()
         self.cycle = 0
+        self.last_strike = ""
         self.call_log_offset = 0
         self.prefix = f"t{opts.seed}-{os.getpid()}"
 
@@ -232,8 +234,12 @@ class Torture:
                 self.cycle += 1
                 await self.one_cycle()
                 await self.check()
+                if not self.o.quiet:
+                    print(f"cycle {self.cycle}/{self.o.cycles}: {self.last_strike}; "
+                          f"{len(self.violations)} violation(s)", file=sys.stderr, flush=True)
                 if self.violations and self.o.stop_on_violation:
                     break
+            await self.check(everything=True)  # the settled sessions once more, at the end
         finally:
             for d in self.daemons:
                 d.thaw()
@@ -274,7 +280,7 @@ class Torture:
                 if plan.delay_ms:
                     await asyncio.sleep(plan.delay_ms / 1000)
                 self.boundaries[f"after {kind}" + (" (+ms)" if plan.delay_ms else "")] += 1
-                self.strike(victim, plan.how)
+                self.strike(victim, plan.how, f"after {kind}")
                 if victim.stopped:  # its client gives up on it and moves on
                     for t in on_victim:
                         t.cancel()
@@ -288,16 +294,13 @@ class Torture:
                 tasks.append(asyncio.ensure_future(self.drive(s, d, stub, boundary)))
                 if d is victim:
                     on_victim.append(tasks[-1])
-            done = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), RUN_TIMEOUT_S)
-            self.client_errors(done)
-        except TimeoutError:
-            self.stats["cycles that timed out"] += 1
+            await self.wait_for_clients(tasks, victim)
         finally:
             for c in channels.values():
                 await c.close()
         if not fired.is_set():  # everything finished first: the kill lands between runs
             self.boundaries["after every run ended"] += 1
-            self.strike(victim, plan.how)
+            self.strike(victim, plan.how, "after every run ended")
         self.check_model_calls(known)
         if victim.stopped:
             await self.take_over(live, victim)
@@ -305,7 +308,27 @@ class Torture:
             if not d.alive:
                 d.start()
 
-    def strike(self, daemon: Daemon, how: str) -> None:
+    async def wait_for_clients(self, tasks: list[asyncio.Future[None]], victim: Daemon) -> None:
+        """Until every session's client is done; at most ``RUN_TIMEOUT_S``, and at most
+        ``STALL_S`` once the victim is stopped (the other daemon may wait on a lock the
+        stopped one holds: that is counted, and the clients give up for this cycle)."""
+        loop = asyncio.get_running_loop()
+        deadline, stalled_at = loop.time() + RUN_TIMEOUT_S, None
+        pending = set(tasks)
+        while pending:
+            _, pending = await asyncio.wait(pending, timeout=0.25)
+            if victim.stopped and stalled_at is None:
+                stalled_at = loop.time() + STALL_S
+            if pending and (loop.time() > deadline or (stalled_at and loop.time() > stalled_at)):
+                self.stats["cycles cut short: " + ("the other daemon stalled while one was stopped" if stalled_at else "clients timed out")] += 1
+                for t in pending:
+                    t.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                break
+        self.client_errors([t.exception() for t in tasks if t.done() and not t.cancelled()])
+
+    def strike(self, daemon: Daemon, how: str, when: str) -> None:
+        self.last_strike = f"{'SIGSTOP' if how == 'sigstop' else 'kill -9'} daemon {daemon.name} {when}"
         if how == "sigstop":
             daemon.freeze()
             self.kills["SIGSTOP past the lease TTL"] += 1
@@ -434,12 +457,14 @@ class Torture:
 
     # -- the checks ------------------------------------------------------------------------
 
-    async def check(self) -> None:
+    async def check(self, *, everything: bool = False) -> None:
         daemon = next(d for d in self.daemons if d.alive)
         async with grpc.aio.insecure_channel(daemon.address) as channel:
             stub = pb_grpc.AgentServiceStub(channel)
             for s in self.sessions:
-                await self.check_session(stub, s)
+                if everything or not s.settled:
+                    await self.check_session(stub, s)
+                    s.settled = s.finished
 
     def turns_known(self) -> dict[str, int]:
         return {s.sid: s.durable_turns for s in self.sessions}
@@ -614,12 +639,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cycles", type=int, default=100, help="kill cycles (default 100)")
     p.add_argument("--sessions", type=int, default=4, help="unfinished sessions driven each cycle (default 4)")
     p.add_argument("--seed", type=int, default=None, help="makes the kill plan repeatable (default: random, printed)")
-    p.add_argument("--daemons", type=int, choices=(1, 2), default=2,
-                   help="2: a second daemon takes over SIGSTOPped sessions, if the driver allows several (default)")
+    p.add_argument("--daemons", type=int, choices=(1, 2), default=1,
+                   help="2: two daemons share the store, and a second one takes over the sessions of "
+                   "a SIGSTOPped one, if the driver allows several daemons (default 1)")
     p.add_argument("--sigstop-share", type=float, default=0.2, help="share of the cycles that SIGSTOP instead of kill -9 (two daemons)")
     p.add_argument("--lease-ttl", type=float, default=1.0, help="the daemons' lease TTL in seconds (default 1)")
     p.add_argument("--time-limit", type=float, default=0, help="stop starting cycles after this many seconds")
     p.add_argument("--stop-on-violation", action="store_true", help="stop at the first cycle with a violation")
+    p.add_argument("--quiet", action="store_true", help="no progress line per cycle on stderr")
     p.add_argument("--report", type=Path, help="also write the report as JSON to this file")
     p.add_argument("--work-dir", type=Path, help="the daemons' logs and call log (default: a temporary directory, removed)")
 

@@ -1,6 +1,7 @@
 """``luoshod torture`` as a user runs it: real daemons on a real store, killed with kill -9
-and SIGSTOP (two daemons sharing the file) at the moments the seed picks, every invariant
-checked after each cycle. A bounded number of cycles on SQLite and LMDB must find nothing;
+(and SIGSTOP past the lease TTL, two daemons sharing PostgreSQL) at the moments the seed
+picks, every invariant checked after each cycle. A bounded number of cycles on SQLite, LMDB
+and PostgreSQL must find nothing;
 a driver that acknowledges a save before it is durable must be caught, named by the save
 it lost."""
 
@@ -32,10 +33,11 @@ def torture(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tu
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     ("url", "daemons"),
-    # LMDB: one daemon, kill -9 only — a daemon stopped inside a write holds LMDB's writer
-    # lock, so another one cannot take over until it runs again (the report counts it).
-    [("sqlite:///{tmp}/t.db", "2"), ("lmdb:///{tmp}/t.lmdb", "1")],
-    ids=["sqlite-two-daemons", "lmdb"],
+    # The embedded drivers with one daemon, kill -9 only: a daemon stopped inside a write
+    # holds the file's write lock (SQLite's, LMDB's writer mutex), so a second one cannot
+    # take over until it runs again — torture counts such stalls; PostgreSQL below has two.
+    [("sqlite:///{tmp}/t.db", "1"), ("lmdb:///{tmp}/t.lmdb", "1")],
+    ids=["sqlite", "lmdb"],
 )
 def test_torture_finds_no_violation(tmp_path: Path, url: str, daemons: str) -> None:
     code, out, report = torture(
@@ -50,6 +52,18 @@ def test_torture_finds_no_violation(tmp_path: Path, url: str, daemons: str) -> N
         assert report["kills"].get("SIGSTOP past the lease TTL", 0) >= 1
     assert len(report["boundaries"]) >= 4, report["boundaries"]
     assert report["sessions_finished"] >= 1 and report["stats"]["tool calls handed out"] > CYCLES
+    assert "client exceptions" not in report["stats"], out
+
+
+@pytest.mark.timeout(300)
+def test_torture_on_postgresql_with_two_daemons_finds_no_violation(tmp_path: Path, postgres_url: str) -> None:
+    code, out, report = torture(
+        tmp_path, "--store", postgres_url, "--cycles", str(CYCLES), "--seed", "14", "--daemons", "2"
+    )
+    assert code == 0, out
+    assert report["daemons"] == 2 and report["violations"] == []
+    assert sum(report["kills"].values()) == CYCLES and report["kills"].get("SIGSTOP past the lease TTL", 0) >= 1
+    assert report["stats"].get("takeovers", 0) >= 1
     assert "client exceptions" not in report["stats"], out
 
 
@@ -69,7 +83,7 @@ def lazy_driver(tmp_path: Path) -> dict[str, str]:
 def test_torture_catches_a_driver_that_acknowledges_before_durable(tmp_path: Path) -> None:
     code, out, report = torture(
         tmp_path, "--store", f"lazysqlite:///{tmp_path}/t.db", "--cycles", "6", "--seed", "14",
-        "--daemons", "1", env=lazy_driver(tmp_path),
+        env=lazy_driver(tmp_path),
     )
     assert code == 1, out
     lost = [
