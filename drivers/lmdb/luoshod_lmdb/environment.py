@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -55,8 +56,50 @@ def _migrate_to_2(txn: lmdb.Transaction, dbs: Dbs) -> None:
     the environment."""
 
 
-MIGRATIONS: list[Callable[[lmdb.Transaction, Dbs], None]] = [_migrate_to_1, _migrate_to_2]
+def _migrate_to_3(txn: lmdb.Transaction, dbs: Dbs) -> None:
+    """Applied request records (R74) in ``requests`` and ``request_order``, created at open:
+    a luoshod that kept them in the session's header refuses the environment."""
+
+
+MIGRATIONS: list[Callable[[lmdb.Transaction, Dbs], None]] = [
+    _migrate_to_1, _migrate_to_2, _migrate_to_3
+]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+#: LMDB's meta pages (pages 0 and 1 of ``data.mdb``, format 1): where their fields are.
+_META_MAGIC, _META_PSIZE, _META_LAST_PG = 16, 40, 136
+_MDB_MAGIC = 0xBEEFC0DE
+
+
+def check_not_truncated(data: Path) -> None:
+    """Refuse a ``data.mdb`` shorter than its newest meta page says it is (a truncated
+    copy or restore): LMDB would map it, and the process would die of SIGBUS on the first
+    read of a missing page, with no word of why. Raises ``StoreError`` naming the file."""
+    try:
+        size = data.stat().st_size
+    except FileNotFoundError:
+        return  # a new environment
+    with data.open("rb") as f:
+        head = f.read(_META_LAST_PG + 16)
+        if len(head) < _META_LAST_PG + 16:
+            raise StoreError(f"LMDB data file {data} is truncated: {size} bytes, not even its first page")
+        magic, = struct.unpack_from("<I", head, _META_MAGIC)
+        if magic != _MDB_MAGIC:
+            return  # not a meta page LMDB wrote: lmdb.open names what is wrong
+        psize, = struct.unpack_from("<I", head, _META_PSIZE)
+        f.seek(psize)
+        second = f.read(_META_LAST_PG + 16)
+    metas = [head] + ([second] if len(second) == _META_LAST_PG + 16 else [])
+    last_pg, _ = max(
+        (struct.unpack_from("<QQ", m, _META_LAST_PG) for m in metas), key=lambda lt: lt[1]
+    )
+    needed = (last_pg + 1) * psize
+    if size < needed:
+        raise StoreError(
+            f"LMDB data file {data} is truncated: {size} bytes, but its pages go up to "
+            f"byte {needed} (restore it whole from a backup)"
+        )
 
 
 class Environment:
@@ -78,6 +121,7 @@ class Environment:
     def open(self) -> None:
         with translated("open"):
             self.path.mkdir(parents=True, exist_ok=True)
+            check_not_truncated(self.path / "data.mdb")
             env = lmdb.open(
                 str(self.path),
                 map_size=self.map_size,

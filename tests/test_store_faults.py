@@ -1,0 +1,91 @@
+"""Issue 14's faults a disk gives, as ``luoshod serve`` meets them at start: a store file
+that is garbage, cut short, or written by a newer luoshod is refused with one line naming
+the file and what is wrong (exit 2), never opened as an empty store, and left as it was.
+(LMDB's newer schema is refused by drivers/lmdb/tests: test_a_newer_schema_is_refused.)"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from luoshod.domain import Checkpoint, Message, Role
+from luoshod.store import store_from_url
+
+
+def serve(url: str) -> tuple[int, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0", "--store", url],
+        capture_output=True, text=True, timeout=60,
+    )
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def a_store_with_sessions(url: str, n: int = 40) -> None:
+    async def fill() -> None:
+        store = store_from_url(url)
+        await store.open()
+        try:
+            for k in range(n):
+                cp = Checkpoint(f"s-{k}", messages=[Message(Role.USER, "x" * 2000)], version=1)
+                await store.save(cp, stored_messages=0)
+        finally:
+            await store.close()
+
+    asyncio.run(fill())
+
+
+def cut(path: Path, keep: float) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+
+
+def garbage(path: Path) -> None:
+    path.write_bytes(b"not a store at all " * 400)
+
+
+def newer_sqlite(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 999")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # all of it in the file compared
+    conn.close()
+
+
+CASES: dict[str, tuple[str, str, Callable[[Path], None], str]] = {
+    # name: (URL template, the file to damage, the damage, what the line must say)
+    "sqlite-garbage": ("sqlite:///{d}/s.db", "s.db", garbage, "not a database"),
+    "sqlite-truncated": ("sqlite:///{d}/s.db", "s.db", lambda p: cut(p, 0.3), "malformed"),
+    "sqlite-newer": ("sqlite:///{d}/s.db", "s.db", newer_sqlite, "newer"),
+    "lmdb-truncated": ("lmdb:///{d}/env", "env/data.mdb", lambda p: cut(p, 0.5), "truncated"),
+    "lmdb-garbage": ("lmdb:///{d}/env", "env/data.mdb", garbage, "not an LMDB file"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_damaged_or_newer_store_is_refused_at_start_naming_the_file(tmp_path: Path, case: str) -> None:
+    template, name, damage, says = CASES[case]
+    url = template.format(d=tmp_path)
+    a_store_with_sessions(url)
+    target = tmp_path / name
+    damage(target)
+    before = unchanging(target.read_bytes())
+    code, out = serve(url)
+    lines = out.splitlines()
+    assert code == 2, out  # not a daemon serving an empty store, not a crash (SIGBUS was -7)
+    assert len(lines) == 1 and "luoshod listening" not in out, out
+    assert str(tmp_path) in lines[0] and says in lines[0], lines[0]
+    assert unchanging(target.read_bytes()) == before  # left as it was, for whoever restores it
+
+
+def unchanging(data: bytes) -> bytes:
+    """A file's bytes, with a SQLite header's counters that opening it moves masked: the
+    file change counter (bytes 24-27) and the version-valid-for number and library version
+    (92-99); the rest of the file must be untouched."""
+    if data.startswith(b"SQLite format 3\0"):
+        return data[:24] + bytes(4) + data[28:92] + bytes(8) + data[100:]
+    return data
