@@ -105,3 +105,24 @@ async def test_blocking_client(daemon: Daemon) -> None:
     # The daemon serves on this test's event loop; the blocking client runs in a thread.
     text, status = await asyncio.to_thread(blocking)
     assert text == "15" and status == 3  # CHECKPOINT_STATUS_FINISHED
+
+
+@pytest.mark.asyncio
+async def test_r53_a_tool_result_the_daemon_refuses_is_a_typed_invalid_argument(daemon: Daemon) -> None:
+    """R53's refusal reaches the caller as InvalidArgumentError, its reason INVALID_MESSAGE
+    and the message's index and call id in the metadata; and the client sends only the
+    tool messages it was given (none of its own)."""
+    async with AsyncClient(daemon.addresses[0]) as client:
+        orphan = {"role": "tool", "tool_call_id": "call_x_9", "tool_name": "add", "content": {"bar": 1}}
+        with pytest.raises(InvalidArgumentError) as err:
+            await client.execute("py-r53", ["Read gauge G-1", orphan], agent=AGENT)
+        assert err.value.reason == "INVALID_MESSAGE"
+        assert err.value.metadata["index"] == "1" and err.value.metadata["tool_call_id"] == "call_x_9"
+        with pytest.raises(CheckpointNotFoundError):
+            await client.get_session("py-r53")
+        done = await client.execute("py-r53b", "go", agent=AGENT, tools={"add": add})
+        assert done.final_text == "15"
+        answered = {"role": "tool", "tool_call_id": "call_0_0", "tool_name": "add", "content": "9"}
+        with pytest.raises(InvalidArgumentError) as err:
+            await client.execute("py-r53b", [answered], agent=AGENT)
+        assert (err.value.reason, err.value.metadata["index"]) == ("INVALID_MESSAGE", "0")
