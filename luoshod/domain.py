@@ -8,7 +8,7 @@ Every type has ``to_dict``/``from_dict`` for the drivers' encoding.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -373,9 +373,11 @@ class Checkpoint:
     ``decisions`` holds approval decisions not yet acted on (call id → decision);
     ``queued_input`` is input to append once the pending tool calls have results (fork);
     ``history_limit`` overrides the store's history limit for this session.
-    ``request_ids`` are the request ids applied to the session, oldest first, bounded by
-    the engine (R74); they are saved with the header, so in the same save that applies
-    the request.
+    ``run_requests`` are the applied requests (R74) of the current run that have not
+    ended yet (usually one): the save that ends the run ends them too. The session's
+    applied requests themselves are records the store keeps beside the checkpoint
+    (``Store.save(requests=...)``, ``Store.find_request``), not in the header, so a save
+    costs O(new records) however many requests the session applied.
     """
 
     session_id: str
@@ -397,13 +399,7 @@ class Checkpoint:
     decisions: dict[str, Decision] = field(default_factory=dict)
     queued_input: list[Message] = field(default_factory=list)
     history_limit: int | None = None
-    request_ids: list[AppliedRequest] = field(default_factory=list)
-
-    def without_request_ids(self) -> Checkpoint:
-        """This checkpoint as a history entry keeps it: without ``request_ids``, which only
-        the latest checkpoint needs (R74), so that a history entry costs O(new messages)
-        however many requests the session applied. ``self`` when it has none."""
-        return replace(self, request_ids=[]) if self.request_ids else self
+    run_requests: list[AppliedRequest] = field(default_factory=list)
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -441,8 +437,8 @@ class Checkpoint:
             "queued_input": [m.to_dict() for m in self.queued_input],
             "history_limit": self.history_limit,
         }
-        if self.request_ids:  # absent when empty: headers of sessions without ids stay as they were
-            h["request_ids"] = [r.to_dict() for r in self.request_ids]
+        if self.run_requests:  # absent when empty: headers without them stay as they were
+            h["run_requests"] = [r.to_dict() for r in self.run_requests]
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         return h
@@ -469,7 +465,8 @@ class Checkpoint:
             decisions={k: Decision(**v) for k, v in h.get("decisions", {}).items()},
             queued_input=[Message.from_dict(m) for m in h.get("queued_input", ())],
             history_limit=h.get("history_limit"),
-            request_ids=[AppliedRequest.from_dict(r) for r in h.get("request_ids", ())],
+            # A "request_ids" key (headers of an unreleased build) is ignored.
+            run_requests=[AppliedRequest.from_dict(r) for r in h.get("run_requests", ())],
         )
 
 

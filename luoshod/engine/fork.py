@@ -119,7 +119,7 @@ async def fork(
     cp.session_id = new_session_id
     cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
     cp.decisions = {}
-    cp.request_ids = []  # the source's request ids are the source's (R74): a new session has none
+    cp.run_requests = []  # the source's requests are the source's (R74): a new session has none
     cp.version, cp.last_seq, cp.updated_at = 1, 0, clock()
     while True:
         try:

@@ -17,7 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..domain import (
+    DEFAULT_REQUEST_ID_LIMIT,
     AgentSpec,
+    AppliedRequest,
     Approval,
     Checkpoint,
     Decision,
@@ -75,6 +77,10 @@ class Prepared:
     lease: Lease | None = None  # every write of the run is fenced by it (R51, R52)
     #: Results the input gave for pending calls (R53): recorded without asking the client.
     answers: dict[str, Message] = field(default_factory=dict)
+    #: Applied request records (R74) the run's next save writes, by id; the store keeps
+    #: the newest ``request_limit`` of the session.
+    requests: list[AppliedRequest] = field(default_factory=list)
+    request_limit: int = DEFAULT_REQUEST_ID_LIMIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +216,9 @@ class Run:
             extra["approval"] = approval
         if self.p.claim is not None:
             extra["claim"] = self.p.claim
+        if self.p.requests:
+            extra["requests"] = self.p.requests
+            extra["request_limit"] = self.p.request_limit
         acks = [
             self.acks.pop(m.tool_call_id)
             for m in cp.messages[self.stored :]
@@ -225,6 +234,7 @@ class Run:
             raise
         _settle(acks, None)
         self.p.claim = None
+        self.p.requests = []
         self.stored = len(cp.messages)
         self.unsaved = False
         return batch, stored
@@ -489,10 +499,12 @@ class Run:
             message_count=len(cp.messages),
         )
         done = self.outbox[-1]  # the run.done just queued
-        requests.ended(cp, RunEnd(
+        ended = requests.ended(cp, RunEnd(
             done.seq, done.time, reason, cp.status, cp.step_index, out.usage.copy(),
             cp.approval_id, len(cp.messages), cp.run_start,
         ))  # R74: a retry of the run's requests now replays it
+        if ended:  # written by the save below; one not saved yet is written ended
+            self.p.requests = list({r.id: r for r in [*self.p.requests, *ended]}.values())
         await self.save(approval=approval)  # R3 aborted / R4 paused / R5 finished
         log.info(
             "run done session=%s run=%s reason=%s steps=%d",

@@ -1,10 +1,14 @@
 """Request ids as idempotency keys within a session (SEMANTICS.md R74).
 
-A request that carries a ``request_id`` is recorded in the checkpoint's ``request_ids``
-when it is prepared, so the save that first writes what it applied (its input, its
-approval claim, its resumed steps) writes the record too: no save applies a request
-without recording it, and none records it without applying it. Records are kept oldest
-first, the newest ``limit`` of them (default :data:`DEFAULT_REQUEST_ID_LIMIT`).
+A request that carries a ``request_id`` is recorded when it is prepared: its record goes
+to the store with the save that first writes what it applied (its input, its approval
+claim, its resumed steps; ``Store.save(requests=...)``): no save applies a request
+without recording it, and none records it without applying it. The store keeps the
+records beside the checkpoint, the newest ``limit`` of a session (default
+:data:`DEFAULT_REQUEST_ID_LIMIT`), and the engine looks an id up there
+(``Store.find_request``), so a save costs O(new records). The checkpoint keeps only the
+current run's records that have not ended (``run_requests``): the save that ends the run
+writes them again, ended.
 
 A request whose id is recorded appends nothing and starts nothing new. Its body must be
 the one recorded (the same :func:`digest`), else ``REQUEST_ID_REUSED``. While the run it
@@ -21,6 +25,7 @@ from typing import Any
 
 from ..domain import DEFAULT_REQUEST_ID_LIMIT, AgentSpec, AppliedRequest, Checkpoint, Message, Role, RunEnd
 from ..errors import InvalidArgument
+from ..store import Store
 from . import events as ev
 from .events import Event
 
@@ -48,10 +53,12 @@ def digest(kind: str, **body: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def find(cp: Checkpoint | None, request_id: str) -> AppliedRequest | None:
+async def find(store: Store, cp: Checkpoint | None, request_id: str) -> AppliedRequest | None:
+    """The record of ``request_id`` applied to ``cp``'s session (none without a
+    checkpoint: deleting a session deletes its records)."""
     if cp is None or not request_id:
         return None
-    return next((r for r in reversed(cp.request_ids) if r.id == request_id), None)
+    return await store.find_request(cp.session_id, request_id)
 
 
 def check_same_body(cp: Checkpoint, applied: AppliedRequest, body_digest: str) -> None:
@@ -65,25 +72,30 @@ def check_same_body(cp: Checkpoint, applied: AppliedRequest, body_digest: str) -
         )
 
 
-def record(cp: Checkpoint, request_id: str, body_digest: str, limit: int) -> None:
+def record(cp: Checkpoint, request_id: str, body_digest: str, limit: int) -> list[AppliedRequest]:
     """Record ``request_id`` as applied by the run about to start (its ``run.start`` is
-    ``cp.last_seq + 1``), keeping the newest ``limit`` records."""
+    ``cp.last_seq + 1``): the records for the run's next save to write (none without an
+    id, or when no record is kept), the new one among the run's open ones."""
     if not request_id or limit <= 0:
-        return
-    kept = cp.request_ids[-(limit - 1) :] if limit > 1 else []
-    cp.request_ids = [*kept, AppliedRequest(request_id, body_digest, cp.run_id, cp.last_seq + 1)]
+        return []
+    new = AppliedRequest(request_id, body_digest, cp.run_id, cp.last_seq + 1)
+    cp.run_requests = [
+        *(r for r in cp.run_requests if r.run_id == cp.run_id and r.id != request_id), new
+    ]
+    return [new]
 
 
-def ended(cp: Checkpoint, end: RunEnd) -> None:
+def ended(cp: Checkpoint, end: RunEnd) -> list[AppliedRequest]:
     """The current run ended (its ``run.done`` is ``end``): so did every recorded request
-    of it that had not ended yet."""
-    if any(r.end is None and r.run_id == cp.run_id for r in cp.request_ids):
-        cp.request_ids = [
-            AppliedRequest(r.id, r.digest, r.run_id, r.first_seq, end)
-            if r.end is None and r.run_id == cp.run_id
-            else r
-            for r in cp.request_ids
-        ]
+    of it that had not ended yet. Returns those records, ended, for the save that ends
+    the run to write; the checkpoint keeps none open."""
+    done = [
+        AppliedRequest(r.id, r.digest, r.run_id, r.first_seq, end)
+        for r in cp.run_requests
+        if r.end is None and r.run_id == cp.run_id
+    ]
+    cp.run_requests = []
+    return done
 
 
 @dataclass(frozen=True, slots=True)

@@ -221,7 +221,7 @@ class Engine:
         if approval is None and req.request_id and req.session_id:
             async with self.hold(req.session_id, control) as held:
                 cp = await self.store.load(req.session_id)
-                if requests.find(cp, req.request_id) is not None:
+                if await requests.find(self.store, cp, req.request_id) is not None:
                     retry = RunRequest(
                         req.session_id, agent=req.agent, request_id=req.request_id, resume_only=True
                     )
@@ -251,7 +251,7 @@ class Engine:
         cp = await self.store.load(approval.session_id) if approval else None
         if approval is None or cp is None or cp.approval_id != approval.approval_id:
             raise _unknown_approval(req.approval_id)
-        if (applied := requests.find(cp, req.request_id)) is not None:
+        if (applied := await requests.find(self.store, cp, req.request_id)) is not None:
             requests.check_same_body(cp, applied, req.digest())
         spec = req.agent or cp.agent
         assert spec is not None, "a paused checkpoint always has its agent"
@@ -271,11 +271,12 @@ class Engine:
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
         cp.last_seq = await self._last_seq(cp)
-        requests.record(cp, req.request_id, req.digest(), self.request_id_limit)
+        records = requests.record(cp, req.request_id, req.digest(), self.request_id_limit)
         prepared = Prepared(
             cp, len(cp.messages), spec, provider, model, settings, "resume", [],
             found if spec.on_agent_drift is DriftPolicy.WARN else None,
             req.request_id, claim=approval.approval_id,
+            requests=records, request_limit=self.request_id_limit,
         )
         return await self._go(held, prepared, sink, tools, control)
 
@@ -326,7 +327,7 @@ class Engine:
     async def _prepare(self, req: RunRequest, *, digest: str | None = None) -> Prepared | Replay | None:
         cp = await self.store.load(req.session_id)
         digest = digest or (_run_digest(req) if req.request_id else "")
-        applied = requests.find(cp, req.request_id)
+        applied = await requests.find(self.store, cp, req.request_id)
         if applied is not None:  # R74: a retry appends nothing and starts nothing new
             assert cp is not None
             requests.check_same_body(cp, applied, digest)
@@ -396,11 +397,13 @@ class Engine:
             # so the save that records the id holds the input too (R74).
             cp.queued_input.extend(queued)
             queued = []
-            requests.record(cp, req.request_id, digest, self.request_id_limit)
+            records = requests.record(cp, req.request_id, digest, self.request_id_limit)
+        else:
+            records = []
         return Prepared(
             cp, stored, spec, provider, model, settings, mode, queued,
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
-            answers=answers,
+            answers=answers, requests=records, request_limit=self.request_id_limit,
         )
 
 

@@ -1,15 +1,15 @@
 """``luoshod store copy``: every session of one store, with its history, pending
-approvals and event log, into another.
+approvals, event log and applied request records, into another.
 
 Each session is read from the source (its latest checkpoint, its history oldest first,
-its pending approvals and its event log) and written to the destination with
+its pending approvals, its event log and its applied request records, R74) and written to the destination with
 :meth:`~luoshod.store.kit.base.Store.import_session`, which replaces the session there
 atomically and keeps each entry's ``saved_at`` and each event's seq. Sessions the
 destination holds and the source does not are left alone.
 
-Resumable: a session whose checkpoint, history, approvals and events at the destination
-already equal the source's is skipped, so running the same copy again after an
-interruption (Ctrl-C, a crash, a full disk) copies only what is missing or changed. A
+Resumable: a session whose checkpoint, history, approvals, events and request records at
+the destination already equal the source's is skipped, so running the same copy again
+after an interruption (Ctrl-C, a crash, a full disk) copies only what is missing or changed. A
 session is either copied whole or not at all. Stop the daemons writing to the source
 first, or the copy is of a moving target (a second run then picks up what changed).
 
@@ -102,7 +102,10 @@ async def copy_sessions(
         history = (await source.history(sid))[::-1] if read_history else []
         approvals = await approvals_of(source, sid) if copy_approvals else []
         events = await events_of(source, sid) if copy_events else []
+        records = await source.requests(sid) if latest is not None else []
         there = await _already_there(destination, sid, latest, history, compare_history)
+        if there:
+            there = await destination.requests(sid) == records
         if there and copy_approvals:
             there = await approvals_of(destination, sid) == approvals
         if there and copy_events:
@@ -114,7 +117,8 @@ async def copy_sessions(
             copied = False
         else:
             await destination.import_session(
-                sid, latest=latest, history=history, approvals=approvals, events=events
+                sid, latest=latest, history=history, approvals=approvals, events=events,
+                requests=records,
             )
             report.copied += 1
             copied = True

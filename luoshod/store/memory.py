@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..domain import (
+    DEFAULT_REQUEST_ID_LIMIT,
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -48,6 +50,9 @@ class _Session:
     latest: _Entry | None = None
     history: deque[_Entry] = field(default_factory=deque)
     events: deque[StoredEvent] = field(default_factory=deque)
+    #: Applied request records by id, in the order first written (R74; records are
+    #: immutable, so they are shared).
+    requests: dict[str, AppliedRequest] = field(default_factory=dict)
 
 
 class MemoryStore(Store):
@@ -89,6 +94,8 @@ class MemoryStore(Store):
         approval: Approval | None = None,
         claim: str | None = None,
         lease: Lease | None = None,
+        requests: Sequence[AppliedRequest] = (),
+        request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     ) -> None:
         async with self._lock:
             sid = checkpoint.session_id
@@ -118,14 +125,22 @@ class MemoryStore(Store):
                 log = list(msgs)  # a new session, or a rewritten transcript: a new log
             entry = _Entry(_detached(checkpoint, []), log, len(msgs))
             s.latest = entry
-            # A history entry keeps no request ids (the contract's save); it shares the
-            # header object when there are none.
-            s.history.append(
-                _Entry(entry.header.without_request_ids(), log, len(msgs)) if checkpoint.request_ids else entry
-            )
+            s.history.append(entry)
             while len(s.history) > self.history_limit_for(checkpoint):
                 s.history.popleft()
             self._append(s, events)
+            if requests:
+                s.requests.update((r.id, r) for r in requests)  # an update keeps its place
+                while len(s.requests) > max(0, request_limit):
+                    del s.requests[next(iter(s.requests))]
+
+    async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
+        s = self._sessions.get(session_id)
+        return s.requests.get(request_id) if s else None
+
+    async def requests(self, session_id: str) -> list[AppliedRequest]:
+        s = self._sessions.get(session_id)
+        return list(s.requests.values()) if s else []
 
     def _append(self, s: _Session, events: Sequence[StoredEvent]) -> None:
         s.events.extend(events)
@@ -217,6 +232,7 @@ class MemoryStore(Store):
                 return False
             if keep_history and (s.history or s.events):
                 s.latest = None
+                s.requests = {}
             else:
                 del self._sessions[session_id]
             return existed
@@ -242,8 +258,10 @@ class MemoryStore(Store):
         history: list[Checkpoint],
         approvals: list[Approval],
         events: list[StoredEvent],
+        requests: list[AppliedRequest],
     ) -> None:
         s = _Session()
+        s.requests = {r.id: r for r in requests}
         log: list[Message] = []
         checkpoints = [*history, *([latest] if latest else [])]
         for cp, step in zip(checkpoints, log_steps(checkpoints)):
@@ -285,7 +303,7 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         fingerprint=replace(fp, tool_schema_hashes=dict(fp.tool_schema_hashes)) if fp else None,
         decisions=dict(cp.decisions),
         queued_input=list(cp.queued_input),
-        request_ids=list(cp.request_ids),  # its records are immutable
+        run_requests=list(cp.run_requests),  # its records are immutable
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from luoshod.domain import (
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -142,6 +143,12 @@ class LmdbStore(QueuedWrites):
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._write("delete", ops.delete, session_id, keep_history)
 
+    async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
+        return await self._read("find_request", ops.find_request, session_id, request_id)
+
+    async def requests(self, session_id: str) -> list[AppliedRequest]:
+        return await self._read("requests", ops.requests, session_id)
+
     async def _list_sessions(
         self, status: Status | None, after: str, limit: int
     ) -> list[SessionSummary]:
@@ -187,6 +194,7 @@ class LmdbStore(QueuedWrites):
         history: list[Checkpoint],
         approvals: list[Approval],
         events: list[StoredEvent],
+        requests: list[AppliedRequest],
     ) -> None:
         key = layout.id_key(session_id)
         for a in approvals:
@@ -199,6 +207,7 @@ class LmdbStore(QueuedWrites):
             history,
             approvals,
             events,
+            requests,
         )
 
     # -- the database thread -------------------------------------------------------------

@@ -20,6 +20,11 @@ database            key                                    value
 ``by_session``      session id, NUL, approval id           empty (a session's approvals)
 ``leases``          session id                             :class:`LeaseRow` (kept after
                                                            a delete: tokens only grow)
+``requests``        session id, NUL, 16-byte hash of the   u64 number, then the applied
+                    request id (:func:`request_key`)       request record's JSON (R74)
+``request_order``   session id, NUL, u64 number            the hash (the session's
+                                                           records in the order first
+                                                           written; numbers are dense)
 ==================  =====================================  ==============================
 
 **Message logs.** A log is a byte stream of messages, each a small fixed header and its
@@ -35,6 +40,7 @@ saves only extend logs, so every prefix a row refers to stays as it was.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +61,8 @@ EVENT_COUNTS = b"event_counts"
 APPROVALS = b"approvals"
 BY_SESSION = b"by_session"
 LEASES = b"leases"
+REQUESTS = b"requests"
+REQUEST_ORDER = b"request_order"
 DATABASES = (
     META,
     SESSIONS,
@@ -68,6 +76,8 @@ DATABASES = (
     APPROVALS,
     BY_SESSION,
     LEASES,
+    REQUESTS,
+    REQUEST_ORDER,
 )
 
 SCHEMA_VERSION_KEY = b"schema_version"
@@ -137,6 +147,16 @@ def u64(n: int) -> bytes:
 
 def from_u64(value: bytes) -> int:
     return _U64.unpack(value)[0]
+
+
+def request_hash(request_id: str) -> bytes:
+    """A request id as a key part of fixed size: ids of up to 128 characters after a
+    session id of up to 400 bytes would not fit LMDB's 511-byte keys."""
+    return hashlib.blake2b(request_id.encode(), digest_size=16).digest()
+
+
+def request_key(sid_key: bytes, request_id: str) -> bytes:
+    return under(sid_key) + request_hash(request_id)
 
 
 def chunk_key(log_id: int, n: int) -> bytes:

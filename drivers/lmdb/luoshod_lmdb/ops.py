@@ -12,12 +12,12 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
 from typing import Any
 
 import lmdb
 
 from luoshod.domain import (
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -58,6 +58,8 @@ class Dbs:
     approvals: Any
     by_session: Any
     leases: Any
+    requests: Any
+    request_order: Any
 
 
 # -- message logs --------------------------------------------------------------------------
@@ -329,6 +331,14 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
             last = next(_keys_under(txn, dbs.events, key, reverse=True), None)
             kept = layout.from_u64(counted)
             stored.event_logs[sid] = (kept, layout.number_of(last[0]) if last else 0)
+    for sid in keys.requested:
+        last = next(_keys_under(txn, dbs.request_order, layout.id_key(sid), reverse=True), None)
+        if last is not None:
+            stored.request_last[sid] = layout.number_of(last[0])
+    for sid, rid in keys.request_keys:
+        value = txn.get(layout.request_key(layout.id_key(sid), rid), db=dbs.requests)
+        if value is not None:
+            stored.request_numbers[(sid, rid)] = layout.from_u64(value[:8])
     plan = planning.plan_batch(batch, stored)
     for planned in plan.saves:
         p = planned.save
@@ -344,8 +354,7 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
             log_id, len(cp.messages), nbytes, cp.version, cp.status, p.header.encode()
         )
         _put_latest(txn, dbs, key, row, old)
-        entry = row if p.history_header is p.header else replace(row, header=p.history_header.encode())
-        pruned = _append_history(txn, dbs, key, entry, p.history_limit)
+        pruned = _append_history(txn, dbs, key, row, p.history_limit)
         _collect_logs(txn, dbs, key, row.log_id, pruned | ({old.log_id} if old else set()))
     for aid, (sid, body) in plan.approvals.items():
         if body is None:
@@ -362,6 +371,53 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
             txn.put(key, layout.u64(log.kept), db=dbs.event_counts)
         elif log.existed:
             txn.delete(key, db=dbs.event_counts)
+    for r in plan.requests:
+        _put_request(txn, dbs, layout.id_key(r.session_id), r.request_id, r.n, r.body.encode())
+    for sid, floor in plan.request_floors.items():
+        key = layout.id_key(sid)
+        dropped = list(  # from the start of the session's order: O(records dropped)
+            itertools.takewhile(
+                lambda kv: layout.number_of(kv[0]) <= floor,
+                _keys_under(txn, dbs.request_order, key),
+            )
+        )
+        for k, h in dropped:
+            txn.delete(k, db=dbs.request_order)
+            txn.delete(layout.under(key) + h, db=dbs.requests)
+
+
+def _put_request(
+    txn: lmdb.Transaction, dbs: Dbs, key: bytes, request_id: str, n: int, body: bytes
+) -> None:
+    h = layout.request_hash(request_id)
+    txn.put(layout.under(key) + h, layout.u64(n) + body, db=dbs.requests)
+    txn.put(layout.numbered(key, n), h, db=dbs.request_order)
+
+
+def find_request(
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str
+) -> AppliedRequest | None:
+    key = layout.readable_key(session_id)
+    value = txn.get(layout.request_key(key, request_id), db=dbs.requests) if key else None
+    if value is None:
+        return None
+    found = AppliedRequest.from_dict(_json(value[8:]))
+    return found if found.id == request_id else None  # a hash collision: not this id
+
+
+def requests(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[AppliedRequest]:
+    key = layout.readable_key(session_id)
+    if key is None:
+        return []
+    return [
+        AppliedRequest.from_dict(_json(txn.get(layout.under(key) + h, db=dbs.requests)[8:]))
+        for _, h in _keys_under(txn, dbs.request_order, key)
+    ]
+
+
+def _delete_requests(txn: lmdb.Transaction, dbs: Dbs, key: bytes) -> None:
+    _delete_under(txn, dbs.requests, key)
+    _delete_under(txn, dbs.request_order, key)
 
 
 def delete(txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool) -> bool:
@@ -375,6 +431,7 @@ def delete(txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool)
         txn.delete(bytes([layout.STATUS_CODES[old.status]]) + key, db=dbs.by_status)
     for k, _ in list(_keys_under(txn, dbs.by_session, key)):
         _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
+    _delete_requests(txn, dbs, key)
     if keep_history:
         _collect_logs(txn, dbs, key, None, {old.log_id} if old else set())
     else:
@@ -395,9 +452,14 @@ def import_session(
     history: Sequence[Checkpoint],
     approvals: Sequence[Approval],
     events: Sequence[StoredEvent],
+    requests: Sequence[AppliedRequest] = (),
 ) -> None:
     """Replace the session's checkpoint and history (oldest first, already trimmed), its
-    pending approvals and its event log (checked and already trimmed)."""
+    pending approvals, its event log (checked and already trimmed) and its request
+    records (oldest first)."""
+    _delete_requests(txn, dbs, key)
+    for n, r in enumerate(requests, 1):
+        _put_request(txn, dbs, key, r.id, n, layout.encode_json(r.to_dict()))
     for k, _ in list(_keys_under(txn, dbs.by_session, key)):
         _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
     for a in approvals:

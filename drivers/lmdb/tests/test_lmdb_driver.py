@@ -14,7 +14,7 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from luoshod.domain import Checkpoint, Message, Role
+from luoshod.domain import AppliedRequest, Checkpoint, Message, Role
 from luoshod.errors import InvalidArgument, StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
 from luoshod.store.kit import codec
@@ -128,6 +128,41 @@ async def test_a_newer_schema_is_refused(env_dir: Path) -> None:
     env.close()
     with pytest.raises(StoreError, match="newer"):
         await LmdbStore(env_dir).open()
+
+
+async def test_an_environment_of_schema_2_opens_and_gains_request_records(env_dir: Path) -> None:
+    # Schema 2 as it was: no request record databases (created at open since 3).
+    store = LmdbStore(env_dir)
+    await store.open()
+    w = SessionWriter(store, "s")
+    for _ in range(3):
+        await w.save()
+    await store.close()
+    env = lmdb.open(str(env_dir), max_dbs=16)
+    with env.begin(write=True) as txn:
+        for name in (layout.REQUESTS, layout.REQUEST_ORDER):
+            txn.drop(env.open_db(name, txn=txn), delete=True)
+        txn.put(layout.SCHEMA_VERSION_KEY, layout.u64(2), db=env.open_db(layout.META, txn=txn))
+    env.close()
+    assert SCHEMA_VERSION == 3
+    store = LmdbStore(env_dir)
+    await store.open()
+    try:
+        assert await store.load("s") == w.snapshots[-1]
+        assert await store.requests("s") == []
+        record = AppliedRequest("req-1", "0" * 32, "run-1", 1)
+        w.store = store
+        cp = w.snapshots[-1]
+        cp.version += 1
+        await store.save(cp, stored_messages=len(cp.messages), requests=[record])
+        assert await store.find_request("s", "req-1") == record
+    finally:
+        await store.close()
+    env = lmdb.open(str(env_dir), max_dbs=16)
+    with env.begin() as txn:
+        found = txn.get(layout.SCHEMA_VERSION_KEY, db=env.open_db(layout.META, txn=txn))
+        assert layout.from_u64(found) == 3
+    env.close()
 
 
 async def test_a_file_where_the_directory_should_be_is_a_store_error(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from luoshod.domain import (
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -118,6 +119,12 @@ class PostgresStore(QueuedWrites):
     async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         return await self._snapshot("read_events", ops.read_events, session_id, after_seq, limit)
 
+    async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
+        return await self._autocommit("find_request", ops.find_request, session_id, request_id)
+
+    async def requests(self, session_id: str) -> list[AppliedRequest]:
+        return await self._autocommit("requests", ops.requests, session_id)
+
     async def get_approval(self, approval_id: str) -> Approval | None:
         return await self._autocommit("get_approval", ops.get_approval, approval_id)
 
@@ -146,6 +153,7 @@ class PostgresStore(QueuedWrites):
         history: list[Checkpoint],
         approvals: list[Approval],
         events: list[StoredEvent],
+        requests: list[AppliedRequest],
     ) -> None:
         await self._write(
             "import_session",
@@ -156,6 +164,7 @@ class PostgresStore(QueuedWrites):
             history,
             approvals,
             events,
+            requests,
         )
 
     # -- leases --------------------------------------------------------------------------

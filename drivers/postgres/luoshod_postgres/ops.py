@@ -21,6 +21,7 @@ from typing import Any
 from psycopg import AsyncConnection, AsyncCursor
 
 from luoshod.domain import (
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -60,13 +61,22 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         await _select(conn, queries.SELECT_HEADS, keys.saved),
         await _select(conn, queries.SELECT_PENDING, keys.claims),
         await _select(conn, queries.SELECT_EVENT_LOGS, keys.logged),
+        await _select(conn, queries.SELECT_REQUEST_LAST, keys.requested),
+        await conn.execute(
+            queries.SELECT_REQUEST_NUMBERS,
+            [[s for s, _ in keys.request_keys], [i for _, i in keys.request_keys]],
+        ) if keys.request_keys else None,
     ]
-    token_rows, head_rows, pending_rows, log_rows = [await _rows(cur) for cur in sent]
+    token_rows, head_rows, pending_rows, log_rows, last_rows, number_rows = [
+        await _rows(cur) for cur in sent
+    ]
     stored = planning.Stored(
         tokens=dict(token_rows),  # type: ignore[arg-type]
         heads={sid: planning.Head(version, count) for sid, _, version, count in head_rows},
         pending=dict(pending_rows),  # type: ignore[arg-type]
         event_logs={sid: (kept, last or 0) for sid, kept, last in log_rows},
+        request_last={sid: last for sid, last in last_rows if last},
+        request_numbers={(sid, rid): n for sid, rid, n in number_rows},
     )
     logs: dict[str, int] = {sid: log_id for sid, log_id, _, _ in head_rows}
     plan = planning.plan_batch(batch, stored)
@@ -83,7 +93,7 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         sessions[sid] = (sid, log_id, cp.version, cp.status.value, count, cp.updated_at, p.header)
         if p.history_limit:
             history.append((sid, cp.step_index, cp.status.value, cp.updated_at, log_id, count,
-                            p.history_header))
+                            p.header))
     await _execute(conn, queries.INSERT_MESSAGES, messages)
     await _execute(conn, queries.UPSERT_SESSIONS, list(sessions.values()))
     await _execute(conn, queries.INSERT_HISTORY, history)
@@ -105,6 +115,12 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
     emptied = [e.session_id for e in plan.events if not e.kept and e.existed]
     if emptied:
         await conn.execute(queries.DELETE_EVENT_LOGS, (emptied,))
+    await _execute(
+        conn,
+        queries.UPSERT_REQUESTS,
+        [(r.session_id, r.request_id, r.n, r.body) for r in plan.requests],
+    )
+    await _execute(conn, queries.PRUNE_REQUESTS, list(plan.request_floors.items()))
     # A session's log falls out of use after a rewrite, once the last history entry over it
     # is dropped: only sessions with more than one log have one to look for.
     rewritten = set(plan.rewritten)
@@ -144,6 +160,7 @@ async def _new_log(conn: AsyncConnection, session_id: str) -> int:
 async def delete(conn: AsyncConnection, session_id: str, keep_history: bool) -> bool:
     deleted = await conn.execute(queries.DELETE_SESSION, (session_id,))
     await conn.execute(queries.DELETE_SESSION_APPROVALS, (session_id,))
+    await conn.execute(queries.DELETE_REQUESTS, (session_id,))
     if not keep_history:
         await conn.execute(queries.DELETE_HISTORY, (session_id,))
         await conn.execute(queries.DELETE_EVENTS, (session_id,))
@@ -165,6 +182,19 @@ async def read_events(conn: AsyncConnection, session_id: str, after: int, limit:
         )
         events = [StoredEvent(seq, bytes(data)) for seq, data in await cur.fetchall()]
     return EventPage(events, first, last)
+
+
+async def find_request(
+    conn: AsyncConnection, session_id: str, request_id: str
+) -> AppliedRequest | None:
+    cur = await conn.execute(queries.SELECT_REQUEST, (session_id, request_id))
+    row = await cur.fetchone()
+    return AppliedRequest.from_dict(json.loads(row[0])) if row is not None else None
+
+
+async def requests(conn: AsyncConnection, session_id: str) -> list[AppliedRequest]:
+    cur = await conn.execute(queries.SELECT_REQUESTS, (session_id,))
+    return [AppliedRequest.from_dict(json.loads(body)) for (body,) in await cur.fetchall()]
 
 
 async def get_approval(conn: AsyncConnection, approval_id: str) -> Approval | None:
@@ -222,12 +252,18 @@ async def import_session(
     history: Sequence[Checkpoint],
     approvals: Sequence[Approval],
     events: Sequence[StoredEvent],
+    requests: Sequence[AppliedRequest] = (),
 ) -> None:
     """Replace the session by ``history`` (oldest first, already trimmed), ``latest``, its
-    pending ``approvals`` and its event log (``events``, checked and already trimmed)."""
+    pending ``approvals``, its event log (``events``, checked and already trimmed) and its
+    request records (oldest first)."""
     for statement in (queries.DELETE_SESSION, queries.DELETE_HISTORY, queries.DELETE_SESSION_LOGS,
-                      queries.DELETE_SESSION_APPROVALS, queries.DELETE_EVENTS):
+                      queries.DELETE_SESSION_APPROVALS, queries.DELETE_EVENTS,
+                      queries.DELETE_REQUESTS):
         await conn.execute(statement, (session_id,))
+    await _execute(conn, queries.UPSERT_REQUESTS, [
+        (session_id, r.id, n, codec.encode_json(r.to_dict())) for n, r in enumerate(requests, 1)
+    ])
     await conn.execute(queries.DELETE_EVENT_LOGS, ([session_id],))
     await _execute(
         conn,

@@ -4,7 +4,8 @@ The tables are those of the SQLite driver: ``logs`` (one row per message log, ow
 session), ``messages`` (a log's messages by index), ``sessions`` (the latest checkpoint: a
 header over a prefix of a log), ``history`` (past headers, each over a prefix of a log),
 ``approvals``, ``events`` and ``event_logs`` (how many events each log keeps); plus
-``leases`` (one row per session ever leased: owner, fencing token, expiry by the
+``requests`` (each session's applied request records, numbered in the order first
+written) and ``leases`` (one row per session ever leased: owner, fencing token, expiry by the
 database's clock). A batch of saves writes each table with one statement over arrays
 (``unnest``), so a batch costs a handful of round trips whatever its size. Arrays are
 sent in binary (``%b``): psycopg's text form escapes every element, which cost more than
@@ -229,6 +230,38 @@ SELECT (SELECT min(seq) FROM events WHERE session_id = %(session_id)s),
 DELETE_EVENTS = "DELETE FROM events WHERE session_id = %s"
 
 DELETE_EVENT_LOGS = "DELETE FROM event_logs WHERE session_id = ANY(%b::text[])"
+
+# -- applied request records (R74) -----------------------------------------------------
+# Of the sessions given, the highest record number (NULL: none).
+SELECT_REQUEST_LAST = """
+SELECT s, (SELECT max(r.n) FROM requests r WHERE r.session_id = s)
+FROM unnest(%b::text[]) AS s
+"""
+
+# Of the (session id, request id) pairs given as two arrays, those stored.
+SELECT_REQUEST_NUMBERS = """
+SELECT r.session_id, r.request_id, r.n
+FROM unnest(%b::text[], %b::text[]) AS k(s, i)
+JOIN requests r ON r.session_id = k.s AND r.request_id = k.i
+"""
+
+UPSERT_REQUESTS = """
+INSERT INTO requests (session_id, request_id, n, body)
+SELECT * FROM unnest(%b::text[], %b::text[], %b::bigint[], %b::json[])
+ON CONFLICT (session_id, request_id) DO UPDATE SET n = excluded.n, body = excluded.body
+"""
+
+# The records numbered up to each floor, from the start of the (session_id, n) index.
+PRUNE_REQUESTS = """
+DELETE FROM requests r USING unnest(%b::text[], %b::bigint[]) AS k(s, floor)
+WHERE r.session_id = k.s AND r.n <= k.floor
+"""
+
+SELECT_REQUEST = "SELECT body::text FROM requests WHERE session_id = %s AND request_id = %s"
+
+SELECT_REQUESTS = "SELECT body::text FROM requests WHERE session_id = %s ORDER BY n"
+
+DELETE_REQUESTS = "DELETE FROM requests WHERE session_id = %s"
 
 # -- leases ----------------------------------------------------------------------------
 # Expiry is by the database's clock, so that daemons on different hosts agree; ``now`` is

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from luoshod.domain import (
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -133,6 +134,14 @@ class SqliteStore(QueuedWrites):
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return await self._call("delete", self._write, ops.delete, session_id, keep_history)
 
+    async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
+        return await self._call(
+            "find_request", self._read, ops.find_request, session_id, request_id
+        )
+
+    async def requests(self, session_id: str) -> list[AppliedRequest]:
+        return await self._call("requests", self._read, ops.requests, session_id)
+
     async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         return await self._call(
             "acquire_lease", self._write, ops.acquire_lease, session_id, owner, ttl, self.clock
@@ -186,6 +195,7 @@ class SqliteStore(QueuedWrites):
         history: list[Checkpoint],
         approvals: list[Approval],
         events: list[StoredEvent],
+        requests: list[AppliedRequest],
     ) -> None:
         await self._call(
             "import_session",
@@ -196,6 +206,7 @@ class SqliteStore(QueuedWrites):
             history,
             approvals,
             events,
+            requests,
         )
 
     # -- the database thread -------------------------------------------------------------

@@ -97,6 +97,21 @@ MIGRATIONS: list[Migration] = [
         )
         """,
     ),
+    # 3 -> 4: a session's applied request records (R74), numbered 1, 2, … in the order
+    # first written, so the newest N are kept by deleting from the start of the number
+    # index. (Earlier they were in the session's header, rewritten by every save.)
+    (
+        """
+        CREATE TABLE requests (
+            session_id TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            n          INTEGER NOT NULL,
+            body       TEXT NOT NULL,
+            PRIMARY KEY (session_id, request_id)
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX requests_in_order ON requests (session_id, n)",
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from luoshod.domain import (
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -67,6 +68,13 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
             for sid, kept, last in _select(conn, queries.SELECT_EVENT_LOGS, keys.logged)
         },
     )
+    stored.request_last = {
+        sid: last for sid, last in _select(conn, queries.SELECT_REQUEST_LAST, keys.requested) if last
+    }
+    stored.request_numbers = {
+        (sid, rid): n
+        for sid, rid, n in _select(conn, queries.SELECT_REQUEST_NUMBERS, keys.request_keys)
+    }
     logs: dict[str, int] = {}  # the log each session's latest checkpoint reads
     for sid, log_id, version, count in _select(conn, queries.SELECT_HEADS, keys.saved):
         stored.heads[sid] = planning.Head(version, count)
@@ -85,7 +93,7 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
         row = _session_row(sid, log_id, p.checkpoint, p.header)
         sessions.append(row)
         if p.history_limit:
-            history.append(row if p.history_header is p.header else {**row, "header": p.history_header})
+            history.append(row)
     conn.executemany(queries.INSERT_MESSAGE, messages)
     conn.executemany(queries.UPSERT_SESSION, sessions)
     conn.executemany(queries.INSERT_HISTORY, history)
@@ -113,6 +121,13 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
     conn.executemany(
         queries.DELETE_EVENT_LOG, [(e.session_id,) for e in plan.events if not e.kept and e.existed]
     )
+    conn.executemany(
+        queries.UPSERT_REQUEST, [(r.session_id, r.request_id, r.n, r.body) for r in plan.requests]
+    )
+    conn.executemany(
+        queries.PRUNE_REQUESTS,
+        [{"session_id": sid, "floor": floor} for sid, floor in plan.request_floors.items()],
+    )
     # A session's log falls out of use after a rewrite, once the last history entry over it
     # is dropped: only sessions with more than one log have one to look for.
     rewritten = plan.rewritten | {
@@ -122,7 +137,7 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
         conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_id": sid})
 
 
-def _select(conn: sqlite3.Connection, statement: str, keys: list[str]) -> list[Any]:
+def _select(conn: sqlite3.Connection, statement: str, keys: Sequence[Any]) -> list[Any]:
     """The rows of ``statement`` over ``keys`` (a JSON array); none without keys."""
     return conn.execute(statement, (json.dumps(keys),)).fetchall() if keys else []
 
@@ -164,6 +179,7 @@ def release_leases_of(conn: sqlite3.Connection, owner: str, clock: Clock) -> int
 def delete(conn: sqlite3.Connection, session_id: str, keep_history: bool) -> bool:
     existed = conn.execute(queries.DELETE_SESSION, (session_id,)).rowcount > 0
     conn.execute(queries.DELETE_SESSION_APPROVALS, (session_id,))
+    conn.execute(queries.DELETE_REQUESTS, (session_id,))
     if not keep_history:
         conn.execute(queries.DELETE_HISTORY, (session_id,))
         conn.execute(queries.DELETE_EVENTS, (session_id,))
@@ -184,6 +200,18 @@ def read_events(conn: sqlite3.Connection, session_id: str, after: int, limit: in
         )
         events = [StoredEvent(seq, data) for seq, data in rows]
     return EventPage(events, first, last)
+
+
+def find_request(
+    conn: sqlite3.Connection, session_id: str, request_id: str
+) -> AppliedRequest | None:
+    row = conn.execute(queries.SELECT_REQUEST, (session_id, request_id)).fetchone()
+    return AppliedRequest.from_dict(json.loads(row[0])) if row is not None else None
+
+
+def requests(conn: sqlite3.Connection, session_id: str) -> list[AppliedRequest]:
+    rows = conn.execute(queries.SELECT_REQUESTS, (session_id,))
+    return [AppliedRequest.from_dict(json.loads(body)) for (body,) in rows]
 
 
 def get_approval(conn: sqlite3.Connection, approval_id: str) -> Approval | None:
@@ -237,9 +265,16 @@ def import_session(
     history: Sequence[Checkpoint],
     approvals: Sequence[Approval],
     events: Sequence[StoredEvent],
+    requests: Sequence[AppliedRequest] = (),
 ) -> None:
     """Replace the session by ``history`` (oldest first, already trimmed), ``latest``, its
-    pending ``approvals`` and its event log (``events``, checked and already trimmed)."""
+    pending ``approvals``, its event log (``events``, checked and already trimmed) and its
+    request records (oldest first)."""
+    conn.execute(queries.DELETE_REQUESTS, (session_id,))
+    conn.executemany(
+        queries.UPSERT_REQUEST,
+        [(session_id, r.id, n, codec.encode_json(r.to_dict())) for n, r in enumerate(requests, 1)],
+    )
     conn.execute(queries.DELETE_SESSION, (session_id,))
     conn.execute(queries.DELETE_HISTORY, (session_id,))
     conn.execute(queries.DELETE_SESSION_LOGS, (session_id,))

@@ -5,7 +5,9 @@ messages by index), ``sessions`` (the latest checkpoint: a header over a prefix 
 and ``history`` (past headers, each over a prefix of a log). Nothing copies a transcript.
 ``approvals`` holds the pending approvals (their JSON), ``events`` the event logs
 (``session_id, seq → data``) and ``event_logs`` how many events each log keeps, so that
-pruning deletes just the oldest few instead of counting the log.
+pruning deletes just the oldest few instead of counting the log. ``requests`` holds each
+session's applied request records (``session_id, request_id → n, JSON``), numbered in the
+order first written.
 """
 
 # -- transactions ----------------------------------------------------------------------
@@ -190,6 +192,35 @@ SELECT (SELECT min(seq) FROM events WHERE session_id = :session_id),
 DELETE_EVENTS = "DELETE FROM events WHERE session_id = ?"
 
 DELETE_EVENT_LOG = "DELETE FROM event_logs WHERE session_id = ?"
+
+# -- applied request records (R74) -----------------------------------------------------
+# Of the sessions given as one JSON array of ids, the highest record number (NULL: none).
+SELECT_REQUEST_LAST = """
+SELECT j.value, (SELECT max(r.n) FROM requests r WHERE r.session_id = j.value)
+FROM json_each(?) j
+"""
+
+# Of the (session id, request id) pairs given as one JSON array of pairs, those stored.
+SELECT_REQUEST_NUMBERS = """
+SELECT r.session_id, r.request_id, r.n
+FROM json_each(?) j
+JOIN requests r
+  ON r.session_id = json_extract(j.value, '$[0]') AND r.request_id = json_extract(j.value, '$[1]')
+"""
+
+UPSERT_REQUEST = """
+INSERT INTO requests (session_id, request_id, n, body) VALUES (?, ?, ?, ?)
+ON CONFLICT (session_id, request_id) DO UPDATE SET n = excluded.n, body = excluded.body
+"""
+
+# The records numbered up to :floor, from the start of the (session_id, n) index.
+PRUNE_REQUESTS = "DELETE FROM requests WHERE session_id = :session_id AND n <= :floor"
+
+SELECT_REQUEST = "SELECT body FROM requests WHERE session_id = ? AND request_id = ?"
+
+SELECT_REQUESTS = "SELECT body FROM requests WHERE session_id = ? ORDER BY n"
+
+DELETE_REQUESTS = "DELETE FROM requests WHERE session_id = ?"
 
 # -- leases ---------------------------------------------------------------------------
 

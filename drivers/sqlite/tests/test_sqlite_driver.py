@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from luoshod.domain import EventPage, Status
+from luoshod.domain import AppliedRequest, EventPage, Status
 from luoshod.errors import StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
 from luoshod_sqlite import SqliteStore
@@ -133,6 +133,7 @@ def schema(conn: sqlite3.Connection) -> set[tuple[str, str]]:
 
 NEW_IN_2 = ("approvals", "events", "event_logs")
 NEW_IN_3 = ("leases",)
+NEW_IN_4 = ("requests",)  # and its index, dropped with it
 
 
 async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_leases(
@@ -149,7 +150,7 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_lease
     await store.delete("s2", keep_history=True)
     await store.close()
     with raw(db_path) as conn:
-        for table in NEW_IN_2 + NEW_IN_3:
+        for table in NEW_IN_2 + NEW_IN_3 + NEW_IN_4:
             conn.execute(f"DROP TABLE {table}")
         conn.execute("PRAGMA user_version = 1")
         old = schema(conn)
@@ -162,8 +163,8 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_lease
     await store.open()
     try:
         with raw(db_path) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
-            assert {name for name, _ in schema(conn) - old} >= set(NEW_IN_2 + NEW_IN_3)
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+            assert {name for name, _ in schema(conn) - old} >= set(NEW_IN_2 + NEW_IN_3 + NEW_IN_4)
         for w in writers[:2]:
             assert await store.load(w.session_id) == w.snapshots[-1]
         assert [e.checkpoint for e in await store.history("s2")] == writers[2].snapshots[:-4:-1]
@@ -179,6 +180,12 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_lease
         assert await store.read_events("s2", after_seq=0, limit=9) == EventPage(
             event_range(1, 1), 1, 1
         )
+        record = AppliedRequest("req-1", "0" * 32, "run-1", 1)
+        cp = await store.load("s1")
+        assert cp is not None
+        cp.version += 1
+        await store.save(cp, stored_messages=len(cp.messages), requests=[record])
+        assert await store.find_request("s1", "req-1") == record
     finally:
         await store.close()
     with raw(db_path) as conn:  # opening again migrates nothing more

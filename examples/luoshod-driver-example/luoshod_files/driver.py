@@ -7,9 +7,10 @@ declare (history, approvals, event logs, leases, several processes) it refuses, 
 conformance kit checks that too: the base class's methods raise ``NotImplementedError``,
 and a second process opening the directory gets a ``StoreError``.
 
-For brevity it rewrites a session's whole file on each save, so a save costs
-O(transcript); a production driver writes only ``checkpoint.messages[stored_messages:]``
-(see the SQLite and LMDB drivers of luoshod).
+For brevity it rewrites a session's whole file on each save, its applied request records
+(R74) included, so a save costs O(transcript); a production driver writes only
+``checkpoint.messages[stored_messages:]`` and the save's new records (see the SQLite and
+LMDB drivers of luoshod).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from luoshod.domain import (
+    DEFAULT_REQUEST_ID_LIMIT,
+    AppliedRequest,
     Approval,
     Checkpoint,
     Lease,
@@ -134,14 +137,17 @@ class FilesStore(Store):
         approval: Approval | None = None,
         claim: str | None = None,
         lease: Lease | None = None,
+        requests: Sequence[AppliedRequest] = (),
+        request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     ) -> None:
         if events or approval is not None or claim is not None or lease is not None:
             raise NotImplementedError("FilesStore keeps no event log, approvals or leases")
-        data = _encode(checkpoint)  # now: the caller may change the object once we return
+        header = checkpoint.header_dict()  # now: the caller may change it once we return
+        messages = [m.to_dict() for m in checkpoint.messages]
         sid = checkpoint.session_id
         async with self._write_lock:
-            stored = await self._io("save", self._read, sid)
-            stored_version = stored.version if stored else 0
+            stored = await self._io("save", self._read_doc, sid)
+            stored_version = stored["header"]["version"] if stored else 0
             if checkpoint.version != stored_version + 1:  # R7
                 raise LeaseLost(
                     f"session {sid!r} was saved by another writer",
@@ -149,7 +155,19 @@ class FilesStore(Store):
                     stored_version=stored_version,
                     version=checkpoint.version,
                 )
-            await self._io("save", self._write, sid, data)
+            # Request records by id, in the order first written (an update keeps its place).
+            records = {r["id"]: r for r in (stored or {}).get("requests", [])}
+            records.update((r.id, r.to_dict()) for r in requests)
+            kept = list(records.values())[max(0, len(records) - request_limit) :] if request_limit else []
+            await self._io("save", self._write, sid, _encode(header, messages, kept))
+
+    async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
+        found = [r for r in await self.requests(session_id) if r.id == request_id]
+        return found[0] if found else None
+
+    async def requests(self, session_id: str) -> list[AppliedRequest]:
+        doc = await self._io("requests", self._read_doc, session_id)
+        return [AppliedRequest.from_dict(r) for r in (doc or {}).get("requests", [])]
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         async with self._write_lock:
@@ -187,6 +205,7 @@ class FilesStore(Store):
         history: list[Checkpoint],
         approvals: list[Approval],
         events: list[StoredEvent],
+        requests: list[AppliedRequest],
     ) -> None:
         # Store.import_session has checked the import (and refused approvals and events,
         # which this driver does not declare); the history it keeps none of.
@@ -194,7 +213,12 @@ class FilesStore(Store):
             if latest is None:
                 await self._io("import_session", self._remove, session_id)
             else:
-                await self._io("import_session", self._write, session_id, _encode(latest))
+                data = _encode(
+                    latest.header_dict(),
+                    [m.to_dict() for m in latest.messages],
+                    [r.to_dict() for r in requests],
+                )
+                await self._io("import_session", self._write, session_id, data)
 
     # -- files ------------------------------------------------------------------------------
 
@@ -219,11 +243,21 @@ class FilesStore(Store):
         return sorted(bytes.fromhex(n.removesuffix(".json")).decode() for n in names)
 
     def _read(self, session_id: str) -> Checkpoint | None:
+        doc = self._read_doc(session_id)
+        if doc is None:
+            return None
+        messages = [Message.from_dict(m) for m in doc["messages"]]
+        return Checkpoint.from_header(doc["header"], messages)
+
+    def _read_doc(self, session_id: str) -> dict[str, Any] | None:
         try:
             data = self._file(session_id).read_bytes()
         except FileNotFoundError:
             return None
-        return _decode(data)
+        doc = json.loads(data)
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"a session file of format {doc.get('format')}, not {FORMAT}")
+        return doc  # type: ignore[no-any-return]
 
     def _write(self, session_id: str, data: bytes) -> None:
         target = self._file(session_id)
@@ -251,17 +285,6 @@ class FilesStore(Store):
             os.close(fd)
 
 
-def _encode(cp: Checkpoint) -> bytes:
-    doc = {
-        "format": FORMAT,
-        "header": cp.header_dict(),
-        "messages": [m.to_dict() for m in cp.messages],
-    }
+def _encode(header: dict[str, Any], messages: list[Any], requests: list[Any]) -> bytes:
+    doc = {"format": FORMAT, "header": header, "messages": messages, "requests": requests}
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _decode(data: bytes) -> Checkpoint:
-    doc = json.loads(data)
-    if doc.get("format") != FORMAT:
-        raise ValueError(f"a session file of format {doc.get('format')}, not {FORMAT}")
-    return Checkpoint.from_header(doc["header"], [Message.from_dict(m) for m in doc["messages"]])

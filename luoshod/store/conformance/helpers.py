@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from luoshod.domain import (
     AgentSpec,
+    AppliedRequest,
     Approval,
     Checkpoint,
     DriftPolicy,
@@ -67,6 +68,7 @@ def rich_checkpoint(session_id: str = "rich", *, version: int = 1) -> Checkpoint
         updated_at=1_700_000_000.25,
         version=version,
         last_seq=17,
+        run_requests=[AppliedRequest("req-open-é", "0" * 32, "run-42", 12)],
     )
 
 

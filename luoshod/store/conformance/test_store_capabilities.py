@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import pytest
 
 from luoshod.domain import (
+    AppliedRequest,
     Approval,
     Checkpoint,
     Lease,
@@ -110,8 +111,16 @@ class BareStore(Store):
         approval: Approval | None = None,
         claim: str | None = None,
         lease: Lease | None = None,
+        requests: Sequence[AppliedRequest] = (),
+        request_limit: int = 1000,
     ) -> None:
         pass
+
+    async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
+        return None
+
+    async def requests(self, session_id: str) -> list[AppliedRequest]:
+        return []
 
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
         return False
@@ -131,6 +140,7 @@ class BareStore(Store):
         history: list[Checkpoint],
         approvals: list[Approval],
         events: list[StoredEvent],
+        requests: list[AppliedRequest],
     ) -> None:
         pass
 

@@ -35,6 +35,8 @@ from enum import StrEnum
 from typing import ClassVar
 
 from ...domain import (
+    DEFAULT_REQUEST_ID_LIMIT,
+    AppliedRequest,
     Approval,
     Checkpoint,
     EventPage,
@@ -192,14 +194,18 @@ class Store(abc.ABC):
         approval: Approval | None = None,
         claim: str | None = None,
         lease: Lease | None = None,
+        requests: Sequence[AppliedRequest] = (),
+        request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     ) -> None:
         """Make ``checkpoint`` the session's latest checkpoint and append it to its history
         (keeping ``history_limit_for(checkpoint)`` entries), all in one transaction with:
 
-        - the history entry without ``checkpoint.request_ids``: only the latest checkpoint
-          keeps the applied request ids (R74 reads them there; a fork starts with none), so
-          history costs O(new messages) however many requests a session applied;
-
+        - ``requests``: the session's applied request records (R74) this save writes,
+          upserted by id: a new one is the session's newest; a stored one (whose run
+          ended since) is updated in place and keeps its place. Then the session keeps
+          its newest ``request_limit`` records, in the order they were first written
+          (0 keeps none). O(new records): a save never rewrites the others, and one
+          without ``requests`` touches none (:meth:`find_request`, :meth:`requests`);
         - ``events``: appended to the session's event log as :meth:`append_events` does
           (``EVENT_LOG``);
         - ``approval``: stored as a pending approval of the session (``APPROVALS``);
@@ -216,7 +222,8 @@ class Store(abc.ABC):
           checked: a holder whose lease ran out but was not taken over still writes.
           ``None`` writes unfenced (copies, and the first save of a forked session).
 
-        A refused save (``ApprovalNotFound``, ``LeaseLost``) writes none of the above and
+        A refused save (``ApprovalNotFound``, ``LeaseLost``) writes none of the above (no
+        request record either) and
         does not affect concurrent saves of other sessions.
 
         ``checkpoint.messages[:stored_messages]`` are guaranteed identical to the messages
@@ -235,9 +242,22 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
+        """The session's applied request record of id ``request_id`` (R74), as the last
+        save that wrote it left it, or ``None`` (never applied, fallen out of the newest
+        ``request_limit``, or the session deleted). Raises ``StoreError`` when the store
+        cannot be read."""
+
+    @abc.abstractmethod
+    async def requests(self, session_id: str) -> list[AppliedRequest]:
+        """Every applied request record the session keeps, oldest (first written) first;
+        ``[]`` for an unknown session. For ``luoshod store copy``, not the engine. Raises
+        ``StoreError`` when the store cannot be read."""
+
+    @abc.abstractmethod
     async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        """Delete the latest checkpoint and its pending approvals; its history and event
-        log too unless ``keep_history``.
+        """Delete the latest checkpoint, its pending approvals and its applied request
+        records; its history and event log too unless ``keep_history``.
 
         Returns ``False`` when there was no checkpoint (history kept by an earlier
         ``keep_history`` delete is still cleared unless ``keep_history``). Raises ``StoreError``.
@@ -419,14 +439,15 @@ class Store(abc.ABC):
         history: Sequence[HistoryEntry],
         approvals: Sequence[Approval] = (),
         events: Sequence[StoredEvent] = (),
+        requests: Sequence[AppliedRequest] = (),
     ) -> None:
         """Replace everything ``session_id`` holds (its checkpoint, history, pending
-        approvals and event log) by exactly ``latest``, ``history``, ``approvals`` and
-        ``events``.
+        approvals, event log and applied request records) by exactly ``latest``,
+        ``history``, ``approvals``, ``events`` and ``requests`` (oldest first, as
+        :meth:`requests` gives them; all of them are kept, in that order).
 
         ``history`` is oldest first (the reverse of :meth:`history`); each entry is written
-        verbatim (but for its ``request_ids``, which history entries do not keep), its
-        ``saved_at`` included, and only the newest ``history_limit`` are kept
+        verbatim, its ``saved_at`` included, and only the newest ``history_limit`` are kept
         (none by a driver without ``Capability.HISTORY``). ``latest`` ``None`` leaves the
         session with no checkpoint, as a ``keep_history`` delete does. Entries whose
         transcripts extend one another share a message log, as saves do.
@@ -442,19 +463,21 @@ class Store(abc.ABC):
         entry's ``step``, ``status`` or ``saved_at`` differ from its checkpoint's
         ``step_index``, ``status`` or ``updated_at``, a checkpoint or an approval is not of
         ``session_id``, approvals are given without ``latest`` or twice with one id, or
-        the events' seqs are not positive and increasing (:func:`check_import`);
+        the events' seqs are not positive and increasing, requests are given without
+        ``latest`` or twice with one id (:func:`check_import`);
         ``NotImplementedError`` when given approvals (events) without declaring
         ``Capability.APPROVALS`` (``EVENT_LOG``); ``StoreFull`` when the store has no
         room, ``StoreError`` for any other failure.
         """
-        check_import(self, session_id, latest, history, approvals, events)
+        check_import(self, session_id, latest, history, approvals, events, requests)
         limit = self.history_limit if latest is None else self.history_limit_for(latest)
         await self._import_session(
             session_id,
             latest,
-            newest([e.checkpoint.without_request_ids() for e in history], limit),
+            newest([e.checkpoint for e in history], limit),
             list(approvals),
             newest(events, self.event_log_limit),
+            list(requests),
         )
 
     @abc.abstractmethod
@@ -465,6 +488,7 @@ class Store(abc.ABC):
         history: list[Checkpoint],
         approvals: list[Approval],
         events: list[StoredEvent],
+        requests: list[AppliedRequest],
     ) -> None:
         """Hook of :meth:`import_session`, given what is kept of it, checked: the
         ``history`` checkpoints (oldest first) and ``events`` are already trimmed to the

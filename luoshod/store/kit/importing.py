@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from ...domain import Approval, Checkpoint, HistoryEntry, Message, StoredEvent
+from ...domain import AppliedRequest, Approval, Checkpoint, HistoryEntry, Message, StoredEvent
 
 if TYPE_CHECKING:
     from .base import Store
@@ -21,6 +21,7 @@ def check_import(
     history: Sequence[HistoryEntry],
     approvals: Sequence[Approval] = (),
     events: Sequence[StoredEvent] = (),
+    requests: Sequence[AppliedRequest] = (),
 ) -> None:
     """The checks of :meth:`Store.import_session` (``ValueError``, and
     ``NotImplementedError`` for what ``store`` does not declare), for every driver."""
@@ -32,6 +33,11 @@ def check_import(
         raise NotImplementedError(f"{type(store).__name__} keeps no event log")
     if approvals and latest is None:
         raise ValueError(f"pending approvals of {session_id!r} imported without a checkpoint")
+    if requests and latest is None:
+        raise ValueError(f"request records of {session_id!r} imported without a checkpoint")
+    request_ids = [r.id for r in requests]
+    if len(set(request_ids)) != len(request_ids):
+        raise ValueError(f"a request record of {session_id!r} is imported twice")
     ids = [a.approval_id for a in approvals]
     if len(set(ids)) != len(ids):
         raise ValueError(f"an approval of {session_id!r} is imported twice: {ids}")

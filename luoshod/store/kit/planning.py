@@ -19,7 +19,12 @@ batch before it:
 - each session's history is pruned to the limit of its last save;
 - a claimed approval is removed, a save's approval stored;
 - an event is appended when its seq is above the log's last (else it is already logged);
-  a log keeps its newest ``event_log_limit``.
+  a log keeps its newest ``event_log_limit``;
+- a save's applied request records are upserted by id: a stored one keeps its number, a
+  new one gets the session's next (numbers are dense, 1, 2, … in the order records were
+  first written), and the session keeps the newest ``request_limit``: the records
+  numbered up to ``last - request_limit`` go, found from the start of the number index,
+  O(records dropped).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ...domain import StoredEvent
+from ...domain import AppliedRequest, StoredEvent
 from . import codec
 from .groupcommit import Queued
 from .prepared import Prepared, PreparedEvents, PreparedSave, refusal
@@ -45,6 +50,10 @@ class Reads(NamedTuple):
     claims: list[str]
     #: Sessions given events: their event log (events kept, last seq).
     logged: list[str]
+    #: Sessions given request records: the highest record number they keep.
+    requested: list[str]
+    #: (session, request id) of the records upserted: their number, if stored.
+    request_keys: list[tuple[str, str]]
 
 
 def reads(batch: Sequence[Queued[Prepared]]) -> Reads:
@@ -56,6 +65,8 @@ def reads(batch: Sequence[Queued[Prepared]]) -> Reads:
         sorted({p.session_id for p in saves}),
         sorted({p.claim for p in saves if p.claim is not None}),
         sorted({p.session_id for p in writes if p.events}),
+        sorted({p.session_id for p in saves if p.requests}),
+        sorted({(p.session_id, r.id) for p in saves for r in p.requests}),
     )
 
 
@@ -80,6 +91,22 @@ class Stored:
     pending: dict[str, str] = field(default_factory=dict)
     #: Session → (events its log keeps, the last seq; 0 for none).
     event_logs: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Session → the highest number of its request records (absent: it keeps none).
+    request_last: dict[str, int] = field(default_factory=dict)
+    #: (session, request id) → the number of that stored record.
+    request_numbers: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class PlannedRequest:
+    """An applied request record to write (insert, or update in place when ``stored``)
+    under its number ``n``: ``body`` is its JSON."""
+
+    session_id: str
+    request_id: str
+    n: int
+    body: str
+    stored: bool
 
 
 @dataclass(slots=True, frozen=True)
@@ -118,6 +145,11 @@ class Plan:
     approvals: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     #: The event logs that change.
     events: list[PlannedEvents] = field(default_factory=list)
+    #: The request records to write, one per (session, id), in the order they are
+    #: numbered; written before the drops of ``request_floors``.
+    requests: list[PlannedRequest] = field(default_factory=list)
+    #: Session → the records numbered up to it are dropped (only when > 0).
+    request_floors: dict[str, int] = field(default_factory=dict)
 
 
 def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
@@ -127,6 +159,7 @@ def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
     heads = dict(stored.heads)
     pending = dict(stored.pending)
     logs = _EventLogs(stored.event_logs)
+    records = _Requests(stored)
     for item in batch:
         p = item.payload
         head = heads.get(p.session_id)
@@ -160,8 +193,35 @@ def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
             plan.approvals[p.approval.approval_id] = (sid, p.approval_body)
         if p.events:
             logs.add(sid, p.events, p.event_log_limit)
+        if p.requests:
+            records.add(sid, p.requests, p.request_bodies, p.request_limit)
     plan.events = logs.planned()
+    plan.requests = list(records.planned.values())
+    plan.request_floors = records.floors
     return plan
+
+
+class _Requests:
+    """The request records of a batch as it goes, numbered against what is stored."""
+
+    def __init__(self, stored: Stored) -> None:
+        self.last = dict(stored.request_last)
+        self.numbers = dict(stored.request_numbers)
+        self.stored = stored.request_numbers
+        self.planned: dict[tuple[str, str], PlannedRequest] = {}
+        self.floors: dict[str, int] = {}
+
+    def add(self, sid: str, records: Sequence[AppliedRequest], bodies: Sequence[str], limit: int) -> None:
+        for r, body in zip(records, bodies):
+            key = (sid, r.id)
+            n = self.numbers.get(key)
+            if n is None:
+                n = self.numbers[key] = self.last[sid] = self.last.get(sid, 0) + 1
+            self.planned.pop(key, None)  # the last write of a record wins, in its order
+            self.planned[key] = PlannedRequest(sid, key[1], n, body, key in self.stored)
+        floor = self.last.get(sid, 0) - limit
+        if floor > 0:
+            self.floors[sid] = max(floor, self.floors.get(sid, 0))
 
 
 class _EventLogs:

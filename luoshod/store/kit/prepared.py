@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...domain import Approval, Checkpoint, Lease, StoredEvent
+from ...domain import DEFAULT_REQUEST_ID_LIMIT, AppliedRequest, Approval, Checkpoint, Lease, StoredEvent
 from ...errors import ApprovalNotFound, LeaseLost
 from . import codec
 from .base import Store
@@ -20,9 +20,9 @@ from .leases import lease_lost
 class PreparedSave:
     """A save, encoded: the header and the bodies of ``messages[stored_messages:]``, with
     its events, the approval to store (and its JSON), the approval to claim and the lease
-    it is made under. ``history_header`` is the header its history entry keeps (without
-    the request ids, :meth:`~luoshod.domain.Checkpoint.without_request_ids`): the same
-    string as ``header`` when the checkpoint has none."""
+    it is made under, and the applied request records it upserts (``requests``, each
+    encoded as JSON in ``request_bodies``), keeping the session's newest
+    ``request_limit``."""
 
     checkpoint: Checkpoint
     stored_messages: int
@@ -35,7 +35,9 @@ class PreparedSave:
     approval_body: str = ""
     claim: str | None = None
     lease: Lease | None = None
-    history_header: str = ""
+    requests: tuple[AppliedRequest, ...] = ()
+    request_bodies: tuple[str, ...] = ()
+    request_limit: int = DEFAULT_REQUEST_ID_LIMIT
 
     @property
     def session_id(self) -> str:
@@ -65,13 +67,14 @@ def prepare(
     approval: Approval | None = None,
     claim: str | None = None,
     lease: Lease | None = None,
+    requests: Sequence[AppliedRequest] = (),
+    request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
 ) -> PreparedSave:
-    header = codec.encode_header(checkpoint)
     return PreparedSave(
         checkpoint,
         stored_messages,
         history_limit,
-        header,
+        codec.encode_header(checkpoint),
         [codec.encode_message(m) for m in checkpoint.messages[stored_messages:]],
         tuple(events),
         event_log_limit,
@@ -79,7 +82,9 @@ def prepare(
         codec.encode_json(approval.to_dict()) if approval is not None else "",
         claim,
         lease,
-        codec.encode_header(checkpoint.without_request_ids()) if checkpoint.request_ids else header,
+        tuple(requests),
+        tuple(codec.encode_json(r.to_dict()) for r in requests),
+        max(0, request_limit),
     )
 
 
@@ -160,6 +165,8 @@ class QueuedWrites(Store):
         approval: Approval | None = None,
         claim: str | None = None,
         lease: Lease | None = None,
+        requests: Sequence[AppliedRequest] = (),
+        request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     ) -> None:
         prepared = prepare(
             checkpoint,
@@ -170,6 +177,8 @@ class QueuedWrites(Store):
             approval=approval,
             claim=claim,
             lease=lease,
+            requests=requests,
+            request_limit=request_limit,
         )
         self._before_write("save", prepared)
         await self._saves.submit(prepared)
