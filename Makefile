@@ -84,6 +84,7 @@ bench: $(STAMP)
 	$(PY) bench/steps.py
 	$(PY) bench/store.py
 	$(PY) bench/cli_start.py
+	$(PY) bench/request_ids.py
 
 ## bench-store: the store drivers alone: fsync rate, saves/s, bytes on disk (docs/storage.md)
 bench-store: $(STAMP)
