@@ -286,3 +286,21 @@ def test_parse_duration() -> None:
     for bad in ("", "0s", "12", "1y", "1d 2h", "-1d"):
         with pytest.raises(ValueError):
             parse_duration(bad)
+
+
+def test_a_decision_retried_by_hand_with_its_request_id_is_applied_once(
+    daemon: Daemon, client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R74 from the people CLI: the same `approvals reject … --request-id --session` run
+    again (as a person does after a failure) replays the decided run instead of failing
+    or deciding twice; the same id with another note is refused."""
+    approval = paused(client, "ap-retry")
+    argv = ("approvals", "reject", approval, "--note", "no receipt", "--request-id", "rej-1", "--session", "ap-retry")
+    first = cli_json(daemon, capsys, *argv)
+    again = cli_json(daemon, capsys, *argv)
+    assert first["run_done"]["status"] == again["run_done"]["status"] == "CHECKPOINT_STATUS_FINISHED"
+    assert again["session_id"] == "ap-retry"
+    rejections = [m for m in client.get_session("ap-retry").messages if m.tool_call_id]
+    assert len(rejections) == 1 and json.loads(rejections[0].content)["note"] == "no receipt"
+    code, _, err = cli(daemon, capsys, *argv[:4], "other note", *argv[5:])
+    assert code == 1 and "REQUEST_ID_REUSED" in err, err

@@ -139,7 +139,15 @@ def approvals_list(d: Daemon, args: argparse.Namespace) -> int:
 def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
     """Resolve and follow the run until it needs the app (a ``tool.call``) or ends."""
     approved = args.decision == "approve"
-    call = d.stub.Resolve(pb.ResolveRequest(approval_id=args.approval_id, approved=approved, note=args.note or ""))
+    call = d.stub.Resolve(
+        pb.ResolveRequest(
+            approval_id=args.approval_id,
+            approved=approved,
+            note=args.note or "",
+            request_id=args.request_id or "",
+            session_id=args.session or "",
+        )
+    )
     session, waiting, done = "", None, None
     try:
         for response in call:
@@ -395,6 +403,11 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
                         f"luoshod approvals {decision} ap_0123 --note 'checked the invoice'")
             p.add_argument("approval_id")
             p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
+            p.add_argument("--request-id", metavar="ID",
+                           help="an idempotency key (R74): run the same command again with the same ID "
+                           "(and --session) after a failure and the decision is applied once")
+            p.add_argument("--session", help="the approval's session: lets a retry with --request-id be "
+                           "recognised once the first attempt took the decision")
             p.set_defaults(decision=decision)
     elif name == "prune":
         p = command(sub, name, prune, help,

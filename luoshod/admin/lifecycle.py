@@ -96,7 +96,7 @@ def cancel(d: Any, args: argparse.Namespace) -> int:
 
 def resume(d: Any, args: argparse.Namespace) -> int:
     cp = d.client.get_session(args.session_id)
-    request = pb.ResumeRequest(session_id=args.session_id)
+    request = pb.ResumeRequest(session_id=args.session_id, request_id=args.request_id or "")
     if args.tool_timeout is not None:
         # The saved agent with a shorter tool timeout: the same fingerprint (the timeout is
         # not part of it), so no drift.
@@ -179,8 +179,12 @@ def add_sessions_commands(ss: Any, command: Any, duration: Any) -> None:
     p.add_argument("session_id")
     p = command(ss, "resume", resume,
                 "finish an interrupted run with its saved agent; stops when the run waits on the app's tools",
-                "luoshod sessions resume trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s")
+                "luoshod sessions resume trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s\n"
+                "  luoshod sessions resume trip-1 --request-id fix-1   # again after a failure: applied once")
     p.add_argument("session_id")
+    p.add_argument("--request-id", metavar="ID",
+                   help="an idempotency key (R74): the same command run again with the same ID after a "
+                   "failure resumes or replays that run instead of starting another")
     p.add_argument("--tool-timeout", type=duration, metavar="DURATION",
                    help="go on past the app's tool calls: each one unanswered after DURATION (5s, 1m) "
                    "is recorded as a timeout error result the model reads")
