@@ -33,7 +33,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, RetryPolicy, channel_options, new_request_id
+from ._retry import NO_RETRY, Delivered, RetryPolicy, channel_options, new_request_id
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -42,7 +42,7 @@ __all__ = ["AsyncClient", "AsyncRun", "AsyncWatch"]
 _StreamCall = Any  # grpc.aio.UnaryStreamCall of Execute/Resume/Resolve/WatchResponse
 
 
-class AsyncRun:
+class AsyncRun(Delivered):
     """One run's event stream: ``async for event in run`` and/or ``result = await run``.
 
     ``session_id`` is the run's session; for a ``resolve`` run it is "" until the first
@@ -153,18 +153,10 @@ class AsyncRun:
                             async for response in call:
                                 got += 1
                                 event = response.event
-                                if 0 < event.seq <= self._seen:
+                                if not self._take(event):
                                     continue  # delivered by an earlier attempt
-                                self._seen = max(self._seen, event.seq)
                                 fruitless = 0  # a new event: the run moves
-                                self._events.append(event)
-                                if not self.session_id:  # a Resolve run learns its session here
-                                    self.session_id = event.session_id
-                                if (
-                                    event.type == "tool.call"
-                                    and event.HasField("tool_call")
-                                    and not event.replayed  # already has its result
-                                ):
+                                if self._asks_for_a_tool(event):
                                     self._spawn(event)
                                 yield event
                         except asyncio.CancelledError:

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import grpc
 
+from luosho.v1 import agent_pb2
 from ._errors import LuoshoError
 
-__all__ = ["NO_RETRY", "RetryPolicy", "channel_options", "new_request_id"]
+__all__ = ["NO_RETRY", "Delivered", "RetryPolicy", "channel_options", "new_request_id"]
 
 # Failures of the connection itself rather than answers of the daemon (which always
 # carry an ErrorInfo reason): before any event they mean the request may not have arrived.
@@ -95,3 +96,28 @@ def new_request_id() -> str:
     rand = int.from_bytes(os.urandom(10), "big")
     value = ms << 80 | 0x7 << 76 | (rand >> 62 & 0xFFF) << 64 | 0b10 << 62 | rand & (1 << 62) - 1
     return str(uuid.UUID(int=value))
+
+
+class Delivered:
+    """What a run's attempts delivered, for :class:`~luosho.client.Run` and
+    :class:`~luosho.client.AsyncRun` alike: the events in order and the highest seq, so a
+    retried stream's events already delivered by an earlier attempt are skipped."""
+
+    session_id: str
+    _events: list[agent_pb2.Event]
+    _seen: int
+
+    def _take(self, event: agent_pb2.Event) -> bool:
+        """Record ``event``; ``False`` when an earlier attempt delivered it already."""
+        if 0 < event.seq <= self._seen:
+            return False
+        self._seen = max(self._seen, event.seq)
+        self._events.append(event)
+        if not self.session_id:  # a Resolve run learns its session here
+            self.session_id = event.session_id
+        return True
+
+    @staticmethod
+    def _asks_for_a_tool(event: agent_pb2.Event) -> bool:
+        """A ``tool.call`` to answer: a replayed one already has its result."""
+        return event.type == "tool.call" and event.HasField("tool_call") and not event.replayed

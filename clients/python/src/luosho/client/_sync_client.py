@@ -36,7 +36,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, RetryPolicy, channel_options, new_request_id
+from ._retry import NO_RETRY, Delivered, RetryPolicy, channel_options, new_request_id
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -45,7 +45,7 @@ __all__ = ["Client", "Run", "Watch"]
 _StreamCall = Any  # grpc's _MultiThreadedRendezvous: an iterator and a grpc.Call
 
 
-class Run:
+class Run(Delivered):
     """One run's event stream: ``for event in run`` and/or ``result = run.result()``.
 
     The blocking twin of ``AsyncRun``: the RPC starts on first iteration; each
@@ -142,18 +142,10 @@ class Run:
                             for response in call:
                                 got += 1
                                 event = response.event
-                                if 0 < event.seq <= self._seen:
+                                if not self._take(event):
                                     continue  # delivered by an earlier attempt
-                                self._seen = max(self._seen, event.seq)
                                 fruitless = 0  # a new event: the run moves
-                                self._events.append(event)
-                                if not self.session_id:  # a Resolve run learns its session here
-                                    self.session_id = event.session_id
-                                if (
-                                    event.type == "tool.call"
-                                    and event.HasField("tool_call")
-                                    and not event.replayed  # already has its result
-                                ):
+                                if self._asks_for_a_tool(event):
                                     self._spawn(event)
                                 yield event
                         except grpc.RpcError:
