@@ -33,7 +33,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, Delivered, RetryPolicy, channel_options, new_request_id
+from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -422,16 +422,8 @@ class AsyncClient:
         *,
         empty_means_finished: bool = False,
     ) -> AsyncRun:
-        method = getattr(self._stub, rpc)
-        if not request.request_id:
-            request.request_id = new_request_id()
         run: AsyncRun
-
-        def start() -> _StreamCall:
-            if rpc == "Resolve" and not request.session_id and run.session_id:
-                request.session_id = run.session_id  # learnt from an earlier attempt's events
-            return method(request, metadata=self._metadata)
-
+        start = attempt_starter(getattr(self._stub, rpc), request, self._metadata, lambda: run.session_id)
         run = AsyncRun(
             session_id,
             start,

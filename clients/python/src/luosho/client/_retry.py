@@ -15,14 +15,17 @@ import os
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
 from luosho.v1 import agent_pb2
+
 from ._errors import LuoshoError
 
-__all__ = ["NO_RETRY", "Delivered", "RetryPolicy", "channel_options", "new_request_id"]
+__all__ = ["NO_RETRY", "Delivered", "RetryPolicy", "attempt_starter", "channel_options", "new_request_id"]
 
 # Failures of the connection itself rather than answers of the daemon (which always
 # carry an ErrorInfo reason): before any event they mean the request may not have arrived.
@@ -121,3 +124,22 @@ class Delivered:
     def _asks_for_a_tool(event: agent_pb2.Event) -> bool:
         """A ``tool.call`` to answer: a replayed one already has its result."""
         return event.type == "tool.call" and event.HasField("tool_call") and not event.replayed
+
+
+def attempt_starter(
+    method: Callable[..., Any], request: Any, metadata: Any, learnt_session: Callable[[], str]
+) -> Callable[[], Any]:
+    """What starts one attempt of a run, for the blocking and the async client alike: the
+    same request every time, with a request id (a UUIDv7 unless the caller gave one); a
+    Resolve sent without its session takes the one an earlier attempt's events named, so
+    the daemon recognises the retry once the first attempt claimed the approval."""
+    if not request.request_id:
+        request.request_id = new_request_id()
+    resolve = isinstance(request, agent_pb2.ResolveRequest)
+
+    def start() -> Any:
+        if resolve and not request.session_id:
+            request.session_id = learnt_session()
+        return method(request, metadata=metadata)
+
+    return start

@@ -36,7 +36,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, Delivered, RetryPolicy, channel_options, new_request_id
+from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -401,16 +401,8 @@ class Client:
         *,
         empty_means_finished: bool = False,
     ) -> Run:
-        method = getattr(self._stub, rpc)
-        if not request.request_id:
-            request.request_id = new_request_id()
         run: Run
-
-        def start() -> _StreamCall:
-            if rpc == "Resolve" and not request.session_id and run.session_id:
-                request.session_id = run.session_id  # learnt from an earlier attempt's events
-            return method(request, metadata=self._metadata)
-
+        start = attempt_starter(getattr(self._stub, rpc), request, self._metadata, lambda: run.session_id)
         run = Run(
             session_id,
             start,
