@@ -2,9 +2,9 @@
 at once with one line naming the cause and the fix (``ConfigError``, exit status 2)
 instead of a traceback, or worse, a daemon that serves an empty store somewhere else.
 
-- :func:`check_store_location`: a file-backed store's place on disk. A SQLite file's
-  directory must exist (the driver would create it, and a typo in the path would then
-  serve a new, empty store); no part of the path may be a file.
+- :func:`check_store_location`: the store's place, as its driver judges it (a SQLite
+  file's directory must exist, else a typo in the path would serve a new, empty store; no
+  part of a file-backed store's path may be a file).
 - :func:`open_store`: opening the store, its library's complaints (psycopg's pool warns
   once per failed connection) held back and the last one told as the cause.
 """
@@ -17,41 +17,24 @@ from urllib.parse import quote, unquote, urlsplit
 
 from ..config import ConfigError, redact_url
 from ..errors import StoreError
-from ..store import Store
+from ..store import Store, store_from_url
 
-#: Schemes whose URL path is a file (its directory must exist) or a directory (the
-#: driver makes it, and its parents).
-FILE_STORES = frozenset({"sqlite"})
-DIRECTORY_STORES = frozenset({"lmdb"})
-
-
-def store_path(url: str) -> Path | None:
-    """The path of a file-backed store URL, absolute; ``None`` for other stores."""
-    parts = urlsplit(url)
-    if parts.scheme not in FILE_STORES | DIRECTORY_STORES or not parts.path:
-        return None
-    path = unquote(parts.path)
-    if path.startswith("//"):  # sqlite:////abs/x.db; POSIX keeps a leading "//" apart
-        path = "/" + path.lstrip("/")
-    return Path(path).absolute()
+#: Schemes whose URL path is a file or directory on this host (for absolute_store_url).
+FILE_BACKED = frozenset({"sqlite", "lmdb"})
 
 
 def check_store_location(url: str) -> None:
-    """Raises ``ConfigError`` when the store of ``url`` cannot be where it says."""
-    path = store_path(url)
-    if path is None:
+    """Raises ``ConfigError`` when the store of ``url`` cannot be where it says: the driver
+    knows its own URL, so it answers (:meth:`~luoshod.store.Store.check_location`); a bad
+    URL is left to the start, which names it."""
+    try:
+        store = store_from_url(url)
+    except ValueError:
         return
-    for parent in reversed(path.parents):
-        if parent.exists() and not parent.is_dir():
-            raise ConfigError(
-                f"store: {parent} is a file, not a directory, so {path} cannot be created; "
-                "choose a --store path under a directory"
-            )
-    if urlsplit(url).scheme in FILE_STORES and not path.parent.is_dir():
-        raise ConfigError(
-            f"store: the directory {path.parent} does not exist; create it "
-            f"(mkdir -p {path.parent}) or choose another --store path"
-        )
+    try:
+        store.check_location()
+    except ValueError as e:
+        raise ConfigError(f"store: {e}") from None
 
 
 class _HeldBack(logging.Filter):
@@ -102,7 +85,7 @@ def absolute_store_url(url: str) -> str:
     """``url`` with a relative file path made absolute against the working directory, so
     the daemon names (and keeps) the same store whichever folder it is started from."""
     parts = urlsplit(url)
-    if parts.scheme not in FILE_STORES | DIRECTORY_STORES or parts.netloc or not parts.path:
+    if parts.scheme not in FILE_BACKED or parts.netloc or not parts.path:
         return url
     if parts.path.startswith("/"):
         return url
@@ -110,4 +93,4 @@ def absolute_store_url(url: str) -> str:
     return f"{parts.scheme}://{quote(str(path))}" + (f"?{parts.query}" if parts.query else "")
 
 
-__all__ = ["absolute_store_url", "check_store_location", "open_store", "store_path"]
+__all__ = ["absolute_store_url", "check_store_location", "open_store"]

@@ -26,7 +26,7 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import StoreError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, file_in_the_way, local_path
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
 from . import environment, layout, ops
@@ -93,7 +93,7 @@ class LmdbStore(QueuedWrites):
             raise ValueError(
                 f"need 0 < map_size <= max_map_size, got {map_size} and {max_map_size}"
             )
-        self.path = Path(path).absolute()
+        self.path = local_path(path)
         self.map_size = map_size
         self.max_map_size = max_map_size
         self._env: Environment | None = None
@@ -106,6 +106,9 @@ class LmdbStore(QueuedWrites):
 
     def exists(self) -> bool:
         return (self.path / "data.mdb").is_file()
+
+    def check_location(self) -> None:
+        file_in_the_way(self.path)
 
     def disk_bytes(self) -> int:
         """``data.mdb`` (the lock file holds no data)."""

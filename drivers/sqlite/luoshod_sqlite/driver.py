@@ -24,7 +24,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, file_in_the_way, local_path
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
 from . import ops
@@ -85,7 +85,7 @@ class SqliteStore(QueuedWrites):
         super().__init__(history_limit=history_limit)
         if str(path) in ("", ":memory:"):
             raise ValueError(f"SqliteStore needs a file path, got {str(path)!r}")
-        self.path = Path(path).absolute()
+        self.path = local_path(path)
         self.busy_timeout = busy_timeout
         self._thread = DatabaseThread("luoshod-sqlite")
         self._saves: GroupCommit[PreparedSave | PreparedEvents] = GroupCommit(
@@ -99,6 +99,16 @@ class SqliteStore(QueuedWrites):
 
     def exists(self) -> bool:
         return self.path.is_file()
+
+    def check_location(self) -> None:
+        """The file's directory must exist: open would create it, so a mistyped path would
+        serve a new, empty store."""
+        file_in_the_way(self.path)
+        if not self.path.parent.is_dir():
+            raise ValueError(
+                f"the directory {self.path.parent} does not exist; create it "
+                f"(mkdir -p {self.path.parent}) or choose another --store path"
+            )
 
     def disk_bytes(self) -> int:
         """The database file with its ``-wal`` and ``-shm`` files."""

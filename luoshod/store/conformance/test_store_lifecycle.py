@@ -58,3 +58,17 @@ async def test_a_durable_store_used_after_close_is_a_store_error(backend: Backen
         await store.delete("s")
     reopened = await backend.open()
     assert await reopened.load("s") == w.snapshots[-1]  # the refused calls changed nothing
+
+
+async def test_check_location_creates_nothing_and_passes_where_open_works(backend: Backend) -> None:
+    """``check_location`` (asked by ``luoshod serve`` before it serves) opens and creates
+    nothing, whatever it answers (a driver may refuse a directory its open would create),
+    and does not refuse a store that is open where its URL says."""
+    before = sorted(backend.directory.rglob("*"))
+    try:
+        backend.build().check_location()
+    except ValueError:
+        pass
+    assert sorted(backend.directory.rglob("*")) == before
+    store = await backend.open()
+    store.check_location()

@@ -7,6 +7,7 @@
 - :mod:`.paging`: page requests, pages and page tokens;
 - :mod:`.importing`: the checks and trimming of ``import_session``;
 - :mod:`.events`: seqs within 64 bits;
+- :mod:`.files`: checks of drivers that keep their data in files;
 - :mod:`.codec`, the on-disk encoding of checkpoints and messages, with its format version;
 - :mod:`.groupcommit`, many sessions' saves in one transaction and one sync;
 - :mod:`.prepared`, writes encoded before they are queued, and :mod:`.planning`, the pure
@@ -28,11 +29,14 @@ from .base import (
     Store,
 )
 from .events import MAX_SEQ, clamp_seq
+from .files import file_in_the_way, local_path
 from .importing import check_import, extends, newest
 from .leases import check_ttl, lease_busy, lease_lost
 from .paging import decode_page_token, encode_page_token, page_of, page_start
 
 __all__ = [
+    "file_in_the_way",
+    "local_path",
     "CONTRACT_VERSION",
     "DEFAULT_EVENT_LOG_LIMIT",
     "DEFAULT_HISTORY_LIMIT",

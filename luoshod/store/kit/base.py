@@ -151,6 +151,13 @@ class Store(abc.ABC):
     async def _open(self) -> None:
         """Hook of :meth:`open`, called once per opening; by default nothing."""
 
+    def check_location(self) -> None:
+        """Before a daemon serves from this store: raise ``ValueError`` naming the cause and
+        the fix when the store cannot be where its URL says — a path under a file, or (for a
+        store its driver would create on open) a parent that does not exist, where a typo
+        would otherwise serve a new, empty store somewhere else. Opens and creates nothing;
+        nothing to check by default."""
+
     def exists(self) -> bool:
         """Whether the store already holds data to open (without opening or creating it):
         ``luoshod store copy`` refuses a source that does not, rather than create an empty
