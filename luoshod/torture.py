@@ -131,61 +131,172 @@ def tool_result(call_id: str, arguments_json: str) -> str:
     return json.dumps({"sum": args.get("a", 0) + args.get("b", 0), "call": call_id})
 
 
+def zygote_main(store: str) -> None:
+    """The fork server (``--cold-start`` turns it off): a process that imports what ``luoshod
+    serve`` imports (the daemon, its settings, the store's driver) once, starts nothing
+    (no thread, no event loop, no gRPC object), and then, for each line on stdin (JSON: the
+    serve arguments and the two output files), forks a child that runs ``luoshod serve``
+    and writes back its pid. The import is nearly all of a daemon's start-up
+    (``bench/cli_start.py``); a forked child listens in ~50 ms instead of ~0.9 s. Each
+    child is a daemon process of its own, killed with a real ``kill -9`` (or ``SIGSTOP``)
+    by its pid, as one started by hand would be."""
+    from luoshod import cli, settings  # noqa: F401
+    from luoshod.server import app, preflight  # noqa: F401
+    from luoshod.store import driver_for
+
+    driver_for(store)
+    _die_with_parent()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
+    print("ready", flush=True)
+    for line in sys.stdin:
+        req = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.setsid()
+                _die_with_parent()  # with the fork server, which dies with torture
+                null = os.open(os.devnull, os.O_RDONLY)
+                out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                for fd, to in ((null, 0), (out, 1), (err, 2)):
+                    os.dup2(fd, to)
+                    os.close(fd)
+                sys.stdin = open(0)  # noqa: SIM115
+                sys.stdout = open(1, "w", buffering=1)  # noqa: SIM115
+                sys.stderr = open(2, "w", buffering=1)  # noqa: SIM115
+                code = cli.main(req["args"])
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            finally:
+                os._exit(code)
+        print(pid, flush=True)
+
+
+class Zygote:
+    """Torture's end of :func:`zygote_main`."""
+
+    def __init__(self, store: str, work: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", f"from luoshod.torture import zygote_main; zygote_main({store!r})"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=(work / "fork-server.err").open("wb"),
+            text=True, start_new_session=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            self.proc.kill()
+            raise RuntimeError(f"the fork server did not start: {(work / 'fork-server.err').read_text()[-2000:]}")
+
+    def spawn(self, args: list[str], out: Path, err: Path) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"args": args, "out": str(out), "err": str(err)}) + "\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+class Process:
+    """A daemon process by its pid: a child of this command, or of the fork server."""
+
+    def __init__(self, pid: int, popen: subprocess.Popen[bytes] | None = None) -> None:
+        self.pid, self.popen = pid, popen
+
+    def poll(self) -> bool:
+        """Whether it still runs (a stopped process runs)."""
+        if self.popen is not None:
+            return self.popen.poll() is None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        """``kill -9``, and wait until it is gone."""
+        self.signal(signal.SIGKILL)
+        if self.popen is not None:
+            self.popen.wait(10)
+            return
+        deadline = time.monotonic() + 10
+        while self.poll() and time.monotonic() < deadline:
+            time.sleep(0.002)
+
+
 class Daemon:
     """One ``luoshod serve`` process, its output in files of the work directory."""
 
-    def __init__(self, name: str, store: str, work: Path, lease_ttl: float) -> None:
+    def __init__(self, name: str, store: str, work: Path, lease_ttl: float, zygote: Zygote | None) -> None:
         self.name, self.store, self.work, self.lease_ttl = name, store, work, lease_ttl
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.zygote = zygote
+        self.proc: Process | None = None
         self.address = ""
         self.stopped = False
         self.starts = 0
+        self.startup_s = 0.0  # waiting for a daemon to listen, all starts
 
-    def start(self) -> None:
-        self.starts += 1
-        out = self.work / f"{self.name}-{self.starts}.out"
-        err = self.work / f"{self.name}-{self.starts}.err"
-        args = [
-            sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0",
+    def serve_args(self) -> list[str]:
+        return [
+            "serve", "--listen", "127.0.0.1:0",
             "--store", self.store, "--scripted-call-log", str(self.work / "model-calls.jsonl"),
             # A stable owner: a restarted daemon takes back at once its killed self's leases.
             "--lease-owner", f"torture-{self.name}",
             "--lease-ttl", f"{self.lease_ttl:g}", "--lease-renew", f"{self.lease_ttl / 4:g}",
         ]
-        with out.open("wb") as o, err.open("wb") as e:
-            self.proc = subprocess.Popen(
-                args, stdout=o, stderr=e, start_new_session=True, preexec_fn=_die_with_parent
-            )
+
+    def start(self) -> None:
+        began = time.monotonic()
+        self.starts += 1
+        out = self.work / f"{self.name}-{self.starts}.out"
+        err = self.work / f"{self.name}-{self.starts}.err"
+        if self.zygote is not None:
+            self.proc = Process(self.zygote.spawn(self.serve_args(), out, err))
+        else:
+            with out.open("wb") as o, err.open("wb") as e:
+                popen = subprocess.Popen(
+                    [sys.executable, "-m", "luoshod", *self.serve_args()], stdout=o, stderr=e,
+                    start_new_session=True, preexec_fn=_die_with_parent,
+                )
+            self.proc = Process(popen.pid, popen)
         deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            line = out.read_text().partition("\n")[0] if out.exists() else ""
-            if line.startswith("luoshod listening on "):
-                self.address = line.removeprefix("luoshod listening on ").split(",")[0].strip()
-                self.stopped = False
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
+        try:
+            while time.monotonic() < deadline:
+                line = out.read_text().partition("\n")[0] if out.exists() else ""
+                if line.startswith("luoshod listening on "):
+                    self.address = line.removeprefix("luoshod listening on ").split(",")[0].strip()
+                    self.stopped = False
+                    return
+                if not self.proc.poll():
+                    break
+                time.sleep(0.005)
+        finally:
+            self.startup_s += time.monotonic() - began
         self.kill()
         raise RuntimeError(f"daemon {self.name} did not start: {err.read_text()[-2000:]}")
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self.proc is not None and self.proc.poll()
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
+        if self.proc is not None:
+            self.proc.kill()
 
     def freeze(self) -> None:
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGSTOP)
+        self.proc.signal(signal.SIGSTOP)
         self.stopped = True
 
     def thaw(self) -> None:
         if self.proc is not None and self.stopped:
-            self.proc.send_signal(signal.SIGCONT)
+            self.proc.signal(signal.SIGCONT)
             self.stopped = False
 
 
@@ -208,13 +319,15 @@ class Torture:
         self.work = work
         self.multi = multi and opts.daemons > 1
         n = 2 if self.multi else 1
-        self.daemons = [Daemon("ab"[i], opts.store, work, opts.lease_ttl) for i in range(n)]
+        self.zygote: Zygote | None = None
+        self.daemons = [Daemon("ab"[i], opts.store, work, opts.lease_ttl, None) for i in range(n)]
         self.sessions: list[Session] = []
         self.violations: list[Violation] = []
         self._reported: set[tuple[str, str, str]] = set()
         self.boundaries: Counter[str] = Counter()
         self.kills: Counter[str] = Counter()
         self.stats: Counter[str] = Counter()
+        self.phases: Counter[str] = Counter()  # where a run's time went, in seconds
         self.cycle = 0
         self.last_strike = ""
         self.call_log_offset = 0
@@ -224,16 +337,22 @@ class Torture:
 
     async def run(self) -> int:
         started = time.monotonic()
-        for d in self.daemons:
-            d.start()
+        if not self.o.cold_start:
+            self.zygote = Zygote(self.o.store, self.work)
+            for d in self.daemons:
+                d.zygote = self.zygote
         try:
+            for d in self.daemons:
+                d.start()
             while self.cycle < self.o.cycles:
                 if self.o.time_limit and time.monotonic() - started > self.o.time_limit:
                     self.stats["stopped by --time-limit"] = 1
                     break
                 self.cycle += 1
                 await self.one_cycle()
+                began = time.monotonic()
                 await self.check()
+                self.phases["checking the store"] += time.monotonic() - began
                 if not self.o.quiet:
                     print(f"cycle {self.cycle}/{self.o.cycles}: {self.last_strike}; "
                           f"{len(self.violations)} violation(s)", file=sys.stderr, flush=True)
@@ -244,7 +363,10 @@ class Torture:
             for d in self.daemons:
                 d.thaw()
                 d.kill()
+            if self.zygote is not None:
+                self.zygote.close()
         self.stats["seconds"] = round(time.monotonic() - started)
+        self.phases["waiting for daemons to listen"] = sum(d.startup_s for d in self.daemons)
         return 1 if self.violations else 0
 
     def plan(self) -> Plan:
@@ -286,6 +408,7 @@ class Torture:
                         t.cancel()
 
         channels = {d.name: grpc.aio.insecure_channel(d.address) for d in self.daemons}
+        began = time.monotonic()
         try:
             tasks = []
             for s in live:
@@ -298,12 +421,15 @@ class Torture:
         finally:
             for c in channels.values():
                 await c.close()
+            self.phases["running sessions until the kill"] += time.monotonic() - began
         if not fired.is_set():  # everything finished first: the kill lands between runs
             self.boundaries["after every run ended"] += 1
             self.strike(victim, plan.how, "after every run ended")
         self.check_model_calls(known)
         if victim.stopped:
+            began = time.monotonic()
             await self.take_over(live, victim)
+            self.phases["takeovers (lease TTL waits included)"] += time.monotonic() - began
         for d in self.daemons:
             if not d.alive:
                 d.start()
@@ -597,6 +723,7 @@ class Torture:
             "sessions": len(self.sessions),
             "sessions_finished": sum(1 for s in self.sessions if s.finished),
             "stats": dict(self.stats),
+            "seconds_spent": {k: round(v, 1) for k, v in self.phases.items()},
             "violations": [v.as_dict() for v in self.violations],
         }
 
@@ -622,6 +749,8 @@ def render(r: dict[str, Any], argv: list[str]) -> str:
         f"sessions    {r['sessions']} ({r['sessions_finished']} finished)",
     ]
     lines += [f"            {k}: {v}" for k, v in sorted(r["stats"].items())]
+    if r.get("seconds_spent"):
+        lines.append("time        " + ", ".join(f"{k} {v} s" for k, v in r["seconds_spent"].items()))
     lines.append(f"violations  {len(r['violations'])}")
     shown = sorted(r["violations"], key=lambda v: "lost save" not in v["message"])[:SHOWN]
     for v in shown:
@@ -646,6 +775,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lease-ttl", type=float, default=1.0, help="the daemons' lease TTL in seconds (default 1)")
     p.add_argument("--time-limit", type=float, default=0, help="stop starting cycles after this many seconds")
     p.add_argument("--stop-on-violation", action="store_true", help="stop at the first cycle with a violation")
+    p.add_argument("--cold-start", action="store_true",
+                   help="start each daemon as `python -m luoshod serve` (~1 s) instead of forking it from a "
+                   "process that imported luoshod once (~50 ms); the kills are the same")
     p.add_argument("--quiet", action="store_true", help="no progress line per cycle on stderr")
     p.add_argument("--report", type=Path, help="also write the report as JSON to this file")
     p.add_argument("--work-dir", type=Path, help="the daemons' logs and call log (default: a temporary directory, removed)")
