@@ -55,10 +55,14 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc  # noqa: E402
 
 #: Where the client kills: right after it sees one of these (``accepted``: a
 #: ``SubmitToolResult`` answered ``ACCEPTED``).
-BOUNDARIES = ("run.start", "step.start", "model.turn", "tool.call", "accepted", "tool.result", "run.done")
+BOUNDARIES = ("run.start", "step.start", "model.turn", "tool.call", "accepted", "tool.result", "run.done",
+              "approval.requested", "resolved")
 #: How many of each a session's run sees at most (the script: 4 steps of 2 calls, then text).
-PER_RUN = {"run.start": 1, "run.done": 1, "step.start": 5, "model.turn": 5}
+PER_RUN = {"run.start": 1, "run.done": 1, "step.start": 5, "model.turn": 5, "approval.requested": 1, "resolved": 1}
 TOOL_STEPS = 4
+#: The step whose turn is ``[pay (needs approval), add]``: the run pauses on ``pay`` with
+#: ``add`` remaining (R27, R28) until the client resolves it.
+GATED_STEP = 1
 START_TIMEOUT_S = 30.0
 #: Violations printed (lost saves first); the JSON report has them all.
 SHOWN = 20
@@ -100,6 +104,7 @@ class Session:
     accepted: dict[str, str] = field(default_factory=dict)  # call id -> result ACCEPTED
     accepted_in: dict[str, int] = field(default_factory=dict)  # call id -> cycle
     ran: dict[str, str] = field(default_factory=dict)  # call id -> result (ran, maybe not saved)
+    names: dict[str, str] = field(default_factory=dict)  # call id -> tool name
     seen: dict[int, str] = field(default_factory=dict)  # seq -> type, every event received
     trail: list[str] = field(default_factory=list)  # "cycle:seq:type" for reproductions
     durable_turns: int = 0  # assistant turns known to be saved (R22)
@@ -109,18 +114,30 @@ class Session:
     pending: list[str] = field(default_factory=list)  # calls of the last turn without result
     finished: bool = False
     settled: bool = False  # finished, and checked so since: rechecked only at the end
+    # Approvals (R27-R33): the gated call -> its approval; the approval pending in the store
+    # (or announced by approval.requested); the decisions sent for an approval; the one
+    # known recorded (a Resolve stream delivered run.start, which comes after the save
+    # that claims the approval); the decided approvals a second Resolve was tried on.
+    gated: dict[str, str] = field(default_factory=dict)
+    awaiting: str = ""
+    sent: dict[str, set[bool]] = field(default_factory=dict)
+    decided: dict[str, bool] = field(default_factory=dict)
+    decided_in: dict[str, int] = field(default_factory=dict)
+    retried: set[str] = field(default_factory=set)
 
 
 def spec_for(concurrency: int) -> pb.AgentSpec:
     script: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "add", "arguments": {"a": k, "b": j}} for j in range(2)]}
+        {"tool_calls": [{"name": "pay" if k == GATED_STEP and j == 0 else "add", "arguments": {"a": k, "b": j}}
+                        for j in range(2)]}
         for k in range(TOOL_STEPS)
     ]
     script.append({"text": "done"})
     return pb.AgentSpec(
         model="scripted:torture",
         instructions="Add the numbers.",
-        tools=[pb.ToolSpec(name="add", input_schema_json='{"type": "object"}')],
+        tools=[pb.ToolSpec(name="add", input_schema_json='{"type": "object"}'),
+               pb.ToolSpec(name="pay", input_schema_json='{"type": "object"}', needs_approval=True)],
         model_settings_json=json.dumps({"script": script}),
         tool_concurrency=concurrency,
     )
@@ -498,38 +515,111 @@ class Torture:
     # -- one session's client --------------------------------------------------------------
 
     async def drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> None:  # type: ignore[no-untyped-def]
-        """Run (or resume) one session until it ends or its daemon dies."""
+        """Run (or resume) one session until it ends or its daemon dies; a run paused on
+        an approval is resolved, and the resolved run driven on."""
+        for attempt in range(100):
+            try:
+                if s.awaiting:
+                    if not await self.resolve(s, daemon, stub, boundary):
+                        continue  # decided already, by a Resolve whose answer was lost: resume
+                else:
+                    await self.execute(s, daemon, stub, boundary)
+                if not s.awaiting:
+                    return
+            except grpc.aio.AioRpcError as e:
+                reason = _reason(e)
+                if e.code() == grpc.StatusCode.ABORTED and "SESSION_BUSY" in reason:
+                    await asyncio.sleep(0.1)  # another daemon's lease: wait it out (R51)
+                    continue
+                if e.code() == grpc.StatusCode.FAILED_PRECONDITION and reason == "SESSION_AWAITING_APPROVAL":
+                    cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid))).checkpoint
+                    s.awaiting = cp.approval_id  # paused by a run whose end this client missed
+                    continue
+                if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                    return  # the daemon died
+                if e.code() == grpc.StatusCode.ABORTED and "LEASE_LOST" in reason:
+                    return
+                self.violate("errors", s, f"the run failed with {e.code().name} {reason}: {e.details()}")
+                return
+
+    async def execute(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> None:  # type: ignore[no-untyped-def]
         inputs = [pb.Message(role=pb.ROLE_USER, content="go")]  # a retry on an existing session (R13)
         # R53: results the client ran whose save it never heard of go back as input.
         given = set()
         for cid in s.pending:
             if cid in s.ran and cid not in s.accepted and self.rng.random() < 0.5:
-                inputs.append(pb.Message(role=pb.ROLE_TOOL, tool_call_id=cid, tool_name="add", content=s.ran[cid]))
+                inputs.append(pb.Message(role=pb.ROLE_TOOL, tool_call_id=cid, tool_name=s.names.get(cid, "add"),
+                                         content=s.ran[cid]))
                 given.add(cid)
                 self.stats["results sent as input (R53)"] += 1
         request = pb.ExecuteRequest(session_id=s.sid, input=inputs, agent=spec_for(s.concurrency))
-        for attempt in range(100):
-            try:
-                await self.stream(s, daemon, stub, request, boundary, given)
-                return
-            except grpc.aio.AioRpcError as e:
-                if e.code() == grpc.StatusCode.ABORTED and "SESSION_BUSY" in _reason(e):
-                    await asyncio.sleep(0.1)  # another daemon's lease: wait it out (R51)
-                    continue
-                if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
-                    return  # the daemon died
-                if e.code() == grpc.StatusCode.ABORTED and "LEASE_LOST" in _reason(e):
-                    return
-                self.violate("errors", s, f"the run failed with {e.code().name} {_reason(e)}: {e.details()}")
-                return
+        await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, given)
 
-    async def stream(self, s, daemon, stub, request, boundary, given: set[str]) -> None:  # type: ignore[no-untyped-def]
+    async def resolve(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> bool:  # type: ignore[no-untyped-def]
+        """Decide ``s.awaiting`` and drive the resolved run; a quarter of the time two
+        opposite decisions race (on the other daemon, when there are two): exactly one may
+        win (R33). False when no Resolve won: the approval was decided before."""
+        aid = s.awaiting
+        approve = self.rng.random() < 0.6
+        decisions = [approve] + ([not approve] if self.rng.random() < 0.25 else [])
+        s.sent.setdefault(aid, set()).update(decisions)
+        winners: list[bool] = []
+        others = [d for d in self.daemons if d is not daemon and d.alive and not d.stopped]
+        channels: list[grpc.aio.Channel] = []
+
+        async def one(decision: bool, st: pb_grpc.AgentServiceStub, d: Daemon) -> None:
+            def started() -> None:
+                winners.append(decision)
+                self.stats["approvals decided (seen recorded)"] += 1
+                s.decided.setdefault(aid, decision)
+                s.decided_in.setdefault(aid, self.cycle)
+                if s.awaiting == aid:
+                    s.awaiting = ""
+                if len(winners) == 2:
+                    self.violate("R33", s, f"two resolutions of approval {aid} both won")
+
+            request = pb.ResolveRequest(approval_id=aid, approved=decision, note=f"torture {self.cycle}")
+            await self.stream(s, d, st, lambda: st.Resolve(request), boundary, set(), on_start=started)
+
+        calls = [one(decisions[0], stub, daemon)]
+        if len(decisions) == 2:
+            self.stats["resolutions raced (R33)"] += 1
+            second, where = stub, daemon
+            if others:
+                channels.append(grpc.aio.insecure_channel(others[0].address))
+                second, where = pb_grpc.AgentServiceStub(channels[-1]), others[0]
+            calls.append(one(decisions[1], second, where))
+        try:
+            results = await asyncio.gather(*calls, return_exceptions=True)
+        finally:
+            for c in channels:
+                await c.close()
+        errors = [r for r in results if isinstance(r, BaseException)]
+        lost = [e for e in errors if isinstance(e, grpc.aio.AioRpcError) and e.code() == grpc.StatusCode.NOT_FOUND
+                and _reason(e) == "APPROVAL_NOT_FOUND"]
+        if len(decisions) == 2:
+            for e in errors:
+                code = f"{e.code().name} {_reason(e)}" if isinstance(e, grpc.aio.AioRpcError) else repr(e)
+                self.stats[f"raced resolutions refused: {code}"] += 1
+        for e in errors:
+            if e not in lost:
+                raise e
+        if winners:
+            return True
+        s.awaiting = ""
+        return False
+
+    async def stream(self, s, daemon, stub, call, boundary, given: set[str], on_start=None) -> None:  # type: ignore[no-untyped-def]
         submits: list[asyncio.Task[None]] = []
         try:
-            async for resp in stub.Execute(request):
+            async for resp in call():
                 e = resp.event
                 if daemon.stopped:
                     return  # a frozen daemon's late events: this client moved on
+                if on_start is not None:
+                    on_start()  # a Resolve's first event: the save that claimed it is done
+                    on_start = None
+                    await boundary("resolved", daemon)
                 self.see(s, e)
                 if e.type == "tool.call":
                     if e.tool_call.call.id in given:
@@ -553,9 +643,21 @@ class Torture:
         if e.type == "model.turn":
             s.durable_turns = max(s.durable_turns, e.model_turn.step)  # saved before seen
             self.stats["model turns seen"] += 1
+        elif e.type == "approval.requested":
+            approval = e.approval_requested.approval
+            s.gated[approval.tool_call.id] = approval.approval_id
+            s.awaiting = approval.approval_id
+            self.stats["approvals requested"] += 1
         elif e.type == "tool.call":
             cid = e.tool_call.call.id
             self.stats["tool calls handed out"] += 1
+            if e.tool_call.call.name == "pay":  # the gated tool: only ever run once approved
+                aid = s.gated.get(cid, "")
+                if not any(True in sent for sent in s.sent.values()):
+                    self.violate("R27", s, f"gated call {cid} handed out although no approval was given")
+                elif s.decided.get(aid) is False:
+                    self.violate("R30", s, f"gated call {cid} handed out although approval {aid} was "
+                                 f"rejected (cycle {s.decided_in[aid]})")
             if cid in s.accepted:
                 self.violate("R54", s, f"call {cid} handed out again after its result was ACCEPTED "
                              f"(cycle {s.accepted_in[cid]})")
@@ -570,6 +672,7 @@ class Torture:
         call = e.tool_call.call
         result = tool_result(call.id, call.arguments_json)
         s.ran[call.id] = result
+        s.names[call.id] = call.name
         try:
             resp = await stub.SubmitToolResult(
                 pb.SubmitToolResultRequest(session_id=s.sid, tool_call_id=call.id, result_json=result)
@@ -606,6 +709,7 @@ class Torture:
                              f"{s.durable_turns} of its model turns saved")
             cp = pb.Checkpoint(session_id=s.sid)  # checked as empty: each ACCEPTED result is lost
         self.check_checkpoint(s, cp)
+        await self.check_approvals(stub, s, cp)
         await self.check_events(stub, s)
 
     def check_checkpoint(self, s: Session, cp: pb.Checkpoint) -> None:
@@ -645,10 +749,59 @@ class Torture:
                              f"{s.accepted_in[cid]} but the store has no result for it")
             elif results[cid] != body:
                 self.violate("R54", s, f"the stored result of call {cid} is not the one ACCEPTED")
+        self.check_decisions(s, cp, msgs, results)
         s.stored_results = set(results)
         s.pending = open_turn
         s.durable_turns = max(s.durable_turns, sum(1 for m in msgs if m.role == pb.ROLE_ASSISTANT))
         s.finished = finished
+
+    def check_decisions(self, s: Session, cp: pb.Checkpoint, msgs: list[pb.Message], results: dict[str, str]) -> None:
+        """R27-R33 from the store: a decision the client saw recorded is never lost, and the
+        gated call's one result is what was decided."""
+        awaiting = cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
+        if awaiting and cp.approval_id in s.decided:
+            aid = cp.approval_id
+            self.violate("R33", s, f"lost decision: approval {aid} was "
+                         f"{'approved' if s.decided[aid] else 'rejected'} in cycle {s.decided_in[aid]} "
+                         "but the session still waits on it")
+        s.awaiting = cp.approval_id if awaiting else ""
+        gated = {c.id for m in msgs if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls if c.name == "pay"}
+        for cid in gated & set(results):
+            aid = s.gated.get(cid, "")
+            with contextlib.suppress(ValueError, AttributeError):
+                rejected = bool(json.loads(results[cid]).get("rejected"))
+                sent = set().union(*s.sent.values()) if s.sent else set()
+                if (not rejected) not in sent:
+                    self.violate("R30" if rejected else "R27", s, f"gated call {cid} has a "
+                                 f"{'rejection' if rejected else 'result'}, but the client never "
+                                 f"{'rejected' if rejected else 'approved'} it")
+                elif aid in s.decided and s.decided[aid] == rejected:
+                    self.violate("R33", s, f"approval {aid} was {'approved' if s.decided[aid] else 'rejected'} "
+                                 f"(cycle {s.decided_in[aid]}), but call {cid} has "
+                                 f"{'a rejection' if rejected else 'a result'}")
+
+    async def check_approvals(self, stub: pb_grpc.AgentServiceStub, s: Session, cp: pb.Checkpoint) -> None:
+        """The stored approvals match the checkpoint (the paused run's one, else none), and
+        a decided approval cannot be decided again (R33)."""
+        listed = [a.approval_id for a in (await stub.ListApprovals(
+            pb.ListApprovalsRequest(session_id=s.sid, page_size=10))).approvals]
+        expected = [cp.approval_id] if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else []
+        if listed != expected:
+            self.violate("R33", s, f"pending approvals {listed} in the store, the checkpoint says {expected}")
+        for aid, approved in list(s.decided.items()):
+            if aid in s.retried:
+                continue
+            s.retried.add(aid)
+            try:
+                async for _ in stub.Resolve(pb.ResolveRequest(approval_id=aid, approved=not approved)):
+                    self.violate("R33", s, f"approval {aid}, decided in cycle {s.decided_in[aid]}, "
+                                 "was resolved again")
+                    break
+            except grpc.aio.AioRpcError as e:
+                if e.code() != grpc.StatusCode.NOT_FOUND or _reason(e) != "APPROVAL_NOT_FOUND":
+                    self.violate("R33", s, f"resolving decided approval {aid} again gave {e.code().name} "
+                                 f"{_reason(e)}, not APPROVAL_NOT_FOUND")
+            self.stats["decided approvals resolved again: refused (R33)"] += 1
 
     async def check_events(self, stub: pb_grpc.AgentServiceStub, s: Session) -> None:
         log: dict[int, str] = {}
