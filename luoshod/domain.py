@@ -201,6 +201,32 @@ class Fingerprint:
 
 
 @dataclass(frozen=True, slots=True)
+class Drift:
+    """What differs between the agent that saved a session and the one resuming it (R48):
+    the diff an ``agent.drift`` event carries and a checkpoint keeps as ``last_drift``."""
+
+    model_from: str
+    model_to: str
+    tools_added: tuple[str, ...]
+    tools_removed: tuple[str, ...]
+    tools_changed: tuple[str, ...]
+    instructions_changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _fields_of(self)
+        for k in ("tools_added", "tools_removed", "tools_changed"):
+            d[k] = list(d[k])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Drift:
+        return cls(
+            d["model_from"], d["model_to"], tuple(d["tools_added"]), tuple(d["tools_removed"]),
+            tuple(d["tools_changed"]), d["instructions_changed"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     call: ToolCall
     step: int
@@ -373,6 +399,8 @@ class Checkpoint:
     ``decisions`` holds approval decisions not yet acted on (call id → decision);
     ``queued_input`` is input to append once the pending tool calls have results (fork);
     ``history_limit`` overrides the store's history limit for this session.
+    ``last_drift`` is the agent's diff when the run's last resume was made by a different
+    agent and went on (WARN), ``None`` otherwise (and in headers saved before it existed).
     ``run_requests`` are the applied requests (R74) of the current run that have not
     ended yet (usually one): the save that ends the run ends them too. The session's
     applied requests themselves are records the store keeps beside the checkpoint
@@ -400,6 +428,7 @@ class Checkpoint:
     queued_input: list[Message] = field(default_factory=list)
     history_limit: int | None = None
     run_requests: list[AppliedRequest] = field(default_factory=list)
+    last_drift: Drift | None = None
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -439,6 +468,8 @@ class Checkpoint:
         }
         if self.run_requests:  # absent when empty: headers without them stay as they were
             h["run_requests"] = [r.to_dict() for r in self.run_requests]
+        if self.last_drift is not None:  # absent when none, as in headers older than it
+            h["last_drift"] = self.last_drift.to_dict()
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         return h
@@ -467,7 +498,14 @@ class Checkpoint:
             history_limit=h.get("history_limit"),
             # A "request_ids" key (headers of an unreleased build) is ignored.
             run_requests=[AppliedRequest.from_dict(r) for r in h.get("run_requests", ())],
+            last_drift=drift_of(h),
         )
+
+
+def drift_of(header: dict[str, Any]) -> Drift | None:
+    """The ``last_drift`` of a stored header (none in one saved before it existed)."""
+    d = header.get("last_drift")
+    return Drift.from_dict(d) if d else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,6 +517,7 @@ class SessionSummary:
     message_count: int
     approval_id: str
     updated_at: float
+    last_drift: Drift | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from ..domain import AgentSpec, Drift, Fingerprint
 
-from ..domain import AgentSpec, Fingerprint
+__all__ = ["Drift", "drift", "fingerprint"]
 
 
 def _canonical(value: object) -> str:
@@ -27,16 +27,6 @@ def fingerprint(spec: AgentSpec) -> Fingerprint:
     instructions = _sha(spec.instructions)
     whole = _sha(_canonical({"model": spec.model, "tools": tools, "instructions": instructions}))
     return Fingerprint(whole, spec.model, tools, instructions)
-
-
-@dataclass(frozen=True, slots=True)
-class Drift:
-    model_from: str
-    model_to: str
-    tools_added: tuple[str, ...]
-    tools_removed: tuple[str, ...]
-    tools_changed: tuple[str, ...]
-    instructions_changed: bool
 
 
 def drift(saved: Fingerprint | None, current: Fingerprint) -> Drift | None:

@@ -120,6 +120,7 @@ async def fork(
     cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
     cp.decisions = {}
     cp.run_requests = []  # the source's requests are the source's (R74): a new session has none
+    cp.last_drift = None  # the source's resumes are the source's too
     cp.version, cp.last_seq, cp.updated_at = 1, 0, clock()
     while True:
         try:

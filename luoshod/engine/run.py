@@ -27,6 +27,7 @@ from ..domain import (
     Message,
     Role,
     Status,
+    StoredEvent,
     ToolCall,
     Usage,
 )
@@ -43,6 +44,7 @@ from ..errors import (
 from .. import logs
 from ..providers import ProviderRegistry
 from ..store import Capability, Store
+from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
@@ -183,13 +185,29 @@ class Engine:
         or is interrupted (``RunInterrupted``). Returns ``None`` when there is nothing to
         run (a finished session and no new input), a ``Replay`` when the request's id was
         applied by a run that ended (R74). Errors before the first event change
-        nothing in the store. The whole run holds the session's lease (``SessionBusy``
-        when another daemon holds it; ``LeaseLost`` when it is taken over meanwhile)."""
+        nothing in the store but one: a resume refused for drift (``AgentDrift``) is
+        recorded in the session's event log (:meth:`_refused`). The whole run holds the
+        session's lease (``SessionBusy`` when another daemon holds it; ``LeaseLost`` when
+        it is taken over meanwhile)."""
         async with self.hold(req.session_id, control) as held:
-            prepared = await self._prepare(req)
+            prepared = await self._prepare(req, held=held)
             if prepared is None or isinstance(prepared, Replay):
                 return prepared
             return await self._go(held, prepared, sink, tools, control)
+
+    async def _refused(self, held: Held | None, cp: Checkpoint, found: Drift) -> None:
+        """Record a resume that ``on_agent_drift = ERROR`` refused: one ``agent.drift``
+        event (``refused``, the diff) appended to the session's event log, numbered after
+        everything the log held, with the run that was not resumed. The checkpoint, its
+        history and its approvals stay as they were (R48); a store without an event log
+        keeps nothing (the log line and the AGENT_DRIFT error remain)."""
+        log.warning("agent drift refused session=%s %s", cp.session_id, found)
+        if Capability.EVENT_LOG not in self.store.capabilities:
+            return
+        seq = await self._last_seq(cp) + 1
+        event = Event(cp.session_id, cp.run_id, seq, self.clock(), ev.AGENT_DRIFT, {"drift": found, "refused": True})
+        stored = StoredEvent(seq, self._loop.encode_event(event))
+        await self.store.append_events(cp.session_id, [stored], lease=held.lease if held else None)
 
     async def _go(
         self, held: Held, prepared: Prepared, sink: Sink, tools: ToolPort, control: RunControl
@@ -225,7 +243,7 @@ class Engine:
                     retry = RunRequest(
                         req.session_id, agent=req.agent, request_id=req.request_id, resume_only=True
                     )
-                    prepared = await self._prepare(retry, digest=req.digest())
+                    prepared = await self._prepare(retry, digest=req.digest(), held=held)
                     if prepared is None or isinstance(prepared, Replay):
                         return prepared
                     return await self._go(held, prepared, sink, tools, control)
@@ -258,6 +276,7 @@ class Engine:
         fp = fingerprint(spec)
         found = drift(approval.fingerprint, fp) if req.agent else None
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
+            await self._refused(held, cp, found)
             raise _drift_error(cp.session_id, found)  # nothing claimed: the approval stays
         expired = approval.expires_at is not None and self.clock() >= approval.expires_at
         to_run = ([approval.call] if req.approved and not expired else []) + list(approval.remaining)
@@ -270,6 +289,7 @@ class Engine:
         cp.decisions[approval.call.id] = decision
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
+        cp.last_drift = found if spec.on_agent_drift is DriftPolicy.WARN else None
         cp.last_seq = await self._last_seq(cp)
         records = requests.record(cp, req.request_id, req.digest(), self.request_id_limit)
         prepared = Prepared(
@@ -324,7 +344,9 @@ class Engine:
         page = await self.store.read_events(cp.session_id, after_seq=2**62, limit=1)
         return max(cp.last_seq, page.last)
 
-    async def _prepare(self, req: RunRequest, *, digest: str | None = None) -> Prepared | Replay | None:
+    async def _prepare(
+        self, req: RunRequest, *, digest: str | None = None, held: Held | None = None
+    ) -> Prepared | Replay | None:
         cp = await self.store.load(req.session_id)
         digest = digest or (_run_digest(req) if req.request_id else "")
         applied = await requests.find(self.store, cp, req.request_id)
@@ -384,6 +406,7 @@ class Engine:
             answers, queued = take_answers(req.session_id, req.input, queued, _askable(spec, cp))
         found = drift(cp.fingerprint, fp) if mode == "resume" and req.agent else None
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
+            await self._refused(held, cp, found)
             raise _drift_error(req.session_id, found)
         if req.business_state_json is not None:
             cp.business_state_json = req.business_state_json
@@ -391,6 +414,9 @@ class Engine:
             cp.history_limit = req.history_limit
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
+        # Each run's first save says whether this resume drifted (a new or continued
+        # conversation is not compared, R47: none).
+        cp.last_drift = found if spec.on_agent_drift is DriftPolicy.WARN else None
         cp.last_seq = await self._last_seq(cp)
         if req.request_id and applied is None:
             # The input the run queues behind pending calls (R12) waits in the checkpoint,

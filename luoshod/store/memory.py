@@ -248,6 +248,18 @@ class MemoryStore(Store):
         found = [self._sessions[sid].latest for sid in ids[:limit]]
         return [_summary(e) for e in found if e is not None]
 
+    async def _list_sessions_in(
+        self, status: Status | None, low: str, high: str, skip: str, limit: int
+    ) -> list[SessionSummary]:
+        ids = sorted(
+            sid
+            for sid, s in self._sessions.items()
+            if s.latest and low <= sid < high and sid != skip
+            and (status is None or s.latest.header.status is status)
+        )
+        found = [self._sessions[sid].latest for sid in ids[:limit]]
+        return [_summary(e) for e in found if e is not None]
+
     async def _session_ids(self, after: str, limit: int) -> list[str]:
         return sorted(sid for sid in self._sessions if sid > after)[:limit]
 
@@ -310,5 +322,6 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
 def _summary(e: _Entry) -> SessionSummary:
     h = e.header
     return SessionSummary(
-        h.session_id, h.status, h.finish_reason, h.step_index, e.count, h.approval_id, h.updated_at
+        h.session_id, h.status, h.finish_reason, h.step_index, e.count, h.approval_id, h.updated_at,
+        h.last_drift,
     )

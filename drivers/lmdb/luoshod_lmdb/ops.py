@@ -217,6 +217,38 @@ def list_sessions(
     return page
 
 
+def list_sessions_in(
+    txn: lmdb.Transaction, dbs: Dbs, status: Status | None, low: str, high: str, skip: str, limit: int
+) -> list[SessionSummary]:
+    """Ids in ``[low, high)`` but ``skip``: UTF-8 keys sort by code point, as ids do."""
+    lo, hi, no = low.encode(), high.encode(), skip.encode()
+    page: list[SessionSummary] = []
+    if status is None:
+        cursor = txn.cursor(db=dbs.sessions)
+        if not cursor.set_range(lo):
+            return page
+        for key, value in cursor.iternext():
+            if key >= hi:
+                break
+            if key != no:
+                page.append(_summary(value))
+                if len(page) >= limit:
+                    break
+        return page
+    code = bytes([layout.STATUS_CODES[status]])
+    cursor = txn.cursor(db=dbs.by_status)
+    if not cursor.set_range(code + lo):
+        return page
+    for key in cursor.iternext(values=False):
+        if key[:1] != code or key[1:] >= hi:
+            break
+        if key[1:] != no:
+            page.append(_summary(txn.get(key[1:], db=dbs.sessions)))
+            if len(page) >= limit:
+                break
+    return page
+
+
 def session_ids(txn: lmdb.Transaction, dbs: Dbs, after: str, limit: int) -> list[str]:
     """Sessions with a checkpoint, a history or an event log, in id order: the first
     ``limit`` of each kind, merged, hold the first ``limit`` of all."""

@@ -140,6 +140,13 @@ class PostgresStore(QueuedWrites):
     ) -> list[SessionSummary]:
         return await self._autocommit("list_sessions", ops.list_sessions, status, after, limit)
 
+    async def _list_sessions_in(
+        self, status: Status | None, low: str, high: str, skip: str, limit: int
+    ) -> list[SessionSummary]:
+        return await self._autocommit(
+            "list_sessions", ops.list_sessions_in, status, low, high, skip, limit
+        )
+
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._snapshot("history", ops.history, session_id, limit)
 

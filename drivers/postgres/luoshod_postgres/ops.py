@@ -228,6 +228,17 @@ async def list_sessions(
     return [codec.decode_summary(header, count) for count, header in await cur.fetchall()]
 
 
+async def list_sessions_in(
+    conn: AsyncConnection, status: Status | None, low: str, high: str, skip: str, limit: int
+) -> list[SessionSummary]:
+    args = {"low": low, "high": high, "skip": skip, "limit": limit}
+    if status is None:
+        cur = await conn.execute(queries.LIST_SESSIONS_IN, args)
+    else:
+        cur = await conn.execute(queries.LIST_SESSIONS_IN_BY_STATUS, {**args, "status": status.value})
+    return [codec.decode_summary(header, count) for count, header in await cur.fetchall()]
+
+
 async def history(conn: AsyncConnection, session_id: str, limit: int | None) -> list[HistoryEntry]:
     cur = await conn.execute(queries.SELECT_HISTORY, (session_id, limit))
     rows = await cur.fetchall()

@@ -71,6 +71,20 @@ WHERE status = %(status)s AND session_id > %(after)s
 ORDER BY session_id LIMIT %(limit)s
 """
 
+# A prefix's ids: the range [low, high) but skip (the page token's id), from the index.
+LIST_SESSIONS_IN = """
+SELECT message_count, header::text FROM sessions
+WHERE session_id >= %(low)s AND session_id < %(high)s AND session_id <> %(skip)s
+ORDER BY session_id LIMIT %(limit)s
+"""
+
+LIST_SESSIONS_IN_BY_STATUS = """
+SELECT message_count, header::text FROM sessions
+WHERE status = %(status)s AND session_id >= %(low)s AND session_id < %(high)s
+  AND session_id <> %(skip)s
+ORDER BY session_id LIMIT %(limit)s
+"""
+
 # -- logs and messages -----------------------------------------------------------------
 INSERT_LOG = "INSERT INTO logs (session_id) VALUES (%s) RETURNING log_id"
 

@@ -192,6 +192,13 @@ class SqliteStore(QueuedWrites):
             "list_sessions", self._read, ops.list_sessions, status, after, limit
         )
 
+    async def _list_sessions_in(
+        self, status: Status | None, low: str, high: str, skip: str, limit: int
+    ) -> list[SessionSummary]:
+        return await self._call(
+            "list_sessions", self._read, ops.list_sessions_in, status, low, high, skip, limit
+        )
+
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         return await self._call("history", self._read, ops.history, session_id, limit)
 

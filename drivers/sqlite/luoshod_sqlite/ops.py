@@ -245,6 +245,17 @@ def list_sessions(
     return [codec.decode_summary(header, count) for count, header in rows]
 
 
+def list_sessions_in(
+    conn: sqlite3.Connection, status: Status | None, low: str, high: str, skip: str, limit: int
+) -> list[SessionSummary]:
+    args = {"low": low, "high": high, "skip": skip, "limit": limit}
+    if status is None:
+        rows = conn.execute(queries.LIST_SESSIONS_IN, args)
+    else:
+        rows = conn.execute(queries.LIST_SESSIONS_IN_BY_STATUS, {**args, "status": status.value})
+    return [codec.decode_summary(header, count) for count, header in rows]
+
+
 def history(conn: sqlite3.Connection, session_id: str, limit: int | None) -> list[HistoryEntry]:
     rows = conn.execute(
         queries.SELECT_HISTORY, (session_id, -1 if limit is None else limit)

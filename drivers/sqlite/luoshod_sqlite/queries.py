@@ -54,6 +54,20 @@ WHERE status = :status AND session_id > :after
 ORDER BY session_id LIMIT :limit
 """
 
+# A prefix's ids: the range [low, high) but skip (the page token's id), from the index.
+LIST_SESSIONS_IN = """
+SELECT message_count, header FROM sessions
+WHERE session_id >= :low AND session_id < :high AND session_id <> :skip
+ORDER BY session_id LIMIT :limit
+"""
+
+LIST_SESSIONS_IN_BY_STATUS = """
+SELECT message_count, header FROM sessions
+WHERE status = :status AND session_id >= :low AND session_id < :high
+  AND session_id <> :skip
+ORDER BY session_id LIMIT :limit
+"""
+
 # -- logs and messages -----------------------------------------------------------------
 INSERT_LOG = "INSERT INTO logs (session_id) VALUES (?)"
 

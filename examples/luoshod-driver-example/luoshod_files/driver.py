@@ -190,7 +190,7 @@ class FilesStore(Store):
             found.append(
                 SessionSummary(
                     sid, cp.status, cp.finish_reason, cp.step_index, len(cp.messages),
-                    cp.approval_id, cp.updated_at,
+                    cp.approval_id, cp.updated_at, cp.last_drift,
                 )
             )
         return found

@@ -12,6 +12,7 @@ from luoshod.domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Drift,
     DriftPolicy,
     FinishReason,
     Fingerprint,
@@ -69,6 +70,7 @@ def rich_checkpoint(session_id: str = "rich", *, version: int = 1) -> Checkpoint
         version=version,
         last_seq=17,
         run_requests=[AppliedRequest("req-open-é", "0" * 32, "run-42", 12)],
+        last_drift=Drift("model-w", "model-x", ("lookup",), ("gone",), ("fail",), True),
     )
 
 

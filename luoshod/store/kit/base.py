@@ -49,7 +49,7 @@ from ...domain import (
 from .events import MAX_SEQ, clamp_seq
 from .importing import check_import, newest
 from .leases import check_ttl
-from .paging import page_of, page_start
+from .paging import page_of, page_start, prefix_range
 
 #: The version of this contract. A driver names the one it was built for in
 #: :attr:`Store.contract_version`; ``driver_for`` refuses any other, so a driver released
@@ -271,16 +271,24 @@ class Store(abc.ABC):
         """
 
     async def list_sessions(
-        self, *, status: Status | None, page_size: int, page_token: str
+        self, *, status: Status | None, page_size: int, page_token: str, prefix: str = ""
     ) -> tuple[list[SessionSummary], str]:
-        """Sessions ordered by id, after ``page_token``, at most ``page_size``.
+        """Sessions ordered by id, after ``page_token``, at most ``page_size``; with
+        ``prefix``, only those whose id starts with it (paged the same way, each page
+        costing O(page), not a scan of the other ids).
 
         Returns the page and the next token ("" on the last page). Raises ``ValueError``
-        for a malformed token or ``page_size < 1`` (the service layer caps it at
-        ``MAX_PAGE_SIZE``), ``StoreError`` when the store cannot be read.
+        for a malformed token, ``page_size < 1`` (the service layer caps it at
+        ``MAX_PAGE_SIZE``) or a prefix of U+10FFFF characters only, ``StoreError`` when the
+        store cannot be read.
         """
         after = page_start(page_size, page_token)
-        found = await self._list_sessions(status, after, page_size + 1)
+        if not prefix:
+            found = await self._list_sessions(status, after, page_size + 1)
+        elif (bounds := prefix_range(prefix, after)) is None:
+            found = []
+        else:
+            found = await self._list_sessions_in(status, *bounds, after, page_size + 1)
         return page_of(found, page_size, lambda s: s.session_id)
 
     @abc.abstractmethod
@@ -290,6 +298,33 @@ class Store(abc.ABC):
         """Hook of :meth:`list_sessions`: up to ``limit`` sessions with a checkpoint (of
         ``status`` unless ``None``) whose id sorts after ``after``, in id order. Raises
         ``StoreError``."""
+
+    async def _list_sessions_in(
+        self, status: Status | None, low: str, high: str, skip: str, limit: int
+    ) -> list[SessionSummary]:
+        """Hook of :meth:`list_sessions` with a prefix: up to ``limit`` sessions with a
+        checkpoint (of ``status`` unless ``None``) whose id is in ``[low, high)`` and is
+        not ``skip``, in id order (the kit turns the prefix and the page token into that
+        range, :func:`.paging.prefix_range`; ids sort by code point, as everywhere).
+        Raises ``StoreError``.
+
+        This default reads :meth:`_list_sessions` from ``skip`` on, so it is right for
+        any driver but reads the ids between ``skip`` and ``low`` too; the bundled drivers
+        scan the range itself, from an index."""
+        found: list[SessionSummary] = []
+        after = skip
+        while True:
+            batch = await self._list_sessions(status, after, max(limit, 100))
+            for s in batch:
+                if s.session_id >= high:
+                    return found
+                if s.session_id >= low and s.session_id != skip:
+                    found.append(s)
+                    if len(found) >= limit:
+                        return found
+            if len(batch) < max(limit, 100):
+                return found
+            after = batch[-1].session_id
 
     async def append_events(
         self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None

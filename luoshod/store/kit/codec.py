@@ -40,6 +40,7 @@ from ...domain import (
     SessionSummary,
     Status,
     ToolCall,
+    drift_of,
 )
 from ...errors import StoreError
 
@@ -98,6 +99,7 @@ def decode_summary(header: str | bytes, message_count: int) -> SessionSummary:
         message_count,
         h["approval_id"],
         h["updated_at"],
+        drift_of(h),
     )
 
 

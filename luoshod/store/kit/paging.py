@@ -18,6 +18,24 @@ def page_start(page_size: int, page_token: str) -> str:
     return decode_page_token(page_token)
 
 
+def prefix_range(prefix: str, after: str) -> tuple[str, str] | None:
+    """The ids of a page filtered by ``prefix`` (after ``after``), as the range
+    ``low <= id < high`` with ``id != after`` that a driver scans in id order: every id
+    starting with ``prefix`` lies in ``[prefix, high)``. ``None`` when ``after`` is past
+    the prefix's ids (a token of another listing: the page is empty). Raises
+    ``ValueError`` for a prefix whose ids have no upper bound (only U+10FFFF characters)."""
+    head = prefix.rstrip("\U0010ffff")
+    if not head:
+        raise ValueError(f"session id prefix {prefix[:40]!r} has no upper bound")
+    following = ord(head[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates are no characters: the next one is
+        following = 0xE000
+    high = head[:-1] + chr(following)
+    if after >= high:
+        return None
+    return (after, high) if after >= prefix else (prefix, high)
+
+
 def page_of(found: Sequence[T], page_size: int, key: Callable[[T], str]) -> tuple[list[T], str]:
     """The page out of up to ``page_size + 1`` items found after the start (ordered by
     ``key``), and the token of the next page ("" when there is none)."""

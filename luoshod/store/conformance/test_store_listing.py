@@ -1,0 +1,77 @@
+"""Listing sessions by id prefix (the console's id filter) and the drift a summary carries."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from luoshod.domain import Drift, Status
+from luoshod.store import Store
+from luoshod.store.kit import encode_page_token
+
+from .helpers import SessionWriter, rich_checkpoint
+
+IDS = ["a", "aa", "ab", "ab.1", "ab.2", "ab:x", "abc", "ac", "b", "ab-0"]
+
+
+async def _all(store: Store, prefix: str, *, size: int, status: Status | None = None) -> tuple[list[str], int]:
+    seen, token, pages = [], "", 0
+    while True:
+        page, token = await store.list_sessions(status=status, page_size=size, page_token=token, prefix=prefix)
+        assert len(page) <= size
+        seen += [s.session_id for s in page]
+        pages += 1
+        if not token:
+            return seen, pages
+
+
+async def test_list_sessions_by_id_prefix_pages_in_id_order(driver: Store) -> None:
+    for sid in IDS:
+        await SessionWriter(driver, sid).save()
+    want = sorted(i for i in IDS if i.startswith("ab"))  # the prefix itself included
+    assert want == ["ab", "ab-0", "ab.1", "ab.2", "ab:x", "abc"]
+    for size in (1, 2, 4, 6, 50):
+        seen, pages = await _all(driver, "ab", size=size)
+        assert seen == want, size
+        assert pages == max(1, -(-len(want) // size)), size
+    assert (await _all(driver, "z", size=3))[0] == []
+    assert (await _all(driver, "abc.", size=3))[0] == []
+    assert (await _all(driver, "b", size=3))[0] == ["b"]
+    assert (await _all(driver, "", size=100))[0] == sorted(IDS)  # no prefix: every session
+
+
+async def test_list_sessions_by_prefix_and_status(driver: Store) -> None:
+    for i, sid in enumerate(["job-1", "job-2", "job-3", "job-4", "jobs", "joc-1"]):
+        await SessionWriter(driver, sid).save(status=Status.FINISHED if i % 2 else Status.IN_PROGRESS)
+    assert (await _all(driver, "job-", size=1, status=Status.FINISHED))[0] == ["job-2", "job-4"]
+    assert (await _all(driver, "job", size=2, status=Status.IN_PROGRESS))[0] == ["job-1", "job-3", "jobs"]
+
+
+async def test_list_sessions_by_prefix_with_a_token_of_another_listing(driver: Store) -> None:
+    for sid in IDS:
+        await SessionWriter(driver, sid).save()
+    before = encode_page_token("a")  # before the prefix's ids: the page starts at them
+    page, _ = await driver.list_sessions(status=None, page_size=10, page_token=before, prefix="ab")
+    assert [s.session_id for s in page] == ["ab", "ab-0", "ab.1", "ab.2", "ab:x", "abc"]
+    past = encode_page_token("ac")  # past them: nothing
+    page, token = await driver.list_sessions(status=None, page_size=10, page_token=past, prefix="ab")
+    assert (page, token) == ([], "")
+
+
+async def test_list_sessions_refuses_a_prefix_without_upper_bound(driver: Store) -> None:
+    with pytest.raises(ValueError, match="no upper bound"):
+        await driver.list_sessions(status=None, page_size=10, page_token="", prefix="\U0010ffff")
+
+
+async def test_summary_and_checkpoint_carry_the_last_drift(driver: Store) -> None:
+    drifted = replace(rich_checkpoint(), last_drift=Drift("p:a", "p:b", ("new",), ("old",), ("changed",), True))
+    await driver.save(drifted, stored_messages=0)
+    plain = replace(rich_checkpoint(), session_id="plain", messages=[], last_drift=None)
+    await driver.save(plain, stored_messages=0)
+    page, _ = await driver.list_sessions(status=None, page_size=10, page_token="")
+    by_id = {s.session_id: s for s in page}
+    assert by_id[drifted.session_id].last_drift == drifted.last_drift
+    assert by_id["plain"].last_drift is None
+    loaded = await driver.load(drifted.session_id)
+    assert loaded is not None and loaded.last_drift == drifted.last_drift
