@@ -146,6 +146,9 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
             note=args.note or "",
             request_id=args.request_id or "",
             session_id=args.session or "",
+            # The daemon ends the stream (OK) once the run waits on the app's tools, so
+            # the CLI reads it to its end instead of cancelling it (a CANCELLED Resolve).
+            detach_on_tool_call=True,
         )
     )
     session, waiting, done = "", None, None
@@ -153,9 +156,8 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
         for response in call:
             event = response.event
             session = session or event.session_id
-            if event.type == "tool.call":
+            if event.type == "tool.call" and waiting is None:
                 waiting = event.tool_call.call
-                break
             if event.type == "run.done":
                 done = event.run_done
     finally:

@@ -39,6 +39,11 @@ class ToolPort(Protocol):
 
 #: Why a run whose caller went away (cancel, disconnect, deadline) stopped.
 CLIENT_GONE = "client disconnected"
+#: Why a run whose caller asked to leave once it waited on the app's tools stopped
+#: (``ResolveRequest.detach_on_tool_call``: ``approvals approve``).
+DETACHED = "the caller detached at a tool call; the app's next Resume runs it"
+#: The reasons of a run whose caller left: resumable at once, no failure.
+CALLER_LEFT = frozenset({CLIENT_GONE, DETACHED})
 
 
 class RunInterrupted(Exception):

@@ -36,7 +36,7 @@ from prometheus_client import (
 )
 
 from .. import __version__
-from ..engine.control import CLIENT_GONE
+from ..engine.control import CALLER_LEFT
 from ..engine.events import STEP_DONE, Event
 from ..engine.run import RunInterrupted
 from ..engine.observer import RunObserver
@@ -150,7 +150,7 @@ def run_outcome(task: asyncio.Task[object]) -> str:
     if isinstance(err, RunInterrupted):
         # A caller that leaves is no failure: `approvals approve` leaves once the run waits
         # on the app's tools, and the app's next Resume goes on.
-        return "detached" if err.reason == CLIENT_GONE else "interrupted"
+        return "detached" if err.reason in CALLER_LEFT else "interrupted"
     if err is not None:
         return "error"
     outcome: Any = task.result()

@@ -268,6 +268,7 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         total_usage=usage_pb(cp.total_usage),
         version=cp.version,
         run_id=cp.run_id,
+        last_drift=_drift_pb(cp.last_drift) if cp.last_drift else None,
     )
 
 
@@ -280,11 +281,13 @@ def summary_pb(s: SessionSummary) -> pb.SessionSummary:
         message_count=s.message_count,
         approval_id=s.approval_id,
         updated_at=timestamp(s.updated_at),
+        last_drift=_drift_pb(s.last_drift) if s.last_drift else None,
     )
 
 
-def _drift_pb(d: Drift) -> pb.AgentDrift:
+def _drift_pb(d: Drift, *, refused: bool = False) -> pb.AgentDrift:
     return pb.AgentDrift(
+        refused=refused,
         model_from=d.model_from,
         model_to=d.model_to,
         tools_added=d.tools_added,
@@ -307,7 +310,7 @@ def _payload(e: Event) -> dict[str, Any]:
                 )
             }
         case ev.AGENT_DRIFT:
-            return {"agent_drift": _drift_pb(d["drift"])}
+            return {"agent_drift": _drift_pb(d["drift"], refused=d.get("refused", False))}
         case ev.STEP_START:
             return {"step_start": pb.StepStart(step=d["step"])}
         case ev.MODEL_TURN:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 
-from ..engine.control import CLIENT_GONE
+from ..engine.control import CALLER_LEFT, CLIENT_GONE
 from ..engine.run import RunControl, ToolOutcome
 from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown, TooManyRuns
 
@@ -87,7 +87,7 @@ class RunRegistry:
         """
         self._refuse_if_draining()
         orphan = self._runs.get(session_id)
-        if orphan is not None and orphan.control.interrupted == CLIENT_GONE:
+        if orphan is not None and orphan.control.interrupted in CALLER_LEFT:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(orphan.done.wait(), ORPHAN_WAIT_S)
             self._refuse_if_draining()

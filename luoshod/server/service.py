@@ -21,6 +21,7 @@ from .. import logs
 from ..domain import Role
 from ..engine.events import Event
 from ..engine.compare import compare
+from ..engine.control import DETACHED
 from ..engine.fork import ForkPatch, fork
 from ..engine.observer import RunObserver
 from ..engine.run import Engine, Replay, ResolveRequest, RunInterrupted, RunRequest, ToolOutcome
@@ -198,7 +199,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 "approve" if req.approved else "reject", context,
                 approval=req.approval_id, session=approval.session_id,
             )
-            async for event in self._run(approval.session_id, self.engine.resolve, req, context):
+            detach = request.detach_on_tool_call
+            async for event in self._run(approval.session_id, self.engine.resolve, req, context, detach=detach):
                 yield pb.ResolveResponse(event=event)
 
     async def _run(
@@ -207,7 +209,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
         start: Callable[..., Awaitable[object]],
         req: RunRequest | ResolveRequest,
         context: grpc.aio.ServicerContext,
+        *,
+        detach: bool = False,
     ) -> AsyncIterator[pb.Event]:
+        """The run's events; ``detach``: the stream ends (OK) after the first ``tool.call``,
+        the run stopping at that boundary (``DETACHED``), resumable by the app."""
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
         run = await self.runs.begin(session_id)
         sink = _QueueSink(self.hub, self.observer, self.log_contents)
@@ -235,6 +241,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         context.add_done_callback(lambda _: run.done.is_set() or run.control.interrupt(CLIENT_GONE))
         while (event := await sink.queue.get()) is not None:
             yield event
+            if detach and event.type == "tool.call" and not run.control.interrupted:
+                run.control.interrupt(DETACHED)
         try:
             outcome = task.result()
         except RunInterrupted as e:
@@ -342,9 +350,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
             status = convert.STATUS_FROM_PB[request.status]
         else:
             raise InvalidArgument(f"unknown status {request.status}", reason="INVALID_STATUS")
+        # A prefix of a valid id is a valid id: the same check, naming its own field.
+        prefix = request.session_id_prefix and check_session_id(request.session_id_prefix, "session_id_prefix")
         try:
             page, token = await self.store.list_sessions(
-                status=status, page_size=page_size, page_token=request.page_token
+                status=status, page_size=page_size, page_token=request.page_token, prefix=prefix
             )
         except ValueError as e:
             raise InvalidArgument(str(e), reason="INVALID_PAGE_TOKEN") from None

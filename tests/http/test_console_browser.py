@@ -168,9 +168,13 @@ async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_
     await b.page.click("#filters button[type=submit]")
     await b.until(
         "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-2'")
+    await b.page.fill("#filter-id", "trip-")  # a prefix of the id
+    await b.page.click("#filters button[type=submit]")
+    await b.until(
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-1,trip-2,trip-3'")
     await b.page.fill("#filter-id", "nobody")
     await b.page.click("#filters button[type=submit]")
-    await b.page.locator("#sessions-note", has_text="No session nobody").wait_for()
+    await b.page.locator("#sessions-note", has_text="No session whose id starts with nobody").wait_for()
 
     # Pages of two: 5 sessions are three pages, Next and Previous walk them.
     await b.goto("/#/sessions?size=2")
@@ -306,6 +310,45 @@ async def test_a_resume_that_drifted_shows_the_agents_diff(make_console: Console
     await drift.wait_for()
     text = await drift.inner_text()
     assert "scripted:trip → scripted:trip-v2" in text and "get_forecast" in text
+
+    # The sessions list marks the session whose last resume drifted, and no other.
+    await console.finished_trip("calm-1")
+    await b.goto("/#/sessions")
+    badge = b.page.locator('#sessions tr[data-session="drift-1"] .drift-badge')
+    await badge.wait_for()
+    assert await badge.inner_text() == "drifted"
+    title = await badge.get_attribute("title")
+    assert "scripted:trip → scripted:trip-v2" in title and "tools added: get_forecast" in title
+    await b.page.locator('#sessions tr[data-session="calm-1"]').wait_for()
+    assert await b.page.locator('#sessions tr[data-session="calm-1"] .drift-badge').count() == 0
+    await b.shot("sessions-drift")
+    # The drift shows after a reload too, from the checkpoint's last_drift.
+    await b.goto("/#/session/drift-1")
+    await b.page.locator("#drift .drift", has_text="the last resume warned").wait_for()
+
+
+async def test_a_resume_refused_for_drift_shows_the_diff(make_console: ConsoleFactory, open_browser: Any) -> None:
+    console = await make_console()
+    await crashed_run(console, "strict-1")
+    strict = agent([{"text": "done"}], ["get_weather"], instructions="You are a stricter travel agent.",
+                   model="scripted:trip-v3", on_agent_drift=pb.AGENT_DRIFT_POLICY_ERROR)
+    log = await console.app.run("strict-1", None, strict, resume=True)
+    assert log.reason == "AGENT_DRIFT", log.types
+    b = await open_browser(console)
+    await b.goto("/#/session/strict-1")  # a page opened after the refusal: it is in the event log
+    refused = b.page.locator("#drift .drift.refused")
+    await refused.wait_for()
+    text = await refused.inner_text()
+    assert "Resume refused: agent drifted" in text and "scripted:trip → scripted:trip-v3" in text
+    assert "instructions" in text
+    assert await b.page.locator('#events li[data-type="agent.drift"]').count() == 1
+    await b.shot("session-drift-refused")
+
+    # The app's own agent resumes: the refusal is past, the page no longer shows it.
+    done = await console.app.run("strict-1", None, trip_agent(), {"get_weather": lambda a: {"sky": "sunny"}}, resume=True)
+    assert done.done is not None
+    await b.until("document.querySelectorAll('#events li[data-type=\"run.done\"]').length === 1")
+    await b.until("document.querySelector('#drift .drift') === null")
 
 
 async def test_the_token_is_refused_then_accepted(make_console: ConsoleFactory, open_browser: Any) -> None:

@@ -944,8 +944,12 @@ type Checkpoint struct {
 	// Usage over the session's whole life.
 	TotalUsage *Usage `protobuf:"bytes,13,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
 	// Incremented by every save.
-	Version       int64  `protobuf:"varint,14,opt,name=version,proto3" json:"version,omitempty"`
-	RunId         string `protobuf:"bytes,15,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	Version int64  `protobuf:"varint,14,opt,name=version,proto3" json:"version,omitempty"`
+	RunId   string `protobuf:"bytes,15,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+	// was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+	// Unset when it was the same agent, and on checkpoints saved before this field existed.
+	LastDrift     *AgentDrift `protobuf:"bytes,16,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1083,6 +1087,13 @@ func (x *Checkpoint) GetRunId() string {
 		return x.RunId
 	}
 	return ""
+}
+
+func (x *Checkpoint) GetLastDrift() *AgentDrift {
+	if x != nil {
+		return x.LastDrift
+	}
+	return nil
 }
 
 // A pending approval (SEMANTICS.md R27–R28).
@@ -1277,14 +1288,16 @@ func (x *HistoryEntry) GetCheckpoint() *Checkpoint {
 }
 
 type SessionSummary struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Status        CheckpointStatus       `protobuf:"varint,2,opt,name=status,proto3,enum=luosho.v1.CheckpointStatus" json:"status,omitempty"`
-	FinishReason  FinishReason           `protobuf:"varint,3,opt,name=finish_reason,json=finishReason,proto3,enum=luosho.v1.FinishReason" json:"finish_reason,omitempty"`
-	StepIndex     int32                  `protobuf:"varint,4,opt,name=step_index,json=stepIndex,proto3" json:"step_index,omitempty"`
-	MessageCount  int32                  `protobuf:"varint,5,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
-	ApprovalId    string                 `protobuf:"bytes,6,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	SessionId    string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Status       CheckpointStatus       `protobuf:"varint,2,opt,name=status,proto3,enum=luosho.v1.CheckpointStatus" json:"status,omitempty"`
+	FinishReason FinishReason           `protobuf:"varint,3,opt,name=finish_reason,json=finishReason,proto3,enum=luosho.v1.FinishReason" json:"finish_reason,omitempty"`
+	StepIndex    int32                  `protobuf:"varint,4,opt,name=step_index,json=stepIndex,proto3" json:"step_index,omitempty"`
+	MessageCount int32                  `protobuf:"varint,5,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
+	ApprovalId   string                 `protobuf:"bytes,6,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	UpdatedAt    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The checkpoint's last_drift: the last resume drifted (a badge in the console).
+	LastDrift     *AgentDrift `protobuf:"bytes,8,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1364,6 +1377,13 @@ func (x *SessionSummary) GetApprovalId() string {
 func (x *SessionSummary) GetUpdatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *SessionSummary) GetLastDrift() *AgentDrift {
+	if x != nil {
+		return x.LastDrift
 	}
 	return nil
 }
@@ -2056,8 +2076,12 @@ type AgentDrift struct {
 	ToolsRemoved        []string               `protobuf:"bytes,4,rep,name=tools_removed,json=toolsRemoved,proto3" json:"tools_removed,omitempty"`
 	ToolsChanged        []string               `protobuf:"bytes,5,rep,name=tools_changed,json=toolsChanged,proto3" json:"tools_changed,omitempty"`
 	InstructionsChanged bool                   `protobuf:"varint,6,opt,name=instructions_changed,json=instructionsChanged,proto3" json:"instructions_changed,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// True in an "agent.drift" event recorded in the session's event log for a resume that
+	// on_agent_drift ERROR refused (AGENT_DRIFT): no run started and nothing else of the
+	// session changed. Its run_id is the run that was not resumed.
+	Refused       bool `protobuf:"varint,7,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentDrift) Reset() {
@@ -2128,6 +2152,13 @@ func (x *AgentDrift) GetToolsChanged() []string {
 func (x *AgentDrift) GetInstructionsChanged() bool {
 	if x != nil {
 		return x.InstructionsChanged
+	}
+	return false
+}
+
+func (x *AgentDrift) GetRefused() bool {
+	if x != nil {
+		return x.Refused
 	}
 	return false
 }
@@ -2813,9 +2844,11 @@ type ListSessionsRequest struct {
 	PageSize  int32  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// UNSPECIFIED lists every status.
-	Status        CheckpointStatus `protobuf:"varint,3,opt,name=status,proto3,enum=luosho.v1.CheckpointStatus" json:"status,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Status CheckpointStatus `protobuf:"varint,3,opt,name=status,proto3,enum=luosho.v1.CheckpointStatus" json:"status,omitempty"`
+	// Only sessions whose id starts with it (empty: every session); pages as without it.
+	SessionIdPrefix string `protobuf:"bytes,4,opt,name=session_id_prefix,json=sessionIdPrefix,proto3" json:"session_id_prefix,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
@@ -2867,6 +2900,13 @@ func (x *ListSessionsRequest) GetStatus() CheckpointStatus {
 		return x.Status
 	}
 	return CheckpointStatus_CHECKPOINT_STATUS_UNSPECIFIED
+}
+
+func (x *ListSessionsRequest) GetSessionIdPrefix() string {
+	if x != nil {
+		return x.SessionIdPrefix
+	}
+	return ""
 }
 
 type ListSessionsResponse struct {
@@ -3031,9 +3071,13 @@ type ResolveRequest struct {
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The approval's session. Optional; with a request_id it lets a retry be recognised
 	// after the first attempt claimed the approval (it then resumes or replays that run).
-	SessionId     string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Leave the run once it waits on the app's tools: the stream ends (OK) after the first
+	// client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
+	// the app's next Resume). For a reviewer who decides but does not run the app's tools.
+	DetachOnToolCall bool `protobuf:"varint,7,opt,name=detach_on_tool_call,json=detachOnToolCall,proto3" json:"detach_on_tool_call,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ResolveRequest) Reset() {
@@ -3106,6 +3150,13 @@ func (x *ResolveRequest) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *ResolveRequest) GetDetachOnToolCall() bool {
+	if x != nil {
+		return x.DetachOnToolCall
+	}
+	return false
 }
 
 type ResolveResponse struct {
@@ -4259,7 +4310,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xaa\x05\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe0\x05\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -4283,7 +4334,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vtotal_usage\x18\r \x01(\v2\x10.luosho.v1.UsageR\n" +
 	"totalUsage\x12\x18\n" +
 	"\aversion\x18\x0e \x01(\x03R\aversion\x12\x15\n" +
-	"\x06run_id\x18\x0f \x01(\tR\x05runId\"\xf8\x02\n" +
+	"\x06run_id\x18\x0f \x01(\tR\x05runId\x124\n" +
+	"\n" +
+	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xf8\x02\n" +
 	"\bApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1d\n" +
@@ -4305,7 +4358,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\rmessage_count\x18\x05 \x01(\x05R\fmessageCount\x125\n" +
 	"\n" +
 	"checkpoint\x18\x06 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint\"\xc2\x02\n" +
+	"checkpoint\"\xf8\x02\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +
@@ -4317,7 +4370,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x129\n" +
 	"\n" +
-	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xf8\x05\n" +
+	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
+	"\n" +
+	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xf8\x05\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -4374,7 +4429,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\"3\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\"\xe4\x01\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\xfe\x01\n" +
 	"\n" +
 	"AgentDrift\x12\x1d\n" +
 	"\n" +
@@ -4384,7 +4439,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"toolsAdded\x12#\n" +
 	"\rtools_removed\x18\x04 \x03(\tR\ftoolsRemoved\x12#\n" +
 	"\rtools_changed\x18\x05 \x03(\tR\ftoolsChanged\x121\n" +
-	"\x14instructions_changed\x18\x06 \x01(\bR\x13instructionsChanged\"D\n" +
+	"\x14instructions_changed\x18\x06 \x01(\bR\x13instructionsChanged\x12\x18\n" +
+	"\arefused\x18\a \x01(\bR\arefused\"D\n" +
 	"\x11ApprovalRequested\x12/\n" +
 	"\bapproval\x18\x01 \x01(\v2\x13.luosho.v1.ApprovalR\bapproval\"\xa8\x02\n" +
 	"\aRunDone\x12<\n" +
@@ -4440,12 +4496,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x12GetSessionResponse\x125\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint\"\x86\x01\n" +
+	"checkpoint\"\xb2\x01\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\x123\n" +
-	"\x06status\x18\x03 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\"u\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12*\n" +
+	"\x11session_id_prefix\x18\x04 \x01(\tR\x0fsessionIdPrefix\"u\n" +
 	"\x14ListSessionsResponse\x125\n" +
 	"\bsessions\x18\x01 \x03(\v2\x19.luosho.v1.SessionSummaryR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"X\n" +
@@ -4454,7 +4511,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\fkeep_history\x18\x02 \x01(\bR\vkeepHistory\"1\n" +
 	"\x15DeleteSessionResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted\"\xcb\x01\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"\xfa\x01\n" +
 	"\x0eResolveRequest\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1a\n" +
@@ -4464,7 +4521,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x06 \x01(\tR\tsessionId\"9\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x12-\n" +
+	"\x13detach_on_tool_call\x18\a \x01(\bR\x10detachOnToolCall\"9\n" +
 	"\x0fResolveResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"q\n" +
 	"\x14ListApprovalsRequest\x12\x1d\n" +
@@ -4703,93 +4761,95 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	61, // 12: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	7,  // 13: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	10, // 14: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	8,  // 15: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	8,  // 16: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	12, // 17: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	61, // 18: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	61, // 19: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	61, // 20: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	2,  // 21: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	13, // 22: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 23: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	3,  // 24: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	61, // 25: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	61, // 26: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	18, // 27: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	19, // 28: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	20, // 29: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	21, // 30: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	22, // 31: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	23, // 32: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	27, // 33: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	25, // 34: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	24, // 35: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	26, // 36: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	4,  // 37: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	12, // 38: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	9,  // 39: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	10, // 40: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	8,  // 41: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	14, // 42: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,  // 43: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,  // 44: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	10, // 45: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	9,  // 46: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	7,  // 47: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 48: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	7,  // 49: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 50: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	5,  // 51: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	13, // 52: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 53: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	16, // 54: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	7,  // 55: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 56: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	14, // 57: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	15, // 58: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	9,  // 59: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	49, // 60: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	48, // 61: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	13, // 62: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	54, // 63: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	55, // 64: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,  // 65: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,  // 66: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	53, // 67: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	53, // 68: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	56, // 69: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	17, // 70: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	28, // 71: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	30, // 72: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	32, // 73: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	34, // 74: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	36, // 75: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	38, // 76: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	40, // 77: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	42, // 78: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	44, // 79: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	46, // 80: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	50, // 81: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	52, // 82: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	58, // 83: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	29, // 84: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	31, // 85: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	33, // 86: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	35, // 87: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	37, // 88: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	39, // 89: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	41, // 90: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	43, // 91: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	45, // 92: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	47, // 93: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	51, // 94: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	57, // 95: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	59, // 96: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	84, // [84:97] is the sub-list for method output_type
-	71, // [71:84] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	25, // 15: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	8,  // 16: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	8,  // 17: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	12, // 18: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	61, // 19: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	61, // 20: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	61, // 21: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	2,  // 22: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	13, // 23: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,  // 24: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	3,  // 25: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	61, // 26: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	25, // 27: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	61, // 28: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	18, // 29: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	19, // 30: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	20, // 31: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	21, // 32: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	22, // 33: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	23, // 34: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	27, // 35: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	25, // 36: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	24, // 37: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	26, // 38: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	4,  // 39: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	12, // 40: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	9,  // 41: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	10, // 42: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	8,  // 43: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	14, // 44: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,  // 45: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,  // 46: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	10, // 47: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	9,  // 48: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	7,  // 49: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	17, // 50: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	7,  // 51: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	17, // 52: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	5,  // 53: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	13, // 54: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,  // 55: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	16, // 56: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	7,  // 57: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	17, // 58: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	14, // 59: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	15, // 60: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	9,  // 61: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	49, // 62: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	48, // 63: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	13, // 64: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	54, // 65: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	55, // 66: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,  // 67: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,  // 68: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	53, // 69: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	53, // 70: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	56, // 71: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	17, // 72: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	28, // 73: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	30, // 74: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	32, // 75: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	34, // 76: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	36, // 77: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	38, // 78: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	40, // 79: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	42, // 80: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	44, // 81: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	46, // 82: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	50, // 83: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	52, // 84: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	58, // 85: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	29, // 86: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	31, // 87: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	33, // 88: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	35, // 89: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	37, // 90: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	39, // 91: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	41, // 92: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	43, // 93: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	45, // 94: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	47, // 95: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	51, // 96: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	57, // 97: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	59, // 98: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	86, // [86:99] is the sub-list for method output_type
+	73, // [73:86] is the sub-list for method input_type
+	73, // [73:73] is the sub-list for extension type_name
+	73, // [73:73] is the sub-list for extension extendee
+	0,  // [0:73] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

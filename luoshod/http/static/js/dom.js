@@ -89,6 +89,6 @@ export function driftBox(d, refused = false) {
   }
   if (d.instructions_changed === true || d.instructions_changed === "true") rows.push(["instructions", "changed"]);
   return h("div", { class: `drift${refused ? " refused" : ""}` },
-    h("strong", {}, refused ? "Agent drift — the resume was refused" : "Agent drift — the resume warned"),
+    h("strong", {}, refused ? "Resume refused: agent drifted" : "Agent drift — the last resume warned"),
     h("dl", { class: "meta" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])));
 }

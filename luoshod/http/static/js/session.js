@@ -41,6 +41,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     const history = await get(`/sessions/${enc(sessionId)}/history`, { page_size: 50, include_checkpoint: true });
     entries = history.entries.slice().reverse();
     renderHead();
+    renderDrift();
     // Only a new save redraws the scrubber and the fork form (which may be half filled).
     if (!loaded || newest() !== before) {
       renderScrubber();
@@ -192,10 +193,18 @@ export async function sessionView(root, { arg: sessionId, params }) {
     if (["model.turn", "tool.result", "run.done", "approval.requested", "step.done"].includes(ev.type)) refreshSoon();
   }
 
+  // Since the last run.start: a refused resume (an agent.drift event marked refused, the
+  // run not resumed) and the drift the current run's resume warned of; the checkpoint's
+  // last_drift says the latter when the log no longer keeps that event.
   function renderDrift() {
     const lastStart = seenEvents.map((e) => e.type).lastIndexOf("run.start");
-    const d = seenEvents.slice(lastStart).find((e) => e.type === "agent.drift");
-    replace(drift, d ? driftBox(d.agent_drift) : null);
+    const drifts = seenEvents.slice(Math.max(lastStart, 0)).filter((e) => e.type === "agent.drift");
+    const refused = drifts.filter((e) => e.agent_drift.refused).pop();
+    const warned = drifts.find((e) => !e.agent_drift.refused);
+    const kept = checkpoint && checkpoint.last_drift;
+    replace(drift,
+      refused ? driftBox(refused.agent_drift, true) : null,
+      warned ? driftBox(warned.agent_drift) : kept ? driftBox(kept) : null);
   }
 
   await load();

@@ -1,6 +1,6 @@
-// Sessions: filter by status and id, paged (AIP-158 page tokens), model and usage filled
+// Sessions: filter by status and id prefix, paged (AIP-158 page tokens), model and usage filled
 // in per row from GetSession once the page is shown.
-import { ApiError, enc, get } from "./api.js";
+import { enc, get } from "./api.js";
 import { h, replace, statusBadge, usage, when } from "./dom.js";
 
 const PAGE_SIZE = 25; // #/sessions?size=N for another
@@ -17,10 +17,10 @@ export async function sessionsView(root, { params }) {
 
   const statusSelect = h("select", { id: "filter-status", name: "status" },
     STATUSES.map(([v, label]) => h("option", { value: v, selected: v === status }, label)));
-  const idInput = h("input", { id: "filter-id", name: "id", value: id, placeholder: "session id", spellcheck: "false" });
+  const idInput = h("input", { id: "filter-id", name: "id", value: id, placeholder: "session id prefix", spellcheck: "false" });
   const form = h("form", { class: "filters", id: "filters" },
     h("label", { for: "filter-status" }, "Status"), statusSelect,
-    h("label", { for: "filter-id" }, "Id"), idInput,
+    h("label", { for: "filter-id" }, "Id starts with"), idInput,
     h("button", { type: "submit" }, "Filter"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -41,24 +41,13 @@ export async function sessionsView(root, { params }) {
 
   let alive = true;
   async function show(pageIndex) {
-    let rows, next = "";
-    if (id) {
-      // An id names one session: GetSession, then the status filter applies to it.
-      try {
-        const { checkpoint } = await get(`/sessions/${enc(id)}`);
-        rows = [summaryOf(checkpoint)].filter((s) => !status || statusMatches(s.status, status));
-      } catch (err) {
-        if (!(err instanceof ApiError) || err.status !== 404) throw err;
-        rows = [];
-      }
-    } else {
-      const page = await get("/sessions", { status, page_size: size, page_token: tokens[pageIndex] });
-      rows = page.sessions;
-      next = page.next_page_token;
-    }
+    // The id filter is a prefix of the id, paged like the whole list.
+    const page = await get("/sessions", { status, session_id_prefix: id, page_size: size, page_token: tokens[pageIndex] });
+    const rows = page.sessions;
+    const next = page.next_page_token;
     if (!alive) return;
     replace(table, rows.map(row));
-    note.textContent = rows.length ? "" : id ? `No session ${id}${status ? " with that status" : ""}.` : "No sessions.";
+    note.textContent = rows.length ? "" : id ? `No session whose id starts with ${id}${status ? " with that status" : ""}.` : "No sessions.";
     const prev = h("button", { type: "button", id: "page-prev", disabled: pageIndex === 0 }, "← Previous");
     const nextButton = h("button", { type: "button", id: "page-next", disabled: !next }, "Next →");
     prev.addEventListener("click", () => show(pageIndex - 1));
@@ -70,7 +59,8 @@ export async function sessionsView(root, { params }) {
   function row(s) {
     return h("tr", { dataset: { session: s.session_id } },
       h("td", {}, h("a", { href: `#/session/${enc(s.session_id)}` }, s.session_id),
-        s.approval_id ? h("span", { class: "badge st-awaiting-approval small" }, "approval") : null),
+        s.approval_id ? h("span", { class: "badge st-awaiting-approval small" }, "approval") : null,
+        s.last_drift ? h("span", { class: "badge drift-badge small", title: driftTitle(s.last_drift) }, "drifted") : null),
       h("td", {}, statusBadge(s.status, s.finish_reason)),
       h("td", { class: "model" }, "…"),
       h("td", { class: "num" }, s.step_index),
@@ -97,13 +87,13 @@ export async function sessionsView(root, { params }) {
   return () => { alive = false; };
 }
 
-function statusMatches(s, filter) {
-  return s === "CHECKPOINT_STATUS_" + filter.toUpperCase().replace("-", "_");
-}
-
-function summaryOf(cp) {
-  return {
-    session_id: cp.session_id, status: cp.status, finish_reason: cp.finish_reason, step_index: cp.step_index,
-    message_count: cp.messages.length, approval_id: cp.approval_id, updated_at: cp.updated_at,
-  };
+// The badge's tooltip: what differed when the session's last resume drifted.
+function driftTitle(d) {
+  const parts = [];
+  if (d.model_from !== d.model_to) parts.push(`model ${d.model_from} → ${d.model_to}`);
+  for (const [k, label] of [["tools_added", "added"], ["tools_removed", "removed"], ["tools_changed", "changed"]]) {
+    if ((d[k] || []).length) parts.push(`tools ${label}: ${d[k].join(", ")}`);
+  }
+  if (d.instructions_changed) parts.push("instructions changed");
+  return `The last resume was made by a different agent (${parts.join("; ") || "fingerprint changed"})`;
 }

@@ -186,7 +186,7 @@ class AgentFingerprint(_message.Message):
     def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id")
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -202,6 +202,7 @@ class Checkpoint(_message.Message):
     TOTAL_USAGE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_DRIFT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     step_index: int
@@ -217,7 +218,8 @@ class Checkpoint(_message.Message):
     total_usage: Usage
     version: int
     run_id: str
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ...) -> None: ...
+    last_drift: AgentDrift
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
 
 class Approval(_message.Message):
     __slots__ = ("approval_id", "session_id", "tool_call", "remaining", "step", "fingerprint", "created_at", "expires_at")
@@ -256,7 +258,7 @@ class HistoryEntry(_message.Message):
     def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
 
 class SessionSummary(_message.Message):
-    __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at")
+    __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at", "last_drift")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -264,6 +266,7 @@ class SessionSummary(_message.Message):
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    LAST_DRIFT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     status: CheckpointStatus
     finish_reason: FinishReason
@@ -271,7 +274,8 @@ class SessionSummary(_message.Message):
     message_count: int
     approval_id: str
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    last_drift: AgentDrift
+    def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested")
@@ -376,20 +380,22 @@ class TextDelta(_message.Message):
     def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
 
 class AgentDrift(_message.Message):
-    __slots__ = ("model_from", "model_to", "tools_added", "tools_removed", "tools_changed", "instructions_changed")
+    __slots__ = ("model_from", "model_to", "tools_added", "tools_removed", "tools_changed", "instructions_changed", "refused")
     MODEL_FROM_FIELD_NUMBER: _ClassVar[int]
     MODEL_TO_FIELD_NUMBER: _ClassVar[int]
     TOOLS_ADDED_FIELD_NUMBER: _ClassVar[int]
     TOOLS_REMOVED_FIELD_NUMBER: _ClassVar[int]
     TOOLS_CHANGED_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
     model_from: str
     model_to: str
     tools_added: _containers.RepeatedScalarFieldContainer[str]
     tools_removed: _containers.RepeatedScalarFieldContainer[str]
     tools_changed: _containers.RepeatedScalarFieldContainer[str]
     instructions_changed: bool
-    def __init__(self, model_from: _Optional[str] = ..., model_to: _Optional[str] = ..., tools_added: _Optional[_Iterable[str]] = ..., tools_removed: _Optional[_Iterable[str]] = ..., tools_changed: _Optional[_Iterable[str]] = ..., instructions_changed: _Optional[bool] = ...) -> None: ...
+    refused: bool
+    def __init__(self, model_from: _Optional[str] = ..., model_to: _Optional[str] = ..., tools_added: _Optional[_Iterable[str]] = ..., tools_removed: _Optional[_Iterable[str]] = ..., tools_changed: _Optional[_Iterable[str]] = ..., instructions_changed: _Optional[bool] = ..., refused: _Optional[bool] = ...) -> None: ...
 
 class ApprovalRequested(_message.Message):
     __slots__ = ("approval",)
@@ -496,14 +502,16 @@ class GetSessionResponse(_message.Message):
     def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "status")
+    __slots__ = ("page_size", "page_token", "status", "session_id_prefix")
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     status: CheckpointStatus
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ...) -> None: ...
+    session_id_prefix: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., session_id_prefix: _Optional[str] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
     __slots__ = ("sessions", "next_page_token")
@@ -528,20 +536,22 @@ class DeleteSessionResponse(_message.Message):
     def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
 
 class ResolveRequest(_message.Message):
-    __slots__ = ("approval_id", "approved", "note", "agent", "request_id", "session_id")
+    __slots__ = ("approval_id", "approved", "note", "agent", "request_id", "session_id", "detach_on_tool_call")
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     APPROVED_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    DETACH_ON_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     approval_id: str
     approved: bool
     note: str
     agent: AgentSpec
     request_id: str
     session_id: str
-    def __init__(self, approval_id: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+    detach_on_tool_call: bool
+    def __init__(self, approval_id: _Optional[str] = ..., approved: _Optional[bool] = ..., note: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., detach_on_tool_call: _Optional[bool] = ...) -> None: ...
 
 class ResolveResponse(_message.Message):
     __slots__ = ("event",)

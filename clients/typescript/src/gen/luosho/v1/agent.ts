@@ -449,6 +449,12 @@ export interface Checkpoint {
   /** Incremented by every save. */
   version: number;
   runId: string;
+  /**
+   * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+   * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+   * Unset when it was the same agent, and on checkpoints saved before this field existed.
+   */
+  lastDrift: AgentDrift | undefined;
 }
 
 /** A pending approval (SEMANTICS.md R27–R28). */
@@ -489,7 +495,11 @@ export interface SessionSummary {
   stepIndex: number;
   messageCount: number;
   approvalId: string;
-  updatedAt: Date | undefined;
+  updatedAt:
+    | Date
+    | undefined;
+  /** The checkpoint's last_drift: the last resume drifted (a badge in the console). */
+  lastDrift: AgentDrift | undefined;
 }
 
 /**
@@ -586,6 +596,12 @@ export interface AgentDrift {
   toolsRemoved: string[];
   toolsChanged: string[];
   instructionsChanged: boolean;
+  /**
+   * True in an "agent.drift" event recorded in the session's event log for a resume that
+   * on_agent_drift ERROR refused (AGENT_DRIFT): no run started and nothing else of the
+   * session changed. Its run_id is the run that was not resumed.
+   */
+  refused: boolean;
 }
 
 /**
@@ -689,6 +705,8 @@ export interface ListSessionsRequest {
   pageToken: string;
   /** UNSPECIFIED lists every status. */
   status: CheckpointStatus;
+  /** Only sessions whose id starts with it (empty: every session); pages as without it. */
+  sessionIdPrefix: string;
 }
 
 export interface ListSessionsResponse {
@@ -725,6 +743,12 @@ export interface ResolveRequest {
    * after the first attempt claimed the approval (it then resumes or replays that run).
    */
   sessionId: string;
+  /**
+   * Leave the run once it waits on the app's tools: the stream ends (OK) after the first
+   * client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
+   * the app's next Resume). For a reviewer who decides but does not run the app's tools.
+   */
+  detachOnToolCall: boolean;
 }
 
 export interface ResolveResponse {
@@ -2049,6 +2073,7 @@ function createBaseCheckpoint(): Checkpoint {
     totalUsage: undefined,
     version: 0,
     runId: "",
+    lastDrift: undefined,
   };
 }
 
@@ -2098,6 +2123,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     if (message.runId !== "") {
       writer.uint32(122).string(message.runId);
+    }
+    if (message.lastDrift !== undefined) {
+      AgentDrift.encode(message.lastDrift, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -2235,6 +2263,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.runId = reader.string();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.lastDrift = AgentDrift.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2300,6 +2336,11 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         : isSet(object.run_id)
         ? globalThis.String(object.run_id)
         : "",
+      lastDrift: isSet(object.lastDrift)
+        ? AgentDrift.fromJSON(object.lastDrift)
+        : isSet(object.last_drift)
+        ? AgentDrift.fromJSON(object.last_drift)
+        : undefined,
     };
   },
 
@@ -2350,6 +2391,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.runId !== "") {
       obj.runId = message.runId;
     }
+    if (message.lastDrift !== undefined) {
+      obj.lastDrift = AgentDrift.toJSON(message.lastDrift);
+    }
     return obj;
   },
 
@@ -2379,6 +2423,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       : undefined;
     message.version = object.version ?? 0;
     message.runId = object.runId ?? "";
+    message.lastDrift = (object.lastDrift !== undefined && object.lastDrift !== null)
+      ? AgentDrift.fromPartial(object.lastDrift)
+      : undefined;
     return message;
   },
 };
@@ -2767,6 +2814,7 @@ function createBaseSessionSummary(): SessionSummary {
     messageCount: 0,
     approvalId: "",
     updatedAt: undefined,
+    lastDrift: undefined,
   };
 }
 
@@ -2792,6 +2840,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(58).fork()).join();
+    }
+    if (message.lastDrift !== undefined) {
+      AgentDrift.encode(message.lastDrift, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -2865,6 +2916,14 @@ export const SessionSummary: MessageFns<SessionSummary> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.lastDrift = AgentDrift.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2910,6 +2969,11 @@ export const SessionSummary: MessageFns<SessionSummary> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      lastDrift: isSet(object.lastDrift)
+        ? AgentDrift.fromJSON(object.lastDrift)
+        : isSet(object.last_drift)
+        ? AgentDrift.fromJSON(object.last_drift)
+        : undefined,
     };
   },
 
@@ -2936,6 +3000,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.lastDrift !== undefined) {
+      obj.lastDrift = AgentDrift.toJSON(message.lastDrift);
+    }
     return obj;
   },
 
@@ -2951,6 +3018,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     message.messageCount = object.messageCount ?? 0;
     message.approvalId = object.approvalId ?? "";
     message.updatedAt = object.updatedAt ?? undefined;
+    message.lastDrift = (object.lastDrift !== undefined && object.lastDrift !== null)
+      ? AgentDrift.fromPartial(object.lastDrift)
+      : undefined;
     return message;
   },
 };
@@ -4053,7 +4123,15 @@ export const TextDelta: MessageFns<TextDelta> = {
 };
 
 function createBaseAgentDrift(): AgentDrift {
-  return { modelFrom: "", modelTo: "", toolsAdded: [], toolsRemoved: [], toolsChanged: [], instructionsChanged: false };
+  return {
+    modelFrom: "",
+    modelTo: "",
+    toolsAdded: [],
+    toolsRemoved: [],
+    toolsChanged: [],
+    instructionsChanged: false,
+    refused: false,
+  };
 }
 
 export const AgentDrift: MessageFns<AgentDrift> = {
@@ -4075,6 +4153,9 @@ export const AgentDrift: MessageFns<AgentDrift> = {
     }
     if (message.instructionsChanged !== false) {
       writer.uint32(48).bool(message.instructionsChanged);
+    }
+    if (message.refused !== false) {
+      writer.uint32(56).bool(message.refused);
     }
     return writer;
   },
@@ -4140,6 +4221,14 @@ export const AgentDrift: MessageFns<AgentDrift> = {
             message.instructionsChanged = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.refused = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4184,6 +4273,7 @@ export const AgentDrift: MessageFns<AgentDrift> = {
         : isSet(object.instructions_changed)
         ? globalThis.Boolean(object.instructions_changed)
         : false,
+      refused: isSet(object.refused) ? globalThis.Boolean(object.refused) : false,
     };
   },
 
@@ -4207,6 +4297,9 @@ export const AgentDrift: MessageFns<AgentDrift> = {
     if (message.instructionsChanged !== false) {
       obj.instructionsChanged = message.instructionsChanged;
     }
+    if (message.refused !== false) {
+      obj.refused = message.refused;
+    }
     return obj;
   },
 
@@ -4221,6 +4314,7 @@ export const AgentDrift: MessageFns<AgentDrift> = {
     message.toolsRemoved = object.toolsRemoved?.map((e) => e) || [];
     message.toolsChanged = object.toolsChanged?.map((e) => e) || [];
     message.instructionsChanged = object.instructionsChanged ?? false;
+    message.refused = object.refused ?? false;
     return message;
   },
 };
@@ -5381,7 +5475,7 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
 };
 
 function createBaseListSessionsRequest(): ListSessionsRequest {
-  return { pageSize: 0, pageToken: "", status: 0 };
+  return { pageSize: 0, pageToken: "", status: 0, sessionIdPrefix: "" };
 }
 
 export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
@@ -5394,6 +5488,9 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     }
     if (message.status !== 0) {
       writer.uint32(24).int32(message.status);
+    }
+    if (message.sessionIdPrefix !== "") {
+      writer.uint32(34).string(message.sessionIdPrefix);
     }
     return writer;
   },
@@ -5435,6 +5532,14 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
             message.status = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sessionIdPrefix = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5460,6 +5565,11 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
         ? globalThis.String(object.page_token)
         : "",
       status: isSet(object.status) ? checkpointStatusFromJSON(object.status) : 0,
+      sessionIdPrefix: isSet(object.sessionIdPrefix)
+        ? globalThis.String(object.sessionIdPrefix)
+        : isSet(object.session_id_prefix)
+        ? globalThis.String(object.session_id_prefix)
+        : "",
     };
   },
 
@@ -5474,6 +5584,9 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     if (message.status !== 0) {
       obj.status = checkpointStatusToJSON(message.status);
     }
+    if (message.sessionIdPrefix !== "") {
+      obj.sessionIdPrefix = message.sessionIdPrefix;
+    }
     return obj;
   },
 
@@ -5485,6 +5598,7 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
     message.status = object.status ?? 0;
+    message.sessionIdPrefix = object.sessionIdPrefix ?? "";
     return message;
   },
 };
@@ -5741,7 +5855,15 @@ export const DeleteSessionResponse: MessageFns<DeleteSessionResponse> = {
 };
 
 function createBaseResolveRequest(): ResolveRequest {
-  return { approvalId: "", approved: false, note: "", agent: undefined, requestId: "", sessionId: "" };
+  return {
+    approvalId: "",
+    approved: false,
+    note: "",
+    agent: undefined,
+    requestId: "",
+    sessionId: "",
+    detachOnToolCall: false,
+  };
 }
 
 export const ResolveRequest: MessageFns<ResolveRequest> = {
@@ -5763,6 +5885,9 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
     }
     if (message.sessionId !== "") {
       writer.uint32(50).string(message.sessionId);
+    }
+    if (message.detachOnToolCall !== false) {
+      writer.uint32(56).bool(message.detachOnToolCall);
     }
     return writer;
   },
@@ -5828,6 +5953,14 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
             message.sessionId = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.detachOnToolCall = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5860,6 +5993,11 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
         : isSet(object.session_id)
         ? globalThis.String(object.session_id)
         : "",
+      detachOnToolCall: isSet(object.detachOnToolCall)
+        ? globalThis.Boolean(object.detachOnToolCall)
+        : isSet(object.detach_on_tool_call)
+        ? globalThis.Boolean(object.detach_on_tool_call)
+        : false,
     };
   },
 
@@ -5883,6 +6021,9 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
     if (message.sessionId !== "") {
       obj.sessionId = message.sessionId;
     }
+    if (message.detachOnToolCall !== false) {
+      obj.detachOnToolCall = message.detachOnToolCall;
+    }
     return obj;
   },
 
@@ -5899,6 +6040,7 @@ export const ResolveRequest: MessageFns<ResolveRequest> = {
       : undefined;
     message.requestId = object.requestId ?? "";
     message.sessionId = object.sessionId ?? "";
+    message.detachOnToolCall = object.detachOnToolCall ?? false;
     return message;
   },
 };

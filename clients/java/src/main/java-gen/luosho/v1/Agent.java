@@ -9488,6 +9488,39 @@ java.lang.String defaultValue) {
      */
     com.google.protobuf.ByteString
         getRunIdBytes();
+
+    /**
+     * <pre>
+     * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+     * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+     * Unset when it was the same agent, and on checkpoints saved before this field existed.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+     * @return Whether the lastDrift field is set.
+     */
+    boolean hasLastDrift();
+    /**
+     * <pre>
+     * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+     * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+     * Unset when it was the same agent, and on checkpoints saved before this field existed.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+     * @return The lastDrift.
+     */
+    luosho.v1.Agent.AgentDrift getLastDrift();
+    /**
+     * <pre>
+     * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+     * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+     * Unset when it was the same agent, and on checkpoints saved before this field existed.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+     */
+    luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder();
   }
   /**
    * <pre>
@@ -10022,6 +10055,50 @@ java.lang.String defaultValue) {
       }
     }
 
+    public static final int LAST_DRIFT_FIELD_NUMBER = 16;
+    private luosho.v1.Agent.AgentDrift lastDrift_;
+    /**
+     * <pre>
+     * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+     * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+     * Unset when it was the same agent, and on checkpoints saved before this field existed.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+     * @return Whether the lastDrift field is set.
+     */
+    @java.lang.Override
+    public boolean hasLastDrift() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+     * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+     * Unset when it was the same agent, and on checkpoints saved before this field existed.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+     * @return The lastDrift.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentDrift getLastDrift() {
+      return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+    }
+    /**
+     * <pre>
+     * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+     * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+     * Unset when it was the same agent, and on checkpoints saved before this field existed.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder() {
+      return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -10080,6 +10157,9 @@ java.lang.String defaultValue) {
       }
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
         com.google.protobuf.GeneratedMessage.writeString(output, 15, runId_);
+      }
+      if (((bitField0_ & 0x00000020) != 0)) {
+        output.writeMessage(16, getLastDrift());
       }
       getUnknownFields().writeTo(output);
     }
@@ -10151,6 +10231,10 @@ java.lang.String defaultValue) {
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
         size += com.google.protobuf.GeneratedMessage.computeStringSize(15, runId_);
       }
+      if (((bitField0_ & 0x00000020) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(16, getLastDrift());
+      }
       return size;
     }
     @java.lang.Override
@@ -10218,6 +10302,11 @@ java.lang.String defaultValue) {
           != other.getVersion()) return false;
       if (!getRunId()
           .equals(other.getRunId())) return false;
+      if (hasLastDrift() != other.hasLastDrift()) return false;
+      if (hasLastDrift()) {
+        if (!getLastDrift()
+            .equals(other.getLastDrift())) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -10274,6 +10363,10 @@ java.lang.String defaultValue) {
           getVersion());
       hash = (37 * hash) + RUN_ID_FIELD_NUMBER;
       hash = (53 * hash) + getRunId().hashCode();
+      if (hasLastDrift()) {
+        hash = (37 * hash) + LAST_DRIFT_FIELD_NUMBER;
+        hash = (53 * hash) + getLastDrift().hashCode();
+      }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -10415,6 +10508,7 @@ java.lang.String defaultValue) {
           internalGetUpdatedAtFieldBuilder();
           internalGetAgentFieldBuilder();
           internalGetTotalUsageFieldBuilder();
+          internalGetLastDriftFieldBuilder();
         }
       }
       @java.lang.Override
@@ -10468,6 +10562,11 @@ java.lang.String defaultValue) {
         }
         version_ = 0L;
         runId_ = "";
+        lastDrift_ = null;
+        if (lastDriftBuilder_ != null) {
+          lastDriftBuilder_.dispose();
+          lastDriftBuilder_ = null;
+        }
         return this;
       }
 
@@ -10577,6 +10676,12 @@ java.lang.String defaultValue) {
         }
         if (((from_bitField0_ & 0x00004000) != 0)) {
           result.runId_ = runId_;
+        }
+        if (((from_bitField0_ & 0x00008000) != 0)) {
+          result.lastDrift_ = lastDriftBuilder_ == null
+              ? lastDrift_
+              : lastDriftBuilder_.build();
+          to_bitField0_ |= 0x00000020;
         }
         result.bitField0_ |= to_bitField0_;
       }
@@ -10691,6 +10796,9 @@ java.lang.String defaultValue) {
           runId_ = other.runId_;
           bitField0_ |= 0x00004000;
           onChanged();
+        }
+        if (other.hasLastDrift()) {
+          mergeLastDrift(other.getLastDrift());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -10819,6 +10927,13 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00004000;
                 break;
               } // case 122
+              case 130: {
+                input.readMessage(
+                    internalGetLastDriftFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00008000;
+                break;
+              } // case 130
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -12527,6 +12642,181 @@ java.lang.String defaultValue) {
         bitField0_ |= 0x00004000;
         onChanged();
         return this;
+      }
+
+      private luosho.v1.Agent.AgentDrift lastDrift_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentDrift, luosho.v1.Agent.AgentDrift.Builder, luosho.v1.Agent.AgentDriftOrBuilder> lastDriftBuilder_;
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       * @return Whether the lastDrift field is set.
+       */
+      public boolean hasLastDrift() {
+        return ((bitField0_ & 0x00008000) != 0);
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       * @return The lastDrift.
+       */
+      public luosho.v1.Agent.AgentDrift getLastDrift() {
+        if (lastDriftBuilder_ == null) {
+          return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+        } else {
+          return lastDriftBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       */
+      public Builder setLastDrift(luosho.v1.Agent.AgentDrift value) {
+        if (lastDriftBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          lastDrift_ = value;
+        } else {
+          lastDriftBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00008000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       */
+      public Builder setLastDrift(
+          luosho.v1.Agent.AgentDrift.Builder builderForValue) {
+        if (lastDriftBuilder_ == null) {
+          lastDrift_ = builderForValue.build();
+        } else {
+          lastDriftBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00008000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       */
+      public Builder mergeLastDrift(luosho.v1.Agent.AgentDrift value) {
+        if (lastDriftBuilder_ == null) {
+          if (((bitField0_ & 0x00008000) != 0) &&
+            lastDrift_ != null &&
+            lastDrift_ != luosho.v1.Agent.AgentDrift.getDefaultInstance()) {
+            getLastDriftBuilder().mergeFrom(value);
+          } else {
+            lastDrift_ = value;
+          }
+        } else {
+          lastDriftBuilder_.mergeFrom(value);
+        }
+        if (lastDrift_ != null) {
+          bitField0_ |= 0x00008000;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       */
+      public Builder clearLastDrift() {
+        bitField0_ = (bitField0_ & ~0x00008000);
+        lastDrift_ = null;
+        if (lastDriftBuilder_ != null) {
+          lastDriftBuilder_.dispose();
+          lastDriftBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       */
+      public luosho.v1.Agent.AgentDrift.Builder getLastDriftBuilder() {
+        bitField0_ |= 0x00008000;
+        onChanged();
+        return internalGetLastDriftFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       */
+      public luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder() {
+        if (lastDriftBuilder_ != null) {
+          return lastDriftBuilder_.getMessageOrBuilder();
+        } else {
+          return lastDrift_ == null ?
+              luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+        }
+      }
+      /**
+       * <pre>
+       * Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
+       * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
+       * Unset when it was the same agent, and on checkpoints saved before this field existed.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentDrift, luosho.v1.Agent.AgentDrift.Builder, luosho.v1.Agent.AgentDriftOrBuilder> 
+          internalGetLastDriftFieldBuilder() {
+        if (lastDriftBuilder_ == null) {
+          lastDriftBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.AgentDrift, luosho.v1.Agent.AgentDrift.Builder, luosho.v1.Agent.AgentDriftOrBuilder>(
+                  getLastDrift(),
+                  getParentForChildren(),
+                  isClean());
+          lastDrift_ = null;
+        }
+        return lastDriftBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)
@@ -16031,6 +16321,33 @@ java.lang.String defaultValue) {
      * <code>.google.protobuf.Timestamp updated_at = 7;</code>
      */
     com.google.protobuf.TimestampOrBuilder getUpdatedAtOrBuilder();
+
+    /**
+     * <pre>
+     * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+     * @return Whether the lastDrift field is set.
+     */
+    boolean hasLastDrift();
+    /**
+     * <pre>
+     * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+     * @return The lastDrift.
+     */
+    luosho.v1.Agent.AgentDrift getLastDrift();
+    /**
+     * <pre>
+     * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+     */
+    luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder();
   }
   /**
    * Protobuf type {@code luosho.v1.SessionSummary}
@@ -16241,6 +16558,44 @@ java.lang.String defaultValue) {
       return updatedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : updatedAt_;
     }
 
+    public static final int LAST_DRIFT_FIELD_NUMBER = 8;
+    private luosho.v1.Agent.AgentDrift lastDrift_;
+    /**
+     * <pre>
+     * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+     * @return Whether the lastDrift field is set.
+     */
+    @java.lang.Override
+    public boolean hasLastDrift() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+     * @return The lastDrift.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentDrift getLastDrift() {
+      return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+    }
+    /**
+     * <pre>
+     * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder() {
+      return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -16276,6 +16631,9 @@ java.lang.String defaultValue) {
       if (((bitField0_ & 0x00000001) != 0)) {
         output.writeMessage(7, getUpdatedAt());
       }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(8, getLastDrift());
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -16305,6 +16663,10 @@ java.lang.String defaultValue) {
       if (((bitField0_ & 0x00000001) != 0)) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(7, getUpdatedAt());
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(8, getLastDrift());
       }
       return size;
     }
@@ -16345,6 +16707,11 @@ java.lang.String defaultValue) {
         if (!getUpdatedAt()
             .equals(other.getUpdatedAt())) return false;
       }
+      if (hasLastDrift() != other.hasLastDrift()) return false;
+      if (hasLastDrift()) {
+        if (!getLastDrift()
+            .equals(other.getLastDrift())) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -16371,6 +16738,10 @@ java.lang.String defaultValue) {
       if (hasUpdatedAt()) {
         hash = (37 * hash) + UPDATED_AT_FIELD_NUMBER;
         hash = (53 * hash) + getUpdatedAt().hashCode();
+      }
+      if (hasLastDrift()) {
+        hash = (37 * hash) + LAST_DRIFT_FIELD_NUMBER;
+        hash = (53 * hash) + getLastDrift().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -16503,6 +16874,7 @@ java.lang.String defaultValue) {
         if (com.google.protobuf.GeneratedMessage
                 .alwaysUseFieldBuilders) {
           internalGetUpdatedAtFieldBuilder();
+          internalGetLastDriftFieldBuilder();
         }
       }
       @java.lang.Override
@@ -16519,6 +16891,11 @@ java.lang.String defaultValue) {
         if (updatedAtBuilder_ != null) {
           updatedAtBuilder_.dispose();
           updatedAtBuilder_ = null;
+        }
+        lastDrift_ = null;
+        if (lastDriftBuilder_ != null) {
+          lastDriftBuilder_.dispose();
+          lastDriftBuilder_ = null;
         }
         return this;
       }
@@ -16578,6 +16955,12 @@ java.lang.String defaultValue) {
               : updatedAtBuilder_.build();
           to_bitField0_ |= 0x00000001;
         }
+        if (((from_bitField0_ & 0x00000080) != 0)) {
+          result.lastDrift_ = lastDriftBuilder_ == null
+              ? lastDrift_
+              : lastDriftBuilder_.build();
+          to_bitField0_ |= 0x00000002;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -16617,6 +17000,9 @@ java.lang.String defaultValue) {
         }
         if (other.hasUpdatedAt()) {
           mergeUpdatedAt(other.getUpdatedAt());
+        }
+        if (other.hasLastDrift()) {
+          mergeLastDrift(other.getLastDrift());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -16681,6 +17067,13 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000040;
                 break;
               } // case 58
+              case 66: {
+                input.readMessage(
+                    internalGetLastDriftFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000080;
+                break;
+              } // case 66
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -17129,6 +17522,163 @@ java.lang.String defaultValue) {
           updatedAt_ = null;
         }
         return updatedAtBuilder_;
+      }
+
+      private luosho.v1.Agent.AgentDrift lastDrift_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentDrift, luosho.v1.Agent.AgentDrift.Builder, luosho.v1.Agent.AgentDriftOrBuilder> lastDriftBuilder_;
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       * @return Whether the lastDrift field is set.
+       */
+      public boolean hasLastDrift() {
+        return ((bitField0_ & 0x00000080) != 0);
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       * @return The lastDrift.
+       */
+      public luosho.v1.Agent.AgentDrift getLastDrift() {
+        if (lastDriftBuilder_ == null) {
+          return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+        } else {
+          return lastDriftBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       */
+      public Builder setLastDrift(luosho.v1.Agent.AgentDrift value) {
+        if (lastDriftBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          lastDrift_ = value;
+        } else {
+          lastDriftBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       */
+      public Builder setLastDrift(
+          luosho.v1.Agent.AgentDrift.Builder builderForValue) {
+        if (lastDriftBuilder_ == null) {
+          lastDrift_ = builderForValue.build();
+        } else {
+          lastDriftBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       */
+      public Builder mergeLastDrift(luosho.v1.Agent.AgentDrift value) {
+        if (lastDriftBuilder_ == null) {
+          if (((bitField0_ & 0x00000080) != 0) &&
+            lastDrift_ != null &&
+            lastDrift_ != luosho.v1.Agent.AgentDrift.getDefaultInstance()) {
+            getLastDriftBuilder().mergeFrom(value);
+          } else {
+            lastDrift_ = value;
+          }
+        } else {
+          lastDriftBuilder_.mergeFrom(value);
+        }
+        if (lastDrift_ != null) {
+          bitField0_ |= 0x00000080;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       */
+      public Builder clearLastDrift() {
+        bitField0_ = (bitField0_ & ~0x00000080);
+        lastDrift_ = null;
+        if (lastDriftBuilder_ != null) {
+          lastDriftBuilder_.dispose();
+          lastDriftBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       */
+      public luosho.v1.Agent.AgentDrift.Builder getLastDriftBuilder() {
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return internalGetLastDriftFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       */
+      public luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder() {
+        if (lastDriftBuilder_ != null) {
+          return lastDriftBuilder_.getMessageOrBuilder();
+        } else {
+          return lastDrift_ == null ?
+              luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
+        }
+      }
+      /**
+       * <pre>
+       * The checkpoint's last_drift: the last resume drifted (a badge in the console).
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentDrift, luosho.v1.Agent.AgentDrift.Builder, luosho.v1.Agent.AgentDriftOrBuilder> 
+          internalGetLastDriftFieldBuilder() {
+        if (lastDriftBuilder_ == null) {
+          lastDriftBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.AgentDrift, luosho.v1.Agent.AgentDrift.Builder, luosho.v1.Agent.AgentDriftOrBuilder>(
+                  getLastDrift(),
+                  getParentForChildren(),
+                  isClean());
+          lastDrift_ = null;
+        }
+        return lastDriftBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.SessionSummary)
@@ -25835,6 +26385,18 @@ java.lang.String defaultValue) {
      * @return The instructionsChanged.
      */
     boolean getInstructionsChanged();
+
+    /**
+     * <pre>
+     * True in an "agent.drift" event recorded in the session's event log for a resume that
+     * on_agent_drift ERROR refused (AGENT_DRIFT): no run started and nothing else of the
+     * session changed. Its run_id is the run that was not resumed.
+     * </pre>
+     *
+     * <code>bool refused = 7;</code>
+     * @return The refused.
+     */
+    boolean getRefused();
   }
   /**
    * <pre>
@@ -26091,6 +26653,23 @@ java.lang.String defaultValue) {
       return instructionsChanged_;
     }
 
+    public static final int REFUSED_FIELD_NUMBER = 7;
+    private boolean refused_ = false;
+    /**
+     * <pre>
+     * True in an "agent.drift" event recorded in the session's event log for a resume that
+     * on_agent_drift ERROR refused (AGENT_DRIFT): no run started and nothing else of the
+     * session changed. Its run_id is the run that was not resumed.
+     * </pre>
+     *
+     * <code>bool refused = 7;</code>
+     * @return The refused.
+     */
+    @java.lang.Override
+    public boolean getRefused() {
+      return refused_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -26122,6 +26701,9 @@ java.lang.String defaultValue) {
       }
       if (instructionsChanged_ != false) {
         output.writeBool(6, instructionsChanged_);
+      }
+      if (refused_ != false) {
+        output.writeBool(7, refused_);
       }
       getUnknownFields().writeTo(output);
     }
@@ -26161,6 +26743,10 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeBoolSize(6, instructionsChanged_);
       }
+      if (refused_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(7, refused_);
+      }
       return size;
     }
     @java.lang.Override
@@ -26197,6 +26783,8 @@ java.lang.String defaultValue) {
           .equals(other.getToolsChangedList())) return false;
       if (getInstructionsChanged()
           != other.getInstructionsChanged()) return false;
+      if (getRefused()
+          != other.getRefused()) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -26227,6 +26815,9 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + INSTRUCTIONS_CHANGED_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
           getInstructionsChanged());
+      hash = (37 * hash) + REFUSED_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getRefused());
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -26372,6 +26963,7 @@ java.lang.String defaultValue) {
         toolsChanged_ =
             com.google.protobuf.LazyStringArrayList.emptyList();
         instructionsChanged_ = false;
+        refused_ = false;
         return this;
       }
 
@@ -26425,6 +27017,9 @@ java.lang.String defaultValue) {
         }
         if (((from_bitField0_ & 0x00000020) != 0)) {
           result.instructionsChanged_ = instructionsChanged_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.refused_ = refused_;
         }
       }
 
@@ -26483,6 +27078,9 @@ java.lang.String defaultValue) {
         if (other.getInstructionsChanged() != false) {
           setInstructionsChanged(other.getInstructionsChanged());
         }
+        if (other.getRefused() != false) {
+          setRefused(other.getRefused());
+        }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
         return this;
@@ -26539,6 +27137,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000020;
                 break;
               } // case 48
+              case 56: {
+                refused_ = input.readBool();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 56
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -27061,6 +27664,56 @@ java.lang.String defaultValue) {
       public Builder clearInstructionsChanged() {
         bitField0_ = (bitField0_ & ~0x00000020);
         instructionsChanged_ = false;
+        onChanged();
+        return this;
+      }
+
+      private boolean refused_ ;
+      /**
+       * <pre>
+       * True in an "agent.drift" event recorded in the session's event log for a resume that
+       * on_agent_drift ERROR refused (AGENT_DRIFT): no run started and nothing else of the
+       * session changed. Its run_id is the run that was not resumed.
+       * </pre>
+       *
+       * <code>bool refused = 7;</code>
+       * @return The refused.
+       */
+      @java.lang.Override
+      public boolean getRefused() {
+        return refused_;
+      }
+      /**
+       * <pre>
+       * True in an "agent.drift" event recorded in the session's event log for a resume that
+       * on_agent_drift ERROR refused (AGENT_DRIFT): no run started and nothing else of the
+       * session changed. Its run_id is the run that was not resumed.
+       * </pre>
+       *
+       * <code>bool refused = 7;</code>
+       * @param value The refused to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRefused(boolean value) {
+
+        refused_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * True in an "agent.drift" event recorded in the session's event log for a resume that
+       * on_agent_drift ERROR refused (AGENT_DRIFT): no run started and nothing else of the
+       * session changed. Its run_id is the run that was not resumed.
+       * </pre>
+       *
+       * <code>bool refused = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRefused() {
+        bitField0_ = (bitField0_ & ~0x00000040);
+        refused_ = false;
         onChanged();
         return this;
       }
@@ -36509,6 +37162,26 @@ java.lang.String defaultValue) {
      * @return The status.
      */
     luosho.v1.Agent.CheckpointStatus getStatus();
+
+    /**
+     * <pre>
+     * Only sessions whose id starts with it (empty: every session); pages as without it.
+     * </pre>
+     *
+     * <code>string session_id_prefix = 4;</code>
+     * @return The sessionIdPrefix.
+     */
+    java.lang.String getSessionIdPrefix();
+    /**
+     * <pre>
+     * Only sessions whose id starts with it (empty: every session); pages as without it.
+     * </pre>
+     *
+     * <code>string session_id_prefix = 4;</code>
+     * @return The bytes for sessionIdPrefix.
+     */
+    com.google.protobuf.ByteString
+        getSessionIdPrefixBytes();
   }
   /**
    * Protobuf type {@code luosho.v1.ListSessionsRequest}
@@ -36534,6 +37207,7 @@ java.lang.String defaultValue) {
     private ListSessionsRequest() {
       pageToken_ = "";
       status_ = 0;
+      sessionIdPrefix_ = "";
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -36634,6 +37308,53 @@ java.lang.String defaultValue) {
       return result == null ? luosho.v1.Agent.CheckpointStatus.UNRECOGNIZED : result;
     }
 
+    public static final int SESSION_ID_PREFIX_FIELD_NUMBER = 4;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object sessionIdPrefix_ = "";
+    /**
+     * <pre>
+     * Only sessions whose id starts with it (empty: every session); pages as without it.
+     * </pre>
+     *
+     * <code>string session_id_prefix = 4;</code>
+     * @return The sessionIdPrefix.
+     */
+    @java.lang.Override
+    public java.lang.String getSessionIdPrefix() {
+      java.lang.Object ref = sessionIdPrefix_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        sessionIdPrefix_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Only sessions whose id starts with it (empty: every session); pages as without it.
+     * </pre>
+     *
+     * <code>string session_id_prefix = 4;</code>
+     * @return The bytes for sessionIdPrefix.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getSessionIdPrefixBytes() {
+      java.lang.Object ref = sessionIdPrefix_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        sessionIdPrefix_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -36657,6 +37378,9 @@ java.lang.String defaultValue) {
       if (status_ != luosho.v1.Agent.CheckpointStatus.CHECKPOINT_STATUS_UNSPECIFIED.getNumber()) {
         output.writeEnum(3, status_);
       }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionIdPrefix_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 4, sessionIdPrefix_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -36671,6 +37395,9 @@ java.lang.String defaultValue) {
       if (status_ != luosho.v1.Agent.CheckpointStatus.CHECKPOINT_STATUS_UNSPECIFIED.getNumber()) {
         size += com.google.protobuf.CodedOutputStream
           .computeEnumSize(3, status_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionIdPrefix_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(4, sessionIdPrefix_);
       }
       return size;
     }
@@ -36701,6 +37428,8 @@ java.lang.String defaultValue) {
       if (!getPageToken()
           .equals(other.getPageToken())) return false;
       if (status_ != other.status_) return false;
+      if (!getSessionIdPrefix()
+          .equals(other.getSessionIdPrefix())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -36718,6 +37447,8 @@ java.lang.String defaultValue) {
       hash = (53 * hash) + getPageToken().hashCode();
       hash = (37 * hash) + STATUS_FIELD_NUMBER;
       hash = (53 * hash) + status_;
+      hash = (37 * hash) + SESSION_ID_PREFIX_FIELD_NUMBER;
+      hash = (53 * hash) + getSessionIdPrefix().hashCode();
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -36852,6 +37583,7 @@ java.lang.String defaultValue) {
         pageSize_ = 0;
         pageToken_ = "";
         status_ = 0;
+        sessionIdPrefix_ = "";
         return this;
       }
 
@@ -36894,6 +37626,9 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000004) != 0)) {
           result.status_ = status_;
         }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.sessionIdPrefix_ = sessionIdPrefix_;
+        }
       }
 
       @java.lang.Override
@@ -36918,6 +37653,11 @@ java.lang.String defaultValue) {
         }
         if (other.status_ != 0) {
           setStatusValue(other.getStatusValue());
+        }
+        if (!other.getSessionIdPrefix().isEmpty()) {
+          sessionIdPrefix_ = other.sessionIdPrefix_;
+          bitField0_ |= 0x00000008;
+          onChanged();
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -36960,6 +37700,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000004;
                 break;
               } // case 24
+              case 34: {
+                sessionIdPrefix_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 34
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -37161,6 +37906,98 @@ java.lang.String defaultValue) {
       public Builder clearStatus() {
         bitField0_ = (bitField0_ & ~0x00000004);
         status_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object sessionIdPrefix_ = "";
+      /**
+       * <pre>
+       * Only sessions whose id starts with it (empty: every session); pages as without it.
+       * </pre>
+       *
+       * <code>string session_id_prefix = 4;</code>
+       * @return The sessionIdPrefix.
+       */
+      public java.lang.String getSessionIdPrefix() {
+        java.lang.Object ref = sessionIdPrefix_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          sessionIdPrefix_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Only sessions whose id starts with it (empty: every session); pages as without it.
+       * </pre>
+       *
+       * <code>string session_id_prefix = 4;</code>
+       * @return The bytes for sessionIdPrefix.
+       */
+      public com.google.protobuf.ByteString
+          getSessionIdPrefixBytes() {
+        java.lang.Object ref = sessionIdPrefix_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          sessionIdPrefix_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Only sessions whose id starts with it (empty: every session); pages as without it.
+       * </pre>
+       *
+       * <code>string session_id_prefix = 4;</code>
+       * @param value The sessionIdPrefix to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSessionIdPrefix(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        sessionIdPrefix_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Only sessions whose id starts with it (empty: every session); pages as without it.
+       * </pre>
+       *
+       * <code>string session_id_prefix = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearSessionIdPrefix() {
+        sessionIdPrefix_ = getDefaultInstance().getSessionIdPrefix();
+        bitField0_ = (bitField0_ & ~0x00000008);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Only sessions whose id starts with it (empty: every session); pages as without it.
+       * </pre>
+       *
+       * <code>string session_id_prefix = 4;</code>
+       * @param value The bytes for sessionIdPrefix to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSessionIdPrefixBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        sessionIdPrefix_ = value;
+        bitField0_ |= 0x00000008;
         onChanged();
         return this;
       }
@@ -39287,6 +40124,18 @@ java.lang.String defaultValue) {
      */
     com.google.protobuf.ByteString
         getSessionIdBytes();
+
+    /**
+     * <pre>
+     * Leave the run once it waits on the app's tools: the stream ends (OK) after the first
+     * client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
+     * the app's next Resume). For a reviewer who decides but does not run the app's tools.
+     * </pre>
+     *
+     * <code>bool detach_on_tool_call = 7;</code>
+     * @return The detachOnToolCall.
+     */
+    boolean getDetachOnToolCall();
   }
   /**
    * Protobuf type {@code luosho.v1.ResolveRequest}
@@ -39569,6 +40418,23 @@ java.lang.String defaultValue) {
       }
     }
 
+    public static final int DETACH_ON_TOOL_CALL_FIELD_NUMBER = 7;
+    private boolean detachOnToolCall_ = false;
+    /**
+     * <pre>
+     * Leave the run once it waits on the app's tools: the stream ends (OK) after the first
+     * client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
+     * the app's next Resume). For a reviewer who decides but does not run the app's tools.
+     * </pre>
+     *
+     * <code>bool detach_on_tool_call = 7;</code>
+     * @return The detachOnToolCall.
+     */
+    @java.lang.Override
+    public boolean getDetachOnToolCall() {
+      return detachOnToolCall_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -39601,6 +40467,9 @@ java.lang.String defaultValue) {
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
         com.google.protobuf.GeneratedMessage.writeString(output, 6, sessionId_);
       }
+      if (detachOnToolCall_ != false) {
+        output.writeBool(7, detachOnToolCall_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -39624,6 +40493,10 @@ java.lang.String defaultValue) {
       }
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
         size += com.google.protobuf.GeneratedMessage.computeStringSize(6, sessionId_);
+      }
+      if (detachOnToolCall_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(7, detachOnToolCall_);
       }
       return size;
     }
@@ -39664,6 +40537,8 @@ java.lang.String defaultValue) {
           .equals(other.getRequestId())) return false;
       if (!getSessionId()
           .equals(other.getSessionId())) return false;
+      if (getDetachOnToolCall()
+          != other.getDetachOnToolCall()) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -39690,6 +40565,9 @@ java.lang.String defaultValue) {
       hash = (53 * hash) + getRequestId().hashCode();
       hash = (37 * hash) + SESSION_ID_FIELD_NUMBER;
       hash = (53 * hash) + getSessionId().hashCode();
+      hash = (37 * hash) + DETACH_ON_TOOL_CALL_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getDetachOnToolCall());
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -39837,6 +40715,7 @@ java.lang.String defaultValue) {
         }
         requestId_ = "";
         sessionId_ = "";
+        detachOnToolCall_ = false;
         return this;
       }
 
@@ -39892,6 +40771,9 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000020) != 0)) {
           result.sessionId_ = sessionId_;
         }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.detachOnToolCall_ = detachOnToolCall_;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -39932,6 +40814,9 @@ java.lang.String defaultValue) {
           sessionId_ = other.sessionId_;
           bitField0_ |= 0x00000020;
           onChanged();
+        }
+        if (other.getDetachOnToolCall() != false) {
+          setDetachOnToolCall(other.getDetachOnToolCall());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -39991,6 +40876,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000020;
                 break;
               } // case 50
+              case 56: {
+                detachOnToolCall_ = input.readBool();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 56
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -40555,6 +41445,56 @@ java.lang.String defaultValue) {
         checkByteStringIsUtf8(value);
         sessionId_ = value;
         bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+
+      private boolean detachOnToolCall_ ;
+      /**
+       * <pre>
+       * Leave the run once it waits on the app's tools: the stream ends (OK) after the first
+       * client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
+       * the app's next Resume). For a reviewer who decides but does not run the app's tools.
+       * </pre>
+       *
+       * <code>bool detach_on_tool_call = 7;</code>
+       * @return The detachOnToolCall.
+       */
+      @java.lang.Override
+      public boolean getDetachOnToolCall() {
+        return detachOnToolCall_;
+      }
+      /**
+       * <pre>
+       * Leave the run once it waits on the app's tools: the stream ends (OK) after the first
+       * client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
+       * the app's next Resume). For a reviewer who decides but does not run the app's tools.
+       * </pre>
+       *
+       * <code>bool detach_on_tool_call = 7;</code>
+       * @param value The detachOnToolCall to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDetachOnToolCall(boolean value) {
+
+        detachOnToolCall_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Leave the run once it waits on the app's tools: the stream ends (OK) after the first
+       * client tool.call, the run stops at that boundary (its checkpoint kept, in progress, for
+       * the app's next Resume). For a reviewer who decides but does not run the app's tools.
+       * </pre>
+       *
+       * <code>bool detach_on_tool_call = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDetachOnToolCall() {
+        bitField0_ = (bitField0_ & ~0x00000040);
+        detachOnToolCall_ = false;
         onChanged();
         return this;
       }
@@ -57174,7 +58114,7 @@ java.lang.String defaultValue) {
       ".luosho.v1.AgentFingerprint.ToolSchemaHa" +
       "shesEntry\022\031\n\021instructions_hash\030\004 \001(\t\0327\n\025" +
       "ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005va" +
-      "lue\030\002 \001(\t:\0028\001\"\210\004\n\nCheckpoint\022\022\n\nsession_" +
+      "lue\030\002 \001(\t:\0028\001\"\263\004\n\nCheckpoint\022\022\n\nsession_" +
       "id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.M" +
       "essage\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usage\030\004 \001(" +
       "\0132\020.luosho.v1.Usage\022\033\n\023business_state_js" +
@@ -57187,96 +58127,100 @@ java.lang.String defaultValue) {
       "\032.google.protobuf.Timestamp\022#\n\005agent\030\014 \001" +
       "(\0132\024.luosho.v1.AgentSpec\022%\n\013total_usage\030" +
       "\r \001(\0132\020.luosho.v1.Usage\022\017\n\007version\030\016 \001(\003" +
-      "\022\016\n\006run_id\030\017 \001(\t\"\243\002\n\010Approval\022\023\n\013approva" +
-      "l_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_c" +
-      "all\030\003 \001(\0132\023.luosho.v1.ToolCall\022&\n\tremain" +
-      "ing\030\004 \003(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\005" +
-      " \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.luosho.v1.Ag" +
-      "entFingerprint\022.\n\ncreated_at\030\007 \001(\0132\032.goo" +
-      "gle.protobuf.Timestamp\022.\n\nexpires_at\030\010 \001" +
-      "(\0132\032.google.protobuf.Timestamp\"\312\001\n\014Histo" +
-      "ryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001(\0132" +
-      "\032.google.protobuf.Timestamp\022+\n\006status\030\003 " +
-      "\001(\0162\033.luosho.v1.CheckpointStatus\022\017\n\007vers" +
-      "ion\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\nchec" +
-      "kpoint\030\006 \001(\0132\025.luosho.v1.Checkpoint\"\361\001\n\016" +
-      "SessionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006st" +
-      "atus\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022" +
-      ".\n\rfinish_reason\030\003 \001(\0162\027.luosho.v1.Finis" +
-      "hReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_c" +
-      "ount\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdat" +
-      "ed_at\030\007 \001(\0132\032.google.protobuf.Timestamp\"" +
-      "\330\004\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030" +
-      "\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.googl" +
-      "e.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010re" +
-      "played\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luosho" +
-      ".v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.luo" +
-      "sho.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024" +
-      ".luosho.v1.ModelTurnH\000\0221\n\ttool_call\030\r \001(" +
-      "\0132\034.luosho.v1.ToolCallRequestedH\000\022,\n\013too" +
-      "l_result\030\016 \001(\0132\025.luosho.v1.ToolResultH\000\022" +
-      "(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.StepDoneH" +
-      "\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunDoneH" +
-      "\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.Agent" +
-      "DriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v1." +
-      "TextDeltaH\000\022:\n\022approval_requested\030\023 \001(\0132" +
-      "\034.luosho.v1.ApprovalRequestedH\000B\t\n\007paylo" +
-      "ad\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.luosho.v" +
-      "1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerp" +
-      "rint\030\003 \001(\0132\033.luosho.v1.AgentFingerprint\022" +
-      "\022\n\nrequest_id\030\004 \001(\t\"\031\n\tStepStart\022\014\n\004step" +
-      "\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007mes" +
-      "sage\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005usage\030" +
-      "\003 \001(\0132\020.luosho.v1.Usage\"X\n\021ToolCallReque" +
-      "sted\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosh" +
-      "o.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\005\"j\n\nToo" +
-      "lResult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 " +
-      "\001(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030\004 " +
-      "\001(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004ste" +
-      "p\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004te" +
-      "xt\030\002 \001(\t\"\223\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 " +
-      "\001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003" +
-      "(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools_chang" +
-      "ed\030\005 \003(\t\022\034\n\024instructions_changed\030\006 \001(\010\":" +
-      "\n\021ApprovalRequested\022%\n\010approval\030\001 \001(\0132\023." +
-      "luosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish" +
-      "_reason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+" +
-      "\n\006status\030\002 \001(\0162\033.luosho.v1.CheckpointSta" +
-      "tus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 " +
-      "\001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013" +
-      "approval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005" +
-      "\"\350\001\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
-      "!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005ag" +
-      "ent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023busin" +
-      "ess_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030" +
-      "\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_bu" +
-      "siness_state_jsonB\020\n\016_history_limit\"2\n\017E" +
-      "xecuteResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v" +
-      "1.Event\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001" +
-      " \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpe" +
-      "c\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022" +
-      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027Subm" +
-      "itToolResultRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
-      "\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001" +
-      "(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResult" +
-      "Response\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Su" +
-      "bmitOutcome\"#\n\rCancelRequest\022\022\n\nsession_" +
-      "id\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030" +
-      "\001 \001(\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id" +
-      "\030\001 \001(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoi" +
-      "nt\030\001 \001(\0132\025.luosho.v1.Checkpoint\"i\n\023ListS" +
-      "essionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npag" +
-      "e_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v" +
-      "1.CheckpointStatus\"\\\n\024ListSessionsRespon" +
-      "se\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.Session" +
-      "Summary\022\027\n\017next_page_token\030\002 \001(\t\"@\n\024Dele" +
-      "teSessionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014" +
-      "keep_history\030\002 \001(\010\"(\n\025DeleteSessionRespo" +
-      "nse\022\017\n\007deleted\030\001 \001(\010\"\222\001\n\016ResolveRequest\022" +
-      "\023\n\013approval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014" +
-      "\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1." +
-      "AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession" +
-      "_id\030\006 \001(\t\"2\n\017ResolveResponse\022\037\n\005event\030\001 " +
+      "\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 \001(\0132\025.l" +
+      "uosho.v1.AgentDrift\"\243\002\n\010Approval\022\023\n\013appr" +
+      "oval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttoo" +
+      "l_call\030\003 \001(\0132\023.luosho.v1.ToolCall\022&\n\trem" +
+      "aining\030\004 \003(\0132\023.luosho.v1.ToolCall\022\014\n\004ste" +
+      "p\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.luosho.v1" +
+      ".AgentFingerprint\022.\n\ncreated_at\030\007 \001(\0132\032." +
+      "google.protobuf.Timestamp\022.\n\nexpires_at\030" +
+      "\010 \001(\0132\032.google.protobuf.Timestamp\"\312\001\n\014Hi" +
+      "storyEntry\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001" +
+      "(\0132\032.google.protobuf.Timestamp\022+\n\006status" +
+      "\030\003 \001(\0162\033.luosho.v1.CheckpointStatus\022\017\n\007v" +
+      "ersion\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\nc" +
+      "heckpoint\030\006 \001(\0132\025.luosho.v1.Checkpoint\"\234" +
+      "\002\n\016SessionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n" +
+      "\006status\030\002 \001(\0162\033.luosho.v1.CheckpointStat" +
+      "us\022.\n\rfinish_reason\030\003 \001(\0162\027.luosho.v1.Fi" +
+      "nishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessag" +
+      "e_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nup" +
+      "dated_at\030\007 \001(\0132\032.google.protobuf.Timesta" +
+      "mp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v1.Agent" +
+      "Drift\"\330\004\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006r" +
+      "un_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032" +
+      ".google.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t" +
+      "\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023." +
+      "luosho.v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\013" +
+      "2\024.luosho.v1.StepStartH\000\022*\n\nmodel_turn\030\014" +
+      " \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\ttool_cal" +
+      "l\030\r \001(\0132\034.luosho.v1.ToolCallRequestedH\000\022" +
+      ",\n\013tool_result\030\016 \001(\0132\025.luosho.v1.ToolRes" +
+      "ultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.Ste" +
+      "pDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.Ru" +
+      "nDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1" +
+      ".AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luos" +
+      "ho.v1.TextDeltaH\000\022:\n\022approval_requested\030" +
+      "\023 \001(\0132\034.luosho.v1.ApprovalRequestedH\000B\t\n" +
+      "\007payload\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.lu" +
+      "osho.v1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013f" +
+      "ingerprint\030\003 \001(\0132\033.luosho.v1.AgentFinger" +
+      "print\022\022\n\nrequest_id\030\004 \001(\t\"\031\n\tStepStart\022\014" +
+      "\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022" +
+      "#\n\007message\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005" +
+      "usage\030\003 \001(\0132\020.luosho.v1.Usage\"X\n\021ToolCal" +
+      "lRequested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023" +
+      ".luosho.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\005\"" +
+      "j\n\nToolResult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call" +
+      "_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_j" +
+      "son\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022" +
+      "\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005" +
+      "\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_f" +
+      "rom\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_add" +
+      "ed\030\003 \003(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools" +
+      "_changed\030\005 \003(\t\022\034\n\024instructions_changed\030\006" +
+      " \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021ApprovalRequest" +
+      "ed\022%\n\010approval\030\001 \001(\0132\023.luosho.v1.Approva" +
+      "l\"\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.l" +
+      "uosho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033." +
+      "luosho.v1.CheckpointStatus\022\022\n\nfinal_text" +
+      "\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(" +
+      "\0132\020.luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t" +
+      "\022\025\n\rmessage_count\030\007 \001(\005\"\350\001\n\016ExecuteReque" +
+      "st\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022." +
+      "luosho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosh" +
+      "o.v1.AgentSpec\022 \n\023business_state_json\030\004 " +
+      "\001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_" +
+      "limit\030\006 \001(\005H\001\210\001\001B\026\n\024_business_state_json" +
+      "B\020\n\016_history_limit\"2\n\017ExecuteResponse\022\037\n" +
+      "\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResume" +
+      "Request\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001" +
+      "(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003" +
+      " \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020." +
+      "luosho.v1.Event\"j\n\027SubmitToolResultReque" +
+      "st\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002" +
+      " \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 " +
+      "\001(\010\"E\n\030SubmitToolResultResponse\022)\n\007outco" +
+      "me\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n\rCa" +
+      "ncelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Cance" +
+      "lResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessi" +
+      "onRequest\022\022\n\nsession_id\030\001 \001(\t\"?\n\022GetSess" +
+      "ionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho" +
+      ".v1.Checkpoint\"\204\001\n\023ListSessionsRequest\022\021" +
+      "\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n" +
+      "\006status\030\003 \001(\0162\033.luosho.v1.CheckpointStat" +
+      "us\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024ListSes" +
+      "sionsResponse\022+\n\010sessions\030\001 \003(\0132\031.luosho" +
+      ".v1.SessionSummary\022\027\n\017next_page_token\030\002 " +
+      "\001(\t\"@\n\024DeleteSessionRequest\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025DeleteS" +
+      "essionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016Reso" +
+      "lveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010appro" +
+      "ved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024" +
+      ".luosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t" +
+      "\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_tool_c" +
+      "all\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event\030\001 " +
       "\001(\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsRe" +
       "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002" +
       " \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApproval" +
@@ -57426,7 +58370,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", });
     internal_static_luosho_v1_Approval_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_luosho_v1_Approval_fieldAccessorTable = new
@@ -57444,7 +58388,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
-        new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", });
+        new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", });
     internal_static_luosho_v1_Event_descriptor =
       getDescriptor().getMessageType(11);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
@@ -57498,7 +58442,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
-        new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", });
+        new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
       getDescriptor().getMessageType(20);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
@@ -57576,7 +58520,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
-        new java.lang.String[] { "PageSize", "PageToken", "Status", });
+        new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
       getDescriptor().getMessageType(33);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
@@ -57600,7 +58544,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
-        new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", });
+        new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
       getDescriptor().getMessageType(37);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
