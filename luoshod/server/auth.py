@@ -12,6 +12,7 @@ method up by reflection first — would need a token to ask whether the daemon i
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 
 from ..config import ConfigError, Secret
 from ..errors import Unauthenticated
+from . import audit
 from .status import to_status
 
 #: Methods under these prefixes need no token: health, and reflection (both versions).
@@ -32,10 +34,17 @@ OPEN_PREFIXES = (
 )
 
 
+#: ``NAME:TOKEN``: a token with the name the audit log calls its holder by.
+_NAMED = re.compile(r"([A-Za-z0-9][A-Za-z0-9._@-]{0,63}):(.+)")
+
+
 def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> list[bytes]:
     """The configured tokens: ``inline`` ones and the file's non-blank lines (``#``
-    starts a comment line). Raises ``ConfigError``."""
-    tokens = [t.reveal() for t in inline]
+    starts a comment line). Each is ``TOKEN`` or ``NAME:TOKEN`` (split at the first ``:``;
+    a name is a letter or digit then up to 63 of letters, digits and ``._@-``): the
+    names are handed to :func:`.audit.name_tokens`, so audit lines say ``token NAME``.
+    Raises ``ConfigError`` (for a name given twice too)."""
+    entries = [t.reveal() for t in inline]
     if token_file is not None:
         try:
             lines = token_file.read_text().splitlines()
@@ -44,11 +53,21 @@ def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> list[bytes
         from_file = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
         if not from_file:
             raise ConfigError(f"auth_token_file: {token_file} holds no token")
-        tokens += from_file
-    for token in tokens:
+        entries += from_file
+    tokens: list[bytes] = []
+    names: dict[bytes, str] = {}
+    for entry in entries:
+        named = _NAMED.fullmatch(entry)
+        name, token = (named.group(1), named.group(2)) if named else ("", entry)
         if not token or any(c.isspace() for c in token):
             raise ConfigError("auth_tokens: a token is non-empty and has no whitespace")
-    return [t.encode() for t in tokens]
+        if name:
+            if name in names.values():
+                raise ConfigError(f"auth_tokens: the token name {name!r} is given twice; each token's name is its own")
+            names[token.encode()] = name
+        tokens.append(token.encode())
+    audit.name_tokens(names)
+    return tokens
 
 
 class TokenAuth(grpc.aio.ServerInterceptor):
