@@ -1,7 +1,7 @@
 """``luoshod torture`` as a user runs it: real daemons on a real store, killed with kill -9
 (and SIGSTOP past the lease TTL, two daemons sharing PostgreSQL) at the moments the seed
-picks, every invariant checked after each cycle. A bounded number of cycles on SQLite, LMDB
-and PostgreSQL must find nothing;
+picks, every invariant checked after each cycle. The CI run, 300 cycles over SQLite, LMDB
+and PostgreSQL at once, must find nothing;
 a driver that acknowledges a save before it is durable must be caught, named by the save
 it lost."""
 
@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-CYCLES = 12
 
 
 def torture(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, dict]:
@@ -30,41 +29,68 @@ def torture(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tu
     return proc.returncode, proc.stdout + proc.stderr, json.loads(report.read_text())
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize(
-    ("url", "daemons"),
-    # The embedded drivers with one daemon, kill -9 only: a daemon stopped inside a write
-    # holds the file's write lock (SQLite's, LMDB's writer mutex), so a second one cannot
-    # take over until it runs again — torture counts such stalls; PostgreSQL below has two.
-    [("sqlite:///{tmp}/t.db", "1"), ("lmdb:///{tmp}/t.lmdb", "1")],
-    ids=["sqlite", "lmdb"],
-)
-def test_torture_finds_no_violation(tmp_path: Path, url: str, daemons: str) -> None:
-    code, out, report = torture(
-        tmp_path, "--store", url.format(tmp=tmp_path), "--cycles", str(CYCLES), "--seed", "14",
-        "--daemons", daemons,
-    )
-    assert code == 0, out
-    assert "violations  0" in out
-    assert report["cycles"] == CYCLES and report["violations"] == []
-    assert sum(report["kills"].values()) == CYCLES
-    if daemons == "2":
-        assert report["kills"].get("SIGSTOP past the lease TTL", 0) >= 1
-    assert len(report["boundaries"]) >= 4, report["boundaries"]
-    assert report["sessions_finished"] >= 1 and report["stats"]["tool calls handed out"] > CYCLES
-    assert "client exceptions" not in report["stats"], out
+#: The CI run (issue 14's target: >= 300 kill cycles a run across SQLite, LMDB and
+#: PostgreSQL with two daemons, 0 violations, under 5 minutes). The three drivers run at
+#: once, each its own ``luoshod torture``. The embedded drivers run one daemon, kill -9 only:
+#: a daemon stopped inside a write holds the file's write lock (SQLite's, LMDB's writer
+#: mutex), so a second one cannot take over until it runs again; PostgreSQL has two, and
+#: SIGSTOP past the lease TTL while the other takes over. bench/torture.py measures it.
+CI_RUN = {
+    "sqlite": ("sqlite:///{tmp}/sqlite/t.db", 120, "1"),
+    "lmdb": ("lmdb:///{tmp}/lmdb/t.lmdb", 120, "1"),
+    "postgresql": ("{postgres}", 60, "2"),
+}
 
 
-@pytest.mark.timeout(300)
-def test_torture_on_postgresql_with_two_daemons_finds_no_violation(tmp_path: Path, postgres_url: str) -> None:
-    code, out, report = torture(
-        tmp_path, "--store", postgres_url, "--cycles", str(CYCLES), "--seed", "14", "--daemons", "2"
+def start_torture(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "luoshod", "torture", *args, "--quiet", "--report", str(report),
+         "--work-dir", str(tmp_path / "work")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    assert code == 0, out
-    assert report["daemons"] == 2 and report["violations"] == []
-    assert sum(report["kills"].values()) == CYCLES and report["kills"].get("SIGSTOP past the lease TTL", 0) >= 1
-    assert report["stats"].get("takeovers", 0) >= 1
-    assert "client exceptions" not in report["stats"], out
+    return proc, report
+
+
+@pytest.mark.timeout(600)
+def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violation(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    runs = {}
+    for name, (url, cycles, daemons) in CI_RUN.items():
+        runs[name] = start_torture(
+            tmp_path / name, "--store", url.format(tmp=tmp_path, postgres=postgres_url),
+            "--cycles", str(cycles), "--seed", "14", "--daemons", daemons,
+        )
+    reports = {}
+    try:
+        for name, (proc, report) in runs.items():
+            out, _ = proc.communicate(timeout=540)
+            assert proc.returncode == 0 and "violations  0" in out, f"{name}:\n{out}"
+            reports[name] = json.loads(report.read_text())
+    finally:
+        for proc, _ in runs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    for name, r in reports.items():
+        cycles = CI_RUN[name][1]
+        assert r["cycles"] == cycles and r["violations"] == [], name
+        assert sum(r["kills"].values()) == cycles, name  # a kill a cycle, each a real process
+        # The kills spread over the boundaries, the decision of an approval among them.
+        assert len(r["boundaries"]) >= 8, (name, r["boundaries"])
+        assert any("approval.requested" in b or "resolved" in b for b in r["boundaries"]), r["boundaries"]
+        stats = r["stats"]
+        assert r["sessions_finished"] >= cycles // 4 and stats["tool calls handed out"] > cycles, (name, stats)
+        assert stats["approvals decided (seen recorded)"] >= 1 and stats["resolutions raced (R33)"] >= 1, (name, stats)
+        assert stats["decided approvals resolved again: refused (R33)"] >= 1, (name, stats)
+        assert stats["results sent as input (R53)"] >= 1, (name, stats)
+        assert "client exceptions" not in stats, (name, stats)
+    pg = reports["postgresql"]
+    assert pg["daemons"] == 2 and pg["kills"].get("SIGSTOP past the lease TTL", 0) >= 1, pg["kills"]
+    assert pg["stats"].get("takeovers", 0) >= 1
+    assert sum(r["cycles"] for r in reports.values()) >= 300
 
 
 def lazy_driver(tmp_path: Path) -> dict[str, str]:
