@@ -1,11 +1,14 @@
 """Issue 14's faults a disk gives, as ``luoshod serve`` meets them at start: a store file
 that is garbage, cut short, or written by a newer luoshod is refused with one line naming
 the file and what is wrong (exit 2), never opened as an empty store, and left as it was.
-(LMDB's newer schema is refused by drivers/lmdb/tests: test_a_newer_schema_is_refused.)"""
+"Written by a newer luoshod" is either a newer schema or records of a newer codec format
+(``FORMAT_VERSION``), which the drivers mark store-wide: SQLite in the file's application
+id, LMDB in its meta database."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +19,9 @@ import pytest
 
 from luoshod.domain import Checkpoint, Message, Role
 from luoshod.store import store_from_url
+from luoshod.store.kit.codec import FORMAT_VERSION
+from luoshod_lmdb.environment import SCHEMA_VERSION as LMDB_SCHEMA
+from luoshod_sqlite.migrations import APPLICATION_ID
 
 
 def serve(url: str) -> tuple[int, str]:
@@ -56,6 +62,34 @@ def newer_sqlite(path: Path) -> None:
     conn.close()
 
 
+def newer_sqlite_format(path: Path) -> None:
+    """As a luoshod of the next codec format leaves a file: marked with its format (the
+    file's application id) and a session saved in it."""
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID | (FORMAT_VERSION + 1)}")
+    conn.execute("UPDATE sessions SET header = replace(header, ?, ?) WHERE session_id = 's-0'",
+                 (f'"format":{FORMAT_VERSION},', f'"format":{FORMAT_VERSION + 1},'))
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def in_lmdb_meta(key: bytes, value: int) -> Callable[[Path], None]:
+    """Sets a key of an LMDB environment's meta database, as a newer luoshod leaves it."""
+    def damage(env_dir: Path) -> None:
+        import lmdb
+        from luoshod_lmdb import layout
+
+        env = lmdb.open(str(env_dir), max_dbs=16)
+        try:
+            with env.begin(write=True) as txn:
+                txn.put(key, layout.u64(value), db=env.open_db(layout.META, txn=txn))
+        finally:
+            env.close()
+
+    return damage
+
+
 CASES: dict[str, tuple[str, str, Callable[[Path], None], str]] = {
     # name: (URL template, the file to damage, the damage, what the line must say)
     "sqlite-garbage": ("sqlite:///{d}/s.db", "s.db", garbage, "not a database"),
@@ -63,6 +97,11 @@ CASES: dict[str, tuple[str, str, Callable[[Path], None], str]] = {
     "sqlite-newer": ("sqlite:///{d}/s.db", "s.db", newer_sqlite, "newer"),
     "lmdb-truncated": ("lmdb:///{d}/env", "env/data.mdb", lambda p: cut(p, 0.5), "truncated"),
     "lmdb-garbage": ("lmdb:///{d}/env", "env/data.mdb", garbage, "not an LMDB file"),
+    # Written by a newer luoshod: a newer schema, or records of a newer codec format.
+    "sqlite-newer-format": ("sqlite:///{d}/s.db", "s.db", newer_sqlite_format, "store format 2"),
+    "lmdb-newer-schema": ("lmdb:///{d}/env", "env", in_lmdb_meta(b"schema_version", LMDB_SCHEMA + 1), "newer"),
+    "lmdb-newer-format": ("lmdb:///{d}/env", "env", in_lmdb_meta(b"format_version", FORMAT_VERSION + 1),
+                          "store format 2"),
 }
 
 
@@ -71,8 +110,17 @@ def test_a_damaged_or_newer_store_is_refused_at_start_naming_the_file(tmp_path: 
     template, name, damage, says = CASES[case]
     url = template.format(d=tmp_path)
     a_store_with_sessions(url)
+    damage(tmp_path / name)
     target = tmp_path / name
-    damage(target)
+    if url.startswith("lmdb:"):
+        # The daemon gets a copy of data.mdb that this process never opened: LMDB's locks are
+        # per process (fcntl on lock.mdb, its writer mutex in it), and this process opened
+        # the environment twice (the driver's handle, then the damage's), which LMDB forbids;
+        # a daemon sharing that lock file with a live test process is not what is tested.
+        url = template.format(d=tmp_path / "copy")
+        (tmp_path / "copy" / "env").mkdir(parents=True)
+        shutil.copyfile(tmp_path / "env" / "data.mdb", tmp_path / "copy" / "env" / "data.mdb")
+        target = tmp_path / "copy" / "env" / "data.mdb"
     before = unchanging(target.read_bytes())
     code, out = serve(url)
     lines = out.splitlines()

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import lmdb
 
 from luoshod.errors import StoreError, StoreFull
+from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod.store.kit.groupcommit import DatabaseThread
 from . import layout
 from .ops import Dbs
@@ -188,11 +189,23 @@ class Environment:
         version = layout.from_u64(found) if found is not None else 0
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(
-                f"schema version {version} is newer than this driver's {SCHEMA_VERSION}"
+                f"{self.path} has schema version {version}, newer than this driver's "
+                f"{SCHEMA_VERSION}: it was written by a newer luoshod; upgrade luoshod and "
+                "luoshod-lmdb to open it"
+            )
+        marked = txn.get(layout.FORMAT_VERSION_KEY, db=dbs.meta)
+        written = layout.from_u64(marked) if marked is not None else 0
+        if written > FORMAT_VERSION:
+            raise SchemaTooNew(
+                f"{self.path} holds records in store format {written}, and this luoshod "
+                f"reads formats up to {FORMAT_VERSION}: it was written by a newer luoshod; "
+                "upgrade luoshod and luoshod-lmdb to open it"
             )
         for step in MIGRATIONS[version:]:
             step(txn, dbs)
         txn.put(layout.SCHEMA_VERSION_KEY, layout.u64(SCHEMA_VERSION), db=dbs.meta)
+        if written < FORMAT_VERSION:
+            txn.put(layout.FORMAT_VERSION_KEY, layout.u64(FORMAT_VERSION), db=dbs.meta)
         return dbs
 
     def _environment(self) -> lmdb.Environment:

@@ -81,6 +81,10 @@ DATABASES = (
 )
 
 SCHEMA_VERSION_KEY = b"schema_version"
+#: The newest codec format (``luoshod.store.kit.codec.FORMAT_VERSION``) any luoshod wrote to
+#: the environment, u64; none before it was kept (format 1 or older). A luoshod of an older
+#: format refuses the environment at open, rather than meet the newer records one by one.
+FORMAT_VERSION_KEY = b"format_version"
 NEXT_LOG_ID_KEY = b"next_log_id"
 
 #: A session id is at most this many UTF-8 bytes (LMDB keys are at most 511 bytes).

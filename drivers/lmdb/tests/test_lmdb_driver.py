@@ -130,6 +130,20 @@ async def test_a_newer_schema_is_refused(env_dir: Path) -> None:
         await LmdbStore(env_dir).open()
 
 
+async def test_the_environment_is_marked_with_the_format_and_a_newer_mark_is_refused(env_dir: Path) -> None:
+    store = LmdbStore(env_dir)
+    await store.open()
+    await store.close()
+    env = lmdb.open(str(env_dir), max_dbs=16)
+    meta = env.open_db(layout.META)
+    with env.begin(write=True) as txn:
+        assert layout.from_u64(txn.get(layout.FORMAT_VERSION_KEY, db=meta)) == codec.FORMAT_VERSION
+        txn.put(layout.FORMAT_VERSION_KEY, layout.u64(codec.FORMAT_VERSION + 1), db=meta)
+    env.close()
+    with pytest.raises(StoreError, match=f"store format {codec.FORMAT_VERSION + 1}.*newer luoshod"):
+        await LmdbStore(env_dir).open()
+
+
 async def test_an_environment_of_schema_2_opens_and_gains_request_records(env_dir: Path) -> None:
     # Schema 2 as it was: no request record databases (created at open since 3).
     store = LmdbStore(env_dir)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from luoshod.errors import StoreError, StoreFull
 from . import queries
-from .migrations import SchemaTooNew, migrate
+from .migrations import SchemaTooNew, check_format, mark_format, migrate
 
 
 def connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
@@ -34,7 +34,9 @@ def connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
         # FULL: a commit is acknowledged only once the WAL is synced.
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
+        found = check_format(conn, path)
         migrate(conn)
+        mark_format(conn, found)
     except BaseException:
         conn.close()
         raise

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from luoshod.store.kit.codec import FORMAT_VERSION
+
 from . import queries
 
 Migration = tuple[str, ...]
@@ -123,6 +125,35 @@ class SchemaTooNew(Exception):
 
 def schema_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+#: ``PRAGMA application_id`` of a luoshod file: "LSO" and, in the low byte, the newest codec
+#: format (``luoshod.store.kit.codec.FORMAT_VERSION``) any luoshod wrote to it. 0: a new
+#: file, or one of a luoshod from before the mark (format 1 or older). A luoshod of an older
+#: format refuses the file at open, rather than meet the newer records one by one.
+APPLICATION_ID = 0x4C534F00
+
+
+def check_format(conn: sqlite3.Connection, path: object) -> int:
+    """The format mark read from the file; raises :class:`SchemaTooNew` when a newer
+    luoshod wrote it. Reads only."""
+    found = conn.execute("PRAGMA application_id").fetchone()[0]
+    written = found & 0xFF if found & ~0xFF == APPLICATION_ID else 0
+    if written > FORMAT_VERSION:
+        raise SchemaTooNew(
+            f"{path} holds records in store format {written}, and this luoshod reads formats "
+            f"up to {FORMAT_VERSION}: it was written by a newer luoshod; upgrade luoshod and "
+            "luoshod-sqlite to open it"
+        )
+    return found
+
+
+def mark_format(conn: sqlite3.Connection, found: int) -> None:
+    """Mark the file with this luoshod's format (after :func:`check_format` and
+    :func:`migrate`): a file another application marked is left alone."""
+    if found == 0 or (found & ~0xFF == APPLICATION_ID and found & 0xFF < FORMAT_VERSION):
+        # PRAGMA takes no parameters; the value is our own integer.
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID | FORMAT_VERSION}")
 
 
 def migrate(conn: sqlite3.Connection) -> int:

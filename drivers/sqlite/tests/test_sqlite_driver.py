@@ -201,6 +201,29 @@ async def test_a_newer_schema_is_refused(db_path: Path) -> None:
         await SqliteStore(db_path).open()
 
 
+async def test_the_file_is_marked_with_the_format_and_a_newer_mark_is_refused(db_path: Path) -> None:
+    from luoshod.store.kit.codec import FORMAT_VERSION
+    from luoshod_sqlite.migrations import APPLICATION_ID
+
+    db_path.parent.mkdir()
+    with raw(db_path) as conn:  # a file of a luoshod from before the mark
+        migrate(conn)
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == 0
+    store = SqliteStore(db_path)
+    await store.open()
+    await store.close()
+    with raw(db_path) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID | FORMAT_VERSION
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID | (FORMAT_VERSION + 1)}")
+    with pytest.raises(StoreError, match=f"store format {FORMAT_VERSION + 1}.*newer luoshod"):
+        await SqliteStore(db_path).open()
+    with raw(db_path) as conn:  # another application's id is not ours to judge or change
+        conn.execute("PRAGMA application_id = 1234")
+    await SqliteStore(db_path).open()
+    with raw(db_path) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == 1234
+
+
 # -- layout: O(new messages) --------------------------------------------------------------
 
 
