@@ -9,6 +9,9 @@ asks for what the console's first page asks:
 
 - ``list``: ``GET /api/v1/sessions?page_size=25`` — the table (target: median <= 100 ms);
 - ``list finished``: the same with ``status=finished``;
+- ``list prefix``: the id filter, ``session_id_prefix=trip-0999`` (the last 100 ids: a
+  filter that scanned the ids before its prefix would show here), and ``prefix finished``
+  the same with ``status=finished``;
 - ``page``: the whole first page as a browser loads it, one after the other on one
   connection: index.html, the stylesheet, the seven modules, the list, and the 25 rows'
   ``GetSession`` (model and usage) — its time and the bytes transferred (target: under
@@ -120,7 +123,10 @@ async def measure(base: str, sessions: int) -> dict[str, tuple[float, float, int
     out: dict[str, tuple[float, float, int]] = {}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1)) as http:
         for name, path in (("list", "/api/v1/sessions?page_size=25"),
-                           ("list finished", "/api/v1/sessions?page_size=25&status=finished")):
+                           ("list finished", "/api/v1/sessions?page_size=25&status=finished"),
+                           ("list prefix", "/api/v1/sessions?page_size=25&session_id_prefix=trip-0999"),
+                           ("prefix finished",
+                            "/api/v1/sessions?page_size=25&session_id_prefix=trip-0999&status=finished")):
             times, size = [], 0
             for n in range(ROUNDS + 2):
                 ms, size, data = await timed(http, base + path)
