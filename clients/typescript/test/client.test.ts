@@ -213,6 +213,49 @@ describe("errors", () => {
   });
 });
 
+// R53: a tool result sent as input that answers no open call is an InvalidArgumentError
+// (INVALID_MESSAGE, its index and call id in the metadata), not retried, nothing saved. The
+// client sends tool messages only when the caller's input holds them: its run loop answers
+// tool.call events with SubmitToolResult, and a retry sends the caller's request again.
+describe("R53", () => {
+  function refused(index: string, callId: string) {
+    return (error: unknown) => {
+      assert.ok(error instanceof InvalidArgumentError, String(error));
+      assert.equal(error.reason, "INVALID_MESSAGE");
+      assert.equal(error.metadata.index, index);
+      assert.equal(error.metadata.tool_call_id, callId);
+      return true;
+    };
+  }
+
+  test("an orphan tool result in a new session", async () => {
+    const agent = scripted("r53", [{ text: "done" }]);
+    const run = client.execute("ts-r53-new", [
+      { role: "user", content: "Read gauge G-1" },
+      { role: "tool", toolCallId: "call_x_9", toolName: "add", content: '{"bar": 1}' },
+    ], { agent });
+    const seen: string[] = [];
+    await assert.rejects((async () => { for await (const e of run) seen.push(e.type); })(), refused("1", "call_x_9"));
+    assert.deepEqual(seen, []);
+    await assert.rejects(client.getSession("ts-r53-new"), CheckpointNotFoundError);
+  });
+
+  test("a second result after a finished run", async () => {
+    const agent = scripted("r53", [call("add", { a: 1, b: 2 }), { text: "done" }]);
+    const tools = { add: async ({ a, b }: { a: number; b: number }) => a + b };
+    assert.equal((await client.execute("ts-r53-done", "add", { agent, tools }).result()).finishReason, "stop");
+    const before = await client.getSession("ts-r53-done");
+    await assert.rejects(
+      client.execute("ts-r53-done", { role: "tool", toolCallId: "call_0_0", toolName: "add", content: '{"bar": 9}' },
+        { agent, tools }).result(),
+      refused("0", "call_0_0"),
+    );
+    const after = await client.getSession("ts-r53-done");
+    assert.equal(after.version, before.version);
+    assert.equal(after.messages.length, before.messages.length);
+  });
+});
+
 describe("README", () => {
   test("the README's example is examples/quickstart.ts, and it runs", async () => {
     const readme = readFileSync(join(PACKAGE_DIR, "README.md"), "utf8");
