@@ -148,55 +148,14 @@ def tool_result(call_id: str, arguments_json: str) -> str:
     return json.dumps({"sum": args.get("a", 0) + args.get("b", 0), "call": call_id})
 
 
-def zygote_main(store: str) -> None:
-    """The fork server (``--cold-start`` turns it off): a process that imports what ``luoshod
-    serve`` imports (the daemon, its settings, the store's driver) once, starts nothing
-    (no thread, no event loop, no gRPC object), and then, for each line on stdin (JSON: the
-    serve arguments and the two output files), forks a child that runs ``luoshod serve``
-    and writes back its pid. The import is nearly all of a daemon's start-up
-    (``bench/cli_start.py``); a forked child listens in ~50 ms instead of ~0.9 s. Each
-    child is a daemon process of its own, killed with a real ``kill -9`` (or ``SIGSTOP``)
-    by its pid, as one started by hand would be."""
-    from luoshod import cli, settings  # noqa: F401
-    from luoshod.server import app, preflight  # noqa: F401
-    from luoshod.store import driver_for
-
-    driver_for(store)
-    _die_with_parent()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
-    print("ready", flush=True)
-    for line in sys.stdin:
-        req = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                os.setsid()
-                _die_with_parent()  # with the fork server, which dies with torture
-                null = os.open(os.devnull, os.O_RDONLY)
-                out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                for fd, to in ((null, 0), (out, 1), (err, 2)):
-                    os.dup2(fd, to)
-                    os.close(fd)
-                sys.stdin = open(0)  # noqa: SIM115
-                sys.stdout = open(1, "w", buffering=1)  # noqa: SIM115
-                sys.stderr = open(2, "w", buffering=1)  # noqa: SIM115
-                code = cli.main(req["args"])
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-            finally:
-                os._exit(code)
-        print(pid, flush=True)
-
-
 class Zygote:
-    """Torture's end of :func:`zygote_main`."""
+    """Torture's end of its fork server (:mod:`luoshod.forkserver`: a process that imported
+    ``luoshod serve`` once and forks a daemon on demand, ~50 ms where ``python -m luoshod
+    serve`` takes ~0.9 s). Each daemon is a process of its own, killed by its pid."""
 
     def __init__(self, store: str, work: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", f"from luoshod.torture import zygote_main; zygote_main({store!r})"],
+            [sys.executable, "-m", "luoshod.forkserver", store],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=(work / "fork-server.err").open("wb"),
             text=True, start_new_session=True,
         )
