@@ -558,8 +558,8 @@ class Torture:
                 and _reason(e) == "APPROVAL_NOT_FOUND"]
         if len(decisions) == 2:
             for e in errors:
-                code = f"{e.code().name} {_reason(e)}" if isinstance(e, grpc.aio.AioRpcError) else repr(e)
-                self.stats[f"raced resolutions refused: {code}"] += 1
+                code = f"{e.code().name} {_reason(e)}".strip() if isinstance(e, grpc.aio.AioRpcError) else repr(e)
+                self.stats[f"raced resolutions that failed: {code}"] += 1
         for e in errors:
             if e not in lost:
                 raise e
