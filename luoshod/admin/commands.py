@@ -75,7 +75,8 @@ def sessions_list(d: Daemon, args: argparse.Namespace) -> int:
     wanted = _statuses(args.status)
     # One status is filtered by the daemon; several are filtered here.
     query = next(iter(wanted)) if len(wanted) == 1 else None
-    rows = [s for s in d.client.list_sessions(query, page_size=PAGE_SIZE) if not wanted or s.status in wanted]
+    listed = d.client.list_sessions(query, page_size=PAGE_SIZE, prefix=args.prefix or "")
+    rows = [s for s in listed if not wanted or s.status in wanted]
     return _listing(args, rows[: args.limit] if args.limit else rows, render.session_rows, "no sessions")
 
 
@@ -369,8 +370,10 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
     if name == "sessions":
         ss = group(name, "luoshod sessions list --status in-progress\n  luoshod sessions show trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s")
         p = command(ss, "list", sessions_list, "every session, following every page",
-                    "luoshod sessions list\n  luoshod sessions list --status in-progress --status awaiting-approval --json")
+                    "luoshod sessions list\n  luoshod sessions list --status in-progress --status awaiting-approval --json\n"
+                    "  luoshod sessions list --prefix trip-")
         p.add_argument("--status", help="only this status (repeatable)", **statuses)
+        p.add_argument("--prefix", help="only the sessions whose id starts with this")
         p.add_argument("--limit", type=int, default=0, help="at most this many rows")
         p = command(ss, "show", sessions_show, "a session's state, transcript and step timeline",
                     "luoshod sessions show trip-1 --full")

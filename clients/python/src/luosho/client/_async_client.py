@@ -486,10 +486,11 @@ class AsyncClient:
         return response.checkpoint
 
     def list_sessions(
-        self, status: StatusLike = None, *, page_size: int = 100
+        self, status: StatusLike = None, *, page_size: int = 100, prefix: str = ""
     ) -> AsyncIterator[agent_pb2.SessionSummary]:
-        """Every session (optionally of one status), following the pages as it goes."""
-        return self._pages(list_sessions_query(status, page_size))
+        """Every session (optionally of one status, and whose id starts with ``prefix``),
+        following the pages as it goes."""
+        return self._pages(list_sessions_query(status, page_size, prefix))
 
     async def delete_session(self, session_id: str, *, keep_history: bool = False) -> bool:
         """Delete the session's checkpoint; False when it had none."""

@@ -97,9 +97,10 @@ def resume_request(
 
 
 def list_sessions_request(
-    status: StatusLike, page_size: int, page_token: str
+    status: StatusLike, page_size: int, page_token: str, prefix: str = ""
 ) -> agent_pb2.ListSessionsRequest:
-    """``status``: None (all), "in_progress", "awaiting_approval", "finished", or the enum."""
+    """``status``: None (all), "in_progress", "awaiting_approval", "finished", or the enum;
+    ``prefix``: only the sessions whose id starts with it."""
     if status is None:
         value = agent_pb2.CHECKPOINT_STATUS_UNSPECIFIED
     elif isinstance(status, str):
@@ -108,7 +109,9 @@ def list_sessions_request(
         value = STATUS_VALUES[status]
     else:
         value = status
-    return agent_pb2.ListSessionsRequest(page_size=page_size, page_token=page_token, status=value)
+    return agent_pb2.ListSessionsRequest(
+        page_size=page_size, page_token=page_token, status=value, session_id_prefix=prefix
+    )
 
 
 def resolve_request(
@@ -149,10 +152,12 @@ class PageQuery:
     items: str
 
 
-def list_sessions_query(status: StatusLike, page_size: int) -> PageQuery:
+def list_sessions_query(status: StatusLike, page_size: int, prefix: str = "") -> PageQuery:
     list_sessions_request(status, page_size, "")  # an unknown status fails here, at once
     return PageQuery(
-        "ListSessions", lambda token: list_sessions_request(status, page_size, token), "sessions"
+        "ListSessions",
+        lambda token: list_sessions_request(status, page_size, token, prefix),
+        "sessions",
     )
 
 
