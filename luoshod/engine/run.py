@@ -159,6 +159,10 @@ class Engine:
         self.providers = providers
         self.clock = clock
         self.leases = leases or LeasePolicy()
+        #: Told of each event recorded outside a run (a resume refused for drift) once it
+        #: is in the log, with its encoded form: the daemon hands it to the session's
+        #: watchers, as a run's sink does with the run's events.
+        self.recorded: Callable[[Event, bytes], None] | None = None
         self._holding: set[Held] = set()
         self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s)
 
@@ -208,6 +212,8 @@ class Engine:
         event = Event(cp.session_id, cp.run_id, seq, self.clock(), ev.AGENT_DRIFT, {"drift": found, "refused": True})
         stored = StoredEvent(seq, self._loop.encode_event(event))
         await self.store.append_events(cp.session_id, [stored], lease=held.lease if held else None)
+        if self.recorded is not None:
+            self.recorded(event, stored.data)
 
     async def _go(
         self, held: Held, prepared: Prepared, sink: Sink, tools: ToolPort, control: RunControl

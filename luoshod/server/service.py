@@ -130,6 +130,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.limits = limits
         self.hub = hub
         self.observer = observer or RunObserver()
+        # An event recorded outside a run (a resume refused for drift) reaches watchers too.
+        engine.recorded = lambda event, data: hub.publish(event.session_id, pb.Event.FromString(data))
 
     # -- streams ----------------------------------------------------------------------------
 

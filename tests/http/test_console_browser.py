@@ -350,6 +350,14 @@ async def test_a_resume_refused_for_drift_shows_the_diff(make_console: ConsoleFa
     await b.until("document.querySelectorAll('#events li[data-type=\"run.done\"]').length === 1")
     await b.until("document.querySelector('#drift .drift') === null")
 
+    # A page already open sees a refusal as it is recorded (Watch hands it on live).
+    await crashed_run(console, "strict-2")
+    await b.goto("/#/session/strict-2")
+    await b.until("document.querySelector('#live-state')?.textContent === 'live'")
+    log = await console.app.run("strict-2", None, strict, resume=True)
+    assert log.reason == "AGENT_DRIFT", log.types
+    await b.page.locator("#drift .drift.refused", has_text="scripted:trip → scripted:trip-v3").wait_for()
+
 
 async def test_the_token_is_refused_then_accepted(make_console: ConsoleFactory, open_browser: Any) -> None:
     token = "console-token-7c1d"
