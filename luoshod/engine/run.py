@@ -40,6 +40,7 @@ from ..errors import (
     ResumeToolMissing,
     SessionAwaitingApproval,
     SessionBusy,
+    StoreError,
 )
 from .. import logs
 from ..providers import ProviderRegistry
@@ -204,14 +205,19 @@ class Engine:
         event (``refused``, the diff) appended to the session's event log, numbered after
         everything the log held, with the run that was not resumed. The checkpoint, its
         history and its approvals stay as they were (R48); a store without an event log
-        keeps nothing (the log line and the AGENT_DRIFT error remain)."""
+        keeps nothing (the log line and the AGENT_DRIFT error remain), and neither does a
+        store that fails to append: the caller is still told ``AGENT_DRIFT``, its answer."""
         log.warning("agent drift refused session=%s %s", cp.session_id, found)
         if Capability.EVENT_LOG not in self.store.capabilities:
             return
         seq = await self._last_seq(cp) + 1
         event = Event(cp.session_id, cp.run_id, seq, self.clock(), ev.AGENT_DRIFT, {"drift": found, "refused": True})
         stored = StoredEvent(seq, self._loop.encode_event(event))
-        await self.store.append_events(cp.session_id, [stored], lease=held.lease if held else None)
+        try:
+            await self.store.append_events(cp.session_id, [stored], lease=held.lease if held else None)
+        except (StoreError, LeaseLost) as e:
+            log.warning("refused drift of session %s not recorded: %s", cp.session_id, e)
+            return
         if self.recorded is not None:
             self.recorded(event, stored.data)
 
