@@ -3,7 +3,7 @@
 picks, every invariant checked after each cycle. The CI run, 300 cycles over SQLite, LMDB
 and PostgreSQL at once, must find nothing;
 a driver that acknowledges a save before it is durable must be caught, named by the save
-it lost."""
+it lost, and one that keeps a decided approval pending must be caught too."""
 
 from __future__ import annotations
 
@@ -93,16 +93,21 @@ def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violat
     assert sum(r["cycles"] for r in reports.values()) >= 300
 
 
-def lazy_driver(tmp_path: Path) -> dict[str, str]:
-    """Install tests/torture_drivers/lazy_sqlite.py as the ``lazysqlite://`` driver: an
-    entry point in a dist-info folder on PYTHONPATH, as an installed distribution has."""
+def broken_driver(tmp_path: Path, scheme: str, entry: str) -> dict[str, str]:
+    """Install a driver of tests/torture_drivers/ as ``scheme://``: an entry point in a
+    dist-info folder on PYTHONPATH, as an installed distribution has."""
     site = tmp_path / "site"
-    info = site / "luoshod_lazy_sqlite-0.dist-info"
+    info = site / f"luoshod_{scheme}-0.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: luoshod-lazy-sqlite\nVersion: 0\n")
-    (info / "entry_points.txt").write_text("[luoshod.drivers]\nlazysqlite = lazy_sqlite:LazySqliteStore\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: luoshod-{scheme}\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(f"[luoshod.drivers]\n{scheme} = {entry}\n")
     path = os.pathsep.join([str(site), str(HERE / "torture_drivers"), os.environ.get("PYTHONPATH", "")])
     return {"PYTHONPATH": path}
+
+
+def lazy_driver(tmp_path: Path) -> dict[str, str]:
+    """tests/torture_drivers/lazy_sqlite.py as the ``lazysqlite://`` driver."""
+    return broken_driver(tmp_path, "lazysqlite", "lazy_sqlite:LazySqliteStore")
 
 
 @pytest.mark.timeout(300)
@@ -122,3 +127,17 @@ def test_torture_catches_a_driver_that_acknowledges_before_durable(tmp_path: Pat
     assert f"session {lost[0]['session_id']}, cycle {lost[0]['cycle']}: {lost[0]['message']}" in out
     assert lost[0]["events"] and " ".join(lost[0]["events"]) in out
     assert "reproduce: luoshod torture --store lazysqlite://" in out and "--seed 14" in out
+
+
+@pytest.mark.timeout(300)
+def test_torture_catches_a_driver_that_never_claims_a_decided_approval(tmp_path: Path) -> None:
+    # tests/torture_drivers/sticky_approvals.py: the approval a Resolve decided stays stored
+    # as pending, while the checkpoint has moved on.
+    env = broken_driver(tmp_path, "stickysqlite", "sticky_approvals:StickyApprovalsStore")
+    code, out, report = torture(
+        tmp_path, "--store", f"stickysqlite:///{tmp_path}/t.db", "--cycles", "6", "--seed", "14", env=env,
+    )
+    assert code == 1, out
+    kept = [v for v in report["violations"] if v["rule"] == "R33" and "pending approvals ['ap-" in v["message"]]
+    assert kept, out
+    assert f"session {kept[0]['session_id']}, cycle {kept[0]['cycle']}: {kept[0]['message']}" in out
