@@ -43,6 +43,8 @@ def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> list[bytes
     starts a comment line). Each is ``TOKEN`` or ``NAME:TOKEN`` (split at the first ``:``;
     a name is a letter or digit then up to 63 of letters, digits and ``._@-``): the
     names are handed to :func:`.audit.name_tokens`, so audit lines say ``token NAME``.
+    A named entry is accepted whole as well as its ``TOKEN`` part, so a secret that
+    happens to contain a colon works as it did before names existed.
     Raises ``ConfigError`` (for a name given twice too)."""
     entries = [t.reveal() for t in inline]
     if token_file is not None:
@@ -65,6 +67,11 @@ def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> list[bytes
             if name in names.values():
                 raise ConfigError(f"auth_tokens: the token name {name!r} is given twice; each token's name is its own")
             names[token.encode()] = name
+            # The whole entry stays a valid token too: a secret that merely looks like
+            # NAME:TOKEN, configured before names existed, keeps working (both forms
+            # need the secret, so accepting both grants nothing more).
+            names[entry.encode()] = name
+            tokens.append(entry.encode())
         tokens.append(token.encode())
     audit.name_tokens(names)
     return tokens
