@@ -44,6 +44,7 @@ from .. import logs
 from ..providers import ProviderRegistry
 from ..store import Capability, Store
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
+from .daemon_tools import DaemonTools, expand
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeasePolicy
@@ -151,14 +152,16 @@ class Engine:
         encode_event: Callable[[Event], bytes] = lambda e: repr(e).encode(),
         leases: LeasePolicy | None = None,
         request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT,
+        daemon_tools: DaemonTools | None = None,
     ) -> None:
         self.store = store
+        self.daemon_tools = daemon_tools
         self.request_id_limit = request_id_limit
         self.providers = providers
         self.clock = clock
         self.leases = leases or LeasePolicy()
         self._holding: set[Held] = set()
-        self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s)
+        self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s, daemon_tools)
 
     def hold(
         self,
@@ -255,6 +258,8 @@ class Engine:
             requests.check_same_body(cp, applied, req.digest())
         spec = req.agent or cp.agent
         assert spec is not None, "a paused checkpoint always has its agent"
+        if req.agent is not None:  # R70: the servers' tools as listed now
+            spec = await expand(spec, self.daemon_tools, cp.agent, cp.session_id)
         fp = fingerprint(spec)
         found = drift(approval.fingerprint, fp) if req.agent else None
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
@@ -351,6 +356,8 @@ class Engine:
                 reason="AGENT_REQUIRED",
                 session_id=req.session_id,
             )
+        if req.agent is not None:  # R70: the servers' tools as listed now
+            spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         fp = fingerprint(spec)
         queued: list[Message] = []
@@ -418,8 +425,8 @@ def _askable(spec: AgentSpec, cp: Checkpoint) -> list[ToolCall]:
     for call in pending_calls(cp):
         decision = cp.decisions.get(call.id)
         tool = spec.tool(call.name)
-        if check_call(spec, call) is not None or tool is None:
-            continue
+        if check_call(spec, call) is not None or tool is None or tool.server:
+            continue  # a daemon tool's call (R71) is never answered by the app
         if decision is not None and not decision.approved:
             continue
         if decision is None and tool.needs_approval:
