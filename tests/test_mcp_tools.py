@@ -285,3 +285,95 @@ async def test_streamable_http_server_with_a_token(tmp_path: Path, attempts_file
         await h.close()
         await d.stop()
         server.stop()
+
+
+def _stdio_children() -> list[int]:
+    """Pids of this process's stdio MCP test servers (children of the in-process daemon)."""
+    import os
+
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"stdio" in cmd and any(c.endswith(b"mcp_servers/tools.py") for c in cmd):
+            out.append(int(pid))
+    return out
+
+
+async def test_a_stdio_server_that_died_is_started_again(h: Harness, attempts_file: Path) -> None:
+    import os
+    import signal
+
+    spec = mcp_agent([turn(_call("files__add", {"a": 1, "b": 1}, "c-r1")), {"text": "2"}])
+    assert finished(await h.run("s-r1", "go", spec)) == pb.FINISH_REASON_STOP
+    (pid,) = _stdio_children()
+    os.kill(pid, signal.SIGKILL)
+    spec = mcp_agent([turn(_call("files__add", {"a": 2, "b": 2}, "c-r2")), {"text": "4"}])
+    log = await h.run("s-r2", "go", spec)
+    assert finished(log) == pb.FINISH_REASON_STOP, log.error
+    assert json.loads(results(await h.get("s-r2"))["c-r2"].content) == {"result": "4"}
+    assert [p for p in _stdio_children() if p != pid]  # a new process
+    state = {s.name: s for s in h.daemon.mcp.states()}["files"]
+    assert state.starts == 2 and state.state == "running"
+
+
+async def test_stop_ends_the_stdio_servers(config: Config) -> None:
+    d = Daemon(config)
+    await d.start()
+    h = Harness(d.addresses[0], d)
+    try:
+        spec = mcp_agent([turn(_call("files__add", {"a": 1, "b": 1}, "c-s")), {"text": "2"}])
+        assert finished(await h.run("s-stop", "go", spec)) == pb.FINISH_REASON_STOP
+        assert len(_stdio_children()) == 1
+    finally:
+        await h.close()
+        await d.stop()
+    assert _stdio_children() == []
+
+
+@pytest.mark.parametrize("policy", ["warn", "error"])
+async def test_r70_a_server_whose_tools_changed_between_pause_and_resume_is_drift(
+    tmp_path: Path, attempts_file: Path, policy: str
+) -> None:
+    server = HttpServer(attempts_file).start()
+    cfg = Config(
+        listen=["127.0.0.1:0"], store=f"sqlite:///{tmp_path}/d.db", tool_timeout_s=10,
+        mcp_servers={"web": http_config("web", server.url)},
+    )
+    d = Daemon(cfg)
+    await d.start()
+    h = Harness(d.addresses[0], d)
+    drift = pb.AGENT_DRIFT_POLICY_WARN if policy == "warn" else pb.AGENT_DRIFT_POLICY_ERROR
+    spec = mcp_agent(
+        [turn(_call("web__delete_record", {"record": "x"}, "c-dr")), {"text": "done"}],
+        pb.McpServerUse(name="web"), on_agent_drift=drift,
+    )
+    try:
+        log = await h.run("s-drift", "delete", spec)
+        assert finished(log) == pb.FINISH_REASON_AWAITING_APPROVAL
+        approval_id = log.of("approval.requested")[0].approval_requested.approval.approval_id
+        server.stop()
+        server = HttpServer(attempts_file, variant="2", port=server.port).start()  # the list changed
+        call = h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=True, agent=spec))
+        if policy == "warn":
+            events = [r.event async for r in call]
+            (dr,) = [e.agent_drift for e in events if e.type == "agent.drift"]
+            assert list(dr.tools_changed) == ["web__lookup"] and list(dr.tools_added) == ["web__extra"]
+            assert events[-1].run_done.finish_reason == pb.FINISH_REASON_STOP
+            assert [a["key"] for a in attempts(attempts_file)] == ["c-dr"]
+        else:
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                [r async for r in call]
+            code, reason, meta = error_info(err.value)
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "AGENT_DRIFT")
+            assert meta["tools_changed"] == "web__lookup" and meta["tools_added"] == "web__extra"
+            assert attempts(attempts_file) == []  # nothing ran; the approval is still there
+            assert (await h.get("s-drift")).approval_id == approval_id
+    finally:
+        await h.close()
+        await d.stop()
+        server.stop()

@@ -81,7 +81,17 @@ class McpServers:
         return self.configs[server]
 
     async def list_tools(self, server: str) -> list[ListedTool]:
-        """Every tool of ``server``, as listed now. Raises ``AttemptFailed``."""
+        """Every tool of ``server``, as listed now. A connection that fails is started
+        again once (listing changes nothing on the server). Raises ``AttemptFailed``."""
+        reused = self._running(server)
+        try:
+            return await self._list(server)
+        except AttemptFailed as e:
+            if e.kind != UNAVAILABLE or not reused:
+                raise
+        return await self._list(server)
+
+    async def _list(self, server: str) -> list[ListedTool]:
         client = await self._client(server)
         tools: list[ListedTool] = []
         cursor: str | None = None
@@ -124,15 +134,27 @@ class McpServers:
 
     # -- connections --------------------------------------------------------------------------
 
-    async def _client(self, server: str, timeout_s: float = START_TIMEOUT_S) -> Any:
+    def _running(self, server: str) -> bool:
+        """A connection that can still send: its task is alive and the SDK has not seen
+        the end of its stream (a stdio server that exited, a dropped HTTP stream)."""
         conn = self._conns.get(server)
-        if conn is not None and not conn.task.done():
-            return conn.client
+        if conn is None or conn.task.done():
+            return False
+        # mcp 2.x keeps this on the session's JSON-RPC dispatcher; an SDK without it
+        # makes the first call on a dead connection fail instead, which drops it too.
+        dispatcher = getattr(conn.client.session, "_dispatcher", None)
+        return not getattr(dispatcher, "_closed", False)
+
+    async def _client(self, server: str, timeout_s: float = START_TIMEOUT_S) -> Any:
+        if self._running(server):
+            return self._conns[server].client
         lock = self._locks.setdefault(server, asyncio.Lock())
         async with lock:
-            conn = self._conns.get(server)
-            if conn is not None and not conn.task.done():
-                return conn.client
+            if self._running(server):
+                return self._conns[server].client
+            if (dead := self._conns.pop(server, None)) is not None:
+                dead.stop.set()
+                log.warning("MCP server %s: the connection ended; starting it again", server)
             if self._closed:
                 raise AttemptFailed(UNAVAILABLE, f"MCP server {server!r}: the daemon is stopping")
             return await self._start(server, min(timeout_s, START_TIMEOUT_S))
@@ -147,6 +169,7 @@ class McpServers:
         try:
             client = await asyncio.wait_for(asyncio.shield(ready), timeout_s)
         except TimeoutError:
+            ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: no warning
             stop.set()
             task.cancel()
             state.state, state.last_error = "down", f"did not start within {timeout_s:g}s"

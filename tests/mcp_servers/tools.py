@@ -42,22 +42,23 @@ def _record(ctx: Context, tool: str, args: dict) -> int:
         return sum(1 for line in f if json.loads(line)["key"] == key and key)
 
 
-@server.tool(description="Looks a word up.", annotations=ToolAnnotations(read_only_hint=True))
-def lookup(word: str, ctx: Context) -> str:
-    _record(ctx, "lookup", {"word": word})
-    return f"{word}: found"
-
-
 if VARIANT == "2":
 
-    @server.tool(description="Looks a word up, in a language.")
-    def lookup(word: str, lang: str, ctx: Context) -> str:  # noqa: F811 — the changed schema
+    @server.tool(description="Looks a word up, in a language.", annotations=ToolAnnotations(read_only_hint=True))
+    def lookup(word: str, lang: str, ctx: Context) -> str:  # the changed schema
         _record(ctx, "lookup", {"word": word, "lang": lang})
         return f"{word} ({lang}): found"
 
     @server.tool(description="A tool that appeared.")
     def extra(ctx: Context) -> str:
         return "extra"
+
+else:
+
+    @server.tool(description="Looks a word up.", annotations=ToolAnnotations(read_only_hint=True))
+    def lookup(word: str, ctx: Context) -> str:
+        _record(ctx, "lookup", {"word": word})
+        return f"{word}: found"
 
 
 @server.tool(description="Deletes a record.", annotations=ToolAnnotations(destructive_hint=True))
