@@ -56,23 +56,29 @@ class McpServerConfig:
     headers: Mapping[str, Secret] = field(default_factory=dict)
     timeout_ms: int | None = None
     retry: RetryPolicy | None = None
-    #: Where each secret came from, for ``config show`` (never the value).
-    sources: Mapping[str, str] = field(default_factory=dict)
+    #: Where each secret came from, as the file said it: ``env.NAME`` / ``headers.NAME``
+    #: → ``("env_from" | "headers_env", VARIABLE)``, ``("headers_file", PATH)`` or
+    #: ``("env", "")`` for a value written in the file. ``config show`` prints these.
+    sources: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def transport(self) -> str:
         return "stdio" if self.command else "http"
 
     def shown(self) -> dict[str, Any]:
-        """For ``luoshod config show`` and ``luoshod mcp list``: secrets as ``***``."""
-        out: dict[str, Any] = {"transport": self.transport}
+        """For ``luoshod config show``: the table as the file wrote it, a value written in
+        it (``env``) as ``***``; where the others come from (a variable's name, a file's
+        path) is no secret and is shown."""
+        out: dict[str, Any] = {}
         if self.command:
-            out |= {"command": self.command, "args": list(self.args), "cwd": self.cwd}
-            out["env"] = {k: MASK for k in self.env}
+            out |= {"command": self.command, "args": list(self.args)}
+            if self.cwd:
+                out["cwd"] = self.cwd
         else:
             out["url"] = redact_url(self.url)
-            out["headers"] = {k: MASK for k in self.headers}
-        out["secret_sources"] = dict(self.sources)
+        for key, (kind, where) in self.sources.items():
+            name = key.split(".", 1)[1]
+            out.setdefault(kind, {})[name] = where or MASK
         if self.timeout_ms is not None:
             out["timeout_ms"] = self.timeout_ms
         if self.retry is not None:
@@ -118,17 +124,17 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> McpServerConfi
     env: dict[str, Secret] = {}
     for key, value in _strings(entry, "env", where).items():
         _env_name(key, f"{where}.env")
-        env[key], sources[f"env.{key}"] = Secret(value), "file"
+        env[key], sources[f"env.{key}"] = Secret(value), ("env", "")
     for key, var in _strings(entry, "env_from", where).items():
         _env_name(key, f"{where}.env_from")
-        env[key], sources[f"env.{key}"] = _from_env(var, environ, f"{where}.env_from.{key}"), f"env {var}"
+        env[key], sources[f"env.{key}"] = _from_env(var, environ, f"{where}.env_from.{key}"), ("env_from", var)
     headers: dict[str, Secret] = {}
     for key, var in _strings(entry, "headers_env", where).items():
         _header(key, f"{where}.headers_env")
-        headers[key], sources[f"headers.{key}"] = _from_env(var, environ, f"{where}.headers_env.{key}"), f"env {var}"
+        headers[key], sources[f"headers.{key}"] = _from_env(var, environ, f"{where}.headers_env.{key}"), ("headers_env", var)
     for key, path in _strings(entry, "headers_file", where).items():
         _header(key, f"{where}.headers_file")
-        headers[key], sources[f"headers.{key}"] = _from_file(path, f"{where}.headers_file.{key}"), f"file {path}"
+        headers[key], sources[f"headers.{key}"] = _from_file(path, f"{where}.headers_file.{key}"), ("headers_file", path)
     cwd = entry.get("cwd", "")
     if not isinstance(cwd, str):
         raise ConfigFileError(f"{where}.cwd: must be a string")

@@ -118,3 +118,28 @@ def uses_pb(uses: tuple[McpUse, ...]) -> list[pb.McpServerUse]:
 
 def tool_retry_pb(d: dict) -> pb.ToolRetry:
     return pb.ToolRetry(**d)
+
+
+async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersResponse:
+    """``ListMcpServers``: each configured server's state and tools (no secret)."""
+    from ..mcpclient import McpServers
+    from ..mcpspec import AttemptFailed
+
+    if not isinstance(servers, McpServers):
+        return pb.ListMcpServersResponse()
+    if refresh:
+        for name in servers.names():
+            try:
+                await servers.list_tools(name)
+            except AttemptFailed:
+                pass  # shown as down, with the reason
+    out = pb.ListMcpServersResponse()
+    for s in servers.states():
+        m = out.servers.add(name=s.name, transport=s.transport, state=s.state, starts=s.starts, last_error=s.last_error)
+        for t in s.tools:
+            tm = m.tools.add(name=t.name, description=t.description, input_schema_json=t.input_schema_json)
+            if t.read_only is not None:
+                tm.read_only_hint = t.read_only
+            if t.destructive is not None:
+                tm.destructive_hint = t.destructive
+    return out

@@ -34,7 +34,7 @@ from ..errors import (
     ToolCallNotPending,
 )
 from ..store import Capability, Store
-from . import audit, convert
+from . import audit, convert, mcp_convert
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
@@ -382,6 +382,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
         return pb.ListApprovalsResponse(
             approvals=[convert.approval_pb(a) for a in page], next_page_token=token
         )
+
+    @unary
+    async def ListMcpServers(
+        self, request: pb.ListMcpServersRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListMcpServersResponse:
+        return await mcp_convert.list_servers(self.engine.daemon_tools, request.refresh)
 
     @unary
     async def History(

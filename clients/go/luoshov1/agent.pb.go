@@ -4694,6 +4694,263 @@ func (x *WatchResponse) GetEvent() *Event {
 	return nil
 }
 
+type ListMcpServersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// List each server's tools now (starting a server not started yet); otherwise the
+	// tools as last listed.
+	Refresh       bool `protobuf:"varint,1,opt,name=refresh,proto3" json:"refresh,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMcpServersRequest) Reset() {
+	*x = ListMcpServersRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMcpServersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMcpServersRequest) ProtoMessage() {}
+
+func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
+func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ListMcpServersRequest) GetRefresh() bool {
+	if x != nil {
+		return x.Refresh
+	}
+	return false
+}
+
+type ListMcpServersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every configured server, by name.
+	Servers       []*McpServer `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMcpServersResponse) Reset() {
+	*x = ListMcpServersResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMcpServersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMcpServersResponse) ProtoMessage() {}
+
+func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
+func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ListMcpServersResponse) GetServers() []*McpServer {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+type McpServer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// "stdio" or "http".
+	Transport string `protobuf:"bytes,2,opt,name=transport,proto3" json:"transport,omitempty"`
+	// "not started", "running" or "down".
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// Times the daemon started (or connected to) it.
+	Starts int32 `protobuf:"varint,4,opt,name=starts,proto3" json:"starts,omitempty"`
+	// Why it is down (no secret in it).
+	LastError     string     `protobuf:"bytes,5,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	Tools         []*McpTool `protobuf:"bytes,6,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *McpServer) Reset() {
+	*x = McpServer{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpServer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpServer) ProtoMessage() {}
+
+func (x *McpServer) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
+func (*McpServer) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *McpServer) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *McpServer) GetTransport() string {
+	if x != nil {
+		return x.Transport
+	}
+	return ""
+}
+
+func (x *McpServer) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *McpServer) GetStarts() int32 {
+	if x != nil {
+		return x.Starts
+	}
+	return 0
+}
+
+func (x *McpServer) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *McpServer) GetTools() []*McpTool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+type McpTool struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The server's own name; agents call it "<server>__<name>".
+	Name            string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description     string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	InputSchemaJson string `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
+	// The tool's annotations (unset when the server gives none).
+	ReadOnlyHint    *bool `protobuf:"varint,4,opt,name=read_only_hint,json=readOnlyHint,proto3,oneof" json:"read_only_hint,omitempty"`
+	DestructiveHint *bool `protobuf:"varint,5,opt,name=destructive_hint,json=destructiveHint,proto3,oneof" json:"destructive_hint,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *McpTool) Reset() {
+	*x = McpTool{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpTool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpTool) ProtoMessage() {}
+
+func (x *McpTool) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
+func (*McpTool) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *McpTool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *McpTool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *McpTool) GetInputSchemaJson() string {
+	if x != nil {
+		return x.InputSchemaJson
+	}
+	return ""
+}
+
+func (x *McpTool) GetReadOnlyHint() bool {
+	if x != nil && x.ReadOnlyHint != nil {
+		return *x.ReadOnlyHint
+	}
+	return false
+}
+
+func (x *McpTool) GetDestructiveHint() bool {
+	if x != nil && x.DestructiveHint != nil {
+		return *x.DestructiveHint
+	}
+	return false
+}
+
 var File_luosho_v1_agent_proto protoreflect.FileDescriptor
 
 const file_luosho_v1_agent_proto_rawDesc = "" +
@@ -5090,7 +5347,27 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\x12\x16\n" +
 	"\x06follow\x18\x03 \x01(\bR\x06follow\"7\n" +
 	"\rWatchResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event*_\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"1\n" +
+	"\x15ListMcpServersRequest\x12\x18\n" +
+	"\arefresh\x18\x01 \x01(\bR\arefresh\"H\n" +
+	"\x16ListMcpServersResponse\x12.\n" +
+	"\aservers\x18\x01 \x03(\v2\x14.luosho.v1.McpServerR\aservers\"\xb4\x01\n" +
+	"\tMcpServer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\ttransport\x18\x02 \x01(\tR\ttransport\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x16\n" +
+	"\x06starts\x18\x04 \x01(\x05R\x06starts\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x05 \x01(\tR\tlastError\x12(\n" +
+	"\x05tools\x18\x06 \x03(\v2\x12.luosho.v1.McpToolR\x05tools\"\xee\x01\n" +
+	"\aMcpTool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
+	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12)\n" +
+	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
+	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
+	"\x0f_read_only_hintB\x13\n" +
+	"\x11_destructive_hint*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -5135,7 +5412,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\rSubmitOutcome\x12\x1e\n" +
 	"\x1aSUBMIT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBMIT_OUTCOME_ACCEPTED\x10\x01\x12\x1c\n" +
-	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\xb2\a\n" +
+	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\x89\b\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -5150,7 +5427,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aHistory\x12\x19.luosho.v1.HistoryRequest\x1a\x1a.luosho.v1.HistoryResponse\x127\n" +
 	"\x04Fork\x12\x16.luosho.v1.ForkRequest\x1a\x17.luosho.v1.ForkResponse\x12@\n" +
 	"\aCompare\x12\x19.luosho.v1.CompareRequest\x1a\x1a.luosho.v1.CompareResponse\x12<\n" +
-	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01b\x06proto3"
+	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12U\n" +
+	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponseb\x06proto3"
 
 var (
 	file_luosho_v1_agent_proto_rawDescOnce sync.Once
@@ -5165,7 +5443,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
@@ -5234,8 +5512,12 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*CompareResponse)(nil),          // 64: luosho.v1.CompareResponse
 	(*WatchRequest)(nil),             // 65: luosho.v1.WatchRequest
 	(*WatchResponse)(nil),            // 66: luosho.v1.WatchResponse
-	nil,                              // 67: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 68: google.protobuf.Timestamp
+	(*ListMcpServersRequest)(nil),    // 67: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 68: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 69: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 70: luosho.v1.McpTool
+	nil,                              // 71: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	(*timestamppb.Timestamp)(nil),    // 72: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	9,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -5249,28 +5531,28 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	0,  // 8: luosho.v1.Message.role:type_name -> luosho.v1.Role
 	14, // 9: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
 	14, // 10: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	67, // 11: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	71, // 11: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
 	15, // 12: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
 	16, // 13: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	2,  // 14: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	3,  // 15: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	18, // 16: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	17, // 17: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	68, // 18: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	72, // 18: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	10, // 19: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	16, // 20: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
 	14, // 21: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
 	14, // 22: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
 	18, // 23: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	68, // 24: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	68, // 25: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	68, // 26: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	72, // 24: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	72, // 25: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	72, // 26: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	2,  // 27: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
 	19, // 28: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
 	2,  // 29: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	3,  // 30: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	68, // 31: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	68, // 32: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	72, // 31: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	72, // 32: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
 	24, // 33: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
 	25, // 34: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
 	26, // 35: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
@@ -5317,37 +5599,41 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	60, // 76: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
 	63, // 77: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
 	23, // 78: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	35, // 79: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	37, // 80: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	39, // 81: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	41, // 82: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	43, // 83: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	45, // 84: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	47, // 85: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	49, // 86: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	51, // 87: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	53, // 88: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	57, // 89: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	59, // 90: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	65, // 91: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	36, // 92: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	38, // 93: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	40, // 94: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	42, // 95: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	44, // 96: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	46, // 97: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	48, // 98: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	50, // 99: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	52, // 100: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	54, // 101: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	58, // 102: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	64, // 103: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	66, // 104: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	92, // [92:105] is the sub-list for method output_type
-	79, // [79:92] is the sub-list for method input_type
-	79, // [79:79] is the sub-list for extension type_name
-	79, // [79:79] is the sub-list for extension extendee
-	0,  // [0:79] is the sub-list for field type_name
+	69, // 79: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	70, // 80: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	35, // 81: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	37, // 82: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	39, // 83: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	41, // 84: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	43, // 85: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	45, // 86: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	47, // 87: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	49, // 88: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	51, // 89: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	53, // 90: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	57, // 91: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	59, // 92: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	65, // 93: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	67, // 94: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	36, // 95: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	38, // 96: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	40, // 97: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	42, // 98: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	44, // 99: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	46, // 100: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	48, // 101: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	50, // 102: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	52, // 103: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	54, // 104: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	58, // 105: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	64, // 106: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	66, // 107: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	68, // 108: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	95, // [95:109] is the sub-list for method output_type
+	81, // [81:95] is the sub-list for method input_type
+	81, // [81:81] is the sub-list for extension type_name
+	81, // [81:81] is the sub-list for extension extendee
+	0,  // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -5374,13 +5660,14 @@ func file_luosho_v1_agent_proto_init() {
 	file_luosho_v1_agent_proto_msgTypes[26].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[46].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   59,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

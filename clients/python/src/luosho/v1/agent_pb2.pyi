@@ -813,3 +813,45 @@ class WatchResponse(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     event: Event
     def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
+
+class ListMcpServersRequest(_message.Message):
+    __slots__ = ("refresh",)
+    REFRESH_FIELD_NUMBER: _ClassVar[int]
+    refresh: bool
+    def __init__(self, refresh: _Optional[bool] = ...) -> None: ...
+
+class ListMcpServersResponse(_message.Message):
+    __slots__ = ("servers",)
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[McpServer]
+    def __init__(self, servers: _Optional[_Iterable[_Union[McpServer, _Mapping]]] = ...) -> None: ...
+
+class McpServer(_message.Message):
+    __slots__ = ("name", "transport", "state", "starts", "last_error", "tools")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TRANSPORT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    STARTS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    transport: str
+    state: str
+    starts: int
+    last_error: str
+    tools: _containers.RepeatedCompositeFieldContainer[McpTool]
+    def __init__(self, name: _Optional[str] = ..., transport: _Optional[str] = ..., state: _Optional[str] = ..., starts: _Optional[int] = ..., last_error: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[McpTool, _Mapping]]] = ...) -> None: ...
+
+class McpTool(_message.Message):
+    __slots__ = ("name", "description", "input_schema_json", "read_only_hint", "destructive_hint")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_HINT_FIELD_NUMBER: _ClassVar[int]
+    DESTRUCTIVE_HINT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    input_schema_json: str
+    read_only_hint: bool
+    destructive_hint: bool
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only_hint: _Optional[bool] = ..., destructive_hint: _Optional[bool] = ...) -> None: ...

@@ -1050,6 +1050,42 @@ export interface WatchResponse {
   event: Event | undefined;
 }
 
+export interface ListMcpServersRequest {
+  /**
+   * List each server's tools now (starting a server not started yet); otherwise the
+   * tools as last listed.
+   */
+  refresh: boolean;
+}
+
+export interface ListMcpServersResponse {
+  /** Every configured server, by name. */
+  servers: McpServer[];
+}
+
+export interface McpServer {
+  name: string;
+  /** "stdio" or "http". */
+  transport: string;
+  /** "not started", "running" or "down". */
+  state: string;
+  /** Times the daemon started (or connected to) it. */
+  starts: number;
+  /** Why it is down (no secret in it). */
+  lastError: string;
+  tools: McpTool[];
+}
+
+export interface McpTool {
+  /** The server's own name; agents call it "<server>__<name>". */
+  name: string;
+  description: string;
+  inputSchemaJson: string;
+  /** The tool's annotations (unset when the server gives none). */
+  readOnlyHint?: boolean | undefined;
+  destructiveHint?: boolean | undefined;
+}
+
 function createBaseToolSpec(): ToolSpec {
   return { name: "", description: "", inputSchemaJson: "", needsApproval: false };
 }
@@ -8716,6 +8752,440 @@ export const WatchResponse: MessageFns<WatchResponse> = {
   },
 };
 
+function createBaseListMcpServersRequest(): ListMcpServersRequest {
+  return { refresh: false };
+}
+
+export const ListMcpServersRequest: MessageFns<ListMcpServersRequest> = {
+  encode(message: ListMcpServersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.refresh !== false) {
+      writer.uint32(8).bool(message.refresh);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMcpServersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMcpServersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.refresh = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMcpServersRequest {
+    return { refresh: isSet(object.refresh) ? globalThis.Boolean(object.refresh) : false };
+  },
+
+  toJSON(message: ListMcpServersRequest): unknown {
+    const obj: any = {};
+    if (message.refresh !== false) {
+      obj.refresh = message.refresh;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMcpServersRequest>, I>>(base?: I): ListMcpServersRequest {
+    return ListMcpServersRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMcpServersRequest>, I>>(object: I): ListMcpServersRequest {
+    const message = createBaseListMcpServersRequest();
+    message.refresh = object.refresh ?? false;
+    return message;
+  },
+};
+
+function createBaseListMcpServersResponse(): ListMcpServersResponse {
+  return { servers: [] };
+}
+
+export const ListMcpServersResponse: MessageFns<ListMcpServersResponse> = {
+  encode(message: ListMcpServersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.servers) {
+      McpServer.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMcpServersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMcpServersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.servers.push(McpServer.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMcpServersResponse {
+    return {
+      servers: globalThis.Array.isArray(object?.servers) ? object.servers.map((e: any) => McpServer.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListMcpServersResponse): unknown {
+    const obj: any = {};
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => McpServer.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMcpServersResponse>, I>>(base?: I): ListMcpServersResponse {
+    return ListMcpServersResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMcpServersResponse>, I>>(object: I): ListMcpServersResponse {
+    const message = createBaseListMcpServersResponse();
+    message.servers = object.servers?.map((e) => McpServer.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMcpServer(): McpServer {
+  return { name: "", transport: "", state: "", starts: 0, lastError: "", tools: [] };
+}
+
+export const McpServer: MessageFns<McpServer> = {
+  encode(message: McpServer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.transport !== "") {
+      writer.uint32(18).string(message.transport);
+    }
+    if (message.state !== "") {
+      writer.uint32(26).string(message.state);
+    }
+    if (message.starts !== 0) {
+      writer.uint32(32).int32(message.starts);
+    }
+    if (message.lastError !== "") {
+      writer.uint32(42).string(message.lastError);
+    }
+    for (const v of message.tools) {
+      McpTool.encode(v!, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpServer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpServer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.transport = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.starts = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastError = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.tools.push(McpTool.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpServer {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      transport: isSet(object.transport) ? globalThis.String(object.transport) : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      starts: isSet(object.starts) ? globalThis.Number(object.starts) : 0,
+      lastError: isSet(object.lastError)
+        ? globalThis.String(object.lastError)
+        : isSet(object.last_error)
+        ? globalThis.String(object.last_error)
+        : "",
+      tools: globalThis.Array.isArray(object?.tools) ? object.tools.map((e: any) => McpTool.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: McpServer): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.transport !== "") {
+      obj.transport = message.transport;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.starts !== 0) {
+      obj.starts = Math.round(message.starts);
+    }
+    if (message.lastError !== "") {
+      obj.lastError = message.lastError;
+    }
+    if (message.tools?.length) {
+      obj.tools = message.tools.map((e) => McpTool.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<McpServer>, I>>(base?: I): McpServer {
+    return McpServer.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<McpServer>, I>>(object: I): McpServer {
+    const message = createBaseMcpServer();
+    message.name = object.name ?? "";
+    message.transport = object.transport ?? "";
+    message.state = object.state ?? "";
+    message.starts = object.starts ?? 0;
+    message.lastError = object.lastError ?? "";
+    message.tools = object.tools?.map((e) => McpTool.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMcpTool(): McpTool {
+  return { name: "", description: "", inputSchemaJson: "", readOnlyHint: undefined, destructiveHint: undefined };
+}
+
+export const McpTool: MessageFns<McpTool> = {
+  encode(message: McpTool, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.inputSchemaJson !== "") {
+      writer.uint32(26).string(message.inputSchemaJson);
+    }
+    if (message.readOnlyHint !== undefined) {
+      writer.uint32(32).bool(message.readOnlyHint);
+    }
+    if (message.destructiveHint !== undefined) {
+      writer.uint32(40).bool(message.destructiveHint);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpTool {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpTool();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.inputSchemaJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.readOnlyHint = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.destructiveHint = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpTool {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      inputSchemaJson: isSet(object.inputSchemaJson)
+        ? globalThis.String(object.inputSchemaJson)
+        : isSet(object.input_schema_json)
+        ? globalThis.String(object.input_schema_json)
+        : "",
+      readOnlyHint: isSet(object.readOnlyHint)
+        ? globalThis.Boolean(object.readOnlyHint)
+        : isSet(object.read_only_hint)
+        ? globalThis.Boolean(object.read_only_hint)
+        : undefined,
+      destructiveHint: isSet(object.destructiveHint)
+        ? globalThis.Boolean(object.destructiveHint)
+        : isSet(object.destructive_hint)
+        ? globalThis.Boolean(object.destructive_hint)
+        : undefined,
+    };
+  },
+
+  toJSON(message: McpTool): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.inputSchemaJson !== "") {
+      obj.inputSchemaJson = message.inputSchemaJson;
+    }
+    if (message.readOnlyHint !== undefined) {
+      obj.readOnlyHint = message.readOnlyHint;
+    }
+    if (message.destructiveHint !== undefined) {
+      obj.destructiveHint = message.destructiveHint;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<McpTool>, I>>(base?: I): McpTool {
+    return McpTool.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<McpTool>, I>>(object: I): McpTool {
+    const message = createBaseMcpTool();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.inputSchemaJson = object.inputSchemaJson ?? "";
+    message.readOnlyHint = object.readOnlyHint ?? undefined;
+    message.destructiveHint = object.destructiveHint ?? undefined;
+    return message;
+  },
+};
+
 /**
  * AgentService runs agents durably: every step is checkpointed under the session id, so a
  * run survives a crash of the caller or of the daemon and can be resumed.
@@ -8869,6 +9339,21 @@ export const AgentServiceService = {
     responseSerialize: (value: WatchResponse): Buffer => Buffer.from(WatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WatchResponse => WatchResponse.decode(value),
   },
+  /**
+   * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+   * state of each connection and its tools. Secrets are never shown.
+   */
+  listMcpServers: {
+    path: "/luosho.v1.AgentService/ListMcpServers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListMcpServersRequest): Buffer =>
+      Buffer.from(ListMcpServersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListMcpServersRequest => ListMcpServersRequest.decode(value),
+    responseSerialize: (value: ListMcpServersResponse): Buffer =>
+      Buffer.from(ListMcpServersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMcpServersResponse => ListMcpServersResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -8910,6 +9395,11 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
   compare: handleUnaryCall<CompareRequest, CompareResponse>;
   /** A session's events after a cursor: what the event log keeps, then live events. */
   watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
+  /**
+   * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+   * state of each connection and its tools. Secrets are never shown.
+   */
+  listMcpServers: handleUnaryCall<ListMcpServersRequest, ListMcpServersResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -9094,6 +9584,25 @@ export interface AgentServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<WatchResponse>;
+  /**
+   * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+   * state of each connection and its tools. Secrets are never shown.
+   */
+  listMcpServers(
+    request: ListMcpServersRequest,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listMcpServers(
+    request: ListMcpServersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listMcpServers(
+    request: ListMcpServersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const AgentServiceClient = makeGenericClientConstructor(

@@ -62906,6 +62906,3973 @@ java.lang.String defaultValue) {
 
   }
 
+  public interface ListMcpServersRequestOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.ListMcpServersRequest)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * List each server's tools now (starting a server not started yet); otherwise the
+     * tools as last listed.
+     * </pre>
+     *
+     * <code>bool refresh = 1;</code>
+     * @return The refresh.
+     */
+    boolean getRefresh();
+  }
+  /**
+   * Protobuf type {@code luosho.v1.ListMcpServersRequest}
+   */
+  public static final class ListMcpServersRequest extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.ListMcpServersRequest)
+      ListMcpServersRequestOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ListMcpServersRequest");
+    }
+    // Use ListMcpServersRequest.newBuilder() to construct.
+    private ListMcpServersRequest(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ListMcpServersRequest() {
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.ListMcpServersRequest.class, luosho.v1.Agent.ListMcpServersRequest.Builder.class);
+    }
+
+    public static final int REFRESH_FIELD_NUMBER = 1;
+    private boolean refresh_ = false;
+    /**
+     * <pre>
+     * List each server's tools now (starting a server not started yet); otherwise the
+     * tools as last listed.
+     * </pre>
+     *
+     * <code>bool refresh = 1;</code>
+     * @return The refresh.
+     */
+    @java.lang.Override
+    public boolean getRefresh() {
+      return refresh_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (refresh_ != false) {
+        output.writeBool(1, refresh_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (refresh_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(1, refresh_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.ListMcpServersRequest)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.ListMcpServersRequest other = (luosho.v1.Agent.ListMcpServersRequest) obj;
+
+      if (getRefresh()
+          != other.getRefresh()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + REFRESH_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getRefresh());
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.ListMcpServersRequest prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.ListMcpServersRequest}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.ListMcpServersRequest)
+        luosho.v1.Agent.ListMcpServersRequestOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.ListMcpServersRequest.class, luosho.v1.Agent.ListMcpServersRequest.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.ListMcpServersRequest.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        refresh_ = false;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersRequest getDefaultInstanceForType() {
+        return luosho.v1.Agent.ListMcpServersRequest.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersRequest build() {
+        luosho.v1.Agent.ListMcpServersRequest result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersRequest buildPartial() {
+        luosho.v1.Agent.ListMcpServersRequest result = new luosho.v1.Agent.ListMcpServersRequest(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.ListMcpServersRequest result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.refresh_ = refresh_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.ListMcpServersRequest) {
+          return mergeFrom((luosho.v1.Agent.ListMcpServersRequest)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.ListMcpServersRequest other) {
+        if (other == luosho.v1.Agent.ListMcpServersRequest.getDefaultInstance()) return this;
+        if (other.getRefresh() != false) {
+          setRefresh(other.getRefresh());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 8: {
+                refresh_ = input.readBool();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 8
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private boolean refresh_ ;
+      /**
+       * <pre>
+       * List each server's tools now (starting a server not started yet); otherwise the
+       * tools as last listed.
+       * </pre>
+       *
+       * <code>bool refresh = 1;</code>
+       * @return The refresh.
+       */
+      @java.lang.Override
+      public boolean getRefresh() {
+        return refresh_;
+      }
+      /**
+       * <pre>
+       * List each server's tools now (starting a server not started yet); otherwise the
+       * tools as last listed.
+       * </pre>
+       *
+       * <code>bool refresh = 1;</code>
+       * @param value The refresh to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRefresh(boolean value) {
+
+        refresh_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * List each server's tools now (starting a server not started yet); otherwise the
+       * tools as last listed.
+       * </pre>
+       *
+       * <code>bool refresh = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRefresh() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        refresh_ = false;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.ListMcpServersRequest)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.ListMcpServersRequest)
+    private static final luosho.v1.Agent.ListMcpServersRequest DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.ListMcpServersRequest();
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ListMcpServersRequest>
+        PARSER = new com.google.protobuf.AbstractParser<ListMcpServersRequest>() {
+      @java.lang.Override
+      public ListMcpServersRequest parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ListMcpServersRequest> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ListMcpServersRequest> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.ListMcpServersRequest getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface ListMcpServersResponseOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.ListMcpServersResponse)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    java.util.List<luosho.v1.Agent.McpServer> 
+        getServersList();
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    luosho.v1.Agent.McpServer getServers(int index);
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    int getServersCount();
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.McpServerOrBuilder> 
+        getServersOrBuilderList();
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    luosho.v1.Agent.McpServerOrBuilder getServersOrBuilder(
+        int index);
+  }
+  /**
+   * Protobuf type {@code luosho.v1.ListMcpServersResponse}
+   */
+  public static final class ListMcpServersResponse extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.ListMcpServersResponse)
+      ListMcpServersResponseOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ListMcpServersResponse");
+    }
+    // Use ListMcpServersResponse.newBuilder() to construct.
+    private ListMcpServersResponse(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ListMcpServersResponse() {
+      servers_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.ListMcpServersResponse.class, luosho.v1.Agent.ListMcpServersResponse.Builder.class);
+    }
+
+    public static final int SERVERS_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.McpServer> servers_;
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.McpServer> getServersList() {
+      return servers_;
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.McpServerOrBuilder> 
+        getServersOrBuilderList() {
+      return servers_;
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public int getServersCount() {
+      return servers_.size();
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpServer getServers(int index) {
+      return servers_.get(index);
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpServerOrBuilder getServersOrBuilder(
+        int index) {
+      return servers_.get(index);
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      for (int i = 0; i < servers_.size(); i++) {
+        output.writeMessage(1, servers_.get(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+
+          {
+            final int count = servers_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(servers_.get(i));
+            }
+            size += 1 * count;
+          }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.ListMcpServersResponse)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.ListMcpServersResponse other = (luosho.v1.Agent.ListMcpServersResponse) obj;
+
+      if (!getServersList()
+          .equals(other.getServersList())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      if (getServersCount() > 0) {
+        hash = (37 * hash) + SERVERS_FIELD_NUMBER;
+        hash = (53 * hash) + getServersList().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.ListMcpServersResponse prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.ListMcpServersResponse}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.ListMcpServersResponse)
+        luosho.v1.Agent.ListMcpServersResponseOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.ListMcpServersResponse.class, luosho.v1.Agent.ListMcpServersResponse.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.ListMcpServersResponse.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        if (serversBuilder_ == null) {
+          servers_ = java.util.Collections.emptyList();
+        } else {
+          servers_ = null;
+          serversBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000001);
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersResponse getDefaultInstanceForType() {
+        return luosho.v1.Agent.ListMcpServersResponse.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersResponse build() {
+        luosho.v1.Agent.ListMcpServersResponse result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersResponse buildPartial() {
+        luosho.v1.Agent.ListMcpServersResponse result = new luosho.v1.Agent.ListMcpServersResponse(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.ListMcpServersResponse result) {
+        if (serversBuilder_ == null) {
+          if (((bitField0_ & 0x00000001) != 0)) {
+            servers_ = java.util.Collections.unmodifiableList(servers_);
+            bitField0_ = (bitField0_ & ~0x00000001);
+          }
+          result.servers_ = servers_;
+        } else {
+          result.servers_ = serversBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.ListMcpServersResponse result) {
+        int from_bitField0_ = bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.ListMcpServersResponse) {
+          return mergeFrom((luosho.v1.Agent.ListMcpServersResponse)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.ListMcpServersResponse other) {
+        if (other == luosho.v1.Agent.ListMcpServersResponse.getDefaultInstance()) return this;
+        if (serversBuilder_ == null) {
+          if (!other.servers_.isEmpty()) {
+            if (servers_.isEmpty()) {
+              servers_ = other.servers_;
+              bitField0_ = (bitField0_ & ~0x00000001);
+            } else {
+              ensureServersIsMutable();
+              servers_.addAll(other.servers_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.servers_.isEmpty()) {
+            if (serversBuilder_.isEmpty()) {
+              serversBuilder_.dispose();
+              serversBuilder_ = null;
+              servers_ = other.servers_;
+              bitField0_ = (bitField0_ & ~0x00000001);
+              serversBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetServersFieldBuilder() : null;
+            } else {
+              serversBuilder_.addAllMessages(other.servers_);
+            }
+          }
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                luosho.v1.Agent.McpServer m =
+                    input.readMessage(
+                        luosho.v1.Agent.McpServer.parser(),
+                        extensionRegistry);
+                if (serversBuilder_ == null) {
+                  ensureServersIsMutable();
+                  servers_.add(m);
+                } else {
+                  serversBuilder_.addMessage(m);
+                }
+                break;
+              } // case 10
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.util.List<luosho.v1.Agent.McpServer> servers_ =
+        java.util.Collections.emptyList();
+      private void ensureServersIsMutable() {
+        if (!((bitField0_ & 0x00000001) != 0)) {
+          servers_ = new java.util.ArrayList<luosho.v1.Agent.McpServer>(servers_);
+          bitField0_ |= 0x00000001;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpServer, luosho.v1.Agent.McpServer.Builder, luosho.v1.Agent.McpServerOrBuilder> serversBuilder_;
+
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpServer> getServersList() {
+        if (serversBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(servers_);
+        } else {
+          return serversBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public int getServersCount() {
+        if (serversBuilder_ == null) {
+          return servers_.size();
+        } else {
+          return serversBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer getServers(int index) {
+        if (serversBuilder_ == null) {
+          return servers_.get(index);
+        } else {
+          return serversBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder setServers(
+          int index, luosho.v1.Agent.McpServer value) {
+        if (serversBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureServersIsMutable();
+          servers_.set(index, value);
+          onChanged();
+        } else {
+          serversBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder setServers(
+          int index, luosho.v1.Agent.McpServer.Builder builderForValue) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          serversBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(luosho.v1.Agent.McpServer value) {
+        if (serversBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureServersIsMutable();
+          servers_.add(value);
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(
+          int index, luosho.v1.Agent.McpServer value) {
+        if (serversBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureServersIsMutable();
+          servers_.add(index, value);
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(
+          luosho.v1.Agent.McpServer.Builder builderForValue) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.add(builderForValue.build());
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(
+          int index, luosho.v1.Agent.McpServer.Builder builderForValue) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addAllServers(
+          java.lang.Iterable<? extends luosho.v1.Agent.McpServer> values) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, servers_);
+          onChanged();
+        } else {
+          serversBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder clearServers() {
+        if (serversBuilder_ == null) {
+          servers_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000001);
+          onChanged();
+        } else {
+          serversBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder removeServers(int index) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.remove(index);
+          onChanged();
+        } else {
+          serversBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer.Builder getServersBuilder(
+          int index) {
+        return internalGetServersFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServerOrBuilder getServersOrBuilder(
+          int index) {
+        if (serversBuilder_ == null) {
+          return servers_.get(index);  } else {
+          return serversBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.McpServerOrBuilder> 
+           getServersOrBuilderList() {
+        if (serversBuilder_ != null) {
+          return serversBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(servers_);
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer.Builder addServersBuilder() {
+        return internalGetServersFieldBuilder().addBuilder(
+            luosho.v1.Agent.McpServer.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer.Builder addServersBuilder(
+          int index) {
+        return internalGetServersFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.McpServer.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpServer.Builder> 
+           getServersBuilderList() {
+        return internalGetServersFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpServer, luosho.v1.Agent.McpServer.Builder, luosho.v1.Agent.McpServerOrBuilder> 
+          internalGetServersFieldBuilder() {
+        if (serversBuilder_ == null) {
+          serversBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.McpServer, luosho.v1.Agent.McpServer.Builder, luosho.v1.Agent.McpServerOrBuilder>(
+                  servers_,
+                  ((bitField0_ & 0x00000001) != 0),
+                  getParentForChildren(),
+                  isClean());
+          servers_ = null;
+        }
+        return serversBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.ListMcpServersResponse)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.ListMcpServersResponse)
+    private static final luosho.v1.Agent.ListMcpServersResponse DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.ListMcpServersResponse();
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ListMcpServersResponse>
+        PARSER = new com.google.protobuf.AbstractParser<ListMcpServersResponse>() {
+      @java.lang.Override
+      public ListMcpServersResponse parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ListMcpServersResponse> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ListMcpServersResponse> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.ListMcpServersResponse getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface McpServerOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.McpServer)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The transport.
+     */
+    java.lang.String getTransport();
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The bytes for transport.
+     */
+    com.google.protobuf.ByteString
+        getTransportBytes();
+
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The state.
+     */
+    java.lang.String getState();
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The bytes for state.
+     */
+    com.google.protobuf.ByteString
+        getStateBytes();
+
+    /**
+     * <pre>
+     * Times the daemon started (or connected to) it.
+     * </pre>
+     *
+     * <code>int32 starts = 4;</code>
+     * @return The starts.
+     */
+    int getStarts();
+
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The lastError.
+     */
+    java.lang.String getLastError();
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The bytes for lastError.
+     */
+    com.google.protobuf.ByteString
+        getLastErrorBytes();
+
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    java.util.List<luosho.v1.Agent.McpTool> 
+        getToolsList();
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    luosho.v1.Agent.McpTool getTools(int index);
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    int getToolsCount();
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.McpToolOrBuilder> 
+        getToolsOrBuilderList();
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    luosho.v1.Agent.McpToolOrBuilder getToolsOrBuilder(
+        int index);
+  }
+  /**
+   * Protobuf type {@code luosho.v1.McpServer}
+   */
+  public static final class McpServer extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.McpServer)
+      McpServerOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpServer");
+    }
+    // Use McpServer.newBuilder() to construct.
+    private McpServer(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private McpServer() {
+      name_ = "";
+      transport_ = "";
+      state_ = "";
+      lastError_ = "";
+      tools_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServer_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.McpServer.class, luosho.v1.Agent.McpServer.Builder.class);
+    }
+
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TRANSPORT_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object transport_ = "";
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The transport.
+     */
+    @java.lang.Override
+    public java.lang.String getTransport() {
+      java.lang.Object ref = transport_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        transport_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The bytes for transport.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTransportBytes() {
+      java.lang.Object ref = transport_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        transport_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int STATE_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object state_ = "";
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The state.
+     */
+    @java.lang.Override
+    public java.lang.String getState() {
+      java.lang.Object ref = state_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        state_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The bytes for state.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getStateBytes() {
+      java.lang.Object ref = state_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        state_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int STARTS_FIELD_NUMBER = 4;
+    private int starts_ = 0;
+    /**
+     * <pre>
+     * Times the daemon started (or connected to) it.
+     * </pre>
+     *
+     * <code>int32 starts = 4;</code>
+     * @return The starts.
+     */
+    @java.lang.Override
+    public int getStarts() {
+      return starts_;
+    }
+
+    public static final int LAST_ERROR_FIELD_NUMBER = 5;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object lastError_ = "";
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The lastError.
+     */
+    @java.lang.Override
+    public java.lang.String getLastError() {
+      java.lang.Object ref = lastError_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        lastError_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The bytes for lastError.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getLastErrorBytes() {
+      java.lang.Object ref = lastError_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        lastError_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TOOLS_FIELD_NUMBER = 6;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.McpTool> tools_;
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.McpTool> getToolsList() {
+      return tools_;
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.McpToolOrBuilder> 
+        getToolsOrBuilderList() {
+      return tools_;
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public int getToolsCount() {
+      return tools_.size();
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpTool getTools(int index) {
+      return tools_.get(index);
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpToolOrBuilder getToolsOrBuilder(
+        int index) {
+      return tools_.get(index);
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(transport_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, transport_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(state_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, state_);
+      }
+      if (starts_ != 0) {
+        output.writeInt32(4, starts_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastError_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 5, lastError_);
+      }
+      for (int i = 0; i < tools_.size(); i++) {
+        output.writeMessage(6, tools_.get(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(transport_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, transport_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(state_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(3, state_);
+      }
+      if (starts_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(4, starts_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastError_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(5, lastError_);
+      }
+
+          {
+            final int count = tools_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(tools_.get(i));
+            }
+            size += 1 * count;
+          }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.McpServer)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.McpServer other = (luosho.v1.Agent.McpServer) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (!getTransport()
+          .equals(other.getTransport())) return false;
+      if (!getState()
+          .equals(other.getState())) return false;
+      if (getStarts()
+          != other.getStarts()) return false;
+      if (!getLastError()
+          .equals(other.getLastError())) return false;
+      if (!getToolsList()
+          .equals(other.getToolsList())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + TRANSPORT_FIELD_NUMBER;
+      hash = (53 * hash) + getTransport().hashCode();
+      hash = (37 * hash) + STATE_FIELD_NUMBER;
+      hash = (53 * hash) + getState().hashCode();
+      hash = (37 * hash) + STARTS_FIELD_NUMBER;
+      hash = (53 * hash) + getStarts();
+      hash = (37 * hash) + LAST_ERROR_FIELD_NUMBER;
+      hash = (53 * hash) + getLastError().hashCode();
+      if (getToolsCount() > 0) {
+        hash = (37 * hash) + TOOLS_FIELD_NUMBER;
+        hash = (53 * hash) + getToolsList().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.McpServer parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.McpServer parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.McpServer parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.McpServer prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.McpServer}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.McpServer)
+        luosho.v1.Agent.McpServerOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServer_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.McpServer.class, luosho.v1.Agent.McpServer.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.McpServer.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        transport_ = "";
+        state_ = "";
+        starts_ = 0;
+        lastError_ = "";
+        if (toolsBuilder_ == null) {
+          tools_ = java.util.Collections.emptyList();
+        } else {
+          tools_ = null;
+          toolsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000020);
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServer getDefaultInstanceForType() {
+        return luosho.v1.Agent.McpServer.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServer build() {
+        luosho.v1.Agent.McpServer result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServer buildPartial() {
+        luosho.v1.Agent.McpServer result = new luosho.v1.Agent.McpServer(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.McpServer result) {
+        if (toolsBuilder_ == null) {
+          if (((bitField0_ & 0x00000020) != 0)) {
+            tools_ = java.util.Collections.unmodifiableList(tools_);
+            bitField0_ = (bitField0_ & ~0x00000020);
+          }
+          result.tools_ = tools_;
+        } else {
+          result.tools_ = toolsBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.McpServer result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.transport_ = transport_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.state_ = state_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.starts_ = starts_;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.lastError_ = lastError_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.McpServer) {
+          return mergeFrom((luosho.v1.Agent.McpServer)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.McpServer other) {
+        if (other == luosho.v1.Agent.McpServer.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getTransport().isEmpty()) {
+          transport_ = other.transport_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (!other.getState().isEmpty()) {
+          state_ = other.state_;
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        if (other.getStarts() != 0) {
+          setStarts(other.getStarts());
+        }
+        if (!other.getLastError().isEmpty()) {
+          lastError_ = other.lastError_;
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        if (toolsBuilder_ == null) {
+          if (!other.tools_.isEmpty()) {
+            if (tools_.isEmpty()) {
+              tools_ = other.tools_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+            } else {
+              ensureToolsIsMutable();
+              tools_.addAll(other.tools_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.tools_.isEmpty()) {
+            if (toolsBuilder_.isEmpty()) {
+              toolsBuilder_.dispose();
+              toolsBuilder_ = null;
+              tools_ = other.tools_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+              toolsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetToolsFieldBuilder() : null;
+            } else {
+              toolsBuilder_.addAllMessages(other.tools_);
+            }
+          }
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                transport_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                state_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 32: {
+                starts_ = input.readInt32();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 42: {
+                lastError_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              case 50: {
+                luosho.v1.Agent.McpTool m =
+                    input.readMessage(
+                        luosho.v1.Agent.McpTool.parser(),
+                        extensionRegistry);
+                if (toolsBuilder_ == null) {
+                  ensureToolsIsMutable();
+                  tools_.add(m);
+                } else {
+                  toolsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 50
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object transport_ = "";
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @return The transport.
+       */
+      public java.lang.String getTransport() {
+        java.lang.Object ref = transport_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          transport_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @return The bytes for transport.
+       */
+      public com.google.protobuf.ByteString
+          getTransportBytes() {
+        java.lang.Object ref = transport_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          transport_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @param value The transport to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTransport(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        transport_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTransport() {
+        transport_ = getDefaultInstance().getTransport();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @param value The bytes for transport to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTransportBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        transport_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object state_ = "";
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @return The state.
+       */
+      public java.lang.String getState() {
+        java.lang.Object ref = state_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          state_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @return The bytes for state.
+       */
+      public com.google.protobuf.ByteString
+          getStateBytes() {
+        java.lang.Object ref = state_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          state_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @param value The state to set.
+       * @return This builder for chaining.
+       */
+      public Builder setState(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        state_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearState() {
+        state_ = getDefaultInstance().getState();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @param value The bytes for state to set.
+       * @return This builder for chaining.
+       */
+      public Builder setStateBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        state_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private int starts_ ;
+      /**
+       * <pre>
+       * Times the daemon started (or connected to) it.
+       * </pre>
+       *
+       * <code>int32 starts = 4;</code>
+       * @return The starts.
+       */
+      @java.lang.Override
+      public int getStarts() {
+        return starts_;
+      }
+      /**
+       * <pre>
+       * Times the daemon started (or connected to) it.
+       * </pre>
+       *
+       * <code>int32 starts = 4;</code>
+       * @param value The starts to set.
+       * @return This builder for chaining.
+       */
+      public Builder setStarts(int value) {
+
+        starts_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Times the daemon started (or connected to) it.
+       * </pre>
+       *
+       * <code>int32 starts = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearStarts() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        starts_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object lastError_ = "";
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @return The lastError.
+       */
+      public java.lang.String getLastError() {
+        java.lang.Object ref = lastError_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          lastError_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @return The bytes for lastError.
+       */
+      public com.google.protobuf.ByteString
+          getLastErrorBytes() {
+        java.lang.Object ref = lastError_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          lastError_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @param value The lastError to set.
+       * @return This builder for chaining.
+       */
+      public Builder setLastError(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        lastError_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearLastError() {
+        lastError_ = getDefaultInstance().getLastError();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @param value The bytes for lastError to set.
+       * @return This builder for chaining.
+       */
+      public Builder setLastErrorBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        lastError_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<luosho.v1.Agent.McpTool> tools_ =
+        java.util.Collections.emptyList();
+      private void ensureToolsIsMutable() {
+        if (!((bitField0_ & 0x00000020) != 0)) {
+          tools_ = new java.util.ArrayList<luosho.v1.Agent.McpTool>(tools_);
+          bitField0_ |= 0x00000020;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpTool, luosho.v1.Agent.McpTool.Builder, luosho.v1.Agent.McpToolOrBuilder> toolsBuilder_;
+
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpTool> getToolsList() {
+        if (toolsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(tools_);
+        } else {
+          return toolsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public int getToolsCount() {
+        if (toolsBuilder_ == null) {
+          return tools_.size();
+        } else {
+          return toolsBuilder_.getCount();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool getTools(int index) {
+        if (toolsBuilder_ == null) {
+          return tools_.get(index);
+        } else {
+          return toolsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder setTools(
+          int index, luosho.v1.Agent.McpTool value) {
+        if (toolsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolsIsMutable();
+          tools_.set(index, value);
+          onChanged();
+        } else {
+          toolsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder setTools(
+          int index, luosho.v1.Agent.McpTool.Builder builderForValue) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          toolsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(luosho.v1.Agent.McpTool value) {
+        if (toolsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolsIsMutable();
+          tools_.add(value);
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(
+          int index, luosho.v1.Agent.McpTool value) {
+        if (toolsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolsIsMutable();
+          tools_.add(index, value);
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(
+          luosho.v1.Agent.McpTool.Builder builderForValue) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.add(builderForValue.build());
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(
+          int index, luosho.v1.Agent.McpTool.Builder builderForValue) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addAllTools(
+          java.lang.Iterable<? extends luosho.v1.Agent.McpTool> values) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, tools_);
+          onChanged();
+        } else {
+          toolsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder clearTools() {
+        if (toolsBuilder_ == null) {
+          tools_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000020);
+          onChanged();
+        } else {
+          toolsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder removeTools(int index) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.remove(index);
+          onChanged();
+        } else {
+          toolsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool.Builder getToolsBuilder(
+          int index) {
+        return internalGetToolsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpToolOrBuilder getToolsOrBuilder(
+          int index) {
+        if (toolsBuilder_ == null) {
+          return tools_.get(index);  } else {
+          return toolsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.McpToolOrBuilder> 
+           getToolsOrBuilderList() {
+        if (toolsBuilder_ != null) {
+          return toolsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(tools_);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool.Builder addToolsBuilder() {
+        return internalGetToolsFieldBuilder().addBuilder(
+            luosho.v1.Agent.McpTool.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool.Builder addToolsBuilder(
+          int index) {
+        return internalGetToolsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.McpTool.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpTool.Builder> 
+           getToolsBuilderList() {
+        return internalGetToolsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpTool, luosho.v1.Agent.McpTool.Builder, luosho.v1.Agent.McpToolOrBuilder> 
+          internalGetToolsFieldBuilder() {
+        if (toolsBuilder_ == null) {
+          toolsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.McpTool, luosho.v1.Agent.McpTool.Builder, luosho.v1.Agent.McpToolOrBuilder>(
+                  tools_,
+                  ((bitField0_ & 0x00000020) != 0),
+                  getParentForChildren(),
+                  isClean());
+          tools_ = null;
+        }
+        return toolsBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.McpServer)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.McpServer)
+    private static final luosho.v1.Agent.McpServer DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.McpServer();
+    }
+
+    public static luosho.v1.Agent.McpServer getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<McpServer>
+        PARSER = new com.google.protobuf.AbstractParser<McpServer>() {
+      @java.lang.Override
+      public McpServer parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<McpServer> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<McpServer> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.McpServer getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface McpToolOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.McpTool)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    java.lang.String getDescription();
+    /**
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    com.google.protobuf.ByteString
+        getDescriptionBytes();
+
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The inputSchemaJson.
+     */
+    java.lang.String getInputSchemaJson();
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The bytes for inputSchemaJson.
+     */
+    com.google.protobuf.ByteString
+        getInputSchemaJsonBytes();
+
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return Whether the readOnlyHint field is set.
+     */
+    boolean hasReadOnlyHint();
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return The readOnlyHint.
+     */
+    boolean getReadOnlyHint();
+
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return Whether the destructiveHint field is set.
+     */
+    boolean hasDestructiveHint();
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return The destructiveHint.
+     */
+    boolean getDestructiveHint();
+  }
+  /**
+   * Protobuf type {@code luosho.v1.McpTool}
+   */
+  public static final class McpTool extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.McpTool)
+      McpToolOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpTool");
+    }
+    // Use McpTool.newBuilder() to construct.
+    private McpTool(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private McpTool() {
+      name_ = "";
+      description_ = "";
+      inputSchemaJson_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpTool_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.McpTool.class, luosho.v1.Agent.McpTool.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DESCRIPTION_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object description_ = "";
+    /**
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    @java.lang.Override
+    public java.lang.String getDescription() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        description_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getDescriptionBytes() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        description_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int INPUT_SCHEMA_JSON_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object inputSchemaJson_ = "";
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The inputSchemaJson.
+     */
+    @java.lang.Override
+    public java.lang.String getInputSchemaJson() {
+      java.lang.Object ref = inputSchemaJson_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        inputSchemaJson_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The bytes for inputSchemaJson.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getInputSchemaJsonBytes() {
+      java.lang.Object ref = inputSchemaJson_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        inputSchemaJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int READ_ONLY_HINT_FIELD_NUMBER = 4;
+    private boolean readOnlyHint_ = false;
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return Whether the readOnlyHint field is set.
+     */
+    @java.lang.Override
+    public boolean hasReadOnlyHint() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return The readOnlyHint.
+     */
+    @java.lang.Override
+    public boolean getReadOnlyHint() {
+      return readOnlyHint_;
+    }
+
+    public static final int DESTRUCTIVE_HINT_FIELD_NUMBER = 5;
+    private boolean destructiveHint_ = false;
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return Whether the destructiveHint field is set.
+     */
+    @java.lang.Override
+    public boolean hasDestructiveHint() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return The destructiveHint.
+     */
+    @java.lang.Override
+    public boolean getDestructiveHint() {
+      return destructiveHint_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, description_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(inputSchemaJson_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, inputSchemaJson_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeBool(4, readOnlyHint_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeBool(5, destructiveHint_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, description_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(inputSchemaJson_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(3, inputSchemaJson_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(4, readOnlyHint_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(5, destructiveHint_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.McpTool)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.McpTool other = (luosho.v1.Agent.McpTool) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (!getDescription()
+          .equals(other.getDescription())) return false;
+      if (!getInputSchemaJson()
+          .equals(other.getInputSchemaJson())) return false;
+      if (hasReadOnlyHint() != other.hasReadOnlyHint()) return false;
+      if (hasReadOnlyHint()) {
+        if (getReadOnlyHint()
+            != other.getReadOnlyHint()) return false;
+      }
+      if (hasDestructiveHint() != other.hasDestructiveHint()) return false;
+      if (hasDestructiveHint()) {
+        if (getDestructiveHint()
+            != other.getDestructiveHint()) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DESCRIPTION_FIELD_NUMBER;
+      hash = (53 * hash) + getDescription().hashCode();
+      hash = (37 * hash) + INPUT_SCHEMA_JSON_FIELD_NUMBER;
+      hash = (53 * hash) + getInputSchemaJson().hashCode();
+      if (hasReadOnlyHint()) {
+        hash = (37 * hash) + READ_ONLY_HINT_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+            getReadOnlyHint());
+      }
+      if (hasDestructiveHint()) {
+        hash = (37 * hash) + DESTRUCTIVE_HINT_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+            getDestructiveHint());
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.McpTool parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.McpTool parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.McpTool parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.McpTool prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.McpTool}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.McpTool)
+        luosho.v1.Agent.McpToolOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpTool_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.McpTool.class, luosho.v1.Agent.McpTool.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.McpTool.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        description_ = "";
+        inputSchemaJson_ = "";
+        readOnlyHint_ = false;
+        destructiveHint_ = false;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpTool getDefaultInstanceForType() {
+        return luosho.v1.Agent.McpTool.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpTool build() {
+        luosho.v1.Agent.McpTool result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpTool buildPartial() {
+        luosho.v1.Agent.McpTool result = new luosho.v1.Agent.McpTool(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.McpTool result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.description_ = description_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.inputSchemaJson_ = inputSchemaJson_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.readOnlyHint_ = readOnlyHint_;
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.destructiveHint_ = destructiveHint_;
+          to_bitField0_ |= 0x00000002;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.McpTool) {
+          return mergeFrom((luosho.v1.Agent.McpTool)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.McpTool other) {
+        if (other == luosho.v1.Agent.McpTool.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getDescription().isEmpty()) {
+          description_ = other.description_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (!other.getInputSchemaJson().isEmpty()) {
+          inputSchemaJson_ = other.inputSchemaJson_;
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        if (other.hasReadOnlyHint()) {
+          setReadOnlyHint(other.getReadOnlyHint());
+        }
+        if (other.hasDestructiveHint()) {
+          setDestructiveHint(other.getDestructiveHint());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                description_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                inputSchemaJson_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 32: {
+                readOnlyHint_ = input.readBool();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 40: {
+                destructiveHint_ = input.readBool();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 40
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object description_ = "";
+      /**
+       * <code>string description = 2;</code>
+       * @return The description.
+       */
+      public java.lang.String getDescription() {
+        java.lang.Object ref = description_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          description_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @return The bytes for description.
+       */
+      public com.google.protobuf.ByteString
+          getDescriptionBytes() {
+        java.lang.Object ref = description_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          description_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @param value The description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescription(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDescription() {
+        description_ = getDefaultInstance().getDescription();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @param value The bytes for description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescriptionBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object inputSchemaJson_ = "";
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @return The inputSchemaJson.
+       */
+      public java.lang.String getInputSchemaJson() {
+        java.lang.Object ref = inputSchemaJson_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          inputSchemaJson_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @return The bytes for inputSchemaJson.
+       */
+      public com.google.protobuf.ByteString
+          getInputSchemaJsonBytes() {
+        java.lang.Object ref = inputSchemaJson_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          inputSchemaJson_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @param value The inputSchemaJson to set.
+       * @return This builder for chaining.
+       */
+      public Builder setInputSchemaJson(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        inputSchemaJson_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearInputSchemaJson() {
+        inputSchemaJson_ = getDefaultInstance().getInputSchemaJson();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @param value The bytes for inputSchemaJson to set.
+       * @return This builder for chaining.
+       */
+      public Builder setInputSchemaJsonBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        inputSchemaJson_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private boolean readOnlyHint_ ;
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @return Whether the readOnlyHint field is set.
+       */
+      @java.lang.Override
+      public boolean hasReadOnlyHint() {
+        return ((bitField0_ & 0x00000008) != 0);
+      }
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @return The readOnlyHint.
+       */
+      @java.lang.Override
+      public boolean getReadOnlyHint() {
+        return readOnlyHint_;
+      }
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @param value The readOnlyHint to set.
+       * @return This builder for chaining.
+       */
+      public Builder setReadOnlyHint(boolean value) {
+
+        readOnlyHint_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearReadOnlyHint() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        readOnlyHint_ = false;
+        onChanged();
+        return this;
+      }
+
+      private boolean destructiveHint_ ;
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @return Whether the destructiveHint field is set.
+       */
+      @java.lang.Override
+      public boolean hasDestructiveHint() {
+        return ((bitField0_ & 0x00000010) != 0);
+      }
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @return The destructiveHint.
+       */
+      @java.lang.Override
+      public boolean getDestructiveHint() {
+        return destructiveHint_;
+      }
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @param value The destructiveHint to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDestructiveHint(boolean value) {
+
+        destructiveHint_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDestructiveHint() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        destructiveHint_ = false;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.McpTool)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.McpTool)
+    private static final luosho.v1.Agent.McpTool DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.McpTool();
+    }
+
+    public static luosho.v1.Agent.McpTool getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<McpTool>
+        PARSER = new com.google.protobuf.AbstractParser<McpTool>() {
+      @java.lang.Override
+      public McpTool parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<McpTool> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<McpTool> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.McpTool getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
   private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ToolSpec_descriptor;
   private static final 
@@ -63201,6 +67168,26 @@ java.lang.String defaultValue) {
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_WatchResponse_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_McpServer_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_McpServer_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_McpTool_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_McpTool_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -63406,58 +67393,71 @@ java.lang.String defaultValue) {
       "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
       "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
       "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
-      "sho.v1.Event*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED" +
-      "\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016RO" +
-      "LE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentD" +
-      "riftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECI" +
-      "FIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030A" +
-      "GENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT" +
-      "_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n" +
-      "\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHEC" +
-      "KPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOIN" +
-      "T_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOI" +
-      "NT_STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n" +
-      "\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_R" +
-      "EASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020" +
-      "\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_R" +
-      "EASON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetryOn\022" +
-      "\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RET" +
-      "RY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILA" +
-      "BLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013Mc" +
-      "pApproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022" +
-      "\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_U" +
-      "NGATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFI" +
-      "ED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTI" +
-      "NUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecut" +
-      "or\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOO" +
-      "L_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAE" +
-      "MON\020\002*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME" +
-      "_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTE" +
-      "D\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\262\007\n\014Ag" +
-      "entService\022B\n\007Execute\022\031.luosho.v1.Execut" +
-      "eRequest\032\032.luosho.v1.ExecuteResponse0\001\022?" +
-      "\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luo" +
-      "sho.v1.ResumeResponse0\001\022[\n\020SubmitToolRes" +
-      "ult\022\".luosho.v1.SubmitToolResultRequest\032" +
-      "#.luosho.v1.SubmitToolResultResponse\022=\n\006" +
-      "Cancel\022\030.luosho.v1.CancelRequest\032\031.luosh" +
-      "o.v1.CancelResponse\022I\n\nGetSession\022\034.luos" +
-      "ho.v1.GetSessionRequest\032\035.luosho.v1.GetS" +
-      "essionResponse\022O\n\014ListSessions\022\036.luosho." +
-      "v1.ListSessionsRequest\032\037.luosho.v1.ListS" +
-      "essionsResponse\022R\n\rDeleteSession\022\037.luosh" +
-      "o.v1.DeleteSessionRequest\032 .luosho.v1.De" +
-      "leteSessionResponse\022B\n\007Resolve\022\031.luosho." +
-      "v1.ResolveRequest\032\032.luosho.v1.ResolveRes" +
-      "ponse0\001\022R\n\rListApprovals\022\037.luosho.v1.Lis" +
-      "tApprovalsRequest\032 .luosho.v1.ListApprov" +
-      "alsResponse\022@\n\007History\022\031.luosho.v1.Histo" +
-      "ryRequest\032\032.luosho.v1.HistoryResponse\0227\n" +
-      "\004Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v" +
-      "1.ForkResponse\022@\n\007Compare\022\031.luosho.v1.Co" +
-      "mpareRequest\032\032.luosho.v1.CompareResponse" +
-      "\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luo" +
-      "sho.v1.WatchResponse0\001b\006proto3"
+      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
+      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
+      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
+      "\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport" +
+      "\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n" +
+      "\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosh" +
+      "o.v1.McpTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023" +
+      "\n\013description\030\002 \001(\t\022\031\n\021input_schema_json" +
+      "\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020d" +
+      "estructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only" +
+      "_hintB\023\n\021_destructive_hint*_\n\004Role\022\024\n\020RO" +
+      "LE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROL" +
+      "E_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOO" +
+      "L\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_" +
+      "POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLI" +
+      "CY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022" +
+      "\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Check" +
+      "pointStatus\022!\n\035CHECKPOINT_STATUS_UNSPECI" +
+      "FIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020" +
+      "\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPROVAL" +
+      "\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014F" +
+      "inishReason\022\035\n\031FINISH_REASON_UNSPECIFIED" +
+      "\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REA" +
+      "SON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED" +
+      "\020\003\022#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004*" +
+      "\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIE" +
+      "D\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RET" +
+      "RY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL" +
+      "_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_" +
+      "UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023" +
+      "MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_" +
+      "MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021" +
+      "RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003" +
+      "*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPEC" +
+      "IFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOO" +
+      "L_EXECUTOR_DAEMON\020\002*j\n\rSubmitOutcome\022\036\n\032" +
+      "SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_O" +
+      "UTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPL" +
+      "ICATE\020\0022\211\010\n\014AgentService\022B\n\007Execute\022\031.lu" +
+      "osho.v1.ExecuteRequest\032\032.luosho.v1.Execu" +
+      "teResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resum" +
+      "eRequest\032\031.luosho.v1.ResumeResponse0\001\022[\n" +
+      "\020SubmitToolResult\022\".luosho.v1.SubmitTool" +
+      "ResultRequest\032#.luosho.v1.SubmitToolResu" +
+      "ltResponse\022=\n\006Cancel\022\030.luosho.v1.CancelR" +
+      "equest\032\031.luosho.v1.CancelResponse\022I\n\nGet" +
+      "Session\022\034.luosho.v1.GetSessionRequest\032\035." +
+      "luosho.v1.GetSessionResponse\022O\n\014ListSess" +
+      "ions\022\036.luosho.v1.ListSessionsRequest\032\037.l" +
+      "uosho.v1.ListSessionsResponse\022R\n\rDeleteS" +
+      "ession\022\037.luosho.v1.DeleteSessionRequest\032" +
+      " .luosho.v1.DeleteSessionResponse\022B\n\007Res" +
+      "olve\022\031.luosho.v1.ResolveRequest\032\032.luosho" +
+      ".v1.ResolveResponse0\001\022R\n\rListApprovals\022\037" +
+      ".luosho.v1.ListApprovalsRequest\032 .luosho" +
+      ".v1.ListApprovalsResponse\022@\n\007History\022\031.l" +
+      "uosho.v1.HistoryRequest\032\032.luosho.v1.Hist" +
+      "oryResponse\0227\n\004Fork\022\026.luosho.v1.ForkRequ" +
+      "est\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022" +
+      "\031.luosho.v1.CompareRequest\032\032.luosho.v1.C" +
+      "ompareResponse\022<\n\005Watch\022\027.luosho.v1.Watc" +
+      "hRequest\032\030.luosho.v1.WatchResponse0\001\022U\n\016" +
+      "ListMcpServers\022 .luosho.v1.ListMcpServer" +
+      "sRequest\032!.luosho.v1.ListMcpServersRespo" +
+      "nseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -63818,6 +67818,30 @@ java.lang.String defaultValue) {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
+    internal_static_luosho_v1_ListMcpServersRequest_descriptor =
+      getDescriptor().getMessageType(58);
+    internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListMcpServersRequest_descriptor,
+        new java.lang.String[] { "Refresh", });
+    internal_static_luosho_v1_ListMcpServersResponse_descriptor =
+      getDescriptor().getMessageType(59);
+    internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListMcpServersResponse_descriptor,
+        new java.lang.String[] { "Servers", });
+    internal_static_luosho_v1_McpServer_descriptor =
+      getDescriptor().getMessageType(60);
+    internal_static_luosho_v1_McpServer_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_McpServer_descriptor,
+        new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
+    internal_static_luosho_v1_McpTool_descriptor =
+      getDescriptor().getMessageType(61);
+    internal_static_luosho_v1_McpTool_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_McpTool_descriptor,
+        new java.lang.String[] { "Name", "Description", "InputSchemaJson", "ReadOnlyHint", "DestructiveHint", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
   }
