@@ -125,7 +125,8 @@ class McpServers:
         left = max(0.001, timeout_s - (time.monotonic() - started))
         meta = {IDEMPOTENCY_KEY: key, SESSION_KEY: session_id}
         try:
-            result = await asyncio.wait_for(client.call_tool(tool, arguments, meta=meta), left)
+            async with asyncio.timeout(left):  # no task per call, unlike wait_for
+                result = await client.call_tool(tool, arguments, meta=meta)
         except TimeoutError:
             raise AttemptFailed(TIMEOUT, f"no answer from MCP server {server!r} within {timeout_s:g}s") from None
         except Exception as e:  # noqa: BLE001 - MCPError (refused), transport errors: no answer
