@@ -4,6 +4,7 @@ streamable HTTP on loopback, started by the test."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -377,3 +378,21 @@ async def test_r70_a_server_whose_tools_changed_between_pause_and_resume_is_drif
         await h.close()
         await d.stop()
         server.stop()
+
+
+async def test_r71_submitting_a_result_for_a_daemon_call_is_refused(h: Harness, attempts_file: Path) -> None:
+    use = pb.McpServerUse(name="files", timeout_ms=3000)
+    spec = mcp_agent([turn(_call("files__hang", {}, "c-own")), {"text": "ok"}], use)
+    run = asyncio.create_task(h.run("s-own", "go", spec))
+    deadline = asyncio.get_running_loop().time() + 20
+    while not attempts(attempts_file, "c-own"):  # the daemon is running it
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.02)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await h.submit("s-own", "c-own", '"from the app"')
+    code, reason, meta = error_info(err.value)
+    assert (code, reason, meta["executor"]) == (grpc.StatusCode.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING", "daemon")
+    log = await run
+    assert finished(log) == pb.FINISH_REASON_STOP
+    body = json.loads(results(await h.get("s-own"))["c-own"].content)
+    assert body["failure"] == "timeout"  # the daemon's outcome, not the app's answer

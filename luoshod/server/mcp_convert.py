@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from luosho.v1 import agent_pb2 as pb
 
-from ..errors import InvalidArgument
+from ..domain import Checkpoint
+from ..errors import InvalidArgument, ToolCallNotPending
 from ..mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
 
 RETRY_ON_FROM_PB = {
@@ -143,3 +144,18 @@ async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersRespo
             if t.destructive is not None:
                 tm.destructive_hint = t.destructive
     return out
+
+
+def refuse_daemon_call(cp: Checkpoint | None, session_id: str, call_id: str) -> None:
+    """``SubmitToolResult`` for a daemon tool's call (R71): the daemon runs it and records
+    its result; say so rather than "no run is waiting"."""
+    name = next((c.name for m in (cp.messages if cp else []) for c in m.tool_calls if c.id == call_id), "")
+    tool = cp.agent.tool(name) if cp and cp.agent else None
+    if tool is not None and tool.server:
+        raise ToolCallNotPending(
+            f"tool call {call_id!r} of session {session_id!r} is run by the daemon "
+            f"(MCP server {tool.server!r}); its result is recorded without the app",
+            session_id=session_id,
+            tool_call_id=call_id,
+            executor="daemon",
+        )

@@ -303,6 +303,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         if any(m.role is Role.TOOL and m.tool_call_id == call_id for m in messages):
             return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
         if any(c.id == call_id for m in messages for c in m.tool_calls):
+            mcp_convert.refuse_daemon_call(cp, sid, call_id)  # R71: not the app's to answer
             raise ToolCallNotPending(
                 f"tool call {call_id!r} of session {sid!r} has no result and no run is waiting for it"
                 + ("" if run else "; resume the session to run it again"),
