@@ -277,10 +277,11 @@ def _config_error(message: str) -> int:
 
 def _as_config_file(shown: dict[str, object]) -> str:
     """``config show``'s TOML: a file ``--config`` can load back (the file's own path is
-    a comment, not a key of it; no empty ``[providers]`` table)."""
+    a comment, not a key of it; no empty ``[providers]`` or ``[mcp_servers]`` table)."""
     file = shown.pop("config", None)
-    if not shown.get("providers"):
-        shown.pop("providers", None)
+    for table in ("providers", "mcp_servers"):
+        if not shown.get(table):
+            shown.pop(table, None)
     head = "# the effective configuration of luoshod serve, secrets masked as ***\n"
     if file:
         head += f"# read from {file}\n"
