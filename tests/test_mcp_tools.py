@@ -72,6 +72,7 @@ def results(cp: pb.Checkpoint) -> dict[str, pb.Message]:
 
 
 async def test_r70_r71_stdio_tools_join_and_run_in_the_daemon(h: Harness, attempts_file: Path) -> None:
+    assert [(x.name, x.state) for x in h.daemon.mcp.states()] == [("files", "not started")]  # lazy
     spec = mcp_agent([turn(_call("files__add", {"a": 2, "b": 3}, "c-add")), {"text": "5"}])
     log = await h.run("s1", "add", spec)
     assert finished(log) == pb.FINISH_REASON_STOP, log.error
@@ -396,3 +397,29 @@ async def test_r71_submitting_a_result_for_a_daemon_call_is_refused(h: Harness, 
     assert finished(log) == pb.FINISH_REASON_STOP
     body = json.loads(results(await h.get("s-own"))["c-own"].content)
     assert body["failure"] == "timeout"  # the daemon's outcome, not the app's answer
+
+
+async def test_r72_the_people_cli_approves_and_the_daemon_runs_the_tool(h: Harness, attempts_file: Path) -> None:
+    """``luoshod approvals approve`` follows the run past a daemon tool's tool.call (only an
+    app's tool.call stops it): the approved destructive call runs in the daemon, then the
+    next one, and the run finishes."""
+    import os
+    import sys
+
+    spec = mcp_agent([
+        turn(_call("files__delete_record", {"record": "r9"}, "c-d9")),
+        turn(_call("files__add", {"a": 4, "b": 5}, "c-a9")),
+        {"text": "done"},
+    ])
+    log = await h.run("s-cli", "delete", spec)
+    approval_id = log.of("approval.requested")[0].approval_requested.approval.approval_id
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "luoshod", "approvals", "approve", approval_id, "--address", h.daemon.addresses[0],
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env={**os.environ},
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert "is finished" in out.decode(), out.decode()
+    assert [a["key"] for a in attempts(attempts_file)] == ["c-d9", "c-a9"]
+    cp = await h.get("s-cli")
+    assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
