@@ -423,3 +423,39 @@ async def test_r72_the_people_cli_approves_and_the_daemon_runs_the_tool(h: Harne
     assert [a["key"] for a in attempts(attempts_file)] == ["c-d9", "c-a9"]
     cp = await h.get("s-cli")
     assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
+
+
+async def test_r73_a_server_that_goes_down_mid_run_gives_error_results(tmp_path: Path, attempts_file: Path) -> None:
+    server = HttpServer(attempts_file).start()
+    cfg = Config(
+        listen=["127.0.0.1:0"], store="memory://", tool_timeout_s=10,
+        mcp_servers={"web": http_config("web", server.url)},
+    )
+    d = Daemon(cfg)
+    await d.start()
+    h = Harness(d.addresses[0], d)
+    spec = mcp_agent(
+        [turn(_call("web__slow", {"ms": 5000}, "c-slow")), turn(_call("web__add", {"a": 1, "b": 1}, "c-after")),
+         {"text": "the server is down"}],
+        pb.McpServerUse(name="web", retry=pb.McpRetryPolicy(attempts=2, backoff_ms=50)),
+    )
+    try:
+        run = asyncio.create_task(h.run("s-down", "go", spec))
+        deadline = asyncio.get_running_loop().time() + 20
+        while not attempts(attempts_file, "c-slow"):  # the slow call is in flight
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.02)
+        server.stop()  # the server dies under the call
+        log = await asyncio.wait_for(run, 60)
+        assert finished(log) == pb.FINISH_REASON_STOP, log.error  # never a failed or stuck run
+        got = results(await h.get("s-down"))
+        for call_id in ("c-slow", "c-after"):
+            body = json.loads(got[call_id].content)
+            assert got[call_id].is_error and body["failure"] in ("unavailable", "timeout"), body
+            assert body["attempts"] == 2  # retried once (retry_on: timeout, unavailable)
+        assert len(log.of("tool.retry")) == 2
+        assert {s.name: s.state for s in d.mcp.states()}["web"] == "down"
+    finally:
+        await h.close()
+        await d.stop()
+        server.stop()
