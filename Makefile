@@ -87,6 +87,7 @@ bench: $(STAMP)
 	$(PY) bench/request_ids.py
 	$(PY) bench/console.py
 	$(PY) bench/torture.py
+	$(PY) bench/mcp_steps.py
 
 ## bench-store: the store drivers alone: fsync rate, saves/s, bytes on disk (docs/storage.md)
 bench-store: $(STAMP)

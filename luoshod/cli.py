@@ -40,6 +40,7 @@ COMMANDS = {
     "sessions": "list, show, delete and fork sessions of a running daemon",
     "approvals": "list and decide pending approvals",
     "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only with --status)",
+    "mcp": "the daemon's MCP servers (daemon tools): state and tools",
     "status": "a running daemon at a glance: health, sessions, approvals (and with --metrics-address: version, store, listeners, runs, leases)",
     "leases": "force-release the session leases a dead daemon left in a store",
     "completion": "print a shell completion script (bash or zsh)",
@@ -191,6 +192,7 @@ _ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = 
     "approvals": _admin_arguments,
     "prune": _admin_arguments,
     "status": _admin_arguments,
+    "mcp": _admin_arguments,
     "leases": _leases_arguments,
     "completion": _completion_arguments,
     "torture": _torture_arguments,
@@ -275,10 +277,11 @@ def _config_error(message: str) -> int:
 
 def _as_config_file(shown: dict[str, object]) -> str:
     """``config show``'s TOML: a file ``--config`` can load back (the file's own path is
-    a comment, not a key of it; no empty ``[providers]`` table)."""
+    a comment, not a key of it; no empty ``[providers]`` or ``[mcp_servers]`` table)."""
     file = shown.pop("config", None)
-    if not shown.get("providers"):
-        shown.pop("providers", None)
+    for table in ("providers", "mcp_servers"):
+        if not shown.get(table):
+            shown.pop(table, None)
     head = "# the effective configuration of luoshod serve, secrets masked as ***\n"
     if file:
         head += f"# read from {file}\n"

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .mcpspec import McpUse
+
 
 def _fields_of(obj: Any) -> dict[str, Any]:
     """A dataclass's fields as a dict, without copying their values (see AgentSpec.to_dict)."""
@@ -134,6 +136,8 @@ class ToolSpec:
     description: str = ""
     input_schema_json: str = ""
     needs_approval: bool = False
+    #: A daemon tool (R70): the MCP server that serves it; "" for the app's own tools.
+    server: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -154,6 +158,9 @@ class AgentSpec:
     model_settings_json: str = ""
     tool_timeout_ms: int | None = None
     approval_timeout_ms: int | None = None
+    #: The daemon's MCP servers the agent uses (R70); their tools are in ``tools`` once
+    #: the engine has listed them (``ToolSpec.server`` set).
+    mcp_servers: tuple[McpUse, ...] = ()
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -164,6 +171,10 @@ class AgentSpec:
         d = _fields_of(self)
         d["tools"] = [_fields_of(t) for t in self.tools]
         d["on_agent_drift"] = self.on_agent_drift.value
+        if self.mcp_servers:
+            d["mcp_servers"] = [u.to_dict() for u in self.mcp_servers]
+        else:
+            del d["mcp_servers"]
         return d
 
     @classmethod
@@ -178,6 +189,7 @@ class AgentSpec:
             model_settings_json=d.get("model_settings_json", ""),
             tool_timeout_ms=d.get("tool_timeout_ms"),
             approval_timeout_ms=d.get("approval_timeout_ms"),
+            mcp_servers=tuple(McpUse.from_dict(u) for u in d.get("mcp_servers", ())),
         )
 
 

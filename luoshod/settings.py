@@ -44,6 +44,7 @@ from pydantic_settings import (
 )
 
 from . import config as providers_file
+from .mcpclient import config as mcp_file
 from .domain import DEFAULT_REQUEST_ID_LIMIT
 from .engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S
 from .server.app import DEFAULT_LISTEN, DEFAULT_MAX_ACTIVE_RUNS, DEFAULT_STORE, Config
@@ -66,7 +67,7 @@ PROCESS_ONLY = frozenset({"log_level", "log_format", "providers"})
 #: Settings that never come from the file (the file is where they point, or they are its own).
 NOT_IN_FILE = frozenset({"config"})
 #: Settings with no flag: a secret on a command line is visible to every user of the host.
-NO_FLAG = frozenset({"auth_tokens", "providers"})
+NO_FLAG = frozenset({"auth_tokens", "providers", "mcp_servers"})
 
 
 class SettingsError(ValueError):
@@ -126,6 +127,7 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field("text", description="text lines, or one JSON object per line")
     log_contents: bool = Field(False, description="log message contents, tool arguments and results (DEBUG)")
     providers: dict[str, Any] = Field(default_factory=dict, description="[providers.NAME] tables (file only)")
+    mcp_servers: dict[str, Any] = Field(default_factory=dict, description="[mcp_servers.NAME] tables: daemon tools (file only)")
 
     @field_validator("listen", "auth_tokens", mode="before")
     @classmethod
@@ -183,6 +185,16 @@ class Settings(BaseSettings):
         # Checked (and their key variables read) here so a bad entry stops the start.
         try:
             providers_file.parse({"providers": value}, os.environ)
+        except providers_file.ConfigFileError as e:
+            raise ValueError(str(e)) from None
+        return value
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _mcp_servers(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # Checked (and their secrets read) here so a bad entry stops the start.
+        try:
+            mcp_file.parse(value, os.environ)
         except providers_file.ConfigFileError as e:
             raise ValueError(str(e)) from None
         return value
@@ -267,7 +279,7 @@ def _message(err: ValidationError, flags: Mapping[str, Any]) -> str:
             text = "unknown key" + (f" (did you mean {near[0]}?)" if near else "")
         if not key:  # a check across keys: its message starts with the key at fault
             key, _, text = text.partition(": ")
-        if key == "providers":  # config.py's message already names the dotted key
+        if key in ("providers", "mcp_servers"):  # the message already names the dotted key
             lines.append(f"{text} ({_origin(key, flags)})")
         else:
             lines.append(f"{key}: {text} ({_origin(key, flags)})")
@@ -316,6 +328,8 @@ def to_config(settings: Settings) -> Config:
         value = getattr(settings, name)
         if name == "auth_tokens":
             value = tuple(providers_file.Secret(t.get_secret_value()) for t in value)
+        elif name == "mcp_servers":
+            value = mcp_file.parse(value, os.environ)
         values[CONFIG_NAMES.get(name, name)] = value
     return Config(**values)
 
@@ -333,6 +347,8 @@ def shown(settings: Settings) -> dict[str, Any]:
             value = f"{value:04o}"
         elif name == "providers":
             value = _shown_providers(value)
+        elif name == "mcp_servers":
+            value = {n: c.shown() for n, c in mcp_file.parse(value, os.environ).items()}
         elif isinstance(value, Path):
             value = str(value)
         out[name] = value

@@ -37,6 +37,9 @@ type Agent struct {
 	ToolTimeout time.Duration
 	// ApprovalTimeout rejects a pending approval after this long (0: never).
 	ApprovalTimeout time.Duration
+	// McpServers are MCP servers of the daemon's configuration whose tools the agent
+	// uses ("<server>__<tool>"); the daemon runs them (see McpServer, IsDaemonCall).
+	McpServers []*pb.McpServerUse
 }
 
 // Int32 returns a pointer to v (for Agent.MaxSteps).
@@ -85,6 +88,7 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 	if a.ApprovalTimeout != 0 {
 		spec.ApprovalTimeoutMs = proto.Int64(a.ApprovalTimeout.Milliseconds())
 	}
+	spec.McpServers = a.McpServers
 	for _, t := range a.Tools {
 		schema, err := jsonText(t.InputSchema)
 		if err != nil {

@@ -381,7 +381,9 @@ func (r *runState) attempt(open openFunc) (got, fresh int, done bool, err error)
 		}
 		switch ev.GetType() {
 		case "tool.call":
-			if ev.GetToolCall() != nil && !ev.GetReplayed() { // a replayed call has its result
+			// A replayed call has its result; a daemon tool's call (an MCP tool) is the
+			// daemon's to run, never the app's.
+			if ev.GetToolCall() != nil && !ev.GetReplayed() && !IsDaemonCall(ev) {
 				r.answer(ev)
 			}
 		case "run.done":

@@ -157,7 +157,8 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
         for response in call:
             event = response.event
             session = session or event.session_id
-            if event.type == "tool.call" and waiting is None:
+            # The app's call to run; a daemon tool's (MCP) runs on in the daemon.
+            if event.type == "tool.call" and waiting is None and event.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON:
                 waiting = event.tool_call.call
             if event.type == "run.done":
                 done = event.run_done
@@ -429,5 +430,9 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
         p = command(sub, name, status, help, "luoshod status\n  luoshod status --metrics-address 127.0.0.1:9464 --json")
         p.add_argument("--metrics-address", metavar="HOST:PORT", default=os.environ.get("LUOSHOD_METRICS_ADDRESS"),
                        help="the daemon's --metrics-listen: adds its version, store, listeners, runs and leases (env LUOSHOD_METRICS_ADDRESS)")
+    elif name == "mcp":
+        from .mcp import add_mcp_commands
+
+        add_mcp_commands(group(name, "luoshod mcp list"), command)
     else:
         raise ValueError(f"not an admin command: {name!r}")

@@ -37,7 +37,8 @@ def event_line(e: pb.Event) -> str:
         what = render.clip(m.content, 80) + (f" → {calls}" if calls else "")
     elif kind == "tool_call":
         c = e.tool_call.call
-        what = f"{c.name} [{c.id}] {render.clip(c.arguments_json, 60)} (waits {e.tool_call.timeout_ms / 1000:g}s for the app)"
+        runner = "run by the daemon" if e.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON else "for the app"
+        what = f"{c.name} [{c.id}] {render.clip(c.arguments_json, 60)} (waits {e.tool_call.timeout_ms / 1000:g}s {runner})"
     elif kind == "tool_result":
         r = e.tool_result
         what = f"{r.tool_name} [{r.tool_call_id}] {'error ' if r.is_error else ''}{render.clip(r.result_json, 60)}"
@@ -111,7 +112,7 @@ def resume(d: Any, args: argparse.Namespace) -> int:
         for response in call:
             e = response.event
             _print_event(e, args.json)
-            if e.type == "tool.call" and args.tool_timeout is None:
+            if e.type == "tool.call" and args.tool_timeout is None and e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON:
                 waiting = e.tool_call.call
                 break
             if e.type == "run.done":

@@ -22,6 +22,7 @@ STEP_START = "step.start"
 MODEL_TURN = "model.turn"
 TOOL_CALL = "tool.call"
 TOOL_RESULT = "tool.result"
+TOOL_RETRY = "tool.retry"  # a daemon tool's attempt failed and is tried again (R73)
 APPROVAL_REQUESTED = "approval.requested"
 STEP_DONE = "step.done"
 RUN_DONE = "run.done"

@@ -40,6 +40,8 @@ from . import requests
 from .control import RunControl, RunInterrupted, Sink, ToolPort
 from .events import Event
 from .fingerprint import Drift
+from .daemon_tools import DaemonTools
+from .daemon_tools import execute as execute_daemon_tool
 from .tools import check_call, error_result
 
 log = logging.getLogger("luoshod.engine")
@@ -89,6 +91,8 @@ class LoopSettings:
     clock: Callable[[], float]
     encode_event: Callable[[Event], bytes]
     default_tool_timeout_s: float
+    #: The daemon's MCP servers (R70–R73); ``None``: no daemon tools.
+    daemon_tools: DaemonTools | None = None
 
 
 def pending_calls(cp: Checkpoint) -> list[ToolCall]:
@@ -408,6 +412,10 @@ class Run:
         given = self.p.answers.pop(call.id, None)
         if given is not None:  # R53: answered by the input, recorded as a submitted result
             return given
+        tool = self.spec.tool(call.name)
+        if tool is not None and tool.server:  # R71: a daemon tool, run here
+            async with limit:
+                return await execute_daemon_tool(self, call, tool, step)
         async with limit:
             fut = self.tools.expect(call.id)
             try:

@@ -47,6 +47,7 @@ from ..providers import ProviderRegistry
 from ..store import Capability, Store
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
+from .daemon_tools import DaemonTools, expand
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeasePolicy
@@ -154,8 +155,10 @@ class Engine:
         encode_event: Callable[[Event], bytes] = lambda e: repr(e).encode(),
         leases: LeasePolicy | None = None,
         request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT,
+        daemon_tools: DaemonTools | None = None,
     ) -> None:
         self.store = store
+        self.daemon_tools = daemon_tools
         self.request_id_limit = request_id_limit
         self.providers = providers
         self.clock = clock
@@ -165,7 +168,7 @@ class Engine:
         #: watchers, as a run's sink does with the run's events.
         self.recorded: Callable[[Event, bytes], None] | None = None
         self._holding: set[Held] = set()
-        self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s)
+        self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s, daemon_tools)
 
     def hold(
         self,
@@ -285,6 +288,8 @@ class Engine:
             requests.check_same_body(cp, applied, req.digest())
         spec = req.agent or cp.agent
         assert spec is not None, "a paused checkpoint always has its agent"
+        if req.agent is not None:  # R70: the servers' tools as listed now
+            spec = await expand(spec, self.daemon_tools, cp.agent, cp.session_id)
         fp = fingerprint(spec)
         found = drift(approval.fingerprint, fp) if req.agent else None
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
@@ -385,6 +390,8 @@ class Engine:
                 reason="AGENT_REQUIRED",
                 session_id=req.session_id,
             )
+        if req.agent is not None:  # R70: the servers' tools as listed now
+            spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         fp = fingerprint(spec)
         queued: list[Message] = []
@@ -456,8 +463,8 @@ def _askable(spec: AgentSpec, cp: Checkpoint) -> list[ToolCall]:
     for call in pending_calls(cp):
         decision = cp.decisions.get(call.id)
         tool = spec.tool(call.name)
-        if check_call(spec, call) is not None or tool is None:
-            continue
+        if check_call(spec, call) is not None or tool is None or tool.server:
+            continue  # a daemon tool's call (R71) is never answered by the app
         if decision is not None and not decision.approved:
             continue
         if decision is None and tool.needs_approval:

@@ -18,6 +18,7 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 from ..config import ConfigError, ConfigFileError, Secret, load_file, redact_url
 from ..engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S, LeasePolicy, default_owner
 from ..engine.run import DEFAULT_REQUEST_ID_LIMIT, DEFAULT_TOOL_TIMEOUT_S, Engine
+from ..mcpclient import McpServerConfig, McpServers
 from ..observe import Observability
 from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
 from ..store import (
@@ -96,6 +97,8 @@ class Config:
     otel_endpoint: str | None = None
     #: ``host:port`` of the HTTP listener (JSON API, events, web console); ``None``: off.
     http_listen: str | None = None
+    #: The MCP servers whose tools agents may use (daemon tools, R70–R73), by name.
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
 
 
 class Daemon:
@@ -148,6 +151,7 @@ class Daemon:
             )
         except ValueError as e:
             raise ConfigError(str(e)) from None
+        self.mcp = McpServers(config.mcp_servers, default_timeout_s=config.tool_timeout_s)
         self.engine = Engine(
             self.store,
             providers,
@@ -155,6 +159,7 @@ class Daemon:
             encode_event=lambda e: convert.event_pb(e).SerializeToString(),
             leases=leases,
             request_id_limit=config.request_id_limit,
+            daemon_tools=self.mcp,
         )
         self.runs = RunRegistry(config.max_active_runs)
         self.hub = EventHub()
@@ -262,6 +267,7 @@ class Daemon:
             if still := await self.runs.halt(HALT_WAIT_S):
                 log.error("%d run(s) did not stop; their leases expire by themselves", still)
         self.hub.shutdown()
+        await self.mcp.aclose()  # after the runs: none of them still calls a server
         if self.http is not None:
             await self.http.stop()
         await self.server.stop(grace=2.0)

@@ -28,6 +28,7 @@ from ..engine import events as ev
 from ..engine.events import Event
 from ..engine.compare import Comparison, Step
 from ..engine.fingerprint import Drift
+from . import mcp_convert
 
 ROLE_TO_PB = {
     Role.SYSTEM: pb.ROLE_SYSTEM,
@@ -102,6 +103,7 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         model_settings_json=a.model_settings_json,
         tool_timeout_ms=a.tool_timeout_ms if a.HasField("tool_timeout_ms") else None,
         approval_timeout_ms=a.approval_timeout_ms if a.HasField("approval_timeout_ms") else None,
+        mcp_servers=mcp_convert.uses_from_pb(a.mcp_servers),
     )
 
 
@@ -158,7 +160,9 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
                 needs_approval=t.needs_approval,
             )
             for t in a.tools
+            if not t.server  # a daemon tool (R70) comes from mcp_servers, not the request
         ],
+        mcp_servers=mcp_convert.uses_pb(a.mcp_servers),
         max_steps=a.max_steps,
         tool_concurrency=a.tool_concurrency,
         on_agent_drift=DRIFT_TO_PB[a.on_agent_drift],
@@ -322,9 +326,12 @@ def _payload(e: Event) -> dict[str, Any]:
         case ev.TOOL_CALL:
             return {
                 "tool_call": pb.ToolCallRequested(
-                    step=d["step"], call=tool_call_pb(d["call"]), timeout_ms=d["timeout_ms"]
+                    step=d["step"], call=tool_call_pb(d["call"]), timeout_ms=d["timeout_ms"],
+                    executor=mcp_convert.EXECUTOR_TO_PB[d.get("executor", "client")],
                 )
             }
+        case ev.TOOL_RETRY:
+            return {"tool_retry": mcp_convert.tool_retry_pb(d)}
         case ev.TOOL_RESULT:
             return {"tool_result": pb.ToolResult(**d)}
         case ev.STEP_DONE:

@@ -35,7 +35,7 @@ from ..errors import (
     ToolCallNotPending,
 )
 from ..store import Capability, Store
-from . import audit, convert
+from . import audit, convert, mcp_convert
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
@@ -243,7 +243,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
         context.add_done_callback(lambda _: run.done.is_set() or run.control.interrupt(CLIENT_GONE))
         while (event := await sink.queue.get()) is not None:
             yield event
-            if detach and event.type == "tool.call" and not run.control.interrupted:
+            # A daemon tool's call (MCP) runs on in the daemon: only the app's calls detach.
+            if (
+                detach
+                and event.type == "tool.call"
+                and event.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON
+                and not run.control.interrupted
+            ):
                 run.control.interrupt(DETACHED)
         try:
             outcome = task.result()
@@ -313,6 +319,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         if any(m.role is Role.TOOL and m.tool_call_id == call_id for m in messages):
             return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
         if any(c.id == call_id for m in messages for c in m.tool_calls):
+            mcp_convert.refuse_daemon_call(cp, sid, call_id)  # R71: not the app's to answer
             raise ToolCallNotPending(
                 f"tool call {call_id!r} of session {sid!r} has no result and no run is waiting for it"
                 + ("" if run else "; resume the session to run it again"),
@@ -394,6 +401,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
         return pb.ListApprovalsResponse(
             approvals=[convert.approval_pb(a) for a in page], next_page_token=token
         )
+
+    @unary
+    async def ListMcpServers(
+        self, request: pb.ListMcpServersRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListMcpServersResponse:
+        return await mcp_convert.list_servers(self.engine.daemon_tools, request.refresh)
 
     @unary
     async def History(

@@ -255,6 +255,112 @@ func (FinishReason) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
+type McpRetryOn int32
+
+const (
+	McpRetryOn_MCP_RETRY_ON_UNSPECIFIED McpRetryOn = 0
+	// The attempt took longer than timeout_ms.
+	McpRetryOn_MCP_RETRY_ON_TIMEOUT McpRetryOn = 1
+	// The server could not be reached, died, or refused the request (protocol error).
+	McpRetryOn_MCP_RETRY_ON_UNAVAILABLE McpRetryOn = 2
+	// The tool answered with isError.
+	McpRetryOn_MCP_RETRY_ON_TOOL_ERROR McpRetryOn = 3
+)
+
+// Enum value maps for McpRetryOn.
+var (
+	McpRetryOn_name = map[int32]string{
+		0: "MCP_RETRY_ON_UNSPECIFIED",
+		1: "MCP_RETRY_ON_TIMEOUT",
+		2: "MCP_RETRY_ON_UNAVAILABLE",
+		3: "MCP_RETRY_ON_TOOL_ERROR",
+	}
+	McpRetryOn_value = map[string]int32{
+		"MCP_RETRY_ON_UNSPECIFIED": 0,
+		"MCP_RETRY_ON_TIMEOUT":     1,
+		"MCP_RETRY_ON_UNAVAILABLE": 2,
+		"MCP_RETRY_ON_TOOL_ERROR":  3,
+	}
+)
+
+func (x McpRetryOn) Enum() *McpRetryOn {
+	p := new(McpRetryOn)
+	*p = x
+	return p
+}
+
+func (x McpRetryOn) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (McpRetryOn) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[4].Descriptor()
+}
+
+func (McpRetryOn) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[4]
+}
+
+func (x McpRetryOn) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use McpRetryOn.Descriptor instead.
+func (McpRetryOn) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+// Whether a daemon tool pauses the run for a human before it runs (R72).
+type McpApproval int32
+
+const (
+	// From the tool's annotations: destructiveHint true (and not readOnlyHint) gates it.
+	McpApproval_MCP_APPROVAL_UNSPECIFIED McpApproval = 0
+	McpApproval_MCP_APPROVAL_GATE        McpApproval = 1
+	McpApproval_MCP_APPROVAL_UNGATE      McpApproval = 2
+)
+
+// Enum value maps for McpApproval.
+var (
+	McpApproval_name = map[int32]string{
+		0: "MCP_APPROVAL_UNSPECIFIED",
+		1: "MCP_APPROVAL_GATE",
+		2: "MCP_APPROVAL_UNGATE",
+	}
+	McpApproval_value = map[string]int32{
+		"MCP_APPROVAL_UNSPECIFIED": 0,
+		"MCP_APPROVAL_GATE":        1,
+		"MCP_APPROVAL_UNGATE":      2,
+	}
+)
+
+func (x McpApproval) Enum() *McpApproval {
+	p := new(McpApproval)
+	*p = x
+	return p
+}
+
+func (x McpApproval) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (McpApproval) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+}
+
+func (McpApproval) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[5]
+}
+
+func (x McpApproval) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use McpApproval.Descriptor instead.
+func (McpApproval) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
 type RunMode int32
 
 const (
@@ -294,11 +400,11 @@ func (x RunMode) String() string {
 }
 
 func (RunMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[4].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[6].Descriptor()
 }
 
 func (RunMode) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[4]
+	return &file_luosho_v1_agent_proto_enumTypes[6]
 }
 
 func (x RunMode) Number() protoreflect.EnumNumber {
@@ -307,7 +413,57 @@ func (x RunMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RunMode.Descriptor instead.
 func (RunMode) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+}
+
+type ToolExecutor int32
+
+const (
+	// Older daemons: the client.
+	ToolExecutor_TOOL_EXECUTOR_UNSPECIFIED ToolExecutor = 0
+	ToolExecutor_TOOL_EXECUTOR_CLIENT      ToolExecutor = 1
+	ToolExecutor_TOOL_EXECUTOR_DAEMON      ToolExecutor = 2
+)
+
+// Enum value maps for ToolExecutor.
+var (
+	ToolExecutor_name = map[int32]string{
+		0: "TOOL_EXECUTOR_UNSPECIFIED",
+		1: "TOOL_EXECUTOR_CLIENT",
+		2: "TOOL_EXECUTOR_DAEMON",
+	}
+	ToolExecutor_value = map[string]int32{
+		"TOOL_EXECUTOR_UNSPECIFIED": 0,
+		"TOOL_EXECUTOR_CLIENT":      1,
+		"TOOL_EXECUTOR_DAEMON":      2,
+	}
+)
+
+func (x ToolExecutor) Enum() *ToolExecutor {
+	p := new(ToolExecutor)
+	*p = x
+	return p
+}
+
+func (x ToolExecutor) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolExecutor) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[7].Descriptor()
+}
+
+func (ToolExecutor) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[7]
+}
+
+func (x ToolExecutor) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolExecutor.Descriptor instead.
+func (ToolExecutor) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 type SubmitOutcome int32
@@ -345,11 +501,11 @@ func (x SubmitOutcome) String() string {
 }
 
 func (SubmitOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
 }
 
 func (SubmitOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[5]
+	return &file_luosho_v1_agent_proto_enumTypes[8]
 }
 
 func (x SubmitOutcome) Number() protoreflect.EnumNumber {
@@ -358,7 +514,7 @@ func (x SubmitOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubmitOutcome.Descriptor instead.
 func (SubmitOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -453,8 +609,11 @@ type AgentSpec struct {
 	ToolTimeoutMs *int32 `protobuf:"varint,8,opt,name=tool_timeout_ms,json=toolTimeoutMs,proto3,oneof" json:"tool_timeout_ms,omitempty"`
 	// After this long a pending approval resolves as rejected (default: never).
 	ApprovalTimeoutMs *int64 `protobuf:"varint,9,opt,name=approval_timeout_ms,json=approvalTimeoutMs,proto3,oneof" json:"approval_timeout_ms,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+	// name. Their tools join `tools` as "<server>__<tool>"; the daemon runs them.
+	McpServers    []*McpServerUse `protobuf:"bytes,20,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -550,6 +709,230 @@ func (x *AgentSpec) GetApprovalTimeoutMs() int64 {
 	return 0
 }
 
+func (x *AgentSpec) GetMcpServers() []*McpServerUse {
+	if x != nil {
+		return x.McpServers
+	}
+	return nil
+}
+
+// An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses.
+type McpServerUse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The server's tools the agent may call (its own names, without "<server>__"); empty
+	// means all of them.
+	AllowTools []string `protobuf:"bytes,2,rep,name=allow_tools,json=allowTools,proto3" json:"allow_tools,omitempty"`
+	// How long one attempt of a call may take (default: the server's, else the daemon's
+	// tool timeout).
+	TimeoutMs *int32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3,oneof" json:"timeout_ms,omitempty"`
+	// Retries of a failed call (default: the server's, else one attempt).
+	Retry *McpRetryPolicy `protobuf:"bytes,4,opt,name=retry,proto3" json:"retry,omitempty"`
+	// Per-tool settings that win over the ones above.
+	ToolOverrides []*McpToolOverride `protobuf:"bytes,5,rep,name=tool_overrides,json=toolOverrides,proto3" json:"tool_overrides,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *McpServerUse) Reset() {
+	*x = McpServerUse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpServerUse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpServerUse) ProtoMessage() {}
+
+func (x *McpServerUse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpServerUse.ProtoReflect.Descriptor instead.
+func (*McpServerUse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *McpServerUse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *McpServerUse) GetAllowTools() []string {
+	if x != nil {
+		return x.AllowTools
+	}
+	return nil
+}
+
+func (x *McpServerUse) GetTimeoutMs() int32 {
+	if x != nil && x.TimeoutMs != nil {
+		return *x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *McpServerUse) GetRetry() *McpRetryPolicy {
+	if x != nil {
+		return x.Retry
+	}
+	return nil
+}
+
+func (x *McpServerUse) GetToolOverrides() []*McpToolOverride {
+	if x != nil {
+		return x.ToolOverrides
+	}
+	return nil
+}
+
+// How a daemon tool's failed call is tried again (R73). Each retry is a tool.retry event.
+type McpRetryPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Attempts in all (1 = no retry; 0 = the default).
+	Attempts int32 `protobuf:"varint,1,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	// Wait before the first retry; doubles each retry.
+	BackoffMs int32 `protobuf:"varint,2,opt,name=backoff_ms,json=backoffMs,proto3" json:"backoff_ms,omitempty"`
+	// Which failures retry (empty = timeouts and an unreachable server).
+	RetryOn       []McpRetryOn `protobuf:"varint,3,rep,packed,name=retry_on,json=retryOn,proto3,enum=luosho.v1.McpRetryOn" json:"retry_on,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *McpRetryPolicy) Reset() {
+	*x = McpRetryPolicy{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpRetryPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpRetryPolicy) ProtoMessage() {}
+
+func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpRetryPolicy.ProtoReflect.Descriptor instead.
+func (*McpRetryPolicy) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *McpRetryPolicy) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *McpRetryPolicy) GetBackoffMs() int32 {
+	if x != nil {
+		return x.BackoffMs
+	}
+	return 0
+}
+
+func (x *McpRetryPolicy) GetRetryOn() []McpRetryOn {
+	if x != nil {
+		return x.RetryOn
+	}
+	return nil
+}
+
+type McpToolOverride struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The server's own name of the tool.
+	Tool          string          `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	Approval      McpApproval     `protobuf:"varint,2,opt,name=approval,proto3,enum=luosho.v1.McpApproval" json:"approval,omitempty"`
+	TimeoutMs     *int32          `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3,oneof" json:"timeout_ms,omitempty"`
+	Retry         *McpRetryPolicy `protobuf:"bytes,4,opt,name=retry,proto3" json:"retry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *McpToolOverride) Reset() {
+	*x = McpToolOverride{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpToolOverride) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpToolOverride) ProtoMessage() {}
+
+func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpToolOverride.ProtoReflect.Descriptor instead.
+func (*McpToolOverride) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *McpToolOverride) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *McpToolOverride) GetApproval() McpApproval {
+	if x != nil {
+		return x.Approval
+	}
+	return McpApproval_MCP_APPROVAL_UNSPECIFIED
+}
+
+func (x *McpToolOverride) GetTimeoutMs() int32 {
+	if x != nil && x.TimeoutMs != nil {
+		return *x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *McpToolOverride) GetRetry() *McpRetryPolicy {
+	if x != nil {
+		return x.Retry
+	}
+	return nil
+}
+
 type ToolCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The model's id for the call; stable across re-runs, so usable as an idempotency key.
@@ -562,7 +945,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +957,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +970,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolCall) GetId() string {
@@ -628,7 +1011,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -640,7 +1023,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -653,7 +1036,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Message) GetRole() Role {
@@ -711,7 +1094,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +1106,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +1119,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -788,7 +1171,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +1183,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +1196,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolCallRecord) GetCall() *ToolCall {
@@ -866,7 +1249,7 @@ type AgentFingerprint struct {
 
 func (x *AgentFingerprint) Reset() {
 	*x = AgentFingerprint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1261,7 @@ func (x *AgentFingerprint) String() string {
 func (*AgentFingerprint) ProtoMessage() {}
 
 func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1274,7 @@ func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFingerprint.ProtoReflect.Descriptor instead.
 func (*AgentFingerprint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AgentFingerprint) GetHash() string {
@@ -956,7 +1339,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -968,7 +1351,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -981,7 +1364,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Checkpoint) GetSessionId() string {
@@ -1117,7 +1500,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1512,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1525,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -1217,7 +1600,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1612,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1625,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -1304,7 +1687,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1699,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1712,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -1413,6 +1796,7 @@ type Event struct {
 	//	*Event_AgentDrift
 	//	*Event_TextDelta
 	//	*Event_ApprovalRequested
+	//	*Event_ToolRetry
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1420,7 +1804,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1816,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1829,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Event) GetSessionId() string {
@@ -1587,6 +1971,15 @@ func (x *Event) GetApprovalRequested() *ApprovalRequested {
 	return nil
 }
 
+func (x *Event) GetToolRetry() *ToolRetry {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ToolRetry); ok {
+			return x.ToolRetry
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -1631,6 +2024,10 @@ type Event_ApprovalRequested struct {
 	ApprovalRequested *ApprovalRequested `protobuf:"bytes,19,opt,name=approval_requested,json=approvalRequested,proto3,oneof"`
 }
 
+type Event_ToolRetry struct {
+	ToolRetry *ToolRetry `protobuf:"bytes,30,opt,name=tool_retry,json=toolRetry,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -1651,6 +2048,8 @@ func (*Event_TextDelta) isEvent_Payload() {}
 
 func (*Event_ApprovalRequested) isEvent_Payload() {}
 
+func (*Event_ToolRetry) isEvent_Payload() {}
+
 // type "run.start"
 type RunStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1665,7 +2064,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +2076,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +2089,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -1731,7 +2130,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +2142,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +2155,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -1778,7 +2177,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +2189,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +2202,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -1833,14 +2232,17 @@ type ToolCallRequested struct {
 	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
 	Call  *ToolCall              `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
 	// Milliseconds the run waits before recording a timeout error result.
-	TimeoutMs     int32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	TimeoutMs int32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+	// tool: nothing to do, its tool.result follows).
+	Executor      ToolExecutor `protobuf:"varint,8,opt,name=executor,proto3,enum=luosho.v1.ToolExecutor" json:"executor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +2254,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +2267,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -1889,6 +2291,99 @@ func (x *ToolCallRequested) GetTimeoutMs() int32 {
 	return 0
 }
 
+func (x *ToolCallRequested) GetExecutor() ToolExecutor {
+	if x != nil {
+		return x.Executor
+	}
+	return ToolExecutor_TOOL_EXECUTOR_UNSPECIFIED
+}
+
+// type "tool.retry": an attempt of a daemon tool's call failed and it is tried again (R73).
+type ToolRetry struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Step       int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	ToolCallId string                 `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string                 `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The attempt that failed (1 = the first).
+	Attempt       int32  `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	DelayMs       int32  `protobuf:"varint,6,opt,name=delay_ms,json=delayMs,proto3" json:"delay_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolRetry) Reset() {
+	*x = ToolRetry{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolRetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolRetry) ProtoMessage() {}
+
+func (x *ToolRetry) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
+func (*ToolRetry) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ToolRetry) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ToolRetry) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ToolRetry) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ToolRetry) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ToolRetry) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ToolRetry) GetDelayMs() int32 {
+	if x != nil {
+		return x.DelayMs
+	}
+	return 0
+}
+
 // type "tool.result": a result was recorded in the transcript.
 type ToolResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1903,7 +2398,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1915,7 +2410,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +2423,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -1976,7 +2471,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +2483,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +2496,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -2024,7 +2519,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2531,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2544,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -2086,7 +2581,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +2593,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +2606,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -2174,7 +2669,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2681,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2694,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -2227,7 +2722,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2734,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2747,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -2328,7 +2823,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +2835,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +2848,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -2407,7 +2902,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2419,7 +2914,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2432,7 +2927,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -2455,7 +2950,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +2962,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +2975,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -2513,7 +3008,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +3020,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +3033,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -2561,7 +3056,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2573,7 +3068,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2586,7 +3081,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -2626,7 +3121,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2638,7 +3133,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2651,7 +3146,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -2670,7 +3165,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2682,7 +3177,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2695,7 +3190,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -2715,7 +3210,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2727,7 +3222,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2740,7 +3235,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -2759,7 +3254,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +3266,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +3279,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -2803,7 +3298,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +3310,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +3323,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -2853,7 +3348,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2865,7 +3360,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2878,7 +3373,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -2919,7 +3414,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2931,7 +3426,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2944,7 +3439,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -2971,7 +3466,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2983,7 +3478,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2996,7 +3491,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -3023,7 +3518,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3035,7 +3530,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3048,7 +3543,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -3082,7 +3577,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3589,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3602,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -3168,7 +3663,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3180,7 +3675,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3193,7 +3688,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -3215,7 +3710,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +3722,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +3735,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -3274,7 +3769,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3286,7 +3781,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3299,7 +3794,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -3330,7 +3825,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3342,7 +3837,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3355,7 +3850,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -3396,7 +3891,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3903,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3916,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -3456,7 +3951,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3468,7 +3963,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3481,7 +3976,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -3530,7 +4025,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3542,7 +4037,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3555,7 +4050,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -3592,7 +4087,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3604,7 +4099,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3617,7 +4112,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -3659,7 +4154,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3671,7 +4166,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3684,7 +4179,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -3718,7 +4213,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3730,7 +4225,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3743,7 +4238,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -3772,7 +4267,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3784,7 +4279,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3797,7 +4292,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -3835,7 +4330,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3847,7 +4342,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3860,7 +4355,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -3917,7 +4412,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3929,7 +4424,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3942,7 +4437,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -3991,7 +4486,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4003,7 +4498,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4016,7 +4511,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -4088,7 +4583,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4100,7 +4595,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4113,7 +4608,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -4157,7 +4652,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4664,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4677,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -4215,7 +4710,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4227,7 +4722,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4240,7 +4735,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -4248,6 +4743,263 @@ func (x *WatchResponse) GetEvent() *Event {
 		return x.Event
 	}
 	return nil
+}
+
+type ListMcpServersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// List each server's tools now (starting a server not started yet); otherwise the
+	// tools as last listed.
+	Refresh       bool `protobuf:"varint,1,opt,name=refresh,proto3" json:"refresh,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMcpServersRequest) Reset() {
+	*x = ListMcpServersRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMcpServersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMcpServersRequest) ProtoMessage() {}
+
+func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
+func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ListMcpServersRequest) GetRefresh() bool {
+	if x != nil {
+		return x.Refresh
+	}
+	return false
+}
+
+type ListMcpServersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every configured server, by name.
+	Servers       []*McpServer `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMcpServersResponse) Reset() {
+	*x = ListMcpServersResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMcpServersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMcpServersResponse) ProtoMessage() {}
+
+func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
+func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ListMcpServersResponse) GetServers() []*McpServer {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+type McpServer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// "stdio" or "http".
+	Transport string `protobuf:"bytes,2,opt,name=transport,proto3" json:"transport,omitempty"`
+	// "not started", "running" or "down".
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// Times the daemon started (or connected to) it.
+	Starts int32 `protobuf:"varint,4,opt,name=starts,proto3" json:"starts,omitempty"`
+	// Why it is down (no secret in it).
+	LastError     string     `protobuf:"bytes,5,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	Tools         []*McpTool `protobuf:"bytes,6,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *McpServer) Reset() {
+	*x = McpServer{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpServer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpServer) ProtoMessage() {}
+
+func (x *McpServer) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
+func (*McpServer) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *McpServer) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *McpServer) GetTransport() string {
+	if x != nil {
+		return x.Transport
+	}
+	return ""
+}
+
+func (x *McpServer) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *McpServer) GetStarts() int32 {
+	if x != nil {
+		return x.Starts
+	}
+	return 0
+}
+
+func (x *McpServer) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *McpServer) GetTools() []*McpTool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+type McpTool struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The server's own name; agents call it "<server>__<name>".
+	Name            string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description     string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	InputSchemaJson string `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
+	// The tool's annotations (unset when the server gives none).
+	ReadOnlyHint    *bool `protobuf:"varint,4,opt,name=read_only_hint,json=readOnlyHint,proto3,oneof" json:"read_only_hint,omitempty"`
+	DestructiveHint *bool `protobuf:"varint,5,opt,name=destructive_hint,json=destructiveHint,proto3,oneof" json:"destructive_hint,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *McpTool) Reset() {
+	*x = McpTool{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *McpTool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*McpTool) ProtoMessage() {}
+
+func (x *McpTool) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
+func (*McpTool) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *McpTool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *McpTool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *McpTool) GetInputSchemaJson() string {
+	if x != nil {
+		return x.InputSchemaJson
+	}
+	return ""
+}
+
+func (x *McpTool) GetReadOnlyHint() bool {
+	if x != nil && x.ReadOnlyHint != nil {
+		return *x.ReadOnlyHint
+	}
+	return false
+}
+
+func (x *McpTool) GetDestructiveHint() bool {
+	if x != nil && x.DestructiveHint != nil {
+		return *x.DestructiveHint
+	}
+	return false
 }
 
 var File_luosho_v1_agent_proto protoreflect.FileDescriptor
@@ -4259,7 +5011,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
-	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\xe6\x03\n" +
+	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\xa0\x04\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -4269,12 +5021,35 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eon_agent_drift\x18\x06 \x01(\x0e2\x1b.luosho.v1.AgentDriftPolicyR\fonAgentDrift\x12.\n" +
 	"\x13model_settings_json\x18\a \x01(\tR\x11modelSettingsJson\x12+\n" +
 	"\x0ftool_timeout_ms\x18\b \x01(\x05H\x02R\rtoolTimeoutMs\x88\x01\x01\x123\n" +
-	"\x13approval_timeout_ms\x18\t \x01(\x03H\x03R\x11approvalTimeoutMs\x88\x01\x01B\f\n" +
+	"\x13approval_timeout_ms\x18\t \x01(\x03H\x03R\x11approvalTimeoutMs\x88\x01\x01\x128\n" +
+	"\vmcp_servers\x18\x14 \x03(\v2\x17.luosho.v1.McpServerUseR\n" +
+	"mcpServersB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
 	"\x10_tool_timeout_msB\x16\n" +
-	"\x14_approval_timeout_ms\"U\n" +
+	"\x14_approval_timeout_ms\"\xea\x01\n" +
+	"\fMcpServerUse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
+	"\vallow_tools\x18\x02 \x03(\tR\n" +
+	"allowTools\x12\"\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\x05H\x00R\ttimeoutMs\x88\x01\x01\x12/\n" +
+	"\x05retry\x18\x04 \x01(\v2\x19.luosho.v1.McpRetryPolicyR\x05retry\x12A\n" +
+	"\x0etool_overrides\x18\x05 \x03(\v2\x1a.luosho.v1.McpToolOverrideR\rtoolOverridesB\r\n" +
+	"\v_timeout_ms\"}\n" +
+	"\x0eMcpRetryPolicy\x12\x1a\n" +
+	"\battempts\x18\x01 \x01(\x05R\battempts\x12\x1d\n" +
+	"\n" +
+	"backoff_ms\x18\x02 \x01(\x05R\tbackoffMs\x120\n" +
+	"\bretry_on\x18\x03 \x03(\x0e2\x15.luosho.v1.McpRetryOnR\aretryOn\"\xbd\x01\n" +
+	"\x0fMcpToolOverride\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x122\n" +
+	"\bapproval\x18\x02 \x01(\x0e2\x16.luosho.v1.McpApprovalR\bapproval\x12\"\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\x05H\x00R\ttimeoutMs\x88\x01\x01\x12/\n" +
+	"\x05retry\x18\x04 \x01(\v2\x19.luosho.v1.McpRetryPolicyR\x05retryB\r\n" +
+	"\v_timeout_ms\"U\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12%\n" +
@@ -4372,7 +5147,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
 	"\n" +
-	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xf8\x05\n" +
+	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xaf\x06\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -4396,7 +5171,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"agentDrift\x125\n" +
 	"\n" +
 	"text_delta\x18\x12 \x01(\v2\x14.luosho.v1.TextDeltaH\x00R\ttextDelta\x12M\n" +
-	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequestedB\t\n" +
+	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequested\x125\n" +
+	"\n" +
+	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetryB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x12.luosho.v1.RunModeR\x04mode\x12\x1d\n" +
@@ -4410,12 +5187,21 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tModelTurn\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12,\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.luosho.v1.MessageR\amessage\x12&\n" +
-	"\x05usage\x18\x03 \x01(\v2\x10.luosho.v1.UsageR\x05usage\"o\n" +
+	"\x05usage\x18\x03 \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xa4\x01\n" +
 	"\x11ToolCallRequested\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12'\n" +
 	"\x04call\x18\x02 \x01(\v2\x13.luosho.v1.ToolCallR\x04call\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x03 \x01(\x05R\ttimeoutMs\"\x9b\x01\n" +
+	"timeout_ms\x18\x03 \x01(\x05R\ttimeoutMs\x123\n" +
+	"\bexecutor\x18\b \x01(\x0e2\x17.luosho.v1.ToolExecutorR\bexecutor\"\xa9\x01\n" +
+	"\tToolRetry\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x18\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x19\n" +
+	"\bdelay_ms\x18\x06 \x01(\x05R\adelayMs\"\x9b\x01\n" +
 	"\n" +
 	"ToolResult\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
@@ -4619,7 +5405,27 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\x12\x16\n" +
 	"\x06follow\x18\x03 \x01(\bR\x06follow\"7\n" +
 	"\rWatchResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event*_\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"1\n" +
+	"\x15ListMcpServersRequest\x12\x18\n" +
+	"\arefresh\x18\x01 \x01(\bR\arefresh\"H\n" +
+	"\x16ListMcpServersResponse\x12.\n" +
+	"\aservers\x18\x01 \x03(\v2\x14.luosho.v1.McpServerR\aservers\"\xb4\x01\n" +
+	"\tMcpServer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\ttransport\x18\x02 \x01(\tR\ttransport\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x16\n" +
+	"\x06starts\x18\x04 \x01(\x05R\x06starts\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x05 \x01(\tR\tlastError\x12(\n" +
+	"\x05tools\x18\x06 \x03(\v2\x12.luosho.v1.McpToolR\x05tools\"\xee\x01\n" +
+	"\aMcpTool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
+	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12)\n" +
+	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
+	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
+	"\x0f_read_only_hintB\x13\n" +
+	"\x11_destructive_hint*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -4641,16 +5447,30 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x12FINISH_REASON_STOP\x10\x01\x12\x1b\n" +
 	"\x17FINISH_REASON_MAX_STEPS\x10\x02\x12\x19\n" +
 	"\x15FINISH_REASON_ABORTED\x10\x03\x12#\n" +
-	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04*a\n" +
+	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04*\x7f\n" +
+	"\n" +
+	"McpRetryOn\x12\x1c\n" +
+	"\x18MCP_RETRY_ON_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14MCP_RETRY_ON_TIMEOUT\x10\x01\x12\x1c\n" +
+	"\x18MCP_RETRY_ON_UNAVAILABLE\x10\x02\x12\x1b\n" +
+	"\x17MCP_RETRY_ON_TOOL_ERROR\x10\x03*[\n" +
+	"\vMcpApproval\x12\x1c\n" +
+	"\x18MCP_APPROVAL_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11MCP_APPROVAL_GATE\x10\x01\x12\x17\n" +
+	"\x13MCP_APPROVAL_UNGATE\x10\x02*a\n" +
 	"\aRunMode\x12\x18\n" +
 	"\x14RUN_MODE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fRUN_MODE_NEW\x10\x01\x12\x15\n" +
 	"\x11RUN_MODE_CONTINUE\x10\x02\x12\x13\n" +
-	"\x0fRUN_MODE_RESUME\x10\x03*j\n" +
+	"\x0fRUN_MODE_RESUME\x10\x03*a\n" +
+	"\fToolExecutor\x12\x1d\n" +
+	"\x19TOOL_EXECUTOR_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14TOOL_EXECUTOR_CLIENT\x10\x01\x12\x18\n" +
+	"\x14TOOL_EXECUTOR_DAEMON\x10\x02*j\n" +
 	"\rSubmitOutcome\x12\x1e\n" +
 	"\x1aSUBMIT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBMIT_OUTCOME_ACCEPTED\x10\x01\x12\x1c\n" +
-	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\xb2\a\n" +
+	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\x89\b\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -4665,7 +5485,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aHistory\x12\x19.luosho.v1.HistoryRequest\x1a\x1a.luosho.v1.HistoryResponse\x127\n" +
 	"\x04Fork\x12\x16.luosho.v1.ForkRequest\x1a\x17.luosho.v1.ForkResponse\x12@\n" +
 	"\aCompare\x12\x19.luosho.v1.CompareRequest\x1a\x1a.luosho.v1.CompareResponse\x12<\n" +
-	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01b\x06proto3"
+	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12U\n" +
+	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponseb\x06proto3"
 
 var (
 	file_luosho_v1_agent_proto_rawDescOnce sync.Once
@@ -4679,177 +5500,200 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
 	(CheckpointStatus)(0),            // 2: luosho.v1.CheckpointStatus
 	(FinishReason)(0),                // 3: luosho.v1.FinishReason
-	(RunMode)(0),                     // 4: luosho.v1.RunMode
-	(SubmitOutcome)(0),               // 5: luosho.v1.SubmitOutcome
-	(*ToolSpec)(nil),                 // 6: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 7: luosho.v1.AgentSpec
-	(*ToolCall)(nil),                 // 8: luosho.v1.ToolCall
-	(*Message)(nil),                  // 9: luosho.v1.Message
-	(*Usage)(nil),                    // 10: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 11: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 12: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 13: luosho.v1.Checkpoint
-	(*Approval)(nil),                 // 14: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 15: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 16: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 17: luosho.v1.Event
-	(*RunStart)(nil),                 // 18: luosho.v1.RunStart
-	(*StepStart)(nil),                // 19: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 20: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 21: luosho.v1.ToolCallRequested
-	(*ToolResult)(nil),               // 22: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 23: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 24: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 25: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 26: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 27: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 28: luosho.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),          // 29: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 30: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 31: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 32: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 33: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 34: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 35: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 36: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 37: luosho.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),      // 38: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 39: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 40: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 41: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 42: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 43: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 44: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 45: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 46: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 47: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 48: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 49: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 50: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 51: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 52: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 53: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 54: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 55: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 56: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 57: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 58: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 59: luosho.v1.WatchResponse
-	nil,                              // 60: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 61: google.protobuf.Timestamp
+	(McpRetryOn)(0),                  // 4: luosho.v1.McpRetryOn
+	(McpApproval)(0),                 // 5: luosho.v1.McpApproval
+	(RunMode)(0),                     // 6: luosho.v1.RunMode
+	(ToolExecutor)(0),                // 7: luosho.v1.ToolExecutor
+	(SubmitOutcome)(0),               // 8: luosho.v1.SubmitOutcome
+	(*ToolSpec)(nil),                 // 9: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 10: luosho.v1.AgentSpec
+	(*McpServerUse)(nil),             // 11: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 12: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 13: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 14: luosho.v1.ToolCall
+	(*Message)(nil),                  // 15: luosho.v1.Message
+	(*Usage)(nil),                    // 16: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 17: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 18: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 19: luosho.v1.Checkpoint
+	(*Approval)(nil),                 // 20: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 21: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 22: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 23: luosho.v1.Event
+	(*RunStart)(nil),                 // 24: luosho.v1.RunStart
+	(*StepStart)(nil),                // 25: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 26: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 27: luosho.v1.ToolCallRequested
+	(*ToolRetry)(nil),                // 28: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 29: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 30: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 31: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 32: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 33: luosho.v1.ApprovalRequested
+	(*RunDone)(nil),                  // 34: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 35: luosho.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),          // 36: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 37: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 38: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 39: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 40: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 41: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 42: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 43: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 44: luosho.v1.GetSessionResponse
+	(*ListSessionsRequest)(nil),      // 45: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 46: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 47: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 48: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 49: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 50: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 51: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 52: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 53: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 54: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 55: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 56: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 57: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 58: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 59: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 60: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 61: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 62: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 63: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 64: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 65: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 66: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 67: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 68: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 69: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 70: luosho.v1.McpTool
+	nil,                              // 71: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	(*timestamppb.Timestamp)(nil),    // 72: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	6,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	9,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	1,  // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	0,  // 2: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	8,  // 3: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	8,  // 4: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	60, // 5: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	9,  // 6: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	10, // 7: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	2,  // 8: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	3,  // 9: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	12, // 10: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	11, // 11: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	61, // 12: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	7,  // 13: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	10, // 14: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	25, // 15: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	8,  // 16: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	8,  // 17: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	12, // 18: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	61, // 19: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	61, // 20: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	61, // 21: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	2,  // 22: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	13, // 23: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 24: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	3,  // 25: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	61, // 26: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	25, // 27: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	61, // 28: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	18, // 29: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	19, // 30: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	20, // 31: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	21, // 32: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	22, // 33: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	23, // 34: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	27, // 35: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	25, // 36: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	24, // 37: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	26, // 38: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	4,  // 39: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	12, // 40: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	9,  // 41: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	10, // 42: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	8,  // 43: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	14, // 44: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,  // 45: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,  // 46: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	10, // 47: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	9,  // 48: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	7,  // 49: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 50: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	7,  // 51: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 52: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	5,  // 53: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	13, // 54: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 55: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	16, // 56: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	7,  // 57: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 58: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	14, // 59: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	15, // 60: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	9,  // 61: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	49, // 62: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	48, // 63: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	13, // 64: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	54, // 65: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	55, // 66: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,  // 67: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,  // 68: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	53, // 69: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	53, // 70: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	56, // 71: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	17, // 72: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	28, // 73: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	30, // 74: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	32, // 75: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	34, // 76: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	36, // 77: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	38, // 78: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	40, // 79: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	42, // 80: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	44, // 81: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	46, // 82: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	50, // 83: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	52, // 84: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	58, // 85: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	29, // 86: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	31, // 87: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	33, // 88: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	35, // 89: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	37, // 90: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	39, // 91: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	41, // 92: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	43, // 93: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	45, // 94: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	47, // 95: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	51, // 96: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	57, // 97: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	59, // 98: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	86, // [86:99] is the sub-list for method output_type
-	73, // [73:86] is the sub-list for method input_type
-	73, // [73:73] is the sub-list for extension type_name
-	73, // [73:73] is the sub-list for extension extendee
-	0,  // [0:73] is the sub-list for field type_name
+	11, // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	12, // 3: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	13, // 4: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	4,  // 5: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	5,  // 6: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	12, // 7: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	0,  // 8: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	14, // 9: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	14, // 10: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	71, // 11: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	15, // 12: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	16, // 13: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	2,  // 14: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	3,  // 15: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	18, // 16: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	17, // 17: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	72, // 18: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 19: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	16, // 20: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	32, // 21: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	14, // 22: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	14, // 23: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	18, // 24: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	72, // 25: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	72, // 26: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	72, // 27: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	2,  // 28: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	19, // 29: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,  // 30: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	3,  // 31: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	72, // 32: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	32, // 33: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	72, // 34: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	24, // 35: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	25, // 36: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	26, // 37: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	27, // 38: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	29, // 39: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	30, // 40: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	34, // 41: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	32, // 42: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	31, // 43: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	33, // 44: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	28, // 45: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	6,  // 46: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	18, // 47: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	15, // 48: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	16, // 49: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	14, // 50: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	7,  // 51: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	20, // 52: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,  // 53: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,  // 54: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	16, // 55: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	15, // 56: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	10, // 57: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	23, // 58: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	10, // 59: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	23, // 60: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	8,  // 61: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	19, // 62: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,  // 63: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	22, // 64: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	10, // 65: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	23, // 66: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	20, // 67: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	21, // 68: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	15, // 69: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	56, // 70: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	55, // 71: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	19, // 72: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	61, // 73: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	62, // 74: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,  // 75: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,  // 76: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	60, // 77: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	60, // 78: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	63, // 79: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	23, // 80: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	69, // 81: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	70, // 82: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	35, // 83: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	37, // 84: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	39, // 85: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	41, // 86: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	43, // 87: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	45, // 88: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	47, // 89: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	49, // 90: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	51, // 91: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	53, // 92: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	57, // 93: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	59, // 94: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	65, // 95: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	67, // 96: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	36, // 97: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	38, // 98: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	40, // 99: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	42, // 100: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	44, // 101: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	46, // 102: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	48, // 103: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	50, // 104: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	52, // 105: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	54, // 106: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	58, // 107: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	64, // 108: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	66, // 109: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	68, // 110: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	97, // [97:111] is the sub-list for method output_type
+	83, // [83:97] is the sub-list for method input_type
+	83, // [83:83] is the sub-list for extension type_name
+	83, // [83:83] is the sub-list for extension extendee
+	0,  // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -4858,7 +5702,9 @@ func file_luosho_v1_agent_proto_init() {
 		return
 	}
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[11].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -4869,17 +5715,19 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_AgentDrift)(nil),
 		(*Event_TextDelta)(nil),
 		(*Event_ApprovalRequested)(nil),
+		(*Event_ToolRetry)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[22].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[42].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[51].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[26].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[46].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   55,
+			NumEnums:      9,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

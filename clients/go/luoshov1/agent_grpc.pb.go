@@ -43,6 +43,7 @@ const (
 	AgentService_Fork_FullMethodName             = "/luosho.v1.AgentService/Fork"
 	AgentService_Compare_FullMethodName          = "/luosho.v1.AgentService/Compare"
 	AgentService_Watch_FullMethodName            = "/luosho.v1.AgentService/Watch"
+	AgentService_ListMcpServers_FullMethodName   = "/luosho.v1.AgentService/ListMcpServers"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -82,6 +83,9 @@ type AgentServiceClient interface {
 	Compare(ctx context.Context, in *CompareRequest, opts ...grpc.CallOption) (*CompareResponse, error)
 	// A session's events after a cursor: what the event log keeps, then live events.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+	// state of each connection and its tools. Secrets are never shown.
+	ListMcpServers(ctx context.Context, in *ListMcpServersRequest, opts ...grpc.CallOption) (*ListMcpServersResponse, error)
 }
 
 type agentServiceClient struct {
@@ -258,6 +262,16 @@ func (c *agentServiceClient) Watch(ctx context.Context, in *WatchRequest, opts .
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 
+func (c *agentServiceClient) ListMcpServers(ctx context.Context, in *ListMcpServersRequest, opts ...grpc.CallOption) (*ListMcpServersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMcpServersResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListMcpServers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -295,6 +309,9 @@ type AgentServiceServer interface {
 	Compare(context.Context, *CompareRequest) (*CompareResponse, error)
 	// A session's events after a cursor: what the event log keeps, then live events.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+	// state of each connection and its tools. Secrets are never shown.
+	ListMcpServers(context.Context, *ListMcpServersRequest) (*ListMcpServersResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -343,6 +360,9 @@ func (UnimplementedAgentServiceServer) Compare(context.Context, *CompareRequest)
 }
 func (UnimplementedAgentServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedAgentServiceServer) ListMcpServers(context.Context, *ListMcpServersRequest) (*ListMcpServersResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListMcpServers not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -571,6 +591,24 @@ func _AgentService_Watch_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
 
+func _AgentService_ListMcpServers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMcpServersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListMcpServers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListMcpServers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListMcpServers(ctx, req.(*ListMcpServersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -613,6 +651,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Compare",
 			Handler:    _AgentService_Compare_Handler,
+		},
+		{
+			MethodName: "ListMcpServers",
+			Handler:    _AgentService_ListMcpServers_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

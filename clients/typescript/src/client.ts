@@ -25,6 +25,8 @@ import {
   CheckpointStatus,
   type CompareResponse,
   type DeepPartial,
+  type McpServerUse,
+  ToolExecutor,
   type Event,
   ExecuteRequest,
   FinishReason,
@@ -67,6 +69,16 @@ export interface Agent {
   modelSettings?: unknown;
   toolTimeoutMs?: number;
   approvalTimeoutMs?: number;
+  /** Daemon tools: MCP servers of the daemon's configuration, by name (or a full
+   * McpServerUse: allowTools, timeoutMs, retry, toolOverrides). Their tools are called
+   * "<server>__<tool>" and run by the daemon, never by `tools`. */
+  mcpServers?: (string | DeepPartial<McpServerUse>)[];
+}
+
+/** A tool.call the daemon runs itself (a tool of one of its MCP servers): the client never
+ * hands it to the run's tools; its tool.result follows by itself. */
+export function isDaemonCall(event: Event): boolean {
+  return event.toolCall?.executor === ToolExecutor.TOOL_EXECUTOR_DAEMON;
 }
 
 const DRIFT: Record<NonNullable<Agent["onAgentDrift"]>, AgentDriftPolicy> = {
@@ -92,6 +104,7 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
     modelSettingsJson: agent.modelSettings === undefined ? "" : JSON.stringify(agent.modelSettings),
     toolTimeoutMs: agent.toolTimeoutMs,
     approvalTimeoutMs: agent.approvalTimeoutMs,
+    mcpServers: (agent.mcpServers ?? []).map((s) => (typeof s === "string" ? { name: s } : s)),
   };
 }
 
@@ -347,7 +360,8 @@ export class Run implements AsyncIterable<Event> {
           this.events.push(event);
           if (!this.sessionId) this.sessionId = event.sessionId; // a resolve run learns its session here
           // A replayed tool.call already has its result: it is history, not a request.
-          if (event.type === "tool.call" && event.toolCall?.call && !event.replayed) this.spawn(event);
+          // A daemon tool's call (an MCP tool) is the daemon's to run, never the app's.
+          if (event.type === "tool.call" && event.toolCall?.call && !event.replayed && !isDaemonCall(event)) this.spawn(event);
           yield event;
         }
         ended = true;

@@ -9,6 +9,7 @@ protos).
 """
 
 from ._agent import Agent, DriftPolicy, Tool
+from ._mcp import McpRetry, McpServer, McpToolOverride, is_daemon_call
 from ._async_client import AsyncClient, AsyncRun, AsyncWatch
 from ._errors import (
     AgentDriftError,
@@ -44,6 +45,10 @@ __all__ = [
     "new_request_id",
     "UNSET",
     "Agent",
+    "McpRetry",
+    "McpServer",
+    "McpToolOverride",
+    "is_daemon_call",
     "AgentDriftError",
     "ApprovalNotFoundError",
     "AsyncClient",

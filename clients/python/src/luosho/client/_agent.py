@@ -9,6 +9,8 @@ from typing import Any, Literal, TypeAlias
 
 from luosho.v1 import agent_pb2
 
+from ._mcp import McpServer
+
 __all__ = ["Agent", "AgentLike", "DriftPolicy", "Tool", "agent_spec", "dumps"]
 
 DriftPolicy: TypeAlias = Literal["warn", "error", "ignore"]
@@ -62,6 +64,8 @@ class Agent:
     tool_timeout_ms: int | None = None
     # After this long a pending approval resolves as rejected (None: never expires).
     approval_timeout_ms: int | None = None
+    # Daemon tools: MCP servers of the daemon's configuration (a name or an McpServer).
+    mcp_servers: Sequence[McpServer | str] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -87,6 +91,8 @@ class Agent:
             spec.tool_timeout_ms = self.tool_timeout_ms
         if self.approval_timeout_ms is not None:
             spec.approval_timeout_ms = self.approval_timeout_ms
+        for server in self.mcp_servers:
+            spec.mcp_servers.append((McpServer(server) if isinstance(server, str) else server).to_proto())
         return spec
 
 

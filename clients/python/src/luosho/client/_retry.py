@@ -122,8 +122,14 @@ class Delivered:
 
     @staticmethod
     def _asks_for_a_tool(event: agent_pb2.Event) -> bool:
-        """A ``tool.call`` to answer: a replayed one already has its result."""
-        return event.type == "tool.call" and event.HasField("tool_call") and not event.replayed
+        """A ``tool.call`` to answer: a replayed one already has its result, and a daemon
+        tool's (``executor`` DAEMON, an MCP tool) is run by the daemon itself."""
+        return (
+            event.type == "tool.call"
+            and event.HasField("tool_call")
+            and not event.replayed
+            and event.tool_call.executor != agent_pb2.TOOL_EXECUTOR_DAEMON
+        )
 
 
 def attempt_starter(

@@ -40,12 +40,31 @@ class FinishReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FINISH_REASON_ABORTED: _ClassVar[FinishReason]
     FINISH_REASON_AWAITING_APPROVAL: _ClassVar[FinishReason]
 
+class McpRetryOn(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MCP_RETRY_ON_UNSPECIFIED: _ClassVar[McpRetryOn]
+    MCP_RETRY_ON_TIMEOUT: _ClassVar[McpRetryOn]
+    MCP_RETRY_ON_UNAVAILABLE: _ClassVar[McpRetryOn]
+    MCP_RETRY_ON_TOOL_ERROR: _ClassVar[McpRetryOn]
+
+class McpApproval(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MCP_APPROVAL_UNSPECIFIED: _ClassVar[McpApproval]
+    MCP_APPROVAL_GATE: _ClassVar[McpApproval]
+    MCP_APPROVAL_UNGATE: _ClassVar[McpApproval]
+
 class RunMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     RUN_MODE_UNSPECIFIED: _ClassVar[RunMode]
     RUN_MODE_NEW: _ClassVar[RunMode]
     RUN_MODE_CONTINUE: _ClassVar[RunMode]
     RUN_MODE_RESUME: _ClassVar[RunMode]
+
+class ToolExecutor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TOOL_EXECUTOR_UNSPECIFIED: _ClassVar[ToolExecutor]
+    TOOL_EXECUTOR_CLIENT: _ClassVar[ToolExecutor]
+    TOOL_EXECUTOR_DAEMON: _ClassVar[ToolExecutor]
 
 class SubmitOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -70,10 +89,20 @@ FINISH_REASON_STOP: FinishReason
 FINISH_REASON_MAX_STEPS: FinishReason
 FINISH_REASON_ABORTED: FinishReason
 FINISH_REASON_AWAITING_APPROVAL: FinishReason
+MCP_RETRY_ON_UNSPECIFIED: McpRetryOn
+MCP_RETRY_ON_TIMEOUT: McpRetryOn
+MCP_RETRY_ON_UNAVAILABLE: McpRetryOn
+MCP_RETRY_ON_TOOL_ERROR: McpRetryOn
+MCP_APPROVAL_UNSPECIFIED: McpApproval
+MCP_APPROVAL_GATE: McpApproval
+MCP_APPROVAL_UNGATE: McpApproval
 RUN_MODE_UNSPECIFIED: RunMode
 RUN_MODE_NEW: RunMode
 RUN_MODE_CONTINUE: RunMode
 RUN_MODE_RESUME: RunMode
+TOOL_EXECUTOR_UNSPECIFIED: ToolExecutor
+TOOL_EXECUTOR_CLIENT: ToolExecutor
+TOOL_EXECUTOR_DAEMON: ToolExecutor
 SUBMIT_OUTCOME_UNSPECIFIED: SubmitOutcome
 SUBMIT_OUTCOME_ACCEPTED: SubmitOutcome
 SUBMIT_OUTCOME_DUPLICATE: SubmitOutcome
@@ -91,7 +120,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +130,7 @@ class AgentSpec(_message.Message):
     MODEL_SETTINGS_JSON_FIELD_NUMBER: _ClassVar[int]
     TOOL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    MCP_SERVERS_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
@@ -110,7 +140,44 @@ class AgentSpec(_message.Message):
     model_settings_json: str
     tool_timeout_ms: int
     approval_timeout_ms: int
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ...) -> None: ...
+    mcp_servers: _containers.RepeatedCompositeFieldContainer[McpServerUse]
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ...) -> None: ...
+
+class McpServerUse(_message.Message):
+    __slots__ = ("name", "allow_tools", "timeout_ms", "retry", "tool_overrides")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
+    TOOL_OVERRIDES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    allow_tools: _containers.RepeatedScalarFieldContainer[str]
+    timeout_ms: int
+    retry: McpRetryPolicy
+    tool_overrides: _containers.RepeatedCompositeFieldContainer[McpToolOverride]
+    def __init__(self, name: _Optional[str] = ..., allow_tools: _Optional[_Iterable[str]] = ..., timeout_ms: _Optional[int] = ..., retry: _Optional[_Union[McpRetryPolicy, _Mapping]] = ..., tool_overrides: _Optional[_Iterable[_Union[McpToolOverride, _Mapping]]] = ...) -> None: ...
+
+class McpRetryPolicy(_message.Message):
+    __slots__ = ("attempts", "backoff_ms", "retry_on")
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    BACKOFF_MS_FIELD_NUMBER: _ClassVar[int]
+    RETRY_ON_FIELD_NUMBER: _ClassVar[int]
+    attempts: int
+    backoff_ms: int
+    retry_on: _containers.RepeatedScalarFieldContainer[McpRetryOn]
+    def __init__(self, attempts: _Optional[int] = ..., backoff_ms: _Optional[int] = ..., retry_on: _Optional[_Iterable[_Union[McpRetryOn, str]]] = ...) -> None: ...
+
+class McpToolOverride(_message.Message):
+    __slots__ = ("tool", "approval", "timeout_ms", "retry")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    approval: McpApproval
+    timeout_ms: int
+    retry: McpRetryPolicy
+    def __init__(self, tool: _Optional[str] = ..., approval: _Optional[_Union[McpApproval, str]] = ..., timeout_ms: _Optional[int] = ..., retry: _Optional[_Union[McpRetryPolicy, _Mapping]] = ...) -> None: ...
 
 class ToolCall(_message.Message):
     __slots__ = ("id", "name", "arguments_json")
@@ -278,7 +345,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -295,6 +362,7 @@ class Event(_message.Message):
     AGENT_DRIFT_FIELD_NUMBER: _ClassVar[int]
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RETRY_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
     seq: int
@@ -311,7 +379,8 @@ class Event(_message.Message):
     agent_drift: AgentDrift
     text_delta: TextDelta
     approval_requested: ApprovalRequested
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ...) -> None: ...
+    tool_retry: ToolRetry
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -342,14 +411,32 @@ class ModelTurn(_message.Message):
     def __init__(self, step: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class ToolCallRequested(_message.Message):
-    __slots__ = ("step", "call", "timeout_ms")
+    __slots__ = ("step", "call", "timeout_ms", "executor")
     STEP_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    EXECUTOR_FIELD_NUMBER: _ClassVar[int]
     step: int
     call: ToolCall
     timeout_ms: int
-    def __init__(self, step: _Optional[int] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    executor: ToolExecutor
+    def __init__(self, step: _Optional[int] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., executor: _Optional[_Union[ToolExecutor, str]] = ...) -> None: ...
+
+class ToolRetry(_message.Message):
+    __slots__ = ("step", "tool_call_id", "tool_name", "attempt", "error", "delay_ms")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    tool_call_id: str
+    tool_name: str
+    attempt: int
+    error: str
+    delay_ms: int
+    def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., attempt: _Optional[int] = ..., error: _Optional[str] = ..., delay_ms: _Optional[int] = ...) -> None: ...
 
 class ToolResult(_message.Message):
     __slots__ = ("step", "tool_call_id", "tool_name", "result_json", "is_error")
@@ -736,3 +823,45 @@ class WatchResponse(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     event: Event
     def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
+
+class ListMcpServersRequest(_message.Message):
+    __slots__ = ("refresh",)
+    REFRESH_FIELD_NUMBER: _ClassVar[int]
+    refresh: bool
+    def __init__(self, refresh: _Optional[bool] = ...) -> None: ...
+
+class ListMcpServersResponse(_message.Message):
+    __slots__ = ("servers",)
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[McpServer]
+    def __init__(self, servers: _Optional[_Iterable[_Union[McpServer, _Mapping]]] = ...) -> None: ...
+
+class McpServer(_message.Message):
+    __slots__ = ("name", "transport", "state", "starts", "last_error", "tools")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TRANSPORT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    STARTS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    transport: str
+    state: str
+    starts: int
+    last_error: str
+    tools: _containers.RepeatedCompositeFieldContainer[McpTool]
+    def __init__(self, name: _Optional[str] = ..., transport: _Optional[str] = ..., state: _Optional[str] = ..., starts: _Optional[int] = ..., last_error: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[McpTool, _Mapping]]] = ...) -> None: ...
+
+class McpTool(_message.Message):
+    __slots__ = ("name", "description", "input_schema_json", "read_only_hint", "destructive_hint")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_HINT_FIELD_NUMBER: _ClassVar[int]
+    DESTRUCTIVE_HINT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    input_schema_json: str
+    read_only_hint: bool
+    destructive_hint: bool
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only_hint: _Optional[bool] = ..., destructive_hint: _Optional[bool] = ...) -> None: ...

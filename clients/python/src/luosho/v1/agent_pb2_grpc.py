@@ -101,6 +101,11 @@ class AgentServiceStub:
                 request_serializer=luosho_dot_v1_dot_agent__pb2.WatchRequest.SerializeToString,
                 response_deserializer=luosho_dot_v1_dot_agent__pb2.WatchResponse.FromString,
                 _registered_method=True)
+        self.ListMcpServers = channel.unary_unary(
+                '/luosho.v1.AgentService/ListMcpServers',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -203,6 +208,14 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListMcpServers(self, request, context):
+        """The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+        state of each connection and its tools. Secrets are never shown.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -270,6 +283,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=luosho_dot_v1_dot_agent__pb2.WatchRequest.FromString,
                     response_serializer=luosho_dot_v1_dot_agent__pb2.WatchResponse.SerializeToString,
+            ),
+            'ListMcpServers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMcpServers,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -625,6 +643,33 @@ class AgentService:
             '/luosho.v1.AgentService/Watch',
             luosho_dot_v1_dot_agent__pb2.WatchRequest.SerializeToString,
             luosho_dot_v1_dot_agent__pb2.WatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMcpServers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/ListMcpServers',
+            luosho_dot_v1_dot_agent__pb2.ListMcpServersRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.ListMcpServersResponse.FromString,
             options,
             channel_credentials,
             insecure,

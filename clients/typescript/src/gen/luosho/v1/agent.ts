@@ -240,6 +240,95 @@ export function finishReasonToJSON(object: FinishReason): string {
   }
 }
 
+export enum McpRetryOn {
+  MCP_RETRY_ON_UNSPECIFIED = 0,
+  /** MCP_RETRY_ON_TIMEOUT - The attempt took longer than timeout_ms. */
+  MCP_RETRY_ON_TIMEOUT = 1,
+  /** MCP_RETRY_ON_UNAVAILABLE - The server could not be reached, died, or refused the request (protocol error). */
+  MCP_RETRY_ON_UNAVAILABLE = 2,
+  /** MCP_RETRY_ON_TOOL_ERROR - The tool answered with isError. */
+  MCP_RETRY_ON_TOOL_ERROR = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function mcpRetryOnFromJSON(object: any): McpRetryOn {
+  switch (object) {
+    case 0:
+    case "MCP_RETRY_ON_UNSPECIFIED":
+      return McpRetryOn.MCP_RETRY_ON_UNSPECIFIED;
+    case 1:
+    case "MCP_RETRY_ON_TIMEOUT":
+      return McpRetryOn.MCP_RETRY_ON_TIMEOUT;
+    case 2:
+    case "MCP_RETRY_ON_UNAVAILABLE":
+      return McpRetryOn.MCP_RETRY_ON_UNAVAILABLE;
+    case 3:
+    case "MCP_RETRY_ON_TOOL_ERROR":
+      return McpRetryOn.MCP_RETRY_ON_TOOL_ERROR;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return McpRetryOn.UNRECOGNIZED;
+  }
+}
+
+export function mcpRetryOnToJSON(object: McpRetryOn): string {
+  switch (object) {
+    case McpRetryOn.MCP_RETRY_ON_UNSPECIFIED:
+      return "MCP_RETRY_ON_UNSPECIFIED";
+    case McpRetryOn.MCP_RETRY_ON_TIMEOUT:
+      return "MCP_RETRY_ON_TIMEOUT";
+    case McpRetryOn.MCP_RETRY_ON_UNAVAILABLE:
+      return "MCP_RETRY_ON_UNAVAILABLE";
+    case McpRetryOn.MCP_RETRY_ON_TOOL_ERROR:
+      return "MCP_RETRY_ON_TOOL_ERROR";
+    case McpRetryOn.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** Whether a daemon tool pauses the run for a human before it runs (R72). */
+export enum McpApproval {
+  /** MCP_APPROVAL_UNSPECIFIED - From the tool's annotations: destructiveHint true (and not readOnlyHint) gates it. */
+  MCP_APPROVAL_UNSPECIFIED = 0,
+  MCP_APPROVAL_GATE = 1,
+  MCP_APPROVAL_UNGATE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function mcpApprovalFromJSON(object: any): McpApproval {
+  switch (object) {
+    case 0:
+    case "MCP_APPROVAL_UNSPECIFIED":
+      return McpApproval.MCP_APPROVAL_UNSPECIFIED;
+    case 1:
+    case "MCP_APPROVAL_GATE":
+      return McpApproval.MCP_APPROVAL_GATE;
+    case 2:
+    case "MCP_APPROVAL_UNGATE":
+      return McpApproval.MCP_APPROVAL_UNGATE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return McpApproval.UNRECOGNIZED;
+  }
+}
+
+export function mcpApprovalToJSON(object: McpApproval): string {
+  switch (object) {
+    case McpApproval.MCP_APPROVAL_UNSPECIFIED:
+      return "MCP_APPROVAL_UNSPECIFIED";
+    case McpApproval.MCP_APPROVAL_GATE:
+      return "MCP_APPROVAL_GATE";
+    case McpApproval.MCP_APPROVAL_UNGATE:
+      return "MCP_APPROVAL_UNGATE";
+    case McpApproval.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum RunMode {
   RUN_MODE_UNSPECIFIED = 0,
   /** RUN_MODE_NEW - No checkpoint: a new session. */
@@ -283,6 +372,46 @@ export function runModeToJSON(object: RunMode): string {
     case RunMode.RUN_MODE_RESUME:
       return "RUN_MODE_RESUME";
     case RunMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum ToolExecutor {
+  /** TOOL_EXECUTOR_UNSPECIFIED - Older daemons: the client. */
+  TOOL_EXECUTOR_UNSPECIFIED = 0,
+  TOOL_EXECUTOR_CLIENT = 1,
+  TOOL_EXECUTOR_DAEMON = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function toolExecutorFromJSON(object: any): ToolExecutor {
+  switch (object) {
+    case 0:
+    case "TOOL_EXECUTOR_UNSPECIFIED":
+      return ToolExecutor.TOOL_EXECUTOR_UNSPECIFIED;
+    case 1:
+    case "TOOL_EXECUTOR_CLIENT":
+      return ToolExecutor.TOOL_EXECUTOR_CLIENT;
+    case 2:
+    case "TOOL_EXECUTOR_DAEMON":
+      return ToolExecutor.TOOL_EXECUTOR_DAEMON;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ToolExecutor.UNRECOGNIZED;
+  }
+}
+
+export function toolExecutorToJSON(object: ToolExecutor): string {
+  switch (object) {
+    case ToolExecutor.TOOL_EXECUTOR_UNSPECIFIED:
+      return "TOOL_EXECUTOR_UNSPECIFIED";
+    case ToolExecutor.TOOL_EXECUTOR_CLIENT:
+      return "TOOL_EXECUTOR_CLIENT";
+    case ToolExecutor.TOOL_EXECUTOR_DAEMON:
+      return "TOOL_EXECUTOR_DAEMON";
+    case ToolExecutor.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -364,7 +493,56 @@ export interface AgentSpec {
     | number
     | undefined;
   /** After this long a pending approval resolves as rejected (default: never). */
-  approvalTimeoutMs?: number | undefined;
+  approvalTimeoutMs?:
+    | number
+    | undefined;
+  /**
+   * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+   * name. Their tools join `tools` as "<server>__<tool>"; the daemon runs them.
+   */
+  mcpServers: McpServerUse[];
+}
+
+/** An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses. */
+export interface McpServerUse {
+  /** The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT. */
+  name: string;
+  /**
+   * The server's tools the agent may call (its own names, without "<server>__"); empty
+   * means all of them.
+   */
+  allowTools: string[];
+  /**
+   * How long one attempt of a call may take (default: the server's, else the daemon's
+   * tool timeout).
+   */
+  timeoutMs?:
+    | number
+    | undefined;
+  /** Retries of a failed call (default: the server's, else one attempt). */
+  retry:
+    | McpRetryPolicy
+    | undefined;
+  /** Per-tool settings that win over the ones above. */
+  toolOverrides: McpToolOverride[];
+}
+
+/** How a daemon tool's failed call is tried again (R73). Each retry is a tool.retry event. */
+export interface McpRetryPolicy {
+  /** Attempts in all (1 = no retry; 0 = the default). */
+  attempts: number;
+  /** Wait before the first retry; doubles each retry. */
+  backoffMs: number;
+  /** Which failures retry (empty = timeouts and an unreachable server). */
+  retryOn: McpRetryOn[];
+}
+
+export interface McpToolOverride {
+  /** The server's own name of the tool. */
+  tool: string;
+  approval: McpApproval;
+  timeoutMs?: number | undefined;
+  retry: McpRetryPolicy | undefined;
 }
 
 export interface ToolCall {
@@ -528,6 +706,7 @@ export interface Event {
   agentDrift?: AgentDrift | undefined;
   textDelta?: TextDelta | undefined;
   approvalRequested?: ApprovalRequested | undefined;
+  toolRetry?: ToolRetry | undefined;
 }
 
 /** type "run.start" */
@@ -559,6 +738,22 @@ export interface ToolCallRequested {
     | undefined;
   /** Milliseconds the run waits before recording a timeout error result. */
   timeoutMs: number;
+  /**
+   * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+   * tool: nothing to do, its tool.result follows).
+   */
+  executor: ToolExecutor;
+}
+
+/** type "tool.retry": an attempt of a daemon tool's call failed and it is tried again (R73). */
+export interface ToolRetry {
+  step: number;
+  toolCallId: string;
+  toolName: string;
+  /** The attempt that failed (1 = the first). */
+  attempt: number;
+  error: string;
+  delayMs: number;
 }
 
 /** type "tool.result": a result was recorded in the transcript. */
@@ -879,6 +1074,42 @@ export interface WatchResponse {
   event: Event | undefined;
 }
 
+export interface ListMcpServersRequest {
+  /**
+   * List each server's tools now (starting a server not started yet); otherwise the
+   * tools as last listed.
+   */
+  refresh: boolean;
+}
+
+export interface ListMcpServersResponse {
+  /** Every configured server, by name. */
+  servers: McpServer[];
+}
+
+export interface McpServer {
+  name: string;
+  /** "stdio" or "http". */
+  transport: string;
+  /** "not started", "running" or "down". */
+  state: string;
+  /** Times the daemon started (or connected to) it. */
+  starts: number;
+  /** Why it is down (no secret in it). */
+  lastError: string;
+  tools: McpTool[];
+}
+
+export interface McpTool {
+  /** The server's own name; agents call it "<server>__<name>". */
+  name: string;
+  description: string;
+  inputSchemaJson: string;
+  /** The tool's annotations (unset when the server gives none). */
+  readOnlyHint?: boolean | undefined;
+  destructiveHint?: boolean | undefined;
+}
+
 function createBaseToolSpec(): ToolSpec {
   return { name: "", description: "", inputSchemaJson: "", needsApproval: false };
 }
@@ -1015,6 +1246,7 @@ function createBaseAgentSpec(): AgentSpec {
     modelSettingsJson: "",
     toolTimeoutMs: undefined,
     approvalTimeoutMs: undefined,
+    mcpServers: [],
   };
 }
 
@@ -1046,6 +1278,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.approvalTimeoutMs !== undefined) {
       writer.uint32(72).int64(message.approvalTimeoutMs);
+    }
+    for (const v of message.mcpServers) {
+      McpServerUse.encode(v!, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -1135,6 +1370,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.approvalTimeoutMs = longToNumber(reader.int64());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.mcpServers.push(McpServerUse.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1182,6 +1425,11 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         : isSet(object.approval_timeout_ms)
         ? globalThis.Number(object.approval_timeout_ms)
         : undefined,
+      mcpServers: globalThis.Array.isArray(object?.mcpServers)
+        ? object.mcpServers.map((e: any) => McpServerUse.fromJSON(e))
+        : globalThis.Array.isArray(object?.mcp_servers)
+        ? object.mcp_servers.map((e: any) => McpServerUse.fromJSON(e))
+        : [],
     };
   },
 
@@ -1214,6 +1462,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.approvalTimeoutMs !== undefined) {
       obj.approvalTimeoutMs = Math.round(message.approvalTimeoutMs);
     }
+    if (message.mcpServers?.length) {
+      obj.mcpServers = message.mcpServers.map((e) => McpServerUse.toJSON(e));
+    }
     return obj;
   },
 
@@ -1231,6 +1482,400 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.modelSettingsJson = object.modelSettingsJson ?? "";
     message.toolTimeoutMs = object.toolTimeoutMs ?? undefined;
     message.approvalTimeoutMs = object.approvalTimeoutMs ?? undefined;
+    message.mcpServers = object.mcpServers?.map((e) => McpServerUse.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMcpServerUse(): McpServerUse {
+  return { name: "", allowTools: [], timeoutMs: undefined, retry: undefined, toolOverrides: [] };
+}
+
+export const McpServerUse: MessageFns<McpServerUse> = {
+  encode(message: McpServerUse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    for (const v of message.allowTools) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.timeoutMs !== undefined) {
+      writer.uint32(24).int32(message.timeoutMs);
+    }
+    if (message.retry !== undefined) {
+      McpRetryPolicy.encode(message.retry, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.toolOverrides) {
+      McpToolOverride.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpServerUse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpServerUse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.allowTools.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.timeoutMs = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.retry = McpRetryPolicy.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.toolOverrides.push(McpToolOverride.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpServerUse {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      allowTools: globalThis.Array.isArray(object?.allowTools)
+        ? object.allowTools.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.allow_tools)
+        ? object.allow_tools.map((e: any) => globalThis.String(e))
+        : [],
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : undefined,
+      retry: isSet(object.retry) ? McpRetryPolicy.fromJSON(object.retry) : undefined,
+      toolOverrides: globalThis.Array.isArray(object?.toolOverrides)
+        ? object.toolOverrides.map((e: any) => McpToolOverride.fromJSON(e))
+        : globalThis.Array.isArray(object?.tool_overrides)
+        ? object.tool_overrides.map((e: any) => McpToolOverride.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: McpServerUse): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.allowTools?.length) {
+      obj.allowTools = message.allowTools;
+    }
+    if (message.timeoutMs !== undefined) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
+    if (message.retry !== undefined) {
+      obj.retry = McpRetryPolicy.toJSON(message.retry);
+    }
+    if (message.toolOverrides?.length) {
+      obj.toolOverrides = message.toolOverrides.map((e) => McpToolOverride.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<McpServerUse>, I>>(base?: I): McpServerUse {
+    return McpServerUse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<McpServerUse>, I>>(object: I): McpServerUse {
+    const message = createBaseMcpServerUse();
+    message.name = object.name ?? "";
+    message.allowTools = object.allowTools?.map((e) => e) || [];
+    message.timeoutMs = object.timeoutMs ?? undefined;
+    message.retry = (object.retry !== undefined && object.retry !== null)
+      ? McpRetryPolicy.fromPartial(object.retry)
+      : undefined;
+    message.toolOverrides = object.toolOverrides?.map((e) => McpToolOverride.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMcpRetryPolicy(): McpRetryPolicy {
+  return { attempts: 0, backoffMs: 0, retryOn: [] };
+}
+
+export const McpRetryPolicy: MessageFns<McpRetryPolicy> = {
+  encode(message: McpRetryPolicy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attempts !== 0) {
+      writer.uint32(8).int32(message.attempts);
+    }
+    if (message.backoffMs !== 0) {
+      writer.uint32(16).int32(message.backoffMs);
+    }
+    if (message.retryOn.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.retryOn) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpRetryPolicy {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpRetryPolicy();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.attempts = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.backoffMs = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.retryOn.push(reader.int32() as any);
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.retryOn.push(reader.int32() as any);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpRetryPolicy {
+    return {
+      attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
+      backoffMs: isSet(object.backoffMs)
+        ? globalThis.Number(object.backoffMs)
+        : isSet(object.backoff_ms)
+        ? globalThis.Number(object.backoff_ms)
+        : 0,
+      retryOn: globalThis.Array.isArray(object?.retryOn)
+        ? object.retryOn.map((e: any) => mcpRetryOnFromJSON(e))
+        : globalThis.Array.isArray(object?.retry_on)
+        ? object.retry_on.map((e: any) => mcpRetryOnFromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: McpRetryPolicy): unknown {
+    const obj: any = {};
+    if (message.attempts !== 0) {
+      obj.attempts = Math.round(message.attempts);
+    }
+    if (message.backoffMs !== 0) {
+      obj.backoffMs = Math.round(message.backoffMs);
+    }
+    if (message.retryOn?.length) {
+      obj.retryOn = message.retryOn.map((e) => mcpRetryOnToJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<McpRetryPolicy>, I>>(base?: I): McpRetryPolicy {
+    return McpRetryPolicy.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<McpRetryPolicy>, I>>(object: I): McpRetryPolicy {
+    const message = createBaseMcpRetryPolicy();
+    message.attempts = object.attempts ?? 0;
+    message.backoffMs = object.backoffMs ?? 0;
+    message.retryOn = object.retryOn?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseMcpToolOverride(): McpToolOverride {
+  return { tool: "", approval: 0, timeoutMs: undefined, retry: undefined };
+}
+
+export const McpToolOverride: MessageFns<McpToolOverride> = {
+  encode(message: McpToolOverride, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tool !== "") {
+      writer.uint32(10).string(message.tool);
+    }
+    if (message.approval !== 0) {
+      writer.uint32(16).int32(message.approval);
+    }
+    if (message.timeoutMs !== undefined) {
+      writer.uint32(24).int32(message.timeoutMs);
+    }
+    if (message.retry !== undefined) {
+      McpRetryPolicy.encode(message.retry, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpToolOverride {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpToolOverride();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tool = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.approval = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.timeoutMs = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.retry = McpRetryPolicy.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpToolOverride {
+    return {
+      tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      approval: isSet(object.approval) ? mcpApprovalFromJSON(object.approval) : 0,
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : undefined,
+      retry: isSet(object.retry) ? McpRetryPolicy.fromJSON(object.retry) : undefined,
+    };
+  },
+
+  toJSON(message: McpToolOverride): unknown {
+    const obj: any = {};
+    if (message.tool !== "") {
+      obj.tool = message.tool;
+    }
+    if (message.approval !== 0) {
+      obj.approval = mcpApprovalToJSON(message.approval);
+    }
+    if (message.timeoutMs !== undefined) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
+    if (message.retry !== undefined) {
+      obj.retry = McpRetryPolicy.toJSON(message.retry);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<McpToolOverride>, I>>(base?: I): McpToolOverride {
+    return McpToolOverride.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<McpToolOverride>, I>>(object: I): McpToolOverride {
+    const message = createBaseMcpToolOverride();
+    message.tool = object.tool ?? "";
+    message.approval = object.approval ?? 0;
+    message.timeoutMs = object.timeoutMs ?? undefined;
+    message.retry = (object.retry !== undefined && object.retry !== null)
+      ? McpRetryPolicy.fromPartial(object.retry)
+      : undefined;
     return message;
   },
 };
@@ -3043,6 +3688,7 @@ function createBaseEvent(): Event {
     agentDrift: undefined,
     textDelta: undefined,
     approvalRequested: undefined,
+    toolRetry: undefined,
   };
 }
 
@@ -3095,6 +3741,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.approvalRequested !== undefined) {
       ApprovalRequested.encode(message.approvalRequested, writer.uint32(154).fork()).join();
+    }
+    if (message.toolRetry !== undefined) {
+      ToolRetry.encode(message.toolRetry, writer.uint32(242).fork()).join();
     }
     return writer;
   },
@@ -3240,6 +3889,14 @@ export const Event: MessageFns<Event> = {
             message.approvalRequested = ApprovalRequested.decode(reader, reader.uint32());
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.toolRetry = ToolRetry.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3318,6 +3975,11 @@ export const Event: MessageFns<Event> = {
         : isSet(object.approval_requested)
         ? ApprovalRequested.fromJSON(object.approval_requested)
         : undefined,
+      toolRetry: isSet(object.toolRetry)
+        ? ToolRetry.fromJSON(object.toolRetry)
+        : isSet(object.tool_retry)
+        ? ToolRetry.fromJSON(object.tool_retry)
+        : undefined,
     };
   },
 
@@ -3371,6 +4033,9 @@ export const Event: MessageFns<Event> = {
     if (message.approvalRequested !== undefined) {
       obj.approvalRequested = ApprovalRequested.toJSON(message.approvalRequested);
     }
+    if (message.toolRetry !== undefined) {
+      obj.toolRetry = ToolRetry.toJSON(message.toolRetry);
+    }
     return obj;
   },
 
@@ -3414,6 +4079,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.approvalRequested = (object.approvalRequested !== undefined && object.approvalRequested !== null)
       ? ApprovalRequested.fromPartial(object.approvalRequested)
+      : undefined;
+    message.toolRetry = (object.toolRetry !== undefined && object.toolRetry !== null)
+      ? ToolRetry.fromPartial(object.toolRetry)
       : undefined;
     return message;
   },
@@ -3717,7 +4385,7 @@ export const ModelTurn: MessageFns<ModelTurn> = {
 };
 
 function createBaseToolCallRequested(): ToolCallRequested {
-  return { step: 0, call: undefined, timeoutMs: 0 };
+  return { step: 0, call: undefined, timeoutMs: 0, executor: 0 };
 }
 
 export const ToolCallRequested: MessageFns<ToolCallRequested> = {
@@ -3730,6 +4398,9 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
     }
     if (message.timeoutMs !== 0) {
       writer.uint32(24).int32(message.timeoutMs);
+    }
+    if (message.executor !== 0) {
+      writer.uint32(64).int32(message.executor);
     }
     return writer;
   },
@@ -3771,6 +4442,14 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
             message.timeoutMs = reader.int32();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.executor = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3792,6 +4471,7 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
         : isSet(object.timeout_ms)
         ? globalThis.Number(object.timeout_ms)
         : 0,
+      executor: isSet(object.executor) ? toolExecutorFromJSON(object.executor) : 0,
     };
   },
 
@@ -3806,6 +4486,9 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
     if (message.timeoutMs !== 0) {
       obj.timeoutMs = Math.round(message.timeoutMs);
     }
+    if (message.executor !== 0) {
+      obj.executor = toolExecutorToJSON(message.executor);
+    }
     return obj;
   },
 
@@ -3817,6 +4500,168 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
     message.step = object.step ?? 0;
     message.call = (object.call !== undefined && object.call !== null) ? ToolCall.fromPartial(object.call) : undefined;
     message.timeoutMs = object.timeoutMs ?? 0;
+    message.executor = object.executor ?? 0;
+    return message;
+  },
+};
+
+function createBaseToolRetry(): ToolRetry {
+  return { step: 0, toolCallId: "", toolName: "", attempt: 0, error: "", delayMs: 0 };
+}
+
+export const ToolRetry: MessageFns<ToolRetry> = {
+  encode(message: ToolRetry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.toolCallId !== "") {
+      writer.uint32(18).string(message.toolCallId);
+    }
+    if (message.toolName !== "") {
+      writer.uint32(26).string(message.toolName);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(32).int32(message.attempt);
+    }
+    if (message.error !== "") {
+      writer.uint32(42).string(message.error);
+    }
+    if (message.delayMs !== 0) {
+      writer.uint32(48).int32(message.delayMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolRetry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolRetry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.toolCallId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.toolName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.delayMs = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ToolRetry {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      toolCallId: isSet(object.toolCallId)
+        ? globalThis.String(object.toolCallId)
+        : isSet(object.tool_call_id)
+        ? globalThis.String(object.tool_call_id)
+        : "",
+      toolName: isSet(object.toolName)
+        ? globalThis.String(object.toolName)
+        : isSet(object.tool_name)
+        ? globalThis.String(object.tool_name)
+        : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      delayMs: isSet(object.delayMs)
+        ? globalThis.Number(object.delayMs)
+        : isSet(object.delay_ms)
+        ? globalThis.Number(object.delay_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: ToolRetry): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.toolCallId !== "") {
+      obj.toolCallId = message.toolCallId;
+    }
+    if (message.toolName !== "") {
+      obj.toolName = message.toolName;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.delayMs !== 0) {
+      obj.delayMs = Math.round(message.delayMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ToolRetry>, I>>(base?: I): ToolRetry {
+    return ToolRetry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ToolRetry>, I>>(object: I): ToolRetry {
+    const message = createBaseToolRetry();
+    message.step = object.step ?? 0;
+    message.toolCallId = object.toolCallId ?? "";
+    message.toolName = object.toolName ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.error = object.error ?? "";
+    message.delayMs = object.delayMs ?? 0;
     return message;
   },
 };
@@ -8049,6 +8894,440 @@ export const WatchResponse: MessageFns<WatchResponse> = {
   },
 };
 
+function createBaseListMcpServersRequest(): ListMcpServersRequest {
+  return { refresh: false };
+}
+
+export const ListMcpServersRequest: MessageFns<ListMcpServersRequest> = {
+  encode(message: ListMcpServersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.refresh !== false) {
+      writer.uint32(8).bool(message.refresh);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMcpServersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMcpServersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.refresh = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMcpServersRequest {
+    return { refresh: isSet(object.refresh) ? globalThis.Boolean(object.refresh) : false };
+  },
+
+  toJSON(message: ListMcpServersRequest): unknown {
+    const obj: any = {};
+    if (message.refresh !== false) {
+      obj.refresh = message.refresh;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMcpServersRequest>, I>>(base?: I): ListMcpServersRequest {
+    return ListMcpServersRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMcpServersRequest>, I>>(object: I): ListMcpServersRequest {
+    const message = createBaseListMcpServersRequest();
+    message.refresh = object.refresh ?? false;
+    return message;
+  },
+};
+
+function createBaseListMcpServersResponse(): ListMcpServersResponse {
+  return { servers: [] };
+}
+
+export const ListMcpServersResponse: MessageFns<ListMcpServersResponse> = {
+  encode(message: ListMcpServersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.servers) {
+      McpServer.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMcpServersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMcpServersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.servers.push(McpServer.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMcpServersResponse {
+    return {
+      servers: globalThis.Array.isArray(object?.servers) ? object.servers.map((e: any) => McpServer.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListMcpServersResponse): unknown {
+    const obj: any = {};
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => McpServer.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMcpServersResponse>, I>>(base?: I): ListMcpServersResponse {
+    return ListMcpServersResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMcpServersResponse>, I>>(object: I): ListMcpServersResponse {
+    const message = createBaseListMcpServersResponse();
+    message.servers = object.servers?.map((e) => McpServer.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMcpServer(): McpServer {
+  return { name: "", transport: "", state: "", starts: 0, lastError: "", tools: [] };
+}
+
+export const McpServer: MessageFns<McpServer> = {
+  encode(message: McpServer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.transport !== "") {
+      writer.uint32(18).string(message.transport);
+    }
+    if (message.state !== "") {
+      writer.uint32(26).string(message.state);
+    }
+    if (message.starts !== 0) {
+      writer.uint32(32).int32(message.starts);
+    }
+    if (message.lastError !== "") {
+      writer.uint32(42).string(message.lastError);
+    }
+    for (const v of message.tools) {
+      McpTool.encode(v!, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpServer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpServer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.transport = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.starts = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastError = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.tools.push(McpTool.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpServer {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      transport: isSet(object.transport) ? globalThis.String(object.transport) : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      starts: isSet(object.starts) ? globalThis.Number(object.starts) : 0,
+      lastError: isSet(object.lastError)
+        ? globalThis.String(object.lastError)
+        : isSet(object.last_error)
+        ? globalThis.String(object.last_error)
+        : "",
+      tools: globalThis.Array.isArray(object?.tools) ? object.tools.map((e: any) => McpTool.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: McpServer): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.transport !== "") {
+      obj.transport = message.transport;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.starts !== 0) {
+      obj.starts = Math.round(message.starts);
+    }
+    if (message.lastError !== "") {
+      obj.lastError = message.lastError;
+    }
+    if (message.tools?.length) {
+      obj.tools = message.tools.map((e) => McpTool.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<McpServer>, I>>(base?: I): McpServer {
+    return McpServer.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<McpServer>, I>>(object: I): McpServer {
+    const message = createBaseMcpServer();
+    message.name = object.name ?? "";
+    message.transport = object.transport ?? "";
+    message.state = object.state ?? "";
+    message.starts = object.starts ?? 0;
+    message.lastError = object.lastError ?? "";
+    message.tools = object.tools?.map((e) => McpTool.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMcpTool(): McpTool {
+  return { name: "", description: "", inputSchemaJson: "", readOnlyHint: undefined, destructiveHint: undefined };
+}
+
+export const McpTool: MessageFns<McpTool> = {
+  encode(message: McpTool, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.inputSchemaJson !== "") {
+      writer.uint32(26).string(message.inputSchemaJson);
+    }
+    if (message.readOnlyHint !== undefined) {
+      writer.uint32(32).bool(message.readOnlyHint);
+    }
+    if (message.destructiveHint !== undefined) {
+      writer.uint32(40).bool(message.destructiveHint);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpTool {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpTool();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.inputSchemaJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.readOnlyHint = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.destructiveHint = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpTool {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      inputSchemaJson: isSet(object.inputSchemaJson)
+        ? globalThis.String(object.inputSchemaJson)
+        : isSet(object.input_schema_json)
+        ? globalThis.String(object.input_schema_json)
+        : "",
+      readOnlyHint: isSet(object.readOnlyHint)
+        ? globalThis.Boolean(object.readOnlyHint)
+        : isSet(object.read_only_hint)
+        ? globalThis.Boolean(object.read_only_hint)
+        : undefined,
+      destructiveHint: isSet(object.destructiveHint)
+        ? globalThis.Boolean(object.destructiveHint)
+        : isSet(object.destructive_hint)
+        ? globalThis.Boolean(object.destructive_hint)
+        : undefined,
+    };
+  },
+
+  toJSON(message: McpTool): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.inputSchemaJson !== "") {
+      obj.inputSchemaJson = message.inputSchemaJson;
+    }
+    if (message.readOnlyHint !== undefined) {
+      obj.readOnlyHint = message.readOnlyHint;
+    }
+    if (message.destructiveHint !== undefined) {
+      obj.destructiveHint = message.destructiveHint;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<McpTool>, I>>(base?: I): McpTool {
+    return McpTool.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<McpTool>, I>>(object: I): McpTool {
+    const message = createBaseMcpTool();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.inputSchemaJson = object.inputSchemaJson ?? "";
+    message.readOnlyHint = object.readOnlyHint ?? undefined;
+    message.destructiveHint = object.destructiveHint ?? undefined;
+    return message;
+  },
+};
+
 /**
  * AgentService runs agents durably: every step is checkpointed under the session id, so a
  * run survives a crash of the caller or of the daemon and can be resumed.
@@ -8202,6 +9481,21 @@ export const AgentServiceService = {
     responseSerialize: (value: WatchResponse): Buffer => Buffer.from(WatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WatchResponse => WatchResponse.decode(value),
   },
+  /**
+   * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+   * state of each connection and its tools. Secrets are never shown.
+   */
+  listMcpServers: {
+    path: "/luosho.v1.AgentService/ListMcpServers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListMcpServersRequest): Buffer =>
+      Buffer.from(ListMcpServersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListMcpServersRequest => ListMcpServersRequest.decode(value),
+    responseSerialize: (value: ListMcpServersResponse): Buffer =>
+      Buffer.from(ListMcpServersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMcpServersResponse => ListMcpServersResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -8243,6 +9537,11 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
   compare: handleUnaryCall<CompareRequest, CompareResponse>;
   /** A session's events after a cursor: what the event log keeps, then live events. */
   watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
+  /**
+   * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+   * state of each connection and its tools. Secrets are never shown.
+   */
+  listMcpServers: handleUnaryCall<ListMcpServersRequest, ListMcpServersResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -8427,6 +9726,25 @@ export interface AgentServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<WatchResponse>;
+  /**
+   * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+   * state of each connection and its tools. Secrets are never shown.
+   */
+  listMcpServers(
+    request: ListMcpServersRequest,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listMcpServers(
+    request: ListMcpServersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listMcpServers(
+    request: ListMcpServersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const AgentServiceClient = makeGenericClientConstructor(

@@ -649,6 +649,303 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
   }
 
   /**
+   * Protobuf enum {@code luosho.v1.McpRetryOn}
+   */
+  public enum McpRetryOn
+      implements com.google.protobuf.ProtocolMessageEnum {
+    /**
+     * <code>MCP_RETRY_ON_UNSPECIFIED = 0;</code>
+     */
+    MCP_RETRY_ON_UNSPECIFIED(0),
+    /**
+     * <pre>
+     * The attempt took longer than timeout_ms.
+     * </pre>
+     *
+     * <code>MCP_RETRY_ON_TIMEOUT = 1;</code>
+     */
+    MCP_RETRY_ON_TIMEOUT(1),
+    /**
+     * <pre>
+     * The server could not be reached, died, or refused the request (protocol error).
+     * </pre>
+     *
+     * <code>MCP_RETRY_ON_UNAVAILABLE = 2;</code>
+     */
+    MCP_RETRY_ON_UNAVAILABLE(2),
+    /**
+     * <pre>
+     * The tool answered with isError.
+     * </pre>
+     *
+     * <code>MCP_RETRY_ON_TOOL_ERROR = 3;</code>
+     */
+    MCP_RETRY_ON_TOOL_ERROR(3),
+    UNRECOGNIZED(-1),
+    ;
+
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpRetryOn");
+    }
+    /**
+     * <code>MCP_RETRY_ON_UNSPECIFIED = 0;</code>
+     */
+    public static final int MCP_RETRY_ON_UNSPECIFIED_VALUE = 0;
+    /**
+     * <pre>
+     * The attempt took longer than timeout_ms.
+     * </pre>
+     *
+     * <code>MCP_RETRY_ON_TIMEOUT = 1;</code>
+     */
+    public static final int MCP_RETRY_ON_TIMEOUT_VALUE = 1;
+    /**
+     * <pre>
+     * The server could not be reached, died, or refused the request (protocol error).
+     * </pre>
+     *
+     * <code>MCP_RETRY_ON_UNAVAILABLE = 2;</code>
+     */
+    public static final int MCP_RETRY_ON_UNAVAILABLE_VALUE = 2;
+    /**
+     * <pre>
+     * The tool answered with isError.
+     * </pre>
+     *
+     * <code>MCP_RETRY_ON_TOOL_ERROR = 3;</code>
+     */
+    public static final int MCP_RETRY_ON_TOOL_ERROR_VALUE = 3;
+
+
+    public final int getNumber() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalArgumentException(
+            "Can't get the number of an unknown enum value.");
+      }
+      return value;
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     * @deprecated Use {@link #forNumber(int)} instead.
+     */
+    @java.lang.Deprecated
+    public static McpRetryOn valueOf(int value) {
+      return forNumber(value);
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     */
+    public static McpRetryOn forNumber(int value) {
+      switch (value) {
+        case 0: return MCP_RETRY_ON_UNSPECIFIED;
+        case 1: return MCP_RETRY_ON_TIMEOUT;
+        case 2: return MCP_RETRY_ON_UNAVAILABLE;
+        case 3: return MCP_RETRY_ON_TOOL_ERROR;
+        default: return null;
+      }
+    }
+
+    public static com.google.protobuf.Internal.EnumLiteMap<McpRetryOn>
+        internalGetValueMap() {
+      return internalValueMap;
+    }
+    private static final com.google.protobuf.Internal.EnumLiteMap<
+        McpRetryOn> internalValueMap =
+          new com.google.protobuf.Internal.EnumLiteMap<McpRetryOn>() {
+            public McpRetryOn findValueByNumber(int number) {
+              return McpRetryOn.forNumber(number);
+            }
+          };
+
+    public final com.google.protobuf.Descriptors.EnumValueDescriptor
+        getValueDescriptor() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalStateException(
+            "Can't get the descriptor of an unrecognized enum value.");
+      }
+      return getDescriptor().getValue(ordinal());
+    }
+    public final com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptorForType() {
+      return getDescriptor();
+    }
+    public static com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptor() {
+      return luosho.v1.Agent.getDescriptor().getEnumType(4);
+    }
+
+    private static final McpRetryOn[] VALUES = values();
+
+    public static McpRetryOn valueOf(
+        com.google.protobuf.Descriptors.EnumValueDescriptor desc) {
+      if (desc.getType() != getDescriptor()) {
+        throw new java.lang.IllegalArgumentException(
+          "EnumValueDescriptor is not for this type.");
+      }
+      if (desc.getIndex() == -1) {
+        return UNRECOGNIZED;
+      }
+      return VALUES[desc.getIndex()];
+    }
+
+    private final int value;
+
+    private McpRetryOn(int value) {
+      this.value = value;
+    }
+
+    // @@protoc_insertion_point(enum_scope:luosho.v1.McpRetryOn)
+  }
+
+  /**
+   * <pre>
+   * Whether a daemon tool pauses the run for a human before it runs (R72).
+   * </pre>
+   *
+   * Protobuf enum {@code luosho.v1.McpApproval}
+   */
+  public enum McpApproval
+      implements com.google.protobuf.ProtocolMessageEnum {
+    /**
+     * <pre>
+     * From the tool's annotations: destructiveHint true (and not readOnlyHint) gates it.
+     * </pre>
+     *
+     * <code>MCP_APPROVAL_UNSPECIFIED = 0;</code>
+     */
+    MCP_APPROVAL_UNSPECIFIED(0),
+    /**
+     * <code>MCP_APPROVAL_GATE = 1;</code>
+     */
+    MCP_APPROVAL_GATE(1),
+    /**
+     * <code>MCP_APPROVAL_UNGATE = 2;</code>
+     */
+    MCP_APPROVAL_UNGATE(2),
+    UNRECOGNIZED(-1),
+    ;
+
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpApproval");
+    }
+    /**
+     * <pre>
+     * From the tool's annotations: destructiveHint true (and not readOnlyHint) gates it.
+     * </pre>
+     *
+     * <code>MCP_APPROVAL_UNSPECIFIED = 0;</code>
+     */
+    public static final int MCP_APPROVAL_UNSPECIFIED_VALUE = 0;
+    /**
+     * <code>MCP_APPROVAL_GATE = 1;</code>
+     */
+    public static final int MCP_APPROVAL_GATE_VALUE = 1;
+    /**
+     * <code>MCP_APPROVAL_UNGATE = 2;</code>
+     */
+    public static final int MCP_APPROVAL_UNGATE_VALUE = 2;
+
+
+    public final int getNumber() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalArgumentException(
+            "Can't get the number of an unknown enum value.");
+      }
+      return value;
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     * @deprecated Use {@link #forNumber(int)} instead.
+     */
+    @java.lang.Deprecated
+    public static McpApproval valueOf(int value) {
+      return forNumber(value);
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     */
+    public static McpApproval forNumber(int value) {
+      switch (value) {
+        case 0: return MCP_APPROVAL_UNSPECIFIED;
+        case 1: return MCP_APPROVAL_GATE;
+        case 2: return MCP_APPROVAL_UNGATE;
+        default: return null;
+      }
+    }
+
+    public static com.google.protobuf.Internal.EnumLiteMap<McpApproval>
+        internalGetValueMap() {
+      return internalValueMap;
+    }
+    private static final com.google.protobuf.Internal.EnumLiteMap<
+        McpApproval> internalValueMap =
+          new com.google.protobuf.Internal.EnumLiteMap<McpApproval>() {
+            public McpApproval findValueByNumber(int number) {
+              return McpApproval.forNumber(number);
+            }
+          };
+
+    public final com.google.protobuf.Descriptors.EnumValueDescriptor
+        getValueDescriptor() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalStateException(
+            "Can't get the descriptor of an unrecognized enum value.");
+      }
+      return getDescriptor().getValue(ordinal());
+    }
+    public final com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptorForType() {
+      return getDescriptor();
+    }
+    public static com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptor() {
+      return luosho.v1.Agent.getDescriptor().getEnumType(5);
+    }
+
+    private static final McpApproval[] VALUES = values();
+
+    public static McpApproval valueOf(
+        com.google.protobuf.Descriptors.EnumValueDescriptor desc) {
+      if (desc.getType() != getDescriptor()) {
+        throw new java.lang.IllegalArgumentException(
+          "EnumValueDescriptor is not for this type.");
+      }
+      if (desc.getIndex() == -1) {
+        return UNRECOGNIZED;
+      }
+      return VALUES[desc.getIndex()];
+    }
+
+    private final int value;
+
+    private McpApproval(int value) {
+      this.value = value;
+    }
+
+    // @@protoc_insertion_point(enum_scope:luosho.v1.McpApproval)
+  }
+
+  /**
    * Protobuf enum {@code luosho.v1.RunMode}
    */
   public enum RunMode
@@ -781,7 +1078,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     public static com.google.protobuf.Descriptors.EnumDescriptor
         getDescriptor() {
-      return luosho.v1.Agent.getDescriptor().getEnumType(4);
+      return luosho.v1.Agent.getDescriptor().getEnumType(6);
     }
 
     private static final RunMode[] VALUES = values();
@@ -805,6 +1102,140 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
 
     // @@protoc_insertion_point(enum_scope:luosho.v1.RunMode)
+  }
+
+  /**
+   * Protobuf enum {@code luosho.v1.ToolExecutor}
+   */
+  public enum ToolExecutor
+      implements com.google.protobuf.ProtocolMessageEnum {
+    /**
+     * <pre>
+     * Older daemons: the client.
+     * </pre>
+     *
+     * <code>TOOL_EXECUTOR_UNSPECIFIED = 0;</code>
+     */
+    TOOL_EXECUTOR_UNSPECIFIED(0),
+    /**
+     * <code>TOOL_EXECUTOR_CLIENT = 1;</code>
+     */
+    TOOL_EXECUTOR_CLIENT(1),
+    /**
+     * <code>TOOL_EXECUTOR_DAEMON = 2;</code>
+     */
+    TOOL_EXECUTOR_DAEMON(2),
+    UNRECOGNIZED(-1),
+    ;
+
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ToolExecutor");
+    }
+    /**
+     * <pre>
+     * Older daemons: the client.
+     * </pre>
+     *
+     * <code>TOOL_EXECUTOR_UNSPECIFIED = 0;</code>
+     */
+    public static final int TOOL_EXECUTOR_UNSPECIFIED_VALUE = 0;
+    /**
+     * <code>TOOL_EXECUTOR_CLIENT = 1;</code>
+     */
+    public static final int TOOL_EXECUTOR_CLIENT_VALUE = 1;
+    /**
+     * <code>TOOL_EXECUTOR_DAEMON = 2;</code>
+     */
+    public static final int TOOL_EXECUTOR_DAEMON_VALUE = 2;
+
+
+    public final int getNumber() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalArgumentException(
+            "Can't get the number of an unknown enum value.");
+      }
+      return value;
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     * @deprecated Use {@link #forNumber(int)} instead.
+     */
+    @java.lang.Deprecated
+    public static ToolExecutor valueOf(int value) {
+      return forNumber(value);
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     */
+    public static ToolExecutor forNumber(int value) {
+      switch (value) {
+        case 0: return TOOL_EXECUTOR_UNSPECIFIED;
+        case 1: return TOOL_EXECUTOR_CLIENT;
+        case 2: return TOOL_EXECUTOR_DAEMON;
+        default: return null;
+      }
+    }
+
+    public static com.google.protobuf.Internal.EnumLiteMap<ToolExecutor>
+        internalGetValueMap() {
+      return internalValueMap;
+    }
+    private static final com.google.protobuf.Internal.EnumLiteMap<
+        ToolExecutor> internalValueMap =
+          new com.google.protobuf.Internal.EnumLiteMap<ToolExecutor>() {
+            public ToolExecutor findValueByNumber(int number) {
+              return ToolExecutor.forNumber(number);
+            }
+          };
+
+    public final com.google.protobuf.Descriptors.EnumValueDescriptor
+        getValueDescriptor() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalStateException(
+            "Can't get the descriptor of an unrecognized enum value.");
+      }
+      return getDescriptor().getValue(ordinal());
+    }
+    public final com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptorForType() {
+      return getDescriptor();
+    }
+    public static com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptor() {
+      return luosho.v1.Agent.getDescriptor().getEnumType(7);
+    }
+
+    private static final ToolExecutor[] VALUES = values();
+
+    public static ToolExecutor valueOf(
+        com.google.protobuf.Descriptors.EnumValueDescriptor desc) {
+      if (desc.getType() != getDescriptor()) {
+        throw new java.lang.IllegalArgumentException(
+          "EnumValueDescriptor is not for this type.");
+      }
+      if (desc.getIndex() == -1) {
+        return UNRECOGNIZED;
+      }
+      return VALUES[desc.getIndex()];
+    }
+
+    private final int value;
+
+    private ToolExecutor(int value) {
+      this.value = value;
+    }
+
+    // @@protoc_insertion_point(enum_scope:luosho.v1.ToolExecutor)
   }
 
   /**
@@ -923,7 +1354,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     public static com.google.protobuf.Descriptors.EnumDescriptor
         getDescriptor() {
-      return luosho.v1.Agent.getDescriptor().getEnumType(5);
+      return luosho.v1.Agent.getDescriptor().getEnumType(8);
     }
 
     private static final SubmitOutcome[] VALUES = values();
@@ -2120,6 +2551,55 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
      * @return The approvalTimeoutMs.
      */
     long getApprovalTimeoutMs();
+
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    java.util.List<luosho.v1.Agent.McpServerUse> 
+        getMcpServersList();
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    luosho.v1.Agent.McpServerUse getMcpServers(int index);
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    int getMcpServersCount();
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.McpServerUseOrBuilder> 
+        getMcpServersOrBuilderList();
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    luosho.v1.Agent.McpServerUseOrBuilder getMcpServersOrBuilder(
+        int index);
   }
   /**
    * <pre>
@@ -2152,6 +2632,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       tools_ = java.util.Collections.emptyList();
       onAgentDrift_ = 0;
       modelSettingsJson_ = "";
+      mcpServers_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -2481,6 +2962,72 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       return approvalTimeoutMs_;
     }
 
+    public static final int MCP_SERVERS_FIELD_NUMBER = 20;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.McpServerUse> mcpServers_;
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.McpServerUse> getMcpServersList() {
+      return mcpServers_;
+    }
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.McpServerUseOrBuilder> 
+        getMcpServersOrBuilderList() {
+      return mcpServers_;
+    }
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    @java.lang.Override
+    public int getMcpServersCount() {
+      return mcpServers_.size();
+    }
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpServerUse getMcpServers(int index) {
+      return mcpServers_.get(index);
+    }
+    /**
+     * <pre>
+     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpServerUseOrBuilder getMcpServersOrBuilder(
+        int index) {
+      return mcpServers_.get(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -2521,6 +3068,9 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       if (((bitField0_ & 0x00000008) != 0)) {
         output.writeInt64(9, approvalTimeoutMs_);
+      }
+      for (int i = 0; i < mcpServers_.size(); i++) {
+        output.writeMessage(20, mcpServers_.get(i));
       }
       getUnknownFields().writeTo(output);
     }
@@ -2564,6 +3114,15 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         size += com.google.protobuf.CodedOutputStream
           .computeInt64Size(9, approvalTimeoutMs_);
       }
+
+          {
+            final int count = mcpServers_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(mcpServers_.get(i));
+            }
+            size += 2 * count;
+          }
       return size;
     }
     @java.lang.Override
@@ -2617,6 +3176,8 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         if (getApprovalTimeoutMs()
             != other.getApprovalTimeoutMs()) return false;
       }
+      if (!getMcpServersList()
+          .equals(other.getMcpServersList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -2656,6 +3217,10 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         hash = (37 * hash) + APPROVAL_TIMEOUT_MS_FIELD_NUMBER;
         hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
             getApprovalTimeoutMs());
+      }
+      if (getMcpServersCount() > 0) {
+        hash = (37 * hash) + MCP_SERVERS_FIELD_NUMBER;
+        hash = (53 * hash) + getMcpServersList().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -2807,6 +3372,13 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         modelSettingsJson_ = "";
         toolTimeoutMs_ = 0;
         approvalTimeoutMs_ = 0L;
+        if (mcpServersBuilder_ == null) {
+          mcpServers_ = java.util.Collections.emptyList();
+        } else {
+          mcpServers_ = null;
+          mcpServersBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000200);
         return this;
       }
 
@@ -2848,6 +3420,15 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
           result.tools_ = tools_;
         } else {
           result.tools_ = toolsBuilder_.build();
+        }
+        if (mcpServersBuilder_ == null) {
+          if (((bitField0_ & 0x00000200) != 0)) {
+            mcpServers_ = java.util.Collections.unmodifiableList(mcpServers_);
+            bitField0_ = (bitField0_ & ~0x00000200);
+          }
+          result.mcpServers_ = mcpServers_;
+        } else {
+          result.mcpServers_ = mcpServersBuilder_.build();
         }
       }
 
@@ -2953,6 +3534,32 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         if (other.hasApprovalTimeoutMs()) {
           setApprovalTimeoutMs(other.getApprovalTimeoutMs());
         }
+        if (mcpServersBuilder_ == null) {
+          if (!other.mcpServers_.isEmpty()) {
+            if (mcpServers_.isEmpty()) {
+              mcpServers_ = other.mcpServers_;
+              bitField0_ = (bitField0_ & ~0x00000200);
+            } else {
+              ensureMcpServersIsMutable();
+              mcpServers_.addAll(other.mcpServers_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.mcpServers_.isEmpty()) {
+            if (mcpServersBuilder_.isEmpty()) {
+              mcpServersBuilder_.dispose();
+              mcpServersBuilder_ = null;
+              mcpServers_ = other.mcpServers_;
+              bitField0_ = (bitField0_ & ~0x00000200);
+              mcpServersBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetMcpServersFieldBuilder() : null;
+            } else {
+              mcpServersBuilder_.addAllMessages(other.mcpServers_);
+            }
+          }
+        }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
         return this;
@@ -3032,6 +3639,19 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
                 bitField0_ |= 0x00000100;
                 break;
               } // case 72
+              case 162: {
+                luosho.v1.Agent.McpServerUse m =
+                    input.readMessage(
+                        luosho.v1.Agent.McpServerUse.parser(),
+                        extensionRegistry);
+                if (mcpServersBuilder_ == null) {
+                  ensureMcpServersIsMutable();
+                  mcpServers_.add(m);
+                } else {
+                  mcpServersBuilder_.addMessage(m);
+                }
+                break;
+              } // case 162
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -3841,6 +4461,336 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         return this;
       }
 
+      private java.util.List<luosho.v1.Agent.McpServerUse> mcpServers_ =
+        java.util.Collections.emptyList();
+      private void ensureMcpServersIsMutable() {
+        if (!((bitField0_ & 0x00000200) != 0)) {
+          mcpServers_ = new java.util.ArrayList<luosho.v1.Agent.McpServerUse>(mcpServers_);
+          bitField0_ |= 0x00000200;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpServerUse, luosho.v1.Agent.McpServerUse.Builder, luosho.v1.Agent.McpServerUseOrBuilder> mcpServersBuilder_;
+
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpServerUse> getMcpServersList() {
+        if (mcpServersBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(mcpServers_);
+        } else {
+          return mcpServersBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public int getMcpServersCount() {
+        if (mcpServersBuilder_ == null) {
+          return mcpServers_.size();
+        } else {
+          return mcpServersBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public luosho.v1.Agent.McpServerUse getMcpServers(int index) {
+        if (mcpServersBuilder_ == null) {
+          return mcpServers_.get(index);
+        } else {
+          return mcpServersBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder setMcpServers(
+          int index, luosho.v1.Agent.McpServerUse value) {
+        if (mcpServersBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMcpServersIsMutable();
+          mcpServers_.set(index, value);
+          onChanged();
+        } else {
+          mcpServersBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder setMcpServers(
+          int index, luosho.v1.Agent.McpServerUse.Builder builderForValue) {
+        if (mcpServersBuilder_ == null) {
+          ensureMcpServersIsMutable();
+          mcpServers_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          mcpServersBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder addMcpServers(luosho.v1.Agent.McpServerUse value) {
+        if (mcpServersBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMcpServersIsMutable();
+          mcpServers_.add(value);
+          onChanged();
+        } else {
+          mcpServersBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder addMcpServers(
+          int index, luosho.v1.Agent.McpServerUse value) {
+        if (mcpServersBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMcpServersIsMutable();
+          mcpServers_.add(index, value);
+          onChanged();
+        } else {
+          mcpServersBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder addMcpServers(
+          luosho.v1.Agent.McpServerUse.Builder builderForValue) {
+        if (mcpServersBuilder_ == null) {
+          ensureMcpServersIsMutable();
+          mcpServers_.add(builderForValue.build());
+          onChanged();
+        } else {
+          mcpServersBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder addMcpServers(
+          int index, luosho.v1.Agent.McpServerUse.Builder builderForValue) {
+        if (mcpServersBuilder_ == null) {
+          ensureMcpServersIsMutable();
+          mcpServers_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          mcpServersBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder addAllMcpServers(
+          java.lang.Iterable<? extends luosho.v1.Agent.McpServerUse> values) {
+        if (mcpServersBuilder_ == null) {
+          ensureMcpServersIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, mcpServers_);
+          onChanged();
+        } else {
+          mcpServersBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder clearMcpServers() {
+        if (mcpServersBuilder_ == null) {
+          mcpServers_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000200);
+          onChanged();
+        } else {
+          mcpServersBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public Builder removeMcpServers(int index) {
+        if (mcpServersBuilder_ == null) {
+          ensureMcpServersIsMutable();
+          mcpServers_.remove(index);
+          onChanged();
+        } else {
+          mcpServersBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public luosho.v1.Agent.McpServerUse.Builder getMcpServersBuilder(
+          int index) {
+        return internalGetMcpServersFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public luosho.v1.Agent.McpServerUseOrBuilder getMcpServersOrBuilder(
+          int index) {
+        if (mcpServersBuilder_ == null) {
+          return mcpServers_.get(index);  } else {
+          return mcpServersBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.McpServerUseOrBuilder> 
+           getMcpServersOrBuilderList() {
+        if (mcpServersBuilder_ != null) {
+          return mcpServersBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(mcpServers_);
+        }
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public luosho.v1.Agent.McpServerUse.Builder addMcpServersBuilder() {
+        return internalGetMcpServersFieldBuilder().addBuilder(
+            luosho.v1.Agent.McpServerUse.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public luosho.v1.Agent.McpServerUse.Builder addMcpServersBuilder(
+          int index) {
+        return internalGetMcpServersFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.McpServerUse.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServerUse mcp_servers = 20;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpServerUse.Builder> 
+           getMcpServersBuilderList() {
+        return internalGetMcpServersFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpServerUse, luosho.v1.Agent.McpServerUse.Builder, luosho.v1.Agent.McpServerUseOrBuilder> 
+          internalGetMcpServersFieldBuilder() {
+        if (mcpServersBuilder_ == null) {
+          mcpServersBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.McpServerUse, luosho.v1.Agent.McpServerUse.Builder, luosho.v1.Agent.McpServerUseOrBuilder>(
+                  mcpServers_,
+                  ((bitField0_ & 0x00000200) != 0),
+                  getParentForChildren(),
+                  isClean());
+          mcpServers_ = null;
+        }
+        return mcpServersBuilder_;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)
     }
 
@@ -3887,6 +4837,3671 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
 
     @java.lang.Override
     public luosho.v1.Agent.AgentSpec getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface McpServerUseOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.McpServerUse)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <pre>
+     * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @return A list containing the allowTools.
+     */
+    java.util.List<java.lang.String>
+        getAllowToolsList();
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @return The count of allowTools.
+     */
+    int getAllowToolsCount();
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @param index The index of the element to return.
+     * @return The allowTools at the given index.
+     */
+    java.lang.String getAllowTools(int index);
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the allowTools at the given index.
+     */
+    com.google.protobuf.ByteString
+        getAllowToolsBytes(int index);
+
+    /**
+     * <pre>
+     * How long one attempt of a call may take (default: the server's, else the daemon's
+     * tool timeout).
+     * </pre>
+     *
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return Whether the timeoutMs field is set.
+     */
+    boolean hasTimeoutMs();
+    /**
+     * <pre>
+     * How long one attempt of a call may take (default: the server's, else the daemon's
+     * tool timeout).
+     * </pre>
+     *
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return The timeoutMs.
+     */
+    int getTimeoutMs();
+
+    /**
+     * <pre>
+     * Retries of a failed call (default: the server's, else one attempt).
+     * </pre>
+     *
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return Whether the retry field is set.
+     */
+    boolean hasRetry();
+    /**
+     * <pre>
+     * Retries of a failed call (default: the server's, else one attempt).
+     * </pre>
+     *
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return The retry.
+     */
+    luosho.v1.Agent.McpRetryPolicy getRetry();
+    /**
+     * <pre>
+     * Retries of a failed call (default: the server's, else one attempt).
+     * </pre>
+     *
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     */
+    luosho.v1.Agent.McpRetryPolicyOrBuilder getRetryOrBuilder();
+
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    java.util.List<luosho.v1.Agent.McpToolOverride> 
+        getToolOverridesList();
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    luosho.v1.Agent.McpToolOverride getToolOverrides(int index);
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    int getToolOverridesCount();
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.McpToolOverrideOrBuilder> 
+        getToolOverridesOrBuilderList();
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    luosho.v1.Agent.McpToolOverrideOrBuilder getToolOverridesOrBuilder(
+        int index);
+  }
+  /**
+   * <pre>
+   * An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses.
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.McpServerUse}
+   */
+  public static final class McpServerUse extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.McpServerUse)
+      McpServerUseOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpServerUse");
+    }
+    // Use McpServerUse.newBuilder() to construct.
+    private McpServerUse(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private McpServerUse() {
+      name_ = "";
+      allowTools_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      toolOverrides_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServerUse_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServerUse_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServerUse_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.McpServerUse.class, luosho.v1.Agent.McpServerUse.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <pre>
+     * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int ALLOW_TOOLS_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList allowTools_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @return A list containing the allowTools.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getAllowToolsList() {
+      return allowTools_;
+    }
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @return The count of allowTools.
+     */
+    public int getAllowToolsCount() {
+      return allowTools_.size();
+    }
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @param index The index of the element to return.
+     * @return The allowTools at the given index.
+     */
+    public java.lang.String getAllowTools(int index) {
+      return allowTools_.get(index);
+    }
+    /**
+     * <pre>
+     * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+     * means all of them.
+     * </pre>
+     *
+     * <code>repeated string allow_tools = 2;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the allowTools at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getAllowToolsBytes(int index) {
+      return allowTools_.getByteString(index);
+    }
+
+    public static final int TIMEOUT_MS_FIELD_NUMBER = 3;
+    private int timeoutMs_ = 0;
+    /**
+     * <pre>
+     * How long one attempt of a call may take (default: the server's, else the daemon's
+     * tool timeout).
+     * </pre>
+     *
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return Whether the timeoutMs field is set.
+     */
+    @java.lang.Override
+    public boolean hasTimeoutMs() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <pre>
+     * How long one attempt of a call may take (default: the server's, else the daemon's
+     * tool timeout).
+     * </pre>
+     *
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return The timeoutMs.
+     */
+    @java.lang.Override
+    public int getTimeoutMs() {
+      return timeoutMs_;
+    }
+
+    public static final int RETRY_FIELD_NUMBER = 4;
+    private luosho.v1.Agent.McpRetryPolicy retry_;
+    /**
+     * <pre>
+     * Retries of a failed call (default: the server's, else one attempt).
+     * </pre>
+     *
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return Whether the retry field is set.
+     */
+    @java.lang.Override
+    public boolean hasRetry() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * Retries of a failed call (default: the server's, else one attempt).
+     * </pre>
+     *
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return The retry.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpRetryPolicy getRetry() {
+      return retry_ == null ? luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+    }
+    /**
+     * <pre>
+     * Retries of a failed call (default: the server's, else one attempt).
+     * </pre>
+     *
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpRetryPolicyOrBuilder getRetryOrBuilder() {
+      return retry_ == null ? luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+    }
+
+    public static final int TOOL_OVERRIDES_FIELD_NUMBER = 5;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.McpToolOverride> toolOverrides_;
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.McpToolOverride> getToolOverridesList() {
+      return toolOverrides_;
+    }
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.McpToolOverrideOrBuilder> 
+        getToolOverridesOrBuilderList() {
+      return toolOverrides_;
+    }
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    @java.lang.Override
+    public int getToolOverridesCount() {
+      return toolOverrides_.size();
+    }
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpToolOverride getToolOverrides(int index) {
+      return toolOverrides_.get(index);
+    }
+    /**
+     * <pre>
+     * Per-tool settings that win over the ones above.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpToolOverrideOrBuilder getToolOverridesOrBuilder(
+        int index) {
+      return toolOverrides_.get(index);
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      for (int i = 0; i < allowTools_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, allowTools_.getRaw(i));
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeInt32(3, timeoutMs_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(4, getRetry());
+      }
+      for (int i = 0; i < toolOverrides_.size(); i++) {
+        output.writeMessage(5, toolOverrides_.get(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < allowTools_.size(); i++) {
+          dataSize += computeStringSizeNoTag(allowTools_.getRaw(i));
+        }
+        size += dataSize;
+        size += 1 * getAllowToolsList().size();
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(3, timeoutMs_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(4, getRetry());
+      }
+
+          {
+            final int count = toolOverrides_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(toolOverrides_.get(i));
+            }
+            size += 1 * count;
+          }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.McpServerUse)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.McpServerUse other = (luosho.v1.Agent.McpServerUse) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (!getAllowToolsList()
+          .equals(other.getAllowToolsList())) return false;
+      if (hasTimeoutMs() != other.hasTimeoutMs()) return false;
+      if (hasTimeoutMs()) {
+        if (getTimeoutMs()
+            != other.getTimeoutMs()) return false;
+      }
+      if (hasRetry() != other.hasRetry()) return false;
+      if (hasRetry()) {
+        if (!getRetry()
+            .equals(other.getRetry())) return false;
+      }
+      if (!getToolOverridesList()
+          .equals(other.getToolOverridesList())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      if (getAllowToolsCount() > 0) {
+        hash = (37 * hash) + ALLOW_TOOLS_FIELD_NUMBER;
+        hash = (53 * hash) + getAllowToolsList().hashCode();
+      }
+      if (hasTimeoutMs()) {
+        hash = (37 * hash) + TIMEOUT_MS_FIELD_NUMBER;
+        hash = (53 * hash) + getTimeoutMs();
+      }
+      if (hasRetry()) {
+        hash = (37 * hash) + RETRY_FIELD_NUMBER;
+        hash = (53 * hash) + getRetry().hashCode();
+      }
+      if (getToolOverridesCount() > 0) {
+        hash = (37 * hash) + TOOL_OVERRIDES_FIELD_NUMBER;
+        hash = (53 * hash) + getToolOverridesList().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.McpServerUse parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.McpServerUse parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpServerUse parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.McpServerUse prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses.
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.McpServerUse}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.McpServerUse)
+        luosho.v1.Agent.McpServerUseOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServerUse_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServerUse_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.McpServerUse.class, luosho.v1.Agent.McpServerUse.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.McpServerUse.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetRetryFieldBuilder();
+          internalGetToolOverridesFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        allowTools_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
+        timeoutMs_ = 0;
+        retry_ = null;
+        if (retryBuilder_ != null) {
+          retryBuilder_.dispose();
+          retryBuilder_ = null;
+        }
+        if (toolOverridesBuilder_ == null) {
+          toolOverrides_ = java.util.Collections.emptyList();
+        } else {
+          toolOverrides_ = null;
+          toolOverridesBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000010);
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServerUse_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServerUse getDefaultInstanceForType() {
+        return luosho.v1.Agent.McpServerUse.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServerUse build() {
+        luosho.v1.Agent.McpServerUse result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServerUse buildPartial() {
+        luosho.v1.Agent.McpServerUse result = new luosho.v1.Agent.McpServerUse(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.McpServerUse result) {
+        if (toolOverridesBuilder_ == null) {
+          if (((bitField0_ & 0x00000010) != 0)) {
+            toolOverrides_ = java.util.Collections.unmodifiableList(toolOverrides_);
+            bitField0_ = (bitField0_ & ~0x00000010);
+          }
+          result.toolOverrides_ = toolOverrides_;
+        } else {
+          result.toolOverrides_ = toolOverridesBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.McpServerUse result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          allowTools_.makeImmutable();
+          result.allowTools_ = allowTools_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.timeoutMs_ = timeoutMs_;
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.retry_ = retryBuilder_ == null
+              ? retry_
+              : retryBuilder_.build();
+          to_bitField0_ |= 0x00000002;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.McpServerUse) {
+          return mergeFrom((luosho.v1.Agent.McpServerUse)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.McpServerUse other) {
+        if (other == luosho.v1.Agent.McpServerUse.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.allowTools_.isEmpty()) {
+          if (allowTools_.isEmpty()) {
+            allowTools_ = other.allowTools_;
+            bitField0_ |= 0x00000002;
+          } else {
+            ensureAllowToolsIsMutable();
+            allowTools_.addAll(other.allowTools_);
+          }
+          onChanged();
+        }
+        if (other.hasTimeoutMs()) {
+          setTimeoutMs(other.getTimeoutMs());
+        }
+        if (other.hasRetry()) {
+          mergeRetry(other.getRetry());
+        }
+        if (toolOverridesBuilder_ == null) {
+          if (!other.toolOverrides_.isEmpty()) {
+            if (toolOverrides_.isEmpty()) {
+              toolOverrides_ = other.toolOverrides_;
+              bitField0_ = (bitField0_ & ~0x00000010);
+            } else {
+              ensureToolOverridesIsMutable();
+              toolOverrides_.addAll(other.toolOverrides_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.toolOverrides_.isEmpty()) {
+            if (toolOverridesBuilder_.isEmpty()) {
+              toolOverridesBuilder_.dispose();
+              toolOverridesBuilder_ = null;
+              toolOverrides_ = other.toolOverrides_;
+              bitField0_ = (bitField0_ & ~0x00000010);
+              toolOverridesBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetToolOverridesFieldBuilder() : null;
+            } else {
+              toolOverridesBuilder_.addAllMessages(other.toolOverrides_);
+            }
+          }
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                ensureAllowToolsIsMutable();
+                allowTools_.add(input.readStringRequireUtf8());
+                break;
+              } // case 18
+              case 24: {
+                timeoutMs_ = input.readInt32();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 24
+              case 34: {
+                input.readMessage(
+                    internalGetRetryFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 34
+              case 42: {
+                luosho.v1.Agent.McpToolOverride m =
+                    input.readMessage(
+                        luosho.v1.Agent.McpToolOverride.parser(),
+                        extensionRegistry);
+                if (toolOverridesBuilder_ == null) {
+                  ensureToolOverridesIsMutable();
+                  toolOverrides_.add(m);
+                } else {
+                  toolOverridesBuilder_.addMessage(m);
+                }
+                break;
+              } // case 42
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <pre>
+       * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's name in the daemon's configuration; an unknown name is INVALID_ARGUMENT.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.LazyStringArrayList allowTools_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensureAllowToolsIsMutable() {
+        if (!allowTools_.isModifiable()) {
+          allowTools_ = new com.google.protobuf.LazyStringArrayList(allowTools_);
+        }
+        bitField0_ |= 0x00000002;
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @return A list containing the allowTools.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getAllowToolsList() {
+        allowTools_.makeImmutable();
+        return allowTools_;
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @return The count of allowTools.
+       */
+      public int getAllowToolsCount() {
+        return allowTools_.size();
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @param index The index of the element to return.
+       * @return The allowTools at the given index.
+       */
+      public java.lang.String getAllowTools(int index) {
+        return allowTools_.get(index);
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the allowTools at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getAllowToolsBytes(int index) {
+        return allowTools_.getByteString(index);
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @param index The index to set the value at.
+       * @param value The allowTools to set.
+       * @return This builder for chaining.
+       */
+      public Builder setAllowTools(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureAllowToolsIsMutable();
+        allowTools_.set(index, value);
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @param value The allowTools to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllowTools(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureAllowToolsIsMutable();
+        allowTools_.add(value);
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @param values The allowTools to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllAllowTools(
+          java.lang.Iterable<java.lang.String> values) {
+        ensureAllowToolsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, allowTools_);
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearAllowTools() {
+        allowTools_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000002);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's tools the agent may call (its own names, without "&lt;server&gt;__"); empty
+       * means all of them.
+       * </pre>
+       *
+       * <code>repeated string allow_tools = 2;</code>
+       * @param value The bytes of the allowTools to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllowToolsBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensureAllowToolsIsMutable();
+        allowTools_.add(value);
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private int timeoutMs_ ;
+      /**
+       * <pre>
+       * How long one attempt of a call may take (default: the server's, else the daemon's
+       * tool timeout).
+       * </pre>
+       *
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @return Whether the timeoutMs field is set.
+       */
+      @java.lang.Override
+      public boolean hasTimeoutMs() {
+        return ((bitField0_ & 0x00000004) != 0);
+      }
+      /**
+       * <pre>
+       * How long one attempt of a call may take (default: the server's, else the daemon's
+       * tool timeout).
+       * </pre>
+       *
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @return The timeoutMs.
+       */
+      @java.lang.Override
+      public int getTimeoutMs() {
+        return timeoutMs_;
+      }
+      /**
+       * <pre>
+       * How long one attempt of a call may take (default: the server's, else the daemon's
+       * tool timeout).
+       * </pre>
+       *
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @param value The timeoutMs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTimeoutMs(int value) {
+
+        timeoutMs_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * How long one attempt of a call may take (default: the server's, else the daemon's
+       * tool timeout).
+       * </pre>
+       *
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTimeoutMs() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        timeoutMs_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private luosho.v1.Agent.McpRetryPolicy retry_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.McpRetryPolicy, luosho.v1.Agent.McpRetryPolicy.Builder, luosho.v1.Agent.McpRetryPolicyOrBuilder> retryBuilder_;
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       * @return Whether the retry field is set.
+       */
+      public boolean hasRetry() {
+        return ((bitField0_ & 0x00000008) != 0);
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       * @return The retry.
+       */
+      public luosho.v1.Agent.McpRetryPolicy getRetry() {
+        if (retryBuilder_ == null) {
+          return retry_ == null ? luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+        } else {
+          return retryBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder setRetry(luosho.v1.Agent.McpRetryPolicy value) {
+        if (retryBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          retry_ = value;
+        } else {
+          retryBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder setRetry(
+          luosho.v1.Agent.McpRetryPolicy.Builder builderForValue) {
+        if (retryBuilder_ == null) {
+          retry_ = builderForValue.build();
+        } else {
+          retryBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder mergeRetry(luosho.v1.Agent.McpRetryPolicy value) {
+        if (retryBuilder_ == null) {
+          if (((bitField0_ & 0x00000008) != 0) &&
+            retry_ != null &&
+            retry_ != luosho.v1.Agent.McpRetryPolicy.getDefaultInstance()) {
+            getRetryBuilder().mergeFrom(value);
+          } else {
+            retry_ = value;
+          }
+        } else {
+          retryBuilder_.mergeFrom(value);
+        }
+        if (retry_ != null) {
+          bitField0_ |= 0x00000008;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder clearRetry() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        retry_ = null;
+        if (retryBuilder_ != null) {
+          retryBuilder_.dispose();
+          retryBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public luosho.v1.Agent.McpRetryPolicy.Builder getRetryBuilder() {
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return internalGetRetryFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public luosho.v1.Agent.McpRetryPolicyOrBuilder getRetryOrBuilder() {
+        if (retryBuilder_ != null) {
+          return retryBuilder_.getMessageOrBuilder();
+        } else {
+          return retry_ == null ?
+              luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+        }
+      }
+      /**
+       * <pre>
+       * Retries of a failed call (default: the server's, else one attempt).
+       * </pre>
+       *
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.McpRetryPolicy, luosho.v1.Agent.McpRetryPolicy.Builder, luosho.v1.Agent.McpRetryPolicyOrBuilder> 
+          internalGetRetryFieldBuilder() {
+        if (retryBuilder_ == null) {
+          retryBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.McpRetryPolicy, luosho.v1.Agent.McpRetryPolicy.Builder, luosho.v1.Agent.McpRetryPolicyOrBuilder>(
+                  getRetry(),
+                  getParentForChildren(),
+                  isClean());
+          retry_ = null;
+        }
+        return retryBuilder_;
+      }
+
+      private java.util.List<luosho.v1.Agent.McpToolOverride> toolOverrides_ =
+        java.util.Collections.emptyList();
+      private void ensureToolOverridesIsMutable() {
+        if (!((bitField0_ & 0x00000010) != 0)) {
+          toolOverrides_ = new java.util.ArrayList<luosho.v1.Agent.McpToolOverride>(toolOverrides_);
+          bitField0_ |= 0x00000010;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpToolOverride, luosho.v1.Agent.McpToolOverride.Builder, luosho.v1.Agent.McpToolOverrideOrBuilder> toolOverridesBuilder_;
+
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpToolOverride> getToolOverridesList() {
+        if (toolOverridesBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(toolOverrides_);
+        } else {
+          return toolOverridesBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public int getToolOverridesCount() {
+        if (toolOverridesBuilder_ == null) {
+          return toolOverrides_.size();
+        } else {
+          return toolOverridesBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public luosho.v1.Agent.McpToolOverride getToolOverrides(int index) {
+        if (toolOverridesBuilder_ == null) {
+          return toolOverrides_.get(index);
+        } else {
+          return toolOverridesBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder setToolOverrides(
+          int index, luosho.v1.Agent.McpToolOverride value) {
+        if (toolOverridesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolOverridesIsMutable();
+          toolOverrides_.set(index, value);
+          onChanged();
+        } else {
+          toolOverridesBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder setToolOverrides(
+          int index, luosho.v1.Agent.McpToolOverride.Builder builderForValue) {
+        if (toolOverridesBuilder_ == null) {
+          ensureToolOverridesIsMutable();
+          toolOverrides_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          toolOverridesBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder addToolOverrides(luosho.v1.Agent.McpToolOverride value) {
+        if (toolOverridesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolOverridesIsMutable();
+          toolOverrides_.add(value);
+          onChanged();
+        } else {
+          toolOverridesBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder addToolOverrides(
+          int index, luosho.v1.Agent.McpToolOverride value) {
+        if (toolOverridesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolOverridesIsMutable();
+          toolOverrides_.add(index, value);
+          onChanged();
+        } else {
+          toolOverridesBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder addToolOverrides(
+          luosho.v1.Agent.McpToolOverride.Builder builderForValue) {
+        if (toolOverridesBuilder_ == null) {
+          ensureToolOverridesIsMutable();
+          toolOverrides_.add(builderForValue.build());
+          onChanged();
+        } else {
+          toolOverridesBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder addToolOverrides(
+          int index, luosho.v1.Agent.McpToolOverride.Builder builderForValue) {
+        if (toolOverridesBuilder_ == null) {
+          ensureToolOverridesIsMutable();
+          toolOverrides_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          toolOverridesBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder addAllToolOverrides(
+          java.lang.Iterable<? extends luosho.v1.Agent.McpToolOverride> values) {
+        if (toolOverridesBuilder_ == null) {
+          ensureToolOverridesIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, toolOverrides_);
+          onChanged();
+        } else {
+          toolOverridesBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder clearToolOverrides() {
+        if (toolOverridesBuilder_ == null) {
+          toolOverrides_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000010);
+          onChanged();
+        } else {
+          toolOverridesBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public Builder removeToolOverrides(int index) {
+        if (toolOverridesBuilder_ == null) {
+          ensureToolOverridesIsMutable();
+          toolOverrides_.remove(index);
+          onChanged();
+        } else {
+          toolOverridesBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public luosho.v1.Agent.McpToolOverride.Builder getToolOverridesBuilder(
+          int index) {
+        return internalGetToolOverridesFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public luosho.v1.Agent.McpToolOverrideOrBuilder getToolOverridesOrBuilder(
+          int index) {
+        if (toolOverridesBuilder_ == null) {
+          return toolOverrides_.get(index);  } else {
+          return toolOverridesBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.McpToolOverrideOrBuilder> 
+           getToolOverridesOrBuilderList() {
+        if (toolOverridesBuilder_ != null) {
+          return toolOverridesBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(toolOverrides_);
+        }
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public luosho.v1.Agent.McpToolOverride.Builder addToolOverridesBuilder() {
+        return internalGetToolOverridesFieldBuilder().addBuilder(
+            luosho.v1.Agent.McpToolOverride.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public luosho.v1.Agent.McpToolOverride.Builder addToolOverridesBuilder(
+          int index) {
+        return internalGetToolOverridesFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.McpToolOverride.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Per-tool settings that win over the ones above.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpToolOverride tool_overrides = 5;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpToolOverride.Builder> 
+           getToolOverridesBuilderList() {
+        return internalGetToolOverridesFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpToolOverride, luosho.v1.Agent.McpToolOverride.Builder, luosho.v1.Agent.McpToolOverrideOrBuilder> 
+          internalGetToolOverridesFieldBuilder() {
+        if (toolOverridesBuilder_ == null) {
+          toolOverridesBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.McpToolOverride, luosho.v1.Agent.McpToolOverride.Builder, luosho.v1.Agent.McpToolOverrideOrBuilder>(
+                  toolOverrides_,
+                  ((bitField0_ & 0x00000010) != 0),
+                  getParentForChildren(),
+                  isClean());
+          toolOverrides_ = null;
+        }
+        return toolOverridesBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.McpServerUse)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.McpServerUse)
+    private static final luosho.v1.Agent.McpServerUse DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.McpServerUse();
+    }
+
+    public static luosho.v1.Agent.McpServerUse getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<McpServerUse>
+        PARSER = new com.google.protobuf.AbstractParser<McpServerUse>() {
+      @java.lang.Override
+      public McpServerUse parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<McpServerUse> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<McpServerUse> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.McpServerUse getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface McpRetryPolicyOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.McpRetryPolicy)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * Attempts in all (1 = no retry; 0 = the default).
+     * </pre>
+     *
+     * <code>int32 attempts = 1;</code>
+     * @return The attempts.
+     */
+    int getAttempts();
+
+    /**
+     * <pre>
+     * Wait before the first retry; doubles each retry.
+     * </pre>
+     *
+     * <code>int32 backoff_ms = 2;</code>
+     * @return The backoffMs.
+     */
+    int getBackoffMs();
+
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @return A list containing the retryOn.
+     */
+    java.util.List<luosho.v1.Agent.McpRetryOn> getRetryOnList();
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @return The count of retryOn.
+     */
+    int getRetryOnCount();
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @param index The index of the element to return.
+     * @return The retryOn at the given index.
+     */
+    luosho.v1.Agent.McpRetryOn getRetryOn(int index);
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @return A list containing the enum numeric values on the wire for retryOn.
+     */
+    java.util.List<java.lang.Integer>
+    getRetryOnValueList();
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @param index The index of the value to return.
+     * @return The enum numeric value on the wire of retryOn at the given index.
+     */
+    int getRetryOnValue(int index);
+  }
+  /**
+   * <pre>
+   * How a daemon tool's failed call is tried again (R73). Each retry is a tool.retry event.
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.McpRetryPolicy}
+   */
+  public static final class McpRetryPolicy extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.McpRetryPolicy)
+      McpRetryPolicyOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpRetryPolicy");
+    }
+    // Use McpRetryPolicy.newBuilder() to construct.
+    private McpRetryPolicy(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private McpRetryPolicy() {
+      retryOn_ = emptyIntList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpRetryPolicy_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpRetryPolicy_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpRetryPolicy_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.McpRetryPolicy.class, luosho.v1.Agent.McpRetryPolicy.Builder.class);
+    }
+
+    public static final int ATTEMPTS_FIELD_NUMBER = 1;
+    private int attempts_ = 0;
+    /**
+     * <pre>
+     * Attempts in all (1 = no retry; 0 = the default).
+     * </pre>
+     *
+     * <code>int32 attempts = 1;</code>
+     * @return The attempts.
+     */
+    @java.lang.Override
+    public int getAttempts() {
+      return attempts_;
+    }
+
+    public static final int BACKOFF_MS_FIELD_NUMBER = 2;
+    private int backoffMs_ = 0;
+    /**
+     * <pre>
+     * Wait before the first retry; doubles each retry.
+     * </pre>
+     *
+     * <code>int32 backoff_ms = 2;</code>
+     * @return The backoffMs.
+     */
+    @java.lang.Override
+    public int getBackoffMs() {
+      return backoffMs_;
+    }
+
+    public static final int RETRY_ON_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.Internal.IntList retryOn_ =
+        emptyIntList();
+    private static final     com.google.protobuf.Internal.IntListAdapter.IntConverter<
+        luosho.v1.Agent.McpRetryOn> retryOn_converter_ =
+            new com.google.protobuf.Internal.IntListAdapter.IntConverter<
+                luosho.v1.Agent.McpRetryOn>() {
+              public luosho.v1.Agent.McpRetryOn convert(int from) {
+                luosho.v1.Agent.McpRetryOn result = luosho.v1.Agent.McpRetryOn.forNumber(from);
+                return result == null ? luosho.v1.Agent.McpRetryOn.UNRECOGNIZED : result;
+              }
+            };
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @return A list containing the retryOn.
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.McpRetryOn> getRetryOnList() {
+      return new com.google.protobuf.Internal.IntListAdapter<
+          luosho.v1.Agent.McpRetryOn>(retryOn_, retryOn_converter_);
+    }
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @return The count of retryOn.
+     */
+    @java.lang.Override
+    public int getRetryOnCount() {
+      return retryOn_.size();
+    }
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @param index The index of the element to return.
+     * @return The retryOn at the given index.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpRetryOn getRetryOn(int index) {
+      return retryOn_converter_.convert(retryOn_.getInt(index));
+    }
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @return A list containing the enum numeric values on the wire for retryOn.
+     */
+    @java.lang.Override
+    public java.util.List<java.lang.Integer>
+    getRetryOnValueList() {
+      return retryOn_;
+    }
+    /**
+     * <pre>
+     * Which failures retry (empty = timeouts and an unreachable server).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+     * @param index The index of the value to return.
+     * @return The enum numeric value on the wire of retryOn at the given index.
+     */
+    @java.lang.Override
+    public int getRetryOnValue(int index) {
+      return retryOn_.getInt(index);
+    }
+    private int retryOnMemoizedSerializedSize;
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      getSerializedSize();
+      if (attempts_ != 0) {
+        output.writeInt32(1, attempts_);
+      }
+      if (backoffMs_ != 0) {
+        output.writeInt32(2, backoffMs_);
+      }
+      if (getRetryOnList().size() > 0) {
+        output.writeUInt32NoTag(26);
+        output.writeUInt32NoTag(retryOnMemoizedSerializedSize);
+      }
+      for (int i = 0; i < retryOn_.size(); i++) {
+        output.writeEnumNoTag(retryOn_.getInt(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (attempts_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(1, attempts_);
+      }
+      if (backoffMs_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(2, backoffMs_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < retryOn_.size(); i++) {
+          dataSize += com.google.protobuf.CodedOutputStream
+            .computeEnumSizeNoTag(retryOn_.getInt(i));
+        }
+        size += dataSize;
+        if (!getRetryOnList().isEmpty()) {  size += 1;
+          size += com.google.protobuf.CodedOutputStream
+            .computeUInt32SizeNoTag(dataSize);
+        }retryOnMemoizedSerializedSize = dataSize;
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.McpRetryPolicy)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.McpRetryPolicy other = (luosho.v1.Agent.McpRetryPolicy) obj;
+
+      if (getAttempts()
+          != other.getAttempts()) return false;
+      if (getBackoffMs()
+          != other.getBackoffMs()) return false;
+      if (!retryOn_.equals(other.retryOn_)) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + ATTEMPTS_FIELD_NUMBER;
+      hash = (53 * hash) + getAttempts();
+      hash = (37 * hash) + BACKOFF_MS_FIELD_NUMBER;
+      hash = (53 * hash) + getBackoffMs();
+      if (getRetryOnCount() > 0) {
+        hash = (37 * hash) + RETRY_ON_FIELD_NUMBER;
+        hash = (53 * hash) + retryOn_.hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.McpRetryPolicy parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.McpRetryPolicy parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpRetryPolicy parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.McpRetryPolicy prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * How a daemon tool's failed call is tried again (R73). Each retry is a tool.retry event.
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.McpRetryPolicy}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.McpRetryPolicy)
+        luosho.v1.Agent.McpRetryPolicyOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpRetryPolicy_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpRetryPolicy_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.McpRetryPolicy.class, luosho.v1.Agent.McpRetryPolicy.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.McpRetryPolicy.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        attempts_ = 0;
+        backoffMs_ = 0;
+        retryOn_ = emptyIntList();
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpRetryPolicy_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpRetryPolicy getDefaultInstanceForType() {
+        return luosho.v1.Agent.McpRetryPolicy.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpRetryPolicy build() {
+        luosho.v1.Agent.McpRetryPolicy result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpRetryPolicy buildPartial() {
+        luosho.v1.Agent.McpRetryPolicy result = new luosho.v1.Agent.McpRetryPolicy(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.McpRetryPolicy result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.attempts_ = attempts_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.backoffMs_ = backoffMs_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          retryOn_.makeImmutable();
+          result.retryOn_ = retryOn_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.McpRetryPolicy) {
+          return mergeFrom((luosho.v1.Agent.McpRetryPolicy)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.McpRetryPolicy other) {
+        if (other == luosho.v1.Agent.McpRetryPolicy.getDefaultInstance()) return this;
+        if (other.getAttempts() != 0) {
+          setAttempts(other.getAttempts());
+        }
+        if (other.getBackoffMs() != 0) {
+          setBackoffMs(other.getBackoffMs());
+        }
+        if (!other.retryOn_.isEmpty()) {
+          if (retryOn_.isEmpty()) {
+            retryOn_ = other.retryOn_;
+            retryOn_.makeImmutable();
+            bitField0_ |= 0x00000004;
+          } else {
+            ensureRetryOnIsMutable();
+            retryOn_.addAll(other.retryOn_);
+          }
+          onChanged();
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 8: {
+                attempts_ = input.readInt32();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 8
+              case 16: {
+                backoffMs_ = input.readInt32();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              case 24: {
+                int tmpRaw = input.readEnum();
+                ensureRetryOnIsMutable();
+                retryOn_.addInt(tmpRaw);
+                break;
+              } // case 24
+              case 26: {
+                int length = input.readRawVarint32();
+                int limit = input.pushLimit(length);
+                ensureRetryOnIsMutable();
+                while (input.getBytesUntilLimit() > 0) {
+                  retryOn_.addInt(input.readEnum());
+                }
+                input.popLimit(limit);
+                break;
+              } // case 26
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private int attempts_ ;
+      /**
+       * <pre>
+       * Attempts in all (1 = no retry; 0 = the default).
+       * </pre>
+       *
+       * <code>int32 attempts = 1;</code>
+       * @return The attempts.
+       */
+      @java.lang.Override
+      public int getAttempts() {
+        return attempts_;
+      }
+      /**
+       * <pre>
+       * Attempts in all (1 = no retry; 0 = the default).
+       * </pre>
+       *
+       * <code>int32 attempts = 1;</code>
+       * @param value The attempts to set.
+       * @return This builder for chaining.
+       */
+      public Builder setAttempts(int value) {
+
+        attempts_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Attempts in all (1 = no retry; 0 = the default).
+       * </pre>
+       *
+       * <code>int32 attempts = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearAttempts() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        attempts_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private int backoffMs_ ;
+      /**
+       * <pre>
+       * Wait before the first retry; doubles each retry.
+       * </pre>
+       *
+       * <code>int32 backoff_ms = 2;</code>
+       * @return The backoffMs.
+       */
+      @java.lang.Override
+      public int getBackoffMs() {
+        return backoffMs_;
+      }
+      /**
+       * <pre>
+       * Wait before the first retry; doubles each retry.
+       * </pre>
+       *
+       * <code>int32 backoff_ms = 2;</code>
+       * @param value The backoffMs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setBackoffMs(int value) {
+
+        backoffMs_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Wait before the first retry; doubles each retry.
+       * </pre>
+       *
+       * <code>int32 backoff_ms = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearBackoffMs() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        backoffMs_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.Internal.IntList retryOn_ = emptyIntList();
+      private void ensureRetryOnIsMutable() {
+        if (!retryOn_.isModifiable()) {
+          retryOn_ = makeMutableCopy(retryOn_);
+        }
+        bitField0_ |= 0x00000004;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @return A list containing the retryOn.
+       */
+      public java.util.List<luosho.v1.Agent.McpRetryOn> getRetryOnList() {
+        return new com.google.protobuf.Internal.IntListAdapter<
+            luosho.v1.Agent.McpRetryOn>(retryOn_, retryOn_converter_);
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @return The count of retryOn.
+       */
+      public int getRetryOnCount() {
+        return retryOn_.size();
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param index The index of the element to return.
+       * @return The retryOn at the given index.
+       */
+      public luosho.v1.Agent.McpRetryOn getRetryOn(int index) {
+        return retryOn_converter_.convert(retryOn_.getInt(index));
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param index The index to set the value at.
+       * @param value The retryOn to set.
+       * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+       * @return This builder for chaining.
+       */
+      public Builder setRetryOn(
+          int index, luosho.v1.Agent.McpRetryOn value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureRetryOnIsMutable();
+        retryOn_.setInt(index, value.getNumber());
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param value The retryOn to add.
+       * @return This builder for chaining.
+       */
+      public Builder addRetryOn(luosho.v1.Agent.McpRetryOn value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureRetryOnIsMutable();
+        retryOn_.addInt(value.getNumber());
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param values The retryOn to add.
+       * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+       * @return This builder for chaining.
+       */
+      public Builder addAllRetryOn(
+          java.lang.Iterable<? extends luosho.v1.Agent.McpRetryOn> values) {
+        ensureRetryOnIsMutable();
+        for (luosho.v1.Agent.McpRetryOn value : values) {
+          retryOn_.addInt(value.getNumber());
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRetryOn() {
+        retryOn_ = emptyIntList();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @return A list containing the enum numeric values on the wire for retryOn.
+       */
+      public java.util.List<java.lang.Integer>
+      getRetryOnValueList() {
+        retryOn_.makeImmutable();
+        return retryOn_;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param index The index of the value to return.
+       * @return The enum numeric value on the wire of retryOn at the given index.
+       */
+      public int getRetryOnValue(int index) {
+        return retryOn_.getInt(index);
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param index The index to set the value at.
+       * @param value The enum numeric value on the wire for retryOn to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRetryOnValue(
+          int index, int value) {
+        ensureRetryOnIsMutable();
+        retryOn_.setInt(index, value);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param value The enum numeric value on the wire for retryOn to add.
+       * @return This builder for chaining.
+       */
+      public Builder addRetryOnValue(int value) {
+        ensureRetryOnIsMutable();
+        retryOn_.addInt(value);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Which failures retry (empty = timeouts and an unreachable server).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpRetryOn retry_on = 3;</code>
+       * @param values The enum numeric values on the wire for retryOn to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllRetryOnValue(
+          java.lang.Iterable<java.lang.Integer> values) {
+        ensureRetryOnIsMutable();
+        for (int value : values) {
+          retryOn_.addInt(value);
+        }
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.McpRetryPolicy)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.McpRetryPolicy)
+    private static final luosho.v1.Agent.McpRetryPolicy DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.McpRetryPolicy();
+    }
+
+    public static luosho.v1.Agent.McpRetryPolicy getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<McpRetryPolicy>
+        PARSER = new com.google.protobuf.AbstractParser<McpRetryPolicy>() {
+      @java.lang.Override
+      public McpRetryPolicy parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<McpRetryPolicy> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<McpRetryPolicy> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.McpRetryPolicy getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface McpToolOverrideOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.McpToolOverride)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * The server's own name of the tool.
+     * </pre>
+     *
+     * <code>string tool = 1;</code>
+     * @return The tool.
+     */
+    java.lang.String getTool();
+    /**
+     * <pre>
+     * The server's own name of the tool.
+     * </pre>
+     *
+     * <code>string tool = 1;</code>
+     * @return The bytes for tool.
+     */
+    com.google.protobuf.ByteString
+        getToolBytes();
+
+    /**
+     * <code>.luosho.v1.McpApproval approval = 2;</code>
+     * @return The enum numeric value on the wire for approval.
+     */
+    int getApprovalValue();
+    /**
+     * <code>.luosho.v1.McpApproval approval = 2;</code>
+     * @return The approval.
+     */
+    luosho.v1.Agent.McpApproval getApproval();
+
+    /**
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return Whether the timeoutMs field is set.
+     */
+    boolean hasTimeoutMs();
+    /**
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return The timeoutMs.
+     */
+    int getTimeoutMs();
+
+    /**
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return Whether the retry field is set.
+     */
+    boolean hasRetry();
+    /**
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return The retry.
+     */
+    luosho.v1.Agent.McpRetryPolicy getRetry();
+    /**
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     */
+    luosho.v1.Agent.McpRetryPolicyOrBuilder getRetryOrBuilder();
+  }
+  /**
+   * Protobuf type {@code luosho.v1.McpToolOverride}
+   */
+  public static final class McpToolOverride extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.McpToolOverride)
+      McpToolOverrideOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpToolOverride");
+    }
+    // Use McpToolOverride.newBuilder() to construct.
+    private McpToolOverride(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private McpToolOverride() {
+      tool_ = "";
+      approval_ = 0;
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpToolOverride_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpToolOverride_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpToolOverride_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.McpToolOverride.class, luosho.v1.Agent.McpToolOverride.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int TOOL_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object tool_ = "";
+    /**
+     * <pre>
+     * The server's own name of the tool.
+     * </pre>
+     *
+     * <code>string tool = 1;</code>
+     * @return The tool.
+     */
+    @java.lang.Override
+    public java.lang.String getTool() {
+      java.lang.Object ref = tool_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tool_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The server's own name of the tool.
+     * </pre>
+     *
+     * <code>string tool = 1;</code>
+     * @return The bytes for tool.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getToolBytes() {
+      java.lang.Object ref = tool_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tool_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int APPROVAL_FIELD_NUMBER = 2;
+    private int approval_ = 0;
+    /**
+     * <code>.luosho.v1.McpApproval approval = 2;</code>
+     * @return The enum numeric value on the wire for approval.
+     */
+    @java.lang.Override public int getApprovalValue() {
+      return approval_;
+    }
+    /**
+     * <code>.luosho.v1.McpApproval approval = 2;</code>
+     * @return The approval.
+     */
+    @java.lang.Override public luosho.v1.Agent.McpApproval getApproval() {
+      luosho.v1.Agent.McpApproval result = luosho.v1.Agent.McpApproval.forNumber(approval_);
+      return result == null ? luosho.v1.Agent.McpApproval.UNRECOGNIZED : result;
+    }
+
+    public static final int TIMEOUT_MS_FIELD_NUMBER = 3;
+    private int timeoutMs_ = 0;
+    /**
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return Whether the timeoutMs field is set.
+     */
+    @java.lang.Override
+    public boolean hasTimeoutMs() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <code>optional int32 timeout_ms = 3;</code>
+     * @return The timeoutMs.
+     */
+    @java.lang.Override
+    public int getTimeoutMs() {
+      return timeoutMs_;
+    }
+
+    public static final int RETRY_FIELD_NUMBER = 4;
+    private luosho.v1.Agent.McpRetryPolicy retry_;
+    /**
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return Whether the retry field is set.
+     */
+    @java.lang.Override
+    public boolean hasRetry() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     * @return The retry.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpRetryPolicy getRetry() {
+      return retry_ == null ? luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+    }
+    /**
+     * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpRetryPolicyOrBuilder getRetryOrBuilder() {
+      return retry_ == null ? luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tool_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, tool_);
+      }
+      if (approval_ != luosho.v1.Agent.McpApproval.MCP_APPROVAL_UNSPECIFIED.getNumber()) {
+        output.writeEnum(2, approval_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeInt32(3, timeoutMs_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(4, getRetry());
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tool_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, tool_);
+      }
+      if (approval_ != luosho.v1.Agent.McpApproval.MCP_APPROVAL_UNSPECIFIED.getNumber()) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeEnumSize(2, approval_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(3, timeoutMs_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(4, getRetry());
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.McpToolOverride)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.McpToolOverride other = (luosho.v1.Agent.McpToolOverride) obj;
+
+      if (!getTool()
+          .equals(other.getTool())) return false;
+      if (approval_ != other.approval_) return false;
+      if (hasTimeoutMs() != other.hasTimeoutMs()) return false;
+      if (hasTimeoutMs()) {
+        if (getTimeoutMs()
+            != other.getTimeoutMs()) return false;
+      }
+      if (hasRetry() != other.hasRetry()) return false;
+      if (hasRetry()) {
+        if (!getRetry()
+            .equals(other.getRetry())) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + TOOL_FIELD_NUMBER;
+      hash = (53 * hash) + getTool().hashCode();
+      hash = (37 * hash) + APPROVAL_FIELD_NUMBER;
+      hash = (53 * hash) + approval_;
+      if (hasTimeoutMs()) {
+        hash = (37 * hash) + TIMEOUT_MS_FIELD_NUMBER;
+        hash = (53 * hash) + getTimeoutMs();
+      }
+      if (hasRetry()) {
+        hash = (37 * hash) + RETRY_FIELD_NUMBER;
+        hash = (53 * hash) + getRetry().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.McpToolOverride parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.McpToolOverride parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpToolOverride parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.McpToolOverride prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.McpToolOverride}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.McpToolOverride)
+        luosho.v1.Agent.McpToolOverrideOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpToolOverride_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpToolOverride_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.McpToolOverride.class, luosho.v1.Agent.McpToolOverride.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.McpToolOverride.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetRetryFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        tool_ = "";
+        approval_ = 0;
+        timeoutMs_ = 0;
+        retry_ = null;
+        if (retryBuilder_ != null) {
+          retryBuilder_.dispose();
+          retryBuilder_ = null;
+        }
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpToolOverride_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpToolOverride getDefaultInstanceForType() {
+        return luosho.v1.Agent.McpToolOverride.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpToolOverride build() {
+        luosho.v1.Agent.McpToolOverride result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpToolOverride buildPartial() {
+        luosho.v1.Agent.McpToolOverride result = new luosho.v1.Agent.McpToolOverride(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.McpToolOverride result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.tool_ = tool_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.approval_ = approval_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.timeoutMs_ = timeoutMs_;
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.retry_ = retryBuilder_ == null
+              ? retry_
+              : retryBuilder_.build();
+          to_bitField0_ |= 0x00000002;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.McpToolOverride) {
+          return mergeFrom((luosho.v1.Agent.McpToolOverride)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.McpToolOverride other) {
+        if (other == luosho.v1.Agent.McpToolOverride.getDefaultInstance()) return this;
+        if (!other.getTool().isEmpty()) {
+          tool_ = other.tool_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (other.approval_ != 0) {
+          setApprovalValue(other.getApprovalValue());
+        }
+        if (other.hasTimeoutMs()) {
+          setTimeoutMs(other.getTimeoutMs());
+        }
+        if (other.hasRetry()) {
+          mergeRetry(other.getRetry());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                tool_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 16: {
+                approval_ = input.readEnum();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              case 24: {
+                timeoutMs_ = input.readInt32();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 24
+              case 34: {
+                input.readMessage(
+                    internalGetRetryFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 34
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object tool_ = "";
+      /**
+       * <pre>
+       * The server's own name of the tool.
+       * </pre>
+       *
+       * <code>string tool = 1;</code>
+       * @return The tool.
+       */
+      public java.lang.String getTool() {
+        java.lang.Object ref = tool_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          tool_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's own name of the tool.
+       * </pre>
+       *
+       * <code>string tool = 1;</code>
+       * @return The bytes for tool.
+       */
+      public com.google.protobuf.ByteString
+          getToolBytes() {
+        java.lang.Object ref = tool_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          tool_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's own name of the tool.
+       * </pre>
+       *
+       * <code>string tool = 1;</code>
+       * @param value The tool to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTool(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        tool_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's own name of the tool.
+       * </pre>
+       *
+       * <code>string tool = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTool() {
+        tool_ = getDefaultInstance().getTool();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's own name of the tool.
+       * </pre>
+       *
+       * <code>string tool = 1;</code>
+       * @param value The bytes for tool to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        tool_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private int approval_ = 0;
+      /**
+       * <code>.luosho.v1.McpApproval approval = 2;</code>
+       * @return The enum numeric value on the wire for approval.
+       */
+      @java.lang.Override public int getApprovalValue() {
+        return approval_;
+      }
+      /**
+       * <code>.luosho.v1.McpApproval approval = 2;</code>
+       * @param value The enum numeric value on the wire for approval to set.
+       * @return This builder for chaining.
+       */
+      public Builder setApprovalValue(int value) {
+        approval_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.McpApproval approval = 2;</code>
+       * @return The approval.
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.McpApproval getApproval() {
+        luosho.v1.Agent.McpApproval result = luosho.v1.Agent.McpApproval.forNumber(approval_);
+        return result == null ? luosho.v1.Agent.McpApproval.UNRECOGNIZED : result;
+      }
+      /**
+       * <code>.luosho.v1.McpApproval approval = 2;</code>
+       * @param value The approval to set.
+       * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+       * @return This builder for chaining.
+       */
+      public Builder setApproval(luosho.v1.Agent.McpApproval value) {
+        if (value == null) { throw new NullPointerException(); }
+        bitField0_ |= 0x00000002;
+        approval_ = value.getNumber();
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.McpApproval approval = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearApproval() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        approval_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private int timeoutMs_ ;
+      /**
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @return Whether the timeoutMs field is set.
+       */
+      @java.lang.Override
+      public boolean hasTimeoutMs() {
+        return ((bitField0_ & 0x00000004) != 0);
+      }
+      /**
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @return The timeoutMs.
+       */
+      @java.lang.Override
+      public int getTimeoutMs() {
+        return timeoutMs_;
+      }
+      /**
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @param value The timeoutMs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTimeoutMs(int value) {
+
+        timeoutMs_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>optional int32 timeout_ms = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTimeoutMs() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        timeoutMs_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private luosho.v1.Agent.McpRetryPolicy retry_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.McpRetryPolicy, luosho.v1.Agent.McpRetryPolicy.Builder, luosho.v1.Agent.McpRetryPolicyOrBuilder> retryBuilder_;
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       * @return Whether the retry field is set.
+       */
+      public boolean hasRetry() {
+        return ((bitField0_ & 0x00000008) != 0);
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       * @return The retry.
+       */
+      public luosho.v1.Agent.McpRetryPolicy getRetry() {
+        if (retryBuilder_ == null) {
+          return retry_ == null ? luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+        } else {
+          return retryBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder setRetry(luosho.v1.Agent.McpRetryPolicy value) {
+        if (retryBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          retry_ = value;
+        } else {
+          retryBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder setRetry(
+          luosho.v1.Agent.McpRetryPolicy.Builder builderForValue) {
+        if (retryBuilder_ == null) {
+          retry_ = builderForValue.build();
+        } else {
+          retryBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder mergeRetry(luosho.v1.Agent.McpRetryPolicy value) {
+        if (retryBuilder_ == null) {
+          if (((bitField0_ & 0x00000008) != 0) &&
+            retry_ != null &&
+            retry_ != luosho.v1.Agent.McpRetryPolicy.getDefaultInstance()) {
+            getRetryBuilder().mergeFrom(value);
+          } else {
+            retry_ = value;
+          }
+        } else {
+          retryBuilder_.mergeFrom(value);
+        }
+        if (retry_ != null) {
+          bitField0_ |= 0x00000008;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public Builder clearRetry() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        retry_ = null;
+        if (retryBuilder_ != null) {
+          retryBuilder_.dispose();
+          retryBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public luosho.v1.Agent.McpRetryPolicy.Builder getRetryBuilder() {
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return internalGetRetryFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      public luosho.v1.Agent.McpRetryPolicyOrBuilder getRetryOrBuilder() {
+        if (retryBuilder_ != null) {
+          return retryBuilder_.getMessageOrBuilder();
+        } else {
+          return retry_ == null ?
+              luosho.v1.Agent.McpRetryPolicy.getDefaultInstance() : retry_;
+        }
+      }
+      /**
+       * <code>.luosho.v1.McpRetryPolicy retry = 4;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.McpRetryPolicy, luosho.v1.Agent.McpRetryPolicy.Builder, luosho.v1.Agent.McpRetryPolicyOrBuilder> 
+          internalGetRetryFieldBuilder() {
+        if (retryBuilder_ == null) {
+          retryBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.McpRetryPolicy, luosho.v1.Agent.McpRetryPolicy.Builder, luosho.v1.Agent.McpRetryPolicyOrBuilder>(
+                  getRetry(),
+                  getParentForChildren(),
+                  isClean());
+          retry_ = null;
+        }
+        return retryBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.McpToolOverride)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.McpToolOverride)
+    private static final luosho.v1.Agent.McpToolOverride DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.McpToolOverride();
+    }
+
+    public static luosho.v1.Agent.McpToolOverride getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<McpToolOverride>
+        PARSER = new com.google.protobuf.AbstractParser<McpToolOverride>() {
+      @java.lang.Override
+      public McpToolOverride parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<McpToolOverride> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<McpToolOverride> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.McpToolOverride getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -17958,6 +22573,21 @@ java.lang.String defaultValue) {
      */
     luosho.v1.Agent.ApprovalRequestedOrBuilder getApprovalRequestedOrBuilder();
 
+    /**
+     * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+     * @return Whether the toolRetry field is set.
+     */
+    boolean hasToolRetry();
+    /**
+     * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+     * @return The toolRetry.
+     */
+    luosho.v1.Agent.ToolRetry getToolRetry();
+    /**
+     * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+     */
+    luosho.v1.Agent.ToolRetryOrBuilder getToolRetryOrBuilder();
+
     luosho.v1.Agent.Event.PayloadCase getPayloadCase();
   }
   /**
@@ -18027,6 +22657,7 @@ java.lang.String defaultValue) {
       AGENT_DRIFT(17),
       TEXT_DELTA(18),
       APPROVAL_REQUESTED(19),
+      TOOL_RETRY(30),
       PAYLOAD_NOT_SET(0);
       private final int value;
       private PayloadCase(int value) {
@@ -18054,6 +22685,7 @@ java.lang.String defaultValue) {
           case 17: return AGENT_DRIFT;
           case 18: return TEXT_DELTA;
           case 19: return APPROVAL_REQUESTED;
+          case 30: return TOOL_RETRY;
           case 0: return PAYLOAD_NOT_SET;
           default: return null;
         }
@@ -18553,6 +23185,37 @@ java.lang.String defaultValue) {
       return luosho.v1.Agent.ApprovalRequested.getDefaultInstance();
     }
 
+    public static final int TOOL_RETRY_FIELD_NUMBER = 30;
+    /**
+     * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+     * @return Whether the toolRetry field is set.
+     */
+    @java.lang.Override
+    public boolean hasToolRetry() {
+      return payloadCase_ == 30;
+    }
+    /**
+     * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+     * @return The toolRetry.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.ToolRetry getToolRetry() {
+      if (payloadCase_ == 30) {
+         return (luosho.v1.Agent.ToolRetry) payload_;
+      }
+      return luosho.v1.Agent.ToolRetry.getDefaultInstance();
+    }
+    /**
+     * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.ToolRetryOrBuilder getToolRetryOrBuilder() {
+      if (payloadCase_ == 30) {
+         return (luosho.v1.Agent.ToolRetry) payload_;
+      }
+      return luosho.v1.Agent.ToolRetry.getDefaultInstance();
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -18614,6 +23277,9 @@ java.lang.String defaultValue) {
       }
       if (payloadCase_ == 19) {
         output.writeMessage(19, (luosho.v1.Agent.ApprovalRequested) payload_);
+      }
+      if (payloadCase_ == 30) {
+        output.writeMessage(30, (luosho.v1.Agent.ToolRetry) payload_);
       }
       getUnknownFields().writeTo(output);
     }
@@ -18679,6 +23345,10 @@ java.lang.String defaultValue) {
       if (payloadCase_ == 19) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(19, (luosho.v1.Agent.ApprovalRequested) payload_);
+      }
+      if (payloadCase_ == 30) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(30, (luosho.v1.Agent.ToolRetry) payload_);
       }
       return size;
     }
@@ -18761,6 +23431,10 @@ java.lang.String defaultValue) {
           if (!getApprovalRequested()
               .equals(other.getApprovalRequested())) return false;
           break;
+        case 30:
+          if (!getToolRetry()
+              .equals(other.getToolRetry())) return false;
+          break;
         case 0:
         default:
       }
@@ -18831,6 +23505,10 @@ java.lang.String defaultValue) {
         case 19:
           hash = (37 * hash) + APPROVAL_REQUESTED_FIELD_NUMBER;
           hash = (53 * hash) + getApprovalRequested().hashCode();
+          break;
+        case 30:
+          hash = (37 * hash) + TOOL_RETRY_FIELD_NUMBER;
+          hash = (53 * hash) + getToolRetry().hashCode();
           break;
         case 0:
         default:
@@ -19017,6 +23695,9 @@ java.lang.String defaultValue) {
         if (approvalRequestedBuilder_ != null) {
           approvalRequestedBuilder_.clear();
         }
+        if (toolRetryBuilder_ != null) {
+          toolRetryBuilder_.clear();
+        }
         payloadCase_ = 0;
         payload_ = null;
         return this;
@@ -19121,6 +23802,10 @@ java.lang.String defaultValue) {
             approvalRequestedBuilder_ != null) {
           result.payload_ = approvalRequestedBuilder_.build();
         }
+        if (payloadCase_ == 30 &&
+            toolRetryBuilder_ != null) {
+          result.payload_ = toolRetryBuilder_.build();
+        }
       }
 
       @java.lang.Override
@@ -19198,6 +23883,10 @@ java.lang.String defaultValue) {
           }
           case APPROVAL_REQUESTED: {
             mergeApprovalRequested(other.getApprovalRequested());
+            break;
+          }
+          case TOOL_RETRY: {
+            mergeToolRetry(other.getToolRetry());
             break;
           }
           case PAYLOAD_NOT_SET: {
@@ -19332,6 +24021,13 @@ java.lang.String defaultValue) {
                 payloadCase_ = 19;
                 break;
               } // case 154
+              case 242: {
+                input.readMessage(
+                    internalGetToolRetryFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                payloadCase_ = 30;
+                break;
+              } // case 242
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -21210,6 +25906,148 @@ java.lang.String defaultValue) {
         payloadCase_ = 19;
         onChanged();
         return approvalRequestedBuilder_;
+      }
+
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.ToolRetry, luosho.v1.Agent.ToolRetry.Builder, luosho.v1.Agent.ToolRetryOrBuilder> toolRetryBuilder_;
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       * @return Whether the toolRetry field is set.
+       */
+      @java.lang.Override
+      public boolean hasToolRetry() {
+        return payloadCase_ == 30;
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       * @return The toolRetry.
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.ToolRetry getToolRetry() {
+        if (toolRetryBuilder_ == null) {
+          if (payloadCase_ == 30) {
+            return (luosho.v1.Agent.ToolRetry) payload_;
+          }
+          return luosho.v1.Agent.ToolRetry.getDefaultInstance();
+        } else {
+          if (payloadCase_ == 30) {
+            return toolRetryBuilder_.getMessage();
+          }
+          return luosho.v1.Agent.ToolRetry.getDefaultInstance();
+        }
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       */
+      public Builder setToolRetry(luosho.v1.Agent.ToolRetry value) {
+        if (toolRetryBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          payload_ = value;
+          onChanged();
+        } else {
+          toolRetryBuilder_.setMessage(value);
+        }
+        payloadCase_ = 30;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       */
+      public Builder setToolRetry(
+          luosho.v1.Agent.ToolRetry.Builder builderForValue) {
+        if (toolRetryBuilder_ == null) {
+          payload_ = builderForValue.build();
+          onChanged();
+        } else {
+          toolRetryBuilder_.setMessage(builderForValue.build());
+        }
+        payloadCase_ = 30;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       */
+      public Builder mergeToolRetry(luosho.v1.Agent.ToolRetry value) {
+        if (toolRetryBuilder_ == null) {
+          if (payloadCase_ == 30 &&
+              payload_ != luosho.v1.Agent.ToolRetry.getDefaultInstance()) {
+            payload_ = luosho.v1.Agent.ToolRetry.newBuilder((luosho.v1.Agent.ToolRetry) payload_)
+                .mergeFrom(value).buildPartial();
+          } else {
+            payload_ = value;
+          }
+          onChanged();
+        } else {
+          if (payloadCase_ == 30) {
+            toolRetryBuilder_.mergeFrom(value);
+          } else {
+            toolRetryBuilder_.setMessage(value);
+          }
+        }
+        payloadCase_ = 30;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       */
+      public Builder clearToolRetry() {
+        if (toolRetryBuilder_ == null) {
+          if (payloadCase_ == 30) {
+            payloadCase_ = 0;
+            payload_ = null;
+            onChanged();
+          }
+        } else {
+          if (payloadCase_ == 30) {
+            payloadCase_ = 0;
+            payload_ = null;
+          }
+          toolRetryBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       */
+      public luosho.v1.Agent.ToolRetry.Builder getToolRetryBuilder() {
+        return internalGetToolRetryFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.ToolRetryOrBuilder getToolRetryOrBuilder() {
+        if ((payloadCase_ == 30) && (toolRetryBuilder_ != null)) {
+          return toolRetryBuilder_.getMessageOrBuilder();
+        } else {
+          if (payloadCase_ == 30) {
+            return (luosho.v1.Agent.ToolRetry) payload_;
+          }
+          return luosho.v1.Agent.ToolRetry.getDefaultInstance();
+        }
+      }
+      /**
+       * <code>.luosho.v1.ToolRetry tool_retry = 30;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.ToolRetry, luosho.v1.Agent.ToolRetry.Builder, luosho.v1.Agent.ToolRetryOrBuilder> 
+          internalGetToolRetryFieldBuilder() {
+        if (toolRetryBuilder_ == null) {
+          if (!(payloadCase_ == 30)) {
+            payload_ = luosho.v1.Agent.ToolRetry.getDefaultInstance();
+          }
+          toolRetryBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.ToolRetry, luosho.v1.Agent.ToolRetry.Builder, luosho.v1.Agent.ToolRetryOrBuilder>(
+                  (luosho.v1.Agent.ToolRetry) payload_,
+                  getParentForChildren(),
+                  isClean());
+          payload_ = null;
+        }
+        payloadCase_ = 30;
+        onChanged();
+        return toolRetryBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Event)
@@ -23538,6 +28376,27 @@ java.lang.String defaultValue) {
      * @return The timeoutMs.
      */
     int getTimeoutMs();
+
+    /**
+     * <pre>
+     * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+     * tool: nothing to do, its tool.result follows).
+     * </pre>
+     *
+     * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+     * @return The enum numeric value on the wire for executor.
+     */
+    int getExecutorValue();
+    /**
+     * <pre>
+     * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+     * tool: nothing to do, its tool.result follows).
+     * </pre>
+     *
+     * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+     * @return The executor.
+     */
+    luosho.v1.Agent.ToolExecutor getExecutor();
   }
   /**
    * <pre>
@@ -23565,6 +28424,7 @@ java.lang.String defaultValue) {
       super(builder);
     }
     private ToolCallRequested() {
+      executor_ = 0;
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -23638,6 +28498,34 @@ java.lang.String defaultValue) {
       return timeoutMs_;
     }
 
+    public static final int EXECUTOR_FIELD_NUMBER = 8;
+    private int executor_ = 0;
+    /**
+     * <pre>
+     * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+     * tool: nothing to do, its tool.result follows).
+     * </pre>
+     *
+     * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+     * @return The enum numeric value on the wire for executor.
+     */
+    @java.lang.Override public int getExecutorValue() {
+      return executor_;
+    }
+    /**
+     * <pre>
+     * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+     * tool: nothing to do, its tool.result follows).
+     * </pre>
+     *
+     * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+     * @return The executor.
+     */
+    @java.lang.Override public luosho.v1.Agent.ToolExecutor getExecutor() {
+      luosho.v1.Agent.ToolExecutor result = luosho.v1.Agent.ToolExecutor.forNumber(executor_);
+      return result == null ? luosho.v1.Agent.ToolExecutor.UNRECOGNIZED : result;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -23661,6 +28549,9 @@ java.lang.String defaultValue) {
       if (timeoutMs_ != 0) {
         output.writeInt32(3, timeoutMs_);
       }
+      if (executor_ != luosho.v1.Agent.ToolExecutor.TOOL_EXECUTOR_UNSPECIFIED.getNumber()) {
+        output.writeEnum(8, executor_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -23676,6 +28567,10 @@ java.lang.String defaultValue) {
       if (timeoutMs_ != 0) {
         size += com.google.protobuf.CodedOutputStream
           .computeInt32Size(3, timeoutMs_);
+      }
+      if (executor_ != luosho.v1.Agent.ToolExecutor.TOOL_EXECUTOR_UNSPECIFIED.getNumber()) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeEnumSize(8, executor_);
       }
       return size;
     }
@@ -23710,6 +28605,7 @@ java.lang.String defaultValue) {
       }
       if (getTimeoutMs()
           != other.getTimeoutMs()) return false;
+      if (executor_ != other.executor_) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -23729,6 +28625,8 @@ java.lang.String defaultValue) {
       }
       hash = (37 * hash) + TIMEOUT_MS_FIELD_NUMBER;
       hash = (53 * hash) + getTimeoutMs();
+      hash = (37 * hash) + EXECUTOR_FIELD_NUMBER;
+      hash = (53 * hash) + executor_;
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -23877,6 +28775,7 @@ java.lang.String defaultValue) {
           callBuilder_ = null;
         }
         timeoutMs_ = 0;
+        executor_ = 0;
         return this;
       }
 
@@ -23923,6 +28822,9 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000004) != 0)) {
           result.timeoutMs_ = timeoutMs_;
         }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.executor_ = executor_;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -23946,6 +28848,9 @@ java.lang.String defaultValue) {
         }
         if (other.getTimeoutMs() != 0) {
           setTimeoutMs(other.getTimeoutMs());
+        }
+        if (other.executor_ != 0) {
+          setExecutorValue(other.getExecutorValue());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -23990,6 +28895,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000004;
                 break;
               } // case 24
+              case 64: {
+                executor_ = input.readEnum();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 64
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -24204,6 +29114,83 @@ java.lang.String defaultValue) {
         return this;
       }
 
+      private int executor_ = 0;
+      /**
+       * <pre>
+       * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+       * tool: nothing to do, its tool.result follows).
+       * </pre>
+       *
+       * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+       * @return The enum numeric value on the wire for executor.
+       */
+      @java.lang.Override public int getExecutorValue() {
+        return executor_;
+      }
+      /**
+       * <pre>
+       * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+       * tool: nothing to do, its tool.result follows).
+       * </pre>
+       *
+       * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+       * @param value The enum numeric value on the wire for executor to set.
+       * @return This builder for chaining.
+       */
+      public Builder setExecutorValue(int value) {
+        executor_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+       * tool: nothing to do, its tool.result follows).
+       * </pre>
+       *
+       * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+       * @return The executor.
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.ToolExecutor getExecutor() {
+        luosho.v1.Agent.ToolExecutor result = luosho.v1.Agent.ToolExecutor.forNumber(executor_);
+        return result == null ? luosho.v1.Agent.ToolExecutor.UNRECOGNIZED : result;
+      }
+      /**
+       * <pre>
+       * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+       * tool: nothing to do, its tool.result follows).
+       * </pre>
+       *
+       * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+       * @param value The executor to set.
+       * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+       * @return This builder for chaining.
+       */
+      public Builder setExecutor(luosho.v1.Agent.ToolExecutor value) {
+        if (value == null) { throw new NullPointerException(); }
+        bitField0_ |= 0x00000008;
+        executor_ = value.getNumber();
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
+       * tool: nothing to do, its tool.result follows).
+       * </pre>
+       *
+       * <code>.luosho.v1.ToolExecutor executor = 8;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearExecutor() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        executor_ = 0;
+        onChanged();
+        return this;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.ToolCallRequested)
     }
 
@@ -24250,6 +29237,1065 @@ java.lang.String defaultValue) {
 
     @java.lang.Override
     public luosho.v1.Agent.ToolCallRequested getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface ToolRetryOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.ToolRetry)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>int32 step = 1;</code>
+     * @return The step.
+     */
+    int getStep();
+
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The toolCallId.
+     */
+    java.lang.String getToolCallId();
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The bytes for toolCallId.
+     */
+    com.google.protobuf.ByteString
+        getToolCallIdBytes();
+
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The toolName.
+     */
+    java.lang.String getToolName();
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The bytes for toolName.
+     */
+    com.google.protobuf.ByteString
+        getToolNameBytes();
+
+    /**
+     * <pre>
+     * The attempt that failed (1 = the first).
+     * </pre>
+     *
+     * <code>int32 attempt = 4;</code>
+     * @return The attempt.
+     */
+    int getAttempt();
+
+    /**
+     * <code>string error = 5;</code>
+     * @return The error.
+     */
+    java.lang.String getError();
+    /**
+     * <code>string error = 5;</code>
+     * @return The bytes for error.
+     */
+    com.google.protobuf.ByteString
+        getErrorBytes();
+
+    /**
+     * <code>int32 delay_ms = 6;</code>
+     * @return The delayMs.
+     */
+    int getDelayMs();
+  }
+  /**
+   * <pre>
+   * type "tool.retry": an attempt of a daemon tool's call failed and it is tried again (R73).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.ToolRetry}
+   */
+  public static final class ToolRetry extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.ToolRetry)
+      ToolRetryOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ToolRetry");
+    }
+    // Use ToolRetry.newBuilder() to construct.
+    private ToolRetry(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ToolRetry() {
+      toolCallId_ = "";
+      toolName_ = "";
+      error_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ToolRetry_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ToolRetry_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ToolRetry_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.ToolRetry.class, luosho.v1.Agent.ToolRetry.Builder.class);
+    }
+
+    public static final int STEP_FIELD_NUMBER = 1;
+    private int step_ = 0;
+    /**
+     * <code>int32 step = 1;</code>
+     * @return The step.
+     */
+    @java.lang.Override
+    public int getStep() {
+      return step_;
+    }
+
+    public static final int TOOL_CALL_ID_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object toolCallId_ = "";
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The toolCallId.
+     */
+    @java.lang.Override
+    public java.lang.String getToolCallId() {
+      java.lang.Object ref = toolCallId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        toolCallId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The bytes for toolCallId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getToolCallIdBytes() {
+      java.lang.Object ref = toolCallId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        toolCallId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TOOL_NAME_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object toolName_ = "";
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The toolName.
+     */
+    @java.lang.Override
+    public java.lang.String getToolName() {
+      java.lang.Object ref = toolName_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        toolName_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The bytes for toolName.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getToolNameBytes() {
+      java.lang.Object ref = toolName_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        toolName_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int ATTEMPT_FIELD_NUMBER = 4;
+    private int attempt_ = 0;
+    /**
+     * <pre>
+     * The attempt that failed (1 = the first).
+     * </pre>
+     *
+     * <code>int32 attempt = 4;</code>
+     * @return The attempt.
+     */
+    @java.lang.Override
+    public int getAttempt() {
+      return attempt_;
+    }
+
+    public static final int ERROR_FIELD_NUMBER = 5;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object error_ = "";
+    /**
+     * <code>string error = 5;</code>
+     * @return The error.
+     */
+    @java.lang.Override
+    public java.lang.String getError() {
+      java.lang.Object ref = error_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        error_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string error = 5;</code>
+     * @return The bytes for error.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getErrorBytes() {
+      java.lang.Object ref = error_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        error_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DELAY_MS_FIELD_NUMBER = 6;
+    private int delayMs_ = 0;
+    /**
+     * <code>int32 delay_ms = 6;</code>
+     * @return The delayMs.
+     */
+    @java.lang.Override
+    public int getDelayMs() {
+      return delayMs_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (step_ != 0) {
+        output.writeInt32(1, step_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolCallId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, toolCallId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolName_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, toolName_);
+      }
+      if (attempt_ != 0) {
+        output.writeInt32(4, attempt_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(error_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 5, error_);
+      }
+      if (delayMs_ != 0) {
+        output.writeInt32(6, delayMs_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (step_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(1, step_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolCallId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, toolCallId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolName_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(3, toolName_);
+      }
+      if (attempt_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(4, attempt_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(error_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(5, error_);
+      }
+      if (delayMs_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(6, delayMs_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.ToolRetry)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.ToolRetry other = (luosho.v1.Agent.ToolRetry) obj;
+
+      if (getStep()
+          != other.getStep()) return false;
+      if (!getToolCallId()
+          .equals(other.getToolCallId())) return false;
+      if (!getToolName()
+          .equals(other.getToolName())) return false;
+      if (getAttempt()
+          != other.getAttempt()) return false;
+      if (!getError()
+          .equals(other.getError())) return false;
+      if (getDelayMs()
+          != other.getDelayMs()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + STEP_FIELD_NUMBER;
+      hash = (53 * hash) + getStep();
+      hash = (37 * hash) + TOOL_CALL_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getToolCallId().hashCode();
+      hash = (37 * hash) + TOOL_NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getToolName().hashCode();
+      hash = (37 * hash) + ATTEMPT_FIELD_NUMBER;
+      hash = (53 * hash) + getAttempt();
+      hash = (37 * hash) + ERROR_FIELD_NUMBER;
+      hash = (53 * hash) + getError().hashCode();
+      hash = (37 * hash) + DELAY_MS_FIELD_NUMBER;
+      hash = (53 * hash) + getDelayMs();
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.ToolRetry parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.ToolRetry parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ToolRetry parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.ToolRetry prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * type "tool.retry": an attempt of a daemon tool's call failed and it is tried again (R73).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.ToolRetry}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.ToolRetry)
+        luosho.v1.Agent.ToolRetryOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ToolRetry_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ToolRetry_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.ToolRetry.class, luosho.v1.Agent.ToolRetry.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.ToolRetry.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        step_ = 0;
+        toolCallId_ = "";
+        toolName_ = "";
+        attempt_ = 0;
+        error_ = "";
+        delayMs_ = 0;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ToolRetry_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ToolRetry getDefaultInstanceForType() {
+        return luosho.v1.Agent.ToolRetry.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ToolRetry build() {
+        luosho.v1.Agent.ToolRetry result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ToolRetry buildPartial() {
+        luosho.v1.Agent.ToolRetry result = new luosho.v1.Agent.ToolRetry(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.ToolRetry result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.step_ = step_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.toolCallId_ = toolCallId_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.toolName_ = toolName_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.attempt_ = attempt_;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.error_ = error_;
+        }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.delayMs_ = delayMs_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.ToolRetry) {
+          return mergeFrom((luosho.v1.Agent.ToolRetry)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.ToolRetry other) {
+        if (other == luosho.v1.Agent.ToolRetry.getDefaultInstance()) return this;
+        if (other.getStep() != 0) {
+          setStep(other.getStep());
+        }
+        if (!other.getToolCallId().isEmpty()) {
+          toolCallId_ = other.toolCallId_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (!other.getToolName().isEmpty()) {
+          toolName_ = other.toolName_;
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        if (other.getAttempt() != 0) {
+          setAttempt(other.getAttempt());
+        }
+        if (!other.getError().isEmpty()) {
+          error_ = other.error_;
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        if (other.getDelayMs() != 0) {
+          setDelayMs(other.getDelayMs());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 8: {
+                step_ = input.readInt32();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 8
+              case 18: {
+                toolCallId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                toolName_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 32: {
+                attempt_ = input.readInt32();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 42: {
+                error_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              case 48: {
+                delayMs_ = input.readInt32();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 48
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private int step_ ;
+      /**
+       * <code>int32 step = 1;</code>
+       * @return The step.
+       */
+      @java.lang.Override
+      public int getStep() {
+        return step_;
+      }
+      /**
+       * <code>int32 step = 1;</code>
+       * @param value The step to set.
+       * @return This builder for chaining.
+       */
+      public Builder setStep(int value) {
+
+        step_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int32 step = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearStep() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        step_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object toolCallId_ = "";
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @return The toolCallId.
+       */
+      public java.lang.String getToolCallId() {
+        java.lang.Object ref = toolCallId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          toolCallId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @return The bytes for toolCallId.
+       */
+      public com.google.protobuf.ByteString
+          getToolCallIdBytes() {
+        java.lang.Object ref = toolCallId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          toolCallId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @param value The toolCallId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolCallId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        toolCallId_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearToolCallId() {
+        toolCallId_ = getDefaultInstance().getToolCallId();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @param value The bytes for toolCallId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolCallIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        toolCallId_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object toolName_ = "";
+      /**
+       * <code>string tool_name = 3;</code>
+       * @return The toolName.
+       */
+      public java.lang.String getToolName() {
+        java.lang.Object ref = toolName_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          toolName_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @return The bytes for toolName.
+       */
+      public com.google.protobuf.ByteString
+          getToolNameBytes() {
+        java.lang.Object ref = toolName_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          toolName_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @param value The toolName to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        toolName_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearToolName() {
+        toolName_ = getDefaultInstance().getToolName();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @param value The bytes for toolName to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        toolName_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private int attempt_ ;
+      /**
+       * <pre>
+       * The attempt that failed (1 = the first).
+       * </pre>
+       *
+       * <code>int32 attempt = 4;</code>
+       * @return The attempt.
+       */
+      @java.lang.Override
+      public int getAttempt() {
+        return attempt_;
+      }
+      /**
+       * <pre>
+       * The attempt that failed (1 = the first).
+       * </pre>
+       *
+       * <code>int32 attempt = 4;</code>
+       * @param value The attempt to set.
+       * @return This builder for chaining.
+       */
+      public Builder setAttempt(int value) {
+
+        attempt_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The attempt that failed (1 = the first).
+       * </pre>
+       *
+       * <code>int32 attempt = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearAttempt() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        attempt_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object error_ = "";
+      /**
+       * <code>string error = 5;</code>
+       * @return The error.
+       */
+      public java.lang.String getError() {
+        java.lang.Object ref = error_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          error_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string error = 5;</code>
+       * @return The bytes for error.
+       */
+      public com.google.protobuf.ByteString
+          getErrorBytes() {
+        java.lang.Object ref = error_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          error_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string error = 5;</code>
+       * @param value The error to set.
+       * @return This builder for chaining.
+       */
+      public Builder setError(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        error_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string error = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearError() {
+        error_ = getDefaultInstance().getError();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string error = 5;</code>
+       * @param value The bytes for error to set.
+       * @return This builder for chaining.
+       */
+      public Builder setErrorBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        error_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private int delayMs_ ;
+      /**
+       * <code>int32 delay_ms = 6;</code>
+       * @return The delayMs.
+       */
+      @java.lang.Override
+      public int getDelayMs() {
+        return delayMs_;
+      }
+      /**
+       * <code>int32 delay_ms = 6;</code>
+       * @param value The delayMs to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDelayMs(int value) {
+
+        delayMs_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int32 delay_ms = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDelayMs() {
+        bitField0_ = (bitField0_ & ~0x00000020);
+        delayMs_ = 0;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.ToolRetry)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.ToolRetry)
+    private static final luosho.v1.Agent.ToolRetry DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.ToolRetry();
+    }
+
+    public static luosho.v1.Agent.ToolRetry getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ToolRetry>
+        PARSER = new com.google.protobuf.AbstractParser<ToolRetry>() {
+      @java.lang.Override
+      public ToolRetry parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ToolRetry> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ToolRetry> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.ToolRetry getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -57800,6 +63846,3973 @@ java.lang.String defaultValue) {
 
   }
 
+  public interface ListMcpServersRequestOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.ListMcpServersRequest)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * List each server's tools now (starting a server not started yet); otherwise the
+     * tools as last listed.
+     * </pre>
+     *
+     * <code>bool refresh = 1;</code>
+     * @return The refresh.
+     */
+    boolean getRefresh();
+  }
+  /**
+   * Protobuf type {@code luosho.v1.ListMcpServersRequest}
+   */
+  public static final class ListMcpServersRequest extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.ListMcpServersRequest)
+      ListMcpServersRequestOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ListMcpServersRequest");
+    }
+    // Use ListMcpServersRequest.newBuilder() to construct.
+    private ListMcpServersRequest(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ListMcpServersRequest() {
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.ListMcpServersRequest.class, luosho.v1.Agent.ListMcpServersRequest.Builder.class);
+    }
+
+    public static final int REFRESH_FIELD_NUMBER = 1;
+    private boolean refresh_ = false;
+    /**
+     * <pre>
+     * List each server's tools now (starting a server not started yet); otherwise the
+     * tools as last listed.
+     * </pre>
+     *
+     * <code>bool refresh = 1;</code>
+     * @return The refresh.
+     */
+    @java.lang.Override
+    public boolean getRefresh() {
+      return refresh_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (refresh_ != false) {
+        output.writeBool(1, refresh_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (refresh_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(1, refresh_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.ListMcpServersRequest)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.ListMcpServersRequest other = (luosho.v1.Agent.ListMcpServersRequest) obj;
+
+      if (getRefresh()
+          != other.getRefresh()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + REFRESH_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getRefresh());
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersRequest parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.ListMcpServersRequest prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.ListMcpServersRequest}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.ListMcpServersRequest)
+        luosho.v1.Agent.ListMcpServersRequestOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.ListMcpServersRequest.class, luosho.v1.Agent.ListMcpServersRequest.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.ListMcpServersRequest.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        refresh_ = false;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersRequest getDefaultInstanceForType() {
+        return luosho.v1.Agent.ListMcpServersRequest.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersRequest build() {
+        luosho.v1.Agent.ListMcpServersRequest result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersRequest buildPartial() {
+        luosho.v1.Agent.ListMcpServersRequest result = new luosho.v1.Agent.ListMcpServersRequest(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.ListMcpServersRequest result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.refresh_ = refresh_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.ListMcpServersRequest) {
+          return mergeFrom((luosho.v1.Agent.ListMcpServersRequest)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.ListMcpServersRequest other) {
+        if (other == luosho.v1.Agent.ListMcpServersRequest.getDefaultInstance()) return this;
+        if (other.getRefresh() != false) {
+          setRefresh(other.getRefresh());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 8: {
+                refresh_ = input.readBool();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 8
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private boolean refresh_ ;
+      /**
+       * <pre>
+       * List each server's tools now (starting a server not started yet); otherwise the
+       * tools as last listed.
+       * </pre>
+       *
+       * <code>bool refresh = 1;</code>
+       * @return The refresh.
+       */
+      @java.lang.Override
+      public boolean getRefresh() {
+        return refresh_;
+      }
+      /**
+       * <pre>
+       * List each server's tools now (starting a server not started yet); otherwise the
+       * tools as last listed.
+       * </pre>
+       *
+       * <code>bool refresh = 1;</code>
+       * @param value The refresh to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRefresh(boolean value) {
+
+        refresh_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * List each server's tools now (starting a server not started yet); otherwise the
+       * tools as last listed.
+       * </pre>
+       *
+       * <code>bool refresh = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRefresh() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        refresh_ = false;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.ListMcpServersRequest)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.ListMcpServersRequest)
+    private static final luosho.v1.Agent.ListMcpServersRequest DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.ListMcpServersRequest();
+    }
+
+    public static luosho.v1.Agent.ListMcpServersRequest getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ListMcpServersRequest>
+        PARSER = new com.google.protobuf.AbstractParser<ListMcpServersRequest>() {
+      @java.lang.Override
+      public ListMcpServersRequest parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ListMcpServersRequest> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ListMcpServersRequest> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.ListMcpServersRequest getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface ListMcpServersResponseOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.ListMcpServersResponse)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    java.util.List<luosho.v1.Agent.McpServer> 
+        getServersList();
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    luosho.v1.Agent.McpServer getServers(int index);
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    int getServersCount();
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.McpServerOrBuilder> 
+        getServersOrBuilderList();
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    luosho.v1.Agent.McpServerOrBuilder getServersOrBuilder(
+        int index);
+  }
+  /**
+   * Protobuf type {@code luosho.v1.ListMcpServersResponse}
+   */
+  public static final class ListMcpServersResponse extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.ListMcpServersResponse)
+      ListMcpServersResponseOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ListMcpServersResponse");
+    }
+    // Use ListMcpServersResponse.newBuilder() to construct.
+    private ListMcpServersResponse(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ListMcpServersResponse() {
+      servers_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.ListMcpServersResponse.class, luosho.v1.Agent.ListMcpServersResponse.Builder.class);
+    }
+
+    public static final int SERVERS_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.McpServer> servers_;
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.McpServer> getServersList() {
+      return servers_;
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.McpServerOrBuilder> 
+        getServersOrBuilderList() {
+      return servers_;
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public int getServersCount() {
+      return servers_.size();
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpServer getServers(int index) {
+      return servers_.get(index);
+    }
+    /**
+     * <pre>
+     * Every configured server, by name.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpServerOrBuilder getServersOrBuilder(
+        int index) {
+      return servers_.get(index);
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      for (int i = 0; i < servers_.size(); i++) {
+        output.writeMessage(1, servers_.get(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+
+          {
+            final int count = servers_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(servers_.get(i));
+            }
+            size += 1 * count;
+          }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.ListMcpServersResponse)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.ListMcpServersResponse other = (luosho.v1.Agent.ListMcpServersResponse) obj;
+
+      if (!getServersList()
+          .equals(other.getServersList())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      if (getServersCount() > 0) {
+        hash = (37 * hash) + SERVERS_FIELD_NUMBER;
+        hash = (53 * hash) + getServersList().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ListMcpServersResponse parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.ListMcpServersResponse prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.ListMcpServersResponse}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.ListMcpServersResponse)
+        luosho.v1.Agent.ListMcpServersResponseOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.ListMcpServersResponse.class, luosho.v1.Agent.ListMcpServersResponse.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.ListMcpServersResponse.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        if (serversBuilder_ == null) {
+          servers_ = java.util.Collections.emptyList();
+        } else {
+          servers_ = null;
+          serversBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000001);
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersResponse getDefaultInstanceForType() {
+        return luosho.v1.Agent.ListMcpServersResponse.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersResponse build() {
+        luosho.v1.Agent.ListMcpServersResponse result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ListMcpServersResponse buildPartial() {
+        luosho.v1.Agent.ListMcpServersResponse result = new luosho.v1.Agent.ListMcpServersResponse(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.ListMcpServersResponse result) {
+        if (serversBuilder_ == null) {
+          if (((bitField0_ & 0x00000001) != 0)) {
+            servers_ = java.util.Collections.unmodifiableList(servers_);
+            bitField0_ = (bitField0_ & ~0x00000001);
+          }
+          result.servers_ = servers_;
+        } else {
+          result.servers_ = serversBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.ListMcpServersResponse result) {
+        int from_bitField0_ = bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.ListMcpServersResponse) {
+          return mergeFrom((luosho.v1.Agent.ListMcpServersResponse)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.ListMcpServersResponse other) {
+        if (other == luosho.v1.Agent.ListMcpServersResponse.getDefaultInstance()) return this;
+        if (serversBuilder_ == null) {
+          if (!other.servers_.isEmpty()) {
+            if (servers_.isEmpty()) {
+              servers_ = other.servers_;
+              bitField0_ = (bitField0_ & ~0x00000001);
+            } else {
+              ensureServersIsMutable();
+              servers_.addAll(other.servers_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.servers_.isEmpty()) {
+            if (serversBuilder_.isEmpty()) {
+              serversBuilder_.dispose();
+              serversBuilder_ = null;
+              servers_ = other.servers_;
+              bitField0_ = (bitField0_ & ~0x00000001);
+              serversBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetServersFieldBuilder() : null;
+            } else {
+              serversBuilder_.addAllMessages(other.servers_);
+            }
+          }
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                luosho.v1.Agent.McpServer m =
+                    input.readMessage(
+                        luosho.v1.Agent.McpServer.parser(),
+                        extensionRegistry);
+                if (serversBuilder_ == null) {
+                  ensureServersIsMutable();
+                  servers_.add(m);
+                } else {
+                  serversBuilder_.addMessage(m);
+                }
+                break;
+              } // case 10
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.util.List<luosho.v1.Agent.McpServer> servers_ =
+        java.util.Collections.emptyList();
+      private void ensureServersIsMutable() {
+        if (!((bitField0_ & 0x00000001) != 0)) {
+          servers_ = new java.util.ArrayList<luosho.v1.Agent.McpServer>(servers_);
+          bitField0_ |= 0x00000001;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpServer, luosho.v1.Agent.McpServer.Builder, luosho.v1.Agent.McpServerOrBuilder> serversBuilder_;
+
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpServer> getServersList() {
+        if (serversBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(servers_);
+        } else {
+          return serversBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public int getServersCount() {
+        if (serversBuilder_ == null) {
+          return servers_.size();
+        } else {
+          return serversBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer getServers(int index) {
+        if (serversBuilder_ == null) {
+          return servers_.get(index);
+        } else {
+          return serversBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder setServers(
+          int index, luosho.v1.Agent.McpServer value) {
+        if (serversBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureServersIsMutable();
+          servers_.set(index, value);
+          onChanged();
+        } else {
+          serversBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder setServers(
+          int index, luosho.v1.Agent.McpServer.Builder builderForValue) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          serversBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(luosho.v1.Agent.McpServer value) {
+        if (serversBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureServersIsMutable();
+          servers_.add(value);
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(
+          int index, luosho.v1.Agent.McpServer value) {
+        if (serversBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureServersIsMutable();
+          servers_.add(index, value);
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(
+          luosho.v1.Agent.McpServer.Builder builderForValue) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.add(builderForValue.build());
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addServers(
+          int index, luosho.v1.Agent.McpServer.Builder builderForValue) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          serversBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder addAllServers(
+          java.lang.Iterable<? extends luosho.v1.Agent.McpServer> values) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, servers_);
+          onChanged();
+        } else {
+          serversBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder clearServers() {
+        if (serversBuilder_ == null) {
+          servers_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000001);
+          onChanged();
+        } else {
+          serversBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public Builder removeServers(int index) {
+        if (serversBuilder_ == null) {
+          ensureServersIsMutable();
+          servers_.remove(index);
+          onChanged();
+        } else {
+          serversBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer.Builder getServersBuilder(
+          int index) {
+        return internalGetServersFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServerOrBuilder getServersOrBuilder(
+          int index) {
+        if (serversBuilder_ == null) {
+          return servers_.get(index);  } else {
+          return serversBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.McpServerOrBuilder> 
+           getServersOrBuilderList() {
+        if (serversBuilder_ != null) {
+          return serversBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(servers_);
+        }
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer.Builder addServersBuilder() {
+        return internalGetServersFieldBuilder().addBuilder(
+            luosho.v1.Agent.McpServer.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public luosho.v1.Agent.McpServer.Builder addServersBuilder(
+          int index) {
+        return internalGetServersFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.McpServer.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Every configured server, by name.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.McpServer servers = 1;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpServer.Builder> 
+           getServersBuilderList() {
+        return internalGetServersFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpServer, luosho.v1.Agent.McpServer.Builder, luosho.v1.Agent.McpServerOrBuilder> 
+          internalGetServersFieldBuilder() {
+        if (serversBuilder_ == null) {
+          serversBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.McpServer, luosho.v1.Agent.McpServer.Builder, luosho.v1.Agent.McpServerOrBuilder>(
+                  servers_,
+                  ((bitField0_ & 0x00000001) != 0),
+                  getParentForChildren(),
+                  isClean());
+          servers_ = null;
+        }
+        return serversBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.ListMcpServersResponse)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.ListMcpServersResponse)
+    private static final luosho.v1.Agent.ListMcpServersResponse DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.ListMcpServersResponse();
+    }
+
+    public static luosho.v1.Agent.ListMcpServersResponse getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ListMcpServersResponse>
+        PARSER = new com.google.protobuf.AbstractParser<ListMcpServersResponse>() {
+      @java.lang.Override
+      public ListMcpServersResponse parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ListMcpServersResponse> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ListMcpServersResponse> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.ListMcpServersResponse getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface McpServerOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.McpServer)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The transport.
+     */
+    java.lang.String getTransport();
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The bytes for transport.
+     */
+    com.google.protobuf.ByteString
+        getTransportBytes();
+
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The state.
+     */
+    java.lang.String getState();
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The bytes for state.
+     */
+    com.google.protobuf.ByteString
+        getStateBytes();
+
+    /**
+     * <pre>
+     * Times the daemon started (or connected to) it.
+     * </pre>
+     *
+     * <code>int32 starts = 4;</code>
+     * @return The starts.
+     */
+    int getStarts();
+
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The lastError.
+     */
+    java.lang.String getLastError();
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The bytes for lastError.
+     */
+    com.google.protobuf.ByteString
+        getLastErrorBytes();
+
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    java.util.List<luosho.v1.Agent.McpTool> 
+        getToolsList();
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    luosho.v1.Agent.McpTool getTools(int index);
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    int getToolsCount();
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.McpToolOrBuilder> 
+        getToolsOrBuilderList();
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    luosho.v1.Agent.McpToolOrBuilder getToolsOrBuilder(
+        int index);
+  }
+  /**
+   * Protobuf type {@code luosho.v1.McpServer}
+   */
+  public static final class McpServer extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.McpServer)
+      McpServerOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpServer");
+    }
+    // Use McpServer.newBuilder() to construct.
+    private McpServer(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private McpServer() {
+      name_ = "";
+      transport_ = "";
+      state_ = "";
+      lastError_ = "";
+      tools_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpServer_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.McpServer.class, luosho.v1.Agent.McpServer.Builder.class);
+    }
+
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TRANSPORT_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object transport_ = "";
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The transport.
+     */
+    @java.lang.Override
+    public java.lang.String getTransport() {
+      java.lang.Object ref = transport_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        transport_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * "stdio" or "http".
+     * </pre>
+     *
+     * <code>string transport = 2;</code>
+     * @return The bytes for transport.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTransportBytes() {
+      java.lang.Object ref = transport_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        transport_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int STATE_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object state_ = "";
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The state.
+     */
+    @java.lang.Override
+    public java.lang.String getState() {
+      java.lang.Object ref = state_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        state_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * "not started", "running" or "down".
+     * </pre>
+     *
+     * <code>string state = 3;</code>
+     * @return The bytes for state.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getStateBytes() {
+      java.lang.Object ref = state_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        state_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int STARTS_FIELD_NUMBER = 4;
+    private int starts_ = 0;
+    /**
+     * <pre>
+     * Times the daemon started (or connected to) it.
+     * </pre>
+     *
+     * <code>int32 starts = 4;</code>
+     * @return The starts.
+     */
+    @java.lang.Override
+    public int getStarts() {
+      return starts_;
+    }
+
+    public static final int LAST_ERROR_FIELD_NUMBER = 5;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object lastError_ = "";
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The lastError.
+     */
+    @java.lang.Override
+    public java.lang.String getLastError() {
+      java.lang.Object ref = lastError_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        lastError_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Why it is down (no secret in it).
+     * </pre>
+     *
+     * <code>string last_error = 5;</code>
+     * @return The bytes for lastError.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getLastErrorBytes() {
+      java.lang.Object ref = lastError_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        lastError_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TOOLS_FIELD_NUMBER = 6;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.McpTool> tools_;
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.McpTool> getToolsList() {
+      return tools_;
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.McpToolOrBuilder> 
+        getToolsOrBuilderList() {
+      return tools_;
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public int getToolsCount() {
+      return tools_.size();
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpTool getTools(int index) {
+      return tools_.get(index);
+    }
+    /**
+     * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.McpToolOrBuilder getToolsOrBuilder(
+        int index) {
+      return tools_.get(index);
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(transport_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, transport_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(state_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, state_);
+      }
+      if (starts_ != 0) {
+        output.writeInt32(4, starts_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastError_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 5, lastError_);
+      }
+      for (int i = 0; i < tools_.size(); i++) {
+        output.writeMessage(6, tools_.get(i));
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(transport_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, transport_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(state_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(3, state_);
+      }
+      if (starts_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(4, starts_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastError_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(5, lastError_);
+      }
+
+          {
+            final int count = tools_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(tools_.get(i));
+            }
+            size += 1 * count;
+          }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.McpServer)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.McpServer other = (luosho.v1.Agent.McpServer) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (!getTransport()
+          .equals(other.getTransport())) return false;
+      if (!getState()
+          .equals(other.getState())) return false;
+      if (getStarts()
+          != other.getStarts()) return false;
+      if (!getLastError()
+          .equals(other.getLastError())) return false;
+      if (!getToolsList()
+          .equals(other.getToolsList())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + TRANSPORT_FIELD_NUMBER;
+      hash = (53 * hash) + getTransport().hashCode();
+      hash = (37 * hash) + STATE_FIELD_NUMBER;
+      hash = (53 * hash) + getState().hashCode();
+      hash = (37 * hash) + STARTS_FIELD_NUMBER;
+      hash = (53 * hash) + getStarts();
+      hash = (37 * hash) + LAST_ERROR_FIELD_NUMBER;
+      hash = (53 * hash) + getLastError().hashCode();
+      if (getToolsCount() > 0) {
+        hash = (37 * hash) + TOOLS_FIELD_NUMBER;
+        hash = (53 * hash) + getToolsList().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.McpServer parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.McpServer parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.McpServer parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpServer parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.McpServer prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.McpServer}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.McpServer)
+        luosho.v1.Agent.McpServerOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServer_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.McpServer.class, luosho.v1.Agent.McpServer.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.McpServer.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        transport_ = "";
+        state_ = "";
+        starts_ = 0;
+        lastError_ = "";
+        if (toolsBuilder_ == null) {
+          tools_ = java.util.Collections.emptyList();
+        } else {
+          tools_ = null;
+          toolsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000020);
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpServer_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServer getDefaultInstanceForType() {
+        return luosho.v1.Agent.McpServer.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServer build() {
+        luosho.v1.Agent.McpServer result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpServer buildPartial() {
+        luosho.v1.Agent.McpServer result = new luosho.v1.Agent.McpServer(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.McpServer result) {
+        if (toolsBuilder_ == null) {
+          if (((bitField0_ & 0x00000020) != 0)) {
+            tools_ = java.util.Collections.unmodifiableList(tools_);
+            bitField0_ = (bitField0_ & ~0x00000020);
+          }
+          result.tools_ = tools_;
+        } else {
+          result.tools_ = toolsBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.McpServer result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.transport_ = transport_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.state_ = state_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.starts_ = starts_;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.lastError_ = lastError_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.McpServer) {
+          return mergeFrom((luosho.v1.Agent.McpServer)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.McpServer other) {
+        if (other == luosho.v1.Agent.McpServer.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getTransport().isEmpty()) {
+          transport_ = other.transport_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (!other.getState().isEmpty()) {
+          state_ = other.state_;
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        if (other.getStarts() != 0) {
+          setStarts(other.getStarts());
+        }
+        if (!other.getLastError().isEmpty()) {
+          lastError_ = other.lastError_;
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        if (toolsBuilder_ == null) {
+          if (!other.tools_.isEmpty()) {
+            if (tools_.isEmpty()) {
+              tools_ = other.tools_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+            } else {
+              ensureToolsIsMutable();
+              tools_.addAll(other.tools_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.tools_.isEmpty()) {
+            if (toolsBuilder_.isEmpty()) {
+              toolsBuilder_.dispose();
+              toolsBuilder_ = null;
+              tools_ = other.tools_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+              toolsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetToolsFieldBuilder() : null;
+            } else {
+              toolsBuilder_.addAllMessages(other.tools_);
+            }
+          }
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                transport_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                state_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 32: {
+                starts_ = input.readInt32();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 42: {
+                lastError_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              case 50: {
+                luosho.v1.Agent.McpTool m =
+                    input.readMessage(
+                        luosho.v1.Agent.McpTool.parser(),
+                        extensionRegistry);
+                if (toolsBuilder_ == null) {
+                  ensureToolsIsMutable();
+                  tools_.add(m);
+                } else {
+                  toolsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 50
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object transport_ = "";
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @return The transport.
+       */
+      public java.lang.String getTransport() {
+        java.lang.Object ref = transport_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          transport_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @return The bytes for transport.
+       */
+      public com.google.protobuf.ByteString
+          getTransportBytes() {
+        java.lang.Object ref = transport_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          transport_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @param value The transport to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTransport(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        transport_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTransport() {
+        transport_ = getDefaultInstance().getTransport();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "stdio" or "http".
+       * </pre>
+       *
+       * <code>string transport = 2;</code>
+       * @param value The bytes for transport to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTransportBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        transport_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object state_ = "";
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @return The state.
+       */
+      public java.lang.String getState() {
+        java.lang.Object ref = state_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          state_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @return The bytes for state.
+       */
+      public com.google.protobuf.ByteString
+          getStateBytes() {
+        java.lang.Object ref = state_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          state_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @param value The state to set.
+       * @return This builder for chaining.
+       */
+      public Builder setState(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        state_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearState() {
+        state_ = getDefaultInstance().getState();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * "not started", "running" or "down".
+       * </pre>
+       *
+       * <code>string state = 3;</code>
+       * @param value The bytes for state to set.
+       * @return This builder for chaining.
+       */
+      public Builder setStateBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        state_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private int starts_ ;
+      /**
+       * <pre>
+       * Times the daemon started (or connected to) it.
+       * </pre>
+       *
+       * <code>int32 starts = 4;</code>
+       * @return The starts.
+       */
+      @java.lang.Override
+      public int getStarts() {
+        return starts_;
+      }
+      /**
+       * <pre>
+       * Times the daemon started (or connected to) it.
+       * </pre>
+       *
+       * <code>int32 starts = 4;</code>
+       * @param value The starts to set.
+       * @return This builder for chaining.
+       */
+      public Builder setStarts(int value) {
+
+        starts_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Times the daemon started (or connected to) it.
+       * </pre>
+       *
+       * <code>int32 starts = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearStarts() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        starts_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object lastError_ = "";
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @return The lastError.
+       */
+      public java.lang.String getLastError() {
+        java.lang.Object ref = lastError_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          lastError_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @return The bytes for lastError.
+       */
+      public com.google.protobuf.ByteString
+          getLastErrorBytes() {
+        java.lang.Object ref = lastError_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          lastError_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @param value The lastError to set.
+       * @return This builder for chaining.
+       */
+      public Builder setLastError(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        lastError_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearLastError() {
+        lastError_ = getDefaultInstance().getLastError();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Why it is down (no secret in it).
+       * </pre>
+       *
+       * <code>string last_error = 5;</code>
+       * @param value The bytes for lastError to set.
+       * @return This builder for chaining.
+       */
+      public Builder setLastErrorBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        lastError_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<luosho.v1.Agent.McpTool> tools_ =
+        java.util.Collections.emptyList();
+      private void ensureToolsIsMutable() {
+        if (!((bitField0_ & 0x00000020) != 0)) {
+          tools_ = new java.util.ArrayList<luosho.v1.Agent.McpTool>(tools_);
+          bitField0_ |= 0x00000020;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpTool, luosho.v1.Agent.McpTool.Builder, luosho.v1.Agent.McpToolOrBuilder> toolsBuilder_;
+
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpTool> getToolsList() {
+        if (toolsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(tools_);
+        } else {
+          return toolsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public int getToolsCount() {
+        if (toolsBuilder_ == null) {
+          return tools_.size();
+        } else {
+          return toolsBuilder_.getCount();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool getTools(int index) {
+        if (toolsBuilder_ == null) {
+          return tools_.get(index);
+        } else {
+          return toolsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder setTools(
+          int index, luosho.v1.Agent.McpTool value) {
+        if (toolsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolsIsMutable();
+          tools_.set(index, value);
+          onChanged();
+        } else {
+          toolsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder setTools(
+          int index, luosho.v1.Agent.McpTool.Builder builderForValue) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          toolsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(luosho.v1.Agent.McpTool value) {
+        if (toolsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolsIsMutable();
+          tools_.add(value);
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(
+          int index, luosho.v1.Agent.McpTool value) {
+        if (toolsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureToolsIsMutable();
+          tools_.add(index, value);
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(
+          luosho.v1.Agent.McpTool.Builder builderForValue) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.add(builderForValue.build());
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addTools(
+          int index, luosho.v1.Agent.McpTool.Builder builderForValue) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          toolsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder addAllTools(
+          java.lang.Iterable<? extends luosho.v1.Agent.McpTool> values) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, tools_);
+          onChanged();
+        } else {
+          toolsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder clearTools() {
+        if (toolsBuilder_ == null) {
+          tools_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000020);
+          onChanged();
+        } else {
+          toolsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public Builder removeTools(int index) {
+        if (toolsBuilder_ == null) {
+          ensureToolsIsMutable();
+          tools_.remove(index);
+          onChanged();
+        } else {
+          toolsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool.Builder getToolsBuilder(
+          int index) {
+        return internalGetToolsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpToolOrBuilder getToolsOrBuilder(
+          int index) {
+        if (toolsBuilder_ == null) {
+          return tools_.get(index);  } else {
+          return toolsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.McpToolOrBuilder> 
+           getToolsOrBuilderList() {
+        if (toolsBuilder_ != null) {
+          return toolsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(tools_);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool.Builder addToolsBuilder() {
+        return internalGetToolsFieldBuilder().addBuilder(
+            luosho.v1.Agent.McpTool.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public luosho.v1.Agent.McpTool.Builder addToolsBuilder(
+          int index) {
+        return internalGetToolsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.McpTool.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.McpTool tools = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.McpTool.Builder> 
+           getToolsBuilderList() {
+        return internalGetToolsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.McpTool, luosho.v1.Agent.McpTool.Builder, luosho.v1.Agent.McpToolOrBuilder> 
+          internalGetToolsFieldBuilder() {
+        if (toolsBuilder_ == null) {
+          toolsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.McpTool, luosho.v1.Agent.McpTool.Builder, luosho.v1.Agent.McpToolOrBuilder>(
+                  tools_,
+                  ((bitField0_ & 0x00000020) != 0),
+                  getParentForChildren(),
+                  isClean());
+          tools_ = null;
+        }
+        return toolsBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.McpServer)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.McpServer)
+    private static final luosho.v1.Agent.McpServer DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.McpServer();
+    }
+
+    public static luosho.v1.Agent.McpServer getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<McpServer>
+        PARSER = new com.google.protobuf.AbstractParser<McpServer>() {
+      @java.lang.Override
+      public McpServer parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<McpServer> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<McpServer> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.McpServer getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface McpToolOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.McpTool)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    java.lang.String getDescription();
+    /**
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    com.google.protobuf.ByteString
+        getDescriptionBytes();
+
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The inputSchemaJson.
+     */
+    java.lang.String getInputSchemaJson();
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The bytes for inputSchemaJson.
+     */
+    com.google.protobuf.ByteString
+        getInputSchemaJsonBytes();
+
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return Whether the readOnlyHint field is set.
+     */
+    boolean hasReadOnlyHint();
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return The readOnlyHint.
+     */
+    boolean getReadOnlyHint();
+
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return Whether the destructiveHint field is set.
+     */
+    boolean hasDestructiveHint();
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return The destructiveHint.
+     */
+    boolean getDestructiveHint();
+  }
+  /**
+   * Protobuf type {@code luosho.v1.McpTool}
+   */
+  public static final class McpTool extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.McpTool)
+      McpToolOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "McpTool");
+    }
+    // Use McpTool.newBuilder() to construct.
+    private McpTool(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private McpTool() {
+      name_ = "";
+      description_ = "";
+      inputSchemaJson_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_McpTool_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.McpTool.class, luosho.v1.Agent.McpTool.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DESCRIPTION_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object description_ = "";
+    /**
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    @java.lang.Override
+    public java.lang.String getDescription() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        description_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getDescriptionBytes() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        description_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int INPUT_SCHEMA_JSON_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object inputSchemaJson_ = "";
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The inputSchemaJson.
+     */
+    @java.lang.Override
+    public java.lang.String getInputSchemaJson() {
+      java.lang.Object ref = inputSchemaJson_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        inputSchemaJson_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string input_schema_json = 3;</code>
+     * @return The bytes for inputSchemaJson.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getInputSchemaJsonBytes() {
+      java.lang.Object ref = inputSchemaJson_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        inputSchemaJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int READ_ONLY_HINT_FIELD_NUMBER = 4;
+    private boolean readOnlyHint_ = false;
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return Whether the readOnlyHint field is set.
+     */
+    @java.lang.Override
+    public boolean hasReadOnlyHint() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <pre>
+     * The tool's annotations (unset when the server gives none).
+     * </pre>
+     *
+     * <code>optional bool read_only_hint = 4;</code>
+     * @return The readOnlyHint.
+     */
+    @java.lang.Override
+    public boolean getReadOnlyHint() {
+      return readOnlyHint_;
+    }
+
+    public static final int DESTRUCTIVE_HINT_FIELD_NUMBER = 5;
+    private boolean destructiveHint_ = false;
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return Whether the destructiveHint field is set.
+     */
+    @java.lang.Override
+    public boolean hasDestructiveHint() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <code>optional bool destructive_hint = 5;</code>
+     * @return The destructiveHint.
+     */
+    @java.lang.Override
+    public boolean getDestructiveHint() {
+      return destructiveHint_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, description_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(inputSchemaJson_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, inputSchemaJson_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeBool(4, readOnlyHint_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeBool(5, destructiveHint_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, description_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(inputSchemaJson_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(3, inputSchemaJson_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(4, readOnlyHint_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(5, destructiveHint_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.McpTool)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.McpTool other = (luosho.v1.Agent.McpTool) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (!getDescription()
+          .equals(other.getDescription())) return false;
+      if (!getInputSchemaJson()
+          .equals(other.getInputSchemaJson())) return false;
+      if (hasReadOnlyHint() != other.hasReadOnlyHint()) return false;
+      if (hasReadOnlyHint()) {
+        if (getReadOnlyHint()
+            != other.getReadOnlyHint()) return false;
+      }
+      if (hasDestructiveHint() != other.hasDestructiveHint()) return false;
+      if (hasDestructiveHint()) {
+        if (getDestructiveHint()
+            != other.getDestructiveHint()) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DESCRIPTION_FIELD_NUMBER;
+      hash = (53 * hash) + getDescription().hashCode();
+      hash = (37 * hash) + INPUT_SCHEMA_JSON_FIELD_NUMBER;
+      hash = (53 * hash) + getInputSchemaJson().hashCode();
+      if (hasReadOnlyHint()) {
+        hash = (37 * hash) + READ_ONLY_HINT_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+            getReadOnlyHint());
+      }
+      if (hasDestructiveHint()) {
+        hash = (37 * hash) + DESTRUCTIVE_HINT_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+            getDestructiveHint());
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.McpTool parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.McpTool parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.McpTool parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.McpTool parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.McpTool prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.McpTool}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.McpTool)
+        luosho.v1.Agent.McpToolOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpTool_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.McpTool.class, luosho.v1.Agent.McpTool.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.McpTool.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        description_ = "";
+        inputSchemaJson_ = "";
+        readOnlyHint_ = false;
+        destructiveHint_ = false;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_McpTool_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpTool getDefaultInstanceForType() {
+        return luosho.v1.Agent.McpTool.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpTool build() {
+        luosho.v1.Agent.McpTool result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.McpTool buildPartial() {
+        luosho.v1.Agent.McpTool result = new luosho.v1.Agent.McpTool(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.McpTool result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.description_ = description_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.inputSchemaJson_ = inputSchemaJson_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.readOnlyHint_ = readOnlyHint_;
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.destructiveHint_ = destructiveHint_;
+          to_bitField0_ |= 0x00000002;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.McpTool) {
+          return mergeFrom((luosho.v1.Agent.McpTool)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.McpTool other) {
+        if (other == luosho.v1.Agent.McpTool.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getDescription().isEmpty()) {
+          description_ = other.description_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (!other.getInputSchemaJson().isEmpty()) {
+          inputSchemaJson_ = other.inputSchemaJson_;
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        if (other.hasReadOnlyHint()) {
+          setReadOnlyHint(other.getReadOnlyHint());
+        }
+        if (other.hasDestructiveHint()) {
+          setDestructiveHint(other.getDestructiveHint());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                description_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                inputSchemaJson_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 32: {
+                readOnlyHint_ = input.readBool();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 40: {
+                destructiveHint_ = input.readBool();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 40
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The server's own name; agents call it "&lt;server&gt;__&lt;name&gt;".
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object description_ = "";
+      /**
+       * <code>string description = 2;</code>
+       * @return The description.
+       */
+      public java.lang.String getDescription() {
+        java.lang.Object ref = description_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          description_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @return The bytes for description.
+       */
+      public com.google.protobuf.ByteString
+          getDescriptionBytes() {
+        java.lang.Object ref = description_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          description_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @param value The description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescription(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDescription() {
+        description_ = getDefaultInstance().getDescription();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string description = 2;</code>
+       * @param value The bytes for description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescriptionBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object inputSchemaJson_ = "";
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @return The inputSchemaJson.
+       */
+      public java.lang.String getInputSchemaJson() {
+        java.lang.Object ref = inputSchemaJson_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          inputSchemaJson_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @return The bytes for inputSchemaJson.
+       */
+      public com.google.protobuf.ByteString
+          getInputSchemaJsonBytes() {
+        java.lang.Object ref = inputSchemaJson_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          inputSchemaJson_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @param value The inputSchemaJson to set.
+       * @return This builder for chaining.
+       */
+      public Builder setInputSchemaJson(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        inputSchemaJson_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearInputSchemaJson() {
+        inputSchemaJson_ = getDefaultInstance().getInputSchemaJson();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string input_schema_json = 3;</code>
+       * @param value The bytes for inputSchemaJson to set.
+       * @return This builder for chaining.
+       */
+      public Builder setInputSchemaJsonBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        inputSchemaJson_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private boolean readOnlyHint_ ;
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @return Whether the readOnlyHint field is set.
+       */
+      @java.lang.Override
+      public boolean hasReadOnlyHint() {
+        return ((bitField0_ & 0x00000008) != 0);
+      }
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @return The readOnlyHint.
+       */
+      @java.lang.Override
+      public boolean getReadOnlyHint() {
+        return readOnlyHint_;
+      }
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @param value The readOnlyHint to set.
+       * @return This builder for chaining.
+       */
+      public Builder setReadOnlyHint(boolean value) {
+
+        readOnlyHint_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The tool's annotations (unset when the server gives none).
+       * </pre>
+       *
+       * <code>optional bool read_only_hint = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearReadOnlyHint() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        readOnlyHint_ = false;
+        onChanged();
+        return this;
+      }
+
+      private boolean destructiveHint_ ;
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @return Whether the destructiveHint field is set.
+       */
+      @java.lang.Override
+      public boolean hasDestructiveHint() {
+        return ((bitField0_ & 0x00000010) != 0);
+      }
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @return The destructiveHint.
+       */
+      @java.lang.Override
+      public boolean getDestructiveHint() {
+        return destructiveHint_;
+      }
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @param value The destructiveHint to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDestructiveHint(boolean value) {
+
+        destructiveHint_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>optional bool destructive_hint = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDestructiveHint() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        destructiveHint_ = false;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.McpTool)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.McpTool)
+    private static final luosho.v1.Agent.McpTool DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.McpTool();
+    }
+
+    public static luosho.v1.Agent.McpTool getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<McpTool>
+        PARSER = new com.google.protobuf.AbstractParser<McpTool>() {
+      @java.lang.Override
+      public McpTool parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<McpTool> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<McpTool> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.McpTool getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
   private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ToolSpec_descriptor;
   private static final 
@@ -57810,6 +67823,21 @@ java.lang.String defaultValue) {
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_AgentSpec_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_McpServerUse_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_McpServerUse_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_McpRetryPolicy_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_McpRetryPolicy_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_McpToolOverride_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_McpToolOverride_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ToolCall_descriptor;
   private static final 
@@ -57885,6 +67913,11 @@ java.lang.String defaultValue) {
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ToolRetry_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ToolRetry_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ToolResult_descriptor;
   private static final 
@@ -58075,6 +68108,26 @@ java.lang.String defaultValue) {
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_WatchResponse_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListMcpServersRequest_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ListMcpServersResponse_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_McpServer_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_McpServer_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_McpTool_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_McpTool_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -58088,229 +68141,267 @@ java.lang.String defaultValue) {
       "le/protobuf/timestamp.proto\"`\n\010ToolSpec\022" +
       "\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021in" +
       "put_schema_json\030\003 \001(\t\022\026\n\016needs_approval\030" +
-      "\004 \001(\010\"\354\002\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014in" +
+      "\004 \001(\010\"\232\003\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014in" +
       "structions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho" +
       ".v1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020" +
       "tool_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_" +
       "drift\030\006 \001(\0162\033.luosho.v1.AgentDriftPolicy" +
       "\022\033\n\023model_settings_json\030\007 \001(\t\022\034\n\017tool_ti" +
       "meout_ms\030\010 \001(\005H\002\210\001\001\022 \n\023approval_timeout_" +
-      "ms\030\t \001(\003H\003\210\001\001B\014\n\n_max_stepsB\023\n\021_tool_con" +
-      "currencyB\022\n\020_tool_timeout_msB\026\n\024_approva" +
-      "l_timeout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014\n\004" +
-      "name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\"\235\001\n\007M" +
-      "essage\022\035\n\004role\030\001 \001(\0162\017.luosho.v1.Role\022\017\n" +
-      "\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.luo" +
-      "sho.v1.ToolCall\022\024\n\014tool_call_id\030\004 \001(\t\022\021\n" +
-      "\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\"v\n\005Us" +
-      "age\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021completion" +
-      "_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001(\003\022\023\n\013m" +
-      "odel_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(\001\"|\n\016To" +
-      "olCallRecord\022!\n\004call\030\001 \001(\0132\023.luosho.v1.T" +
-      "oolCall\022\014\n\004step\030\002 \001(\005\022\022\n\nhas_result\030\003 \001(" +
-      "\010\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010" +
-      "\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030\001 \001(\t\022\r\n\005m" +
-      "odel\030\002 \001(\t\022M\n\022tool_schema_hashes\030\003 \003(\01321" +
-      ".luosho.v1.AgentFingerprint.ToolSchemaHa" +
-      "shesEntry\022\031\n\021instructions_hash\030\004 \001(\t\0327\n\025" +
-      "ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005va" +
-      "lue\030\002 \001(\t:\0028\001\"\263\004\n\nCheckpoint\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.M" +
-      "essage\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usage\030\004 \001(" +
-      "\0132\020.luosho.v1.Usage\022\033\n\023business_state_js" +
-      "on\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luosho.v1.Che" +
-      "ckpointStatus\022\023\n\013approval_id\030\007 \001(\t\022.\n\rfi" +
-      "nish_reason\030\010 \001(\0162\027.luosho.v1.FinishReas" +
-      "on\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1.Agen" +
-      "tFingerprint\022-\n\ntool_calls\030\n \003(\0132\031.luosh" +
-      "o.v1.ToolCallRecord\022.\n\nupdated_at\030\013 \001(\0132" +
-      "\032.google.protobuf.Timestamp\022#\n\005agent\030\014 \001" +
-      "(\0132\024.luosho.v1.AgentSpec\022%\n\013total_usage\030" +
-      "\r \001(\0132\020.luosho.v1.Usage\022\017\n\007version\030\016 \001(\003" +
-      "\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 \001(\0132\025.l" +
-      "uosho.v1.AgentDrift\"\243\002\n\010Approval\022\023\n\013appr" +
-      "oval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttoo" +
-      "l_call\030\003 \001(\0132\023.luosho.v1.ToolCall\022&\n\trem" +
-      "aining\030\004 \003(\0132\023.luosho.v1.ToolCall\022\014\n\004ste" +
-      "p\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.luosho.v1" +
-      ".AgentFingerprint\022.\n\ncreated_at\030\007 \001(\0132\032." +
-      "google.protobuf.Timestamp\022.\n\nexpires_at\030" +
-      "\010 \001(\0132\032.google.protobuf.Timestamp\"\312\001\n\014Hi" +
-      "storyEntry\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001" +
-      "(\0132\032.google.protobuf.Timestamp\022+\n\006status" +
-      "\030\003 \001(\0162\033.luosho.v1.CheckpointStatus\022\017\n\007v" +
-      "ersion\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\nc" +
-      "heckpoint\030\006 \001(\0132\025.luosho.v1.Checkpoint\"\234" +
-      "\002\n\016SessionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n" +
-      "\006status\030\002 \001(\0162\033.luosho.v1.CheckpointStat" +
-      "us\022.\n\rfinish_reason\030\003 \001(\0162\027.luosho.v1.Fi" +
-      "nishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessag" +
-      "e_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nup" +
-      "dated_at\030\007 \001(\0132\032.google.protobuf.Timesta" +
-      "mp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v1.Agent" +
-      "Drift\"\330\004\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006r" +
-      "un_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032" +
-      ".google.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t" +
-      "\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023." +
-      "luosho.v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\013" +
-      "2\024.luosho.v1.StepStartH\000\022*\n\nmodel_turn\030\014" +
-      " \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\ttool_cal" +
-      "l\030\r \001(\0132\034.luosho.v1.ToolCallRequestedH\000\022" +
-      ",\n\013tool_result\030\016 \001(\0132\025.luosho.v1.ToolRes" +
-      "ultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.Ste" +
-      "pDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.Ru" +
-      "nDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1" +
-      ".AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luos" +
-      "ho.v1.TextDeltaH\000\022:\n\022approval_requested\030" +
-      "\023 \001(\0132\034.luosho.v1.ApprovalRequestedH\000B\t\n" +
-      "\007payload\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022.lu" +
-      "osho.v1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n\013f" +
-      "ingerprint\030\003 \001(\0132\033.luosho.v1.AgentFinger" +
-      "print\022\022\n\nrequest_id\030\004 \001(\t\"\031\n\tStepStart\022\014" +
-      "\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022" +
-      "#\n\007message\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005" +
-      "usage\030\003 \001(\0132\020.luosho.v1.Usage\"X\n\021ToolCal" +
-      "lRequested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023" +
-      ".luosho.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\005\"" +
-      "j\n\nToolResult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call" +
-      "_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_j" +
-      "son\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022" +
-      "\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005" +
-      "\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_f" +
-      "rom\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_add" +
-      "ed\030\003 \003(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools" +
-      "_changed\030\005 \003(\t\022\034\n\024instructions_changed\030\006" +
-      " \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021ApprovalRequest" +
-      "ed\022%\n\010approval\030\001 \001(\0132\023.luosho.v1.Approva" +
-      "l\"\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.l" +
-      "uosho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033." +
-      "luosho.v1.CheckpointStatus\022\022\n\nfinal_text" +
-      "\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(" +
-      "\0132\020.luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t" +
-      "\022\025\n\rmessage_count\030\007 \001(\005\"\350\001\n\016ExecuteReque" +
-      "st\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022." +
-      "luosho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosh" +
-      "o.v1.AgentSpec\022 \n\023business_state_json\030\004 " +
-      "\001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_" +
-      "limit\030\006 \001(\005H\001\210\001\001B\026\n\024_business_state_json" +
-      "B\020\n\016_history_limit\"2\n\017ExecuteResponse\022\037\n" +
-      "\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResume" +
-      "Request\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001" +
-      "(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003" +
-      " \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020." +
-      "luosho.v1.Event\"j\n\027SubmitToolResultReque" +
-      "st\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002" +
-      " \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 " +
-      "\001(\010\"E\n\030SubmitToolResultResponse\022)\n\007outco" +
-      "me\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n\rCa" +
-      "ncelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Cance" +
-      "lResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessi" +
-      "onRequest\022\022\n\nsession_id\030\001 \001(\t\"?\n\022GetSess" +
-      "ionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho" +
-      ".v1.Checkpoint\"\204\001\n\023ListSessionsRequest\022\021" +
-      "\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n" +
+      "ms\030\t \001(\003H\003\210\001\001\022,\n\013mcp_servers\030\024 \003(\0132\027.luo" +
+      "sho.v1.McpServerUseB\014\n\n_max_stepsB\023\n\021_to" +
+      "ol_concurrencyB\022\n\020_tool_timeout_msB\026\n\024_a" +
+      "pproval_timeout_ms\"\267\001\n\014McpServerUse\022\014\n\004n" +
+      "ame\030\001 \001(\t\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntimeou" +
+      "t_ms\030\003 \001(\005H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho." +
+      "v1.McpRetryPolicy\0222\n\016tool_overrides\030\005 \003(" +
+      "\0132\032.luosho.v1.McpToolOverrideB\r\n\013_timeou" +
+      "t_ms\"_\n\016McpRetryPolicy\022\020\n\010attempts\030\001 \001(\005" +
+      "\022\022\n\nbackoff_ms\030\002 \001(\005\022\'\n\010retry_on\030\003 \003(\0162\025" +
+      ".luosho.v1.McpRetryOn\"\233\001\n\017McpToolOverrid" +
+      "e\022\014\n\004tool\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.luos" +
+      "ho.v1.McpApproval\022\027\n\ntimeout_ms\030\003 \001(\005H\000\210" +
+      "\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryPo" +
+      "licyB\r\n\013_timeout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 " +
+      "\001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(" +
+      "\t\"\235\001\n\007Message\022\035\n\004role\030\001 \001(\0162\017.luosho.v1." +
+      "Role\022\017\n\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(" +
+      "\0132\023.luosho.v1.ToolCall\022\024\n\014tool_call_id\030\004" +
+      " \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(" +
+      "\010\"v\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021com" +
+      "pletion_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001" +
+      "(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(" +
+      "\001\"|\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132\023.luos" +
+      "ho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\022\n\nhas_resu" +
+      "lt\030\003 \001(\010\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_erro" +
+      "r\030\005 \001(\010\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030\001 \001" +
+      "(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_hashes\030" +
+      "\003 \003(\01321.luosho.v1.AgentFingerprint.ToolS" +
+      "chemaHashesEntry\022\031\n\021instructions_hash\030\004 " +
+      "\001(\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(" +
+      "\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\263\004\n\nCheckpoint\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luos" +
+      "ho.v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usa" +
+      "ge\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023business_s" +
+      "tate_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luosho" +
+      ".v1.CheckpointStatus\022\023\n\013approval_id\030\007 \001(" +
+      "\t\022.\n\rfinish_reason\030\010 \001(\0162\027.luosho.v1.Fin" +
+      "ishReason\0220\n\013fingerprint\030\t \001(\0132\033.luosho." +
+      "v1.AgentFingerprint\022-\n\ntool_calls\030\n \003(\0132" +
+      "\031.luosho.v1.ToolCallRecord\022.\n\nupdated_at" +
+      "\030\013 \001(\0132\032.google.protobuf.Timestamp\022#\n\005ag" +
+      "ent\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013total" +
+      "_usage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007versio" +
+      "n\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 " +
+      "\001(\0132\025.luosho.v1.AgentDrift\"\243\002\n\010Approval\022" +
+      "\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t" +
+      "\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolCall" +
+      "\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolCall" +
+      "\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.lu" +
+      "osho.v1.AgentFingerprint\022.\n\ncreated_at\030\007" +
+      " \001(\0132\032.google.protobuf.Timestamp\022.\n\nexpi" +
+      "res_at\030\010 \001(\0132\032.google.protobuf.Timestamp" +
+      "\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010saved" +
+      "_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022+\n" +
       "\006status\030\003 \001(\0162\033.luosho.v1.CheckpointStat" +
-      "us\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024ListSes" +
-      "sionsResponse\022+\n\010sessions\030\001 \003(\0132\031.luosho" +
-      ".v1.SessionSummary\022\027\n\017next_page_token\030\002 " +
-      "\001(\t\"@\n\024DeleteSessionRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025DeleteS" +
-      "essionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016Reso" +
-      "lveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010appro" +
-      "ved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024" +
-      ".luosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t" +
-      "\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_tool_c" +
-      "all\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event\030\001 " +
-      "\001(\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsRe" +
-      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002" +
-      " \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApproval" +
-      "sResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v1" +
-      ".Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016Hi" +
-      "storyRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage" +
-      "_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022inclu" +
-      "de_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022(" +
-      "\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEntry" +
-      "\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch\022" +
-      "\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002 " +
-      "\003(\0132\022.luosho.v1.Message\022 \n\023business_stat" +
-      "e_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032" +
-      ".luosho.v1.ToolResultPatch\022\024\n\014append_inp" +
-      "ut\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017Tool" +
-      "ResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013res" +
-      "ult_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013Fork" +
-      "Request\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_step" +
-      "\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch\030" +
-      "\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRespo" +
-      "nse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n" +
-      "\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoint" +
-      "\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(\t" +
-      "\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryStep" +
-      "\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003" +
-      " \003(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016Traj" +
-      "ectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name" +
-      "\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas_re" +
-      "sult\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is_er" +
-      "ror\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005" +
-      "\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t" +
-      "\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Trajector" +
-      "yDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_ord" +
-      "er_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+" +
-      "\n\targuments\030\004 \003(\0132\030.luosho.v1.ArgumentDr" +
-      "ift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n" +
-      "\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Finis" +
-      "hReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosh" +
-      "o.v1.FinishReason\"\262\001\n\017CompareResponse\022$\n" +
-      "\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b" +
-      "\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013div" +
-      "erged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luo" +
-      "sho.v1.TrajectoryDriftB\016\n\014_diverged_at\"E" +
-      "\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\taf" +
-      "ter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchRe" +
-      "sponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event*" +
-      "_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SY" +
-      "STEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020" +
-      "\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n" +
-      "\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGE" +
-      "NT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_PO" +
-      "LICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNOR" +
-      "E\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_S" +
-      "TATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS" +
-      "_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAI" +
-      "TING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FIN" +
-      "ISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REASO" +
-      "N_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022" +
-      "\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_R" +
-      "EASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITIN" +
-      "G_APPROVAL\020\004*a\n\007RunMode\022\030\n\024RUN_MODE_UNSP" +
-      "ECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_" +
-      "CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*j\n\rSubmi" +
-      "tOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000" +
-      "\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_" +
-      "OUTCOME_DUPLICATE\020\0022\262\007\n\014AgentService\022B\n\007" +
-      "Execute\022\031.luosho.v1.ExecuteRequest\032\032.luo" +
-      "sho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luo" +
-      "sho.v1.ResumeRequest\032\031.luosho.v1.ResumeR" +
-      "esponse0\001\022[\n\020SubmitToolResult\022\".luosho.v" +
-      "1.SubmitToolResultRequest\032#.luosho.v1.Su" +
-      "bmitToolResultResponse\022=\n\006Cancel\022\030.luosh" +
-      "o.v1.CancelRequest\032\031.luosho.v1.CancelRes" +
-      "ponse\022I\n\nGetSession\022\034.luosho.v1.GetSessi" +
-      "onRequest\032\035.luosho.v1.GetSessionResponse" +
-      "\022O\n\014ListSessions\022\036.luosho.v1.ListSession" +
-      "sRequest\032\037.luosho.v1.ListSessionsRespons" +
-      "e\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSes" +
-      "sionRequest\032 .luosho.v1.DeleteSessionRes" +
-      "ponse\022B\n\007Resolve\022\031.luosho.v1.ResolveRequ" +
-      "est\032\032.luosho.v1.ResolveResponse0\001\022R\n\rLis" +
-      "tApprovals\022\037.luosho.v1.ListApprovalsRequ" +
-      "est\032 .luosho.v1.ListApprovalsResponse\022@\n" +
-      "\007History\022\031.luosho.v1.HistoryRequest\032\032.lu" +
-      "osho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho" +
-      ".v1.ForkRequest\032\027.luosho.v1.ForkResponse" +
-      "\022@\n\007Compare\022\031.luosho.v1.CompareRequest\032\032" +
-      ".luosho.v1.CompareResponse\022<\n\005Watch\022\027.lu" +
-      "osho.v1.WatchRequest\032\030.luosho.v1.WatchRe" +
-      "sponse0\001b\006proto3"
+      "us\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001" +
+      "(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Check" +
+      "point\"\234\002\n\016SessionSummary\022\022\n\nsession_id\030\001" +
+      " \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkpo" +
+      "intStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luosh" +
+      "o.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n" +
+      "\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(" +
+      "\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobuf." +
+      "Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v" +
+      "1.AgentDrift\"\204\005\n\005Event\022\022\n\nsession_id\030\001 \001" +
+      "(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030" +
+      "\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004typ" +
+      "e\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n" +
+      " \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_star" +
+      "t\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmodel" +
+      "_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\tt" +
+      "ool_call\030\r \001(\0132\034.luosho.v1.ToolCallReque" +
+      "stedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v1." +
+      "ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho" +
+      ".v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosh" +
+      "o.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.lu" +
+      "osho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\013" +
+      "2\024.luosho.v1.TextDeltaH\000\022:\n\022approval_req" +
+      "uested\030\023 \001(\0132\034.luosho.v1.ApprovalRequest" +
+      "edH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.Too" +
+      "lRetryH\000B\t\n\007payload\"\206\001\n\010RunStart\022 \n\004mode" +
+      "\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_index" +
+      "\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho.v1." +
+      "AgentFingerprint\022\022\n\nrequest_id\030\004 \001(\t\"\031\n\t" +
+      "StepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004" +
+      "step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1." +
+      "Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage" +
+      "\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004" +
+      "call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeo" +
+      "ut_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027.luosho.v" +
+      "1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001 \001(" +
+      "\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001" +
+      "(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010de" +
+      "lay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005" +
+      "\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(" +
+      "\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010" +
+      "\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022" +
+      "\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDri" +
+      "ft\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t" +
+      "\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed\030\004" +
+      " \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instructi" +
+      "ons_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021Ap" +
+      "provalRequested\022%\n\010approval\030\001 \001(\0132\023.luos" +
+      "ho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish_rea" +
+      "son\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n\006st" +
+      "atus\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022" +
+      "\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022" +
+      "\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013appr" +
+      "oval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\350\001\n" +
+      "\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005i" +
+      "nput\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005agent\030" +
+      "\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023business_" +
+      "state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(" +
+      "\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_busine" +
+      "ss_state_jsonB\020\n\016_history_limit\"2\n\017Execu" +
+      "teResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Ev" +
+      "ent\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n" +
+      "\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005e" +
+      "vent\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027SubmitTo" +
+      "olResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014t" +
+      "ool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020" +
+      "\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResultResp" +
+      "onse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Submit" +
+      "Outcome\"#\n\rCancelRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030\001 \001(" +
+      "\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id\030\001 \001" +
+      "(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoint\030\001" +
+      " \001(\0132\025.luosho.v1.Checkpoint\"\204\001\n\023ListSess" +
+      "ionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_t" +
+      "oken\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v1.C" +
+      "heckpointStatus\022\031\n\021session_id_prefix\030\004 \001" +
+      "(\t\"\\\n\024ListSessionsResponse\022+\n\010sessions\030\001" +
+      " \003(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_" +
+      "page_token\030\002 \001(\t\"@\n\024DeleteSessionRequest" +
+      "\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001" +
+      "(\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001" +
+      " \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001" +
+      " \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005" +
+      "agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreq" +
+      "uest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023det" +
+      "ach_on_tool_call\030\007 \001(\010\"2\n\017ResolveRespons" +
+      "e\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024Li" +
+      "stApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021" +
+      "\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n" +
+      "\025ListApprovalsResponse\022&\n\tapprovals\030\001 \003(" +
+      "\0132\023.luosho.v1.Approval\022\027\n\017next_page_toke" +
+      "n\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003" +
+      " \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Hist" +
+      "oryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1" +
+      ".HistoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314" +
+      "\001\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$" +
+      "\n\010messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023" +
+      "business_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_r" +
+      "esult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022" +
+      "\024\n\014append_input\030\005 \001(\tB\026\n\024_business_state" +
+      "_json\"N\n\017ToolResultPatch\022\024\n\014tool_call_id" +
+      "\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030" +
+      "\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 " +
+      "\001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch" +
+      "\"[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004" +
+      "step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho." +
+      "v1.Checkpoint\"<\n\016CompareRequest\022\024\n\014sessi" +
+      "on_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016T" +
+      "rajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001" +
+      "(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.Trajectory" +
+      "Call\"\207\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030" +
+      "\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 " +
+      "\001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_json\030\005" +
+      " \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgumentDrift\022" +
+      "\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments" +
+      "_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"" +
+      "\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(" +
+      "\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_ch" +
+      "anged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho." +
+      "v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007ste" +
+      "ps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.lu" +
+      "osho.v1.FinishReason\0220\n\017finish_reason_b\030" +
+      "\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compa" +
+      "reResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajec" +
+      "toryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajecto" +
+      "ryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drif" +
+      "t\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_" +
+      "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
+      "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
+      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
+      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
+      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
+      "\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport" +
+      "\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n" +
+      "\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosh" +
+      "o.v1.McpTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023" +
+      "\n\013description\030\002 \001(\t\022\031\n\021input_schema_json" +
+      "\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020d" +
+      "estructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only" +
+      "_hintB\023\n\021_destructive_hint*_\n\004Role\022\024\n\020RO" +
+      "LE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROL" +
+      "E_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOO" +
+      "L\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_" +
+      "POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLI" +
+      "CY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022" +
+      "\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Check" +
+      "pointStatus\022!\n\035CHECKPOINT_STATUS_UNSPECI" +
+      "FIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020" +
+      "\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPROVAL" +
+      "\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014F" +
+      "inishReason\022\035\n\031FINISH_REASON_UNSPECIFIED" +
+      "\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REA" +
+      "SON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED" +
+      "\020\003\022#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004*" +
+      "\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIE" +
+      "D\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RET" +
+      "RY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL" +
+      "_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_" +
+      "UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023" +
+      "MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_" +
+      "MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021" +
+      "RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003" +
+      "*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPEC" +
+      "IFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOO" +
+      "L_EXECUTOR_DAEMON\020\002*j\n\rSubmitOutcome\022\036\n\032" +
+      "SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_O" +
+      "UTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPL" +
+      "ICATE\020\0022\211\010\n\014AgentService\022B\n\007Execute\022\031.lu" +
+      "osho.v1.ExecuteRequest\032\032.luosho.v1.Execu" +
+      "teResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resum" +
+      "eRequest\032\031.luosho.v1.ResumeResponse0\001\022[\n" +
+      "\020SubmitToolResult\022\".luosho.v1.SubmitTool" +
+      "ResultRequest\032#.luosho.v1.SubmitToolResu" +
+      "ltResponse\022=\n\006Cancel\022\030.luosho.v1.CancelR" +
+      "equest\032\031.luosho.v1.CancelResponse\022I\n\nGet" +
+      "Session\022\034.luosho.v1.GetSessionRequest\032\035." +
+      "luosho.v1.GetSessionResponse\022O\n\014ListSess" +
+      "ions\022\036.luosho.v1.ListSessionsRequest\032\037.l" +
+      "uosho.v1.ListSessionsResponse\022R\n\rDeleteS" +
+      "ession\022\037.luosho.v1.DeleteSessionRequest\032" +
+      " .luosho.v1.DeleteSessionResponse\022B\n\007Res" +
+      "olve\022\031.luosho.v1.ResolveRequest\032\032.luosho" +
+      ".v1.ResolveResponse0\001\022R\n\rListApprovals\022\037" +
+      ".luosho.v1.ListApprovalsRequest\032 .luosho" +
+      ".v1.ListApprovalsResponse\022@\n\007History\022\031.l" +
+      "uosho.v1.HistoryRequest\032\032.luosho.v1.Hist" +
+      "oryResponse\0227\n\004Fork\022\026.luosho.v1.ForkRequ" +
+      "est\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022" +
+      "\031.luosho.v1.CompareRequest\032\032.luosho.v1.C" +
+      "ompareResponse\022<\n\005Watch\022\027.luosho.v1.Watc" +
+      "hRequest\032\030.luosho.v1.WatchResponse0\001\022U\n\016" +
+      "ListMcpServers\022 .luosho.v1.ListMcpServer" +
+      "sRequest\032!.luosho.v1.ListMcpServersRespo" +
+      "nseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -58328,33 +68419,51 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentSpec_descriptor,
-        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", });
-    internal_static_luosho_v1_ToolCall_descriptor =
+        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", });
+    internal_static_luosho_v1_McpServerUse_descriptor =
       getDescriptor().getMessageType(2);
+    internal_static_luosho_v1_McpServerUse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_McpServerUse_descriptor,
+        new java.lang.String[] { "Name", "AllowTools", "TimeoutMs", "Retry", "ToolOverrides", });
+    internal_static_luosho_v1_McpRetryPolicy_descriptor =
+      getDescriptor().getMessageType(3);
+    internal_static_luosho_v1_McpRetryPolicy_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_McpRetryPolicy_descriptor,
+        new java.lang.String[] { "Attempts", "BackoffMs", "RetryOn", });
+    internal_static_luosho_v1_McpToolOverride_descriptor =
+      getDescriptor().getMessageType(4);
+    internal_static_luosho_v1_McpToolOverride_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_McpToolOverride_descriptor,
+        new java.lang.String[] { "Tool", "Approval", "TimeoutMs", "Retry", });
+    internal_static_luosho_v1_ToolCall_descriptor =
+      getDescriptor().getMessageType(5);
     internal_static_luosho_v1_ToolCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCall_descriptor,
         new java.lang.String[] { "Id", "Name", "ArgumentsJson", });
     internal_static_luosho_v1_Message_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(6);
     internal_static_luosho_v1_Message_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Message_descriptor,
         new java.lang.String[] { "Role", "Content", "ToolCalls", "ToolCallId", "ToolName", "IsError", });
     internal_static_luosho_v1_Usage_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(7);
     internal_static_luosho_v1_Usage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Usage_descriptor,
         new java.lang.String[] { "PromptTokens", "CompletionTokens", "TotalTokens", "ModelCalls", "CostUsd", });
     internal_static_luosho_v1_ToolCallRecord_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(8);
     internal_static_luosho_v1_ToolCallRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRecord_descriptor,
         new java.lang.String[] { "Call", "Step", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_AgentFingerprint_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(9);
     internal_static_luosho_v1_AgentFingerprint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentFingerprint_descriptor,
@@ -58366,287 +68475,317 @@ java.lang.String defaultValue) {
         internal_static_luosho_v1_AgentFingerprint_ToolSchemaHashesEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_Checkpoint_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(10);
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
         new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", });
     internal_static_luosho_v1_Approval_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(11);
     internal_static_luosho_v1_Approval_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Approval_descriptor,
         new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", });
     internal_static_luosho_v1_HistoryEntry_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(12);
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryEntry_descriptor,
         new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", });
     internal_static_luosho_v1_SessionSummary_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(13);
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
         new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", });
     internal_static_luosho_v1_Event_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(14);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(15);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunStart_descriptor,
         new java.lang.String[] { "Mode", "StepIndex", "Fingerprint", "RequestId", });
     internal_static_luosho_v1_StepStart_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(16);
     internal_static_luosho_v1_StepStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepStart_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_ModelTurn_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(17);
     internal_static_luosho_v1_ModelTurn_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelTurn_descriptor,
         new java.lang.String[] { "Step", "Message", "Usage", });
     internal_static_luosho_v1_ToolCallRequested_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(18);
     internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRequested_descriptor,
-        new java.lang.String[] { "Step", "Call", "TimeoutMs", });
+        new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", });
+    internal_static_luosho_v1_ToolRetry_descriptor =
+      getDescriptor().getMessageType(19);
+    internal_static_luosho_v1_ToolRetry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ToolRetry_descriptor,
+        new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ToolResult_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(20);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(21);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(22);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(23);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(24);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(25);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(26);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(27);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(28);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Checkpoint", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
+    internal_static_luosho_v1_ListMcpServersRequest_descriptor =
+      getDescriptor().getMessageType(58);
+    internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListMcpServersRequest_descriptor,
+        new java.lang.String[] { "Refresh", });
+    internal_static_luosho_v1_ListMcpServersResponse_descriptor =
+      getDescriptor().getMessageType(59);
+    internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ListMcpServersResponse_descriptor,
+        new java.lang.String[] { "Servers", });
+    internal_static_luosho_v1_McpServer_descriptor =
+      getDescriptor().getMessageType(60);
+    internal_static_luosho_v1_McpServer_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_McpServer_descriptor,
+        new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
+    internal_static_luosho_v1_McpTool_descriptor =
+      getDescriptor().getMessageType(61);
+    internal_static_luosho_v1_McpTool_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_McpTool_descriptor,
+        new java.lang.String[] { "Name", "Description", "InputSchemaJson", "ReadOnlyHint", "DestructiveHint", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
   }

@@ -419,6 +419,37 @@ public final class AgentServiceGrpc {
     return getWatchMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ListMcpServersRequest,
+      luosho.v1.Agent.ListMcpServersResponse> getListMcpServersMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListMcpServers",
+      requestType = luosho.v1.Agent.ListMcpServersRequest.class,
+      responseType = luosho.v1.Agent.ListMcpServersResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ListMcpServersRequest,
+      luosho.v1.Agent.ListMcpServersResponse> getListMcpServersMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.ListMcpServersRequest, luosho.v1.Agent.ListMcpServersResponse> getListMcpServersMethod;
+    if ((getListMcpServersMethod = AgentServiceGrpc.getListMcpServersMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getListMcpServersMethod = AgentServiceGrpc.getListMcpServersMethod) == null) {
+          AgentServiceGrpc.getListMcpServersMethod = getListMcpServersMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.ListMcpServersRequest, luosho.v1.Agent.ListMcpServersResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListMcpServers"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ListMcpServersRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.ListMcpServersResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListMcpServers"))
+              .build();
+        }
+      }
+    }
+    return getListMcpServersMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -619,6 +650,17 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+     * state of each connection and its tools. Secrets are never shown.
+     * </pre>
+     */
+    default void listMcpServers(luosho.v1.Agent.ListMcpServersRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListMcpServersMethod(), responseObserver);
+    }
   }
 
   /**
@@ -802,6 +844,18 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getWatchMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+     * state of each connection and its tools. Secrets are never shown.
+     * </pre>
+     */
+    public void listMcpServers(luosho.v1.Agent.ListMcpServersRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListMcpServersMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -965,6 +1019,17 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getWatchMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+     * state of each connection and its tools. Secrets are never shown.
+     * </pre>
+     */
+    public luosho.v1.Agent.ListMcpServersResponse listMcpServers(luosho.v1.Agent.ListMcpServersRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListMcpServersMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1124,6 +1189,17 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getWatchMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+     * state of each connection and its tools. Secrets are never shown.
+     * </pre>
+     */
+    public luosho.v1.Agent.ListMcpServersResponse listMcpServers(luosho.v1.Agent.ListMcpServersRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListMcpServersMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1246,6 +1322,18 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getCompareMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
+     * state of each connection and its tools. Secrets are never shown.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ListMcpServersResponse> listMcpServers(
+        luosho.v1.Agent.ListMcpServersRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListMcpServersMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_EXECUTE = 0;
@@ -1261,6 +1349,7 @@ public final class AgentServiceGrpc {
   private static final int METHODID_FORK = 10;
   private static final int METHODID_COMPARE = 11;
   private static final int METHODID_WATCH = 12;
+  private static final int METHODID_LIST_MCP_SERVERS = 13;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1330,6 +1419,10 @@ public final class AgentServiceGrpc {
         case METHODID_WATCH:
           serviceImpl.watch((luosho.v1.Agent.WatchRequest) request,
               (io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse>) responseObserver);
+          break;
+        case METHODID_LIST_MCP_SERVERS:
+          serviceImpl.listMcpServers((luosho.v1.Agent.ListMcpServersRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1440,6 +1533,13 @@ public final class AgentServiceGrpc {
               luosho.v1.Agent.WatchRequest,
               luosho.v1.Agent.WatchResponse>(
                 service, METHODID_WATCH)))
+        .addMethod(
+          getListMcpServersMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.ListMcpServersRequest,
+              luosho.v1.Agent.ListMcpServersResponse>(
+                service, METHODID_LIST_MCP_SERVERS)))
         .build();
   }
 
@@ -1501,6 +1601,7 @@ public final class AgentServiceGrpc {
               .addMethod(getForkMethod())
               .addMethod(getCompareMethod())
               .addMethod(getWatchMethod())
+              .addMethod(getListMcpServersMethod())
               .build();
         }
       }

@@ -275,7 +275,8 @@ public final class AsyncClient implements AutoCloseable {
         got++;
         if (!fresh(event)) return; // delivered by an earlier attempt
         if (onEvent != null) onEvent.accept(event);
-        if (event.hasToolCall() && !event.getReplayed()) answer(event); // a replayed call has its result
+        // A replayed call has its result; a daemon tool's call (an MCP tool) is the daemon's.
+        if (event.hasToolCall() && !event.getReplayed() && !DaemonTools.isDaemonCall(event)) answer(event);
       }
 
       @Override

@@ -142,7 +142,8 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
     pending = null;
     events.add(event);
     if (sessionId.isEmpty()) sessionId = event.getSessionId();
-    if (event.hasToolCall() && !event.getReplayed()) answer(event); // a replayed call has its result
+    // A replayed call has its result; a daemon tool's call (an MCP tool) is the daemon's to run.
+    if (event.hasToolCall() && !event.getReplayed() && !DaemonTools.isDaemonCall(event)) answer(event);
     return event;
   }
 

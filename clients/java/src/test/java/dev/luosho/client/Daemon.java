@@ -52,11 +52,13 @@ final class Daemon {
    * A daemon listening on {@code listen} with the SQLite store in {@code dir}: started again on
    * the same address and folder, it serves the same sessions (one lease owner for all of them).
    */
-  static Daemon start(Path dir, String listen) {
+  static Daemon start(Path dir, String listen, String... extra) {
     try {
-      ProcessBuilder pb = new ProcessBuilder(python(), "-m", "luoshod", "serve",
+      java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(python(), "-m", "luoshod", "serve",
           "--listen", listen, "--store", "sqlite:///" + dir.resolve("db.sqlite"),
-          "--lease-owner", "java-tests");
+          "--lease-owner", "java-tests"));
+      command.addAll(java.util.List.of(extra));
+      ProcessBuilder pb = new ProcessBuilder(command);
       pb.redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("stderr.log").toFile()));
       Process p = pb.start();
       BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Daemon tool steps against client tool steps: the daemon's CPU per step (not a test).
+
+One daemon (``luoshod serve``, memory://) runs three kinds of sessions side by side, in
+rounds that alternate their order so that all see the same machine:
+
+  * client  20 steps, each one tool call the client answers (tool.call → SubmitToolResult);
+  * http    20 steps, each one call of ``http__work``, a tool of an MCP server over
+            streamable HTTP on loopback that answers at once (bench/mcp_server.py, the
+            official SDK), run by the daemon itself (SEMANTICS.md R71);
+  * stdio   the same tool of the same server program over stdio (a child of the daemon).
+
+The figure is the daemon process's CPU (user + system, from /proc) per model step; the MCP
+server's and the client's CPU are their own processes' and not counted. Each round gives
+the ratio daemon/client; the result is the median of the rounds (this shared VM's speed
+drifts within a minute). Target: a daemon tool step (the HTTP server on loopback) costs at
+most 1.5x a client tool step; the exit status is 1 when it does not.
+
+    .venv/bin/python bench/mcp_steps.py            # 5 rounds of 24 sessions each kind
+    .venv/bin/python bench/mcp_steps.py --quick    # 2 rounds of 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from _common import PYTHON, ROOT, ServerProcess, free_port
+from luosho.client import AsyncClient
+from luosho.v1 import agent_pb2
+
+TOOL_STEPS = 20
+TARGET = 1.5
+
+
+KINDS = ("client", "http", "stdio")
+
+
+def bench_agent(kind: str) -> agent_pb2.AgentSpec:
+    daemon_tool = kind != "client"
+    name = f"{kind}__work" if daemon_tool else "work"
+    script: list[dict[str, Any]] = [{"tool_calls": [{"name": name, "arguments": {"i": k}}]} for k in range(TOOL_STEPS)]
+    script.append({"text": "done"})
+    spec = agent_pb2.AgentSpec(
+        model="scripted:bench", max_steps=TOOL_STEPS + 5, model_settings_json=json.dumps({"script": script})
+    )
+    if daemon_tool:
+        spec.mcp_servers.add(name=kind)
+    else:
+        spec.tools.add(name="work", input_schema_json='{"type":"object"}')
+    return spec
+
+
+async def work(args: dict[str, Any]) -> str:
+    return str(args.get("i"))
+
+
+async def run_sessions(address: str, kind: str, sessions: int, concurrency: int) -> int:
+    """Run the sessions of one kind; the model steps they made."""
+    agent = bench_agent(kind)
+    ids = iter(f"{kind}-{uuid.uuid4().hex[:8]}-{i}" for i in range(sessions))
+    steps = 0
+    async with AsyncClient(address) as client:
+
+        async def worker() -> None:
+            nonlocal steps
+            for sid in ids:
+                run = client.execute(sid, "go", agent=agent, tools={"work": work})
+                async for event in run:
+                    if event.type == "model.turn":
+                        steps += 1
+                    if event.type == "tool.result" and event.tool_result.is_error:
+                        raise RuntimeError(f"{sid}: tool error {event.tool_result.result_json}")
+                if run.result is None or run.result.finish_reason != "stop":
+                    raise RuntimeError(f"{sid}: did not finish")
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return steps
+
+
+class MCPProcess(ServerProcess):
+    """bench/mcp_server.py: ready once its port accepts connections."""
+
+    async def _wait_serving(self, timeout: float) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                writer.close()
+                return
+            except OSError:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+
+
+async def main_async(opts: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="luoshod-bench-mcp-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        mcp_port, port = free_port(), free_port()
+        mcp = MCPProcess("mcp", [PYTHON, str(ROOT / "bench" / "mcp_server.py"), str(mcp_port)], mcp_port, tmp / "mcp.log")
+        config = tmp / "luoshod.toml"
+        server = json.dumps(str(ROOT / "bench" / "mcp_server.py"))
+        config.write_text(
+            f'[mcp_servers.http]\nurl = "http://127.0.0.1:{mcp_port}/mcp"\n'
+            f'[mcp_servers.stdio]\ncommand = {json.dumps(PYTHON)}\nargs = [{server}, "stdio"]\n'
+        )
+        daemon = ServerProcess(
+            "daemon",
+            [PYTHON, "-m", "luoshod", "serve", "--listen", f"127.0.0.1:{port}", "--store", "memory://",
+             "--config", str(config), "--log-level", "WARNING"],
+            port, tmp / "daemon.log",
+        )
+        await mcp.start()
+        try:
+            await daemon.start()
+            try:
+                for kind in KINDS:  # warm up: connections, caches, the MCP sessions
+                    await run_sessions(daemon.address, kind, 2, 2)
+                rows: list[dict[str, float]] = []
+                for r in range(opts.rounds):
+                    per_step: dict[str, float] = {}
+                    for kind in KINDS[r % 3:] + KINDS[:r % 3]:
+                        cpu = daemon.cpu_seconds()
+                        steps = await run_sessions(daemon.address, kind, opts.sessions, opts.concurrency)
+                        per_step[kind] = (daemon.cpu_seconds() - cpu) / steps
+                    rows.append(per_step)
+                    print(f"  round {r + 1}: " + ", ".join(f"{k} {v * 1e3:.2f} ms CPU/step" for k, v in per_step.items()),
+                          file=sys.stderr)
+            finally:
+                await daemon.stop()
+        finally:
+            await mcp.stop()
+    ms = {k: statistics.median(row[k] for row in rows) * 1e3 for k in KINDS}
+    ratio = {k: statistics.median(row[k] / row["client"] for row in rows) for k in ("http", "stdio")}
+    ok = ratio["http"] <= TARGET
+    print(f"daemon CPU per step, {opts.sessions} sessions x {TOOL_STEPS} tool steps a kind, "
+          f"{opts.concurrency} at once, median of {opts.rounds} rounds:")
+    print(f"  client tool step              {ms['client']:6.2f} ms")
+    print(f"  daemon tool step, HTTP        {ms['http']:6.2f} ms   {ratio['http']:5.2f}x   "
+          f"target <= {TARGET}x: {'met' if ok else 'NOT met'}")
+    print(f"  daemon tool step, stdio       {ms['stdio']:6.2f} ms   {ratio['stdio']:5.2f}x")
+    return 0 if ok else 1
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--sessions", type=int, default=24)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--quick", action="store_true", help="2 rounds of 6 sessions")
+    opts = p.parse_args()
+    if opts.quick:
+        opts.rounds, opts.sessions = 2, 6
+    return asyncio.run(main_async(opts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
