@@ -44,6 +44,13 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AgentService"].full_name
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_STORE = "lmdb:.luoshod/store"
 DEFAULT_MAX_ACTIVE_RUNS = 256
+#: How many calls gRPC core keeps waiting for the event loop to take them up before it
+#: cancels new ones (its defaults: 1,000, and 3,000 for all of them).
+MAX_PENDING_CALLS = 1_000_000
+PENDING_CALLS_OPTIONS = [
+    ("grpc.server.max_pending_requests", MAX_PENDING_CALLS),
+    ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
+]
 #: How long a stop waits for halted runs to save and release their leases (seconds).
 HALT_WAIT_S = 5.0
 
@@ -182,6 +189,11 @@ class Daemon:
                 # PAYLOAD_TOO_LARGE (with the limit) rather than a bare transport error.
                 ("grpc.max_receive_message_length", self.config.max_payload_bytes + 65536),
                 ("grpc.so_reuseport", 0),
+                # gRPC core cancels calls at random (a bare CANCELLED, nothing logged) once
+                # more than 1,000 arrived that the event loop has not taken up yet: a burst
+                # of runs started together on a busy daemon. They wait instead; overload is
+                # refused by our admission, with a reason and a retry-after (runs.py).
+                *PENDING_CALLS_OPTIONS,
             ],
             interceptors=[
                 *self.observe.interceptors(),  # outermost: refused calls are counted too
@@ -267,6 +279,7 @@ class Daemon:
         await self.server.stop(grace=2.0)
         self.server = None
         await self.engine.providers.aclose()
+        await self.engine.keeper.aclose()
         await self.observe.stop()
         await self.store.close()
         for address in self.addresses:
