@@ -32,6 +32,7 @@ from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
 from .preflight import open_store
+from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
 
@@ -43,7 +44,9 @@ log = logging.getLogger("luoshod.server")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AgentService"].full_name
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_STORE = "lmdb:.luoshod/store"
-DEFAULT_MAX_ACTIVE_RUNS = 256
+#: Sized by memory (bench/slowruns.py: a waiting run costs the daemon ~50 KB, so 10,000
+#: hold ~0.5 GB); CPU overload is the loop-lag gate's (admission.py).
+DEFAULT_MAX_ACTIVE_RUNS = 10_000
 #: How many calls gRPC core keeps waiting for the event loop to take them up before it
 #: cancels new ones (its defaults: 1,000, and 3,000 for all of them).
 MAX_PENDING_CALLS = 1_000_000
@@ -66,6 +69,8 @@ class Config:
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     #: Runs active at once; one more gets TOO_MANY_RUNS (0: no limit).
     max_active_runs: int = DEFAULT_MAX_ACTIVE_RUNS
+    #: New runs get DAEMON_OVERLOADED while the event loop runs this late (0: never).
+    max_loop_lag_ms: int = DEFAULT_MAX_LOOP_LAG_MS
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     drain_timeout_s: float = 10.0
     event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT
@@ -163,7 +168,10 @@ class Daemon:
             leases=leases,
             request_id_limit=config.request_id_limit,
         )
-        self.runs = RunRegistry(config.max_active_runs)
+        self.lag = LoopLag()
+        self.runs = RunRegistry(
+            admission=Admission(config.max_active_runs, config.max_loop_lag_ms, self.lag)
+        )
         self.hub = EventHub()
         self._sweeper: asyncio.Task[None] | None = None
         self.health = health.aio.HealthServicer()
@@ -245,6 +253,7 @@ class Daemon:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._sweeper = asyncio.create_task(self._sweep_approvals())
+        self.lag.start()
         if self.observe.metrics is not None:  # for `luoshod status`
             self.observe.metrics.describe(
                 store=redact_url(self.config.store), listen=self.addresses, lease_owner=self.engine.leases.owner
@@ -280,6 +289,7 @@ class Daemon:
         self.server = None
         await self.engine.providers.aclose()
         await self.engine.keeper.aclose()
+        await self.lag.stop()
         await self.observe.stop()
         await self.store.close()
         for address in self.addresses:
