@@ -177,10 +177,12 @@ class Cell:
 
 async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
     port, metrics_port = free_port(), free_port()
+    profile = ["-m", "cProfile", "-o", opts.profile] if opts.profile else []
     argv = [
-        PYTHON, "-m", "luoshod", "serve", "--listen", f"127.0.0.1:{port}",
+        PYTHON, *profile, "-m", "luoshod", "serve", "--listen", f"127.0.0.1:{port}",
         "--store", STORES[cell.store](tmp), "--metrics-listen", f"127.0.0.1:{metrics_port}",
         "--max-active-runs", str(opts.max_active_runs),
+        "--max-loop-lag-ms", str(opts.max_loop_lag_ms),
         "--tool-timeout", str(max(60, 4 * cell.tool_ms // 1000)),
     ]  # fmt: skip
     server = ServerProcess(f"daemon {cell.store}", argv, port, tmp / f"{cell.store}-{cell.runs}.log")
@@ -248,7 +250,8 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
     print()
     print(
         f"luoshod slow-runs benchmark: client load over {opts.procs} processes, all runs "
-        f"started together, --max-active-runs {opts.max_active_runs}"
+        f"started together, --max-active-runs {opts.max_active_runs}, "
+        f"--max-loop-lag-ms {opts.max_loop_lag_ms}"
     )
     print("  extra p50/p99: a step's latency beyond the model's and the tool's delays")
     print("  KB/run: daemon RSS while all runs wait, above the idle daemon, per run")
@@ -316,6 +319,10 @@ def main() -> int:
     parser.add_argument("--stores", default="lmdb,sqlite", help="from: lmdb, sqlite, memory")
     parser.add_argument("--procs", type=int, default=4, help="client processes")
     parser.add_argument("--max-active-runs", type=int, default=0, help="the daemon's limit")
+    parser.add_argument(
+        "--max-loop-lag-ms", type=int, default=0, help="the daemon's lag gate (0: off)"
+    )
+    parser.add_argument("--profile", help="write the daemon's cProfile stats to this file")
     parser.add_argument("--show-rpcs", action="store_true", help="print the daemon's RPC codes")
     parser.add_argument("--quick", action="store_true", help="smoke run: 50 runs, 3 x 0.5 s")
     # A worker process (started by the benchmark itself).
