@@ -94,7 +94,10 @@ class LeaseKeeper:
         # Runs while the daemon holds leases; the next add() starts it again.
         while self._held:
             await asyncio.sleep(self.policy.renew_s)
-            await self.renew_now()
+            try:
+                await self.renew_now()
+            except Exception:  # noqa: BLE001 - the upkeep must outlive one bad renewal
+                log.exception("lease renewal failed; trying again in %s s", self.policy.renew_s)
 
     async def renew_now(self) -> None:
         """Renew every lease held now, in one write (the upkeep task calls it each
