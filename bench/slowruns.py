@@ -165,6 +165,7 @@ class Cell:
     lease_renew: float = 0.0
     lease_other: float = 0.0
     failure: str = ""
+    fast: bool = False  # the fast regime (bench/steps.py's), for the CPU/step ratio
 
     @property
     def ideal_s(self) -> float:
@@ -269,7 +270,7 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
             print(f"{c.store:<7} {c.runs:>6}  {c.failure}")
             continue
         extra = sorted(c.extra)
-        ratio = max(c.walls) / c.ideal_s if c.walls else float("nan")
+        ratio = max(c.walls) / c.ideal_s if c.walls and c.ideal_s else float("nan")
         cpu = c.cpu_s / c.steps * 1e6 if c.steps else float("nan")
         per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
         errors = ", ".join(f"{k} x{v}" for k, v in sorted(c.errors.items())) or "none"
@@ -279,6 +280,16 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
             f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {c.idle_rss_mb:>7.1f} "
             f"{per_run:>6.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
             f"{c.lease_renew / c.wall_s:>9.2f}  {errors}"
+        )
+    print()
+    for c in cells:
+        fast = next((f for f in cells if f.fast and f.store == c.store and f.steps), None)
+        if c.fast or fast is None or not c.steps:
+            continue
+        ratio = (c.cpu_s / c.steps) / (fast.cpu_s / fast.steps)
+        print(
+            f"{c.store} {c.runs} runs: CPU/step {ratio:.2f}x the fast regime's "
+            f"({fast.cpu_s / fast.steps * 1e6:.0f} µs; target <= 1.2x)"
         )
     if any(c.walls for c in cells):
         med = statistics.median(len(c.walls) / c.runs for c in cells if not c.failure)
@@ -295,6 +306,15 @@ async def main_async(opts: argparse.Namespace) -> int:
     cells: list[Cell] = []
     with tempfile.TemporaryDirectory(prefix="luoshod-slowruns-") as tmp_dir:
         for store in stores:
+            if not opts.no_fast:
+                # bench/steps.py's regime in the same run: 64 sessions of 21 turns with a
+                # model that answers at once; the slow cells' CPU/step is compared to it.
+                tmp = Path(tmp_dir) / f"{store}-fast"
+                tmp.mkdir()
+                fast = Cell(store, 64, 21, 0, 0, fast=True)
+                print(f"  {store}: 64 runs x 21 turns, model 0 ms (the fast regime)", file=sys.stderr)
+                await bench_cell(fast, opts, tmp)
+                cells.append(fast)
             for n in sizes:
                 tmp = Path(tmp_dir) / f"{store}-{n}"
                 tmp.mkdir()
@@ -324,6 +344,9 @@ def main() -> int:
     )
     parser.add_argument("--profile", help="write the daemon's cProfile stats to this file")
     parser.add_argument("--show-rpcs", action="store_true", help="print the daemon's RPC codes")
+    parser.add_argument(
+        "--no-fast", action="store_true", help="skip the fast-regime cell (model 0 ms)"
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: 50 runs, 3 x 0.5 s")
     # A worker process (started by the benchmark itself).
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
