@@ -50,7 +50,25 @@ STORES = {
     "lmdb": lambda tmp: f"lmdb://{tmp / 'slow-lmdb'}",
     "sqlite": lambda tmp: f"sqlite://{tmp / 'slow.db'}",
     "memory": lambda tmp: "memory://",
+    # A database of its own each cell, on the server LUOSHOD_TEST_POSTGRES_URL names
+    # (``python tests/postgres_server.py run -- .venv/bin/python bench/slowruns.py
+    # --stores postgres``).
+    "postgres": lambda tmp: postgres_database(tmp.name),
 }
+
+
+def postgres_database(name: str) -> str:
+    """A fresh database ``name`` on the LUOSHOD_TEST_POSTGRES_URL server; its URL."""
+    import psycopg
+
+    url = os.environ.get("LUOSHOD_TEST_POSTGRES_URL", "")
+    if not url:
+        raise SystemExit("--stores postgres needs LUOSHOD_TEST_POSTGRES_URL (tests/postgres_server.py run)")
+    name = "slow_" + name.replace("-", "_")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.rsplit("/", 1)[0] + "/" + name
 
 
 # -- the client side: one worker process drives its share of the sessions ------------------
@@ -336,7 +354,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=10, help="model turns a run (>= 1)")
     parser.add_argument("--model-ms", type=int, default=2000, help="each model call's delay")
     parser.add_argument("--tool-ms", type=int, default=0, help="each tool call's delay")
-    parser.add_argument("--stores", default="lmdb,sqlite", help="from: lmdb, sqlite, memory")
+    parser.add_argument(
+        "--stores", default="lmdb,sqlite", help="from: lmdb, sqlite, memory, postgres"
+    )
     parser.add_argument("--procs", type=int, default=4, help="client processes")
     parser.add_argument("--max-active-runs", type=int, default=0, help="the daemon's limit")
     parser.add_argument(

@@ -48,11 +48,15 @@ DEFAULT_STORE = "lmdb:.luoshod/store"
 #: hold ~0.5 GB); CPU overload is the loop-lag gate's (admission.py).
 DEFAULT_MAX_ACTIVE_RUNS = 10_000
 #: How many calls gRPC core keeps waiting for the event loop to take them up before it
-#: cancels new ones (its defaults: 1,000, and 3,000 for all of them).
+#: cancels new ones (its defaults: 1,000, and 3,000 for all of them), and for how long
+#: (its default: 30 s, after which a waiting call is cancelled: 10,000 tool results
+#: submitted together to a busy daemon lost thousands of runs).
 MAX_PENDING_CALLS = 1_000_000
+MAX_PENDING_CALL_S = 86_400
 PENDING_CALLS_OPTIONS = [
     ("grpc.server.max_pending_requests", MAX_PENDING_CALLS),
     ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
+    ("grpc.server_max_unrequested_time_in_server", MAX_PENDING_CALL_S),
 ]
 #: How long a stop waits for halted runs to save and release their leases (seconds).
 HALT_WAIT_S = 5.0
@@ -197,10 +201,11 @@ class Daemon:
                 # PAYLOAD_TOO_LARGE (with the limit) rather than a bare transport error.
                 ("grpc.max_receive_message_length", self.config.max_payload_bytes + 65536),
                 ("grpc.so_reuseport", 0),
-                # gRPC core cancels calls at random (a bare CANCELLED, nothing logged) once
-                # more than 1,000 arrived that the event loop has not taken up yet: a burst
-                # of runs started together on a busy daemon. They wait instead; overload is
-                # refused by our admission, with a reason and a retry-after (runs.py).
+                # gRPC core cancels calls (a bare CANCELLED, nothing logged) once more than
+                # 1,000 arrived that the event loop has not taken up yet, or one waited
+                # 30 s: a burst of runs started (or tool results sent) together on a busy
+                # daemon. They wait instead; overload is refused by our admission, with a
+                # reason and a retry-after (admission.py).
                 *PENDING_CALLS_OPTIONS,
             ],
             interceptors=[
