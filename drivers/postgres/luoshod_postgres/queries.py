@@ -302,12 +302,19 @@ RETURNING extract(epoch FROM expires_at)::float8
 
 # A daemon's lease upkeep: every lease it holds renewed in one statement (one commit);
 # each row tells whether it was renewed (its new expiry) or else the session's token now.
+# The rows are locked in id order first, as saves lock them (SELECT_TOKENS): an UPDATE
+# joined in any other order could deadlock with a save batch of the same sessions.
 RENEW_LEASES = f"""
 WITH given AS (
     SELECT * FROM unnest(%(sessions)s::text[], %(tokens)s::bigint[]) AS g(session_id, token)
+), locked AS (
+    SELECT l.session_id FROM leases AS l JOIN given AS g ON g.session_id = l.session_id
+    WHERE l.token = g.token
+    ORDER BY l.session_id
+    FOR UPDATE OF l
 ), renewed AS (
     UPDATE leases AS l SET expires_at = {_NOW} + make_interval(secs => %(ttl)s)
-    FROM given WHERE l.session_id = given.session_id AND l.token = given.token
+    FROM locked WHERE l.session_id = locked.session_id
     RETURNING l.session_id, extract(epoch FROM l.expires_at)::float8 AS expires_at
 )
 SELECT g.session_id, r.expires_at, l.token
