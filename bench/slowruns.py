@@ -210,6 +210,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
     except ServerFailed as err:
         cell.failure = f"not started: {str(err).splitlines()[0]}"
         return
+    workers: list[subprocess.Popen[bytes]] = []
     try:
         await asyncio.sleep(1.0)
         cell.idle_rss_mb = server.rss_mb()
@@ -217,7 +218,6 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         cpu = server.cpu_seconds()
         procs = min(opts.procs, cell.runs)
         start_at = time.time() + 2.0 + cell.runs / 2000  # every worker connected by then
-        workers = []
         for k in range(procs):
             share = cell.runs // procs + (1 if k < cell.runs % procs else 0)
             workers.append(
@@ -262,6 +262,10 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         if cell.errors:
             print(f"  daemon log tail:\n{server.log_tail(8)}", file=sys.stderr)
     finally:
+        for w in workers:  # an interrupted benchmark leaves no client behind
+            if w.poll() is None:
+                w.kill()
+                w.wait()
         await server.stop(grace=30)
 
 
