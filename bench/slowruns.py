@@ -54,6 +54,8 @@ STORES = {
     # (``python tests/postgres_server.py run -- .venv/bin/python bench/slowruns.py
     # --stores postgres``).
     "postgres": lambda tmp: postgres_database(tmp.name),
+    # bench/null_server.py: the same messages, no engine, no store (gRPC's own share).
+    "null": lambda tmp: "",
 }
 
 
@@ -143,8 +145,10 @@ async def worker_main(opts: argparse.Namespace) -> dict[str, Any]:
 # -- the daemon side -------------------------------------------------------------------------
 
 
-def scrape(port: int) -> dict[str, float]:
-    """The daemon's counters this benchmark reads, from its /metrics."""
+def scrape(port: int, null: bool = False) -> dict[str, float]:
+    """The daemon's counters this benchmark reads, from its /metrics (none: null server)."""
+    if null:
+        return {"saves": 0.0, "lease_renew": 0.0, "lease_other": 0.0}
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as reply:
         text = reply.read().decode()
     found: dict[str, float] = {"saves": 0.0, "lease_renew": 0.0, "lease_other": 0.0}
@@ -204,6 +208,8 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         "--max-loop-lag-ms", str(opts.max_loop_lag_ms),
         "--tool-timeout", str(max(60, 4 * cell.tool_ms // 1000)),
     ]  # fmt: skip
+    if cell.store == "null":  # the same messages with no engine or store: gRPC's own share
+        argv = [PYTHON, *profile, str(Path(__file__).parent / "null_server.py"), "--port", str(port)]
     server = ServerProcess(f"daemon {cell.store}", argv, port, tmp / f"{cell.store}-{cell.runs}.log")
     try:
         await server.start(timeout=60)
@@ -214,7 +220,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
     try:
         await asyncio.sleep(1.0)
         cell.idle_rss_mb = server.rss_mb()
-        before = await asyncio.to_thread(scrape, metrics_port)
+        before = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
         cpu = server.cpu_seconds()
         procs = min(opts.procs, cell.runs)
         start_at = time.time() + 2.0 + cell.runs / 2000  # every worker connected by then
@@ -242,8 +248,8 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
                 cell.waiting_rss_mb = max(cell.waiting_rss_mb, server.rss_mb())
         cell.wall_s = time.perf_counter() - t0
         cell.cpu_s = server.cpu_seconds() - cpu
-        after = await asyncio.to_thread(scrape, metrics_port)
-        if opts.show_rpcs:
+        after = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
+        if opts.show_rpcs and cell.store != "null":
             print(await asyncio.to_thread(rpc_codes, metrics_port), file=sys.stderr)
         for key in ("saves", "lease_renew", "lease_other"):
             setattr(cell, key, after[key] - before[key])
@@ -359,7 +365,7 @@ def main() -> int:
     parser.add_argument("--model-ms", type=int, default=2000, help="each model call's delay")
     parser.add_argument("--tool-ms", type=int, default=0, help="each tool call's delay")
     parser.add_argument(
-        "--stores", default="lmdb,sqlite", help="from: lmdb, sqlite, memory, postgres"
+        "--stores", default="lmdb,sqlite", help="from: lmdb, sqlite, memory, postgres, null"
     )
     parser.add_argument("--procs", type=int, default=4, help="client processes")
     parser.add_argument("--max-active-runs", type=int, default=0, help="the daemon's limit")
