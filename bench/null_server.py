@@ -220,6 +220,8 @@ class NullAgentService(agent_pb2_grpc.AgentServiceServicer):
                 ]
                 text = turn.get("text", "")
                 message_count += 1
+                if turn.get("delay_ms"):  # a slow model, as the scripted provider plays it
+                    await asyncio.sleep(turn["delay_ms"] / 1000)
                 yield event(
                     "model.turn",
                     model_turn=agent_pb2.ModelTurn(

@@ -42,7 +42,7 @@ COMMANDS = {
     "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only with --status)",
     "mcp": "the daemon's MCP servers (daemon tools): state and tools",
     "status": "a running daemon at a glance: health, sessions, approvals (and with --metrics-address: version, store, listeners, runs, leases)",
-    "leases": "force-release the session leases a dead daemon left in a store",
+    "leases": "list the session leases in a store; force-release those a dead daemon left",
     "completion": "print a shell completion script (bash or zsh)",
     "torture": "kill real daemons on a store at random moments and check every invariant (exit 1 on a violation)",
 }
@@ -165,16 +165,32 @@ def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) ->
 
 def _leases_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
     leases = _group(sub, name, help, "luoshod leases release --store lmdb:///var/lib/luoshod/store --owner web-7f9c/1234/ab12cd34")
+    ls = leases.add_parser(
+        "list",
+        help="the live session leases in the store: session, holder, fencing token, expiry",
+        description="Opens the store itself (not a daemon) and lists every live session lease: the session, "
+        "its holder (a daemon's lease owner), its fencing token and when it expires unless renewed.",
+        epilog="examples:\n  luoshod leases list --store sqlite:///var/lib/luoshod/luoshod.db\n"
+        "  luoshod leases list --store postgresql://luoshod@db/luoshod --owner web-1 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ls.add_argument("--store", required=True, metavar="URL", help="the store URL (as the daemon's --store)")
+    ls.add_argument("--owner", metavar="NAME", help="only the leases of this holder")
+    ls.add_argument("--json", action="store_true", help="a JSON array instead of a table")
     r = leases.add_parser(
         "release",
-        help="release every lease one owner holds in the store (a daemon that is gone)",
+        help="release every lease one owner holds in the store (a daemon that is gone), or one session's",
         description="Opens the store itself (not a daemon) and releases every session lease held by --owner, "
-        "the holder named by SESSION_BUSY. Only for a daemon that is gone: a live one would lose its sessions.",
-        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --owner host-1/4242/9f1c2b3a",
+        "the holder named by SESSION_BUSY, or the lease of one --session. Only for a daemon that is gone: "
+        "a live one would lose its sessions (its next save is refused: LEASE_LOST).",
+        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --owner host-1/4242/9f1c2b3a\n"
+        "  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --session order-42",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument("--store", required=True, metavar="URL", help="the store URL (as the daemon's --store)")
-    r.add_argument("--owner", required=True, metavar="NAME", help="the lease holder, as SESSION_BUSY names it")
+    which = r.add_mutually_exclusive_group(required=True)
+    which.add_argument("--owner", metavar="NAME", help="the lease holder, as SESSION_BUSY names it")
+    which.add_argument("--session", metavar="ID", help="one session whose lease to release")
 
 
 def _admin_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
@@ -361,9 +377,11 @@ def main(argv: list[str] | None = None) -> int:
 
     logs.setup(os.environ.get(LOG_LEVEL_ENV, "WARNING"))
     if args.command == "leases":
-        from .leases import release
+        from .leases import list_leases, release
 
-        return release(args.store, args.owner)
+        if args.leases_command == "list":
+            return list_leases(args.store, args.owner, args.json)
+        return release(args.store, args.owner, args.session)
     if args.command == "store":
         from .store.copy import run_copy
 

@@ -21,7 +21,8 @@ here is mapped.
     ├── LeaseLost                  ABORTED (a concurrent writer saved the session first)
     ├── ProviderError              UNAVAILABLE
     ├── ShuttingDown               UNAVAILABLE
-    ├── TooManyRuns                RESOURCE_EXHAUSTED (the limit in metadata)
+    ├── TooManyRuns                RESOURCE_EXHAUSTED (the limit, retry_after_s in metadata)
+    │   └── DaemonOverloaded       RESOURCE_EXHAUSTED (the loop's lag, retry_after_s)
     ├── Unauthenticated            UNAUTHENTICATED, reason given per case
     └── StoreError                 UNAVAILABLE (the driver's library failed)
         └── StoreFull              RESOURCE_EXHAUSTED
@@ -109,6 +110,12 @@ class TooManyRuns(LuoshoError):
     """The daemon already runs its configured maximum of active runs."""
 
     reason = "TOO_MANY_RUNS"
+
+
+class DaemonOverloaded(TooManyRuns):
+    """The daemon's event loop is late (``max_loop_lag_ms``): a new run is refused."""
+
+    reason = "DAEMON_OVERLOADED"
 
 
 class Unauthenticated(LuoshoError):

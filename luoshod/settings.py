@@ -47,6 +47,7 @@ from . import config as providers_file
 from .mcpclient import config as mcp_file
 from .domain import DEFAULT_REQUEST_ID_LIMIT
 from .engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S
+from .server.admission import DEFAULT_MAX_LOOP_LAG_MS
 from .server.app import DEFAULT_LISTEN, DEFAULT_MAX_ACTIVE_RUNS, DEFAULT_STORE, Config
 from .server.preflight import absolute_store_url
 from .server.service import DEFAULT_MAX_PAYLOAD_BYTES
@@ -98,6 +99,7 @@ class Settings(BaseSettings):
     request_id_limit: int = Field(DEFAULT_REQUEST_ID_LIMIT, ge=1, description="applied request ids kept per session (R74)")
     max_payload_bytes: int = Field(DEFAULT_MAX_PAYLOAD_BYTES, ge=1, description="largest request accepted (PAYLOAD_TOO_LARGE above)")
     max_active_runs: int = Field(DEFAULT_MAX_ACTIVE_RUNS, ge=0, description="runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)")
+    max_loop_lag_ms: int = Field(DEFAULT_MAX_LOOP_LAG_MS, ge=0, description="new runs refused (DAEMON_OVERLOADED) while the event loop runs this late, sustained (0: never)")
     tool_timeout: float = Field(300.0, gt=0, description="seconds a run waits for a tool result, unless the agent says otherwise")
     drain_timeout: float = Field(10.0, ge=0, description="seconds SIGTERM waits for active runs to checkpoint")
     approval_sweep_s: float = Field(30.0, gt=0, description="seconds between sweeps that reject expired approvals")
@@ -388,6 +390,7 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "request_id_limit": ("--request-id-limit", {"metavar": "N"}),
     "max_payload_bytes": ("--max-payload-bytes", {"metavar": "N"}),
     "max_active_runs": ("--max-active-runs", {"metavar": "N"}),
+    "max_loop_lag_ms": ("--max-loop-lag-ms", {"metavar": "MS"}),
     "tool_timeout": ("--tool-timeout", {"metavar": "S"}),
     "drain_timeout": ("--drain-timeout", {"metavar": "S"}),
     "approval_sweep_s": ("--approval-sweep-s", {"metavar": "S"}),

@@ -1,8 +1,9 @@
 """A session's lease held for the length of one piece of work (R51, R52).
 
 Every write the engine makes to an existing session happens under the session's lease:
-:class:`Held` takes it before the session is read, renews it in the background while the
-work goes on, and releases it at the end, so that of several daemons sharing a store only
+:class:`Held` takes it before the session is read, the daemon's :class:`LeaseKeeper`
+renews it (with every other lease the daemon holds, in one write) while the work goes on,
+and :class:`Held` releases it at the end, so that of several daemons sharing a store only
 one writes a session at a time. Every save carries the lease, and the store refuses one
 whose fencing token is no longer the session's (``LeaseLost``): a daemon paused past its
 lease's expiry (GC, SIGSTOP, a network partition) and taken over cannot overwrite the new
@@ -59,12 +60,101 @@ class LeasePolicy:
             )
 
 
+class LeaseKeeper:
+    """The daemon's lease upkeep: ONE task renews every session lease the daemon holds, in
+    one store write (:meth:`Store.renew_leases`) every ``policy.renew_s``, whatever the
+    number of runs. A waiting run keeps no timer or task of its own for its lease, and
+    10,000 waiting runs cost the store one renewal write per interval, not 10,000.
+
+    Fencing is unchanged: each session keeps its own lease and fencing token, and every
+    save carries it. A lease the renewal finds taken over is lost at once (``on_lost`` of
+    its :class:`Held`); a store that cannot be reached is tried again at the next tick (the
+    tokens stay valid until taken over, and once they are the next save is refused).
+    """
+
+    def __init__(self, store: Store, policy: LeasePolicy) -> None:
+        self.store, self.policy = store, policy
+        self._held: dict[str, Held] = {}  # by session id: a daemon holds one lease a session
+        self._task: asyncio.Task[None] | None = None
+        self._in_flight: asyncio.Future[None] | None = None  # the renewal being written
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def add(self, held: Held) -> None:
+        self._held[held.session_id] = held
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._renew(), name="lease upkeep")
+
+    def discard(self, held: Held) -> None:
+        if self._held.get(held.session_id) is held:
+            del self._held[held.session_id]
+
+    async def _renew(self) -> None:
+        # Runs while the daemon holds leases; the next add() starts it again.
+        while self._held:
+            await asyncio.sleep(self.policy.renew_s)
+            try:
+                await self.renew_now()
+            except Exception:  # noqa: BLE001 - the upkeep must outlive one bad renewal
+                log.exception("lease renewal failed; trying again in %s s", self.policy.renew_s)
+
+    async def renew_now(self) -> None:
+        """Renew every lease held now, in one write (the upkeep task calls it each
+        interval; a test may call it to renew without waiting)."""
+        held = [h for h in self._held.values() if h.lease is not None]
+        if not held:
+            return
+        self._in_flight = asyncio.get_running_loop().create_future()
+        try:
+            result = await self.store.renew_leases(
+                [h.lease for h in held if h.lease is not None], ttl=self.policy.ttl_s
+            )
+        except StoreError as e:
+            # The store is unreachable: keep trying. Until a lease is taken over its
+            # token stays valid, and once it is, the next save is refused anyway.
+            log.warning("%d session lease(s) not renewed: %s", len(held), e)
+            return
+        finally:
+            self._in_flight.set_result(None)
+            self._in_flight = None
+        by_session = {h.session_id: h for h in held}
+        for lease in result.renewed:
+            h = by_session[lease.session_id]
+            if h.lease is not None and h.lease.token == lease.token:
+                h.lease = lease
+        for lost in result.lost:
+            h = by_session[str(lost.metadata["session_id"])]
+            if self._held.get(h.session_id) is not h:
+                continue  # its work ended meanwhile: nothing to interrupt
+            log.warning("lease of session %s lost: %s", h.session_id, lost)
+            h.lost = lost
+            self.discard(h)
+            h.on_lost(lost)
+
+    async def settled(self) -> None:
+        """Wait for the renewal being written, if any: a lease released while a renewal
+        that still holds it is in flight could be renewed after its release (alive again
+        for a TTL, and its session busy for everyone)."""
+        if self._in_flight is not None:
+            await asyncio.wait({self._in_flight})
+
+    async def aclose(self) -> None:
+        """Stop the upkeep task (the daemon is stopping)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
 class Held:
     """``async with Held(store, policy, session_id, on_lost):`` the session's lease.
 
     Entering raises ``SessionBusy`` when another daemon holds it (or what ``busy`` makes of
-    it). ``on_lost`` is called
-    (once) when a renewal finds the lease taken over; :attr:`lost` then holds the error.
+    it). While held, the lease is renewed by ``keeper`` (the daemon's :class:`LeaseKeeper`;
+    one of its own when none is given). ``on_lost`` is called (once) when a renewal finds
+    the lease taken over; :attr:`lost` then holds the error.
     """
 
     def __init__(
@@ -73,16 +163,15 @@ class Held:
         policy: LeasePolicy,
         session_id: str,
         on_lost: Callable[[LeaseLost], None] = lambda e: None,
-        holding: set[Held] | None = None,
+        keeper: LeaseKeeper | None = None,
         busy: Callable[[SessionBusy], Exception] | None = None,
     ) -> None:
         self.store, self.policy, self.session_id = store, policy, session_id
         self.on_lost = on_lost
         self.busy = busy
-        self._holding = holding if holding is not None else set()  # the daemon's leases
+        self._keeper = keeper if keeper is not None else LeaseKeeper(store, policy)
         self.lease: Lease | None = None
         self.lost: LeaseLost | None = None
-        self._renewer: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Held:
         if Capability.LEASES not in self.store.capabilities:
@@ -95,8 +184,7 @@ class Held:
             if self.busy is None:
                 raise
             raise self.busy(e) from None
-        self._renewer = asyncio.create_task(self._renew(), name=f"lease {self.session_id}")
-        self._holding.add(self)
+        self._keeper.add(self)
         return self
 
     async def __aexit__(
@@ -105,32 +193,15 @@ class Held:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._holding.discard(self)
-        if self._renewer is not None:
-            self._renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renewer
+        self._keeper.discard(self)
         if self.lease is not None and self.lost is None:
             try:
                 # Shielded: a cancelled caller still frees the session for the next daemon.
-                await asyncio.shield(self.store.release_lease(self.lease))
+                await asyncio.shield(self._release(self.lease))
             except (StoreError, asyncio.CancelledError) as e:
                 # It expires by itself; until then another daemon gets SESSION_BUSY.
                 log.warning("lease of session %s not released: %s", self.session_id, e)
 
-    async def _renew(self) -> None:
-        assert self.lease is not None
-        while True:
-            await asyncio.sleep(self.policy.renew_s)
-            try:
-                self.lease = await self.store.renew_lease(self.lease, ttl=self.policy.ttl_s)
-            except LeaseLost as e:
-                log.warning("lease of session %s lost: %s", self.session_id, e)
-                self.lost = e
-                self._holding.discard(self)
-                self.on_lost(e)
-                return
-            except StoreError as e:
-                # The store is unreachable: keep trying. Until the lease is taken over the
-                # token stays valid, and once it is, the next save is refused anyway.
-                log.warning("lease of session %s not renewed: %s", self.session_id, e)
+    async def _release(self, lease: Lease) -> None:
+        await self._keeper.settled()  # no renewal of this lease lands after its release
+        await self.store.release_lease(lease)

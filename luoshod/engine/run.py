@@ -50,7 +50,7 @@ from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .daemon_tools import DaemonTools, expand
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
-from .lease import Held, LeasePolicy
+from .lease import Held, LeaseKeeper, LeasePolicy
 from . import requests
 from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
@@ -167,7 +167,8 @@ class Engine:
         #: is in the log, with its encoded form: the daemon hands it to the session's
         #: watchers, as a run's sink does with the run's events.
         self.recorded: Callable[[Event, bytes], None] | None = None
-        self._holding: set[Held] = set()
+        #: Renews every lease this daemon holds, in one write each interval.
+        self.keeper = LeaseKeeper(store, self.leases)
         self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s, daemon_tools)
 
     def hold(
@@ -180,11 +181,11 @@ class Engine:
         """The session's lease for one piece of work: ``SessionBusy`` (or what ``busy``
         makes of it) when another daemon holds it; losing it interrupts ``control``'s run."""
         on_lost = (lambda e: control.interrupt(LEASE_LOST)) if control else (lambda e: None)
-        return Held(self.store, self.leases, session_id, on_lost, self._holding, busy)
+        return Held(self.store, self.leases, session_id, on_lost, self.keeper, busy)
 
     def leases_held(self) -> int:
         """Session leases this daemon holds now (0 on a store without leases)."""
-        return len(self._holding)
+        return len(self.keeper)
 
     async def run(
         self, req: RunRequest, sink: Sink, tools: ToolPort, control: RunControl

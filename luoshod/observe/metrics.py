@@ -86,6 +86,11 @@ class Metrics(RunObserver):
         self.leases_held = Gauge(
             "luoshod_leases_held", "Session leases this daemon holds in the store (one per run, resolution or delete in progress)", registry=r,
         )
+        self.lease_writes = Counter(
+            "luoshod_store_lease_writes", "Lease writes to the store, by op: acquire, release, renew "
+            "(renew: one batched write a daemon makes each lease_renew_s for every lease it holds)",
+            ["op"], registry=r,
+        )
         self.pending_approvals = Gauge(
             "luoshod_pending_approvals", "Approvals waiting for a decision in the store (counted when scraped)", registry=r,
         )
@@ -160,12 +165,30 @@ def run_outcome(task: asyncio.Task[object]) -> str:
 
 
 class InstrumentedStore:
-    """The driver, with each ``save`` timed into ``luoshod_store_save_seconds``; every
-    other attribute is the driver's own."""
+    """The driver, with each ``save`` timed into ``luoshod_store_save_seconds`` and each
+    lease write counted in ``luoshod_store_lease_writes``; every other attribute is the
+    driver's own."""
 
     def __init__(self, store: Store, metrics: Metrics) -> None:
         self._store = store
         self._histogram = metrics.save_seconds.labels(metrics.driver)
+        self._lease_writes = metrics.lease_writes
+
+    async def acquire_lease(self, *args: Any, **kwargs: Any) -> Any:
+        self._lease_writes.labels("acquire").inc()
+        return await self._store.acquire_lease(*args, **kwargs)
+
+    async def renew_leases(self, *args: Any, **kwargs: Any) -> Any:
+        self._lease_writes.labels("renew").inc()
+        return await self._store.renew_leases(*args, **kwargs)
+
+    async def renew_lease(self, *args: Any, **kwargs: Any) -> Any:
+        self._lease_writes.labels("renew").inc()
+        return await self._store.renew_lease(*args, **kwargs)
+
+    async def release_lease(self, *args: Any, **kwargs: Any) -> Any:
+        self._lease_writes.labels("release").inc()
+        return await self._store.release_lease(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

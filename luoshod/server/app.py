@@ -33,6 +33,7 @@ from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
 from .preflight import open_store
+from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
 
@@ -44,7 +45,20 @@ log = logging.getLogger("luoshod.server")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AgentService"].full_name
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_STORE = "lmdb:.luoshod/store"
-DEFAULT_MAX_ACTIVE_RUNS = 256
+#: Sized by memory (bench/slowruns.py: a waiting run costs the daemon ~50 KB, so 10,000
+#: hold ~0.5 GB); CPU overload is the loop-lag gate's (admission.py).
+DEFAULT_MAX_ACTIVE_RUNS = 10_000
+#: How many calls gRPC core keeps waiting for the event loop to take them up before it
+#: cancels new ones (its defaults: 1,000, and 3,000 for all of them), and for how long
+#: (its default: 30 s, after which a waiting call is cancelled: 10,000 tool results
+#: submitted together to a busy daemon lost thousands of runs).
+MAX_PENDING_CALLS = 1_000_000
+MAX_PENDING_CALL_S = 86_400
+PENDING_CALLS_OPTIONS = [
+    ("grpc.server.max_pending_requests", MAX_PENDING_CALLS),
+    ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
+    ("grpc.server_max_unrequested_time_in_server", MAX_PENDING_CALL_S),
+]
 #: How long a stop waits for halted runs to save and release their leases (seconds).
 HALT_WAIT_S = 5.0
 
@@ -60,6 +74,8 @@ class Config:
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     #: Runs active at once; one more gets TOO_MANY_RUNS (0: no limit).
     max_active_runs: int = DEFAULT_MAX_ACTIVE_RUNS
+    #: New runs get DAEMON_OVERLOADED while the event loop runs this late (0: never).
+    max_loop_lag_ms: int = DEFAULT_MAX_LOOP_LAG_MS
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     drain_timeout_s: float = 10.0
     event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT
@@ -161,7 +177,10 @@ class Daemon:
             request_id_limit=config.request_id_limit,
             daemon_tools=self.mcp,
         )
-        self.runs = RunRegistry(config.max_active_runs)
+        self.lag = LoopLag()
+        self.runs = RunRegistry(
+            admission=Admission(config.max_active_runs, config.max_loop_lag_ms, self.lag)
+        )
         self.hub = EventHub()
         self._sweeper: asyncio.Task[None] | None = None
         self.health = health.aio.HealthServicer()
@@ -187,6 +206,12 @@ class Daemon:
                 # PAYLOAD_TOO_LARGE (with the limit) rather than a bare transport error.
                 ("grpc.max_receive_message_length", self.config.max_payload_bytes + 65536),
                 ("grpc.so_reuseport", 0),
+                # gRPC core cancels calls (a bare CANCELLED, nothing logged) once more than
+                # 1,000 arrived that the event loop has not taken up yet, or one waited
+                # 30 s: a burst of runs started (or tool results sent) together on a busy
+                # daemon. They wait instead; overload is refused by our admission, with a
+                # reason and a retry-after (admission.py).
+                *PENDING_CALLS_OPTIONS,
             ],
             interceptors=[
                 *self.observe.interceptors(),  # outermost: refused calls are counted too
@@ -238,6 +263,7 @@ class Daemon:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._sweeper = asyncio.create_task(self._sweep_approvals())
+        self.lag.start()
         if self.observe.metrics is not None:  # for `luoshod status`
             self.observe.metrics.describe(
                 store=redact_url(self.config.store), listen=self.addresses, lease_owner=self.engine.leases.owner
@@ -273,6 +299,8 @@ class Daemon:
         await self.server.stop(grace=2.0)
         self.server = None
         await self.engine.providers.aclose()
+        await self.engine.keeper.aclose()
+        await self.lag.stop()
         await self.observe.stop()
         await self.store.close()
         for address in self.addresses:

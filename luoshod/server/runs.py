@@ -11,7 +11,8 @@ from enum import Enum
 
 from ..engine.control import CALLER_LEFT, CLIENT_GONE
 from ..engine.run import RunControl, ToolOutcome
-from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown, TooManyRuns
+from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
+from .admission import Admission
 
 SHUTDOWN = "daemon shutting down"
 #: How long a new run waits for a run whose client went away to stop (seconds).
@@ -54,10 +55,11 @@ class ActiveRun:
 
 
 class RunRegistry:
-    """``max_active``: how many runs may be active at once (0: no limit)."""
+    """``max_active``: how many runs may be active at once (0: no limit); ``admission``
+    decides with the event loop's lag too (admission.py)."""
 
-    def __init__(self, max_active: int = 0) -> None:
-        self.max_active = max_active
+    def __init__(self, max_active: int = 0, admission: Admission | None = None) -> None:
+        self.admission = admission if admission is not None else Admission(max_active)
         self._runs: dict[str, ActiveRun] = {}
         self._resolving: set[str] = set()
         self.draining = False
@@ -77,8 +79,8 @@ class RunRegistry:
             self._resolving.discard(approval_id)
 
     async def begin(self, session_id: str) -> ActiveRun:
-        """Claim the session for a run. Raises ``SessionBusy`` (R51), ``TooManyRuns`` or
-        ``ShuttingDown``.
+        """Claim the session for a run. Raises ``SessionBusy`` (R51), ``TooManyRuns`` (or
+        ``DaemonOverloaded``) or ``ShuttingDown``.
 
         A run whose client went away is stopping at its next boundary (checkpointing the
         model call in flight first, R6): the new claim waits up to
@@ -95,12 +97,7 @@ class RunRegistry:
             raise SessionBusy(
                 f"session {session_id!r} already has a run in this daemon", session_id=session_id
             )
-        if self.max_active and len(self._runs) >= self.max_active:
-            raise TooManyRuns(
-                f"this daemon already runs {len(self._runs)} runs, its limit; retry later",
-                limit=self.max_active,
-                session_id=session_id,
-            )
+        self.admission.check(len(self._runs), session_id)
         run = self._runs[session_id] = ActiveRun(session_id)
         return run
 
@@ -111,6 +108,7 @@ class RunRegistry:
     def end(self, run: ActiveRun) -> None:
         if self._runs.get(run.session_id) is run:
             del self._runs[run.session_id]
+            self.admission.ended()
         run.done.set()
 
     def get(self, session_id: str) -> ActiveRun | None:

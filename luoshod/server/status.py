@@ -42,6 +42,7 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
     E.ProviderError: grpc.StatusCode.UNAVAILABLE,
     E.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
     E.TooManyRuns: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    E.DaemonOverloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     E.Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     E.StoreError: grpc.StatusCode.UNAVAILABLE,
     E.StoreFull: grpc.StatusCode.RESOURCE_EXHAUSTED,

@@ -26,8 +26,10 @@ from .kit import (
     DEFAULT_HISTORY_LIMIT,
     Capability,
     Store,
+    Renewal,
     lease_busy,
     lease_lost,
+    renewal_of,
 )
 from .kit.importing import log_steps
 from .kit.prepared import write_refusal
@@ -184,6 +186,24 @@ class MemoryStore(Store):
                 lease, expires_at=self.clock() + ttl
             )
             return renewed
+
+    async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
+        async with self._lock:
+            expires_at = self.clock() + ttl
+            current = {l.session_id: t for l in leases if (t := self._token(l.session_id))}
+            result = renewal_of(leases, current, expires_at)
+            for lease in result.renewed:
+                self._leases[lease.session_id] = lease
+            return result
+
+    async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
+        now = self.clock()
+        live = (
+            l
+            for s, l in self._leases.items()
+            if s > after and l.expires_at > now and owner in (None, l.owner)
+        )
+        return sorted(live, key=lambda l: l.session_id)[:limit]
 
     async def release_lease(self, lease: Lease) -> None:
         async with self._lock:

@@ -26,7 +26,7 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import StoreError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, file_in_the_way, local_path
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
 from . import environment, layout, ops
@@ -174,6 +174,12 @@ class LmdbStore(QueuedWrites):
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         return await self._write("renew_lease", ops.renew_lease, lease, ttl, self.clock)
+
+    async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
+        return await self._write("renew_leases", ops.renew_leases, leases, ttl, self.clock)
+
+    async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
+        return await self._read("list_leases", ops.list_leases, owner, after, limit, self.clock)
 
     async def release_lease(self, lease: Lease) -> None:
         await self._write("release_lease", ops.release_lease, lease)

@@ -27,7 +27,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import codec, importing, lease_busy, lease_lost, planning
+from luoshod.store.kit import Renewal, codec, importing, lease_busy, lease_lost, planning, renewal_of
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
 from . import layout
@@ -568,6 +568,42 @@ def renew_lease(
     row = layout.LeaseRow(lease.owner, lease.token, renewed.expires_at)
     txn.put(key, row.encode(), db=dbs.leases)
     return renewed
+
+
+def renew_leases(
+    txn: lmdb.Transaction, dbs: Dbs, leases: list[Lease], ttl: float, clock: Clock
+) -> Renewal:
+    """See ``Store.renew_leases``: every lease in one write transaction (one sync)."""
+    expires_at, current = clock() + ttl, {}
+    for lease in leases:
+        key = layout.readable_key(lease.session_id)
+        row = _lease_row(txn, dbs, key) if key else None
+        if key is None or row is None:
+            continue
+        current[lease.session_id] = row.token
+        if row.token == lease.token:
+            txn.put(key, layout.LeaseRow(row.owner, row.token, expires_at).encode(), db=dbs.leases)
+    return renewal_of(leases, current, expires_at)
+
+
+def list_leases(
+    txn: lmdb.Transaction, dbs: Dbs, owner: str | None, after: str, limit: int, clock: Clock
+) -> list[Lease]:
+    """Live leases after ``after`` in key order (session ids sort as their UTF-8 bytes)."""
+    now, found = clock(), []
+    cursor = txn.cursor(db=dbs.leases)
+    start = after.encode()
+    if not cursor.set_range(start):
+        return found
+    for key, value in cursor:
+        if bytes(key) == start:
+            continue
+        row = layout.LeaseRow.decode(value)
+        if row.expires_at > now and owner in (None, row.owner):
+            found.append(Lease(bytes(key).decode(), row.owner, row.token, row.expires_at))
+            if len(found) >= limit:
+                break
+    return found
 
 
 def release_leases_of(txn: lmdb.Transaction, dbs: Dbs, owner: str, clock: Clock) -> int:

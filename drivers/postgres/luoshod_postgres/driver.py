@@ -25,7 +25,7 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import StoreError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, lease_busy, lease_lost
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
 from . import ops, queries
@@ -204,6 +204,28 @@ class PostgresStore(QueuedWrites):
         args = {"session_id": lease.session_id, "token": lease.token}
         await self._autocommit("release_lease", _execute, queries.RELEASE_LEASE, args)
 
+    async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
+        args = {
+            "sessions": [l.session_id for l in leases],
+            "tokens": [l.token for l in leases],
+            "ttl": ttl,
+            "now": self._now(),
+        }
+        rows = {r[0]: r[1:] for r in await self._fetchall("renew_leases", queries.RENEW_LEASES, args)}
+        renewed, lost = [], []
+        for lease in leases:
+            expires_at, token = rows.get(lease.session_id, (None, None))
+            if expires_at is not None:
+                renewed.append(Lease(lease.session_id, lease.owner, lease.token, expires_at))
+            else:
+                lost.append(lease_lost(lease, token))
+        return Renewal(renewed, lost)
+
+    async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
+        args = {"after": after, "owner": owner, "limit": limit, "now": self._now()}
+        rows = await self._fetchall("list_leases", queries.LIST_LEASES, args)
+        return [Lease(sid, holder, token, expires_at) for sid, holder, token, expires_at in rows]
+
     async def release_leases_of(self, owner: str) -> int:
         row = await self._fetchone(
             "release_leases_of", queries.RELEASE_LEASES_OF, {"owner": owner, "now": self._now()}
@@ -249,6 +271,9 @@ class PostgresStore(QueuedWrites):
     async def _fetchone(self, what: str, statement: str, args: Any) -> tuple[Any, ...] | None:
         return await self._autocommit(what, _fetchone, statement, args)
 
+    async def _fetchall(self, what: str, statement: str, args: Any) -> list[tuple[Any, ...]]:
+        return await self._autocommit(what, _fetchall, statement, args)
+
     async def _apply(self, batch: list[Queued[Prepared]]) -> None:
         """Commit a batch of saves and appends in one transaction (group commit)."""
         sessions = sorted({item.payload.session_id for item in batch})
@@ -264,6 +289,10 @@ def database_clock() -> float:
 
 async def _fetchone(conn: AsyncConnection, statement: str, args: Any) -> tuple[Any, ...] | None:
     return await (await conn.execute(statement, args)).fetchone()
+
+
+async def _fetchall(conn: AsyncConnection, statement: str, args: Any) -> list[tuple[Any, ...]]:
+    return await (await conn.execute(statement, args)).fetchall()
 
 
 async def _execute(conn: AsyncConnection, statement: str, args: Any) -> None:

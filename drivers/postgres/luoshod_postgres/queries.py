@@ -314,6 +314,36 @@ WHERE session_id = %(session_id)s AND token = %(token)s
 RETURNING extract(epoch FROM expires_at)::float8
 """
 
+# A daemon's lease upkeep: every lease it holds renewed in one statement (one commit);
+# each row tells whether it was renewed (its new expiry) or else the session's token now.
+# The rows are locked in id order first, as saves lock them (SELECT_TOKENS): an UPDATE
+# joined in any other order could deadlock with a save batch of the same sessions.
+RENEW_LEASES = f"""
+WITH given AS (
+    SELECT * FROM unnest(%(sessions)s::text[], %(tokens)s::bigint[]) AS g(session_id, token)
+), locked AS (
+    SELECT l.session_id FROM leases AS l JOIN given AS g ON g.session_id = l.session_id
+    WHERE l.token = g.token
+    ORDER BY l.session_id
+    FOR UPDATE OF l
+), renewed AS (
+    UPDATE leases AS l SET expires_at = {_NOW} + make_interval(secs => %(ttl)s)
+    FROM locked WHERE l.session_id = locked.session_id
+    RETURNING l.session_id, extract(epoch FROM l.expires_at)::float8 AS expires_at
+)
+SELECT g.session_id, r.expires_at, l.token
+FROM given AS g
+LEFT JOIN renewed AS r ON r.session_id = g.session_id
+LEFT JOIN leases AS l ON l.session_id = g.session_id
+"""
+
+LIST_LEASES = f"""
+SELECT session_id, owner, token, extract(epoch FROM expires_at)::float8 FROM leases
+WHERE session_id > %(after)s AND expires_at > {_NOW}
+    AND (%(owner)s::text IS NULL OR owner = %(owner)s::text)
+ORDER BY session_id LIMIT %(limit)s
+"""
+
 RELEASE_LEASE = """
 UPDATE leases SET expires_at = '-infinity'
 WHERE session_id = %(session_id)s AND token = %(token)s

@@ -24,7 +24,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, file_in_the_way, local_path
+from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
 from . import ops
@@ -160,6 +160,16 @@ class SqliteStore(QueuedWrites):
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         return await self._call(
             "renew_lease", self._write, ops.renew_lease, lease, ttl, self.clock
+        )
+
+    async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
+        return await self._call(
+            "renew_leases", self._write, ops.renew_leases, leases, ttl, self.clock
+        )
+
+    async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
+        return await self._call(
+            "list_leases", self._read, ops.list_leases, owner, after, limit, self.clock
         )
 
     async def release_lease(self, lease: Lease) -> None:

@@ -36,7 +36,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import codec, importing, lease_busy, lease_lost, planning
+from luoshod.store.kit import Renewal, codec, importing, lease_busy, lease_lost, planning, renewal_of
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
 from . import queries
@@ -166,6 +166,25 @@ def renew_lease(conn: sqlite3.Connection, lease: Lease, ttl: float, clock: Clock
         row = conn.execute(queries.SELECT_LEASE, (lease.session_id,)).fetchone()
         raise lease_lost(lease, row[1] if row else None)
     return renewed
+
+
+def renew_leases(
+    conn: sqlite3.Connection, leases: list[Lease], ttl: float, clock: Clock
+) -> Renewal:
+    """See ``Store.renew_leases``: every lease in one write transaction (one sync)."""
+    expires_at = clock() + ttl
+    conn.executemany(
+        queries.SET_LEASE_EXPIRY, [(expires_at, l.session_id, l.token) for l in leases]
+    )
+    current = dict(_select(conn, queries.SELECT_TOKENS, [l.session_id for l in leases]))
+    return renewal_of(leases, current, expires_at)
+
+
+def list_leases(
+    conn: sqlite3.Connection, owner: str | None, after: str, limit: int, clock: Clock
+) -> list[Lease]:
+    rows = conn.execute(queries.LIST_LEASES, (after, clock(), owner, owner, limit))
+    return [Lease(sid, holder, token, expires_at) for sid, holder, token, expires_at in rows]
 
 
 def release_lease(conn: sqlite3.Connection, lease: Lease) -> None:

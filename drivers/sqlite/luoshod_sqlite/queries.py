@@ -252,4 +252,10 @@ ON CONFLICT (session_id) DO UPDATE SET
 
 SET_LEASE_EXPIRY = "UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?"
 
+LIST_LEASES = """
+SELECT session_id, owner, token, expires_at FROM leases
+WHERE session_id > ? AND expires_at > ? AND (? IS NULL OR owner = ?)
+ORDER BY session_id LIMIT ?
+"""
+
 RELEASE_LEASES_OF = "UPDATE leases SET expires_at = 0 WHERE owner = ? AND expires_at > ?"

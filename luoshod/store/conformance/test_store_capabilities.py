@@ -76,6 +76,8 @@ def optional_calls(store: Store) -> dict[Capability, list[Callable[[], Awaitable
             lambda: store.renew_lease(Lease("s", "o", 1, 0.0), ttl=10),
             lambda: store.release_lease(Lease("s", "o", 1, 0.0)),
             lambda: store.release_leases_of("o"),
+            lambda: store.renew_leases([Lease("s", "o", 1, 0.0)], ttl=10),
+            lambda: store.list_leases(page_size=10, page_token=""),
         ],
     }
 

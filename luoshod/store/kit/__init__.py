@@ -3,7 +3,8 @@
 - the contract, :class:`Store` with its :class:`Capability` set and the limits
   (:mod:`.base`): public methods that check a request once for every driver, and the
   narrow hooks a driver implements;
-- :mod:`.leases`: the lease errors every driver raises and the TTL check;
+- :mod:`.leases`: the lease errors every driver raises, the TTL check, and the
+  :class:`Renewal` of a batched ``renew_leases``;
 - :mod:`.paging`: page requests, pages and page tokens;
 - :mod:`.importing`: the checks and trimming of ``import_session``;
 - :mod:`.events`: seqs within 64 bits;
@@ -31,7 +32,7 @@ from .base import (
 from .events import MAX_SEQ, clamp_seq
 from .files import file_in_the_way, local_path
 from .importing import check_import, extends, newest
-from .leases import check_ttl, lease_busy, lease_lost
+from .leases import Renewal, check_ttl, lease_busy, lease_lost, renewal_of
 from .paging import decode_page_token, encode_page_token, page_of, page_start
 
 __all__ = [
@@ -43,8 +44,10 @@ __all__ = [
     "MAX_PAGE_SIZE",
     "MAX_SEQ",
     "Capability",
+    "Renewal",
     "Store",
     "check_import",
+    "renewal_of",
     "check_ttl",
     "clamp_seq",
     "decode_page_token",

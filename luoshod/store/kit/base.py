@@ -46,9 +46,10 @@ from ...domain import (
     Status,
     StoredEvent,
 )
+from ...errors import LeaseLost
 from .events import MAX_SEQ, clamp_seq
 from .importing import check_import, newest
-from .leases import check_ttl
+from .leases import Renewal, check_batch, check_ttl
 from .paging import page_of, page_start, prefix_range
 
 #: The version of this contract. A driver names the one it was built for in
@@ -375,6 +376,54 @@ class Store(abc.ABC):
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         """Hook of :meth:`renew_lease` (``ttl`` checked), now by :attr:`clock`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no leases")
+
+    async def renew_leases(self, leases: Sequence[Lease], *, ttl: float) -> Renewal:
+        """Extend every lease of ``leases`` (one a session, usually all those one daemon
+        holds) to ``ttl`` seconds from now, in ONE write: a daemon's lease upkeep costs one
+        write per renewal interval whatever the number of sessions it holds. Each lease is
+        renewed exactly as :meth:`renew_lease` would (the token stays; refused when the
+        session's token is no longer ``lease.token``), but a lost lease does not refuse the
+        others: the result lists the renewed leases and a ``LeaseLost`` for each lost one.
+        Raises ``ValueError`` for ``ttl <= 0`` or a session given twice, ``StoreError``
+        when the store cannot be reached (nothing renewed). Drivers without
+        ``Capability.LEASES`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.LEASES, "leases")
+        check_ttl(ttl)
+        check_batch(leases)
+        if not leases:
+            return Renewal([], [])
+        return await self._renew_leases(list(leases), ttl)
+
+    async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
+        """Hook of :meth:`renew_leases` (non-empty, checked), now by :attr:`clock`. By
+        default one :meth:`_renew_lease` each (correct, but a write each): a driver
+        overrides it with one transaction."""
+        renewed, lost = [], []
+        for lease in leases:
+            try:
+                renewed.append(await self._renew_lease(lease, ttl))
+            except LeaseLost as e:
+                lost.append(e)
+        return Renewal(renewed, lost)
+
+    async def list_leases(
+        self, *, page_size: int, page_token: str, owner: str | None = None
+    ) -> tuple[list[Lease], str]:
+        """The live leases (``expires_at`` after now, by :attr:`clock`), of ``owner``
+        unless ``None``, ordered by session id, after ``page_token``, at most
+        ``page_size``; the next token or "" (``luoshod leases list``). Released and expired
+        leases are not listed. Raises ``ValueError`` for a malformed token or
+        ``page_size < 1``, ``StoreError`` when the store cannot be read. Drivers without
+        ``Capability.LEASES`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.LEASES, "leases")
+        after = page_start(page_size, page_token)
+        found = await self._list_leases(owner, after, page_size + 1)
+        return page_of(found, page_size, lambda lease: lease.session_id)
+
+    async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
+        """Hook of :meth:`list_leases`: up to ``limit`` live leases (of ``owner`` unless
+        ``None``) whose session id sorts after ``after``, in id order."""
         raise NotImplementedError(f"{type(self).__name__} keeps no leases")
 
     async def release_lease(self, lease: Lease) -> None:

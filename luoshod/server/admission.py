@@ -1,0 +1,127 @@
+"""Whether a new run may start in this daemon: refused early, with a reason and a
+retry-after, rather than accepted to make every run slower.
+
+Two gates, each answering ``RESOURCE_EXHAUSTED``:
+
+- ``max_active_runs``: how many runs may be active at once (``TOO_MANY_RUNS``, metadata
+  ``limit``, ``active``, ``retry_after_s``). A waiting run costs memory only (about 50 KB,
+  see the README's limits), so the default is sized by memory, not by CPU.
+- ``max_loop_lag_ms``: how late the daemon's event loop may run, sustained, before new
+  runs are refused (``DAEMON_OVERLOADED``, metadata ``lag_ms``, ``limit_ms``,
+  ``retry_after_s``). CPU is what thousands of waiting runs do not use but their steps
+  do: once the loop is late at every tick for :data:`LAG_WINDOW_S`, each step of every run
+  already waits that long, and one more run would make it worse for all of them.
+
+``retry_after_s`` is a hint for the client: the time a run slot takes to free up at the
+rate runs ended lately (count gate), or twice the lag (lag gate), within 1..60 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections import deque
+
+from ..errors import DaemonOverloaded, TooManyRuns
+
+#: How often the event loop's lateness is sampled (seconds).
+LAG_TICK_S = 0.2
+#: The lag gate closes when every sample of this window (seconds) was late by more than
+#: the limit: one long step (a burst of run starts) does not close it, a loop that stays
+#: behind does.
+LAG_WINDOW_S = 2.0
+#: How far back run ends are counted for the count gate's retry-after (seconds).
+END_WINDOW_S = 30.0
+DEFAULT_MAX_LOOP_LAG_MS = 1000
+
+
+class LoopLag:
+    """The event loop's sustained lateness: a task sleeps :data:`LAG_TICK_S` and records
+    how late it woke; :attr:`lag_s` is the smallest lateness of the last
+    :data:`LAG_WINDOW_S` (0 until the window has two samples)."""
+
+    def __init__(self) -> None:
+        self._samples: deque[tuple[float, float]] = deque()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._sample(), name="loop lag")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _sample(self) -> None:
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(LAG_TICK_S)
+            now = time.monotonic()
+            self.record(now, max(0.0, now - before - LAG_TICK_S))
+
+    def record(self, now: float, late_s: float) -> None:
+        """One sample: the loop woke ``late_s`` seconds late at ``now`` (monotonic)."""
+        self._samples.append((now, late_s))
+        while self._samples and self._samples[0][0] < now - LAG_WINDOW_S:
+            self._samples.popleft()
+
+    @property
+    def lag_s(self) -> float:
+        if len(self._samples) < 2:
+            return 0.0
+        return min(late for _, late in self._samples)
+
+
+class Admission:
+    """The gates a new run passes (see the module docstring); 0 turns a gate off."""
+
+    def __init__(self, max_active: int = 0, max_loop_lag_ms: int = 0, lag: LoopLag | None = None) -> None:
+        self.max_active = max_active
+        self.max_loop_lag_ms = max_loop_lag_ms
+        self.lag = lag if lag is not None else LoopLag()
+        self._ends: deque[float] = deque()
+
+    def check(self, active: int, session_id: str) -> None:
+        """Raise ``TooManyRuns`` or ``DaemonOverloaded`` when a new run may not start."""
+        if self.max_active and active >= self.max_active:
+            raise TooManyRuns(
+                f"this daemon already runs {active} runs, its limit (max_active_runs); "
+                f"retry in {self._slot_retry_after()} s or on another replica",
+                limit=self.max_active,
+                active=active,
+                session_id=session_id,
+                retry_after_s=self._slot_retry_after(),
+            )
+        lag_ms = self.lag.lag_s * 1000
+        if self.max_loop_lag_ms and lag_ms > self.max_loop_lag_ms:
+            retry = _clamp(2 * lag_ms / 1000)
+            raise DaemonOverloaded(
+                f"this daemon is overloaded: its event loop runs {lag_ms:.0f} ms late "
+                f"(limit {self.max_loop_lag_ms} ms, max_loop_lag_ms), so every run's steps "
+                f"wait that long; retry in {retry} s or on another replica",
+                lag_ms=round(lag_ms),
+                limit_ms=self.max_loop_lag_ms,
+                session_id=session_id,
+                retry_after_s=retry,
+            )
+
+    def ended(self) -> None:
+        """A run ended: counted for the count gate's retry-after."""
+        now = time.monotonic()
+        self._ends.append(now)
+        while self._ends and self._ends[0] < now - END_WINDOW_S:
+            self._ends.popleft()
+
+    def _slot_retry_after(self) -> int:
+        now = time.monotonic()
+        recent = sum(1 for t in self._ends if t >= now - END_WINDOW_S)
+        return _clamp(END_WINDOW_S / recent if recent else 5.0)
+
+
+def _clamp(seconds: float) -> int:
+    return int(min(60, max(1, math.ceil(seconds))))
