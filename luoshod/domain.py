@@ -7,6 +7,7 @@ Every type has ``to_dict``/``from_dict`` for the drivers' encoding.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -487,3 +488,32 @@ class HistoryEntry:
     saved_at: float
     status: Status
     checkpoint: Checkpoint
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedInput:
+    """An input waiting for its session to be free (R68, R69): queued under the request id
+    that will apply it (R74), at ``position`` (the store's order, smallest first), with the
+    request as the caller sent it (``data``: opaque bytes, the service's encoding)."""
+
+    session_id: str
+    request_id: str
+    position: int
+    data: bytes
+    enqueued_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "request_id": self.request_id,
+            "position": self.position,
+            "data": base64.b64encode(self.data).decode(),
+            "enqueued_at": self.enqueued_at,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> QueuedInput:
+        return cls(
+            d["session_id"], d["request_id"], d["position"], base64.b64decode(d["data"]),
+            d["enqueued_at"],
+        )

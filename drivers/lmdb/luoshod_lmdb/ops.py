@@ -58,6 +58,7 @@ class Dbs:
     approvals: Any
     by_session: Any
     leases: Any
+    queue: Any
     requests: Any
     request_order: Any
 
@@ -432,6 +433,7 @@ def delete(txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool)
     for k, _ in list(_keys_under(txn, dbs.by_session, key)):
         _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
     _delete_requests(txn, dbs, key)
+    _delete_under(txn, dbs.queue, key)
     if keep_history:
         _collect_logs(txn, dbs, key, None, {old.log_id} if old else set())
     else:

@@ -34,7 +34,7 @@ from luoshod.domain import (
 from luoshod.store.kit import codec, importing, planning
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
-from . import queries
+from . import queries, queue
 
 
 
@@ -161,6 +161,7 @@ async def delete(conn: AsyncConnection, session_id: str, keep_history: bool) -> 
     deleted = await conn.execute(queries.DELETE_SESSION, (session_id,))
     await conn.execute(queries.DELETE_SESSION_APPROVALS, (session_id,))
     await conn.execute(queries.DELETE_REQUESTS, (session_id,))
+    await queue.clear(conn, session_id)
     if not keep_history:
         await conn.execute(queries.DELETE_HISTORY, (session_id,))
         await conn.execute(queries.DELETE_EVENTS, (session_id,))

@@ -77,6 +77,12 @@ def optional_calls(store: Store) -> dict[Capability, list[Callable[[], Awaitable
             lambda: store.release_lease(Lease("s", "o", 1, 0.0)),
             lambda: store.release_leases_of("o"),
         ],
+        Capability.QUEUE: [
+            lambda: store.enqueue_input("s", "r", b"x", now=1.0),
+            lambda: store.queued_inputs("s"),
+            lambda: store.remove_queued_input("s", "r"),
+            lambda: store.queued_sessions(page_size=10, page_token=""),
+        ],
     }
 
 
