@@ -100,6 +100,7 @@ class Settings(BaseSettings):
     tool_timeout: float = Field(300.0, gt=0, description="seconds a run waits for a tool result, unless the agent says otherwise")
     drain_timeout: float = Field(10.0, ge=0, description="seconds SIGTERM waits for active runs to checkpoint")
     approval_sweep_s: float = Field(30.0, gt=0, description="seconds between sweeps that reject expired approvals")
+    queue_sweep_s: float = Field(1.0, gt=0, description="seconds between sweeps that run inputs queued on busy sessions (if_busy)")
     scripts_dir: Path | None = Field(None, description="where scripted:NAME finds NAME.json")
     scripted_call_log: Path | None = Field(None, description="append a line per scripted model call (tests)")
     config: FilePath | None = Field(None, description="the TOML file of these settings and the model providers")
@@ -375,6 +376,7 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "tool_timeout": ("--tool-timeout", {"metavar": "S"}),
     "drain_timeout": ("--drain-timeout", {"metavar": "S"}),
     "approval_sweep_s": ("--approval-sweep-s", {"metavar": "S"}),
+    "queue_sweep_s": ("--queue-sweep-s", {"metavar": "S"}),
     "scripts_dir": ("--scripts-dir", {"metavar": "DIR"}),
     "scripted_call_log": ("--scripted-call-log", {"metavar": "FILE"}),
     "config": ("--config", {"metavar": "FILE"}),

@@ -66,6 +66,8 @@ class Config:
     request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT
     #: How often expired approvals are resolved as rejected (seconds).
     approval_sweep_s: float = 30.0
+    #: How often the daemon looks for queued inputs it can run (R68, R69; seconds).
+    queue_sweep_s: float = 1.0
     scripts_dir: Path | None = None
     scripted_call_log: Path | None = None
     #: The TOML file with the named model providers (``[providers.NAME]``, see config.py).
@@ -159,6 +161,7 @@ class Daemon:
         self.runs = RunRegistry(config.max_active_runs)
         self.hub = EventHub()
         self._sweeper: asyncio.Task[None] | None = None
+        self.service: AgentService | None = None
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
@@ -197,6 +200,7 @@ class Daemon:
             self.observe.observer,
             log_contents=self.config.log_contents,
         )
+        self.service = service
         pb_grpc.add_AgentServiceServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
@@ -233,6 +237,7 @@ class Daemon:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._sweeper = asyncio.create_task(self._sweep_approvals())
+        service.inputs.start(self.config.queue_sweep_s)  # R68, R69: queued inputs run here too
         if self.observe.metrics is not None:  # for `luoshod status`
             self.observe.metrics.describe(
                 store=redact_url(self.config.store), listen=self.addresses, lease_owner=self.engine.leases.owner
@@ -261,6 +266,8 @@ class Daemon:
             log.warning("%d run(s) still busy after the drain; halting them (a model call in flight is given up)", left)
             if still := await self.runs.halt(HALT_WAIT_S):
                 log.error("%d run(s) did not stop; their leases expire by themselves", still)
+        if self.service is not None:
+            await self.service.inputs.stop()
         self.hub.shutdown()
         if self.http is not None:
             await self.http.stop()

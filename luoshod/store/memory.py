@@ -232,9 +232,12 @@ class MemoryStore(Store):
         )
         return found[:limit]
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
         async with self._lock:
-            self._queues.pop(session_id, None)
+            if not keep_queue:
+                self._queues.pop(session_id, None)
             for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
                 del self._approvals[aid]
             s = self._sessions.get(session_id)

@@ -310,6 +310,71 @@ func (RunMode) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
+// ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
+// session (under request_id, or one the daemon picks): the caller's stream first gets an
+// input.queued event, then follows the run that applies the input.
+type IfBusy int32
+
+const (
+	IfBusy_IF_BUSY_UNSPECIFIED IfBusy = 0
+	// Fail with ABORTED/SESSION_BUSY (R51).
+	IfBusy_IF_BUSY_REJECT IfBusy = 1
+	// Queue the input last; it becomes the run after the current one and the inputs queued
+	// before it.
+	IfBusy_IF_BUSY_ENQUEUE IfBusy = 2
+	// Queue the input first and abort the current run as Cancel does (R3): pending calls get
+	// the cancelled result, then the input runs after them (R12).
+	IfBusy_IF_BUSY_INTERRUPT IfBusy = 3
+	// As INTERRUPT, then the session goes back to the checkpoint it had before the aborted
+	// run began (no checkpoint: the session starts afresh) before the input runs.
+	IfBusy_IF_BUSY_ROLLBACK IfBusy = 4
+)
+
+// Enum value maps for IfBusy.
+var (
+	IfBusy_name = map[int32]string{
+		0: "IF_BUSY_UNSPECIFIED",
+		1: "IF_BUSY_REJECT",
+		2: "IF_BUSY_ENQUEUE",
+		3: "IF_BUSY_INTERRUPT",
+		4: "IF_BUSY_ROLLBACK",
+	}
+	IfBusy_value = map[string]int32{
+		"IF_BUSY_UNSPECIFIED": 0,
+		"IF_BUSY_REJECT":      1,
+		"IF_BUSY_ENQUEUE":     2,
+		"IF_BUSY_INTERRUPT":   3,
+		"IF_BUSY_ROLLBACK":    4,
+	}
+)
+
+func (x IfBusy) Enum() *IfBusy {
+	p := new(IfBusy)
+	*p = x
+	return p
+}
+
+func (x IfBusy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (IfBusy) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+}
+
+func (IfBusy) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[5]
+}
+
+func (x IfBusy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use IfBusy.Descriptor instead.
+func (IfBusy) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
 type SubmitOutcome int32
 
 const (
@@ -345,11 +410,11 @@ func (x SubmitOutcome) String() string {
 }
 
 func (SubmitOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[5].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[6].Descriptor()
 }
 
 func (SubmitOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[5]
+	return &file_luosho_v1_agent_proto_enumTypes[6]
 }
 
 func (x SubmitOutcome) Number() protoreflect.EnumNumber {
@@ -358,7 +423,7 @@ func (x SubmitOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubmitOutcome.Descriptor instead.
 func (SubmitOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -1393,6 +1458,7 @@ type Event struct {
 	//	*Event_AgentDrift
 	//	*Event_TextDelta
 	//	*Event_ApprovalRequested
+	//	*Event_InputQueued
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1567,6 +1633,15 @@ func (x *Event) GetApprovalRequested() *ApprovalRequested {
 	return nil
 }
 
+func (x *Event) GetInputQueued() *InputQueued {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_InputQueued); ok {
+			return x.InputQueued
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -1611,6 +1686,10 @@ type Event_ApprovalRequested struct {
 	ApprovalRequested *ApprovalRequested `protobuf:"bytes,19,opt,name=approval_requested,json=approvalRequested,proto3,oneof"`
 }
 
+type Event_InputQueued struct {
+	InputQueued *InputQueued `protobuf:"bytes,30,opt,name=input_queued,json=inputQueued,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -1630,6 +1709,8 @@ func (*Event_AgentDrift) isEvent_Payload() {}
 func (*Event_TextDelta) isEvent_Payload() {}
 
 func (*Event_ApprovalRequested) isEvent_Payload() {}
+
+func (*Event_InputQueued) isEvent_Payload() {}
 
 // type "run.start"
 type RunStart struct {
@@ -2290,7 +2371,10 @@ type ExecuteRequest struct {
 	// run.start and logs.
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// History entries kept for this session (default: the daemon's). Negative is invalid.
-	HistoryLimit  *int32 `protobuf:"varint,6,opt,name=history_limit,json=historyLimit,proto3,oneof" json:"history_limit,omitempty"`
+	HistoryLimit *int32 `protobuf:"varint,6,opt,name=history_limit,json=historyLimit,proto3,oneof" json:"history_limit,omitempty"`
+	// What to do when the session is busy (another run holds it, in this daemon or another
+	// sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+	IfBusy        IfBusy `protobuf:"varint,7,opt,name=if_busy,json=ifBusy,proto3,enum=luosho.v1.IfBusy" json:"if_busy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2367,6 +2451,243 @@ func (x *ExecuteRequest) GetHistoryLimit() int32 {
 	return 0
 }
 
+func (x *ExecuteRequest) GetIfBusy() IfBusy {
+	if x != nil {
+		return x.IfBusy
+	}
+	return IfBusy_IF_BUSY_UNSPECIFIED
+}
+
+// An input waiting for its session (GetSessionResponse.queue, event input.queued).
+type QueuedInput struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Input     []*Message             `protobuf:"bytes,2,rep,name=input,proto3" json:"input,omitempty"`
+	IfBusy    IfBusy                 `protobuf:"varint,3,opt,name=if_busy,json=ifBusy,proto3,enum=luosho.v1.IfBusy" json:"if_busy,omitempty"`
+	// The order of the queue: smaller runs first.
+	Position      int64                  `protobuf:"varint,4,opt,name=position,proto3" json:"position,omitempty"`
+	EnqueuedAt    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=enqueued_at,json=enqueuedAt,proto3" json:"enqueued_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueuedInput) Reset() {
+	*x = QueuedInput{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueuedInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueuedInput) ProtoMessage() {}
+
+func (x *QueuedInput) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
+func (*QueuedInput) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *QueuedInput) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *QueuedInput) GetInput() []*Message {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *QueuedInput) GetIfBusy() IfBusy {
+	if x != nil {
+		return x.IfBusy
+	}
+	return IfBusy_IF_BUSY_UNSPECIFIED
+}
+
+func (x *QueuedInput) GetPosition() int64 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *QueuedInput) GetEnqueuedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EnqueuedAt
+	}
+	return nil
+}
+
+// type "input.queued" (seq 0, never stored): the Execute's input waits in the session's
+// queue behind `ahead` others.
+type InputQueued struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Ahead         int32                  `protobuf:"varint,2,opt,name=ahead,proto3" json:"ahead,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InputQueued) Reset() {
+	*x = InputQueued{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InputQueued) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InputQueued) ProtoMessage() {}
+
+func (x *InputQueued) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
+func (*InputQueued) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *InputQueued) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *InputQueued) GetAhead() int32 {
+	if x != nil {
+		return x.Ahead
+	}
+	return 0
+}
+
+type DequeueInputRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	RequestId     string                 `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DequeueInputRequest) Reset() {
+	*x = DequeueInputRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DequeueInputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DequeueInputRequest) ProtoMessage() {}
+
+func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
+func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DequeueInputRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *DequeueInputRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+type DequeueInputResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the session queues no input of that id (never queued, already removed, or
+	// already applied by a run).
+	Removed       bool `protobuf:"varint,1,opt,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DequeueInputResponse) Reset() {
+	*x = DequeueInputResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DequeueInputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DequeueInputResponse) ProtoMessage() {}
+
+func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
+func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DequeueInputResponse) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
+}
+
 type ExecuteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Event         *Event                 `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
@@ -2376,7 +2697,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2709,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2722,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -2424,7 +2745,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2757,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2770,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -2482,7 +2803,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2815,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2828,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -2530,7 +2851,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +2863,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +2876,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -2595,7 +2916,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2928,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2941,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -2639,7 +2960,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2651,7 +2972,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2664,7 +2985,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -2684,7 +3005,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2696,7 +3017,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2709,7 +3030,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -2728,7 +3049,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2740,7 +3061,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2753,7 +3074,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -2764,15 +3085,17 @@ func (x *GetSessionRequest) GetSessionId() string {
 }
 
 type GetSessionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Checkpoint    *Checkpoint            `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Checkpoint *Checkpoint            `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// Inputs waiting for the session, in the order they will run (R69).
+	Queue         []*QueuedInput `protobuf:"bytes,2,rep,name=queue,proto3" json:"queue,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2784,7 +3107,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2797,12 +3120,19 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
 	if x != nil {
 		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetQueue() []*QueuedInput {
+	if x != nil {
+		return x.Queue
 	}
 	return nil
 }
@@ -2820,7 +3150,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2832,7 +3162,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2845,7 +3175,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -2879,7 +3209,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +3221,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +3234,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -2931,7 +3261,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2943,7 +3273,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2956,7 +3286,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -2983,7 +3313,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3325,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3338,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -3038,7 +3368,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3050,7 +3380,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3063,7 +3393,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -3117,7 +3447,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3129,7 +3459,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3142,7 +3472,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -3164,7 +3494,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3176,7 +3506,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3189,7 +3519,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -3223,7 +3553,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3565,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3578,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -3279,7 +3609,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3291,7 +3621,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3304,7 +3634,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -3345,7 +3675,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3357,7 +3687,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3370,7 +3700,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -3405,7 +3735,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3417,7 +3747,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3430,7 +3760,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -3479,7 +3809,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3491,7 +3821,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3504,7 +3834,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -3541,7 +3871,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3553,7 +3883,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3566,7 +3896,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -3608,7 +3938,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3620,7 +3950,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3633,7 +3963,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -3667,7 +3997,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3679,7 +4009,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3692,7 +4022,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -3721,7 +4051,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3733,7 +4063,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3746,7 +4076,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -3784,7 +4114,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3796,7 +4126,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3809,7 +4139,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -3866,7 +4196,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3878,7 +4208,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3891,7 +4221,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -3940,7 +4270,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3952,7 +4282,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3965,7 +4295,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -4037,7 +4367,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4049,7 +4379,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4062,7 +4392,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -4106,7 +4436,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4118,7 +4448,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4131,7 +4461,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -4164,7 +4494,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4176,7 +4506,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4189,7 +4519,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -4317,7 +4647,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x129\n" +
 	"\n" +
-	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xf8\x05\n" +
+	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xb5\x06\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -4341,7 +4671,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"agentDrift\x125\n" +
 	"\n" +
 	"text_delta\x18\x12 \x01(\v2\x14.luosho.v1.TextDeltaH\x00R\ttextDelta\x12M\n" +
-	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequestedB\t\n" +
+	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequested\x12;\n" +
+	"\finput_queued\x18\x1e \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueuedB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x12.luosho.v1.RunModeR\x04mode\x12\x1d\n" +
@@ -4397,7 +4728,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x05usage\x18\x05 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x1f\n" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x12#\n" +
-	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\"\xad\x02\n" +
+	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\"\xd9\x02\n" +
 	"\x0eExecuteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12(\n" +
@@ -4406,9 +4737,29 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x13business_state_json\x18\x04 \x01(\tH\x00R\x11businessStateJson\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12(\n" +
-	"\rhistory_limit\x18\x06 \x01(\x05H\x01R\fhistoryLimit\x88\x01\x01B\x16\n" +
+	"\rhistory_limit\x18\x06 \x01(\x05H\x01R\fhistoryLimit\x88\x01\x01\x12*\n" +
+	"\aif_busy\x18\a \x01(\x0e2\x11.luosho.v1.IfBusyR\x06ifBusyB\x16\n" +
 	"\x14_business_state_jsonB\x10\n" +
-	"\x0e_history_limit\"9\n" +
+	"\x0e_history_limit\"\xdb\x01\n" +
+	"\vQueuedInput\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12(\n" +
+	"\x05input\x18\x02 \x03(\v2\x12.luosho.v1.MessageR\x05input\x12*\n" +
+	"\aif_busy\x18\x03 \x01(\x0e2\x11.luosho.v1.IfBusyR\x06ifBusy\x12\x1a\n" +
+	"\bposition\x18\x04 \x01(\x03R\bposition\x12;\n" +
+	"\venqueued_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"enqueuedAt\"B\n" +
+	"\vInputQueued\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
+	"\x05ahead\x18\x02 \x01(\x05R\x05ahead\"S\n" +
+	"\x13DequeueInputRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"0\n" +
+	"\x14DequeueInputResponse\x12\x18\n" +
+	"\aremoved\x18\x01 \x01(\bR\aremoved\"9\n" +
 	"\x0fExecuteResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"y\n" +
 	"\rResumeRequest\x12\x1d\n" +
@@ -4436,11 +4787,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"K\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"y\n" +
 	"\x12GetSessionResponse\x125\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint\"\x86\x01\n" +
+	"checkpoint\x12,\n" +
+	"\x05queue\x18\x02 \x03(\v2\x16.luosho.v1.QueuedInputR\x05queue\"\x86\x01\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -4588,11 +4940,17 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x14RUN_MODE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fRUN_MODE_NEW\x10\x01\x12\x15\n" +
 	"\x11RUN_MODE_CONTINUE\x10\x02\x12\x13\n" +
-	"\x0fRUN_MODE_RESUME\x10\x03*j\n" +
+	"\x0fRUN_MODE_RESUME\x10\x03*w\n" +
+	"\x06IfBusy\x12\x17\n" +
+	"\x13IF_BUSY_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eIF_BUSY_REJECT\x10\x01\x12\x13\n" +
+	"\x0fIF_BUSY_ENQUEUE\x10\x02\x12\x15\n" +
+	"\x11IF_BUSY_INTERRUPT\x10\x03\x12\x14\n" +
+	"\x10IF_BUSY_ROLLBACK\x10\x04*j\n" +
 	"\rSubmitOutcome\x12\x1e\n" +
 	"\x1aSUBMIT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBMIT_OUTCOME_ACCEPTED\x10\x01\x12\x1c\n" +
-	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\xb2\a\n" +
+	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\x83\b\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -4607,7 +4965,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aHistory\x12\x19.luosho.v1.HistoryRequest\x1a\x1a.luosho.v1.HistoryResponse\x127\n" +
 	"\x04Fork\x12\x16.luosho.v1.ForkRequest\x1a\x17.luosho.v1.ForkResponse\x12@\n" +
 	"\aCompare\x12\x19.luosho.v1.CompareRequest\x1a\x1a.luosho.v1.CompareResponse\x12<\n" +
-	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01b\x06proto3"
+	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12O\n" +
+	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponseb\x06proto3"
 
 var (
 	file_luosho_v1_agent_proto_rawDescOnce sync.Once
@@ -4621,175 +4980,188 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
 	(CheckpointStatus)(0),            // 2: luosho.v1.CheckpointStatus
 	(FinishReason)(0),                // 3: luosho.v1.FinishReason
 	(RunMode)(0),                     // 4: luosho.v1.RunMode
-	(SubmitOutcome)(0),               // 5: luosho.v1.SubmitOutcome
-	(*ToolSpec)(nil),                 // 6: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 7: luosho.v1.AgentSpec
-	(*ToolCall)(nil),                 // 8: luosho.v1.ToolCall
-	(*Message)(nil),                  // 9: luosho.v1.Message
-	(*Usage)(nil),                    // 10: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 11: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 12: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 13: luosho.v1.Checkpoint
-	(*Approval)(nil),                 // 14: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 15: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 16: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 17: luosho.v1.Event
-	(*RunStart)(nil),                 // 18: luosho.v1.RunStart
-	(*StepStart)(nil),                // 19: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 20: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 21: luosho.v1.ToolCallRequested
-	(*ToolResult)(nil),               // 22: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 23: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 24: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 25: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 26: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 27: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 28: luosho.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),          // 29: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 30: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 31: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 32: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 33: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 34: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 35: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 36: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 37: luosho.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),      // 38: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 39: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 40: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 41: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 42: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 43: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 44: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 45: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 46: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 47: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 48: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 49: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 50: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 51: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 52: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 53: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 54: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 55: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 56: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 57: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 58: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 59: luosho.v1.WatchResponse
-	nil,                              // 60: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 61: google.protobuf.Timestamp
+	(IfBusy)(0),                      // 5: luosho.v1.IfBusy
+	(SubmitOutcome)(0),               // 6: luosho.v1.SubmitOutcome
+	(*ToolSpec)(nil),                 // 7: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 8: luosho.v1.AgentSpec
+	(*ToolCall)(nil),                 // 9: luosho.v1.ToolCall
+	(*Message)(nil),                  // 10: luosho.v1.Message
+	(*Usage)(nil),                    // 11: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 12: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 13: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 14: luosho.v1.Checkpoint
+	(*Approval)(nil),                 // 15: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 16: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 17: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 18: luosho.v1.Event
+	(*RunStart)(nil),                 // 19: luosho.v1.RunStart
+	(*StepStart)(nil),                // 20: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 21: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 22: luosho.v1.ToolCallRequested
+	(*ToolResult)(nil),               // 23: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 24: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 25: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 26: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 27: luosho.v1.ApprovalRequested
+	(*RunDone)(nil),                  // 28: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 29: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 30: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 31: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 32: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 33: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 34: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 35: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 36: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 37: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 38: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 39: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 40: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 41: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 42: luosho.v1.GetSessionResponse
+	(*ListSessionsRequest)(nil),      // 43: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 44: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 45: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 46: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 47: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 48: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 49: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 50: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 51: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 52: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 53: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 54: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 55: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 56: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 57: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 58: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 59: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 60: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 61: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 62: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 63: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 64: luosho.v1.WatchResponse
+	nil,                              // 65: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	(*timestamppb.Timestamp)(nil),    // 66: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	6,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	7,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	1,  // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
 	0,  // 2: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	8,  // 3: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	8,  // 4: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	60, // 5: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	9,  // 6: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	10, // 7: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	9,  // 3: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	9,  // 4: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	65, // 5: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	10, // 6: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	11, // 7: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	2,  // 8: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	3,  // 9: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	12, // 10: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	11, // 11: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	61, // 12: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	7,  // 13: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	10, // 14: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	8,  // 15: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	8,  // 16: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	12, // 17: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	61, // 18: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	61, // 19: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	61, // 20: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	13, // 10: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	12, // 11: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	66, // 12: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	8,  // 13: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	11, // 14: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	9,  // 15: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	9,  // 16: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	13, // 17: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	66, // 18: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	66, // 19: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	66, // 20: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	2,  // 21: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	13, // 22: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	14, // 22: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
 	2,  // 23: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	3,  // 24: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	61, // 25: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	61, // 26: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	18, // 27: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	19, // 28: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	20, // 29: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	21, // 30: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	22, // 31: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	23, // 32: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	27, // 33: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	25, // 34: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	24, // 35: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	26, // 36: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	4,  // 37: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	12, // 38: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	9,  // 39: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	10, // 40: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	8,  // 41: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	14, // 42: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,  // 43: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,  // 44: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	10, // 45: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	9,  // 46: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	7,  // 47: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 48: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	7,  // 49: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 50: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	5,  // 51: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	13, // 52: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 53: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	16, // 54: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	7,  // 55: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	17, // 56: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	14, // 57: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	15, // 58: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	9,  // 59: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	49, // 60: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	48, // 61: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	13, // 62: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	54, // 63: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	55, // 64: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,  // 65: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,  // 66: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	53, // 67: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	53, // 68: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	56, // 69: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	17, // 70: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	28, // 71: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	30, // 72: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	32, // 73: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	34, // 74: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	36, // 75: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	38, // 76: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	40, // 77: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	42, // 78: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	44, // 79: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	46, // 80: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	50, // 81: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	52, // 82: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	58, // 83: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	29, // 84: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	31, // 85: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	33, // 86: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	35, // 87: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	37, // 88: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	39, // 89: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	41, // 90: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	43, // 91: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	45, // 92: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	47, // 93: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	51, // 94: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	57, // 95: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	59, // 96: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	84, // [84:97] is the sub-list for method output_type
-	71, // [71:84] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	66, // 25: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	66, // 26: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	19, // 27: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	20, // 28: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	21, // 29: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	22, // 30: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	23, // 31: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	24, // 32: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	28, // 33: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	26, // 34: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	25, // 35: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	27, // 36: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	31, // 37: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	4,  // 38: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	13, // 39: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	10, // 40: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	11, // 41: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	9,  // 42: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	15, // 43: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,  // 44: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,  // 45: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	11, // 46: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	10, // 47: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	8,  // 48: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	5,  // 49: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	10, // 50: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	5,  // 51: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	66, // 52: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	18, // 53: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	8,  // 54: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	18, // 55: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	6,  // 56: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	14, // 57: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	30, // 58: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	2,  // 59: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	17, // 60: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	8,  // 61: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	18, // 62: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	15, // 63: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	16, // 64: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	10, // 65: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	54, // 66: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	53, // 67: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	14, // 68: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	59, // 69: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	60, // 70: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,  // 71: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,  // 72: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	58, // 73: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	58, // 74: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	61, // 75: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	18, // 76: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	29, // 77: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	35, // 78: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	37, // 79: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	39, // 80: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	41, // 81: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	43, // 82: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	45, // 83: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	47, // 84: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	49, // 85: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	51, // 86: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	55, // 87: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	57, // 88: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	63, // 89: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	32, // 90: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	34, // 91: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	36, // 92: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	38, // 93: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	40, // 94: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	42, // 95: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	44, // 96: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	46, // 97: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	48, // 98: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	50, // 99: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	52, // 100: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	56, // 101: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	62, // 102: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	64, // 103: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	33, // 104: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	91, // [91:105] is the sub-list for method output_type
+	77, // [77:91] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -4809,17 +5181,18 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_AgentDrift)(nil),
 		(*Event_TextDelta)(nil),
 		(*Event_ApprovalRequested)(nil),
+		(*Event_InputQueued)(nil),
 	}
 	file_luosho_v1_agent_proto_msgTypes[22].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[42].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[51].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[46].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   55,
+			NumEnums:      7,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

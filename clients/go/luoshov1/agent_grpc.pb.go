@@ -43,6 +43,7 @@ const (
 	AgentService_Fork_FullMethodName             = "/luosho.v1.AgentService/Fork"
 	AgentService_Compare_FullMethodName          = "/luosho.v1.AgentService/Compare"
 	AgentService_Watch_FullMethodName            = "/luosho.v1.AgentService/Watch"
+	AgentService_DequeueInput_FullMethodName     = "/luosho.v1.AgentService/DequeueInput"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -82,6 +83,9 @@ type AgentServiceClient interface {
 	Compare(ctx context.Context, in *CompareRequest, opts ...grpc.CallOption) (*CompareResponse, error)
 	// A session's events after a cursor: what the event log keeps, then live events.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+	// and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+	DequeueInput(ctx context.Context, in *DequeueInputRequest, opts ...grpc.CallOption) (*DequeueInputResponse, error)
 }
 
 type agentServiceClient struct {
@@ -258,6 +262,16 @@ func (c *agentServiceClient) Watch(ctx context.Context, in *WatchRequest, opts .
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 
+func (c *agentServiceClient) DequeueInput(ctx context.Context, in *DequeueInputRequest, opts ...grpc.CallOption) (*DequeueInputResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DequeueInputResponse)
+	err := c.cc.Invoke(ctx, AgentService_DequeueInput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -295,6 +309,9 @@ type AgentServiceServer interface {
 	Compare(context.Context, *CompareRequest) (*CompareResponse, error)
 	// A session's events after a cursor: what the event log keeps, then live events.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+	// and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+	DequeueInput(context.Context, *DequeueInputRequest) (*DequeueInputResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -343,6 +360,9 @@ func (UnimplementedAgentServiceServer) Compare(context.Context, *CompareRequest)
 }
 func (UnimplementedAgentServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedAgentServiceServer) DequeueInput(context.Context, *DequeueInputRequest) (*DequeueInputResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DequeueInput not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -571,6 +591,24 @@ func _AgentService_Watch_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
 
+func _AgentService_DequeueInput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DequeueInputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).DequeueInput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_DequeueInput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).DequeueInput(ctx, req.(*DequeueInputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -613,6 +651,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Compare",
 			Handler:    _AgentService_Compare_Handler,
+		},
+		{
+			MethodName: "DequeueInput",
+			Handler:    _AgentService_DequeueInput_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

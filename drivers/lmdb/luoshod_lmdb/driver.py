@@ -145,8 +145,10 @@ class LmdbStore(QueuedWrites):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._read("load", ops.load, session_id)
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        return await self._write("delete", ops.delete, session_id, keep_history)
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
+        return await self._write("delete", ops.delete, session_id, keep_history, keep_queue)
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
         return await self._read("find_request", ops.find_request, session_id, request_id)

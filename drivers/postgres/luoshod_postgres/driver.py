@@ -115,8 +115,10 @@ class PostgresStore(QueuedWrites):
     def _before_write(self, what: str, payload: Prepared) -> None:
         self._require(what)
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        return await self._write("delete", [session_id], ops.delete, session_id, keep_history)
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
+        return await self._write("delete", [session_id], ops.delete, session_id, keep_history, keep_queue)
 
     async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         return await self._snapshot("read_events", ops.read_events, session_id, after_seq, limit)

@@ -143,8 +143,10 @@ class SqliteStore(QueuedWrites):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._call("load", self._read, ops.load, session_id)
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        return await self._call("delete", self._write, ops.delete, session_id, keep_history)
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
+        return await self._call("delete", self._write, ops.delete, session_id, keep_history, keep_queue)
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
         return await self._call(

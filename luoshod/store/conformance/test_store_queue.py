@@ -93,7 +93,9 @@ async def test_r69_the_queue_is_apart_from_the_checkpoint_and_goes_with_delete(
     await driver.enqueue_input("q", "r2", b"y", now=NOW)
     await writer.save()  # a save leaves the queue alone
     assert await _ids(driver, "q") == ["r1", "r2"]
-    assert await driver.delete("q", keep_history=True)
+    assert await driver.delete("q", keep_history=True, keep_queue=True)
+    assert await _ids(driver, "q") == ["r1", "r2"]  # a rollback's delete keeps the queue
+    await driver.delete("q", keep_history=True)  # no checkpoint left: the queue goes still
     assert await driver.queued_inputs("q") == []
     assert (await driver.queued_sessions(page_size=10, page_token=""))[0] == []
 

@@ -266,10 +266,13 @@ class Store(abc.ABC):
         ``StoreError`` when the store cannot be read."""
 
     @abc.abstractmethod
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
         """Delete the latest checkpoint, its pending approvals, its applied request
-        records and its queued inputs (``QUEUE``); its history and event log too unless
-        ``keep_history``.
+        records and its queued inputs (``QUEUE``) unless ``keep_queue`` (a rollback to
+        before a session's first run, R68: what waits stays queued); its history and
+        event log too unless ``keep_history``.
 
         Returns ``False`` when there was no checkpoint (history kept by an earlier
         ``keep_history`` delete is still cleared unless ``keep_history``). Raises ``StoreError``.
