@@ -250,3 +250,14 @@ async def test_r68_rollback_of_a_first_run_starts_the_session_afresh(h: Harness)
     cp = await h.get("rb0")
     assert users(cp) == ["instead"]
     assert_valid_transcript(cp)
+
+
+async def test_r74_an_applied_queued_request_id_with_another_body_is_refused(h: Harness) -> None:
+    spec = agent(SCRIPT)
+    first, call = await busy_with_a_tool(h, "rid2", spec)
+    queued = await queue_one(h, "rid2", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="x")
+    await h.submit("rid2", call.id, "1")
+    await first
+    assert (await queued).done.final_text == "reply 2"
+    other = await execute(h, "rid2", "something else", spec, pb.IF_BUSY_ENQUEUE, request_id="x")
+    assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")

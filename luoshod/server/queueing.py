@@ -41,9 +41,9 @@ from luosho.v1 import agent_pb2 as pb
 
 from ..domain import QueuedInput, Status
 from ..engine import events as ev
-from ..engine.requests import replay
+from ..engine.requests import check_same_body, replay
 from ..engine.rollback import rollback
-from ..engine.run import RunInterrupted, RunRequest
+from ..engine.run import RunInterrupted, RunRequest, _run_digest
 from ..errors import (
     InvalidArgument,
     LeaseLost,
@@ -202,6 +202,12 @@ class InputQueue:
             except (SessionBusy, SessionAwaitingApproval):
                 if started:
                     raise
+        if applied is not None and applied.end is not None and (cp := await store.load(sid)):
+            # R74: a retry of a request whose run ended replays that run.
+            check_same_body(cp, applied, _run_digest(req))
+            async for event in self.service._replay(replay(cp, applied)):
+                yield event
+            return
         if applied is None:
             await self._enqueue(request, rid)
             ahead = [q.request_id for q in await store.queued_inputs(sid)]
@@ -247,38 +253,43 @@ class InputQueue:
             run.control.abort()
 
     async def _follow(self, sid: str, rid: str) -> AsyncIterator[pb.Event]:
-        """The events of the run that applies ``rid``, from its ``run.start`` through its
-        ``run.done``, read from the store's log (woken by this daemon's live events, else
-        every :data:`FOLLOW_POLL_S`)."""
-        store, last = self.service.store, 0
+        """The events of the run that applies ``rid``, from its ``run.start`` (which names
+        ``rid``) through its ``run.done``, read from the store's log: the run may be
+        another daemon's, and may wait on a tool call before its first save records the
+        id. Woken by this daemon's live events, else every :data:`FOLLOW_POLL_S`."""
+        store = self.service.store
+        cursor, run_id = 0, ""  # the log read so far; the run followed, once its start is seen
         with self.service.hub.subscribe(sid) as live:
             while True:
-                record = await store.find_request(sid, rid)
-                if record is None and not any(q.request_id == rid for q in await store.queued_inputs(sid)):
-                    record = await store.find_request(sid, rid)  # applied in between?
-                    if record is None:
-                        raise self._refused.pop((sid, rid), None) or _dequeued(sid, rid)
-                if record is not None:
-                    if record.end is not None and last < record.first_seq:
-                        cp = await store.load(sid)
-                        if cp is not None:  # it ended before we looked: its events, replayed
-                            async for event in self.service._replay(replay(cp, record)):
-                                yield event
+                while True:
+                    page = await store.read_events(sid, after_seq=cursor, limit=_PAGE)
+                    for stored in page.events:
+                        cursor = stored.seq
+                        event = pb.Event.FromString(stored.data)
+                        if event.type == ev.RUN_START and event.run_start.request_id == rid:
+                            run_id = event.run_id  # (again, when a crashed attempt ran first)
+                        if not run_id:
+                            continue
+                        yield event
+                        if event.type == ev.RUN_DONE and event.run_id == run_id:
                             return
-                    while True:
-                        page = await store.read_events(
-                            sid, after_seq=max(last, record.first_seq - 1), limit=_PAGE
-                        )
-                        for stored in page.events:
-                            event = pb.Event.FromString(stored.data)
-                            last = event.seq
+                    if len(page.events) < _PAGE:
+                        break
+                if not run_id:
+                    record = await store.find_request(sid, rid)
+                    if record is not None and record.end is not None and (cp := await store.load(sid)):
+                        # It ended and the log no longer keeps its start: replayed (R74).
+                        async for event in self.service._replay(replay(cp, record)):
                             yield event
-                            if event.type == ev.RUN_DONE and event.run_id == record.run_id:
-                                return
-                        if len(page.events) < _PAGE:
-                            break
-                    if record.end is not None and last >= record.end.seq:
                         return
+                    if record is None and not any(
+                        q.request_id == rid for q in await store.queued_inputs(sid)
+                    ) and await store.find_request(sid, rid) is None:
+                        if (run := self._refused.pop((sid, rid), None)) is not None:
+                            raise run
+                        if cursor == (await store.read_events(sid, after_seq=cursor, limit=0)).last:
+                            raise _dequeued(sid, rid)
+                        continue  # it started meanwhile: read on
                 with contextlib.suppress(TimeoutError):
                     mark = await asyncio.wait_for(live.get(), FOLLOW_POLL_S)
                     if mark is SHUTDOWN_MARK:
