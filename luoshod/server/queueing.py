@@ -413,6 +413,8 @@ class InputQueue:
         while True:
             ids, token = await store.queued_sessions(page_size=_PAGE, page_token=token)
             for sid in ids:
+                if sid.startswith("_"):
+                    continue  # not a session: a key of the daemon's own (the webhooks' outbox)
                 if self.service.runs.get(sid) is None:
                     self.kick(sid)
                     continue

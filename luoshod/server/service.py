@@ -37,6 +37,7 @@ from ..store import Capability, Store
 from . import audit, convert
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .queueing import InputQueue, check_if_busy, run_request
+from .webhooks import Notifier
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
@@ -69,14 +70,25 @@ class _QueueSink:
     session's watchers. Each is logged at DEBUG: its type, and what it says only with
     ``log_contents``."""
 
-    def __init__(self, hub: EventHub, observer: RunObserver, log_contents: bool) -> None:
+    def __init__(
+        self,
+        hub: EventHub,
+        observer: RunObserver,
+        log_contents: bool,
+        notify: Callable[[Event], Awaitable[None]] | None = None,
+    ) -> None:
         self.queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
         self.hub = hub
         self.observer = observer
         self.log_contents = log_contents
+        self.notify = notify  # webhooks: written to the store's outbox before it goes on
+        self.run_id = ""
 
     async def emit(self, event: Event, encoded: bytes | None = None) -> None:
         self.observer.event(event)
+        self.run_id = event.run_id
+        if self.notify is not None:
+            await self.notify(event)
         # Parsing the bytes already encoded for the event log is cheaper than building again.
         proto = pb.Event.FromString(encoded) if encoded is not None else convert.event_pb(event)
         if log.isEnabledFor(logging.DEBUG):
@@ -132,6 +144,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.observer = observer or RunObserver()
         #: Inputs queued on busy sessions (``ExecuteRequest.if_busy``, R68, R69).
         self.inputs = InputQueue(self)
+        #: Webhooks (set by the daemon when configured).
+        self.notifier: Notifier | None = None
 
     # -- streams ----------------------------------------------------------------------------
 
@@ -235,7 +249,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         watchers. When it ends, the session's queued inputs get their turn (R68)."""
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
         run = await self.runs.begin(session_id)
-        sink = _QueueSink(self.hub, self.observer, self.log_contents)
+        sink = _QueueSink(
+            self.hub, self.observer, self.log_contents, self.notifier.event if self.notifier else None
+        )
         task = asyncio.create_task(start(req, sink, run, run.control))
 
         def finished(t: asyncio.Task[object]) -> None:
@@ -253,6 +269,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 else:
                     # Also reported to the caller when it is still there; logged for when it is not.
                     log.info("run ended with error session=%s: %s", session_id, e)
+                    if self.notifier is not None and sink.run_id:  # a run began, then failed
+                        self.notifier.run_failed(session_id, sink.run_id, e)
 
         task.add_done_callback(finished)
         return run, sink, task
