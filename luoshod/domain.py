@@ -401,6 +401,8 @@ class Checkpoint:
     queued_input: list[Message] = field(default_factory=list)
     history_limit: int | None = None
     run_requests: list[AppliedRequest] = field(default_factory=list)
+    #: Seconds this session is kept once finished (0: forever); ``None``: the daemon's.
+    retention_s: float | None = None
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -440,6 +442,8 @@ class Checkpoint:
         }
         if self.run_requests:  # absent when empty: headers without them stay as they were
             h["run_requests"] = [r.to_dict() for r in self.run_requests]
+        if self.retention_s is not None:  # likewise
+            h["retention_s"] = self.retention_s
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         return h
@@ -468,6 +472,7 @@ class Checkpoint:
             history_limit=h.get("history_limit"),
             # A "request_ids" key (headers of an unreleased build) is ignored.
             run_requests=[AppliedRequest.from_dict(r) for r in h.get("run_requests", ())],
+            retention_s=h.get("retention_s"),
         )
 
 

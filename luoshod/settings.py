@@ -60,6 +60,7 @@ CONFIG_NAMES = {
     "config": "config_file",
     "lease_ttl": "lease_ttl_s",
     "lease_renew": "lease_renew_s",
+    "retention": "retention_s",
 }
 #: Settings of the ``luoshod`` process itself, not of the daemon.
 PROCESS_ONLY = frozenset({"log_level", "log_format", "providers"})
@@ -101,6 +102,8 @@ class Settings(BaseSettings):
     drain_timeout: float = Field(10.0, ge=0, description="seconds SIGTERM waits for active runs to checkpoint")
     approval_sweep_s: float = Field(30.0, gt=0, description="seconds between sweeps that reject expired approvals")
     queue_sweep_s: float = Field(1.0, gt=0, description="seconds between sweeps that run inputs queued on busy sessions (if_busy)")
+    retention: float = Field(0.0, ge=0, description="seconds a finished session is kept before the daemon deletes it (0: forever)")
+    retention_sweep_s: float = Field(60.0, gt=0, description="seconds between the daemon's retention sweeps")
     webhook_url: str | None = Field(None, description="URL that notifications are POSTed to (default off)")
     webhook_events: str = Field(
         "approval.requested,approval.expired,run.done,run.failed",
@@ -389,6 +392,8 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "drain_timeout": ("--drain-timeout", {"metavar": "S"}),
     "approval_sweep_s": ("--approval-sweep-s", {"metavar": "S"}),
     "queue_sweep_s": ("--queue-sweep-s", {"metavar": "S"}),
+    "retention": ("--retention", {"metavar": "S"}),
+    "retention_sweep_s": ("--retention-sweep-s", {"metavar": "S"}),
     "webhook_url": ("--webhook-url", {"metavar": "URL"}),
     "webhook_events": ("--webhook-events", {"metavar": "NAMES"}),
     "webhook_secret_file": ("--webhook-secret-file", {"metavar": "FILE"}),

@@ -34,6 +34,7 @@ from .listeners import bind, check_listen, is_unix, server_credentials, socket_p
 from .preflight import open_store
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
+from .retention import Retention
 from .webhooks import Notifier, WebhookConfig, expiring, parse_events
 
 if TYPE_CHECKING:
@@ -72,6 +73,10 @@ class Config:
     #: Webhooks (server/webhooks.py): where notifications go (``None``: none), which
     #: ones, the signing secret (given, or read from its file) and whether bodies carry
     #: tool arguments and final texts.
+    #: Retention (server/retention.py): seconds a finished session is kept (0: forever,
+    #: unless a request set the session's own), and how often the daemon sweeps.
+    retention_s: float = 0.0
+    retention_sweep_s: float = 60.0
     webhook_url: str | None = None
     webhook_events: str = "approval.requested,approval.expired,run.done,run.failed"
     webhook_secret: Secret | None = None
@@ -172,6 +177,7 @@ class Daemon:
         self._sweeper: asyncio.Task[None] | None = None
         self.service: AgentService | None = None
         self.notifier: Notifier | None = None
+        self.retention: Retention | None = None
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
@@ -257,6 +263,13 @@ class Daemon:
         service.inputs.start(self.config.queue_sweep_s)  # R68, R69: queued inputs run here too
         if self.notifier is not None:
             self.notifier.start()
+        metrics = self.observe.metrics
+        self.retention = Retention(
+            self.engine, self.store, self.runs, default_s=self.config.retention_s,
+            every_s=self.config.retention_sweep_s, clock=self.engine.clock,
+            registry=metrics.registry if metrics is not None else None,
+        )
+        self.retention.start()
         if self.observe.metrics is not None:  # for `luoshod status`
             self.observe.metrics.describe(
                 store=redact_url(self.config.store), listen=self.addresses, lease_owner=self.engine.leases.owner
@@ -289,6 +302,8 @@ class Daemon:
             await self.service.inputs.stop()
         if self.notifier is not None:
             await self.notifier.stop()
+        if self.retention is not None:
+            await self.retention.stop()
         self.hub.shutdown()
         if self.http is not None:
             await self.http.stop()

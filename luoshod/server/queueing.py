@@ -106,6 +106,7 @@ def run_request(request: pb.ExecuteRequest) -> RunRequest:
         history_limit=check_history_limit(request.history_limit)
         if request.HasField("history_limit")
         else None,
+        retention_s=float(request.retention_seconds) if request.HasField("retention_seconds") else None,
     )
 
 

@@ -2374,9 +2374,12 @@ type ExecuteRequest struct {
 	HistoryLimit *int32 `protobuf:"varint,6,opt,name=history_limit,json=historyLimit,proto3,oneof" json:"history_limit,omitempty"`
 	// What to do when the session is busy (another run holds it, in this daemon or another
 	// sharing the store) or has inputs queued (R68). Unspecified: REJECT.
-	IfBusy        IfBusy `protobuf:"varint,7,opt,name=if_busy,json=ifBusy,proto3,enum=luosho.v1.IfBusy" json:"if_busy,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	IfBusy IfBusy `protobuf:"varint,7,opt,name=if_busy,json=ifBusy,proto3,enum=luosho.v1.IfBusy" json:"if_busy,omitempty"`
+	// How long this session is kept once finished before the daemon deletes it (with its
+	// history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+	RetentionSeconds *uint64 `protobuf:"varint,8,opt,name=retention_seconds,json=retentionSeconds,proto3,oneof" json:"retention_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -2456,6 +2459,13 @@ func (x *ExecuteRequest) GetIfBusy() IfBusy {
 		return x.IfBusy
 	}
 	return IfBusy_IF_BUSY_UNSPECIFIED
+}
+
+func (x *ExecuteRequest) GetRetentionSeconds() uint64 {
+	if x != nil && x.RetentionSeconds != nil {
+		return *x.RetentionSeconds
+	}
+	return 0
 }
 
 // An input waiting for its session (GetSessionResponse.queue, event input.queued).
@@ -4728,7 +4738,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x05usage\x18\x05 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x1f\n" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x12#\n" +
-	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\"\xd9\x02\n" +
+	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\"\xa1\x03\n" +
 	"\x0eExecuteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12(\n" +
@@ -4738,9 +4748,11 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12(\n" +
 	"\rhistory_limit\x18\x06 \x01(\x05H\x01R\fhistoryLimit\x88\x01\x01\x12*\n" +
-	"\aif_busy\x18\a \x01(\x0e2\x11.luosho.v1.IfBusyR\x06ifBusyB\x16\n" +
+	"\aif_busy\x18\a \x01(\x0e2\x11.luosho.v1.IfBusyR\x06ifBusy\x120\n" +
+	"\x11retention_seconds\x18\b \x01(\x04H\x02R\x10retentionSeconds\x88\x01\x01B\x16\n" +
 	"\x14_business_state_jsonB\x10\n" +
-	"\x0e_history_limit\"\xdb\x01\n" +
+	"\x0e_history_limitB\x14\n" +
+	"\x12_retention_seconds\"\xdb\x01\n" +
 	"\vQueuedInput\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12(\n" +

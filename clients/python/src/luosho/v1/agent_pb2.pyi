@@ -431,7 +431,7 @@ class RunDone(_message.Message):
     def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., final_text: _Optional[str] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., approval_id: _Optional[str] = ..., message_count: _Optional[int] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit", "if_busy")
+    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit", "if_busy", "retention_seconds")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
@@ -439,6 +439,7 @@ class ExecuteRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     HISTORY_LIMIT_FIELD_NUMBER: _ClassVar[int]
     IF_BUSY_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     input: _containers.RepeatedCompositeFieldContainer[Message]
     agent: AgentSpec
@@ -446,7 +447,8 @@ class ExecuteRequest(_message.Message):
     request_id: str
     history_limit: int
     if_busy: IfBusy
-    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ..., history_limit: _Optional[int] = ..., if_busy: _Optional[_Union[IfBusy, str]] = ...) -> None: ...
+    retention_seconds: int
+    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ..., history_limit: _Optional[int] = ..., if_busy: _Optional[_Union[IfBusy, str]] = ..., retention_seconds: _Optional[int] = ...) -> None: ...
 
 class QueuedInput(_message.Message):
     __slots__ = ("request_id", "input", "if_busy", "position", "enqueued_at")

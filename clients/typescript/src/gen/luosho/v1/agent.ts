@@ -711,6 +711,11 @@ export interface ExecuteRequest {
    * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
    */
   ifBusy: IfBusy;
+  /**
+   * How long this session is kept once finished before the daemon deletes it (with its
+   * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+   */
+  retentionSeconds?: number | undefined;
 }
 
 /** An input waiting for its session (GetSessionResponse.queue, event input.queued). */
@@ -4624,6 +4629,7 @@ function createBaseExecuteRequest(): ExecuteRequest {
     requestId: "",
     historyLimit: undefined,
     ifBusy: 0,
+    retentionSeconds: undefined,
   };
 }
 
@@ -4649,6 +4655,9 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     }
     if (message.ifBusy !== 0) {
       writer.uint32(56).int32(message.ifBusy);
+    }
+    if (message.retentionSeconds !== undefined) {
+      writer.uint32(64).uint64(message.retentionSeconds);
     }
     return writer;
   },
@@ -4722,6 +4731,14 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
             message.ifBusy = reader.int32() as any;
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.retentionSeconds = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4763,6 +4780,11 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
         : isSet(object.if_busy)
         ? ifBusyFromJSON(object.if_busy)
         : 0,
+      retentionSeconds: isSet(object.retentionSeconds)
+        ? globalThis.Number(object.retentionSeconds)
+        : isSet(object.retention_seconds)
+        ? globalThis.Number(object.retention_seconds)
+        : undefined,
     };
   },
 
@@ -4789,6 +4811,9 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     if (message.ifBusy !== 0) {
       obj.ifBusy = ifBusyToJSON(message.ifBusy);
     }
+    if (message.retentionSeconds !== undefined) {
+      obj.retentionSeconds = Math.round(message.retentionSeconds);
+    }
     return obj;
   },
 
@@ -4806,6 +4831,7 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     message.requestId = object.requestId ?? "";
     message.historyLimit = object.historyLimit ?? undefined;
     message.ifBusy = object.ifBusy ?? 0;
+    message.retentionSeconds = object.retentionSeconds ?? undefined;
     return message;
   },
 };

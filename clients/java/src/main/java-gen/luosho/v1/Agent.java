@@ -29591,6 +29591,27 @@ java.lang.String defaultValue) {
      * @return The ifBusy.
      */
     luosho.v1.Agent.IfBusy getIfBusy();
+
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return Whether the retentionSeconds field is set.
+     */
+    boolean hasRetentionSeconds();
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return The retentionSeconds.
+     */
+    long getRetentionSeconds();
   }
   /**
    * Protobuf type {@code luosho.v1.ExecuteRequest}
@@ -29948,6 +29969,35 @@ java.lang.String defaultValue) {
       return result == null ? luosho.v1.Agent.IfBusy.UNRECOGNIZED : result;
     }
 
+    public static final int RETENTION_SECONDS_FIELD_NUMBER = 8;
+    private long retentionSeconds_ = 0L;
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return Whether the retentionSeconds field is set.
+     */
+    @java.lang.Override
+    public boolean hasRetentionSeconds() {
+      return ((bitField0_ & 0x00000008) != 0);
+    }
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return The retentionSeconds.
+     */
+    @java.lang.Override
+    public long getRetentionSeconds() {
+      return retentionSeconds_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -29983,6 +30033,9 @@ java.lang.String defaultValue) {
       if (ifBusy_ != luosho.v1.Agent.IfBusy.IF_BUSY_UNSPECIFIED.getNumber()) {
         output.writeEnum(7, ifBusy_);
       }
+      if (((bitField0_ & 0x00000008) != 0)) {
+        output.writeUInt64(8, retentionSeconds_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -30016,6 +30069,10 @@ java.lang.String defaultValue) {
       if (ifBusy_ != luosho.v1.Agent.IfBusy.IF_BUSY_UNSPECIFIED.getNumber()) {
         size += com.google.protobuf.CodedOutputStream
           .computeEnumSize(7, ifBusy_);
+      }
+      if (((bitField0_ & 0x00000008) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt64Size(8, retentionSeconds_);
       }
       return size;
     }
@@ -30063,6 +30120,11 @@ java.lang.String defaultValue) {
             != other.getHistoryLimit()) return false;
       }
       if (ifBusy_ != other.ifBusy_) return false;
+      if (hasRetentionSeconds() != other.hasRetentionSeconds()) return false;
+      if (hasRetentionSeconds()) {
+        if (getRetentionSeconds()
+            != other.getRetentionSeconds()) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -30096,6 +30158,11 @@ java.lang.String defaultValue) {
       }
       hash = (37 * hash) + IF_BUSY_FIELD_NUMBER;
       hash = (53 * hash) + ifBusy_;
+      if (hasRetentionSeconds()) {
+        hash = (37 * hash) + RETENTION_SECONDS_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+            getRetentionSeconds());
+      }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -30251,6 +30318,7 @@ java.lang.String defaultValue) {
         requestId_ = "";
         historyLimit_ = 0;
         ifBusy_ = 0;
+        retentionSeconds_ = 0L;
         return this;
       }
 
@@ -30321,6 +30389,10 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000040) != 0)) {
           result.ifBusy_ = ifBusy_;
         }
+        if (((from_bitField0_ & 0x00000080) != 0)) {
+          result.retentionSeconds_ = retentionSeconds_;
+          to_bitField0_ |= 0x00000008;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -30385,6 +30457,9 @@ java.lang.String defaultValue) {
         }
         if (other.ifBusy_ != 0) {
           setIfBusyValue(other.getIfBusyValue());
+        }
+        if (other.hasRetentionSeconds()) {
+          setRetentionSeconds(other.getRetentionSeconds());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -30457,6 +30532,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000040;
                 break;
               } // case 56
+              case 64: {
+                retentionSeconds_ = input.readUInt64();
+                bitField0_ |= 0x00000080;
+                break;
+              } // case 64
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -31361,6 +31441,66 @@ java.lang.String defaultValue) {
       public Builder clearIfBusy() {
         bitField0_ = (bitField0_ & ~0x00000040);
         ifBusy_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private long retentionSeconds_ ;
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @return Whether the retentionSeconds field is set.
+       */
+      @java.lang.Override
+      public boolean hasRetentionSeconds() {
+        return ((bitField0_ & 0x00000080) != 0);
+      }
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @return The retentionSeconds.
+       */
+      @java.lang.Override
+      public long getRetentionSeconds() {
+        return retentionSeconds_;
+      }
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @param value The retentionSeconds to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRetentionSeconds(long value) {
+
+        retentionSeconds_ = value;
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRetentionSeconds() {
+        bitField0_ = (bitField0_ & ~0x00000080);
+        retentionSeconds_ = 0L;
         onChanged();
         return this;
       }
@@ -61375,143 +61515,145 @@ java.lang.String defaultValue) {
       "pointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_" +
       "index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.U" +
       "sage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_cou" +
-      "nt\030\007 \001(\005\"\214\002\n\016ExecuteRequest\022\022\n\nsession_i" +
+      "nt\030\007 \001(\005\"\302\002\n\016ExecuteRequest\022\022\n\nsession_i" +
       "d\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Messa" +
       "ge\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022" +
       " \n\023business_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nreq" +
       "uest_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001" +
-      "\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusyB\026\n" +
-      "\024_business_state_jsonB\020\n\016_history_limit\"" +
-      "\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001 \001(\t\022!\n\005i" +
-      "nput\030\002 \003(\0132\022.luosho.v1.Message\022\"\n\007if_bus" +
-      "y\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010position\030\004" +
-      " \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.google.proto" +
-      "buf.Timestamp\"0\n\013InputQueued\022\022\n\nrequest_" +
-      "id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueInputR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_id" +
-      "\030\002 \001(\t\"\'\n\024DequeueInputResponse\022\017\n\007remove" +
-      "d\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005event\030\001 \001(" +
-      "\0132\020.luosho.v1.Event\"\\\n\rResumeRequest\022\022\n\n" +
-      "session_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho" +
-      ".v1.AgentSpec\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016Res" +
-      "umeResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.E" +
-      "vent\"j\n\027SubmitToolResultRequest\022\022\n\nsessi" +
-      "on_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013res" +
-      "ult_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030Subm" +
-      "itToolResultResponse\022)\n\007outcome\030\001 \001(\0162\030." +
-      "luosho.v1.SubmitOutcome\"#\n\rCancelRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelResponse\022\021" +
-      "\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\"f\n\022GetSessionResponse" +
-      "\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Checkpo" +
-      "int\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.QueuedInp" +
-      "ut\"i\n\023ListSessionsRequest\022\021\n\tpage_size\030\001" +
-      " \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\016" +
-      "2\033.luosho.v1.CheckpointStatus\"\\\n\024ListSes" +
-      "sionsResponse\022+\n\010sessions\030\001 \003(\0132\031.luosho" +
-      ".v1.SessionSummary\022\027\n\017next_page_token\030\002 " +
-      "\001(\t\"@\n\024DeleteSessionRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025DeleteS" +
-      "essionResponse\022\017\n\007deleted\030\001 \001(\010\"\222\001\n\016Reso" +
-      "lveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010appro" +
-      "ved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024" +
-      ".luosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t" +
-      "\022\022\n\nsession_id\030\006 \001(\t\"2\n\017ResolveResponse\022" +
-      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024List" +
-      "ApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\t" +
-      "page_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025L" +
-      "istApprovalsResponse\022&\n\tapprovals\030\001 \003(\0132" +
-      "\023.luosho.v1.Approval\022\027\n\017next_page_token\030" +
-      "\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001" +
-      "(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Histor" +
-      "yResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.H" +
-      "istoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n" +
-      "\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010" +
-      "messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023bu" +
-      "siness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_res" +
-      "ult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n" +
-      "\014append_input\030\005 \001(\tB\026\n\024_business_state_j" +
-      "son\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001" +
-      " \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 " +
-      "\001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021" +
-      "\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(" +
-      "\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[" +
-      "\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004st" +
-      "ep\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1" +
-      ".Checkpoint\"<\n\016CompareRequest\022\024\n\014session" +
-      "_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Tra" +
-      "jectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t" +
-      "\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCa" +
-      "ll\"\207\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 " +
-      "\001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(" +
-      "\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_json\030\005 \001" +
-      "(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n" +
-      "\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_j" +
-      "son_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002" +
-      "\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022" +
-      "\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_chan" +
-      "ged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1" +
-      ".ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps" +
-      "_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luos" +
-      "ho.v1.FinishReason\0220\n\017finish_reason_b\030\010 " +
-      "\001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compare" +
-      "Response\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajectory" +
-      "Step\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030" +
-      "\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_di" +
-      "verged_at\"E\n\014WatchRequest\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010" +
-      "\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luosh" +
-      "o.v1.Event*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000" +
-      "\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE" +
-      "_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDri" +
-      "ftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFI" +
-      "ED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGE" +
-      "NT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_P" +
-      "OLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035C" +
-      "HECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKP" +
-      "OINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_" +
-      "STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT" +
-      "_STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n\031F" +
-      "INISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REA" +
-      "SON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022" +
-      "\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_REA" +
-      "SON_AWAITING_APPROVAL\020\004*a\n\007RunMode\022\030\n\024RU" +
-      "N_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025" +
-      "\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME" +
-      "\020\003*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n" +
-      "\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025" +
-      "\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBAC" +
-      "K\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_U" +
-      "NSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020" +
-      "\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\203\010\n\014Agen" +
-      "tService\022B\n\007Execute\022\031.luosho.v1.ExecuteR" +
-      "equest\032\032.luosho.v1.ExecuteResponse0\001\022?\n\006" +
-      "Resume\022\030.luosho.v1.ResumeRequest\032\031.luosh" +
-      "o.v1.ResumeResponse0\001\022[\n\020SubmitToolResul" +
-      "t\022\".luosho.v1.SubmitToolResultRequest\032#." +
-      "luosho.v1.SubmitToolResultResponse\022=\n\006Ca" +
-      "ncel\022\030.luosho.v1.CancelRequest\032\031.luosho." +
-      "v1.CancelResponse\022I\n\nGetSession\022\034.luosho" +
-      ".v1.GetSessionRequest\032\035.luosho.v1.GetSes" +
-      "sionResponse\022O\n\014ListSessions\022\036.luosho.v1" +
-      ".ListSessionsRequest\032\037.luosho.v1.ListSes" +
-      "sionsResponse\022R\n\rDeleteSession\022\037.luosho." +
-      "v1.DeleteSessionRequest\032 .luosho.v1.Dele" +
-      "teSessionResponse\022B\n\007Resolve\022\031.luosho.v1" +
-      ".ResolveRequest\032\032.luosho.v1.ResolveRespo" +
-      "nse0\001\022R\n\rListApprovals\022\037.luosho.v1.ListA" +
-      "pprovalsRequest\032 .luosho.v1.ListApproval" +
-      "sResponse\022@\n\007History\022\031.luosho.v1.History" +
-      "Request\032\032.luosho.v1.HistoryResponse\0227\n\004F" +
-      "ork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1." +
-      "ForkResponse\022@\n\007Compare\022\031.luosho.v1.Comp" +
-      "areRequest\032\032.luosho.v1.CompareResponse\022<" +
-      "\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luosh" +
-      "o.v1.WatchResponse0\001\022O\n\014DequeueInput\022\036.l" +
-      "uosho.v1.DequeueInputRequest\032\037.luosho.v1" +
-      ".DequeueInputResponseb\006proto3"
+      "\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\036\n" +
+      "\021retention_seconds\030\010 \001(\004H\002\210\001\001B\026\n\024_busine" +
+      "ss_state_jsonB\020\n\016_history_limitB\024\n\022_rete" +
+      "ntion_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest" +
+      "_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Mes" +
+      "sage\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy" +
+      "\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132" +
+      "\032.google.protobuf.Timestamp\"0\n\013InputQueu" +
+      "ed\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n" +
+      "\023DequeueInputRequest\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputResp" +
+      "onse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse" +
+      "\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rRes" +
+      "umeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030" +
+      "\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_i" +
+      "d\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\013" +
+      "2\020.luosho.v1.Event\"j\n\027SubmitToolResultRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_i" +
+      "d\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error" +
+      "\030\004 \001(\010\"E\n\030SubmitToolResultResponse\022)\n\007ou" +
+      "tcome\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n" +
+      "\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Ca" +
+      "ncelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSe" +
+      "ssionRequest\022\022\n\nsession_id\030\001 \001(\t\"f\n\022GetS" +
+      "essionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luo" +
+      "sho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luosh" +
+      "o.v1.QueuedInput\"i\n\023ListSessionsRequest\022" +
+      "\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+" +
+      "\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSta" +
+      "tus\"\\\n\024ListSessionsResponse\022+\n\010sessions\030" +
+      "\001 \003(\0132\031.luosho.v1.SessionSummary\022\027\n\017next" +
+      "_page_token\030\002 \001(\t\"@\n\024DeleteSessionReques" +
+      "t\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 " +
+      "\001(\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030" +
+      "\001 \001(\010\"\222\001\n\016ResolveRequest\022\023\n\013approval_id\030" +
+      "\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n" +
+      "\005agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nre" +
+      "quest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\"2\n\017Re" +
+      "solveResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1" +
+      ".Event\"Q\n\024ListApprovalsRequest\022\022\n\nsessio" +
+      "n_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_to" +
+      "ken\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n\tap" +
+      "provals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017ne" +
+      "xt_page_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n" +
+      "\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\n" +
+      "page_token\030\003 \001(\t\022\032\n\022include_checkpoint\030\004" +
+      " \001(\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 \003(\013" +
+      "2\027.luosho.v1.HistoryEntry\022\027\n\017next_page_t" +
+      "oken\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_mess" +
+      "ages\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1" +
+      ".Message\022 \n\023business_state_json\030\003 \001(\tH\000\210" +
+      "\001\001\022/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.Tool" +
+      "ResultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_bu" +
+      "siness_state_json\"N\n\017ToolResultPatch\022\024\n\014" +
+      "tool_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022" +
+      "\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsess" +
+      "ion_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_s" +
+      "ession_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho." +
+      "v1.ForkPatch\"[\n\014ForkResponse\022\022\n\nsession_" +
+      "id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001" +
+      "(\0132\025.luosho.v1.Checkpoint\"<\n\016CompareRequ" +
+      "est\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_id_" +
+      "b\030\002 \001(\t\"W\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005" +
+      "\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v" +
+      "1.TrajectoryCall\"\207\001\n\016TrajectoryCall\022\024\n\014t" +
+      "ool_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argum" +
+      "ents_json\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013r" +
+      "esult_json\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rAr" +
+      "gumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022" +
+      "\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020arguments_j" +
+      "son_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_" +
+      "order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022t" +
+      "ool_order_changed\030\003 \001(\010\022+\n\targuments\030\004 \003" +
+      "(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007steps_a\030" +
+      "\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reason_" +
+      "a\030\007 \001(\0162\027.luosho.v1.FinishReason\0220\n\017fini" +
+      "sh_reason_b\030\010 \001(\0162\027.luosho.v1.FinishReas" +
+      "on\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.luos" +
+      "ho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho" +
+      ".v1.TrajectoryStep\022\030\n\013diverged_at\030\003 \001(\005H" +
+      "\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Trajecto" +
+      "ryDriftB\016\n\014_diverged_at\"E\n\014WatchRequest\022" +
+      "\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016" +
+      "\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event" +
+      "\030\001 \001(\0132\020.luosho.v1.Event*_\n\004Role\022\024\n\020ROLE" +
+      "_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_" +
+      "USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020" +
+      "\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_PO" +
+      "LICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY" +
+      "_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n" +
+      "\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Checkpo" +
+      "intStatus\022!\n\035CHECKPOINT_STATUS_UNSPECIFI" +
+      "ED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022" +
+      "\'\n#CHECKPOINT_STATUS_AWAITING_APPROVAL\020\002" +
+      "\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014Fin" +
+      "ishReason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000" +
+      "\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REASO" +
+      "N_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003" +
+      "\022#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004*a\n" +
+      "\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RU" +
+      "N_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017R" +
+      "UN_MODE_RESUME\020\003*w\n\006IfBusy\022\027\n\023IF_BUSY_UN" +
+      "SPECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BU" +
+      "SY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020I" +
+      "F_BUSY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SU" +
+      "BMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUT" +
+      "COME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLIC" +
+      "ATE\020\0022\203\010\n\014AgentService\022B\n\007Execute\022\031.luos" +
+      "ho.v1.ExecuteRequest\032\032.luosho.v1.Execute" +
+      "Response0\001\022?\n\006Resume\022\030.luosho.v1.ResumeR" +
+      "equest\032\031.luosho.v1.ResumeResponse0\001\022[\n\020S" +
+      "ubmitToolResult\022\".luosho.v1.SubmitToolRe" +
+      "sultRequest\032#.luosho.v1.SubmitToolResult" +
+      "Response\022=\n\006Cancel\022\030.luosho.v1.CancelReq" +
+      "uest\032\031.luosho.v1.CancelResponse\022I\n\nGetSe" +
+      "ssion\022\034.luosho.v1.GetSessionRequest\032\035.lu" +
+      "osho.v1.GetSessionResponse\022O\n\014ListSessio" +
+      "ns\022\036.luosho.v1.ListSessionsRequest\032\037.luo" +
+      "sho.v1.ListSessionsResponse\022R\n\rDeleteSes" +
+      "sion\022\037.luosho.v1.DeleteSessionRequest\032 ." +
+      "luosho.v1.DeleteSessionResponse\022B\n\007Resol" +
+      "ve\022\031.luosho.v1.ResolveRequest\032\032.luosho.v" +
+      "1.ResolveResponse0\001\022R\n\rListApprovals\022\037.l" +
+      "uosho.v1.ListApprovalsRequest\032 .luosho.v" +
+      "1.ListApprovalsResponse\022@\n\007History\022\031.luo" +
+      "sho.v1.HistoryRequest\032\032.luosho.v1.Histor" +
+      "yResponse\0227\n\004Fork\022\026.luosho.v1.ForkReques" +
+      "t\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022\031." +
+      "luosho.v1.CompareRequest\032\032.luosho.v1.Com" +
+      "pareResponse\022<\n\005Watch\022\027.luosho.v1.WatchR" +
+      "equest\032\030.luosho.v1.WatchResponse0\001\022O\n\014De" +
+      "queueInput\022\036.luosho.v1.DequeueInputReque" +
+      "st\032\037.luosho.v1.DequeueInputResponseb\006pro" +
+      "to3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -61661,7 +61803,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
-        new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", });
+        new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", "RetentionSeconds", });
     internal_static_luosho_v1_QueuedInput_descriptor =
       getDescriptor().getMessageType(23);
     internal_static_luosho_v1_QueuedInput_fieldAccessorTable = new
