@@ -303,7 +303,14 @@ class InputQueue:
     async def shown(self, sid: str) -> list[pb.QueuedInput]:
         if not self.supported:
             return []
-        return [queued_input_pb(q) for q in await self.service.store.queued_inputs(sid)]
+        store = self.service.store
+        # An input whose run has begun saving is applied: it leaves the queue when that run
+        # ends, and is not shown meanwhile.
+        return [
+            queued_input_pb(q)
+            for q in await store.queued_inputs(sid)
+            if await store.find_request(sid, q.request_id) is None
+        ]
 
     async def dequeue(self, sid: str, rid: str) -> bool:
         if not rid:
