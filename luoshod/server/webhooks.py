@@ -38,9 +38,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ..domain import Approval
@@ -48,6 +47,9 @@ from ..engine import events as ev
 from ..engine.events import Event
 from ..errors import StoreError
 from ..store import Capability, Store
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger("luoshod.server.webhooks")
 
@@ -270,6 +272,8 @@ class Notifier:
         return done
 
     async def _post(self, webhook_id: str, body: bytes) -> bool:
+        import aiohttp  # here: a daemon without webhooks (or HTTP listener) loads no HTTP stack
+
         if self._http is None:
             self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.timeout_s))
         ts = int(self.clock())
