@@ -232,3 +232,36 @@ async def test_a_daemon_killed_with_undelivered_notifications_delivers_them_afte
     finally:
         second.stop()
         await receiver.stop()
+
+
+async def test_an_expired_approval_is_notified(receiver: Receiver, tmp_path: Path) -> None:
+    daemon = await start_daemon(tmp_path, receiver.url, approval_sweep_s=0.1,
+                                webhook_events="approval.expired")
+    try:
+        h = Harness(daemon.addresses[0], daemon)
+        spec = agent([calls(("pay", {"eur": 5}))], ["pay"], approval_timeout_ms=1)
+        spec.tools[0].needs_approval = True
+        paused = await h.run("exp", "pay", spec, {})
+        approval = paused.of("approval.requested")[0].approval_requested.approval
+        got = await receiver.wait_for("approval.expired", "exp")
+        assert got["data"]["approval_id"] == approval.approval_id
+        assert got["data"]["tool_name"] == "pay" and got["data"]["expires_at"]
+        assert {b["type"] for b in receiver.bodies()} == {"approval.expired"}
+        await h.close()
+    finally:
+        await daemon.stop()
+
+
+async def test_a_failed_run_is_notified(receiver: Receiver, tmp_path: Path) -> None:
+    daemon = await start_daemon(tmp_path, receiver.url, webhook_events="run.failed,run.done")
+    try:
+        h = Harness(daemon.addresses[0], daemon)
+        log = await h.run("fail", "go", agent([{"error": "the model is down"}], []), {})
+        assert log.reason == "PROVIDER_ERROR"
+        got = await receiver.wait_for("run.failed", "fail")
+        assert got["data"]["reason"] == "PROVIDER_ERROR" and got["data"]["run_id"] == log.events[0].run_id
+        assert "message" not in got["data"]  # the error's text only with include_payloads
+        assert all(verify(hd, body, SECRET) for hd, body in receiver.got)
+        await h.close()
+    finally:
+        await daemon.stop()
