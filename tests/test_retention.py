@@ -84,3 +84,23 @@ async def test_the_daemon_enforces_retention_in_the_background(tmp_path: Path) -
         await h.close()
     finally:
         await daemon.stop()
+
+
+async def test_a_session_s_own_retention_applies_without_a_daemon_retention(tmp_path: Path) -> None:
+    daemon = Daemon(Config(listen=["127.0.0.1:0"], store=f"lmdb://{tmp_path}/lmdb", retention_sweep_s=3600))
+    await daemon.start()
+    try:
+        h = Harness(daemon.addresses[0], daemon)
+        await run(h, "own", retention=5)
+        await run(h, "plain")
+        retention, now = daemon.retention, time.time()
+        assert retention is not None
+        retention.clock = lambda: now + 1
+        assert await retention.sweep() == []
+        retention.clock = lambda: now + 10**6
+        assert await retention.sweep() == ["own"]
+        assert [await exists(h, s) for s in ("own", "plain")] == [False, True]
+        assert await daemon.store.queued_inputs("_retention") == []  # its mark went with it
+        await h.close()
+    finally:
+        await daemon.stop()

@@ -269,6 +269,7 @@ class Daemon:
             every_s=self.config.retention_sweep_s, clock=self.engine.clock,
             registry=metrics.registry if metrics is not None else None,
         )
+        service.retention = self.retention
         self.retention.start()
         if self.observe.metrics is not None:  # for `luoshod status`
             self.observe.metrics.describe(

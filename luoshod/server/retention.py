@@ -27,6 +27,8 @@ from .runs import RunRegistry
 log = logging.getLogger("luoshod.server.retention")
 
 PAGE = 500
+#: The sessions with a retention of their own: the queue of a key no session id can be.
+MARKS = "_retention"
 
 
 class Retention:
@@ -56,19 +58,42 @@ class Retention:
         )
         self._task: asyncio.Task[None] | None = None
 
+    async def note(self, session_id: str, retention_s: float) -> None:
+        """A request gave the session a retention of its own: mark the session, so that a
+        sweep reads its checkpoint (where the retention is kept) without reading every
+        session's. The mark is a queued input of the key :data:`MARKS` under the session's
+        id; a store without a queue has no marks (its sweeps read every finished session)."""
+        if Capability.QUEUE in self.store.capabilities:
+            await self.store.enqueue_input(MARKS, session_id, b"", now=self.clock())
+
     async def sweep(self) -> list[str]:
-        """Delete every finished session past its retention; return their ids. Each
-        finished session's checkpoint is read (its own retention is in its header)."""
-        now, token, deleted = self.clock(), "", []
-        while True:
-            page, token = await self.store.list_sessions(
-                status=Status.FINISHED, page_size=PAGE, page_token=token
-            )
-            for summary in page:
-                if await self._expired(summary.session_id, now):
-                    deleted.append(summary.session_id)
-            if not token:
-                break
+        """Delete every finished session past its retention; return their ids. With the
+        daemon's retention, the finished sessions' summaries are read (and the checkpoint
+        of those old enough); the sessions marked with a retention of their own are read
+        whatever the daemon's. Costs O(finished sessions) only with a daemon retention."""
+        now, deleted = self.clock(), []
+        queue = Capability.QUEUE in self.store.capabilities
+        marked = {q.request_id for q in await self.store.queued_inputs(MARKS)} if queue else set()
+        if self.default_s > 0 or not queue:
+            token = ""
+            while True:
+                page, token = await self.store.list_sessions(
+                    status=Status.FINISHED, page_size=PAGE, page_token=token
+                )
+                for summary in page:
+                    old = now - summary.updated_at > self.default_s > 0
+                    if summary.session_id not in marked and (old or not queue):
+                        if await self._expired(summary.session_id, now):
+                            deleted.append(summary.session_id)
+                if not token:
+                    break
+        for sid in sorted(marked):
+            cp = await self.store.load(sid)
+            if cp is None:  # deleted (by anyone): the mark goes too
+                await self.store.remove_queued_input(MARKS, sid)
+            elif await self._expired(sid, now):
+                deleted.append(sid)
+                await self.store.remove_queued_input(MARKS, sid)
         self.sweeps.inc()
         self.last_sweep.set(self.clock())
         return deleted

@@ -37,6 +37,7 @@ from ..store import Capability, Store
 from . import audit, convert
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .queueing import InputQueue, check_if_busy, run_request
+from .retention import Retention
 from .webhooks import Notifier
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
@@ -146,6 +147,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.inputs = InputQueue(self)
         #: Webhooks (set by the daemon when configured).
         self.notifier: Notifier | None = None
+        #: Retention (set by the daemon): told of a session's own retention.
+        self.retention: Retention | None = None
 
     # -- streams ----------------------------------------------------------------------------
 
@@ -155,6 +158,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> AsyncIterator[pb.ExecuteResponse]:
         check_size(request, self.limits.max_payload_bytes)
         req = run_request(request)
+        if req.retention_s is not None and self.retention is not None:
+            await self.retention.note(req.session_id, req.retention_s)
         if check_if_busy(request.if_busy) != pb.IF_BUSY_REJECT:
             async for event in self.inputs.execute(request, req, context):
                 yield pb.ExecuteResponse(event=event)
