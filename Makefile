@@ -85,6 +85,7 @@ bench: $(STAMP)
 	$(PY) bench/store.py
 	$(PY) bench/cli_start.py
 	$(PY) bench/request_ids.py
+	$(PY) bench/busy.py
 
 ## bench-store: the store drivers alone: fsync rate, saves/s, bytes on disk (docs/storage.md)
 bench-store: $(STAMP)
