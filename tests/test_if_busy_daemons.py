@@ -77,6 +77,44 @@ async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_resta
         second.stop()
 
 
+async def test_r69_r74_a_queued_input_whose_run_was_killed_resumes_when_its_caller_retries(tmp_path: Path) -> None:
+    calls_log = tmp_path / "calls.jsonl"
+    args = ("--store", db_url(tmp_path), "--scripted-call-log", str(calls_log),
+            "--lease-owner", "the-daemon", "--queue-sweep-s", "0.2")
+    spec = agent([calls(("add", {"a": 1})), {"text": "one done"}, calls(("add", {"a": 2})), {"text": "two done"}])
+    first = DaemonProcess(*args).start()
+    try:
+        h = Harness(first.address, call_log=calls_log)
+        busy, call = await busy_with_a_tool(h, "k9b", spec)
+        queued = await queue_one(h, "k9b", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two")
+        await h.submit("k9b", call.id, "1")
+        assert (await busy).done.final_text == "one done"
+        # The queued run starts and asks for its own tool; nobody answers; the daemon dies.
+        while len(calls_log.read_text().splitlines()) < 3:
+            await asyncio.sleep(0.05)
+        shown = await h.stub.GetSession(pb.GetSessionRequest(session_id="k9b"))
+        first.kill9()
+        await queued
+        await h.close()
+    finally:
+        first.stop()
+    second = DaemonProcess(*args).start()
+    try:
+        h = Harness(second.address, call_log=calls_log)
+        again = await execute(h, "k9b", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two",
+                              tools={"add": lambda a: a["a"]})
+        assert again.error is None, again.error
+        assert again.done.final_text == "two done"
+        cp = await h.get("k9b")
+        assert users(cp) == ["one", "two"]  # applied once
+        assert_valid_transcript(cp)
+        assert (await h.stub.GetSession(pb.GetSessionRequest(session_id="k9b"))).queue == []
+        assert shown.checkpoint.status == pb.CHECKPOINT_STATUS_IN_PROGRESS
+        await h.close()
+    finally:
+        second.stop()
+
+
 @pytest.fixture
 def two_daemons(postgres_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
     args = ("--store", postgres_url, "--queue-sweep-s", "0.2")

@@ -191,7 +191,9 @@ class InputQueue:
         rid = req.request_id
         queued = await store.queued_inputs(sid)
         applied = await store.find_request(sid, rid)
-        if applied is None and not queued and self.service.runs.get(sid) is None:
+        # Its run began, was cut short (a crash) and nobody resumed it: resume it (R74).
+        orphan = applied is not None and applied.end is None and all(q.request_id != rid for q in queued)
+        if (orphan or applied is None and not queued) and self.service.runs.get(sid) is None:
             # Free here (perhaps busy in another daemon, or paused): run it as a plain
             # Execute; queue it only when refused before anything ran.
             started = False
