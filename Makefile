@@ -89,6 +89,7 @@ bench: $(STAMP)
 	$(PY) bench/torture.py
 	$(PY) bench/mcp_steps.py
 	$(PY) bench/slowruns.py
+	$(PY) bench/busy.py
 
 ## bench-store: the store drivers alone: fsync rate, saves/s, bytes on disk (docs/storage.md)
 bench-store: $(STAMP)

@@ -7,6 +7,7 @@ Every type has ``to_dict``/``from_dict`` for the drivers' encoding.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -441,6 +442,8 @@ class Checkpoint:
     history_limit: int | None = None
     run_requests: list[AppliedRequest] = field(default_factory=list)
     last_drift: Drift | None = None
+    #: Seconds this session is kept once finished (0: forever); ``None``: the daemon's.
+    retention_s: float | None = None
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -482,6 +485,8 @@ class Checkpoint:
             h["run_requests"] = [r.to_dict() for r in self.run_requests]
         if self.last_drift is not None:  # absent when none, as in headers older than it
             h["last_drift"] = self.last_drift.to_dict()
+        if self.retention_s is not None:  # likewise
+            h["retention_s"] = self.retention_s
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         return h
@@ -511,6 +516,7 @@ class Checkpoint:
             # A "request_ids" key (headers of an unreleased build) is ignored.
             run_requests=[AppliedRequest.from_dict(r) for r in h.get("run_requests", ())],
             last_drift=drift_of(h),
+            retention_s=h.get("retention_s"),
         )
 
 
@@ -538,3 +544,32 @@ class HistoryEntry:
     saved_at: float
     status: Status
     checkpoint: Checkpoint
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedInput:
+    """An input waiting for its session to be free (R68, R69): queued under the request id
+    that will apply it (R74), at ``position`` (the store's order, smallest first), with the
+    request as the caller sent it (``data``: opaque bytes, the service's encoding)."""
+
+    session_id: str
+    request_id: str
+    position: int
+    data: bytes
+    enqueued_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "request_id": self.request_id,
+            "position": self.position,
+            "data": base64.b64encode(self.data).decode(),
+            "enqueued_at": self.enqueued_at,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> QueuedInput:
+        return cls(
+            d["session_id"], d["request_id"], d["position"], base64.b64decode(d["data"]),
+            d["enqueued_at"],
+        )

@@ -62,13 +62,14 @@ CONFIG_NAMES = {
     "config": "config_file",
     "lease_ttl": "lease_ttl_s",
     "lease_renew": "lease_renew_s",
+    "retention": "retention_s",
 }
 #: Settings of the ``luoshod`` process itself, not of the daemon.
 PROCESS_ONLY = frozenset({"log_level", "log_format", "providers"})
 #: Settings that never come from the file (the file is where they point, or they are its own).
 NOT_IN_FILE = frozenset({"config"})
 #: Settings with no flag: a secret on a command line is visible to every user of the host.
-NO_FLAG = frozenset({"auth_tokens", "providers", "mcp_servers"})
+NO_FLAG = frozenset({"auth_tokens", "providers", "mcp_servers", "webhook_secret"})
 
 
 class SettingsError(ValueError):
@@ -103,6 +104,17 @@ class Settings(BaseSettings):
     tool_timeout: float = Field(300.0, gt=0, description="seconds a run waits for a tool result, unless the agent says otherwise")
     drain_timeout: float = Field(10.0, ge=0, description="seconds SIGTERM waits for active runs to checkpoint")
     approval_sweep_s: float = Field(30.0, gt=0, description="seconds between sweeps that reject expired approvals")
+    queue_sweep_s: float = Field(1.0, gt=0, description="seconds between sweeps that run inputs queued on busy sessions (if_busy)")
+    retention: float = Field(0.0, ge=0, description="seconds a finished session is kept before the daemon deletes it (0: forever)")
+    retention_sweep_s: float = Field(60.0, gt=0, description="seconds between the daemon's retention sweeps")
+    webhook_url: str | None = Field(None, description="URL that notifications are POSTed to (default off)")
+    webhook_events: str = Field(
+        "approval.requested,approval.expired,run.done,run.failed",
+        description="the notifications sent, comma-separated",
+    )
+    webhook_secret: SecretStr | None = Field(None, description="the webhooks' signing secret (no flag; or webhook_secret_file)")
+    webhook_secret_file: FilePath | None = Field(None, description="file holding the webhooks' signing secret")
+    webhook_include_payloads: bool = Field(False, description="notifications carry tool arguments and final texts")
     scripts_dir: Path | None = Field(None, description="where scripted:NAME finds NAME.json")
     scripted_call_log: Path | None = Field(None, description="append a line per scripted model call (tests)")
     config: FilePath | None = Field(None, description="the TOML file of these settings and the model providers")
@@ -332,6 +344,8 @@ def to_config(settings: Settings) -> Config:
             value = tuple(providers_file.Secret(t.get_secret_value()) for t in value)
         elif name == "mcp_servers":
             value = mcp_file.parse(value, os.environ)
+        elif name == "webhook_secret" and value is not None:
+            value = providers_file.Secret(value.get_secret_value())
         values[CONFIG_NAMES.get(name, name)] = value
     return Config(**values)
 
@@ -343,6 +357,8 @@ def shown(settings: Settings) -> dict[str, Any]:
         value = getattr(settings, name)
         if name == "auth_tokens":
             value = [MASK for _ in value]
+        elif name == "webhook_secret":
+            value = MASK if value is not None else None
         elif name == "store":
             value = providers_file.redact_url(value)
         elif name == "unix_socket_mode":
@@ -394,6 +410,13 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "tool_timeout": ("--tool-timeout", {"metavar": "S"}),
     "drain_timeout": ("--drain-timeout", {"metavar": "S"}),
     "approval_sweep_s": ("--approval-sweep-s", {"metavar": "S"}),
+    "queue_sweep_s": ("--queue-sweep-s", {"metavar": "S"}),
+    "retention": ("--retention", {"metavar": "S"}),
+    "retention_sweep_s": ("--retention-sweep-s", {"metavar": "S"}),
+    "webhook_url": ("--webhook-url", {"metavar": "URL"}),
+    "webhook_events": ("--webhook-events", {"metavar": "NAMES"}),
+    "webhook_secret_file": ("--webhook-secret-file", {"metavar": "FILE"}),
+    "webhook_include_payloads": ("--webhook-include-payloads", {"action": argparse.BooleanOptionalAction}),
     "scripts_dir": ("--scripts-dir", {"metavar": "DIR"}),
     "scripted_call_log": ("--scripted-call-log", {"metavar": "FILE"}),
     "config": ("--config", {"metavar": "FILE"}),

@@ -109,7 +109,7 @@ t luoshod sessions resume --tool
     done = subprocess.run(["bash", "-c", probe, "-", str(tmp_path / "luoshod.bash")], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == [
         "serve sessions",
-        "list show history delete fork watch cancel resume compare --help",
+        "list show dequeue history delete fork watch cancel resume compare --help",
         "awaiting-approval finished in-progress",
         "--tool-timeout",
     ], done.stdout + done.stderr

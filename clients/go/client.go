@@ -105,6 +105,8 @@ type runOptions struct {
 	messages      []*pb.Message
 	agent         *Agent
 	historyLimit  *int32
+	ifBusy        pb.IfBusy
+	retention     *uint64
 	retry         *RetryPolicy
 	sessionID     string
 }
@@ -142,6 +144,16 @@ func WithAgent(a *Agent) RunOption { return func(o *runOptions) { o.agent = a } 
 
 // WithHistoryLimit sets how many history entries the daemon keeps for the session.
 func WithHistoryLimit(n int32) RunOption { return func(o *runOptions) { o.historyLimit = &n } }
+
+// WithIfBusy says what Execute does when the session is busy (SEMANTICS.md R68):
+// IF_BUSY_REJECT (the default: ErrSessionBusy), IF_BUSY_ENQUEUE (the input waits in the
+// session's queue, then runs; the first event is input.queued), IF_BUSY_INTERRUPT (the
+// current run is aborted and the input runs next) or IF_BUSY_ROLLBACK (as INTERRUPT, and
+// the session first goes back to its checkpoint from before the aborted run).
+func WithIfBusy(m pb.IfBusy) RunOption { return func(o *runOptions) { o.ifBusy = m } }
+
+// WithRetention sets how long the daemon keeps the session once finished (0: forever).
+func WithRetention(seconds uint64) RunOption { return func(o *runOptions) { o.retention = &seconds } }
 
 func (c *Client) collect(opts []RunOption) *runOptions {
 	o := &runOptions{}
@@ -198,6 +210,7 @@ func (c *Client) Execute(ctx context.Context, sessionID string, agent *Agent, in
 	req := &pb.ExecuteRequest{
 		SessionId: sessionID, Agent: spec, RequestId: o.requestID,
 		BusinessStateJson: o.businessState, HistoryLimit: o.historyLimit,
+		IfBusy: o.ifBusy, RetentionSeconds: o.retention,
 	}
 	if input != "" {
 		req.Input = append(req.Input, UserMessage(input))
@@ -466,6 +479,20 @@ func (c *Client) SubmitToolResult(ctx context.Context, sessionID, toolCallID, re
 func (c *Client) Cancel(ctx context.Context, sessionID string) (bool, error) {
 	r, err := c.rpc.Cancel(ctx, &pb.CancelRequest{SessionId: sessionID})
 	return r.GetCancelled(), convert(ctx, err)
+}
+
+// Queue returns the inputs queued on the session (WithIfBusy), in the order they will run.
+func (c *Client) Queue(ctx context.Context, sessionID string) ([]*pb.QueuedInput, error) {
+	r, err := c.rpc.GetSession(ctx, &pb.GetSessionRequest{SessionId: sessionID})
+	return r.GetQueue(), convert(ctx, err)
+}
+
+// DequeueInput removes an input queued on a busy session (WithIfBusy); false when the
+// session queues none of that request id. The Execute that queued it fails with
+// reason INPUT_DEQUEUED.
+func (c *Client) DequeueInput(ctx context.Context, sessionID, requestID string) (bool, error) {
+	r, err := c.rpc.DequeueInput(ctx, &pb.DequeueInputRequest{SessionId: sessionID, RequestId: requestID})
+	return r.GetRemoved(), convert(ctx, err)
 }
 
 // GetSession returns the session's latest checkpoint.

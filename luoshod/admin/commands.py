@@ -83,10 +83,46 @@ def sessions_list(d: Daemon, args: argparse.Namespace) -> int:
 def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
     cp = d.client.get_session(args.session_id)
     history = list(d.client.history(args.session_id, page_size=PAGE_SIZE))
+    queue = d.client.queue(args.session_id)
     if args.json:
-        render.emit({"checkpoint": render.as_dict(cp), "history": [render.as_dict(e) for e in history]})
+        render.emit({
+            "checkpoint": render.as_dict(cp),
+            "history": [render.as_dict(e) for e in history],
+            "queue": [render.as_dict(q) for q in queue],
+        })
     else:
         print(render.session_text(cp, history, None if args.full else render.CLIP))
+        if queue:
+            print(queue_text(queue, None if args.full else render.CLIP))
+    return 0
+
+
+IF_BUSY_NAMES = {1: "reject", 2: "enqueue", 3: "interrupt", 4: "rollback"}
+
+
+def queue_text(queue: list[Any], clip: int | None) -> str:
+    """The inputs queued on a busy session (R69), in the order they will run."""
+    lines = [f"\nqueued inputs ({len(queue)}, in the order they run):"]
+    for n, q in enumerate(queue, 1):
+        text = " / ".join(m.content for m in q.input)
+        when = q.enqueued_at.ToDatetime().strftime("%Y-%m-%d %H:%M:%SZ")
+        lines.append(
+            f"  {n}. {q.request_id}  {IF_BUSY_NAMES.get(q.if_busy, 'enqueue')}  {when}  "
+            f"{text if clip is None else text[:clip]!r}"
+        )
+    return "\n".join(lines)
+
+
+def sessions_dequeue(d: Daemon, args: argparse.Namespace) -> int:
+    removed = d.client.dequeue_input(args.session_id, args.request_id)
+    if args.json:
+        render.emit({"session_id": args.session_id, "request_id": args.request_id, "removed": removed})
+    elif removed:
+        print(f"removed input {args.request_id} from the queue of session {args.session_id}")
+    if not removed:
+        raise CommandFailed(
+            f"session {args.session_id!r} queues no input {args.request_id!r} (never queued, removed, or already running)"
+        )
     return 0
 
 
@@ -380,6 +416,10 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
                     "luoshod sessions show trip-1 --full")
         p.add_argument("session_id")
         p.add_argument("--full", action="store_true", help="do not shorten long messages")
+        p = command(ss, "dequeue", sessions_dequeue, "remove an input queued on a busy session (if_busy)",
+                    "luoshod sessions dequeue trip-1 q-5f3a8cfd")
+        p.add_argument("session_id")
+        p.add_argument("request_id", help="the queued input's request id (sessions show lists them)")
         p = command(ss, "history", sessions_history, "a session's saved checkpoints, newest first",
                     "luoshod sessions history trip-1")
         p.add_argument("session_id")

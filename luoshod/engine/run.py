@@ -89,6 +89,7 @@ class RunRequest:
     request_id: str = ""
     resume_only: bool = False  # the Resume RPC: no input, no new run on a finished session
     history_limit: int | None = None  # this session's own history limit (R35)
+    retention_s: float | None = None  # how long the session is kept once finished (0: forever)
 
 
 @dataclass(slots=True)
@@ -432,6 +433,8 @@ class Engine:
             cp.business_state_json = req.business_state_json
         if req.history_limit is not None:
             cp.history_limit = req.history_limit
+        if req.retention_s is not None:
+            cp.retention_s = req.retention_s
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
         # Each run's first save says whether this resume drifted (a new or continued

@@ -15,6 +15,7 @@ route                                      RPC                answer
 ``GET    /api/v1/approvals``               ``ListApprovals``  JSON (``?session_id=&page_size=&page_token=``)
 ``POST   /api/v1/approvals/{id}/resolve``  ``Resolve``        NDJSON events
 ``GET    /api/v1/compare``                 ``Compare``        JSON (``?session_id_a=&session_id_b=``)
+``DELETE /api/v1/sessions/{id}/queue/{r}``  ``DequeueInput``   JSON (a queued input, R69)
 =========================================  =================  ==================================
 
 Query parameters and bodies are the request message's fields (proto JSON mapping; enum
@@ -215,6 +216,7 @@ class Api:
             web.get(f"{p}/approvals", self.list_approvals),
             web.post(f"{p}/approvals/{{approval_id}}/resolve", self.resolve),
             web.get(f"{p}/compare", self.compare),
+            web.delete(f"{p}/sessions/{{session_id}}/queue/{{request_id}}", self.dequeue_input),
         ]
 
     @staticmethod
@@ -246,6 +248,12 @@ class Api:
     async def delete_session(self, request: web.Request) -> web.Response:
         msg = query_request(request, pb.DeleteSessionRequest(), session_id=request.match_info["session_id"])
         return await self._unary(request, self.service.DeleteSession, msg)
+
+    async def dequeue_input(self, request: web.Request) -> web.Response:
+        msg = pb.DequeueInputRequest(
+            session_id=request.match_info["session_id"], request_id=request.match_info["request_id"]
+        )
+        return await self._unary(request, self.service.DequeueInput, msg)
 
     async def history(self, request: web.Request) -> web.Response:
         msg = query_request(request, pb.HistoryRequest(), session_id=request.match_info["session_id"])

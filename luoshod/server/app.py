@@ -36,6 +36,8 @@ from .preflight import open_store
 from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
+from .retention import Retention
+from .webhooks import Notifier, WebhookConfig, expiring, parse_events
 
 if TYPE_CHECKING:
     from ..http import HttpListener
@@ -83,6 +85,20 @@ class Config:
     request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT
     #: How often expired approvals are resolved as rejected (seconds).
     approval_sweep_s: float = 30.0
+    #: How often the daemon looks for queued inputs it can run (R68, R69; seconds).
+    queue_sweep_s: float = 1.0
+    #: Webhooks (server/webhooks.py): where notifications go (``None``: none), which
+    #: ones, the signing secret (given, or read from its file) and whether bodies carry
+    #: tool arguments and final texts.
+    #: Retention (server/retention.py): seconds a finished session is kept (0: forever,
+    #: unless a request set the session's own), and how often the daemon sweeps.
+    retention_s: float = 0.0
+    retention_sweep_s: float = 60.0
+    webhook_url: str | None = None
+    webhook_events: str = "approval.requested,approval.expired,run.done,run.failed"
+    webhook_secret: Secret | None = None
+    webhook_secret_file: Path | None = None
+    webhook_include_payloads: bool = False
     scripts_dir: Path | None = None
     scripted_call_log: Path | None = None
     #: The TOML file with the named model providers (``[providers.NAME]``, see config.py).
@@ -183,6 +199,9 @@ class Daemon:
         )
         self.hub = EventHub()
         self._sweeper: asyncio.Task[None] | None = None
+        self.service: AgentService | None = None
+        self.notifier: Notifier | None = None
+        self.retention: Retention | None = None
         self.health = health.aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.addresses: list[str] = []
@@ -227,6 +246,14 @@ class Daemon:
             self.observe.observer,
             log_contents=self.config.log_contents,
         )
+        self.service = service
+        if self.config.webhook_url:
+            try:
+                self.notifier = service.notifier = self._notifier()
+            except ConfigError:
+                await self.observe.stop()
+                await self.store.close()
+                raise
         pb_grpc.add_AgentServiceServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
@@ -264,6 +291,17 @@ class Daemon:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._sweeper = asyncio.create_task(self._sweep_approvals())
         self.lag.start()
+        service.inputs.start(self.config.queue_sweep_s)  # R68, R69: queued inputs run here too
+        if self.notifier is not None:
+            self.notifier.start()
+        metrics = self.observe.metrics
+        self.retention = Retention(
+            self.engine, self.store, self.runs, default_s=self.config.retention_s,
+            every_s=self.config.retention_sweep_s, clock=self.engine.clock,
+            registry=metrics.registry if metrics is not None else None,
+        )
+        service.retention = self.retention
+        self.retention.start()
         if self.observe.metrics is not None:  # for `luoshod status`
             self.observe.metrics.describe(
                 store=redact_url(self.config.store), listen=self.addresses, lease_owner=self.engine.leases.owner
@@ -292,6 +330,12 @@ class Daemon:
             log.warning("%d run(s) still busy after the drain; halting them (a model call in flight is given up)", left)
             if still := await self.runs.halt(HALT_WAIT_S):
                 log.error("%d run(s) did not stop; their leases expire by themselves", still)
+        if self.service is not None:
+            await self.service.inputs.stop()
+        if self.notifier is not None:
+            await self.notifier.stop()
+        if self.retention is not None:
+            await self.retention.stop()
         self.hub.shutdown()
         await self.mcp.aclose()  # after the runs: none of them still calls a server
         if self.http is not None:
@@ -313,11 +357,37 @@ class Daemon:
         now (an operator's second Ctrl-C)."""
         self.runs.hurry()
 
+    def _notifier(self) -> Notifier:
+        """The webhooks of the configuration; ``ConfigError`` naming the key at fault."""
+        c = self.config
+        if c.webhook_secret is not None:
+            secret = c.webhook_secret.reveal()
+        elif c.webhook_secret_file is not None:
+            try:
+                secret = c.webhook_secret_file.read_text().strip()
+            except OSError as e:
+                raise ConfigError(f"webhook_secret_file: cannot read {c.webhook_secret_file}: {e}") from None
+        else:
+            raise ConfigError("webhook_url: needs a signing secret (webhook_secret or webhook_secret_file)")
+        if not secret:
+            raise ConfigError("webhook_secret: the signing secret is empty")
+        try:
+            events = parse_events(c.webhook_events)
+            config = WebhookConfig(c.webhook_url or "", secret, events, c.webhook_include_payloads)
+            metrics = self.observe.metrics
+            return Notifier(self.store, config, clock=self.engine.clock,
+                            registry=metrics.registry if metrics is not None else None)
+        except ValueError as e:
+            raise ConfigError(f"webhook_events: {e}" if "event" in str(e) else f"webhook_url: {e}") from None
+
     async def _sweep_approvals(self) -> None:
         """Expired approvals resolve as rejected, so no run waits forever unnoticed."""
         while True:
             try:
-                await self.engine.expire_approvals()
+                due = await expiring(self.store, self.engine.clock()) if self.notifier else {}
+                expired = await self.engine.expire_approvals()
+                if self.notifier is not None:
+                    self.notifier.approvals_expired(due[i] for i in expired if i in due)
             except Exception:  # noqa: BLE001 - a sweep that failed is retried next time
                 log.exception("approval sweep failed")
             await asyncio.sleep(self.config.approval_sweep_s)

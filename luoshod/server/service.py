@@ -37,6 +37,9 @@ from ..errors import (
 from ..store import Capability, Store
 from . import audit, convert, mcp_convert
 from .hub import END, SHUTDOWN_MARK, EventHub
+from .queueing import InputQueue, check_if_busy, run_request
+from .retention import Retention
+from .webhooks import Notifier
 from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
@@ -69,14 +72,25 @@ class _QueueSink:
     session's watchers. Each is logged at DEBUG: its type, and what it says only with
     ``log_contents``."""
 
-    def __init__(self, hub: EventHub, observer: RunObserver, log_contents: bool) -> None:
+    def __init__(
+        self,
+        hub: EventHub,
+        observer: RunObserver,
+        log_contents: bool,
+        notify: Callable[[Event], Awaitable[None]] | None = None,
+    ) -> None:
         self.queue: asyncio.Queue[pb.Event | None] = asyncio.Queue()
         self.hub = hub
         self.observer = observer
         self.log_contents = log_contents
+        self.notify = notify  # webhooks: written to the store's outbox before it goes on
+        self.run_id = ""
 
     async def emit(self, event: Event, encoded: bytes | None = None) -> None:
         self.observer.event(event)
+        self.run_id = event.run_id
+        if self.notify is not None:
+            await self.notify(event)
         # Parsing the bytes already encoded for the event log is cheaper than building again.
         proto = pb.Event.FromString(encoded) if encoded is not None else convert.event_pb(event)
         if log.isEnabledFor(logging.DEBUG):
@@ -132,6 +146,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.observer = observer or RunObserver()
         # An event recorded outside a run (a resume refused for drift) reaches watchers too.
         engine.recorded = lambda event, data: hub.publish(event.session_id, pb.Event.FromString(data))
+        #: Inputs queued on busy sessions (``ExecuteRequest.if_busy``, R68, R69).
+        self.inputs = InputQueue(self)
+        #: Webhooks (set by the daemon when configured).
+        self.notifier: Notifier | None = None
+        #: Retention (set by the daemon): told of a session's own retention.
+        self.retention: Retention | None = None
 
     # -- streams ----------------------------------------------------------------------------
 
@@ -140,18 +160,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self, request: pb.ExecuteRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.ExecuteResponse]:
         check_size(request, self.limits.max_payload_bytes)
-        req = RunRequest(
-            session_id=check_session_id(request.session_id),
-            input=check_messages(list(request.input)),
-            agent=check_agent(request.agent) if request.HasField("agent") else None,
-            business_state_json=check_json(request.business_state_json, "business_state_json")
-            if request.HasField("business_state_json")
-            else None,
-            request_id=check_request_id(request.request_id),
-            history_limit=check_history_limit(request.history_limit)
-            if request.HasField("history_limit")
-            else None,
-        )
+        req = run_request(request)
+        if req.retention_s is not None and self.retention is not None:
+            await self.retention.note(req.session_id, req.retention_s)
+        if check_if_busy(request.if_busy) != pb.IF_BUSY_REJECT:
+            async for event in self.inputs.execute(request, req, context):
+                yield pb.ExecuteResponse(event=event)
+            return
         async for event in self._run(req.session_id, self.engine.run, req, context):
             yield pb.ExecuteResponse(event=event)
 
@@ -216,27 +231,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> AsyncIterator[pb.Event]:
         """The run's events; ``detach``: the stream ends (OK) after the first ``tool.call``,
         the run stopping at that boundary (``DETACHED``), resumable by the app."""
-        logs.session_id.set(session_id)  # the run's task and its log lines inherit it
-        run = await self.runs.begin(session_id)
-        sink = _QueueSink(self.hub, self.observer, self.log_contents)
-        task = asyncio.create_task(start(req, sink, run, run.control))
-
-        def finished(t: asyncio.Task[object]) -> None:
-            self.runs.end(run)
-            self.observer.run_ended(t)
-            sink.queue.put_nowait(None)
-            self.hub.publish(session_id, END)
-            if not t.cancelled() and (e := t.exception()) is not None:
-                if isinstance(e, RunInterrupted):
-                    # Every "run start" has its end in the log: here, a run that stopped at a
-                    # boundary (its caller left, e.g. `approvals approve` once the run waits
-                    # on the app's tools; or the daemon stops), resumable later.
-                    log.info("run stopped session=%s: %s; its checkpoint is kept for a Resume", session_id, e.reason)
-                else:
-                    # Also reported to the caller when it is still there; logged for when it is not.
-                    log.info("run ended with error session=%s: %s", session_id, e)
-
-        task.add_done_callback(finished)
+        run, sink, task = await self._start(session_id, start, req)
         # The caller going away (cancel, disconnect, deadline) ends the RPC; the run then
         # stops at its next boundary. grpc may cancel the handler outside this generator,
         # so the RPC's own completion is what we watch, not a CancelledError here.
@@ -263,6 +258,43 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if isinstance(outcome, Replay):
                 async for event in self._replay(outcome):
                     yield event
+
+    async def _start(
+        self,
+        session_id: str,
+        start: Callable[..., Awaitable[object]],
+        req: RunRequest | ResolveRequest,
+    ) -> tuple[ActiveRun, _QueueSink, asyncio.Task[object]]:
+        """Claim the session (``SessionBusy``) and start its run as a task of its own;
+        its events go to the sink's queue (``None`` at the end) and the session's
+        watchers. When it ends, the session's queued inputs get their turn (R68)."""
+        logs.session_id.set(session_id)  # the run's task and its log lines inherit it
+        run = await self.runs.begin(session_id)
+        sink = _QueueSink(
+            self.hub, self.observer, self.log_contents, self.notifier.event if self.notifier else None
+        )
+        task = asyncio.create_task(start(req, sink, run, run.control))
+
+        def finished(t: asyncio.Task[object]) -> None:
+            self.runs.end(run)
+            self.observer.run_ended(t)
+            sink.queue.put_nowait(None)
+            self.hub.publish(session_id, END)
+            self.inputs.kick(session_id)
+            if not t.cancelled() and (e := t.exception()) is not None:
+                if isinstance(e, RunInterrupted):
+                    # Every "run start" has its end in the log: here, a run that stopped at a
+                    # boundary (its caller left, e.g. `approvals approve` once the run waits
+                    # on the app's tools; or the daemon stops), resumable later.
+                    log.info("run stopped session=%s: %s; its checkpoint is kept for a Resume", session_id, e.reason)
+                else:
+                    # Also reported to the caller when it is still there; logged for when it is not.
+                    log.info("run ended with error session=%s: %s", session_id, e)
+                    if self.notifier is not None and sink.run_id:  # a run began, then failed
+                        self.notifier.run_failed(session_id, sink.run_id, e)
+
+        task.add_done_callback(finished)
+        return run, sink, task
 
     async def _replay(self, replay: Replay) -> AsyncIterator[pb.Event]:
         """A retry of a request whose run ended (R74): the run's events from the request's
@@ -344,9 +376,22 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> pb.GetSessionResponse:
         sid = check_session_id(request.session_id)
         cp = await self.store.load(sid)
-        if cp is None:
+        queue = await self.inputs.shown(sid)
+        if cp is None and not queue:
             raise CheckpointNotFound(f"session {sid!r} has no checkpoint", session_id=sid)
-        return pb.GetSessionResponse(checkpoint=convert.checkpoint_pb(cp))
+        return pb.GetSessionResponse(
+            checkpoint=convert.checkpoint_pb(cp) if cp is not None else None, queue=queue
+        )
+
+    @unary
+    async def DequeueInput(
+        self, request: pb.DequeueInputRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DequeueInputResponse:
+        sid = check_session_id(request.session_id)
+        removed = await self.inputs.dequeue(sid, check_request_id(request.request_id))
+        if removed:
+            audit.record("dequeue", context, session=sid, request_id=request.request_id)
+        return pb.DequeueInputResponse(removed=removed)
 
     @unary
     async def ListSessions(

@@ -1,5 +1,5 @@
 """``luoshod store copy``: every session of one store, with its history, pending
-approvals, event log and applied request records, into another.
+approvals, event log, applied request records and queued inputs, into another.
 
 Each session is read from the source (its latest checkpoint, its history oldest first,
 its pending approvals, its event log and its applied request records, R74) and written to the destination with
@@ -127,6 +127,23 @@ async def copy_sessions(
     return report
 
 
+async def copy_queues(source: Store, destination: Store) -> int:
+    """Every queued input (R69: a session's queue, and the daemon's webhook outbox) when
+    both stores keep a queue, in queue order; idempotent by request id, so a copy run
+    again adds only what is missing. Returns how many inputs the source queues."""
+    if not _both(source, destination, Capability.QUEUE):
+        return 0
+    count, token = 0, ""
+    while True:
+        ids, token = await source.queued_sessions(page_size=PAGE_SIZE, page_token=token)
+        for sid in ids:
+            for q in await source.queued_inputs(sid):
+                await destination.enqueue_input(sid, q.request_id, q.data, now=q.enqueued_at)
+                count += 1
+        if not token:
+            return count
+
+
 async def _already_there(
     destination: Store,
     sid: str,
@@ -178,7 +195,9 @@ async def copy_store(
                 def advance(sid: str, copied: bool) -> None:
                     bar.update(1)
 
-                return await copy_sessions(source, destination, ids, on_session=advance)
+                report = await copy_sessions(source, destination, ids, on_session=advance)
+            await copy_queues(source, destination)
+            return report
         finally:
             await destination.close()
     finally:

@@ -17,6 +17,7 @@ from ..domain import (
     HistoryEntry,
     Lease,
     Message,
+    QueuedInput,
     SessionSummary,
     Status,
     StoredEvent,
@@ -60,7 +61,13 @@ class _Session:
 class MemoryStore(Store):
     contract_version = CONTRACT_VERSION
     capabilities = frozenset(
-        {Capability.HISTORY, Capability.APPROVALS, Capability.EVENT_LOG, Capability.LEASES}
+        {
+            Capability.HISTORY,
+            Capability.APPROVALS,
+            Capability.EVENT_LOG,
+            Capability.LEASES,
+            Capability.QUEUE,
+        }
     )
 
     def __init__(self, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:
@@ -70,6 +77,9 @@ class MemoryStore(Store):
         # The latest lease of each session ever leased (kept after release and delete, so
         # tokens only increase); a released lease has expires_at 0.
         self._leases: dict[str, Lease] = {}
+        # Each session's queued inputs in queue order (R69); a session's entry goes with
+        # its last input.
+        self._queues: dict[str, list[QueuedInput]] = {}
         # Saves are synchronous dict updates; the lock only orders them against each other.
         self._lock = asyncio.Lock()
 
@@ -242,8 +252,12 @@ class MemoryStore(Store):
         )
         return found[:limit]
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
         async with self._lock:
+            if not keep_queue:
+                self._queues.pop(session_id, None)
             for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
                 del self._approvals[aid]
             s = self._sessions.get(session_id)
@@ -312,6 +326,43 @@ class MemoryStore(Store):
                 self._sessions.pop(session_id, None)
             else:
                 self._sessions[session_id] = s
+
+    async def _enqueue_input(
+        self, session_id: str, request_id: str, data: bytes, front: bool, now: float
+    ) -> QueuedInput:
+        async with self._lock:
+            queue = self._queues.setdefault(session_id, [])
+            for q in queue:
+                if q.request_id == request_id:
+                    return q
+            if not queue:
+                position = 0
+            else:
+                position = queue[0].position - 1 if front else queue[-1].position + 1
+            entry = QueuedInput(session_id, request_id, position, data, now)
+            if front:
+                queue.insert(0, entry)
+            else:
+                queue.append(entry)
+            return entry
+
+    async def _queued_inputs(self, session_id: str) -> list[QueuedInput]:
+        return list(self._queues.get(session_id, ()))
+
+    async def _remove_queued_input(self, session_id: str, request_id: str) -> bool:
+        async with self._lock:
+            queue = self._queues.get(session_id, [])
+            kept = [q for q in queue if q.request_id != request_id]
+            if len(kept) == len(queue):
+                return False
+            if kept:
+                self._queues[session_id] = kept
+            else:
+                del self._queues[session_id]
+            return True
+
+    async def _queued_sessions(self, after: str, limit: int) -> list[str]:
+        return sorted(sid for sid in self._queues if sid > after)[:limit]
 
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         s = self._sessions.get(session_id)

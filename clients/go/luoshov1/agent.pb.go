@@ -466,6 +466,71 @@ func (ToolExecutor) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
+// ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
+// session (under request_id, or one the daemon picks): the caller's stream first gets an
+// input.queued event, then follows the run that applies the input.
+type IfBusy int32
+
+const (
+	IfBusy_IF_BUSY_UNSPECIFIED IfBusy = 0
+	// Fail with ABORTED/SESSION_BUSY (R51).
+	IfBusy_IF_BUSY_REJECT IfBusy = 1
+	// Queue the input last; it becomes the run after the current one and the inputs queued
+	// before it.
+	IfBusy_IF_BUSY_ENQUEUE IfBusy = 2
+	// Queue the input first and abort the current run as Cancel does (R3): pending calls get
+	// the cancelled result, then the input runs after them (R12).
+	IfBusy_IF_BUSY_INTERRUPT IfBusy = 3
+	// As INTERRUPT, then the session goes back to the checkpoint it had before the aborted
+	// run began (no checkpoint: the session starts afresh) before the input runs.
+	IfBusy_IF_BUSY_ROLLBACK IfBusy = 4
+)
+
+// Enum value maps for IfBusy.
+var (
+	IfBusy_name = map[int32]string{
+		0: "IF_BUSY_UNSPECIFIED",
+		1: "IF_BUSY_REJECT",
+		2: "IF_BUSY_ENQUEUE",
+		3: "IF_BUSY_INTERRUPT",
+		4: "IF_BUSY_ROLLBACK",
+	}
+	IfBusy_value = map[string]int32{
+		"IF_BUSY_UNSPECIFIED": 0,
+		"IF_BUSY_REJECT":      1,
+		"IF_BUSY_ENQUEUE":     2,
+		"IF_BUSY_INTERRUPT":   3,
+		"IF_BUSY_ROLLBACK":    4,
+	}
+)
+
+func (x IfBusy) Enum() *IfBusy {
+	p := new(IfBusy)
+	*p = x
+	return p
+}
+
+func (x IfBusy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (IfBusy) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
+}
+
+func (IfBusy) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[8]
+}
+
+func (x IfBusy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use IfBusy.Descriptor instead.
+func (IfBusy) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+}
+
 type SubmitOutcome int32
 
 const (
@@ -501,11 +566,11 @@ func (x SubmitOutcome) String() string {
 }
 
 func (SubmitOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
 }
 
 func (SubmitOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[8]
+	return &file_luosho_v1_agent_proto_enumTypes[9]
 }
 
 func (x SubmitOutcome) Number() protoreflect.EnumNumber {
@@ -514,7 +579,7 @@ func (x SubmitOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubmitOutcome.Descriptor instead.
 func (SubmitOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -1797,6 +1862,7 @@ type Event struct {
 	//	*Event_TextDelta
 	//	*Event_ApprovalRequested
 	//	*Event_ToolRetry
+	//	*Event_InputQueued
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1980,6 +2046,15 @@ func (x *Event) GetToolRetry() *ToolRetry {
 	return nil
 }
 
+func (x *Event) GetInputQueued() *InputQueued {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_InputQueued); ok {
+			return x.InputQueued
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -2028,6 +2103,10 @@ type Event_ToolRetry struct {
 	ToolRetry *ToolRetry `protobuf:"bytes,30,opt,name=tool_retry,json=toolRetry,proto3,oneof"`
 }
 
+type Event_InputQueued struct {
+	InputQueued *InputQueued `protobuf:"bytes,31,opt,name=input_queued,json=inputQueued,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -2049,6 +2128,8 @@ func (*Event_TextDelta) isEvent_Payload() {}
 func (*Event_ApprovalRequested) isEvent_Payload() {}
 
 func (*Event_ToolRetry) isEvent_Payload() {}
+
+func (*Event_InputQueued) isEvent_Payload() {}
 
 // type "run.start"
 type RunStart struct {
@@ -2816,9 +2897,15 @@ type ExecuteRequest struct {
 	// run.start and logs.
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// History entries kept for this session (default: the daemon's). Negative is invalid.
-	HistoryLimit  *int32 `protobuf:"varint,6,opt,name=history_limit,json=historyLimit,proto3,oneof" json:"history_limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HistoryLimit *int32 `protobuf:"varint,6,opt,name=history_limit,json=historyLimit,proto3,oneof" json:"history_limit,omitempty"`
+	// What to do when the session is busy (another run holds it, in this daemon or another
+	// sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+	IfBusy IfBusy `protobuf:"varint,7,opt,name=if_busy,json=ifBusy,proto3,enum=luosho.v1.IfBusy" json:"if_busy,omitempty"`
+	// How long this session is kept once finished before the daemon deletes it (with its
+	// history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+	RetentionSeconds *uint64 `protobuf:"varint,8,opt,name=retention_seconds,json=retentionSeconds,proto3,oneof" json:"retention_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -2893,6 +2980,250 @@ func (x *ExecuteRequest) GetHistoryLimit() int32 {
 	return 0
 }
 
+func (x *ExecuteRequest) GetIfBusy() IfBusy {
+	if x != nil {
+		return x.IfBusy
+	}
+	return IfBusy_IF_BUSY_UNSPECIFIED
+}
+
+func (x *ExecuteRequest) GetRetentionSeconds() uint64 {
+	if x != nil && x.RetentionSeconds != nil {
+		return *x.RetentionSeconds
+	}
+	return 0
+}
+
+// An input waiting for its session (GetSessionResponse.queue, event input.queued).
+type QueuedInput struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Input     []*Message             `protobuf:"bytes,2,rep,name=input,proto3" json:"input,omitempty"`
+	IfBusy    IfBusy                 `protobuf:"varint,3,opt,name=if_busy,json=ifBusy,proto3,enum=luosho.v1.IfBusy" json:"if_busy,omitempty"`
+	// The order of the queue: smaller runs first.
+	Position      int64                  `protobuf:"varint,4,opt,name=position,proto3" json:"position,omitempty"`
+	EnqueuedAt    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=enqueued_at,json=enqueuedAt,proto3" json:"enqueued_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueuedInput) Reset() {
+	*x = QueuedInput{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueuedInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueuedInput) ProtoMessage() {}
+
+func (x *QueuedInput) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
+func (*QueuedInput) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *QueuedInput) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *QueuedInput) GetInput() []*Message {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *QueuedInput) GetIfBusy() IfBusy {
+	if x != nil {
+		return x.IfBusy
+	}
+	return IfBusy_IF_BUSY_UNSPECIFIED
+}
+
+func (x *QueuedInput) GetPosition() int64 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *QueuedInput) GetEnqueuedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EnqueuedAt
+	}
+	return nil
+}
+
+// type "input.queued" (seq 0, never stored): the Execute's input waits in the session's
+// queue behind `ahead` others.
+type InputQueued struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Ahead         int32                  `protobuf:"varint,2,opt,name=ahead,proto3" json:"ahead,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InputQueued) Reset() {
+	*x = InputQueued{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InputQueued) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InputQueued) ProtoMessage() {}
+
+func (x *InputQueued) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
+func (*InputQueued) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *InputQueued) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *InputQueued) GetAhead() int32 {
+	if x != nil {
+		return x.Ahead
+	}
+	return 0
+}
+
+type DequeueInputRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	RequestId     string                 `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DequeueInputRequest) Reset() {
+	*x = DequeueInputRequest{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DequeueInputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DequeueInputRequest) ProtoMessage() {}
+
+func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
+func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *DequeueInputRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *DequeueInputRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+type DequeueInputResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the session queues no input of that id (never queued, already removed, or
+	// already applied by a run).
+	Removed       bool `protobuf:"varint,1,opt,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DequeueInputResponse) Reset() {
+	*x = DequeueInputResponse{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DequeueInputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DequeueInputResponse) ProtoMessage() {}
+
+func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
+func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *DequeueInputResponse) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
+}
+
 type ExecuteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Event         *Event                 `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
@@ -2902,7 +3233,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +3245,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3258,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -2950,7 +3281,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3293,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3306,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -3008,7 +3339,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3020,7 +3351,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3033,7 +3364,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -3056,7 +3387,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3068,7 +3399,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3081,7 +3412,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -3121,7 +3452,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3464,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3477,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -3165,7 +3496,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3177,7 +3508,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3190,7 +3521,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -3210,7 +3541,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3222,7 +3553,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3235,7 +3566,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -3254,7 +3585,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3597,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3610,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -3290,15 +3621,17 @@ func (x *GetSessionRequest) GetSessionId() string {
 }
 
 type GetSessionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Checkpoint    *Checkpoint            `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Checkpoint *Checkpoint            `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// Inputs waiting for the session, in the order they will run (R69).
+	Queue         []*QueuedInput `protobuf:"bytes,2,rep,name=queue,proto3" json:"queue,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3643,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,12 +3656,19 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
 	if x != nil {
 		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetQueue() []*QueuedInput {
+	if x != nil {
+		return x.Queue
 	}
 	return nil
 }
@@ -3348,7 +3688,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3700,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3713,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -3414,7 +3754,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3426,7 +3766,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3439,7 +3779,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -3466,7 +3806,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3478,7 +3818,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3491,7 +3831,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -3518,7 +3858,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3530,7 +3870,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3543,7 +3883,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -3577,7 +3917,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3589,7 +3929,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3602,7 +3942,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -3663,7 +4003,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3675,7 +4015,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3688,7 +4028,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -3710,7 +4050,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3722,7 +4062,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3735,7 +4075,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -3769,7 +4109,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3781,7 +4121,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3794,7 +4134,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -3825,7 +4165,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3837,7 +4177,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3850,7 +4190,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -3891,7 +4231,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3903,7 +4243,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3916,7 +4256,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -3951,7 +4291,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4303,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4316,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -4025,7 +4365,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4037,7 +4377,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4050,7 +4390,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -4087,7 +4427,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4099,7 +4439,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4112,7 +4452,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -4154,7 +4494,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4166,7 +4506,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4179,7 +4519,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -4213,7 +4553,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4225,7 +4565,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4238,7 +4578,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -4267,7 +4607,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4279,7 +4619,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4292,7 +4632,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -4330,7 +4670,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4342,7 +4682,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4355,7 +4695,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -4412,7 +4752,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4424,7 +4764,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4437,7 +4777,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -4486,7 +4826,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4498,7 +4838,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4511,7 +4851,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -4583,7 +4923,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4595,7 +4935,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4608,7 +4948,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -4652,7 +4992,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4664,7 +5004,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4677,7 +5017,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -4710,7 +5050,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4722,7 +5062,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4735,7 +5075,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -4756,7 +5096,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4768,7 +5108,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4781,7 +5121,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -4801,7 +5141,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4813,7 +5153,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4826,7 +5166,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -4854,7 +5194,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4866,7 +5206,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4879,7 +5219,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *McpServer) GetName() string {
@@ -4939,7 +5279,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4951,7 +5291,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4964,7 +5304,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *McpTool) GetName() string {
@@ -5147,7 +5487,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
 	"\n" +
-	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xaf\x06\n" +
+	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xec\x06\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -5173,7 +5513,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"text_delta\x18\x12 \x01(\v2\x14.luosho.v1.TextDeltaH\x00R\ttextDelta\x12M\n" +
 	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequested\x125\n" +
 	"\n" +
-	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetryB\t\n" +
+	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetry\x12;\n" +
+	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueuedB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x12.luosho.v1.RunModeR\x04mode\x12\x1d\n" +
@@ -5239,7 +5580,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x05usage\x18\x05 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x1f\n" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x12#\n" +
-	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\"\xad\x02\n" +
+	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\"\xa1\x03\n" +
 	"\x0eExecuteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12(\n" +
@@ -5248,9 +5589,31 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x13business_state_json\x18\x04 \x01(\tH\x00R\x11businessStateJson\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12(\n" +
-	"\rhistory_limit\x18\x06 \x01(\x05H\x01R\fhistoryLimit\x88\x01\x01B\x16\n" +
+	"\rhistory_limit\x18\x06 \x01(\x05H\x01R\fhistoryLimit\x88\x01\x01\x12*\n" +
+	"\aif_busy\x18\a \x01(\x0e2\x11.luosho.v1.IfBusyR\x06ifBusy\x120\n" +
+	"\x11retention_seconds\x18\b \x01(\x04H\x02R\x10retentionSeconds\x88\x01\x01B\x16\n" +
 	"\x14_business_state_jsonB\x10\n" +
-	"\x0e_history_limit\"9\n" +
+	"\x0e_history_limitB\x14\n" +
+	"\x12_retention_seconds\"\xdb\x01\n" +
+	"\vQueuedInput\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12(\n" +
+	"\x05input\x18\x02 \x03(\v2\x12.luosho.v1.MessageR\x05input\x12*\n" +
+	"\aif_busy\x18\x03 \x01(\x0e2\x11.luosho.v1.IfBusyR\x06ifBusy\x12\x1a\n" +
+	"\bposition\x18\x04 \x01(\x03R\bposition\x12;\n" +
+	"\venqueued_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"enqueuedAt\"B\n" +
+	"\vInputQueued\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
+	"\x05ahead\x18\x02 \x01(\x05R\x05ahead\"S\n" +
+	"\x13DequeueInputRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"0\n" +
+	"\x14DequeueInputResponse\x12\x18\n" +
+	"\aremoved\x18\x01 \x01(\bR\aremoved\"9\n" +
 	"\x0fExecuteResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"y\n" +
 	"\rResumeRequest\x12\x1d\n" +
@@ -5278,11 +5641,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"K\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"y\n" +
 	"\x12GetSessionResponse\x125\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint\"\xb2\x01\n" +
+	"checkpoint\x12,\n" +
+	"\x05queue\x18\x02 \x03(\v2\x16.luosho.v1.QueuedInputR\x05queue\"\xb2\x01\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -5466,11 +5830,17 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\fToolExecutor\x12\x1d\n" +
 	"\x19TOOL_EXECUTOR_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TOOL_EXECUTOR_CLIENT\x10\x01\x12\x18\n" +
-	"\x14TOOL_EXECUTOR_DAEMON\x10\x02*j\n" +
+	"\x14TOOL_EXECUTOR_DAEMON\x10\x02*w\n" +
+	"\x06IfBusy\x12\x17\n" +
+	"\x13IF_BUSY_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eIF_BUSY_REJECT\x10\x01\x12\x13\n" +
+	"\x0fIF_BUSY_ENQUEUE\x10\x02\x12\x15\n" +
+	"\x11IF_BUSY_INTERRUPT\x10\x03\x12\x14\n" +
+	"\x10IF_BUSY_ROLLBACK\x10\x04*j\n" +
 	"\rSubmitOutcome\x12\x1e\n" +
 	"\x1aSUBMIT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBMIT_OUTCOME_ACCEPTED\x10\x01\x12\x1c\n" +
-	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\x89\b\n" +
+	"\x18SUBMIT_OUTCOME_DUPLICATE\x10\x022\xda\b\n" +
 	"\fAgentService\x12B\n" +
 	"\aExecute\x12\x19.luosho.v1.ExecuteRequest\x1a\x1a.luosho.v1.ExecuteResponse0\x01\x12?\n" +
 	"\x06Resume\x12\x18.luosho.v1.ResumeRequest\x1a\x19.luosho.v1.ResumeResponse0\x01\x12[\n" +
@@ -5486,7 +5856,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04Fork\x12\x16.luosho.v1.ForkRequest\x1a\x17.luosho.v1.ForkResponse\x12@\n" +
 	"\aCompare\x12\x19.luosho.v1.CompareRequest\x1a\x1a.luosho.v1.CompareResponse\x12<\n" +
 	"\x05Watch\x12\x17.luosho.v1.WatchRequest\x1a\x18.luosho.v1.WatchResponse0\x01\x12U\n" +
-	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponseb\x06proto3"
+	"\x0eListMcpServers\x12 .luosho.v1.ListMcpServersRequest\x1a!.luosho.v1.ListMcpServersResponse\x12O\n" +
+	"\fDequeueInput\x12\x1e.luosho.v1.DequeueInputRequest\x1a\x1f.luosho.v1.DequeueInputResponseb\x06proto3"
 
 var (
 	file_luosho_v1_agent_proto_rawDescOnce sync.Once
@@ -5500,8 +5871,8 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
@@ -5511,189 +5882,202 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(McpApproval)(0),                 // 5: luosho.v1.McpApproval
 	(RunMode)(0),                     // 6: luosho.v1.RunMode
 	(ToolExecutor)(0),                // 7: luosho.v1.ToolExecutor
-	(SubmitOutcome)(0),               // 8: luosho.v1.SubmitOutcome
-	(*ToolSpec)(nil),                 // 9: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 10: luosho.v1.AgentSpec
-	(*McpServerUse)(nil),             // 11: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 12: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 13: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 14: luosho.v1.ToolCall
-	(*Message)(nil),                  // 15: luosho.v1.Message
-	(*Usage)(nil),                    // 16: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 17: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 18: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 19: luosho.v1.Checkpoint
-	(*Approval)(nil),                 // 20: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 21: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 22: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 23: luosho.v1.Event
-	(*RunStart)(nil),                 // 24: luosho.v1.RunStart
-	(*StepStart)(nil),                // 25: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 26: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 27: luosho.v1.ToolCallRequested
-	(*ToolRetry)(nil),                // 28: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 29: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 30: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 31: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 32: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 33: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 34: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 35: luosho.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),          // 36: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 37: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 38: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 39: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 40: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 41: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 42: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 43: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 44: luosho.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),      // 45: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 46: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 47: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 48: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 49: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 50: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 51: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 52: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 53: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 54: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 55: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 56: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 57: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 58: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 59: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 60: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 61: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 62: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 63: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 64: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 65: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 66: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 67: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 68: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 69: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 70: luosho.v1.McpTool
-	nil,                              // 71: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 72: google.protobuf.Timestamp
+	(IfBusy)(0),                      // 8: luosho.v1.IfBusy
+	(SubmitOutcome)(0),               // 9: luosho.v1.SubmitOutcome
+	(*ToolSpec)(nil),                 // 10: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 11: luosho.v1.AgentSpec
+	(*McpServerUse)(nil),             // 12: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 13: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 14: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 15: luosho.v1.ToolCall
+	(*Message)(nil),                  // 16: luosho.v1.Message
+	(*Usage)(nil),                    // 17: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 18: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 19: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 20: luosho.v1.Checkpoint
+	(*Approval)(nil),                 // 21: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 22: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 23: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 24: luosho.v1.Event
+	(*RunStart)(nil),                 // 25: luosho.v1.RunStart
+	(*StepStart)(nil),                // 26: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 27: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 28: luosho.v1.ToolCallRequested
+	(*ToolRetry)(nil),                // 29: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 30: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 31: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 32: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 33: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 34: luosho.v1.ApprovalRequested
+	(*RunDone)(nil),                  // 35: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 36: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 37: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 38: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 39: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 40: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 41: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 42: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 43: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 44: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 45: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 46: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 47: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 48: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 49: luosho.v1.GetSessionResponse
+	(*ListSessionsRequest)(nil),      // 50: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 51: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 52: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 53: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 54: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 55: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 56: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 57: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 58: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 59: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 60: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 61: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 62: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 63: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 64: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 65: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 66: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 67: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 68: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 69: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 70: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 71: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 72: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 73: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 74: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 75: luosho.v1.McpTool
+	nil,                              // 76: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	(*timestamppb.Timestamp)(nil),    // 77: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	9,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
-	1,  // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	11, // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	12, // 3: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	13, // 4: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
-	4,  // 5: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
-	5,  // 6: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	12, // 7: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
-	0,  // 8: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	14, // 9: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	14, // 10: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	71, // 11: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	15, // 12: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	16, // 13: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	2,  // 14: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	3,  // 15: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	18, // 16: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	17, // 17: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	72, // 18: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	10, // 19: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	16, // 20: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	32, // 21: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	14, // 22: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	14, // 23: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	18, // 24: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	72, // 25: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	72, // 26: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	72, // 27: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	2,  // 28: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	19, // 29: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 30: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	3,  // 31: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	72, // 32: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	32, // 33: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	72, // 34: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	24, // 35: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	25, // 36: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	26, // 37: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	27, // 38: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	29, // 39: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	30, // 40: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	34, // 41: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	32, // 42: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	31, // 43: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	33, // 44: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	28, // 45: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	6,  // 46: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	18, // 47: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	15, // 48: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	16, // 49: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	14, // 50: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	7,  // 51: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	20, // 52: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,  // 53: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,  // 54: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	16, // 55: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	15, // 56: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	10, // 57: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	23, // 58: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	10, // 59: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	23, // 60: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	8,  // 61: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	19, // 62: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 63: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	22, // 64: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	10, // 65: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	23, // 66: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	20, // 67: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	21, // 68: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	15, // 69: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	56, // 70: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	55, // 71: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	19, // 72: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	61, // 73: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	62, // 74: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,  // 75: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,  // 76: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	60, // 77: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	60, // 78: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	63, // 79: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	23, // 80: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	69, // 81: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	70, // 82: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	35, // 83: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	37, // 84: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	39, // 85: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	41, // 86: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	43, // 87: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	45, // 88: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	47, // 89: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	49, // 90: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	51, // 91: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	53, // 92: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	57, // 93: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	59, // 94: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	65, // 95: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	67, // 96: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	36, // 97: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	38, // 98: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	40, // 99: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	42, // 100: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	44, // 101: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	46, // 102: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	48, // 103: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	50, // 104: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	52, // 105: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	54, // 106: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	58, // 107: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	64, // 108: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	66, // 109: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	68, // 110: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	97, // [97:111] is the sub-list for method output_type
-	83, // [83:97] is the sub-list for method input_type
-	83, // [83:83] is the sub-list for extension type_name
-	83, // [83:83] is the sub-list for extension extendee
-	0,  // [0:83] is the sub-list for field type_name
+	10,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	1,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
+	12,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	13,  // 3: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	14,  // 4: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	4,   // 5: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	5,   // 6: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	13,  // 7: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	0,   // 8: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	15,  // 9: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	15,  // 10: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	76,  // 11: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	16,  // 12: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	17,  // 13: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	2,   // 14: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 15: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	19,  // 16: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	18,  // 17: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	77,  // 18: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	11,  // 19: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	17,  // 20: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	33,  // 21: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	15,  // 22: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	15,  // 23: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	19,  // 24: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	77,  // 25: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	77,  // 26: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 27: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	2,   // 28: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	20,  // 29: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,   // 30: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 31: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	77,  // 32: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	33,  // 33: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	77,  // 34: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	25,  // 35: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	26,  // 36: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	27,  // 37: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	28,  // 38: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	30,  // 39: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	31,  // 40: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	35,  // 41: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	33,  // 42: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	32,  // 43: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	34,  // 44: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	29,  // 45: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	38,  // 46: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	6,   // 47: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	19,  // 48: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	16,  // 49: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	17,  // 50: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	15,  // 51: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	7,   // 52: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	21,  // 53: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,   // 54: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,   // 55: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	17,  // 56: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	16,  // 57: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	11,  // 58: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	8,   // 59: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	16,  // 60: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	8,   // 61: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	77,  // 62: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	24,  // 63: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	11,  // 64: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	24,  // 65: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 66: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	20,  // 67: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	37,  // 68: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	2,   // 69: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	23,  // 70: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	11,  // 71: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	24,  // 72: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	21,  // 73: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	22,  // 74: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	16,  // 75: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	61,  // 76: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	60,  // 77: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	20,  // 78: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	66,  // 79: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	67,  // 80: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 81: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 82: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	65,  // 83: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	65,  // 84: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	68,  // 85: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	24,  // 86: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	74,  // 87: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	75,  // 88: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	36,  // 89: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	42,  // 90: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	44,  // 91: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	46,  // 92: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	48,  // 93: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	50,  // 94: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	52,  // 95: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	54,  // 96: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	56,  // 97: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	58,  // 98: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	62,  // 99: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	64,  // 100: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	70,  // 101: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	72,  // 102: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	39,  // 103: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	41,  // 104: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	43,  // 105: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	45,  // 106: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	47,  // 107: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	49,  // 108: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	51,  // 109: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	53,  // 110: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	55,  // 111: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	57,  // 112: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	59,  // 113: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	63,  // 114: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	69,  // 115: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	71,  // 116: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	73,  // 117: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	40,  // 118: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	104, // [104:119] is the sub-list for method output_type
+	89,  // [89:104] is the sub-list for method input_type
+	89,  // [89:89] is the sub-list for extension type_name
+	89,  // [89:89] is the sub-list for extension extendee
+	0,   // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -5716,18 +6100,19 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_TextDelta)(nil),
 		(*Event_ApprovalRequested)(nil),
 		(*Event_ToolRetry)(nil),
+		(*Event_InputQueued)(nil),
 	}
 	file_luosho_v1_agent_proto_msgTypes[26].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[46].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[50].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[59].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[65].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   63,
+			NumEnums:      10,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

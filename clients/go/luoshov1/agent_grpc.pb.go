@@ -44,6 +44,7 @@ const (
 	AgentService_Compare_FullMethodName          = "/luosho.v1.AgentService/Compare"
 	AgentService_Watch_FullMethodName            = "/luosho.v1.AgentService/Watch"
 	AgentService_ListMcpServers_FullMethodName   = "/luosho.v1.AgentService/ListMcpServers"
+	AgentService_DequeueInput_FullMethodName     = "/luosho.v1.AgentService/DequeueInput"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -86,6 +87,9 @@ type AgentServiceClient interface {
 	// The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
 	// state of each connection and its tools. Secrets are never shown.
 	ListMcpServers(ctx context.Context, in *ListMcpServersRequest, opts ...grpc.CallOption) (*ListMcpServersResponse, error)
+	// Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+	// and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+	DequeueInput(ctx context.Context, in *DequeueInputRequest, opts ...grpc.CallOption) (*DequeueInputResponse, error)
 }
 
 type agentServiceClient struct {
@@ -272,6 +276,16 @@ func (c *agentServiceClient) ListMcpServers(ctx context.Context, in *ListMcpServ
 	return out, nil
 }
 
+func (c *agentServiceClient) DequeueInput(ctx context.Context, in *DequeueInputRequest, opts ...grpc.CallOption) (*DequeueInputResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DequeueInputResponse)
+	err := c.cc.Invoke(ctx, AgentService_DequeueInput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -312,6 +326,9 @@ type AgentServiceServer interface {
 	// The daemon's MCP servers (daemon tools, [mcp_servers.NAME] of its configuration): the
 	// state of each connection and its tools. Secrets are never shown.
 	ListMcpServers(context.Context, *ListMcpServersRequest) (*ListMcpServersResponse, error)
+	// Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+	// and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+	DequeueInput(context.Context, *DequeueInputRequest) (*DequeueInputResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -363,6 +380,9 @@ func (UnimplementedAgentServiceServer) Watch(*WatchRequest, grpc.ServerStreaming
 }
 func (UnimplementedAgentServiceServer) ListMcpServers(context.Context, *ListMcpServersRequest) (*ListMcpServersResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListMcpServers not implemented")
+}
+func (UnimplementedAgentServiceServer) DequeueInput(context.Context, *DequeueInputRequest) (*DequeueInputResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DequeueInput not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -609,6 +629,24 @@ func _AgentService_ListMcpServers_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_DequeueInput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DequeueInputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).DequeueInput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_DequeueInput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).DequeueInput(ctx, req.(*DequeueInputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -655,6 +693,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMcpServers",
 			Handler:    _AgentService_ListMcpServers_Handler,
+		},
+		{
+			MethodName: "DequeueInput",
+			Handler:    _AgentService_DequeueInput_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

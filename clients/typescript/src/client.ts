@@ -9,6 +9,10 @@ import {
   CompareRequest,
   DeleteSessionRequest,
   type DeleteSessionResponse,
+  DequeueInputRequest,
+  type DequeueInputResponse,
+  IfBusy,
+  type QueuedInput,
   GetSessionRequest,
   type GetSessionResponse,
   HistoryRequest,
@@ -484,7 +488,25 @@ export interface ExecuteOptions {
   /** The call's idempotency key (a new UUIDv7 when left out), the same on every retry. */
   requestId?: string;
   historyLimit?: number;
+  /**
+   * What to do when the session is busy (SEMANTICS.md R68): "reject" (the default:
+   * SessionBusyError), "enqueue" (the input waits in the session's queue, then runs; the
+   * first event is input.queued), "interrupt" (the current run is aborted, the input runs
+   * next) or "rollback" (as interrupt, after the session went back to its checkpoint from
+   * before the aborted run).
+   */
+  ifBusy?: IfBusyName;
+  /** Seconds the daemon keeps the session once finished (0: forever). */
+  retentionSeconds?: number;
 }
+
+export type IfBusyName = "reject" | "enqueue" | "interrupt" | "rollback";
+const IF_BUSY: Record<IfBusyName, IfBusy> = {
+  reject: IfBusy.IF_BUSY_REJECT,
+  enqueue: IfBusy.IF_BUSY_ENQUEUE,
+  interrupt: IfBusy.IF_BUSY_INTERRUPT,
+  rollback: IfBusy.IF_BUSY_ROLLBACK,
+};
 
 export interface ForkOptions {
   newSessionId?: string;
@@ -527,6 +549,8 @@ export class LuoshoClient {
       businessStateJson: "businessState" in options ? JSON.stringify(options.businessState ?? null) : undefined,
       requestId: options.requestId || newRequestId(),
       historyLimit: options.historyLimit,
+      ifBusy: ifBusyValue(options.ifBusy),
+      retentionSeconds: options.retentionSeconds,
     });
     return this.run(sessionId, request.requestId, () => this.stub.execute(request, this.metadata), options.tools, false);
   }
@@ -576,6 +600,16 @@ export class LuoshoClient {
   /** Abort the session's running run; false when none was active in this daemon. */
   async cancel(sessionId: string): Promise<boolean> {
     return (await this.unary<CancelResponse>((cb) => this.stub.cancel(CancelRequest.fromPartial({ sessionId }), this.metadata, cb))).cancelled;
+  }
+
+  /** The inputs queued on the session (ifBusy), in the order they will run. */
+  async queue(sessionId: string): Promise<QueuedInput[]> {
+    return (await this.unary<GetSessionResponse>((cb) => this.stub.getSession(GetSessionRequest.fromPartial({ sessionId }), this.metadata, cb))).queue;
+  }
+
+  /** Remove a queued input; false when the session queues none of that request id. */
+  async dequeueInput(sessionId: string, requestId: string): Promise<boolean> {
+    return (await this.unary<DequeueInputResponse>((cb) => this.stub.dequeueInput(DequeueInputRequest.fromPartial({ sessionId, requestId }), this.metadata, cb))).removed;
   }
 
   /** The session's latest checkpoint. */
@@ -666,4 +700,11 @@ export class LuoshoClient {
       });
     });
   }
+}
+
+function ifBusyValue(name: IfBusyName | undefined): IfBusy {
+  if (name === undefined) return IfBusy.IF_BUSY_UNSPECIFIED;
+  const value = IF_BUSY[name];
+  if (value === undefined) throw new TypeError(`ifBusy must be one of ${Object.keys(IF_BUSY).join(", ")}, got ${JSON.stringify(name)}`);
+  return value;
 }

@@ -267,3 +267,42 @@ describe("README", () => {
     assert.match(out.trim(), /stop - Lisbon is sunny today, and 100 EUR is about 108 USD\. Enjoy the trip!$/);
   });
 });
+
+describe("busy sessions (R68, R69)", () => {
+  test("ifBusy enqueue queues an input, queue() lists it, dequeueInput() removes one", async () => {
+    const agent = scripted("busy", [call("wait", {}), { text: "first" }, { text: "second" }], [{ name: "wait" }]);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const waiting = new Promise<void>((r) => (started = r));
+    const first = client.execute("ts-q", "one", {
+      agent,
+      tools: { wait: async () => { started(); await released; return "done"; } },
+    }).result();
+    await waiting;
+    assert.throws(() => client.execute("ts-q", "x", { agent, ifBusy: "sometimes" as never }), TypeError);
+    const second = client.execute("ts-q", "two", { agent, ifBusy: "enqueue", requestId: "two" }).result();
+    await until(async () => (await client.queue("ts-q")).length === 1);
+    const third = client.execute("ts-q", "three", { agent, ifBusy: "enqueue", requestId: "three" }).result();
+    await until(async () => (await client.queue("ts-q")).length === 2);
+    assert.deepEqual((await client.queue("ts-q")).map((q) => q.requestId), ["two", "three"]);
+    assert.equal(await client.dequeueInput("ts-q", "three"), true);
+    assert.equal(await client.dequeueInput("ts-q", "three"), false);
+    await assert.rejects(third, (e: { reason?: string }) => e.reason === "INPUT_DEQUEUED");
+    release();
+    assert.equal((await first).finalText, "first");
+    const queued = await second;
+    assert.equal(queued.finalText, "second");
+    assert.equal(queued.events[0].type, "input.queued");
+    const cp = await client.getSession("ts-q");
+    assert.deepEqual(cp.messages.filter((m) => m.role === pb.Role.ROLE_USER).map((m) => m.content), ["one", "two"]);
+  });
+});
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, "timed out");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -21,6 +21,7 @@ from luoshod.domain import (
     EventPage,
     HistoryEntry,
     Lease,
+    QueuedInput,
     SessionSummary,
     Status,
     StoredEvent,
@@ -29,7 +30,7 @@ from luoshod.errors import StoreError
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
-from . import environment, layout, ops
+from . import environment, layout, ops, queue
 from .environment import DEFAULT_MAP_SIZE, DEFAULT_MAX_MAP_SIZE, Environment, translated
 
 T = TypeVar("T")
@@ -73,6 +74,7 @@ class LmdbStore(QueuedWrites):
             Capability.APPROVALS,
             Capability.EVENT_LOG,
             Capability.LEASES,
+            Capability.QUEUE,
         }
     )
 
@@ -143,8 +145,10 @@ class LmdbStore(QueuedWrites):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._read("load", ops.load, session_id)
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        return await self._write("delete", ops.delete, session_id, keep_history)
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
+        return await self._write("delete", ops.delete, session_id, keep_history, keep_queue)
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
         return await self._read("find_request", ops.find_request, session_id, request_id)
@@ -199,6 +203,23 @@ class LmdbStore(QueuedWrites):
         self, session_id: str | None, after: str, limit: int
     ) -> list[Approval]:
         return await self._read("list_approvals", ops.list_approvals, session_id, after, limit)
+
+    async def _enqueue_input(
+        self, session_id: str, request_id: str, data: bytes, front: bool, now: float
+    ) -> QueuedInput:
+        key = layout.id_key(session_id)
+        return await self._write(
+            "enqueue_input", queue.enqueue, key, session_id, request_id, data, front, now
+        )
+
+    async def _queued_inputs(self, session_id: str) -> list[QueuedInput]:
+        return await self._read("queued_inputs", queue.queued, session_id)
+
+    async def _remove_queued_input(self, session_id: str, request_id: str) -> bool:
+        return await self._write("remove_queued_input", queue.remove, session_id, request_id)
+
+    async def _queued_sessions(self, after: str, limit: int) -> list[str]:
+        return await self._read("queued_sessions", queue.sessions, after, limit)
 
     async def _session_ids(self, after: str, limit: int) -> list[str]:
         return await self._read("session_ids", ops.session_ids, after, limit)

@@ -62,8 +62,13 @@ def _migrate_to_3(txn: lmdb.Transaction, dbs: Dbs) -> None:
     a luoshod that kept them in the session's header refuses the environment."""
 
 
+def _migrate_to_4(txn: lmdb.Transaction, dbs: Dbs) -> None:
+    """Queued inputs (R69) in ``queue``, created at open: a luoshod without the queue
+    (whose delete would leave a session's queue behind) refuses the environment."""
+
+
 MIGRATIONS: list[Callable[[lmdb.Transaction, Dbs], None]] = [
-    _migrate_to_1, _migrate_to_2, _migrate_to_3
+    _migrate_to_1, _migrate_to_2, _migrate_to_3, _migrate_to_4
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

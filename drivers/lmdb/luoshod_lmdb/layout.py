@@ -25,6 +25,8 @@ database            key                                    value
 ``request_order``   session id, NUL, u64 number            the hash (the session's
                                                            records in the order first
                                                            written; numbers are dense)
+``queue``           session id, NUL, u64 position + 2**62  a queued input's JSON (R69;
+                                                           :func:`queue_key`)
 ==================  =====================================  ==============================
 
 **Message logs.** A log is a byte stream of messages, each a small fixed header and its
@@ -63,6 +65,7 @@ BY_SESSION = b"by_session"
 LEASES = b"leases"
 REQUESTS = b"requests"
 REQUEST_ORDER = b"request_order"
+QUEUE = b"queue"
 DATABASES = (
     META,
     SESSIONS,
@@ -78,6 +81,7 @@ DATABASES = (
     LEASES,
     REQUESTS,
     REQUEST_ORDER,
+    QUEUE,
 )
 
 SCHEMA_VERSION_KEY = b"schema_version"
@@ -161,6 +165,19 @@ def request_hash(request_id: str) -> bytes:
 
 def request_key(sid_key: bytes, request_id: str) -> bytes:
     return under(sid_key) + request_hash(request_id)
+
+
+#: Queue positions are signed (an input put first goes below the smallest); keys hold them
+#: shifted into u64 so that they sort as numbers.
+QUEUE_OFFSET = 1 << 62
+
+
+def queue_key(sid_key: bytes, position: int) -> bytes:
+    return numbered(sid_key, position + QUEUE_OFFSET)
+
+
+def queue_position(key: bytes) -> int:
+    return number_of(key) - QUEUE_OFFSET
 
 
 def chunk_key(log_id: int, n: int) -> bytes:

@@ -58,6 +58,7 @@ class Dbs:
     approvals: Any
     by_session: Any
     leases: Any
+    queue: Any
     requests: Any
     request_order: Any
 
@@ -452,7 +453,9 @@ def _delete_requests(txn: lmdb.Transaction, dbs: Dbs, key: bytes) -> None:
     _delete_under(txn, dbs.request_order, key)
 
 
-def delete(txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool) -> bool:
+def delete(
+    txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool, keep_queue: bool = False
+) -> bool:
     key = layout.readable_key(session_id)
     if key is None:
         return False
@@ -464,6 +467,8 @@ def delete(txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool)
     for k, _ in list(_keys_under(txn, dbs.by_session, key)):
         _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
     _delete_requests(txn, dbs, key)
+    if not keep_queue:
+        _delete_under(txn, dbs.queue, key)
     if keep_history:
         _collect_logs(txn, dbs, key, None, {old.log_id} if old else set())
     else:

@@ -145,7 +145,8 @@ async def test_the_environment_is_marked_with_the_format_and_a_newer_mark_is_ref
 
 
 async def test_an_environment_of_schema_2_opens_and_gains_request_records(env_dir: Path) -> None:
-    # Schema 2 as it was: no request record databases (created at open since 3).
+    # Schema 2 as it was: no request record databases (created at open since 3), nor the
+    # queue (since 4).
     store = LmdbStore(env_dir)
     await store.open()
     w = SessionWriter(store, "s")
@@ -154,11 +155,11 @@ async def test_an_environment_of_schema_2_opens_and_gains_request_records(env_di
     await store.close()
     env = lmdb.open(str(env_dir), max_dbs=16)
     with env.begin(write=True) as txn:
-        for name in (layout.REQUESTS, layout.REQUEST_ORDER):
+        for name in (layout.REQUESTS, layout.REQUEST_ORDER, layout.QUEUE):
             txn.drop(env.open_db(name, txn=txn), delete=True)
         txn.put(layout.SCHEMA_VERSION_KEY, layout.u64(2), db=env.open_db(layout.META, txn=txn))
     env.close()
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     store = LmdbStore(env_dir)
     await store.open()
     try:
@@ -170,12 +171,14 @@ async def test_an_environment_of_schema_2_opens_and_gains_request_records(env_di
         cp.version += 1
         await store.save(cp, stored_messages=len(cp.messages), requests=[record])
         assert await store.find_request("s", "req-1") == record
+        await store.enqueue_input("s", "q-1", b"x", now=1.0)
+        assert [q.request_id for q in await store.queued_inputs("s")] == ["q-1"]
     finally:
         await store.close()
     env = lmdb.open(str(env_dir), max_dbs=16)
     with env.begin() as txn:
         found = txn.get(layout.SCHEMA_VERSION_KEY, db=env.open_db(layout.META, txn=txn))
-        assert layout.from_u64(found) == 3
+        assert layout.from_u64(found) == 4
     env.close()
 
 

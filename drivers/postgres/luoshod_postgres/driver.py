@@ -20,6 +20,7 @@ from luoshod.domain import (
     EventPage,
     HistoryEntry,
     Lease,
+    QueuedInput,
     SessionSummary,
     Status,
     StoredEvent,
@@ -28,7 +29,7 @@ from luoshod.errors import StoreError
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
-from . import ops, queries
+from . import ops, queries, queue
 from .connection import Target, new_pool, open_pool, snapshot, target_from_url, translated, writing
 
 T = TypeVar("T")
@@ -66,6 +67,7 @@ class PostgresStore(QueuedWrites):
             Capability.APPROVALS,
             Capability.EVENT_LOG,
             Capability.LEASES,
+            Capability.QUEUE,
         }
     )
 
@@ -113,8 +115,10 @@ class PostgresStore(QueuedWrites):
     def _before_write(self, what: str, payload: Prepared) -> None:
         self._require(what)
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        return await self._write("delete", [session_id], ops.delete, session_id, keep_history)
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
+        return await self._write("delete", [session_id], ops.delete, session_id, keep_history, keep_queue)
 
     async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         return await self._snapshot("read_events", ops.read_events, session_id, after_seq, limit)
@@ -173,6 +177,26 @@ class PostgresStore(QueuedWrites):
             events,
             requests,
         )
+
+    # -- the input queue -----------------------------------------------------------------
+
+    async def _enqueue_input(
+        self, session_id: str, request_id: str, data: bytes, front: bool, now: float
+    ) -> QueuedInput:
+        return await self._write(
+            "enqueue_input", [session_id], queue.enqueue, session_id, request_id, data, front, now
+        )
+
+    async def _queued_inputs(self, session_id: str) -> list[QueuedInput]:
+        return await self._autocommit("queued_inputs", queue.queued, session_id)
+
+    async def _remove_queued_input(self, session_id: str, request_id: str) -> bool:
+        return await self._write(
+            "remove_queued_input", [session_id], queue.remove, session_id, request_id
+        )
+
+    async def _queued_sessions(self, after: str, limit: int) -> list[str]:
+        return await self._autocommit("queued_sessions", queue.sessions, after, limit)
 
     # -- leases --------------------------------------------------------------------------
 

@@ -109,6 +109,20 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE INDEX requests_in_order ON requests (session_id, n)",
     ),
+    # inputs queued on a busy session (R68, R69), in position order.
+    (
+        """
+        CREATE TABLE queued_inputs (
+            session_id  text COLLATE "C" NOT NULL,
+            request_id  text COLLATE "C" NOT NULL,
+            position    bigint NOT NULL,
+            data        bytea NOT NULL,
+            enqueued_at double precision NOT NULL,
+            PRIMARY KEY (session_id, request_id)
+        )
+        """,
+        "CREATE UNIQUE INDEX queued_inputs_in_order ON queued_inputs (session_id, position)",
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

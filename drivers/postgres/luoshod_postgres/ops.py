@@ -34,7 +34,7 @@ from luoshod.domain import (
 from luoshod.store.kit import codec, importing, planning
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
-from . import queries
+from . import queries, queue
 
 
 
@@ -157,10 +157,14 @@ async def _new_log(conn: AsyncConnection, session_id: str) -> int:
     return int(row[0])
 
 
-async def delete(conn: AsyncConnection, session_id: str, keep_history: bool) -> bool:
+async def delete(
+    conn: AsyncConnection, session_id: str, keep_history: bool, keep_queue: bool = False
+) -> bool:
     deleted = await conn.execute(queries.DELETE_SESSION, (session_id,))
     await conn.execute(queries.DELETE_SESSION_APPROVALS, (session_id,))
     await conn.execute(queries.DELETE_REQUESTS, (session_id,))
+    if not keep_queue:
+        await queue.clear(conn, session_id)
     if not keep_history:
         await conn.execute(queries.DELETE_HISTORY, (session_id,))
         await conn.execute(queries.DELETE_EVENTS, (session_id,))

@@ -20,6 +20,7 @@ from luoshod.domain import (
     EventPage,
     HistoryEntry,
     Lease,
+    QueuedInput,
     SessionSummary,
     Status,
     StoredEvent,
@@ -27,7 +28,7 @@ from luoshod.domain import (
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
-from . import ops
+from . import ops, queue
 from .connection import connect, transaction, translated
 
 T = TypeVar("T")
@@ -72,6 +73,7 @@ class SqliteStore(QueuedWrites):
             Capability.APPROVALS,
             Capability.EVENT_LOG,
             Capability.LEASES,
+            Capability.QUEUE,
         }
     )
 
@@ -141,8 +143,10 @@ class SqliteStore(QueuedWrites):
     async def load(self, session_id: str) -> Checkpoint | None:
         return await self._call("load", self._read, ops.load, session_id)
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        return await self._call("delete", self._write, ops.delete, session_id, keep_history)
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
+        return await self._call("delete", self._write, ops.delete, session_id, keep_history, keep_queue)
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
         return await self._call(
@@ -235,6 +239,24 @@ class SqliteStore(QueuedWrites):
             events,
             requests,
         )
+
+    async def _enqueue_input(
+        self, session_id: str, request_id: str, data: bytes, front: bool, now: float
+    ) -> QueuedInput:
+        return await self._call(
+            "enqueue_input", self._write, queue.enqueue, session_id, request_id, data, front, now
+        )
+
+    async def _queued_inputs(self, session_id: str) -> list[QueuedInput]:
+        return await self._call("queued_inputs", self._read, queue.queued, session_id)
+
+    async def _remove_queued_input(self, session_id: str, request_id: str) -> bool:
+        return await self._call(
+            "remove_queued_input", self._write, queue.remove, session_id, request_id
+        )
+
+    async def _queued_sessions(self, after: str, limit: int) -> list[str]:
+        return await self._call("queued_sessions", self._read, queue.sessions, after, limit)
 
     # -- the database thread -------------------------------------------------------------
 

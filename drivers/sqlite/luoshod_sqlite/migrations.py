@@ -114,6 +114,20 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE INDEX requests_in_order ON requests (session_id, n)",
     ),
+    # 4 -> 5: inputs queued on a busy session (R68, R69), in position order.
+    (
+        """
+        CREATE TABLE queued_inputs (
+            session_id  TEXT NOT NULL,
+            request_id  TEXT NOT NULL,
+            position    INTEGER NOT NULL,
+            data        BLOB NOT NULL,
+            enqueued_at REAL NOT NULL,
+            PRIMARY KEY (session_id, request_id)
+        ) WITHOUT ROWID
+        """,
+        "CREATE UNIQUE INDEX queued_inputs_in_order ON queued_inputs (session_id, position)",
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

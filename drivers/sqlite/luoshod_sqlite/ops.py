@@ -39,7 +39,7 @@ from luoshod.domain import (
 from luoshod.store.kit import Renewal, codec, importing, lease_busy, lease_lost, planning, renewal_of
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
-from . import queries
+from . import queries, queue
 
 #: The store's clock (``Store.clock``), read on the database thread.
 Clock = Callable[[], float]
@@ -195,10 +195,14 @@ def release_leases_of(conn: sqlite3.Connection, owner: str, clock: Clock) -> int
     return conn.execute(queries.RELEASE_LEASES_OF, (owner, clock())).rowcount
 
 
-def delete(conn: sqlite3.Connection, session_id: str, keep_history: bool) -> bool:
+def delete(
+    conn: sqlite3.Connection, session_id: str, keep_history: bool, keep_queue: bool = False
+) -> bool:
     existed = conn.execute(queries.DELETE_SESSION, (session_id,)).rowcount > 0
     conn.execute(queries.DELETE_SESSION_APPROVALS, (session_id,))
     conn.execute(queries.DELETE_REQUESTS, (session_id,))
+    if not keep_queue:
+        queue.clear(conn, session_id)
     if not keep_history:
         conn.execute(queries.DELETE_HISTORY, (session_id,))
         conn.execute(queries.DELETE_EVENTS, (session_id,))

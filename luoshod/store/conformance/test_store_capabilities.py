@@ -79,6 +79,12 @@ def optional_calls(store: Store) -> dict[Capability, list[Callable[[], Awaitable
             lambda: store.renew_leases([Lease("s", "o", 1, 0.0)], ttl=10),
             lambda: store.list_leases(page_size=10, page_token=""),
         ],
+        Capability.QUEUE: [
+            lambda: store.enqueue_input("s", "r", b"x", now=1.0),
+            lambda: store.queued_inputs("s"),
+            lambda: store.remove_queued_input("s", "r"),
+            lambda: store.queued_sessions(page_size=10, page_token=""),
+        ],
     }
 
 

@@ -42,6 +42,7 @@ from ...domain import (
     EventPage,
     HistoryEntry,
     Lease,
+    QueuedInput,
     SessionSummary,
     Status,
     StoredEvent,
@@ -87,6 +88,9 @@ class Capability(StrEnum):
     EVENT_LOG = "event_log"
     #: Per-session leases with fencing tokens (``acquire_lease`` and ``lease=`` on writes).
     LEASES = "leases"
+    #: A per-session queue of inputs waiting for a busy session (R68, R69):
+    #: ``enqueue_input``, ``queued_inputs``, ``remove_queued_input``, ``queued_sessions``.
+    QUEUE = "queue"
 
 
 class Store(abc.ABC):
@@ -263,9 +267,13 @@ class Store(abc.ABC):
         ``StoreError`` when the store cannot be read."""
 
     @abc.abstractmethod
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
-        """Delete the latest checkpoint, its pending approvals and its applied request
-        records; its history and event log too unless ``keep_history``.
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
+        """Delete the latest checkpoint, its pending approvals, its applied request
+        records and its queued inputs (``QUEUE``) unless ``keep_queue`` (a rollback to
+        before a session's first run, R68: what waits stays queued); its history and
+        event log too unless ``keep_history``.
 
         Returns ``False`` when there was no checkpoint (history kept by an earlier
         ``keep_history`` delete is still cleared unless ``keep_history``). Raises ``StoreError``.
@@ -503,6 +511,70 @@ class Store(abc.ABC):
     async def _history(self, session_id: str, limit: int | None) -> list[HistoryEntry]:
         """Hook of :meth:`history` (``limit`` ``None`` or ``>= 0``)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no history")
+
+    # -- the input queue (``Capability.QUEUE``): inputs waiting for a busy session --------
+
+    async def enqueue_input(
+        self, session_id: str, request_id: str, data: bytes, *, front: bool = False, now: float
+    ) -> QueuedInput:
+        """Queue ``data`` under ``request_id`` in the session's queue: last (or first with
+        ``front``), at a position the store picks (below or above every other of the
+        session). Idempotent by request id: when the session already queues
+        ``request_id`` the stored entry is returned unchanged and nothing is written
+        (a retried enqueue never queues twice, R69, R74). The session needs no
+        checkpoint. Durable when acknowledged on a DURABLE driver; atomic against
+        concurrent enqueues and removals, also across processes. Raises ``ValueError`` for
+        an empty ``request_id``, ``StoreFull`` when the store has no room, ``StoreError``
+        for any other failure. Drivers without ``Capability.QUEUE`` raise
+        ``NotImplementedError``."""
+        self._refuse_unless(Capability.QUEUE, "input queue")
+        if not request_id:
+            raise ValueError("a queued input needs a request id")
+        return await self._enqueue_input(session_id, request_id, bytes(data), front, now)
+
+    async def _enqueue_input(
+        self, session_id: str, request_id: str, data: bytes, front: bool, now: float
+    ) -> QueuedInput:
+        """Hook of :meth:`enqueue_input` (``request_id`` not empty)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no input queue")
+
+    async def queued_inputs(self, session_id: str) -> list[QueuedInput]:
+        """The session's queued inputs in queue order (smallest position first); ``[]``
+        for an unknown session. Raises ``StoreError`` when the store cannot be read.
+        Drivers without ``Capability.QUEUE`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.QUEUE, "input queue")
+        return await self._queued_inputs(session_id)
+
+    async def _queued_inputs(self, session_id: str) -> list[QueuedInput]:
+        """Hook of :meth:`queued_inputs`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no input queue")
+
+    async def remove_queued_input(self, session_id: str, request_id: str) -> bool:
+        """Remove the session's queued input of ``request_id``; ``False`` when it queues
+        none (never queued, or removed already: of two removals exactly one gets
+        ``True``). Raises ``StoreError``. Drivers without ``Capability.QUEUE`` raise
+        ``NotImplementedError``."""
+        self._refuse_unless(Capability.QUEUE, "input queue")
+        return await self._remove_queued_input(session_id, request_id)
+
+    async def _remove_queued_input(self, session_id: str, request_id: str) -> bool:
+        """Hook of :meth:`remove_queued_input`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no input queue")
+
+    async def queued_sessions(self, *, page_size: int, page_token: str) -> tuple[list[str], str]:
+        """The sessions with at least one queued input, ordered by id, after
+        ``page_token``, at most ``page_size``; the next token or "" (the tokens of
+        :meth:`list_sessions`). A daemon sweeps them to run what a crashed daemon left
+        queued. Raises ``ValueError`` for a malformed token or ``page_size < 1``,
+        ``StoreError`` when the store cannot be read. Drivers without
+        ``Capability.QUEUE`` raise ``NotImplementedError``."""
+        self._refuse_unless(Capability.QUEUE, "input queue")
+        after = page_start(page_size, page_token)
+        return page_of(await self._queued_sessions(after, page_size + 1), page_size, str)
+
+    async def _queued_sessions(self, after: str, limit: int) -> list[str]:
+        """Hook of :meth:`queued_sessions`: up to ``limit`` ids after ``after``, in order."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no input queue")
 
     # -- moving a whole store (``luoshod store copy``), not used by the engine ------------
 

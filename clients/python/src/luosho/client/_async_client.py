@@ -23,6 +23,7 @@ from ._requests import (
     ToolResultLike,
     approvals_query,
     compare_request,
+    IfBusyLike,
     execute_request,
     fork_request,
     history_query,
@@ -349,6 +350,8 @@ class AsyncClient:
         business_state: Any = UNSET,
         request_id: str = "",
         history_limit: int | None = None,
+        if_busy: IfBusyLike = None,
+        retention_seconds: int | None = None,
     ) -> AsyncRun:
         """Start, continue or resume the run of ``session_id`` (the Execute RPC).
 
@@ -367,6 +370,8 @@ class AsyncClient:
             business_state=business_state,
             request_id=request_id,
             history_limit=history_limit,
+            if_busy=if_busy,
+            retention_seconds=retention_seconds,
         )
         return self._run(session_id, "Execute", request, tools)
 
@@ -477,6 +482,19 @@ class AsyncClient:
         """Abort the session's running run; False when none was running in the daemon."""
         response = await self._unary("Cancel", agent_pb2.CancelRequest(session_id=session_id))
         return bool(response.cancelled)
+
+    async def queue(self, session_id: str) -> list[agent_pb2.QueuedInput]:
+        """The inputs queued on the session (``if_busy``), in the order they will run."""
+        response = await self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
+        return list(response.queue)
+
+    async def dequeue_input(self, session_id: str, request_id: str) -> bool:
+        """Remove a queued input; False when none of that request id is queued."""
+        response = await self._unary(
+            "DequeueInput",
+            agent_pb2.DequeueInputRequest(session_id=session_id, request_id=request_id),
+        )
+        return bool(response.removed)
 
     async def get_session(self, session_id: str) -> agent_pb2.Checkpoint:
         """The session's latest checkpoint, as the proto (see ``message_to_dict``)."""

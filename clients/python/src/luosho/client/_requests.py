@@ -74,18 +74,45 @@ def execute_request(
     business_state: Any,
     request_id: str,
     history_limit: int | None = None,
+    if_busy: IfBusyLike = None,
+    retention_seconds: int | None = None,
 ) -> agent_pb2.ExecuteRequest:
     request = agent_pb2.ExecuteRequest(
         session_id=session_id,
         input=to_messages(input),
         agent=agent_spec(agent),
         request_id=request_id,
+        if_busy=if_busy_value(if_busy),
     )
     if business_state is not UNSET:
         request.business_state_json = dumps(business_state)
     if history_limit is not None:
         request.history_limit = history_limit
+    if retention_seconds is not None:
+        request.retention_seconds = retention_seconds
     return request
+
+
+#: ``if_busy`` by name ("reject", "enqueue", "interrupt", "rollback") or the enum value.
+IfBusyLike = str | int | None
+IF_BUSY = {
+    "reject": agent_pb2.IF_BUSY_REJECT,
+    "enqueue": agent_pb2.IF_BUSY_ENQUEUE,
+    "interrupt": agent_pb2.IF_BUSY_INTERRUPT,
+    "rollback": agent_pb2.IF_BUSY_ROLLBACK,
+}
+
+
+def if_busy_value(if_busy: IfBusyLike) -> int:
+    """What a second run on a busy session does (R68); ``ValueError`` for an unknown name."""
+    if if_busy is None:
+        return agent_pb2.IF_BUSY_UNSPECIFIED
+    if isinstance(if_busy, str):
+        try:
+            return IF_BUSY[if_busy.lower()]
+        except KeyError:
+            raise ValueError(f"if_busy must be one of {', '.join(IF_BUSY)}, got {if_busy!r}") from None
+    return int(if_busy)
 
 
 def resume_request(

@@ -26,6 +26,7 @@ from ._requests import (
     ToolResultLike,
     approvals_query,
     compare_request,
+    IfBusyLike,
     execute_request,
     fork_request,
     history_query,
@@ -350,6 +351,8 @@ class Client:
         business_state: Any = UNSET,
         request_id: str = "",
         history_limit: int | None = None,
+        if_busy: IfBusyLike = None,
+        retention_seconds: int | None = None,
     ) -> Run:
         """Start, continue or resume the run of ``session_id``; see ``AsyncClient.execute``."""
         request = execute_request(
@@ -359,6 +362,8 @@ class Client:
             business_state=business_state,
             request_id=request_id,
             history_limit=history_limit,
+            if_busy=if_busy,
+            retention_seconds=retention_seconds,
         )
         return self._run(session_id, "Execute", request, tools)
 
@@ -446,6 +451,19 @@ class Client:
     def cancel(self, session_id: str) -> bool:
         """Abort the session's running run; False when none was running in the daemon."""
         return bool(self._unary("Cancel", agent_pb2.CancelRequest(session_id=session_id)).cancelled)
+
+    def queue(self, session_id: str) -> list[agent_pb2.QueuedInput]:
+        """The inputs queued on the session (``if_busy``), in the order they will run."""
+        response = self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
+        return list(response.queue)
+
+    def dequeue_input(self, session_id: str, request_id: str) -> bool:
+        """Remove a queued input; False when none of that request id is queued."""
+        response = self._unary(
+            "DequeueInput",
+            agent_pb2.DequeueInputRequest(session_id=session_id, request_id=request_id),
+        )
+        return bool(response.removed)
 
     def get_session(self, session_id: str) -> agent_pb2.Checkpoint:
         """The session's latest checkpoint, as the proto (see ``message_to_dict``)."""

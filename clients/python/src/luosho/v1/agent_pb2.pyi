@@ -66,6 +66,14 @@ class ToolExecutor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOOL_EXECUTOR_CLIENT: _ClassVar[ToolExecutor]
     TOOL_EXECUTOR_DAEMON: _ClassVar[ToolExecutor]
 
+class IfBusy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    IF_BUSY_UNSPECIFIED: _ClassVar[IfBusy]
+    IF_BUSY_REJECT: _ClassVar[IfBusy]
+    IF_BUSY_ENQUEUE: _ClassVar[IfBusy]
+    IF_BUSY_INTERRUPT: _ClassVar[IfBusy]
+    IF_BUSY_ROLLBACK: _ClassVar[IfBusy]
+
 class SubmitOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SUBMIT_OUTCOME_UNSPECIFIED: _ClassVar[SubmitOutcome]
@@ -103,6 +111,11 @@ RUN_MODE_RESUME: RunMode
 TOOL_EXECUTOR_UNSPECIFIED: ToolExecutor
 TOOL_EXECUTOR_CLIENT: ToolExecutor
 TOOL_EXECUTOR_DAEMON: ToolExecutor
+IF_BUSY_UNSPECIFIED: IfBusy
+IF_BUSY_REJECT: IfBusy
+IF_BUSY_ENQUEUE: IfBusy
+IF_BUSY_INTERRUPT: IfBusy
+IF_BUSY_ROLLBACK: IfBusy
 SUBMIT_OUTCOME_UNSPECIFIED: SubmitOutcome
 SUBMIT_OUTCOME_ACCEPTED: SubmitOutcome
 SUBMIT_OUTCOME_DUPLICATE: SubmitOutcome
@@ -345,7 +358,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -363,6 +376,7 @@ class Event(_message.Message):
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     TOOL_RETRY_FIELD_NUMBER: _ClassVar[int]
+    INPUT_QUEUED_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
     seq: int
@@ -380,7 +394,8 @@ class Event(_message.Message):
     text_delta: TextDelta
     approval_requested: ApprovalRequested
     tool_retry: ToolRetry
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ...) -> None: ...
+    input_queued: InputQueued
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -509,20 +524,60 @@ class RunDone(_message.Message):
     def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., final_text: _Optional[str] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., approval_id: _Optional[str] = ..., message_count: _Optional[int] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit")
+    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit", "if_busy", "retention_seconds")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     BUSINESS_STATE_JSON_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     HISTORY_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    IF_BUSY_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     input: _containers.RepeatedCompositeFieldContainer[Message]
     agent: AgentSpec
     business_state_json: str
     request_id: str
     history_limit: int
-    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ..., history_limit: _Optional[int] = ...) -> None: ...
+    if_busy: IfBusy
+    retention_seconds: int
+    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ..., history_limit: _Optional[int] = ..., if_busy: _Optional[_Union[IfBusy, str]] = ..., retention_seconds: _Optional[int] = ...) -> None: ...
+
+class QueuedInput(_message.Message):
+    __slots__ = ("request_id", "input", "if_busy", "position", "enqueued_at")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    IF_BUSY_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    ENQUEUED_AT_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    input: _containers.RepeatedCompositeFieldContainer[Message]
+    if_busy: IfBusy
+    position: int
+    enqueued_at: _timestamp_pb2.Timestamp
+    def __init__(self, request_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., if_busy: _Optional[_Union[IfBusy, str]] = ..., position: _Optional[int] = ..., enqueued_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class InputQueued(_message.Message):
+    __slots__ = ("request_id", "ahead")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    AHEAD_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    ahead: int
+    def __init__(self, request_id: _Optional[str] = ..., ahead: _Optional[int] = ...) -> None: ...
+
+class DequeueInputRequest(_message.Message):
+    __slots__ = ("session_id", "request_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    request_id: str
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class DequeueInputResponse(_message.Message):
+    __slots__ = ("removed",)
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: bool
+    def __init__(self, removed: _Optional[bool] = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
     __slots__ = ("event",)
@@ -583,10 +638,12 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ("checkpoint",)
+    __slots__ = ("checkpoint", "queue")
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
     checkpoint: Checkpoint
-    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
+    queue: _containers.RepeatedCompositeFieldContainer[QueuedInput]
+    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., queue: _Optional[_Iterable[_Union[QueuedInput, _Mapping]]] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "status", "session_id_prefix")

@@ -106,6 +106,11 @@ class AgentServiceStub:
                 request_serializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersRequest.SerializeToString,
                 response_deserializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersResponse.FromString,
                 _registered_method=True)
+        self.DequeueInput = channel.unary_unary(
+                '/luosho.v1.AgentService/DequeueInput',
+                request_serializer=luosho_dot_v1_dot_agent__pb2.DequeueInputRequest.SerializeToString,
+                response_deserializer=luosho_dot_v1_dot_agent__pb2.DequeueInputResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -216,6 +221,14 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DequeueInput(self, request, context):
+        """Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+        and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -288,6 +301,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.ListMcpServers,
                     request_deserializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersRequest.FromString,
                     response_serializer=luosho_dot_v1_dot_agent__pb2.ListMcpServersResponse.SerializeToString,
+            ),
+            'DequeueInput': grpc.unary_unary_rpc_method_handler(
+                    servicer.DequeueInput,
+                    request_deserializer=luosho_dot_v1_dot_agent__pb2.DequeueInputRequest.FromString,
+                    response_serializer=luosho_dot_v1_dot_agent__pb2.DequeueInputResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -670,6 +688,33 @@ class AgentService:
             '/luosho.v1.AgentService/ListMcpServers',
             luosho_dot_v1_dot_agent__pb2.ListMcpServersRequest.SerializeToString,
             luosho_dot_v1_dot_agent__pb2.ListMcpServersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DequeueInput(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/luosho.v1.AgentService/DequeueInput',
+            luosho_dot_v1_dot_agent__pb2.DequeueInputRequest.SerializeToString,
+            luosho_dot_v1_dot_agent__pb2.DequeueInputResponse.FromString,
             options,
             channel_credentials,
             insecure,

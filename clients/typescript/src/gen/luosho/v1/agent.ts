@@ -417,6 +417,75 @@ export function toolExecutorToJSON(object: ToolExecutor): string {
   }
 }
 
+/**
+ * ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
+ * session (under request_id, or one the daemon picks): the caller's stream first gets an
+ * input.queued event, then follows the run that applies the input.
+ */
+export enum IfBusy {
+  IF_BUSY_UNSPECIFIED = 0,
+  /** IF_BUSY_REJECT - Fail with ABORTED/SESSION_BUSY (R51). */
+  IF_BUSY_REJECT = 1,
+  /**
+   * IF_BUSY_ENQUEUE - Queue the input last; it becomes the run after the current one and the inputs queued
+   * before it.
+   */
+  IF_BUSY_ENQUEUE = 2,
+  /**
+   * IF_BUSY_INTERRUPT - Queue the input first and abort the current run as Cancel does (R3): pending calls get
+   * the cancelled result, then the input runs after them (R12).
+   */
+  IF_BUSY_INTERRUPT = 3,
+  /**
+   * IF_BUSY_ROLLBACK - As INTERRUPT, then the session goes back to the checkpoint it had before the aborted
+   * run began (no checkpoint: the session starts afresh) before the input runs.
+   */
+  IF_BUSY_ROLLBACK = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function ifBusyFromJSON(object: any): IfBusy {
+  switch (object) {
+    case 0:
+    case "IF_BUSY_UNSPECIFIED":
+      return IfBusy.IF_BUSY_UNSPECIFIED;
+    case 1:
+    case "IF_BUSY_REJECT":
+      return IfBusy.IF_BUSY_REJECT;
+    case 2:
+    case "IF_BUSY_ENQUEUE":
+      return IfBusy.IF_BUSY_ENQUEUE;
+    case 3:
+    case "IF_BUSY_INTERRUPT":
+      return IfBusy.IF_BUSY_INTERRUPT;
+    case 4:
+    case "IF_BUSY_ROLLBACK":
+      return IfBusy.IF_BUSY_ROLLBACK;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return IfBusy.UNRECOGNIZED;
+  }
+}
+
+export function ifBusyToJSON(object: IfBusy): string {
+  switch (object) {
+    case IfBusy.IF_BUSY_UNSPECIFIED:
+      return "IF_BUSY_UNSPECIFIED";
+    case IfBusy.IF_BUSY_REJECT:
+      return "IF_BUSY_REJECT";
+    case IfBusy.IF_BUSY_ENQUEUE:
+      return "IF_BUSY_ENQUEUE";
+    case IfBusy.IF_BUSY_INTERRUPT:
+      return "IF_BUSY_INTERRUPT";
+    case IfBusy.IF_BUSY_ROLLBACK:
+      return "IF_BUSY_ROLLBACK";
+    case IfBusy.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum SubmitOutcome {
   SUBMIT_OUTCOME_UNSPECIFIED = 0,
   /** SUBMIT_OUTCOME_ACCEPTED - The run took this result. */
@@ -707,6 +776,7 @@ export interface Event {
   textDelta?: TextDelta | undefined;
   approvalRequested?: ApprovalRequested | undefined;
   toolRetry?: ToolRetry | undefined;
+  inputQueued?: InputQueued | undefined;
 }
 
 /** type "run.start" */
@@ -844,7 +914,51 @@ export interface ExecuteRequest {
    */
   requestId: string;
   /** History entries kept for this session (default: the daemon's). Negative is invalid. */
-  historyLimit?: number | undefined;
+  historyLimit?:
+    | number
+    | undefined;
+  /**
+   * What to do when the session is busy (another run holds it, in this daemon or another
+   * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+   */
+  ifBusy: IfBusy;
+  /**
+   * How long this session is kept once finished before the daemon deletes it (with its
+   * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+   */
+  retentionSeconds?: number | undefined;
+}
+
+/** An input waiting for its session (GetSessionResponse.queue, event input.queued). */
+export interface QueuedInput {
+  requestId: string;
+  input: Message[];
+  ifBusy: IfBusy;
+  /** The order of the queue: smaller runs first. */
+  position: number;
+  enqueuedAt: Date | undefined;
+}
+
+/**
+ * type "input.queued" (seq 0, never stored): the Execute's input waits in the session's
+ * queue behind `ahead` others.
+ */
+export interface InputQueued {
+  requestId: string;
+  ahead: number;
+}
+
+export interface DequeueInputRequest {
+  sessionId: string;
+  requestId: string;
+}
+
+export interface DequeueInputResponse {
+  /**
+   * False when the session queues no input of that id (never queued, already removed, or
+   * already applied by a run).
+   */
+  removed: boolean;
 }
 
 export interface ExecuteResponse {
@@ -891,7 +1005,11 @@ export interface GetSessionRequest {
 }
 
 export interface GetSessionResponse {
-  checkpoint: Checkpoint | undefined;
+  checkpoint:
+    | Checkpoint
+    | undefined;
+  /** Inputs waiting for the session, in the order they will run (R69). */
+  queue: QueuedInput[];
 }
 
 export interface ListSessionsRequest {
@@ -3689,6 +3807,7 @@ function createBaseEvent(): Event {
     textDelta: undefined,
     approvalRequested: undefined,
     toolRetry: undefined,
+    inputQueued: undefined,
   };
 }
 
@@ -3744,6 +3863,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.toolRetry !== undefined) {
       ToolRetry.encode(message.toolRetry, writer.uint32(242).fork()).join();
+    }
+    if (message.inputQueued !== undefined) {
+      InputQueued.encode(message.inputQueued, writer.uint32(250).fork()).join();
     }
     return writer;
   },
@@ -3897,6 +4019,14 @@ export const Event: MessageFns<Event> = {
             message.toolRetry = ToolRetry.decode(reader, reader.uint32());
             continue;
           }
+          case 31: {
+            if (tag !== 250) {
+              break;
+            }
+
+            message.inputQueued = InputQueued.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3980,6 +4110,11 @@ export const Event: MessageFns<Event> = {
         : isSet(object.tool_retry)
         ? ToolRetry.fromJSON(object.tool_retry)
         : undefined,
+      inputQueued: isSet(object.inputQueued)
+        ? InputQueued.fromJSON(object.inputQueued)
+        : isSet(object.input_queued)
+        ? InputQueued.fromJSON(object.input_queued)
+        : undefined,
     };
   },
 
@@ -4036,6 +4171,9 @@ export const Event: MessageFns<Event> = {
     if (message.toolRetry !== undefined) {
       obj.toolRetry = ToolRetry.toJSON(message.toolRetry);
     }
+    if (message.inputQueued !== undefined) {
+      obj.inputQueued = InputQueued.toJSON(message.inputQueued);
+    }
     return obj;
   },
 
@@ -4082,6 +4220,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.toolRetry = (object.toolRetry !== undefined && object.toolRetry !== null)
       ? ToolRetry.fromPartial(object.toolRetry)
+      : undefined;
+    message.inputQueued = (object.inputQueued !== undefined && object.inputQueued !== null)
+      ? InputQueued.fromPartial(object.inputQueued)
       : undefined;
     return message;
   },
@@ -5426,6 +5567,8 @@ function createBaseExecuteRequest(): ExecuteRequest {
     businessStateJson: undefined,
     requestId: "",
     historyLimit: undefined,
+    ifBusy: 0,
+    retentionSeconds: undefined,
   };
 }
 
@@ -5448,6 +5591,12 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     }
     if (message.historyLimit !== undefined) {
       writer.uint32(48).int32(message.historyLimit);
+    }
+    if (message.ifBusy !== 0) {
+      writer.uint32(56).int32(message.ifBusy);
+    }
+    if (message.retentionSeconds !== undefined) {
+      writer.uint32(64).uint64(message.retentionSeconds);
     }
     return writer;
   },
@@ -5513,6 +5662,22 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
             message.historyLimit = reader.int32();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.ifBusy = reader.int32() as any;
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.retentionSeconds = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5549,6 +5714,16 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
         : isSet(object.history_limit)
         ? globalThis.Number(object.history_limit)
         : undefined,
+      ifBusy: isSet(object.ifBusy)
+        ? ifBusyFromJSON(object.ifBusy)
+        : isSet(object.if_busy)
+        ? ifBusyFromJSON(object.if_busy)
+        : 0,
+      retentionSeconds: isSet(object.retentionSeconds)
+        ? globalThis.Number(object.retentionSeconds)
+        : isSet(object.retention_seconds)
+        ? globalThis.Number(object.retention_seconds)
+        : undefined,
     };
   },
 
@@ -5572,6 +5747,12 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     if (message.historyLimit !== undefined) {
       obj.historyLimit = Math.round(message.historyLimit);
     }
+    if (message.ifBusy !== 0) {
+      obj.ifBusy = ifBusyToJSON(message.ifBusy);
+    }
+    if (message.retentionSeconds !== undefined) {
+      obj.retentionSeconds = Math.round(message.retentionSeconds);
+    }
     return obj;
   },
 
@@ -5588,6 +5769,402 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     message.businessStateJson = object.businessStateJson ?? undefined;
     message.requestId = object.requestId ?? "";
     message.historyLimit = object.historyLimit ?? undefined;
+    message.ifBusy = object.ifBusy ?? 0;
+    message.retentionSeconds = object.retentionSeconds ?? undefined;
+    return message;
+  },
+};
+
+function createBaseQueuedInput(): QueuedInput {
+  return { requestId: "", input: [], ifBusy: 0, position: 0, enqueuedAt: undefined };
+}
+
+export const QueuedInput: MessageFns<QueuedInput> = {
+  encode(message: QueuedInput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requestId !== "") {
+      writer.uint32(10).string(message.requestId);
+    }
+    for (const v of message.input) {
+      Message.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.ifBusy !== 0) {
+      writer.uint32(24).int32(message.ifBusy);
+    }
+    if (message.position !== 0) {
+      writer.uint32(32).int64(message.position);
+    }
+    if (message.enqueuedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.enqueuedAt), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueuedInput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueuedInput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.input.push(Message.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.ifBusy = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.position = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.enqueuedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueuedInput {
+    return {
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      input: globalThis.Array.isArray(object?.input) ? object.input.map((e: any) => Message.fromJSON(e)) : [],
+      ifBusy: isSet(object.ifBusy)
+        ? ifBusyFromJSON(object.ifBusy)
+        : isSet(object.if_busy)
+        ? ifBusyFromJSON(object.if_busy)
+        : 0,
+      position: isSet(object.position) ? globalThis.Number(object.position) : 0,
+      enqueuedAt: isSet(object.enqueuedAt)
+        ? fromJsonTimestamp(object.enqueuedAt)
+        : isSet(object.enqueued_at)
+        ? fromJsonTimestamp(object.enqueued_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: QueuedInput): unknown {
+    const obj: any = {};
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.input?.length) {
+      obj.input = message.input.map((e) => Message.toJSON(e));
+    }
+    if (message.ifBusy !== 0) {
+      obj.ifBusy = ifBusyToJSON(message.ifBusy);
+    }
+    if (message.position !== 0) {
+      obj.position = Math.round(message.position);
+    }
+    if (message.enqueuedAt !== undefined) {
+      obj.enqueuedAt = message.enqueuedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueuedInput>, I>>(base?: I): QueuedInput {
+    return QueuedInput.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueuedInput>, I>>(object: I): QueuedInput {
+    const message = createBaseQueuedInput();
+    message.requestId = object.requestId ?? "";
+    message.input = object.input?.map((e) => Message.fromPartial(e)) || [];
+    message.ifBusy = object.ifBusy ?? 0;
+    message.position = object.position ?? 0;
+    message.enqueuedAt = object.enqueuedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseInputQueued(): InputQueued {
+  return { requestId: "", ahead: 0 };
+}
+
+export const InputQueued: MessageFns<InputQueued> = {
+  encode(message: InputQueued, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requestId !== "") {
+      writer.uint32(10).string(message.requestId);
+    }
+    if (message.ahead !== 0) {
+      writer.uint32(16).int32(message.ahead);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InputQueued {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInputQueued();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.ahead = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InputQueued {
+    return {
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      ahead: isSet(object.ahead) ? globalThis.Number(object.ahead) : 0,
+    };
+  },
+
+  toJSON(message: InputQueued): unknown {
+    const obj: any = {};
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.ahead !== 0) {
+      obj.ahead = Math.round(message.ahead);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InputQueued>, I>>(base?: I): InputQueued {
+    return InputQueued.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InputQueued>, I>>(object: I): InputQueued {
+    const message = createBaseInputQueued();
+    message.requestId = object.requestId ?? "";
+    message.ahead = object.ahead ?? 0;
+    return message;
+  },
+};
+
+function createBaseDequeueInputRequest(): DequeueInputRequest {
+  return { sessionId: "", requestId: "" };
+}
+
+export const DequeueInputRequest: MessageFns<DequeueInputRequest> = {
+  encode(message: DequeueInputRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(18).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DequeueInputRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDequeueInputRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DequeueInputRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DequeueInputRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DequeueInputRequest>, I>>(base?: I): DequeueInputRequest {
+    return DequeueInputRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DequeueInputRequest>, I>>(object: I): DequeueInputRequest {
+    const message = createBaseDequeueInputRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseDequeueInputResponse(): DequeueInputResponse {
+  return { removed: false };
+}
+
+export const DequeueInputResponse: MessageFns<DequeueInputResponse> = {
+  encode(message: DequeueInputResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.removed !== false) {
+      writer.uint32(8).bool(message.removed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DequeueInputResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDequeueInputResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.removed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DequeueInputResponse {
+    return { removed: isSet(object.removed) ? globalThis.Boolean(object.removed) : false };
+  },
+
+  toJSON(message: DequeueInputResponse): unknown {
+    const obj: any = {};
+    if (message.removed !== false) {
+      obj.removed = message.removed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DequeueInputResponse>, I>>(base?: I): DequeueInputResponse {
+    return DequeueInputResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DequeueInputResponse>, I>>(object: I): DequeueInputResponse {
+    const message = createBaseDequeueInputResponse();
+    message.removed = object.removed ?? false;
     return message;
   },
 };
@@ -6251,13 +6828,16 @@ export const GetSessionRequest: MessageFns<GetSessionRequest> = {
 };
 
 function createBaseGetSessionResponse(): GetSessionResponse {
-  return { checkpoint: undefined };
+  return { checkpoint: undefined, queue: [] };
 }
 
 export const GetSessionResponse: MessageFns<GetSessionResponse> = {
   encode(message: GetSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.checkpoint !== undefined) {
       Checkpoint.encode(message.checkpoint, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.queue) {
+      QueuedInput.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -6283,6 +6863,14 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
             message.checkpoint = Checkpoint.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.queue.push(QueuedInput.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6296,13 +6884,19 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
   },
 
   fromJSON(object: any): GetSessionResponse {
-    return { checkpoint: isSet(object.checkpoint) ? Checkpoint.fromJSON(object.checkpoint) : undefined };
+    return {
+      checkpoint: isSet(object.checkpoint) ? Checkpoint.fromJSON(object.checkpoint) : undefined,
+      queue: globalThis.Array.isArray(object?.queue) ? object.queue.map((e: any) => QueuedInput.fromJSON(e)) : [],
+    };
   },
 
   toJSON(message: GetSessionResponse): unknown {
     const obj: any = {};
     if (message.checkpoint !== undefined) {
       obj.checkpoint = Checkpoint.toJSON(message.checkpoint);
+    }
+    if (message.queue?.length) {
+      obj.queue = message.queue.map((e) => QueuedInput.toJSON(e));
     }
     return obj;
   },
@@ -6315,6 +6909,7 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     message.checkpoint = (object.checkpoint !== undefined && object.checkpoint !== null)
       ? Checkpoint.fromPartial(object.checkpoint)
       : undefined;
+    message.queue = object.queue?.map((e) => QueuedInput.fromPartial(e)) || [];
     return message;
   },
 };
@@ -9496,6 +10091,20 @@ export const AgentServiceService = {
       Buffer.from(ListMcpServersResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListMcpServersResponse => ListMcpServersResponse.decode(value),
   },
+  /**
+   * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+   * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+   */
+  dequeueInput: {
+    path: "/luosho.v1.AgentService/DequeueInput" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DequeueInputRequest): Buffer => Buffer.from(DequeueInputRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DequeueInputRequest => DequeueInputRequest.decode(value),
+    responseSerialize: (value: DequeueInputResponse): Buffer =>
+      Buffer.from(DequeueInputResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DequeueInputResponse => DequeueInputResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -9542,6 +10151,11 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * state of each connection and its tools. Secrets are never shown.
    */
   listMcpServers: handleUnaryCall<ListMcpServersRequest, ListMcpServersResponse>;
+  /**
+   * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+   * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+   */
+  dequeueInput: handleUnaryCall<DequeueInputRequest, DequeueInputResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -9744,6 +10358,25 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+   * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+   */
+  dequeueInput(
+    request: DequeueInputRequest,
+    callback: (error: ServiceError | null, response: DequeueInputResponse) => void,
+  ): ClientUnaryCall;
+  dequeueInput(
+    request: DequeueInputRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DequeueInputResponse) => void,
+  ): ClientUnaryCall;
+  dequeueInput(
+    request: DequeueInputRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DequeueInputResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1239,6 +1239,194 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
   }
 
   /**
+   * <pre>
+   * ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
+   * session (under request_id, or one the daemon picks): the caller's stream first gets an
+   * input.queued event, then follows the run that applies the input.
+   * </pre>
+   *
+   * Protobuf enum {@code luosho.v1.IfBusy}
+   */
+  public enum IfBusy
+      implements com.google.protobuf.ProtocolMessageEnum {
+    /**
+     * <code>IF_BUSY_UNSPECIFIED = 0;</code>
+     */
+    IF_BUSY_UNSPECIFIED(0),
+    /**
+     * <pre>
+     * Fail with ABORTED/SESSION_BUSY (R51).
+     * </pre>
+     *
+     * <code>IF_BUSY_REJECT = 1;</code>
+     */
+    IF_BUSY_REJECT(1),
+    /**
+     * <pre>
+     * Queue the input last; it becomes the run after the current one and the inputs queued
+     * before it.
+     * </pre>
+     *
+     * <code>IF_BUSY_ENQUEUE = 2;</code>
+     */
+    IF_BUSY_ENQUEUE(2),
+    /**
+     * <pre>
+     * Queue the input first and abort the current run as Cancel does (R3): pending calls get
+     * the cancelled result, then the input runs after them (R12).
+     * </pre>
+     *
+     * <code>IF_BUSY_INTERRUPT = 3;</code>
+     */
+    IF_BUSY_INTERRUPT(3),
+    /**
+     * <pre>
+     * As INTERRUPT, then the session goes back to the checkpoint it had before the aborted
+     * run began (no checkpoint: the session starts afresh) before the input runs.
+     * </pre>
+     *
+     * <code>IF_BUSY_ROLLBACK = 4;</code>
+     */
+    IF_BUSY_ROLLBACK(4),
+    UNRECOGNIZED(-1),
+    ;
+
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "IfBusy");
+    }
+    /**
+     * <code>IF_BUSY_UNSPECIFIED = 0;</code>
+     */
+    public static final int IF_BUSY_UNSPECIFIED_VALUE = 0;
+    /**
+     * <pre>
+     * Fail with ABORTED/SESSION_BUSY (R51).
+     * </pre>
+     *
+     * <code>IF_BUSY_REJECT = 1;</code>
+     */
+    public static final int IF_BUSY_REJECT_VALUE = 1;
+    /**
+     * <pre>
+     * Queue the input last; it becomes the run after the current one and the inputs queued
+     * before it.
+     * </pre>
+     *
+     * <code>IF_BUSY_ENQUEUE = 2;</code>
+     */
+    public static final int IF_BUSY_ENQUEUE_VALUE = 2;
+    /**
+     * <pre>
+     * Queue the input first and abort the current run as Cancel does (R3): pending calls get
+     * the cancelled result, then the input runs after them (R12).
+     * </pre>
+     *
+     * <code>IF_BUSY_INTERRUPT = 3;</code>
+     */
+    public static final int IF_BUSY_INTERRUPT_VALUE = 3;
+    /**
+     * <pre>
+     * As INTERRUPT, then the session goes back to the checkpoint it had before the aborted
+     * run began (no checkpoint: the session starts afresh) before the input runs.
+     * </pre>
+     *
+     * <code>IF_BUSY_ROLLBACK = 4;</code>
+     */
+    public static final int IF_BUSY_ROLLBACK_VALUE = 4;
+
+
+    public final int getNumber() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalArgumentException(
+            "Can't get the number of an unknown enum value.");
+      }
+      return value;
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     * @deprecated Use {@link #forNumber(int)} instead.
+     */
+    @java.lang.Deprecated
+    public static IfBusy valueOf(int value) {
+      return forNumber(value);
+    }
+
+    /**
+     * @param value The numeric wire value of the corresponding enum entry.
+     * @return The enum associated with the given numeric wire value.
+     */
+    public static IfBusy forNumber(int value) {
+      switch (value) {
+        case 0: return IF_BUSY_UNSPECIFIED;
+        case 1: return IF_BUSY_REJECT;
+        case 2: return IF_BUSY_ENQUEUE;
+        case 3: return IF_BUSY_INTERRUPT;
+        case 4: return IF_BUSY_ROLLBACK;
+        default: return null;
+      }
+    }
+
+    public static com.google.protobuf.Internal.EnumLiteMap<IfBusy>
+        internalGetValueMap() {
+      return internalValueMap;
+    }
+    private static final com.google.protobuf.Internal.EnumLiteMap<
+        IfBusy> internalValueMap =
+          new com.google.protobuf.Internal.EnumLiteMap<IfBusy>() {
+            public IfBusy findValueByNumber(int number) {
+              return IfBusy.forNumber(number);
+            }
+          };
+
+    public final com.google.protobuf.Descriptors.EnumValueDescriptor
+        getValueDescriptor() {
+      if (this == UNRECOGNIZED) {
+        throw new java.lang.IllegalStateException(
+            "Can't get the descriptor of an unrecognized enum value.");
+      }
+      return getDescriptor().getValue(ordinal());
+    }
+    public final com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptorForType() {
+      return getDescriptor();
+    }
+    public static com.google.protobuf.Descriptors.EnumDescriptor
+        getDescriptor() {
+      return luosho.v1.Agent.getDescriptor().getEnumType(8);
+    }
+
+    private static final IfBusy[] VALUES = values();
+
+    public static IfBusy valueOf(
+        com.google.protobuf.Descriptors.EnumValueDescriptor desc) {
+      if (desc.getType() != getDescriptor()) {
+        throw new java.lang.IllegalArgumentException(
+          "EnumValueDescriptor is not for this type.");
+      }
+      if (desc.getIndex() == -1) {
+        return UNRECOGNIZED;
+      }
+      return VALUES[desc.getIndex()];
+    }
+
+    private final int value;
+
+    private IfBusy(int value) {
+      this.value = value;
+    }
+
+    // @@protoc_insertion_point(enum_scope:luosho.v1.IfBusy)
+  }
+
+  /**
    * Protobuf enum {@code luosho.v1.SubmitOutcome}
    */
   public enum SubmitOutcome
@@ -1354,7 +1542,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     public static com.google.protobuf.Descriptors.EnumDescriptor
         getDescriptor() {
-      return luosho.v1.Agent.getDescriptor().getEnumType(8);
+      return luosho.v1.Agent.getDescriptor().getEnumType(9);
     }
 
     private static final SubmitOutcome[] VALUES = values();
@@ -22588,6 +22776,21 @@ java.lang.String defaultValue) {
      */
     luosho.v1.Agent.ToolRetryOrBuilder getToolRetryOrBuilder();
 
+    /**
+     * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+     * @return Whether the inputQueued field is set.
+     */
+    boolean hasInputQueued();
+    /**
+     * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+     * @return The inputQueued.
+     */
+    luosho.v1.Agent.InputQueued getInputQueued();
+    /**
+     * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+     */
+    luosho.v1.Agent.InputQueuedOrBuilder getInputQueuedOrBuilder();
+
     luosho.v1.Agent.Event.PayloadCase getPayloadCase();
   }
   /**
@@ -22658,6 +22861,7 @@ java.lang.String defaultValue) {
       TEXT_DELTA(18),
       APPROVAL_REQUESTED(19),
       TOOL_RETRY(30),
+      INPUT_QUEUED(31),
       PAYLOAD_NOT_SET(0);
       private final int value;
       private PayloadCase(int value) {
@@ -22686,6 +22890,7 @@ java.lang.String defaultValue) {
           case 18: return TEXT_DELTA;
           case 19: return APPROVAL_REQUESTED;
           case 30: return TOOL_RETRY;
+          case 31: return INPUT_QUEUED;
           case 0: return PAYLOAD_NOT_SET;
           default: return null;
         }
@@ -23216,6 +23421,37 @@ java.lang.String defaultValue) {
       return luosho.v1.Agent.ToolRetry.getDefaultInstance();
     }
 
+    public static final int INPUT_QUEUED_FIELD_NUMBER = 31;
+    /**
+     * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+     * @return Whether the inputQueued field is set.
+     */
+    @java.lang.Override
+    public boolean hasInputQueued() {
+      return payloadCase_ == 31;
+    }
+    /**
+     * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+     * @return The inputQueued.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.InputQueued getInputQueued() {
+      if (payloadCase_ == 31) {
+         return (luosho.v1.Agent.InputQueued) payload_;
+      }
+      return luosho.v1.Agent.InputQueued.getDefaultInstance();
+    }
+    /**
+     * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.InputQueuedOrBuilder getInputQueuedOrBuilder() {
+      if (payloadCase_ == 31) {
+         return (luosho.v1.Agent.InputQueued) payload_;
+      }
+      return luosho.v1.Agent.InputQueued.getDefaultInstance();
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -23280,6 +23516,9 @@ java.lang.String defaultValue) {
       }
       if (payloadCase_ == 30) {
         output.writeMessage(30, (luosho.v1.Agent.ToolRetry) payload_);
+      }
+      if (payloadCase_ == 31) {
+        output.writeMessage(31, (luosho.v1.Agent.InputQueued) payload_);
       }
       getUnknownFields().writeTo(output);
     }
@@ -23349,6 +23588,10 @@ java.lang.String defaultValue) {
       if (payloadCase_ == 30) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(30, (luosho.v1.Agent.ToolRetry) payload_);
+      }
+      if (payloadCase_ == 31) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(31, (luosho.v1.Agent.InputQueued) payload_);
       }
       return size;
     }
@@ -23435,6 +23678,10 @@ java.lang.String defaultValue) {
           if (!getToolRetry()
               .equals(other.getToolRetry())) return false;
           break;
+        case 31:
+          if (!getInputQueued()
+              .equals(other.getInputQueued())) return false;
+          break;
         case 0:
         default:
       }
@@ -23509,6 +23756,10 @@ java.lang.String defaultValue) {
         case 30:
           hash = (37 * hash) + TOOL_RETRY_FIELD_NUMBER;
           hash = (53 * hash) + getToolRetry().hashCode();
+          break;
+        case 31:
+          hash = (37 * hash) + INPUT_QUEUED_FIELD_NUMBER;
+          hash = (53 * hash) + getInputQueued().hashCode();
           break;
         case 0:
         default:
@@ -23698,6 +23949,9 @@ java.lang.String defaultValue) {
         if (toolRetryBuilder_ != null) {
           toolRetryBuilder_.clear();
         }
+        if (inputQueuedBuilder_ != null) {
+          inputQueuedBuilder_.clear();
+        }
         payloadCase_ = 0;
         payload_ = null;
         return this;
@@ -23806,6 +24060,10 @@ java.lang.String defaultValue) {
             toolRetryBuilder_ != null) {
           result.payload_ = toolRetryBuilder_.build();
         }
+        if (payloadCase_ == 31 &&
+            inputQueuedBuilder_ != null) {
+          result.payload_ = inputQueuedBuilder_.build();
+        }
       }
 
       @java.lang.Override
@@ -23887,6 +24145,10 @@ java.lang.String defaultValue) {
           }
           case TOOL_RETRY: {
             mergeToolRetry(other.getToolRetry());
+            break;
+          }
+          case INPUT_QUEUED: {
+            mergeInputQueued(other.getInputQueued());
             break;
           }
           case PAYLOAD_NOT_SET: {
@@ -24028,6 +24290,13 @@ java.lang.String defaultValue) {
                 payloadCase_ = 30;
                 break;
               } // case 242
+              case 250: {
+                input.readMessage(
+                    internalGetInputQueuedFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                payloadCase_ = 31;
+                break;
+              } // case 250
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -26048,6 +26317,148 @@ java.lang.String defaultValue) {
         payloadCase_ = 30;
         onChanged();
         return toolRetryBuilder_;
+      }
+
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.InputQueued, luosho.v1.Agent.InputQueued.Builder, luosho.v1.Agent.InputQueuedOrBuilder> inputQueuedBuilder_;
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       * @return Whether the inputQueued field is set.
+       */
+      @java.lang.Override
+      public boolean hasInputQueued() {
+        return payloadCase_ == 31;
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       * @return The inputQueued.
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.InputQueued getInputQueued() {
+        if (inputQueuedBuilder_ == null) {
+          if (payloadCase_ == 31) {
+            return (luosho.v1.Agent.InputQueued) payload_;
+          }
+          return luosho.v1.Agent.InputQueued.getDefaultInstance();
+        } else {
+          if (payloadCase_ == 31) {
+            return inputQueuedBuilder_.getMessage();
+          }
+          return luosho.v1.Agent.InputQueued.getDefaultInstance();
+        }
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       */
+      public Builder setInputQueued(luosho.v1.Agent.InputQueued value) {
+        if (inputQueuedBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          payload_ = value;
+          onChanged();
+        } else {
+          inputQueuedBuilder_.setMessage(value);
+        }
+        payloadCase_ = 31;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       */
+      public Builder setInputQueued(
+          luosho.v1.Agent.InputQueued.Builder builderForValue) {
+        if (inputQueuedBuilder_ == null) {
+          payload_ = builderForValue.build();
+          onChanged();
+        } else {
+          inputQueuedBuilder_.setMessage(builderForValue.build());
+        }
+        payloadCase_ = 31;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       */
+      public Builder mergeInputQueued(luosho.v1.Agent.InputQueued value) {
+        if (inputQueuedBuilder_ == null) {
+          if (payloadCase_ == 31 &&
+              payload_ != luosho.v1.Agent.InputQueued.getDefaultInstance()) {
+            payload_ = luosho.v1.Agent.InputQueued.newBuilder((luosho.v1.Agent.InputQueued) payload_)
+                .mergeFrom(value).buildPartial();
+          } else {
+            payload_ = value;
+          }
+          onChanged();
+        } else {
+          if (payloadCase_ == 31) {
+            inputQueuedBuilder_.mergeFrom(value);
+          } else {
+            inputQueuedBuilder_.setMessage(value);
+          }
+        }
+        payloadCase_ = 31;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       */
+      public Builder clearInputQueued() {
+        if (inputQueuedBuilder_ == null) {
+          if (payloadCase_ == 31) {
+            payloadCase_ = 0;
+            payload_ = null;
+            onChanged();
+          }
+        } else {
+          if (payloadCase_ == 31) {
+            payloadCase_ = 0;
+            payload_ = null;
+          }
+          inputQueuedBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       */
+      public luosho.v1.Agent.InputQueued.Builder getInputQueuedBuilder() {
+        return internalGetInputQueuedFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.InputQueuedOrBuilder getInputQueuedOrBuilder() {
+        if ((payloadCase_ == 31) && (inputQueuedBuilder_ != null)) {
+          return inputQueuedBuilder_.getMessageOrBuilder();
+        } else {
+          if (payloadCase_ == 31) {
+            return (luosho.v1.Agent.InputQueued) payload_;
+          }
+          return luosho.v1.Agent.InputQueued.getDefaultInstance();
+        }
+      }
+      /**
+       * <code>.luosho.v1.InputQueued input_queued = 31;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.InputQueued, luosho.v1.Agent.InputQueued.Builder, luosho.v1.Agent.InputQueuedOrBuilder> 
+          internalGetInputQueuedFieldBuilder() {
+        if (inputQueuedBuilder_ == null) {
+          if (!(payloadCase_ == 31)) {
+            payload_ = luosho.v1.Agent.InputQueued.getDefaultInstance();
+          }
+          inputQueuedBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.InputQueued, luosho.v1.Agent.InputQueued.Builder, luosho.v1.Agent.InputQueuedOrBuilder>(
+                  (luosho.v1.Agent.InputQueued) payload_,
+                  getParentForChildren(),
+                  isClean());
+          payload_ = null;
+        }
+        payloadCase_ = 31;
+        onChanged();
+        return inputQueuedBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Event)
@@ -35858,6 +36269,48 @@ java.lang.String defaultValue) {
      * @return The historyLimit.
      */
     int getHistoryLimit();
+
+    /**
+     * <pre>
+     * What to do when the session is busy (another run holds it, in this daemon or another
+     * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+     * </pre>
+     *
+     * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+     * @return The enum numeric value on the wire for ifBusy.
+     */
+    int getIfBusyValue();
+    /**
+     * <pre>
+     * What to do when the session is busy (another run holds it, in this daemon or another
+     * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+     * </pre>
+     *
+     * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+     * @return The ifBusy.
+     */
+    luosho.v1.Agent.IfBusy getIfBusy();
+
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return Whether the retentionSeconds field is set.
+     */
+    boolean hasRetentionSeconds();
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return The retentionSeconds.
+     */
+    long getRetentionSeconds();
   }
   /**
    * Protobuf type {@code luosho.v1.ExecuteRequest}
@@ -35885,6 +36338,7 @@ java.lang.String defaultValue) {
       input_ = java.util.Collections.emptyList();
       businessStateJson_ = "";
       requestId_ = "";
+      ifBusy_ = 0;
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -36186,6 +36640,63 @@ java.lang.String defaultValue) {
       return historyLimit_;
     }
 
+    public static final int IF_BUSY_FIELD_NUMBER = 7;
+    private int ifBusy_ = 0;
+    /**
+     * <pre>
+     * What to do when the session is busy (another run holds it, in this daemon or another
+     * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+     * </pre>
+     *
+     * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+     * @return The enum numeric value on the wire for ifBusy.
+     */
+    @java.lang.Override public int getIfBusyValue() {
+      return ifBusy_;
+    }
+    /**
+     * <pre>
+     * What to do when the session is busy (another run holds it, in this daemon or another
+     * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+     * </pre>
+     *
+     * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+     * @return The ifBusy.
+     */
+    @java.lang.Override public luosho.v1.Agent.IfBusy getIfBusy() {
+      luosho.v1.Agent.IfBusy result = luosho.v1.Agent.IfBusy.forNumber(ifBusy_);
+      return result == null ? luosho.v1.Agent.IfBusy.UNRECOGNIZED : result;
+    }
+
+    public static final int RETENTION_SECONDS_FIELD_NUMBER = 8;
+    private long retentionSeconds_ = 0L;
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return Whether the retentionSeconds field is set.
+     */
+    @java.lang.Override
+    public boolean hasRetentionSeconds() {
+      return ((bitField0_ & 0x00000008) != 0);
+    }
+    /**
+     * <pre>
+     * How long this session is kept once finished before the daemon deletes it (with its
+     * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+     * </pre>
+     *
+     * <code>optional uint64 retention_seconds = 8;</code>
+     * @return The retentionSeconds.
+     */
+    @java.lang.Override
+    public long getRetentionSeconds() {
+      return retentionSeconds_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -36218,6 +36729,12 @@ java.lang.String defaultValue) {
       if (((bitField0_ & 0x00000004) != 0)) {
         output.writeInt32(6, historyLimit_);
       }
+      if (ifBusy_ != luosho.v1.Agent.IfBusy.IF_BUSY_UNSPECIFIED.getNumber()) {
+        output.writeEnum(7, ifBusy_);
+      }
+      if (((bitField0_ & 0x00000008) != 0)) {
+        output.writeUInt64(8, retentionSeconds_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -36247,6 +36764,14 @@ java.lang.String defaultValue) {
       if (((bitField0_ & 0x00000004) != 0)) {
         size += com.google.protobuf.CodedOutputStream
           .computeInt32Size(6, historyLimit_);
+      }
+      if (ifBusy_ != luosho.v1.Agent.IfBusy.IF_BUSY_UNSPECIFIED.getNumber()) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeEnumSize(7, ifBusy_);
+      }
+      if (((bitField0_ & 0x00000008) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeUInt64Size(8, retentionSeconds_);
       }
       return size;
     }
@@ -36293,6 +36818,12 @@ java.lang.String defaultValue) {
         if (getHistoryLimit()
             != other.getHistoryLimit()) return false;
       }
+      if (ifBusy_ != other.ifBusy_) return false;
+      if (hasRetentionSeconds() != other.hasRetentionSeconds()) return false;
+      if (hasRetentionSeconds()) {
+        if (getRetentionSeconds()
+            != other.getRetentionSeconds()) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -36323,6 +36854,13 @@ java.lang.String defaultValue) {
       if (hasHistoryLimit()) {
         hash = (37 * hash) + HISTORY_LIMIT_FIELD_NUMBER;
         hash = (53 * hash) + getHistoryLimit();
+      }
+      hash = (37 * hash) + IF_BUSY_FIELD_NUMBER;
+      hash = (53 * hash) + ifBusy_;
+      if (hasRetentionSeconds()) {
+        hash = (37 * hash) + RETENTION_SECONDS_FIELD_NUMBER;
+        hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+            getRetentionSeconds());
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -36478,6 +37016,8 @@ java.lang.String defaultValue) {
         businessStateJson_ = "";
         requestId_ = "";
         historyLimit_ = 0;
+        ifBusy_ = 0;
+        retentionSeconds_ = 0L;
         return this;
       }
 
@@ -36545,6 +37085,13 @@ java.lang.String defaultValue) {
           result.historyLimit_ = historyLimit_;
           to_bitField0_ |= 0x00000004;
         }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.ifBusy_ = ifBusy_;
+        }
+        if (((from_bitField0_ & 0x00000080) != 0)) {
+          result.retentionSeconds_ = retentionSeconds_;
+          to_bitField0_ |= 0x00000008;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -36606,6 +37153,12 @@ java.lang.String defaultValue) {
         }
         if (other.hasHistoryLimit()) {
           setHistoryLimit(other.getHistoryLimit());
+        }
+        if (other.ifBusy_ != 0) {
+          setIfBusyValue(other.getIfBusyValue());
+        }
+        if (other.hasRetentionSeconds()) {
+          setRetentionSeconds(other.getRetentionSeconds());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -36673,6 +37226,16 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000020;
                 break;
               } // case 48
+              case 56: {
+                ifBusy_ = input.readEnum();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 56
+              case 64: {
+                retentionSeconds_ = input.readUInt64();
+                bitField0_ |= 0x00000080;
+                break;
+              } // case 64
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -37504,6 +38067,143 @@ java.lang.String defaultValue) {
         return this;
       }
 
+      private int ifBusy_ = 0;
+      /**
+       * <pre>
+       * What to do when the session is busy (another run holds it, in this daemon or another
+       * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+       * </pre>
+       *
+       * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+       * @return The enum numeric value on the wire for ifBusy.
+       */
+      @java.lang.Override public int getIfBusyValue() {
+        return ifBusy_;
+      }
+      /**
+       * <pre>
+       * What to do when the session is busy (another run holds it, in this daemon or another
+       * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+       * </pre>
+       *
+       * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+       * @param value The enum numeric value on the wire for ifBusy to set.
+       * @return This builder for chaining.
+       */
+      public Builder setIfBusyValue(int value) {
+        ifBusy_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * What to do when the session is busy (another run holds it, in this daemon or another
+       * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+       * </pre>
+       *
+       * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+       * @return The ifBusy.
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.IfBusy getIfBusy() {
+        luosho.v1.Agent.IfBusy result = luosho.v1.Agent.IfBusy.forNumber(ifBusy_);
+        return result == null ? luosho.v1.Agent.IfBusy.UNRECOGNIZED : result;
+      }
+      /**
+       * <pre>
+       * What to do when the session is busy (another run holds it, in this daemon or another
+       * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+       * </pre>
+       *
+       * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+       * @param value The ifBusy to set.
+       * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+       * @return This builder for chaining.
+       */
+      public Builder setIfBusy(luosho.v1.Agent.IfBusy value) {
+        if (value == null) { throw new NullPointerException(); }
+        bitField0_ |= 0x00000040;
+        ifBusy_ = value.getNumber();
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * What to do when the session is busy (another run holds it, in this daemon or another
+       * sharing the store) or has inputs queued (R68). Unspecified: REJECT.
+       * </pre>
+       *
+       * <code>.luosho.v1.IfBusy if_busy = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearIfBusy() {
+        bitField0_ = (bitField0_ & ~0x00000040);
+        ifBusy_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private long retentionSeconds_ ;
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @return Whether the retentionSeconds field is set.
+       */
+      @java.lang.Override
+      public boolean hasRetentionSeconds() {
+        return ((bitField0_ & 0x00000080) != 0);
+      }
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @return The retentionSeconds.
+       */
+      @java.lang.Override
+      public long getRetentionSeconds() {
+        return retentionSeconds_;
+      }
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @param value The retentionSeconds to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRetentionSeconds(long value) {
+
+        retentionSeconds_ = value;
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * How long this session is kept once finished before the daemon deletes it (with its
+       * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+       * </pre>
+       *
+       * <code>optional uint64 retention_seconds = 8;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRetentionSeconds() {
+        bitField0_ = (bitField0_ & ~0x00000080);
+        retentionSeconds_ = 0L;
+        onChanged();
+        return this;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.ExecuteRequest)
     }
 
@@ -37550,6 +38250,3059 @@ java.lang.String defaultValue) {
 
     @java.lang.Override
     public luosho.v1.Agent.ExecuteRequest getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface QueuedInputOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.QueuedInput)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The requestId.
+     */
+    java.lang.String getRequestId();
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The bytes for requestId.
+     */
+    com.google.protobuf.ByteString
+        getRequestIdBytes();
+
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    java.util.List<luosho.v1.Agent.Message> 
+        getInputList();
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    luosho.v1.Agent.Message getInput(int index);
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    int getInputCount();
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+        getInputOrBuilderList();
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    luosho.v1.Agent.MessageOrBuilder getInputOrBuilder(
+        int index);
+
+    /**
+     * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+     * @return The enum numeric value on the wire for ifBusy.
+     */
+    int getIfBusyValue();
+    /**
+     * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+     * @return The ifBusy.
+     */
+    luosho.v1.Agent.IfBusy getIfBusy();
+
+    /**
+     * <pre>
+     * The order of the queue: smaller runs first.
+     * </pre>
+     *
+     * <code>int64 position = 4;</code>
+     * @return The position.
+     */
+    long getPosition();
+
+    /**
+     * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+     * @return Whether the enqueuedAt field is set.
+     */
+    boolean hasEnqueuedAt();
+    /**
+     * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+     * @return The enqueuedAt.
+     */
+    com.google.protobuf.Timestamp getEnqueuedAt();
+    /**
+     * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+     */
+    com.google.protobuf.TimestampOrBuilder getEnqueuedAtOrBuilder();
+  }
+  /**
+   * <pre>
+   * An input waiting for its session (GetSessionResponse.queue, event input.queued).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.QueuedInput}
+   */
+  public static final class QueuedInput extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.QueuedInput)
+      QueuedInputOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "QueuedInput");
+    }
+    // Use QueuedInput.newBuilder() to construct.
+    private QueuedInput(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private QueuedInput() {
+      requestId_ = "";
+      input_ = java.util.Collections.emptyList();
+      ifBusy_ = 0;
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_QueuedInput_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_QueuedInput_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_QueuedInput_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.QueuedInput.class, luosho.v1.Agent.QueuedInput.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int REQUEST_ID_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object requestId_ = "";
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The requestId.
+     */
+    @java.lang.Override
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The bytes for requestId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int INPUT_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.Message> input_;
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.Message> getInputList() {
+      return input_;
+    }
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+        getInputOrBuilderList() {
+      return input_;
+    }
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    @java.lang.Override
+    public int getInputCount() {
+      return input_.size();
+    }
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.Message getInput(int index) {
+      return input_.get(index);
+    }
+    /**
+     * <code>repeated .luosho.v1.Message input = 2;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.MessageOrBuilder getInputOrBuilder(
+        int index) {
+      return input_.get(index);
+    }
+
+    public static final int IF_BUSY_FIELD_NUMBER = 3;
+    private int ifBusy_ = 0;
+    /**
+     * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+     * @return The enum numeric value on the wire for ifBusy.
+     */
+    @java.lang.Override public int getIfBusyValue() {
+      return ifBusy_;
+    }
+    /**
+     * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+     * @return The ifBusy.
+     */
+    @java.lang.Override public luosho.v1.Agent.IfBusy getIfBusy() {
+      luosho.v1.Agent.IfBusy result = luosho.v1.Agent.IfBusy.forNumber(ifBusy_);
+      return result == null ? luosho.v1.Agent.IfBusy.UNRECOGNIZED : result;
+    }
+
+    public static final int POSITION_FIELD_NUMBER = 4;
+    private long position_ = 0L;
+    /**
+     * <pre>
+     * The order of the queue: smaller runs first.
+     * </pre>
+     *
+     * <code>int64 position = 4;</code>
+     * @return The position.
+     */
+    @java.lang.Override
+    public long getPosition() {
+      return position_;
+    }
+
+    public static final int ENQUEUED_AT_FIELD_NUMBER = 5;
+    private com.google.protobuf.Timestamp enqueuedAt_;
+    /**
+     * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+     * @return Whether the enqueuedAt field is set.
+     */
+    @java.lang.Override
+    public boolean hasEnqueuedAt() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+     * @return The enqueuedAt.
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getEnqueuedAt() {
+      return enqueuedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : enqueuedAt_;
+    }
+    /**
+     * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.TimestampOrBuilder getEnqueuedAtOrBuilder() {
+      return enqueuedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : enqueuedAt_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, requestId_);
+      }
+      for (int i = 0; i < input_.size(); i++) {
+        output.writeMessage(2, input_.get(i));
+      }
+      if (ifBusy_ != luosho.v1.Agent.IfBusy.IF_BUSY_UNSPECIFIED.getNumber()) {
+        output.writeEnum(3, ifBusy_);
+      }
+      if (position_ != 0L) {
+        output.writeInt64(4, position_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(5, getEnqueuedAt());
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, requestId_);
+      }
+
+          {
+            final int count = input_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(input_.get(i));
+            }
+            size += 1 * count;
+          }
+      if (ifBusy_ != luosho.v1.Agent.IfBusy.IF_BUSY_UNSPECIFIED.getNumber()) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeEnumSize(3, ifBusy_);
+      }
+      if (position_ != 0L) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt64Size(4, position_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(5, getEnqueuedAt());
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.QueuedInput)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.QueuedInput other = (luosho.v1.Agent.QueuedInput) obj;
+
+      if (!getRequestId()
+          .equals(other.getRequestId())) return false;
+      if (!getInputList()
+          .equals(other.getInputList())) return false;
+      if (ifBusy_ != other.ifBusy_) return false;
+      if (getPosition()
+          != other.getPosition()) return false;
+      if (hasEnqueuedAt() != other.hasEnqueuedAt()) return false;
+      if (hasEnqueuedAt()) {
+        if (!getEnqueuedAt()
+            .equals(other.getEnqueuedAt())) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getRequestId().hashCode();
+      if (getInputCount() > 0) {
+        hash = (37 * hash) + INPUT_FIELD_NUMBER;
+        hash = (53 * hash) + getInputList().hashCode();
+      }
+      hash = (37 * hash) + IF_BUSY_FIELD_NUMBER;
+      hash = (53 * hash) + ifBusy_;
+      hash = (37 * hash) + POSITION_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          getPosition());
+      if (hasEnqueuedAt()) {
+        hash = (37 * hash) + ENQUEUED_AT_FIELD_NUMBER;
+        hash = (53 * hash) + getEnqueuedAt().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.QueuedInput parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.QueuedInput parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.QueuedInput parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.QueuedInput prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * An input waiting for its session (GetSessionResponse.queue, event input.queued).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.QueuedInput}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.QueuedInput)
+        luosho.v1.Agent.QueuedInputOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_QueuedInput_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_QueuedInput_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.QueuedInput.class, luosho.v1.Agent.QueuedInput.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.QueuedInput.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetInputFieldBuilder();
+          internalGetEnqueuedAtFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        requestId_ = "";
+        if (inputBuilder_ == null) {
+          input_ = java.util.Collections.emptyList();
+        } else {
+          input_ = null;
+          inputBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000002);
+        ifBusy_ = 0;
+        position_ = 0L;
+        enqueuedAt_ = null;
+        if (enqueuedAtBuilder_ != null) {
+          enqueuedAtBuilder_.dispose();
+          enqueuedAtBuilder_ = null;
+        }
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_QueuedInput_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.QueuedInput getDefaultInstanceForType() {
+        return luosho.v1.Agent.QueuedInput.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.QueuedInput build() {
+        luosho.v1.Agent.QueuedInput result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.QueuedInput buildPartial() {
+        luosho.v1.Agent.QueuedInput result = new luosho.v1.Agent.QueuedInput(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.QueuedInput result) {
+        if (inputBuilder_ == null) {
+          if (((bitField0_ & 0x00000002) != 0)) {
+            input_ = java.util.Collections.unmodifiableList(input_);
+            bitField0_ = (bitField0_ & ~0x00000002);
+          }
+          result.input_ = input_;
+        } else {
+          result.input_ = inputBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.QueuedInput result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.requestId_ = requestId_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.ifBusy_ = ifBusy_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.position_ = position_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.enqueuedAt_ = enqueuedAtBuilder_ == null
+              ? enqueuedAt_
+              : enqueuedAtBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.QueuedInput) {
+          return mergeFrom((luosho.v1.Agent.QueuedInput)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.QueuedInput other) {
+        if (other == luosho.v1.Agent.QueuedInput.getDefaultInstance()) return this;
+        if (!other.getRequestId().isEmpty()) {
+          requestId_ = other.requestId_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (inputBuilder_ == null) {
+          if (!other.input_.isEmpty()) {
+            if (input_.isEmpty()) {
+              input_ = other.input_;
+              bitField0_ = (bitField0_ & ~0x00000002);
+            } else {
+              ensureInputIsMutable();
+              input_.addAll(other.input_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.input_.isEmpty()) {
+            if (inputBuilder_.isEmpty()) {
+              inputBuilder_.dispose();
+              inputBuilder_ = null;
+              input_ = other.input_;
+              bitField0_ = (bitField0_ & ~0x00000002);
+              inputBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetInputFieldBuilder() : null;
+            } else {
+              inputBuilder_.addAllMessages(other.input_);
+            }
+          }
+        }
+        if (other.ifBusy_ != 0) {
+          setIfBusyValue(other.getIfBusyValue());
+        }
+        if (other.getPosition() != 0L) {
+          setPosition(other.getPosition());
+        }
+        if (other.hasEnqueuedAt()) {
+          mergeEnqueuedAt(other.getEnqueuedAt());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                requestId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                luosho.v1.Agent.Message m =
+                    input.readMessage(
+                        luosho.v1.Agent.Message.parser(),
+                        extensionRegistry);
+                if (inputBuilder_ == null) {
+                  ensureInputIsMutable();
+                  input_.add(m);
+                } else {
+                  inputBuilder_.addMessage(m);
+                }
+                break;
+              } // case 18
+              case 24: {
+                ifBusy_ = input.readEnum();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 24
+              case 32: {
+                position_ = input.readInt64();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 42: {
+                input.readMessage(
+                    internalGetEnqueuedAtFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object requestId_ = "";
+      /**
+       * <code>string request_id = 1;</code>
+       * @return The requestId.
+       */
+      public java.lang.String getRequestId() {
+        java.lang.Object ref = requestId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          requestId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @return The bytes for requestId.
+       */
+      public com.google.protobuf.ByteString
+          getRequestIdBytes() {
+        java.lang.Object ref = requestId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          requestId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @param value The requestId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRequestId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        requestId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRequestId() {
+        requestId_ = getDefaultInstance().getRequestId();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @param value The bytes for requestId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRequestIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        requestId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<luosho.v1.Agent.Message> input_ =
+        java.util.Collections.emptyList();
+      private void ensureInputIsMutable() {
+        if (!((bitField0_ & 0x00000002) != 0)) {
+          input_ = new java.util.ArrayList<luosho.v1.Agent.Message>(input_);
+          bitField0_ |= 0x00000002;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder> inputBuilder_;
+
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public java.util.List<luosho.v1.Agent.Message> getInputList() {
+        if (inputBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(input_);
+        } else {
+          return inputBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public int getInputCount() {
+        if (inputBuilder_ == null) {
+          return input_.size();
+        } else {
+          return inputBuilder_.getCount();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public luosho.v1.Agent.Message getInput(int index) {
+        if (inputBuilder_ == null) {
+          return input_.get(index);
+        } else {
+          return inputBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder setInput(
+          int index, luosho.v1.Agent.Message value) {
+        if (inputBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureInputIsMutable();
+          input_.set(index, value);
+          onChanged();
+        } else {
+          inputBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder setInput(
+          int index, luosho.v1.Agent.Message.Builder builderForValue) {
+        if (inputBuilder_ == null) {
+          ensureInputIsMutable();
+          input_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          inputBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder addInput(luosho.v1.Agent.Message value) {
+        if (inputBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureInputIsMutable();
+          input_.add(value);
+          onChanged();
+        } else {
+          inputBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder addInput(
+          int index, luosho.v1.Agent.Message value) {
+        if (inputBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureInputIsMutable();
+          input_.add(index, value);
+          onChanged();
+        } else {
+          inputBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder addInput(
+          luosho.v1.Agent.Message.Builder builderForValue) {
+        if (inputBuilder_ == null) {
+          ensureInputIsMutable();
+          input_.add(builderForValue.build());
+          onChanged();
+        } else {
+          inputBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder addInput(
+          int index, luosho.v1.Agent.Message.Builder builderForValue) {
+        if (inputBuilder_ == null) {
+          ensureInputIsMutable();
+          input_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          inputBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder addAllInput(
+          java.lang.Iterable<? extends luosho.v1.Agent.Message> values) {
+        if (inputBuilder_ == null) {
+          ensureInputIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, input_);
+          onChanged();
+        } else {
+          inputBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder clearInput() {
+        if (inputBuilder_ == null) {
+          input_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000002);
+          onChanged();
+        } else {
+          inputBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public Builder removeInput(int index) {
+        if (inputBuilder_ == null) {
+          ensureInputIsMutable();
+          input_.remove(index);
+          onChanged();
+        } else {
+          inputBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public luosho.v1.Agent.Message.Builder getInputBuilder(
+          int index) {
+        return internalGetInputFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public luosho.v1.Agent.MessageOrBuilder getInputOrBuilder(
+          int index) {
+        if (inputBuilder_ == null) {
+          return input_.get(index);  } else {
+          return inputBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+           getInputOrBuilderList() {
+        if (inputBuilder_ != null) {
+          return inputBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(input_);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public luosho.v1.Agent.Message.Builder addInputBuilder() {
+        return internalGetInputFieldBuilder().addBuilder(
+            luosho.v1.Agent.Message.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public luosho.v1.Agent.Message.Builder addInputBuilder(
+          int index) {
+        return internalGetInputFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.Message.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.Message input = 2;</code>
+       */
+      public java.util.List<luosho.v1.Agent.Message.Builder> 
+           getInputBuilderList() {
+        return internalGetInputFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder> 
+          internalGetInputFieldBuilder() {
+        if (inputBuilder_ == null) {
+          inputBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder>(
+                  input_,
+                  ((bitField0_ & 0x00000002) != 0),
+                  getParentForChildren(),
+                  isClean());
+          input_ = null;
+        }
+        return inputBuilder_;
+      }
+
+      private int ifBusy_ = 0;
+      /**
+       * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+       * @return The enum numeric value on the wire for ifBusy.
+       */
+      @java.lang.Override public int getIfBusyValue() {
+        return ifBusy_;
+      }
+      /**
+       * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+       * @param value The enum numeric value on the wire for ifBusy to set.
+       * @return This builder for chaining.
+       */
+      public Builder setIfBusyValue(int value) {
+        ifBusy_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+       * @return The ifBusy.
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.IfBusy getIfBusy() {
+        luosho.v1.Agent.IfBusy result = luosho.v1.Agent.IfBusy.forNumber(ifBusy_);
+        return result == null ? luosho.v1.Agent.IfBusy.UNRECOGNIZED : result;
+      }
+      /**
+       * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+       * @param value The ifBusy to set.
+       * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+       * @return This builder for chaining.
+       */
+      public Builder setIfBusy(luosho.v1.Agent.IfBusy value) {
+        if (value == null) { throw new NullPointerException(); }
+        bitField0_ |= 0x00000004;
+        ifBusy_ = value.getNumber();
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.IfBusy if_busy = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearIfBusy() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        ifBusy_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private long position_ ;
+      /**
+       * <pre>
+       * The order of the queue: smaller runs first.
+       * </pre>
+       *
+       * <code>int64 position = 4;</code>
+       * @return The position.
+       */
+      @java.lang.Override
+      public long getPosition() {
+        return position_;
+      }
+      /**
+       * <pre>
+       * The order of the queue: smaller runs first.
+       * </pre>
+       *
+       * <code>int64 position = 4;</code>
+       * @param value The position to set.
+       * @return This builder for chaining.
+       */
+      public Builder setPosition(long value) {
+
+        position_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The order of the queue: smaller runs first.
+       * </pre>
+       *
+       * <code>int64 position = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearPosition() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        position_ = 0L;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.Timestamp enqueuedAt_;
+      private com.google.protobuf.SingleFieldBuilder<
+          com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> enqueuedAtBuilder_;
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       * @return Whether the enqueuedAt field is set.
+       */
+      public boolean hasEnqueuedAt() {
+        return ((bitField0_ & 0x00000010) != 0);
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       * @return The enqueuedAt.
+       */
+      public com.google.protobuf.Timestamp getEnqueuedAt() {
+        if (enqueuedAtBuilder_ == null) {
+          return enqueuedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : enqueuedAt_;
+        } else {
+          return enqueuedAtBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       */
+      public Builder setEnqueuedAt(com.google.protobuf.Timestamp value) {
+        if (enqueuedAtBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          enqueuedAt_ = value;
+        } else {
+          enqueuedAtBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       */
+      public Builder setEnqueuedAt(
+          com.google.protobuf.Timestamp.Builder builderForValue) {
+        if (enqueuedAtBuilder_ == null) {
+          enqueuedAt_ = builderForValue.build();
+        } else {
+          enqueuedAtBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       */
+      public Builder mergeEnqueuedAt(com.google.protobuf.Timestamp value) {
+        if (enqueuedAtBuilder_ == null) {
+          if (((bitField0_ & 0x00000010) != 0) &&
+            enqueuedAt_ != null &&
+            enqueuedAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+            getEnqueuedAtBuilder().mergeFrom(value);
+          } else {
+            enqueuedAt_ = value;
+          }
+        } else {
+          enqueuedAtBuilder_.mergeFrom(value);
+        }
+        if (enqueuedAt_ != null) {
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       */
+      public Builder clearEnqueuedAt() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        enqueuedAt_ = null;
+        if (enqueuedAtBuilder_ != null) {
+          enqueuedAtBuilder_.dispose();
+          enqueuedAtBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       */
+      public com.google.protobuf.Timestamp.Builder getEnqueuedAtBuilder() {
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return internalGetEnqueuedAtFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       */
+      public com.google.protobuf.TimestampOrBuilder getEnqueuedAtOrBuilder() {
+        if (enqueuedAtBuilder_ != null) {
+          return enqueuedAtBuilder_.getMessageOrBuilder();
+        } else {
+          return enqueuedAt_ == null ?
+              com.google.protobuf.Timestamp.getDefaultInstance() : enqueuedAt_;
+        }
+      }
+      /**
+       * <code>.google.protobuf.Timestamp enqueued_at = 5;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+          internalGetEnqueuedAtFieldBuilder() {
+        if (enqueuedAtBuilder_ == null) {
+          enqueuedAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                  getEnqueuedAt(),
+                  getParentForChildren(),
+                  isClean());
+          enqueuedAt_ = null;
+        }
+        return enqueuedAtBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.QueuedInput)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.QueuedInput)
+    private static final luosho.v1.Agent.QueuedInput DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.QueuedInput();
+    }
+
+    public static luosho.v1.Agent.QueuedInput getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<QueuedInput>
+        PARSER = new com.google.protobuf.AbstractParser<QueuedInput>() {
+      @java.lang.Override
+      public QueuedInput parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<QueuedInput> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<QueuedInput> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.QueuedInput getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface InputQueuedOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.InputQueued)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The requestId.
+     */
+    java.lang.String getRequestId();
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The bytes for requestId.
+     */
+    com.google.protobuf.ByteString
+        getRequestIdBytes();
+
+    /**
+     * <code>int32 ahead = 2;</code>
+     * @return The ahead.
+     */
+    int getAhead();
+  }
+  /**
+   * <pre>
+   * type "input.queued" (seq 0, never stored): the Execute's input waits in the session's
+   * queue behind `ahead` others.
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.InputQueued}
+   */
+  public static final class InputQueued extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.InputQueued)
+      InputQueuedOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "InputQueued");
+    }
+    // Use InputQueued.newBuilder() to construct.
+    private InputQueued(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private InputQueued() {
+      requestId_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_InputQueued_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_InputQueued_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_InputQueued_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.InputQueued.class, luosho.v1.Agent.InputQueued.Builder.class);
+    }
+
+    public static final int REQUEST_ID_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object requestId_ = "";
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The requestId.
+     */
+    @java.lang.Override
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string request_id = 1;</code>
+     * @return The bytes for requestId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int AHEAD_FIELD_NUMBER = 2;
+    private int ahead_ = 0;
+    /**
+     * <code>int32 ahead = 2;</code>
+     * @return The ahead.
+     */
+    @java.lang.Override
+    public int getAhead() {
+      return ahead_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, requestId_);
+      }
+      if (ahead_ != 0) {
+        output.writeInt32(2, ahead_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, requestId_);
+      }
+      if (ahead_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(2, ahead_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.InputQueued)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.InputQueued other = (luosho.v1.Agent.InputQueued) obj;
+
+      if (!getRequestId()
+          .equals(other.getRequestId())) return false;
+      if (getAhead()
+          != other.getAhead()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getRequestId().hashCode();
+      hash = (37 * hash) + AHEAD_FIELD_NUMBER;
+      hash = (53 * hash) + getAhead();
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.InputQueued parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.InputQueued parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.InputQueued parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.InputQueued prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * type "input.queued" (seq 0, never stored): the Execute's input waits in the session's
+     * queue behind `ahead` others.
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.InputQueued}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.InputQueued)
+        luosho.v1.Agent.InputQueuedOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_InputQueued_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_InputQueued_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.InputQueued.class, luosho.v1.Agent.InputQueued.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.InputQueued.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        requestId_ = "";
+        ahead_ = 0;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_InputQueued_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.InputQueued getDefaultInstanceForType() {
+        return luosho.v1.Agent.InputQueued.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.InputQueued build() {
+        luosho.v1.Agent.InputQueued result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.InputQueued buildPartial() {
+        luosho.v1.Agent.InputQueued result = new luosho.v1.Agent.InputQueued(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.InputQueued result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.requestId_ = requestId_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.ahead_ = ahead_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.InputQueued) {
+          return mergeFrom((luosho.v1.Agent.InputQueued)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.InputQueued other) {
+        if (other == luosho.v1.Agent.InputQueued.getDefaultInstance()) return this;
+        if (!other.getRequestId().isEmpty()) {
+          requestId_ = other.requestId_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (other.getAhead() != 0) {
+          setAhead(other.getAhead());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                requestId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 16: {
+                ahead_ = input.readInt32();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object requestId_ = "";
+      /**
+       * <code>string request_id = 1;</code>
+       * @return The requestId.
+       */
+      public java.lang.String getRequestId() {
+        java.lang.Object ref = requestId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          requestId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @return The bytes for requestId.
+       */
+      public com.google.protobuf.ByteString
+          getRequestIdBytes() {
+        java.lang.Object ref = requestId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          requestId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @param value The requestId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRequestId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        requestId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRequestId() {
+        requestId_ = getDefaultInstance().getRequestId();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string request_id = 1;</code>
+       * @param value The bytes for requestId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRequestIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        requestId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private int ahead_ ;
+      /**
+       * <code>int32 ahead = 2;</code>
+       * @return The ahead.
+       */
+      @java.lang.Override
+      public int getAhead() {
+        return ahead_;
+      }
+      /**
+       * <code>int32 ahead = 2;</code>
+       * @param value The ahead to set.
+       * @return This builder for chaining.
+       */
+      public Builder setAhead(int value) {
+
+        ahead_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int32 ahead = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearAhead() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        ahead_ = 0;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.InputQueued)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.InputQueued)
+    private static final luosho.v1.Agent.InputQueued DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.InputQueued();
+    }
+
+    public static luosho.v1.Agent.InputQueued getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<InputQueued>
+        PARSER = new com.google.protobuf.AbstractParser<InputQueued>() {
+      @java.lang.Override
+      public InputQueued parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<InputQueued> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<InputQueued> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.InputQueued getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface DequeueInputRequestOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.DequeueInputRequest)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string session_id = 1;</code>
+     * @return The sessionId.
+     */
+    java.lang.String getSessionId();
+    /**
+     * <code>string session_id = 1;</code>
+     * @return The bytes for sessionId.
+     */
+    com.google.protobuf.ByteString
+        getSessionIdBytes();
+
+    /**
+     * <code>string request_id = 2;</code>
+     * @return The requestId.
+     */
+    java.lang.String getRequestId();
+    /**
+     * <code>string request_id = 2;</code>
+     * @return The bytes for requestId.
+     */
+    com.google.protobuf.ByteString
+        getRequestIdBytes();
+  }
+  /**
+   * Protobuf type {@code luosho.v1.DequeueInputRequest}
+   */
+  public static final class DequeueInputRequest extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.DequeueInputRequest)
+      DequeueInputRequestOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "DequeueInputRequest");
+    }
+    // Use DequeueInputRequest.newBuilder() to construct.
+    private DequeueInputRequest(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private DequeueInputRequest() {
+      sessionId_ = "";
+      requestId_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputRequest_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputRequest_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.DequeueInputRequest.class, luosho.v1.Agent.DequeueInputRequest.Builder.class);
+    }
+
+    public static final int SESSION_ID_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object sessionId_ = "";
+    /**
+     * <code>string session_id = 1;</code>
+     * @return The sessionId.
+     */
+    @java.lang.Override
+    public java.lang.String getSessionId() {
+      java.lang.Object ref = sessionId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        sessionId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string session_id = 1;</code>
+     * @return The bytes for sessionId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getSessionIdBytes() {
+      java.lang.Object ref = sessionId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        sessionId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int REQUEST_ID_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object requestId_ = "";
+    /**
+     * <code>string request_id = 2;</code>
+     * @return The requestId.
+     */
+    @java.lang.Override
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string request_id = 2;</code>
+     * @return The bytes for requestId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, sessionId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, requestId_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, sessionId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, requestId_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.DequeueInputRequest)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.DequeueInputRequest other = (luosho.v1.Agent.DequeueInputRequest) obj;
+
+      if (!getSessionId()
+          .equals(other.getSessionId())) return false;
+      if (!getRequestId()
+          .equals(other.getRequestId())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + SESSION_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getSessionId().hashCode();
+      hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getRequestId().hashCode();
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.DequeueInputRequest parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.DequeueInputRequest parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.DequeueInputRequest parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.DequeueInputRequest prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.DequeueInputRequest}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.DequeueInputRequest)
+        luosho.v1.Agent.DequeueInputRequestOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputRequest_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.DequeueInputRequest.class, luosho.v1.Agent.DequeueInputRequest.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.DequeueInputRequest.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        sessionId_ = "";
+        requestId_ = "";
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputRequest_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.DequeueInputRequest getDefaultInstanceForType() {
+        return luosho.v1.Agent.DequeueInputRequest.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.DequeueInputRequest build() {
+        luosho.v1.Agent.DequeueInputRequest result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.DequeueInputRequest buildPartial() {
+        luosho.v1.Agent.DequeueInputRequest result = new luosho.v1.Agent.DequeueInputRequest(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.DequeueInputRequest result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.sessionId_ = sessionId_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.requestId_ = requestId_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.DequeueInputRequest) {
+          return mergeFrom((luosho.v1.Agent.DequeueInputRequest)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.DequeueInputRequest other) {
+        if (other == luosho.v1.Agent.DequeueInputRequest.getDefaultInstance()) return this;
+        if (!other.getSessionId().isEmpty()) {
+          sessionId_ = other.sessionId_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getRequestId().isEmpty()) {
+          requestId_ = other.requestId_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                sessionId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                requestId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object sessionId_ = "";
+      /**
+       * <code>string session_id = 1;</code>
+       * @return The sessionId.
+       */
+      public java.lang.String getSessionId() {
+        java.lang.Object ref = sessionId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          sessionId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string session_id = 1;</code>
+       * @return The bytes for sessionId.
+       */
+      public com.google.protobuf.ByteString
+          getSessionIdBytes() {
+        java.lang.Object ref = sessionId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          sessionId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string session_id = 1;</code>
+       * @param value The sessionId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSessionId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        sessionId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string session_id = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearSessionId() {
+        sessionId_ = getDefaultInstance().getSessionId();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string session_id = 1;</code>
+       * @param value The bytes for sessionId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSessionIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        sessionId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object requestId_ = "";
+      /**
+       * <code>string request_id = 2;</code>
+       * @return The requestId.
+       */
+      public java.lang.String getRequestId() {
+        java.lang.Object ref = requestId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          requestId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string request_id = 2;</code>
+       * @return The bytes for requestId.
+       */
+      public com.google.protobuf.ByteString
+          getRequestIdBytes() {
+        java.lang.Object ref = requestId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          requestId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string request_id = 2;</code>
+       * @param value The requestId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRequestId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        requestId_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string request_id = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRequestId() {
+        requestId_ = getDefaultInstance().getRequestId();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string request_id = 2;</code>
+       * @param value The bytes for requestId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRequestIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        requestId_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.DequeueInputRequest)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.DequeueInputRequest)
+    private static final luosho.v1.Agent.DequeueInputRequest DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.DequeueInputRequest();
+    }
+
+    public static luosho.v1.Agent.DequeueInputRequest getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<DequeueInputRequest>
+        PARSER = new com.google.protobuf.AbstractParser<DequeueInputRequest>() {
+      @java.lang.Override
+      public DequeueInputRequest parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<DequeueInputRequest> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<DequeueInputRequest> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.DequeueInputRequest getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface DequeueInputResponseOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.DequeueInputResponse)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * False when the session queues no input of that id (never queued, already removed, or
+     * already applied by a run).
+     * </pre>
+     *
+     * <code>bool removed = 1;</code>
+     * @return The removed.
+     */
+    boolean getRemoved();
+  }
+  /**
+   * Protobuf type {@code luosho.v1.DequeueInputResponse}
+   */
+  public static final class DequeueInputResponse extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.DequeueInputResponse)
+      DequeueInputResponseOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "DequeueInputResponse");
+    }
+    // Use DequeueInputResponse.newBuilder() to construct.
+    private DequeueInputResponse(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private DequeueInputResponse() {
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputResponse_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputResponse_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.DequeueInputResponse.class, luosho.v1.Agent.DequeueInputResponse.Builder.class);
+    }
+
+    public static final int REMOVED_FIELD_NUMBER = 1;
+    private boolean removed_ = false;
+    /**
+     * <pre>
+     * False when the session queues no input of that id (never queued, already removed, or
+     * already applied by a run).
+     * </pre>
+     *
+     * <code>bool removed = 1;</code>
+     * @return The removed.
+     */
+    @java.lang.Override
+    public boolean getRemoved() {
+      return removed_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (removed_ != false) {
+        output.writeBool(1, removed_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (removed_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(1, removed_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.DequeueInputResponse)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.DequeueInputResponse other = (luosho.v1.Agent.DequeueInputResponse) obj;
+
+      if (getRemoved()
+          != other.getRemoved()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + REMOVED_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getRemoved());
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.DequeueInputResponse parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.DequeueInputResponse parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.DequeueInputResponse parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.DequeueInputResponse prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * Protobuf type {@code luosho.v1.DequeueInputResponse}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.DequeueInputResponse)
+        luosho.v1.Agent.DequeueInputResponseOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputResponse_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.DequeueInputResponse.class, luosho.v1.Agent.DequeueInputResponse.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.DequeueInputResponse.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        removed_ = false;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_DequeueInputResponse_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.DequeueInputResponse getDefaultInstanceForType() {
+        return luosho.v1.Agent.DequeueInputResponse.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.DequeueInputResponse build() {
+        luosho.v1.Agent.DequeueInputResponse result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.DequeueInputResponse buildPartial() {
+        luosho.v1.Agent.DequeueInputResponse result = new luosho.v1.Agent.DequeueInputResponse(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.DequeueInputResponse result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.removed_ = removed_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.DequeueInputResponse) {
+          return mergeFrom((luosho.v1.Agent.DequeueInputResponse)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.DequeueInputResponse other) {
+        if (other == luosho.v1.Agent.DequeueInputResponse.getDefaultInstance()) return this;
+        if (other.getRemoved() != false) {
+          setRemoved(other.getRemoved());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 8: {
+                removed_ = input.readBool();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 8
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private boolean removed_ ;
+      /**
+       * <pre>
+       * False when the session queues no input of that id (never queued, already removed, or
+       * already applied by a run).
+       * </pre>
+       *
+       * <code>bool removed = 1;</code>
+       * @return The removed.
+       */
+      @java.lang.Override
+      public boolean getRemoved() {
+        return removed_;
+      }
+      /**
+       * <pre>
+       * False when the session queues no input of that id (never queued, already removed, or
+       * already applied by a run).
+       * </pre>
+       *
+       * <code>bool removed = 1;</code>
+       * @param value The removed to set.
+       * @return This builder for chaining.
+       */
+      public Builder setRemoved(boolean value) {
+
+        removed_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * False when the session queues no input of that id (never queued, already removed, or
+       * already applied by a run).
+       * </pre>
+       *
+       * <code>bool removed = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearRemoved() {
+        bitField0_ = (bitField0_ & ~0x00000001);
+        removed_ = false;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.DequeueInputResponse)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.DequeueInputResponse)
+    private static final luosho.v1.Agent.DequeueInputResponse DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.DequeueInputResponse();
+    }
+
+    public static luosho.v1.Agent.DequeueInputResponse getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<DequeueInputResponse>
+        PARSER = new com.google.protobuf.AbstractParser<DequeueInputResponse>() {
+      @java.lang.Override
+      public DequeueInputResponse parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<DequeueInputResponse> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<DequeueInputResponse> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.DequeueInputResponse getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -42603,6 +46356,50 @@ java.lang.String defaultValue) {
      * <code>.luosho.v1.Checkpoint checkpoint = 1;</code>
      */
     luosho.v1.Agent.CheckpointOrBuilder getCheckpointOrBuilder();
+
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    java.util.List<luosho.v1.Agent.QueuedInput> 
+        getQueueList();
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    luosho.v1.Agent.QueuedInput getQueue(int index);
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    int getQueueCount();
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.QueuedInputOrBuilder> 
+        getQueueOrBuilderList();
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    luosho.v1.Agent.QueuedInputOrBuilder getQueueOrBuilder(
+        int index);
   }
   /**
    * Protobuf type {@code luosho.v1.GetSessionResponse}
@@ -42626,6 +46423,7 @@ java.lang.String defaultValue) {
       super(builder);
     }
     private GetSessionResponse() {
+      queue_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -42673,6 +46471,67 @@ java.lang.String defaultValue) {
       return checkpoint_ == null ? luosho.v1.Agent.Checkpoint.getDefaultInstance() : checkpoint_;
     }
 
+    public static final int QUEUE_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.QueuedInput> queue_;
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.QueuedInput> getQueueList() {
+      return queue_;
+    }
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.QueuedInputOrBuilder> 
+        getQueueOrBuilderList() {
+      return queue_;
+    }
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    @java.lang.Override
+    public int getQueueCount() {
+      return queue_.size();
+    }
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.QueuedInput getQueue(int index) {
+      return queue_.get(index);
+    }
+    /**
+     * <pre>
+     * Inputs waiting for the session, in the order they will run (R69).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.QueuedInputOrBuilder getQueueOrBuilder(
+        int index) {
+      return queue_.get(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -42690,6 +46549,9 @@ java.lang.String defaultValue) {
       if (((bitField0_ & 0x00000001) != 0)) {
         output.writeMessage(1, getCheckpoint());
       }
+      for (int i = 0; i < queue_.size(); i++) {
+        output.writeMessage(2, queue_.get(i));
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -42698,6 +46560,15 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(1, getCheckpoint());
       }
+
+          {
+            final int count = queue_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(queue_.get(i));
+            }
+            size += 1 * count;
+          }
       return size;
     }
     @java.lang.Override
@@ -42727,6 +46598,8 @@ java.lang.String defaultValue) {
         if (!getCheckpoint()
             .equals(other.getCheckpoint())) return false;
       }
+      if (!getQueueList()
+          .equals(other.getQueueList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -42741,6 +46614,10 @@ java.lang.String defaultValue) {
       if (hasCheckpoint()) {
         hash = (37 * hash) + CHECKPOINT_FIELD_NUMBER;
         hash = (53 * hash) + getCheckpoint().hashCode();
+      }
+      if (getQueueCount() > 0) {
+        hash = (37 * hash) + QUEUE_FIELD_NUMBER;
+        hash = (53 * hash) + getQueueList().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -42873,6 +46750,7 @@ java.lang.String defaultValue) {
         if (com.google.protobuf.GeneratedMessage
                 .alwaysUseFieldBuilders) {
           internalGetCheckpointFieldBuilder();
+          internalGetQueueFieldBuilder();
         }
       }
       @java.lang.Override
@@ -42884,6 +46762,13 @@ java.lang.String defaultValue) {
           checkpointBuilder_.dispose();
           checkpointBuilder_ = null;
         }
+        if (queueBuilder_ == null) {
+          queue_ = java.util.Collections.emptyList();
+        } else {
+          queue_ = null;
+          queueBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000002);
         return this;
       }
 
@@ -42910,9 +46795,22 @@ java.lang.String defaultValue) {
       @java.lang.Override
       public luosho.v1.Agent.GetSessionResponse buildPartial() {
         luosho.v1.Agent.GetSessionResponse result = new luosho.v1.Agent.GetSessionResponse(this);
+        buildPartialRepeatedFields(result);
         if (bitField0_ != 0) { buildPartial0(result); }
         onBuilt();
         return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.GetSessionResponse result) {
+        if (queueBuilder_ == null) {
+          if (((bitField0_ & 0x00000002) != 0)) {
+            queue_ = java.util.Collections.unmodifiableList(queue_);
+            bitField0_ = (bitField0_ & ~0x00000002);
+          }
+          result.queue_ = queue_;
+        } else {
+          result.queue_ = queueBuilder_.build();
+        }
       }
 
       private void buildPartial0(luosho.v1.Agent.GetSessionResponse result) {
@@ -42941,6 +46839,32 @@ java.lang.String defaultValue) {
         if (other == luosho.v1.Agent.GetSessionResponse.getDefaultInstance()) return this;
         if (other.hasCheckpoint()) {
           mergeCheckpoint(other.getCheckpoint());
+        }
+        if (queueBuilder_ == null) {
+          if (!other.queue_.isEmpty()) {
+            if (queue_.isEmpty()) {
+              queue_ = other.queue_;
+              bitField0_ = (bitField0_ & ~0x00000002);
+            } else {
+              ensureQueueIsMutable();
+              queue_.addAll(other.queue_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.queue_.isEmpty()) {
+            if (queueBuilder_.isEmpty()) {
+              queueBuilder_.dispose();
+              queueBuilder_ = null;
+              queue_ = other.queue_;
+              bitField0_ = (bitField0_ & ~0x00000002);
+              queueBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetQueueFieldBuilder() : null;
+            } else {
+              queueBuilder_.addAllMessages(other.queue_);
+            }
+          }
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -42975,6 +46899,19 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000001;
                 break;
               } // case 10
+              case 18: {
+                luosho.v1.Agent.QueuedInput m =
+                    input.readMessage(
+                        luosho.v1.Agent.QueuedInput.parser(),
+                        extensionRegistry);
+                if (queueBuilder_ == null) {
+                  ensureQueueIsMutable();
+                  queue_.add(m);
+                } else {
+                  queueBuilder_.addMessage(m);
+                }
+                break;
+              } // case 18
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -43111,6 +47048,318 @@ java.lang.String defaultValue) {
           checkpoint_ = null;
         }
         return checkpointBuilder_;
+      }
+
+      private java.util.List<luosho.v1.Agent.QueuedInput> queue_ =
+        java.util.Collections.emptyList();
+      private void ensureQueueIsMutable() {
+        if (!((bitField0_ & 0x00000002) != 0)) {
+          queue_ = new java.util.ArrayList<luosho.v1.Agent.QueuedInput>(queue_);
+          bitField0_ |= 0x00000002;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.QueuedInput, luosho.v1.Agent.QueuedInput.Builder, luosho.v1.Agent.QueuedInputOrBuilder> queueBuilder_;
+
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public java.util.List<luosho.v1.Agent.QueuedInput> getQueueList() {
+        if (queueBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(queue_);
+        } else {
+          return queueBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public int getQueueCount() {
+        if (queueBuilder_ == null) {
+          return queue_.size();
+        } else {
+          return queueBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public luosho.v1.Agent.QueuedInput getQueue(int index) {
+        if (queueBuilder_ == null) {
+          return queue_.get(index);
+        } else {
+          return queueBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder setQueue(
+          int index, luosho.v1.Agent.QueuedInput value) {
+        if (queueBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureQueueIsMutable();
+          queue_.set(index, value);
+          onChanged();
+        } else {
+          queueBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder setQueue(
+          int index, luosho.v1.Agent.QueuedInput.Builder builderForValue) {
+        if (queueBuilder_ == null) {
+          ensureQueueIsMutable();
+          queue_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          queueBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder addQueue(luosho.v1.Agent.QueuedInput value) {
+        if (queueBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureQueueIsMutable();
+          queue_.add(value);
+          onChanged();
+        } else {
+          queueBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder addQueue(
+          int index, luosho.v1.Agent.QueuedInput value) {
+        if (queueBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureQueueIsMutable();
+          queue_.add(index, value);
+          onChanged();
+        } else {
+          queueBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder addQueue(
+          luosho.v1.Agent.QueuedInput.Builder builderForValue) {
+        if (queueBuilder_ == null) {
+          ensureQueueIsMutable();
+          queue_.add(builderForValue.build());
+          onChanged();
+        } else {
+          queueBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder addQueue(
+          int index, luosho.v1.Agent.QueuedInput.Builder builderForValue) {
+        if (queueBuilder_ == null) {
+          ensureQueueIsMutable();
+          queue_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          queueBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder addAllQueue(
+          java.lang.Iterable<? extends luosho.v1.Agent.QueuedInput> values) {
+        if (queueBuilder_ == null) {
+          ensureQueueIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, queue_);
+          onChanged();
+        } else {
+          queueBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder clearQueue() {
+        if (queueBuilder_ == null) {
+          queue_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000002);
+          onChanged();
+        } else {
+          queueBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public Builder removeQueue(int index) {
+        if (queueBuilder_ == null) {
+          ensureQueueIsMutable();
+          queue_.remove(index);
+          onChanged();
+        } else {
+          queueBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public luosho.v1.Agent.QueuedInput.Builder getQueueBuilder(
+          int index) {
+        return internalGetQueueFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public luosho.v1.Agent.QueuedInputOrBuilder getQueueOrBuilder(
+          int index) {
+        if (queueBuilder_ == null) {
+          return queue_.get(index);  } else {
+          return queueBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.QueuedInputOrBuilder> 
+           getQueueOrBuilderList() {
+        if (queueBuilder_ != null) {
+          return queueBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(queue_);
+        }
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public luosho.v1.Agent.QueuedInput.Builder addQueueBuilder() {
+        return internalGetQueueFieldBuilder().addBuilder(
+            luosho.v1.Agent.QueuedInput.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public luosho.v1.Agent.QueuedInput.Builder addQueueBuilder(
+          int index) {
+        return internalGetQueueFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.QueuedInput.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Inputs waiting for the session, in the order they will run (R69).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.QueuedInput queue = 2;</code>
+       */
+      public java.util.List<luosho.v1.Agent.QueuedInput.Builder> 
+           getQueueBuilderList() {
+        return internalGetQueueFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.QueuedInput, luosho.v1.Agent.QueuedInput.Builder, luosho.v1.Agent.QueuedInputOrBuilder> 
+          internalGetQueueFieldBuilder() {
+        if (queueBuilder_ == null) {
+          queueBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.QueuedInput, luosho.v1.Agent.QueuedInput.Builder, luosho.v1.Agent.QueuedInputOrBuilder>(
+                  queue_,
+                  ((bitField0_ & 0x00000002) != 0),
+                  getParentForChildren(),
+                  isClean());
+          queue_ = null;
+        }
+        return queueBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.GetSessionResponse)
@@ -67954,6 +72203,26 @@ java.lang.String defaultValue) {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_QueuedInput_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_QueuedInput_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_InputQueued_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_InputQueued_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_DequeueInputRequest_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_DequeueInputResponse_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ExecuteResponse_descriptor;
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -68213,7 +72482,7 @@ java.lang.String defaultValue) {
       "\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(" +
       "\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobuf." +
       "Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v" +
-      "1.AgentDrift\"\204\005\n\005Event\022\022\n\nsession_id\030\001 \001" +
+      "1.AgentDrift\"\264\005\n\005Event\022\022\n\nsession_id\030\001 \001" +
       "(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030" +
       "\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004typ" +
       "e\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n" +
@@ -68229,179 +72498,196 @@ java.lang.String defaultValue) {
       "2\024.luosho.v1.TextDeltaH\000\022:\n\022approval_req" +
       "uested\030\023 \001(\0132\034.luosho.v1.ApprovalRequest" +
       "edH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.Too" +
-      "lRetryH\000B\t\n\007payload\"\206\001\n\010RunStart\022 \n\004mode" +
-      "\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_index" +
-      "\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho.v1." +
-      "AgentFingerprint\022\022\n\nrequest_id\030\004 \001(\t\"\031\n\t" +
-      "StepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004" +
-      "step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1." +
-      "Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage" +
-      "\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004" +
-      "call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeo" +
-      "ut_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027.luosho.v" +
-      "1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001 \001(" +
-      "\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001" +
-      "(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010de" +
-      "lay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005" +
-      "\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(" +
-      "\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010" +
-      "\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDri" +
-      "ft\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t" +
-      "\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed\030\004" +
-      " \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instructi" +
-      "ons_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021Ap" +
-      "provalRequested\022%\n\010approval\030\001 \001(\0132\023.luos" +
-      "ho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish_rea" +
-      "son\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n\006st" +
-      "atus\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022" +
-      "\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022" +
-      "\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013appr" +
-      "oval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\350\001\n" +
-      "\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005i" +
-      "nput\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005agent\030" +
-      "\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023business_" +
-      "state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(" +
-      "\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_busine" +
-      "ss_state_jsonB\020\n\016_history_limit\"2\n\017Execu" +
-      "teResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Ev" +
-      "ent\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n" +
-      "\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005e" +
-      "vent\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027SubmitTo" +
-      "olResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014t" +
-      "ool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020" +
-      "\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResultResp" +
-      "onse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Submit" +
-      "Outcome\"#\n\rCancelRequest\022\022\n\nsession_id\030\001" +
-      " \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030\001 \001(" +
-      "\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoint\030\001" +
-      " \001(\0132\025.luosho.v1.Checkpoint\"\204\001\n\023ListSess" +
-      "ionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_t" +
-      "oken\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v1.C" +
-      "heckpointStatus\022\031\n\021session_id_prefix\030\004 \001" +
-      "(\t\"\\\n\024ListSessionsResponse\022+\n\010sessions\030\001" +
-      " \003(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_" +
-      "page_token\030\002 \001(\t\"@\n\024DeleteSessionRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001" +
-      "(\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001" +
-      " \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001" +
-      " \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005" +
-      "agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreq" +
-      "uest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023det" +
-      "ach_on_tool_call\030\007 \001(\010\"2\n\017ResolveRespons" +
-      "e\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024Li" +
-      "stApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021" +
-      "\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n" +
-      "\025ListApprovalsResponse\022&\n\tapprovals\030\001 \003(" +
-      "\0132\023.luosho.v1.Approval\022\027\n\017next_page_toke" +
-      "n\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003" +
-      " \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Hist" +
-      "oryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1" +
-      ".HistoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314" +
-      "\001\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$" +
-      "\n\010messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023" +
-      "business_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_r" +
-      "esult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022" +
-      "\024\n\014append_input\030\005 \001(\tB\026\n\024_business_state" +
-      "_json\"N\n\017ToolResultPatch\022\024\n\014tool_call_id" +
-      "\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030" +
-      "\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 " +
-      "\001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch" +
-      "\"[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004" +
-      "step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho." +
-      "v1.Checkpoint\"<\n\016CompareRequest\022\024\n\014sessi" +
-      "on_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016T" +
-      "rajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001" +
-      "(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.Trajectory" +
-      "Call\"\207\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030" +
-      "\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 " +
-      "\001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_json\030\005" +
-      " \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgumentDrift\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments" +
-      "_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"" +
-      "\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(" +
-      "\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_ch" +
-      "anged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho." +
-      "v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007ste" +
-      "ps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\0220\n\017finish_reason_b\030" +
-      "\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compa" +
-      "reResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajec" +
-      "toryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drif" +
-      "t\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_" +
-      "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
-      "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
-      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
-      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
-      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
-      "\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport" +
-      "\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n" +
-      "\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosh" +
-      "o.v1.McpTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023" +
-      "\n\013description\030\002 \001(\t\022\031\n\021input_schema_json" +
-      "\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020d" +
-      "estructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only" +
-      "_hintB\023\n\021_destructive_hint*_\n\004Role\022\024\n\020RO" +
-      "LE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROL" +
-      "E_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOO" +
-      "L\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_" +
-      "POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLI" +
-      "CY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022" +
-      "\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Check" +
-      "pointStatus\022!\n\035CHECKPOINT_STATUS_UNSPECI" +
-      "FIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020" +
-      "\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPROVAL" +
-      "\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014F" +
-      "inishReason\022\035\n\031FINISH_REASON_UNSPECIFIED" +
-      "\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REA" +
-      "SON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED" +
-      "\020\003\022#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004*" +
-      "\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIE" +
-      "D\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RET" +
-      "RY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL" +
-      "_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_" +
-      "UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023" +
-      "MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_" +
-      "MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021" +
-      "RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003" +
-      "*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPEC" +
-      "IFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOO" +
-      "L_EXECUTOR_DAEMON\020\002*j\n\rSubmitOutcome\022\036\n\032" +
-      "SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_O" +
-      "UTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPL" +
-      "ICATE\020\0022\211\010\n\014AgentService\022B\n\007Execute\022\031.lu" +
-      "osho.v1.ExecuteRequest\032\032.luosho.v1.Execu" +
-      "teResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resum" +
-      "eRequest\032\031.luosho.v1.ResumeResponse0\001\022[\n" +
-      "\020SubmitToolResult\022\".luosho.v1.SubmitTool" +
-      "ResultRequest\032#.luosho.v1.SubmitToolResu" +
-      "ltResponse\022=\n\006Cancel\022\030.luosho.v1.CancelR" +
-      "equest\032\031.luosho.v1.CancelResponse\022I\n\nGet" +
-      "Session\022\034.luosho.v1.GetSessionRequest\032\035." +
-      "luosho.v1.GetSessionResponse\022O\n\014ListSess" +
-      "ions\022\036.luosho.v1.ListSessionsRequest\032\037.l" +
-      "uosho.v1.ListSessionsResponse\022R\n\rDeleteS" +
-      "ession\022\037.luosho.v1.DeleteSessionRequest\032" +
-      " .luosho.v1.DeleteSessionResponse\022B\n\007Res" +
-      "olve\022\031.luosho.v1.ResolveRequest\032\032.luosho" +
-      ".v1.ResolveResponse0\001\022R\n\rListApprovals\022\037" +
-      ".luosho.v1.ListApprovalsRequest\032 .luosho" +
-      ".v1.ListApprovalsResponse\022@\n\007History\022\031.l" +
-      "uosho.v1.HistoryRequest\032\032.luosho.v1.Hist" +
-      "oryResponse\0227\n\004Fork\022\026.luosho.v1.ForkRequ" +
-      "est\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022" +
-      "\031.luosho.v1.CompareRequest\032\032.luosho.v1.C" +
-      "ompareResponse\022<\n\005Watch\022\027.luosho.v1.Watc" +
-      "hRequest\032\030.luosho.v1.WatchResponse0\001\022U\n\016" +
-      "ListMcpServers\022 .luosho.v1.ListMcpServer" +
-      "sRequest\032!.luosho.v1.ListMcpServersRespo" +
-      "nseb\006proto3"
+      "lRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosho." +
+      "v1.InputQueuedH\000B\t\n\007payload\"\206\001\n\010RunStart" +
+      "\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nst" +
+      "ep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.lu" +
+      "osho.v1.AgentFingerprint\022\022\n\nrequest_id\030\004" +
+      " \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModel" +
+      "Turn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.lu" +
+      "osho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho." +
+      "v1.Usage\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001" +
+      " \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022" +
+      "\022\n\ntimeout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027." +
+      "luosho.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004s" +
+      "tep\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_" +
+      "name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001" +
+      "(\t\022\020\n\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004st" +
+      "ep\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_n" +
+      "ame\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_err" +
+      "or\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTe" +
+      "xtDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\n" +
+      "AgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_" +
+      "to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_r" +
+      "emoved\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024i" +
+      "nstructions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001" +
+      "(\010\":\n\021ApprovalRequested\022%\n\010approval\030\001 \001(" +
+      "\0132\023.luosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfi" +
+      "nish_reason\030\001 \001(\0162\027.luosho.v1.FinishReas" +
+      "on\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkpoin" +
+      "tStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_inde" +
+      "x\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage" +
+      "\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007" +
+      " \001(\005\"\302\002\n\016ExecuteRequest\022\022\n\nsession_id\030\001 " +
+      "\001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#" +
+      "\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023b" +
+      "usiness_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest" +
+      "_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n" +
+      "\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\036\n\021ret" +
+      "ention_seconds\030\010 \001(\004H\002\210\001\001B\026\n\024_business_s" +
+      "tate_jsonB\020\n\016_history_limitB\024\n\022_retentio" +
+      "n_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030" +
+      "\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message" +
+      "\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010" +
+      "position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.go" +
+      "ogle.protobuf.Timestamp\"0\n\013InputQueued\022\022" +
+      "\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023Deq" +
+      "ueueInputRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\n" +
+      "request_id\030\002 \001(\t\"\'\n\024DequeueInputResponse" +
+      "\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005" +
+      "event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResumeR" +
+      "equest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(" +
+      "\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003 " +
+      "\001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020.l" +
+      "uosho.v1.Event\"j\n\027SubmitToolResultReques" +
+      "t\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 " +
+      "\001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001" +
+      "(\010\"E\n\030SubmitToolResultResponse\022)\n\007outcom" +
+      "e\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n\rCan" +
+      "celRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Cancel" +
+      "Response\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessio" +
+      "nRequest\022\022\n\nsession_id\030\001 \001(\t\"f\n\022GetSessi" +
+      "onResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho." +
+      "v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1" +
+      ".QueuedInput\"\204\001\n\023ListSessionsRequest\022\021\n\t" +
+      "page_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006s" +
+      "tatus\030\003 \001(\0162\033.luosho.v1.CheckpointStatus" +
+      "\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024ListSessi" +
+      "onsResponse\022+\n\010sessions\030\001 \003(\0132\031.luosho.v" +
+      "1.SessionSummary\022\027\n\017next_page_token\030\002 \001(" +
+      "\t\"@\n\024DeleteSessionRequest\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025DeleteSes" +
+      "sionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016Resolv" +
+      "eRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010approve" +
+      "d\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.l" +
+      "uosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022" +
+      "\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_tool_cal" +
+      "l\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event\030\001 \001(" +
+      "\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001" +
+      "(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprovalsR" +
+      "esponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v1.A" +
+      "pproval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016Hist" +
+      "oryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_s" +
+      "ize\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022include" +
+      "_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007" +
+      "entries\030\001 \003(\0132\027.luosho.v1.HistoryEntry\022\027" +
+      "\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n" +
+      "\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002 \003(" +
+      "\0132\022.luosho.v1.Message\022 \n\023business_state_" +
+      "json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.l" +
+      "uosho.v1.ToolResultPatch\022\024\n\014append_input" +
+      "\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017ToolRe" +
+      "sultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013resul" +
+      "t_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002" +
+      " \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch\030\004 " +
+      "\001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRespons" +
+      "e\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\nc" +
+      "heckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoint\"<" +
+      "\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(\t\022\024" +
+      "\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryStep\022\r" +
+      "\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003" +
+      "(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016Trajec" +
+      "toryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002" +
+      " \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas_resu" +
+      "lt\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is_erro" +
+      "r\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014" +
+      "\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030" +
+      "\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryD" +
+      "rift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order" +
+      "_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\t" +
+      "arguments\030\004 \003(\0132\030.luosho.v1.ArgumentDrif" +
+      "t\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017f" +
+      "inish_reason_a\030\007 \001(\0162\027.luosho.v1.FinishR" +
+      "eason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho." +
+      "v1.FinishReason\"\262\001\n\017CompareResponse\022$\n\001a" +
+      "\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002" +
+      " \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013diver" +
+      "ged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosh" +
+      "o.v1.TrajectoryDriftB\016\n\014_diverged_at\"E\n\014" +
+      "WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafte" +
+      "r_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResp" +
+      "onse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n" +
+      "\025ListMcpServersRequest\022\017\n\007refresh\030\001 \001(\010\"" +
+      "?\n\026ListMcpServersResponse\022%\n\007servers\030\001 \003" +
+      "(\0132\024.luosho.v1.McpServer\"\202\001\n\tMcpServer\022\014" +
+      "\n\004name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state" +
+      "\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001" +
+      "(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001" +
+      "\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002" +
+      " \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_" +
+      "only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint" +
+      "\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destr" +
+      "uctive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020" +
+      "\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROL" +
+      "E_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDr" +
+      "iftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIF" +
+      "IED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AG" +
+      "ENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_" +
+      "POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035" +
+      "CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECK" +
+      "POINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT" +
+      "_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOIN" +
+      "T_STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n\031" +
+      "FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_RE" +
+      "ASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002" +
+      "\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_RE" +
+      "ASON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034" +
+      "\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETR" +
+      "Y_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILAB" +
+      "LE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013Mcp" +
+      "Approval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025" +
+      "\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UN" +
+      "GATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIE" +
+      "D\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTIN" +
+      "UE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecuto" +
+      "r\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL" +
+      "_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEM" +
+      "ON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022" +
+      "\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002" +
+      "\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLB" +
+      "ACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME" +
+      "_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTE" +
+      "D\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332\010\n\014Ag" +
+      "entService\022B\n\007Execute\022\031.luosho.v1.Execut" +
+      "eRequest\032\032.luosho.v1.ExecuteResponse0\001\022?" +
+      "\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luo" +
+      "sho.v1.ResumeResponse0\001\022[\n\020SubmitToolRes" +
+      "ult\022\".luosho.v1.SubmitToolResultRequest\032" +
+      "#.luosho.v1.SubmitToolResultResponse\022=\n\006" +
+      "Cancel\022\030.luosho.v1.CancelRequest\032\031.luosh" +
+      "o.v1.CancelResponse\022I\n\nGetSession\022\034.luos" +
+      "ho.v1.GetSessionRequest\032\035.luosho.v1.GetS" +
+      "essionResponse\022O\n\014ListSessions\022\036.luosho." +
+      "v1.ListSessionsRequest\032\037.luosho.v1.ListS" +
+      "essionsResponse\022R\n\rDeleteSession\022\037.luosh" +
+      "o.v1.DeleteSessionRequest\032 .luosho.v1.De" +
+      "leteSessionResponse\022B\n\007Resolve\022\031.luosho." +
+      "v1.ResolveRequest\032\032.luosho.v1.ResolveRes" +
+      "ponse0\001\022R\n\rListApprovals\022\037.luosho.v1.Lis" +
+      "tApprovalsRequest\032 .luosho.v1.ListApprov" +
+      "alsResponse\022@\n\007History\022\031.luosho.v1.Histo" +
+      "ryRequest\032\032.luosho.v1.HistoryResponse\0227\n" +
+      "\004Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v" +
+      "1.ForkResponse\022@\n\007Compare\022\031.luosho.v1.Co" +
+      "mpareRequest\032\032.luosho.v1.CompareResponse" +
+      "\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luo" +
+      "sho.v1.WatchResponse0\001\022U\n\016ListMcpServers" +
+      "\022 .luosho.v1.ListMcpServersRequest\032!.luo" +
+      "sho.v1.ListMcpServersResponse\022O\n\014Dequeue" +
+      "Input\022\036.luosho.v1.DequeueInputRequest\032\037." +
+      "luosho.v1.DequeueInputResponseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -68503,7 +72789,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
       getDescriptor().getMessageType(15);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
@@ -68575,213 +72861,237 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
-        new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", });
-    internal_static_luosho_v1_ExecuteResponse_descriptor =
+        new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", "RetentionSeconds", });
+    internal_static_luosho_v1_QueuedInput_descriptor =
       getDescriptor().getMessageType(27);
+    internal_static_luosho_v1_QueuedInput_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_QueuedInput_descriptor,
+        new java.lang.String[] { "RequestId", "Input", "IfBusy", "Position", "EnqueuedAt", });
+    internal_static_luosho_v1_InputQueued_descriptor =
+      getDescriptor().getMessageType(28);
+    internal_static_luosho_v1_InputQueued_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_InputQueued_descriptor,
+        new java.lang.String[] { "RequestId", "Ahead", });
+    internal_static_luosho_v1_DequeueInputRequest_descriptor =
+      getDescriptor().getMessageType(29);
+    internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_DequeueInputRequest_descriptor,
+        new java.lang.String[] { "SessionId", "RequestId", });
+    internal_static_luosho_v1_DequeueInputResponse_descriptor =
+      getDescriptor().getMessageType(30);
+    internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_DequeueInputResponse_descriptor,
+        new java.lang.String[] { "Removed", });
+    internal_static_luosho_v1_ExecuteResponse_descriptor =
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
-        new java.lang.String[] { "Checkpoint", });
+        new java.lang.String[] { "Checkpoint", "Queue", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(65);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,

@@ -450,6 +450,37 @@ public final class AgentServiceGrpc {
     return getListMcpServersMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.DequeueInputRequest,
+      luosho.v1.Agent.DequeueInputResponse> getDequeueInputMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DequeueInput",
+      requestType = luosho.v1.Agent.DequeueInputRequest.class,
+      responseType = luosho.v1.Agent.DequeueInputResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<luosho.v1.Agent.DequeueInputRequest,
+      luosho.v1.Agent.DequeueInputResponse> getDequeueInputMethod() {
+    io.grpc.MethodDescriptor<luosho.v1.Agent.DequeueInputRequest, luosho.v1.Agent.DequeueInputResponse> getDequeueInputMethod;
+    if ((getDequeueInputMethod = AgentServiceGrpc.getDequeueInputMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getDequeueInputMethod = AgentServiceGrpc.getDequeueInputMethod) == null) {
+          AgentServiceGrpc.getDequeueInputMethod = getDequeueInputMethod =
+              io.grpc.MethodDescriptor.<luosho.v1.Agent.DequeueInputRequest, luosho.v1.Agent.DequeueInputResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DequeueInput"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.DequeueInputRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  luosho.v1.Agent.DequeueInputResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("DequeueInput"))
+              .build();
+        }
+      }
+    }
+    return getDequeueInputMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -661,6 +692,17 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListMcpServersMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+     * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+     * </pre>
+     */
+    default void dequeueInput(luosho.v1.Agent.DequeueInputRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.DequeueInputResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDequeueInputMethod(), responseObserver);
+    }
   }
 
   /**
@@ -856,6 +898,18 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListMcpServersMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+     * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+     * </pre>
+     */
+    public void dequeueInput(luosho.v1.Agent.DequeueInputRequest request,
+        io.grpc.stub.StreamObserver<luosho.v1.Agent.DequeueInputResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDequeueInputMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1030,6 +1084,17 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListMcpServersMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+     * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+     * </pre>
+     */
+    public luosho.v1.Agent.DequeueInputResponse dequeueInput(luosho.v1.Agent.DequeueInputRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDequeueInputMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1200,6 +1265,17 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListMcpServersMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+     * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+     * </pre>
+     */
+    public luosho.v1.Agent.DequeueInputResponse dequeueInput(luosho.v1.Agent.DequeueInputRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDequeueInputMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1334,6 +1410,18 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListMcpServersMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Remove one input queued on a busy session (ExecuteRequest.if_busy): it will not run,
+     * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.DequeueInputResponse> dequeueInput(
+        luosho.v1.Agent.DequeueInputRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDequeueInputMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_EXECUTE = 0;
@@ -1350,6 +1438,7 @@ public final class AgentServiceGrpc {
   private static final int METHODID_COMPARE = 11;
   private static final int METHODID_WATCH = 12;
   private static final int METHODID_LIST_MCP_SERVERS = 13;
+  private static final int METHODID_DEQUEUE_INPUT = 14;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1423,6 +1512,10 @@ public final class AgentServiceGrpc {
         case METHODID_LIST_MCP_SERVERS:
           serviceImpl.listMcpServers((luosho.v1.Agent.ListMcpServersRequest) request,
               (io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse>) responseObserver);
+          break;
+        case METHODID_DEQUEUE_INPUT:
+          serviceImpl.dequeueInput((luosho.v1.Agent.DequeueInputRequest) request,
+              (io.grpc.stub.StreamObserver<luosho.v1.Agent.DequeueInputResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1540,6 +1633,13 @@ public final class AgentServiceGrpc {
               luosho.v1.Agent.ListMcpServersRequest,
               luosho.v1.Agent.ListMcpServersResponse>(
                 service, METHODID_LIST_MCP_SERVERS)))
+        .addMethod(
+          getDequeueInputMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              luosho.v1.Agent.DequeueInputRequest,
+              luosho.v1.Agent.DequeueInputResponse>(
+                service, METHODID_DEQUEUE_INPUT)))
         .build();
   }
 
@@ -1602,6 +1702,7 @@ public final class AgentServiceGrpc {
               .addMethod(getCompareMethod())
               .addMethod(getWatchMethod())
               .addMethod(getListMcpServersMethod())
+              .addMethod(getDequeueInputMethod())
               .build();
         }
       }

@@ -131,6 +131,19 @@ public final class AsyncClient implements AutoCloseable {
         .thenApply(Agent.GetSessionResponse::getCheckpoint);
   }
 
+  /** The inputs queued on the session (if_busy), in the order they will run. */
+  public CompletableFuture<java.util.List<Agent.QueuedInput>> queue(String sessionId) {
+    return AsyncClient.<Agent.GetSessionResponse>unary(o -> stub.getSession(Agent.GetSessionRequest.newBuilder().setSessionId(sessionId).build(), o))
+        .thenApply(Agent.GetSessionResponse::getQueueList);
+  }
+
+  /** Remove a queued input; false when the session queues none of that request id. */
+  public CompletableFuture<Boolean> dequeueInput(String sessionId, String requestId) {
+    return AsyncClient.<Agent.DequeueInputResponse>unary(o -> stub.dequeueInput(Agent.DequeueInputRequest.newBuilder()
+        .setSessionId(sessionId).setRequestId(requestId).build(), o))
+        .thenApply(Agent.DequeueInputResponse::getRemoved);
+  }
+
   public CompletableFuture<Boolean> cancel(String sessionId) {
     return AsyncClient.<Agent.CancelResponse>unary(o -> stub.cancel(Agent.CancelRequest.newBuilder().setSessionId(sessionId).build(), o))
         .thenApply(Agent.CancelResponse::getCancelled);

@@ -140,6 +140,18 @@ public final class Client implements AutoCloseable {
     return call(() -> stub.cancel(Agent.CancelRequest.newBuilder().setSessionId(sessionId).build())).getCancelled();
   }
 
+  /** The inputs queued on the session (if_busy), in the order they will run. */
+  public List<Agent.QueuedInput> queue(String sessionId) {
+    return call(() -> stub.getSession(Agent.GetSessionRequest.newBuilder().setSessionId(sessionId).build()))
+        .getQueueList();
+  }
+
+  /** Remove a queued input; false when the session queues none of that request id. */
+  public boolean dequeueInput(String sessionId, String requestId) {
+    return call(() -> stub.dequeueInput(Agent.DequeueInputRequest.newBuilder().setSessionId(sessionId)
+        .setRequestId(requestId).build())).getRemoved();
+  }
+
   /** The session's latest checkpoint. */
   public Agent.Checkpoint getSession(String sessionId) {
     return call(() -> stub.getSession(Agent.GetSessionRequest.newBuilder().setSessionId(sessionId).build()))

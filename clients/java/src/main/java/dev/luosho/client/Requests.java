@@ -19,6 +19,16 @@ public final class Requests {
     return b.build();
   }
 
+  /**
+   * An Execute request that says what to do when the session is busy (SEMANTICS.md R68):
+   * IF_BUSY_ENQUEUE queues the input (the run's first event is input.queued), IF_BUSY_INTERRUPT
+   * aborts the current run first, IF_BUSY_ROLLBACK also puts back the checkpoint from before it.
+   */
+  public static Agent.ExecuteRequest execute(String sessionId, Agent.AgentSpec agent, String input,
+      Agent.IfBusy ifBusy) {
+    return execute(sessionId, agent, input).toBuilder().setIfBusy(ifBusy).build();
+  }
+
   public static Agent.ResumeRequest resume(String sessionId, Agent.AgentSpec agent) {
     Agent.ResumeRequest.Builder b = Agent.ResumeRequest.newBuilder().setSessionId(sessionId);
     if (agent != null) b.setAgent(agent);

@@ -220,4 +220,29 @@ class ClientTest {
     assertThrows(ApprovalNotFoundException.class,
         () -> client.resolve("no-such-approval", true, "", Map.of()).result());
   }
+
+  @Test
+  void ifBusyEnqueueKeepsTheInputWhileTheSessionIsPausedThenRunsIt() {
+    Agent.AgentSpec agent = Scripts.agent(true, Scripts.call("add", 1, 2), Scripts.text("first"), Scripts.text("second"));
+    String approvalId = client.execute("java-q", "one", agent, Map.of()).result().approvalId();
+    Run two = client.execute(Requests.execute("java-q", agent, "two", Agent.IfBusy.IF_BUSY_ENQUEUE).toBuilder()
+        .setRequestId("two").build(), Map.of());
+    assertEquals("input.queued", two.next().getType());
+    Run three = client.execute(Requests.execute("java-q", agent, "three", Agent.IfBusy.IF_BUSY_ENQUEUE).toBuilder()
+        .setRequestId("three").build(), Map.of());
+    assertEquals("input.queued", three.next().getType());
+    assertEquals(List.of("two", "three"), client.queue("java-q").stream()
+        .map(Agent.QueuedInput::getRequestId).collect(Collectors.toList()));
+    assertTrue(client.dequeueInput("java-q", "three"));
+    assertFalse(client.dequeueInput("java-q", "three"));
+    LuoshoException dequeued = assertThrows(LuoshoException.class, three::result);
+    assertEquals("INPUT_DEQUEUED", dequeued.reason());
+    RunResult resolved = client.resolve(approvalId, true, "", Map.of("add", Scripts.add())).result();
+    assertEquals("first", resolved.finalText());
+    assertEquals("second", two.result().finalText());
+    assertTrue(client.queue("java-q").isEmpty());
+    List<String> users = client.getSession("java-q").getMessagesList().stream()
+        .filter(m -> m.getRole() == Agent.Role.ROLE_USER).map(Agent.Message::getContent).collect(Collectors.toList());
+    assertEquals(List.of("one", "two"), users);
+  }
 }

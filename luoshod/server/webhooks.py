@@ -1,0 +1,311 @@
+"""Notifications: webhooks POSTed when a run needs someone or ends.
+
+The daemon's configuration names one webhook: its URL, the events it wants
+(``approval.requested``, ``approval.expired``, ``run.done``, ``run.failed``), its secret
+and whether bodies carry what a run said (``include_payloads``: the tool call's arguments
+of an approval, a run's final text; off by default, so that neither tool arguments nor
+results leave the daemon unless asked).
+
+**At least once, from the store.** A notification is written to the store before the
+event that causes it reaches the caller, then delivered by a background worker, and
+removed only once the receiver answered 2xx: a daemon killed with undelivered
+notifications delivers them after its restart; a receiver that is down gets them when it
+is back (retried with exponential backoff and jitter, up to ``max_backoff_s`` between
+attempts). The outbox is the input queue (``Capability.QUEUE``) of the key
+:data:`OUTBOX`, which no session id can take (ids start with a letter or digit): it is
+ordered, durable and shared by the daemons of one store like a session's queue. Every
+notification has a stable id (``webhook-id``, and ``id`` in the body), the same on every
+attempt and from every daemon, so a receiver drops duplicates by it.
+
+**Signed as Standard Webhooks do.** Headers ``webhook-id``, ``webhook-timestamp`` (Unix
+seconds) and ``webhook-signature: v1,<base64 of HMAC-SHA256(key, "<id>.<timestamp>.<body>")>``;
+the key is the secret's bytes, or for a secret written ``whsec_<base64>`` the decoded
+base64, so the Standard Webhooks libraries verify it as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from ..domain import Approval
+from ..engine import events as ev
+from ..engine.events import Event
+from ..errors import StoreError
+from ..store import Capability, Store
+
+if TYPE_CHECKING:
+    import aiohttp
+
+log = logging.getLogger("luoshod.server.webhooks")
+
+APPROVAL_REQUESTED = "approval.requested"
+APPROVAL_EXPIRED = "approval.expired"
+RUN_DONE = "run.done"
+RUN_FAILED = "run.failed"
+EVENTS = (APPROVAL_REQUESTED, APPROVAL_EXPIRED, RUN_DONE, RUN_FAILED)
+#: The outbox: the input queue of a key that is never a session id.
+OUTBOX = "_webhooks"
+
+
+def parse_events(text: str) -> frozenset[str]:
+    """``approval.requested,run.done`` → the set; ``ValueError`` naming an unknown one."""
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    if unknown := sorted(names - set(EVENTS)):
+        raise ValueError(f"unknown webhook event(s) {', '.join(unknown)}; known: {', '.join(EVENTS)}")
+    if not names:
+        raise ValueError(f"no webhook event named; known: {', '.join(EVENTS)}")
+    return frozenset(names)
+
+
+def signing_key(secret: str) -> bytes:
+    """The HMAC key of a secret: ``whsec_<base64>`` is decoded, anything else is its bytes."""
+    if secret.startswith("whsec_"):
+        return base64.b64decode(secret.removeprefix("whsec_"))
+    return secret.encode()
+
+
+def sign(key: bytes, webhook_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` header's value."""
+    mac = hmac.new(key, f"{webhook_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookConfig:
+    url: str
+    secret: str = field(repr=False)
+    events: frozenset[str] = frozenset(EVENTS)
+    include_payloads: bool = False
+    timeout_s: float = 10.0
+    #: The first retry waits this long, each next one twice as long, up to max_backoff_s.
+    backoff_s: float = 1.0
+    max_backoff_s: float = 300.0
+    poll_s: float = 1.0
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Enum):
+        return v.value
+    return v
+
+
+def _event_id(*parts: object) -> str:
+    return "evt_" + hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
+@dataclass(slots=True)
+class _Attempts:
+    count: int = 0
+    next_at: float = 0.0
+
+
+class Notifier:
+    """Writes notifications to the outbox and delivers them in the background."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: WebhookConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        if Capability.QUEUE not in store.capabilities:
+            raise ValueError(f"webhooks need a store that keeps a queue; {type(store).__name__} does not")
+        self.store, self.config, self.clock = store, config, clock
+        self.key = signing_key(config.secret)
+        self._attempts: dict[str, _Attempts] = {}
+        self._wake = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self._pending_puts: set[asyncio.Task[None]] = set()
+        registry = registry or CollectorRegistry()
+        self.pending = Gauge(
+            "luoshod_webhooks_pending", "Notifications in the store's outbox, not yet delivered (as last read)",
+            registry=registry,
+        )
+        self.delivered = Counter(
+            "luoshod_webhooks_delivered", "Notifications delivered (the receiver answered 2xx), by event",
+            ["event"], registry=registry,
+        )
+        self.failed = Counter(
+            "luoshod_webhook_attempts_failed", "Delivery attempts that failed (retried with backoff)",
+            registry=registry,
+        )
+
+    # -- what to send ------------------------------------------------------------------
+
+    async def event(self, e: Event) -> None:
+        """Called with each run event once it is durable, before its caller sees it."""
+        if e.type == ev.APPROVAL_REQUESTED and APPROVAL_REQUESTED in self.config.events:
+            approval: Approval = e.data["approval"]
+            data = self._approval(approval)
+            data["run_id"] = e.run_id
+            await self.put(APPROVAL_REQUESTED, _event_id(e.session_id, e.run_id, e.seq, e.type), data)
+        elif e.type == ev.RUN_DONE and RUN_DONE in self.config.events:
+            d = e.data
+            data = {
+                "session_id": e.session_id,
+                "run_id": e.run_id,
+                "finish_reason": _plain(d.get("finish_reason")),
+                "status": _plain(d.get("status")),
+                "step_index": d.get("step_index"),
+                "approval_id": d.get("approval_id") or None,
+            }
+            if self.config.include_payloads:
+                data["final_text"] = d.get("final_text", "")
+            await self.put(RUN_DONE, _event_id(e.session_id, e.run_id, e.seq, e.type), data)
+
+    def run_failed(self, session_id: str, run_id: str, error: BaseException) -> None:
+        """A run ended with an error (provider, store, drift…): no run.done says so."""
+        if RUN_FAILED not in self.config.events:
+            return
+        data = {
+            "session_id": session_id,
+            "run_id": run_id or None,
+            "finish_reason": "error",
+            "reason": getattr(error, "reason", type(error).__name__),
+        }
+        if self.config.include_payloads:
+            data["message"] = str(error)
+        self._later(self.put(RUN_FAILED, _event_id(session_id, run_id, "failed", self.clock()), data))
+
+    def approvals_expired(self, approvals: Iterable[Approval]) -> None:
+        if APPROVAL_EXPIRED not in self.config.events:
+            return
+        for a in approvals:
+            self._later(self.put(APPROVAL_EXPIRED, _event_id(a.approval_id, APPROVAL_EXPIRED), self._approval(a)))
+
+    def _approval(self, a: Approval) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "session_id": a.session_id,
+            "approval_id": a.approval_id,
+            "tool_call_id": a.call.id,
+            "tool_name": a.call.name,
+            "subagent_path": list(getattr(a, "subagent_path", ()) or ()),
+            "expires_at": _iso(a.expires_at) if a.expires_at else None,
+        }
+        if self.config.include_payloads:
+            data["arguments"] = json.loads(a.call.arguments_json or "null")
+        return data
+
+    def _later(self, put: Any) -> None:
+        task = asyncio.get_running_loop().create_task(put)
+        self._pending_puts.add(task)
+        task.add_done_callback(self._pending_puts.discard)
+
+    async def put(self, type_: str, event_id: str, data: dict[str, Any]) -> None:
+        """Write one notification to the outbox (idempotent by ``event_id``)."""
+        body = {"id": event_id, "type": type_, "timestamp": _iso(self.clock()), "data": data}
+        encoded = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        try:
+            await self.store.enqueue_input(OUTBOX, event_id, encoded, now=self.clock())
+        except StoreError as e:  # the run goes on; the notification is lost with the store
+            log.error("webhook %s %s not written to the outbox: %s", type_, event_id, e)
+            return
+        self._wake.set()
+
+    # -- delivering --------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._worker = asyncio.get_running_loop().create_task(self._deliver_forever())
+
+    async def stop(self) -> None:
+        if self._pending_puts:
+            await asyncio.wait(set(self._pending_puts), timeout=5)
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+            self._worker = None
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    async def _deliver_forever(self) -> None:
+        while True:
+            self._wake.clear()
+            try:
+                await self.deliver_due()
+            except Exception:  # noqa: BLE001 - retried next time
+                log.exception("webhook delivery pass failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.config.poll_s)
+
+    async def deliver_due(self) -> int:
+        """POST every notification of the outbox that is due; return how many were
+        delivered."""
+        entries = await self.store.queued_inputs(OUTBOX)
+        self.pending.set(len(entries))
+        done = 0
+        for entry in entries:
+            tries = self._attempts.setdefault(entry.request_id, _Attempts())
+            if tries.next_at > self.clock():
+                continue
+            type_ = json.loads(entry.data).get("type", "")
+            if await self._post(entry.request_id, entry.data):
+                await self.store.remove_queued_input(OUTBOX, entry.request_id)
+                self._attempts.pop(entry.request_id, None)
+                self.delivered.labels(event=type_).inc()
+                done += 1
+            else:
+                tries.count += 1
+                wait = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (tries.count - 1))
+                tries.next_at = self.clock() + wait * random.uniform(0.5, 1.0)
+                self.failed.inc()
+        self.pending.set(len(entries) - done)
+        return done
+
+    async def _post(self, webhook_id: str, body: bytes) -> bool:
+        import aiohttp  # here: a daemon without webhooks (or HTTP listener) loads no HTTP stack
+
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.timeout_s))
+        ts = int(self.clock())
+        headers = {
+            "content-type": "application/json",
+            "webhook-id": webhook_id,
+            "webhook-timestamp": str(ts),
+            "webhook-signature": sign(self.key, webhook_id, ts, body),
+            "user-agent": "luoshod-webhooks",
+        }
+        try:
+            async with self._http.post(self.config.url, data=body, headers=headers) as resp:
+                if 200 <= resp.status < 300:
+                    return True
+                log.warning("webhook %s: the receiver answered %d; retried later", webhook_id, resp.status)
+        except (aiohttp.ClientError, TimeoutError, OSError) as e:
+            log.warning("webhook %s not delivered (%s); retried later", webhook_id, e or type(e).__name__)
+        return False
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+
+
+async def expiring(store: Store, now: float) -> dict[str, Approval]:
+    """The pending approvals expired at ``now``, by id (read before the sweep resolves
+    them, for the ``approval.expired`` notifications)."""
+    if Capability.APPROVALS not in store.capabilities:
+        return {}
+    found, token = {}, ""
+    while True:
+        page, token = await store.list_approvals(session_id=None, page_size=500, page_token=token)
+        found.update((a.approval_id, a) for a in page if a.expires_at is not None and a.expires_at <= now)
+        if not token:
+            return found
