@@ -191,8 +191,11 @@ class InputQueue:
         rid = req.request_id
         queued = await store.queued_inputs(sid)
         applied = await store.find_request(sid, rid)
-        # Its run began, was cut short (a crash) and nobody resumed it: resume it (R74).
-        orphan = applied is not None and applied.end is None and all(q.request_id != rid for q in queued)
+        # Its run began, was cut short (a crash) and nobody resumed it: resume it (R74),
+        # whether or not the input is still queued (it leaves the queue only once its run
+        # ends; a sweep that finds it applied drops it without resuming anything). Busy
+        # here or in another daemon, the caller follows the run that holds the session.
+        orphan = applied is not None and applied.end is None
         if (orphan or applied is None and not queued) and self.service.runs.get(sid) is None:
             # Free here (perhaps busy in another daemon, or paused): run it as a plain
             # Execute; queue it only when refused before anything ran.
