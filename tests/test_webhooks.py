@@ -8,6 +8,7 @@ and delivered/pending in the metrics."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import base64
 import hashlib
 import hmac
@@ -88,6 +89,21 @@ class Receiver:
                 pass
 
 
+    async def wait_for_count(self, type_: str, session_id: str, n: int, timeout: float = 30) -> list[dict[str, Any]]:
+        """The first ``n`` bodies of ``type_`` for ``session_id``, waiting (yielding to the
+        event loop, where this receiver runs) until that many have arrived."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.arrived.clear()
+            got = [b for b in self.bodies() if b["type"] == type_ and b["data"]["session_id"] == session_id]
+            if len(got) >= n:
+                return got
+            left = deadline - time.monotonic()
+            assert left > 0, f"{len(got)} of {n} {type_} for {session_id}: {self.bodies()}"
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.arrived.wait(), left)
+
+
 def verify(headers: dict[str, str], body: bytes, secret: str) -> bool:
     """The receiver's check, as the README shows it."""
     key = base64.b64decode(secret.removeprefix("whsec_"))
@@ -147,10 +163,7 @@ async def test_webhooks_are_signed_and_carry_no_tool_arguments(receiver: Receive
         async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=True)):
             if resp.event.type == "tool.call":
                 await h.submit("wh", resp.event.tool_call.call.id, '"ok"')
-        finished = [b for b in receiver.bodies() if b["type"] == "run.done"]
-        while len(finished) < 2:
-            await receiver.wait_for("run.done", "wh")
-            finished = [b for b in receiver.bodies() if b["type"] == "run.done"]
+        finished = await receiver.wait_for_count("run.done", "wh", 2)
         assert finished[-1]["data"]["finish_reason"] == "stop"
         for headers, body in receiver.got:
             assert verify(headers, body, SECRET)
