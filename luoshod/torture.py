@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -66,7 +67,9 @@ GATED_STEP = 1
 START_TIMEOUT_S = 30.0
 #: Violations printed (lost saves first); the JSON report has them all.
 SHOWN = 20
-RUN_TIMEOUT_S = 60.0
+#: How long the clients of a cycle may take (a cycle's runs take about a second): past it they give
+#: up on the cycle, counted (`cycles cut short: clients timed out`).
+RUN_TIMEOUT_S = 20.0
 #: How long a check's ``Watch`` may wait on a run the daemon still holds (see check_events).
 LIVE_RUN_WAIT_S = 10.0
 #: How long the second daemon may make no progress while the first is stopped before the
@@ -170,6 +173,9 @@ class Zygote:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps({"args": args, "out": str(out), "err": str(err)}) + "\n")
         self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT_S)
+        if not ready:
+            raise RuntimeError(f"the fork server gave no pid in {START_TIMEOUT_S:g} s")
         return int(self.proc.stdout.readline())
 
     def close(self) -> None:
@@ -493,7 +499,7 @@ class Torture:
                     await asyncio.sleep(0.1)  # another daemon's lease: wait it out (R51)
                     continue
                 if e.code() == grpc.StatusCode.FAILED_PRECONDITION and reason == "SESSION_AWAITING_APPROVAL":
-                    cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid))).checkpoint
+                    cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)).checkpoint
                     s.awaiting = cp.approval_id  # paused by a run whose end this client missed
                     continue
                 if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
@@ -588,6 +594,10 @@ class Torture:
                                      "this run's input answered it")
                     submits.append(asyncio.ensure_future(self.run_tool(s, daemon, stub, e, boundary)))
                 await boundary(e.type, daemon)
+        except BaseException:
+            for t in submits:  # given up on (cancelled) or failed: so are its submissions
+                t.cancel()
+            raise
         finally:
             for t in submits:
                 if daemon.stopped:
@@ -636,7 +646,8 @@ class Torture:
         s.names[call.id] = call.name
         try:
             resp = await stub.SubmitToolResult(
-                pb.SubmitToolResultRequest(session_id=s.sid, tool_call_id=call.id, result_json=result)
+                pb.SubmitToolResultRequest(session_id=s.sid, tool_call_id=call.id, result_json=result),
+                timeout=RUN_TIMEOUT_S,
             )
         except grpc.aio.AioRpcError:
             return  # not saved (R54): the call may be asked again (R24)
@@ -661,8 +672,12 @@ class Torture:
 
     async def check_session(self, stub: pb_grpc.AgentServiceStub, s: Session) -> None:
         try:
-            cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid))).checkpoint
+            cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)).checkpoint
         except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                # Not a rule of the store: the session is checked again next cycle.
+                self.stats["checks put off: GetSession unanswered for 20 s"] += 1
+                return
             if e.code() != grpc.StatusCode.NOT_FOUND:
                 raise
             if s.accepted or s.durable_turns:
@@ -744,8 +759,14 @@ class Torture:
     async def check_approvals(self, stub: pb_grpc.AgentServiceStub, s: Session, cp: pb.Checkpoint) -> None:
         """The stored approvals match the checkpoint (the paused run's one, else none), and
         a decided approval cannot be decided again (R33)."""
-        listed = [a.approval_id for a in (await stub.ListApprovals(
-            pb.ListApprovalsRequest(session_id=s.sid, page_size=10))).approvals]
+        try:
+            listed = [a.approval_id for a in (await stub.ListApprovals(
+                pb.ListApprovalsRequest(session_id=s.sid, page_size=10), timeout=RUN_TIMEOUT_S)).approvals]
+        except grpc.aio.AioRpcError as e:
+            if e.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise
+            self.stats["checks put off: ListApprovals unanswered for 20 s"] += 1
+            return
         expected = [cp.approval_id] if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else []
         if listed != expected:
             self.violate("R33", s, f"pending approvals {listed} in the store, the checkpoint says {expected}")
@@ -754,11 +775,16 @@ class Torture:
                 continue
             s.retried.add(aid)
             try:
-                async for _ in stub.Resolve(pb.ResolveRequest(approval_id=aid, approved=not approved)):
+                async for _ in stub.Resolve(pb.ResolveRequest(approval_id=aid, approved=not approved),
+                                            timeout=RUN_TIMEOUT_S):
                     self.violate("R33", s, f"approval {aid}, decided in cycle {s.decided_in[aid]}, "
                                  "was resolved again")
                     break
             except grpc.aio.AioRpcError as e:
+                if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    s.retried.discard(aid)  # tried again at the next check
+                    self.stats["checks put off: Resolve unanswered for 20 s"] += 1
+                    continue
                 if e.code() != grpc.StatusCode.NOT_FOUND or _reason(e) != "APPROVAL_NOT_FOUND":
                     self.violate("R33", s, f"resolving decided approval {aid} again gave {e.code().name} "
                                  f"{_reason(e)}, not APPROVAL_NOT_FOUND")

@@ -36,9 +36,9 @@ def torture(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tu
 #: mutex), so a second one cannot take over until it runs again; PostgreSQL has two, and
 #: SIGSTOP past the lease TTL while the other takes over. bench/torture.py measures it.
 CI_RUN = {
-    "sqlite": ("sqlite:///{tmp}/sqlite/t.db", 120, "1"),
-    "lmdb": ("lmdb:///{tmp}/lmdb/t.lmdb", 120, "1"),
-    "postgresql": ("{postgres}", 60, "2"),
+    "sqlite": ("sqlite:///{tmp}/sqlite/t.db", 130, "1"),
+    "lmdb": ("lmdb:///{tmp}/lmdb/t.lmdb", 130, "1"),
+    "postgresql": ("{postgres}", 40, "2"),
 }
 
 
