@@ -16,6 +16,13 @@ the ratio daemon/client; the result is the median of the rounds (this shared VM'
 drifts within a minute). Target: a daemon tool step (the HTTP server on loopback) costs at
 most 1.5x a client tool step; the exit status is 1 when it does not.
 
+In the same rounds, with the daemon idle, the ceiling: the CPU of this process per call of
+the SDK's own ``call_tool`` (one ``mcp.Client`` held open, no daemon) over HTTP and stdio,
+and of the daemon's wrapper around it (``luoshod.mcpclient.McpServers.call``: timeout,
+``_meta`` with the idempotency key, connection check, result to JSON) on the same servers.
+From them, the floor of an HTTP daemon tool step: the daemon's own share of a stdio step
+(stdio step - wrapper's stdio call) plus the wrapper's HTTP call.
+
     .venv/bin/python bench/mcp_steps.py            # 5 rounds of 24 sessions each kind
     .venv/bin/python bench/mcp_steps.py --quick    # 2 rounds of 6
 """
@@ -24,10 +31,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -35,6 +44,7 @@ from typing import Any
 from _common import PYTHON, ROOT, ServerProcess, free_port
 from luosho.client import AsyncClient
 from luosho.v1 import agent_pb2
+from luoshod.mcpclient import McpServerConfig, McpServers
 
 TOOL_STEPS = 20
 TARGET = 1.5
@@ -85,6 +95,62 @@ async def run_sessions(address: str, kind: str, sessions: int, concurrency: int)
     return steps
 
 
+CEILINGS = ("sdk http", "sdk stdio", "ours http", "ours stdio")
+
+
+class Ceiling:
+    """The in-process ceiling: the SDK's ``call_tool`` alone and the daemon's wrapper
+    (``McpServers.call``) around it, each on a connection kept open across rounds."""
+
+    def __init__(self, mcp_port: int) -> None:
+        self.url = f"http://127.0.0.1:{mcp_port}/mcp"
+        self.stdio = [str(ROOT / "bench" / "mcp_server.py"), "stdio"]
+        self.stack = contextlib.AsyncExitStack()
+        self.sdk: dict[str, Any] = {}
+        self.ours = McpServers({
+            "http": McpServerConfig(name="http", url=self.url),
+            "stdio": McpServerConfig(name="stdio", command=PYTHON, args=tuple(self.stdio)),
+        })
+
+    async def __aenter__(self) -> Ceiling:
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = await self.stack.enter_async_context(create_mcp_http_client())
+        self.sdk["http"] = await self.stack.enter_async_context(
+            Client(streamable_http_client(self.url, http_client=http), cache=None))
+        self.sdk["stdio"] = await self.stack.enter_async_context(
+            Client(StdioServerParameters(command=PYTHON, args=self.stdio), cache=None))
+        for _ in range(20):  # warm up both paths
+            await self.measure(1)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.ours.aclose()
+        await self.stack.aclose()
+
+    async def measure(self, calls: int) -> dict[str, float]:
+        """This process's CPU seconds per call, for each of CEILINGS."""
+        out: dict[str, float] = {}
+        for name in CEILINGS:
+            who, transport = name.split()
+            cpu = time.process_time()
+            for i in range(calls):
+                if who == "sdk":
+                    result = await self.sdk[transport].call_tool("work", {"i": i}, meta={"k": str(i)})
+                    if result.is_error:
+                        raise RuntimeError(f"{name}: tool error")
+                else:
+                    _, is_error = await self.ours.call(
+                        transport, "work", {"i": i}, key=str(i), session_id="bench", timeout_s=30.0)
+                    if is_error:
+                        raise RuntimeError(f"{name}: tool error")
+            out[name] = (time.process_time() - cpu) / calls
+        return out
+
+
 class MCPProcess(ServerProcess):
     """bench/mcp_server.py: ready once its port accepts connections."""
 
@@ -125,28 +191,43 @@ async def main_async(opts: argparse.Namespace) -> int:
                 for kind in KINDS:  # warm up: connections, caches, the MCP sessions
                     await run_sessions(daemon.address, kind, 2, 2)
                 rows: list[dict[str, float]] = []
-                for r in range(opts.rounds):
-                    per_step: dict[str, float] = {}
-                    for kind in KINDS[r % 3:] + KINDS[:r % 3]:
-                        cpu = daemon.cpu_seconds()
-                        steps = await run_sessions(daemon.address, kind, opts.sessions, opts.concurrency)
-                        per_step[kind] = (daemon.cpu_seconds() - cpu) / steps
-                    rows.append(per_step)
-                    print(f"  round {r + 1}: " + ", ".join(f"{k} {v * 1e3:.2f} ms CPU/step" for k, v in per_step.items()),
-                          file=sys.stderr)
+                async with Ceiling(mcp_port) as ceiling:
+                    for r in range(opts.rounds):
+                        per_step: dict[str, float] = {}
+                        for kind in KINDS[r % 3:] + KINDS[:r % 3]:
+                            cpu = daemon.cpu_seconds()
+                            steps = await run_sessions(daemon.address, kind, opts.sessions, opts.concurrency)
+                            per_step[kind] = (daemon.cpu_seconds() - cpu) / steps
+                        per_step.update(await ceiling.measure(opts.calls))
+                        rows.append(per_step)
+                        print(f"  round {r + 1}: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in per_step.items()),
+                              file=sys.stderr)
             finally:
                 await daemon.stop()
         finally:
             await mcp.stop()
-    ms = {k: statistics.median(row[k] for row in rows) * 1e3 for k in KINDS}
+    ms = {k: statistics.median(row[k] for row in rows) * 1e3 for k in (*KINDS, *CEILINGS)}
     ratio = {k: statistics.median(row[k] / row["client"] for row in rows) for k in ("http", "stdio")}
+    # The floor of an HTTP daemon tool step: what the daemon spends on a stdio step besides
+    # the wrapper's stdio call, plus the wrapper's HTTP call (per round, then the median).
+    floor = statistics.median(
+        (row["stdio"] - row["ours stdio"] + row["ours http"]) / row["client"] for row in rows)
     ok = ratio["http"] <= TARGET
     print(f"daemon CPU per step, {opts.sessions} sessions x {TOOL_STEPS} tool steps a kind, "
           f"{opts.concurrency} at once, median of {opts.rounds} rounds:")
     print(f"  client tool step              {ms['client']:6.2f} ms")
     print(f"  daemon tool step, HTTP        {ms['http']:6.2f} ms   {ratio['http']:5.2f}x   "
           f"target <= {TARGET}x: {'met' if ok else 'NOT met'}")
-    print(f"  daemon tool step, stdio       {ms['stdio']:6.2f} ms   {ratio['stdio']:5.2f}x")
+    print(f"  daemon tool step, stdio       {ms['stdio']:6.2f} ms   {ratio['stdio']:5.2f}x   "
+          f"target <= {TARGET}x: {'met' if ratio['stdio'] <= TARGET else 'NOT met'}")
+    print(f"ceiling, in-process without the daemon: this process's CPU per call, {opts.calls} calls "
+          f"each, median of {opts.rounds} rounds:")
+    print(f"  SDK call_tool, HTTP           {ms['sdk http']:6.2f} ms")
+    print(f"  SDK call_tool, stdio          {ms['sdk stdio']:6.2f} ms")
+    print(f"  McpServers.call, HTTP         {ms['ours http']:6.2f} ms   (the daemon's wrapper + SDK)")
+    print(f"  McpServers.call, stdio        {ms['ours stdio']:6.2f} ms")
+    print(f"  floor of an HTTP daemon tool step (stdio step - wrapper's stdio call + wrapper's HTTP call): "
+          f"{floor:.2f}x a client tool step")
     return 0 if ok else 1
 
 
@@ -155,10 +236,11 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--sessions", type=int, default=24)
     p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--quick", action="store_true", help="2 rounds of 6 sessions")
+    p.add_argument("--calls", type=int, default=300, help="calls of each ceiling measure a round")
+    p.add_argument("--quick", action="store_true", help="2 rounds of 6 sessions, 100 ceiling calls")
     opts = p.parse_args()
     if opts.quick:
-        opts.rounds, opts.sessions = 2, 6
+        opts.rounds, opts.sessions, opts.calls = 2, 6, 100
     return asyncio.run(main_async(opts))
 
 
