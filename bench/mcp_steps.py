@@ -131,6 +131,24 @@ class Ceiling:
         await self.ours.aclose()
         await self.stack.aclose()
 
+    async def where(self, transport: str, calls: int) -> dict[str, float]:
+        """The SDK's ``call_tool`` under cProfile (CPU clock): each package's share of the
+        self time (a function's own time, so the shares add up to the whole)."""
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile(time.process_time)
+        client = self.sdk[transport]
+        prof.enable()
+        for i in range(calls):
+            await client.call_tool("work", {"i": i}, meta={"k": str(i)})
+        prof.disable()
+        by: dict[str, float] = {}
+        for (path, _, _), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+            by[_package(path)] = by.get(_package(path), 0.0) + tottime
+        total = sum(by.values()) or 1.0
+        return {k: v / total for k, v in sorted(by.items(), key=lambda kv: -kv[1])}
+
     async def measure(self, calls: int) -> dict[str, float]:
         """This process's CPU seconds per call, for each of CEILINGS."""
         out: dict[str, float] = {}
@@ -149,6 +167,22 @@ class Ceiling:
                         raise RuntimeError(f"{name}: tool error")
             out[name] = (time.process_time() - cpu) / calls
         return out
+
+
+def _package(path: str) -> str:
+    """The package a profiled function belongs to: a site-packages distribution, an asyncio
+    or other standard module, or C built-ins (``~``: socket calls, epoll, pydantic-core's and
+    JSON's C code)."""
+    if path == "~":
+        return "C built-ins"
+    if path.startswith("<"):
+        return "stdlib other"  # <frozen ...>, <string>
+    parts = Path(path).parts
+    if "site-packages" in parts:
+        return parts[parts.index("site-packages") + 1].removesuffix(".py")
+    if "luoshod" in parts:
+        return "luoshod"
+    return "stdlib " + ("asyncio" if "asyncio" in parts else "other")
 
 
 class MCPProcess(ServerProcess):
@@ -202,6 +236,7 @@ async def main_async(opts: argparse.Namespace) -> int:
                         rows.append(per_step)
                         print(f"  round {r + 1}: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in per_step.items()),
                               file=sys.stderr)
+                    where = {t: await ceiling.where(t, opts.calls) for t in ("http", "stdio")} if opts.where else {}
             finally:
                 await daemon.stop()
         finally:
@@ -228,6 +263,9 @@ async def main_async(opts: argparse.Namespace) -> int:
     print(f"  McpServers.call, stdio        {ms['ours stdio']:6.2f} ms")
     print(f"  floor of an HTTP daemon tool step (stdio step - wrapper's stdio call + wrapper's HTTP call): "
           f"{floor:.2f}x a client tool step")
+    for transport, shares in where.items():
+        print(f"where an SDK call_tool's CPU goes over {transport} (cProfile self time, {opts.calls} calls): "
+              + ", ".join(f"{k} {v:.0%}" for k, v in shares.items() if v >= 0.02))
     return 0 if ok else 1
 
 
@@ -237,6 +275,8 @@ def main() -> int:
     p.add_argument("--sessions", type=int, default=24)
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--calls", type=int, default=300, help="calls of each ceiling measure a round")
+    p.add_argument("--where", action="store_true",
+                   help="also profile the SDK's call_tool in-process: its CPU by package")
     p.add_argument("--quick", action="store_true", help="2 rounds of 6 sessions, 100 ceiling calls")
     opts = p.parse_args()
     if opts.quick:
