@@ -199,11 +199,8 @@ class McpServers:
                     )
                 else:
                     from mcp.client.streamable_http import streamable_http_client
-                    from mcp.shared._httpx_utils import create_mcp_http_client
 
-                    http = await stack.enter_async_context(
-                        create_mcp_http_client(headers={k: v.reveal() for k, v in cfg.headers.items()})
-                    )
+                    http = await stack.enter_async_context(_http_client({k: v.reveal() for k, v in cfg.headers.items()}))
                     target = streamable_http_client(cfg.url, http_client=http)
                 client = await stack.enter_async_context(Client(target, cache=None))
                 ready.set_result(client)
@@ -250,6 +247,27 @@ class McpServers:
                 conn.task.cancel()
                 with contextlib.suppress(BaseException):
                     await conn.task
+
+
+#: HTTP connections per server (HTTP/1.1: one per call in flight; httpx's default cap), all
+#: kept for the next calls when idle: httpx's default of 20 idle ones made every call beyond
+#: 20 at once open a connection and close it after its answer.
+HTTP_CONNECTIONS = 100
+
+
+def _http_client(headers: dict[str, str]) -> Any:
+    """The SDK's HTTP client for one server, as ``create_mcp_http_client`` makes it (30 s
+    to connect, write or wait for a connection, 300 s to read a stream), except that every
+    connection of the pool is kept alive when idle, so that concurrent calls reuse their
+    connections instead of opening one per call."""
+    import httpx2
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+    return httpx2.AsyncClient(
+        headers=headers,
+        timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+        limits=httpx2.Limits(max_connections=HTTP_CONNECTIONS, max_keepalive_connections=HTTP_CONNECTIONS),
+    )
 
 
 def _describe(e: BaseException) -> str:
