@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncIterator, Iterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
-from psycopg import AsyncConnection, sql
+from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline, sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
@@ -21,11 +23,30 @@ from luoshod.errors import StoreError, StoreFull
 from . import queries
 from .migrations import SchemaTooNew, migrate
 
+log = logging.getLogger("luoshod.store.postgres")
+T = TypeVar("T")
+
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_CONNECT_TIMEOUT = 5  # seconds (libpq's connect_timeout); a down server fails fast
 DEFAULT_POOL_MIN_SIZE = 1
 DEFAULT_POOL_MAX_SIZE = 10
 DEFAULT_POOL_TIMEOUT = 10.0  # seconds a call waits for a connection before StoreError
+#: Seconds a transaction of this daemon may wait on the daemon mid-way (the server ends
+#: the connection past it, releasing its locks): a daemon stopped (SIGSTOP, a VM paused)
+#: inside a save must not keep the session's rows locked, or another daemon's takeover
+#: waits for it (R52). The driver's transactions wait on the daemon for milliseconds.
+DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = 5.0
+#: Seconds a statement waits for a row or advisory lock. Past it the driver ends the
+#: transactions that have waited on their daemon mid-way for longer than
+#: ``idle_in_transaction_timeout`` (:data:`queries.END_STALLED`) and tries again, at most
+#: :data:`LOCK_RETRIES` times, then fails (``StoreError``, sqlstate 55P03).
+DEFAULT_LOCK_TIMEOUT = 5.0
+LOCK_RETRIES = 3
+#: libpq's TCP keepalives and user timeout (a stalled or vanished server is noticed), and
+#: the server's keepalives on its end (a vanished daemon host is noticed), in seconds.
+DEFAULT_KEEPALIVES = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5",
+                      "keepalives_count": "3", "tcp_user_timeout": "30000"}
+SERVER_KEEPALIVES = {"tcp_keepalives_idle": 10, "tcp_keepalives_interval": 5, "tcp_keepalives_count": 3}
 _SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -39,6 +60,8 @@ class Target:
     pool_min_size: int = DEFAULT_POOL_MIN_SIZE
     pool_max_size: int = DEFAULT_POOL_MAX_SIZE
     pool_timeout: float = DEFAULT_POOL_TIMEOUT
+    idle_in_transaction_timeout: float = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
     @property
     def redacted(self) -> str:
@@ -55,9 +78,11 @@ def target_from_url(url: str) -> Target:
 
     Query parameters the driver takes itself: ``schema`` (created at open; default: the
     connection's current schema, usually ``public``), ``pool_min_size``, ``pool_max_size``
-    and ``pool_timeout`` (seconds). Every other one goes to libpq as it is
-    (``sslmode``, ``connect_timeout``, ``application_name``, ...); ``connect_timeout``
-    defaults to 5 seconds and ``application_name`` to ``luoshod``.
+    and ``pool_timeout`` (seconds), ``idle_in_transaction_timeout`` and ``lock_timeout``
+    (seconds, 0 turns one off; see the defaults above). Every other one goes to libpq as
+    it is (``sslmode``, ``connect_timeout``, ``application_name``, ``keepalives*``,
+    ``tcp_user_timeout``, ...); ``connect_timeout`` defaults to 5 seconds,
+    ``application_name`` to ``luoshod``, and the keepalives to :data:`DEFAULT_KEEPALIVES`.
     """
     parts = urlsplit(url)
     if parts.scheme not in SCHEMES:
@@ -72,13 +97,16 @@ def target_from_url(url: str) -> Target:
                 raise ValueError(f"schema must be a plain identifier, got {schema!r}")
             ours["schema"] = schema
         for name, kind in (("pool_min_size", int), ("pool_max_size", int),
-                           ("pool_timeout", float)):
+                           ("pool_timeout", float), ("idle_in_transaction_timeout", float),
+                           ("lock_timeout", float)):
             if name in params:
                 ours[name] = kind(params.pop(name))
     except ValueError as e:
         raise ValueError(f"bad postgresql URL {url!r}: {e}") from e
     params.setdefault("connect_timeout", str(DEFAULT_CONNECT_TIMEOUT))
     params.setdefault("application_name", "luoshod")
+    for name, value in DEFAULT_KEEPALIVES.items():
+        params.setdefault(name, value)
     conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(params)))
     try:
         conninfo_to_dict(conninfo)  # libpq's own check of the URL
@@ -89,6 +117,9 @@ def target_from_url(url: str) -> Target:
         raise ValueError(f"need 0 <= pool_min_size <= pool_max_size, >= 1: {url!r}")
     if not target.pool_timeout > 0:
         raise ValueError(f"pool_timeout must be > 0: {url!r}")
+    for name in ("idle_in_transaction_timeout", "lock_timeout"):
+        if not 0 <= getattr(target, name) < 2**31 / 1000:  # PostgreSQL's limit, in ms
+            raise ValueError(f"{name} must be seconds >= 0 (0: off): {url!r}")
     return target
 
 
@@ -97,10 +128,19 @@ def new_pool(target: Target) -> AsyncConnectionPool:
     explicit), commit synchronously whatever the server's default (a save is durable when
     acknowledged), and find the tables in ``target.schema``. Each is checked when taken
     from the pool, so connections broken by a restart of the server are replaced instead
-    of failing a call."""
+    of failing a call. A transaction left waiting on a stopped daemon ends after
+    ``idle_in_transaction_timeout`` (its locks with it), a lock wait after
+    ``lock_timeout``, and the server's keepalives notice a vanished daemon host."""
 
     async def configure(conn: AsyncConnection) -> None:
         await conn.execute("SET synchronous_commit = on")
+        settings = {
+            "idle_in_transaction_session_timeout": round(target.idle_in_transaction_timeout * 1000),
+            "lock_timeout": round(target.lock_timeout * 1000),
+            **SERVER_KEEPALIVES,
+        }
+        for name, value in settings.items():
+            await conn.execute(sql.SQL("SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
         if target.schema is not None:
             await conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(target.schema)))
 
@@ -147,10 +187,40 @@ async def writing(pool: AsyncConnectionPool, session_ids: list[str]) -> AsyncIte
     """
     # Pipeline mode: statements are sent without waiting for the previous one's result,
     # and a round trip is made only where a result is read (and at commit).
-    async with pool.connection() as conn, conn.pipeline(), conn.transaction():
-        if session_ids:
-            await conn.execute(queries.LOCK_SESSIONS, (queries.LOCK_SESSION, sorted(session_ids)))
-        yield conn
+    #
+    # Results are read after a Sync, not after a flush request (psycopg's default in a
+    # pipeline): the server waits for the next statement as "idle in transaction" only
+    # after a Sync, and only then does idle_in_transaction_session_timeout end a
+    # transaction whose daemon stopped mid-way (after a flush request it would wait, locks
+    # held, for as long as the daemon stays stopped). The round trips are the same.
+    async with pool.connection() as conn, conn.pipeline() as pipeline, conn.transaction():
+        factory = conn.cursor_factory
+        conn.cursor_factory = _syncing(pipeline)
+        try:
+            if session_ids:
+                await conn.execute(queries.LOCK_SESSIONS, (queries.LOCK_SESSION, sorted(session_ids)))
+            yield conn
+        finally:
+            conn.cursor_factory = factory
+
+
+def _syncing(pipeline: AsyncPipeline) -> type[AsyncCursor[Any]]:
+    """A cursor class whose reads first sync ``pipeline`` (see :func:`writing`)."""
+
+    class SyncingCursor(AsyncCursor[Any]):
+        async def fetchone(self) -> Any:
+            await pipeline.sync()
+            return await super().fetchone()
+
+        async def fetchmany(self, size: int = 0) -> list[Any]:
+            await pipeline.sync()
+            return await super().fetchmany(size)
+
+        async def fetchall(self) -> list[Any]:
+            await pipeline.sync()
+            return await super().fetchall()
+
+    return SyncingCursor
 
 
 def translate(e: BaseException, what: str) -> StoreError:
@@ -164,6 +234,27 @@ def translate(e: BaseException, what: str) -> StoreError:
     if isinstance(e, (SchemaTooNew, OSError)):
         return StoreError(f"PostgreSQL {what} failed: {e}", operation=what)
     raise TypeError(f"not a database error: {e!r}")
+
+
+async def bounded_lock_waits(target: Target, pool: AsyncConnectionPool, attempt: Callable[[], Awaitable[T]]) -> T:
+    """``attempt()``; when a lock wait in it times out, end the stalled transactions
+    (:data:`queries.END_STALLED`) and try it again (a transaction that timed out was
+    rolled back whole, so trying again is safe). PostgreSQL ends a transaction whose
+    daemon stopped while it waited for an answer (idle in transaction); one whose daemon
+    stopped between two statements of a pipeline waits for the next statement as "active"
+    and no server timeout ends it: this does, with the same bound."""
+    for tries in range(LOCK_RETRIES + 1):
+        try:
+            return await attempt()
+        except psycopg.errors.LockNotAvailable:
+            if tries == LOCK_RETRIES or not target.idle_in_transaction_timeout:
+                raise
+        async with pool.connection() as conn:
+            ended = await (await conn.execute(queries.END_STALLED, (target.idle_in_transaction_timeout,))).fetchall()
+        if ended:
+            log.warning("ended %d PostgreSQL transaction(s) stalled on their daemon for over %g s (pids %s)",
+                        len(ended), target.idle_in_transaction_timeout, ", ".join(str(pid) for (pid,) in ended))
+    raise AssertionError("unreachable")
 
 
 @contextlib.contextmanager

@@ -30,7 +30,7 @@ from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, lease_
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
 from . import ops, queries, queue
-from .connection import Target, new_pool, open_pool, snapshot, target_from_url, translated, writing
+from .connection import Target, bounded_lock_waits, new_pool, open_pool, snapshot, target_from_url, translated, writing
 
 T = TypeVar("T")
 
@@ -40,7 +40,8 @@ class PostgresStore(QueuedWrites):
 
     URL: ``postgresql://user:password@host:port/database?schema=luoshod`` (or
     ``postgres://``), with libpq's parameters and the driver's own (``schema``,
-    ``pool_min_size``, ``pool_max_size``, ``pool_timeout``; :func:`.target_from_url`).
+    ``pool_min_size``, ``pool_max_size``, ``pool_timeout``, ``idle_in_transaction_timeout``,
+    ``lock_timeout``; :func:`.target_from_url`).
     :meth:`open` creates the schema if asked for and migrates it.
 
     Every call takes a connection from an async pool; a save is acknowledged after its
@@ -272,9 +273,13 @@ class PostgresStore(QueuedWrites):
         """``fn(conn, *args)`` outside a transaction (one statement, or statements that
         need no common snapshot)."""
         pool = self._require(what)
-        with translated(what):
+
+        async def attempt() -> T:
             async with pool.connection() as conn:
                 return await fn(conn, *args)
+
+        with translated(what):
+            return await bounded_lock_waits(self.target, pool, attempt)
 
     async def _snapshot(self, what: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """``fn(conn, *args)`` in a read-only transaction on one snapshot."""
@@ -288,9 +293,13 @@ class PostgresStore(QueuedWrites):
     ) -> T:
         """``fn(conn, *args)`` in a write transaction holding the sessions' locks."""
         pool = self._require(what)
-        with translated(what):
+
+        async def attempt() -> T:
             async with writing(pool, sessions) as conn:
                 return await fn(conn, *args)
+
+        with translated(what):
+            return await bounded_lock_waits(self.target, pool, attempt)
 
     async def _fetchone(self, what: str, statement: str, args: Any) -> tuple[Any, ...] | None:
         return await self._autocommit(what, _fetchone, statement, args)

@@ -365,3 +365,18 @@ SELECT session_id, token FROM leases WHERE session_id = ANY(%b::text[])
 ORDER BY session_id
 FOR SHARE
 """
+
+# The transactions (of any daemon on this database) that have waited on their client in
+# the middle of a pipeline for longer than the bound given in seconds: the server reads
+# the next statement ("active", ClientRead) with the transaction's locks held, and no
+# server timeout ends that wait (idle_in_transaction_session_timeout starts only after a
+# Sync). Ended as that timeout would have ended them; their pids are returned.
+END_STALLED = """
+WITH stalled AS MATERIALIZED (
+    SELECT pid FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid()
+        AND state IN ('active', 'idle in transaction') AND wait_event = 'ClientRead'
+        AND xact_start IS NOT NULL AND state_change < now() - make_interval(secs => %s)
+)
+SELECT pid FROM stalled WHERE pg_terminate_backend(pid)
+"""
