@@ -73,6 +73,12 @@ def test_url_parameters_of_the_driver_and_of_libpq() -> None:
     store = PostgresStore(t)
     assert "secret" not in repr(store) and "db.example:6543" in repr(store)
     assert "connect_timeout=2" in target_from_url("postgresql://h/d?connect_timeout=2").conninfo
+    # The bounds on a stopped holder's transaction (docs/storage.md), and keepalives on.
+    assert (t.idle_in_transaction_timeout, t.lock_timeout) == (5.0, 5.0)
+    assert "keepalives=1" in t.conninfo and "tcp_user_timeout=30000" in t.conninfo
+    off = target_from_url("postgresql://h/d?idle_in_transaction_timeout=0&lock_timeout=0.5&keepalives=0")
+    assert (off.idle_in_transaction_timeout, off.lock_timeout) == (0.0, 0.5)
+    assert "keepalives=0" in off.conninfo and "idle_in_transaction" not in off.conninfo
 
 
 @pytest.mark.parametrize(
@@ -83,6 +89,8 @@ def test_url_parameters_of_the_driver_and_of_libpq() -> None:
         ("postgresql://h/d?pool_max_size=many", "pool_max_size"),
         ("postgresql://h/d?pool_min_size=5&pool_max_size=2", "pool_min_size"),
         ("postgresql://h/d?pool_timeout=0", "pool_timeout"),
+        ("postgresql://h/d?lock_timeout=-1", "lock_timeout"),
+        ("postgresql://h/d?idle_in_transaction_timeout=soon", "idle_in_transaction_timeout"),
         ("postgresql://h/d?no_such_libpq_option=1", "no_such_libpq_option"),
     ],
 )
