@@ -259,8 +259,9 @@ async def main_async(opts: argparse.Namespace) -> int:
           f"each, median of {opts.rounds} rounds:")
     print(f"  SDK call_tool, HTTP           {ms['sdk http']:6.2f} ms")
     print(f"  SDK call_tool, stdio          {ms['sdk stdio']:6.2f} ms")
-    print(f"  McpServers.call, HTTP         {ms['ours http']:6.2f} ms   (the daemon's wrapper + SDK)")
-    print(f"  McpServers.call, stdio        {ms['ours stdio']:6.2f} ms")
+    wrap = {t: statistics.median(row[f"ours {t}"] / row[f"sdk {t}"] for row in rows) for t in ("http", "stdio")}
+    print(f"  McpServers.call, HTTP         {ms['ours http']:6.2f} ms   {wrap['http']:5.2f}x the SDK's call (the daemon's wrapper)")
+    print(f"  McpServers.call, stdio        {ms['ours stdio']:6.2f} ms   {wrap['stdio']:5.2f}x")
     print(f"  floor of an HTTP daemon tool step (stdio step - wrapper's stdio call + wrapper's HTTP call): "
           f"{floor:.2f}x a client tool step")
     for transport, shares in where.items():
