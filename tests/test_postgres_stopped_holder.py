@@ -129,12 +129,30 @@ async def resume_until(hb, sid: str, limit_s: float) -> tuple[float | None, obje
     return None, None
 
 
-@pytest.mark.parametrize("bounded", [True, False], ids=["bounded", "control-unbounded"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        # Stopped between two statements of the save's pipeline (at once after it sent
+        # FOR SHARE): the server waits "active"; B's lock wait times out and B ends it.
+        "between-statements",
+        # Stopped waiting for the answer (0.5 s later: the daemon has sent its Sync and
+        # waits): the server waits "idle in transaction" and its own timeout ends it;
+        # lock_timeout=0, so B never ends anything itself.
+        "waiting-for-the-answer",
+        # Both bounds off: B is still waiting at the end.
+        "control-unbounded",
+    ],
+)
 @pytest.mark.timeout(120)
 async def test_a_holder_stopped_mid_transaction_does_not_block_the_takeover(
-    postgres_url: str, tmp_path, bounded: bool
+    postgres_url: str, tmp_path, case: str
 ) -> None:
-    options = f"?idle_in_transaction_timeout={IDLE_S:g}&lock_timeout={IDLE_S:g}" if bounded else "?idle_in_transaction_timeout=0&lock_timeout=0"
+    bounded = case != "control-unbounded"
+    options = {
+        "between-statements": f"?idle_in_transaction_timeout={IDLE_S:g}&lock_timeout={IDLE_S:g}",
+        "waiting-for-the-answer": f"?idle_in_transaction_timeout={IDLE_S:g}&lock_timeout=0",
+        "control-unbounded": "?idle_in_transaction_timeout=0&lock_timeout=0",
+    }[case]
     proxy, a, b = await stop_the_holder_mid_save(postgres_url, tmp_path, options)
     started: list[DaemonProcess] = []
     try:
@@ -145,6 +163,8 @@ async def test_a_holder_stopped_mid_transaction_does_not_block_the_takeover(
         proxy.arm(b"FOR SHARE")  # the save's lease check: its transaction holds the locks
         submit = asyncio.create_task(ha.submit("s", "call_0_0", "1"))
         await asyncio.wait_for(proxy.held.wait(), 20)
+        if case == "waiting-for-the-answer":
+            await asyncio.sleep(0.5)
         assert a.proc is not None
         a.proc.send_signal(signal.SIGSTOP)
         proxy.release()  # from here on, only the stopped process holds the transaction
@@ -157,8 +177,8 @@ async def test_a_holder_stopped_mid_transaction_does_not_block_the_takeover(
             assert waited is None, f"B took over in {waited:.1f} s although nothing bounds the stopped holder"
             return
         assert waited is not None, f"B did not take over within {limit:g} s of the holder's SIGSTOP"
-        print(f"takeover {time.monotonic() - stopped_at:.2f} s after the SIGSTOP (lease TTL {TTL_S:g} s, "
-              f"idle_in_transaction_timeout {IDLE_S:g} s)")
+        print(f"{case}: takeover {time.monotonic() - stopped_at:.2f} s after the SIGSTOP (lease TTL {TTL_S:g} s, "
+              f"{options})")
         assert log.error is None and log.done is not None, log.error  # type: ignore[attr-defined]
         cp = await hb.get("s")
         assert cp.status == pb.CHECKPOINT_STATUS_FINISHED

@@ -366,7 +366,8 @@ ORDER BY session_id
 FOR SHARE
 """
 
-# The transactions (of any daemon on this database) that have waited on their client in
+# The transactions (of any daemon on this database: the same application_name, luoshod's
+# unless the URL sets another) that have waited on their client in
 # the middle of a pipeline for longer than the bound given in seconds: the server reads
 # the next statement ("active", ClientRead) with the transaction's locks held, and no
 # server timeout ends that wait (idle_in_transaction_session_timeout starts only after a
@@ -375,6 +376,7 @@ END_STALLED = """
 WITH stalled AS MATERIALIZED (
     SELECT pid FROM pg_stat_activity
     WHERE datname = current_database() AND pid <> pg_backend_pid()
+        AND application_name = current_setting('application_name')
         AND state IN ('active', 'idle in transaction') AND wait_event = 'ClientRead'
         AND xact_start IS NOT NULL AND state_change < now() - make_interval(secs => %s)
 )
