@@ -611,9 +611,15 @@ type AgentSpec struct {
 	ApprovalTimeoutMs *int64 `protobuf:"varint,9,opt,name=approval_timeout_ms,json=approvalTimeoutMs,proto3,oneof" json:"approval_timeout_ms,omitempty"`
 	// Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
 	// name. Their tools join `tools` as "<server>__<tool>"; the daemon runs them.
-	McpServers    []*McpServerUse `protobuf:"bytes,20,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	McpServers []*McpServerUse `protobuf:"bytes,20,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	// Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+	// to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+	Subagents []*SubAgent `protobuf:"bytes,40,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	// How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+	// delegate further). Read on the top-level agent only; at most the daemon's limit.
+	MaxSubagentDepth *int32 `protobuf:"varint,41,opt,name=max_subagent_depth,json=maxSubagentDepth,proto3,oneof" json:"max_subagent_depth,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -716,6 +722,156 @@ func (x *AgentSpec) GetMcpServers() []*McpServerUse {
 	return nil
 }
 
+func (x *AgentSpec) GetSubagents() []*SubAgent {
+	if x != nil {
+		return x.Subagents
+	}
+	return nil
+}
+
+func (x *AgentSpec) GetMaxSubagentDepth() int32 {
+	if x != nil && x.MaxSubagentDepth != nil {
+		return *x.MaxSubagentDepth
+	}
+	return 0
+}
+
+// A sub-agent the lead may delegate to (R55).
+type SubAgent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Required: the line the lead's model reads to choose it.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+	Agent         *AgentSpec `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubAgent) Reset() {
+	*x = SubAgent{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubAgent) ProtoMessage() {}
+
+func (x *SubAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubAgent.ProtoReflect.Descriptor instead.
+func (*SubAgent) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SubAgent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubAgent) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *SubAgent) GetAgent() *AgentSpec {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// Which sub-agent an event comes from (R58); unset on the lead's own events.
+type SubAgentTag struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// 1 for the lead's sub-agents, 2 for theirs, …
+	Depth int32 `protobuf:"varint,2,opt,name=depth,proto3" json:"depth,omitempty"`
+	// Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+	Path []string `protobuf:"bytes,3,rep,name=path,proto3" json:"path,omitempty"`
+	// The task's id ("task_K"), as in the `task` result's footer.
+	TaskId        string `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubAgentTag) Reset() {
+	*x = SubAgentTag{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubAgentTag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubAgentTag) ProtoMessage() {}
+
+func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubAgentTag.ProtoReflect.Descriptor instead.
+func (*SubAgentTag) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SubAgentTag) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubAgentTag) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *SubAgentTag) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *SubAgentTag) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
 // An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses.
 type McpServerUse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -737,7 +893,7 @@ type McpServerUse struct {
 
 func (x *McpServerUse) Reset() {
 	*x = McpServerUse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -749,7 +905,7 @@ func (x *McpServerUse) String() string {
 func (*McpServerUse) ProtoMessage() {}
 
 func (x *McpServerUse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -762,7 +918,7 @@ func (x *McpServerUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerUse.ProtoReflect.Descriptor instead.
 func (*McpServerUse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *McpServerUse) GetName() string {
@@ -815,7 +971,7 @@ type McpRetryPolicy struct {
 
 func (x *McpRetryPolicy) Reset() {
 	*x = McpRetryPolicy{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +983,7 @@ func (x *McpRetryPolicy) String() string {
 func (*McpRetryPolicy) ProtoMessage() {}
 
 func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +996,7 @@ func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpRetryPolicy.ProtoReflect.Descriptor instead.
 func (*McpRetryPolicy) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *McpRetryPolicy) GetAttempts() int32 {
@@ -877,7 +1033,7 @@ type McpToolOverride struct {
 
 func (x *McpToolOverride) Reset() {
 	*x = McpToolOverride{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +1045,7 @@ func (x *McpToolOverride) String() string {
 func (*McpToolOverride) ProtoMessage() {}
 
 func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +1058,7 @@ func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpToolOverride.ProtoReflect.Descriptor instead.
 func (*McpToolOverride) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *McpToolOverride) GetTool() string {
@@ -945,7 +1101,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1113,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1126,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolCall) GetId() string {
@@ -1011,7 +1167,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1179,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1192,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Message) GetRole() Role {
@@ -1094,7 +1250,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1262,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1275,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -1171,7 +1327,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1339,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1352,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCallRecord) GetCall() *ToolCall {
@@ -1249,7 +1405,7 @@ type AgentFingerprint struct {
 
 func (x *AgentFingerprint) Reset() {
 	*x = AgentFingerprint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1417,7 @@ func (x *AgentFingerprint) String() string {
 func (*AgentFingerprint) ProtoMessage() {}
 
 func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1430,7 @@ func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFingerprint.ProtoReflect.Descriptor instead.
 func (*AgentFingerprint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AgentFingerprint) GetHash() string {
@@ -1332,14 +1488,16 @@ type Checkpoint struct {
 	// Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
 	// was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
 	// Unset when it was the same agent, and on checkpoints saved before this field existed.
-	LastDrift     *AgentDrift `protobuf:"bytes,16,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastDrift *AgentDrift `protobuf:"bytes,16,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
+	// Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+	DelegatedUsage *Usage `protobuf:"bytes,40,opt,name=delegated_usage,json=delegatedUsage,proto3" json:"delegated_usage,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1509,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1522,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Checkpoint) GetSessionId() string {
@@ -1479,6 +1637,13 @@ func (x *Checkpoint) GetLastDrift() *AgentDrift {
 	return nil
 }
 
+func (x *Checkpoint) GetDelegatedUsage() *Usage {
+	if x != nil {
+		return x.DelegatedUsage
+	}
+	return nil
+}
+
 // A pending approval (SEMANTICS.md R27–R28).
 type Approval struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1493,14 +1658,16 @@ type Approval struct {
 	Fingerprint *AgentFingerprint      `protobuf:"bytes,6,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
 	CreatedAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Unset: never expires.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+	SubagentPath  []string `protobuf:"bytes,40,rep,name=subagent_path,json=subagentPath,proto3" json:"subagent_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1679,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1692,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -1584,6 +1751,13 @@ func (x *Approval) GetExpiresAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Approval) GetSubagentPath() []string {
+	if x != nil {
+		return x.SubagentPath
+	}
+	return nil
+}
+
 // One saved checkpoint of a session's history.
 type HistoryEntry struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -1600,7 +1774,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1786,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1799,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -1687,7 +1861,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1873,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1886,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -1797,14 +1971,16 @@ type Event struct {
 	//	*Event_TextDelta
 	//	*Event_ApprovalRequested
 	//	*Event_ToolRetry
-	Payload       isEvent_Payload `protobuf_oneof:"payload"`
+	Payload isEvent_Payload `protobuf_oneof:"payload"`
+	// Set on every event a sub-agent causes (R58); unset on the lead's.
+	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1816,7 +1992,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1829,7 +2005,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Event) GetSessionId() string {
@@ -1980,6 +2156,13 @@ func (x *Event) GetToolRetry() *ToolRetry {
 	return nil
 }
 
+func (x *Event) GetSubagent() *SubAgentTag {
+	if x != nil {
+		return x.Subagent
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -2064,7 +2247,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2259,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2272,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -2130,7 +2313,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2325,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2338,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -2177,7 +2360,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2372,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2385,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -2242,7 +2425,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2437,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2450,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -2314,7 +2497,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2326,7 +2509,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2339,7 +2522,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -2398,7 +2581,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2593,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2606,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -2471,7 +2654,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2483,7 +2666,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2496,7 +2679,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -2519,7 +2702,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2531,7 +2714,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2544,7 +2727,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -2581,7 +2764,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2776,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2789,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -2669,7 +2852,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2681,7 +2864,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2694,7 +2877,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -2722,7 +2905,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2917,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2930,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -2823,7 +3006,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2835,7 +3018,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2848,7 +3031,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -2902,7 +3085,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +3097,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3110,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -2950,7 +3133,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3145,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3158,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -3008,7 +3191,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3020,7 +3203,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3033,7 +3216,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -3056,7 +3239,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3068,7 +3251,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3081,7 +3264,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -3121,7 +3304,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3316,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3329,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -3165,7 +3348,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3177,7 +3360,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3190,7 +3373,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -3210,7 +3393,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3222,7 +3405,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3235,7 +3418,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -3254,7 +3437,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3449,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3462,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -3298,7 +3481,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3493,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3506,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -3348,7 +3531,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3543,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3556,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -3414,7 +3597,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3426,7 +3609,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3439,7 +3622,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -3466,7 +3649,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3478,7 +3661,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3491,7 +3674,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -3518,7 +3701,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3530,7 +3713,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3543,7 +3726,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -3577,7 +3760,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3589,7 +3772,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3602,7 +3785,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -3663,7 +3846,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3675,7 +3858,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3688,7 +3871,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -3710,7 +3893,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3722,7 +3905,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3735,7 +3918,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -3769,7 +3952,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3781,7 +3964,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3794,7 +3977,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -3825,7 +4008,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3837,7 +4020,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3850,7 +4033,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -3891,7 +4074,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3903,7 +4086,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3916,7 +4099,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -3951,7 +4134,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4146,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4159,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -4025,7 +4208,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4037,7 +4220,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4050,7 +4233,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -4087,7 +4270,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4099,7 +4282,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4112,7 +4295,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -4154,7 +4337,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4166,7 +4349,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4179,7 +4362,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -4213,7 +4396,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4225,7 +4408,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4238,7 +4421,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -4267,7 +4450,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4279,7 +4462,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4292,7 +4475,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -4330,7 +4513,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4342,7 +4525,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4355,7 +4538,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -4412,7 +4595,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4424,7 +4607,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4437,7 +4620,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -4486,7 +4669,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4498,7 +4681,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4511,7 +4694,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -4583,7 +4766,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4595,7 +4778,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4608,7 +4791,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -4652,7 +4835,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4664,7 +4847,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4677,7 +4860,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -4710,7 +4893,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4722,7 +4905,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4735,7 +4918,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -4756,7 +4939,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4768,7 +4951,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4781,7 +4964,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -4801,7 +4984,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4813,7 +4996,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4826,7 +5009,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -4854,7 +5037,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4866,7 +5049,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4879,7 +5062,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *McpServer) GetName() string {
@@ -4939,7 +5122,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4951,7 +5134,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4964,7 +5147,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *McpTool) GetName() string {
@@ -5011,7 +5194,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
-	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\xa0\x04\n" +
+	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\x9d\x05\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -5023,12 +5206,24 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0ftool_timeout_ms\x18\b \x01(\x05H\x02R\rtoolTimeoutMs\x88\x01\x01\x123\n" +
 	"\x13approval_timeout_ms\x18\t \x01(\x03H\x03R\x11approvalTimeoutMs\x88\x01\x01\x128\n" +
 	"\vmcp_servers\x18\x14 \x03(\v2\x17.luosho.v1.McpServerUseR\n" +
-	"mcpServersB\f\n" +
+	"mcpServers\x121\n" +
+	"\tsubagents\x18( \x03(\v2\x13.luosho.v1.SubAgentR\tsubagents\x121\n" +
+	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01B\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
 	"\x10_tool_timeout_msB\x16\n" +
-	"\x14_approval_timeout_ms\"\xea\x01\n" +
+	"\x14_approval_timeout_msB\x15\n" +
+	"\x13_max_subagent_depth\"l\n" +
+	"\bSubAgent\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
+	"\x05agent\x18\x03 \x01(\v2\x14.luosho.v1.AgentSpecR\x05agent\"d\n" +
+	"\vSubAgentTag\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05depth\x18\x02 \x01(\x05R\x05depth\x12\x12\n" +
+	"\x04path\x18\x03 \x03(\tR\x04path\x12\x17\n" +
+	"\atask_id\x18\x04 \x01(\tR\x06taskId\"\xea\x01\n" +
 	"\fMcpServerUse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
 	"\vallow_tools\x18\x02 \x03(\tR\n" +
@@ -5085,7 +5280,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe0\x05\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9b\x06\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -5111,7 +5306,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aversion\x18\x0e \x01(\x03R\aversion\x12\x15\n" +
 	"\x06run_id\x18\x0f \x01(\tR\x05runId\x124\n" +
 	"\n" +
-	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xf8\x02\n" +
+	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x129\n" +
+	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\"\x9d\x03\n" +
 	"\bApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1d\n" +
@@ -5124,7 +5320,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x84\x02\n" +
+	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
+	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x84\x02\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -5147,7 +5344,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
 	"\n" +
-	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xaf\x06\n" +
+	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xe3\x06\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -5173,7 +5370,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"text_delta\x18\x12 \x01(\v2\x14.luosho.v1.TextDeltaH\x00R\ttextDelta\x12M\n" +
 	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequested\x125\n" +
 	"\n" +
-	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetryB\t\n" +
+	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetry\x122\n" +
+	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x12.luosho.v1.RunModeR\x04mode\x12\x1d\n" +
@@ -5501,7 +5699,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
@@ -5514,186 +5712,192 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(SubmitOutcome)(0),               // 8: luosho.v1.SubmitOutcome
 	(*ToolSpec)(nil),                 // 9: luosho.v1.ToolSpec
 	(*AgentSpec)(nil),                // 10: luosho.v1.AgentSpec
-	(*McpServerUse)(nil),             // 11: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 12: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 13: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 14: luosho.v1.ToolCall
-	(*Message)(nil),                  // 15: luosho.v1.Message
-	(*Usage)(nil),                    // 16: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 17: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 18: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 19: luosho.v1.Checkpoint
-	(*Approval)(nil),                 // 20: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 21: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 22: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 23: luosho.v1.Event
-	(*RunStart)(nil),                 // 24: luosho.v1.RunStart
-	(*StepStart)(nil),                // 25: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 26: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 27: luosho.v1.ToolCallRequested
-	(*ToolRetry)(nil),                // 28: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 29: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 30: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 31: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 32: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 33: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 34: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 35: luosho.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),          // 36: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 37: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 38: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 39: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 40: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 41: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 42: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 43: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 44: luosho.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),      // 45: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 46: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 47: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 48: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 49: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 50: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 51: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 52: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 53: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 54: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 55: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 56: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 57: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 58: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 59: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 60: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 61: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 62: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 63: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 64: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 65: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 66: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 67: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 68: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 69: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 70: luosho.v1.McpTool
-	nil,                              // 71: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 72: google.protobuf.Timestamp
+	(*SubAgent)(nil),                 // 11: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 12: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 13: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 14: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 15: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 16: luosho.v1.ToolCall
+	(*Message)(nil),                  // 17: luosho.v1.Message
+	(*Usage)(nil),                    // 18: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 19: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 20: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 21: luosho.v1.Checkpoint
+	(*Approval)(nil),                 // 22: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 23: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 24: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 25: luosho.v1.Event
+	(*RunStart)(nil),                 // 26: luosho.v1.RunStart
+	(*StepStart)(nil),                // 27: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 28: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 29: luosho.v1.ToolCallRequested
+	(*ToolRetry)(nil),                // 30: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 31: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 32: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 33: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 34: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 35: luosho.v1.ApprovalRequested
+	(*RunDone)(nil),                  // 36: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 37: luosho.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),          // 38: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 39: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 40: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 41: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 42: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 43: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 44: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 45: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 46: luosho.v1.GetSessionResponse
+	(*ListSessionsRequest)(nil),      // 47: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 48: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 49: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 50: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 51: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 52: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 53: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 54: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 55: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 56: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 57: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 58: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 59: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 60: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 61: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 62: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 63: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 64: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 65: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 66: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 67: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 68: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 69: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 70: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 71: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 72: luosho.v1.McpTool
+	nil,                              // 73: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	(*timestamppb.Timestamp)(nil),    // 74: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	9,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
-	1,  // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	11, // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	12, // 3: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	13, // 4: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
-	4,  // 5: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
-	5,  // 6: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	12, // 7: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
-	0,  // 8: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	14, // 9: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	14, // 10: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	71, // 11: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	15, // 12: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	16, // 13: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	2,  // 14: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	3,  // 15: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	18, // 16: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	17, // 17: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	72, // 18: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	10, // 19: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	16, // 20: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	32, // 21: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	14, // 22: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	14, // 23: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	18, // 24: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	72, // 25: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	72, // 26: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	72, // 27: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	2,  // 28: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	19, // 29: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 30: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	3,  // 31: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	72, // 32: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	32, // 33: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	72, // 34: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	24, // 35: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	25, // 36: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	26, // 37: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	27, // 38: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	29, // 39: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	30, // 40: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	34, // 41: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	32, // 42: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	31, // 43: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	33, // 44: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	28, // 45: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	6,  // 46: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	18, // 47: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	15, // 48: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	16, // 49: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	14, // 50: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	7,  // 51: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	20, // 52: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,  // 53: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,  // 54: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	16, // 55: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	15, // 56: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	10, // 57: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	23, // 58: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	10, // 59: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	23, // 60: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	8,  // 61: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	19, // 62: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,  // 63: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	22, // 64: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	10, // 65: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	23, // 66: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	20, // 67: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	21, // 68: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	15, // 69: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	56, // 70: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	55, // 71: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	19, // 72: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	61, // 73: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	62, // 74: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,  // 75: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,  // 76: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	60, // 77: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	60, // 78: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	63, // 79: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	23, // 80: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	69, // 81: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	70, // 82: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	35, // 83: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	37, // 84: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	39, // 85: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	41, // 86: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	43, // 87: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	45, // 88: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	47, // 89: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	49, // 90: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	51, // 91: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	53, // 92: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	57, // 93: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	59, // 94: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	65, // 95: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	67, // 96: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	36, // 97: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	38, // 98: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	40, // 99: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	42, // 100: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	44, // 101: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	46, // 102: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	48, // 103: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	50, // 104: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	52, // 105: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	54, // 106: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	58, // 107: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	64, // 108: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	66, // 109: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	68, // 110: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	97, // [97:111] is the sub-list for method output_type
-	83, // [83:97] is the sub-list for method input_type
-	83, // [83:83] is the sub-list for extension type_name
-	83, // [83:83] is the sub-list for extension extendee
-	0,  // [0:83] is the sub-list for field type_name
+	9,   // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	1,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
+	13,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	11,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	10,  // 4: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	14,  // 5: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	15,  // 6: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	4,   // 7: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	5,   // 8: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	14,  // 9: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	0,   // 10: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	16,  // 11: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	16,  // 12: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	73,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	17,  // 14: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	18,  // 15: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	2,   // 16: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 17: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	20,  // 18: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	19,  // 19: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	74,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	10,  // 21: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	18,  // 22: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	34,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	18,  // 24: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	16,  // 25: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	16,  // 26: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	20,  // 27: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	74,  // 28: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	74,  // 29: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	74,  // 30: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	2,   // 31: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	21,  // 32: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,   // 33: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 34: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	74,  // 35: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	34,  // 36: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	74,  // 37: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	26,  // 38: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	27,  // 39: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	28,  // 40: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	29,  // 41: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	31,  // 42: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	32,  // 43: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	36,  // 44: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	34,  // 45: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	33,  // 46: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	35,  // 47: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	30,  // 48: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	12,  // 49: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	6,   // 50: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	20,  // 51: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	17,  // 52: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	18,  // 53: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	16,  // 54: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	7,   // 55: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	22,  // 56: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,   // 57: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,   // 58: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	18,  // 59: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	17,  // 60: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	10,  // 61: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	25,  // 62: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	10,  // 63: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	25,  // 64: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	8,   // 65: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	21,  // 66: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,   // 67: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	24,  // 68: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	10,  // 69: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	25,  // 70: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	22,  // 71: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	23,  // 72: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	17,  // 73: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	58,  // 74: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	57,  // 75: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	21,  // 76: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	63,  // 77: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	64,  // 78: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 79: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 80: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	62,  // 81: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	62,  // 82: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	65,  // 83: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	25,  // 84: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	71,  // 85: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	72,  // 86: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	37,  // 87: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	39,  // 88: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	41,  // 89: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	43,  // 90: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	45,  // 91: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	47,  // 92: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	49,  // 93: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	51,  // 94: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	53,  // 95: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	55,  // 96: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	59,  // 97: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	61,  // 98: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	67,  // 99: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	69,  // 100: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	38,  // 101: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	40,  // 102: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	42,  // 103: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	44,  // 104: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	46,  // 105: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	48,  // 106: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	50,  // 107: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	52,  // 108: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	54,  // 109: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	56,  // 110: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	60,  // 111: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	66,  // 112: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	68,  // 113: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	70,  // 114: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	101, // [101:115] is the sub-list for method output_type
+	87,  // [87:101] is the sub-list for method input_type
+	87,  // [87:87] is the sub-list for extension type_name
+	87,  // [87:87] is the sub-list for extension extendee
+	0,   // [0:87] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -5702,9 +5906,9 @@ func file_luosho_v1_agent_proto_init() {
 		return
 	}
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[16].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -5717,17 +5921,17 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ApprovalRequested)(nil),
 		(*Event_ToolRetry)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[26].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[46].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[28].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[48].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[57].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[63].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   63,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -501,6 +501,37 @@ export interface AgentSpec {
    * name. Their tools join `tools` as "<server>__<tool>"; the daemon runs them.
    */
   mcpServers: McpServerUse[];
+  /**
+   * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+   * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+   */
+  subagents: SubAgent[];
+  /**
+   * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+   * delegate further). Read on the top-level agent only; at most the daemon's limit.
+   */
+  maxSubagentDepth?: number | undefined;
+}
+
+/** A sub-agent the lead may delegate to (R55). */
+export interface SubAgent {
+  /** A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool. */
+  name: string;
+  /** Required: the line the lead's model reads to choose it. */
+  description: string;
+  /** The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents. */
+  agent: AgentSpec | undefined;
+}
+
+/** Which sub-agent an event comes from (R58); unset on the lead's own events. */
+export interface SubAgentTag {
+  name: string;
+  /** 1 for the lead's sub-agents, 2 for theirs, … */
+  depth: number;
+  /** Sub-agent names, outermost first (e.g. ["researcher", "helper"]). */
+  path: string[];
+  /** The task's id ("task_K"), as in the `task` result's footer. */
+  taskId: string;
 }
 
 /** An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses. */
@@ -632,7 +663,11 @@ export interface Checkpoint {
    * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
    * Unset when it was the same agent, and on checkpoints saved before this field existed.
    */
-  lastDrift: AgentDrift | undefined;
+  lastDrift:
+    | AgentDrift
+    | undefined;
+  /** Usage of the sub-agents' model calls in this run, also counted in `usage` (R56). */
+  delegatedUsage: Usage | undefined;
 }
 
 /** A pending approval (SEMANTICS.md R27–R28). */
@@ -652,7 +687,11 @@ export interface Approval {
     | Date
     | undefined;
   /** Unset: never expires. */
-  expiresAt: Date | undefined;
+  expiresAt:
+    | Date
+    | undefined;
+  /** The sub-agent whose call is gated, outermost first (R60); empty for the lead's own. */
+  subagentPath: string[];
 }
 
 /** One saved checkpoint of a session's history. */
@@ -706,7 +745,11 @@ export interface Event {
   agentDrift?: AgentDrift | undefined;
   textDelta?: TextDelta | undefined;
   approvalRequested?: ApprovalRequested | undefined;
-  toolRetry?: ToolRetry | undefined;
+  toolRetry?:
+    | ToolRetry
+    | undefined;
+  /** Set on every event a sub-agent causes (R58); unset on the lead's. */
+  subagent: SubAgentTag | undefined;
 }
 
 /** type "run.start" */
@@ -1247,6 +1290,8 @@ function createBaseAgentSpec(): AgentSpec {
     toolTimeoutMs: undefined,
     approvalTimeoutMs: undefined,
     mcpServers: [],
+    subagents: [],
+    maxSubagentDepth: undefined,
   };
 }
 
@@ -1281,6 +1326,12 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     for (const v of message.mcpServers) {
       McpServerUse.encode(v!, writer.uint32(162).fork()).join();
+    }
+    for (const v of message.subagents) {
+      SubAgent.encode(v!, writer.uint32(322).fork()).join();
+    }
+    if (message.maxSubagentDepth !== undefined) {
+      writer.uint32(328).int32(message.maxSubagentDepth);
     }
     return writer;
   },
@@ -1378,6 +1429,22 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.mcpServers.push(McpServerUse.decode(reader, reader.uint32()));
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.subagents.push(SubAgent.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 41: {
+            if (tag !== 328) {
+              break;
+            }
+
+            message.maxSubagentDepth = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1430,6 +1497,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         : globalThis.Array.isArray(object?.mcp_servers)
         ? object.mcp_servers.map((e: any) => McpServerUse.fromJSON(e))
         : [],
+      subagents: globalThis.Array.isArray(object?.subagents)
+        ? object.subagents.map((e: any) => SubAgent.fromJSON(e))
+        : [],
+      maxSubagentDepth: isSet(object.maxSubagentDepth)
+        ? globalThis.Number(object.maxSubagentDepth)
+        : isSet(object.max_subagent_depth)
+        ? globalThis.Number(object.max_subagent_depth)
+        : undefined,
     };
   },
 
@@ -1465,6 +1540,12 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.mcpServers?.length) {
       obj.mcpServers = message.mcpServers.map((e) => McpServerUse.toJSON(e));
     }
+    if (message.subagents?.length) {
+      obj.subagents = message.subagents.map((e) => SubAgent.toJSON(e));
+    }
+    if (message.maxSubagentDepth !== undefined) {
+      obj.maxSubagentDepth = Math.round(message.maxSubagentDepth);
+    }
     return obj;
   },
 
@@ -1483,6 +1564,232 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.toolTimeoutMs = object.toolTimeoutMs ?? undefined;
     message.approvalTimeoutMs = object.approvalTimeoutMs ?? undefined;
     message.mcpServers = object.mcpServers?.map((e) => McpServerUse.fromPartial(e)) || [];
+    message.subagents = object.subagents?.map((e) => SubAgent.fromPartial(e)) || [];
+    message.maxSubagentDepth = object.maxSubagentDepth ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSubAgent(): SubAgent {
+  return { name: "", description: "", agent: undefined };
+}
+
+export const SubAgent: MessageFns<SubAgent> = {
+  encode(message: SubAgent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.agent !== undefined) {
+      AgentSpec.encode(message.agent, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubAgent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubAgent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agent = AgentSpec.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubAgent {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      agent: isSet(object.agent) ? AgentSpec.fromJSON(object.agent) : undefined,
+    };
+  },
+
+  toJSON(message: SubAgent): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.agent !== undefined) {
+      obj.agent = AgentSpec.toJSON(message.agent);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubAgent>, I>>(base?: I): SubAgent {
+    return SubAgent.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubAgent>, I>>(object: I): SubAgent {
+    const message = createBaseSubAgent();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.agent = (object.agent !== undefined && object.agent !== null)
+      ? AgentSpec.fromPartial(object.agent)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSubAgentTag(): SubAgentTag {
+  return { name: "", depth: 0, path: [], taskId: "" };
+}
+
+export const SubAgentTag: MessageFns<SubAgentTag> = {
+  encode(message: SubAgentTag, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.depth !== 0) {
+      writer.uint32(16).int32(message.depth);
+    }
+    for (const v of message.path) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(34).string(message.taskId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubAgentTag {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubAgentTag();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.depth = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.path.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubAgentTag {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      depth: isSet(object.depth) ? globalThis.Number(object.depth) : 0,
+      path: globalThis.Array.isArray(object?.path) ? object.path.map((e: any) => globalThis.String(e)) : [],
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SubAgentTag): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.depth !== 0) {
+      obj.depth = Math.round(message.depth);
+    }
+    if (message.path?.length) {
+      obj.path = message.path;
+    }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubAgentTag>, I>>(base?: I): SubAgentTag {
+    return SubAgentTag.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubAgentTag>, I>>(object: I): SubAgentTag {
+    const message = createBaseSubAgentTag();
+    message.name = object.name ?? "";
+    message.depth = object.depth ?? 0;
+    message.path = object.path?.map((e) => e) || [];
+    message.taskId = object.taskId ?? "";
     return message;
   },
 };
@@ -2719,6 +3026,7 @@ function createBaseCheckpoint(): Checkpoint {
     version: 0,
     runId: "",
     lastDrift: undefined,
+    delegatedUsage: undefined,
   };
 }
 
@@ -2771,6 +3079,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     if (message.lastDrift !== undefined) {
       AgentDrift.encode(message.lastDrift, writer.uint32(130).fork()).join();
+    }
+    if (message.delegatedUsage !== undefined) {
+      Usage.encode(message.delegatedUsage, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -2916,6 +3227,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.lastDrift = AgentDrift.decode(reader, reader.uint32());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.delegatedUsage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2986,6 +3305,11 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         : isSet(object.last_drift)
         ? AgentDrift.fromJSON(object.last_drift)
         : undefined,
+      delegatedUsage: isSet(object.delegatedUsage)
+        ? Usage.fromJSON(object.delegatedUsage)
+        : isSet(object.delegated_usage)
+        ? Usage.fromJSON(object.delegated_usage)
+        : undefined,
     };
   },
 
@@ -3039,6 +3363,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.lastDrift !== undefined) {
       obj.lastDrift = AgentDrift.toJSON(message.lastDrift);
     }
+    if (message.delegatedUsage !== undefined) {
+      obj.delegatedUsage = Usage.toJSON(message.delegatedUsage);
+    }
     return obj;
   },
 
@@ -3071,6 +3398,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     message.lastDrift = (object.lastDrift !== undefined && object.lastDrift !== null)
       ? AgentDrift.fromPartial(object.lastDrift)
       : undefined;
+    message.delegatedUsage = (object.delegatedUsage !== undefined && object.delegatedUsage !== null)
+      ? Usage.fromPartial(object.delegatedUsage)
+      : undefined;
     return message;
   },
 };
@@ -3085,6 +3415,7 @@ function createBaseApproval(): Approval {
     fingerprint: undefined,
     createdAt: undefined,
     expiresAt: undefined,
+    subagentPath: [],
   };
 }
 
@@ -3113,6 +3444,9 @@ export const Approval: MessageFns<Approval> = {
     }
     if (message.expiresAt !== undefined) {
       Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(66).fork()).join();
+    }
+    for (const v of message.subagentPath) {
+      writer.uint32(322).string(v!);
     }
     return writer;
   },
@@ -3194,6 +3528,14 @@ export const Approval: MessageFns<Approval> = {
             message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.subagentPath.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3238,6 +3580,11 @@ export const Approval: MessageFns<Approval> = {
         : isSet(object.expires_at)
         ? fromJsonTimestamp(object.expires_at)
         : undefined,
+      subagentPath: globalThis.Array.isArray(object?.subagentPath)
+        ? object.subagentPath.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subagent_path)
+        ? object.subagent_path.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -3267,6 +3614,9 @@ export const Approval: MessageFns<Approval> = {
     if (message.expiresAt !== undefined) {
       obj.expiresAt = message.expiresAt.toISOString();
     }
+    if (message.subagentPath?.length) {
+      obj.subagentPath = message.subagentPath;
+    }
     return obj;
   },
 
@@ -3287,6 +3637,7 @@ export const Approval: MessageFns<Approval> = {
       : undefined;
     message.createdAt = object.createdAt ?? undefined;
     message.expiresAt = object.expiresAt ?? undefined;
+    message.subagentPath = object.subagentPath?.map((e) => e) || [];
     return message;
   },
 };
@@ -3689,6 +4040,7 @@ function createBaseEvent(): Event {
     textDelta: undefined,
     approvalRequested: undefined,
     toolRetry: undefined,
+    subagent: undefined,
   };
 }
 
@@ -3744,6 +4096,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.toolRetry !== undefined) {
       ToolRetry.encode(message.toolRetry, writer.uint32(242).fork()).join();
+    }
+    if (message.subagent !== undefined) {
+      SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -3897,6 +4252,14 @@ export const Event: MessageFns<Event> = {
             message.toolRetry = ToolRetry.decode(reader, reader.uint32());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.subagent = SubAgentTag.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3980,6 +4343,7 @@ export const Event: MessageFns<Event> = {
         : isSet(object.tool_retry)
         ? ToolRetry.fromJSON(object.tool_retry)
         : undefined,
+      subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
 
@@ -4036,6 +4400,9 @@ export const Event: MessageFns<Event> = {
     if (message.toolRetry !== undefined) {
       obj.toolRetry = ToolRetry.toJSON(message.toolRetry);
     }
+    if (message.subagent !== undefined) {
+      obj.subagent = SubAgentTag.toJSON(message.subagent);
+    }
     return obj;
   },
 
@@ -4082,6 +4449,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.toolRetry = (object.toolRetry !== undefined && object.toolRetry !== null)
       ? ToolRetry.fromPartial(object.toolRetry)
+      : undefined;
+    message.subagent = (object.subagent !== undefined && object.subagent !== null)
+      ? SubAgentTag.fromPartial(object.subagent)
       : undefined;
     return message;
   },

@@ -2600,6 +2600,76 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
      */
     luosho.v1.Agent.McpServerUseOrBuilder getMcpServersOrBuilder(
         int index);
+
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    java.util.List<luosho.v1.Agent.SubAgent> 
+        getSubagentsList();
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    luosho.v1.Agent.SubAgent getSubagents(int index);
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    int getSubagentsCount();
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.SubAgentOrBuilder> 
+        getSubagentsOrBuilderList();
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    luosho.v1.Agent.SubAgentOrBuilder getSubagentsOrBuilder(
+        int index);
+
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return Whether the maxSubagentDepth field is set.
+     */
+    boolean hasMaxSubagentDepth();
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return The maxSubagentDepth.
+     */
+    int getMaxSubagentDepth();
   }
   /**
    * <pre>
@@ -2633,6 +2703,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       onAgentDrift_ = 0;
       modelSettingsJson_ = "";
       mcpServers_ = java.util.Collections.emptyList();
+      subagents_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -3028,6 +3099,101 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       return mcpServers_.get(index);
     }
 
+    public static final int SUBAGENTS_FIELD_NUMBER = 40;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.SubAgent> subagents_;
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.SubAgent> getSubagentsList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.SubAgentOrBuilder> 
+        getSubagentsOrBuilderList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public int getSubagentsCount() {
+      return subagents_.size();
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgent getSubagents(int index) {
+      return subagents_.get(index);
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentOrBuilder getSubagentsOrBuilder(
+        int index) {
+      return subagents_.get(index);
+    }
+
+    public static final int MAX_SUBAGENT_DEPTH_FIELD_NUMBER = 41;
+    private int maxSubagentDepth_ = 0;
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return Whether the maxSubagentDepth field is set.
+     */
+    @java.lang.Override
+    public boolean hasMaxSubagentDepth() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return The maxSubagentDepth.
+     */
+    @java.lang.Override
+    public int getMaxSubagentDepth() {
+      return maxSubagentDepth_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -3071,6 +3237,12 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       for (int i = 0; i < mcpServers_.size(); i++) {
         output.writeMessage(20, mcpServers_.get(i));
+      }
+      for (int i = 0; i < subagents_.size(); i++) {
+        output.writeMessage(40, subagents_.get(i));
+      }
+      if (((bitField0_ & 0x00000010) != 0)) {
+        output.writeInt32(41, maxSubagentDepth_);
       }
       getUnknownFields().writeTo(output);
     }
@@ -3123,6 +3295,19 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
             }
             size += 2 * count;
           }
+
+          {
+            final int count = subagents_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(subagents_.get(i));
+            }
+            size += 2 * count;
+          }
+      if (((bitField0_ & 0x00000010) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(41, maxSubagentDepth_);
+      }
       return size;
     }
     @java.lang.Override
@@ -3178,6 +3363,13 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       if (!getMcpServersList()
           .equals(other.getMcpServersList())) return false;
+      if (!getSubagentsList()
+          .equals(other.getSubagentsList())) return false;
+      if (hasMaxSubagentDepth() != other.hasMaxSubagentDepth()) return false;
+      if (hasMaxSubagentDepth()) {
+        if (getMaxSubagentDepth()
+            != other.getMaxSubagentDepth()) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -3221,6 +3413,14 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       if (getMcpServersCount() > 0) {
         hash = (37 * hash) + MCP_SERVERS_FIELD_NUMBER;
         hash = (53 * hash) + getMcpServersList().hashCode();
+      }
+      if (getSubagentsCount() > 0) {
+        hash = (37 * hash) + SUBAGENTS_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagentsList().hashCode();
+      }
+      if (hasMaxSubagentDepth()) {
+        hash = (37 * hash) + MAX_SUBAGENT_DEPTH_FIELD_NUMBER;
+        hash = (53 * hash) + getMaxSubagentDepth();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -3379,6 +3579,14 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
           mcpServersBuilder_.clear();
         }
         bitField0_ = (bitField0_ & ~0x00000200);
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+        } else {
+          subagents_ = null;
+          subagentsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000400);
+        maxSubagentDepth_ = 0;
         return this;
       }
 
@@ -3430,6 +3638,15 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         } else {
           result.mcpServers_ = mcpServersBuilder_.build();
         }
+        if (subagentsBuilder_ == null) {
+          if (((bitField0_ & 0x00000400) != 0)) {
+            subagents_ = java.util.Collections.unmodifiableList(subagents_);
+            bitField0_ = (bitField0_ & ~0x00000400);
+          }
+          result.subagents_ = subagents_;
+        } else {
+          result.subagents_ = subagentsBuilder_.build();
+        }
       }
 
       private void buildPartial0(luosho.v1.Agent.AgentSpec result) {
@@ -3462,6 +3679,10 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         if (((from_bitField0_ & 0x00000100) != 0)) {
           result.approvalTimeoutMs_ = approvalTimeoutMs_;
           to_bitField0_ |= 0x00000008;
+        }
+        if (((from_bitField0_ & 0x00000800) != 0)) {
+          result.maxSubagentDepth_ = maxSubagentDepth_;
+          to_bitField0_ |= 0x00000010;
         }
         result.bitField0_ |= to_bitField0_;
       }
@@ -3560,6 +3781,35 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
             }
           }
         }
+        if (subagentsBuilder_ == null) {
+          if (!other.subagents_.isEmpty()) {
+            if (subagents_.isEmpty()) {
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00000400);
+            } else {
+              ensureSubagentsIsMutable();
+              subagents_.addAll(other.subagents_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.subagents_.isEmpty()) {
+            if (subagentsBuilder_.isEmpty()) {
+              subagentsBuilder_.dispose();
+              subagentsBuilder_ = null;
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00000400);
+              subagentsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetSubagentsFieldBuilder() : null;
+            } else {
+              subagentsBuilder_.addAllMessages(other.subagents_);
+            }
+          }
+        }
+        if (other.hasMaxSubagentDepth()) {
+          setMaxSubagentDepth(other.getMaxSubagentDepth());
+        }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
         return this;
@@ -3652,6 +3902,24 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
                 }
                 break;
               } // case 162
+              case 322: {
+                luosho.v1.Agent.SubAgent m =
+                    input.readMessage(
+                        luosho.v1.Agent.SubAgent.parser(),
+                        extensionRegistry);
+                if (subagentsBuilder_ == null) {
+                  ensureSubagentsIsMutable();
+                  subagents_.add(m);
+                } else {
+                  subagentsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 322
+              case 328: {
+                maxSubagentDepth_ = input.readInt32();
+                bitField0_ |= 0x00000800;
+                break;
+              } // case 328
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -4791,6 +5059,396 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         return mcpServersBuilder_;
       }
 
+      private java.util.List<luosho.v1.Agent.SubAgent> subagents_ =
+        java.util.Collections.emptyList();
+      private void ensureSubagentsIsMutable() {
+        if (!((bitField0_ & 0x00000400) != 0)) {
+          subagents_ = new java.util.ArrayList<luosho.v1.Agent.SubAgent>(subagents_);
+          bitField0_ |= 0x00000400;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgent, luosho.v1.Agent.SubAgent.Builder, luosho.v1.Agent.SubAgentOrBuilder> subagentsBuilder_;
+
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgent> getSubagentsList() {
+        if (subagentsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(subagents_);
+        } else {
+          return subagentsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public int getSubagentsCount() {
+        if (subagentsBuilder_ == null) {
+          return subagents_.size();
+        } else {
+          return subagentsBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent getSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);
+        } else {
+          return subagentsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgent value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.set(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgent.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(luosho.v1.Agent.SubAgent value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgent value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(
+          luosho.v1.Agent.SubAgent.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgent.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addAllSubagents(
+          java.lang.Iterable<? extends luosho.v1.Agent.SubAgent> values) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, subagents_);
+          onChanged();
+        } else {
+          subagentsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder clearSubagents() {
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000400);
+          onChanged();
+        } else {
+          subagentsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder removeSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.remove(index);
+          onChanged();
+        } else {
+          subagentsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent.Builder getSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgentOrBuilder getSubagentsOrBuilder(
+          int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);  } else {
+          return subagentsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.SubAgentOrBuilder> 
+           getSubagentsOrBuilderList() {
+        if (subagentsBuilder_ != null) {
+          return subagentsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(subagents_);
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent.Builder addSubagentsBuilder() {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            luosho.v1.Agent.SubAgent.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent.Builder addSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.SubAgent.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgent.Builder> 
+           getSubagentsBuilderList() {
+        return internalGetSubagentsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgent, luosho.v1.Agent.SubAgent.Builder, luosho.v1.Agent.SubAgentOrBuilder> 
+          internalGetSubagentsFieldBuilder() {
+        if (subagentsBuilder_ == null) {
+          subagentsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.SubAgent, luosho.v1.Agent.SubAgent.Builder, luosho.v1.Agent.SubAgentOrBuilder>(
+                  subagents_,
+                  ((bitField0_ & 0x00000400) != 0),
+                  getParentForChildren(),
+                  isClean());
+          subagents_ = null;
+        }
+        return subagentsBuilder_;
+      }
+
+      private int maxSubagentDepth_ ;
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @return Whether the maxSubagentDepth field is set.
+       */
+      @java.lang.Override
+      public boolean hasMaxSubagentDepth() {
+        return ((bitField0_ & 0x00000800) != 0);
+      }
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @return The maxSubagentDepth.
+       */
+      @java.lang.Override
+      public int getMaxSubagentDepth() {
+        return maxSubagentDepth_;
+      }
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @param value The maxSubagentDepth to set.
+       * @return This builder for chaining.
+       */
+      public Builder setMaxSubagentDepth(int value) {
+
+        maxSubagentDepth_ = value;
+        bitField0_ |= 0x00000800;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearMaxSubagentDepth() {
+        bitField0_ = (bitField0_ & ~0x00000800);
+        maxSubagentDepth_ = 0;
+        onChanged();
+        return this;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)
     }
 
@@ -4837,6 +5495,2105 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
 
     @java.lang.Override
     public luosho.v1.Agent.AgentSpec getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface SubAgentOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.SubAgent)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    java.lang.String getDescription();
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    com.google.protobuf.ByteString
+        getDescriptionBytes();
+
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return Whether the agent field is set.
+     */
+    boolean hasAgent();
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return The agent.
+     */
+    luosho.v1.Agent.AgentSpec getAgent();
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     */
+    luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder();
+  }
+  /**
+   * <pre>
+   * A sub-agent the lead may delegate to (R55).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.SubAgent}
+   */
+  public static final class SubAgent extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.SubAgent)
+      SubAgentOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "SubAgent");
+    }
+    // Use SubAgent.newBuilder() to construct.
+    private SubAgent(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private SubAgent() {
+      name_ = "";
+      description_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.SubAgent.class, luosho.v1.Agent.SubAgent.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DESCRIPTION_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object description_ = "";
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    @java.lang.Override
+    public java.lang.String getDescription() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        description_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getDescriptionBytes() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        description_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int AGENT_FIELD_NUMBER = 3;
+    private luosho.v1.Agent.AgentSpec agent_;
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return Whether the agent field is set.
+     */
+    @java.lang.Override
+    public boolean hasAgent() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return The agent.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentSpec getAgent() {
+      return agent_ == null ? luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+    }
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder() {
+      return agent_ == null ? luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, description_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(3, getAgent());
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, description_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(3, getAgent());
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.SubAgent)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.SubAgent other = (luosho.v1.Agent.SubAgent) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (!getDescription()
+          .equals(other.getDescription())) return false;
+      if (hasAgent() != other.hasAgent()) return false;
+      if (hasAgent()) {
+        if (!getAgent()
+            .equals(other.getAgent())) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DESCRIPTION_FIELD_NUMBER;
+      hash = (53 * hash) + getDescription().hashCode();
+      if (hasAgent()) {
+        hash = (37 * hash) + AGENT_FIELD_NUMBER;
+        hash = (53 * hash) + getAgent().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.SubAgent parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.SubAgent parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.SubAgent prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * A sub-agent the lead may delegate to (R55).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.SubAgent}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.SubAgent)
+        luosho.v1.Agent.SubAgentOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.SubAgent.class, luosho.v1.Agent.SubAgent.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.SubAgent.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetAgentFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        description_ = "";
+        agent_ = null;
+        if (agentBuilder_ != null) {
+          agentBuilder_.dispose();
+          agentBuilder_ = null;
+        }
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgent getDefaultInstanceForType() {
+        return luosho.v1.Agent.SubAgent.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgent build() {
+        luosho.v1.Agent.SubAgent result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgent buildPartial() {
+        luosho.v1.Agent.SubAgent result = new luosho.v1.Agent.SubAgent(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.SubAgent result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.description_ = description_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.agent_ = agentBuilder_ == null
+              ? agent_
+              : agentBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.SubAgent) {
+          return mergeFrom((luosho.v1.Agent.SubAgent)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.SubAgent other) {
+        if (other == luosho.v1.Agent.SubAgent.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getDescription().isEmpty()) {
+          description_ = other.description_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (other.hasAgent()) {
+          mergeAgent(other.getAgent());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                description_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                input.readMessage(
+                    internalGetAgentFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object description_ = "";
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @return The description.
+       */
+      public java.lang.String getDescription() {
+        java.lang.Object ref = description_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          description_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @return The bytes for description.
+       */
+      public com.google.protobuf.ByteString
+          getDescriptionBytes() {
+        java.lang.Object ref = description_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          description_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @param value The description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescription(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDescription() {
+        description_ = getDefaultInstance().getDescription();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @param value The bytes for description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescriptionBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private luosho.v1.Agent.AgentSpec agent_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentSpec, luosho.v1.Agent.AgentSpec.Builder, luosho.v1.Agent.AgentSpecOrBuilder> agentBuilder_;
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       * @return Whether the agent field is set.
+       */
+      public boolean hasAgent() {
+        return ((bitField0_ & 0x00000004) != 0);
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       * @return The agent.
+       */
+      public luosho.v1.Agent.AgentSpec getAgent() {
+        if (agentBuilder_ == null) {
+          return agent_ == null ? luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+        } else {
+          return agentBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder setAgent(luosho.v1.Agent.AgentSpec value) {
+        if (agentBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          agent_ = value;
+        } else {
+          agentBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder setAgent(
+          luosho.v1.Agent.AgentSpec.Builder builderForValue) {
+        if (agentBuilder_ == null) {
+          agent_ = builderForValue.build();
+        } else {
+          agentBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder mergeAgent(luosho.v1.Agent.AgentSpec value) {
+        if (agentBuilder_ == null) {
+          if (((bitField0_ & 0x00000004) != 0) &&
+            agent_ != null &&
+            agent_ != luosho.v1.Agent.AgentSpec.getDefaultInstance()) {
+            getAgentBuilder().mergeFrom(value);
+          } else {
+            agent_ = value;
+          }
+        } else {
+          agentBuilder_.mergeFrom(value);
+        }
+        if (agent_ != null) {
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder clearAgent() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        agent_ = null;
+        if (agentBuilder_ != null) {
+          agentBuilder_.dispose();
+          agentBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public luosho.v1.Agent.AgentSpec.Builder getAgentBuilder() {
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return internalGetAgentFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder() {
+        if (agentBuilder_ != null) {
+          return agentBuilder_.getMessageOrBuilder();
+        } else {
+          return agent_ == null ?
+              luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+        }
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentSpec, luosho.v1.Agent.AgentSpec.Builder, luosho.v1.Agent.AgentSpecOrBuilder> 
+          internalGetAgentFieldBuilder() {
+        if (agentBuilder_ == null) {
+          agentBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.AgentSpec, luosho.v1.Agent.AgentSpec.Builder, luosho.v1.Agent.AgentSpecOrBuilder>(
+                  getAgent(),
+                  getParentForChildren(),
+                  isClean());
+          agent_ = null;
+        }
+        return agentBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.SubAgent)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.SubAgent)
+    private static final luosho.v1.Agent.SubAgent DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.SubAgent();
+    }
+
+    public static luosho.v1.Agent.SubAgent getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<SubAgent>
+        PARSER = new com.google.protobuf.AbstractParser<SubAgent>() {
+      @java.lang.Override
+      public SubAgent parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<SubAgent> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<SubAgent> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgent getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface SubAgentTagOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.SubAgentTag)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <pre>
+     * 1 for the lead's sub-agents, 2 for theirs, …
+     * </pre>
+     *
+     * <code>int32 depth = 2;</code>
+     * @return The depth.
+     */
+    int getDepth();
+
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return A list containing the path.
+     */
+    java.util.List<java.lang.String>
+        getPathList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return The count of path.
+     */
+    int getPathCount();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    java.lang.String getPath(int index);
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    com.google.protobuf.ByteString
+        getPathBytes(int index);
+
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The taskId.
+     */
+    java.lang.String getTaskId();
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The bytes for taskId.
+     */
+    com.google.protobuf.ByteString
+        getTaskIdBytes();
+  }
+  /**
+   * <pre>
+   * Which sub-agent an event comes from (R58); unset on the lead's own events.
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.SubAgentTag}
+   */
+  public static final class SubAgentTag extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.SubAgentTag)
+      SubAgentTagOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "SubAgentTag");
+    }
+    // Use SubAgentTag.newBuilder() to construct.
+    private SubAgentTag(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private SubAgentTag() {
+      name_ = "";
+      path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      taskId_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.SubAgentTag.class, luosho.v1.Agent.SubAgentTag.Builder.class);
+    }
+
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DEPTH_FIELD_NUMBER = 2;
+    private int depth_ = 0;
+    /**
+     * <pre>
+     * 1 for the lead's sub-agents, 2 for theirs, …
+     * </pre>
+     *
+     * <code>int32 depth = 2;</code>
+     * @return The depth.
+     */
+    @java.lang.Override
+    public int getDepth() {
+      return depth_;
+    }
+
+    public static final int PATH_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList path_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return A list containing the path.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getPathList() {
+      return path_;
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return The count of path.
+     */
+    public int getPathCount() {
+      return path_.size();
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    public java.lang.String getPath(int index) {
+      return path_.get(index);
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getPathBytes(int index) {
+      return path_.getByteString(index);
+    }
+
+    public static final int TASK_ID_FIELD_NUMBER = 4;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object taskId_ = "";
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The taskId.
+     */
+    @java.lang.Override
+    public java.lang.String getTaskId() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        taskId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The bytes for taskId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTaskIdBytes() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        taskId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (depth_ != 0) {
+        output.writeInt32(2, depth_);
+      }
+      for (int i = 0; i < path_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, path_.getRaw(i));
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 4, taskId_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (depth_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(2, depth_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < path_.size(); i++) {
+          dataSize += computeStringSizeNoTag(path_.getRaw(i));
+        }
+        size += dataSize;
+        size += 1 * getPathList().size();
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(4, taskId_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.SubAgentTag)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.SubAgentTag other = (luosho.v1.Agent.SubAgentTag) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (getDepth()
+          != other.getDepth()) return false;
+      if (!getPathList()
+          .equals(other.getPathList())) return false;
+      if (!getTaskId()
+          .equals(other.getTaskId())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DEPTH_FIELD_NUMBER;
+      hash = (53 * hash) + getDepth();
+      if (getPathCount() > 0) {
+        hash = (37 * hash) + PATH_FIELD_NUMBER;
+        hash = (53 * hash) + getPathList().hashCode();
+      }
+      hash = (37 * hash) + TASK_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getTaskId().hashCode();
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.SubAgentTag parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.SubAgentTag parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.SubAgentTag prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * Which sub-agent an event comes from (R58); unset on the lead's own events.
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.SubAgentTag}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.SubAgentTag)
+        luosho.v1.Agent.SubAgentTagOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.SubAgentTag.class, luosho.v1.Agent.SubAgentTag.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.SubAgentTag.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        depth_ = 0;
+        path_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
+        taskId_ = "";
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentTag getDefaultInstanceForType() {
+        return luosho.v1.Agent.SubAgentTag.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentTag build() {
+        luosho.v1.Agent.SubAgentTag result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentTag buildPartial() {
+        luosho.v1.Agent.SubAgentTag result = new luosho.v1.Agent.SubAgentTag(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.SubAgentTag result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.depth_ = depth_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          path_.makeImmutable();
+          result.path_ = path_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.taskId_ = taskId_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.SubAgentTag) {
+          return mergeFrom((luosho.v1.Agent.SubAgentTag)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.SubAgentTag other) {
+        if (other == luosho.v1.Agent.SubAgentTag.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (other.getDepth() != 0) {
+          setDepth(other.getDepth());
+        }
+        if (!other.path_.isEmpty()) {
+          if (path_.isEmpty()) {
+            path_ = other.path_;
+            bitField0_ |= 0x00000004;
+          } else {
+            ensurePathIsMutable();
+            path_.addAll(other.path_);
+          }
+          onChanged();
+        }
+        if (!other.getTaskId().isEmpty()) {
+          taskId_ = other.taskId_;
+          bitField0_ |= 0x00000008;
+          onChanged();
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 16: {
+                depth_ = input.readInt32();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              case 26: {
+                ensurePathIsMutable();
+                path_.add(input.readStringRequireUtf8());
+                break;
+              } // case 26
+              case 34: {
+                taskId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 34
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private int depth_ ;
+      /**
+       * <pre>
+       * 1 for the lead's sub-agents, 2 for theirs, …
+       * </pre>
+       *
+       * <code>int32 depth = 2;</code>
+       * @return The depth.
+       */
+      @java.lang.Override
+      public int getDepth() {
+        return depth_;
+      }
+      /**
+       * <pre>
+       * 1 for the lead's sub-agents, 2 for theirs, …
+       * </pre>
+       *
+       * <code>int32 depth = 2;</code>
+       * @param value The depth to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDepth(int value) {
+
+        depth_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * 1 for the lead's sub-agents, 2 for theirs, …
+       * </pre>
+       *
+       * <code>int32 depth = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDepth() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        depth_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.LazyStringArrayList path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensurePathIsMutable() {
+        if (!path_.isModifiable()) {
+          path_ = new com.google.protobuf.LazyStringArrayList(path_);
+        }
+        bitField0_ |= 0x00000004;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @return A list containing the path.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getPathList() {
+        path_.makeImmutable();
+        return path_;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @return The count of path.
+       */
+      public int getPathCount() {
+        return path_.size();
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param index The index of the element to return.
+       * @return The path at the given index.
+       */
+      public java.lang.String getPath(int index) {
+        return path_.get(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the path at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getPathBytes(int index) {
+        return path_.getByteString(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param index The index to set the value at.
+       * @param value The path to set.
+       * @return This builder for chaining.
+       */
+      public Builder setPath(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.set(index, value);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param value The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param values The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllPath(
+          java.lang.Iterable<java.lang.String> values) {
+        ensurePathIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, path_);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearPath() {
+        path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000004);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param value The bytes of the path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object taskId_ = "";
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @return The taskId.
+       */
+      public java.lang.String getTaskId() {
+        java.lang.Object ref = taskId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          taskId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @return The bytes for taskId.
+       */
+      public com.google.protobuf.ByteString
+          getTaskIdBytes() {
+        java.lang.Object ref = taskId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          taskId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @param value The taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        taskId_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTaskId() {
+        taskId_ = getDefaultInstance().getTaskId();
+        bitField0_ = (bitField0_ & ~0x00000008);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @param value The bytes for taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        taskId_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.SubAgentTag)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.SubAgentTag)
+    private static final luosho.v1.Agent.SubAgentTag DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.SubAgentTag();
+    }
+
+    public static luosho.v1.Agent.SubAgentTag getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<SubAgentTag>
+        PARSER = new com.google.protobuf.AbstractParser<SubAgentTag>() {
+      @java.lang.Override
+      public SubAgentTag parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<SubAgentTag> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<SubAgentTag> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentTag getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -14136,6 +16893,33 @@ java.lang.String defaultValue) {
      * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
      */
     luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder();
+
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return Whether the delegatedUsage field is set.
+     */
+    boolean hasDelegatedUsage();
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return The delegatedUsage.
+     */
+    luosho.v1.Agent.Usage getDelegatedUsage();
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     */
+    luosho.v1.Agent.UsageOrBuilder getDelegatedUsageOrBuilder();
   }
   /**
    * <pre>
@@ -14714,6 +17498,44 @@ java.lang.String defaultValue) {
       return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
     }
 
+    public static final int DELEGATED_USAGE_FIELD_NUMBER = 40;
+    private luosho.v1.Agent.Usage delegatedUsage_;
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return Whether the delegatedUsage field is set.
+     */
+    @java.lang.Override
+    public boolean hasDelegatedUsage() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return The delegatedUsage.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.Usage getDelegatedUsage() {
+      return delegatedUsage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+    }
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.UsageOrBuilder getDelegatedUsageOrBuilder() {
+      return delegatedUsage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -14775,6 +17597,9 @@ java.lang.String defaultValue) {
       }
       if (((bitField0_ & 0x00000020) != 0)) {
         output.writeMessage(16, getLastDrift());
+      }
+      if (((bitField0_ & 0x00000040) != 0)) {
+        output.writeMessage(40, getDelegatedUsage());
       }
       getUnknownFields().writeTo(output);
     }
@@ -14850,6 +17675,10 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(16, getLastDrift());
       }
+      if (((bitField0_ & 0x00000040) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(40, getDelegatedUsage());
+      }
       return size;
     }
     @java.lang.Override
@@ -14922,6 +17751,11 @@ java.lang.String defaultValue) {
         if (!getLastDrift()
             .equals(other.getLastDrift())) return false;
       }
+      if (hasDelegatedUsage() != other.hasDelegatedUsage()) return false;
+      if (hasDelegatedUsage()) {
+        if (!getDelegatedUsage()
+            .equals(other.getDelegatedUsage())) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -14981,6 +17815,10 @@ java.lang.String defaultValue) {
       if (hasLastDrift()) {
         hash = (37 * hash) + LAST_DRIFT_FIELD_NUMBER;
         hash = (53 * hash) + getLastDrift().hashCode();
+      }
+      if (hasDelegatedUsage()) {
+        hash = (37 * hash) + DELEGATED_USAGE_FIELD_NUMBER;
+        hash = (53 * hash) + getDelegatedUsage().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -15124,6 +17962,7 @@ java.lang.String defaultValue) {
           internalGetAgentFieldBuilder();
           internalGetTotalUsageFieldBuilder();
           internalGetLastDriftFieldBuilder();
+          internalGetDelegatedUsageFieldBuilder();
         }
       }
       @java.lang.Override
@@ -15181,6 +18020,11 @@ java.lang.String defaultValue) {
         if (lastDriftBuilder_ != null) {
           lastDriftBuilder_.dispose();
           lastDriftBuilder_ = null;
+        }
+        delegatedUsage_ = null;
+        if (delegatedUsageBuilder_ != null) {
+          delegatedUsageBuilder_.dispose();
+          delegatedUsageBuilder_ = null;
         }
         return this;
       }
@@ -15298,6 +18142,12 @@ java.lang.String defaultValue) {
               : lastDriftBuilder_.build();
           to_bitField0_ |= 0x00000020;
         }
+        if (((from_bitField0_ & 0x00010000) != 0)) {
+          result.delegatedUsage_ = delegatedUsageBuilder_ == null
+              ? delegatedUsage_
+              : delegatedUsageBuilder_.build();
+          to_bitField0_ |= 0x00000040;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -15414,6 +18264,9 @@ java.lang.String defaultValue) {
         }
         if (other.hasLastDrift()) {
           mergeLastDrift(other.getLastDrift());
+        }
+        if (other.hasDelegatedUsage()) {
+          mergeDelegatedUsage(other.getDelegatedUsage());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -15549,6 +18402,13 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00008000;
                 break;
               } // case 130
+              case 322: {
+                input.readMessage(
+                    internalGetDelegatedUsageFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00010000;
+                break;
+              } // case 322
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -17434,6 +20294,163 @@ java.lang.String defaultValue) {
         return lastDriftBuilder_;
       }
 
+      private luosho.v1.Agent.Usage delegatedUsage_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> delegatedUsageBuilder_;
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       * @return Whether the delegatedUsage field is set.
+       */
+      public boolean hasDelegatedUsage() {
+        return ((bitField0_ & 0x00010000) != 0);
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       * @return The delegatedUsage.
+       */
+      public luosho.v1.Agent.Usage getDelegatedUsage() {
+        if (delegatedUsageBuilder_ == null) {
+          return delegatedUsage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+        } else {
+          return delegatedUsageBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder setDelegatedUsage(luosho.v1.Agent.Usage value) {
+        if (delegatedUsageBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          delegatedUsage_ = value;
+        } else {
+          delegatedUsageBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00010000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder setDelegatedUsage(
+          luosho.v1.Agent.Usage.Builder builderForValue) {
+        if (delegatedUsageBuilder_ == null) {
+          delegatedUsage_ = builderForValue.build();
+        } else {
+          delegatedUsageBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00010000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder mergeDelegatedUsage(luosho.v1.Agent.Usage value) {
+        if (delegatedUsageBuilder_ == null) {
+          if (((bitField0_ & 0x00010000) != 0) &&
+            delegatedUsage_ != null &&
+            delegatedUsage_ != luosho.v1.Agent.Usage.getDefaultInstance()) {
+            getDelegatedUsageBuilder().mergeFrom(value);
+          } else {
+            delegatedUsage_ = value;
+          }
+        } else {
+          delegatedUsageBuilder_.mergeFrom(value);
+        }
+        if (delegatedUsage_ != null) {
+          bitField0_ |= 0x00010000;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder clearDelegatedUsage() {
+        bitField0_ = (bitField0_ & ~0x00010000);
+        delegatedUsage_ = null;
+        if (delegatedUsageBuilder_ != null) {
+          delegatedUsageBuilder_.dispose();
+          delegatedUsageBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public luosho.v1.Agent.Usage.Builder getDelegatedUsageBuilder() {
+        bitField0_ |= 0x00010000;
+        onChanged();
+        return internalGetDelegatedUsageFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public luosho.v1.Agent.UsageOrBuilder getDelegatedUsageOrBuilder() {
+        if (delegatedUsageBuilder_ != null) {
+          return delegatedUsageBuilder_.getMessageOrBuilder();
+        } else {
+          return delegatedUsage_ == null ?
+              luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+        }
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> 
+          internalGetDelegatedUsageFieldBuilder() {
+        if (delegatedUsageBuilder_ == null) {
+          delegatedUsageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder>(
+                  getDelegatedUsage(),
+                  getParentForChildren(),
+                  isClean());
+          delegatedUsage_ = null;
+        }
+        return delegatedUsageBuilder_;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)
     }
 
@@ -17654,6 +20671,47 @@ java.lang.String defaultValue) {
      * <code>.google.protobuf.Timestamp expires_at = 8;</code>
      */
     com.google.protobuf.TimestampOrBuilder getExpiresAtOrBuilder();
+
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return A list containing the subagentPath.
+     */
+    java.util.List<java.lang.String>
+        getSubagentPathList();
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return The count of subagentPath.
+     */
+    int getSubagentPathCount();
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the element to return.
+     * @return The subagentPath at the given index.
+     */
+    java.lang.String getSubagentPath(int index);
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the subagentPath at the given index.
+     */
+    com.google.protobuf.ByteString
+        getSubagentPathBytes(int index);
   }
   /**
    * <pre>
@@ -17684,6 +20742,8 @@ java.lang.String defaultValue) {
       approvalId_ = "";
       sessionId_ = "";
       remaining_ = java.util.Collections.emptyList();
+      subagentPath_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -17991,6 +21051,59 @@ java.lang.String defaultValue) {
       return expiresAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : expiresAt_;
     }
 
+    public static final int SUBAGENT_PATH_FIELD_NUMBER = 40;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList subagentPath_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return A list containing the subagentPath.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getSubagentPathList() {
+      return subagentPath_;
+    }
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return The count of subagentPath.
+     */
+    public int getSubagentPathCount() {
+      return subagentPath_.size();
+    }
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the element to return.
+     * @return The subagentPath at the given index.
+     */
+    public java.lang.String getSubagentPath(int index) {
+      return subagentPath_.get(index);
+    }
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the subagentPath at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getSubagentPathBytes(int index) {
+      return subagentPath_.getByteString(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -18028,6 +21141,9 @@ java.lang.String defaultValue) {
       }
       if (((bitField0_ & 0x00000008) != 0)) {
         output.writeMessage(8, getExpiresAt());
+      }
+      for (int i = 0; i < subagentPath_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 40, subagentPath_.getRaw(i));
       }
       getUnknownFields().writeTo(output);
     }
@@ -18067,6 +21183,14 @@ java.lang.String defaultValue) {
       if (((bitField0_ & 0x00000008) != 0)) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(8, getExpiresAt());
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < subagentPath_.size(); i++) {
+          dataSize += computeStringSizeNoTag(subagentPath_.getRaw(i));
+        }
+        size += dataSize;
+        size += 2 * getSubagentPathList().size();
       }
       return size;
     }
@@ -18120,6 +21244,8 @@ java.lang.String defaultValue) {
         if (!getExpiresAt()
             .equals(other.getExpiresAt())) return false;
       }
+      if (!getSubagentPathList()
+          .equals(other.getSubagentPathList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -18156,6 +21282,10 @@ java.lang.String defaultValue) {
       if (hasExpiresAt()) {
         hash = (37 * hash) + EXPIRES_AT_FIELD_NUMBER;
         hash = (53 * hash) + getExpiresAt().hashCode();
+      }
+      if (getSubagentPathCount() > 0) {
+        hash = (37 * hash) + SUBAGENT_PATH_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagentPathList().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -18332,6 +21462,8 @@ java.lang.String defaultValue) {
           expiresAtBuilder_.dispose();
           expiresAtBuilder_ = null;
         }
+        subagentPath_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
         return this;
       }
 
@@ -18412,6 +21544,10 @@ java.lang.String defaultValue) {
               : expiresAtBuilder_.build();
           to_bitField0_ |= 0x00000008;
         }
+        if (((from_bitField0_ & 0x00000100) != 0)) {
+          subagentPath_.makeImmutable();
+          result.subagentPath_ = subagentPath_;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -18477,6 +21613,16 @@ java.lang.String defaultValue) {
         }
         if (other.hasExpiresAt()) {
           mergeExpiresAt(other.getExpiresAt());
+        }
+        if (!other.subagentPath_.isEmpty()) {
+          if (subagentPath_.isEmpty()) {
+            subagentPath_ = other.subagentPath_;
+            bitField0_ |= 0x00000100;
+          } else {
+            ensureSubagentPathIsMutable();
+            subagentPath_.addAll(other.subagentPath_);
+          }
+          onChanged();
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -18560,6 +21706,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000080;
                 break;
               } // case 66
+              case 322: {
+                ensureSubagentPathIsMutable();
+                subagentPath_.add(input.readStringRequireUtf8());
+                break;
+              } // case 322
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -19639,6 +22790,153 @@ java.lang.String defaultValue) {
           expiresAt_ = null;
         }
         return expiresAtBuilder_;
+      }
+
+      private com.google.protobuf.LazyStringArrayList subagentPath_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensureSubagentPathIsMutable() {
+        if (!subagentPath_.isModifiable()) {
+          subagentPath_ = new com.google.protobuf.LazyStringArrayList(subagentPath_);
+        }
+        bitField0_ |= 0x00000100;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @return A list containing the subagentPath.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getSubagentPathList() {
+        subagentPath_.makeImmutable();
+        return subagentPath_;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @return The count of subagentPath.
+       */
+      public int getSubagentPathCount() {
+        return subagentPath_.size();
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param index The index of the element to return.
+       * @return The subagentPath at the given index.
+       */
+      public java.lang.String getSubagentPath(int index) {
+        return subagentPath_.get(index);
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the subagentPath at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getSubagentPathBytes(int index) {
+        return subagentPath_.getByteString(index);
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param index The index to set the value at.
+       * @param value The subagentPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSubagentPath(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureSubagentPathIsMutable();
+        subagentPath_.set(index, value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param value The subagentPath to add.
+       * @return This builder for chaining.
+       */
+      public Builder addSubagentPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureSubagentPathIsMutable();
+        subagentPath_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param values The subagentPath to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllSubagentPath(
+          java.lang.Iterable<java.lang.String> values) {
+        ensureSubagentPathIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, subagentPath_);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearSubagentPath() {
+        subagentPath_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000100);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param value The bytes of the subagentPath to add.
+       * @return This builder for chaining.
+       */
+      public Builder addSubagentPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensureSubagentPathIsMutable();
+        subagentPath_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Approval)
@@ -22588,6 +25886,33 @@ java.lang.String defaultValue) {
      */
     luosho.v1.Agent.ToolRetryOrBuilder getToolRetryOrBuilder();
 
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return Whether the subagent field is set.
+     */
+    boolean hasSubagent();
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return The subagent.
+     */
+    luosho.v1.Agent.SubAgentTag getSubagent();
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     */
+    luosho.v1.Agent.SubAgentTagOrBuilder getSubagentOrBuilder();
+
     luosho.v1.Agent.Event.PayloadCase getPayloadCase();
   }
   /**
@@ -23216,6 +26541,44 @@ java.lang.String defaultValue) {
       return luosho.v1.Agent.ToolRetry.getDefaultInstance();
     }
 
+    public static final int SUBAGENT_FIELD_NUMBER = 40;
+    private luosho.v1.Agent.SubAgentTag subagent_;
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return Whether the subagent field is set.
+     */
+    @java.lang.Override
+    public boolean hasSubagent() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return The subagent.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentTag getSubagent() {
+      return subagent_ == null ? luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+    }
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentTagOrBuilder getSubagentOrBuilder() {
+      return subagent_ == null ? luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -23280,6 +26643,9 @@ java.lang.String defaultValue) {
       }
       if (payloadCase_ == 30) {
         output.writeMessage(30, (luosho.v1.Agent.ToolRetry) payload_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(40, getSubagent());
       }
       getUnknownFields().writeTo(output);
     }
@@ -23350,6 +26716,10 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(30, (luosho.v1.Agent.ToolRetry) payload_);
       }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(40, getSubagent());
+      }
       return size;
     }
     @java.lang.Override
@@ -23389,6 +26759,11 @@ java.lang.String defaultValue) {
           .equals(other.getType())) return false;
       if (getReplayed()
           != other.getReplayed()) return false;
+      if (hasSubagent() != other.hasSubagent()) return false;
+      if (hasSubagent()) {
+        if (!getSubagent()
+            .equals(other.getSubagent())) return false;
+      }
       if (!getPayloadCase().equals(other.getPayloadCase())) return false;
       switch (payloadCase_) {
         case 10:
@@ -23465,6 +26840,10 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + REPLAYED_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
           getReplayed());
+      if (hasSubagent()) {
+        hash = (37 * hash) + SUBAGENT_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagent().hashCode();
+      }
       switch (payloadCase_) {
         case 10:
           hash = (37 * hash) + RUN_START_FIELD_NUMBER;
@@ -23649,6 +27028,7 @@ java.lang.String defaultValue) {
         if (com.google.protobuf.GeneratedMessage
                 .alwaysUseFieldBuilders) {
           internalGetTimeFieldBuilder();
+          internalGetSubagentFieldBuilder();
         }
       }
       @java.lang.Override
@@ -23697,6 +27077,11 @@ java.lang.String defaultValue) {
         }
         if (toolRetryBuilder_ != null) {
           toolRetryBuilder_.clear();
+        }
+        subagent_ = null;
+        if (subagentBuilder_ != null) {
+          subagentBuilder_.dispose();
+          subagentBuilder_ = null;
         }
         payloadCase_ = 0;
         payload_ = null;
@@ -23755,6 +27140,12 @@ java.lang.String defaultValue) {
         }
         if (((from_bitField0_ & 0x00000020) != 0)) {
           result.replayed_ = replayed_;
+        }
+        if (((from_bitField0_ & 0x00020000) != 0)) {
+          result.subagent_ = subagentBuilder_ == null
+              ? subagent_
+              : subagentBuilder_.build();
+          to_bitField0_ |= 0x00000002;
         }
         result.bitField0_ |= to_bitField0_;
       }
@@ -23843,6 +27234,9 @@ java.lang.String defaultValue) {
         }
         if (other.getReplayed() != false) {
           setReplayed(other.getReplayed());
+        }
+        if (other.hasSubagent()) {
+          mergeSubagent(other.getSubagent());
         }
         switch (other.getPayloadCase()) {
           case RUN_START: {
@@ -24028,6 +27422,13 @@ java.lang.String defaultValue) {
                 payloadCase_ = 30;
                 break;
               } // case 242
+              case 322: {
+                input.readMessage(
+                    internalGetSubagentFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00020000;
+                break;
+              } // case 322
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -26048,6 +29449,163 @@ java.lang.String defaultValue) {
         payloadCase_ = 30;
         onChanged();
         return toolRetryBuilder_;
+      }
+
+      private luosho.v1.Agent.SubAgentTag subagent_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.SubAgentTag, luosho.v1.Agent.SubAgentTag.Builder, luosho.v1.Agent.SubAgentTagOrBuilder> subagentBuilder_;
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       * @return Whether the subagent field is set.
+       */
+      public boolean hasSubagent() {
+        return ((bitField0_ & 0x00020000) != 0);
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       * @return The subagent.
+       */
+      public luosho.v1.Agent.SubAgentTag getSubagent() {
+        if (subagentBuilder_ == null) {
+          return subagent_ == null ? luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+        } else {
+          return subagentBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder setSubagent(luosho.v1.Agent.SubAgentTag value) {
+        if (subagentBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          subagent_ = value;
+        } else {
+          subagentBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00020000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder setSubagent(
+          luosho.v1.Agent.SubAgentTag.Builder builderForValue) {
+        if (subagentBuilder_ == null) {
+          subagent_ = builderForValue.build();
+        } else {
+          subagentBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00020000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder mergeSubagent(luosho.v1.Agent.SubAgentTag value) {
+        if (subagentBuilder_ == null) {
+          if (((bitField0_ & 0x00020000) != 0) &&
+            subagent_ != null &&
+            subagent_ != luosho.v1.Agent.SubAgentTag.getDefaultInstance()) {
+            getSubagentBuilder().mergeFrom(value);
+          } else {
+            subagent_ = value;
+          }
+        } else {
+          subagentBuilder_.mergeFrom(value);
+        }
+        if (subagent_ != null) {
+          bitField0_ |= 0x00020000;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder clearSubagent() {
+        bitField0_ = (bitField0_ & ~0x00020000);
+        subagent_ = null;
+        if (subagentBuilder_ != null) {
+          subagentBuilder_.dispose();
+          subagentBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgentTag.Builder getSubagentBuilder() {
+        bitField0_ |= 0x00020000;
+        onChanged();
+        return internalGetSubagentFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgentTagOrBuilder getSubagentOrBuilder() {
+        if (subagentBuilder_ != null) {
+          return subagentBuilder_.getMessageOrBuilder();
+        } else {
+          return subagent_ == null ?
+              luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+        }
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.SubAgentTag, luosho.v1.Agent.SubAgentTag.Builder, luosho.v1.Agent.SubAgentTagOrBuilder> 
+          internalGetSubagentFieldBuilder() {
+        if (subagentBuilder_ == null) {
+          subagentBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.SubAgentTag, luosho.v1.Agent.SubAgentTag.Builder, luosho.v1.Agent.SubAgentTagOrBuilder>(
+                  getSubagent(),
+                  getParentForChildren(),
+                  isClean());
+          subagent_ = null;
+        }
+        return subagentBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Event)
@@ -67824,6 +71382,16 @@ java.lang.String defaultValue) {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_AgentSpec_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_SubAgent_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_SubAgent_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_SubAgentTag_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_SubAgentTag_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_McpServerUse_descriptor;
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -68141,7 +71709,7 @@ java.lang.String defaultValue) {
       "le/protobuf/timestamp.proto\"`\n\010ToolSpec\022" +
       "\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021in" +
       "put_schema_json\030\003 \001(\t\022\026\n\016needs_approval\030" +
-      "\004 \001(\010\"\232\003\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014in" +
+      "\004 \001(\010\"\372\003\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014in" +
       "structions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho" +
       ".v1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020" +
       "tool_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_" +
@@ -68149,259 +71717,268 @@ java.lang.String defaultValue) {
       "\022\033\n\023model_settings_json\030\007 \001(\t\022\034\n\017tool_ti" +
       "meout_ms\030\010 \001(\005H\002\210\001\001\022 \n\023approval_timeout_" +
       "ms\030\t \001(\003H\003\210\001\001\022,\n\013mcp_servers\030\024 \003(\0132\027.luo" +
-      "sho.v1.McpServerUseB\014\n\n_max_stepsB\023\n\021_to" +
-      "ol_concurrencyB\022\n\020_tool_timeout_msB\026\n\024_a" +
-      "pproval_timeout_ms\"\267\001\n\014McpServerUse\022\014\n\004n" +
-      "ame\030\001 \001(\t\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntimeou" +
-      "t_ms\030\003 \001(\005H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho." +
-      "v1.McpRetryPolicy\0222\n\016tool_overrides\030\005 \003(" +
-      "\0132\032.luosho.v1.McpToolOverrideB\r\n\013_timeou" +
-      "t_ms\"_\n\016McpRetryPolicy\022\020\n\010attempts\030\001 \001(\005" +
-      "\022\022\n\nbackoff_ms\030\002 \001(\005\022\'\n\010retry_on\030\003 \003(\0162\025" +
-      ".luosho.v1.McpRetryOn\"\233\001\n\017McpToolOverrid" +
-      "e\022\014\n\004tool\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.luos" +
-      "ho.v1.McpApproval\022\027\n\ntimeout_ms\030\003 \001(\005H\000\210" +
-      "\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryPo" +
-      "licyB\r\n\013_timeout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 " +
-      "\001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(" +
-      "\t\"\235\001\n\007Message\022\035\n\004role\030\001 \001(\0162\017.luosho.v1." +
-      "Role\022\017\n\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(" +
-      "\0132\023.luosho.v1.ToolCall\022\024\n\014tool_call_id\030\004" +
-      " \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(" +
-      "\010\"v\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021com" +
-      "pletion_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001" +
-      "(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(" +
-      "\001\"|\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132\023.luos" +
-      "ho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\022\n\nhas_resu" +
-      "lt\030\003 \001(\010\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_erro" +
-      "r\030\005 \001(\010\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030\001 \001" +
-      "(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_hashes\030" +
-      "\003 \003(\01321.luosho.v1.AgentFingerprint.ToolS" +
-      "chemaHashesEntry\022\031\n\021instructions_hash\030\004 " +
-      "\001(\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(" +
-      "\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\263\004\n\nCheckpoint\022\022\n\ns" +
-      "ession_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luos" +
-      "ho.v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usa" +
-      "ge\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023business_s" +
-      "tate_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luosho" +
-      ".v1.CheckpointStatus\022\023\n\013approval_id\030\007 \001(" +
-      "\t\022.\n\rfinish_reason\030\010 \001(\0162\027.luosho.v1.Fin" +
-      "ishReason\0220\n\013fingerprint\030\t \001(\0132\033.luosho." +
-      "v1.AgentFingerprint\022-\n\ntool_calls\030\n \003(\0132" +
-      "\031.luosho.v1.ToolCallRecord\022.\n\nupdated_at" +
-      "\030\013 \001(\0132\032.google.protobuf.Timestamp\022#\n\005ag" +
-      "ent\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013total" +
-      "_usage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007versio" +
-      "n\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 " +
-      "\001(\0132\025.luosho.v1.AgentDrift\"\243\002\n\010Approval\022" +
-      "\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t" +
-      "\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolCall" +
-      "\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolCall" +
-      "\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022.\n\ncreated_at\030\007" +
-      " \001(\0132\032.google.protobuf.Timestamp\022.\n\nexpi" +
-      "res_at\030\010 \001(\0132\032.google.protobuf.Timestamp" +
-      "\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010saved" +
-      "_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022+\n" +
-      "\006status\030\003 \001(\0162\033.luosho.v1.CheckpointStat" +
-      "us\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001" +
-      "(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Check" +
-      "point\"\234\002\n\016SessionSummary\022\022\n\nsession_id\030\001" +
-      " \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkpo" +
-      "intStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luosh" +
-      "o.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n" +
-      "\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(" +
-      "\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobuf." +
-      "Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v" +
-      "1.AgentDrift\"\204\005\n\005Event\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030" +
-      "\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004typ" +
-      "e\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n" +
-      " \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_star" +
-      "t\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmodel" +
-      "_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\tt" +
-      "ool_call\030\r \001(\0132\034.luosho.v1.ToolCallReque" +
-      "stedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v1." +
-      "ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho" +
-      ".v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosh" +
-      "o.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.lu" +
-      "osho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\013" +
-      "2\024.luosho.v1.TextDeltaH\000\022:\n\022approval_req" +
-      "uested\030\023 \001(\0132\034.luosho.v1.ApprovalRequest" +
-      "edH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.Too" +
-      "lRetryH\000B\t\n\007payload\"\206\001\n\010RunStart\022 \n\004mode" +
-      "\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_index" +
-      "\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho.v1." +
-      "AgentFingerprint\022\022\n\nrequest_id\030\004 \001(\t\"\031\n\t" +
-      "StepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004" +
-      "step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1." +
-      "Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage" +
-      "\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004" +
-      "call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeo" +
-      "ut_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027.luosho.v" +
-      "1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001 \001(" +
-      "\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001" +
-      "(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010de" +
-      "lay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005" +
-      "\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(" +
-      "\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010" +
-      "\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDri" +
-      "ft\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t" +
-      "\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed\030\004" +
-      " \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instructi" +
-      "ons_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021Ap" +
-      "provalRequested\022%\n\010approval\030\001 \001(\0132\023.luos" +
-      "ho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish_rea" +
-      "son\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n\006st" +
-      "atus\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022" +
-      "\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022" +
-      "\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013appr" +
-      "oval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\350\001\n" +
-      "\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!\n\005i" +
-      "nput\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005agent\030" +
-      "\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023business_" +
-      "state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(" +
-      "\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_busine" +
-      "ss_state_jsonB\020\n\016_history_limit\"2\n\017Execu" +
-      "teResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Ev" +
-      "ent\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n" +
-      "\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005e" +
-      "vent\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027SubmitTo" +
-      "olResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014t" +
-      "ool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020" +
-      "\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResultResp" +
-      "onse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Submit" +
-      "Outcome\"#\n\rCancelRequest\022\022\n\nsession_id\030\001" +
-      " \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030\001 \001(" +
-      "\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoint\030\001" +
-      " \001(\0132\025.luosho.v1.Checkpoint\"\204\001\n\023ListSess" +
-      "ionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_t" +
-      "oken\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v1.C" +
-      "heckpointStatus\022\031\n\021session_id_prefix\030\004 \001" +
-      "(\t\"\\\n\024ListSessionsResponse\022+\n\010sessions\030\001" +
-      " \003(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_" +
-      "page_token\030\002 \001(\t\"@\n\024DeleteSessionRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001" +
-      "(\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001" +
-      " \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001" +
-      " \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005" +
-      "agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreq" +
-      "uest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023det" +
-      "ach_on_tool_call\030\007 \001(\010\"2\n\017ResolveRespons" +
-      "e\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024Li" +
-      "stApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021" +
-      "\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n" +
-      "\025ListApprovalsResponse\022&\n\tapprovals\030\001 \003(" +
-      "\0132\023.luosho.v1.Approval\022\027\n\017next_page_toke" +
-      "n\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003" +
-      " \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Hist" +
-      "oryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1" +
-      ".HistoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314" +
-      "\001\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$" +
-      "\n\010messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023" +
-      "business_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_r" +
-      "esult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022" +
-      "\024\n\014append_input\030\005 \001(\tB\026\n\024_business_state" +
-      "_json\"N\n\017ToolResultPatch\022\024\n\014tool_call_id" +
-      "\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030" +
-      "\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 " +
-      "\001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch" +
-      "\"[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004" +
-      "step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho." +
-      "v1.Checkpoint\"<\n\016CompareRequest\022\024\n\014sessi" +
-      "on_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016T" +
-      "rajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001" +
-      "(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.Trajectory" +
-      "Call\"\207\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030" +
-      "\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 " +
-      "\001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_json\030\005" +
-      " \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgumentDrift\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments" +
-      "_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"" +
-      "\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(" +
-      "\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_ch" +
-      "anged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho." +
-      "v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007ste" +
-      "ps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\0220\n\017finish_reason_b\030" +
-      "\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compa" +
-      "reResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajec" +
-      "toryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drif" +
-      "t\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_" +
-      "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
-      "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
-      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
-      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
-      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
-      "\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport" +
-      "\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n" +
-      "\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosh" +
-      "o.v1.McpTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023" +
-      "\n\013description\030\002 \001(\t\022\031\n\021input_schema_json" +
-      "\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020d" +
-      "estructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only" +
-      "_hintB\023\n\021_destructive_hint*_\n\004Role\022\024\n\020RO" +
-      "LE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROL" +
-      "E_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOO" +
-      "L\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_" +
-      "POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLI" +
-      "CY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022" +
-      "\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Check" +
-      "pointStatus\022!\n\035CHECKPOINT_STATUS_UNSPECI" +
-      "FIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020" +
-      "\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPROVAL" +
-      "\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014F" +
-      "inishReason\022\035\n\031FINISH_REASON_UNSPECIFIED" +
-      "\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_REA" +
-      "SON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED" +
-      "\020\003\022#\n\037FINISH_REASON_AWAITING_APPROVAL\020\004*" +
-      "\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIE" +
-      "D\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RET" +
-      "RY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL" +
-      "_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_" +
-      "UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023" +
-      "MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_" +
-      "MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021" +
-      "RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003" +
-      "*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNSPEC" +
-      "IFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOO" +
-      "L_EXECUTOR_DAEMON\020\002*j\n\rSubmitOutcome\022\036\n\032" +
-      "SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_O" +
-      "UTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPL" +
-      "ICATE\020\0022\211\010\n\014AgentService\022B\n\007Execute\022\031.lu" +
-      "osho.v1.ExecuteRequest\032\032.luosho.v1.Execu" +
-      "teResponse0\001\022?\n\006Resume\022\030.luosho.v1.Resum" +
-      "eRequest\032\031.luosho.v1.ResumeResponse0\001\022[\n" +
-      "\020SubmitToolResult\022\".luosho.v1.SubmitTool" +
-      "ResultRequest\032#.luosho.v1.SubmitToolResu" +
-      "ltResponse\022=\n\006Cancel\022\030.luosho.v1.CancelR" +
-      "equest\032\031.luosho.v1.CancelResponse\022I\n\nGet" +
-      "Session\022\034.luosho.v1.GetSessionRequest\032\035." +
-      "luosho.v1.GetSessionResponse\022O\n\014ListSess" +
-      "ions\022\036.luosho.v1.ListSessionsRequest\032\037.l" +
-      "uosho.v1.ListSessionsResponse\022R\n\rDeleteS" +
-      "ession\022\037.luosho.v1.DeleteSessionRequest\032" +
-      " .luosho.v1.DeleteSessionResponse\022B\n\007Res" +
-      "olve\022\031.luosho.v1.ResolveRequest\032\032.luosho" +
-      ".v1.ResolveResponse0\001\022R\n\rListApprovals\022\037" +
-      ".luosho.v1.ListApprovalsRequest\032 .luosho" +
-      ".v1.ListApprovalsResponse\022@\n\007History\022\031.l" +
-      "uosho.v1.HistoryRequest\032\032.luosho.v1.Hist" +
-      "oryResponse\0227\n\004Fork\022\026.luosho.v1.ForkRequ" +
-      "est\032\027.luosho.v1.ForkResponse\022@\n\007Compare\022" +
-      "\031.luosho.v1.CompareRequest\032\032.luosho.v1.C" +
-      "ompareResponse\022<\n\005Watch\022\027.luosho.v1.Watc" +
-      "hRequest\032\030.luosho.v1.WatchResponse0\001\022U\n\016" +
-      "ListMcpServers\022 .luosho.v1.ListMcpServer" +
-      "sRequest\032!.luosho.v1.ListMcpServersRespo" +
-      "nseb\006proto3"
+      "sho.v1.McpServerUse\022&\n\tsubagents\030( \003(\0132\023" +
+      ".luosho.v1.SubAgent\022\037\n\022max_subagent_dept" +
+      "h\030) \001(\005H\004\210\001\001B\014\n\n_max_stepsB\023\n\021_tool_conc" +
+      "urrencyB\022\n\020_tool_timeout_msB\026\n\024_approval" +
+      "_timeout_msB\025\n\023_max_subagent_depth\"R\n\010Su" +
+      "bAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(" +
+      "\t\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\"I" +
+      "\n\013SubAgentTag\022\014\n\004name\030\001 \001(\t\022\r\n\005depth\030\002 \001" +
+      "(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task_id\030\004 \001(\t\"\267\001\n\014Mc" +
+      "pServerUse\022\014\n\004name\030\001 \001(\t\022\023\n\013allow_tools\030" +
+      "\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(\005H\000\210\001\001\022(\n\005retry\030" +
+      "\004 \001(\0132\031.luosho.v1.McpRetryPolicy\0222\n\016tool" +
+      "_overrides\030\005 \003(\0132\032.luosho.v1.McpToolOver" +
+      "rideB\r\n\013_timeout_ms\"_\n\016McpRetryPolicy\022\020\n" +
+      "\010attempts\030\001 \001(\005\022\022\n\nbackoff_ms\030\002 \001(\005\022\'\n\010r" +
+      "etry_on\030\003 \003(\0162\025.luosho.v1.McpRetryOn\"\233\001\n" +
+      "\017McpToolOverride\022\014\n\004tool\030\001 \001(\t\022(\n\010approv" +
+      "al\030\002 \001(\0162\026.luosho.v1.McpApproval\022\027\n\ntime" +
+      "out_ms\030\003 \001(\005H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosh" +
+      "o.v1.McpRetryPolicyB\r\n\013_timeout_ms\"<\n\010To" +
+      "olCall\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argu" +
+      "ments_json\030\003 \001(\t\"\235\001\n\007Message\022\035\n\004role\030\001 \001" +
+      "(\0162\017.luosho.v1.Role\022\017\n\007content\030\002 \001(\t\022\'\n\n" +
+      "tool_calls\030\003 \003(\0132\023.luosho.v1.ToolCall\022\024\n" +
+      "\014tool_call_id\030\004 \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020" +
+      "\n\010is_error\030\006 \001(\010\"v\n\005Usage\022\025\n\rprompt_toke" +
+      "ns\030\001 \001(\003\022\031\n\021completion_tokens\030\002 \001(\003\022\024\n\014t" +
+      "otal_tokens\030\003 \001(\003\022\023\n\013model_calls\030\004 \001(\003\022\020" +
+      "\n\010cost_usd\030\005 \001(\001\"|\n\016ToolCallRecord\022!\n\004ca" +
+      "ll\030\001 \001(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\002 " +
+      "\001(\005\022\022\n\nhas_result\030\003 \001(\010\022\023\n\013result_json\030\004" +
+      " \001(\t\022\020\n\010is_error\030\005 \001(\010\"\322\001\n\020AgentFingerpr" +
+      "int\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool" +
+      "_schema_hashes\030\003 \003(\01321.luosho.v1.AgentFi" +
+      "ngerprint.ToolSchemaHashesEntry\022\031\n\021instr" +
+      "uctions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesEn" +
+      "try\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\336\004\n\n" +
+      "Checkpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messag" +
+      "es\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_ind" +
+      "ex\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usag" +
+      "e\022\033\n\023business_state_json\030\005 \001(\t\022+\n\006status" +
+      "\030\006 \001(\0162\033.luosho.v1.CheckpointStatus\022\023\n\013a" +
+      "pproval_id\030\007 \001(\t\022.\n\rfinish_reason\030\010 \001(\0162" +
+      "\027.luosho.v1.FinishReason\0220\n\013fingerprint\030" +
+      "\t \001(\0132\033.luosho.v1.AgentFingerprint\022-\n\nto" +
+      "ol_calls\030\n \003(\0132\031.luosho.v1.ToolCallRecor" +
+      "d\022.\n\nupdated_at\030\013 \001(\0132\032.google.protobuf." +
+      "Timestamp\022#\n\005agent\030\014 \001(\0132\024.luosho.v1.Age" +
+      "ntSpec\022%\n\013total_usage\030\r \001(\0132\020.luosho.v1." +
+      "Usage\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)" +
+      "\n\nlast_drift\030\020 \001(\0132\025.luosho.v1.AgentDrif" +
+      "t\022)\n\017delegated_usage\030( \001(\0132\020.luosho.v1.U" +
+      "sage\"\272\002\n\010Approval\022\023\n\013approval_id\030\001 \001(\t\022\022" +
+      "\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023." +
+      "luosho.v1.ToolCall\022&\n\tremaining\030\004 \003(\0132\023." +
+      "luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fing" +
+      "erprint\030\006 \001(\0132\033.luosho.v1.AgentFingerpri" +
+      "nt\022.\n\ncreated_at\030\007 \001(\0132\032.google.protobuf" +
+      ".Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.google." +
+      "protobuf.Timestamp\022\025\n\rsubagent_path\030( \003(" +
+      "\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010save" +
+      "d_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022+" +
+      "\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSta" +
+      "tus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 " +
+      "\001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Chec" +
+      "kpoint\"\234\002\n\016SessionSummary\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkp" +
+      "ointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luos" +
+      "ho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022\025" +
+      "\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001" +
+      "(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobuf" +
+      ".Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho." +
+      "v1.AgentDrift\"\256\005\n\005Event\022\022\n\nsession_id\030\001 " +
+      "\001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time" +
+      "\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004ty" +
+      "pe\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030" +
+      "\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_sta" +
+      "rt\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmode" +
+      "l_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\t" +
+      "tool_call\030\r \001(\0132\034.luosho.v1.ToolCallRequ" +
+      "estedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v1" +
+      ".ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosh" +
+      "o.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luos" +
+      "ho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.l" +
+      "uosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001(" +
+      "\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_re" +
+      "quested\030\023 \001(\0132\034.luosho.v1.ApprovalReques" +
+      "tedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.To" +
+      "olRetryH\000\022(\n\010subagent\030( \001(\0132\026.luosho.v1." +
+      "SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart\022 \n\004m" +
+      "ode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_in" +
+      "dex\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho." +
+      "v1.AgentFingerprint\022\022\n\nrequest_id\030\004 \001(\t\"" +
+      "\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022" +
+      "\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho." +
+      "v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Us" +
+      "age\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022" +
+      "!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\nti" +
+      "meout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027.luosh" +
+      "o.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001" +
+      " \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030" +
+      "\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n" +
+      "\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004step\030\001 " +
+      "\001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003" +
+      " \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 " +
+      "\001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDel" +
+      "ta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgent" +
+      "Drift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 " +
+      "\001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_remove" +
+      "d\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instru" +
+      "ctions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n" +
+      "\021ApprovalRequested\022%\n\010approval\030\001 \001(\0132\023.l" +
+      "uosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish_" +
+      "reason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n" +
+      "\006status\030\002 \001(\0162\033.luosho.v1.CheckpointStat" +
+      "us\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001" +
+      "(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013a" +
+      "pproval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"" +
+      "\350\001\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!" +
+      "\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005age" +
+      "nt\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023busine" +
+      "ss_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005" +
+      " \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_bus" +
+      "iness_state_jsonB\020\n\016_history_limit\"2\n\017Ex" +
+      "ecuteResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1" +
+      ".Event\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 " +
+      "\001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec" +
+      "\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037" +
+      "\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027Submi" +
+      "tToolResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024" +
+      "\n\014tool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(" +
+      "\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResultR" +
+      "esponse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Sub" +
+      "mitOutcome\"#\n\rCancelRequest\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030\001" +
+      " \001(\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id\030" +
+      "\001 \001(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoin" +
+      "t\030\001 \001(\0132\025.luosho.v1.Checkpoint\"\204\001\n\023ListS" +
+      "essionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npag" +
+      "e_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v" +
+      "1.CheckpointStatus\022\031\n\021session_id_prefix\030" +
+      "\004 \001(\t\"\\\n\024ListSessionsResponse\022+\n\010session" +
+      "s\030\001 \003(\0132\031.luosho.v1.SessionSummary\022\027\n\017ne" +
+      "xt_page_token\030\002 \001(\t\"@\n\024DeleteSessionRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030" +
+      "\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007delete" +
+      "d\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_i" +
+      "d\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022" +
+      "#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\n" +
+      "request_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023" +
+      "detach_on_tool_call\030\007 \001(\010\"2\n\017ResolveResp" +
+      "onse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n" +
+      "\024ListApprovalsRequest\022\022\n\nsession_id\030\001 \001(" +
+      "\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t" +
+      "\"X\n\025ListApprovalsResponse\022&\n\tapprovals\030\001" +
+      " \003(\0132\023.luosho.v1.Approval\022\027\n\017next_page_t" +
+      "oken\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_" +
+      "id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_toke" +
+      "n\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017H" +
+      "istoryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho" +
+      ".v1.HistoryEntry\022\027\n\017next_page_token\030\002 \001(" +
+      "\t\"\314\001\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(" +
+      "\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Message\022" +
+      " \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013too" +
+      "l_result\030\004 \001(\0132\032.luosho.v1.ToolResultPat" +
+      "ch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_business_st" +
+      "ate_json\"N\n\017ToolResultPatch\022\024\n\014tool_call" +
+      "_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_err" +
+      "or\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 " +
+      "\001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id" +
+      "\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPa" +
+      "tch\"[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luos" +
+      "ho.v1.Checkpoint\"<\n\016CompareRequest\022\024\n\014se" +
+      "ssion_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W" +
+      "\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030" +
+      "\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.Traject" +
+      "oryCall\"\207\001\n\016TrajectoryCall\022\024\n\014tool_call_" +
+      "id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json" +
+      "\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_jso" +
+      "n\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgumentDri" +
+      "ft\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020argume" +
+      "nts_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001" +
+      "(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001" +
+      " \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order" +
+      "_changed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luos" +
+      "ho.v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007" +
+      "steps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027" +
+      ".luosho.v1.FinishReason\0220\n\017finish_reason" +
+      "_b\030\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Co" +
+      "mpareResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Tra" +
+      "jectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Traje" +
+      "ctoryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005d" +
+      "rift\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016" +
+      "\n\014_diverged_at\"E\n\014WatchRequest\022\022\n\nsessio" +
+      "n_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030" +
+      "\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020." +
+      "luosho.v1.Event\"(\n\025ListMcpServersRequest" +
+      "\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpServersRespo" +
+      "nse\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServ" +
+      "er\"\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022\021\n\ttransp" +
+      "ort\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005" +
+      "\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.lu" +
+      "osho.v1.McpTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(" +
+      "\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema_j" +
+      "son\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035" +
+      "\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_o" +
+      "nly_hintB\023\n\021_destructive_hint*_\n\004Role\022\024\n" +
+      "\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\t" +
+      "ROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_" +
+      "TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRI" +
+      "FT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_P" +
+      "OLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR" +
+      "\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Ch" +
+      "eckpointStatus\022!\n\035CHECKPOINT_STATUS_UNSP" +
+      "ECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRE" +
+      "SS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPRO" +
+      "VAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001" +
+      "\n\014FinishReason\022\035\n\031FINISH_REASON_UNSPECIF" +
+      "IED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_" +
+      "REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABOR" +
+      "TED\020\003\022#\n\037FINISH_REASON_AWAITING_APPROVAL" +
+      "\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECI" +
+      "FIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_" +
+      "RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_T" +
+      "OOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROV" +
+      "AL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022" +
+      "\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024R" +
+      "UN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022" +
+      "\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUM" +
+      "E\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNS" +
+      "PECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024" +
+      "TOOL_EXECUTOR_DAEMON\020\002*j\n\rSubmitOutcome\022" +
+      "\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMI" +
+      "T_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_D" +
+      "UPLICATE\020\0022\211\010\n\014AgentService\022B\n\007Execute\022\031" +
+      ".luosho.v1.ExecuteRequest\032\032.luosho.v1.Ex" +
+      "ecuteResponse0\001\022?\n\006Resume\022\030.luosho.v1.Re" +
+      "sumeRequest\032\031.luosho.v1.ResumeResponse0\001" +
+      "\022[\n\020SubmitToolResult\022\".luosho.v1.SubmitT" +
+      "oolResultRequest\032#.luosho.v1.SubmitToolR" +
+      "esultResponse\022=\n\006Cancel\022\030.luosho.v1.Canc" +
+      "elRequest\032\031.luosho.v1.CancelResponse\022I\n\n" +
+      "GetSession\022\034.luosho.v1.GetSessionRequest" +
+      "\032\035.luosho.v1.GetSessionResponse\022O\n\014ListS" +
+      "essions\022\036.luosho.v1.ListSessionsRequest\032" +
+      "\037.luosho.v1.ListSessionsResponse\022R\n\rDele" +
+      "teSession\022\037.luosho.v1.DeleteSessionReque" +
+      "st\032 .luosho.v1.DeleteSessionResponse\022B\n\007" +
+      "Resolve\022\031.luosho.v1.ResolveRequest\032\032.luo" +
+      "sho.v1.ResolveResponse0\001\022R\n\rListApproval" +
+      "s\022\037.luosho.v1.ListApprovalsRequest\032 .luo" +
+      "sho.v1.ListApprovalsResponse\022@\n\007History\022" +
+      "\031.luosho.v1.HistoryRequest\032\032.luosho.v1.H" +
+      "istoryResponse\0227\n\004Fork\022\026.luosho.v1.ForkR" +
+      "equest\032\027.luosho.v1.ForkResponse\022@\n\007Compa" +
+      "re\022\031.luosho.v1.CompareRequest\032\032.luosho.v" +
+      "1.CompareResponse\022<\n\005Watch\022\027.luosho.v1.W" +
+      "atchRequest\032\030.luosho.v1.WatchResponse0\001\022" +
+      "U\n\016ListMcpServers\022 .luosho.v1.ListMcpSer" +
+      "versRequest\032!.luosho.v1.ListMcpServersRe" +
+      "sponseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -68419,51 +71996,63 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentSpec_descriptor,
-        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", });
-    internal_static_luosho_v1_McpServerUse_descriptor =
+        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", });
+    internal_static_luosho_v1_SubAgent_descriptor =
       getDescriptor().getMessageType(2);
+    internal_static_luosho_v1_SubAgent_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_SubAgent_descriptor,
+        new java.lang.String[] { "Name", "Description", "Agent", });
+    internal_static_luosho_v1_SubAgentTag_descriptor =
+      getDescriptor().getMessageType(3);
+    internal_static_luosho_v1_SubAgentTag_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_SubAgentTag_descriptor,
+        new java.lang.String[] { "Name", "Depth", "Path", "TaskId", });
+    internal_static_luosho_v1_McpServerUse_descriptor =
+      getDescriptor().getMessageType(4);
     internal_static_luosho_v1_McpServerUse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServerUse_descriptor,
         new java.lang.String[] { "Name", "AllowTools", "TimeoutMs", "Retry", "ToolOverrides", });
     internal_static_luosho_v1_McpRetryPolicy_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(5);
     internal_static_luosho_v1_McpRetryPolicy_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpRetryPolicy_descriptor,
         new java.lang.String[] { "Attempts", "BackoffMs", "RetryOn", });
     internal_static_luosho_v1_McpToolOverride_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(6);
     internal_static_luosho_v1_McpToolOverride_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpToolOverride_descriptor,
         new java.lang.String[] { "Tool", "Approval", "TimeoutMs", "Retry", });
     internal_static_luosho_v1_ToolCall_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(7);
     internal_static_luosho_v1_ToolCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCall_descriptor,
         new java.lang.String[] { "Id", "Name", "ArgumentsJson", });
     internal_static_luosho_v1_Message_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(8);
     internal_static_luosho_v1_Message_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Message_descriptor,
         new java.lang.String[] { "Role", "Content", "ToolCalls", "ToolCallId", "ToolName", "IsError", });
     internal_static_luosho_v1_Usage_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(9);
     internal_static_luosho_v1_Usage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Usage_descriptor,
         new java.lang.String[] { "PromptTokens", "CompletionTokens", "TotalTokens", "ModelCalls", "CostUsd", });
     internal_static_luosho_v1_ToolCallRecord_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(10);
     internal_static_luosho_v1_ToolCallRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRecord_descriptor,
         new java.lang.String[] { "Call", "Step", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_AgentFingerprint_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(11);
     internal_static_luosho_v1_AgentFingerprint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentFingerprint_descriptor,
@@ -68475,313 +72064,313 @@ java.lang.String defaultValue) {
         internal_static_luosho_v1_AgentFingerprint_ToolSchemaHashesEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_Checkpoint_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(12);
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", });
     internal_static_luosho_v1_Approval_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(13);
     internal_static_luosho_v1_Approval_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Approval_descriptor,
-        new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", });
+        new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", "SubagentPath", });
     internal_static_luosho_v1_HistoryEntry_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(14);
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryEntry_descriptor,
         new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", });
     internal_static_luosho_v1_SessionSummary_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(15);
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
         new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", });
     internal_static_luosho_v1_Event_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(16);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "Subagent", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(17);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunStart_descriptor,
         new java.lang.String[] { "Mode", "StepIndex", "Fingerprint", "RequestId", });
     internal_static_luosho_v1_StepStart_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(18);
     internal_static_luosho_v1_StepStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepStart_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_ModelTurn_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(19);
     internal_static_luosho_v1_ModelTurn_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelTurn_descriptor,
         new java.lang.String[] { "Step", "Message", "Usage", });
     internal_static_luosho_v1_ToolCallRequested_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(20);
     internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRequested_descriptor,
         new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", });
     internal_static_luosho_v1_ToolRetry_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(21);
     internal_static_luosho_v1_ToolRetry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolRetry_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ToolResult_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(22);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(23);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(24);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(25);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(26);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(27);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(28);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Checkpoint", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,
