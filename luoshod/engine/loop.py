@@ -33,10 +33,10 @@ from ..domain import (
     ToolCall,
     Usage,
 )
-from ..providers import ModelRequest, ModelResponse, Provider
+from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, Store
 from . import events as ev
-from . import requests
+from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolPort
 from .events import Event
 from .fingerprint import Drift
@@ -93,6 +93,8 @@ class LoopSettings:
     default_tool_timeout_s: float
     #: The daemon's MCP servers (R70–R73); ``None``: no daemon tools.
     daemon_tools: DaemonTools | None = None
+    #: Where sub-agents' models are resolved (R55); ``None``: no sub-agents.
+    providers: ProviderRegistry | None = None
 
 
 def pending_calls(cp: Checkpoint) -> list[ToolCall]:
@@ -324,9 +326,8 @@ class Run:
         async def on_text(text: str) -> None:
             await self.emit(ev.TEXT_DELTA, step=step, text=text)
 
-        request = ModelRequest(
-            self.cp.session_id, self.p.model, list(self.cp.messages), self.spec, self.p.settings, on_text
-        )
+        shown, messages = subagents.model_view(self.spec, list(self.cp.messages))  # R55
+        request = ModelRequest(self.cp.session_id, self.p.model, messages, shown, self.p.settings, on_text)
         task = asyncio.create_task(self.p.provider.complete(request))
         aborted, halted = self.control.aborted_signal(), self.control.halted_signal()
         await asyncio.wait({task, aborted, halted}, return_when=asyncio.FIRST_COMPLETED)
@@ -409,6 +410,11 @@ class Run:
         refused = check_call(self.spec, call)  # R25: never sent to the client
         if refused is not None:
             return refused
+        if subagents.is_task(self.spec, call):  # R56: runs a sub-agent here
+            async with limit:
+                return await subagents.run_task(
+                    self, self.spec, self.cp.subtasks, call, depth=1, path=(), prefix=""
+                )
         given = self.p.answers.pop(call.id, None)
         if given is not None:  # R53: answered by the input, recorded as a submitted result
             return given
@@ -447,6 +453,7 @@ class Run:
 
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
+        self.cp.subtasks.pop(result.tool_call_id, None)  # a task's state goes with its result
         await self.emit(
             ev.TOOL_RESULT,
             step=step,

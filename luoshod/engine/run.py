@@ -168,7 +168,9 @@ class Engine:
         #: watchers, as a run's sink does with the run's events.
         self.recorded: Callable[[Event, bytes], None] | None = None
         self._holding: set[Held] = set()
-        self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s, daemon_tools)
+        self._loop = LoopSettings(
+            store, clock, encode_event, default_tool_timeout_s, daemon_tools, providers
+        )
 
     def hold(
         self,
@@ -393,6 +395,7 @@ class Engine:
         if req.agent is not None:  # R70: the servers' tools as listed now
             spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
+        _resolve_subagents(self.providers, spec)
         fp = fingerprint(spec)
         queued: list[Message] = []
         answers: dict[str, Message] = {}  # R53: results given in the input for pending calls
@@ -416,7 +419,7 @@ class Engine:
                 return None
             mode, stored = "continue", len(cp.messages)
             cp.run_start, cp.run_id = len(cp.messages), _new_run_id()
-            cp.step_index, cp.usage = 0, Usage()
+            cp.step_index, cp.usage, cp.delegated_usage = 0, Usage(), Usage()
             cp.messages.extend(appended)
         else:
             mode, stored = "resume", len(cp.messages)
@@ -450,6 +453,13 @@ class Engine:
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
             answers=answers, requests=records, request_limit=self.request_id_limit,
         )
+
+
+def _resolve_subagents(providers: ProviderRegistry, spec: AgentSpec) -> None:
+    """Every sub-agent's model is known and its settings valid before anything runs."""
+    for sub in spec.subagents:
+        providers.resolve(sub.agent.model, sub.agent.model_settings_json)
+        _resolve_subagents(providers, sub.agent)
 
 
 def _not_system(messages: list[Message]) -> list[Message]:
