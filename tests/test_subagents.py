@@ -309,3 +309,151 @@ async def test_the_spec_round_trips_with_its_subagents(h: Harness) -> None:
     assert saved.subagents[0].description == "finds facts"
     assert saved.subagents[0].agent.instructions == RESEARCHER_INSTRUCTIONS
     assert saved.max_subagent_depth == 2
+
+
+# -- R60–R63: approvals inside sub-agents --------------------------------------------------
+
+
+def gated_researcher(script: list[dict], **kw) -> pb.SubAgent:
+    spec = agent(script, ("lookup",), instructions=RESEARCHER_INSTRUCTIONS, **kw)
+    spec.tools.append(pb.ToolSpec(name="delete", input_schema_json="{}", needs_approval=True))
+    return pb.SubAgent(name="researcher", description="finds facts", agent=spec)
+
+
+async def resolve(h: Harness, approval_id: str, approved: bool, tools, note: str = ""):
+    from support import RunLog
+
+    log = RunLog()
+    try:
+        async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=approved, note=note)):
+            log.events.append(resp.event)
+            if resp.event.type == "tool.call":
+                c = resp.event.tool_call.call
+                await h.submit(resp.event.session_id, c.id, json.dumps(tools[c.name](json.loads(c.arguments_json))))
+    except grpc.aio.AioRpcError as err:
+        log.error = err
+    return log
+
+
+async def test_r60_r61_a_gated_call_in_a_subagent_pauses_the_whole_run_and_resumes_there(h: Harness) -> None:
+    deleted: list[dict] = []
+    tools = {"lookup": lookup, "delete": lambda a: deleted.append(a) or {"ok": True}}
+    sub = gated_researcher([calls(("lookup", {"q": "a"}), ("delete", {"id": 7}), ("lookup", {"q": "c"})), {"text": "cleaned"}])
+    spec = lead([calls(task("researcher", "clean up")), {"text": "lead done"}], [sub])
+    log = await h.run("r60", "go", spec, tools)
+    assert log.error is None, log.error
+    assert log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL
+    (req,) = log.of("approval.requested")
+    assert not req.HasField("subagent")  # one top-level approval.requested
+    ap = req.approval_requested.approval
+    assert list(ap.subagent_path) == ["researcher"]
+    assert (ap.tool_call.id, ap.tool_call.name) == ("call_0_0/call_0_1", "delete")
+    assert json.loads(ap.tool_call.arguments_json) == {"id": 7}
+    assert [c.id for c in ap.remaining] == ["call_0_0/call_0_2"]
+    cp = await h.get("r60")
+    assert cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id == ap.approval_id
+    stored = (await h.stub.ListApprovals(pb.ListApprovalsRequest(session_id="r60"))).approvals
+    assert [list(a.subagent_path) for a in stored] == [["researcher"]]
+    # R9 while paused.
+    again = await h.run("r60", "more", spec, tools)
+    assert again.reason == "SESSION_AWAITING_APPROVAL"
+    calls_before = h.model_calls("r60")
+
+    done = await resolve(h, ap.approval_id, True, tools)
+    assert done.error is None, done.error
+    assert deleted == [{"id": 7}]  # exactly once
+    assert [e.tool_call.call.id for e in done.of("tool.call")] == ["call_0_0/call_0_1", "call_0_0/call_0_2"]
+    assert h.model_calls("r60") == calls_before + 2  # the sub-agent's last turn, the lead's
+    finished = await h.get("r60")
+    assert finished.status == pb.CHECKPOINT_STATUS_FINISHED
+    assert_valid_transcript(finished)
+    body = json.loads(result_of(finished, "call_0_0").content)
+    assert body.startswith("cleaned\n\n[sub-agent 'researcher': 2 step(s)")
+    # No placeholder in the lead's transcript: one result for the task call.
+    assert [m.tool_call_id for m in finished.messages if m.role == pb.ROLE_TOOL] == ["call_0_0"]
+
+
+async def test_r61_rejected_the_subagent_gets_the_rejection_and_carries_on(h: Harness) -> None:
+    tools = {"lookup": lookup, "delete": lambda a: pytest.fail("a rejected call ran")}
+    seen: list[str] = []
+    sub = gated_researcher([calls(("delete", {"id": 1})), {"text": "gave up"}])
+    spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub])
+    log = await h.run("r61", "go", spec, tools)
+    ap = log.of("approval.requested")[0].approval_requested.approval
+    done = await resolve(h, ap.approval_id, False, tools, note="no deleting")
+    assert done.error is None, done.error
+    rejected = [e.tool_result for e in done.of("tool.result") if e.tool_result.tool_call_id == "call_0_0/call_0_0"]
+    assert len(rejected) == 1 and rejected[0].is_error
+    body = json.loads(rejected[0].result_json)
+    assert body["rejected"] is True and body["note"] == "no deleting"
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP
+    assert json.loads(result_of(await h.get("r61"), "call_0_0").content).startswith("gave up")
+
+
+async def test_r62_a_resumed_subagent_that_pauses_again_gets_a_new_approval(h: Harness) -> None:
+    count = {"n": 0}
+
+    def delete(args):
+        count["n"] += 1
+        return {"ok": True}
+
+    tools = {"lookup": lookup, "delete": delete}
+    sub = gated_researcher([calls(("delete", {"id": 1})), calls(("delete", {"id": 2})), {"text": "both"}])
+    spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub])
+    log = await h.run("r62", "go", spec, tools)
+    first = log.of("approval.requested")[0].approval_requested.approval
+    again = await resolve(h, first.approval_id, True, tools)
+    assert again.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL
+    second = again.of("approval.requested")[0].approval_requested.approval
+    assert second.approval_id != first.approval_id
+    assert second.tool_call.id == "call_0_0/call_1_0" and list(second.subagent_path) == ["researcher"]
+    cp = await h.get("r62")
+    assert cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id == second.approval_id
+    stale = await resolve(h, first.approval_id, True, tools)
+    assert stale.reason == "APPROVAL_NOT_FOUND"
+    done = await resolve(h, second.approval_id, True, tools)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP
+    assert count["n"] == 2
+    assert_valid_transcript(await h.get("r62"))
+
+
+async def test_r60_at_depth_2_the_path_is_outermost_first(h: Harness) -> None:
+    deleted: list[dict] = []
+    tools = {"lookup": lookup, "delete": lambda a: deleted.append(a) or {"ok": True}}
+    inner = gated_researcher([calls(("delete", {"id": 9})), {"text": "inner done"}])
+    inner.name = "helper"
+    sub = researcher([calls(task("helper", "p")), {"text": "outer done"}], subagents=[inner])
+    spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub], max_subagent_depth=2)
+    log = await h.run("r60d", "go", spec, tools)
+    ap = log.of("approval.requested")[0].approval_requested.approval
+    assert list(ap.subagent_path) == ["researcher", "helper"]
+    assert ap.tool_call.id == "call_0_0/call_0_0/call_0_0"
+    calls_before = h.model_calls("r60d")
+    done = await resolve(h, ap.approval_id, True, tools)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP
+    assert deleted == [{"id": 9}]
+    assert h.model_calls("r60d") == calls_before + 3  # helper, researcher, lead: once each
+    cp = await h.get("r60d")
+    assert json.loads(result_of(cp, "call_0_0").content).startswith("outer done")
+
+
+async def test_r63_two_tasks_needing_approval_pause_one_after_the_other(h: Harness) -> None:
+    deleted: list[int] = []
+    tools = {"lookup": lookup, "delete": lambda a: deleted.append(a["id"]) or {"ok": True}}
+    a = gated_researcher([calls(("delete", {"id": 1})), {"text": "A"}])
+    b = gated_researcher([calls(("delete", {"id": 2})), {"text": "B"}])
+    b.name = "writer"
+    spec = lead([calls(task("researcher", "p"), task("writer", "p")), {"text": "lead done"}], [a, b], tool_concurrency=2)
+    log = await h.run("r63", "go", spec, tools)
+    first = log.of("approval.requested")[0].approval_requested.approval
+    assert list(first.subagent_path) == ["researcher"]
+    again = await resolve(h, first.approval_id, True, tools)
+    second = again.of("approval.requested")[0].approval_requested.approval
+    assert list(second.subagent_path) == ["writer"]
+    done = await resolve(h, second.approval_id, True, tools)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP
+    assert deleted == [1, 2]
+    cp = await h.get("r63")
+    assert_valid_transcript(cp)
+    assert json.loads(result_of(cp, "call_0_0").content).startswith("A")
+    assert json.loads(result_of(cp, "call_0_1").content).startswith("B")

@@ -372,11 +372,15 @@ class Run:
         tasks = [asyncio.create_task(self._one_call(c, step, limit)) for c in now]
         stop = self.control.stopped_signal()
         recorded = 0
+        paused: subagents.SubagentPaused | None = None
         try:
             for task in tasks:
                 if not task.done():
                     await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if not task.done():
+                    break
+                if isinstance(e := task.exception(), subagents.SubagentPaused):
+                    paused = e  # R60/R63: the first in call order pauses the whole run
                     break
                 recorded += 1
                 # The turn's last result with no call left for a human: the loop goes on
@@ -386,6 +390,8 @@ class Run:
         finally:
             for t in tasks:
                 t.cancel()
+        if paused is not None:
+            return await self.pause(paused.call, list(paused.remaining), step, subagent_path=paused.path)
         if recorded < len(now):
             if not self.control.aborted:
                 raise RunInterrupted(self.control.interrupted or "interrupted")
@@ -465,7 +471,9 @@ class Run:
 
     # -- endings --------------------------------------------------------------------------
 
-    async def pause(self, call: ToolCall, remaining: list[ToolCall], step: int) -> RunOutcome:
+    async def pause(
+        self, call: ToolCall, remaining: list[ToolCall], step: int, *, subagent_path: tuple[str, ...] = ()
+    ) -> RunOutcome:
         """R4/R27: store the approval with an awaiting-approval checkpoint and stop."""
         cp = self.cp
         now = self.s.clock()
@@ -479,6 +487,7 @@ class Run:
             fingerprint=cp.fingerprint,
             created_at=now,
             expires_at=now + timeout_ms / 1000 if timeout_ms else None,
+            subagent_path=subagent_path,
         )
         cp.approval_id = approval.approval_id
         await self.emit(ev.APPROVAL_REQUESTED, approval=approval)

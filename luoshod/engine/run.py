@@ -299,7 +299,8 @@ class Engine:
             raise _drift_error(cp.session_id, found)  # nothing claimed: the approval stays
         expired = approval.expires_at is not None and self.clock() >= approval.expires_at
         to_run = ([approval.call] if req.approved and not expired else []) + list(approval.remaining)
-        _missing_tools(cp.session_id, spec, to_run)
+        if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
+            _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)

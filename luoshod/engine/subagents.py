@@ -13,8 +13,12 @@ The state of a task leaves the checkpoint in the save that records the task's re
 its owner's transcript (``Run.announce`` for the lead, :meth:`SubRun._record` below), so
 a crash can never lose a finished sub-agent's answer nor run it twice.
 
-Not built yet (see the README, "Sub-agents"): approvals inside sub-agents (R60–R63, a
-gated call of a sub-agent gets an error result instead of running ungated), per-level
+A gated call inside a sub-agent pauses the whole run (:class:`SubagentPaused`, R60):
+the approval holds the call under its qualified id and the sub-agent's path; the decision
+is recorded in the lead's checkpoint under that id, and the resumed run, going down the
+same ``task`` calls, finds it there (R61, R62).
+
+Not built yet (see the README, "Sub-agents"): per-level
 drift (R64), continuing and forking tasks (R65), the cancelled results of a sub-agent's
 own calls on Cancel (R66: the lead's ``task`` call gets its cancelled result), and the
 tree in History/Fork/Compare (R67).
@@ -50,10 +54,16 @@ if TYPE_CHECKING:
 TASK = TASK_TOOL.name
 #: Separates the path parts of a sub-agent call's qualified id (R58).
 ID_SEPARATOR = "/"
-NOT_BUILT_APPROVAL = (
-    "this tool needs approval, and approvals inside sub-agents are not supported by this "
-    "daemon yet: the call was not run"
-)
+
+
+class SubagentPaused(Exception):
+    """A sub-agent's call waits for a human (R60): raised through the sub-agents above it
+    to the lead's ``run_tools``, which pauses the whole run on it. The sub-agents keep
+    their nested state; the resumed run finds the decision under the qualified call id."""
+
+    def __init__(self, call: ToolCall, remaining: tuple[ToolCall, ...], path: tuple[str, ...]) -> None:
+        super().__init__(f"sub-agent {'/'.join(path)} waits for approval of {call.id}")
+        self.call, self.remaining, self.path = call, remaining, path
 
 
 def system_block(spec: AgentSpec) -> str:
@@ -235,17 +245,35 @@ class SubRun:
         return task.result()
 
     async def run_tools(self, calls: list[ToolCall], step: int) -> None:
-        """The calls one after the other, each result saved as it is recorded (R2)."""
-        for call in calls:
+        """The calls one after the other, each result saved as it is recorded (R2); a
+        gated call without a decision pauses the whole run (``SubagentPaused``, R60) with
+        the calls after it remembered (R28)."""
+        for n, call in enumerate(calls):
             if self.root.control.interrupted:
                 raise RunInterrupted(self.root.control.interrupted)
+            if self._gated(call):
+                raise SubagentPaused(
+                    self._qualified_call(call),
+                    tuple(self._qualified_call(c) for c in calls[n + 1 :]),
+                    self.state.path,
+                )
             result, saved = await self.one_call(call, step)
             await self._record(result, step, saved)
+
+    def _gated(self, call: ToolCall) -> bool:
+        if self._qualify(call.id) in self.root.cp.decisions or check_call(self.spec, call) is not None:
+            return False
+        tool = self.spec.tool(call.name)
+        return tool is not None and tool.needs_approval
+
+    def _qualified_call(self, call: ToolCall) -> ToolCall:
+        return ToolCall(self._qualify(call.id), call.name, call.arguments_json)
 
     async def _record(self, result: Message, step: int, saved: asyncio.Future[None] | None) -> None:
         st = self.state
         st.messages.append(result)
         st.children.pop(result.tool_call_id, None)  # the task's state goes with its result
+        self.root.cp.decisions.pop(self._qualify(result.tool_call_id), None)  # acted on
         self.emit(
             ev.TOOL_RESULT,
             step=step,
@@ -277,10 +305,13 @@ class SubRun:
             return out, None
         tool = spec.tool(call.name)
         assert tool is not None  # check_call refused undeclared tools
-        if tool.needs_approval:
-            return error_result(call, NOT_BUILT_APPROVAL, not_supported=True), None
         qid = self._qualify(call.id)  # R58: the client answers the qualified id
         root = self.root
+        decision = root.cp.decisions.get(qid)
+        if decision is not None and not decision.approved:  # R61: rejected
+            from .loop import rejection_result  # the loop imports this module
+
+            return rejection_result(call, decision), None
         timeout_s = spec.tool_timeout_ms / 1000 if spec.tool_timeout_ms else root.tool_timeout_s
         fut = root.tools.expect(qid)
         try:
