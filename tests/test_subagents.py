@@ -320,12 +320,13 @@ def gated_researcher(script: list[dict], **kw) -> pb.SubAgent:
     return pb.SubAgent(name="researcher", description="finds facts", agent=spec)
 
 
-async def resolve(h: Harness, approval_id: str, approved: bool, tools, note: str = ""):
+async def resolve(h: Harness, approval_id: str, approved: bool, tools, note: str = "", agent=None):
     from support import RunLog
 
     log = RunLog()
+    request = pb.ResolveRequest(approval_id=approval_id, approved=approved, note=note, agent=agent)
     try:
-        async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=approved, note=note)):
+        async for resp in h.stub.Resolve(request):
             log.events.append(resp.event)
             if resp.event.type == "tool.call":
                 c = resp.event.tool_call.call
@@ -457,3 +458,66 @@ async def test_r63_two_tasks_needing_approval_pause_one_after_the_other(h: Harne
     assert_valid_transcript(cp)
     assert json.loads(result_of(cp, "call_0_0").content).startswith("A")
     assert json.loads(result_of(cp, "call_0_1").content).startswith("B")
+
+
+# -- R64: drift per level ------------------------------------------------------------------
+
+
+def _paused_spec(instructions: str = RESEARCHER_INSTRUCTIONS, policy=pb.AGENT_DRIFT_POLICY_WARN, tools=("lookup",)) -> pb.AgentSpec:
+    sub = gated_researcher([calls(("delete", {"id": 1})), {"text": "r done"}])
+    sub.agent.instructions = instructions
+    del sub.agent.tools[:]
+    sub.agent.tools.extend(pb.ToolSpec(name=n, input_schema_json="{}") for n in tools)
+    sub.agent.tools.append(pb.ToolSpec(name="delete", input_schema_json="{}", needs_approval=True))
+    return lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub], on_agent_drift=policy)
+
+
+DELETE_TOOLS = {"lookup": lookup, "delete": lambda a: {"ok": True}}
+
+
+async def _pause(h: Harness, sid: str) -> pb.Approval:
+    log = await h.run(sid, "go", _paused_spec(), {"lookup": lookup})
+    return log.of("approval.requested")[0].approval_requested.approval
+
+
+async def test_r64_warn_gives_one_drift_event_per_drifted_level_carrying_subagent(h: Harness) -> None:
+    ap = await _pause(h, "r64w")
+    changed = _paused_spec("You research, differently.")
+    events = (await resolve(h, ap.approval_id, True, DELETE_TOOLS, agent=changed)).events
+    drifts = [e for e in events if e.type == "agent.drift"]
+    assert len(drifts) == 1  # the lead's own fingerprint is unchanged: task and sub-agents do not count
+    assert drifts[0].subagent.name == "researcher" and list(drifts[0].subagent.path) == ["researcher"]
+    assert drifts[0].agent_drift.instructions_changed
+    assert events[-1].run_done.finish_reason == pb.FINISH_REASON_STOP
+
+
+async def test_r64_error_fails_with_agent_drift_and_keeps_the_approval(h: Harness) -> None:
+    ap = await _pause(h, "r64e")
+    changed = _paused_spec("You research, differently.", pb.AGENT_DRIFT_POLICY_ERROR)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        async for _ in h.stub.Resolve(pb.ResolveRequest(approval_id=ap.approval_id, approved=True, agent=changed)):
+            pass
+    code, reason, meta = error_info(err.value)
+    assert (code, reason, meta["subagent_path"]) == (grpc.StatusCode.FAILED_PRECONDITION, "AGENT_DRIFT", "researcher")
+    cp = await h.get("r64e")
+    assert cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id == ap.approval_id
+    same = _paused_spec(policy=pb.AGENT_DRIFT_POLICY_ERROR)
+    events = (await resolve(h, ap.approval_id, True, DELETE_TOOLS, agent=same)).events
+    assert events[-1].run_done.finish_reason == pb.FINISH_REASON_STOP
+    assert not [e for e in events if e.type == "agent.drift"]
+
+
+async def test_r64_a_paused_subagent_no_longer_declared_or_its_tool_gone_is_resume_tool_missing(h: Harness) -> None:
+    ap = await _pause(h, "r64m")
+    gone = lead([calls(task("researcher", "p")), {"text": "lead done"}], [researcher([{"text": "x"}])])
+    gone.subagents[0].name = "writer"
+    no_tool = _paused_spec()
+    del no_tool.subagents[0].agent.tools[-1]  # "delete", the pending call's tool
+    for spec, what in ((gone, "no longer declared"), (no_tool, "no longer declares: delete")):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            async for _ in h.stub.Resolve(pb.ResolveRequest(approval_id=ap.approval_id, approved=True, agent=spec)):
+                pass
+        code, reason, meta = error_info(err.value)
+        assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "RESUME_TOOL_MISSING")
+        assert what in err.value.details() and meta["subagent_path"] == "researcher"
+        assert (await h.get("r64m")).approval_id == ap.approval_id

@@ -83,6 +83,8 @@ class Prepared:
     #: the newest ``request_limit`` of the session.
     requests: list[AppliedRequest] = field(default_factory=list)
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
+    #: R64: (sub-agent state, drift) of each drifted level this resume warns about.
+    level_drifts: list = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +273,13 @@ class Run:
         if self.p.drift is not None:
             log.warning("agent drift session=%s %s", cp.session_id, self.p.drift)
             await self.emit(ev.AGENT_DRIFT, drift=self.p.drift)
+        for state, found in self.p.level_drifts:  # R64: one per drifted sub-agent level
+            log.warning("agent drift session=%s subagent=%s %s", cp.session_id, "/".join(state.path), found)
+            self.cp.last_seq += 1
+            self.outbox.append(Event(
+                cp.session_id, cp.run_id, cp.last_seq, self.s.clock(), ev.AGENT_DRIFT,
+                {"drift": found}, subagents.tag(state),
+            ))
         if self.p.claim is not None:
             await self.save()  # claims the approval: exactly one resolution wins (R33)
 

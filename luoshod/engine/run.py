@@ -51,7 +51,7 @@ from .daemon_tools import DaemonTools, expand
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeasePolicy
-from . import requests
+from . import requests, subagents
 from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
 from .merge import merge_input, take_answers
@@ -294,9 +294,11 @@ class Engine:
             spec = await expand(spec, self.daemon_tools, cp.agent, cp.session_id)
         fp = fingerprint(spec)
         found = drift(approval.fingerprint, fp) if req.agent else None
+        levels = subagents.drifted_levels(spec, cp.subtasks) if req.agent else []
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
             await self._refused(held, cp, found)
             raise _drift_error(cp.session_id, found)  # nothing claimed: the approval stays
+        _refuse_levels(cp.session_id, spec, levels)
         expired = approval.expires_at is not None and self.clock() >= approval.expires_at
         to_run = ([approval.call] if req.approved and not expired else []) + list(approval.remaining)
         if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
@@ -317,6 +319,7 @@ class Engine:
             found if spec.on_agent_drift is DriftPolicy.WARN else None,
             req.request_id, claim=approval.approval_id,
             requests=records, request_limit=self.request_id_limit,
+            level_drifts=_warned(spec, cp, levels),
         )
         return await self._go(held, prepared, sink, tools, control)
 
@@ -428,9 +431,11 @@ class Engine:
             _missing_tools(req.session_id, spec, pending_calls(cp))
             answers, queued = take_answers(req.session_id, req.input, queued, _askable(spec, cp))
         found = drift(cp.fingerprint, fp) if mode == "resume" and req.agent else None
+        levels = subagents.drifted_levels(spec, cp.subtasks) if mode == "resume" and req.agent else []
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
             await self._refused(held, cp, found)
             raise _drift_error(req.session_id, found)
+        _refuse_levels(req.session_id, spec, levels)
         if req.business_state_json is not None:
             cp.business_state_json = req.business_state_json
         if req.history_limit is not None:
@@ -453,7 +458,24 @@ class Engine:
             cp, stored, spec, provider, model, settings, mode, queued,
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
             answers=answers, requests=records, request_limit=self.request_id_limit,
+            level_drifts=_warned(spec, cp, levels),
         )
+
+
+def _refuse_levels(session_id: str, spec: AgentSpec, levels: list) -> None:
+    """R64, ERROR: a drifted sub-agent level fails the resume; nothing was changed."""
+    if levels and spec.on_agent_drift is DriftPolicy.ERROR:
+        state, found = levels[0]
+        err = _drift_error(session_id, found)
+        err.metadata["subagent_path"] = "/".join(state.path)
+        raise err
+
+
+def _warned(spec: AgentSpec, cp: Checkpoint, levels: list) -> list:
+    """R64, WARN: the drifted levels to announce; IGNORE: none. Either way each level
+    takes the resuming fingerprint, so the same agent never warns twice."""
+    subagents.renew_fingerprints(spec, cp.subtasks)
+    return levels if spec.on_agent_drift is DriftPolicy.WARN else []
 
 
 def _resolve_subagents(providers: ProviderRegistry, spec: AgentSpec) -> None:

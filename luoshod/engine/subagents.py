@@ -18,8 +18,10 @@ the approval holds the call under its qualified id and the sub-agent's path; the
 is recorded in the lead's checkpoint under that id, and the resumed run, going down the
 same ``task`` calls, finds it there (R61, R62).
 
-Not built yet (see the README, "Sub-agents"): per-level
-drift (R64), continuing and forking tasks (R65), the cancelled results of a sub-agent's
+On a resume each unfinished level is compared with the resuming spec's definition of it
+(:func:`drifted_levels`, R64).
+
+Not built yet (see the README, "Sub-agents"): continuing and forking tasks (R65), the cancelled results of a sub-agent's
 own calls on Cancel (R66: the lead's ``task`` call gets its cancelled result), and the
 tree in History/Fork/Compare (R67).
 """
@@ -40,12 +42,12 @@ from ..domain import (
     SubTask,
     ToolCall,
 )
-from ..errors import ProviderError
+from ..errors import ProviderError, ResumeToolMissing
 from ..providers import ModelRequest
 from . import events as ev
 from .control import RunInterrupted
 from .events import Event, SubagentTag
-from .fingerprint import fingerprint
+from .fingerprint import Drift, drift, fingerprint
 from .tools import check_call, error_result
 
 if TYPE_CHECKING:
@@ -104,6 +106,49 @@ def model_view(spec: AgentSpec, messages: list[Message]) -> tuple[AgentSpec, lis
     return shown, [Message(Role.SYSTEM, block), *messages]
 
 
+def drifted_levels(spec: AgentSpec, subtasks: dict[str, SubTask]) -> list[tuple[SubTask, Drift]]:
+    """R64: compare every unfinished sub-agent's saved fingerprint with the resuming
+    spec's definition of it, outermost first. Raises ``ResumeToolMissing`` for a paused
+    sub-agent no longer declared, or one whose pending call's tool is gone (R49 at every
+    level). Each drifted level's fingerprint becomes the new one (it warns once)."""
+    found: list[tuple[SubTask, Drift]] = []
+    for state in subtasks.values():
+        sub = spec.subagent(state.name)
+        where = "/".join(state.path)
+        if sub is None:
+            raise ResumeToolMissing(
+                f"the unfinished sub-agent {where!r} is no longer declared by the resuming agent",
+                subagent_path=where,
+                tools=TASK,
+            )
+        missing = sorted({c.name for c in _pending(state.messages) if sub.agent.tool(c.name) is None})
+        if missing:
+            raise ResumeToolMissing(
+                f"pending tool calls of sub-agent {where!r} use tools it no longer declares: "
+                f"{', '.join(missing)}",
+                subagent_path=where,
+                tools=",".join(missing),
+            )
+        now = fingerprint(sub.agent)
+        if (d := drift(state.fingerprint, now)) is not None:
+            found.append((state, d))
+        found.extend(drifted_levels(sub.agent, state.children))
+    return found
+
+
+def renew_fingerprints(spec: AgentSpec, subtasks: dict[str, SubTask]) -> None:
+    """Each unfinished level takes the resuming spec's fingerprint (after a WARN)."""
+    for state in subtasks.values():
+        sub = spec.subagent(state.name)
+        if sub is not None:
+            state.fingerprint = fingerprint(sub.agent)
+            renew_fingerprints(sub.agent, state.children)
+
+
+def tag(state: SubTask) -> SubagentTag:
+    return SubagentTag(state.name, state.depth, state.path, state.task_id)
+
+
 def is_task(spec: AgentSpec, call: ToolCall) -> bool:
     return call.name == TASK and bool(spec.subagents) and all(t.name != TASK for t in spec.tools)
 
@@ -157,7 +202,7 @@ class SubRun:
 
     def __init__(self, root: Run, state: SubTask, spec: AgentSpec, qualified: str) -> None:
         self.root, self.state, self.spec, self.qualified = root, state, spec, qualified
-        self.tag = SubagentTag(state.name, state.depth, state.path, state.task_id)
+        self.tag = tag(state)
 
     def emit(self, type_: str, **data: object) -> None:
         """Queue a tagged event on the lead's outbox (written by its next save or flush)."""
