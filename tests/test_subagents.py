@@ -521,3 +521,34 @@ async def test_r64_a_paused_subagent_no_longer_declared_or_its_tool_gone_is_resu
         assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "RESUME_TOOL_MISSING")
         assert what in err.value.details() and meta["subagent_path"] == "researcher"
         assert (await h.get("r64m")).approval_id == ap.approval_id
+
+
+# -- R66: Cancel aborts the sub-agents too -------------------------------------------------
+
+
+async def test_r66_cancel_gives_every_call_at_every_level_its_cancelled_result(h: Harness) -> None:
+    deep = helper([calls(("lookup", {"q": "x"}), ("lookup", {"q": "y"})), {"text": "helped"}])
+    sub = researcher([calls(task("helper", "p"), ("lookup", {"q": "z"})), {"text": "r"}], subagents=[deep])
+    spec = lead([calls(task("researcher", "p"), ("add", {"a": 1})), {"text": "after"}], [sub], max_subagent_depth=2)
+
+    async def cancel_at_call(e: pb.Event) -> None:
+        if e.type == "tool.call":
+            assert (await h.stub.Cancel(pb.CancelRequest(session_id="r66"))).cancelled
+
+    log = await h.run("r66", "go", spec, on_event=cancel_at_call)
+    assert log.error is None, log.error
+    assert (log.done.finish_reason, log.done.status) == (pb.FINISH_REASON_ABORTED, pb.CHECKPOINT_STATUS_IN_PROGRESS)
+    results = {e.tool_result.tool_call_id: e.tool_result for e in log.of("tool.result")}
+    assert sorted(results) == sorted([
+        "call_0_0/call_0_0/call_0_0", "call_0_0/call_0_0/call_0_1",  # the helper's calls
+        "call_0_0/call_0_0", "call_0_0/call_0_1",  # the researcher's: its task call, its lookup
+        "call_0_0", "call_0_1",  # the lead's
+    ])
+    for r in results.values():
+        assert r.is_error and json.loads(r.result_json)["cancelled"] is True
+    assert len(log.of("tool.result")) == 6  # one each
+    cp = await h.get("r66")
+    assert_valid_transcript(cp)
+    again = await h.run("r66", agent=spec, resume=True, tools={"add": lambda a: 1})
+    assert again.done.finish_reason == pb.FINISH_REASON_STOP  # no call left: the model goes on
+    assert not again.of("tool.call")

@@ -406,6 +406,8 @@ class Run:
                 raise RunInterrupted(self.control.interrupted or "interrupted")
             for call, task in zip(now[recorded:], tasks[recorded:]):
                 done = task.done() and not task.cancelled() and task.exception() is None
+                if not done:  # R66: a cancelled task's sub-agents get their results too
+                    subagents.cancel_nested(self, call.id, CANCELLED_ERROR)
                 self.cp.messages.append(
                     task.result() if done else error_result(call, CANCELLED_ERROR, cancelled=True)
                 )

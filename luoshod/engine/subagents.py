@@ -21,8 +21,11 @@ same ``task`` calls, finds it there (R61, R62).
 On a resume each unfinished level is compared with the resuming spec's definition of it
 (:func:`drifted_levels`, R64).
 
-Not built yet (see the README, "Sub-agents"): continuing and forking tasks (R65), the cancelled results of a sub-agent's
-own calls on Cancel (R66: the lead's ``task`` call gets its cancelled result), and the
+On Cancel (R66) every call of an unfinished sub-agent gets its cancelled result and
+``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own; the
+sub-agent's transcript then goes with its state, as finished tasks are not stored yet.
+
+Not built yet (see the README, "Sub-agents"): continuing and forking tasks (R65), and the
 tree in History/Fork/Compare (R67).
 """
 
@@ -143,6 +146,30 @@ def renew_fingerprints(spec: AgentSpec, subtasks: dict[str, SubTask]) -> None:
         if sub is not None:
             state.fingerprint = fingerprint(sub.agent)
             renew_fingerprints(sub.agent, state.children)
+
+
+def cancel_nested(root: Run, call_id: str, reason: str) -> None:
+    """R66: the lead's ``task`` call ``call_id`` is cancelled by an abort: every call of
+    its sub-agent tree without a result gets the cancelled result (R3) and its
+    ``tool.result`` event, innermost first, so every level's transcript ends valid."""
+    state = root.cp.subtasks.get(call_id)
+    if state is not None:
+        _cancel(root, state, call_id, reason)
+
+
+def _cancel(root: Run, state: SubTask, qualified: str, reason: str) -> None:
+    for child_id, child in list(state.children.items()):
+        _cancel(root, child, f"{qualified}{ID_SEPARATOR}{child_id}", reason)
+    for call in _pending(state.messages):
+        result = error_result(call, reason, cancelled=True)
+        state.messages.append(result)
+        qid = f"{qualified}{ID_SEPARATOR}{call.id}"
+        root.cp.decisions.pop(qid, None)
+        SubRun(root, state, AgentSpec(""), qualified).emit(
+            ev.TOOL_RESULT, step=state.step_index, tool_call_id=qid,
+            tool_name=call.name, result_json=result.content, is_error=True,
+        )
+    state.children.clear()
 
 
 def tag(state: SubTask) -> SubagentTag:
