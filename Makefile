@@ -88,6 +88,7 @@ bench: $(STAMP)
 	$(PY) bench/console.py
 	$(PY) bench/torture.py
 	$(PY) bench/mcp_steps.py
+	$(PY) bench/subagent_steps.py
 
 ## bench-store: the store drivers alone: fsync rate, saves/s, bytes on disk (docs/storage.md)
 bench-store: $(STAMP)
