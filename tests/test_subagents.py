@@ -552,3 +552,32 @@ async def test_r66_cancel_gives_every_call_at_every_level_its_cancelled_result(h
     again = await h.run("r66", agent=spec, resume=True, tools={"add": lambda a: 1})
     assert again.done.finish_reason == pb.FINISH_REASON_STOP  # no call left: the model goes on
     assert not again.of("tool.call")
+
+
+# -- R67 (the part built): a fork taken inside a sub-agent resumes that sub-agent -----------
+
+
+async def test_r67_a_fork_of_an_entry_taken_inside_a_subagent_resumes_that_subagent(h: Harness) -> None:
+    deleted: list[dict] = []
+    tools = {"lookup": lookup, "delete": lambda a: deleted.append(a) or {"ok": True}}
+    sub = gated_researcher([calls(("lookup", {"q": "a"}), ("delete", {"id": 5})), {"text": "r done"}])
+    spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub])
+    log = await h.run("r67", "go", spec, tools)
+    source_ap = log.of("approval.requested")[0].approval_requested.approval
+    entries = (await h.stub.History(pb.HistoryRequest(session_id="r67"))).entries
+    assert entries[0].status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
+    forked = await h.stub.Fork(pb.ForkRequest(session_id="r67", from_step=entries[0].step))
+    assert forked.checkpoint.status == pb.CHECKPOINT_STATUS_IN_PROGRESS
+    calls_before = h.model_calls(forked.session_id)
+    # R44: the fork goes through approval gating again, inside the same sub-agent.
+    again = await h.run(forked.session_id, agent=spec, tools=tools, resume=True)
+    ap = again.of("approval.requested")[0].approval_requested.approval
+    assert ap.approval_id != source_ap.approval_id
+    assert list(ap.subagent_path) == ["researcher"] and ap.tool_call.id == "call_0_0/call_0_1"
+    assert not again.of("tool.call")  # the recorded lookup result is not run again
+    done = await resolve(h, ap.approval_id, True, tools)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP
+    assert deleted == [{"id": 5}]
+    assert h.model_calls(forked.session_id) == calls_before + 2  # the sub-agent's last turn, the lead's
+    # The source is unchanged: still paused on its own approval.
+    assert (await h.get("r67")).approval_id == source_ap.approval_id
