@@ -112,7 +112,7 @@ def approval_rows(approvals: Iterable[pb.Approval], width: int | None = 60) -> s
                 a.approval_id,
                 a.session_id,
                 a.step,
-                f"{a.tool_call.name} ({a.tool_call.id})",
+                f"{a.tool_call.name} ({a.tool_call.id})" + _in_subagent(a),
                 clip(a.tool_call.arguments_json or "{}", width),
                 timestamp(a.created_at),
                 timestamp(a.expires_at),
@@ -120,6 +120,11 @@ def approval_rows(approvals: Iterable[pb.Approval], width: int | None = 60) -> s
             for a in approvals
         ),
     )
+
+
+def _in_subagent(a: pb.Approval) -> str:
+    """`` in researcher/helper`` for a sub-agent's call (R60), ``""`` for the lead's."""
+    return f" in {'/'.join(a.subagent_path)}" if a.subagent_path else ""
 
 
 # -- one session -------------------------------------------------------------------------------
