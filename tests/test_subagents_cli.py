@@ -60,3 +60,21 @@ def test_a_subagent_approval_listed_and_decided_from_the_cli_then_finished_by_th
         done = client.resume("cli-sub", tools={"charge": lambda a: charged.append(a) or {"ok": True}}).result()
         assert (done.finish_reason, done.final_text) == ("stop", "paid")
         assert charged == [{"eur": 40}]
+
+
+def test_sessions_show_prints_the_unfinished_subagents_as_a_tree(
+    daemon: Daemon, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Client(daemon.address) as client:
+        client.execute("cli-tree", "pay", agent=LEAD).result()
+        cp = client.get_session("cli-tree")
+        (state,) = cp.subagents  # GetSession shows the nested state (R59)
+        assert (state.call_id, state.name, state.depth, list(state.path), state.task_id) == (
+            "call_0_0", "payer", 1, ["payer"], "task_1")
+        assert [m.content for m in state.messages][:1] == ["charge 40"]
+        assert state.step_index == 1 and state.fingerprint.hash
+    code, out, _ = cli(daemon, capsys, "sessions", "show", "cli-tree")
+    assert code == 0
+    assert "Sub-agents at work (1)" in out
+    assert "  payer task_1 [call_0_0]  step 1, 2 messages" in out
+    assert "charge 40" in out and "delegated: " in out

@@ -23,7 +23,7 @@ from ..domain import (
     ToolSpec,
     Usage,
 )
-from ..domain import DEFAULT_MAX_STEPS, DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_TOOL_CONCURRENCY, SubAgent
+from ..domain import DEFAULT_MAX_STEPS, DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_TOOL_CONCURRENCY, SubAgent, SubTask
 from ..engine import events as ev
 from ..engine.events import Event, SubagentTag
 from ..engine.compare import Comparison, Step
@@ -283,7 +283,22 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         run_id=cp.run_id,
         last_drift=_drift_pb(cp.last_drift) if cp.last_drift else None,
         delegated_usage=usage_pb(cp.delegated_usage) if cp.delegated_usage.model_calls else None,
+        subagents=_subagent_states(cp.subtasks, ""),
     )
+
+
+def _subagent_states(subtasks: dict[str, SubTask], prefix: str) -> list[pb.SubAgentState]:
+    """The nested states, flattened outermost first, each under its qualified call id."""
+    out = []
+    for call_id, st in subtasks.items():
+        qualified = f"{prefix}/{call_id}" if prefix else call_id
+        out.append(pb.SubAgentState(
+            call_id=qualified, name=st.name, depth=st.depth, path=st.path, task_id=st.task_id,
+            messages=[message_pb(m) for m in st.messages], step_index=st.step_index,
+            usage=usage_pb(st.usage), fingerprint=fingerprint_pb(st.fingerprint),
+        ))
+        out.extend(_subagent_states(st.children, qualified))
+    return out
 
 
 def summary_pb(s: SessionSummary) -> pb.SessionSummary:

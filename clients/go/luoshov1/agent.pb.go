@@ -1491,8 +1491,11 @@ type Checkpoint struct {
 	LastDrift *AgentDrift `protobuf:"bytes,16,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
 	// Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
 	DelegatedUsage *Usage `protobuf:"bytes,40,opt,name=delegated_usage,json=delegatedUsage,proto3" json:"delegated_usage,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+	// first. A finished task leaves it in the save that records its result.
+	Subagents     []*SubAgentState `protobuf:"bytes,41,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
@@ -1644,6 +1647,126 @@ func (x *Checkpoint) GetDelegatedUsage() *Usage {
 	return nil
 }
 
+func (x *Checkpoint) GetSubagents() []*SubAgentState {
+	if x != nil {
+		return x.Subagents
+	}
+	return nil
+}
+
+// The nested state of one unfinished sub-agent (R59).
+type SubAgentState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Name   string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Depth  int32  `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
+	// Sub-agent names, outermost first.
+	Path   []string `protobuf:"bytes,4,rep,name=path,proto3" json:"path,omitempty"`
+	TaskId string   `protobuf:"bytes,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Its own transcript: its instructions, the task's prompt, its turns and results.
+	Messages []*Message `protobuf:"bytes,6,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Model calls it made so far.
+	StepIndex     int32             `protobuf:"varint,7,opt,name=step_index,json=stepIndex,proto3" json:"step_index,omitempty"`
+	Usage         *Usage            `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	Fingerprint   *AgentFingerprint `protobuf:"bytes,9,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubAgentState) Reset() {
+	*x = SubAgentState{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubAgentState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubAgentState) ProtoMessage() {}
+
+func (x *SubAgentState) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubAgentState.ProtoReflect.Descriptor instead.
+func (*SubAgentState) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SubAgentState) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *SubAgentState) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubAgentState) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *SubAgentState) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *SubAgentState) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *SubAgentState) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *SubAgentState) GetStepIndex() int32 {
+	if x != nil {
+		return x.StepIndex
+	}
+	return 0
+}
+
+func (x *SubAgentState) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *SubAgentState) GetFingerprint() *AgentFingerprint {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return nil
+}
+
 // A pending approval (SEMANTICS.md R27–R28).
 type Approval struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1667,7 +1790,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1802,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1815,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -1774,7 +1897,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1786,7 +1909,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1799,7 +1922,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -1861,7 +1984,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +1996,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +2009,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -1980,7 +2103,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2115,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2128,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Event) GetSessionId() string {
@@ -2247,7 +2370,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2259,7 +2382,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2272,7 +2395,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -2313,7 +2436,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2448,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2461,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -2360,7 +2483,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2372,7 +2495,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2385,7 +2508,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -2425,7 +2548,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2560,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2573,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -2497,7 +2620,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2632,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2645,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -2581,7 +2704,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2716,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2729,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -2654,7 +2777,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2789,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2802,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -2702,7 +2825,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +2837,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2727,7 +2850,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -2764,7 +2887,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +2899,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +2912,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -2852,7 +2975,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2864,7 +2987,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2877,7 +3000,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -2905,7 +3028,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2917,7 +3040,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2930,7 +3053,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -3006,7 +3129,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3141,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3031,7 +3154,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -3085,7 +3208,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3220,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3233,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -3133,7 +3256,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3145,7 +3268,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3158,7 +3281,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -3191,7 +3314,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3203,7 +3326,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3216,7 +3339,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -3239,7 +3362,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +3374,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +3387,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -3304,7 +3427,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3439,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3452,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -3348,7 +3471,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3483,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3496,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -3393,7 +3516,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3405,7 +3528,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3418,7 +3541,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -3437,7 +3560,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3449,7 +3572,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3462,7 +3585,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -3481,7 +3604,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3493,7 +3616,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3506,7 +3629,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -3531,7 +3654,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3543,7 +3666,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3556,7 +3679,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -3597,7 +3720,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3609,7 +3732,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3622,7 +3745,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -3649,7 +3772,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3661,7 +3784,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3674,7 +3797,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -3701,7 +3824,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3713,7 +3836,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3726,7 +3849,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -3760,7 +3883,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3772,7 +3895,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3785,7 +3908,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -3846,7 +3969,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3858,7 +3981,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3871,7 +3994,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -3893,7 +4016,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3905,7 +4028,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3918,7 +4041,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -3952,7 +4075,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4087,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4100,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -4008,7 +4131,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4020,7 +4143,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4033,7 +4156,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -4074,7 +4197,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4086,7 +4209,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4099,7 +4222,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -4134,7 +4257,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4146,7 +4269,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4159,7 +4282,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -4208,7 +4331,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4220,7 +4343,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4233,7 +4356,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -4270,7 +4393,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4282,7 +4405,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4295,7 +4418,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -4337,7 +4460,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4349,7 +4472,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4362,7 +4485,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -4396,7 +4519,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4408,7 +4531,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4421,7 +4544,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -4450,7 +4573,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4462,7 +4585,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4475,7 +4598,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -4513,7 +4636,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4525,7 +4648,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4538,7 +4661,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -4595,7 +4718,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4607,7 +4730,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4620,7 +4743,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -4669,7 +4792,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4681,7 +4804,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4694,7 +4817,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -4766,7 +4889,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4778,7 +4901,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4791,7 +4914,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -4835,7 +4958,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4847,7 +4970,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4860,7 +4983,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -4893,7 +5016,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4905,7 +5028,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4918,7 +5041,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -4939,7 +5062,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4951,7 +5074,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4964,7 +5087,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -4984,7 +5107,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4996,7 +5119,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5009,7 +5132,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -5037,7 +5160,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5049,7 +5172,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5062,7 +5185,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *McpServer) GetName() string {
@@ -5122,7 +5245,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5134,7 +5257,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5147,7 +5270,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *McpTool) GetName() string {
@@ -5280,7 +5403,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9b\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd3\x06\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -5307,7 +5430,19 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x06run_id\x18\x0f \x01(\tR\x05runId\x124\n" +
 	"\n" +
 	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x129\n" +
-	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\"\x9d\x03\n" +
+	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\x126\n" +
+	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\"\xb5\x02\n" +
+	"\rSubAgentState\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x12\n" +
+	"\x04path\x18\x04 \x03(\tR\x04path\x12\x17\n" +
+	"\atask_id\x18\x05 \x01(\tR\x06taskId\x12.\n" +
+	"\bmessages\x18\x06 \x03(\v2\x12.luosho.v1.MessageR\bmessages\x12\x1d\n" +
+	"\n" +
+	"step_index\x18\a \x01(\x05R\tstepIndex\x12&\n" +
+	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12=\n" +
+	"\vfingerprint\x18\t \x01(\v2\x1b.luosho.v1.AgentFingerprintR\vfingerprint\"\x9d\x03\n" +
 	"\bApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1d\n" +
@@ -5699,7 +5834,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
@@ -5723,59 +5858,60 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*ToolCallRecord)(nil),           // 19: luosho.v1.ToolCallRecord
 	(*AgentFingerprint)(nil),         // 20: luosho.v1.AgentFingerprint
 	(*Checkpoint)(nil),               // 21: luosho.v1.Checkpoint
-	(*Approval)(nil),                 // 22: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 23: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 24: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 25: luosho.v1.Event
-	(*RunStart)(nil),                 // 26: luosho.v1.RunStart
-	(*StepStart)(nil),                // 27: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 28: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 29: luosho.v1.ToolCallRequested
-	(*ToolRetry)(nil),                // 30: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 31: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 32: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 33: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 34: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 35: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 36: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 37: luosho.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),          // 38: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 39: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 40: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 41: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 42: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 43: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 44: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 45: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 46: luosho.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),      // 47: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 48: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 49: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 50: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 51: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 52: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 53: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 54: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 55: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 56: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 57: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 58: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 59: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 60: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 61: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 62: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 63: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 64: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 65: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 66: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 67: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 68: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 69: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 70: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 71: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 72: luosho.v1.McpTool
-	nil,                              // 73: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 74: google.protobuf.Timestamp
+	(*SubAgentState)(nil),            // 22: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 23: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 24: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 25: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 26: luosho.v1.Event
+	(*RunStart)(nil),                 // 27: luosho.v1.RunStart
+	(*StepStart)(nil),                // 28: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 29: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 30: luosho.v1.ToolCallRequested
+	(*ToolRetry)(nil),                // 31: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 32: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 33: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 34: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 35: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 36: luosho.v1.ApprovalRequested
+	(*RunDone)(nil),                  // 37: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 38: luosho.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),          // 39: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 40: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 41: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 42: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 43: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 44: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 45: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 46: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 47: luosho.v1.GetSessionResponse
+	(*ListSessionsRequest)(nil),      // 48: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 49: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 50: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 51: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 52: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 53: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 54: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 55: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 56: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 57: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 58: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 59: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 60: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 61: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 62: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 63: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 64: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 65: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 66: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 67: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 68: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 69: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 70: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 71: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 72: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 73: luosho.v1.McpTool
+	nil,                              // 74: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	(*timestamppb.Timestamp)(nil),    // 75: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	9,   // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -5791,113 +5927,117 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	0,   // 10: luosho.v1.Message.role:type_name -> luosho.v1.Role
 	16,  // 11: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
 	16,  // 12: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	73,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	74,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
 	17,  // 14: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
 	18,  // 15: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	2,   // 16: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	3,   // 17: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	20,  // 18: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	19,  // 19: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	74,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	75,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	10,  // 21: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	18,  // 22: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	34,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	35,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
 	18,  // 24: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	16,  // 25: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	16,  // 26: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	20,  // 27: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	74,  // 28: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	74,  // 29: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	74,  // 30: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	2,   // 31: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	21,  // 32: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,   // 33: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	3,   // 34: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	74,  // 35: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	34,  // 36: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	74,  // 37: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	26,  // 38: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	27,  // 39: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	28,  // 40: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	29,  // 41: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	31,  // 42: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	32,  // 43: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	36,  // 44: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	34,  // 45: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	33,  // 46: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	35,  // 47: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	30,  // 48: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	12,  // 49: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	6,   // 50: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	20,  // 51: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	17,  // 52: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	18,  // 53: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	16,  // 54: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	7,   // 55: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	22,  // 56: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,   // 57: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,   // 58: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	18,  // 59: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	17,  // 60: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	10,  // 61: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	25,  // 62: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	10,  // 63: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	25,  // 64: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	8,   // 65: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	21,  // 66: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,   // 67: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	24,  // 68: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	10,  // 69: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	25,  // 70: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	22,  // 71: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	23,  // 72: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	17,  // 73: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	58,  // 74: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	57,  // 75: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	21,  // 76: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	63,  // 77: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	64,  // 78: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,   // 79: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,   // 80: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	62,  // 81: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	62,  // 82: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	65,  // 83: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	25,  // 84: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	71,  // 85: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	72,  // 86: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	37,  // 87: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	39,  // 88: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	41,  // 89: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	43,  // 90: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	45,  // 91: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	47,  // 92: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	49,  // 93: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	51,  // 94: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	53,  // 95: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	55,  // 96: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	59,  // 97: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	61,  // 98: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	67,  // 99: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	69,  // 100: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	38,  // 101: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	40,  // 102: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	42,  // 103: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	44,  // 104: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	46,  // 105: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	48,  // 106: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	50,  // 107: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	52,  // 108: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	54,  // 109: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	56,  // 110: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	60,  // 111: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	66,  // 112: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	68,  // 113: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	70,  // 114: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	101, // [101:115] is the sub-list for method output_type
-	87,  // [87:101] is the sub-list for method input_type
-	87,  // [87:87] is the sub-list for extension type_name
-	87,  // [87:87] is the sub-list for extension extendee
-	0,   // [0:87] is the sub-list for field type_name
+	22,  // 25: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	17,  // 26: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	18,  // 27: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	20,  // 28: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	16,  // 29: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	16,  // 30: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	20,  // 31: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	75,  // 32: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	75,  // 33: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	75,  // 34: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	2,   // 35: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	21,  // 36: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,   // 37: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 38: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	75,  // 39: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	35,  // 40: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	75,  // 41: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	27,  // 42: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	28,  // 43: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	29,  // 44: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	30,  // 45: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	32,  // 46: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	33,  // 47: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	37,  // 48: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	35,  // 49: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	34,  // 50: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	36,  // 51: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	31,  // 52: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	12,  // 53: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	6,   // 54: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	20,  // 55: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	17,  // 56: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	18,  // 57: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	16,  // 58: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	7,   // 59: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	23,  // 60: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,   // 61: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,   // 62: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	18,  // 63: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	17,  // 64: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	10,  // 65: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	26,  // 66: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	10,  // 67: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	26,  // 68: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	8,   // 69: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	21,  // 70: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,   // 71: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	25,  // 72: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	10,  // 73: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	26,  // 74: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	23,  // 75: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	24,  // 76: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	17,  // 77: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	59,  // 78: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	58,  // 79: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	21,  // 80: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	64,  // 81: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	65,  // 82: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 83: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 84: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	63,  // 85: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	63,  // 86: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	66,  // 87: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	26,  // 88: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	72,  // 89: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	73,  // 90: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	38,  // 91: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	40,  // 92: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	42,  // 93: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	44,  // 94: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	46,  // 95: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	48,  // 96: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	50,  // 97: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	52,  // 98: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	54,  // 99: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	56,  // 100: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	60,  // 101: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	62,  // 102: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	68,  // 103: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	70,  // 104: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	39,  // 105: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	41,  // 106: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	43,  // 107: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	45,  // 108: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	47,  // 109: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	49,  // 110: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	51,  // 111: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	53,  // 112: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	55,  // 113: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	57,  // 114: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	61,  // 115: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	67,  // 116: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	69,  // 117: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	71,  // 118: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	105, // [105:119] is the sub-list for method output_type
+	91,  // [91:105] is the sub-list for method input_type
+	91,  // [91:91] is the sub-list for extension type_name
+	91,  // [91:91] is the sub-list for extension extendee
+	0,   // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -5908,7 +6048,7 @@ func file_luosho_v1_agent_proto_init() {
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[16].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[17].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -5921,17 +6061,17 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ApprovalRequested)(nil),
 		(*Event_ToolRetry)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[28].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[48].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[57].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[63].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[29].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[49].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[58].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[64].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   65,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -279,7 +279,7 @@ class AgentFingerprint(_message.Message):
     def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage")
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -297,6 +297,7 @@ class Checkpoint(_message.Message):
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_DRIFT_FIELD_NUMBER: _ClassVar[int]
     DELEGATED_USAGE_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     step_index: int
@@ -314,7 +315,30 @@ class Checkpoint(_message.Message):
     run_id: str
     last_drift: AgentDrift
     delegated_usage: Usage
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
+    subagents: _containers.RepeatedCompositeFieldContainer[SubAgentState]
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ...) -> None: ...
+
+class SubAgentState(_message.Message):
+    __slots__ = ("call_id", "name", "depth", "path", "task_id", "messages", "step_index", "usage", "fingerprint")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    name: str
+    depth: int
+    path: _containers.RepeatedScalarFieldContainer[str]
+    task_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    step_index: int
+    usage: Usage
+    fingerprint: AgentFingerprint
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., depth: _Optional[int] = ..., path: _Optional[_Iterable[str]] = ..., task_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ...) -> None: ...
 
 class Approval(_message.Message):
     __slots__ = ("approval_id", "session_id", "tool_call", "remaining", "step", "fingerprint", "created_at", "expires_at", "subagent_path")

@@ -667,7 +667,31 @@ export interface Checkpoint {
     | AgentDrift
     | undefined;
   /** Usage of the sub-agents' model calls in this run, also counted in `usage` (R56). */
-  delegatedUsage: Usage | undefined;
+  delegatedUsage:
+    | Usage
+    | undefined;
+  /**
+   * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+   * first. A finished task leaves it in the save that records its result.
+   */
+  subagents: SubAgentState[];
+}
+
+/** The nested state of one unfinished sub-agent (R59). */
+export interface SubAgentState {
+  /** The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0"). */
+  callId: string;
+  name: string;
+  depth: number;
+  /** Sub-agent names, outermost first. */
+  path: string[];
+  taskId: string;
+  /** Its own transcript: its instructions, the task's prompt, its turns and results. */
+  messages: Message[];
+  /** Model calls it made so far. */
+  stepIndex: number;
+  usage: Usage | undefined;
+  fingerprint: AgentFingerprint | undefined;
 }
 
 /** A pending approval (SEMANTICS.md R27–R28). */
@@ -3027,6 +3051,7 @@ function createBaseCheckpoint(): Checkpoint {
     runId: "",
     lastDrift: undefined,
     delegatedUsage: undefined,
+    subagents: [],
   };
 }
 
@@ -3082,6 +3107,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     if (message.delegatedUsage !== undefined) {
       Usage.encode(message.delegatedUsage, writer.uint32(322).fork()).join();
+    }
+    for (const v of message.subagents) {
+      SubAgentState.encode(v!, writer.uint32(330).fork()).join();
     }
     return writer;
   },
@@ -3235,6 +3263,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.delegatedUsage = Usage.decode(reader, reader.uint32());
             continue;
           }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.subagents.push(SubAgentState.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3310,6 +3346,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         : isSet(object.delegated_usage)
         ? Usage.fromJSON(object.delegated_usage)
         : undefined,
+      subagents: globalThis.Array.isArray(object?.subagents)
+        ? object.subagents.map((e: any) => SubAgentState.fromJSON(e))
+        : [],
     };
   },
 
@@ -3366,6 +3405,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.delegatedUsage !== undefined) {
       obj.delegatedUsage = Usage.toJSON(message.delegatedUsage);
     }
+    if (message.subagents?.length) {
+      obj.subagents = message.subagents.map((e) => SubAgentState.toJSON(e));
+    }
     return obj;
   },
 
@@ -3400,6 +3442,228 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       : undefined;
     message.delegatedUsage = (object.delegatedUsage !== undefined && object.delegatedUsage !== null)
       ? Usage.fromPartial(object.delegatedUsage)
+      : undefined;
+    message.subagents = object.subagents?.map((e) => SubAgentState.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSubAgentState(): SubAgentState {
+  return {
+    callId: "",
+    name: "",
+    depth: 0,
+    path: [],
+    taskId: "",
+    messages: [],
+    stepIndex: 0,
+    usage: undefined,
+    fingerprint: undefined,
+  };
+}
+
+export const SubAgentState: MessageFns<SubAgentState> = {
+  encode(message: SubAgentState, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.depth !== 0) {
+      writer.uint32(24).int32(message.depth);
+    }
+    for (const v of message.path) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(42).string(message.taskId);
+    }
+    for (const v of message.messages) {
+      Message.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.stepIndex !== 0) {
+      writer.uint32(56).int32(message.stepIndex);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(66).fork()).join();
+    }
+    if (message.fingerprint !== undefined) {
+      AgentFingerprint.encode(message.fingerprint, writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubAgentState {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubAgentState();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.depth = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.path.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.messages.push(Message.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.stepIndex = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.fingerprint = AgentFingerprint.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubAgentState {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      depth: isSet(object.depth) ? globalThis.Number(object.depth) : 0,
+      path: globalThis.Array.isArray(object?.path) ? object.path.map((e: any) => globalThis.String(e)) : [],
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      messages: globalThis.Array.isArray(object?.messages) ? object.messages.map((e: any) => Message.fromJSON(e)) : [],
+      stepIndex: isSet(object.stepIndex)
+        ? globalThis.Number(object.stepIndex)
+        : isSet(object.step_index)
+        ? globalThis.Number(object.step_index)
+        : 0,
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      fingerprint: isSet(object.fingerprint) ? AgentFingerprint.fromJSON(object.fingerprint) : undefined,
+    };
+  },
+
+  toJSON(message: SubAgentState): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.depth !== 0) {
+      obj.depth = Math.round(message.depth);
+    }
+    if (message.path?.length) {
+      obj.path = message.path;
+    }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => Message.toJSON(e));
+    }
+    if (message.stepIndex !== 0) {
+      obj.stepIndex = Math.round(message.stepIndex);
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.fingerprint !== undefined) {
+      obj.fingerprint = AgentFingerprint.toJSON(message.fingerprint);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubAgentState>, I>>(base?: I): SubAgentState {
+    return SubAgentState.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubAgentState>, I>>(object: I): SubAgentState {
+    const message = createBaseSubAgentState();
+    message.callId = object.callId ?? "";
+    message.name = object.name ?? "";
+    message.depth = object.depth ?? 0;
+    message.path = object.path?.map((e) => e) || [];
+    message.taskId = object.taskId ?? "";
+    message.messages = object.messages?.map((e) => Message.fromPartial(e)) || [];
+    message.stepIndex = object.stepIndex ?? 0;
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.fingerprint = (object.fingerprint !== undefined && object.fingerprint !== null)
+      ? AgentFingerprint.fromPartial(object.fingerprint)
       : undefined;
     return message;
   },

@@ -16920,6 +16920,55 @@ java.lang.String defaultValue) {
      * <code>.luosho.v1.Usage delegated_usage = 40;</code>
      */
     luosho.v1.Agent.UsageOrBuilder getDelegatedUsageOrBuilder();
+
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    java.util.List<luosho.v1.Agent.SubAgentState> 
+        getSubagentsList();
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    luosho.v1.Agent.SubAgentState getSubagents(int index);
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    int getSubagentsCount();
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+        getSubagentsOrBuilderList();
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    luosho.v1.Agent.SubAgentStateOrBuilder getSubagentsOrBuilder(
+        int index);
   }
   /**
    * <pre>
@@ -16955,6 +17004,7 @@ java.lang.String defaultValue) {
       finishReason_ = 0;
       toolCalls_ = java.util.Collections.emptyList();
       runId_ = "";
+      subagents_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -17536,6 +17586,72 @@ java.lang.String defaultValue) {
       return delegatedUsage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
     }
 
+    public static final int SUBAGENTS_FIELD_NUMBER = 41;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.SubAgentState> subagents_;
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.SubAgentState> getSubagentsList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+        getSubagentsOrBuilderList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public int getSubagentsCount() {
+      return subagents_.size();
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentState getSubagents(int index) {
+      return subagents_.get(index);
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentStateOrBuilder getSubagentsOrBuilder(
+        int index) {
+      return subagents_.get(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -17600,6 +17716,9 @@ java.lang.String defaultValue) {
       }
       if (((bitField0_ & 0x00000040) != 0)) {
         output.writeMessage(40, getDelegatedUsage());
+      }
+      for (int i = 0; i < subagents_.size(); i++) {
+        output.writeMessage(41, subagents_.get(i));
       }
       getUnknownFields().writeTo(output);
     }
@@ -17679,6 +17798,15 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(40, getDelegatedUsage());
       }
+
+          {
+            final int count = subagents_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(subagents_.get(i));
+            }
+            size += 2 * count;
+          }
       return size;
     }
     @java.lang.Override
@@ -17756,6 +17884,8 @@ java.lang.String defaultValue) {
         if (!getDelegatedUsage()
             .equals(other.getDelegatedUsage())) return false;
       }
+      if (!getSubagentsList()
+          .equals(other.getSubagentsList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -17819,6 +17949,10 @@ java.lang.String defaultValue) {
       if (hasDelegatedUsage()) {
         hash = (37 * hash) + DELEGATED_USAGE_FIELD_NUMBER;
         hash = (53 * hash) + getDelegatedUsage().hashCode();
+      }
+      if (getSubagentsCount() > 0) {
+        hash = (37 * hash) + SUBAGENTS_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagentsList().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -17963,6 +18097,7 @@ java.lang.String defaultValue) {
           internalGetTotalUsageFieldBuilder();
           internalGetLastDriftFieldBuilder();
           internalGetDelegatedUsageFieldBuilder();
+          internalGetSubagentsFieldBuilder();
         }
       }
       @java.lang.Override
@@ -18026,6 +18161,13 @@ java.lang.String defaultValue) {
           delegatedUsageBuilder_.dispose();
           delegatedUsageBuilder_ = null;
         }
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+        } else {
+          subagents_ = null;
+          subagentsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00020000);
         return this;
       }
 
@@ -18076,6 +18218,15 @@ java.lang.String defaultValue) {
           result.toolCalls_ = toolCalls_;
         } else {
           result.toolCalls_ = toolCallsBuilder_.build();
+        }
+        if (subagentsBuilder_ == null) {
+          if (((bitField0_ & 0x00020000) != 0)) {
+            subagents_ = java.util.Collections.unmodifiableList(subagents_);
+            bitField0_ = (bitField0_ & ~0x00020000);
+          }
+          result.subagents_ = subagents_;
+        } else {
+          result.subagents_ = subagentsBuilder_.build();
         }
       }
 
@@ -18268,6 +18419,32 @@ java.lang.String defaultValue) {
         if (other.hasDelegatedUsage()) {
           mergeDelegatedUsage(other.getDelegatedUsage());
         }
+        if (subagentsBuilder_ == null) {
+          if (!other.subagents_.isEmpty()) {
+            if (subagents_.isEmpty()) {
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00020000);
+            } else {
+              ensureSubagentsIsMutable();
+              subagents_.addAll(other.subagents_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.subagents_.isEmpty()) {
+            if (subagentsBuilder_.isEmpty()) {
+              subagentsBuilder_.dispose();
+              subagentsBuilder_ = null;
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00020000);
+              subagentsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetSubagentsFieldBuilder() : null;
+            } else {
+              subagentsBuilder_.addAllMessages(other.subagents_);
+            }
+          }
+        }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
         return this;
@@ -18409,6 +18586,19 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00010000;
                 break;
               } // case 322
+              case 330: {
+                luosho.v1.Agent.SubAgentState m =
+                    input.readMessage(
+                        luosho.v1.Agent.SubAgentState.parser(),
+                        extensionRegistry);
+                if (subagentsBuilder_ == null) {
+                  ensureSubagentsIsMutable();
+                  subagents_.add(m);
+                } else {
+                  subagentsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 330
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -20451,6 +20641,336 @@ java.lang.String defaultValue) {
         return delegatedUsageBuilder_;
       }
 
+      private java.util.List<luosho.v1.Agent.SubAgentState> subagents_ =
+        java.util.Collections.emptyList();
+      private void ensureSubagentsIsMutable() {
+        if (!((bitField0_ & 0x00020000) != 0)) {
+          subagents_ = new java.util.ArrayList<luosho.v1.Agent.SubAgentState>(subagents_);
+          bitField0_ |= 0x00020000;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder> subagentsBuilder_;
+
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgentState> getSubagentsList() {
+        if (subagentsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(subagents_);
+        } else {
+          return subagentsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public int getSubagentsCount() {
+        if (subagentsBuilder_ == null) {
+          return subagents_.size();
+        } else {
+          return subagentsBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState getSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);
+        } else {
+          return subagentsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgentState value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.set(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(luosho.v1.Agent.SubAgentState value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgentState value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(
+          luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addAllSubagents(
+          java.lang.Iterable<? extends luosho.v1.Agent.SubAgentState> values) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, subagents_);
+          onChanged();
+        } else {
+          subagentsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder clearSubagents() {
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00020000);
+          onChanged();
+        } else {
+          subagentsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder removeSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.remove(index);
+          onChanged();
+        } else {
+          subagentsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder getSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentStateOrBuilder getSubagentsOrBuilder(
+          int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);  } else {
+          return subagentsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+           getSubagentsOrBuilderList() {
+        if (subagentsBuilder_ != null) {
+          return subagentsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(subagents_);
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder addSubagentsBuilder() {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            luosho.v1.Agent.SubAgentState.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder addSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.SubAgentState.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgentState.Builder> 
+           getSubagentsBuilderList() {
+        return internalGetSubagentsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder> 
+          internalGetSubagentsFieldBuilder() {
+        if (subagentsBuilder_ == null) {
+          subagentsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder>(
+                  subagents_,
+                  ((bitField0_ & 0x00020000) != 0),
+                  getParentForChildren(),
+                  isClean());
+          subagents_ = null;
+        }
+        return subagentsBuilder_;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)
     }
 
@@ -20497,6 +21017,2214 @@ java.lang.String defaultValue) {
 
     @java.lang.Override
     public luosho.v1.Agent.Checkpoint getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface SubAgentStateOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.SubAgentState)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The callId.
+     */
+    java.lang.String getCallId();
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The bytes for callId.
+     */
+    com.google.protobuf.ByteString
+        getCallIdBytes();
+
+    /**
+     * <code>string name = 2;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <code>string name = 2;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <code>int32 depth = 3;</code>
+     * @return The depth.
+     */
+    int getDepth();
+
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return A list containing the path.
+     */
+    java.util.List<java.lang.String>
+        getPathList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return The count of path.
+     */
+    int getPathCount();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    java.lang.String getPath(int index);
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    com.google.protobuf.ByteString
+        getPathBytes(int index);
+
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The taskId.
+     */
+    java.lang.String getTaskId();
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The bytes for taskId.
+     */
+    com.google.protobuf.ByteString
+        getTaskIdBytes();
+
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    java.util.List<luosho.v1.Agent.Message> 
+        getMessagesList();
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    luosho.v1.Agent.Message getMessages(int index);
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    int getMessagesCount();
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+        getMessagesOrBuilderList();
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    luosho.v1.Agent.MessageOrBuilder getMessagesOrBuilder(
+        int index);
+
+    /**
+     * <pre>
+     * Model calls it made so far.
+     * </pre>
+     *
+     * <code>int32 step_index = 7;</code>
+     * @return The stepIndex.
+     */
+    int getStepIndex();
+
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return Whether the usage field is set.
+     */
+    boolean hasUsage();
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return The usage.
+     */
+    luosho.v1.Agent.Usage getUsage();
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    luosho.v1.Agent.UsageOrBuilder getUsageOrBuilder();
+
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return Whether the fingerprint field is set.
+     */
+    boolean hasFingerprint();
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return The fingerprint.
+     */
+    luosho.v1.Agent.AgentFingerprint getFingerprint();
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     */
+    luosho.v1.Agent.AgentFingerprintOrBuilder getFingerprintOrBuilder();
+  }
+  /**
+   * <pre>
+   * The nested state of one unfinished sub-agent (R59).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.SubAgentState}
+   */
+  public static final class SubAgentState extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.SubAgentState)
+      SubAgentStateOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "SubAgentState");
+    }
+    // Use SubAgentState.newBuilder() to construct.
+    private SubAgentState(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private SubAgentState() {
+      callId_ = "";
+      name_ = "";
+      path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      taskId_ = "";
+      messages_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.SubAgentState.class, luosho.v1.Agent.SubAgentState.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int CALL_ID_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object callId_ = "";
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The callId.
+     */
+    @java.lang.Override
+    public java.lang.String getCallId() {
+      java.lang.Object ref = callId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        callId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The bytes for callId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getCallIdBytes() {
+      java.lang.Object ref = callId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        callId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int NAME_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <code>string name = 2;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string name = 2;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DEPTH_FIELD_NUMBER = 3;
+    private int depth_ = 0;
+    /**
+     * <code>int32 depth = 3;</code>
+     * @return The depth.
+     */
+    @java.lang.Override
+    public int getDepth() {
+      return depth_;
+    }
+
+    public static final int PATH_FIELD_NUMBER = 4;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList path_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return A list containing the path.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getPathList() {
+      return path_;
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return The count of path.
+     */
+    public int getPathCount() {
+      return path_.size();
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    public java.lang.String getPath(int index) {
+      return path_.get(index);
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getPathBytes(int index) {
+      return path_.getByteString(index);
+    }
+
+    public static final int TASK_ID_FIELD_NUMBER = 5;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object taskId_ = "";
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The taskId.
+     */
+    @java.lang.Override
+    public java.lang.String getTaskId() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        taskId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The bytes for taskId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTaskIdBytes() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        taskId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int MESSAGES_FIELD_NUMBER = 6;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.Message> messages_;
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.Message> getMessagesList() {
+      return messages_;
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+        getMessagesOrBuilderList() {
+      return messages_;
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public int getMessagesCount() {
+      return messages_.size();
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.Message getMessages(int index) {
+      return messages_.get(index);
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.MessageOrBuilder getMessagesOrBuilder(
+        int index) {
+      return messages_.get(index);
+    }
+
+    public static final int STEP_INDEX_FIELD_NUMBER = 7;
+    private int stepIndex_ = 0;
+    /**
+     * <pre>
+     * Model calls it made so far.
+     * </pre>
+     *
+     * <code>int32 step_index = 7;</code>
+     * @return The stepIndex.
+     */
+    @java.lang.Override
+    public int getStepIndex() {
+      return stepIndex_;
+    }
+
+    public static final int USAGE_FIELD_NUMBER = 8;
+    private luosho.v1.Agent.Usage usage_;
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return Whether the usage field is set.
+     */
+    @java.lang.Override
+    public boolean hasUsage() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return The usage.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.Usage getUsage() {
+      return usage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.UsageOrBuilder getUsageOrBuilder() {
+      return usage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+    }
+
+    public static final int FINGERPRINT_FIELD_NUMBER = 9;
+    private luosho.v1.Agent.AgentFingerprint fingerprint_;
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return Whether the fingerprint field is set.
+     */
+    @java.lang.Override
+    public boolean hasFingerprint() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return The fingerprint.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentFingerprint getFingerprint() {
+      return fingerprint_ == null ? luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+    }
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentFingerprintOrBuilder getFingerprintOrBuilder() {
+      return fingerprint_ == null ? luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(callId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, callId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, name_);
+      }
+      if (depth_ != 0) {
+        output.writeInt32(3, depth_);
+      }
+      for (int i = 0; i < path_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 4, path_.getRaw(i));
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 5, taskId_);
+      }
+      for (int i = 0; i < messages_.size(); i++) {
+        output.writeMessage(6, messages_.get(i));
+      }
+      if (stepIndex_ != 0) {
+        output.writeInt32(7, stepIndex_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(8, getUsage());
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(9, getFingerprint());
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(callId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, callId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, name_);
+      }
+      if (depth_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(3, depth_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < path_.size(); i++) {
+          dataSize += computeStringSizeNoTag(path_.getRaw(i));
+        }
+        size += dataSize;
+        size += 1 * getPathList().size();
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(5, taskId_);
+      }
+
+          {
+            final int count = messages_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(messages_.get(i));
+            }
+            size += 1 * count;
+          }
+      if (stepIndex_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(7, stepIndex_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(8, getUsage());
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(9, getFingerprint());
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.SubAgentState)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.SubAgentState other = (luosho.v1.Agent.SubAgentState) obj;
+
+      if (!getCallId()
+          .equals(other.getCallId())) return false;
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (getDepth()
+          != other.getDepth()) return false;
+      if (!getPathList()
+          .equals(other.getPathList())) return false;
+      if (!getTaskId()
+          .equals(other.getTaskId())) return false;
+      if (!getMessagesList()
+          .equals(other.getMessagesList())) return false;
+      if (getStepIndex()
+          != other.getStepIndex()) return false;
+      if (hasUsage() != other.hasUsage()) return false;
+      if (hasUsage()) {
+        if (!getUsage()
+            .equals(other.getUsage())) return false;
+      }
+      if (hasFingerprint() != other.hasFingerprint()) return false;
+      if (hasFingerprint()) {
+        if (!getFingerprint()
+            .equals(other.getFingerprint())) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + CALL_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getCallId().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DEPTH_FIELD_NUMBER;
+      hash = (53 * hash) + getDepth();
+      if (getPathCount() > 0) {
+        hash = (37 * hash) + PATH_FIELD_NUMBER;
+        hash = (53 * hash) + getPathList().hashCode();
+      }
+      hash = (37 * hash) + TASK_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getTaskId().hashCode();
+      if (getMessagesCount() > 0) {
+        hash = (37 * hash) + MESSAGES_FIELD_NUMBER;
+        hash = (53 * hash) + getMessagesList().hashCode();
+      }
+      hash = (37 * hash) + STEP_INDEX_FIELD_NUMBER;
+      hash = (53 * hash) + getStepIndex();
+      if (hasUsage()) {
+        hash = (37 * hash) + USAGE_FIELD_NUMBER;
+        hash = (53 * hash) + getUsage().hashCode();
+      }
+      if (hasFingerprint()) {
+        hash = (37 * hash) + FINGERPRINT_FIELD_NUMBER;
+        hash = (53 * hash) + getFingerprint().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.SubAgentState parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.SubAgentState parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.SubAgentState prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * The nested state of one unfinished sub-agent (R59).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.SubAgentState}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.SubAgentState)
+        luosho.v1.Agent.SubAgentStateOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.SubAgentState.class, luosho.v1.Agent.SubAgentState.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.SubAgentState.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetMessagesFieldBuilder();
+          internalGetUsageFieldBuilder();
+          internalGetFingerprintFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        callId_ = "";
+        name_ = "";
+        depth_ = 0;
+        path_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
+        taskId_ = "";
+        if (messagesBuilder_ == null) {
+          messages_ = java.util.Collections.emptyList();
+        } else {
+          messages_ = null;
+          messagesBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000020);
+        stepIndex_ = 0;
+        usage_ = null;
+        if (usageBuilder_ != null) {
+          usageBuilder_.dispose();
+          usageBuilder_ = null;
+        }
+        fingerprint_ = null;
+        if (fingerprintBuilder_ != null) {
+          fingerprintBuilder_.dispose();
+          fingerprintBuilder_ = null;
+        }
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentState getDefaultInstanceForType() {
+        return luosho.v1.Agent.SubAgentState.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentState build() {
+        luosho.v1.Agent.SubAgentState result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentState buildPartial() {
+        luosho.v1.Agent.SubAgentState result = new luosho.v1.Agent.SubAgentState(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.SubAgentState result) {
+        if (messagesBuilder_ == null) {
+          if (((bitField0_ & 0x00000020) != 0)) {
+            messages_ = java.util.Collections.unmodifiableList(messages_);
+            bitField0_ = (bitField0_ & ~0x00000020);
+          }
+          result.messages_ = messages_;
+        } else {
+          result.messages_ = messagesBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.SubAgentState result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.callId_ = callId_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.depth_ = depth_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          path_.makeImmutable();
+          result.path_ = path_;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.taskId_ = taskId_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.stepIndex_ = stepIndex_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000080) != 0)) {
+          result.usage_ = usageBuilder_ == null
+              ? usage_
+              : usageBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000100) != 0)) {
+          result.fingerprint_ = fingerprintBuilder_ == null
+              ? fingerprint_
+              : fingerprintBuilder_.build();
+          to_bitField0_ |= 0x00000002;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.SubAgentState) {
+          return mergeFrom((luosho.v1.Agent.SubAgentState)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.SubAgentState other) {
+        if (other == luosho.v1.Agent.SubAgentState.getDefaultInstance()) return this;
+        if (!other.getCallId().isEmpty()) {
+          callId_ = other.callId_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (other.getDepth() != 0) {
+          setDepth(other.getDepth());
+        }
+        if (!other.path_.isEmpty()) {
+          if (path_.isEmpty()) {
+            path_ = other.path_;
+            bitField0_ |= 0x00000008;
+          } else {
+            ensurePathIsMutable();
+            path_.addAll(other.path_);
+          }
+          onChanged();
+        }
+        if (!other.getTaskId().isEmpty()) {
+          taskId_ = other.taskId_;
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        if (messagesBuilder_ == null) {
+          if (!other.messages_.isEmpty()) {
+            if (messages_.isEmpty()) {
+              messages_ = other.messages_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+            } else {
+              ensureMessagesIsMutable();
+              messages_.addAll(other.messages_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.messages_.isEmpty()) {
+            if (messagesBuilder_.isEmpty()) {
+              messagesBuilder_.dispose();
+              messagesBuilder_ = null;
+              messages_ = other.messages_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+              messagesBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetMessagesFieldBuilder() : null;
+            } else {
+              messagesBuilder_.addAllMessages(other.messages_);
+            }
+          }
+        }
+        if (other.getStepIndex() != 0) {
+          setStepIndex(other.getStepIndex());
+        }
+        if (other.hasUsage()) {
+          mergeUsage(other.getUsage());
+        }
+        if (other.hasFingerprint()) {
+          mergeFingerprint(other.getFingerprint());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                callId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 24: {
+                depth_ = input.readInt32();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 24
+              case 34: {
+                ensurePathIsMutable();
+                path_.add(input.readStringRequireUtf8());
+                break;
+              } // case 34
+              case 42: {
+                taskId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              case 50: {
+                luosho.v1.Agent.Message m =
+                    input.readMessage(
+                        luosho.v1.Agent.Message.parser(),
+                        extensionRegistry);
+                if (messagesBuilder_ == null) {
+                  ensureMessagesIsMutable();
+                  messages_.add(m);
+                } else {
+                  messagesBuilder_.addMessage(m);
+                }
+                break;
+              } // case 50
+              case 56: {
+                stepIndex_ = input.readInt32();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 56
+              case 66: {
+                input.readMessage(
+                    internalGetUsageFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000080;
+                break;
+              } // case 66
+              case 74: {
+                input.readMessage(
+                    internalGetFingerprintFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000100;
+                break;
+              } // case 74
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object callId_ = "";
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @return The callId.
+       */
+      public java.lang.String getCallId() {
+        java.lang.Object ref = callId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          callId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @return The bytes for callId.
+       */
+      public com.google.protobuf.ByteString
+          getCallIdBytes() {
+        java.lang.Object ref = callId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          callId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @param value The callId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCallId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        callId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearCallId() {
+        callId_ = getDefaultInstance().getCallId();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @param value The bytes for callId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCallIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        callId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object name_ = "";
+      /**
+       * <code>string name = 2;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private int depth_ ;
+      /**
+       * <code>int32 depth = 3;</code>
+       * @return The depth.
+       */
+      @java.lang.Override
+      public int getDepth() {
+        return depth_;
+      }
+      /**
+       * <code>int32 depth = 3;</code>
+       * @param value The depth to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDepth(int value) {
+
+        depth_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int32 depth = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDepth() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        depth_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.LazyStringArrayList path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensurePathIsMutable() {
+        if (!path_.isModifiable()) {
+          path_ = new com.google.protobuf.LazyStringArrayList(path_);
+        }
+        bitField0_ |= 0x00000008;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @return A list containing the path.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getPathList() {
+        path_.makeImmutable();
+        return path_;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @return The count of path.
+       */
+      public int getPathCount() {
+        return path_.size();
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param index The index of the element to return.
+       * @return The path at the given index.
+       */
+      public java.lang.String getPath(int index) {
+        return path_.get(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the path at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getPathBytes(int index) {
+        return path_.getByteString(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param index The index to set the value at.
+       * @param value The path to set.
+       * @return This builder for chaining.
+       */
+      public Builder setPath(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.set(index, value);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param value The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param values The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllPath(
+          java.lang.Iterable<java.lang.String> values) {
+        ensurePathIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, path_);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearPath() {
+        path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000008);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param value The bytes of the path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object taskId_ = "";
+      /**
+       * <code>string task_id = 5;</code>
+       * @return The taskId.
+       */
+      public java.lang.String getTaskId() {
+        java.lang.Object ref = taskId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          taskId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @return The bytes for taskId.
+       */
+      public com.google.protobuf.ByteString
+          getTaskIdBytes() {
+        java.lang.Object ref = taskId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          taskId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @param value The taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        taskId_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTaskId() {
+        taskId_ = getDefaultInstance().getTaskId();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @param value The bytes for taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        taskId_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<luosho.v1.Agent.Message> messages_ =
+        java.util.Collections.emptyList();
+      private void ensureMessagesIsMutable() {
+        if (!((bitField0_ & 0x00000020) != 0)) {
+          messages_ = new java.util.ArrayList<luosho.v1.Agent.Message>(messages_);
+          bitField0_ |= 0x00000020;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder> messagesBuilder_;
+
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.Message> getMessagesList() {
+        if (messagesBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(messages_);
+        } else {
+          return messagesBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public int getMessagesCount() {
+        if (messagesBuilder_ == null) {
+          return messages_.size();
+        } else {
+          return messagesBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message getMessages(int index) {
+        if (messagesBuilder_ == null) {
+          return messages_.get(index);
+        } else {
+          return messagesBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder setMessages(
+          int index, luosho.v1.Agent.Message value) {
+        if (messagesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMessagesIsMutable();
+          messages_.set(index, value);
+          onChanged();
+        } else {
+          messagesBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder setMessages(
+          int index, luosho.v1.Agent.Message.Builder builderForValue) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          messagesBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(luosho.v1.Agent.Message value) {
+        if (messagesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMessagesIsMutable();
+          messages_.add(value);
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(
+          int index, luosho.v1.Agent.Message value) {
+        if (messagesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMessagesIsMutable();
+          messages_.add(index, value);
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(
+          luosho.v1.Agent.Message.Builder builderForValue) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.add(builderForValue.build());
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(
+          int index, luosho.v1.Agent.Message.Builder builderForValue) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addAllMessages(
+          java.lang.Iterable<? extends luosho.v1.Agent.Message> values) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, messages_);
+          onChanged();
+        } else {
+          messagesBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder clearMessages() {
+        if (messagesBuilder_ == null) {
+          messages_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000020);
+          onChanged();
+        } else {
+          messagesBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder removeMessages(int index) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.remove(index);
+          onChanged();
+        } else {
+          messagesBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message.Builder getMessagesBuilder(
+          int index) {
+        return internalGetMessagesFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.MessageOrBuilder getMessagesOrBuilder(
+          int index) {
+        if (messagesBuilder_ == null) {
+          return messages_.get(index);  } else {
+          return messagesBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+           getMessagesOrBuilderList() {
+        if (messagesBuilder_ != null) {
+          return messagesBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(messages_);
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message.Builder addMessagesBuilder() {
+        return internalGetMessagesFieldBuilder().addBuilder(
+            luosho.v1.Agent.Message.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message.Builder addMessagesBuilder(
+          int index) {
+        return internalGetMessagesFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.Message.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.Message.Builder> 
+           getMessagesBuilderList() {
+        return internalGetMessagesFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder> 
+          internalGetMessagesFieldBuilder() {
+        if (messagesBuilder_ == null) {
+          messagesBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder>(
+                  messages_,
+                  ((bitField0_ & 0x00000020) != 0),
+                  getParentForChildren(),
+                  isClean());
+          messages_ = null;
+        }
+        return messagesBuilder_;
+      }
+
+      private int stepIndex_ ;
+      /**
+       * <pre>
+       * Model calls it made so far.
+       * </pre>
+       *
+       * <code>int32 step_index = 7;</code>
+       * @return The stepIndex.
+       */
+      @java.lang.Override
+      public int getStepIndex() {
+        return stepIndex_;
+      }
+      /**
+       * <pre>
+       * Model calls it made so far.
+       * </pre>
+       *
+       * <code>int32 step_index = 7;</code>
+       * @param value The stepIndex to set.
+       * @return This builder for chaining.
+       */
+      public Builder setStepIndex(int value) {
+
+        stepIndex_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Model calls it made so far.
+       * </pre>
+       *
+       * <code>int32 step_index = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearStepIndex() {
+        bitField0_ = (bitField0_ & ~0x00000040);
+        stepIndex_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private luosho.v1.Agent.Usage usage_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> usageBuilder_;
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       * @return Whether the usage field is set.
+       */
+      public boolean hasUsage() {
+        return ((bitField0_ & 0x00000080) != 0);
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       * @return The usage.
+       */
+      public luosho.v1.Agent.Usage getUsage() {
+        if (usageBuilder_ == null) {
+          return usage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+        } else {
+          return usageBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder setUsage(luosho.v1.Agent.Usage value) {
+        if (usageBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          usage_ = value;
+        } else {
+          usageBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder setUsage(
+          luosho.v1.Agent.Usage.Builder builderForValue) {
+        if (usageBuilder_ == null) {
+          usage_ = builderForValue.build();
+        } else {
+          usageBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder mergeUsage(luosho.v1.Agent.Usage value) {
+        if (usageBuilder_ == null) {
+          if (((bitField0_ & 0x00000080) != 0) &&
+            usage_ != null &&
+            usage_ != luosho.v1.Agent.Usage.getDefaultInstance()) {
+            getUsageBuilder().mergeFrom(value);
+          } else {
+            usage_ = value;
+          }
+        } else {
+          usageBuilder_.mergeFrom(value);
+        }
+        if (usage_ != null) {
+          bitField0_ |= 0x00000080;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder clearUsage() {
+        bitField0_ = (bitField0_ & ~0x00000080);
+        usage_ = null;
+        if (usageBuilder_ != null) {
+          usageBuilder_.dispose();
+          usageBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public luosho.v1.Agent.Usage.Builder getUsageBuilder() {
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return internalGetUsageFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public luosho.v1.Agent.UsageOrBuilder getUsageOrBuilder() {
+        if (usageBuilder_ != null) {
+          return usageBuilder_.getMessageOrBuilder();
+        } else {
+          return usage_ == null ?
+              luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+        }
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> 
+          internalGetUsageFieldBuilder() {
+        if (usageBuilder_ == null) {
+          usageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder>(
+                  getUsage(),
+                  getParentForChildren(),
+                  isClean());
+          usage_ = null;
+        }
+        return usageBuilder_;
+      }
+
+      private luosho.v1.Agent.AgentFingerprint fingerprint_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentFingerprint, luosho.v1.Agent.AgentFingerprint.Builder, luosho.v1.Agent.AgentFingerprintOrBuilder> fingerprintBuilder_;
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       * @return Whether the fingerprint field is set.
+       */
+      public boolean hasFingerprint() {
+        return ((bitField0_ & 0x00000100) != 0);
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       * @return The fingerprint.
+       */
+      public luosho.v1.Agent.AgentFingerprint getFingerprint() {
+        if (fingerprintBuilder_ == null) {
+          return fingerprint_ == null ? luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+        } else {
+          return fingerprintBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder setFingerprint(luosho.v1.Agent.AgentFingerprint value) {
+        if (fingerprintBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          fingerprint_ = value;
+        } else {
+          fingerprintBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder setFingerprint(
+          luosho.v1.Agent.AgentFingerprint.Builder builderForValue) {
+        if (fingerprintBuilder_ == null) {
+          fingerprint_ = builderForValue.build();
+        } else {
+          fingerprintBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder mergeFingerprint(luosho.v1.Agent.AgentFingerprint value) {
+        if (fingerprintBuilder_ == null) {
+          if (((bitField0_ & 0x00000100) != 0) &&
+            fingerprint_ != null &&
+            fingerprint_ != luosho.v1.Agent.AgentFingerprint.getDefaultInstance()) {
+            getFingerprintBuilder().mergeFrom(value);
+          } else {
+            fingerprint_ = value;
+          }
+        } else {
+          fingerprintBuilder_.mergeFrom(value);
+        }
+        if (fingerprint_ != null) {
+          bitField0_ |= 0x00000100;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder clearFingerprint() {
+        bitField0_ = (bitField0_ & ~0x00000100);
+        fingerprint_ = null;
+        if (fingerprintBuilder_ != null) {
+          fingerprintBuilder_.dispose();
+          fingerprintBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public luosho.v1.Agent.AgentFingerprint.Builder getFingerprintBuilder() {
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return internalGetFingerprintFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public luosho.v1.Agent.AgentFingerprintOrBuilder getFingerprintOrBuilder() {
+        if (fingerprintBuilder_ != null) {
+          return fingerprintBuilder_.getMessageOrBuilder();
+        } else {
+          return fingerprint_ == null ?
+              luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+        }
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentFingerprint, luosho.v1.Agent.AgentFingerprint.Builder, luosho.v1.Agent.AgentFingerprintOrBuilder> 
+          internalGetFingerprintFieldBuilder() {
+        if (fingerprintBuilder_ == null) {
+          fingerprintBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.AgentFingerprint, luosho.v1.Agent.AgentFingerprint.Builder, luosho.v1.Agent.AgentFingerprintOrBuilder>(
+                  getFingerprint(),
+                  getParentForChildren(),
+                  isClean());
+          fingerprint_ = null;
+        }
+        return fingerprintBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.SubAgentState)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.SubAgentState)
+    private static final luosho.v1.Agent.SubAgentState DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.SubAgentState();
+    }
+
+    public static luosho.v1.Agent.SubAgentState getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<SubAgentState>
+        PARSER = new com.google.protobuf.AbstractParser<SubAgentState>() {
+      @java.lang.Override
+      public SubAgentState parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<SubAgentState> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<SubAgentState> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentState getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -71442,6 +74170,11 @@ java.lang.String defaultValue) {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_Checkpoint_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_SubAgentState_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_SubAgentState_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_Approval_descriptor;
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -71753,7 +74486,7 @@ java.lang.String defaultValue) {
       "_schema_hashes\030\003 \003(\01321.luosho.v1.AgentFi" +
       "ngerprint.ToolSchemaHashesEntry\022\031\n\021instr" +
       "uctions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesEn" +
-      "try\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\336\004\n\n" +
+      "try\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\213\005\n\n" +
       "Checkpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messag" +
       "es\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_ind" +
       "ex\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usag" +
@@ -71769,216 +74502,223 @@ java.lang.String defaultValue) {
       "Usage\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)" +
       "\n\nlast_drift\030\020 \001(\0132\025.luosho.v1.AgentDrif" +
       "t\022)\n\017delegated_usage\030( \001(\0132\020.luosho.v1.U" +
-      "sage\"\272\002\n\010Approval\022\023\n\013approval_id\030\001 \001(\t\022\022" +
-      "\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023." +
-      "luosho.v1.ToolCall\022&\n\tremaining\030\004 \003(\0132\023." +
-      "luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fing" +
-      "erprint\030\006 \001(\0132\033.luosho.v1.AgentFingerpri" +
-      "nt\022.\n\ncreated_at\030\007 \001(\0132\032.google.protobuf" +
-      ".Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.google." +
-      "protobuf.Timestamp\022\025\n\rsubagent_path\030( \003(" +
-      "\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010save" +
-      "d_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022+" +
-      "\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSta" +
-      "tus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 " +
-      "\001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Chec" +
-      "kpoint\"\234\002\n\016SessionSummary\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkp" +
-      "ointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luos" +
-      "ho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022\025" +
-      "\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001" +
-      "(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobuf" +
-      ".Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho." +
-      "v1.AgentDrift\"\256\005\n\005Event\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time" +
-      "\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004ty" +
-      "pe\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030" +
-      "\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_sta" +
-      "rt\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmode" +
-      "l_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\t" +
-      "tool_call\030\r \001(\0132\034.luosho.v1.ToolCallRequ" +
-      "estedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v1" +
-      ".ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosh" +
-      "o.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luos" +
-      "ho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.l" +
-      "uosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001(" +
-      "\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_re" +
-      "quested\030\023 \001(\0132\034.luosho.v1.ApprovalReques" +
-      "tedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.To" +
-      "olRetryH\000\022(\n\010subagent\030( \001(\0132\026.luosho.v1." +
-      "SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart\022 \n\004m" +
-      "ode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_in" +
-      "dex\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho." +
-      "v1.AgentFingerprint\022\022\n\nrequest_id\030\004 \001(\t\"" +
-      "\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022" +
-      "\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho." +
-      "v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Us" +
-      "age\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022" +
-      "!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\nti" +
-      "meout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027.luosh" +
-      "o.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001" +
+      "sage\022+\n\tsubagents\030) \003(\0132\030.luosho.v1.SubA" +
+      "gentState\"\351\001\n\rSubAgentState\022\017\n\007call_id\030\001" +
+      " \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004pat" +
+      "h\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010messages\030\006 \003" +
+      "(\0132\022.luosho.v1.Message\022\022\n\nstep_index\030\007 \001" +
+      "(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\0220\n\013f" +
+      "ingerprint\030\t \001(\0132\033.luosho.v1.AgentFinger" +
+      "print\"\272\002\n\010Approval\022\023\n\013approval_id\030\001 \001(\t\022" +
+      "\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023" +
+      ".luosho.v1.ToolCall\022&\n\tremaining\030\004 \003(\0132\023" +
+      ".luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fin" +
+      "gerprint\030\006 \001(\0132\033.luosho.v1.AgentFingerpr" +
+      "int\022.\n\ncreated_at\030\007 \001(\0132\032.google.protobu" +
+      "f.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.google" +
+      ".protobuf.Timestamp\022\025\n\rsubagent_path\030( \003" +
+      "(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010sav" +
+      "ed_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022" +
+      "+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSt" +
+      "atus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005" +
+      " \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Che" +
+      "ckpoint\"\234\002\n\016SessionSummary\022\022\n\nsession_id" +
+      "\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Check" +
+      "pointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luo" +
+      "sho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022" +
+      "\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 " +
+      "\001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobu" +
+      "f.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho" +
+      ".v1.AgentDrift\"\256\005\n\005Event\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004tim" +
+      "e\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004t" +
+      "ype\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start" +
+      "\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_st" +
+      "art\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmod" +
+      "el_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n" +
+      "\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCallReq" +
+      "uestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v" +
+      "1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luos" +
+      "ho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luo" +
+      "sho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025." +
+      "luosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001" +
+      "(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_r" +
+      "equested\030\023 \001(\0132\034.luosho.v1.ApprovalReque" +
+      "stedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.T" +
+      "oolRetryH\000\022(\n\010subagent\030( \001(\0132\026.luosho.v1" +
+      ".SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart\022 \n\004" +
+      "mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_i" +
+      "ndex\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho" +
+      ".v1.AgentFingerprint\022\022\n\nrequest_id\030\004 \001(\t" +
+      "\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn" +
+      "\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho" +
+      ".v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.U" +
+      "sage\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005" +
+      "\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\nt" +
+      "imeout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027.luos" +
+      "ho.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030" +
+      "\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name" +
+      "\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020" +
+      "\n\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004step\030\001" +
       " \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030" +
-      "\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n" +
-      "\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004step\030\001 " +
-      "\001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003" +
-      " \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 " +
-      "\001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDel" +
-      "ta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgent" +
-      "Drift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 " +
-      "\001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_remove" +
-      "d\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instru" +
-      "ctions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n" +
-      "\021ApprovalRequested\022%\n\010approval\030\001 \001(\0132\023.l" +
-      "uosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish_" +
-      "reason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n" +
-      "\006status\030\002 \001(\0162\033.luosho.v1.CheckpointStat" +
-      "us\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001" +
-      "(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013a" +
-      "pproval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"" +
-      "\350\001\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!" +
-      "\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005age" +
-      "nt\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023busine" +
-      "ss_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005" +
-      " \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_bus" +
-      "iness_state_jsonB\020\n\016_history_limit\"2\n\017Ex" +
-      "ecuteResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1" +
-      ".Event\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec" +
-      "\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037" +
-      "\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027Submi" +
-      "tToolResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024" +
-      "\n\014tool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(" +
-      "\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResultR" +
-      "esponse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Sub" +
-      "mitOutcome\"#\n\rCancelRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030\001" +
-      " \001(\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id\030" +
-      "\001 \001(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoin" +
-      "t\030\001 \001(\0132\025.luosho.v1.Checkpoint\"\204\001\n\023ListS" +
-      "essionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npag" +
-      "e_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v" +
-      "1.CheckpointStatus\022\031\n\021session_id_prefix\030" +
-      "\004 \001(\t\"\\\n\024ListSessionsResponse\022+\n\010session" +
-      "s\030\001 \003(\0132\031.luosho.v1.SessionSummary\022\027\n\017ne" +
-      "xt_page_token\030\002 \001(\t\"@\n\024DeleteSessionRequ" +
-      "est\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030" +
-      "\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007delete" +
-      "d\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_i" +
-      "d\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022" +
-      "#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\n" +
-      "request_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023" +
-      "detach_on_tool_call\030\007 \001(\010\"2\n\017ResolveResp" +
-      "onse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n" +
-      "\024ListApprovalsRequest\022\022\n\nsession_id\030\001 \001(" +
-      "\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t" +
-      "\"X\n\025ListApprovalsResponse\022&\n\tapprovals\030\001" +
-      " \003(\0132\023.luosho.v1.Approval\022\027\n\017next_page_t" +
-      "oken\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_toke" +
-      "n\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017H" +
-      "istoryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho" +
-      ".v1.HistoryEntry\022\027\n\017next_page_token\030\002 \001(" +
-      "\t\"\314\001\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(" +
-      "\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Message\022" +
-      " \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013too" +
-      "l_result\030\004 \001(\0132\032.luosho.v1.ToolResultPat" +
-      "ch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_business_st" +
-      "ate_json\"N\n\017ToolResultPatch\022\024\n\014tool_call" +
-      "_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_err" +
-      "or\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id" +
-      "\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPa" +
-      "tch\"[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022" +
-      "\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luos" +
-      "ho.v1.Checkpoint\"<\n\016CompareRequest\022\024\n\014se" +
-      "ssion_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W" +
-      "\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030" +
-      "\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.Traject" +
-      "oryCall\"\207\001\n\016TrajectoryCall\022\024\n\014tool_call_" +
-      "id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json" +
-      "\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_jso" +
-      "n\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgumentDri" +
-      "ft\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020argume" +
-      "nts_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001" +
-      "(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001" +
-      " \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order" +
-      "_changed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luos" +
-      "ho.v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007" +
-      "steps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027" +
-      ".luosho.v1.FinishReason\0220\n\017finish_reason" +
-      "_b\030\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Co" +
-      "mpareResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Tra" +
-      "jectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Traje" +
-      "ctoryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005d" +
-      "rift\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016" +
-      "\n\014_diverged_at\"E\n\014WatchRequest\022\022\n\nsessio" +
-      "n_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030" +
-      "\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020." +
-      "luosho.v1.Event\"(\n\025ListMcpServersRequest" +
-      "\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpServersRespo" +
-      "nse\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServ" +
-      "er\"\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022\021\n\ttransp" +
-      "ort\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005" +
-      "\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.lu" +
-      "osho.v1.McpTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(" +
-      "\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema_j" +
-      "son\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035" +
-      "\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_o" +
-      "nly_hintB\023\n\021_destructive_hint*_\n\004Role\022\024\n" +
-      "\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\t" +
-      "ROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_" +
-      "TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DRI" +
-      "FT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_P" +
-      "OLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR" +
-      "\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020Ch" +
-      "eckpointStatus\022!\n\035CHECKPOINT_STATUS_UNSP" +
-      "ECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGRE" +
-      "SS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPRO" +
-      "VAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242\001" +
-      "\n\014FinishReason\022\035\n\031FINISH_REASON_UNSPECIF" +
-      "IED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH_" +
-      "REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABOR" +
-      "TED\020\003\022#\n\037FINISH_REASON_AWAITING_APPROVAL" +
-      "\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPECI" +
-      "FIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_" +
-      "RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_T" +
-      "OOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPROV" +
-      "AL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022" +
-      "\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024R" +
-      "UN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022" +
-      "\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUM" +
-      "E\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UNS" +
-      "PECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024" +
-      "TOOL_EXECUTOR_DAEMON\020\002*j\n\rSubmitOutcome\022" +
-      "\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMI" +
-      "T_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_D" +
-      "UPLICATE\020\0022\211\010\n\014AgentService\022B\n\007Execute\022\031" +
-      ".luosho.v1.ExecuteRequest\032\032.luosho.v1.Ex" +
-      "ecuteResponse0\001\022?\n\006Resume\022\030.luosho.v1.Re" +
-      "sumeRequest\032\031.luosho.v1.ResumeResponse0\001" +
-      "\022[\n\020SubmitToolResult\022\".luosho.v1.SubmitT" +
-      "oolResultRequest\032#.luosho.v1.SubmitToolR" +
-      "esultResponse\022=\n\006Cancel\022\030.luosho.v1.Canc" +
-      "elRequest\032\031.luosho.v1.CancelResponse\022I\n\n" +
-      "GetSession\022\034.luosho.v1.GetSessionRequest" +
-      "\032\035.luosho.v1.GetSessionResponse\022O\n\014ListS" +
-      "essions\022\036.luosho.v1.ListSessionsRequest\032" +
-      "\037.luosho.v1.ListSessionsResponse\022R\n\rDele" +
-      "teSession\022\037.luosho.v1.DeleteSessionReque" +
-      "st\032 .luosho.v1.DeleteSessionResponse\022B\n\007" +
-      "Resolve\022\031.luosho.v1.ResolveRequest\032\032.luo" +
-      "sho.v1.ResolveResponse0\001\022R\n\rListApproval" +
-      "s\022\037.luosho.v1.ListApprovalsRequest\032 .luo" +
-      "sho.v1.ListApprovalsResponse\022@\n\007History\022" +
-      "\031.luosho.v1.HistoryRequest\032\032.luosho.v1.H" +
-      "istoryResponse\0227\n\004Fork\022\026.luosho.v1.ForkR" +
-      "equest\032\027.luosho.v1.ForkResponse\022@\n\007Compa" +
-      "re\022\031.luosho.v1.CompareRequest\032\032.luosho.v" +
-      "1.CompareResponse\022<\n\005Watch\022\027.luosho.v1.W" +
-      "atchRequest\032\030.luosho.v1.WatchResponse0\001\022" +
-      "U\n\016ListMcpServers\022 .luosho.v1.ListMcpSer" +
-      "versRequest\032!.luosho.v1.ListMcpServersRe" +
-      "sponseb\006proto3"
+      "\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005" +
+      " \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDe" +
+      "lta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgen" +
+      "tDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002" +
+      " \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_remov" +
+      "ed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instr" +
+      "uctions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":" +
+      "\n\021ApprovalRequested\022%\n\010approval\030\001 \001(\0132\023." +
+      "luosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish" +
+      "_reason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+" +
+      "\n\006status\030\002 \001(\0162\033.luosho.v1.CheckpointSta" +
+      "tus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 " +
+      "\001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013" +
+      "approval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005" +
+      "\"\350\001\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005ag" +
+      "ent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023busin" +
+      "ess_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030" +
+      "\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001B\026\n\024_bu" +
+      "siness_state_jsonB\020\n\016_history_limit\"2\n\017E" +
+      "xecuteResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v" +
+      "1.Event\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpe" +
+      "c\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022" +
+      "\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027Subm" +
+      "itToolResultRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001" +
+      "(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResult" +
+      "Response\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Su" +
+      "bmitOutcome\"#\n\rCancelRequest\022\022\n\nsession_" +
+      "id\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030" +
+      "\001 \001(\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id" +
+      "\030\001 \001(\t\"?\n\022GetSessionResponse\022)\n\ncheckpoi" +
+      "nt\030\001 \001(\0132\025.luosho.v1.Checkpoint\"\204\001\n\023List" +
+      "SessionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npa" +
+      "ge_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho." +
+      "v1.CheckpointStatus\022\031\n\021session_id_prefix" +
+      "\030\004 \001(\t\"\\\n\024ListSessionsResponse\022+\n\010sessio" +
+      "ns\030\001 \003(\0132\031.luosho.v1.SessionSummary\022\027\n\017n" +
+      "ext_page_token\030\002 \001(\t\"@\n\024DeleteSessionReq" +
+      "uest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history" +
+      "\030\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007delet" +
+      "ed\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_" +
+      "id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t" +
+      "\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n" +
+      "\nrequest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n" +
+      "\023detach_on_tool_call\030\007 \001(\010\"2\n\017ResolveRes" +
+      "ponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q" +
+      "\n\024ListApprovalsRequest\022\022\n\nsession_id\030\001 \001" +
+      "(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(" +
+      "\t\"X\n\025ListApprovalsResponse\022&\n\tapprovals\030" +
+      "\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017next_page_" +
+      "token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession" +
+      "_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_tok" +
+      "en\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017" +
+      "HistoryResponse\022(\n\007entries\030\001 \003(\0132\027.luosh" +
+      "o.v1.HistoryEntry\022\027\n\017next_page_token\030\002 \001" +
+      "(\t\"\314\001\n\tForkPatch\022\030\n\020replace_messages\030\001 \001" +
+      "(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Message" +
+      "\022 \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013to" +
+      "ol_result\030\004 \001(\0132\032.luosho.v1.ToolResultPa" +
+      "tch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_business_s" +
+      "tate_json\"N\n\017ToolResultPatch\022\024\n\014tool_cal" +
+      "l_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_er" +
+      "ror\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_i" +
+      "d\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkP" +
+      "atch\"[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luo" +
+      "sho.v1.Checkpoint\"<\n\016CompareRequest\022\024\n\014s" +
+      "ession_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"" +
+      "W\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text" +
+      "\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.Trajec" +
+      "toryCall\"\207\001\n\016TrajectoryCall\022\024\n\014tool_call" +
+      "_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_jso" +
+      "n\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_js" +
+      "on\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\"_\n\rArgumentDr" +
+      "ift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020argum" +
+      "ents_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 " +
+      "\001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030" +
+      "\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_orde" +
+      "r_changed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luo" +
+      "sho.v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n" +
+      "\007steps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162" +
+      "\027.luosho.v1.FinishReason\0220\n\017finish_reaso" +
+      "n_b\030\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017C" +
+      "ompareResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Tr" +
+      "ajectoryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Traj" +
+      "ectoryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005" +
+      "drift\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB" +
+      "\016\n\014_diverged_at\"E\n\014WatchRequest\022\022\n\nsessi" +
+      "on_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow" +
+      "\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020" +
+      ".luosho.v1.Event\"(\n\025ListMcpServersReques" +
+      "t\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResp" +
+      "onse\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpSer" +
+      "ver\"\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022\021\n\ttrans" +
+      "port\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(" +
+      "\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.l" +
+      "uosho.v1.McpTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001" +
+      "(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema_" +
+      "json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022" +
+      "\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_" +
+      "only_hintB\023\n\021_destructive_hint*_\n\004Role\022\024" +
+      "\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n" +
+      "\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE" +
+      "_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AGENT_DR" +
+      "IFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_" +
+      "POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERRO" +
+      "R\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020C" +
+      "heckpointStatus\022!\n\035CHECKPOINT_STATUS_UNS" +
+      "PECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN_PROGR" +
+      "ESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITING_APPR" +
+      "OVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISHED\020\003*\242" +
+      "\001\n\014FinishReason\022\035\n\031FINISH_REASON_UNSPECI" +
+      "FIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027FINISH" +
+      "_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REASON_ABO" +
+      "RTED\020\003\022#\n\037FINISH_REASON_AWAITING_APPROVA" +
+      "L\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_UNSPEC" +
+      "IFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP" +
+      "_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_" +
+      "TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_APPRO" +
+      "VAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001" +
+      "\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024" +
+      "RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001" +
+      "\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE_RESU" +
+      "ME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UN" +
+      "SPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n" +
+      "\024TOOL_EXECUTOR_DAEMON\020\002*j\n\rSubmitOutcome" +
+      "\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBM" +
+      "IT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_" +
+      "DUPLICATE\020\0022\211\010\n\014AgentService\022B\n\007Execute\022" +
+      "\031.luosho.v1.ExecuteRequest\032\032.luosho.v1.E" +
+      "xecuteResponse0\001\022?\n\006Resume\022\030.luosho.v1.R" +
+      "esumeRequest\032\031.luosho.v1.ResumeResponse0" +
+      "\001\022[\n\020SubmitToolResult\022\".luosho.v1.Submit" +
+      "ToolResultRequest\032#.luosho.v1.SubmitTool" +
+      "ResultResponse\022=\n\006Cancel\022\030.luosho.v1.Can" +
+      "celRequest\032\031.luosho.v1.CancelResponse\022I\n" +
+      "\nGetSession\022\034.luosho.v1.GetSessionReques" +
+      "t\032\035.luosho.v1.GetSessionResponse\022O\n\014List" +
+      "Sessions\022\036.luosho.v1.ListSessionsRequest" +
+      "\032\037.luosho.v1.ListSessionsResponse\022R\n\rDel" +
+      "eteSession\022\037.luosho.v1.DeleteSessionRequ" +
+      "est\032 .luosho.v1.DeleteSessionResponse\022B\n" +
+      "\007Resolve\022\031.luosho.v1.ResolveRequest\032\032.lu" +
+      "osho.v1.ResolveResponse0\001\022R\n\rListApprova" +
+      "ls\022\037.luosho.v1.ListApprovalsRequest\032 .lu" +
+      "osho.v1.ListApprovalsResponse\022@\n\007History" +
+      "\022\031.luosho.v1.HistoryRequest\032\032.luosho.v1." +
+      "HistoryResponse\0227\n\004Fork\022\026.luosho.v1.Fork" +
+      "Request\032\027.luosho.v1.ForkResponse\022@\n\007Comp" +
+      "are\022\031.luosho.v1.CompareRequest\032\032.luosho." +
+      "v1.CompareResponse\022<\n\005Watch\022\027.luosho.v1." +
+      "WatchRequest\032\030.luosho.v1.WatchResponse0\001" +
+      "\022U\n\016ListMcpServers\022 .luosho.v1.ListMcpSe" +
+      "rversRequest\032!.luosho.v1.ListMcpServersR" +
+      "esponseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -72068,309 +74808,315 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", });
-    internal_static_luosho_v1_Approval_descriptor =
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", });
+    internal_static_luosho_v1_SubAgentState_descriptor =
       getDescriptor().getMessageType(13);
+    internal_static_luosho_v1_SubAgentState_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_SubAgentState_descriptor,
+        new java.lang.String[] { "CallId", "Name", "Depth", "Path", "TaskId", "Messages", "StepIndex", "Usage", "Fingerprint", });
+    internal_static_luosho_v1_Approval_descriptor =
+      getDescriptor().getMessageType(14);
     internal_static_luosho_v1_Approval_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Approval_descriptor,
         new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", "SubagentPath", });
     internal_static_luosho_v1_HistoryEntry_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(15);
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryEntry_descriptor,
         new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", });
     internal_static_luosho_v1_SessionSummary_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(16);
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
         new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", });
     internal_static_luosho_v1_Event_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(17);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
         new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "Subagent", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(18);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunStart_descriptor,
         new java.lang.String[] { "Mode", "StepIndex", "Fingerprint", "RequestId", });
     internal_static_luosho_v1_StepStart_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(19);
     internal_static_luosho_v1_StepStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepStart_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_ModelTurn_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(20);
     internal_static_luosho_v1_ModelTurn_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelTurn_descriptor,
         new java.lang.String[] { "Step", "Message", "Usage", });
     internal_static_luosho_v1_ToolCallRequested_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(21);
     internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRequested_descriptor,
         new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", });
     internal_static_luosho_v1_ToolRetry_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(22);
     internal_static_luosho_v1_ToolRetry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolRetry_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ToolResult_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(23);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(24);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(25);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(26);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(27);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(28);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Checkpoint", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(62);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(63);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,
