@@ -581,3 +581,16 @@ async def test_r67_a_fork_of_an_entry_taken_inside_a_subagent_resumes_that_subag
     assert h.model_calls(forked.session_id) == calls_before + 2  # the sub-agent's last turn, the lead's
     # The source is unchanged: still paused on its own approval.
     assert (await h.get("r67")).approval_id == source_ap.approval_id
+
+
+async def test_r53_a_task_call_is_never_answered_by_the_input(h: Harness) -> None:
+    sub = researcher([calls(("lookup", {"q": "a"})), {"text": "r done"}])
+    spec = lead([calls(task("researcher", "p")), {"text": "ok"}], [sub])
+    await h.run("r53t", "go", spec, stop_at=lambda e: e.type == "tool.call")
+    await h.idle("r53t")
+    answer = pb.Message(role=pb.ROLE_TOOL, tool_call_id="call_0_0", tool_name="task", content='"made up"')
+    log = await h.run("r53t", [answer], spec)
+    assert log.reason == "INVALID_MESSAGE"  # the task's result is its sub-agent's answer
+    done = await h.run("r53t", agent=spec, tools={"lookup": lookup}, resume=True)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP
+    assert json.loads(result_of(await h.get("r53t"), "call_0_0").content).startswith("r done")

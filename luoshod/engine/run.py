@@ -498,6 +498,8 @@ def _askable(spec: AgentSpec, cp: Checkpoint) -> list[ToolCall]:
         tool = spec.tool(call.name)
         if check_call(spec, call) is not None or tool is None or tool.server:
             continue  # a daemon tool's call (R71) is never answered by the app
+        if subagents.is_task(spec, call):
+            continue  # a task's result is its sub-agent's answer (R56), never the app's
         if decision is not None and not decision.approved:
             continue
         if decision is None and tool.needs_approval:

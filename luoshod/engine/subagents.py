@@ -271,7 +271,7 @@ class SubRun:
                 return FinishReason.MAX_STEPS.value, "", f"its max_steps ({spec.max_steps}) ran out"
             step = st.step_index + 1
             self.emit(ev.STEP_START, step=step)
-            await self.root.flush()
+            await asyncio.shield(self.root.flush())  # may save (see ``_record``)
             try:
                 resp = await self.call_model()
             except ProviderError as e:  # R56: a provider error is the task's error result
@@ -355,7 +355,10 @@ class SubRun:
             is_error=result.is_error,
         )
         try:
-            await self.root.save()
+            # Shielded: a sibling task that pauses the run cancels this one (R63), and a
+            # save cut off in the store would leave the checkpoint's version behind the
+            # store's; the run's next save waits for this one under the write lock.
+            await asyncio.shield(self.root.save())
         except BaseException as e:
             _settle(saved, e)
             raise
@@ -391,7 +394,7 @@ class SubRun:
                 ev.TOOL_CALL, step=step, call=ToolCall(qid, call.name, call.arguments_json),
                 timeout_ms=int(timeout_s * 1000),
             )
-            await root.flush()
+            await asyncio.shield(root.flush())  # may save (see ``_record``)
             try:
                 out = await asyncio.wait_for(fut, timeout_s)
             except TimeoutError:
