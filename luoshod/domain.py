@@ -146,6 +146,7 @@ class ToolSpec:
 
 DEFAULT_MAX_STEPS = 10
 DEFAULT_TOOL_CONCURRENCY = 1
+DEFAULT_MAX_SUBAGENT_DEPTH = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +163,19 @@ class AgentSpec:
     #: The daemon's MCP servers the agent uses (R70); their tools are in ``tools`` once
     #: the engine has listed them (``ToolSpec.server`` set).
     mcp_servers: tuple[McpUse, ...] = ()
+    #: Named sub-agents the lead delegates to through the ``task`` tool (R55).
+    subagents: tuple[SubAgent, ...] = ()
+    #: How deep the tree of sub-agents goes (R57); read on the top-level agent only.
+    max_subagent_depth: int = DEFAULT_MAX_SUBAGENT_DEPTH
 
     def tool(self, name: str) -> ToolSpec | None:
-        return next((t for t in self.tools if t.name == name), None)
+        found = next((t for t in self.tools if t.name == name), None)
+        if found is None and name == TASK_TOOL.name and self.subagents:
+            return TASK_TOOL  # R55: the extra tool of an agent with sub-agents
+        return found
+
+    def subagent(self, name: str) -> SubAgent | None:
+        return next((s for s in self.subagents if s.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
         # Field by field rather than dataclasses.asdict, whose recursive deep copy was most
@@ -176,6 +187,13 @@ class AgentSpec:
             d["mcp_servers"] = [u.to_dict() for u in self.mcp_servers]
         else:
             del d["mcp_servers"]
+        # Absent when unused, so specs saved before sub-agents existed encode as they did.
+        if self.subagents:
+            d["subagents"] = [s.to_dict() for s in self.subagents]
+        else:
+            del d["subagents"]
+        if self.max_subagent_depth == DEFAULT_MAX_SUBAGENT_DEPTH:
+            del d["max_subagent_depth"]
         return d
 
     @classmethod
@@ -191,7 +209,38 @@ class AgentSpec:
             tool_timeout_ms=d.get("tool_timeout_ms"),
             approval_timeout_ms=d.get("approval_timeout_ms"),
             mcp_servers=tuple(McpUse.from_dict(u) for u in d.get("mcp_servers", ())),
+            subagents=tuple(SubAgent.from_dict(s) for s in d.get("subagents", ())),
+            max_subagent_depth=d.get("max_subagent_depth", DEFAULT_MAX_SUBAGENT_DEPTH),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SubAgent:
+    """A named sub-agent (R55): a full agent of its own and the line the lead reads."""
+
+    name: str
+    description: str
+    agent: AgentSpec
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "agent": self.agent.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SubAgent:
+        return cls(d["name"], d["description"], AgentSpec.from_dict(d["agent"]))
+
+
+#: The tool an agent with sub-agents gets (R55, R65 adds ``task_id`` and ``mode``).
+TASK_TOOL = ToolSpec(
+    "task",
+    "Hand a self-contained task to a sub-agent. It sees only your prompt, not this "
+    "conversation; its final answer comes back as this call's result.",
+    '{"type":"object","properties":{'
+    '"agent":{"type":"string","description":"the sub-agent\'s name"},'
+    '"prompt":{"type":"string","description":"everything the sub-agent needs to know"},'
+    '"description":{"type":"string","description":"a short label for the task"}},'
+    '"required":["agent","prompt"]}',
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,8 +319,16 @@ class Approval:
     fingerprint: Fingerprint | None
     created_at: float
     expires_at: float | None = None
+    #: The sub-agent whose call this is, outermost first (R60); () for the lead's.
+    subagent_path: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        d = self._dict()
+        if self.subagent_path:
+            d["subagent_path"] = list(self.subagent_path)
+        return d
+
+    def _dict(self) -> dict[str, Any]:
         return {
             "approval_id": self.approval_id,
             "session_id": self.session_id,
@@ -294,6 +351,7 @@ class Approval:
             Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
             d["created_at"],
             d.get("expires_at"),
+            tuple(d.get("subagent_path", ())),
         )
 
 
@@ -403,6 +461,48 @@ class AppliedRequest:
 
 
 @dataclass(slots=True)
+class SubTask:
+    """The nested state of an unfinished sub-agent (R59): its own transcript, steps, usage
+    and fingerprint, and the states of its own unfinished sub-agents (by its call ids).
+    It lives in the session's checkpoint, so every save of it is a save of the session."""
+
+    name: str
+    task_id: str
+    depth: int
+    path: tuple[str, ...]
+    messages: list[Message] = field(default_factory=list)
+    step_index: int = 0
+    usage: Usage = field(default_factory=Usage)
+    fingerprint: Fingerprint | None = None
+    children: dict[str, SubTask] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "name": self.name,
+            "task_id": self.task_id,
+            "depth": self.depth,
+            "path": list(self.path),
+            "messages": [m.to_dict() for m in self.messages],
+            "step_index": self.step_index,
+            "usage": self.usage.to_dict(),
+            "fingerprint": self.fingerprint.to_dict() if self.fingerprint else None,
+        }
+        if self.children:
+            d["children"] = {k: v.to_dict() for k, v in self.children.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SubTask:
+        return cls(
+            d["name"], d["task_id"], d["depth"], tuple(d["path"]),
+            [Message.from_dict(m) for m in d["messages"]], d["step_index"],
+            Usage.from_dict(d["usage"]),
+            Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
+            {k: SubTask.from_dict(v) for k, v in d.get("children", {}).items()},
+        )
+
+
+@dataclass(slots=True)
 class Checkpoint:
     """A session's whole state. ``messages`` only grows within a session.
 
@@ -444,6 +544,12 @@ class Checkpoint:
     last_drift: Drift | None = None
     #: Seconds this session is kept once finished (0: forever); ``None``: the daemon's.
     retention_s: float | None = None
+    #: Unfinished sub-agents of the pending turn, by the lead's ``task`` call id (R59).
+    subtasks: dict[str, SubTask] = field(default_factory=dict)
+    #: The sub-agents' usage in this run, also counted in ``usage`` (R56).
+    delegated_usage: Usage = field(default_factory=Usage)
+    #: Tasks started in the session: the next one is ``task_<task_count + 1>``.
+    task_count: int = 0
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -487,6 +593,13 @@ class Checkpoint:
             h["last_drift"] = self.last_drift.to_dict()
         if self.retention_s is not None:  # likewise
             h["retention_s"] = self.retention_s
+        # Sub-agent state (R59), absent when none: headers without it stay as they were.
+        if self.subtasks:
+            h["subtasks"] = {k: v.to_dict() for k, v in self.subtasks.items()}
+        if self.delegated_usage.model_calls:
+            h["delegated_usage"] = self.delegated_usage.to_dict()
+        if self.task_count:
+            h["task_count"] = self.task_count
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         return h
@@ -517,6 +630,9 @@ class Checkpoint:
             run_requests=[AppliedRequest.from_dict(r) for r in h.get("run_requests", ())],
             last_drift=drift_of(h),
             retention_s=h.get("retention_s"),
+            subtasks={k: SubTask.from_dict(v) for k, v in h.get("subtasks", {}).items()},
+            delegated_usage=Usage.from_dict(h["delegated_usage"]) if "delegated_usage" in h else Usage(),
+            task_count=h.get("task_count", 0),
         )
 
 

@@ -38,3 +38,16 @@ def test_readme_quickstart_matches_the_example() -> None:
     readme = (ROOT / "README.md").read_text()
     assert ".venv/bin/python examples/quickstart.py" in readme
     assert re.search(r"^make run\b", readme, re.M) and re.search(r"^make test\b", readme, re.M)
+
+
+async def test_subagents_example_runs(daemon, capsys) -> None:
+    spec = importlib.util.spec_from_file_location("subagents_example", ROOT / "examples" / "subagents.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = await module.main(daemon.addresses[0])
+    assert text == "The researcher found the hours and booked the visit."
+    out = capsys.readouterr().out
+    assert "search for researcher: Lisbon Oceanarium opening hours (call call_0_0/call_0_0)" in out
+    assert "approve book for ['researcher']" in out and "awaiting_approval" in out
+    readme = (ROOT / "README.md").read_text()
+    assert ".venv/bin/python examples/subagents.py" in readme

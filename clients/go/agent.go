@@ -40,6 +40,21 @@ type Agent struct {
 	// McpServers are MCP servers of the daemon's configuration whose tools the agent
 	// uses ("<server>__<tool>"); the daemon runs them (see McpServer, IsDaemonCall).
 	McpServers []*pb.McpServerUse
+	// Subagents are named agents the lead hands tasks to through the daemon's "task" tool
+	// (SEMANTICS.md R55). Their tools are run by the same Tools as the lead's; a ToolFunc
+	// sees which sub-agent asks in CallFromContext(ctx).Subagent.
+	Subagents []SubAgent
+	// MaxSubagentDepth bounds the tree of sub-agents (0: the daemon's default, 1); read
+	// on the top-level agent only.
+	MaxSubagentDepth int32
+}
+
+// SubAgent is a named sub-agent: the lead's model chooses it by Description, and it runs
+// as Agent (its own model, instructions and tools) on the task's prompt alone.
+type SubAgent struct {
+	Name        string
+	Description string
+	Agent       *Agent
 }
 
 // Int32 returns a pointer to v (for Agent.MaxSteps).
@@ -89,6 +104,16 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 		spec.ApprovalTimeoutMs = proto.Int64(a.ApprovalTimeout.Milliseconds())
 	}
 	spec.McpServers = a.McpServers
+	for _, sub := range a.Subagents {
+		nested, err := sub.Agent.Proto()
+		if err != nil {
+			return nil, fmt.Errorf("luosho: sub-agent %q: %w", sub.Name, err)
+		}
+		spec.Subagents = append(spec.Subagents, &pb.SubAgent{Name: sub.Name, Description: sub.Description, Agent: nested})
+	}
+	if a.MaxSubagentDepth != 0 {
+		spec.MaxSubagentDepth = proto.Int32(a.MaxSubagentDepth)
+	}
 	for _, t := range a.Tools {
 		schema, err := jsonText(t.InputSchema)
 		if err != nil {

@@ -24,6 +24,9 @@ type ToolCall struct {
 	Name      string
 	Step      int32
 	TimeoutMs int32
+	// Subagent is the sub-agent that asks (nil: the lead); its calls' IDs are qualified
+	// by their path ("<lead call id>/<its call id>").
+	Subagent *pb.SubAgentTag
 }
 
 type callKey struct{}
@@ -53,7 +56,7 @@ func (t Tools) run(ctx context.Context, ev *pb.Event) (result string, isError bo
 	}
 	ctx = context.WithValue(ctx, callKey{}, ToolCall{
 		SessionID: ev.GetSessionId(), ID: call.GetId(), Name: call.GetName(),
-		Step: req.GetStep(), TimeoutMs: req.GetTimeoutMs(),
+		Step: req.GetStep(), TimeoutMs: req.GetTimeoutMs(), Subagent: ev.GetSubagent(),
 	})
 	defer func() {
 		if r := recover(); r != nil {

@@ -112,7 +112,7 @@ def approval_rows(approvals: Iterable[pb.Approval], width: int | None = 60) -> s
                 a.approval_id,
                 a.session_id,
                 a.step,
-                f"{a.tool_call.name} ({a.tool_call.id})",
+                f"{a.tool_call.name} ({a.tool_call.id})" + _in_subagent(a),
                 clip(a.tool_call.arguments_json or "{}", width),
                 timestamp(a.created_at),
                 timestamp(a.expires_at),
@@ -120,6 +120,11 @@ def approval_rows(approvals: Iterable[pb.Approval], width: int | None = 60) -> s
             for a in approvals
         ),
     )
+
+
+def _in_subagent(a: pb.Approval) -> str:
+    """`` in researcher/helper`` for a sub-agent's call (R60), ``""`` for the lead's."""
+    return f" in {'/'.join(a.subagent_path)}" if a.subagent_path else ""
 
 
 # -- one session -------------------------------------------------------------------------------
@@ -189,6 +194,17 @@ def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: i
     lines += ["", f"Transcript ({len(cp.messages)} messages)"]
     for n, m in enumerate(cp.messages):
         lines += ["  " + line for line in message_lines(n, m, width)]
+    if cp.subagents:  # R59: the unfinished sub-agents, as a tree
+        lines += ["", f"Sub-agents at work ({len(cp.subagents)})"]
+        for st in cp.subagents:
+            indent = "  " * st.depth
+            lines.append(
+                f"{indent}{st.name} {st.task_id} [{st.call_id}]  step {st.step_index}, "
+                f"{len(st.messages)} messages, {usage_line(st.usage)}"
+            )
+            lines += [indent + "  " + line for n, m in enumerate(st.messages) for line in message_lines(n, m, width)]
+    if cp.delegated_usage.model_calls:
+        lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
     waiting = [r for r in cp.tool_calls if not r.has_result]
     if waiting:
         lines += ["", "Tool calls without a result (run again on resume)"]

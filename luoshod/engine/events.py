@@ -14,6 +14,19 @@ class Event:
     time: float
     type: str  # "run.start", "step.start", "model.turn", "tool.call", ...
     data: dict[str, Any]
+    #: Set on every event a sub-agent causes (R58); ``None`` on the lead's.
+    subagent: SubagentTag | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentTag:
+    """Which sub-agent an event comes from: its name, depth (1 = the lead's sub-agent),
+    the path of names outermost first, and its task id."""
+
+    name: str
+    depth: int
+    path: tuple[str, ...]
+    task_id: str
 
 
 RUN_START = "run.start"

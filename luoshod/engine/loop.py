@@ -33,10 +33,10 @@ from ..domain import (
     ToolCall,
     Usage,
 )
-from ..providers import ModelRequest, ModelResponse, Provider
+from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, Store
 from . import events as ev
-from . import requests
+from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolPort
 from .events import Event
 from .fingerprint import Drift
@@ -83,6 +83,8 @@ class Prepared:
     #: the newest ``request_limit`` of the session.
     requests: list[AppliedRequest] = field(default_factory=list)
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
+    #: R64: (sub-agent state, drift) of each drifted level this resume warns about.
+    level_drifts: list = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,8 @@ class LoopSettings:
     default_tool_timeout_s: float
     #: The daemon's MCP servers (R70–R73); ``None``: no daemon tools.
     daemon_tools: DaemonTools | None = None
+    #: Where sub-agents' models are resolved (R55); ``None``: no sub-agents.
+    providers: ProviderRegistry | None = None
 
 
 def pending_calls(cp: Checkpoint) -> list[ToolCall]:
@@ -269,6 +273,13 @@ class Run:
         if self.p.drift is not None:
             log.warning("agent drift session=%s %s", cp.session_id, self.p.drift)
             await self.emit(ev.AGENT_DRIFT, drift=self.p.drift)
+        for state, found in self.p.level_drifts:  # R64: one per drifted sub-agent level
+            log.warning("agent drift session=%s subagent=%s %s", cp.session_id, "/".join(state.path), found)
+            self.cp.last_seq += 1
+            self.outbox.append(Event(
+                cp.session_id, cp.run_id, cp.last_seq, self.s.clock(), ev.AGENT_DRIFT,
+                {"drift": found}, subagents.tag(state),
+            ))
         if self.p.claim is not None:
             await self.save()  # claims the approval: exactly one resolution wins (R33)
 
@@ -324,9 +335,8 @@ class Run:
         async def on_text(text: str) -> None:
             await self.emit(ev.TEXT_DELTA, step=step, text=text)
 
-        request = ModelRequest(
-            self.cp.session_id, self.p.model, list(self.cp.messages), self.spec, self.p.settings, on_text
-        )
+        shown, messages = subagents.model_view(self.spec, list(self.cp.messages))  # R55
+        request = ModelRequest(self.cp.session_id, self.p.model, messages, shown, self.p.settings, on_text)
         task = asyncio.create_task(self.p.provider.complete(request))
         aborted, halted = self.control.aborted_signal(), self.control.halted_signal()
         await asyncio.wait({task, aborted, halted}, return_when=asyncio.FIRST_COMPLETED)
@@ -371,11 +381,15 @@ class Run:
         tasks = [asyncio.create_task(self._one_call(c, step, limit)) for c in now]
         stop = self.control.stopped_signal()
         recorded = 0
+        paused: subagents.SubagentPaused | None = None
         try:
             for task in tasks:
                 if not task.done():
                     await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if not task.done():
+                    break
+                if isinstance(e := task.exception(), subagents.SubagentPaused):
+                    paused = e  # R60/R63: the first in call order pauses the whole run
                     break
                 recorded += 1
                 # The turn's last result with no call left for a human: the loop goes on
@@ -385,11 +399,15 @@ class Run:
         finally:
             for t in tasks:
                 t.cancel()
+        if paused is not None:
+            return await self.pause(paused.call, list(paused.remaining), step, subagent_path=paused.path)
         if recorded < len(now):
             if not self.control.aborted:
                 raise RunInterrupted(self.control.interrupted or "interrupted")
             for call, task in zip(now[recorded:], tasks[recorded:]):
                 done = task.done() and not task.cancelled() and task.exception() is None
+                if not done:  # R66: a cancelled task's sub-agents get their results too
+                    subagents.cancel_nested(self, call.id, CANCELLED_ERROR)
                 self.cp.messages.append(
                     task.result() if done else error_result(call, CANCELLED_ERROR, cancelled=True)
                 )
@@ -409,6 +427,11 @@ class Run:
         refused = check_call(self.spec, call)  # R25: never sent to the client
         if refused is not None:
             return refused
+        if subagents.is_task(self.spec, call):  # R56: runs a sub-agent here
+            async with limit:
+                return await subagents.run_task(
+                    self, self.spec, self.cp.subtasks, call, depth=1, path=(), prefix=""
+                )
         given = self.p.answers.pop(call.id, None)
         if given is not None:  # R53: answered by the input, recorded as a submitted result
             return given
@@ -447,6 +470,7 @@ class Run:
 
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
+        self.cp.subtasks.pop(result.tool_call_id, None)  # a task's state goes with its result
         await self.emit(
             ev.TOOL_RESULT,
             step=step,
@@ -458,7 +482,9 @@ class Run:
 
     # -- endings --------------------------------------------------------------------------
 
-    async def pause(self, call: ToolCall, remaining: list[ToolCall], step: int) -> RunOutcome:
+    async def pause(
+        self, call: ToolCall, remaining: list[ToolCall], step: int, *, subagent_path: tuple[str, ...] = ()
+    ) -> RunOutcome:
         """R4/R27: store the approval with an awaiting-approval checkpoint and stop."""
         cp = self.cp
         now = self.s.clock()
@@ -472,6 +498,7 @@ class Run:
             fingerprint=cp.fingerprint,
             created_at=now,
             expires_at=now + timeout_ms / 1000 if timeout_ms else None,
+            subagent_path=subagent_path,
         )
         cp.approval_id = approval.approval_id
         await self.emit(ev.APPROVAL_REQUESTED, approval=approval)

@@ -51,7 +51,7 @@ from .daemon_tools import DaemonTools, expand
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeaseKeeper, LeasePolicy
-from . import requests
+from . import requests, subagents
 from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
 from .merge import merge_input, take_answers
@@ -170,7 +170,9 @@ class Engine:
         self.recorded: Callable[[Event, bytes], None] | None = None
         #: Renews every lease this daemon holds, in one write each interval.
         self.keeper = LeaseKeeper(store, self.leases)
-        self._loop = LoopSettings(store, clock, encode_event, default_tool_timeout_s, daemon_tools)
+        self._loop = LoopSettings(
+            store, clock, encode_event, default_tool_timeout_s, daemon_tools, providers
+        )
 
     def hold(
         self,
@@ -294,12 +296,15 @@ class Engine:
             spec = await expand(spec, self.daemon_tools, cp.agent, cp.session_id)
         fp = fingerprint(spec)
         found = drift(approval.fingerprint, fp) if req.agent else None
+        levels = subagents.drifted_levels(spec, cp.subtasks) if req.agent else []
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
             await self._refused(held, cp, found)
             raise _drift_error(cp.session_id, found)  # nothing claimed: the approval stays
+        _refuse_levels(cp.session_id, spec, levels)
         expired = approval.expires_at is not None and self.clock() >= approval.expires_at
         to_run = ([approval.call] if req.approved and not expired else []) + list(approval.remaining)
-        _missing_tools(cp.session_id, spec, to_run)
+        if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
+            _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
@@ -316,6 +321,7 @@ class Engine:
             found if spec.on_agent_drift is DriftPolicy.WARN else None,
             req.request_id, claim=approval.approval_id,
             requests=records, request_limit=self.request_id_limit,
+            level_drifts=_warned(spec, cp, levels),
         )
         return await self._go(held, prepared, sink, tools, control)
 
@@ -395,6 +401,7 @@ class Engine:
         if req.agent is not None:  # R70: the servers' tools as listed now
             spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
+        _resolve_subagents(self.providers, spec)
         fp = fingerprint(spec)
         queued: list[Message] = []
         answers: dict[str, Message] = {}  # R53: results given in the input for pending calls
@@ -418,7 +425,7 @@ class Engine:
                 return None
             mode, stored = "continue", len(cp.messages)
             cp.run_start, cp.run_id = len(cp.messages), _new_run_id()
-            cp.step_index, cp.usage = 0, Usage()
+            cp.step_index, cp.usage, cp.delegated_usage = 0, Usage(), Usage()
             cp.messages.extend(appended)
         else:
             mode, stored = "resume", len(cp.messages)
@@ -426,9 +433,11 @@ class Engine:
             _missing_tools(req.session_id, spec, pending_calls(cp))
             answers, queued = take_answers(req.session_id, req.input, queued, _askable(spec, cp))
         found = drift(cp.fingerprint, fp) if mode == "resume" and req.agent else None
+        levels = subagents.drifted_levels(spec, cp.subtasks) if mode == "resume" and req.agent else []
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
             await self._refused(held, cp, found)
             raise _drift_error(req.session_id, found)
+        _refuse_levels(req.session_id, spec, levels)
         if req.business_state_json is not None:
             cp.business_state_json = req.business_state_json
         if req.history_limit is not None:
@@ -453,7 +462,31 @@ class Engine:
             cp, stored, spec, provider, model, settings, mode, queued,
             found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
             answers=answers, requests=records, request_limit=self.request_id_limit,
+            level_drifts=_warned(spec, cp, levels),
         )
+
+
+def _refuse_levels(session_id: str, spec: AgentSpec, levels: list) -> None:
+    """R64, ERROR: a drifted sub-agent level fails the resume; nothing was changed."""
+    if levels and spec.on_agent_drift is DriftPolicy.ERROR:
+        state, found = levels[0]
+        err = _drift_error(session_id, found)
+        err.metadata["subagent_path"] = "/".join(state.path)
+        raise err
+
+
+def _warned(spec: AgentSpec, cp: Checkpoint, levels: list) -> list:
+    """R64, WARN: the drifted levels to announce; IGNORE: none. Either way each level
+    takes the resuming fingerprint, so the same agent never warns twice."""
+    subagents.renew_fingerprints(spec, cp.subtasks)
+    return levels if spec.on_agent_drift is DriftPolicy.WARN else []
+
+
+def _resolve_subagents(providers: ProviderRegistry, spec: AgentSpec) -> None:
+    """Every sub-agent's model is known and its settings valid before anything runs."""
+    for sub in spec.subagents:
+        providers.resolve(sub.agent.model, sub.agent.model_settings_json)
+        _resolve_subagents(providers, sub.agent)
 
 
 def _not_system(messages: list[Message]) -> list[Message]:
@@ -469,6 +502,8 @@ def _askable(spec: AgentSpec, cp: Checkpoint) -> list[ToolCall]:
         tool = spec.tool(call.name)
         if check_call(spec, call) is not None or tool is None or tool.server:
             continue  # a daemon tool's call (R71) is never answered by the app
+        if subagents.is_task(spec, call):
+            continue  # a task's result is its sub-agent's answer (R56), never the app's
         if decision is not None and not decision.approved:
             continue
         if decision is None and tool.needs_approval:

@@ -23,9 +23,9 @@ from ..domain import (
     ToolSpec,
     Usage,
 )
-from ..domain import DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY
+from ..domain import DEFAULT_MAX_STEPS, DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_TOOL_CONCURRENCY, SubAgent, SubTask
 from ..engine import events as ev
-from ..engine.events import Event
+from ..engine.events import Event, SubagentTag
 from ..engine.compare import Comparison, Step
 from ..engine.fingerprint import Drift
 from . import mcp_convert
@@ -104,6 +104,10 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         tool_timeout_ms=a.tool_timeout_ms if a.HasField("tool_timeout_ms") else None,
         approval_timeout_ms=a.approval_timeout_ms if a.HasField("approval_timeout_ms") else None,
         mcp_servers=mcp_convert.uses_from_pb(a.mcp_servers),
+        subagents=tuple(SubAgent(s.name, s.description, agent_from_pb(s.agent)) for s in a.subagents),
+        max_subagent_depth=a.max_subagent_depth
+        if a.HasField("max_subagent_depth")
+        else DEFAULT_MAX_SUBAGENT_DEPTH,
     )
 
 
@@ -172,6 +176,10 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         spec.tool_timeout_ms = a.tool_timeout_ms
     if a.approval_timeout_ms is not None:
         spec.approval_timeout_ms = a.approval_timeout_ms
+    for sub in a.subagents:
+        spec.subagents.add(name=sub.name, description=sub.description, agent=agent_pb(sub.agent))
+    if a.max_subagent_depth != DEFAULT_MAX_SUBAGENT_DEPTH:
+        spec.max_subagent_depth = a.max_subagent_depth
     return spec
 
 
@@ -184,6 +192,7 @@ def approval_pb(a: Approval) -> pb.Approval:
         step=a.step,
         fingerprint=fingerprint_pb(a.fingerprint),
         created_at=timestamp(a.created_at),
+        subagent_path=a.subagent_path,
     )
     if a.expires_at is not None:
         out.expires_at.CopyFrom(timestamp(a.expires_at))
@@ -273,7 +282,23 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         version=cp.version,
         run_id=cp.run_id,
         last_drift=_drift_pb(cp.last_drift) if cp.last_drift else None,
+        delegated_usage=usage_pb(cp.delegated_usage) if cp.delegated_usage.model_calls else None,
+        subagents=_subagent_states(cp.subtasks, ""),
     )
+
+
+def _subagent_states(subtasks: dict[str, SubTask], prefix: str) -> list[pb.SubAgentState]:
+    """The nested states, flattened outermost first, each under its qualified call id."""
+    out = []
+    for call_id, st in subtasks.items():
+        qualified = f"{prefix}/{call_id}" if prefix else call_id
+        out.append(pb.SubAgentState(
+            call_id=qualified, name=st.name, depth=st.depth, path=st.path, task_id=st.task_id,
+            messages=[message_pb(m) for m in st.messages], step_index=st.step_index,
+            usage=usage_pb(st.usage), fingerprint=fingerprint_pb(st.fingerprint),
+        ))
+        out.extend(_subagent_states(st.children, qualified))
+    return out
 
 
 def summary_pb(s: SessionSummary) -> pb.SessionSummary:
@@ -362,5 +387,10 @@ def event_pb(e: Event) -> pb.Event:
         seq=e.seq,
         time=timestamp(e.time),
         type=e.type,
+        subagent=_subagent_pb(e.subagent) if e.subagent else None,
         **_payload(e),
     )
+
+
+def _subagent_pb(t: SubagentTag) -> pb.SubAgentTag:
+    return pb.SubAgentTag(name=t.name, depth=t.depth, path=t.path, task_id=t.task_id)

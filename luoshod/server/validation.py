@@ -15,7 +15,7 @@ from ..domain import AgentSpec, Message, Role
 from ..engine.tools import validator_for
 from ..errors import InvalidArgument, PayloadTooLarge
 from ..store import MAX_PAGE_SIZE
-from . import convert, mcp_convert
+from . import convert, mcp_convert, subagent_checks
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -125,7 +125,13 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
     if agent.model_settings_json:
         check_json(agent.model_settings_json, f"{field}.model_settings_json")
     mcp_convert.check(agent, field)
+    if field == "agent":  # the top-level agent: its tree is checked once, level by level
+        subagent_checks.check(agent, field, _check_one)
     return convert.agent_from_pb(agent)
+
+
+def _check_one(agent: pb.AgentSpec, field: str) -> None:
+    check_agent(agent, field)
 
 
 def check_messages(messages: list[pb.Message], field: str = "input") -> list[Message]:

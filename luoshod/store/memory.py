@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..domain import (
+    SubTask,
     DEFAULT_REQUEST_ID_LIMIT,
     AppliedRequest,
     Approval,
@@ -387,6 +388,9 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         decisions=dict(cp.decisions),
         queued_input=list(cp.queued_input),
         run_requests=list(cp.run_requests),  # its records are immutable
+        # Nested sub-agent states are mutable all the way down: copied through their dict.
+        subtasks={k: SubTask.from_dict(v.to_dict()) for k, v in cp.subtasks.items()},
+        delegated_usage=cp.delegated_usage.copy(),
     )
 
 

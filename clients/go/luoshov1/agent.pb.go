@@ -676,9 +676,15 @@ type AgentSpec struct {
 	ApprovalTimeoutMs *int64 `protobuf:"varint,9,opt,name=approval_timeout_ms,json=approvalTimeoutMs,proto3,oneof" json:"approval_timeout_ms,omitempty"`
 	// Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
 	// name. Their tools join `tools` as "<server>__<tool>"; the daemon runs them.
-	McpServers    []*McpServerUse `protobuf:"bytes,20,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	McpServers []*McpServerUse `protobuf:"bytes,20,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	// Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+	// to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+	Subagents []*SubAgent `protobuf:"bytes,40,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	// How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+	// delegate further). Read on the top-level agent only; at most the daemon's limit.
+	MaxSubagentDepth *int32 `protobuf:"varint,41,opt,name=max_subagent_depth,json=maxSubagentDepth,proto3,oneof" json:"max_subagent_depth,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -781,6 +787,156 @@ func (x *AgentSpec) GetMcpServers() []*McpServerUse {
 	return nil
 }
 
+func (x *AgentSpec) GetSubagents() []*SubAgent {
+	if x != nil {
+		return x.Subagents
+	}
+	return nil
+}
+
+func (x *AgentSpec) GetMaxSubagentDepth() int32 {
+	if x != nil && x.MaxSubagentDepth != nil {
+		return *x.MaxSubagentDepth
+	}
+	return 0
+}
+
+// A sub-agent the lead may delegate to (R55).
+type SubAgent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Required: the line the lead's model reads to choose it.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+	Agent         *AgentSpec `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubAgent) Reset() {
+	*x = SubAgent{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubAgent) ProtoMessage() {}
+
+func (x *SubAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubAgent.ProtoReflect.Descriptor instead.
+func (*SubAgent) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SubAgent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubAgent) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *SubAgent) GetAgent() *AgentSpec {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// Which sub-agent an event comes from (R58); unset on the lead's own events.
+type SubAgentTag struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// 1 for the lead's sub-agents, 2 for theirs, …
+	Depth int32 `protobuf:"varint,2,opt,name=depth,proto3" json:"depth,omitempty"`
+	// Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+	Path []string `protobuf:"bytes,3,rep,name=path,proto3" json:"path,omitempty"`
+	// The task's id ("task_K"), as in the `task` result's footer.
+	TaskId        string `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubAgentTag) Reset() {
+	*x = SubAgentTag{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubAgentTag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubAgentTag) ProtoMessage() {}
+
+func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubAgentTag.ProtoReflect.Descriptor instead.
+func (*SubAgentTag) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SubAgentTag) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubAgentTag) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *SubAgentTag) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *SubAgentTag) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
 // An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses.
 type McpServerUse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -802,7 +958,7 @@ type McpServerUse struct {
 
 func (x *McpServerUse) Reset() {
 	*x = McpServerUse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +970,7 @@ func (x *McpServerUse) String() string {
 func (*McpServerUse) ProtoMessage() {}
 
 func (x *McpServerUse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +983,7 @@ func (x *McpServerUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerUse.ProtoReflect.Descriptor instead.
 func (*McpServerUse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *McpServerUse) GetName() string {
@@ -880,7 +1036,7 @@ type McpRetryPolicy struct {
 
 func (x *McpRetryPolicy) Reset() {
 	*x = McpRetryPolicy{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1048,7 @@ func (x *McpRetryPolicy) String() string {
 func (*McpRetryPolicy) ProtoMessage() {}
 
 func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1061,7 @@ func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpRetryPolicy.ProtoReflect.Descriptor instead.
 func (*McpRetryPolicy) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *McpRetryPolicy) GetAttempts() int32 {
@@ -942,7 +1098,7 @@ type McpToolOverride struct {
 
 func (x *McpToolOverride) Reset() {
 	*x = McpToolOverride{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1110,7 @@ func (x *McpToolOverride) String() string {
 func (*McpToolOverride) ProtoMessage() {}
 
 func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1123,7 @@ func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpToolOverride.ProtoReflect.Descriptor instead.
 func (*McpToolOverride) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *McpToolOverride) GetTool() string {
@@ -1010,7 +1166,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +1178,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +1191,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolCall) GetId() string {
@@ -1076,7 +1232,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1244,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1257,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Message) GetRole() Role {
@@ -1159,7 +1315,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1171,7 +1327,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1184,7 +1340,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -1236,7 +1392,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1404,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1417,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCallRecord) GetCall() *ToolCall {
@@ -1314,7 +1470,7 @@ type AgentFingerprint struct {
 
 func (x *AgentFingerprint) Reset() {
 	*x = AgentFingerprint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1482,7 @@ func (x *AgentFingerprint) String() string {
 func (*AgentFingerprint) ProtoMessage() {}
 
 func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1495,7 @@ func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFingerprint.ProtoReflect.Descriptor instead.
 func (*AgentFingerprint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AgentFingerprint) GetHash() string {
@@ -1397,14 +1553,19 @@ type Checkpoint struct {
 	// Set when the run's last resume (Resume, Execute on an unfinished session, Resolve)
 	// was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
 	// Unset when it was the same agent, and on checkpoints saved before this field existed.
-	LastDrift     *AgentDrift `protobuf:"bytes,16,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
+	LastDrift *AgentDrift `protobuf:"bytes,16,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
+	// Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+	DelegatedUsage *Usage `protobuf:"bytes,40,opt,name=delegated_usage,json=delegatedUsage,proto3" json:"delegated_usage,omitempty"`
+	// The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+	// first. A finished task leaves it in the save that records its result.
+	Subagents     []*SubAgentState `protobuf:"bytes,41,rep,name=subagents,proto3" json:"subagents,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1577,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1590,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Checkpoint) GetSessionId() string {
@@ -1544,6 +1705,133 @@ func (x *Checkpoint) GetLastDrift() *AgentDrift {
 	return nil
 }
 
+func (x *Checkpoint) GetDelegatedUsage() *Usage {
+	if x != nil {
+		return x.DelegatedUsage
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetSubagents() []*SubAgentState {
+	if x != nil {
+		return x.Subagents
+	}
+	return nil
+}
+
+// The nested state of one unfinished sub-agent (R59).
+type SubAgentState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Name   string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Depth  int32  `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
+	// Sub-agent names, outermost first.
+	Path   []string `protobuf:"bytes,4,rep,name=path,proto3" json:"path,omitempty"`
+	TaskId string   `protobuf:"bytes,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Its own transcript: its instructions, the task's prompt, its turns and results.
+	Messages []*Message `protobuf:"bytes,6,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Model calls it made so far.
+	StepIndex     int32             `protobuf:"varint,7,opt,name=step_index,json=stepIndex,proto3" json:"step_index,omitempty"`
+	Usage         *Usage            `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	Fingerprint   *AgentFingerprint `protobuf:"bytes,9,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubAgentState) Reset() {
+	*x = SubAgentState{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubAgentState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubAgentState) ProtoMessage() {}
+
+func (x *SubAgentState) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubAgentState.ProtoReflect.Descriptor instead.
+func (*SubAgentState) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SubAgentState) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *SubAgentState) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubAgentState) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *SubAgentState) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *SubAgentState) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *SubAgentState) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *SubAgentState) GetStepIndex() int32 {
+	if x != nil {
+		return x.StepIndex
+	}
+	return 0
+}
+
+func (x *SubAgentState) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *SubAgentState) GetFingerprint() *AgentFingerprint {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return nil
+}
+
 // A pending approval (SEMANTICS.md R27–R28).
 type Approval struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1558,14 +1846,16 @@ type Approval struct {
 	Fingerprint *AgentFingerprint      `protobuf:"bytes,6,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
 	CreatedAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Unset: never expires.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+	SubagentPath  []string `protobuf:"bytes,40,rep,name=subagent_path,json=subagentPath,proto3" json:"subagent_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1577,7 +1867,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1590,7 +1880,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -1649,6 +1939,13 @@ func (x *Approval) GetExpiresAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Approval) GetSubagentPath() []string {
+	if x != nil {
+		return x.SubagentPath
+	}
+	return nil
+}
+
 // One saved checkpoint of a session's history.
 type HistoryEntry struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -1665,7 +1962,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1974,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1987,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -1752,7 +2049,7 @@ type SessionSummary struct {
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1764,7 +2061,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1777,7 +2074,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -1863,14 +2160,16 @@ type Event struct {
 	//	*Event_ApprovalRequested
 	//	*Event_ToolRetry
 	//	*Event_InputQueued
-	Payload       isEvent_Payload `protobuf_oneof:"payload"`
+	Payload isEvent_Payload `protobuf_oneof:"payload"`
+	// Set on every event a sub-agent causes (R58); unset on the lead's.
+	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1882,7 +2181,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1895,7 +2194,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Event) GetSessionId() string {
@@ -2055,6 +2354,13 @@ func (x *Event) GetInputQueued() *InputQueued {
 	return nil
 }
 
+func (x *Event) GetSubagent() *SubAgentTag {
+	if x != nil {
+		return x.Subagent
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -2145,7 +2451,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2463,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2476,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -2211,7 +2517,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2529,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2542,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -2258,7 +2564,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2576,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2589,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -2323,7 +2629,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2641,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2348,7 +2654,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -2395,7 +2701,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2713,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2726,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -2479,7 +2785,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2797,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2810,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -2552,7 +2858,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2564,7 +2870,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2577,7 +2883,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -2600,7 +2906,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2918,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2931,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -2662,7 +2968,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2980,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2993,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -2750,7 +3056,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +3068,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +3081,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -2803,7 +3109,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +3121,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +3134,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -2910,7 +3216,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2922,7 +3228,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2935,7 +3241,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -3009,7 +3315,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3021,7 +3327,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3034,7 +3340,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -3084,7 +3390,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3096,7 +3402,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3109,7 +3415,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -3136,7 +3442,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3148,7 +3454,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3161,7 +3467,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -3189,7 +3495,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3201,7 +3507,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3214,7 +3520,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -3233,7 +3539,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3245,7 +3551,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3258,7 +3564,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -3281,7 +3587,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3293,7 +3599,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3306,7 +3612,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -3339,7 +3645,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3351,7 +3657,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3364,7 +3670,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -3387,7 +3693,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3399,7 +3705,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3412,7 +3718,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -3452,7 +3758,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3464,7 +3770,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3477,7 +3783,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -3496,7 +3802,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3508,7 +3814,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3521,7 +3827,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -3541,7 +3847,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3553,7 +3859,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3566,7 +3872,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -3585,7 +3891,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3597,7 +3903,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3610,7 +3916,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -3631,7 +3937,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3643,7 +3949,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3656,7 +3962,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -3688,7 +3994,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3700,7 +4006,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3713,7 +4019,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -3754,7 +4060,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3766,7 +4072,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3779,7 +4085,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -3806,7 +4112,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3818,7 +4124,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3831,7 +4137,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -3858,7 +4164,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3870,7 +4176,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3883,7 +4189,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -3917,7 +4223,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3929,7 +4235,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3942,7 +4248,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -4003,7 +4309,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4015,7 +4321,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4028,7 +4334,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -4050,7 +4356,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4062,7 +4368,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4075,7 +4381,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -4109,7 +4415,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4121,7 +4427,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4134,7 +4440,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -4165,7 +4471,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4177,7 +4483,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4190,7 +4496,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -4231,7 +4537,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4243,7 +4549,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4256,7 +4562,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -4291,7 +4597,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4303,7 +4609,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4316,7 +4622,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -4365,7 +4671,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4377,7 +4683,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4390,7 +4696,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -4427,7 +4733,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4439,7 +4745,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4452,7 +4758,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -4494,7 +4800,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4506,7 +4812,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4519,7 +4825,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -4553,7 +4859,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4565,7 +4871,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4578,7 +4884,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -4607,7 +4913,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4619,7 +4925,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4632,7 +4938,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -4670,7 +4976,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4682,7 +4988,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4695,7 +5001,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -4752,7 +5058,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4764,7 +5070,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4777,7 +5083,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -4826,7 +5132,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4838,7 +5144,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4851,7 +5157,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -4923,7 +5229,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4935,7 +5241,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4948,7 +5254,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -4992,7 +5298,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5004,7 +5310,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5017,7 +5323,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -5050,7 +5356,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5062,7 +5368,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5075,7 +5381,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -5096,7 +5402,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5108,7 +5414,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5121,7 +5427,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -5141,7 +5447,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5153,7 +5459,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5166,7 +5472,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -5194,7 +5500,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5206,7 +5512,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5219,7 +5525,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *McpServer) GetName() string {
@@ -5279,7 +5585,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5291,7 +5597,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5304,7 +5610,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *McpTool) GetName() string {
@@ -5351,7 +5657,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
-	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\xa0\x04\n" +
+	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\x9d\x05\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -5363,12 +5669,24 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0ftool_timeout_ms\x18\b \x01(\x05H\x02R\rtoolTimeoutMs\x88\x01\x01\x123\n" +
 	"\x13approval_timeout_ms\x18\t \x01(\x03H\x03R\x11approvalTimeoutMs\x88\x01\x01\x128\n" +
 	"\vmcp_servers\x18\x14 \x03(\v2\x17.luosho.v1.McpServerUseR\n" +
-	"mcpServersB\f\n" +
+	"mcpServers\x121\n" +
+	"\tsubagents\x18( \x03(\v2\x13.luosho.v1.SubAgentR\tsubagents\x121\n" +
+	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01B\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
 	"\x10_tool_timeout_msB\x16\n" +
-	"\x14_approval_timeout_ms\"\xea\x01\n" +
+	"\x14_approval_timeout_msB\x15\n" +
+	"\x13_max_subagent_depth\"l\n" +
+	"\bSubAgent\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
+	"\x05agent\x18\x03 \x01(\v2\x14.luosho.v1.AgentSpecR\x05agent\"d\n" +
+	"\vSubAgentTag\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05depth\x18\x02 \x01(\x05R\x05depth\x12\x12\n" +
+	"\x04path\x18\x03 \x03(\tR\x04path\x12\x17\n" +
+	"\atask_id\x18\x04 \x01(\tR\x06taskId\"\xea\x01\n" +
 	"\fMcpServerUse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
 	"\vallow_tools\x18\x02 \x03(\tR\n" +
@@ -5425,7 +5743,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe0\x05\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd3\x06\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -5451,7 +5769,20 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\aversion\x18\x0e \x01(\x03R\aversion\x12\x15\n" +
 	"\x06run_id\x18\x0f \x01(\tR\x05runId\x124\n" +
 	"\n" +
-	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xf8\x02\n" +
+	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x129\n" +
+	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\x126\n" +
+	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\"\xb5\x02\n" +
+	"\rSubAgentState\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x12\n" +
+	"\x04path\x18\x04 \x03(\tR\x04path\x12\x17\n" +
+	"\atask_id\x18\x05 \x01(\tR\x06taskId\x12.\n" +
+	"\bmessages\x18\x06 \x03(\v2\x12.luosho.v1.MessageR\bmessages\x12\x1d\n" +
+	"\n" +
+	"step_index\x18\a \x01(\x05R\tstepIndex\x12&\n" +
+	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12=\n" +
+	"\vfingerprint\x18\t \x01(\v2\x1b.luosho.v1.AgentFingerprintR\vfingerprint\"\x9d\x03\n" +
 	"\bApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x1d\n" +
@@ -5464,7 +5795,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x84\x02\n" +
+	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
+	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x84\x02\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -5487,7 +5819,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
 	"\n" +
-	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xec\x06\n" +
+	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xa0\a\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -5514,7 +5846,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequested\x125\n" +
 	"\n" +
 	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetry\x12;\n" +
-	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueuedB\t\n" +
+	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueued\x122\n" +
+	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x12.luosho.v1.RunModeR\x04mode\x12\x1d\n" +
@@ -5872,7 +6205,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
@@ -5886,198 +6219,209 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(SubmitOutcome)(0),               // 9: luosho.v1.SubmitOutcome
 	(*ToolSpec)(nil),                 // 10: luosho.v1.ToolSpec
 	(*AgentSpec)(nil),                // 11: luosho.v1.AgentSpec
-	(*McpServerUse)(nil),             // 12: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 13: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 14: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 15: luosho.v1.ToolCall
-	(*Message)(nil),                  // 16: luosho.v1.Message
-	(*Usage)(nil),                    // 17: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 18: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 19: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 20: luosho.v1.Checkpoint
-	(*Approval)(nil),                 // 21: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 22: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 23: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 24: luosho.v1.Event
-	(*RunStart)(nil),                 // 25: luosho.v1.RunStart
-	(*StepStart)(nil),                // 26: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 27: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 28: luosho.v1.ToolCallRequested
-	(*ToolRetry)(nil),                // 29: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 30: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 31: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 32: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 33: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 34: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 35: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 36: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 37: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 38: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 39: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 40: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 41: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 42: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 43: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 44: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 45: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 46: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 47: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 48: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 49: luosho.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),      // 50: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 51: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 52: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 53: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 54: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 55: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 56: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 57: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 58: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 59: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 60: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 61: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 62: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 63: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 64: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 65: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 66: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 67: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 68: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 69: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 70: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 71: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 72: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 73: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 74: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 75: luosho.v1.McpTool
-	nil,                              // 76: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 77: google.protobuf.Timestamp
+	(*SubAgent)(nil),                 // 12: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 13: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 14: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 15: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 16: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 17: luosho.v1.ToolCall
+	(*Message)(nil),                  // 18: luosho.v1.Message
+	(*Usage)(nil),                    // 19: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 20: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 21: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 22: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 23: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 24: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 25: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 26: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 27: luosho.v1.Event
+	(*RunStart)(nil),                 // 28: luosho.v1.RunStart
+	(*StepStart)(nil),                // 29: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 30: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 31: luosho.v1.ToolCallRequested
+	(*ToolRetry)(nil),                // 32: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 33: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 34: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 35: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 36: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 37: luosho.v1.ApprovalRequested
+	(*RunDone)(nil),                  // 38: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 39: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 40: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 41: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 42: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 43: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 44: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 45: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 46: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 47: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 48: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 49: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 50: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 51: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 52: luosho.v1.GetSessionResponse
+	(*ListSessionsRequest)(nil),      // 53: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 54: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 55: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 56: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 57: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 58: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 59: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 60: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 61: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 62: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 63: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 64: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 65: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 66: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 67: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 68: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 69: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 70: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 71: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 72: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 73: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 74: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 75: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 76: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 77: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 78: luosho.v1.McpTool
+	nil,                              // 79: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	(*timestamppb.Timestamp)(nil),    // 80: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	10,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	1,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	12,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	13,  // 3: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	14,  // 4: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
-	4,   // 5: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
-	5,   // 6: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	13,  // 7: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
-	0,   // 8: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	15,  // 9: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	15,  // 10: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	76,  // 11: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	16,  // 12: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	17,  // 13: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	2,   // 14: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	3,   // 15: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	19,  // 16: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	18,  // 17: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	77,  // 18: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	11,  // 19: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	17,  // 20: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	33,  // 21: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	15,  // 22: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	15,  // 23: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	19,  // 24: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	77,  // 25: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	77,  // 26: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 27: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	2,   // 28: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	20,  // 29: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,   // 30: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	3,   // 31: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	77,  // 32: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	33,  // 33: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	77,  // 34: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	25,  // 35: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	26,  // 36: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	27,  // 37: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	28,  // 38: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	30,  // 39: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	31,  // 40: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	35,  // 41: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	33,  // 42: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	32,  // 43: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	34,  // 44: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	29,  // 45: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	38,  // 46: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	6,   // 47: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	19,  // 48: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	16,  // 49: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	17,  // 50: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	15,  // 51: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	7,   // 52: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	21,  // 53: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,   // 54: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,   // 55: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	17,  // 56: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	16,  // 57: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	11,  // 58: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	8,   // 59: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	16,  // 60: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	8,   // 61: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	77,  // 62: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	24,  // 63: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	11,  // 64: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	24,  // 65: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 66: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	20,  // 67: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	37,  // 68: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	2,   // 69: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	23,  // 70: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	11,  // 71: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	24,  // 72: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	21,  // 73: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	22,  // 74: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	16,  // 75: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	61,  // 76: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	60,  // 77: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	20,  // 78: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	66,  // 79: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	67,  // 80: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,   // 81: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,   // 82: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	65,  // 83: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	65,  // 84: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	68,  // 85: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	24,  // 86: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	74,  // 87: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	75,  // 88: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	36,  // 89: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	42,  // 90: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	44,  // 91: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	46,  // 92: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	48,  // 93: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	50,  // 94: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	52,  // 95: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	54,  // 96: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	56,  // 97: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	58,  // 98: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	62,  // 99: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	64,  // 100: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	70,  // 101: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	72,  // 102: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	39,  // 103: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	41,  // 104: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	43,  // 105: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	45,  // 106: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	47,  // 107: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	49,  // 108: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	51,  // 109: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	53,  // 110: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	55,  // 111: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	57,  // 112: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	59,  // 113: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	63,  // 114: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	69,  // 115: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	71,  // 116: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	73,  // 117: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	40,  // 118: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	104, // [104:119] is the sub-list for method output_type
-	89,  // [89:104] is the sub-list for method input_type
-	89,  // [89:89] is the sub-list for extension type_name
-	89,  // [89:89] is the sub-list for extension extendee
-	0,   // [0:89] is the sub-list for field type_name
+	14,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	12,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	11,  // 4: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	15,  // 5: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	16,  // 6: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	4,   // 7: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	5,   // 8: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	15,  // 9: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	0,   // 10: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	17,  // 11: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	17,  // 12: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	79,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	18,  // 14: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	19,  // 15: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	2,   // 16: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 17: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	21,  // 18: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	20,  // 19: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	80,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	11,  // 21: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	19,  // 22: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	36,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	19,  // 24: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	23,  // 25: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	18,  // 26: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	19,  // 27: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	21,  // 28: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	17,  // 29: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	17,  // 30: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	21,  // 31: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	80,  // 32: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	80,  // 33: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	80,  // 34: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	2,   // 35: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	22,  // 36: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,   // 37: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 38: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	80,  // 39: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	36,  // 40: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	80,  // 41: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	28,  // 42: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	29,  // 43: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	30,  // 44: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	31,  // 45: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	33,  // 46: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	34,  // 47: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	38,  // 48: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	36,  // 49: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	35,  // 50: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	37,  // 51: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	32,  // 52: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	41,  // 53: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	13,  // 54: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	6,   // 55: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	21,  // 56: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	18,  // 57: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	19,  // 58: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	17,  // 59: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	7,   // 60: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	24,  // 61: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,   // 62: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,   // 63: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	19,  // 64: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	18,  // 65: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	11,  // 66: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	8,   // 67: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	18,  // 68: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	8,   // 69: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	80,  // 70: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	27,  // 71: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	11,  // 72: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	27,  // 73: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 74: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	22,  // 75: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	40,  // 76: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	2,   // 77: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	26,  // 78: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	11,  // 79: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	27,  // 80: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	24,  // 81: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	25,  // 82: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	18,  // 83: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	64,  // 84: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	63,  // 85: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	22,  // 86: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	69,  // 87: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	70,  // 88: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 89: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 90: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	68,  // 91: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	68,  // 92: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	71,  // 93: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	27,  // 94: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	77,  // 95: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	78,  // 96: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	39,  // 97: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	45,  // 98: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	47,  // 99: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	49,  // 100: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	51,  // 101: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	53,  // 102: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	55,  // 103: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	57,  // 104: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	59,  // 105: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	61,  // 106: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	65,  // 107: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	67,  // 108: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	73,  // 109: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	75,  // 110: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	42,  // 111: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	44,  // 112: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	46,  // 113: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	48,  // 114: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	50,  // 115: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	52,  // 116: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	54,  // 117: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	56,  // 118: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	58,  // 119: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	60,  // 120: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	62,  // 121: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	66,  // 122: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	72,  // 123: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	74,  // 124: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	76,  // 125: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	43,  // 126: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	112, // [112:127] is the sub-list for method output_type
+	97,  // [97:112] is the sub-list for method input_type
+	97,  // [97:97] is the sub-list for extension type_name
+	97,  // [97:97] is the sub-list for extension extendee
+	0,   // [0:97] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -6086,9 +6430,9 @@ func file_luosho_v1_agent_proto_init() {
 		return
 	}
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[17].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -6102,17 +6446,17 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ToolRetry)(nil),
 		(*Event_InputQueued)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[26].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[50].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[59].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[65].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[29].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[53].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[62].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[68].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   67,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -43,6 +43,7 @@ import {
   Role,
   type SessionSummary,
   SubmitOutcome,
+  type SubAgentTag,
   WatchRequest,
 } from "./gen/luosho/v1/agent.js";
 import { IncompleteRunError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
@@ -77,6 +78,19 @@ export interface Agent {
    * McpServerUse: allowTools, timeoutMs, retry, toolOverrides). Their tools are called
    * "<server>__<tool>" and run by the daemon, never by `tools`. */
   mcpServers?: (string | DeepPartial<McpServerUse>)[];
+  /** Sub-agents the lead hands tasks to through the daemon's `task` tool (SEMANTICS.md
+   * R55). Their tools run with the same `tools` as the lead's; a handler sees which
+   * sub-agent asks in `ctx.subagent`. */
+  subagents?: SubAgentDef[];
+  /** How deep the tree of sub-agents may go (default 1); the top-level agent's only. */
+  maxSubagentDepth?: number;
+}
+
+/** A named sub-agent: the lead's model chooses it by `description`. */
+export interface SubAgentDef {
+  name: string;
+  description: string;
+  agent: Agent;
 }
 
 /** A tool.call the daemon runs itself (a tool of one of its MCP servers): the client never
@@ -109,6 +123,8 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
     toolTimeoutMs: agent.toolTimeoutMs,
     approvalTimeoutMs: agent.approvalTimeoutMs,
     mcpServers: (agent.mcpServers ?? []).map((s) => (typeof s === "string" ? { name: s } : s)),
+    subagents: (agent.subagents ?? []).map((s) => ({ name: s.name, description: s.description, agent: agentSpec(s.agent) })),
+    maxSubagentDepth: agent.maxSubagentDepth,
   };
 }
 
@@ -143,6 +159,9 @@ export interface ToolContext {
   step: number;
   /** How long the run waits for the result before recording a timeout. */
   timeoutMs: number;
+  /** The sub-agent that asks (undefined: the lead); its calls' ids are qualified by their
+   * path ("<lead call id>/<its call id>"). */
+  subagent?: SubAgentTag;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -175,6 +194,7 @@ async function runTool(tools: Tools, sessionId: string, event: Event): Promise<T
     toolName: call.name,
     step: requested.step,
     timeoutMs: requested.timeoutMs,
+    subagent: event.subagent,
   };
   let value: unknown;
   try {

@@ -8,7 +8,7 @@ summaries, approvals, history entries, fork and compare responses are returned a
 protos).
 """
 
-from ._agent import Agent, DriftPolicy, Tool
+from ._agent import Agent, DriftPolicy, SubAgent, Tool
 from ._mcp import McpRetry, McpServer, McpToolOverride, is_daemon_call
 from ._async_client import AsyncClient, AsyncRun, AsyncWatch
 from ._errors import (
@@ -37,7 +37,7 @@ from ._requests import UNSET, ToolResultPatch
 from ._result import RunResult, Usage
 from ._retry import NO_RETRY, RetryPolicy, new_request_id
 from ._sync_client import Client, Run, Watch
-from ._tools import ToolContext
+from ._tools import SubagentInfo, ToolContext, subagent_of
 
 __all__ = [
     "NO_RETRY",
@@ -72,6 +72,9 @@ __all__ = [
     "SessionExistsError",
     "ShuttingDownError",
     "StoreFullError",
+    "SubAgent",
+    "SubagentInfo",
+    "subagent_of",
     "Tool",
     "ToolCallNotFoundError",
     "ToolCallNotPendingError",

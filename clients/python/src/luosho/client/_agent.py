@@ -11,7 +11,7 @@ from luosho.v1 import agent_pb2
 
 from ._mcp import McpServer
 
-__all__ = ["Agent", "AgentLike", "DriftPolicy", "Tool", "agent_spec", "dumps"]
+__all__ = ["Agent", "AgentLike", "DriftPolicy", "SubAgent", "Tool", "agent_spec", "dumps"]
 
 DriftPolicy: TypeAlias = Literal["warn", "error", "ignore"]
 
@@ -66,6 +66,11 @@ class Agent:
     approval_timeout_ms: int | None = None
     # Daemon tools: MCP servers of the daemon's configuration (a name or an McpServer).
     mcp_servers: Sequence[McpServer | str] = field(default_factory=tuple)
+    # Sub-agents the lead hands tasks to through the daemon's `task` tool (R55).
+    subagents: Sequence[SubAgent] = field(default_factory=tuple)
+    # How deep the tree of sub-agents may go (None: the daemon's default, 1); read on the
+    # top-level agent only.
+    max_subagent_depth: int | None = None
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -93,7 +98,27 @@ class Agent:
             spec.approval_timeout_ms = self.approval_timeout_ms
         for server in self.mcp_servers:
             spec.mcp_servers.append((McpServer(server) if isinstance(server, str) else server).to_proto())
+        for sub in self.subagents:
+            spec.subagents.append(sub.to_proto())
+        if self.max_subagent_depth is not None:
+            spec.max_subagent_depth = self.max_subagent_depth
         return spec
+
+
+@dataclass(frozen=True)
+class SubAgent:
+    """A named sub-agent (SEMANTICS.md R55): the lead's model reads ``description`` to
+    choose it, and it runs as ``agent`` (its own model, instructions and tools) on the
+    task's prompt alone. Its tools are run by the same ``tools=`` handlers as the lead's;
+    a handler that takes a ``ToolContext`` sees which sub-agent asks (``ctx.subagent``)."""
+
+    name: str
+    description: str
+    agent: Agent | agent_pb2.AgentSpec
+
+    def to_proto(self) -> agent_pb2.SubAgent:
+        spec = self.agent if isinstance(self.agent, agent_pb2.AgentSpec) else self.agent.to_proto()
+        return agent_pb2.SubAgent(name=self.name, description=self.description, agent=spec)
 
 
 AgentLike: TypeAlias = Agent | agent_pb2.AgentSpec

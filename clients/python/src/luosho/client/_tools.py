@@ -20,10 +20,29 @@ from luosho.v1 import agent_pb2
 
 from ._agent import dumps
 
-__all__ = ["ToolBox", "ToolContext", "ToolFunction", "ToolOutcome", "ToolsLike"]
+__all__ = ["SubagentInfo", "ToolBox", "ToolContext", "ToolFunction", "ToolOutcome", "ToolsLike", "subagent_of"]
 
 ToolFunction: TypeAlias = Callable[..., Any]
 ToolsLike: TypeAlias = Mapping[str, ToolFunction]
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentInfo:
+    """Which sub-agent caused an event (R58): its name, depth (1 = a sub-agent of the
+    lead), the names from the lead's sub-agent down to it, and its task id."""
+
+    name: str
+    depth: int
+    path: tuple[str, ...]
+    task_id: str
+
+
+def subagent_of(event: agent_pb2.Event) -> SubagentInfo | None:
+    """The sub-agent an event comes from, ``None`` for the lead's own events."""
+    if not event.HasField("subagent"):
+        return None
+    t = event.subagent
+    return SubagentInfo(t.name, t.depth, tuple(t.path), t.task_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +56,9 @@ class ToolContext:
     step: int = 0
     # How long the run waits for the result before recording a timeout.
     timeout_ms: int = 0
+    # The sub-agent that asks (None: the lead). Its calls' ids are qualified by their
+    # path ("<lead call id>/<its call id>"), and stay stable across re-runs too.
+    subagent: SubagentInfo | None = None
 
 
 class ToolOutcome(NamedTuple):
@@ -120,6 +142,7 @@ class ToolBox:
             tool_name=call.name,
             step=request.step,
             timeout_ms=request.timeout_ms,
+            subagent=subagent_of(event),
         )
         return entry, (args, ctx)
 

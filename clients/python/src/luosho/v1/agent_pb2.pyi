@@ -133,7 +133,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -144,6 +144,8 @@ class AgentSpec(_message.Message):
     TOOL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     MCP_SERVERS_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_SUBAGENT_DEPTH_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
@@ -154,7 +156,31 @@ class AgentSpec(_message.Message):
     tool_timeout_ms: int
     approval_timeout_ms: int
     mcp_servers: _containers.RepeatedCompositeFieldContainer[McpServerUse]
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ...) -> None: ...
+    subagents: _containers.RepeatedCompositeFieldContainer[SubAgent]
+    max_subagent_depth: int
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ...) -> None: ...
+
+class SubAgent(_message.Message):
+    __slots__ = ("name", "description", "agent")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    agent: AgentSpec
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ...) -> None: ...
+
+class SubAgentTag(_message.Message):
+    __slots__ = ("name", "depth", "path", "task_id")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    depth: int
+    path: _containers.RepeatedScalarFieldContainer[str]
+    task_id: str
+    def __init__(self, name: _Optional[str] = ..., depth: _Optional[int] = ..., path: _Optional[_Iterable[str]] = ..., task_id: _Optional[str] = ...) -> None: ...
 
 class McpServerUse(_message.Message):
     __slots__ = ("name", "allow_tools", "timeout_ms", "retry", "tool_overrides")
@@ -266,7 +292,7 @@ class AgentFingerprint(_message.Message):
     def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift")
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -283,6 +309,8 @@ class Checkpoint(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_DRIFT_FIELD_NUMBER: _ClassVar[int]
+    DELEGATED_USAGE_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     step_index: int
@@ -299,10 +327,34 @@ class Checkpoint(_message.Message):
     version: int
     run_id: str
     last_drift: AgentDrift
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
+    delegated_usage: Usage
+    subagents: _containers.RepeatedCompositeFieldContainer[SubAgentState]
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ...) -> None: ...
+
+class SubAgentState(_message.Message):
+    __slots__ = ("call_id", "name", "depth", "path", "task_id", "messages", "step_index", "usage", "fingerprint")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    name: str
+    depth: int
+    path: _containers.RepeatedScalarFieldContainer[str]
+    task_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    step_index: int
+    usage: Usage
+    fingerprint: AgentFingerprint
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., depth: _Optional[int] = ..., path: _Optional[_Iterable[str]] = ..., task_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ...) -> None: ...
 
 class Approval(_message.Message):
-    __slots__ = ("approval_id", "session_id", "tool_call", "remaining", "step", "fingerprint", "created_at", "expires_at")
+    __slots__ = ("approval_id", "session_id", "tool_call", "remaining", "step", "fingerprint", "created_at", "expires_at", "subagent_path")
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
@@ -311,6 +363,7 @@ class Approval(_message.Message):
     FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_PATH_FIELD_NUMBER: _ClassVar[int]
     approval_id: str
     session_id: str
     tool_call: ToolCall
@@ -319,7 +372,8 @@ class Approval(_message.Message):
     fingerprint: AgentFingerprint
     created_at: _timestamp_pb2.Timestamp
     expires_at: _timestamp_pb2.Timestamp
-    def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    subagent_path: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., subagent_path: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
     __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint")
@@ -358,7 +412,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "subagent")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -377,6 +431,7 @@ class Event(_message.Message):
     APPROVAL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     TOOL_RETRY_FIELD_NUMBER: _ClassVar[int]
     INPUT_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
     seq: int
@@ -395,7 +450,8 @@ class Event(_message.Message):
     approval_requested: ApprovalRequested
     tool_retry: ToolRetry
     input_queued: InputQueued
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ...) -> None: ...
+    subagent: SubAgentTag
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")

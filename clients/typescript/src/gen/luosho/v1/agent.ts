@@ -570,6 +570,37 @@ export interface AgentSpec {
    * name. Their tools join `tools` as "<server>__<tool>"; the daemon runs them.
    */
   mcpServers: McpServerUse[];
+  /**
+   * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+   * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+   */
+  subagents: SubAgent[];
+  /**
+   * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+   * delegate further). Read on the top-level agent only; at most the daemon's limit.
+   */
+  maxSubagentDepth?: number | undefined;
+}
+
+/** A sub-agent the lead may delegate to (R55). */
+export interface SubAgent {
+  /** A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool. */
+  name: string;
+  /** Required: the line the lead's model reads to choose it. */
+  description: string;
+  /** The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents. */
+  agent: AgentSpec | undefined;
+}
+
+/** Which sub-agent an event comes from (R58); unset on the lead's own events. */
+export interface SubAgentTag {
+  name: string;
+  /** 1 for the lead's sub-agents, 2 for theirs, … */
+  depth: number;
+  /** Sub-agent names, outermost first (e.g. ["researcher", "helper"]). */
+  path: string[];
+  /** The task's id ("task_K"), as in the `task` result's footer. */
+  taskId: string;
 }
 
 /** An MCP server of the daemon's configuration ([mcp_servers.NAME]) that the agent uses. */
@@ -701,7 +732,35 @@ export interface Checkpoint {
    * was made by a different agent and went on (on_agent_drift WARN): the agent's diff.
    * Unset when it was the same agent, and on checkpoints saved before this field existed.
    */
-  lastDrift: AgentDrift | undefined;
+  lastDrift:
+    | AgentDrift
+    | undefined;
+  /** Usage of the sub-agents' model calls in this run, also counted in `usage` (R56). */
+  delegatedUsage:
+    | Usage
+    | undefined;
+  /**
+   * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+   * first. A finished task leaves it in the save that records its result.
+   */
+  subagents: SubAgentState[];
+}
+
+/** The nested state of one unfinished sub-agent (R59). */
+export interface SubAgentState {
+  /** The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0"). */
+  callId: string;
+  name: string;
+  depth: number;
+  /** Sub-agent names, outermost first. */
+  path: string[];
+  taskId: string;
+  /** Its own transcript: its instructions, the task's prompt, its turns and results. */
+  messages: Message[];
+  /** Model calls it made so far. */
+  stepIndex: number;
+  usage: Usage | undefined;
+  fingerprint: AgentFingerprint | undefined;
 }
 
 /** A pending approval (SEMANTICS.md R27–R28). */
@@ -721,7 +780,11 @@ export interface Approval {
     | Date
     | undefined;
   /** Unset: never expires. */
-  expiresAt: Date | undefined;
+  expiresAt:
+    | Date
+    | undefined;
+  /** The sub-agent whose call is gated, outermost first (R60); empty for the lead's own. */
+  subagentPath: string[];
 }
 
 /** One saved checkpoint of a session's history. */
@@ -776,7 +839,11 @@ export interface Event {
   textDelta?: TextDelta | undefined;
   approvalRequested?: ApprovalRequested | undefined;
   toolRetry?: ToolRetry | undefined;
-  inputQueued?: InputQueued | undefined;
+  inputQueued?:
+    | InputQueued
+    | undefined;
+  /** Set on every event a sub-agent causes (R58); unset on the lead's. */
+  subagent: SubAgentTag | undefined;
 }
 
 /** type "run.start" */
@@ -1365,6 +1432,8 @@ function createBaseAgentSpec(): AgentSpec {
     toolTimeoutMs: undefined,
     approvalTimeoutMs: undefined,
     mcpServers: [],
+    subagents: [],
+    maxSubagentDepth: undefined,
   };
 }
 
@@ -1399,6 +1468,12 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     for (const v of message.mcpServers) {
       McpServerUse.encode(v!, writer.uint32(162).fork()).join();
+    }
+    for (const v of message.subagents) {
+      SubAgent.encode(v!, writer.uint32(322).fork()).join();
+    }
+    if (message.maxSubagentDepth !== undefined) {
+      writer.uint32(328).int32(message.maxSubagentDepth);
     }
     return writer;
   },
@@ -1496,6 +1571,22 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.mcpServers.push(McpServerUse.decode(reader, reader.uint32()));
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.subagents.push(SubAgent.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 41: {
+            if (tag !== 328) {
+              break;
+            }
+
+            message.maxSubagentDepth = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1548,6 +1639,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         : globalThis.Array.isArray(object?.mcp_servers)
         ? object.mcp_servers.map((e: any) => McpServerUse.fromJSON(e))
         : [],
+      subagents: globalThis.Array.isArray(object?.subagents)
+        ? object.subagents.map((e: any) => SubAgent.fromJSON(e))
+        : [],
+      maxSubagentDepth: isSet(object.maxSubagentDepth)
+        ? globalThis.Number(object.maxSubagentDepth)
+        : isSet(object.max_subagent_depth)
+        ? globalThis.Number(object.max_subagent_depth)
+        : undefined,
     };
   },
 
@@ -1583,6 +1682,12 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.mcpServers?.length) {
       obj.mcpServers = message.mcpServers.map((e) => McpServerUse.toJSON(e));
     }
+    if (message.subagents?.length) {
+      obj.subagents = message.subagents.map((e) => SubAgent.toJSON(e));
+    }
+    if (message.maxSubagentDepth !== undefined) {
+      obj.maxSubagentDepth = Math.round(message.maxSubagentDepth);
+    }
     return obj;
   },
 
@@ -1601,6 +1706,232 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.toolTimeoutMs = object.toolTimeoutMs ?? undefined;
     message.approvalTimeoutMs = object.approvalTimeoutMs ?? undefined;
     message.mcpServers = object.mcpServers?.map((e) => McpServerUse.fromPartial(e)) || [];
+    message.subagents = object.subagents?.map((e) => SubAgent.fromPartial(e)) || [];
+    message.maxSubagentDepth = object.maxSubagentDepth ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSubAgent(): SubAgent {
+  return { name: "", description: "", agent: undefined };
+}
+
+export const SubAgent: MessageFns<SubAgent> = {
+  encode(message: SubAgent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.agent !== undefined) {
+      AgentSpec.encode(message.agent, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubAgent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubAgent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agent = AgentSpec.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubAgent {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      agent: isSet(object.agent) ? AgentSpec.fromJSON(object.agent) : undefined,
+    };
+  },
+
+  toJSON(message: SubAgent): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.agent !== undefined) {
+      obj.agent = AgentSpec.toJSON(message.agent);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubAgent>, I>>(base?: I): SubAgent {
+    return SubAgent.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubAgent>, I>>(object: I): SubAgent {
+    const message = createBaseSubAgent();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.agent = (object.agent !== undefined && object.agent !== null)
+      ? AgentSpec.fromPartial(object.agent)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSubAgentTag(): SubAgentTag {
+  return { name: "", depth: 0, path: [], taskId: "" };
+}
+
+export const SubAgentTag: MessageFns<SubAgentTag> = {
+  encode(message: SubAgentTag, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.depth !== 0) {
+      writer.uint32(16).int32(message.depth);
+    }
+    for (const v of message.path) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(34).string(message.taskId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubAgentTag {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubAgentTag();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.depth = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.path.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubAgentTag {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      depth: isSet(object.depth) ? globalThis.Number(object.depth) : 0,
+      path: globalThis.Array.isArray(object?.path) ? object.path.map((e: any) => globalThis.String(e)) : [],
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SubAgentTag): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.depth !== 0) {
+      obj.depth = Math.round(message.depth);
+    }
+    if (message.path?.length) {
+      obj.path = message.path;
+    }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubAgentTag>, I>>(base?: I): SubAgentTag {
+    return SubAgentTag.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubAgentTag>, I>>(object: I): SubAgentTag {
+    const message = createBaseSubAgentTag();
+    message.name = object.name ?? "";
+    message.depth = object.depth ?? 0;
+    message.path = object.path?.map((e) => e) || [];
+    message.taskId = object.taskId ?? "";
     return message;
   },
 };
@@ -2837,6 +3168,8 @@ function createBaseCheckpoint(): Checkpoint {
     version: 0,
     runId: "",
     lastDrift: undefined,
+    delegatedUsage: undefined,
+    subagents: [],
   };
 }
 
@@ -2889,6 +3222,12 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     if (message.lastDrift !== undefined) {
       AgentDrift.encode(message.lastDrift, writer.uint32(130).fork()).join();
+    }
+    if (message.delegatedUsage !== undefined) {
+      Usage.encode(message.delegatedUsage, writer.uint32(322).fork()).join();
+    }
+    for (const v of message.subagents) {
+      SubAgentState.encode(v!, writer.uint32(330).fork()).join();
     }
     return writer;
   },
@@ -3034,6 +3373,22 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.lastDrift = AgentDrift.decode(reader, reader.uint32());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.delegatedUsage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.subagents.push(SubAgentState.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3104,6 +3459,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         : isSet(object.last_drift)
         ? AgentDrift.fromJSON(object.last_drift)
         : undefined,
+      delegatedUsage: isSet(object.delegatedUsage)
+        ? Usage.fromJSON(object.delegatedUsage)
+        : isSet(object.delegated_usage)
+        ? Usage.fromJSON(object.delegated_usage)
+        : undefined,
+      subagents: globalThis.Array.isArray(object?.subagents)
+        ? object.subagents.map((e: any) => SubAgentState.fromJSON(e))
+        : [],
     };
   },
 
@@ -3157,6 +3520,12 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.lastDrift !== undefined) {
       obj.lastDrift = AgentDrift.toJSON(message.lastDrift);
     }
+    if (message.delegatedUsage !== undefined) {
+      obj.delegatedUsage = Usage.toJSON(message.delegatedUsage);
+    }
+    if (message.subagents?.length) {
+      obj.subagents = message.subagents.map((e) => SubAgentState.toJSON(e));
+    }
     return obj;
   },
 
@@ -3189,6 +3558,231 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     message.lastDrift = (object.lastDrift !== undefined && object.lastDrift !== null)
       ? AgentDrift.fromPartial(object.lastDrift)
       : undefined;
+    message.delegatedUsage = (object.delegatedUsage !== undefined && object.delegatedUsage !== null)
+      ? Usage.fromPartial(object.delegatedUsage)
+      : undefined;
+    message.subagents = object.subagents?.map((e) => SubAgentState.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSubAgentState(): SubAgentState {
+  return {
+    callId: "",
+    name: "",
+    depth: 0,
+    path: [],
+    taskId: "",
+    messages: [],
+    stepIndex: 0,
+    usage: undefined,
+    fingerprint: undefined,
+  };
+}
+
+export const SubAgentState: MessageFns<SubAgentState> = {
+  encode(message: SubAgentState, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.depth !== 0) {
+      writer.uint32(24).int32(message.depth);
+    }
+    for (const v of message.path) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(42).string(message.taskId);
+    }
+    for (const v of message.messages) {
+      Message.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.stepIndex !== 0) {
+      writer.uint32(56).int32(message.stepIndex);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(66).fork()).join();
+    }
+    if (message.fingerprint !== undefined) {
+      AgentFingerprint.encode(message.fingerprint, writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubAgentState {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubAgentState();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.depth = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.path.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.messages.push(Message.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.stepIndex = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.fingerprint = AgentFingerprint.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubAgentState {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      depth: isSet(object.depth) ? globalThis.Number(object.depth) : 0,
+      path: globalThis.Array.isArray(object?.path) ? object.path.map((e: any) => globalThis.String(e)) : [],
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      messages: globalThis.Array.isArray(object?.messages) ? object.messages.map((e: any) => Message.fromJSON(e)) : [],
+      stepIndex: isSet(object.stepIndex)
+        ? globalThis.Number(object.stepIndex)
+        : isSet(object.step_index)
+        ? globalThis.Number(object.step_index)
+        : 0,
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      fingerprint: isSet(object.fingerprint) ? AgentFingerprint.fromJSON(object.fingerprint) : undefined,
+    };
+  },
+
+  toJSON(message: SubAgentState): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.depth !== 0) {
+      obj.depth = Math.round(message.depth);
+    }
+    if (message.path?.length) {
+      obj.path = message.path;
+    }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => Message.toJSON(e));
+    }
+    if (message.stepIndex !== 0) {
+      obj.stepIndex = Math.round(message.stepIndex);
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.fingerprint !== undefined) {
+      obj.fingerprint = AgentFingerprint.toJSON(message.fingerprint);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubAgentState>, I>>(base?: I): SubAgentState {
+    return SubAgentState.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubAgentState>, I>>(object: I): SubAgentState {
+    const message = createBaseSubAgentState();
+    message.callId = object.callId ?? "";
+    message.name = object.name ?? "";
+    message.depth = object.depth ?? 0;
+    message.path = object.path?.map((e) => e) || [];
+    message.taskId = object.taskId ?? "";
+    message.messages = object.messages?.map((e) => Message.fromPartial(e)) || [];
+    message.stepIndex = object.stepIndex ?? 0;
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.fingerprint = (object.fingerprint !== undefined && object.fingerprint !== null)
+      ? AgentFingerprint.fromPartial(object.fingerprint)
+      : undefined;
     return message;
   },
 };
@@ -3203,6 +3797,7 @@ function createBaseApproval(): Approval {
     fingerprint: undefined,
     createdAt: undefined,
     expiresAt: undefined,
+    subagentPath: [],
   };
 }
 
@@ -3231,6 +3826,9 @@ export const Approval: MessageFns<Approval> = {
     }
     if (message.expiresAt !== undefined) {
       Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(66).fork()).join();
+    }
+    for (const v of message.subagentPath) {
+      writer.uint32(322).string(v!);
     }
     return writer;
   },
@@ -3312,6 +3910,14 @@ export const Approval: MessageFns<Approval> = {
             message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.subagentPath.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3356,6 +3962,11 @@ export const Approval: MessageFns<Approval> = {
         : isSet(object.expires_at)
         ? fromJsonTimestamp(object.expires_at)
         : undefined,
+      subagentPath: globalThis.Array.isArray(object?.subagentPath)
+        ? object.subagentPath.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subagent_path)
+        ? object.subagent_path.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -3385,6 +3996,9 @@ export const Approval: MessageFns<Approval> = {
     if (message.expiresAt !== undefined) {
       obj.expiresAt = message.expiresAt.toISOString();
     }
+    if (message.subagentPath?.length) {
+      obj.subagentPath = message.subagentPath;
+    }
     return obj;
   },
 
@@ -3405,6 +4019,7 @@ export const Approval: MessageFns<Approval> = {
       : undefined;
     message.createdAt = object.createdAt ?? undefined;
     message.expiresAt = object.expiresAt ?? undefined;
+    message.subagentPath = object.subagentPath?.map((e) => e) || [];
     return message;
   },
 };
@@ -3808,6 +4423,7 @@ function createBaseEvent(): Event {
     approvalRequested: undefined,
     toolRetry: undefined,
     inputQueued: undefined,
+    subagent: undefined,
   };
 }
 
@@ -3866,6 +4482,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.inputQueued !== undefined) {
       InputQueued.encode(message.inputQueued, writer.uint32(250).fork()).join();
+    }
+    if (message.subagent !== undefined) {
+      SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -4027,6 +4646,14 @@ export const Event: MessageFns<Event> = {
             message.inputQueued = InputQueued.decode(reader, reader.uint32());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.subagent = SubAgentTag.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4115,6 +4742,7 @@ export const Event: MessageFns<Event> = {
         : isSet(object.input_queued)
         ? InputQueued.fromJSON(object.input_queued)
         : undefined,
+      subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
 
@@ -4174,6 +4802,9 @@ export const Event: MessageFns<Event> = {
     if (message.inputQueued !== undefined) {
       obj.inputQueued = InputQueued.toJSON(message.inputQueued);
     }
+    if (message.subagent !== undefined) {
+      obj.subagent = SubAgentTag.toJSON(message.subagent);
+    }
     return obj;
   },
 
@@ -4223,6 +4854,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.inputQueued = (object.inputQueued !== undefined && object.inputQueued !== null)
       ? InputQueued.fromPartial(object.inputQueued)
+      : undefined;
+    message.subagent = (object.subagent !== undefined && object.subagent !== null)
+      ? SubAgentTag.fromPartial(object.subagent)
       : undefined;
     return message;
   },

@@ -2788,6 +2788,76 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
      */
     luosho.v1.Agent.McpServerUseOrBuilder getMcpServersOrBuilder(
         int index);
+
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    java.util.List<luosho.v1.Agent.SubAgent> 
+        getSubagentsList();
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    luosho.v1.Agent.SubAgent getSubagents(int index);
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    int getSubagentsCount();
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.SubAgentOrBuilder> 
+        getSubagentsOrBuilderList();
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    luosho.v1.Agent.SubAgentOrBuilder getSubagentsOrBuilder(
+        int index);
+
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return Whether the maxSubagentDepth field is set.
+     */
+    boolean hasMaxSubagentDepth();
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return The maxSubagentDepth.
+     */
+    int getMaxSubagentDepth();
   }
   /**
    * <pre>
@@ -2821,6 +2891,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       onAgentDrift_ = 0;
       modelSettingsJson_ = "";
       mcpServers_ = java.util.Collections.emptyList();
+      subagents_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -3216,6 +3287,101 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       return mcpServers_.get(index);
     }
 
+    public static final int SUBAGENTS_FIELD_NUMBER = 40;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.SubAgent> subagents_;
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.SubAgent> getSubagentsList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.SubAgentOrBuilder> 
+        getSubagentsOrBuilderList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public int getSubagentsCount() {
+      return subagents_.size();
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgent getSubagents(int index) {
+      return subagents_.get(index);
+    }
+    /**
+     * <pre>
+     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentOrBuilder getSubagentsOrBuilder(
+        int index) {
+      return subagents_.get(index);
+    }
+
+    public static final int MAX_SUBAGENT_DEPTH_FIELD_NUMBER = 41;
+    private int maxSubagentDepth_ = 0;
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return Whether the maxSubagentDepth field is set.
+     */
+    @java.lang.Override
+    public boolean hasMaxSubagentDepth() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+     * delegate further). Read on the top-level agent only; at most the daemon's limit.
+     * </pre>
+     *
+     * <code>optional int32 max_subagent_depth = 41;</code>
+     * @return The maxSubagentDepth.
+     */
+    @java.lang.Override
+    public int getMaxSubagentDepth() {
+      return maxSubagentDepth_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -3259,6 +3425,12 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       for (int i = 0; i < mcpServers_.size(); i++) {
         output.writeMessage(20, mcpServers_.get(i));
+      }
+      for (int i = 0; i < subagents_.size(); i++) {
+        output.writeMessage(40, subagents_.get(i));
+      }
+      if (((bitField0_ & 0x00000010) != 0)) {
+        output.writeInt32(41, maxSubagentDepth_);
       }
       getUnknownFields().writeTo(output);
     }
@@ -3311,6 +3483,19 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
             }
             size += 2 * count;
           }
+
+          {
+            final int count = subagents_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(subagents_.get(i));
+            }
+            size += 2 * count;
+          }
+      if (((bitField0_ & 0x00000010) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(41, maxSubagentDepth_);
+      }
       return size;
     }
     @java.lang.Override
@@ -3366,6 +3551,13 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       if (!getMcpServersList()
           .equals(other.getMcpServersList())) return false;
+      if (!getSubagentsList()
+          .equals(other.getSubagentsList())) return false;
+      if (hasMaxSubagentDepth() != other.hasMaxSubagentDepth()) return false;
+      if (hasMaxSubagentDepth()) {
+        if (getMaxSubagentDepth()
+            != other.getMaxSubagentDepth()) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -3409,6 +3601,14 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       if (getMcpServersCount() > 0) {
         hash = (37 * hash) + MCP_SERVERS_FIELD_NUMBER;
         hash = (53 * hash) + getMcpServersList().hashCode();
+      }
+      if (getSubagentsCount() > 0) {
+        hash = (37 * hash) + SUBAGENTS_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagentsList().hashCode();
+      }
+      if (hasMaxSubagentDepth()) {
+        hash = (37 * hash) + MAX_SUBAGENT_DEPTH_FIELD_NUMBER;
+        hash = (53 * hash) + getMaxSubagentDepth();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -3567,6 +3767,14 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
           mcpServersBuilder_.clear();
         }
         bitField0_ = (bitField0_ & ~0x00000200);
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+        } else {
+          subagents_ = null;
+          subagentsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000400);
+        maxSubagentDepth_ = 0;
         return this;
       }
 
@@ -3618,6 +3826,15 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         } else {
           result.mcpServers_ = mcpServersBuilder_.build();
         }
+        if (subagentsBuilder_ == null) {
+          if (((bitField0_ & 0x00000400) != 0)) {
+            subagents_ = java.util.Collections.unmodifiableList(subagents_);
+            bitField0_ = (bitField0_ & ~0x00000400);
+          }
+          result.subagents_ = subagents_;
+        } else {
+          result.subagents_ = subagentsBuilder_.build();
+        }
       }
 
       private void buildPartial0(luosho.v1.Agent.AgentSpec result) {
@@ -3650,6 +3867,10 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         if (((from_bitField0_ & 0x00000100) != 0)) {
           result.approvalTimeoutMs_ = approvalTimeoutMs_;
           to_bitField0_ |= 0x00000008;
+        }
+        if (((from_bitField0_ & 0x00000800) != 0)) {
+          result.maxSubagentDepth_ = maxSubagentDepth_;
+          to_bitField0_ |= 0x00000010;
         }
         result.bitField0_ |= to_bitField0_;
       }
@@ -3748,6 +3969,35 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
             }
           }
         }
+        if (subagentsBuilder_ == null) {
+          if (!other.subagents_.isEmpty()) {
+            if (subagents_.isEmpty()) {
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00000400);
+            } else {
+              ensureSubagentsIsMutable();
+              subagents_.addAll(other.subagents_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.subagents_.isEmpty()) {
+            if (subagentsBuilder_.isEmpty()) {
+              subagentsBuilder_.dispose();
+              subagentsBuilder_ = null;
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00000400);
+              subagentsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetSubagentsFieldBuilder() : null;
+            } else {
+              subagentsBuilder_.addAllMessages(other.subagents_);
+            }
+          }
+        }
+        if (other.hasMaxSubagentDepth()) {
+          setMaxSubagentDepth(other.getMaxSubagentDepth());
+        }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
         return this;
@@ -3840,6 +4090,24 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
                 }
                 break;
               } // case 162
+              case 322: {
+                luosho.v1.Agent.SubAgent m =
+                    input.readMessage(
+                        luosho.v1.Agent.SubAgent.parser(),
+                        extensionRegistry);
+                if (subagentsBuilder_ == null) {
+                  ensureSubagentsIsMutable();
+                  subagents_.add(m);
+                } else {
+                  subagentsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 322
+              case 328: {
+                maxSubagentDepth_ = input.readInt32();
+                bitField0_ |= 0x00000800;
+                break;
+              } // case 328
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -4979,6 +5247,396 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         return mcpServersBuilder_;
       }
 
+      private java.util.List<luosho.v1.Agent.SubAgent> subagents_ =
+        java.util.Collections.emptyList();
+      private void ensureSubagentsIsMutable() {
+        if (!((bitField0_ & 0x00000400) != 0)) {
+          subagents_ = new java.util.ArrayList<luosho.v1.Agent.SubAgent>(subagents_);
+          bitField0_ |= 0x00000400;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgent, luosho.v1.Agent.SubAgent.Builder, luosho.v1.Agent.SubAgentOrBuilder> subagentsBuilder_;
+
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgent> getSubagentsList() {
+        if (subagentsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(subagents_);
+        } else {
+          return subagentsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public int getSubagentsCount() {
+        if (subagentsBuilder_ == null) {
+          return subagents_.size();
+        } else {
+          return subagentsBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent getSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);
+        } else {
+          return subagentsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgent value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.set(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgent.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(luosho.v1.Agent.SubAgent value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgent value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(
+          luosho.v1.Agent.SubAgent.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgent.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder addAllSubagents(
+          java.lang.Iterable<? extends luosho.v1.Agent.SubAgent> values) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, subagents_);
+          onChanged();
+        } else {
+          subagentsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder clearSubagents() {
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000400);
+          onChanged();
+        } else {
+          subagentsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public Builder removeSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.remove(index);
+          onChanged();
+        } else {
+          subagentsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent.Builder getSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgentOrBuilder getSubagentsOrBuilder(
+          int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);  } else {
+          return subagentsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.SubAgentOrBuilder> 
+           getSubagentsOrBuilderList() {
+        if (subagentsBuilder_ != null) {
+          return subagentsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(subagents_);
+        }
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent.Builder addSubagentsBuilder() {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            luosho.v1.Agent.SubAgent.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgent.Builder addSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.SubAgent.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgent subagents = 40;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgent.Builder> 
+           getSubagentsBuilderList() {
+        return internalGetSubagentsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgent, luosho.v1.Agent.SubAgent.Builder, luosho.v1.Agent.SubAgentOrBuilder> 
+          internalGetSubagentsFieldBuilder() {
+        if (subagentsBuilder_ == null) {
+          subagentsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.SubAgent, luosho.v1.Agent.SubAgent.Builder, luosho.v1.Agent.SubAgentOrBuilder>(
+                  subagents_,
+                  ((bitField0_ & 0x00000400) != 0),
+                  getParentForChildren(),
+                  isClean());
+          subagents_ = null;
+        }
+        return subagentsBuilder_;
+      }
+
+      private int maxSubagentDepth_ ;
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @return Whether the maxSubagentDepth field is set.
+       */
+      @java.lang.Override
+      public boolean hasMaxSubagentDepth() {
+        return ((bitField0_ & 0x00000800) != 0);
+      }
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @return The maxSubagentDepth.
+       */
+      @java.lang.Override
+      public int getMaxSubagentDepth() {
+        return maxSubagentDepth_;
+      }
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @param value The maxSubagentDepth to set.
+       * @return This builder for chaining.
+       */
+      public Builder setMaxSubagentDepth(int value) {
+
+        maxSubagentDepth_ = value;
+        bitField0_ |= 0x00000800;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
+       * delegate further). Read on the top-level agent only; at most the daemon's limit.
+       * </pre>
+       *
+       * <code>optional int32 max_subagent_depth = 41;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearMaxSubagentDepth() {
+        bitField0_ = (bitField0_ & ~0x00000800);
+        maxSubagentDepth_ = 0;
+        onChanged();
+        return this;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)
     }
 
@@ -5025,6 +5683,2105 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
 
     @java.lang.Override
     public luosho.v1.Agent.AgentSpec getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface SubAgentOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.SubAgent)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    java.lang.String getDescription();
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    com.google.protobuf.ByteString
+        getDescriptionBytes();
+
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return Whether the agent field is set.
+     */
+    boolean hasAgent();
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return The agent.
+     */
+    luosho.v1.Agent.AgentSpec getAgent();
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     */
+    luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder();
+  }
+  /**
+   * <pre>
+   * A sub-agent the lead may delegate to (R55).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.SubAgent}
+   */
+  public static final class SubAgent extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.SubAgent)
+      SubAgentOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "SubAgent");
+    }
+    // Use SubAgent.newBuilder() to construct.
+    private SubAgent(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private SubAgent() {
+      name_ = "";
+      description_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.SubAgent.class, luosho.v1.Agent.SubAgent.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+     * </pre>
+     *
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DESCRIPTION_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object description_ = "";
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The description.
+     */
+    @java.lang.Override
+    public java.lang.String getDescription() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        description_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Required: the line the lead's model reads to choose it.
+     * </pre>
+     *
+     * <code>string description = 2;</code>
+     * @return The bytes for description.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getDescriptionBytes() {
+      java.lang.Object ref = description_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        description_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int AGENT_FIELD_NUMBER = 3;
+    private luosho.v1.Agent.AgentSpec agent_;
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return Whether the agent field is set.
+     */
+    @java.lang.Override
+    public boolean hasAgent() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     * @return The agent.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentSpec getAgent() {
+      return agent_ == null ? luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+    }
+    /**
+     * <pre>
+     * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+     * </pre>
+     *
+     * <code>.luosho.v1.AgentSpec agent = 3;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder() {
+      return agent_ == null ? luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, description_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(3, getAgent());
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(description_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, description_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(3, getAgent());
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.SubAgent)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.SubAgent other = (luosho.v1.Agent.SubAgent) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (!getDescription()
+          .equals(other.getDescription())) return false;
+      if (hasAgent() != other.hasAgent()) return false;
+      if (hasAgent()) {
+        if (!getAgent()
+            .equals(other.getAgent())) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DESCRIPTION_FIELD_NUMBER;
+      hash = (53 * hash) + getDescription().hashCode();
+      if (hasAgent()) {
+        hash = (37 * hash) + AGENT_FIELD_NUMBER;
+        hash = (53 * hash) + getAgent().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.SubAgent parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.SubAgent parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgent parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.SubAgent prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * A sub-agent the lead may delegate to (R55).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.SubAgent}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.SubAgent)
+        luosho.v1.Agent.SubAgentOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.SubAgent.class, luosho.v1.Agent.SubAgent.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.SubAgent.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetAgentFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        description_ = "";
+        agent_ = null;
+        if (agentBuilder_ != null) {
+          agentBuilder_.dispose();
+          agentBuilder_ = null;
+        }
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgent_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgent getDefaultInstanceForType() {
+        return luosho.v1.Agent.SubAgent.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgent build() {
+        luosho.v1.Agent.SubAgent result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgent buildPartial() {
+        luosho.v1.Agent.SubAgent result = new luosho.v1.Agent.SubAgent(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.SubAgent result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.description_ = description_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.agent_ = agentBuilder_ == null
+              ? agent_
+              : agentBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.SubAgent) {
+          return mergeFrom((luosho.v1.Agent.SubAgent)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.SubAgent other) {
+        if (other == luosho.v1.Agent.SubAgent.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getDescription().isEmpty()) {
+          description_ = other.description_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (other.hasAgent()) {
+          mergeAgent(other.getAgent());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                description_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                input.readMessage(
+                    internalGetAgentFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A valid id ([A-Za-z0-9_-], 1..64): the `agent` argument of the `task` tool.
+       * </pre>
+       *
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object description_ = "";
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @return The description.
+       */
+      public java.lang.String getDescription() {
+        java.lang.Object ref = description_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          description_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @return The bytes for description.
+       */
+      public com.google.protobuf.ByteString
+          getDescriptionBytes() {
+        java.lang.Object ref = description_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          description_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @param value The description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescription(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDescription() {
+        description_ = getDefaultInstance().getDescription();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Required: the line the lead's model reads to choose it.
+       * </pre>
+       *
+       * <code>string description = 2;</code>
+       * @param value The bytes for description to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDescriptionBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        description_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private luosho.v1.Agent.AgentSpec agent_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentSpec, luosho.v1.Agent.AgentSpec.Builder, luosho.v1.Agent.AgentSpecOrBuilder> agentBuilder_;
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       * @return Whether the agent field is set.
+       */
+      public boolean hasAgent() {
+        return ((bitField0_ & 0x00000004) != 0);
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       * @return The agent.
+       */
+      public luosho.v1.Agent.AgentSpec getAgent() {
+        if (agentBuilder_ == null) {
+          return agent_ == null ? luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+        } else {
+          return agentBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder setAgent(luosho.v1.Agent.AgentSpec value) {
+        if (agentBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          agent_ = value;
+        } else {
+          agentBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder setAgent(
+          luosho.v1.Agent.AgentSpec.Builder builderForValue) {
+        if (agentBuilder_ == null) {
+          agent_ = builderForValue.build();
+        } else {
+          agentBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder mergeAgent(luosho.v1.Agent.AgentSpec value) {
+        if (agentBuilder_ == null) {
+          if (((bitField0_ & 0x00000004) != 0) &&
+            agent_ != null &&
+            agent_ != luosho.v1.Agent.AgentSpec.getDefaultInstance()) {
+            getAgentBuilder().mergeFrom(value);
+          } else {
+            agent_ = value;
+          }
+        } else {
+          agentBuilder_.mergeFrom(value);
+        }
+        if (agent_ != null) {
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public Builder clearAgent() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        agent_ = null;
+        if (agentBuilder_ != null) {
+          agentBuilder_.dispose();
+          agentBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public luosho.v1.Agent.AgentSpec.Builder getAgentBuilder() {
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return internalGetAgentFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      public luosho.v1.Agent.AgentSpecOrBuilder getAgentOrBuilder() {
+        if (agentBuilder_ != null) {
+          return agentBuilder_.getMessageOrBuilder();
+        } else {
+          return agent_ == null ?
+              luosho.v1.Agent.AgentSpec.getDefaultInstance() : agent_;
+        }
+      }
+      /**
+       * <pre>
+       * The sub-agent's own agent: model, instructions, tools, limits, its own sub-agents.
+       * </pre>
+       *
+       * <code>.luosho.v1.AgentSpec agent = 3;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentSpec, luosho.v1.Agent.AgentSpec.Builder, luosho.v1.Agent.AgentSpecOrBuilder> 
+          internalGetAgentFieldBuilder() {
+        if (agentBuilder_ == null) {
+          agentBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.AgentSpec, luosho.v1.Agent.AgentSpec.Builder, luosho.v1.Agent.AgentSpecOrBuilder>(
+                  getAgent(),
+                  getParentForChildren(),
+                  isClean());
+          agent_ = null;
+        }
+        return agentBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.SubAgent)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.SubAgent)
+    private static final luosho.v1.Agent.SubAgent DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.SubAgent();
+    }
+
+    public static luosho.v1.Agent.SubAgent getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<SubAgent>
+        PARSER = new com.google.protobuf.AbstractParser<SubAgent>() {
+      @java.lang.Override
+      public SubAgent parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<SubAgent> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<SubAgent> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgent getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface SubAgentTagOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.SubAgentTag)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <pre>
+     * 1 for the lead's sub-agents, 2 for theirs, …
+     * </pre>
+     *
+     * <code>int32 depth = 2;</code>
+     * @return The depth.
+     */
+    int getDepth();
+
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return A list containing the path.
+     */
+    java.util.List<java.lang.String>
+        getPathList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return The count of path.
+     */
+    int getPathCount();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    java.lang.String getPath(int index);
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    com.google.protobuf.ByteString
+        getPathBytes(int index);
+
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The taskId.
+     */
+    java.lang.String getTaskId();
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The bytes for taskId.
+     */
+    com.google.protobuf.ByteString
+        getTaskIdBytes();
+  }
+  /**
+   * <pre>
+   * Which sub-agent an event comes from (R58); unset on the lead's own events.
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.SubAgentTag}
+   */
+  public static final class SubAgentTag extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.SubAgentTag)
+      SubAgentTagOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "SubAgentTag");
+    }
+    // Use SubAgentTag.newBuilder() to construct.
+    private SubAgentTag(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private SubAgentTag() {
+      name_ = "";
+      path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      taskId_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.SubAgentTag.class, luosho.v1.Agent.SubAgentTag.Builder.class);
+    }
+
+    public static final int NAME_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <code>string name = 1;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string name = 1;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DEPTH_FIELD_NUMBER = 2;
+    private int depth_ = 0;
+    /**
+     * <pre>
+     * 1 for the lead's sub-agents, 2 for theirs, …
+     * </pre>
+     *
+     * <code>int32 depth = 2;</code>
+     * @return The depth.
+     */
+    @java.lang.Override
+    public int getDepth() {
+      return depth_;
+    }
+
+    public static final int PATH_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList path_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return A list containing the path.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getPathList() {
+      return path_;
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @return The count of path.
+     */
+    public int getPathCount() {
+      return path_.size();
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    public java.lang.String getPath(int index) {
+      return path_.get(index);
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+     * </pre>
+     *
+     * <code>repeated string path = 3;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getPathBytes(int index) {
+      return path_.getByteString(index);
+    }
+
+    public static final int TASK_ID_FIELD_NUMBER = 4;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object taskId_ = "";
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The taskId.
+     */
+    @java.lang.Override
+    public java.lang.String getTaskId() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        taskId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The task's id ("task_K"), as in the `task` result's footer.
+     * </pre>
+     *
+     * <code>string task_id = 4;</code>
+     * @return The bytes for taskId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTaskIdBytes() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        taskId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, name_);
+      }
+      if (depth_ != 0) {
+        output.writeInt32(2, depth_);
+      }
+      for (int i = 0; i < path_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, path_.getRaw(i));
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 4, taskId_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, name_);
+      }
+      if (depth_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(2, depth_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < path_.size(); i++) {
+          dataSize += computeStringSizeNoTag(path_.getRaw(i));
+        }
+        size += dataSize;
+        size += 1 * getPathList().size();
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(4, taskId_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.SubAgentTag)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.SubAgentTag other = (luosho.v1.Agent.SubAgentTag) obj;
+
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (getDepth()
+          != other.getDepth()) return false;
+      if (!getPathList()
+          .equals(other.getPathList())) return false;
+      if (!getTaskId()
+          .equals(other.getTaskId())) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DEPTH_FIELD_NUMBER;
+      hash = (53 * hash) + getDepth();
+      if (getPathCount() > 0) {
+        hash = (37 * hash) + PATH_FIELD_NUMBER;
+        hash = (53 * hash) + getPathList().hashCode();
+      }
+      hash = (37 * hash) + TASK_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getTaskId().hashCode();
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.SubAgentTag parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.SubAgentTag parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentTag parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.SubAgentTag prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * Which sub-agent an event comes from (R58); unset on the lead's own events.
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.SubAgentTag}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.SubAgentTag)
+        luosho.v1.Agent.SubAgentTagOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.SubAgentTag.class, luosho.v1.Agent.SubAgentTag.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.SubAgentTag.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        name_ = "";
+        depth_ = 0;
+        path_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
+        taskId_ = "";
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentTag_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentTag getDefaultInstanceForType() {
+        return luosho.v1.Agent.SubAgentTag.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentTag build() {
+        luosho.v1.Agent.SubAgentTag result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentTag buildPartial() {
+        luosho.v1.Agent.SubAgentTag result = new luosho.v1.Agent.SubAgentTag(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.SubAgentTag result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.depth_ = depth_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          path_.makeImmutable();
+          result.path_ = path_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.taskId_ = taskId_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.SubAgentTag) {
+          return mergeFrom((luosho.v1.Agent.SubAgentTag)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.SubAgentTag other) {
+        if (other == luosho.v1.Agent.SubAgentTag.getDefaultInstance()) return this;
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (other.getDepth() != 0) {
+          setDepth(other.getDepth());
+        }
+        if (!other.path_.isEmpty()) {
+          if (path_.isEmpty()) {
+            path_ = other.path_;
+            bitField0_ |= 0x00000004;
+          } else {
+            ensurePathIsMutable();
+            path_.addAll(other.path_);
+          }
+          onChanged();
+        }
+        if (!other.getTaskId().isEmpty()) {
+          taskId_ = other.taskId_;
+          bitField0_ |= 0x00000008;
+          onChanged();
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 16: {
+                depth_ = input.readInt32();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 16
+              case 26: {
+                ensurePathIsMutable();
+                path_.add(input.readStringRequireUtf8());
+                break;
+              } // case 26
+              case 34: {
+                taskId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 34
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object name_ = "";
+      /**
+       * <code>string name = 1;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 1;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private int depth_ ;
+      /**
+       * <pre>
+       * 1 for the lead's sub-agents, 2 for theirs, …
+       * </pre>
+       *
+       * <code>int32 depth = 2;</code>
+       * @return The depth.
+       */
+      @java.lang.Override
+      public int getDepth() {
+        return depth_;
+      }
+      /**
+       * <pre>
+       * 1 for the lead's sub-agents, 2 for theirs, …
+       * </pre>
+       *
+       * <code>int32 depth = 2;</code>
+       * @param value The depth to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDepth(int value) {
+
+        depth_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * 1 for the lead's sub-agents, 2 for theirs, …
+       * </pre>
+       *
+       * <code>int32 depth = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDepth() {
+        bitField0_ = (bitField0_ & ~0x00000002);
+        depth_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.LazyStringArrayList path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensurePathIsMutable() {
+        if (!path_.isModifiable()) {
+          path_ = new com.google.protobuf.LazyStringArrayList(path_);
+        }
+        bitField0_ |= 0x00000004;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @return A list containing the path.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getPathList() {
+        path_.makeImmutable();
+        return path_;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @return The count of path.
+       */
+      public int getPathCount() {
+        return path_.size();
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param index The index of the element to return.
+       * @return The path at the given index.
+       */
+      public java.lang.String getPath(int index) {
+        return path_.get(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the path at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getPathBytes(int index) {
+        return path_.getByteString(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param index The index to set the value at.
+       * @param value The path to set.
+       * @return This builder for chaining.
+       */
+      public Builder setPath(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.set(index, value);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param value The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param values The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllPath(
+          java.lang.Iterable<java.lang.String> values) {
+        ensurePathIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, path_);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearPath() {
+        path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000004);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first (e.g. ["researcher", "helper"]).
+       * </pre>
+       *
+       * <code>repeated string path = 3;</code>
+       * @param value The bytes of the path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object taskId_ = "";
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @return The taskId.
+       */
+      public java.lang.String getTaskId() {
+        java.lang.Object ref = taskId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          taskId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @return The bytes for taskId.
+       */
+      public com.google.protobuf.ByteString
+          getTaskIdBytes() {
+        java.lang.Object ref = taskId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          taskId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @param value The taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        taskId_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTaskId() {
+        taskId_ = getDefaultInstance().getTaskId();
+        bitField0_ = (bitField0_ & ~0x00000008);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The task's id ("task_K"), as in the `task` result's footer.
+       * </pre>
+       *
+       * <code>string task_id = 4;</code>
+       * @param value The bytes for taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        taskId_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.SubAgentTag)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.SubAgentTag)
+    private static final luosho.v1.Agent.SubAgentTag DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.SubAgentTag();
+    }
+
+    public static luosho.v1.Agent.SubAgentTag getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<SubAgentTag>
+        PARSER = new com.google.protobuf.AbstractParser<SubAgentTag>() {
+      @java.lang.Override
+      public SubAgentTag parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<SubAgentTag> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<SubAgentTag> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentTag getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -14324,6 +17081,82 @@ java.lang.String defaultValue) {
      * <code>.luosho.v1.AgentDrift last_drift = 16;</code>
      */
     luosho.v1.Agent.AgentDriftOrBuilder getLastDriftOrBuilder();
+
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return Whether the delegatedUsage field is set.
+     */
+    boolean hasDelegatedUsage();
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return The delegatedUsage.
+     */
+    luosho.v1.Agent.Usage getDelegatedUsage();
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     */
+    luosho.v1.Agent.UsageOrBuilder getDelegatedUsageOrBuilder();
+
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    java.util.List<luosho.v1.Agent.SubAgentState> 
+        getSubagentsList();
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    luosho.v1.Agent.SubAgentState getSubagents(int index);
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    int getSubagentsCount();
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+        getSubagentsOrBuilderList();
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    luosho.v1.Agent.SubAgentStateOrBuilder getSubagentsOrBuilder(
+        int index);
   }
   /**
    * <pre>
@@ -14359,6 +17192,7 @@ java.lang.String defaultValue) {
       finishReason_ = 0;
       toolCalls_ = java.util.Collections.emptyList();
       runId_ = "";
+      subagents_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -14902,6 +17736,110 @@ java.lang.String defaultValue) {
       return lastDrift_ == null ? luosho.v1.Agent.AgentDrift.getDefaultInstance() : lastDrift_;
     }
 
+    public static final int DELEGATED_USAGE_FIELD_NUMBER = 40;
+    private luosho.v1.Agent.Usage delegatedUsage_;
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return Whether the delegatedUsage field is set.
+     */
+    @java.lang.Override
+    public boolean hasDelegatedUsage() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     * @return The delegatedUsage.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.Usage getDelegatedUsage() {
+      return delegatedUsage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+    }
+    /**
+     * <pre>
+     * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.UsageOrBuilder getDelegatedUsageOrBuilder() {
+      return delegatedUsage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+    }
+
+    public static final int SUBAGENTS_FIELD_NUMBER = 41;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.SubAgentState> subagents_;
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.SubAgentState> getSubagentsList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+        getSubagentsOrBuilderList() {
+      return subagents_;
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public int getSubagentsCount() {
+      return subagents_.size();
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentState getSubagents(int index) {
+      return subagents_.get(index);
+    }
+    /**
+     * <pre>
+     * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+     * first. A finished task leaves it in the save that records its result.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentStateOrBuilder getSubagentsOrBuilder(
+        int index) {
+      return subagents_.get(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -14963,6 +17901,12 @@ java.lang.String defaultValue) {
       }
       if (((bitField0_ & 0x00000020) != 0)) {
         output.writeMessage(16, getLastDrift());
+      }
+      if (((bitField0_ & 0x00000040) != 0)) {
+        output.writeMessage(40, getDelegatedUsage());
+      }
+      for (int i = 0; i < subagents_.size(); i++) {
+        output.writeMessage(41, subagents_.get(i));
       }
       getUnknownFields().writeTo(output);
     }
@@ -15038,6 +17982,19 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(16, getLastDrift());
       }
+      if (((bitField0_ & 0x00000040) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(40, getDelegatedUsage());
+      }
+
+          {
+            final int count = subagents_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(subagents_.get(i));
+            }
+            size += 2 * count;
+          }
       return size;
     }
     @java.lang.Override
@@ -15110,6 +18067,13 @@ java.lang.String defaultValue) {
         if (!getLastDrift()
             .equals(other.getLastDrift())) return false;
       }
+      if (hasDelegatedUsage() != other.hasDelegatedUsage()) return false;
+      if (hasDelegatedUsage()) {
+        if (!getDelegatedUsage()
+            .equals(other.getDelegatedUsage())) return false;
+      }
+      if (!getSubagentsList()
+          .equals(other.getSubagentsList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -15169,6 +18133,14 @@ java.lang.String defaultValue) {
       if (hasLastDrift()) {
         hash = (37 * hash) + LAST_DRIFT_FIELD_NUMBER;
         hash = (53 * hash) + getLastDrift().hashCode();
+      }
+      if (hasDelegatedUsage()) {
+        hash = (37 * hash) + DELEGATED_USAGE_FIELD_NUMBER;
+        hash = (53 * hash) + getDelegatedUsage().hashCode();
+      }
+      if (getSubagentsCount() > 0) {
+        hash = (37 * hash) + SUBAGENTS_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagentsList().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -15312,6 +18284,8 @@ java.lang.String defaultValue) {
           internalGetAgentFieldBuilder();
           internalGetTotalUsageFieldBuilder();
           internalGetLastDriftFieldBuilder();
+          internalGetDelegatedUsageFieldBuilder();
+          internalGetSubagentsFieldBuilder();
         }
       }
       @java.lang.Override
@@ -15370,6 +18344,18 @@ java.lang.String defaultValue) {
           lastDriftBuilder_.dispose();
           lastDriftBuilder_ = null;
         }
+        delegatedUsage_ = null;
+        if (delegatedUsageBuilder_ != null) {
+          delegatedUsageBuilder_.dispose();
+          delegatedUsageBuilder_ = null;
+        }
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+        } else {
+          subagents_ = null;
+          subagentsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00020000);
         return this;
       }
 
@@ -15420,6 +18406,15 @@ java.lang.String defaultValue) {
           result.toolCalls_ = toolCalls_;
         } else {
           result.toolCalls_ = toolCallsBuilder_.build();
+        }
+        if (subagentsBuilder_ == null) {
+          if (((bitField0_ & 0x00020000) != 0)) {
+            subagents_ = java.util.Collections.unmodifiableList(subagents_);
+            bitField0_ = (bitField0_ & ~0x00020000);
+          }
+          result.subagents_ = subagents_;
+        } else {
+          result.subagents_ = subagentsBuilder_.build();
         }
       }
 
@@ -15485,6 +18480,12 @@ java.lang.String defaultValue) {
               ? lastDrift_
               : lastDriftBuilder_.build();
           to_bitField0_ |= 0x00000020;
+        }
+        if (((from_bitField0_ & 0x00010000) != 0)) {
+          result.delegatedUsage_ = delegatedUsageBuilder_ == null
+              ? delegatedUsage_
+              : delegatedUsageBuilder_.build();
+          to_bitField0_ |= 0x00000040;
         }
         result.bitField0_ |= to_bitField0_;
       }
@@ -15602,6 +18603,35 @@ java.lang.String defaultValue) {
         }
         if (other.hasLastDrift()) {
           mergeLastDrift(other.getLastDrift());
+        }
+        if (other.hasDelegatedUsage()) {
+          mergeDelegatedUsage(other.getDelegatedUsage());
+        }
+        if (subagentsBuilder_ == null) {
+          if (!other.subagents_.isEmpty()) {
+            if (subagents_.isEmpty()) {
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00020000);
+            } else {
+              ensureSubagentsIsMutable();
+              subagents_.addAll(other.subagents_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.subagents_.isEmpty()) {
+            if (subagentsBuilder_.isEmpty()) {
+              subagentsBuilder_.dispose();
+              subagentsBuilder_ = null;
+              subagents_ = other.subagents_;
+              bitField0_ = (bitField0_ & ~0x00020000);
+              subagentsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetSubagentsFieldBuilder() : null;
+            } else {
+              subagentsBuilder_.addAllMessages(other.subagents_);
+            }
+          }
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -15737,6 +18767,26 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00008000;
                 break;
               } // case 130
+              case 322: {
+                input.readMessage(
+                    internalGetDelegatedUsageFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00010000;
+                break;
+              } // case 322
+              case 330: {
+                luosho.v1.Agent.SubAgentState m =
+                    input.readMessage(
+                        luosho.v1.Agent.SubAgentState.parser(),
+                        extensionRegistry);
+                if (subagentsBuilder_ == null) {
+                  ensureSubagentsIsMutable();
+                  subagents_.add(m);
+                } else {
+                  subagentsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 330
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -17622,6 +20672,493 @@ java.lang.String defaultValue) {
         return lastDriftBuilder_;
       }
 
+      private luosho.v1.Agent.Usage delegatedUsage_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> delegatedUsageBuilder_;
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       * @return Whether the delegatedUsage field is set.
+       */
+      public boolean hasDelegatedUsage() {
+        return ((bitField0_ & 0x00010000) != 0);
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       * @return The delegatedUsage.
+       */
+      public luosho.v1.Agent.Usage getDelegatedUsage() {
+        if (delegatedUsageBuilder_ == null) {
+          return delegatedUsage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+        } else {
+          return delegatedUsageBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder setDelegatedUsage(luosho.v1.Agent.Usage value) {
+        if (delegatedUsageBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          delegatedUsage_ = value;
+        } else {
+          delegatedUsageBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00010000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder setDelegatedUsage(
+          luosho.v1.Agent.Usage.Builder builderForValue) {
+        if (delegatedUsageBuilder_ == null) {
+          delegatedUsage_ = builderForValue.build();
+        } else {
+          delegatedUsageBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00010000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder mergeDelegatedUsage(luosho.v1.Agent.Usage value) {
+        if (delegatedUsageBuilder_ == null) {
+          if (((bitField0_ & 0x00010000) != 0) &&
+            delegatedUsage_ != null &&
+            delegatedUsage_ != luosho.v1.Agent.Usage.getDefaultInstance()) {
+            getDelegatedUsageBuilder().mergeFrom(value);
+          } else {
+            delegatedUsage_ = value;
+          }
+        } else {
+          delegatedUsageBuilder_.mergeFrom(value);
+        }
+        if (delegatedUsage_ != null) {
+          bitField0_ |= 0x00010000;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public Builder clearDelegatedUsage() {
+        bitField0_ = (bitField0_ & ~0x00010000);
+        delegatedUsage_ = null;
+        if (delegatedUsageBuilder_ != null) {
+          delegatedUsageBuilder_.dispose();
+          delegatedUsageBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public luosho.v1.Agent.Usage.Builder getDelegatedUsageBuilder() {
+        bitField0_ |= 0x00010000;
+        onChanged();
+        return internalGetDelegatedUsageFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      public luosho.v1.Agent.UsageOrBuilder getDelegatedUsageOrBuilder() {
+        if (delegatedUsageBuilder_ != null) {
+          return delegatedUsageBuilder_.getMessageOrBuilder();
+        } else {
+          return delegatedUsage_ == null ?
+              luosho.v1.Agent.Usage.getDefaultInstance() : delegatedUsage_;
+        }
+      }
+      /**
+       * <pre>
+       * Usage of the sub-agents' model calls in this run, also counted in `usage` (R56).
+       * </pre>
+       *
+       * <code>.luosho.v1.Usage delegated_usage = 40;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> 
+          internalGetDelegatedUsageFieldBuilder() {
+        if (delegatedUsageBuilder_ == null) {
+          delegatedUsageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder>(
+                  getDelegatedUsage(),
+                  getParentForChildren(),
+                  isClean());
+          delegatedUsage_ = null;
+        }
+        return delegatedUsageBuilder_;
+      }
+
+      private java.util.List<luosho.v1.Agent.SubAgentState> subagents_ =
+        java.util.Collections.emptyList();
+      private void ensureSubagentsIsMutable() {
+        if (!((bitField0_ & 0x00020000) != 0)) {
+          subagents_ = new java.util.ArrayList<luosho.v1.Agent.SubAgentState>(subagents_);
+          bitField0_ |= 0x00020000;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder> subagentsBuilder_;
+
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgentState> getSubagentsList() {
+        if (subagentsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(subagents_);
+        } else {
+          return subagentsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public int getSubagentsCount() {
+        if (subagentsBuilder_ == null) {
+          return subagents_.size();
+        } else {
+          return subagentsBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState getSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);
+        } else {
+          return subagentsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgentState value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.set(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder setSubagents(
+          int index, luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(luosho.v1.Agent.SubAgentState value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgentState value) {
+        if (subagentsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureSubagentsIsMutable();
+          subagents_.add(index, value);
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(
+          luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addSubagents(
+          int index, luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          subagentsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder addAllSubagents(
+          java.lang.Iterable<? extends luosho.v1.Agent.SubAgentState> values) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, subagents_);
+          onChanged();
+        } else {
+          subagentsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder clearSubagents() {
+        if (subagentsBuilder_ == null) {
+          subagents_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00020000);
+          onChanged();
+        } else {
+          subagentsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public Builder removeSubagents(int index) {
+        if (subagentsBuilder_ == null) {
+          ensureSubagentsIsMutable();
+          subagents_.remove(index);
+          onChanged();
+        } else {
+          subagentsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder getSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentStateOrBuilder getSubagentsOrBuilder(
+          int index) {
+        if (subagentsBuilder_ == null) {
+          return subagents_.get(index);  } else {
+          return subagentsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+           getSubagentsOrBuilderList() {
+        if (subagentsBuilder_ != null) {
+          return subagentsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(subagents_);
+        }
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder addSubagentsBuilder() {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            luosho.v1.Agent.SubAgentState.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder addSubagentsBuilder(
+          int index) {
+        return internalGetSubagentsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.SubAgentState.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
+       * first. A finished task leaves it in the save that records its result.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState subagents = 41;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgentState.Builder> 
+           getSubagentsBuilderList() {
+        return internalGetSubagentsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder> 
+          internalGetSubagentsFieldBuilder() {
+        if (subagentsBuilder_ == null) {
+          subagentsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder>(
+                  subagents_,
+                  ((bitField0_ & 0x00020000) != 0),
+                  getParentForChildren(),
+                  isClean());
+          subagents_ = null;
+        }
+        return subagentsBuilder_;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)
     }
 
@@ -17668,6 +21205,2214 @@ java.lang.String defaultValue) {
 
     @java.lang.Override
     public luosho.v1.Agent.Checkpoint getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface SubAgentStateOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.SubAgentState)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The callId.
+     */
+    java.lang.String getCallId();
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The bytes for callId.
+     */
+    com.google.protobuf.ByteString
+        getCallIdBytes();
+
+    /**
+     * <code>string name = 2;</code>
+     * @return The name.
+     */
+    java.lang.String getName();
+    /**
+     * <code>string name = 2;</code>
+     * @return The bytes for name.
+     */
+    com.google.protobuf.ByteString
+        getNameBytes();
+
+    /**
+     * <code>int32 depth = 3;</code>
+     * @return The depth.
+     */
+    int getDepth();
+
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return A list containing the path.
+     */
+    java.util.List<java.lang.String>
+        getPathList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return The count of path.
+     */
+    int getPathCount();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    java.lang.String getPath(int index);
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    com.google.protobuf.ByteString
+        getPathBytes(int index);
+
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The taskId.
+     */
+    java.lang.String getTaskId();
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The bytes for taskId.
+     */
+    com.google.protobuf.ByteString
+        getTaskIdBytes();
+
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    java.util.List<luosho.v1.Agent.Message> 
+        getMessagesList();
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    luosho.v1.Agent.Message getMessages(int index);
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    int getMessagesCount();
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+        getMessagesOrBuilderList();
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    luosho.v1.Agent.MessageOrBuilder getMessagesOrBuilder(
+        int index);
+
+    /**
+     * <pre>
+     * Model calls it made so far.
+     * </pre>
+     *
+     * <code>int32 step_index = 7;</code>
+     * @return The stepIndex.
+     */
+    int getStepIndex();
+
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return Whether the usage field is set.
+     */
+    boolean hasUsage();
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return The usage.
+     */
+    luosho.v1.Agent.Usage getUsage();
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    luosho.v1.Agent.UsageOrBuilder getUsageOrBuilder();
+
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return Whether the fingerprint field is set.
+     */
+    boolean hasFingerprint();
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return The fingerprint.
+     */
+    luosho.v1.Agent.AgentFingerprint getFingerprint();
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     */
+    luosho.v1.Agent.AgentFingerprintOrBuilder getFingerprintOrBuilder();
+  }
+  /**
+   * <pre>
+   * The nested state of one unfinished sub-agent (R59).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.SubAgentState}
+   */
+  public static final class SubAgentState extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.SubAgentState)
+      SubAgentStateOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "SubAgentState");
+    }
+    // Use SubAgentState.newBuilder() to construct.
+    private SubAgentState(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private SubAgentState() {
+      callId_ = "";
+      name_ = "";
+      path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      taskId_ = "";
+      messages_ = java.util.Collections.emptyList();
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.SubAgentState.class, luosho.v1.Agent.SubAgentState.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int CALL_ID_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object callId_ = "";
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The callId.
+     */
+    @java.lang.Override
+    public java.lang.String getCallId() {
+      java.lang.Object ref = callId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        callId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+     * </pre>
+     *
+     * <code>string call_id = 1;</code>
+     * @return The bytes for callId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getCallIdBytes() {
+      java.lang.Object ref = callId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        callId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int NAME_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object name_ = "";
+    /**
+     * <code>string name = 2;</code>
+     * @return The name.
+     */
+    @java.lang.Override
+    public java.lang.String getName() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        name_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string name = 2;</code>
+     * @return The bytes for name.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNameBytes() {
+      java.lang.Object ref = name_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        name_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DEPTH_FIELD_NUMBER = 3;
+    private int depth_ = 0;
+    /**
+     * <code>int32 depth = 3;</code>
+     * @return The depth.
+     */
+    @java.lang.Override
+    public int getDepth() {
+      return depth_;
+    }
+
+    public static final int PATH_FIELD_NUMBER = 4;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList path_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return A list containing the path.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getPathList() {
+      return path_;
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @return The count of path.
+     */
+    public int getPathCount() {
+      return path_.size();
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the element to return.
+     * @return The path at the given index.
+     */
+    public java.lang.String getPath(int index) {
+      return path_.get(index);
+    }
+    /**
+     * <pre>
+     * Sub-agent names, outermost first.
+     * </pre>
+     *
+     * <code>repeated string path = 4;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the path at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getPathBytes(int index) {
+      return path_.getByteString(index);
+    }
+
+    public static final int TASK_ID_FIELD_NUMBER = 5;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object taskId_ = "";
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The taskId.
+     */
+    @java.lang.Override
+    public java.lang.String getTaskId() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        taskId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string task_id = 5;</code>
+     * @return The bytes for taskId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTaskIdBytes() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        taskId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int MESSAGES_FIELD_NUMBER = 6;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.Message> messages_;
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.Message> getMessagesList() {
+      return messages_;
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+        getMessagesOrBuilderList() {
+      return messages_;
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public int getMessagesCount() {
+      return messages_.size();
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.Message getMessages(int index) {
+      return messages_.get(index);
+    }
+    /**
+     * <pre>
+     * Its own transcript: its instructions, the task's prompt, its turns and results.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message messages = 6;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.MessageOrBuilder getMessagesOrBuilder(
+        int index) {
+      return messages_.get(index);
+    }
+
+    public static final int STEP_INDEX_FIELD_NUMBER = 7;
+    private int stepIndex_ = 0;
+    /**
+     * <pre>
+     * Model calls it made so far.
+     * </pre>
+     *
+     * <code>int32 step_index = 7;</code>
+     * @return The stepIndex.
+     */
+    @java.lang.Override
+    public int getStepIndex() {
+      return stepIndex_;
+    }
+
+    public static final int USAGE_FIELD_NUMBER = 8;
+    private luosho.v1.Agent.Usage usage_;
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return Whether the usage field is set.
+     */
+    @java.lang.Override
+    public boolean hasUsage() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return The usage.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.Usage getUsage() {
+      return usage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.UsageOrBuilder getUsageOrBuilder() {
+      return usage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+    }
+
+    public static final int FINGERPRINT_FIELD_NUMBER = 9;
+    private luosho.v1.Agent.AgentFingerprint fingerprint_;
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return Whether the fingerprint field is set.
+     */
+    @java.lang.Override
+    public boolean hasFingerprint() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     * @return The fingerprint.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentFingerprint getFingerprint() {
+      return fingerprint_ == null ? luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+    }
+    /**
+     * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.AgentFingerprintOrBuilder getFingerprintOrBuilder() {
+      return fingerprint_ == null ? luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(callId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, callId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, name_);
+      }
+      if (depth_ != 0) {
+        output.writeInt32(3, depth_);
+      }
+      for (int i = 0; i < path_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 4, path_.getRaw(i));
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 5, taskId_);
+      }
+      for (int i = 0; i < messages_.size(); i++) {
+        output.writeMessage(6, messages_.get(i));
+      }
+      if (stepIndex_ != 0) {
+        output.writeInt32(7, stepIndex_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(8, getUsage());
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(9, getFingerprint());
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(callId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, callId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, name_);
+      }
+      if (depth_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(3, depth_);
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < path_.size(); i++) {
+          dataSize += computeStringSizeNoTag(path_.getRaw(i));
+        }
+        size += dataSize;
+        size += 1 * getPathList().size();
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(5, taskId_);
+      }
+
+          {
+            final int count = messages_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(messages_.get(i));
+            }
+            size += 1 * count;
+          }
+      if (stepIndex_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(7, stepIndex_);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(8, getUsage());
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(9, getFingerprint());
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.SubAgentState)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.SubAgentState other = (luosho.v1.Agent.SubAgentState) obj;
+
+      if (!getCallId()
+          .equals(other.getCallId())) return false;
+      if (!getName()
+          .equals(other.getName())) return false;
+      if (getDepth()
+          != other.getDepth()) return false;
+      if (!getPathList()
+          .equals(other.getPathList())) return false;
+      if (!getTaskId()
+          .equals(other.getTaskId())) return false;
+      if (!getMessagesList()
+          .equals(other.getMessagesList())) return false;
+      if (getStepIndex()
+          != other.getStepIndex()) return false;
+      if (hasUsage() != other.hasUsage()) return false;
+      if (hasUsage()) {
+        if (!getUsage()
+            .equals(other.getUsage())) return false;
+      }
+      if (hasFingerprint() != other.hasFingerprint()) return false;
+      if (hasFingerprint()) {
+        if (!getFingerprint()
+            .equals(other.getFingerprint())) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + CALL_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getCallId().hashCode();
+      hash = (37 * hash) + NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getName().hashCode();
+      hash = (37 * hash) + DEPTH_FIELD_NUMBER;
+      hash = (53 * hash) + getDepth();
+      if (getPathCount() > 0) {
+        hash = (37 * hash) + PATH_FIELD_NUMBER;
+        hash = (53 * hash) + getPathList().hashCode();
+      }
+      hash = (37 * hash) + TASK_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getTaskId().hashCode();
+      if (getMessagesCount() > 0) {
+        hash = (37 * hash) + MESSAGES_FIELD_NUMBER;
+        hash = (53 * hash) + getMessagesList().hashCode();
+      }
+      hash = (37 * hash) + STEP_INDEX_FIELD_NUMBER;
+      hash = (53 * hash) + getStepIndex();
+      if (hasUsage()) {
+        hash = (37 * hash) + USAGE_FIELD_NUMBER;
+        hash = (53 * hash) + getUsage().hashCode();
+      }
+      if (hasFingerprint()) {
+        hash = (37 * hash) + FINGERPRINT_FIELD_NUMBER;
+        hash = (53 * hash) + getFingerprint().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.SubAgentState parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.SubAgentState parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.SubAgentState parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.SubAgentState prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * The nested state of one unfinished sub-agent (R59).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.SubAgentState}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.SubAgentState)
+        luosho.v1.Agent.SubAgentStateOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.SubAgentState.class, luosho.v1.Agent.SubAgentState.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.SubAgentState.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetMessagesFieldBuilder();
+          internalGetUsageFieldBuilder();
+          internalGetFingerprintFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        callId_ = "";
+        name_ = "";
+        depth_ = 0;
+        path_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
+        taskId_ = "";
+        if (messagesBuilder_ == null) {
+          messages_ = java.util.Collections.emptyList();
+        } else {
+          messages_ = null;
+          messagesBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000020);
+        stepIndex_ = 0;
+        usage_ = null;
+        if (usageBuilder_ != null) {
+          usageBuilder_.dispose();
+          usageBuilder_ = null;
+        }
+        fingerprint_ = null;
+        if (fingerprintBuilder_ != null) {
+          fingerprintBuilder_.dispose();
+          fingerprintBuilder_ = null;
+        }
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_SubAgentState_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentState getDefaultInstanceForType() {
+        return luosho.v1.Agent.SubAgentState.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentState build() {
+        luosho.v1.Agent.SubAgentState result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.SubAgentState buildPartial() {
+        luosho.v1.Agent.SubAgentState result = new luosho.v1.Agent.SubAgentState(this);
+        buildPartialRepeatedFields(result);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.SubAgentState result) {
+        if (messagesBuilder_ == null) {
+          if (((bitField0_ & 0x00000020) != 0)) {
+            messages_ = java.util.Collections.unmodifiableList(messages_);
+            bitField0_ = (bitField0_ & ~0x00000020);
+          }
+          result.messages_ = messages_;
+        } else {
+          result.messages_ = messagesBuilder_.build();
+        }
+      }
+
+      private void buildPartial0(luosho.v1.Agent.SubAgentState result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.callId_ = callId_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.name_ = name_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.depth_ = depth_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          path_.makeImmutable();
+          result.path_ = path_;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.taskId_ = taskId_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.stepIndex_ = stepIndex_;
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000080) != 0)) {
+          result.usage_ = usageBuilder_ == null
+              ? usage_
+              : usageBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000100) != 0)) {
+          result.fingerprint_ = fingerprintBuilder_ == null
+              ? fingerprint_
+              : fingerprintBuilder_.build();
+          to_bitField0_ |= 0x00000002;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.SubAgentState) {
+          return mergeFrom((luosho.v1.Agent.SubAgentState)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.SubAgentState other) {
+        if (other == luosho.v1.Agent.SubAgentState.getDefaultInstance()) return this;
+        if (!other.getCallId().isEmpty()) {
+          callId_ = other.callId_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getName().isEmpty()) {
+          name_ = other.name_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (other.getDepth() != 0) {
+          setDepth(other.getDepth());
+        }
+        if (!other.path_.isEmpty()) {
+          if (path_.isEmpty()) {
+            path_ = other.path_;
+            bitField0_ |= 0x00000008;
+          } else {
+            ensurePathIsMutable();
+            path_.addAll(other.path_);
+          }
+          onChanged();
+        }
+        if (!other.getTaskId().isEmpty()) {
+          taskId_ = other.taskId_;
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        if (messagesBuilder_ == null) {
+          if (!other.messages_.isEmpty()) {
+            if (messages_.isEmpty()) {
+              messages_ = other.messages_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+            } else {
+              ensureMessagesIsMutable();
+              messages_.addAll(other.messages_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.messages_.isEmpty()) {
+            if (messagesBuilder_.isEmpty()) {
+              messagesBuilder_.dispose();
+              messagesBuilder_ = null;
+              messages_ = other.messages_;
+              bitField0_ = (bitField0_ & ~0x00000020);
+              messagesBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetMessagesFieldBuilder() : null;
+            } else {
+              messagesBuilder_.addAllMessages(other.messages_);
+            }
+          }
+        }
+        if (other.getStepIndex() != 0) {
+          setStepIndex(other.getStepIndex());
+        }
+        if (other.hasUsage()) {
+          mergeUsage(other.getUsage());
+        }
+        if (other.hasFingerprint()) {
+          mergeFingerprint(other.getFingerprint());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                callId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                name_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 24: {
+                depth_ = input.readInt32();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 24
+              case 34: {
+                ensurePathIsMutable();
+                path_.add(input.readStringRequireUtf8());
+                break;
+              } // case 34
+              case 42: {
+                taskId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              case 50: {
+                luosho.v1.Agent.Message m =
+                    input.readMessage(
+                        luosho.v1.Agent.Message.parser(),
+                        extensionRegistry);
+                if (messagesBuilder_ == null) {
+                  ensureMessagesIsMutable();
+                  messages_.add(m);
+                } else {
+                  messagesBuilder_.addMessage(m);
+                }
+                break;
+              } // case 50
+              case 56: {
+                stepIndex_ = input.readInt32();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 56
+              case 66: {
+                input.readMessage(
+                    internalGetUsageFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000080;
+                break;
+              } // case 66
+              case 74: {
+                input.readMessage(
+                    internalGetFingerprintFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000100;
+                break;
+              } // case 74
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object callId_ = "";
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @return The callId.
+       */
+      public java.lang.String getCallId() {
+        java.lang.Object ref = callId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          callId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @return The bytes for callId.
+       */
+      public com.google.protobuf.ByteString
+          getCallIdBytes() {
+        java.lang.Object ref = callId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          callId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @param value The callId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCallId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        callId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearCallId() {
+        callId_ = getDefaultInstance().getCallId();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The qualified id of the `task` call running it ("call_0_0", "call_0_0/call_1_0").
+       * </pre>
+       *
+       * <code>string call_id = 1;</code>
+       * @param value The bytes for callId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setCallIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        callId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object name_ = "";
+      /**
+       * <code>string name = 2;</code>
+       * @return The name.
+       */
+      public java.lang.String getName() {
+        java.lang.Object ref = name_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          name_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @return The bytes for name.
+       */
+      public com.google.protobuf.ByteString
+          getNameBytes() {
+        java.lang.Object ref = name_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          name_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @param value The name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        name_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearName() {
+        name_ = getDefaultInstance().getName();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string name = 2;</code>
+       * @param value The bytes for name to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        name_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private int depth_ ;
+      /**
+       * <code>int32 depth = 3;</code>
+       * @return The depth.
+       */
+      @java.lang.Override
+      public int getDepth() {
+        return depth_;
+      }
+      /**
+       * <code>int32 depth = 3;</code>
+       * @param value The depth to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDepth(int value) {
+
+        depth_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>int32 depth = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDepth() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        depth_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.LazyStringArrayList path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensurePathIsMutable() {
+        if (!path_.isModifiable()) {
+          path_ = new com.google.protobuf.LazyStringArrayList(path_);
+        }
+        bitField0_ |= 0x00000008;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @return A list containing the path.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getPathList() {
+        path_.makeImmutable();
+        return path_;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @return The count of path.
+       */
+      public int getPathCount() {
+        return path_.size();
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param index The index of the element to return.
+       * @return The path at the given index.
+       */
+      public java.lang.String getPath(int index) {
+        return path_.get(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the path at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getPathBytes(int index) {
+        return path_.getByteString(index);
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param index The index to set the value at.
+       * @param value The path to set.
+       * @return This builder for chaining.
+       */
+      public Builder setPath(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.set(index, value);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param value The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param values The path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllPath(
+          java.lang.Iterable<java.lang.String> values) {
+        ensurePathIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, path_);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearPath() {
+        path_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000008);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Sub-agent names, outermost first.
+       * </pre>
+       *
+       * <code>repeated string path = 4;</code>
+       * @param value The bytes of the path to add.
+       * @return This builder for chaining.
+       */
+      public Builder addPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensurePathIsMutable();
+        path_.add(value);
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object taskId_ = "";
+      /**
+       * <code>string task_id = 5;</code>
+       * @return The taskId.
+       */
+      public java.lang.String getTaskId() {
+        java.lang.Object ref = taskId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          taskId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @return The bytes for taskId.
+       */
+      public com.google.protobuf.ByteString
+          getTaskIdBytes() {
+        java.lang.Object ref = taskId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          taskId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @param value The taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        taskId_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTaskId() {
+        taskId_ = getDefaultInstance().getTaskId();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string task_id = 5;</code>
+       * @param value The bytes for taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        taskId_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<luosho.v1.Agent.Message> messages_ =
+        java.util.Collections.emptyList();
+      private void ensureMessagesIsMutable() {
+        if (!((bitField0_ & 0x00000020) != 0)) {
+          messages_ = new java.util.ArrayList<luosho.v1.Agent.Message>(messages_);
+          bitField0_ |= 0x00000020;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder> messagesBuilder_;
+
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.Message> getMessagesList() {
+        if (messagesBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(messages_);
+        } else {
+          return messagesBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public int getMessagesCount() {
+        if (messagesBuilder_ == null) {
+          return messages_.size();
+        } else {
+          return messagesBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message getMessages(int index) {
+        if (messagesBuilder_ == null) {
+          return messages_.get(index);
+        } else {
+          return messagesBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder setMessages(
+          int index, luosho.v1.Agent.Message value) {
+        if (messagesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMessagesIsMutable();
+          messages_.set(index, value);
+          onChanged();
+        } else {
+          messagesBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder setMessages(
+          int index, luosho.v1.Agent.Message.Builder builderForValue) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          messagesBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(luosho.v1.Agent.Message value) {
+        if (messagesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMessagesIsMutable();
+          messages_.add(value);
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(
+          int index, luosho.v1.Agent.Message value) {
+        if (messagesBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureMessagesIsMutable();
+          messages_.add(index, value);
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(
+          luosho.v1.Agent.Message.Builder builderForValue) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.add(builderForValue.build());
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addMessages(
+          int index, luosho.v1.Agent.Message.Builder builderForValue) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          messagesBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder addAllMessages(
+          java.lang.Iterable<? extends luosho.v1.Agent.Message> values) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, messages_);
+          onChanged();
+        } else {
+          messagesBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder clearMessages() {
+        if (messagesBuilder_ == null) {
+          messages_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000020);
+          onChanged();
+        } else {
+          messagesBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public Builder removeMessages(int index) {
+        if (messagesBuilder_ == null) {
+          ensureMessagesIsMutable();
+          messages_.remove(index);
+          onChanged();
+        } else {
+          messagesBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message.Builder getMessagesBuilder(
+          int index) {
+        return internalGetMessagesFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.MessageOrBuilder getMessagesOrBuilder(
+          int index) {
+        if (messagesBuilder_ == null) {
+          return messages_.get(index);  } else {
+          return messagesBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.MessageOrBuilder> 
+           getMessagesOrBuilderList() {
+        if (messagesBuilder_ != null) {
+          return messagesBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(messages_);
+        }
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message.Builder addMessagesBuilder() {
+        return internalGetMessagesFieldBuilder().addBuilder(
+            luosho.v1.Agent.Message.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public luosho.v1.Agent.Message.Builder addMessagesBuilder(
+          int index) {
+        return internalGetMessagesFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.Message.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * Its own transcript: its instructions, the task's prompt, its turns and results.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.Message messages = 6;</code>
+       */
+      public java.util.List<luosho.v1.Agent.Message.Builder> 
+           getMessagesBuilderList() {
+        return internalGetMessagesFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder> 
+          internalGetMessagesFieldBuilder() {
+        if (messagesBuilder_ == null) {
+          messagesBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.Message, luosho.v1.Agent.Message.Builder, luosho.v1.Agent.MessageOrBuilder>(
+                  messages_,
+                  ((bitField0_ & 0x00000020) != 0),
+                  getParentForChildren(),
+                  isClean());
+          messages_ = null;
+        }
+        return messagesBuilder_;
+      }
+
+      private int stepIndex_ ;
+      /**
+       * <pre>
+       * Model calls it made so far.
+       * </pre>
+       *
+       * <code>int32 step_index = 7;</code>
+       * @return The stepIndex.
+       */
+      @java.lang.Override
+      public int getStepIndex() {
+        return stepIndex_;
+      }
+      /**
+       * <pre>
+       * Model calls it made so far.
+       * </pre>
+       *
+       * <code>int32 step_index = 7;</code>
+       * @param value The stepIndex to set.
+       * @return This builder for chaining.
+       */
+      public Builder setStepIndex(int value) {
+
+        stepIndex_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Model calls it made so far.
+       * </pre>
+       *
+       * <code>int32 step_index = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearStepIndex() {
+        bitField0_ = (bitField0_ & ~0x00000040);
+        stepIndex_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private luosho.v1.Agent.Usage usage_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> usageBuilder_;
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       * @return Whether the usage field is set.
+       */
+      public boolean hasUsage() {
+        return ((bitField0_ & 0x00000080) != 0);
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       * @return The usage.
+       */
+      public luosho.v1.Agent.Usage getUsage() {
+        if (usageBuilder_ == null) {
+          return usage_ == null ? luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+        } else {
+          return usageBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder setUsage(luosho.v1.Agent.Usage value) {
+        if (usageBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          usage_ = value;
+        } else {
+          usageBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder setUsage(
+          luosho.v1.Agent.Usage.Builder builderForValue) {
+        if (usageBuilder_ == null) {
+          usage_ = builderForValue.build();
+        } else {
+          usageBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder mergeUsage(luosho.v1.Agent.Usage value) {
+        if (usageBuilder_ == null) {
+          if (((bitField0_ & 0x00000080) != 0) &&
+            usage_ != null &&
+            usage_ != luosho.v1.Agent.Usage.getDefaultInstance()) {
+            getUsageBuilder().mergeFrom(value);
+          } else {
+            usage_ = value;
+          }
+        } else {
+          usageBuilder_.mergeFrom(value);
+        }
+        if (usage_ != null) {
+          bitField0_ |= 0x00000080;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public Builder clearUsage() {
+        bitField0_ = (bitField0_ & ~0x00000080);
+        usage_ = null;
+        if (usageBuilder_ != null) {
+          usageBuilder_.dispose();
+          usageBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public luosho.v1.Agent.Usage.Builder getUsageBuilder() {
+        bitField0_ |= 0x00000080;
+        onChanged();
+        return internalGetUsageFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      public luosho.v1.Agent.UsageOrBuilder getUsageOrBuilder() {
+        if (usageBuilder_ != null) {
+          return usageBuilder_.getMessageOrBuilder();
+        } else {
+          return usage_ == null ?
+              luosho.v1.Agent.Usage.getDefaultInstance() : usage_;
+        }
+      }
+      /**
+       * <code>.luosho.v1.Usage usage = 8;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder> 
+          internalGetUsageFieldBuilder() {
+        if (usageBuilder_ == null) {
+          usageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.Usage, luosho.v1.Agent.Usage.Builder, luosho.v1.Agent.UsageOrBuilder>(
+                  getUsage(),
+                  getParentForChildren(),
+                  isClean());
+          usage_ = null;
+        }
+        return usageBuilder_;
+      }
+
+      private luosho.v1.Agent.AgentFingerprint fingerprint_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentFingerprint, luosho.v1.Agent.AgentFingerprint.Builder, luosho.v1.Agent.AgentFingerprintOrBuilder> fingerprintBuilder_;
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       * @return Whether the fingerprint field is set.
+       */
+      public boolean hasFingerprint() {
+        return ((bitField0_ & 0x00000100) != 0);
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       * @return The fingerprint.
+       */
+      public luosho.v1.Agent.AgentFingerprint getFingerprint() {
+        if (fingerprintBuilder_ == null) {
+          return fingerprint_ == null ? luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+        } else {
+          return fingerprintBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder setFingerprint(luosho.v1.Agent.AgentFingerprint value) {
+        if (fingerprintBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          fingerprint_ = value;
+        } else {
+          fingerprintBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder setFingerprint(
+          luosho.v1.Agent.AgentFingerprint.Builder builderForValue) {
+        if (fingerprintBuilder_ == null) {
+          fingerprint_ = builderForValue.build();
+        } else {
+          fingerprintBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder mergeFingerprint(luosho.v1.Agent.AgentFingerprint value) {
+        if (fingerprintBuilder_ == null) {
+          if (((bitField0_ & 0x00000100) != 0) &&
+            fingerprint_ != null &&
+            fingerprint_ != luosho.v1.Agent.AgentFingerprint.getDefaultInstance()) {
+            getFingerprintBuilder().mergeFrom(value);
+          } else {
+            fingerprint_ = value;
+          }
+        } else {
+          fingerprintBuilder_.mergeFrom(value);
+        }
+        if (fingerprint_ != null) {
+          bitField0_ |= 0x00000100;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public Builder clearFingerprint() {
+        bitField0_ = (bitField0_ & ~0x00000100);
+        fingerprint_ = null;
+        if (fingerprintBuilder_ != null) {
+          fingerprintBuilder_.dispose();
+          fingerprintBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public luosho.v1.Agent.AgentFingerprint.Builder getFingerprintBuilder() {
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return internalGetFingerprintFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      public luosho.v1.Agent.AgentFingerprintOrBuilder getFingerprintOrBuilder() {
+        if (fingerprintBuilder_ != null) {
+          return fingerprintBuilder_.getMessageOrBuilder();
+        } else {
+          return fingerprint_ == null ?
+              luosho.v1.Agent.AgentFingerprint.getDefaultInstance() : fingerprint_;
+        }
+      }
+      /**
+       * <code>.luosho.v1.AgentFingerprint fingerprint = 9;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.AgentFingerprint, luosho.v1.Agent.AgentFingerprint.Builder, luosho.v1.Agent.AgentFingerprintOrBuilder> 
+          internalGetFingerprintFieldBuilder() {
+        if (fingerprintBuilder_ == null) {
+          fingerprintBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.AgentFingerprint, luosho.v1.Agent.AgentFingerprint.Builder, luosho.v1.Agent.AgentFingerprintOrBuilder>(
+                  getFingerprint(),
+                  getParentForChildren(),
+                  isClean());
+          fingerprint_ = null;
+        }
+        return fingerprintBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.SubAgentState)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.SubAgentState)
+    private static final luosho.v1.Agent.SubAgentState DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.SubAgentState();
+    }
+
+    public static luosho.v1.Agent.SubAgentState getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<SubAgentState>
+        PARSER = new com.google.protobuf.AbstractParser<SubAgentState>() {
+      @java.lang.Override
+      public SubAgentState parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<SubAgentState> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<SubAgentState> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentState getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -17842,6 +23587,47 @@ java.lang.String defaultValue) {
      * <code>.google.protobuf.Timestamp expires_at = 8;</code>
      */
     com.google.protobuf.TimestampOrBuilder getExpiresAtOrBuilder();
+
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return A list containing the subagentPath.
+     */
+    java.util.List<java.lang.String>
+        getSubagentPathList();
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return The count of subagentPath.
+     */
+    int getSubagentPathCount();
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the element to return.
+     * @return The subagentPath at the given index.
+     */
+    java.lang.String getSubagentPath(int index);
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the subagentPath at the given index.
+     */
+    com.google.protobuf.ByteString
+        getSubagentPathBytes(int index);
   }
   /**
    * <pre>
@@ -17872,6 +23658,8 @@ java.lang.String defaultValue) {
       approvalId_ = "";
       sessionId_ = "";
       remaining_ = java.util.Collections.emptyList();
+      subagentPath_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -18179,6 +23967,59 @@ java.lang.String defaultValue) {
       return expiresAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : expiresAt_;
     }
 
+    public static final int SUBAGENT_PATH_FIELD_NUMBER = 40;
+    @SuppressWarnings("serial")
+    private com.google.protobuf.LazyStringArrayList subagentPath_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return A list containing the subagentPath.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getSubagentPathList() {
+      return subagentPath_;
+    }
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @return The count of subagentPath.
+     */
+    public int getSubagentPathCount() {
+      return subagentPath_.size();
+    }
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the element to return.
+     * @return The subagentPath at the given index.
+     */
+    public java.lang.String getSubagentPath(int index) {
+      return subagentPath_.get(index);
+    }
+    /**
+     * <pre>
+     * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+     * </pre>
+     *
+     * <code>repeated string subagent_path = 40;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the subagentPath at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getSubagentPathBytes(int index) {
+      return subagentPath_.getByteString(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -18216,6 +24057,9 @@ java.lang.String defaultValue) {
       }
       if (((bitField0_ & 0x00000008) != 0)) {
         output.writeMessage(8, getExpiresAt());
+      }
+      for (int i = 0; i < subagentPath_.size(); i++) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 40, subagentPath_.getRaw(i));
       }
       getUnknownFields().writeTo(output);
     }
@@ -18255,6 +24099,14 @@ java.lang.String defaultValue) {
       if (((bitField0_ & 0x00000008) != 0)) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(8, getExpiresAt());
+      }
+      {
+        int dataSize = 0;
+        for (int i = 0; i < subagentPath_.size(); i++) {
+          dataSize += computeStringSizeNoTag(subagentPath_.getRaw(i));
+        }
+        size += dataSize;
+        size += 2 * getSubagentPathList().size();
       }
       return size;
     }
@@ -18308,6 +24160,8 @@ java.lang.String defaultValue) {
         if (!getExpiresAt()
             .equals(other.getExpiresAt())) return false;
       }
+      if (!getSubagentPathList()
+          .equals(other.getSubagentPathList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -18344,6 +24198,10 @@ java.lang.String defaultValue) {
       if (hasExpiresAt()) {
         hash = (37 * hash) + EXPIRES_AT_FIELD_NUMBER;
         hash = (53 * hash) + getExpiresAt().hashCode();
+      }
+      if (getSubagentPathCount() > 0) {
+        hash = (37 * hash) + SUBAGENT_PATH_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagentPathList().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -18520,6 +24378,8 @@ java.lang.String defaultValue) {
           expiresAtBuilder_.dispose();
           expiresAtBuilder_ = null;
         }
+        subagentPath_ =
+            com.google.protobuf.LazyStringArrayList.emptyList();
         return this;
       }
 
@@ -18600,6 +24460,10 @@ java.lang.String defaultValue) {
               : expiresAtBuilder_.build();
           to_bitField0_ |= 0x00000008;
         }
+        if (((from_bitField0_ & 0x00000100) != 0)) {
+          subagentPath_.makeImmutable();
+          result.subagentPath_ = subagentPath_;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -18665,6 +24529,16 @@ java.lang.String defaultValue) {
         }
         if (other.hasExpiresAt()) {
           mergeExpiresAt(other.getExpiresAt());
+        }
+        if (!other.subagentPath_.isEmpty()) {
+          if (subagentPath_.isEmpty()) {
+            subagentPath_ = other.subagentPath_;
+            bitField0_ |= 0x00000100;
+          } else {
+            ensureSubagentPathIsMutable();
+            subagentPath_.addAll(other.subagentPath_);
+          }
+          onChanged();
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -18748,6 +24622,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000080;
                 break;
               } // case 66
+              case 322: {
+                ensureSubagentPathIsMutable();
+                subagentPath_.add(input.readStringRequireUtf8());
+                break;
+              } // case 322
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -19827,6 +25706,153 @@ java.lang.String defaultValue) {
           expiresAt_ = null;
         }
         return expiresAtBuilder_;
+      }
+
+      private com.google.protobuf.LazyStringArrayList subagentPath_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      private void ensureSubagentPathIsMutable() {
+        if (!subagentPath_.isModifiable()) {
+          subagentPath_ = new com.google.protobuf.LazyStringArrayList(subagentPath_);
+        }
+        bitField0_ |= 0x00000100;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @return A list containing the subagentPath.
+       */
+      public com.google.protobuf.ProtocolStringList
+          getSubagentPathList() {
+        subagentPath_.makeImmutable();
+        return subagentPath_;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @return The count of subagentPath.
+       */
+      public int getSubagentPathCount() {
+        return subagentPath_.size();
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param index The index of the element to return.
+       * @return The subagentPath at the given index.
+       */
+      public java.lang.String getSubagentPath(int index) {
+        return subagentPath_.get(index);
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param index The index of the value to return.
+       * @return The bytes of the subagentPath at the given index.
+       */
+      public com.google.protobuf.ByteString
+          getSubagentPathBytes(int index) {
+        return subagentPath_.getByteString(index);
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param index The index to set the value at.
+       * @param value The subagentPath to set.
+       * @return This builder for chaining.
+       */
+      public Builder setSubagentPath(
+          int index, java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureSubagentPathIsMutable();
+        subagentPath_.set(index, value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param value The subagentPath to add.
+       * @return This builder for chaining.
+       */
+      public Builder addSubagentPath(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        ensureSubagentPathIsMutable();
+        subagentPath_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param values The subagentPath to add.
+       * @return This builder for chaining.
+       */
+      public Builder addAllSubagentPath(
+          java.lang.Iterable<java.lang.String> values) {
+        ensureSubagentPathIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, subagentPath_);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearSubagentPath() {
+        subagentPath_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000100);;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The sub-agent whose call is gated, outermost first (R60); empty for the lead's own.
+       * </pre>
+       *
+       * <code>repeated string subagent_path = 40;</code>
+       * @param value The bytes of the subagentPath to add.
+       * @return This builder for chaining.
+       */
+      public Builder addSubagentPathBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        ensureSubagentPathIsMutable();
+        subagentPath_.add(value);
+        bitField0_ |= 0x00000100;
+        onChanged();
+        return this;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Approval)
@@ -22791,6 +28817,33 @@ java.lang.String defaultValue) {
      */
     luosho.v1.Agent.InputQueuedOrBuilder getInputQueuedOrBuilder();
 
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return Whether the subagent field is set.
+     */
+    boolean hasSubagent();
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return The subagent.
+     */
+    luosho.v1.Agent.SubAgentTag getSubagent();
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     */
+    luosho.v1.Agent.SubAgentTagOrBuilder getSubagentOrBuilder();
+
     luosho.v1.Agent.Event.PayloadCase getPayloadCase();
   }
   /**
@@ -23452,6 +29505,44 @@ java.lang.String defaultValue) {
       return luosho.v1.Agent.InputQueued.getDefaultInstance();
     }
 
+    public static final int SUBAGENT_FIELD_NUMBER = 40;
+    private luosho.v1.Agent.SubAgentTag subagent_;
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return Whether the subagent field is set.
+     */
+    @java.lang.Override
+    public boolean hasSubagent() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     * @return The subagent.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentTag getSubagent() {
+      return subagent_ == null ? luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+    }
+    /**
+     * <pre>
+     * Set on every event a sub-agent causes (R58); unset on the lead's.
+     * </pre>
+     *
+     * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentTagOrBuilder getSubagentOrBuilder() {
+      return subagent_ == null ? luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -23519,6 +29610,9 @@ java.lang.String defaultValue) {
       }
       if (payloadCase_ == 31) {
         output.writeMessage(31, (luosho.v1.Agent.InputQueued) payload_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(40, getSubagent());
       }
       getUnknownFields().writeTo(output);
     }
@@ -23593,6 +29687,10 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(31, (luosho.v1.Agent.InputQueued) payload_);
       }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(40, getSubagent());
+      }
       return size;
     }
     @java.lang.Override
@@ -23632,6 +29730,11 @@ java.lang.String defaultValue) {
           .equals(other.getType())) return false;
       if (getReplayed()
           != other.getReplayed()) return false;
+      if (hasSubagent() != other.hasSubagent()) return false;
+      if (hasSubagent()) {
+        if (!getSubagent()
+            .equals(other.getSubagent())) return false;
+      }
       if (!getPayloadCase().equals(other.getPayloadCase())) return false;
       switch (payloadCase_) {
         case 10:
@@ -23712,6 +29815,10 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + REPLAYED_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
           getReplayed());
+      if (hasSubagent()) {
+        hash = (37 * hash) + SUBAGENT_FIELD_NUMBER;
+        hash = (53 * hash) + getSubagent().hashCode();
+      }
       switch (payloadCase_) {
         case 10:
           hash = (37 * hash) + RUN_START_FIELD_NUMBER;
@@ -23900,6 +30007,7 @@ java.lang.String defaultValue) {
         if (com.google.protobuf.GeneratedMessage
                 .alwaysUseFieldBuilders) {
           internalGetTimeFieldBuilder();
+          internalGetSubagentFieldBuilder();
         }
       }
       @java.lang.Override
@@ -23951,6 +30059,11 @@ java.lang.String defaultValue) {
         }
         if (inputQueuedBuilder_ != null) {
           inputQueuedBuilder_.clear();
+        }
+        subagent_ = null;
+        if (subagentBuilder_ != null) {
+          subagentBuilder_.dispose();
+          subagentBuilder_ = null;
         }
         payloadCase_ = 0;
         payload_ = null;
@@ -24009,6 +30122,12 @@ java.lang.String defaultValue) {
         }
         if (((from_bitField0_ & 0x00000020) != 0)) {
           result.replayed_ = replayed_;
+        }
+        if (((from_bitField0_ & 0x00040000) != 0)) {
+          result.subagent_ = subagentBuilder_ == null
+              ? subagent_
+              : subagentBuilder_.build();
+          to_bitField0_ |= 0x00000002;
         }
         result.bitField0_ |= to_bitField0_;
       }
@@ -24101,6 +30220,9 @@ java.lang.String defaultValue) {
         }
         if (other.getReplayed() != false) {
           setReplayed(other.getReplayed());
+        }
+        if (other.hasSubagent()) {
+          mergeSubagent(other.getSubagent());
         }
         switch (other.getPayloadCase()) {
           case RUN_START: {
@@ -24297,6 +30419,13 @@ java.lang.String defaultValue) {
                 payloadCase_ = 31;
                 break;
               } // case 250
+              case 322: {
+                input.readMessage(
+                    internalGetSubagentFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00040000;
+                break;
+              } // case 322
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -26459,6 +32588,163 @@ java.lang.String defaultValue) {
         payloadCase_ = 31;
         onChanged();
         return inputQueuedBuilder_;
+      }
+
+      private luosho.v1.Agent.SubAgentTag subagent_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.SubAgentTag, luosho.v1.Agent.SubAgentTag.Builder, luosho.v1.Agent.SubAgentTagOrBuilder> subagentBuilder_;
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       * @return Whether the subagent field is set.
+       */
+      public boolean hasSubagent() {
+        return ((bitField0_ & 0x00040000) != 0);
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       * @return The subagent.
+       */
+      public luosho.v1.Agent.SubAgentTag getSubagent() {
+        if (subagentBuilder_ == null) {
+          return subagent_ == null ? luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+        } else {
+          return subagentBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder setSubagent(luosho.v1.Agent.SubAgentTag value) {
+        if (subagentBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          subagent_ = value;
+        } else {
+          subagentBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00040000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder setSubagent(
+          luosho.v1.Agent.SubAgentTag.Builder builderForValue) {
+        if (subagentBuilder_ == null) {
+          subagent_ = builderForValue.build();
+        } else {
+          subagentBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00040000;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder mergeSubagent(luosho.v1.Agent.SubAgentTag value) {
+        if (subagentBuilder_ == null) {
+          if (((bitField0_ & 0x00040000) != 0) &&
+            subagent_ != null &&
+            subagent_ != luosho.v1.Agent.SubAgentTag.getDefaultInstance()) {
+            getSubagentBuilder().mergeFrom(value);
+          } else {
+            subagent_ = value;
+          }
+        } else {
+          subagentBuilder_.mergeFrom(value);
+        }
+        if (subagent_ != null) {
+          bitField0_ |= 0x00040000;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public Builder clearSubagent() {
+        bitField0_ = (bitField0_ & ~0x00040000);
+        subagent_ = null;
+        if (subagentBuilder_ != null) {
+          subagentBuilder_.dispose();
+          subagentBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgentTag.Builder getSubagentBuilder() {
+        bitField0_ |= 0x00040000;
+        onChanged();
+        return internalGetSubagentFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      public luosho.v1.Agent.SubAgentTagOrBuilder getSubagentOrBuilder() {
+        if (subagentBuilder_ != null) {
+          return subagentBuilder_.getMessageOrBuilder();
+        } else {
+          return subagent_ == null ?
+              luosho.v1.Agent.SubAgentTag.getDefaultInstance() : subagent_;
+        }
+      }
+      /**
+       * <pre>
+       * Set on every event a sub-agent causes (R58); unset on the lead's.
+       * </pre>
+       *
+       * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.SubAgentTag, luosho.v1.Agent.SubAgentTag.Builder, luosho.v1.Agent.SubAgentTagOrBuilder> 
+          internalGetSubagentFieldBuilder() {
+        if (subagentBuilder_ == null) {
+          subagentBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.SubAgentTag, luosho.v1.Agent.SubAgentTag.Builder, luosho.v1.Agent.SubAgentTagOrBuilder>(
+                  getSubagent(),
+                  getParentForChildren(),
+                  isClean());
+          subagent_ = null;
+        }
+        return subagentBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Event)
@@ -72073,6 +78359,16 @@ java.lang.String defaultValue) {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_AgentSpec_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_SubAgent_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_SubAgent_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_SubAgentTag_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_SubAgentTag_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_McpServerUse_descriptor;
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -72122,6 +78418,11 @@ java.lang.String defaultValue) {
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_Checkpoint_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_SubAgentState_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_SubAgentState_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_Approval_descriptor;
   private static final 
@@ -72410,7 +78711,7 @@ java.lang.String defaultValue) {
       "le/protobuf/timestamp.proto\"`\n\010ToolSpec\022" +
       "\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021in" +
       "put_schema_json\030\003 \001(\t\022\026\n\016needs_approval\030" +
-      "\004 \001(\010\"\232\003\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014in" +
+      "\004 \001(\010\"\372\003\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014in" +
       "structions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho" +
       ".v1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020" +
       "tool_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_" +
@@ -72418,276 +78719,293 @@ java.lang.String defaultValue) {
       "\022\033\n\023model_settings_json\030\007 \001(\t\022\034\n\017tool_ti" +
       "meout_ms\030\010 \001(\005H\002\210\001\001\022 \n\023approval_timeout_" +
       "ms\030\t \001(\003H\003\210\001\001\022,\n\013mcp_servers\030\024 \003(\0132\027.luo" +
-      "sho.v1.McpServerUseB\014\n\n_max_stepsB\023\n\021_to" +
-      "ol_concurrencyB\022\n\020_tool_timeout_msB\026\n\024_a" +
-      "pproval_timeout_ms\"\267\001\n\014McpServerUse\022\014\n\004n" +
-      "ame\030\001 \001(\t\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntimeou" +
-      "t_ms\030\003 \001(\005H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho." +
-      "v1.McpRetryPolicy\0222\n\016tool_overrides\030\005 \003(" +
-      "\0132\032.luosho.v1.McpToolOverrideB\r\n\013_timeou" +
-      "t_ms\"_\n\016McpRetryPolicy\022\020\n\010attempts\030\001 \001(\005" +
-      "\022\022\n\nbackoff_ms\030\002 \001(\005\022\'\n\010retry_on\030\003 \003(\0162\025" +
-      ".luosho.v1.McpRetryOn\"\233\001\n\017McpToolOverrid" +
-      "e\022\014\n\004tool\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.luos" +
-      "ho.v1.McpApproval\022\027\n\ntimeout_ms\030\003 \001(\005H\000\210" +
-      "\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryPo" +
-      "licyB\r\n\013_timeout_ms\"<\n\010ToolCall\022\n\n\002id\030\001 " +
-      "\001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(" +
-      "\t\"\235\001\n\007Message\022\035\n\004role\030\001 \001(\0162\017.luosho.v1." +
-      "Role\022\017\n\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003 \003(" +
-      "\0132\023.luosho.v1.ToolCall\022\024\n\014tool_call_id\030\004" +
-      " \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006 \001(" +
-      "\010\"v\n\005Usage\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021com" +
-      "pletion_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001" +
-      "(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(" +
-      "\001\"|\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132\023.luos" +
-      "ho.v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\022\n\nhas_resu" +
-      "lt\030\003 \001(\010\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_erro" +
-      "r\030\005 \001(\010\"\322\001\n\020AgentFingerprint\022\014\n\004hash\030\001 \001" +
-      "(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_schema_hashes\030" +
-      "\003 \003(\01321.luosho.v1.AgentFingerprint.ToolS" +
-      "chemaHashesEntry\022\031\n\021instructions_hash\030\004 " +
-      "\001(\t\0327\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(" +
-      "\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\263\004\n\nCheckpoint\022\022\n\ns" +
-      "ession_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luos" +
-      "ho.v1.Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usa" +
-      "ge\030\004 \001(\0132\020.luosho.v1.Usage\022\033\n\023business_s" +
-      "tate_json\030\005 \001(\t\022+\n\006status\030\006 \001(\0162\033.luosho" +
-      ".v1.CheckpointStatus\022\023\n\013approval_id\030\007 \001(" +
-      "\t\022.\n\rfinish_reason\030\010 \001(\0162\027.luosho.v1.Fin" +
-      "ishReason\0220\n\013fingerprint\030\t \001(\0132\033.luosho." +
-      "v1.AgentFingerprint\022-\n\ntool_calls\030\n \003(\0132" +
-      "\031.luosho.v1.ToolCallRecord\022.\n\nupdated_at" +
-      "\030\013 \001(\0132\032.google.protobuf.Timestamp\022#\n\005ag" +
-      "ent\030\014 \001(\0132\024.luosho.v1.AgentSpec\022%\n\013total" +
-      "_usage\030\r \001(\0132\020.luosho.v1.Usage\022\017\n\007versio" +
-      "n\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 " +
-      "\001(\0132\025.luosho.v1.AgentDrift\"\243\002\n\010Approval\022" +
-      "\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t" +
-      "\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolCall" +
-      "\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolCall" +
-      "\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022.\n\ncreated_at\030\007" +
-      " \001(\0132\032.google.protobuf.Timestamp\022.\n\nexpi" +
-      "res_at\030\010 \001(\0132\032.google.protobuf.Timestamp" +
-      "\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010saved" +
-      "_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022+\n" +
-      "\006status\030\003 \001(\0162\033.luosho.v1.CheckpointStat" +
-      "us\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001" +
-      "(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Check" +
-      "point\"\234\002\n\016SessionSummary\022\022\n\nsession_id\030\001" +
-      " \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkpo" +
-      "intStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luosh" +
-      "o.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022\025\n" +
-      "\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(" +
-      "\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobuf." +
-      "Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho.v" +
-      "1.AgentDrift\"\264\005\n\005Event\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030" +
-      "\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004typ" +
-      "e\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start\030\n" +
-      " \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_star" +
-      "t\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmodel" +
-      "_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n\tt" +
-      "ool_call\030\r \001(\0132\034.luosho.v1.ToolCallReque" +
-      "stedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v1." +
-      "ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luosho" +
-      ".v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luosh" +
-      "o.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025.lu" +
-      "osho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001(\013" +
-      "2\024.luosho.v1.TextDeltaH\000\022:\n\022approval_req" +
-      "uested\030\023 \001(\0132\034.luosho.v1.ApprovalRequest" +
-      "edH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.Too" +
-      "lRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosho." +
-      "v1.InputQueuedH\000B\t\n\007payload\"\206\001\n\010RunStart" +
-      "\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nst" +
-      "ep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022\022\n\nrequest_id\030\004" +
-      " \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModel" +
-      "Turn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.lu" +
-      "osho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho." +
-      "v1.Usage\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001" +
-      " \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022" +
-      "\022\n\ntimeout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(\0162\027." +
-      "luosho.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004s" +
-      "tep\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_" +
-      "name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001" +
-      "(\t\022\020\n\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022\014\n\004st" +
-      "ep\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_n" +
-      "ame\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_err" +
-      "or\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTe" +
-      "xtDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\n" +
-      "AgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_" +
-      "to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_r" +
-      "emoved\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024i" +
-      "nstructions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001" +
-      "(\010\":\n\021ApprovalRequested\022%\n\010approval\030\001 \001(" +
-      "\0132\023.luosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfi" +
-      "nish_reason\030\001 \001(\0162\027.luosho.v1.FinishReas" +
-      "on\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Checkpoin" +
-      "tStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_inde" +
-      "x\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage" +
-      "\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007" +
-      " \001(\005\"\302\002\n\016ExecuteRequest\022\022\n\nsession_id\030\001 " +
-      "\001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#" +
-      "\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023b" +
-      "usiness_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest" +
-      "_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n" +
-      "\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\036\n\021ret" +
-      "ention_seconds\030\010 \001(\004H\002\210\001\001B\026\n\024_business_s" +
-      "tate_jsonB\020\n\016_history_limitB\024\n\022_retentio" +
-      "n_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030" +
-      "\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message" +
-      "\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010" +
-      "position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.go" +
-      "ogle.protobuf.Timestamp\"0\n\013InputQueued\022\022" +
-      "\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023Deq" +
-      "ueueInputRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\n" +
-      "request_id\030\002 \001(\t\"\'\n\024DequeueInputResponse" +
-      "\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005" +
-      "event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResumeR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(" +
-      "\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003 " +
-      "\001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020.l" +
-      "uosho.v1.Event\"j\n\027SubmitToolResultReques" +
-      "t\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 " +
-      "\001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001" +
-      "(\010\"E\n\030SubmitToolResultResponse\022)\n\007outcom" +
-      "e\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n\rCan" +
-      "celRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Cancel" +
-      "Response\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessio" +
-      "nRequest\022\022\n\nsession_id\030\001 \001(\t\"f\n\022GetSessi" +
-      "onResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho." +
-      "v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1" +
-      ".QueuedInput\"\204\001\n\023ListSessionsRequest\022\021\n\t" +
-      "page_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006s" +
-      "tatus\030\003 \001(\0162\033.luosho.v1.CheckpointStatus" +
-      "\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024ListSessi" +
-      "onsResponse\022+\n\010sessions\030\001 \003(\0132\031.luosho.v" +
-      "1.SessionSummary\022\027\n\017next_page_token\030\002 \001(" +
-      "\t\"@\n\024DeleteSessionRequest\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025DeleteSes" +
-      "sionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016Resolv" +
-      "eRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010approve" +
-      "d\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.l" +
-      "uosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022" +
-      "\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_tool_cal" +
-      "l\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event\030\001 \001(" +
-      "\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsRequ" +
-      "est\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001" +
-      "(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprovalsR" +
-      "esponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v1.A" +
-      "pproval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016Hist" +
-      "oryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_s" +
-      "ize\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022include" +
-      "_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007" +
-      "entries\030\001 \003(\0132\027.luosho.v1.HistoryEntry\022\027" +
-      "\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n" +
-      "\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002 \003(" +
-      "\0132\022.luosho.v1.Message\022 \n\023business_state_" +
-      "json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.l" +
-      "uosho.v1.ToolResultPatch\022\024\n\014append_input" +
-      "\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017ToolRe" +
-      "sultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013resul" +
-      "t_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRe" +
-      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002" +
-      " \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch\030\004 " +
-      "\001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRespons" +
-      "e\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\nc" +
-      "heckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoint\"<" +
-      "\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(\t\022\024" +
-      "\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryStep\022\r" +
-      "\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003" +
-      "(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016Trajec" +
-      "toryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002" +
-      " \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas_resu" +
-      "lt\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is_erro" +
-      "r\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014" +
-      "\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030" +
-      "\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryD" +
-      "rift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order" +
-      "_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\t" +
-      "arguments\030\004 \003(\0132\030.luosho.v1.ArgumentDrif" +
-      "t\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017f" +
-      "inish_reason_a\030\007 \001(\0162\027.luosho.v1.FinishR" +
-      "eason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho." +
-      "v1.FinishReason\"\262\001\n\017CompareResponse\022$\n\001a" +
-      "\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002" +
-      " \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013diver" +
-      "ged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosh" +
-      "o.v1.TrajectoryDriftB\016\n\014_diverged_at\"E\n\014" +
-      "WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafte" +
-      "r_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResp" +
-      "onse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n" +
-      "\025ListMcpServersRequest\022\017\n\007refresh\030\001 \001(\010\"" +
-      "?\n\026ListMcpServersResponse\022%\n\007servers\030\001 \003" +
-      "(\0132\024.luosho.v1.McpServer\"\202\001\n\tMcpServer\022\014" +
-      "\n\004name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state" +
-      "\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001" +
-      "(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001" +
-      "\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002" +
-      " \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_" +
-      "only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint" +
-      "\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destr" +
-      "uctive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020" +
-      "\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROL" +
-      "E_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDr" +
-      "iftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIF" +
-      "IED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AG" +
-      "ENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_" +
-      "POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035" +
-      "CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECK" +
-      "POINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT" +
-      "_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOIN" +
-      "T_STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n\031" +
-      "FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_RE" +
-      "ASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002" +
-      "\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_RE" +
-      "ASON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034" +
-      "\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETR" +
-      "Y_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILAB" +
-      "LE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013Mcp" +
-      "Approval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025" +
-      "\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UN" +
-      "GATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIE" +
-      "D\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTIN" +
-      "UE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecuto" +
-      "r\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL" +
-      "_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEM" +
-      "ON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022" +
-      "\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002" +
-      "\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLB" +
-      "ACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME" +
-      "_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTE" +
-      "D\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332\010\n\014Ag" +
-      "entService\022B\n\007Execute\022\031.luosho.v1.Execut" +
-      "eRequest\032\032.luosho.v1.ExecuteResponse0\001\022?" +
-      "\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luo" +
-      "sho.v1.ResumeResponse0\001\022[\n\020SubmitToolRes" +
-      "ult\022\".luosho.v1.SubmitToolResultRequest\032" +
-      "#.luosho.v1.SubmitToolResultResponse\022=\n\006" +
-      "Cancel\022\030.luosho.v1.CancelRequest\032\031.luosh" +
-      "o.v1.CancelResponse\022I\n\nGetSession\022\034.luos" +
-      "ho.v1.GetSessionRequest\032\035.luosho.v1.GetS" +
-      "essionResponse\022O\n\014ListSessions\022\036.luosho." +
-      "v1.ListSessionsRequest\032\037.luosho.v1.ListS" +
-      "essionsResponse\022R\n\rDeleteSession\022\037.luosh" +
-      "o.v1.DeleteSessionRequest\032 .luosho.v1.De" +
-      "leteSessionResponse\022B\n\007Resolve\022\031.luosho." +
-      "v1.ResolveRequest\032\032.luosho.v1.ResolveRes" +
-      "ponse0\001\022R\n\rListApprovals\022\037.luosho.v1.Lis" +
-      "tApprovalsRequest\032 .luosho.v1.ListApprov" +
-      "alsResponse\022@\n\007History\022\031.luosho.v1.Histo" +
-      "ryRequest\032\032.luosho.v1.HistoryResponse\0227\n" +
-      "\004Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v" +
-      "1.ForkResponse\022@\n\007Compare\022\031.luosho.v1.Co" +
-      "mpareRequest\032\032.luosho.v1.CompareResponse" +
-      "\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luo" +
-      "sho.v1.WatchResponse0\001\022U\n\016ListMcpServers" +
-      "\022 .luosho.v1.ListMcpServersRequest\032!.luo" +
-      "sho.v1.ListMcpServersResponse\022O\n\014Dequeue" +
-      "Input\022\036.luosho.v1.DequeueInputRequest\032\037." +
-      "luosho.v1.DequeueInputResponseb\006proto3"
+      "sho.v1.McpServerUse\022&\n\tsubagents\030( \003(\0132\023" +
+      ".luosho.v1.SubAgent\022\037\n\022max_subagent_dept" +
+      "h\030) \001(\005H\004\210\001\001B\014\n\n_max_stepsB\023\n\021_tool_conc" +
+      "urrencyB\022\n\020_tool_timeout_msB\026\n\024_approval" +
+      "_timeout_msB\025\n\023_max_subagent_depth\"R\n\010Su" +
+      "bAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(" +
+      "\t\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\"I" +
+      "\n\013SubAgentTag\022\014\n\004name\030\001 \001(\t\022\r\n\005depth\030\002 \001" +
+      "(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task_id\030\004 \001(\t\"\267\001\n\014Mc" +
+      "pServerUse\022\014\n\004name\030\001 \001(\t\022\023\n\013allow_tools\030" +
+      "\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(\005H\000\210\001\001\022(\n\005retry\030" +
+      "\004 \001(\0132\031.luosho.v1.McpRetryPolicy\0222\n\016tool" +
+      "_overrides\030\005 \003(\0132\032.luosho.v1.McpToolOver" +
+      "rideB\r\n\013_timeout_ms\"_\n\016McpRetryPolicy\022\020\n" +
+      "\010attempts\030\001 \001(\005\022\022\n\nbackoff_ms\030\002 \001(\005\022\'\n\010r" +
+      "etry_on\030\003 \003(\0162\025.luosho.v1.McpRetryOn\"\233\001\n" +
+      "\017McpToolOverride\022\014\n\004tool\030\001 \001(\t\022(\n\010approv" +
+      "al\030\002 \001(\0162\026.luosho.v1.McpApproval\022\027\n\ntime" +
+      "out_ms\030\003 \001(\005H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosh" +
+      "o.v1.McpRetryPolicyB\r\n\013_timeout_ms\"<\n\010To" +
+      "olCall\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argu" +
+      "ments_json\030\003 \001(\t\"\235\001\n\007Message\022\035\n\004role\030\001 \001" +
+      "(\0162\017.luosho.v1.Role\022\017\n\007content\030\002 \001(\t\022\'\n\n" +
+      "tool_calls\030\003 \003(\0132\023.luosho.v1.ToolCall\022\024\n" +
+      "\014tool_call_id\030\004 \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020" +
+      "\n\010is_error\030\006 \001(\010\"v\n\005Usage\022\025\n\rprompt_toke" +
+      "ns\030\001 \001(\003\022\031\n\021completion_tokens\030\002 \001(\003\022\024\n\014t" +
+      "otal_tokens\030\003 \001(\003\022\023\n\013model_calls\030\004 \001(\003\022\020" +
+      "\n\010cost_usd\030\005 \001(\001\"|\n\016ToolCallRecord\022!\n\004ca" +
+      "ll\030\001 \001(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\002 " +
+      "\001(\005\022\022\n\nhas_result\030\003 \001(\010\022\023\n\013result_json\030\004" +
+      " \001(\t\022\020\n\010is_error\030\005 \001(\010\"\322\001\n\020AgentFingerpr" +
+      "int\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool" +
+      "_schema_hashes\030\003 \003(\01321.luosho.v1.AgentFi" +
+      "ngerprint.ToolSchemaHashesEntry\022\031\n\021instr" +
+      "uctions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesEn" +
+      "try\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\213\005\n\n" +
+      "Checkpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messag" +
+      "es\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_ind" +
+      "ex\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usag" +
+      "e\022\033\n\023business_state_json\030\005 \001(\t\022+\n\006status" +
+      "\030\006 \001(\0162\033.luosho.v1.CheckpointStatus\022\023\n\013a" +
+      "pproval_id\030\007 \001(\t\022.\n\rfinish_reason\030\010 \001(\0162" +
+      "\027.luosho.v1.FinishReason\0220\n\013fingerprint\030" +
+      "\t \001(\0132\033.luosho.v1.AgentFingerprint\022-\n\nto" +
+      "ol_calls\030\n \003(\0132\031.luosho.v1.ToolCallRecor" +
+      "d\022.\n\nupdated_at\030\013 \001(\0132\032.google.protobuf." +
+      "Timestamp\022#\n\005agent\030\014 \001(\0132\024.luosho.v1.Age" +
+      "ntSpec\022%\n\013total_usage\030\r \001(\0132\020.luosho.v1." +
+      "Usage\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)" +
+      "\n\nlast_drift\030\020 \001(\0132\025.luosho.v1.AgentDrif" +
+      "t\022)\n\017delegated_usage\030( \001(\0132\020.luosho.v1.U" +
+      "sage\022+\n\tsubagents\030) \003(\0132\030.luosho.v1.SubA" +
+      "gentState\"\351\001\n\rSubAgentState\022\017\n\007call_id\030\001" +
+      " \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004pat" +
+      "h\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010messages\030\006 \003" +
+      "(\0132\022.luosho.v1.Message\022\022\n\nstep_index\030\007 \001" +
+      "(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\0220\n\013f" +
+      "ingerprint\030\t \001(\0132\033.luosho.v1.AgentFinger" +
+      "print\"\272\002\n\010Approval\022\023\n\013approval_id\030\001 \001(\t\022" +
+      "\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023" +
+      ".luosho.v1.ToolCall\022&\n\tremaining\030\004 \003(\0132\023" +
+      ".luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fin" +
+      "gerprint\030\006 \001(\0132\033.luosho.v1.AgentFingerpr" +
+      "int\022.\n\ncreated_at\030\007 \001(\0132\032.google.protobu" +
+      "f.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.google" +
+      ".protobuf.Timestamp\022\025\n\rsubagent_path\030( \003" +
+      "(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010sav" +
+      "ed_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022" +
+      "+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSt" +
+      "atus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005" +
+      " \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Che" +
+      "ckpoint\"\234\002\n\016SessionSummary\022\022\n\nsession_id" +
+      "\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Check" +
+      "pointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luo" +
+      "sho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022" +
+      "\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 " +
+      "\001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobu" +
+      "f.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho" +
+      ".v1.AgentDrift\"\336\005\n\005Event\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004tim" +
+      "e\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004t" +
+      "ype\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start" +
+      "\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_st" +
+      "art\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmod" +
+      "el_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n" +
+      "\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCallReq" +
+      "uestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v" +
+      "1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luos" +
+      "ho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luo" +
+      "sho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025." +
+      "luosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001" +
+      "(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_r" +
+      "equested\030\023 \001(\0132\034.luosho.v1.ApprovalReque" +
+      "stedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.T" +
+      "oolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosh" +
+      "o.v1.InputQueuedH\000\022(\n\010subagent\030( \001(\0132\026.l" +
+      "uosho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunS" +
+      "tart\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022" +
+      "\n\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132" +
+      "\033.luosho.v1.AgentFingerprint\022\022\n\nrequest_" +
+      "id\030\004 \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tM" +
+      "odelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132" +
+      "\022.luosho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luo" +
+      "sho.v1.Usage\"\203\001\n\021ToolCallRequested\022\014\n\004st" +
+      "ep\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolC" +
+      "all\022\022\n\ntimeout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(" +
+      "\0162\027.luosho.v1.ToolExecutor\"t\n\tToolRetry\022" +
+      "\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tt" +
+      "ool_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error" +
+      "\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022\014" +
+      "\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tto" +
+      "ol_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is" +
+      "_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'" +
+      "\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"" +
+      "\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010mo" +
+      "del_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtoo" +
+      "ls_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022" +
+      "\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007refused" +
+      "\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010approval\030" +
+      "\001 \001(\0132\023.luosho.v1.Approval\"\333\001\n\007RunDone\022." +
+      "\n\rfinish_reason\030\001 \001(\0162\027.luosho.v1.Finish" +
+      "Reason\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Check" +
+      "pointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_" +
+      "index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.U" +
+      "sage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_cou" +
+      "nt\030\007 \001(\005\"\302\002\n\016ExecuteRequest\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Messa" +
+      "ge\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022" +
+      " \n\023business_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nreq" +
+      "uest_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001" +
+      "\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\036\n" +
+      "\021retention_seconds\030\010 \001(\004H\002\210\001\001B\026\n\024_busine" +
+      "ss_state_jsonB\020\n\016_history_limitB\024\n\022_rete" +
+      "ntion_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest" +
+      "_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Mes" +
+      "sage\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy" +
+      "\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132" +
+      "\032.google.protobuf.Timestamp\"0\n\013InputQueu" +
+      "ed\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n" +
+      "\023DequeueInputRequest\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputResp" +
+      "onse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse" +
+      "\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rRes" +
+      "umeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030" +
+      "\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_i" +
+      "d\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\013" +
+      "2\020.luosho.v1.Event\"j\n\027SubmitToolResultRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_i" +
+      "d\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error" +
+      "\030\004 \001(\010\"E\n\030SubmitToolResultResponse\022)\n\007ou" +
+      "tcome\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n" +
+      "\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Ca" +
+      "ncelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSe" +
+      "ssionRequest\022\022\n\nsession_id\030\001 \001(\t\"f\n\022GetS" +
+      "essionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luo" +
+      "sho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luosh" +
+      "o.v1.QueuedInput\"\204\001\n\023ListSessionsRequest" +
+      "\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022" +
+      "+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSt" +
+      "atus\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024ListS" +
+      "essionsResponse\022+\n\010sessions\030\001 \003(\0132\031.luos" +
+      "ho.v1.SessionSummary\022\027\n\017next_page_token\030" +
+      "\002 \001(\t\"@\n\024DeleteSessionRequest\022\022\n\nsession" +
+      "_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025Delet" +
+      "eSessionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016Re" +
+      "solveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010app" +
+      "roved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\013" +
+      "2\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001" +
+      "(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_tool" +
+      "_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event\030" +
+      "\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListApprovals" +
+      "Request\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size" +
+      "\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprov" +
+      "alsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho." +
+      "v1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016" +
+      "HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpa" +
+      "ge_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022inc" +
+      "lude_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse" +
+      "\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEnt" +
+      "ry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatc" +
+      "h\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages\030" +
+      "\002 \003(\0132\022.luosho.v1.Message\022 \n\023business_st" +
+      "ate_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\013" +
+      "2\032.luosho.v1.ToolResultPatch\022\024\n\014append_i" +
+      "nput\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017To" +
+      "olResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013r" +
+      "esult_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013Fo" +
+      "rkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_st" +
+      "ep\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patc" +
+      "h\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRes" +
+      "ponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022" +
+      ")\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoi" +
+      "nt\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001" +
+      "(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectorySt" +
+      "ep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls" +
+      "\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016Tr" +
+      "ajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004na" +
+      "me\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas_" +
+      "result\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is_" +
+      "error\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001" +
+      "(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001" +
+      "(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Traject" +
+      "oryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_o" +
+      "rder_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010" +
+      "\022+\n\targuments\030\004 \003(\0132\030.luosho.v1.Argument" +
+      "Drift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\022" +
+      "0\n\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Fin" +
+      "ishReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luo" +
+      "sho.v1.FinishReason\"\262\001\n\017CompareResponse\022" +
+      "$\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n" +
+      "\001b\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013d" +
+      "iverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.l" +
+      "uosho.v1.TrajectoryDriftB\016\n\014_diverged_at" +
+      "\"E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\t" +
+      "after_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatch" +
+      "Response\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Even" +
+      "t\"(\n\025ListMcpServersRequest\022\017\n\007refresh\030\001 " +
+      "\001(\010\"?\n\026ListMcpServersResponse\022%\n\007servers" +
+      "\030\001 \003(\0132\024.luosho.v1.McpServer\"\202\001\n\tMcpServ" +
+      "er\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005s" +
+      "tate\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error" +
+      "\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpToo" +
+      "l\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013descripti" +
+      "on\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016r" +
+      "ead_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_" +
+      "hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_d" +
+      "estructive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECIF" +
+      "IED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n" +
+      "\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Age" +
+      "ntDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSP" +
+      "ECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034" +
+      "\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DR" +
+      "IFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus" +
+      "\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035C" +
+      "HECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKP" +
+      "OINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECK" +
+      "POINT_STATUS_FINISHED\020\003*\242\001\n\014FinishReason" +
+      "\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINIS" +
+      "H_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STE" +
+      "PS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINIS" +
+      "H_REASON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetry" +
+      "On\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_" +
+      "RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVA" +
+      "ILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n" +
+      "\013McpApproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED" +
+      "\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVA" +
+      "L_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPEC" +
+      "IFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CO" +
+      "NTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExe" +
+      "cutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024" +
+      "TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_" +
+      "DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIE" +
+      "D\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUE" +
+      "UE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_R" +
+      "OLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUT" +
+      "COME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACC" +
+      "EPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332\010" +
+      "\n\014AgentService\022B\n\007Execute\022\031.luosho.v1.Ex" +
+      "ecuteRequest\032\032.luosho.v1.ExecuteResponse" +
+      "0\001\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031" +
+      ".luosho.v1.ResumeResponse0\001\022[\n\020SubmitToo" +
+      "lResult\022\".luosho.v1.SubmitToolResultRequ" +
+      "est\032#.luosho.v1.SubmitToolResultResponse" +
+      "\022=\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031.l" +
+      "uosho.v1.CancelResponse\022I\n\nGetSession\022\034." +
+      "luosho.v1.GetSessionRequest\032\035.luosho.v1." +
+      "GetSessionResponse\022O\n\014ListSessions\022\036.luo" +
+      "sho.v1.ListSessionsRequest\032\037.luosho.v1.L" +
+      "istSessionsResponse\022R\n\rDeleteSession\022\037.l" +
+      "uosho.v1.DeleteSessionRequest\032 .luosho.v" +
+      "1.DeleteSessionResponse\022B\n\007Resolve\022\031.luo" +
+      "sho.v1.ResolveRequest\032\032.luosho.v1.Resolv" +
+      "eResponse0\001\022R\n\rListApprovals\022\037.luosho.v1" +
+      ".ListApprovalsRequest\032 .luosho.v1.ListAp" +
+      "provalsResponse\022@\n\007History\022\031.luosho.v1.H" +
+      "istoryRequest\032\032.luosho.v1.HistoryRespons" +
+      "e\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luos" +
+      "ho.v1.ForkResponse\022@\n\007Compare\022\031.luosho.v" +
+      "1.CompareRequest\032\032.luosho.v1.CompareResp" +
+      "onse\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030" +
+      ".luosho.v1.WatchResponse0\001\022U\n\016ListMcpSer" +
+      "vers\022 .luosho.v1.ListMcpServersRequest\032!" +
+      ".luosho.v1.ListMcpServersResponse\022O\n\014Deq" +
+      "ueueInput\022\036.luosho.v1.DequeueInputReques" +
+      "t\032\037.luosho.v1.DequeueInputResponseb\006prot" +
+      "o3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -72705,51 +79023,63 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentSpec_descriptor,
-        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", });
-    internal_static_luosho_v1_McpServerUse_descriptor =
+        new java.lang.String[] { "Model", "Instructions", "Tools", "MaxSteps", "ToolConcurrency", "OnAgentDrift", "ModelSettingsJson", "ToolTimeoutMs", "ApprovalTimeoutMs", "McpServers", "Subagents", "MaxSubagentDepth", });
+    internal_static_luosho_v1_SubAgent_descriptor =
       getDescriptor().getMessageType(2);
+    internal_static_luosho_v1_SubAgent_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_SubAgent_descriptor,
+        new java.lang.String[] { "Name", "Description", "Agent", });
+    internal_static_luosho_v1_SubAgentTag_descriptor =
+      getDescriptor().getMessageType(3);
+    internal_static_luosho_v1_SubAgentTag_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_SubAgentTag_descriptor,
+        new java.lang.String[] { "Name", "Depth", "Path", "TaskId", });
+    internal_static_luosho_v1_McpServerUse_descriptor =
+      getDescriptor().getMessageType(4);
     internal_static_luosho_v1_McpServerUse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServerUse_descriptor,
         new java.lang.String[] { "Name", "AllowTools", "TimeoutMs", "Retry", "ToolOverrides", });
     internal_static_luosho_v1_McpRetryPolicy_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(5);
     internal_static_luosho_v1_McpRetryPolicy_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpRetryPolicy_descriptor,
         new java.lang.String[] { "Attempts", "BackoffMs", "RetryOn", });
     internal_static_luosho_v1_McpToolOverride_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(6);
     internal_static_luosho_v1_McpToolOverride_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpToolOverride_descriptor,
         new java.lang.String[] { "Tool", "Approval", "TimeoutMs", "Retry", });
     internal_static_luosho_v1_ToolCall_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(7);
     internal_static_luosho_v1_ToolCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCall_descriptor,
         new java.lang.String[] { "Id", "Name", "ArgumentsJson", });
     internal_static_luosho_v1_Message_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(8);
     internal_static_luosho_v1_Message_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Message_descriptor,
         new java.lang.String[] { "Role", "Content", "ToolCalls", "ToolCallId", "ToolName", "IsError", });
     internal_static_luosho_v1_Usage_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(9);
     internal_static_luosho_v1_Usage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Usage_descriptor,
         new java.lang.String[] { "PromptTokens", "CompletionTokens", "TotalTokens", "ModelCalls", "CostUsd", });
     internal_static_luosho_v1_ToolCallRecord_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(10);
     internal_static_luosho_v1_ToolCallRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRecord_descriptor,
         new java.lang.String[] { "Call", "Step", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_AgentFingerprint_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(11);
     internal_static_luosho_v1_AgentFingerprint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentFingerprint_descriptor,
@@ -72761,337 +79091,343 @@ java.lang.String defaultValue) {
         internal_static_luosho_v1_AgentFingerprint_ToolSchemaHashesEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_Checkpoint_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(12);
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", });
+    internal_static_luosho_v1_SubAgentState_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_luosho_v1_SubAgentState_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_SubAgentState_descriptor,
+        new java.lang.String[] { "CallId", "Name", "Depth", "Path", "TaskId", "Messages", "StepIndex", "Usage", "Fingerprint", });
     internal_static_luosho_v1_Approval_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(14);
     internal_static_luosho_v1_Approval_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Approval_descriptor,
-        new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", });
+        new java.lang.String[] { "ApprovalId", "SessionId", "ToolCall", "Remaining", "Step", "Fingerprint", "CreatedAt", "ExpiresAt", "SubagentPath", });
     internal_static_luosho_v1_HistoryEntry_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(15);
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryEntry_descriptor,
         new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", });
     internal_static_luosho_v1_SessionSummary_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(16);
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SessionSummary_descriptor,
         new java.lang.String[] { "SessionId", "Status", "FinishReason", "StepIndex", "MessageCount", "ApprovalId", "UpdatedAt", "LastDrift", });
     internal_static_luosho_v1_Event_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(17);
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "Subagent", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(18);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunStart_descriptor,
         new java.lang.String[] { "Mode", "StepIndex", "Fingerprint", "RequestId", });
     internal_static_luosho_v1_StepStart_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(19);
     internal_static_luosho_v1_StepStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepStart_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_ModelTurn_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(20);
     internal_static_luosho_v1_ModelTurn_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelTurn_descriptor,
         new java.lang.String[] { "Step", "Message", "Usage", });
     internal_static_luosho_v1_ToolCallRequested_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(21);
     internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRequested_descriptor,
         new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", });
     internal_static_luosho_v1_ToolRetry_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(22);
     internal_static_luosho_v1_ToolRetry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolRetry_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ToolResult_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(23);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(24);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(25);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(26);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(27);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(28);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", "RetentionSeconds", });
     internal_static_luosho_v1_QueuedInput_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_QueuedInput_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_QueuedInput_descriptor,
         new java.lang.String[] { "RequestId", "Input", "IfBusy", "Position", "EnqueuedAt", });
     internal_static_luosho_v1_InputQueued_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_InputQueued_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_InputQueued_descriptor,
         new java.lang.String[] { "RequestId", "Ahead", });
     internal_static_luosho_v1_DequeueInputRequest_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputRequest_descriptor,
         new java.lang.String[] { "SessionId", "RequestId", });
     internal_static_luosho_v1_DequeueInputResponse_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputResponse_descriptor,
         new java.lang.String[] { "Removed", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Checkpoint", "Queue", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(62);
+      getDescriptor().getMessageType(65);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(63);
+      getDescriptor().getMessageType(66);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(64);
+      getDescriptor().getMessageType(67);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(65);
+      getDescriptor().getMessageType(68);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,

@@ -1,0 +1,424 @@
+"""Sub-agents (SEMANTICS.md R55–R59): the ``task`` tool, and running a named sub-agent on
+a clean context inside the lead's run, durably.
+
+A sub-agent's state is a :class:`~luoshod.domain.SubTask` in the session's checkpoint
+(``Checkpoint.subtasks``, by the lead's ``task`` call id; a sub-agent's own tasks in its
+``children``), so every save of a sub-agent — its model turn before its tools, each of its
+results — is a save of the session's checkpoint through the lead run's own ``save`` and
+``flush``: one lease, one group-committed write, the same ordering (R7). A run resumed
+after a crash finds the state and goes on where it was: a checkpointed model turn of the
+sub-agent is not generated again, a recorded result is not run again (R59, R20–R24).
+
+The state of a task leaves the checkpoint in the save that records the task's result in
+its owner's transcript (``Run.announce`` for the lead, :meth:`SubRun._record` below), so
+a crash can never lose a finished sub-agent's answer nor run it twice.
+
+A gated call inside a sub-agent pauses the whole run (:class:`SubagentPaused`, R60):
+the approval holds the call under its qualified id and the sub-agent's path; the decision
+is recorded in the lead's checkpoint under that id, and the resumed run, going down the
+same ``task`` calls, finds it there (R61, R62).
+
+On a resume each unfinished level is compared with the resuming spec's definition of it
+(:func:`drifted_levels`, R64).
+
+On Cancel (R66) every call of an unfinished sub-agent gets its cancelled result and
+``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own; the
+sub-agent's transcript then goes with its state, as finished tasks are not stored yet.
+
+Not built yet (see the README, "Sub-agents"): continuing and forking tasks (R65), and the
+tree in History/Fork/Compare (R67).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import TYPE_CHECKING
+
+from ..domain import (
+    TASK_TOOL,
+    AgentSpec,
+    FinishReason,
+    Message,
+    Role,
+    SubTask,
+    ToolCall,
+)
+from ..errors import ProviderError, ResumeToolMissing
+from ..providers import ModelRequest
+from . import events as ev
+from .control import RunInterrupted
+from .events import Event, SubagentTag
+from .fingerprint import Drift, drift, fingerprint
+from .tools import check_call, error_result
+
+if TYPE_CHECKING:
+    from .loop import Run
+
+TASK = TASK_TOOL.name
+#: Separates the path parts of a sub-agent call's qualified id (R58).
+ID_SEPARATOR = "/"
+
+
+class SubagentPaused(Exception):
+    """A sub-agent's call waits for a human (R60): raised through the sub-agents above it
+    to the lead's ``run_tools``, which pauses the whole run on it. The sub-agents keep
+    their nested state; the resumed run finds the decision under the qualified call id."""
+
+    def __init__(self, call: ToolCall, remaining: tuple[ToolCall, ...], path: tuple[str, ...]) -> None:
+        super().__init__(f"sub-agent {'/'.join(path)} waits for approval of {call.id}")
+        self.call, self.remaining, self.path = call, remaining, path
+
+
+def system_block(spec: AgentSpec) -> str:
+    """The lead's system-prompt block (R55): one line per sub-agent."""
+    lines = "\n".join(f"- {s.name}: {s.description}" for s in spec.subagents)
+    return (
+        "You can hand self-contained tasks to these sub-agents with the `task` tool "
+        "(input: agent, prompt, description):\n"
+        f"{lines}\n"
+        "A sub-agent sees only the prompt you give it, not this conversation: put "
+        "everything it needs in the prompt."
+    )
+
+
+def model_view(spec: AgentSpec, messages: list[Message]) -> tuple[AgentSpec, list[Message]]:
+    """What the model of an agent with sub-agents is shown: its tools plus ``task``, and
+    the sub-agent block after its system prompt. The stored transcript and the spec (so
+    the fingerprint, R64) stay without them."""
+    if not spec.subagents:
+        return spec, messages
+    block = system_block(spec)
+    shown = AgentSpec(
+        model=spec.model,
+        instructions=f"{spec.instructions}\n\n{block}" if spec.instructions else block,
+        tools=(*spec.tools, TASK_TOOL),
+        max_steps=spec.max_steps,
+        tool_concurrency=spec.tool_concurrency,
+        on_agent_drift=spec.on_agent_drift,
+        model_settings_json=spec.model_settings_json,
+        tool_timeout_ms=spec.tool_timeout_ms,
+        approval_timeout_ms=spec.approval_timeout_ms,
+        subagents=spec.subagents,
+        max_subagent_depth=spec.max_subagent_depth,
+    )
+    if messages and messages[0].role is Role.SYSTEM:
+        first = Message(Role.SYSTEM, shown.instructions)
+        return shown, [first, *messages[1:]]
+    return shown, [Message(Role.SYSTEM, block), *messages]
+
+
+def drifted_levels(spec: AgentSpec, subtasks: dict[str, SubTask]) -> list[tuple[SubTask, Drift]]:
+    """R64: compare every unfinished sub-agent's saved fingerprint with the resuming
+    spec's definition of it, outermost first. Raises ``ResumeToolMissing`` for a paused
+    sub-agent no longer declared, or one whose pending call's tool is gone (R49 at every
+    level). Each drifted level's fingerprint becomes the new one (it warns once)."""
+    found: list[tuple[SubTask, Drift]] = []
+    for state in subtasks.values():
+        sub = spec.subagent(state.name)
+        where = "/".join(state.path)
+        if sub is None:
+            raise ResumeToolMissing(
+                f"the unfinished sub-agent {where!r} is no longer declared by the resuming agent",
+                subagent_path=where,
+                tools=TASK,
+            )
+        missing = sorted({c.name for c in _pending(state.messages) if sub.agent.tool(c.name) is None})
+        if missing:
+            raise ResumeToolMissing(
+                f"pending tool calls of sub-agent {where!r} use tools it no longer declares: "
+                f"{', '.join(missing)}",
+                subagent_path=where,
+                tools=",".join(missing),
+            )
+        now = fingerprint(sub.agent)
+        if (d := drift(state.fingerprint, now)) is not None:
+            found.append((state, d))
+        found.extend(drifted_levels(sub.agent, state.children))
+    return found
+
+
+def renew_fingerprints(spec: AgentSpec, subtasks: dict[str, SubTask]) -> None:
+    """Each unfinished level takes the resuming spec's fingerprint (after a WARN)."""
+    for state in subtasks.values():
+        sub = spec.subagent(state.name)
+        if sub is not None:
+            state.fingerprint = fingerprint(sub.agent)
+            renew_fingerprints(sub.agent, state.children)
+
+
+def cancel_nested(root: Run, call_id: str, reason: str) -> None:
+    """R66: the lead's ``task`` call ``call_id`` is cancelled by an abort: every call of
+    its sub-agent tree without a result gets the cancelled result (R3) and its
+    ``tool.result`` event, innermost first, so every level's transcript ends valid."""
+    state = root.cp.subtasks.get(call_id)
+    if state is not None:
+        _cancel(root, state, call_id, reason)
+
+
+def _cancel(root: Run, state: SubTask, qualified: str, reason: str) -> None:
+    for child_id, child in list(state.children.items()):
+        _cancel(root, child, f"{qualified}{ID_SEPARATOR}{child_id}", reason)
+    for call in _pending(state.messages):
+        result = error_result(call, reason, cancelled=True)
+        state.messages.append(result)
+        qid = f"{qualified}{ID_SEPARATOR}{call.id}"
+        root.cp.decisions.pop(qid, None)
+        SubRun(root, state, AgentSpec(""), qualified).emit(
+            ev.TOOL_RESULT, step=state.step_index, tool_call_id=qid,
+            tool_name=call.name, result_json=result.content, is_error=True,
+        )
+    state.children.clear()
+
+
+def tag(state: SubTask) -> SubagentTag:
+    return SubagentTag(state.name, state.depth, state.path, state.task_id)
+
+
+def is_task(spec: AgentSpec, call: ToolCall) -> bool:
+    return call.name == TASK and bool(spec.subagents) and all(t.name != TASK for t in spec.tools)
+
+
+async def run_task(
+    root: Run,
+    owner: AgentSpec,
+    children: dict[str, SubTask],
+    call: ToolCall,
+    *,
+    depth: int,
+    path: tuple[str, ...],
+    prefix: str,
+) -> Message:
+    """The result of ``call`` (a ``task`` call of ``owner``, arguments already checked
+    against the task tool's schema): the sub-agent's final answer with its footer, or an
+    error result (R56, R57). ``children`` holds the owner's unfinished tasks; ``depth`` is
+    the depth the sub-agent would run at, ``prefix`` the qualified id of the owner's call
+    path ("" for the lead)."""
+    args = json.loads(call.arguments_json or "{}")
+    name = args["agent"]
+    sub = owner.subagent(name)
+    if sub is None:
+        valid = ", ".join(s.name for s in owner.subagents)
+        return error_result(call, f"unknown sub-agent {name!r} (valid sub-agents: {valid})")
+    limit = root.spec.max_subagent_depth
+    if depth > limit:
+        return error_result(
+            call,
+            f"sub-agent {name!r} would run at depth {depth}, over this run's "
+            f"max_subagent_depth of {limit}: nothing was run",
+            depth=depth,
+            max_subagent_depth=limit,
+        )
+    state = children.get(call.id)
+    if state is None:  # a new task; a resumed one goes on from its saved state (R59)
+        root.cp.task_count += 1
+        state = SubTask(name, f"task_{root.cp.task_count}", depth, (*path, name))
+        if sub.agent.instructions:
+            state.messages.append(Message(Role.SYSTEM, sub.agent.instructions))
+        state.messages.append(Message(Role.USER, args["prompt"]))  # R56: a clean context
+        state.fingerprint = fingerprint(sub.agent)
+        children[call.id] = state
+    qualified = f"{prefix}{ID_SEPARATOR}{call.id}" if prefix else call.id
+    return await SubRun(root, state, sub.agent, qualified).result(call)
+
+
+class SubRun:
+    """One sub-agent's loop inside the lead's run ``root``: model call → tool calls →
+    results, saving through ``root``."""
+
+    def __init__(self, root: Run, state: SubTask, spec: AgentSpec, qualified: str) -> None:
+        self.root, self.state, self.spec, self.qualified = root, state, spec, qualified
+        self.tag = tag(state)
+
+    def emit(self, type_: str, **data: object) -> None:
+        """Queue a tagged event on the lead's outbox (written by its next save or flush)."""
+        cp = self.root.cp
+        cp.last_seq += 1
+        self.root.outbox.append(
+            Event(cp.session_id, cp.run_id, cp.last_seq, self.root.s.clock(), type_, data, self.tag)
+        )
+
+    async def result(self, call: ToolCall) -> Message:
+        st = self.state
+        reason, text, why = await self.go()
+        footer = (
+            f"[sub-agent '{st.name}': {st.step_index} step(s), finish reason '{reason}', "
+            f"task_id '{st.task_id}']"
+        )
+        if why:
+            return error_result(
+                call, f"sub-agent {st.name!r} did not finish: {why}", subagent=st.name,
+                task_id=st.task_id, finish_reason=reason, footer=footer,
+            )
+        body = f"{text}\n\n{footer}" if text else footer
+        return Message(Role.TOOL, json.dumps(body, ensure_ascii=False), (), call.id, TASK)
+
+    async def go(self) -> tuple[str, str, str]:
+        """Run until the sub-agent stops; returns (finish reason, final text, why it did
+        not finish or "")."""
+        st, spec, control = self.state, self.spec, self.root.control
+        pending = _pending(st.messages)
+        if pending:  # R59/R22: the saved turn's calls without results, no model call
+            await self.run_tools(pending, st.step_index)
+            self.emit(ev.STEP_DONE, step=st.step_index)
+        while True:
+            if control.interrupted:
+                raise RunInterrupted(control.interrupted)
+            if control.aborted:
+                return FinishReason.ABORTED.value, "", "the run was aborted"
+            if st.step_index >= spec.max_steps:
+                return FinishReason.MAX_STEPS.value, "", f"its max_steps ({spec.max_steps}) ran out"
+            step = st.step_index + 1
+            self.emit(ev.STEP_START, step=step)
+            await asyncio.shield(self.root.flush())  # may save (see ``_record``)
+            try:
+                resp = await self.call_model()
+            except ProviderError as e:  # R56: a provider error is the task's error result
+                return "error", "", f"its model call failed: {e}"
+            if resp is None:
+                return FinishReason.ABORTED.value, "", "the run was aborted"
+            st.step_index = step
+            usage = resp.usage.copy()
+            usage.model_calls = 1
+            st.usage.add(usage)
+            cp = self.root.cp
+            cp.usage.add(usage)  # R56: added to the lead's, and reported apart
+            cp.total_usage.add(usage)
+            cp.delegated_usage.add(usage)
+            turn = Message(Role.ASSISTANT, resp.text, resp.tool_calls)
+            st.messages.append(turn)
+            self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
+            if not turn.tool_calls:
+                self.emit(ev.STEP_DONE, step=step)
+                return FinishReason.STOP.value, resp.text, ""
+            # R1 at this level: saved by the flush that hands out its first call.
+            self.root.unsaved = True
+            await self.run_tools(list(turn.tool_calls), step)
+            self.emit(ev.STEP_DONE, step=step)
+
+    async def call_model(self):  # -> ModelResponse | None
+        root = self.root
+        registry = root.s.providers
+        assert registry is not None, "an engine with sub-agents is given its providers"
+        provider, model, settings = registry.resolve(self.spec.model, self.spec.model_settings_json)
+        spec, messages = model_view(self.spec, list(self.state.messages))
+        request = ModelRequest(root.cp.session_id, model, messages, spec, settings)
+        task = asyncio.create_task(provider.complete(request))
+        aborted, halted = root.control.aborted_signal(), root.control.halted_signal()
+        await asyncio.wait({task, aborted, halted}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            if root.control.aborted:
+                return None
+            raise RunInterrupted(root.control.interrupted or "halted")
+        return task.result()
+
+    async def run_tools(self, calls: list[ToolCall], step: int) -> None:
+        """The calls one after the other, each result saved as it is recorded (R2); a
+        gated call without a decision pauses the whole run (``SubagentPaused``, R60) with
+        the calls after it remembered (R28)."""
+        for n, call in enumerate(calls):
+            if self.root.control.interrupted:
+                raise RunInterrupted(self.root.control.interrupted)
+            if self._gated(call):
+                raise SubagentPaused(
+                    self._qualified_call(call),
+                    tuple(self._qualified_call(c) for c in calls[n + 1 :]),
+                    self.state.path,
+                )
+            result, saved = await self.one_call(call, step)
+            await self._record(result, step, saved)
+
+    def _gated(self, call: ToolCall) -> bool:
+        if self._qualify(call.id) in self.root.cp.decisions or check_call(self.spec, call) is not None:
+            return False
+        tool = self.spec.tool(call.name)
+        return tool is not None and tool.needs_approval
+
+    def _qualified_call(self, call: ToolCall) -> ToolCall:
+        return ToolCall(self._qualify(call.id), call.name, call.arguments_json)
+
+    async def _record(self, result: Message, step: int, saved: asyncio.Future[None] | None) -> None:
+        st = self.state
+        st.messages.append(result)
+        st.children.pop(result.tool_call_id, None)  # the task's state goes with its result
+        self.root.cp.decisions.pop(self._qualify(result.tool_call_id), None)  # acted on
+        self.emit(
+            ev.TOOL_RESULT,
+            step=step,
+            tool_call_id=self._qualify(result.tool_call_id),
+            tool_name=result.tool_name,
+            result_json=result.content,
+            is_error=result.is_error,
+        )
+        try:
+            # Shielded: a sibling task that pauses the run cancels this one (R63), and a
+            # save cut off in the store would leave the checkpoint's version behind the
+            # store's; the run's next save waits for this one under the write lock.
+            await asyncio.shield(self.root.save())
+        except BaseException as e:
+            _settle(saved, e)
+            raise
+        _settle(saved, None)  # R54: the submitter hears ACCEPTED once it is durable
+
+    def _qualify(self, call_id: str) -> str:
+        return f"{self.qualified}{ID_SEPARATOR}{call_id}"
+
+    async def one_call(self, call: ToolCall, step: int) -> tuple[Message, asyncio.Future[None] | None]:
+        spec, st = self.spec, self.state
+        refused = check_call(spec, call)  # R25 at this level
+        if refused is not None:
+            return refused, None
+        if is_task(spec, call):  # a sub-agent's own sub-agent (R57)
+            out = await run_task(
+                self.root, spec, st.children, call,
+                depth=st.depth + 1, path=st.path, prefix=self.qualified,
+            )
+            return out, None
+        tool = spec.tool(call.name)
+        assert tool is not None  # check_call refused undeclared tools
+        qid = self._qualify(call.id)  # R58: the client answers the qualified id
+        root = self.root
+        decision = root.cp.decisions.get(qid)
+        if decision is not None and not decision.approved:  # R61: rejected
+            from .loop import rejection_result  # the loop imports this module
+
+            return rejection_result(call, decision), None
+        timeout_s = spec.tool_timeout_ms / 1000 if spec.tool_timeout_ms else root.tool_timeout_s
+        fut = root.tools.expect(qid)
+        try:
+            self.emit(
+                ev.TOOL_CALL, step=step, call=ToolCall(qid, call.name, call.arguments_json),
+                timeout_ms=int(timeout_s * 1000),
+            )
+            await asyncio.shield(root.flush())  # may save (see ``_record``)
+            try:
+                out = await asyncio.wait_for(fut, timeout_s)
+            except TimeoutError:
+                return error_result(call, f"no result within {timeout_s:g}s (tool timeout)", timeout=True), None
+        finally:
+            root.tools.forget(qid)
+        return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error), out.saved
+
+
+def _pending(messages: list[Message]) -> list[ToolCall]:
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role is Role.ASSISTANT:
+            done = {r.tool_call_id for r in messages[i + 1 :] if r.role is Role.TOOL}
+            return [c for c in m.tool_calls if c.id not in done]
+    return []
+
+
+def _settle(ack: asyncio.Future[None] | None, error: BaseException | None) -> None:
+    if ack is None or ack.done():
+        return
+    if error is None:
+        ack.set_result(None)
+    elif isinstance(error, Exception):
+        ack.set_exception(error)
+    else:
+        ack.cancel()
