@@ -4,10 +4,14 @@ from, and how a run is stopped from outside."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from .events import Event
+
+T = TypeVar("T")
 
 
 class Sink(Protocol):
@@ -111,6 +115,19 @@ class RunControl:
         if self._abort_signal is None:
             self._abort_signal = _signal(self._aborted)
         return self._abort_signal
+
+    async def unless_stopped(self, work: Awaitable[T]) -> tuple[T | None, bool]:
+        """``work`` (a model call) run until it answers or the run is aborted or halted,
+        whichever comes first: ``(answer, True)``, or ``(None, False)`` with ``work``
+        cancelled (:attr:`aborted` then says which)."""
+        task = asyncio.ensure_future(work)
+        await asyncio.wait({task, self.aborted_signal(), self.halted_signal()}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            return task.result(), True
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None, False
 
     def stopped_signal(self) -> asyncio.Future[None]:
         """A future done once the run is aborted or interrupted. Only wait on it."""

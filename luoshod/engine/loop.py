@@ -337,13 +337,8 @@ class Run:
 
         shown, messages = subagents.model_view(self.spec, list(self.cp.messages))  # R55
         request = ModelRequest(self.cp.session_id, self.p.model, messages, shown, self.p.settings, on_text)
-        task = asyncio.create_task(self.p.provider.complete(request))
-        aborted, halted = self.control.aborted_signal(), self.control.halted_signal()
-        await asyncio.wait({task, aborted, halted}, return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        answer, answered = await self.control.unless_stopped(self.p.provider.complete(request))
+        if not answered:
             if self.control.aborted:
                 return None
             # Halted (the daemon must stop now): the answer is given up, what came before
@@ -351,7 +346,7 @@ class Run:
             if len(self.cp.messages) > self.stored:
                 await self.save()
             raise RunInterrupted(self.control.interrupted or "halted")
-        return task.result()
+        return answer
 
     # -- tools ----------------------------------------------------------------------------
 

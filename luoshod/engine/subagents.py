@@ -32,7 +32,6 @@ tree in History/Fork/Compare (R67).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from typing import TYPE_CHECKING
 
@@ -304,17 +303,12 @@ class SubRun:
         provider, model, settings = registry.resolve(self.spec.model, self.spec.model_settings_json)
         spec, messages = model_view(self.spec, list(self.state.messages))
         request = ModelRequest(root.cp.session_id, model, messages, spec, settings)
-        task = asyncio.create_task(provider.complete(request))
-        aborted, halted = root.control.aborted_signal(), root.control.halted_signal()
-        await asyncio.wait({task, aborted, halted}, return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        answer, answered = await root.control.unless_stopped(provider.complete(request))
+        if not answered:
             if root.control.aborted:
                 return None
             raise RunInterrupted(root.control.interrupted or "halted")
-        return task.result()
+        return answer
 
     async def run_tools(self, calls: list[ToolCall], step: int) -> None:
         """The calls one after the other, each result saved as it is recorded (R2); a
