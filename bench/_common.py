@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmarks: server subprocesses, readiness, memory, percentiles."""
+"""Helpers shared by the benchmarks: server subprocesses, readiness, memory, percentiles,
+sessions driven by the Python client."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -142,3 +146,36 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             proc.kill()
             await asyncio.to_thread(proc.wait)
+
+
+async def run_sessions(
+    address: str,
+    agent: Any,
+    sessions: int,
+    concurrency: int,
+    tools: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]],
+    prefix: str = "s",
+) -> int:
+    """Run ``sessions`` sessions of ``agent`` (an ``AgentSpec``), ``concurrency`` at once,
+    the client's ``tools`` answering; the model steps they made. A tool error or a run that
+    does not end with ``stop`` raises."""
+    from luosho.client import AsyncClient
+
+    ids = iter(f"{prefix}-{uuid.uuid4().hex[:8]}-{i}" for i in range(sessions))
+    steps = 0
+    async with AsyncClient(address) as client:
+
+        async def worker() -> None:
+            nonlocal steps
+            for sid in ids:
+                run = client.execute(sid, "go", agent=agent, tools=tools)
+                async for event in run:
+                    if event.type == "model.turn":
+                        steps += 1
+                    if event.type == "tool.result" and event.tool_result.is_error:
+                        raise RuntimeError(f"{sid}: tool error {event.tool_result.result_json}")
+                if run.result is None or run.result.finish_reason != "stop":
+                    raise RuntimeError(f"{sid}: did not finish")
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return steps

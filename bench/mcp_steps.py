@@ -37,12 +37,11 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 from _common import PYTHON, ROOT, ServerProcess, free_port
-from luosho.client import AsyncClient
+from _common import run_sessions as common_run_sessions
 from luosho.v1 import agent_pb2
 from luoshod.mcpclient import McpServerConfig, McpServers
 
@@ -74,25 +73,7 @@ async def work(args: dict[str, Any]) -> str:
 
 async def run_sessions(address: str, kind: str, sessions: int, concurrency: int) -> int:
     """Run the sessions of one kind; the model steps they made."""
-    agent = bench_agent(kind)
-    ids = iter(f"{kind}-{uuid.uuid4().hex[:8]}-{i}" for i in range(sessions))
-    steps = 0
-    async with AsyncClient(address) as client:
-
-        async def worker() -> None:
-            nonlocal steps
-            for sid in ids:
-                run = client.execute(sid, "go", agent=agent, tools={"work": work})
-                async for event in run:
-                    if event.type == "model.turn":
-                        steps += 1
-                    if event.type == "tool.result" and event.tool_result.is_error:
-                        raise RuntimeError(f"{sid}: tool error {event.tool_result.result_json}")
-                if run.result is None or run.result.finish_reason != "stop":
-                    raise RuntimeError(f"{sid}: did not finish")
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return steps
+    return await common_run_sessions(address, bench_agent(kind), sessions, concurrency, {"work": work}, kind)
 
 
 CEILINGS = ("sdk http", "sdk stdio", "ours http", "ours stdio")

@@ -31,11 +31,11 @@ import json
 import statistics
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
 from _common import PYTHON, ServerProcess, free_port
+from _common import run_sessions as common_run_sessions
 from luosho.client import AsyncClient
 from luosho.v1 import agent_pb2
 
@@ -79,24 +79,7 @@ async def work(args: dict[str, Any]) -> dict[str, Any]:
 
 async def run_sessions(address: str, agent: agent_pb2.AgentSpec, sessions: int, concurrency: int) -> int:
     """Run ``sessions`` sessions of ``agent``; the model steps they made."""
-    ids = iter(f"s-{uuid.uuid4().hex[:8]}-{i}" for i in range(sessions))
-    steps = 0
-    async with AsyncClient(address) as client:
-
-        async def worker() -> None:
-            nonlocal steps
-            for sid in ids:
-                run = client.execute(sid, "go", agent=agent, tools={"work": work})
-                async for event in run:
-                    if event.type == "model.turn":
-                        steps += 1
-                    if event.type == "tool.result" and event.tool_result.is_error:
-                        raise RuntimeError(f"{sid}: tool error {event.tool_result.result_json}")
-                if run.result is None or run.result.finish_reason != "stop":
-                    raise RuntimeError(f"{sid}: did not finish")
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return steps
+    return await common_run_sessions(address, agent, sessions, concurrency, {"work": work})
 
 
 def daemon(tmp: Path, name: str) -> ServerProcess:
