@@ -52,6 +52,18 @@ def agent(
     )
 
 
+async def a_run_waiting_on_a_tool(h: Any, session_id: str = "first") -> tuple[Any, Any]:
+    """Start a run in ``session_id`` that waits for the result of its tool call ``add``
+    (so it stays active); its call and the stream, read up to that ``tool.call``."""
+    waiting = h.stub.Execute(pb.ExecuteRequest(
+        session_id=session_id, input=[user("go")], agent=agent([calls(("add", {"a": 1})), {"text": "done"}])
+    ))
+    stream = aiter(waiting)
+    while (await anext(stream)).event.type != "tool.call":
+        pass
+    return waiting, stream
+
+
 def error_info(err: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, dict[str, str]]:
     """(code, ErrorInfo.reason, metadata) of a failed call."""
     for key, value in err.trailing_metadata() or ():

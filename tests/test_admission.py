@@ -10,12 +10,11 @@ import time
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
 
 from luoshod.errors import DaemonOverloaded
 from luoshod.server.admission import LAG_WINDOW_S, Admission, LoopLag
 from luoshod.server.app import Config, Daemon
-from support import Harness, agent, calls, error_info, user
+from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
 
 async def test_too_many_runs_says_how_many_and_when_to_retry() -> None:
@@ -23,12 +22,7 @@ async def test_too_many_runs_says_how_many_and_when_to_retry() -> None:
     await d.start()
     h = Harness(d.addresses[0], d)
     try:
-        waiting = h.stub.Execute(pb.ExecuteRequest(
-            session_id="first", input=[user("go")], agent=agent([calls(("add", {"a": 1})), {"text": "done"}])
-        ))
-        stream = aiter(waiting)
-        while (await anext(stream)).event.type != "tool.call":
-            pass
+        waiting, _ = await a_run_waiting_on_a_tool(h)  # active: it waits for its tool result
         second = await h.run("second", "hi", agent([{"text": "no room"}]))
         code, reason, meta = error_info(second.error)
         assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_RUNS")

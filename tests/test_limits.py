@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
 
 from luoshod.server.app import Config, Daemon
-from support import Harness, agent, calls, error_info, user
+from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
 async def test_one_run_too_many_gets_resource_exhausted_with_the_limit() -> None:
     d = Daemon(Config(listen=["127.0.0.1:0"], store="memory://", max_active_runs=1))
     await d.start()
     h = Harness(d.addresses[0], d)
     try:
-        waiting = h.stub.Execute(pb.ExecuteRequest(
-            session_id="first", input=[user("go")], agent=agent([calls(("add", {"a": 1})), {"text": "done"}])
-        ))
-        stream = aiter(waiting)
-        while (await anext(stream)).event.type != "tool.call":
-            pass  # the first run now waits for its tool result: it is active
+        waiting, stream = await a_run_waiting_on_a_tool(h)  # active: it waits for its tool result
         second = await h.run("second", "hi", agent([{"text": "no room"}]))
         code, reason, meta = error_info(second.error)
         assert (code, reason, meta["limit"]) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_RUNS", "1")
