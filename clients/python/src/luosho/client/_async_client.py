@@ -34,7 +34,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options
+from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options, wait_until_ready_async
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -77,8 +77,10 @@ class AsyncRun(Delivered):
         empty_means_finished: bool,
         request_id: str = "",
         retry: RetryPolicy = NO_RETRY,
+        channel: grpc.aio.Channel | None = None,
     ) -> None:
         self.session_id = session_id
+        self._channel = channel
         self.request_id = request_id
         self.attempts = 0
         self._retry = retry
@@ -172,6 +174,8 @@ class AsyncRun(Delivered):
                     if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
                         raise
                 await asyncio.sleep(self._retry.backoff(max(1, fruitless)))
+                if self._channel is not None:
+                    await wait_until_ready_async(self._channel, self._retry.max_backoff)
             await self._drain()
         finally:
             for task in list(self._tasks):
@@ -437,6 +441,7 @@ class AsyncClient:
             empty_means_finished=empty_means_finished,
             request_id=request.request_id,
             retry=self._retry,
+            channel=self._channel,
         )
         return run
 

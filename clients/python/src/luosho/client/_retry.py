@@ -11,6 +11,8 @@ is left) or replays it (events already seen are skipped).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import random
 import time
@@ -25,7 +27,16 @@ from luosho.v1 import agent_pb2
 
 from ._errors import LuoshoError
 
-__all__ = ["NO_RETRY", "Delivered", "RetryPolicy", "attempt_starter", "channel_options", "new_request_id"]
+__all__ = [
+    "NO_RETRY",
+    "Delivered",
+    "RetryPolicy",
+    "attempt_starter",
+    "channel_options",
+    "new_request_id",
+    "wait_until_ready",
+    "wait_until_ready_async",
+]
 
 # Failures of the connection itself rather than answers of the daemon (which always
 # carry an ErrorInfo reason): before any event they mean the request may not have arrived.
@@ -39,7 +50,10 @@ class RetryPolicy:
     that keeps moving keeps going however often its stream breaks. The n-th retry in a
     row waits ``initial_backoff * multiplier**(n-1)`` seconds, at most ``max_backoff``,
     each spread by ``±jitter`` (a fraction) so that many clients do not come back at
-    once. The default rides out a daemon that stays away some 30 seconds."""
+    once; then the retry waits, at most ``max_backoff`` seconds more, for the channel to
+    connect, so that an attempt is not spent while gRPC's own reconnect backoff still
+    refuses every call. The default rides out a daemon that stays away 30 seconds to a
+    minute."""
 
     max_attempts: int = 20
     initial_backoff: float = 0.1
@@ -83,6 +97,33 @@ def channel_options(policy: RetryPolicy) -> list[tuple[str, int]]:
         ("grpc.min_reconnect_backoff_ms", min(100, most)),
         ("grpc.max_reconnect_backoff_ms", most),
     ]
+
+
+def wait_until_ready(channel: grpc.Channel, timeout: float) -> None:
+    """Connect ``channel`` and wait up to ``timeout`` seconds for it to be READY; return
+    early when it is, quietly when it is not (the next attempt then fails and counts).
+    While a channel is in TRANSIENT_FAILURE every call fails at once ("failed to connect
+    to all addresses") until its reconnect backoff ends: a retry sent in that window is an
+    attempt spent on a daemon that may already be back."""
+    try:
+        future = grpc.channel_ready_future(channel)
+    except (AttributeError, NotImplementedError):  # a channel that cannot report its state
+        return
+    try:
+        future.result(timeout=timeout)
+    except grpc.FutureTimeoutError:
+        pass
+    finally:
+        future.cancel()
+
+
+async def wait_until_ready_async(channel: grpc.aio.Channel, timeout: float) -> None:
+    """:func:`wait_until_ready` for an asyncio channel."""
+    ready = getattr(channel, "channel_ready", None)
+    if ready is None:
+        return
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(ready(), timeout)
 
 
 #: Never retry: one attempt, and its failure raised.

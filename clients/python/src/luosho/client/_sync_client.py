@@ -37,7 +37,7 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options
+from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options, wait_until_ready
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -67,8 +67,10 @@ class Run(Delivered):
         empty_means_finished: bool,
         request_id: str = "",
         retry: RetryPolicy = NO_RETRY,
+        channel: grpc.Channel | None = None,
     ) -> None:
         self.session_id = session_id
+        self._channel = channel
         self.request_id = request_id
         self.attempts = 0
         self._retry = retry
@@ -159,6 +161,8 @@ class Run(Delivered):
                     if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
                         raise
                 time.sleep(self._retry.backoff(max(1, fruitless)))
+                if self._channel is not None:
+                    wait_until_ready(self._channel, self._retry.max_backoff)
             self._drain()
         finally:
             self._cancel_pending()
@@ -417,6 +421,7 @@ class Client:
             empty_means_finished=empty_means_finished,
             request_id=request.request_id,
             retry=self._retry,
+            channel=self._channel,
         )
         return run
 
