@@ -137,6 +137,9 @@ class ReadyRetryTest {
       killer.interrupt();
       killer.join(60_000);
       killer.daemon.stop();
+      try (var files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      }
     }
   }
 
