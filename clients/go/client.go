@@ -31,6 +31,7 @@ type Client struct {
 	conn  *grpc.ClientConn
 	rpc   pb.AgentServiceClient
 	retry RetryPolicy
+	ready connector // the connection a retry waits for (nil: it does not wait)
 }
 
 // Dial connects to the daemon at target ("127.0.0.1:50051", "unix:/path/to.sock"). Without
@@ -47,21 +48,23 @@ func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, rpc: pb.NewAgentServiceClient(conn), retry: policy}, nil
+	return &Client{conn: conn, rpc: pb.NewAgentServiceClient(conn), retry: policy, ready: conn}, nil
 }
 
 // New wraps a connection the caller owns (Close does not close it). Give that connection
 // DefaultRetryPolicy().DialOption() (or your policy's) for retries to find a restarted
-// daemon soon.
+// daemon soon. A retry waits for the connection to be ready when conn is a
+// *grpc.ClientConn (or has its Connect, GetState and WaitForStateChange).
 func New(conn grpc.ClientConnInterface) *Client {
-	return &Client{rpc: pb.NewAgentServiceClient(conn), retry: DefaultRetryPolicy()}
+	ready, _ := conn.(connector)
+	return &Client{rpc: pb.NewAgentServiceClient(conn), retry: DefaultRetryPolicy(), ready: ready}
 }
 
 // WithRetry returns a client on the same connection whose runs (Execute, Resume, Resolve)
 // retry as p says; NoRetry makes one attempt and returns its failure. Closing it does not
 // close the connection: close c.
 func (c *Client) WithRetry(p RetryPolicy) *Client {
-	return &Client{rpc: c.rpc, retry: p}
+	return &Client{rpc: c.rpc, retry: p, ready: c.ready}
 }
 
 // Close closes the connection Dial opened.
@@ -348,6 +351,13 @@ func (c *Client) run(ctx context.Context, sessionID string, tools Tools, o *runO
 		select {
 		case <-time.After(r.policy.Backoff(max(1, fruitless))):
 		case <-ctx.Done():
+			return stop(ctx.Err())
+		}
+		// A connection in TRANSIENT_FAILURE fails every RPC at once until its reconnect
+		// backoff ends: the next attempt waits for it to be READY (at most MaxBackoff), so
+		// that it is not burnt while the daemon is already back.
+		waitReady(ctx, c.ready, r.policy.MaxBackoff)
+		if ctx.Err() != nil {
 			return stop(ctx.Err())
 		}
 	}

@@ -280,3 +280,72 @@ func TestSoakKillRestartWithDefaultRetries(t *testing.T) {
 		}
 	}
 }
+
+// The daemon is killed -9 again and again with short windows up (0.3-0.7 s) and each time
+// stays away 0.5 s plus its start-up, while one session sends input after input with few
+// attempts in a row allowed (5, 50 ms doubling): attempts that failed at once while the
+// connection sat in TRANSIENT_FAILURE would use those up in under a second, long before
+// the daemon is back. Each retry waits for the connection to be READY (at most MaxBackoff)
+// before it opens its attempt, so the run outlasts every outage: each input is applied once.
+func TestRetryWaitsForTheConnectionThroughRestarts(t *testing.T) {
+	const kills = 4
+	var turns []string
+	for range 40 { // input k plays turns 3k..3k+2
+		turns = append(turns,
+			`{"tool_calls": [{"name": "add", "arguments": {"a": 1}}], "delay_ms": 30}`,
+			`{"tool_calls": [{"name": "add", "arguments": {"a": 2}}], "delay_ms": 30}`,
+			`{"text": "sum", "delay_ms": 30}`)
+	}
+	agent := scripted("ready", addTool, turns...)
+	d := startRestartable(t, "go-ready")
+	policy := luosho.RetryPolicy{MaxAttempts: 5, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 2 * time.Second}
+	c := dial(t, d.target).WithRetry(policy)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+
+	var killed atomic.Int32
+	killerDone := make(chan error, 1)
+	go func() {
+		rng := rand.New(rand.NewPCG(75, 7))
+		for killed.Load() < kills {
+			time.Sleep(time.Duration(300+rng.IntN(400)) * time.Millisecond) // up for a short while
+			d.kill()
+			time.Sleep(500 * time.Millisecond) // away, then its start-up
+			if err := d.start(); err != nil {
+				killerDone <- err
+				return
+			}
+			killed.Add(1) // counted once back: the inputs go on through every outage
+		}
+		killerDone <- nil
+	}()
+	tool := func(_ context.Context, args json.RawMessage) (any, error) {
+		var a struct{ A int }
+		return a.A, json.Unmarshal(args, &a)
+	}
+	sid := "go-ready-1"
+	var want []string
+	tries := 0
+	for k := 0; k < 2 || (killed.Load() < kills && k < 40); k++ {
+		input := fmt.Sprintf("input %d", k)
+		res, err := c.Execute(ctx, sid, agent, input, luosho.Tools{"add": tool})
+		if err != nil {
+			t.Fatalf("%s after %d kills: %v", input, killed.Load(), err)
+		}
+		if res.FinalText != "sum" {
+			t.Fatalf("%s: %+v", input, res)
+		}
+		want = append(want, input)
+		tries += res.Attempts
+	}
+	if err := <-killerDone; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d kills, %d inputs, %d attempts", killed.Load(), len(want), tries)
+	if tries <= len(want) {
+		t.Fatalf("%d attempts for %d inputs: the kills broke no stream", tries, len(want))
+	}
+	if err := checkTranscript(ctx, c, sid, want, 2); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,11 +6,14 @@ package luosho
 //
 // A run retries, after a backoff, when its stream fails with UNAVAILABLE (the daemon
 // restarting or draining, the network gone; at any point of the stream), or with another
-// transport failure before any event of that attempt arrived. What the earlier attempts
+// transport failure before any event of that attempt arrived. After its backoff a retry waits
+// for the connection to be READY (connecting it), at most MaxBackoff, before it opens the
+// next attempt. What the earlier attempts
 // delivered is not delivered again: the retried stream resumes the run (the daemon runs
 // what is left) or replays it (events already seen are skipped).
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -22,6 +25,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 )
 
 // RetryPolicy is how a run retries a stream the daemon or the network broke.
@@ -117,6 +121,42 @@ func (p RetryPolicy) DialOption() grpc.DialOption {
 		},
 		MinConnectTimeout: 20 * time.Second,
 	})
+}
+
+// connector is what a retry needs of a connection to wait for it: *grpc.ClientConn.
+type connector interface {
+	Connect()
+	GetState() connectivity.State
+	WaitForStateChange(ctx context.Context, from connectivity.State) bool
+}
+
+// waitReady connects conn (at once: its reconnect backoff is reset) and waits until it is READY, for at most limit (or until ctx
+// ends). While grpc-go's connection is in TRANSIENT_FAILURE every RPC on it fails at once
+// with UNAVAILABLE ("connection refused"), however soon the daemon is back: an attempt
+// opened then would be lost. Waiting here (rather than WaitForReady on the stream, whose
+// deadline would also bound the run) only delays the attempt; when limit passes, the
+// attempt is opened anyway and fails or not as the connection is.
+func waitReady(ctx context.Context, conn connector, limit time.Duration) {
+	if conn == nil {
+		return
+	}
+	if r, ok := conn.(interface{ ResetConnectBackoff() }); ok {
+		r.ResetConnectBackoff() // try now, not when grpc-go's own backoff ends
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		state := conn.GetState()
+		switch state {
+		case connectivity.Ready, connectivity.Shutdown:
+			return
+		case connectivity.Idle:
+			conn.Connect()
+		}
+		if !conn.WaitForStateChange(ctx, state) {
+			return // limit reached, or ctx ended
+		}
+	}
 }
 
 // NewRequestID returns a UUIDv7 (RFC 9562): time-ordered, so the ids of a session sort by

@@ -305,7 +305,8 @@ type Submit = (sessionId: string, toolCallId: string, outcome: ToolOutcome) => P
  *
  * `requestId` is the call's idempotency key, the same on every attempt: a stream that fails
  * with UNAVAILABLE (or a transport failure before its first event) is sent again after a
- * backoff, as the client's retry policy says, and the daemon applies the request once
+ * backoff, as the client's retry policy says, once the channel is READY again (the retry
+ * waits for it at most maxBackoffMs), and the daemon applies the request once
  * (R74): the retry resumes the run or replays it. Events already delivered are not
  * delivered again, replayed tool.calls are not answered, and a call's tool runs once per
  * run object (a call asked again after a retry gets the result already computed).
@@ -337,6 +338,8 @@ export class Run implements AsyncIterable<Event> {
     private readonly tools: Tools,
     private readonly emptyMeansFinished: boolean,
     private readonly retry: RetryPolicy = NO_RETRY,
+    /** Settles when the channel is READY (connecting it) or at the deadline, whichever is first. */
+    private readonly ready?: (deadline: Date) => Promise<void>,
   ) {
     this.sessionId = sessionId;
     this.stream = this.read();
@@ -410,6 +413,17 @@ export class Run implements AsyncIterable<Event> {
       });
       this.wake = undefined;
       if (this.closed) throw error;
+      // A channel in TRANSIENT_FAILURE fails every call at once until its reconnect backoff
+      // ends: the next attempt waits for it to be READY (at most maxBackoffMs), so that it is
+      // not burnt while the daemon is already back.
+      if (this.ready) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          void this.ready!(new Date(Date.now() + this.retry.maxBackoffMs)).then(resolve);
+        });
+        this.wake = undefined;
+        if (this.closed) throw error;
+      }
     }
     await Promise.all(this.pending);
     if (this.failure !== undefined) throw this.failure;
@@ -704,7 +718,8 @@ export class LuoshoClient {
   }
 
   private run(sessionId: string, requestId: string, start: (run: Run) => EventStream, tools: Tools | undefined, emptyMeansFinished: boolean): Run {
-    return new Run(sessionId, requestId, start, (s, id, outcome) => this.submitOutcome(s, id, outcome), tools ?? {}, emptyMeansFinished, this.retry);
+    return new Run(sessionId, requestId, start, (s, id, outcome) => this.submitOutcome(s, id, outcome), tools ?? {}, emptyMeansFinished, this.retry,
+      (deadline) => new Promise<void>((resolve) => (this.stub as Client).waitForReady(deadline, () => resolve())));
   }
 
   private async submitOutcome(sessionId: string, toolCallId: string, outcome: ToolOutcome): Promise<"accepted" | "duplicate" | ""> {

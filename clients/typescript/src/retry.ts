@@ -4,7 +4,9 @@
 //
 // A run retries, after a backoff, when its stream fails with UNAVAILABLE (the daemon
 // restarting or draining, the network gone; at any point of the stream), or with another
-// transport failure before any event of that attempt arrived. What the earlier attempts
+// transport failure before any event of that attempt arrived. After its backoff a retry waits
+// for the channel to be READY (connecting it), at most maxBackoffMs, before it opens the next
+// attempt. What the earlier attempts
 // delivered is not delivered again: the retried stream resumes the run (the daemon runs what
 // is left) or replays it (events already seen are skipped).
 import { status as Status, type ChannelOptions } from "@grpc/grpc-js";

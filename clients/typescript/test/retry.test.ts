@@ -354,4 +354,57 @@ describe("retries against a daemon that goes away", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  test("killed again and again with short windows up: each retry waits for the channel, every input applied once", async () => {
+    // Few attempts in a row (5, 50 ms doubling): attempts failing at once while the channel
+    // sits in TRANSIENT_FAILURE would use them up in under a second, long before the daemon
+    // (away 0.5 s plus its start-up) is back. Each retry waits for READY (at most 2 s).
+    const dir = mkdtempSync(join(tmpdir(), "luoshod-ts-ready-"));
+    const listen = `unix:${dir}/luoshod.sock`;
+    const args = ["--lease-owner", "ts-ready"];
+    const kills = 4;
+    let daemon = await startDaemonOn(listen, dir, ...args);
+    let killed = 0;
+    let stopped = false;
+    const killer = (async () => {
+      let seed = 75;
+      while (killed < kills && !stopped) {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        await sleep(300 + (seed % 400)); // up for a short while
+        await daemon.kill();
+        await sleep(500); // away, then its start-up
+        daemon = await startDaemonOn(listen, dir, ...args);
+        killed += 1; // counted once back: the inputs go on through every outage
+      }
+    })();
+    const script: unknown[] = [];
+    for (let k = 0; k < 40; k++) {
+      script.push({ ...call("add", { a: 1 }), delay_ms: 30 }, { ...call("add", { a: 2 }), delay_ms: 30 }, { text: "sum", delay_ms: 30 });
+    }
+    const agent = scripted("ready", script);
+    const client = new LuoshoClient(listen, { retry: { maxAttempts: 5, initialBackoffMs: 50, maxBackoffMs: 2000 } });
+    const sent: string[] = [];
+    let attempts = 0;
+    try {
+      for (let k = 0; k < 2 || (killed < kills && k < 40); k++) {
+        const input = `input ${k}`;
+        const result = await client.execute("ts-ready", input, { agent, tools: { add: async ({ a }: { a: number }) => a } }).result()
+          .catch((error: unknown) => assert.fail(`${input} after ${killed} kills: ${String(error)}`));
+        assert.equal(result.finalText, "sum");
+        sent.push(input);
+        attempts += result.attempts;
+      }
+      await killer;
+      assert.ok(attempts > sent.length, `${attempts} attempts for ${sent.length} inputs: the kills broke no stream`);
+      const t = transcript(await client.getSession("ts-ready"));
+      assert.deepEqual(t.users, sent, "each input once, in order");
+      assert.equal(t.calls.length, 2 * sent.length);
+      assert.deepEqual([...t.results].sort(), [...t.calls].sort(), "every call one result");
+    } finally {
+      stopped = true;
+      client.close();
+      await killer.catch(() => undefined);
+      await daemon.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

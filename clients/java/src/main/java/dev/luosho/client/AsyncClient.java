@@ -251,10 +251,18 @@ public final class AsyncClient implements AutoCloseable {
         return;
       }
       try {
-        retries.schedule(() -> {
-          channel.resetConnectBackoff(); // reconnect now, not after grpc-java's own backoff
-          attempt();
-        }, retry.backoff(row).toNanos(), TimeUnit.NANOSECONDS);
+        // After the backoff, the attempt waits for the channel to be READY (at most the max
+        // backoff): in TRANSIENT_FAILURE every call would fail at once (see ChannelReady).
+        retries.schedule(() -> ChannelReady.await(channel, retry.maxBackoff())
+            .whenComplete((v, e) -> retryNow(error)), retry.backoff(row).toNanos(), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closed) {
+        future.completeExceptionally(error); // the client was closed
+      }
+    }
+
+    private void retryNow(LuoshoException error) {
+      try {
+        retries.execute(this::attempt);
       } catch (RejectedExecutionException closed) {
         future.completeExceptionally(error); // the client was closed
       }

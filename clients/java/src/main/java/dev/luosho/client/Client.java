@@ -15,9 +15,11 @@ import luosho.v1.AgentServiceGrpc;
  *
  * <p>Runs (execute, resume, resolve) carry a request id and retry a stream the daemon or the
  * network broke as the client's {@link RetryPolicy} says: {@link RetryPolicy#DEFAULT} unless
- * given, {@link RetryPolicy#NO_RETRY} for one attempt only. Before each retry the channel is
- * told to reconnect at once ({@link ManagedChannel#resetConnectBackoff()}) instead of waiting
- * out grpc-java's reconnect backoff (1 s growing to 2 minutes).
+ * given, {@link RetryPolicy#NO_RETRY} for one attempt only. After a retry's backoff the channel
+ * is told to reconnect at once ({@link ManagedChannel#resetConnectBackoff()}) instead of
+ * waiting out grpc-java's reconnect backoff (1 s growing to 2 minutes), and the retry waits for
+ * it to be READY (at most the policy's max backoff) before it opens the next attempt: in
+ * {@code TRANSIENT_FAILURE} every call would fail at once.
  */
 public final class Client implements AutoCloseable {
   private final ManagedChannel channel;
@@ -115,7 +117,7 @@ public final class Client implements AutoCloseable {
       java.util.function.Function<Object, Agent.Event> eventOf, Map<String, ToolHandler> tools,
       boolean emptyMeansFinished) {
     return new Run(sessionId, requestId, start, eventOf, new Tools(tools), this::submit, emptyMeansFinished,
-        retry, channel::resetConnectBackoff);
+        retry, limit -> ChannelReady.await(channel, limit));
   }
 
   private void submit(Agent.SubmitToolResultRequest request) {

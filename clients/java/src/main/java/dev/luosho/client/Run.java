@@ -22,7 +22,8 @@ import luosho.v1.Agent;
  *
  * <p>{@link #requestId()} is the call's idempotency key, the same on every attempt: a stream
  * that fails with {@code UNAVAILABLE} (or a transport failure before its first event) is sent
- * again after a backoff, as the client's {@link RetryPolicy} says, and the daemon applies the
+ * again after a backoff, as the client's {@link RetryPolicy} says, once the channel is READY
+ * again (the retry waits for it at most the policy's max backoff), and the daemon applies the
  * request once (R74): the retry resumes the run or replays it. Events already delivered are
  * not delivered again, replayed {@code tool.call}s are not answered, and a call's tool runs
  * once per run object (a call asked again after a retry gets the result already computed).
@@ -37,7 +38,9 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   private final boolean emptyMeansFinished;
   private final String requestId;
   private final RetryPolicy retry;
-  private final Runnable beforeRetry;
+  /** Completes once the channel is READY, or after the given limit (see ChannelReady). */
+  private final Function<Duration, java.util.concurrent.CompletableFuture<Void>> ready;
+  private volatile java.util.concurrent.CompletableFuture<Void> waiting;
   private final Context.CancellableContext context = Context.current().withCancellation();
   private final List<Agent.Event> events = Collections.synchronizedList(new ArrayList<>());
   private final Map<String, Agent.SubmitToolResultRequest> outcomes = new HashMap<>();
@@ -55,7 +58,8 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
 
   Run(String sessionId, String requestId, Function<String, Iterator<? extends Message>> start,
       Function<Object, Agent.Event> eventOf, Tools tools, Consumer<Agent.SubmitToolResultRequest> submit,
-      boolean emptyMeansFinished, RetryPolicy retry, Runnable beforeRetry) {
+      boolean emptyMeansFinished, RetryPolicy retry,
+      Function<Duration, java.util.concurrent.CompletableFuture<Void>> ready) {
     this.sessionId = sessionId;
     this.requestId = requestId;
     this.start = start;
@@ -64,7 +68,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
     this.submit = submit;
     this.emptyMeansFinished = emptyMeansFinished;
     this.retry = retry;
-    this.beforeRetry = beforeRetry;
+    this.ready = ready;
   }
 
   /** The session id (a Resolve run learns it from its first event). */
@@ -120,7 +124,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
         if (closed || !retry.shouldRetry(error, row, got)) throw error;
         stream = null;
         pause(retry.backoff(row), error);
-        beforeRetry.run();
+        awaitReady(error);
       }
     }
   }
@@ -131,6 +135,28 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw error;
+    }
+    if (closed) throw error;
+  }
+
+  /**
+   * A channel in TRANSIENT_FAILURE fails every call at once until its reconnect backoff ends:
+   * the next attempt waits for it to be READY (at most the policy's max backoff), so that it
+   * is not burnt while the daemon is already back. close() ends the wait.
+   */
+  private void awaitReady(LuoshoException error) {
+    java.util.concurrent.CompletableFuture<Void> wait = ready.apply(retry.maxBackoff());
+    waiting = wait;
+    if (closed) wait.complete(null);
+    try {
+      wait.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw error;
+    } catch (java.util.concurrent.ExecutionException e) {
+      // never: the wait completes normally
+    } finally {
+      waiting = null;
     }
     if (closed) throw error;
   }
@@ -171,6 +197,8 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   public void close() {
     closed = true;
     closing.countDown();
+    java.util.concurrent.CompletableFuture<Void> wait = waiting;
+    if (wait != null) wait.complete(null);
     context.cancel(null);
   }
 }

@@ -38,7 +38,10 @@ final class Tools {
       try {
         String raw = call.getArgumentsJson();
         JsonNode args = raw.isEmpty() ? JSON.createObjectNode() : JSON.readTree(raw);
-        out = Agent.SubmitToolResultRequest.newBuilder().setResultJson(dumps(handler.call(args)));
+        ToolContext context = new ToolContext(event.getSessionId().isEmpty() ? sessionId : event.getSessionId(),
+            call.getId(), call.getName(), event.getToolCall().getStep(), event.getToolCall().getTimeoutMs(),
+            SubagentInfo.of(event));
+        out = Agent.SubmitToolResultRequest.newBuilder().setResultJson(dumps(handler.call(args, context)));
       } catch (Exception e) {
         out = error(e);
       }
