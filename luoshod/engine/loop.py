@@ -244,6 +244,8 @@ class Run:
         self.p.claim = None
         self.p.requests = []
         self.stored = len(cp.messages)
+        for task in cp.all_tasks():  # each level's stored_messages (O(new) saves, R59)
+            task.stored = len(task.messages)
         self.unsaved = False
         return batch, stored
 
@@ -465,7 +467,7 @@ class Run:
 
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
-        self.cp.subtasks.pop(result.tool_call_id, None)  # a task's state goes with its result
+        subagents.retire(self.cp, self.cp.subtasks.pop(result.tool_call_id, None))  # with its result
         await self.emit(
             ev.TOOL_RESULT,
             step=step,

@@ -22,8 +22,12 @@ On a resume each unfinished level is compared with the resuming spec's definitio
 (:func:`drifted_levels`, R64).
 
 On Cancel (R66) every call of an unfinished sub-agent gets its cancelled result and
-``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own; the
-sub-agent's transcript then goes with its state, as finished tasks are not stored yet.
+``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own.
+
+A task that ends, however it ends, joins the session's finished tasks
+(``Checkpoint.tasks``, :func:`retire`) with its transcript. The store kit keeps every
+task's messages in the session's message log (``store.kit.tasklog``), so a sub-agent's
+save writes only its new messages, never the lead's transcript or its own earlier ones.
 
 Not built yet (see the README, "Sub-agents"): continuing and forking tasks (R65), and the
 tree in History/Fork/Compare (R67).
@@ -38,6 +42,7 @@ from typing import TYPE_CHECKING
 from ..domain import (
     TASK_TOOL,
     AgentSpec,
+    Checkpoint,
     FinishReason,
     Message,
     Role,
@@ -168,7 +173,19 @@ def _cancel(root: Run, state: SubTask, qualified: str, reason: str) -> None:
             ev.TOOL_RESULT, step=state.step_index, tool_call_id=qid,
             tool_name=call.name, result_json=result.content, is_error=True,
         )
+    for child in state.children.values():
+        retire(root.cp, child)
     state.children.clear()
+
+
+def retire(cp: Checkpoint, state: SubTask | None) -> None:
+    """A task whose state leaves the unfinished ones (its result is recorded, or it was
+    cancelled) joins the session's finished tasks (R65), its transcript with it (the
+    store already holds what ``stored`` says: nothing is written again)."""
+    if state is not None:
+        for child in state.children.values():  # left only by a cancel
+            retire(cp, child)
+        cp.tasks[state.task_id] = state.finished()
 
 
 def tag(state: SubTask) -> SubagentTag:
@@ -338,7 +355,7 @@ class SubRun:
     async def _record(self, result: Message, step: int, saved: asyncio.Future[None] | None) -> None:
         st = self.state
         st.messages.append(result)
-        st.children.pop(result.tool_call_id, None)  # the task's state goes with its result
+        retire(self.root.cp, st.children.pop(result.tool_call_id, None))  # with its result
         self.root.cp.decisions.pop(self._qualify(result.tool_call_id), None)  # acted on
         self.emit(
             ev.TOOL_RESULT,
