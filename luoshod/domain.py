@@ -230,15 +230,20 @@ class SubAgent:
         return cls(d["name"], d["description"], AgentSpec.from_dict(d["agent"]))
 
 
-#: The tool an agent with sub-agents gets (R55, R65 adds ``task_id`` and ``mode``).
+#: The tool an agent with sub-agents gets (R55; ``task_id`` and ``mode``: R65).
 TASK_TOOL = ToolSpec(
     "task",
     "Hand a self-contained task to a sub-agent. It sees only your prompt, not this "
-    "conversation; its final answer comes back as this call's result.",
+    "conversation; its final answer comes back as this call's result. To go on with a "
+    "finished task, give its task_id (from that result's footer): the sub-agent continues "
+    "it with its whole transcript and your prompt (mode resume), or on a copy under a new "
+    "task id (mode fork).",
     '{"type":"object","properties":{'
     '"agent":{"type":"string","description":"the sub-agent\'s name"},'
     '"prompt":{"type":"string","description":"everything the sub-agent needs to know"},'
-    '"description":{"type":"string","description":"a short label for the task"}},'
+    '"description":{"type":"string","description":"a short label for the task"},'
+    '"task_id":{"type":"string","description":"a finished task of this session to go on with"},'
+    '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a copy"}},'
     '"required":["agent","prompt"]}',
 )
 

@@ -744,6 +744,12 @@ export interface Checkpoint {
    * first. A finished task leaves it in the save that records its result.
    */
   subagents: SubAgentState[];
+  /**
+   * The session's finished tasks (R65), in the order they were first saved: each with its
+   * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+   * fingerprint unset). A `task` call with a task_id continues one of them.
+   */
+  tasks: SubAgentState[];
 }
 
 /** The nested state of one unfinished sub-agent (R59). */
@@ -3170,6 +3176,7 @@ function createBaseCheckpoint(): Checkpoint {
     lastDrift: undefined,
     delegatedUsage: undefined,
     subagents: [],
+    tasks: [],
   };
 }
 
@@ -3228,6 +3235,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     for (const v of message.subagents) {
       SubAgentState.encode(v!, writer.uint32(330).fork()).join();
+    }
+    for (const v of message.tasks) {
+      SubAgentState.encode(v!, writer.uint32(762).fork()).join();
     }
     return writer;
   },
@@ -3389,6 +3399,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.subagents.push(SubAgentState.decode(reader, reader.uint32()));
             continue;
           }
+          case 95: {
+            if (tag !== 762) {
+              break;
+            }
+
+            message.tasks.push(SubAgentState.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3467,6 +3485,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       subagents: globalThis.Array.isArray(object?.subagents)
         ? object.subagents.map((e: any) => SubAgentState.fromJSON(e))
         : [],
+      tasks: globalThis.Array.isArray(object?.tasks)
+        ? object.tasks.map((e: any) => SubAgentState.fromJSON(e))
+        : [],
     };
   },
 
@@ -3526,6 +3547,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.subagents?.length) {
       obj.subagents = message.subagents.map((e) => SubAgentState.toJSON(e));
     }
+    if (message.tasks?.length) {
+      obj.tasks = message.tasks.map((e) => SubAgentState.toJSON(e));
+    }
     return obj;
   },
 
@@ -3562,6 +3586,7 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       ? Usage.fromPartial(object.delegatedUsage)
       : undefined;
     message.subagents = object.subagents?.map((e) => SubAgentState.fromPartial(e)) || [];
+    message.tasks = object.tasks?.map((e) => SubAgentState.fromPartial(e)) || [];
     return message;
   },
 };

@@ -1,0 +1,130 @@
+"""Finished tasks (SEMANTICS.md R65) through the gRPC API, on every store of ``h`` (memory,
+an SQLite file, LMDB): a task that ended stays with its session (listed by
+``GetSession``, carried by ``Fork``), a ``task`` call with its ``task_id`` continues it
+with its whole transcript (``mode`` resume) or a copy under a new task id (``fork``), and
+an unknown task id, or one of another session, is the error result
+``SUBAGENT_TASK_NOT_FOUND``.
+
+The scripted provider plays the turn numbered by the assistant turns already in the
+transcript, so a continued task's sub-agent plays the turn after the ones it played."""
+
+from __future__ import annotations
+
+import json
+
+from luosho.v1 import agent_pb2 as pb
+
+from support import Harness, assert_valid_transcript, calls
+from test_subagents import lead, lookup, researcher, result_of, task
+
+SUB_SCRIPT = [calls(("lookup", {"q": "a"})), {"text": "first answer"}, {"text": "second answer"},
+              {"text": "third answer"}]
+
+
+def footer_of(cp: pb.Checkpoint, call_id: str) -> str:
+    return json.loads(result_of(cp, call_id).content).rsplit("\n\n", 1)[-1]
+
+
+def contents(state: pb.SubAgentState) -> list[str]:
+    return [m.content for m in state.messages]
+
+
+async def test_r65_a_finished_task_is_listed_and_continued_with_its_whole_transcript(h: Harness) -> None:
+    spec = lead([
+        calls(task("researcher", "p1")), {"text": "lead 1"},
+        calls(task("researcher", "p2", task_id="task_1")), {"text": "lead 2"},
+        calls(task("researcher", "p3", task_id="task_1", mode="fork")), {"text": "lead 3"},
+    ], [researcher(SUB_SCRIPT)])
+    tools = {"lookup": lookup}
+    first = await h.run("r65", "go", spec, tools)
+    assert first.done.finish_reason == pb.FINISH_REASON_STOP, first.error
+    cp = await h.get("r65")
+    assert not cp.subagents and [t.task_id for t in cp.tasks] == ["task_1"]
+    done = cp.tasks[0]
+    assert (done.name, done.depth, list(done.path), done.step_index) == ("researcher", 1, ["researcher"], 2)
+    assert contents(done)[1:] == ["p1", "", '{"fact": "fact about a"}', "first answer"]
+
+    # mode resume (the default): the same task, its transcript, the new prompt next.
+    second = await h.run("r65", "again", spec, tools)
+    assert second.done.finish_reason == pb.FINISH_REASON_STOP, second.error
+    cp = await h.get("r65")
+    assert footer_of(cp, "call_2_0") == (
+        "[sub-agent 'researcher': 1 step(s), finish reason 'stop', task_id 'task_1']"
+    )
+    assert json.loads(result_of(cp, "call_2_0").content).startswith("second answer")
+    assert [t.task_id for t in cp.tasks] == ["task_1"]
+    assert contents(cp.tasks[0])[1:] == [
+        "p1", "", '{"fact": "fact about a"}', "first answer", "p2", "second answer",
+    ]
+    assert cp.tasks[0].step_index == 3
+    # Its events carry the task it continues.
+    tags = {e.subagent.task_id for e in second.events if e.HasField("subagent")}
+    assert tags == {"task_1"}
+    continued_prompt = next(e for e in second.events if e.type == "model.turn" and e.HasField("subagent"))
+    # It saw its whole transcript (the scripted provider counts a quarter of the characters).
+    seen = sum(len(c) for c in contents(cp.tasks[0])[:-1])
+    assert continued_prompt.model_turn.usage.prompt_tokens == seen // 4 + 1
+
+    # The session's Fork carries its tasks; the fork's continuation leaves the source's.
+    entries = (await h.stub.History(pb.HistoryRequest(session_id="r65"))).entries
+    forked = await h.stub.Fork(pb.ForkRequest(session_id="r65", from_step=entries[0].step))
+    assert [list(t.messages) for t in forked.checkpoint.tasks] == [list(t.messages) for t in cp.tasks]
+
+    # mode fork: a copy under a new task id; the task it copies is left as it was.
+    third = await h.run("r65", "fork it", spec, tools)
+    assert third.done.finish_reason == pb.FINISH_REASON_STOP, third.error
+    after = await h.get("r65")
+    assert footer_of(after, "call_4_0").endswith("task_id 'task_2']")
+    assert json.loads(result_of(after, "call_4_0").content).startswith("third answer")
+    by_id = {t.task_id: t for t in after.tasks}
+    assert sorted(by_id) == ["task_1", "task_2"]
+    assert list(by_id["task_1"].messages) == list(cp.tasks[0].messages)
+    assert contents(by_id["task_2"]) == [*contents(cp.tasks[0]), "p3", "third answer"]
+    assert_valid_transcript(after)
+    # The forked session continues task_1 on its own copy: nothing of it reaches r65.
+    fork_run = await h.run(forked.session_id, "fork it", spec, tools)
+    assert fork_run.done.finish_reason == pb.FINISH_REASON_STOP, fork_run.error
+    assert list((await h.get("r65")).tasks[0].messages) == list(cp.tasks[0].messages)
+
+
+async def test_r65_an_unknown_task_or_one_of_another_session_is_subagent_task_not_found(h: Harness) -> None:
+    spec = lead([calls(task("researcher", "p1")), {"text": "lead 1"}], [researcher(SUB_SCRIPT)])
+    log = await h.run("r65-own", "go", spec, {"lookup": lookup})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    # task_1 is r65-own's; r65-other has none, and asks for it and for task_9.
+    other = lead([
+        calls(task("researcher", "x", task_id="task_1"), task("researcher", "y", task_id="task_9")),
+        {"text": "ok"},
+    ], [researcher(SUB_SCRIPT)])
+    calls_before = h.model_calls("r65-other")
+    log = await h.run("r65-other", "go", other, {"lookup": lookup})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    cp = await h.get("r65-other")
+    for call_id, task_id in (("call_0_0", "task_1"), ("call_0_1", "task_9")):
+        r = result_of(cp, call_id)
+        body = json.loads(r.content)
+        assert r.is_error and body["reason"] == "SUBAGENT_TASK_NOT_FOUND" and body["task_id"] == task_id
+        assert "this session has no such task" in body["error"]
+    assert h.model_calls("r65-other") == calls_before + 2  # the lead's two turns: no sub-agent ran
+    assert not cp.tasks
+    assert not (await h.get("r65-own")).tasks[0].messages[-1].content.startswith("second")
+
+
+async def test_r65_a_task_can_only_be_continued_by_the_subagent_that_ran_it(h: Harness) -> None:
+    helper = pb.SubAgent(name="helper", description="helps", agent=researcher(SUB_SCRIPT).agent)
+    spec = lead([
+        calls(task("researcher", "p1")),
+        calls(task("helper", "p2", task_id="task_1"), task("researcher", "p3", task_id="task_1")),
+        calls(task("researcher", "p4", task_id="task_1")),
+        {"text": "done"},
+    ], [researcher(SUB_SCRIPT), helper])
+    log = await h.run("r65-who", "go", spec, {"lookup": lookup})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    cp = await h.get("r65-who")
+    wrong = json.loads(result_of(cp, "call_1_0").content)
+    assert wrong["reason"] == "SUBAGENT_TASK_NOT_FOUND" and "run by 'researcher'" in wrong["error"]
+    assert json.loads(result_of(cp, "call_1_1").content).startswith("second answer")
+    # Continued again by the next turn: one more turn of the same transcript.
+    assert json.loads(result_of(cp, "call_2_0").content).startswith("third answer")
+    assert [t.task_id for t in cp.tasks] == ["task_1"] and cp.tasks[0].step_index == 4
+    assert_valid_transcript(cp)
