@@ -128,3 +128,41 @@ async def test_r65_a_task_can_only_be_continued_by_the_subagent_that_ran_it(h: H
     assert json.loads(result_of(cp, "call_2_0").content).startswith("third answer")
     assert [t.task_id for t in cp.tasks] == ["task_1"] and cp.tasks[0].step_index == 4
     assert_valid_transcript(cp)
+
+
+# -- R67: Compare lists a task's steps under its task call ----------------------------------
+
+
+async def test_r67_compare_lists_each_tasks_steps_under_its_task_call(h: Harness) -> None:
+    """Two sessions whose sub-agents went different ways to the same answer: the lead's
+    transcripts are the same, yet they diverge at the step that delegated, and each task
+    call carries its sub-agent's steps (a continued task only the stretch of its call)."""
+
+    def spec_for(q: str) -> pb.AgentSpec:
+        sub = researcher([calls(("lookup", {"q": q})), {"text": "same answer"}, {"text": "more"}])
+        return lead([
+            calls(task("researcher", "p1")),
+            calls(task("researcher", "p2", task_id="task_1")),
+            {"text": "lead done"},
+        ], [sub])
+
+    same = {"lookup": lambda args: {"fact": "one fact"}}
+    for sid, q in (("r67a", "a"), ("r67b", "b")):
+        log = await h.run(sid, "go", spec_for(q), same)
+        assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    a, b = await h.get("r67a"), await h.get("r67b")
+    assert list(a.messages) == list(b.messages)  # the lead cannot tell them apart
+    cmp = await h.stub.Compare(pb.CompareRequest(session_id_a="r67a", session_id_b="r67b"))
+    assert cmp.HasField("diverged_at") and cmp.diverged_at == 0
+    first_a, first_b = cmp.a[0].calls[0], cmp.b[0].calls[0]
+    assert (first_a.task_id, first_b.task_id) == ("task_1", "task_1")
+    assert [s.text for s in first_a.task_steps] == ["", "same answer"]
+    looked = [(s.calls[0].name, json.loads(s.calls[0].arguments_json)) for s in (first_a.task_steps[0], first_b.task_steps[0])]
+    assert looked == [("lookup", {"q": "a"}), ("lookup", {"q": "b"})]
+    assert first_a.task_steps[0].calls[0].has_result
+    # The continuation (R65) lists only its own stretch: one step, "more".
+    second = cmp.a[1].calls[0]
+    assert second.task_id == "task_1" and [s.text for s in second.task_steps] == ["more"]
+    # A session compared with itself: no divergence, the same tree on both sides.
+    itself = await h.stub.Compare(pb.CompareRequest(session_id_a="r67a", session_id_b="r67a"))
+    assert not itself.HasField("diverged_at") and list(itself.a) == list(itself.b)

@@ -223,6 +223,8 @@ def _steps_pb(steps: list[Step]) -> list[pb.TrajectoryStep]:
                     has_result=c.result_json is not None,
                     result_json=c.result_json or "",
                     is_error=c.is_error,
+                    task_id=c.task_id,
+                    task_steps=_steps_pb(list(c.task_steps)),
                 )
                 for c in s.calls
             ],

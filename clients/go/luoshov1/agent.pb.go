@@ -4981,6 +4981,10 @@ type TrajectoryCall struct {
 	HasResult     bool                   `protobuf:"varint,4,opt,name=has_result,json=hasResult,proto3" json:"has_result,omitempty"`
 	ResultJson    string                 `protobuf:"bytes,5,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
 	IsError       bool                   `protobuf:"varint,6,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+	// and the steps its sub-agent made for this call, their own task calls nested likewise.
+	TaskId        string            `protobuf:"bytes,95,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskSteps     []*TrajectoryStep `protobuf:"bytes,96,rep,name=task_steps,json=taskSteps,proto3" json:"task_steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5055,6 +5059,20 @@ func (x *TrajectoryCall) GetIsError() bool {
 		return x.IsError
 	}
 	return false
+}
+
+func (x *TrajectoryCall) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TrajectoryCall) GetTaskSteps() []*TrajectoryStep {
+	if x != nil {
+		return x.TaskSteps
+	}
+	return nil
 }
 
 type ArgumentDrift struct {
@@ -6074,7 +6092,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eTrajectoryStep\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12/\n" +
-	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\"\xc8\x01\n" +
+	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\"\x9b\x02\n" +
 	"\x0eTrajectoryCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -6084,7 +6102,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"has_result\x18\x04 \x01(\bR\thasResult\x12\x1f\n" +
 	"\vresult_json\x18\x05 \x01(\tR\n" +
 	"resultJson\x12\x19\n" +
-	"\bis_error\x18\x06 \x01(\bR\aisError\"\x8b\x01\n" +
+	"\bis_error\x18\x06 \x01(\bR\aisError\x12\x17\n" +
+	"\atask_id\x18_ \x01(\tR\x06taskId\x128\n" +
+	"\n" +
+	"task_steps\x18` \x03(\v2\x19.luosho.v1.TrajectoryStepR\ttaskSteps\"\x8b\x01\n" +
 	"\rArgumentDrift\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12(\n" +
@@ -6391,50 +6412,51 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	63,  // 86: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
 	22,  // 87: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
 	69,  // 88: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	70,  // 89: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,   // 90: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,   // 91: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	68,  // 92: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	68,  // 93: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	71,  // 94: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	27,  // 95: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	77,  // 96: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	78,  // 97: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	39,  // 98: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	45,  // 99: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	47,  // 100: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	49,  // 101: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	51,  // 102: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	53,  // 103: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	55,  // 104: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	57,  // 105: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	59,  // 106: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	61,  // 107: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	65,  // 108: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	67,  // 109: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	73,  // 110: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	75,  // 111: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	42,  // 112: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	44,  // 113: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	46,  // 114: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	48,  // 115: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	50,  // 116: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	52,  // 117: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	54,  // 118: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	56,  // 119: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	58,  // 120: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	60,  // 121: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	62,  // 122: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	66,  // 123: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	72,  // 124: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	74,  // 125: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	76,  // 126: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	43,  // 127: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	113, // [113:128] is the sub-list for method output_type
-	98,  // [98:113] is the sub-list for method input_type
-	98,  // [98:98] is the sub-list for extension type_name
-	98,  // [98:98] is the sub-list for extension extendee
-	0,   // [0:98] is the sub-list for field type_name
+	68,  // 89: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	70,  // 90: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 91: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 92: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	68,  // 93: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	68,  // 94: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	71,  // 95: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	27,  // 96: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	77,  // 97: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	78,  // 98: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	39,  // 99: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	45,  // 100: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	47,  // 101: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	49,  // 102: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	51,  // 103: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	53,  // 104: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	55,  // 105: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	57,  // 106: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	59,  // 107: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	61,  // 108: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	65,  // 109: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	67,  // 110: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	73,  // 111: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	75,  // 112: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	42,  // 113: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	44,  // 114: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	46,  // 115: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	48,  // 116: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	50,  // 117: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	52,  // 118: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	54,  // 119: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	56,  // 120: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	58,  // 121: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	60,  // 122: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	62,  // 123: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	66,  // 124: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	72,  // 125: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	74,  // 126: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	76,  // 127: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	43,  // 128: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	114, // [114:129] is the sub-list for method output_type
+	99,  // [99:114] is the sub-list for method input_type
+	99,  // [99:99] is the sub-list for extension type_name
+	99,  // [99:99] is the sub-list for extension extendee
+	0,   // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

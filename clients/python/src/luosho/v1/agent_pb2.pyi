@@ -864,20 +864,24 @@ class TrajectoryStep(_message.Message):
     def __init__(self, index: _Optional[int] = ..., text: _Optional[str] = ..., calls: _Optional[_Iterable[_Union[TrajectoryCall, _Mapping]]] = ...) -> None: ...
 
 class TrajectoryCall(_message.Message):
-    __slots__ = ("tool_call_id", "name", "arguments_json", "has_result", "result_json", "is_error")
+    __slots__ = ("tool_call_id", "name", "arguments_json", "has_result", "result_json", "is_error", "task_id", "task_steps")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     HAS_RESULT_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_STEPS_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     name: str
     arguments_json: str
     has_result: bool
     result_json: str
     is_error: bool
-    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., has_result: _Optional[bool] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+    task_id: str
+    task_steps: _containers.RepeatedCompositeFieldContainer[TrajectoryStep]
+    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., has_result: _Optional[bool] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ..., task_id: _Optional[str] = ..., task_steps: _Optional[_Iterable[_Union[TrajectoryStep, _Mapping]]] = ...) -> None: ...
 
 class ArgumentDrift(_message.Message):
     __slots__ = ("step", "tool", "arguments_json_a", "arguments_json_b")

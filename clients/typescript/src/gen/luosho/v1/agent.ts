@@ -1223,6 +1223,12 @@ export interface TrajectoryCall {
   hasResult: boolean;
   resultJson: string;
   isError: boolean;
+  /**
+   * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+   * and the steps its sub-agent made for this call, their own task calls nested likewise.
+   */
+  taskId: string;
+  taskSteps: TrajectoryStep[];
 }
 
 export interface ArgumentDrift {
@@ -9336,7 +9342,16 @@ export const TrajectoryStep: MessageFns<TrajectoryStep> = {
 };
 
 function createBaseTrajectoryCall(): TrajectoryCall {
-  return { toolCallId: "", name: "", argumentsJson: "", hasResult: false, resultJson: "", isError: false };
+  return {
+    toolCallId: "",
+    name: "",
+    argumentsJson: "",
+    hasResult: false,
+    resultJson: "",
+    isError: false,
+    taskId: "",
+    taskSteps: [],
+  };
 }
 
 export const TrajectoryCall: MessageFns<TrajectoryCall> = {
@@ -9358,6 +9373,12 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     }
     if (message.isError !== false) {
       writer.uint32(48).bool(message.isError);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(762).string(message.taskId);
+    }
+    for (const v of message.taskSteps) {
+      TrajectoryStep.encode(v!, writer.uint32(770).fork()).join();
     }
     return writer;
   },
@@ -9423,6 +9444,22 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
             message.isError = reader.bool();
             continue;
           }
+          case 95: {
+            if (tag !== 762) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 96: {
+            if (tag !== 770) {
+              break;
+            }
+
+            message.taskSteps.push(TrajectoryStep.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9463,6 +9500,16 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
         : isSet(object.is_error)
         ? globalThis.Boolean(object.is_error)
         : false,
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      taskSteps: globalThis.Array.isArray(object?.taskSteps)
+        ? object.taskSteps.map((e: any) => TrajectoryStep.fromJSON(e))
+        : globalThis.Array.isArray(object?.task_steps)
+        ? object.task_steps.map((e: any) => TrajectoryStep.fromJSON(e))
+        : [],
     };
   },
 
@@ -9486,6 +9533,12 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     if (message.isError !== false) {
       obj.isError = message.isError;
     }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.taskSteps?.length) {
+      obj.taskSteps = message.taskSteps.map((e) => TrajectoryStep.toJSON(e));
+    }
     return obj;
   },
 
@@ -9500,6 +9553,8 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     message.hasResult = object.hasResult ?? false;
     message.resultJson = object.resultJson ?? "";
     message.isError = object.isError ?? false;
+    message.taskId = object.taskId ?? "";
+    message.taskSteps = object.taskSteps?.map((e) => TrajectoryStep.fromPartial(e)) || [];
     return message;
   },
 };

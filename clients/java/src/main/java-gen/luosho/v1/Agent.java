@@ -68453,6 +68453,52 @@ java.lang.String defaultValue) {
      * @return The isError.
      */
     boolean getIsError();
+
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The taskId.
+     */
+    java.lang.String getTaskId();
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The bytes for taskId.
+     */
+    com.google.protobuf.ByteString
+        getTaskIdBytes();
+
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    java.util.List<luosho.v1.Agent.TrajectoryStep> 
+        getTaskStepsList();
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    luosho.v1.Agent.TrajectoryStep getTaskSteps(int index);
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    int getTaskStepsCount();
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.TrajectoryStepOrBuilder> 
+        getTaskStepsOrBuilderList();
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    luosho.v1.Agent.TrajectoryStepOrBuilder getTaskStepsOrBuilder(
+        int index);
   }
   /**
    * Protobuf type {@code luosho.v1.TrajectoryCall}
@@ -68480,6 +68526,8 @@ java.lang.String defaultValue) {
       name_ = "";
       argumentsJson_ = "";
       resultJson_ = "";
+      taskId_ = "";
+      taskSteps_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -68678,6 +68726,96 @@ java.lang.String defaultValue) {
       return isError_;
     }
 
+    public static final int TASK_ID_FIELD_NUMBER = 95;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object taskId_ = "";
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The taskId.
+     */
+    @java.lang.Override
+    public java.lang.String getTaskId() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        taskId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The bytes for taskId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTaskIdBytes() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        taskId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TASK_STEPS_FIELD_NUMBER = 96;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.TrajectoryStep> taskSteps_;
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.TrajectoryStep> getTaskStepsList() {
+      return taskSteps_;
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.TrajectoryStepOrBuilder> 
+        getTaskStepsOrBuilderList() {
+      return taskSteps_;
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public int getTaskStepsCount() {
+      return taskSteps_.size();
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.TrajectoryStep getTaskSteps(int index) {
+      return taskSteps_.get(index);
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.TrajectoryStepOrBuilder getTaskStepsOrBuilder(
+        int index) {
+      return taskSteps_.get(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -68710,6 +68848,12 @@ java.lang.String defaultValue) {
       if (isError_ != false) {
         output.writeBool(6, isError_);
       }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 95, taskId_);
+      }
+      for (int i = 0; i < taskSteps_.size(); i++) {
+        output.writeMessage(96, taskSteps_.get(i));
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -68734,6 +68878,18 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeBoolSize(6, isError_);
       }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(95, taskId_);
+      }
+
+          {
+            final int count = taskSteps_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(taskSteps_.get(i));
+            }
+            size += 2 * count;
+          }
       return size;
     }
     @java.lang.Override
@@ -68770,6 +68926,10 @@ java.lang.String defaultValue) {
           .equals(other.getResultJson())) return false;
       if (getIsError()
           != other.getIsError()) return false;
+      if (!getTaskId()
+          .equals(other.getTaskId())) return false;
+      if (!getTaskStepsList()
+          .equals(other.getTaskStepsList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -68795,6 +68955,12 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + IS_ERROR_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
           getIsError());
+      hash = (37 * hash) + TASK_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getTaskId().hashCode();
+      if (getTaskStepsCount() > 0) {
+        hash = (37 * hash) + TASK_STEPS_FIELD_NUMBER;
+        hash = (53 * hash) + getTaskStepsList().hashCode();
+      }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -68932,6 +69098,14 @@ java.lang.String defaultValue) {
         hasResult_ = false;
         resultJson_ = "";
         isError_ = false;
+        taskId_ = "";
+        if (taskStepsBuilder_ == null) {
+          taskSteps_ = java.util.Collections.emptyList();
+        } else {
+          taskSteps_ = null;
+          taskStepsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000080);
         return this;
       }
 
@@ -68958,9 +69132,22 @@ java.lang.String defaultValue) {
       @java.lang.Override
       public luosho.v1.Agent.TrajectoryCall buildPartial() {
         luosho.v1.Agent.TrajectoryCall result = new luosho.v1.Agent.TrajectoryCall(this);
+        buildPartialRepeatedFields(result);
         if (bitField0_ != 0) { buildPartial0(result); }
         onBuilt();
         return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.TrajectoryCall result) {
+        if (taskStepsBuilder_ == null) {
+          if (((bitField0_ & 0x00000080) != 0)) {
+            taskSteps_ = java.util.Collections.unmodifiableList(taskSteps_);
+            bitField0_ = (bitField0_ & ~0x00000080);
+          }
+          result.taskSteps_ = taskSteps_;
+        } else {
+          result.taskSteps_ = taskStepsBuilder_.build();
+        }
       }
 
       private void buildPartial0(luosho.v1.Agent.TrajectoryCall result) {
@@ -68982,6 +69169,9 @@ java.lang.String defaultValue) {
         }
         if (((from_bitField0_ & 0x00000020) != 0)) {
           result.isError_ = isError_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.taskId_ = taskId_;
         }
       }
 
@@ -69022,6 +69212,37 @@ java.lang.String defaultValue) {
         }
         if (other.getIsError() != false) {
           setIsError(other.getIsError());
+        }
+        if (!other.getTaskId().isEmpty()) {
+          taskId_ = other.taskId_;
+          bitField0_ |= 0x00000040;
+          onChanged();
+        }
+        if (taskStepsBuilder_ == null) {
+          if (!other.taskSteps_.isEmpty()) {
+            if (taskSteps_.isEmpty()) {
+              taskSteps_ = other.taskSteps_;
+              bitField0_ = (bitField0_ & ~0x00000080);
+            } else {
+              ensureTaskStepsIsMutable();
+              taskSteps_.addAll(other.taskSteps_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.taskSteps_.isEmpty()) {
+            if (taskStepsBuilder_.isEmpty()) {
+              taskStepsBuilder_.dispose();
+              taskStepsBuilder_ = null;
+              taskSteps_ = other.taskSteps_;
+              bitField0_ = (bitField0_ & ~0x00000080);
+              taskStepsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetTaskStepsFieldBuilder() : null;
+            } else {
+              taskStepsBuilder_.addAllMessages(other.taskSteps_);
+            }
+          }
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -69079,6 +69300,24 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000020;
                 break;
               } // case 48
+              case 762: {
+                taskId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 762
+              case 770: {
+                luosho.v1.Agent.TrajectoryStep m =
+                    input.readMessage(
+                        luosho.v1.Agent.TrajectoryStep.parser(),
+                        extensionRegistry);
+                if (taskStepsBuilder_ == null) {
+                  ensureTaskStepsIsMutable();
+                  taskSteps_.add(m);
+                } else {
+                  taskStepsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 770
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -69446,6 +69685,343 @@ java.lang.String defaultValue) {
         isError_ = false;
         onChanged();
         return this;
+      }
+
+      private java.lang.Object taskId_ = "";
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @return The taskId.
+       */
+      public java.lang.String getTaskId() {
+        java.lang.Object ref = taskId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          taskId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @return The bytes for taskId.
+       */
+      public com.google.protobuf.ByteString
+          getTaskIdBytes() {
+        java.lang.Object ref = taskId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          taskId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @param value The taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        taskId_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTaskId() {
+        taskId_ = getDefaultInstance().getTaskId();
+        bitField0_ = (bitField0_ & ~0x00000040);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @param value The bytes for taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        taskId_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<luosho.v1.Agent.TrajectoryStep> taskSteps_ =
+        java.util.Collections.emptyList();
+      private void ensureTaskStepsIsMutable() {
+        if (!((bitField0_ & 0x00000080) != 0)) {
+          taskSteps_ = new java.util.ArrayList<luosho.v1.Agent.TrajectoryStep>(taskSteps_);
+          bitField0_ |= 0x00000080;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.TrajectoryStep, luosho.v1.Agent.TrajectoryStep.Builder, luosho.v1.Agent.TrajectoryStepOrBuilder> taskStepsBuilder_;
+
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public java.util.List<luosho.v1.Agent.TrajectoryStep> getTaskStepsList() {
+        if (taskStepsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(taskSteps_);
+        } else {
+          return taskStepsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public int getTaskStepsCount() {
+        if (taskStepsBuilder_ == null) {
+          return taskSteps_.size();
+        } else {
+          return taskStepsBuilder_.getCount();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep getTaskSteps(int index) {
+        if (taskStepsBuilder_ == null) {
+          return taskSteps_.get(index);
+        } else {
+          return taskStepsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder setTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep value) {
+        if (taskStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTaskStepsIsMutable();
+          taskSteps_.set(index, value);
+          onChanged();
+        } else {
+          taskStepsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder setTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep.Builder builderForValue) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          taskStepsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(luosho.v1.Agent.TrajectoryStep value) {
+        if (taskStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(value);
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep value) {
+        if (taskStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(index, value);
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(
+          luosho.v1.Agent.TrajectoryStep.Builder builderForValue) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(builderForValue.build());
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep.Builder builderForValue) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addAllTaskSteps(
+          java.lang.Iterable<? extends luosho.v1.Agent.TrajectoryStep> values) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, taskSteps_);
+          onChanged();
+        } else {
+          taskStepsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder clearTaskSteps() {
+        if (taskStepsBuilder_ == null) {
+          taskSteps_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000080);
+          onChanged();
+        } else {
+          taskStepsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder removeTaskSteps(int index) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.remove(index);
+          onChanged();
+        } else {
+          taskStepsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep.Builder getTaskStepsBuilder(
+          int index) {
+        return internalGetTaskStepsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStepOrBuilder getTaskStepsOrBuilder(
+          int index) {
+        if (taskStepsBuilder_ == null) {
+          return taskSteps_.get(index);  } else {
+          return taskStepsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.TrajectoryStepOrBuilder> 
+           getTaskStepsOrBuilderList() {
+        if (taskStepsBuilder_ != null) {
+          return taskStepsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(taskSteps_);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep.Builder addTaskStepsBuilder() {
+        return internalGetTaskStepsFieldBuilder().addBuilder(
+            luosho.v1.Agent.TrajectoryStep.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep.Builder addTaskStepsBuilder(
+          int index) {
+        return internalGetTaskStepsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.TrajectoryStep.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public java.util.List<luosho.v1.Agent.TrajectoryStep.Builder> 
+           getTaskStepsBuilderList() {
+        return internalGetTaskStepsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.TrajectoryStep, luosho.v1.Agent.TrajectoryStep.Builder, luosho.v1.Agent.TrajectoryStepOrBuilder> 
+          internalGetTaskStepsFieldBuilder() {
+        if (taskStepsBuilder_ == null) {
+          taskStepsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.TrajectoryStep, luosho.v1.Agent.TrajectoryStep.Builder, luosho.v1.Agent.TrajectoryStepOrBuilder>(
+                  taskSteps_,
+                  ((bitField0_ & 0x00000080) != 0),
+                  getParentForChildren(),
+                  isClean());
+          taskSteps_ = null;
+        }
+        return taskStepsBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.TrajectoryCall)
@@ -79464,97 +80040,98 @@ java.lang.String defaultValue) {
       "int\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 " +
       "\001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryS" +
       "tep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005call" +
-      "s\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016T" +
+      "s\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\307\001\n\016T" +
       "rajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004n" +
       "ame\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas" +
       "_result\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is" +
-      "_error\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 " +
-      "\001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 " +
-      "\001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Trajec" +
-      "toryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_" +
-      "order_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(" +
-      "\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1.Argumen" +
-      "tDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005" +
-      "\0220\n\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Fi" +
-      "nishReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\"\262\001\n\017CompareResponse" +
-      "\022$\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$" +
-      "\n\001b\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013" +
-      "diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032." +
-      "luosho.v1.TrajectoryDriftB\016\n\014_diverged_a" +
-      "t\"E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
-      "\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatc" +
-      "hResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Eve" +
-      "nt\"(\n\025ListMcpServersRequest\022\017\n\007refresh\030\001" +
-      " \001(\010\"?\n\026ListMcpServersResponse\022%\n\007server" +
-      "s\030\001 \003(\0132\024.luosho.v1.McpServer\"\202\001\n\tMcpSer" +
-      "ver\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005" +
-      "state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_erro" +
-      "r\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTo" +
-      "ol\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013descript" +
-      "ion\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016" +
-      "read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive" +
-      "_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_" +
-      "destructive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECI" +
-      "FIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022" +
-      "\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Ag" +
-      "entDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNS" +
-      "PECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022" +
-      "\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_D" +
-      "RIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatu" +
-      "s\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035" +
-      "CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECK" +
-      "POINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHEC" +
-      "KPOINT_STATUS_FINISHED\020\003*\242\001\n\014FinishReaso" +
-      "n\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINI" +
-      "SH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_ST" +
-      "EPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINI" +
-      "SH_REASON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetr" +
-      "yOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP" +
-      "_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAV" +
-      "AILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[" +
-      "\n\013McpApproval\022\034\n\030MCP_APPROVAL_UNSPECIFIE" +
-      "D\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROV" +
-      "AL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPE" +
-      "CIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_C" +
-      "ONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolEx" +
-      "ecutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n" +
-      "\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR" +
-      "_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFI" +
-      "ED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQU" +
-      "EUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_" +
-      "ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OU" +
-      "TCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_AC" +
-      "CEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332" +
-      "\010\n\014AgentService\022B\n\007Execute\022\031.luosho.v1.E" +
-      "xecuteRequest\032\032.luosho.v1.ExecuteRespons" +
-      "e0\001\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032" +
-      "\031.luosho.v1.ResumeResponse0\001\022[\n\020SubmitTo" +
-      "olResult\022\".luosho.v1.SubmitToolResultReq" +
-      "uest\032#.luosho.v1.SubmitToolResultRespons" +
-      "e\022=\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031." +
-      "luosho.v1.CancelResponse\022I\n\nGetSession\022\034" +
-      ".luosho.v1.GetSessionRequest\032\035.luosho.v1" +
-      ".GetSessionResponse\022O\n\014ListSessions\022\036.lu" +
-      "osho.v1.ListSessionsRequest\032\037.luosho.v1." +
-      "ListSessionsResponse\022R\n\rDeleteSession\022\037." +
-      "luosho.v1.DeleteSessionRequest\032 .luosho." +
-      "v1.DeleteSessionResponse\022B\n\007Resolve\022\031.lu" +
-      "osho.v1.ResolveRequest\032\032.luosho.v1.Resol" +
-      "veResponse0\001\022R\n\rListApprovals\022\037.luosho.v" +
-      "1.ListApprovalsRequest\032 .luosho.v1.ListA" +
-      "pprovalsResponse\022@\n\007History\022\031.luosho.v1." +
-      "HistoryRequest\032\032.luosho.v1.HistoryRespon" +
-      "se\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luo" +
-      "sho.v1.ForkResponse\022@\n\007Compare\022\031.luosho." +
-      "v1.CompareRequest\032\032.luosho.v1.CompareRes" +
-      "ponse\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032" +
-      "\030.luosho.v1.WatchResponse0\001\022U\n\016ListMcpSe" +
-      "rvers\022 .luosho.v1.ListMcpServersRequest\032" +
-      "!.luosho.v1.ListMcpServersResponse\022O\n\014De" +
-      "queueInput\022\036.luosho.v1.DequeueInputReque" +
-      "st\032\037.luosho.v1.DequeueInputResponseb\006pro" +
-      "to3"
+      "_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_st" +
+      "eps\030` \003(\0132\031.luosho.v1.TrajectoryStep\"_\n\r" +
+      "ArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(" +
+      "\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020arguments" +
+      "_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014too" +
+      "l_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n" +
+      "\022tool_order_changed\030\003 \001(\010\022+\n\targuments\030\004" +
+      " \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007steps_" +
+      "a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reaso" +
+      "n_a\030\007 \001(\0162\027.luosho.v1.FinishReason\0220\n\017fi" +
+      "nish_reason_b\030\010 \001(\0162\027.luosho.v1.FinishRe" +
+      "ason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.lu" +
+      "osho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luos" +
+      "ho.v1.TrajectoryStep\022\030\n\013diverged_at\030\003 \001(" +
+      "\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Trajec" +
+      "toryDriftB\016\n\014_diverged_at\"E\n\014WatchReques" +
+      "t\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004" +
+      "\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005eve" +
+      "nt\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025ListMcpSer" +
+      "versRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpS" +
+      "erversResponse\022%\n\007servers\030\001 \003(\0132\024.luosho" +
+      ".v1.McpServer\"\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(" +
+      "\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006s" +
+      "tarts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools" +
+      "\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001\n\007McpTool\022\014" +
+      "\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021inp" +
+      "ut_schema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004" +
+      " \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001" +
+      "B\021\n\017_read_only_hintB\023\n\021_destructive_hint" +
+      "*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_S" +
+      "YSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT" +
+      "\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"" +
+      "\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AG" +
+      "ENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_P" +
+      "OLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNO" +
+      "RE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_" +
+      "STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATU" +
+      "S_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWA" +
+      "ITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FI" +
+      "NISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REAS" +
+      "ON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001" +
+      "\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_" +
+      "REASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITI" +
+      "NG_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY" +
+      "_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOU" +
+      "T\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP" +
+      "_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n" +
+      "\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPRO" +
+      "VAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007R" +
+      "unMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_" +
+      "MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN" +
+      "_MODE_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_E" +
+      "XECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_C" +
+      "LIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfB" +
+      "usy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_" +
+      "REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY" +
+      "_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSu" +
+      "bmitOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIE" +
+      "D\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBM" +
+      "IT_OUTCOME_DUPLICATE\020\0022\332\010\n\014AgentService\022" +
+      "B\n\007Execute\022\031.luosho.v1.ExecuteRequest\032\032." +
+      "luosho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030." +
+      "luosho.v1.ResumeRequest\032\031.luosho.v1.Resu" +
+      "meResponse0\001\022[\n\020SubmitToolResult\022\".luosh" +
+      "o.v1.SubmitToolResultRequest\032#.luosho.v1" +
+      ".SubmitToolResultResponse\022=\n\006Cancel\022\030.lu" +
+      "osho.v1.CancelRequest\032\031.luosho.v1.Cancel" +
+      "Response\022I\n\nGetSession\022\034.luosho.v1.GetSe" +
+      "ssionRequest\032\035.luosho.v1.GetSessionRespo" +
+      "nse\022O\n\014ListSessions\022\036.luosho.v1.ListSess" +
+      "ionsRequest\032\037.luosho.v1.ListSessionsResp" +
+      "onse\022R\n\rDeleteSession\022\037.luosho.v1.Delete" +
+      "SessionRequest\032 .luosho.v1.DeleteSession" +
+      "Response\022B\n\007Resolve\022\031.luosho.v1.ResolveR" +
+      "equest\032\032.luosho.v1.ResolveResponse0\001\022R\n\r" +
+      "ListApprovals\022\037.luosho.v1.ListApprovalsR" +
+      "equest\032 .luosho.v1.ListApprovalsResponse" +
+      "\022@\n\007History\022\031.luosho.v1.HistoryRequest\032\032" +
+      ".luosho.v1.HistoryResponse\0227\n\004Fork\022\026.luo" +
+      "sho.v1.ForkRequest\032\027.luosho.v1.ForkRespo" +
+      "nse\022@\n\007Compare\022\031.luosho.v1.CompareReques" +
+      "t\032\032.luosho.v1.CompareResponse\022<\n\005Watch\022\027" +
+      ".luosho.v1.WatchRequest\032\030.luosho.v1.Watc" +
+      "hResponse0\001\022U\n\016ListMcpServers\022 .luosho.v" +
+      "1.ListMcpServersRequest\032!.luosho.v1.List" +
+      "McpServersResponse\022O\n\014DequeueInput\022\036.luo" +
+      "sho.v1.DequeueInputRequest\032\037.luosho.v1.D" +
+      "equeueInputResponseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -79926,7 +80503,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
-        new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", });
+        new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", "TaskId", "TaskSteps", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
       getDescriptor().getMessageType(60);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
