@@ -13,6 +13,7 @@ from luoshod.domain import (
     Checkpoint,
     Decision,
     Fingerprint,
+    HistoryEntry,
     Message,
     Role,
     Status,
@@ -208,3 +209,28 @@ async def test_r65_finished_tasks_are_kept_with_their_session(backend: Backend, 
         assert (await driver.history("nested", limit=1))[0].checkpoint == expected
     assert await driver.delete("nested")
     assert await driver.load("nested") is None
+
+
+async def test_r65_a_session_with_tasks_imports_as_it_was(backend: Backend, driver: Store) -> None:
+    """What ``luoshod store copy`` writes (``import_session``): the checkpoint and its
+    history with their unfinished and finished tasks, each entry reading its moment."""
+    first = nested_checkpoint()
+    second = copy.deepcopy(first)
+    researcher = second.subtasks["call-1/x"]
+    helper = researcher.children.pop("call_0_1")
+    helper.messages.append(Message(Role.TOOL, "{}", tool_call_id="call_0_0", tool_name="delete"))
+    second.tasks[helper.task_id] = helper.finished()
+    second.version, second.step_index, second.updated_at = 2, 2, second.updated_at + 1
+    history = [HistoryEntry(cp.step_index, cp.updated_at, cp.status, copy.deepcopy(cp)) for cp in (first, second)]
+    await driver.import_session("nested", latest=copy.deepcopy(second), history=history)
+    assert await driver.load("nested") == second
+    if Capability.HISTORY in driver.capabilities:
+        assert [e.checkpoint for e in await driver.history("nested")] == [second, first]
+    # And it saves on from there, O(new messages): the next save appends.
+    nxt = copy.deepcopy(second)
+    for st in nxt.all_tasks():
+        st.stored = len(st.messages)
+    nxt.subtasks["call-1/x"].messages.append(Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task"))
+    nxt.version = 3
+    await driver.save(nxt, stored_messages=len(nxt.messages))
+    assert await driver.load("nested") == nxt
