@@ -166,3 +166,25 @@ async def test_r67_compare_lists_each_tasks_steps_under_its_task_call(h: Harness
     # A session compared with itself: no divergence, the same tree on both sides.
     itself = await h.stub.Compare(pb.CompareRequest(session_id_a="r67a", session_id_b="r67a"))
     assert not itself.HasField("diverged_at") and list(itself.a) == list(itself.b)
+
+
+def test_r65_sessions_show_prints_the_finished_tasks(capsys) -> None:
+    from luosho.client import Agent, Client, SubAgent, Tool
+    from threaded_daemon import threaded_daemon
+
+    from luoshod.cli import main
+
+    worker = Agent("scripted:w", tools=[Tool("lookup")], model_settings={"script": SUB_SCRIPT})
+    boss = Agent("scripted:boss", model_settings={"script": [
+        {"tool_calls": [{"name": "task", "arguments": {"agent": "researcher", "prompt": "find it"}}]},
+        {"text": "found"},
+    ]}, subagents=[SubAgent("researcher", "finds facts", worker)])
+    with threaded_daemon(store="memory://", tool_timeout_s=30) as d, Client(d.address) as client:
+        done = client.execute("cli-tasks", "go", agent=boss, tools={"lookup": lookup}).result()
+        assert done.final_text == "found"
+        code = main(["sessions", "show", "cli-tasks", "--address", d.address])
+        out = capsys.readouterr().out
+    assert code == 0
+    assert "Tasks done (1; continue one with task_id)" in out
+    assert "  researcher task_1 (researcher)  2 step(s), 4 messages" in out
+    assert "first answer" in out and "find it" in out
