@@ -188,3 +188,37 @@ def test_r65_sessions_show_prints_the_finished_tasks(capsys) -> None:
     assert "Tasks done (1; continue one with task_id)" in out
     assert "  researcher task_1 (researcher)  2 step(s), 4 messages" in out
     assert "first answer" in out and "find it" in out
+
+
+async def test_r65_r59_a_continued_task_interrupted_mid_way_resumes_where_it_was(h: Harness) -> None:
+    """The client drops the stream while a continued task waits for its tool (a crashed
+    app, R6): the resumed run goes on inside the same task, on its whole transcript,
+    without generating any of its turns again."""
+    sub = researcher([calls(("lookup", {"q": "a"})), {"text": "first answer"},
+                      calls(("lookup", {"q": "c"})), {"text": "second answer"}])
+    spec = lead([
+        calls(task("researcher", "p1")), {"text": "lead 1"},
+        calls(task("researcher", "p2", task_id="task_1")), {"text": "lead 2"},
+    ], [sub])
+    log = await h.run("r65-crash", "go", spec, {"lookup": lookup})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    cut = await h.run("r65-crash", "again", spec, {"lookup": lookup},
+                      stop_at=lambda e: e.type == "tool.call" and e.HasField("subagent"))
+    assert cut.dropped
+    await h.idle("r65-crash")
+    paused = await h.get("r65-crash")
+    (state,) = paused.subagents  # the continued task, unfinished, with its whole transcript
+    assert state.task_id == "task_1" and not paused.tasks
+    assert contents(state)[-2:] == ["p2", ""]
+    done = await h.run("r65-crash", agent=spec, tools={"lookup": lookup}, resume=True)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP, done.error
+    assert not [e for e in done.of("model.turn") if e.HasField("subagent") and e.model_turn.step == 1
+                and e.model_turn.message.tool_calls]  # its saved turn was not generated again
+    assert h.model_calls("r65-crash") == 8  # the lead's 4 turns, the task's 4: each once
+    cp = await h.get("r65-crash")
+    assert [t.task_id for t in cp.tasks] == ["task_1"] and not cp.subagents
+    assert contents(cp.tasks[0])[1:] == [
+        "p1", "", '{"fact": "fact about a"}', "first answer", "p2", "", '{"fact": "fact about c"}', "second answer",
+    ]
+    assert json.loads(result_of(cp, "call_2_0").content).startswith("second answer")
+    assert_valid_transcript(cp)
