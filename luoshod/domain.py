@@ -516,15 +516,14 @@ class SubTask:
             {k: SubTask.from_dict(v) for k, v in d.get("children", {}).items()},
         )
 
-    def finished(self) -> SubTask:
-        """This task as the session keeps it once it has ended (R65): its transcript and
-        where it ran, its steps counted from the transcript; usage and fingerprint are
-        the run's business, not kept."""
-        steps = sum(1 for m in self.messages if m.role is Role.ASSISTANT)
-        return SubTask(
-            self.name, self.task_id, self.depth, self.path, self.messages, steps,
-            stored=self.stored,
-        )
+    def end(self) -> SubTask:
+        """Make this task what the session keeps once it has ended (R65), in place (the
+        run's saves update ``stored`` on this very object): its transcript and where it
+        ran, its steps counted from the transcript; usage, fingerprint and children are
+        the run's business, not kept. Returns it."""
+        self.step_index = sum(1 for m in self.messages if m.role is Role.ASSISTANT)
+        self.usage, self.fingerprint, self.children = Usage(), None, {}
+        return self
 
 
 @dataclass(slots=True)
@@ -576,7 +575,7 @@ class Checkpoint:
     #: Tasks started in the session: the next one is ``task_<task_count + 1>``.
     task_count: int = 0
     #: The session's finished tasks, by task id (R65): each one's transcript, kept with
-    #: the session (see :meth:`SubTask.finished`).
+    #: the session (see :meth:`SubTask.end`).
     tasks: dict[str, SubTask] = field(default_factory=dict)
 
     def all_tasks(self) -> list[SubTask]:

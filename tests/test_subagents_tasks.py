@@ -222,3 +222,28 @@ async def test_r65_r59_a_continued_task_interrupted_mid_way_resumes_where_it_was
     ]
     assert json.loads(result_of(cp, "call_2_0").content).startswith("second answer")
     assert_valid_transcript(cp)
+
+
+async def test_r59_parallel_tasks_only_ever_append_to_the_session_log(h: Harness, store_url: str) -> None:
+    """Three tasks of one turn at once, their results answered together: every save of
+    each, while its siblings add messages, appends to the one message log of the session
+    (a save that miscounted what the store holds would start a new log, rewriting all)."""
+    subs = [
+        pb.SubAgent(name=n, description=n, agent=researcher(
+            [calls(("lookup", {"q": n})), calls(("lookup", {"q": n + "2"})), {"text": n.upper()}]).agent)
+        for n in ("a", "b", "c")
+    ]
+    spec = lead([calls(*(task(n, "p") for n in ("a", "b", "c"))), {"text": "ok"}], subs, tool_concurrency=3)
+    log = await h.run("r59-par", "go", spec, {"lookup": lookup})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    cp = await h.get("r59-par")
+    assert sorted(t.task_id for t in cp.tasks) == ["task_1", "task_2", "task_3"]
+    for t in cp.tasks:
+        assert [m.role for m in t.messages].count(pb.ROLE_TOOL) == 2 and t.step_index == 3
+    if store_url.startswith("sqlite"):
+        import sqlite3
+
+        with sqlite3.connect(store_url.removeprefix("sqlite://")) as conn:
+            (logs,) = conn.execute("SELECT count(*) FROM logs WHERE session_id = 'r59-par'").fetchone()
+        conn.close()
+        assert logs == 1

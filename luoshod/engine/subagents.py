@@ -186,7 +186,7 @@ def retire(cp: Checkpoint, state: SubTask | None) -> None:
     if state is not None:
         for child in state.children.values():  # left only by a cancel
             retire(cp, child)
-        cp.tasks[state.task_id] = state.finished()
+        cp.tasks[state.task_id] = state.end()  # the same object: a save in flight counts it
 
 
 def tag(state: SubTask) -> SubagentTag:
@@ -271,9 +271,11 @@ def _continued(cp: Checkpoint, call: ToolCall, args: dict, path: tuple[str, ...]
     if mode == "fork":
         cp.task_count += 1
         return SubTask(done.name, f"task_{cp.task_count}", done.depth, done.path, list(done.messages))
+    # The same task, the same object (a save in flight counts what it wrote of it): its
+    # records stay where they are in the log, the new ones follow.
     del cp.tasks[task_id]
-    # The same task: its records stay where they are in the log, the new ones follow.
-    return SubTask(done.name, task_id, done.depth, done.path, done.messages, stored=done.stored)
+    done.step_index = 0
+    return done
 
 
 class SubRun:

@@ -65,7 +65,7 @@ def test_a_finished_task_is_read_from_the_log_alone() -> None:
     worker = cp.subtasks.pop("call_0_0")
     worker.messages.append(Message(Role.TOOL, "{}", tool_call_id="call_0_0", tool_name="t"))
     worker.messages.append(Message(Role.ASSISTANT, "done"))
-    cp.tasks["task_1"] = worker.finished()
+    cp.tasks["task_1"] = worker.end()
     cp.messages.append(Message(Role.TOOL, '"done"', tool_call_id="call_0_0", tool_name="task"))
     p = prepare(cp, 0, 50)
     assert "tasks" not in json.loads(p.header)  # nothing of it in the header

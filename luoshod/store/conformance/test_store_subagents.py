@@ -196,7 +196,7 @@ async def test_r65_finished_tasks_are_kept_with_their_session(backend: Backend, 
     helper = researcher.children.pop("call_0_1")
     helper.messages.append(Message(Role.TOOL, '{"deleted": 1}', tool_call_id="call_0_0", tool_name="delete"))
     helper.messages.append(Message(Role.ASSISTANT, "dug"))
-    cp.tasks[helper.task_id] = helper.finished()
+    cp.tasks[helper.task_id] = helper.end()
     researcher.messages.append(Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task"))
     cp.version += 1
     expected = copy.deepcopy(cp)
@@ -219,7 +219,7 @@ async def test_r65_a_session_with_tasks_imports_as_it_was(backend: Backend, driv
     researcher = second.subtasks["call-1/x"]
     helper = researcher.children.pop("call_0_1")
     helper.messages.append(Message(Role.TOOL, "{}", tool_call_id="call_0_0", tool_name="delete"))
-    second.tasks[helper.task_id] = helper.finished()
+    second.tasks[helper.task_id] = helper.end()
     second.version, second.step_index, second.updated_at = 2, 2, second.updated_at + 1
     history = [HistoryEntry(cp.step_index, cp.updated_at, cp.status, copy.deepcopy(cp)) for cp in (first, second)]
     await driver.import_session("nested", latest=copy.deepcopy(second), history=history)

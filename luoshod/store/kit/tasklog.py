@@ -151,5 +151,5 @@ def attach(h: dict[str, Any], records: Sequence[codec.LogRecord]) -> Checkpoint:
             meta["name"], meta["task_id"], meta["depth"], tuple(meta["path"]), messages,
             stored=len(messages),
         )
-        cp.tasks[done.task_id] = done.finished()
+        cp.tasks[done.task_id] = done.end()
     return cp
