@@ -43,6 +43,9 @@ async def test_r65_a_finished_task_is_listed_and_continued_with_its_whole_transc
     done = cp.tasks[0]
     assert (done.name, done.depth, list(done.path), done.step_index) == ("researcher", 1, ["researcher"], 2)
     assert contents(done)[1:] == ["p1", "", '{"fact": "fact about a"}', "first answer"]
+    # Listed, the session counts the lead's messages, not its tasks' too.
+    listed = await h.stub.ListSessions(pb.ListSessionsRequest(session_id_prefix="r65"))
+    assert [(s.session_id, s.message_count) for s in listed.sessions] == [("r65", len(cp.messages))]
 
     # mode resume (the default): the same task, its transcript, the new prompt next.
     second = await h.run("r65", "again", spec, tools)
