@@ -175,7 +175,6 @@ async def test_r59_a_subagent_save_rewrites_neither_the_lead_nor_its_own_message
     try:
         loaded = await store.load("deep")
         assert loaded == snapshots[-1]
-        assert loaded.subtasks["call_0_0"].stored == len(state.messages)  # what the store holds
         if Capability.HISTORY in backend.capabilities:
             entries = await store.history("deep")
             assert [e.checkpoint for e in entries] == snapshots[:-51:-1]
