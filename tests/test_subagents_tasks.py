@@ -250,3 +250,15 @@ async def test_r59_parallel_tasks_only_ever_append_to_the_session_log(h: Harness
             (logs,) = conn.execute("SELECT count(*) FROM logs WHERE session_id = 'r59-par'").fetchone()
         conn.close()
         assert logs == 1
+
+
+async def test_r65_a_mode_other_than_resume_or_fork_is_refused_by_the_task_tools_schema(h: Harness) -> None:
+    spec = lead([calls(task("researcher", "p1")), calls(task("researcher", "p2", task_id="task_1", mode="merge")),
+                 {"text": "ok"}], [researcher(SUB_SCRIPT)])
+    log = await h.run("r65-mode", "go", spec, {"lookup": lookup})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    cp = await h.get("r65-mode")
+    refused = json.loads(result_of(cp, "call_1_0").content)
+    assert refused["error"] == "arguments do not match the tool's input schema"
+    assert any(d.startswith("mode:") for d in refused["details"])
+    assert cp.tasks[0].step_index == 2  # the task was not continued
