@@ -230,15 +230,20 @@ class SubAgent:
         return cls(d["name"], d["description"], AgentSpec.from_dict(d["agent"]))
 
 
-#: The tool an agent with sub-agents gets (R55, R65 adds ``task_id`` and ``mode``).
+#: The tool an agent with sub-agents gets (R55; ``task_id`` and ``mode``: R65).
 TASK_TOOL = ToolSpec(
     "task",
     "Hand a self-contained task to a sub-agent. It sees only your prompt, not this "
-    "conversation; its final answer comes back as this call's result.",
+    "conversation; its final answer comes back as this call's result. To go on with a "
+    "finished task, give its task_id (from that result's footer): the sub-agent continues "
+    "it with its whole transcript and your prompt (mode resume), or on a copy under a new "
+    "task id (mode fork).",
     '{"type":"object","properties":{'
     '"agent":{"type":"string","description":"the sub-agent\'s name"},'
     '"prompt":{"type":"string","description":"everything the sub-agent needs to know"},'
-    '"description":{"type":"string","description":"a short label for the task"}},'
+    '"description":{"type":"string","description":"a short label for the task"},'
+    '"task_id":{"type":"string","description":"a finished task of this session to go on with"},'
+    '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a copy"}},'
     '"required":["agent","prompt"]}',
 )
 
@@ -475,31 +480,50 @@ class SubTask:
     usage: Usage = field(default_factory=Usage)
     fingerprint: Fingerprint | None = None
     children: dict[str, SubTask] = field(default_factory=dict)
+    #: How many of ``messages`` the store holds (the sub-agent's ``stored_messages``):
+    #: set by the store's load and by the run after each save, so a save writes only
+    #: the rest (O(new messages) at every level). Not part of the state's value.
+    stored: int = field(default=0, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, with_messages: bool = True) -> dict[str, Any]:
+        """``with_messages=False``: without the transcripts (here and in ``children``),
+        which the store kit keeps in the session's message log instead."""
         d: dict[str, Any] = {
             "name": self.name,
             "task_id": self.task_id,
             "depth": self.depth,
             "path": list(self.path),
-            "messages": [m.to_dict() for m in self.messages],
             "step_index": self.step_index,
             "usage": self.usage.to_dict(),
             "fingerprint": self.fingerprint.to_dict() if self.fingerprint else None,
         }
+        if with_messages:
+            d["messages"] = [m.to_dict() for m in self.messages]
         if self.children:
-            d["children"] = {k: v.to_dict() for k, v in self.children.items()}
+            d["children"] = {
+                k: v.to_dict(with_messages=with_messages) for k, v in self.children.items()
+            }
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SubTask:
+        """A state of :meth:`to_dict`; without ``"messages"`` its transcript is empty."""
         return cls(
             d["name"], d["task_id"], d["depth"], tuple(d["path"]),
-            [Message.from_dict(m) for m in d["messages"]], d["step_index"],
+            [Message.from_dict(m) for m in d.get("messages", ())], d["step_index"],
             Usage.from_dict(d["usage"]),
             Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
             {k: SubTask.from_dict(v) for k, v in d.get("children", {}).items()},
         )
+
+    def end(self) -> SubTask:
+        """Make this task what the session keeps once it has ended (R65), in place (the
+        run's saves update ``stored`` on this very object): its transcript and where it
+        ran, its steps counted from the transcript; usage, fingerprint and children are
+        the run's business, not kept. Returns it."""
+        self.step_index = sum(1 for m in self.messages if m.role is Role.ASSISTANT)
+        self.usage, self.fingerprint, self.children = Usage(), None, {}
+        return self
 
 
 @dataclass(slots=True)
@@ -550,6 +574,21 @@ class Checkpoint:
     delegated_usage: Usage = field(default_factory=Usage)
     #: Tasks started in the session: the next one is ``task_<task_count + 1>``.
     task_count: int = 0
+    #: The session's finished tasks, by task id (R65): each one's transcript, kept with
+    #: the session (see :meth:`SubTask.end`).
+    tasks: dict[str, SubTask] = field(default_factory=dict)
+
+    def all_tasks(self) -> list[SubTask]:
+        """Every task of the session: the unfinished ones at every level, outermost
+        first, then the finished ones."""
+        found: list[SubTask] = []
+        pending = list(self.subtasks.values())
+        while pending:
+            state = pending.pop(0)
+            found.append(state)
+            pending[:0] = state.children.values()
+        found.extend(self.tasks.values())
+        return found
 
     def tool_call_records(self) -> list[ToolCallRecord]:
         """The current run's tool calls in call order, each with its result if recorded."""
@@ -564,10 +603,12 @@ class Checkpoint:
                 records.extend(ToolCallRecord(c, step, results.get(c.id)) for c in m.tool_calls)
         return records
 
-    def header_dict(self, *, with_agent: bool = True) -> dict[str, Any]:
+    def header_dict(self, *, with_agent: bool = True, with_tasks: bool = True) -> dict[str, Any]:
         """Everything but the messages: what a driver stores per save besides new messages.
         ``with_agent=False``: without the ``agent`` key (its encoding is cached apart, see
-        ``store.kit.codec.encode_header``)."""
+        ``store.kit.codec.encode_header``). ``with_tasks=False``: without the tasks'
+        transcripts and the finished tasks, which the kit's encoding keeps in the
+        session's message log (``store.kit.tasklog``)."""
         h = {
             "session_id": self.session_id,
             "step_index": self.step_index,
@@ -595,7 +636,9 @@ class Checkpoint:
             h["retention_s"] = self.retention_s
         # Sub-agent state (R59), absent when none: headers without it stay as they were.
         if self.subtasks:
-            h["subtasks"] = {k: v.to_dict() for k, v in self.subtasks.items()}
+            h["subtasks"] = {k: v.to_dict(with_messages=with_tasks) for k, v in self.subtasks.items()}
+        if self.tasks and with_tasks:
+            h["tasks"] = {k: v.to_dict() for k, v in self.tasks.items()}
         if self.delegated_usage.model_calls:
             h["delegated_usage"] = self.delegated_usage.to_dict()
         if self.task_count:
@@ -633,6 +676,7 @@ class Checkpoint:
             subtasks={k: SubTask.from_dict(v) for k, v in h.get("subtasks", {}).items()},
             delegated_usage=Usage.from_dict(h["delegated_usage"]) if "delegated_usage" in h else Usage(),
             task_count=h.get("task_count", 0),
+            tasks={k: SubTask.from_dict(v) for k, v in h.get("tasks", {}).items()},
         )
 
 

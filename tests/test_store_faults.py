@@ -98,10 +98,10 @@ CASES: dict[str, tuple[str, str, Callable[[Path], None], str]] = {
     "lmdb-truncated": ("lmdb:///{d}/env", "env/data.mdb", lambda p: cut(p, 0.5), "truncated"),
     "lmdb-garbage": ("lmdb:///{d}/env", "env/data.mdb", garbage, "not an LMDB file"),
     # Written by a newer luoshod: a newer schema, or records of a newer codec format.
-    "sqlite-newer-format": ("sqlite:///{d}/s.db", "s.db", newer_sqlite_format, "store format 2"),
+    "sqlite-newer-format": ("sqlite:///{d}/s.db", "s.db", newer_sqlite_format, f"store format {FORMAT_VERSION + 1}"),
     "lmdb-newer-schema": ("lmdb:///{d}/env", "env", in_lmdb_meta(b"schema_version", LMDB_SCHEMA + 1), "newer"),
     "lmdb-newer-format": ("lmdb:///{d}/env", "env", in_lmdb_meta(b"format_version", FORMAT_VERSION + 1),
-                          "store format 2"),
+                          f"store format {FORMAT_VERSION + 1}"),
 }
 
 

@@ -1,5 +1,6 @@
 """kill -9 of the daemon at each persistence boundary inside a depth-2 sub-agent (R59),
-resumed on a fresh daemon process over the same SQLite file or LMDB directory: no
+resumed on a fresh daemon process over the same SQLite file, LMDB directory or
+PostgreSQL database (the throw-away server of the root conftest.py): no
 sub-agent model turn generated twice, no recorded result run again, every call exactly
 one result at every level."""
 
@@ -36,7 +37,8 @@ def spec() -> pb.AgentSpec:
     return lead
 
 
-STORES = {"sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db", "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb"}
+STORES = {"sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db", "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb",
+          "postgres": None}  # a new database of the throw-away server (``postgres_url``)
 #: Model calls of the whole tree, each made once: lead 2, researcher 2, helper 3.
 TURNS = 7
 
@@ -44,10 +46,12 @@ TURNS = 7
 @pytest.mark.parametrize("store", sorted(STORES))
 @pytest.mark.parametrize("boundary", ["after-model-turn", "after-first-result", "after-second-result", "while-paused"])
 async def test_r59_kill9_inside_a_depth_2_subagent_resumes_on_a_fresh_daemon(
-    tmp_path: Path, store: str, boundary: str
+    tmp_path: Path, store: str, boundary: str, request: pytest.FixtureRequest
 ) -> None:
     log_file = tmp_path / "calls.jsonl"
-    args = ("--store", STORES[store](tmp_path), "--scripted-call-log", str(log_file), "--lease-owner", "d1")
+    make_url = STORES[store]
+    url = make_url(tmp_path) if make_url else request.getfixturevalue("postgres_url")
+    args = ("--store", url, "--scripted-call-log", str(log_file), "--lease-owner", "d1")
     run_ids: Counter[str] = Counter()  # client tool runs, by qualified id
 
     def tool_run(c: pb.ToolCall) -> str:

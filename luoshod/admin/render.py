@@ -203,6 +203,15 @@ def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: i
                 f"{len(st.messages)} messages, {usage_line(st.usage)}"
             )
             lines += [indent + "  " + line for n, m in enumerate(st.messages) for line in message_lines(n, m, width)]
+    if cp.tasks:  # R65: the finished tasks, kept with the session, by path
+        lines += ["", f"Tasks done ({len(cp.tasks)}; continue one with task_id)"]
+        for t in sorted(cp.tasks, key=lambda t: (list(t.path), t.task_id)):
+            indent = "  " * t.depth
+            lines.append(
+                f"{indent}{t.name} {t.task_id} ({'/'.join(t.path)})  {t.step_index} step(s), "
+                f"{len(t.messages)} messages"
+            )
+            lines += [indent + "  " + line for n, m in enumerate(t.messages) for line in message_lines(n, m, width)]
     if cp.delegated_usage.model_calls:
         lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
     waiting = [r for r in cp.tool_calls if not r.has_result]

@@ -232,6 +232,11 @@ class Run:
             for m in cp.messages[self.stored :]
             if m.role is Role.TOOL and m.tool_call_id in self.acks
         ]
+        # What this save writes, counted now: a durable store encodes the checkpoint before
+        # its first await, and a sibling sub-agent may add messages while the save waits
+        # (those are the next save's to write).
+        written = len(cp.messages)
+        written_tasks = [(task, len(task.messages)) for task in cp.all_tasks()]
         try:
             await self.s.store.save(cp, stored_messages=self.stored, **extra)
         except BaseException as e:
@@ -243,7 +248,9 @@ class Run:
         _settle(acks, None)
         self.p.claim = None
         self.p.requests = []
-        self.stored = len(cp.messages)
+        self.stored = written
+        for task, n in written_tasks:  # each level's stored_messages (O(new) saves, R59)
+            task.stored = n
         self.unsaved = False
         return batch, stored
 
@@ -465,7 +472,7 @@ class Run:
 
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
-        self.cp.subtasks.pop(result.tool_call_id, None)  # a task's state goes with its result
+        subagents.retire(self.cp, self.cp.subtasks.pop(result.tool_call_id, None))  # with its result
         await self.emit(
             ev.TOOL_RESULT,
             step=step,

@@ -22,11 +22,16 @@ On a resume each unfinished level is compared with the resuming spec's definitio
 (:func:`drifted_levels`, R64).
 
 On Cancel (R66) every call of an unfinished sub-agent gets its cancelled result and
-``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own; the
-sub-agent's transcript then goes with its state, as finished tasks are not stored yet.
+``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own.
 
-Not built yet (see the README, "Sub-agents"): continuing and forking tasks (R65), and the
-tree in History/Fork/Compare (R67).
+A task that ends, however it ends, joins the session's finished tasks
+(``Checkpoint.tasks``, :func:`retire`) with its transcript. The store kit keeps every
+task's messages in the session's message log (``store.kit.tasklog``), so a sub-agent's
+save writes only its new messages, never the lead's transcript or its own earlier ones.
+
+A ``task`` call with a ``task_id`` continues a finished task of the session (R65,
+:func:`_continued`): the task itself with its whole transcript and the new prompt, or a
+copy of it under a new task id (``mode`` fork).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING
 from ..domain import (
     TASK_TOOL,
     AgentSpec,
+    Checkpoint,
     FinishReason,
     Message,
     Role,
@@ -168,7 +174,19 @@ def _cancel(root: Run, state: SubTask, qualified: str, reason: str) -> None:
             ev.TOOL_RESULT, step=state.step_index, tool_call_id=qid,
             tool_name=call.name, result_json=result.content, is_error=True,
         )
+    for child in state.children.values():
+        retire(root.cp, child)
     state.children.clear()
+
+
+def retire(cp: Checkpoint, state: SubTask | None) -> None:
+    """A task whose state leaves the unfinished ones (its result is recorded, or it was
+    cancelled) joins the session's finished tasks (R65), its transcript with it (the
+    store already holds what ``stored`` says: nothing is written again)."""
+    if state is not None:
+        for child in state.children.values():  # left only by a cancel
+            retire(cp, child)
+        cp.tasks[state.task_id] = state.end()  # the same object: a save in flight counts it
 
 
 def tag(state: SubTask) -> SubagentTag:
@@ -211,15 +229,53 @@ async def run_task(
         )
     state = children.get(call.id)
     if state is None:  # a new task; a resumed one goes on from its saved state (R59)
-        root.cp.task_count += 1
-        state = SubTask(name, f"task_{root.cp.task_count}", depth, (*path, name))
-        if sub.agent.instructions:
-            state.messages.append(Message(Role.SYSTEM, sub.agent.instructions))
+        if args.get("task_id"):
+            found = _continued(root.cp, call, args, (*path, name))
+            if isinstance(found, Message):
+                return found
+            state = found
+        else:
+            root.cp.task_count += 1
+            state = SubTask(name, f"task_{root.cp.task_count}", depth, (*path, name))
+            if sub.agent.instructions:
+                state.messages.append(Message(Role.SYSTEM, sub.agent.instructions))
         state.messages.append(Message(Role.USER, args["prompt"]))  # R56: a clean context
         state.fingerprint = fingerprint(sub.agent)
         children[call.id] = state
     qualified = f"{prefix}{ID_SEPARATOR}{call.id}" if prefix else call.id
     return await SubRun(root, state, sub.agent, qualified).result(call)
+
+
+def _continued(cp: Checkpoint, call: ToolCall, args: dict, path: tuple[str, ...]) -> SubTask | Message:
+    """R65: the state that continues the finished task ``args["task_id"]`` — the task
+    itself (``mode`` resume, the default: it leaves the finished tasks while it runs) or a
+    copy of its transcript under a new task id (``fork``) — or the error result
+    ``SUBAGENT_TASK_NOT_FOUND`` when this session has no such finished task run by this
+    sub-agent under this owner (``path``). Its steps count from 0 again: ``max_steps``
+    applies to each continuation."""
+    task_id, mode = args["task_id"], args.get("mode") or "resume"
+    done = cp.tasks.get(task_id)
+    if done is None or done.path != path:
+        if any(t.task_id == task_id for t in cp.all_tasks()):
+            why = "it is not finished" if done is None else f"it was run by {'/'.join(done.path)!r}"
+        else:
+            why = "this session has no such task"
+        finished = sorted(t.task_id for t in cp.tasks.values() if t.path == path)
+        return error_result(
+            call,
+            f"task {task_id!r} cannot be continued by {'/'.join(path)!r}: {why} "
+            f"(its finished tasks: {', '.join(finished) or 'none'})",
+            reason="SUBAGENT_TASK_NOT_FOUND",
+            task_id=task_id,
+        )
+    if mode == "fork":
+        cp.task_count += 1
+        return SubTask(done.name, f"task_{cp.task_count}", done.depth, done.path, list(done.messages))
+    # The same task, the same object (a save in flight counts what it wrote of it): its
+    # records stay where they are in the log, the new ones follow.
+    del cp.tasks[task_id]
+    done.step_index = 0
+    return done
 
 
 class SubRun:
@@ -338,7 +394,7 @@ class SubRun:
     async def _record(self, result: Message, step: int, saved: asyncio.Future[None] | None) -> None:
         st = self.state
         st.messages.append(result)
-        st.children.pop(result.tool_call_id, None)  # the task's state goes with its result
+        retire(self.root.cp, st.children.pop(result.tool_call_id, None))  # with its result
         self.root.cp.decisions.pop(self._qualify(result.tool_call_id), None)  # acted on
         self.emit(
             ev.TOOL_RESULT,

@@ -223,6 +223,8 @@ def _steps_pb(steps: list[Step]) -> list[pb.TrajectoryStep]:
                     has_result=c.result_json is not None,
                     result_json=c.result_json or "",
                     is_error=c.is_error,
+                    task_id=c.task_id,
+                    task_steps=_steps_pb(list(c.task_steps)),
                 )
                 for c in s.calls
             ],
@@ -284,6 +286,13 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         last_drift=_drift_pb(cp.last_drift) if cp.last_drift else None,
         delegated_usage=usage_pb(cp.delegated_usage) if cp.delegated_usage.model_calls else None,
         subagents=_subagent_states(cp.subtasks, ""),
+        tasks=[
+            pb.SubAgentState(
+                name=t.name, depth=t.depth, path=t.path, task_id=t.task_id,
+                messages=[message_pb(m) for m in t.messages], step_index=t.step_index,
+            )
+            for t in cp.tasks.values()
+        ],
     )
 
 

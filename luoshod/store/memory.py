@@ -33,7 +33,7 @@ from .kit import (
     lease_lost,
     renewal_of,
 )
-from .kit.importing import log_steps
+from .kit.importing import extends
 from .kit.prepared import write_refusal
 
 
@@ -311,10 +311,10 @@ class MemoryStore(Store):
         s.requests = {r.id: r for r in requests}
         log: list[Message] = []
         checkpoints = [*history, *([latest] if latest else [])]
-        for cp, step in zip(checkpoints, log_steps(checkpoints)):
-            if step.new_log:
+        for cp in checkpoints:  # each extending the one before shares its log
+            if not extends(log, cp.messages):
                 log = []
-            log.extend(step.messages)
+            log.extend(cp.messages[len(log) :])
             s.history.append(_Entry(_detached(cp, []), log, len(cp.messages)))
         if latest is not None:
             s.latest = s.history.pop()
@@ -390,6 +390,7 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         run_requests=list(cp.run_requests),  # its records are immutable
         # Nested sub-agent states are mutable all the way down: copied through their dict.
         subtasks={k: SubTask.from_dict(v.to_dict()) for k, v in cp.subtasks.items()},
+        tasks={k: SubTask.from_dict(v.to_dict()) for k, v in cp.tasks.items()},
         delegated_usage=cp.delegated_usage.copy(),
     )
 

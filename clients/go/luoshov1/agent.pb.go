@@ -1558,7 +1558,11 @@ type Checkpoint struct {
 	DelegatedUsage *Usage `protobuf:"bytes,40,opt,name=delegated_usage,json=delegatedUsage,proto3" json:"delegated_usage,omitempty"`
 	// The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
 	// first. A finished task leaves it in the save that records its result.
-	Subagents     []*SubAgentState `protobuf:"bytes,41,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	Subagents []*SubAgentState `protobuf:"bytes,41,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	// The session's finished tasks (R65), in the order they were first saved: each with its
+	// task_id, name, depth, path, whole transcript and step count (call_id, usage and
+	// fingerprint unset). A `task` call with a task_id continues one of them.
+	Tasks         []*SubAgentState `protobuf:"bytes,95,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1715,6 +1719,13 @@ func (x *Checkpoint) GetDelegatedUsage() *Usage {
 func (x *Checkpoint) GetSubagents() []*SubAgentState {
 	if x != nil {
 		return x.Subagents
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetTasks() []*SubAgentState {
+	if x != nil {
+		return x.Tasks
 	}
 	return nil
 }
@@ -4970,6 +4981,10 @@ type TrajectoryCall struct {
 	HasResult     bool                   `protobuf:"varint,4,opt,name=has_result,json=hasResult,proto3" json:"has_result,omitempty"`
 	ResultJson    string                 `protobuf:"bytes,5,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
 	IsError       bool                   `protobuf:"varint,6,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+	// and the steps its sub-agent made for this call, their own task calls nested likewise.
+	TaskId        string            `protobuf:"bytes,95,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskSteps     []*TrajectoryStep `protobuf:"bytes,96,rep,name=task_steps,json=taskSteps,proto3" json:"task_steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5044,6 +5059,20 @@ func (x *TrajectoryCall) GetIsError() bool {
 		return x.IsError
 	}
 	return false
+}
+
+func (x *TrajectoryCall) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TrajectoryCall) GetTaskSteps() []*TrajectoryStep {
+	if x != nil {
+		return x.TaskSteps
+	}
+	return nil
 }
 
 type ArgumentDrift struct {
@@ -5743,7 +5772,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd3\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x83\a\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -5771,7 +5800,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x129\n" +
 	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\x126\n" +
-	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\"\xb5\x02\n" +
+	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\x12.\n" +
+	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\"\xb5\x02\n" +
 	"\rSubAgentState\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -6062,7 +6092,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eTrajectoryStep\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12/\n" +
-	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\"\xc8\x01\n" +
+	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\"\x9b\x02\n" +
 	"\x0eTrajectoryCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -6072,7 +6102,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"has_result\x18\x04 \x01(\bR\thasResult\x12\x1f\n" +
 	"\vresult_json\x18\x05 \x01(\tR\n" +
 	"resultJson\x12\x19\n" +
-	"\bis_error\x18\x06 \x01(\bR\aisError\"\x8b\x01\n" +
+	"\bis_error\x18\x06 \x01(\bR\aisError\x12\x17\n" +
+	"\atask_id\x18_ \x01(\tR\x06taskId\x128\n" +
+	"\n" +
+	"task_steps\x18` \x03(\v2\x19.luosho.v1.TrajectoryStepR\ttaskSteps\"\x8b\x01\n" +
 	"\rArgumentDrift\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12(\n" +
@@ -6316,112 +6349,114 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	36,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
 	19,  // 24: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
 	23,  // 25: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	18,  // 26: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	19,  // 27: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	21,  // 28: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	17,  // 29: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	17,  // 30: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	21,  // 31: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	80,  // 32: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	80,  // 33: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	80,  // 34: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	2,   // 35: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	22,  // 36: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	2,   // 37: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	3,   // 38: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	80,  // 39: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	36,  // 40: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	80,  // 41: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	28,  // 42: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	29,  // 43: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	30,  // 44: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	31,  // 45: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	33,  // 46: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	34,  // 47: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	38,  // 48: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	36,  // 49: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	35,  // 50: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	37,  // 51: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	32,  // 52: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	41,  // 53: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	13,  // 54: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	6,   // 55: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	21,  // 56: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	18,  // 57: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	19,  // 58: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	17,  // 59: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	7,   // 60: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	24,  // 61: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,   // 62: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,   // 63: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	19,  // 64: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	18,  // 65: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	11,  // 66: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	8,   // 67: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	18,  // 68: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	8,   // 69: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	80,  // 70: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	27,  // 71: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	11,  // 72: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	27,  // 73: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 74: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	22,  // 75: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	40,  // 76: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	2,   // 77: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 78: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	11,  // 79: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	27,  // 80: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	24,  // 81: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	25,  // 82: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	18,  // 83: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	64,  // 84: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	63,  // 85: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	22,  // 86: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	69,  // 87: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	70,  // 88: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,   // 89: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,   // 90: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	68,  // 91: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	68,  // 92: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	71,  // 93: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	27,  // 94: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	77,  // 95: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	78,  // 96: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	39,  // 97: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	45,  // 98: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	47,  // 99: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	49,  // 100: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	51,  // 101: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	53,  // 102: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	55,  // 103: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	57,  // 104: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	59,  // 105: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	61,  // 106: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	65,  // 107: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	67,  // 108: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	73,  // 109: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	75,  // 110: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	42,  // 111: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	44,  // 112: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	46,  // 113: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	48,  // 114: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	50,  // 115: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	52,  // 116: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	54,  // 117: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	56,  // 118: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	58,  // 119: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	60,  // 120: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	62,  // 121: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	66,  // 122: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	72,  // 123: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	74,  // 124: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	76,  // 125: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	43,  // 126: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	112, // [112:127] is the sub-list for method output_type
-	97,  // [97:112] is the sub-list for method input_type
-	97,  // [97:97] is the sub-list for extension type_name
-	97,  // [97:97] is the sub-list for extension extendee
-	0,   // [0:97] is the sub-list for field type_name
+	23,  // 26: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	18,  // 27: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	19,  // 28: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	21,  // 29: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	17,  // 30: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	17,  // 31: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	21,  // 32: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	80,  // 33: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	80,  // 34: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	80,  // 35: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	2,   // 36: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	22,  // 37: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	2,   // 38: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	3,   // 39: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	80,  // 40: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	36,  // 41: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	80,  // 42: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	28,  // 43: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	29,  // 44: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	30,  // 45: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	31,  // 46: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	33,  // 47: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	34,  // 48: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	38,  // 49: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	36,  // 50: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	35,  // 51: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	37,  // 52: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	32,  // 53: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	41,  // 54: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	13,  // 55: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	6,   // 56: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	21,  // 57: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	18,  // 58: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	19,  // 59: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	17,  // 60: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	7,   // 61: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	24,  // 62: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,   // 63: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,   // 64: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	19,  // 65: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	18,  // 66: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	11,  // 67: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	8,   // 68: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	18,  // 69: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	8,   // 70: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	80,  // 71: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	27,  // 72: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	11,  // 73: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	27,  // 74: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 75: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	22,  // 76: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	40,  // 77: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	2,   // 78: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	26,  // 79: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	11,  // 80: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	27,  // 81: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	24,  // 82: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	25,  // 83: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	18,  // 84: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	64,  // 85: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	63,  // 86: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	22,  // 87: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	69,  // 88: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	68,  // 89: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	70,  // 90: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 91: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 92: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	68,  // 93: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	68,  // 94: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	71,  // 95: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	27,  // 96: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	77,  // 97: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	78,  // 98: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	39,  // 99: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	45,  // 100: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	47,  // 101: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	49,  // 102: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	51,  // 103: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	53,  // 104: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	55,  // 105: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	57,  // 106: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	59,  // 107: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	61,  // 108: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	65,  // 109: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	67,  // 110: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	73,  // 111: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	75,  // 112: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	42,  // 113: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	44,  // 114: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	46,  // 115: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	48,  // 116: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	50,  // 117: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	52,  // 118: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	54,  // 119: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	56,  // 120: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	58,  // 121: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	60,  // 122: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	62,  // 123: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	66,  // 124: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	72,  // 125: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	74,  // 126: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	76,  // 127: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	43,  // 128: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	114, // [114:129] is the sub-list for method output_type
+	99,  // [99:114] is the sub-list for method input_type
+	99,  // [99:99] is the sub-list for extension type_name
+	99,  // [99:99] is the sub-list for extension extendee
+	0,   // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

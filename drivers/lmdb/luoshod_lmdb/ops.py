@@ -113,7 +113,7 @@ def _drop_log(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, log_id: int) -> N
 
 def _checkpoint(txn: lmdb.Transaction, dbs: Dbs, row: Row) -> Checkpoint:
     messages = codec.decode_messages(_stream(txn, dbs, row.log_id, row.nbytes))
-    return Checkpoint.from_header(row.header_dict(), messages)
+    return codec.checkpoint_of(row.header_dict(), messages)
 
 
 # -- keys under a session ------------------------------------------------------------------
@@ -185,7 +185,7 @@ def history(
     entries = []
     for row in rows:
         h = row.header_dict()
-        cp = Checkpoint.from_header(h, logs[row.log_id][: row.count])
+        cp = codec.checkpoint_of(h, logs[row.log_id][: row.count])
         entries.append(HistoryEntry(cp.step_index, cp.updated_at, cp.status, cp))
     return entries
 
@@ -384,7 +384,7 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         else:
             log_id, nbytes = old.log_id, _append(txn, dbs, old.log_id, old.nbytes, stream)
         row = latest[p.session_id] = Row(
-            log_id, len(cp.messages), nbytes, cp.version, cp.status, p.header.encode()
+            log_id, planned.count, nbytes, cp.version, cp.status, p.header.encode()
         )
         _put_latest(txn, dbs, key, row, old)
         pruned = _append_history(txn, dbs, key, row, p.history_limit)
@@ -521,9 +521,9 @@ def import_session(
     for i, (cp, step) in enumerate(zip(checkpoints, importing.log_steps(checkpoints))):
         if step.new_log:
             log_id, nbytes = _new_log(txn, dbs, key), 0
-        nbytes = _append(txn, dbs, log_id, nbytes, codec.encode_messages(step.messages))
+        nbytes = _append(txn, dbs, log_id, nbytes, b"".join(step.bodies))
         header = codec.encode_header(cp).encode()
-        row = Row(log_id, len(cp.messages), nbytes, cp.version, cp.status, header)
+        row = Row(log_id, step.count, nbytes, cp.version, cp.status, header)
         if i < len(history):
             txn.put(layout.numbered(key, i + 1), row.encode(), db=dbs.history)
     if latest is not None and row is not None:

@@ -88,7 +88,7 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         cp, sid = p.checkpoint, p.session_id
         if planned.new_log:
             logs[sid] = await _new_log(conn, sid)
-        log_id, count = logs[sid], len(cp.messages)
+        log_id, count = logs[sid], planned.count
         messages += ((log_id, planned.start + i, body) for i, body in enumerate(planned.bodies))
         sessions[sid] = (sid, log_id, cp.version, cp.status.value, count, cp.updated_at, p.header)
         if p.history_limit:
@@ -295,17 +295,15 @@ async def import_session(
     for cp, step in zip(checkpoints, importing.log_steps(checkpoints)):
         if step.new_log:
             log_id = await _new_log(conn, session_id)
-        messages += (
-            (log_id, step.start + k, codec.encode_message(m)) for k, m in enumerate(step.messages)
-        )
-        rows.append((cp, log_id, codec.encode_header(cp)))
+        messages += ((log_id, step.start + k, body) for k, body in enumerate(step.bodies))
+        rows.append((cp, log_id, codec.encode_header(cp), step.count))
     await _execute(conn, queries.INSERT_MESSAGES, messages)
     await _execute(conn, queries.INSERT_HISTORY, [
-        (session_id, cp.step_index, cp.status.value, cp.updated_at, log_id, len(cp.messages), h)
-        for cp, log_id, h in rows[: len(history)]
+        (session_id, cp.step_index, cp.status.value, cp.updated_at, log_id, count, h)
+        for cp, log_id, h, count in rows[: len(history)]
     ])
     if latest is not None:
-        _, log_id, header = rows[-1]
-        row = (session_id, log_id, latest.version, latest.status.value, len(latest.messages),
+        _, log_id, header, count = rows[-1]
+        row = (session_id, log_id, latest.version, latest.status.value, count,
                latest.updated_at, header)
         await _execute(conn, queries.UPSERT_SESSIONS, [row])

@@ -90,7 +90,7 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
             logs[sid] = _new_log(conn, sid)
         log_id = logs[sid]
         messages += ((log_id, planned.start + i, body) for i, body in enumerate(planned.bodies))
-        row = _session_row(sid, log_id, p.checkpoint, p.header)
+        row = _session_row(sid, log_id, p.checkpoint, p.header, planned.count)
         sessions.append(row)
         if p.history_limit:
             history.append(row)
@@ -327,11 +327,10 @@ def import_session(
     for i, (cp, step) in enumerate(zip(checkpoints, importing.log_steps(checkpoints))):
         if step.new_log:
             log_id = _new_log(conn, session_id)
-        bodies = [codec.encode_message(m) for m in step.messages]
         conn.executemany(
-            queries.INSERT_MESSAGE, ((log_id, step.start + k, b) for k, b in enumerate(bodies))
+            queries.INSERT_MESSAGE, ((log_id, step.start + k, b) for k, b in enumerate(step.bodies))
         )
-        row = _session_row(session_id, log_id, cp, codec.encode_header(cp))
+        row = _session_row(session_id, log_id, cp, codec.encode_header(cp), step.count)
         conn.execute(queries.INSERT_HISTORY if i < len(history) else queries.UPSERT_SESSION, row)
 
 
@@ -339,14 +338,15 @@ def _new_log(conn: sqlite3.Connection, session_id: str) -> int:
     return conn.execute(queries.INSERT_LOG, (session_id,)).lastrowid  # type: ignore[return-value]
 
 
-def _session_row(sid: str, log_id: int, cp: Checkpoint, header: str) -> dict[str, Any]:
-    """The parameters of UPSERT_SESSION and INSERT_HISTORY for ``cp``."""
+def _session_row(sid: str, log_id: int, cp: Checkpoint, header: str, count: int) -> dict[str, Any]:
+    """The parameters of UPSERT_SESSION and INSERT_HISTORY for ``cp``, over the first
+    ``count`` records of its log."""
     return {
         "session_id": sid,
         "log_id": log_id,
         "version": cp.version,
         "status": cp.status.value,
-        "message_count": len(cp.messages),
+        "message_count": count,
         "updated_at": cp.updated_at,
         "saved_at": cp.updated_at,
         "step": cp.step_index,
@@ -354,8 +354,8 @@ def _session_row(sid: str, log_id: int, cp: Checkpoint, header: str) -> dict[str
     }
 
 
-def _messages(conn: sqlite3.Connection, log_id: int, count: int) -> list[Message]:
-    """A log's first ``count`` messages. Bodies are :mod:`..codec` blobs (BLOB values in
+def _messages(conn: sqlite3.Connection, log_id: int, count: int) -> list[codec.LogRecord]:
+    """A log's first ``count`` records. Bodies are :mod:`..codec` blobs (BLOB values in
     the TEXT column); bodies written by earlier versions are JSON text, read as such."""
     rows = conn.execute(queries.SELECT_MESSAGES, (log_id, count)).fetchall()
     if all(isinstance(body, bytes) for (body,) in rows):

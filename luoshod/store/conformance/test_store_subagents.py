@@ -13,6 +13,7 @@ from luoshod.domain import (
     Checkpoint,
     Decision,
     Fingerprint,
+    HistoryEntry,
     Message,
     Role,
     Status,
@@ -113,3 +114,122 @@ async def test_a_session_with_subagents_deletes_like_any_other(driver: Store) ->
     await driver.save(nested_checkpoint(), stored_messages=0)
     assert await driver.delete("nested")
     assert await driver.load("nested") is None
+
+
+# -- bytes stay O(new messages) at every level (DESIGN.md, Storage; issue 15) -------------
+
+SIZE = 1000  # bytes of text per message
+LEAD = 100  # the lead's messages before it delegates: a 100 kB transcript
+SUB_SAVES = 200  # the sub-agent's saves, one message each: a 200 kB transcript
+
+
+def _text(i: int, tag: str) -> str:
+    return f"{tag}-{i}-".ljust(SIZE, "x")
+
+
+async def test_r59_a_subagent_save_rewrites_neither_the_lead_nor_its_own_messages(
+    backend: Backend,
+) -> None:
+    """A sub-agent's saves append its new messages: the store's bytes grow with what they
+    add, not with the transcripts they extend (the lead's, paused on the ``task`` call, and
+    the sub-agent's own), and every entry still reads its moment."""
+    backend.require(Capability.DURABLE)
+    if not backend.on_disk_here:
+        import pytest
+
+        pytest.skip(f"{backend.name} keeps its data outside the test's directory")
+    store = await backend.open()
+    lead = [Message(Role.USER, _text(i, "lead")) for i in range(LEAD - 1)]
+    lead.append(Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "task", '{"agent":"w","prompt":"go"}'),)))
+    state = SubTask("w", "task_1", 1, ("w",), [Message(Role.USER, "go")])
+    cp = Checkpoint("deep", lead, step_index=1, version=0, subtasks={"call_0_0": state}, task_count=1)
+    snapshots: list[Checkpoint] = []
+    stored = 0
+
+    async def sub_saves(n: int) -> None:
+        nonlocal stored
+        for _ in range(n):
+            i = len(state.messages)
+            state.messages.append(Message(Role.TOOL, _text(i, "sub"), tool_call_id=f"c{i}", tool_name="t"))
+            cp.version += 1
+            cp.updated_at = 1000.0 + cp.version
+            await store.save(cp, stored_messages=stored)
+            stored = len(cp.messages)
+            state.stored = len(state.messages)  # as the run does after each save
+            snapshots.append(copy.deepcopy(cp))
+
+    await sub_saves(SUB_SAVES // 2)
+    await store.close()
+    half = backend.disk_bytes()
+    store = await backend.open()
+    await sub_saves(SUB_SAVES // 2)
+    await store.close()
+    stored_bytes = backend.disk_bytes()
+
+    transcript = sum(len(m.content) for m in [*cp.messages, *state.messages])
+    assert stored_bytes < 2 * transcript, (stored_bytes, transcript)
+    # The second hundred saves, over a sub-agent transcript twice as long, cost what the
+    # first did (rewriting the nested transcript on each save makes them cost 3x).
+    assert stored_bytes - half < 1.5 * half, (half, stored_bytes)
+    store = await backend.open()
+    try:
+        loaded = await store.load("deep")
+        assert loaded == snapshots[-1]
+        if Capability.HISTORY in backend.capabilities:
+            entries = await store.history("deep")
+            assert [e.checkpoint for e in entries] == snapshots[:-51:-1]
+    finally:
+        await store.close()
+
+
+async def test_r65_finished_tasks_are_kept_with_their_session(backend: Backend, driver: Store) -> None:
+    """A task that ended stays with its session, transcript and all (R65), also in the
+    history entries after it, and goes with the session's delete."""
+    cp = nested_checkpoint()
+    await driver.save(cp, stored_messages=0)
+    stored = len(cp.messages)
+    for st in cp.all_tasks():
+        st.stored = len(st.messages)
+    # The helper's result reaches the researcher: the helper's task ends.
+    researcher = cp.subtasks["call-1/x"]
+    helper = researcher.children.pop("call_0_1")
+    helper.messages.append(Message(Role.TOOL, '{"deleted": 1}', tool_call_id="call_0_0", tool_name="delete"))
+    helper.messages.append(Message(Role.ASSISTANT, "dug"))
+    cp.tasks[helper.task_id] = helper.end()
+    researcher.messages.append(Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task"))
+    cp.version += 1
+    expected = copy.deepcopy(cp)
+    await driver.save(cp, stored_messages=stored)
+    loaded = await driver.load("nested")
+    assert loaded == expected
+    assert loaded.tasks["task_2"].messages[-1] == Message(Role.ASSISTANT, "dug")
+    assert loaded.tasks["task_2"].step_index == 2
+    if Capability.HISTORY in driver.capabilities:
+        assert (await driver.history("nested", limit=1))[0].checkpoint == expected
+    assert await driver.delete("nested")
+    assert await driver.load("nested") is None
+
+
+async def test_r65_a_session_with_tasks_imports_as_it_was(backend: Backend, driver: Store) -> None:
+    """What ``luoshod store copy`` writes (``import_session``): the checkpoint and its
+    history with their unfinished and finished tasks, each entry reading its moment."""
+    first = nested_checkpoint()
+    second = copy.deepcopy(first)
+    researcher = second.subtasks["call-1/x"]
+    helper = researcher.children.pop("call_0_1")
+    helper.messages.append(Message(Role.TOOL, "{}", tool_call_id="call_0_0", tool_name="delete"))
+    second.tasks[helper.task_id] = helper.end()
+    second.version, second.step_index, second.updated_at = 2, 2, second.updated_at + 1
+    history = [HistoryEntry(cp.step_index, cp.updated_at, cp.status, copy.deepcopy(cp)) for cp in (first, second)]
+    await driver.import_session("nested", latest=copy.deepcopy(second), history=history)
+    assert await driver.load("nested") == second
+    if Capability.HISTORY in driver.capabilities:
+        assert [e.checkpoint for e in await driver.history("nested")] == [second, first]
+    # And it saves on from there, O(new messages): the next save appends.
+    nxt = copy.deepcopy(second)
+    for st in nxt.all_tasks():
+        st.stored = len(st.messages)
+    nxt.subtasks["call-1/x"].messages.append(Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task"))
+    nxt.version = 3
+    await driver.save(nxt, stored_messages=len(nxt.messages))
+    assert await driver.load("nested") == nxt

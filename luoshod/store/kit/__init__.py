@@ -10,6 +10,8 @@
 - :mod:`.events`: seqs within 64 bits;
 - :mod:`.files`: checks of drivers that keep their data in files;
 - :mod:`.codec`, the on-disk encoding of checkpoints and messages, with its format version;
+- :mod:`.tasklog`, the sub-agents' transcripts in the session's message log (a log of
+  records: what a save appends, what a log prefix decodes to);
 - :mod:`.groupcommit`, many sessions' saves in one transaction and one sync;
 - :mod:`.prepared`, writes encoded before they are queued, and :mod:`.planning`, the pure
   plan of a batch of them (refusals, message logs, approvals, event logs) that a driver

@@ -19,7 +19,10 @@ luoshod it runs on, and several daemons may share one store) are refused with a
 - a header, as its ``"format"`` key (none: format 0, the same layout again).
 
 A change of layout raises :data:`FORMAT_VERSION`; a reader keeps reading every version up
-to its own.
+to its own. Format 2 (sub-agents, R59) adds the message's *owner* after the fixed header
+(four bytes): 0 for the lead's messages, ``K`` for a message of the task ``task_K``,
+whose records share the session's log (:mod:`.tasklog`); role code 4 there is that
+task's description (a :class:`TaskRecord` with ``meta``), not a message.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import json
 import struct
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ...domain import (
@@ -45,12 +49,29 @@ from ...domain import (
 from ...errors import StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _HEADER = struct.Struct(">BBIHHI")
+_OWNER = struct.Struct(">I")  # format 2: after the header
 _MARK = FORMAT_VERSION << 4  # a message's first byte: its format, then its role
 _ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
 _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
+_META = 4  # format 2, owned: the task's description
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """A record of a session's log that belongs to a task (format 2): one of its messages,
+    or (``message`` ``None``) its description ``meta`` (JSON: task id, name, depth,
+    path), written once before its first message."""
+
+    owner: int
+    message: Message | None
+    meta: str = ""
+
+
+#: What a log holds: the lead's messages, and its tasks' records.
+LogRecord = Message | TaskRecord
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -68,8 +89,17 @@ def encode_header(cp: Checkpoint) -> str:
     is the same object save after save of a run, so its JSON is encoded once and kept
     (:func:`_agent_json`) rather than encoded again on every save.
     """
-    text = _COMPACT.encode(cp.header_dict(with_agent=False))
+    text = _COMPACT.encode(_header_of(cp))
     return f'{{"format":{FORMAT_VERSION},{text[1:-1]},"agent":{_agent_json(cp.agent)}}}'
+
+
+def _header_of(cp: Checkpoint) -> dict[str, Any]:
+    """The header dict of ``cp`` without its agent, and without the tasks' transcripts,
+    which its log holds; then it says how many of the log's records are the lead's."""
+    h = cp.header_dict(with_agent=False, with_tasks=False)
+    if cp.subtasks or cp.tasks:
+        h["message_count"] = len(cp.messages)
+    return h
 
 
 def decode_header(data: str | bytes) -> dict[str, Any]:
@@ -83,20 +113,31 @@ def decode_header(data: str | bytes) -> dict[str, Any]:
     return h
 
 
-def decode_checkpoint(header: str | bytes, messages: list[Message]) -> Checkpoint:
-    """The checkpoint of a stored header over ``messages`` (see :func:`decode_header`)."""
-    return Checkpoint.from_header(decode_header(header), messages)
+def decode_checkpoint(header: str | bytes, records: Sequence[LogRecord]) -> Checkpoint:
+    """The checkpoint of a stored header over its log prefix ``records`` (see
+    :func:`decode_header`, :func:`checkpoint_of`)."""
+    return checkpoint_of(decode_header(header), records)
+
+
+def checkpoint_of(h: dict[str, Any], records: Sequence[LogRecord]) -> Checkpoint:
+    """The checkpoint of a decoded header over its log prefix ``records``: the lead's
+    messages, and the tasks' transcripts put back in place (:func:`.tasklog.attach`)."""
+    from .tasklog import attach  # it encodes through this module
+
+    return attach(h, records)
 
 
 def decode_summary(header: str | bytes, message_count: int) -> SessionSummary:
-    """The session summary of a stored header (see :func:`decode_header`)."""
+    """The session summary of a stored header over a log of ``message_count`` records
+    (see :func:`decode_header`): a log that holds tasks' records too says in its header
+    how many are the lead's."""
     h = decode_header(header)
     return SessionSummary(
         h["session_id"],
         Status(h["status"]),
         FinishReason(h["finish_reason"]),
         h["step_index"],
-        message_count,
+        h.get("message_count", message_count),
         h["approval_id"],
         h["updated_at"],
         drift_of(h),
@@ -118,7 +159,7 @@ def longest_prefixes(rows: Sequence[HistoryRow]) -> dict[int, int]:
 
 
 def decode_history(
-    rows: Sequence[HistoryRow], logs: dict[int, list[Message]]
+    rows: Sequence[HistoryRow], logs: dict[int, list[LogRecord]]
 ) -> list[HistoryEntry]:
     """The entries of ``rows``, each over its prefix of ``logs`` (log id → messages)."""
     return [
@@ -170,7 +211,8 @@ def _agent_json(agent: AgentSpec | None) -> str:
     return text
 
 
-def encode_message(m: Message) -> bytes:
+def encode_message(m: Message, owner: int = 0) -> bytes:
+    """One record: a message of the lead (``owner`` 0) or of the task ``task_<owner>``."""
     content = m.content.encode()
     call_id = m.tool_call_id.encode()
     name = m.tool_name.encode()
@@ -182,7 +224,13 @@ def encode_message(m: Message) -> bytes:
     head = _HEADER.pack(
         _MARK | _ROLE_CODES[m.role], m.is_error, len(content), len(call_id), len(name), len(calls)
     )
-    return b"".join((head, content, call_id, name, calls))
+    return b"".join((head, _OWNER.pack(owner), content, call_id, name, calls))
+
+
+def encode_task_meta(owner: int, meta: str) -> bytes:
+    """The description record of the task ``task_<owner>`` (``meta``: its JSON)."""
+    body = meta.encode()
+    return b"".join((_HEADER.pack(_MARK | _META, 0, len(body), 0, 0, 0), _OWNER.pack(owner), body))
 
 
 def encode_messages(messages: Sequence[Message]) -> bytes:
@@ -190,11 +238,13 @@ def encode_messages(messages: Sequence[Message]) -> bytes:
     return b"".join(encode_message(m) for m in messages)
 
 
-def decode_messages(stream: bytes) -> list[Message]:
-    """The messages of a stream (or of one encoded message), of any format up to
-    :data:`FORMAT_VERSION`. Raises ``StoreError`` for a message of a newer format,
-    ``ValueError`` for bytes that are not a whole number of messages."""
-    messages = []
+def decode_messages(stream: bytes) -> list[LogRecord]:
+    """The records of a stream (or of one encoded message), of any format up to
+    :data:`FORMAT_VERSION`: the lead's messages as they are, the tasks' records as
+    :class:`TaskRecord` (none in a log without sub-agents). Raises ``StoreError`` for a
+    message of a newer format, ``ValueError`` for bytes that are not a whole number of
+    messages."""
+    messages: list[LogRecord] = []
     offset, end = 0, len(stream)
     view = memoryview(stream)
     try:
@@ -204,22 +254,28 @@ def decode_messages(stream: bytes) -> list[Message]:
                 raise newer_format(mark >> 4, "a message")
             role = mark & 0x0F
             offset += _HEADER.size
+            owner = 0
+            if mark >> 4 >= 2:
+                (owner,) = _OWNER.unpack_from(stream, offset)
+                offset += _OWNER.size
             fields = []
             for n in (n_content, n_id, n_name):
                 fields.append(str(view[offset : offset + n], "utf-8"))
                 offset += n
+            if role == _META and owner:
+                messages.append(TaskRecord(owner, None, fields[0]))
+                continue
             calls = json.loads(stream[offset : offset + n_calls]) if n_calls else ()
             offset += n_calls
-            messages.append(
-                Message(
-                    _ROLES[role],
-                    fields[0],
-                    tuple(ToolCall.from_dict(c) for c in calls),
-                    fields[1],
-                    fields[2],
-                    bool(is_error),
-                )
+            m = Message(
+                _ROLES[role],
+                fields[0],
+                tuple(ToolCall.from_dict(c) for c in calls),
+                fields[1],
+                fields[2],
+                bool(is_error),
             )
+            messages.append(TaskRecord(owner, m) if owner else m)
     except (struct.error, IndexError, UnicodeDecodeError) as e:
         raise ValueError(f"not an encoded message stream: {e}") from e
     if offset != end:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ...domain import AppliedRequest, Approval, Checkpoint, HistoryEntry, Message, StoredEvent
+from . import tasklog
 
 if TYPE_CHECKING:
     from .base import Store
@@ -71,28 +72,31 @@ def newest(items: Sequence[T], limit: int) -> list[T]:
 
 
 class LogStep(NamedTuple):
-    """How one imported checkpoint's transcript is written: ``messages`` appended at
-    ``start`` of the previous checkpoint's log, or of a new log (``new_log``, ``start``
-    0, every message)."""
+    """How one imported checkpoint's log is written: ``bodies`` (encoded records)
+    appended at ``start`` of the previous checkpoint's log, or of a new log (``new_log``,
+    ``start`` 0, every record); its header then reads the first ``count`` records."""
 
     new_log: bool
     start: int
-    messages: Sequence[Message]
+    bodies: list[bytes]
+    count: int
 
 
 def log_steps(checkpoints: Sequence[Checkpoint]) -> list[LogStep]:
     """The logs of checkpoints written one after the other (an import's history, oldest
-    first, then its latest): one whose transcript extends the previous one's shares its
-    log, as saves do; any other starts a new log."""
+    first, then its latest): one whose transcripts (the lead's and its tasks') extend the
+    previous one's shares its log, as saves do; any other starts a new log."""
     steps = []
-    previous: Sequence[Message] | None = None
+    previous: Checkpoint | None = None
+    start = 0
     for cp in checkpoints:
-        messages = cp.messages
-        if previous is not None and extends(previous, messages):
-            steps.append(LogStep(False, len(previous), messages[len(previous) :]))
+        count = tasklog.log_count(cp)
+        bodies = tasklog.bodies_after(previous, cp)
+        if bodies is not None:
+            steps.append(LogStep(False, start, bodies, count))
         else:
-            steps.append(LogStep(True, 0, messages))
-        previous = messages
+            steps.append(LogStep(True, 0, tasklog.all_bodies(cp), count))
+        previous, start = cp, count
     return steps
 
 

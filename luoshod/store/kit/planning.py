@@ -13,9 +13,10 @@ batch before it:
   is not the session's current one (``LeaseLost``), then a save claiming an approval that
   is not pending for its session (``ApprovalNotFound``), then a save whose version is not
   the stored one + 1 (``LeaseLost``) — :func:`.prepared.refusal`;
-- a save whose ``stored_messages`` is what the session's log holds appends the new
-  messages to that log; any other (a new session, one recreated after a delete, a
-  rewritten transcript) starts a new log with all its messages;
+- a save whose ``stored_log`` (``stored_messages`` and its tasks' stored messages,
+  :mod:`.tasklog`) is what the session's log holds appends the new records to that log;
+  any other (a new session, one recreated after a delete, a rewritten transcript) starts
+  a new log with all its records;
 - each session's history is pruned to the limit of its last save;
 - a claimed approval is removed, a save's approval stored;
 - an event is appended when its seq is above the log's last (else it is already logged);
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ...domain import AppliedRequest, StoredEvent
-from . import codec
+from . import tasklog
 from .groupcommit import Queued
 from .prepared import Prepared, PreparedEvents, PreparedSave, refusal
 
@@ -74,7 +75,7 @@ class Head(NamedTuple):
     """What a session's latest stored checkpoint says of its log."""
 
     version: int
-    #: How many messages of its log it reads.
+    #: How many records of its log it reads.
     count: int
 
 
@@ -112,12 +113,14 @@ class PlannedRequest:
 @dataclass(slots=True, frozen=True)
 class PlannedSave:
     """A save that goes through: write ``bodies`` at ``start`` of the session's log (a new
-    log when ``new_log``, else the one its latest checkpoint reads), then its header."""
+    log when ``new_log``, else the one its latest checkpoint reads), then its header,
+    which reads the log's first ``count`` records."""
 
     save: PreparedSave
     new_log: bool
     start: int
     bodies: list[bytes]
+    count: int
 
 
 @dataclass(slots=True, frozen=True)
@@ -175,12 +178,13 @@ def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
             logs.add(p.session_id, p.events, p.event_log_limit)
             continue
         cp, sid = p.checkpoint, p.session_id
-        count = len(cp.messages)
-        if head is not None and p.stored_messages == head.count and count >= p.stored_messages:
-            plan.saves.append(PlannedSave(p, False, p.stored_messages, p.new_bodies))
+        count = p.log_count
+        if head is not None and p.stored_log == head.count and count >= p.stored_log:
+            plan.saves.append(PlannedSave(p, False, p.stored_log, p.new_bodies, count))
         else:
-            bodies = [codec.encode_message(m) for m in cp.messages]
-            plan.saves.append(PlannedSave(p, True, 0, bodies))
+            # With nothing stored its bodies are already all of them.
+            bodies = p.new_bodies if not p.stored_log else tasklog.all_bodies(cp)
+            plan.saves.append(PlannedSave(p, True, 0, bodies, count))
             if head is not None:
                 plan.rewritten.add(sid)
         heads[sid] = Head(cp.version, count)

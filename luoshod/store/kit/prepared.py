@@ -11,14 +11,16 @@ from typing import Protocol
 
 from ...domain import DEFAULT_REQUEST_ID_LIMIT, AppliedRequest, Approval, Checkpoint, Lease, StoredEvent
 from ...errors import ApprovalNotFound, LeaseLost
-from . import codec
+from . import codec, tasklog
 from .base import Store
 from .leases import lease_lost
 
 
 @dataclass(slots=True, frozen=True)
 class PreparedSave:
-    """A save, encoded: the header and the bodies of ``messages[stored_messages:]``, with
+    """A save, encoded: the header and the bodies of the log records past the
+    ``stored_log`` the store holds (``messages[stored_messages:]``, and each task's new
+    messages: :mod:`.tasklog`), the log then holding ``log_count`` records; with
     its events, the approval to store (and its JSON), the approval to claim and the lease
     it is made under, and the applied request records it upserts (``requests``, each
     encoded as JSON in ``request_bodies``), keeping the session's newest
@@ -38,6 +40,8 @@ class PreparedSave:
     requests: tuple[AppliedRequest, ...] = ()
     request_bodies: tuple[str, ...] = ()
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
+    stored_log: int = 0
+    log_count: int = 0
 
     @property
     def session_id(self) -> str:
@@ -75,7 +79,7 @@ def prepare(
         stored_messages,
         history_limit,
         codec.encode_header(checkpoint),
-        [codec.encode_message(m) for m in checkpoint.messages[stored_messages:]],
+        tasklog.new_bodies(checkpoint, stored_messages),
         tuple(events),
         event_log_limit,
         approval,
@@ -85,6 +89,8 @@ def prepare(
         tuple(requests),
         tuple(codec.encode_json(r.to_dict()) for r in requests),
         max(0, request_limit),
+        tasklog.stored_count(checkpoint, stored_messages),
+        tasklog.log_count(checkpoint),
     )
 
 

@@ -744,6 +744,12 @@ export interface Checkpoint {
    * first. A finished task leaves it in the save that records its result.
    */
   subagents: SubAgentState[];
+  /**
+   * The session's finished tasks (R65), in the order they were first saved: each with its
+   * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+   * fingerprint unset). A `task` call with a task_id continues one of them.
+   */
+  tasks: SubAgentState[];
 }
 
 /** The nested state of one unfinished sub-agent (R59). */
@@ -1217,6 +1223,12 @@ export interface TrajectoryCall {
   hasResult: boolean;
   resultJson: string;
   isError: boolean;
+  /**
+   * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+   * and the steps its sub-agent made for this call, their own task calls nested likewise.
+   */
+  taskId: string;
+  taskSteps: TrajectoryStep[];
 }
 
 export interface ArgumentDrift {
@@ -3170,6 +3182,7 @@ function createBaseCheckpoint(): Checkpoint {
     lastDrift: undefined,
     delegatedUsage: undefined,
     subagents: [],
+    tasks: [],
   };
 }
 
@@ -3228,6 +3241,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     for (const v of message.subagents) {
       SubAgentState.encode(v!, writer.uint32(330).fork()).join();
+    }
+    for (const v of message.tasks) {
+      SubAgentState.encode(v!, writer.uint32(762).fork()).join();
     }
     return writer;
   },
@@ -3389,6 +3405,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.subagents.push(SubAgentState.decode(reader, reader.uint32()));
             continue;
           }
+          case 95: {
+            if (tag !== 762) {
+              break;
+            }
+
+            message.tasks.push(SubAgentState.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3467,6 +3491,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       subagents: globalThis.Array.isArray(object?.subagents)
         ? object.subagents.map((e: any) => SubAgentState.fromJSON(e))
         : [],
+      tasks: globalThis.Array.isArray(object?.tasks)
+        ? object.tasks.map((e: any) => SubAgentState.fromJSON(e))
+        : [],
     };
   },
 
@@ -3526,6 +3553,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.subagents?.length) {
       obj.subagents = message.subagents.map((e) => SubAgentState.toJSON(e));
     }
+    if (message.tasks?.length) {
+      obj.tasks = message.tasks.map((e) => SubAgentState.toJSON(e));
+    }
     return obj;
   },
 
@@ -3562,6 +3592,7 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       ? Usage.fromPartial(object.delegatedUsage)
       : undefined;
     message.subagents = object.subagents?.map((e) => SubAgentState.fromPartial(e)) || [];
+    message.tasks = object.tasks?.map((e) => SubAgentState.fromPartial(e)) || [];
     return message;
   },
 };
@@ -9311,7 +9342,16 @@ export const TrajectoryStep: MessageFns<TrajectoryStep> = {
 };
 
 function createBaseTrajectoryCall(): TrajectoryCall {
-  return { toolCallId: "", name: "", argumentsJson: "", hasResult: false, resultJson: "", isError: false };
+  return {
+    toolCallId: "",
+    name: "",
+    argumentsJson: "",
+    hasResult: false,
+    resultJson: "",
+    isError: false,
+    taskId: "",
+    taskSteps: [],
+  };
 }
 
 export const TrajectoryCall: MessageFns<TrajectoryCall> = {
@@ -9333,6 +9373,12 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     }
     if (message.isError !== false) {
       writer.uint32(48).bool(message.isError);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(762).string(message.taskId);
+    }
+    for (const v of message.taskSteps) {
+      TrajectoryStep.encode(v!, writer.uint32(770).fork()).join();
     }
     return writer;
   },
@@ -9398,6 +9444,22 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
             message.isError = reader.bool();
             continue;
           }
+          case 95: {
+            if (tag !== 762) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 96: {
+            if (tag !== 770) {
+              break;
+            }
+
+            message.taskSteps.push(TrajectoryStep.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9438,6 +9500,16 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
         : isSet(object.is_error)
         ? globalThis.Boolean(object.is_error)
         : false,
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      taskSteps: globalThis.Array.isArray(object?.taskSteps)
+        ? object.taskSteps.map((e: any) => TrajectoryStep.fromJSON(e))
+        : globalThis.Array.isArray(object?.task_steps)
+        ? object.task_steps.map((e: any) => TrajectoryStep.fromJSON(e))
+        : [],
     };
   },
 
@@ -9461,6 +9533,12 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     if (message.isError !== false) {
       obj.isError = message.isError;
     }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.taskSteps?.length) {
+      obj.taskSteps = message.taskSteps.map((e) => TrajectoryStep.toJSON(e));
+    }
     return obj;
   },
 
@@ -9475,6 +9553,8 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     message.hasResult = object.hasResult ?? false;
     message.resultJson = object.resultJson ?? "";
     message.isError = object.isError ?? false;
+    message.taskId = object.taskId ?? "";
+    message.taskSteps = object.taskSteps?.map((e) => TrajectoryStep.fromPartial(e)) || [];
     return message;
   },
 };

@@ -17157,6 +17157,60 @@ java.lang.String defaultValue) {
      */
     luosho.v1.Agent.SubAgentStateOrBuilder getSubagentsOrBuilder(
         int index);
+
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    java.util.List<luosho.v1.Agent.SubAgentState> 
+        getTasksList();
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    luosho.v1.Agent.SubAgentState getTasks(int index);
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    int getTasksCount();
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+        getTasksOrBuilderList();
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    luosho.v1.Agent.SubAgentStateOrBuilder getTasksOrBuilder(
+        int index);
   }
   /**
    * <pre>
@@ -17193,6 +17247,7 @@ java.lang.String defaultValue) {
       toolCalls_ = java.util.Collections.emptyList();
       runId_ = "";
       subagents_ = java.util.Collections.emptyList();
+      tasks_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -17840,6 +17895,77 @@ java.lang.String defaultValue) {
       return subagents_.get(index);
     }
 
+    public static final int TASKS_FIELD_NUMBER = 95;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.SubAgentState> tasks_;
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.SubAgentState> getTasksList() {
+      return tasks_;
+    }
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+        getTasksOrBuilderList() {
+      return tasks_;
+    }
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    @java.lang.Override
+    public int getTasksCount() {
+      return tasks_.size();
+    }
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentState getTasks(int index) {
+      return tasks_.get(index);
+    }
+    /**
+     * <pre>
+     * The session's finished tasks (R65), in the order they were first saved: each with its
+     * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+     * fingerprint unset). A `task` call with a task_id continues one of them.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.SubAgentStateOrBuilder getTasksOrBuilder(
+        int index) {
+      return tasks_.get(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -17907,6 +18033,9 @@ java.lang.String defaultValue) {
       }
       for (int i = 0; i < subagents_.size(); i++) {
         output.writeMessage(41, subagents_.get(i));
+      }
+      for (int i = 0; i < tasks_.size(); i++) {
+        output.writeMessage(95, tasks_.get(i));
       }
       getUnknownFields().writeTo(output);
     }
@@ -17995,6 +18124,15 @@ java.lang.String defaultValue) {
             }
             size += 2 * count;
           }
+
+          {
+            final int count = tasks_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(tasks_.get(i));
+            }
+            size += 2 * count;
+          }
       return size;
     }
     @java.lang.Override
@@ -18074,6 +18212,8 @@ java.lang.String defaultValue) {
       }
       if (!getSubagentsList()
           .equals(other.getSubagentsList())) return false;
+      if (!getTasksList()
+          .equals(other.getTasksList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -18141,6 +18281,10 @@ java.lang.String defaultValue) {
       if (getSubagentsCount() > 0) {
         hash = (37 * hash) + SUBAGENTS_FIELD_NUMBER;
         hash = (53 * hash) + getSubagentsList().hashCode();
+      }
+      if (getTasksCount() > 0) {
+        hash = (37 * hash) + TASKS_FIELD_NUMBER;
+        hash = (53 * hash) + getTasksList().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -18286,6 +18430,7 @@ java.lang.String defaultValue) {
           internalGetLastDriftFieldBuilder();
           internalGetDelegatedUsageFieldBuilder();
           internalGetSubagentsFieldBuilder();
+          internalGetTasksFieldBuilder();
         }
       }
       @java.lang.Override
@@ -18356,6 +18501,13 @@ java.lang.String defaultValue) {
           subagentsBuilder_.clear();
         }
         bitField0_ = (bitField0_ & ~0x00020000);
+        if (tasksBuilder_ == null) {
+          tasks_ = java.util.Collections.emptyList();
+        } else {
+          tasks_ = null;
+          tasksBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00040000);
         return this;
       }
 
@@ -18415,6 +18567,15 @@ java.lang.String defaultValue) {
           result.subagents_ = subagents_;
         } else {
           result.subagents_ = subagentsBuilder_.build();
+        }
+        if (tasksBuilder_ == null) {
+          if (((bitField0_ & 0x00040000) != 0)) {
+            tasks_ = java.util.Collections.unmodifiableList(tasks_);
+            bitField0_ = (bitField0_ & ~0x00040000);
+          }
+          result.tasks_ = tasks_;
+        } else {
+          result.tasks_ = tasksBuilder_.build();
         }
       }
 
@@ -18633,6 +18794,32 @@ java.lang.String defaultValue) {
             }
           }
         }
+        if (tasksBuilder_ == null) {
+          if (!other.tasks_.isEmpty()) {
+            if (tasks_.isEmpty()) {
+              tasks_ = other.tasks_;
+              bitField0_ = (bitField0_ & ~0x00040000);
+            } else {
+              ensureTasksIsMutable();
+              tasks_.addAll(other.tasks_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.tasks_.isEmpty()) {
+            if (tasksBuilder_.isEmpty()) {
+              tasksBuilder_.dispose();
+              tasksBuilder_ = null;
+              tasks_ = other.tasks_;
+              bitField0_ = (bitField0_ & ~0x00040000);
+              tasksBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetTasksFieldBuilder() : null;
+            } else {
+              tasksBuilder_.addAllMessages(other.tasks_);
+            }
+          }
+        }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
         return this;
@@ -18787,6 +18974,19 @@ java.lang.String defaultValue) {
                 }
                 break;
               } // case 330
+              case 762: {
+                luosho.v1.Agent.SubAgentState m =
+                    input.readMessage(
+                        luosho.v1.Agent.SubAgentState.parser(),
+                        extensionRegistry);
+                if (tasksBuilder_ == null) {
+                  ensureTasksIsMutable();
+                  tasks_.add(m);
+                } else {
+                  tasksBuilder_.addMessage(m);
+                }
+                break;
+              } // case 762
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -21157,6 +21357,354 @@ java.lang.String defaultValue) {
           subagents_ = null;
         }
         return subagentsBuilder_;
+      }
+
+      private java.util.List<luosho.v1.Agent.SubAgentState> tasks_ =
+        java.util.Collections.emptyList();
+      private void ensureTasksIsMutable() {
+        if (!((bitField0_ & 0x00040000) != 0)) {
+          tasks_ = new java.util.ArrayList<luosho.v1.Agent.SubAgentState>(tasks_);
+          bitField0_ |= 0x00040000;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder> tasksBuilder_;
+
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgentState> getTasksList() {
+        if (tasksBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(tasks_);
+        } else {
+          return tasksBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public int getTasksCount() {
+        if (tasksBuilder_ == null) {
+          return tasks_.size();
+        } else {
+          return tasksBuilder_.getCount();
+        }
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public luosho.v1.Agent.SubAgentState getTasks(int index) {
+        if (tasksBuilder_ == null) {
+          return tasks_.get(index);
+        } else {
+          return tasksBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder setTasks(
+          int index, luosho.v1.Agent.SubAgentState value) {
+        if (tasksBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTasksIsMutable();
+          tasks_.set(index, value);
+          onChanged();
+        } else {
+          tasksBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder setTasks(
+          int index, luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (tasksBuilder_ == null) {
+          ensureTasksIsMutable();
+          tasks_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          tasksBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder addTasks(luosho.v1.Agent.SubAgentState value) {
+        if (tasksBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTasksIsMutable();
+          tasks_.add(value);
+          onChanged();
+        } else {
+          tasksBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder addTasks(
+          int index, luosho.v1.Agent.SubAgentState value) {
+        if (tasksBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTasksIsMutable();
+          tasks_.add(index, value);
+          onChanged();
+        } else {
+          tasksBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder addTasks(
+          luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (tasksBuilder_ == null) {
+          ensureTasksIsMutable();
+          tasks_.add(builderForValue.build());
+          onChanged();
+        } else {
+          tasksBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder addTasks(
+          int index, luosho.v1.Agent.SubAgentState.Builder builderForValue) {
+        if (tasksBuilder_ == null) {
+          ensureTasksIsMutable();
+          tasks_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          tasksBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder addAllTasks(
+          java.lang.Iterable<? extends luosho.v1.Agent.SubAgentState> values) {
+        if (tasksBuilder_ == null) {
+          ensureTasksIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, tasks_);
+          onChanged();
+        } else {
+          tasksBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder clearTasks() {
+        if (tasksBuilder_ == null) {
+          tasks_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00040000);
+          onChanged();
+        } else {
+          tasksBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public Builder removeTasks(int index) {
+        if (tasksBuilder_ == null) {
+          ensureTasksIsMutable();
+          tasks_.remove(index);
+          onChanged();
+        } else {
+          tasksBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder getTasksBuilder(
+          int index) {
+        return internalGetTasksFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public luosho.v1.Agent.SubAgentStateOrBuilder getTasksOrBuilder(
+          int index) {
+        if (tasksBuilder_ == null) {
+          return tasks_.get(index);  } else {
+          return tasksBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.SubAgentStateOrBuilder> 
+           getTasksOrBuilderList() {
+        if (tasksBuilder_ != null) {
+          return tasksBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(tasks_);
+        }
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder addTasksBuilder() {
+        return internalGetTasksFieldBuilder().addBuilder(
+            luosho.v1.Agent.SubAgentState.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public luosho.v1.Agent.SubAgentState.Builder addTasksBuilder(
+          int index) {
+        return internalGetTasksFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.SubAgentState.getDefaultInstance());
+      }
+      /**
+       * <pre>
+       * The session's finished tasks (R65), in the order they were first saved: each with its
+       * task_id, name, depth, path, whole transcript and step count (call_id, usage and
+       * fingerprint unset). A `task` call with a task_id continues one of them.
+       * </pre>
+       *
+       * <code>repeated .luosho.v1.SubAgentState tasks = 95;</code>
+       */
+      public java.util.List<luosho.v1.Agent.SubAgentState.Builder> 
+           getTasksBuilderList() {
+        return internalGetTasksFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder> 
+          internalGetTasksFieldBuilder() {
+        if (tasksBuilder_ == null) {
+          tasksBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.SubAgentState, luosho.v1.Agent.SubAgentState.Builder, luosho.v1.Agent.SubAgentStateOrBuilder>(
+                  tasks_,
+                  ((bitField0_ & 0x00040000) != 0),
+                  getParentForChildren(),
+                  isClean());
+          tasks_ = null;
+        }
+        return tasksBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)
@@ -67905,6 +68453,52 @@ java.lang.String defaultValue) {
      * @return The isError.
      */
     boolean getIsError();
+
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The taskId.
+     */
+    java.lang.String getTaskId();
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The bytes for taskId.
+     */
+    com.google.protobuf.ByteString
+        getTaskIdBytes();
+
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    java.util.List<luosho.v1.Agent.TrajectoryStep> 
+        getTaskStepsList();
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    luosho.v1.Agent.TrajectoryStep getTaskSteps(int index);
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    int getTaskStepsCount();
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    java.util.List<? extends luosho.v1.Agent.TrajectoryStepOrBuilder> 
+        getTaskStepsOrBuilderList();
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    luosho.v1.Agent.TrajectoryStepOrBuilder getTaskStepsOrBuilder(
+        int index);
   }
   /**
    * Protobuf type {@code luosho.v1.TrajectoryCall}
@@ -67932,6 +68526,8 @@ java.lang.String defaultValue) {
       name_ = "";
       argumentsJson_ = "";
       resultJson_ = "";
+      taskId_ = "";
+      taskSteps_ = java.util.Collections.emptyList();
     }
 
     public static final com.google.protobuf.Descriptors.Descriptor
@@ -68130,6 +68726,96 @@ java.lang.String defaultValue) {
       return isError_;
     }
 
+    public static final int TASK_ID_FIELD_NUMBER = 95;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object taskId_ = "";
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The taskId.
+     */
+    @java.lang.Override
+    public java.lang.String getTaskId() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        taskId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+     * and the steps its sub-agent made for this call, their own task calls nested likewise.
+     * </pre>
+     *
+     * <code>string task_id = 95;</code>
+     * @return The bytes for taskId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getTaskIdBytes() {
+      java.lang.Object ref = taskId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        taskId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TASK_STEPS_FIELD_NUMBER = 96;
+    @SuppressWarnings("serial")
+    private java.util.List<luosho.v1.Agent.TrajectoryStep> taskSteps_;
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public java.util.List<luosho.v1.Agent.TrajectoryStep> getTaskStepsList() {
+      return taskSteps_;
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public java.util.List<? extends luosho.v1.Agent.TrajectoryStepOrBuilder> 
+        getTaskStepsOrBuilderList() {
+      return taskSteps_;
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public int getTaskStepsCount() {
+      return taskSteps_.size();
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.TrajectoryStep getTaskSteps(int index) {
+      return taskSteps_.get(index);
+    }
+    /**
+     * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.TrajectoryStepOrBuilder getTaskStepsOrBuilder(
+        int index) {
+      return taskSteps_.get(index);
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -68162,6 +68848,12 @@ java.lang.String defaultValue) {
       if (isError_ != false) {
         output.writeBool(6, isError_);
       }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 95, taskId_);
+      }
+      for (int i = 0; i < taskSteps_.size(); i++) {
+        output.writeMessage(96, taskSteps_.get(i));
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -68186,6 +68878,18 @@ java.lang.String defaultValue) {
         size += com.google.protobuf.CodedOutputStream
           .computeBoolSize(6, isError_);
       }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(taskId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(95, taskId_);
+      }
+
+          {
+            final int count = taskSteps_.size();
+            for (int i = 0; i < count; i++) {
+              size += com.google.protobuf.CodedOutputStream
+                .computeMessageSizeNoTag(taskSteps_.get(i));
+            }
+            size += 2 * count;
+          }
       return size;
     }
     @java.lang.Override
@@ -68222,6 +68926,10 @@ java.lang.String defaultValue) {
           .equals(other.getResultJson())) return false;
       if (getIsError()
           != other.getIsError()) return false;
+      if (!getTaskId()
+          .equals(other.getTaskId())) return false;
+      if (!getTaskStepsList()
+          .equals(other.getTaskStepsList())) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -68247,6 +68955,12 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + IS_ERROR_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
           getIsError());
+      hash = (37 * hash) + TASK_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getTaskId().hashCode();
+      if (getTaskStepsCount() > 0) {
+        hash = (37 * hash) + TASK_STEPS_FIELD_NUMBER;
+        hash = (53 * hash) + getTaskStepsList().hashCode();
+      }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -68384,6 +69098,14 @@ java.lang.String defaultValue) {
         hasResult_ = false;
         resultJson_ = "";
         isError_ = false;
+        taskId_ = "";
+        if (taskStepsBuilder_ == null) {
+          taskSteps_ = java.util.Collections.emptyList();
+        } else {
+          taskSteps_ = null;
+          taskStepsBuilder_.clear();
+        }
+        bitField0_ = (bitField0_ & ~0x00000080);
         return this;
       }
 
@@ -68410,9 +69132,22 @@ java.lang.String defaultValue) {
       @java.lang.Override
       public luosho.v1.Agent.TrajectoryCall buildPartial() {
         luosho.v1.Agent.TrajectoryCall result = new luosho.v1.Agent.TrajectoryCall(this);
+        buildPartialRepeatedFields(result);
         if (bitField0_ != 0) { buildPartial0(result); }
         onBuilt();
         return result;
+      }
+
+      private void buildPartialRepeatedFields(luosho.v1.Agent.TrajectoryCall result) {
+        if (taskStepsBuilder_ == null) {
+          if (((bitField0_ & 0x00000080) != 0)) {
+            taskSteps_ = java.util.Collections.unmodifiableList(taskSteps_);
+            bitField0_ = (bitField0_ & ~0x00000080);
+          }
+          result.taskSteps_ = taskSteps_;
+        } else {
+          result.taskSteps_ = taskStepsBuilder_.build();
+        }
       }
 
       private void buildPartial0(luosho.v1.Agent.TrajectoryCall result) {
@@ -68434,6 +69169,9 @@ java.lang.String defaultValue) {
         }
         if (((from_bitField0_ & 0x00000020) != 0)) {
           result.isError_ = isError_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.taskId_ = taskId_;
         }
       }
 
@@ -68474,6 +69212,37 @@ java.lang.String defaultValue) {
         }
         if (other.getIsError() != false) {
           setIsError(other.getIsError());
+        }
+        if (!other.getTaskId().isEmpty()) {
+          taskId_ = other.taskId_;
+          bitField0_ |= 0x00000040;
+          onChanged();
+        }
+        if (taskStepsBuilder_ == null) {
+          if (!other.taskSteps_.isEmpty()) {
+            if (taskSteps_.isEmpty()) {
+              taskSteps_ = other.taskSteps_;
+              bitField0_ = (bitField0_ & ~0x00000080);
+            } else {
+              ensureTaskStepsIsMutable();
+              taskSteps_.addAll(other.taskSteps_);
+            }
+            onChanged();
+          }
+        } else {
+          if (!other.taskSteps_.isEmpty()) {
+            if (taskStepsBuilder_.isEmpty()) {
+              taskStepsBuilder_.dispose();
+              taskStepsBuilder_ = null;
+              taskSteps_ = other.taskSteps_;
+              bitField0_ = (bitField0_ & ~0x00000080);
+              taskStepsBuilder_ = 
+                com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                   internalGetTaskStepsFieldBuilder() : null;
+            } else {
+              taskStepsBuilder_.addAllMessages(other.taskSteps_);
+            }
+          }
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -68531,6 +69300,24 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000020;
                 break;
               } // case 48
+              case 762: {
+                taskId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 762
+              case 770: {
+                luosho.v1.Agent.TrajectoryStep m =
+                    input.readMessage(
+                        luosho.v1.Agent.TrajectoryStep.parser(),
+                        extensionRegistry);
+                if (taskStepsBuilder_ == null) {
+                  ensureTaskStepsIsMutable();
+                  taskSteps_.add(m);
+                } else {
+                  taskStepsBuilder_.addMessage(m);
+                }
+                break;
+              } // case 770
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -68898,6 +69685,343 @@ java.lang.String defaultValue) {
         isError_ = false;
         onChanged();
         return this;
+      }
+
+      private java.lang.Object taskId_ = "";
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @return The taskId.
+       */
+      public java.lang.String getTaskId() {
+        java.lang.Object ref = taskId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          taskId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @return The bytes for taskId.
+       */
+      public com.google.protobuf.ByteString
+          getTaskIdBytes() {
+        java.lang.Object ref = taskId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          taskId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @param value The taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        taskId_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTaskId() {
+        taskId_ = getDefaultInstance().getTaskId();
+        bitField0_ = (bitField0_ & ~0x00000040);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
+       * and the steps its sub-agent made for this call, their own task calls nested likewise.
+       * </pre>
+       *
+       * <code>string task_id = 95;</code>
+       * @param value The bytes for taskId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTaskIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        taskId_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+
+      private java.util.List<luosho.v1.Agent.TrajectoryStep> taskSteps_ =
+        java.util.Collections.emptyList();
+      private void ensureTaskStepsIsMutable() {
+        if (!((bitField0_ & 0x00000080) != 0)) {
+          taskSteps_ = new java.util.ArrayList<luosho.v1.Agent.TrajectoryStep>(taskSteps_);
+          bitField0_ |= 0x00000080;
+         }
+      }
+
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.TrajectoryStep, luosho.v1.Agent.TrajectoryStep.Builder, luosho.v1.Agent.TrajectoryStepOrBuilder> taskStepsBuilder_;
+
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public java.util.List<luosho.v1.Agent.TrajectoryStep> getTaskStepsList() {
+        if (taskStepsBuilder_ == null) {
+          return java.util.Collections.unmodifiableList(taskSteps_);
+        } else {
+          return taskStepsBuilder_.getMessageList();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public int getTaskStepsCount() {
+        if (taskStepsBuilder_ == null) {
+          return taskSteps_.size();
+        } else {
+          return taskStepsBuilder_.getCount();
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep getTaskSteps(int index) {
+        if (taskStepsBuilder_ == null) {
+          return taskSteps_.get(index);
+        } else {
+          return taskStepsBuilder_.getMessage(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder setTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep value) {
+        if (taskStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTaskStepsIsMutable();
+          taskSteps_.set(index, value);
+          onChanged();
+        } else {
+          taskStepsBuilder_.setMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder setTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep.Builder builderForValue) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.set(index, builderForValue.build());
+          onChanged();
+        } else {
+          taskStepsBuilder_.setMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(luosho.v1.Agent.TrajectoryStep value) {
+        if (taskStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(value);
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep value) {
+        if (taskStepsBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(index, value);
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(index, value);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(
+          luosho.v1.Agent.TrajectoryStep.Builder builderForValue) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(builderForValue.build());
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addTaskSteps(
+          int index, luosho.v1.Agent.TrajectoryStep.Builder builderForValue) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.add(index, builderForValue.build());
+          onChanged();
+        } else {
+          taskStepsBuilder_.addMessage(index, builderForValue.build());
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder addAllTaskSteps(
+          java.lang.Iterable<? extends luosho.v1.Agent.TrajectoryStep> values) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          com.google.protobuf.AbstractMessageLite.Builder.addAll(
+              values, taskSteps_);
+          onChanged();
+        } else {
+          taskStepsBuilder_.addAllMessages(values);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder clearTaskSteps() {
+        if (taskStepsBuilder_ == null) {
+          taskSteps_ = java.util.Collections.emptyList();
+          bitField0_ = (bitField0_ & ~0x00000080);
+          onChanged();
+        } else {
+          taskStepsBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public Builder removeTaskSteps(int index) {
+        if (taskStepsBuilder_ == null) {
+          ensureTaskStepsIsMutable();
+          taskSteps_.remove(index);
+          onChanged();
+        } else {
+          taskStepsBuilder_.remove(index);
+        }
+        return this;
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep.Builder getTaskStepsBuilder(
+          int index) {
+        return internalGetTaskStepsFieldBuilder().getBuilder(index);
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStepOrBuilder getTaskStepsOrBuilder(
+          int index) {
+        if (taskStepsBuilder_ == null) {
+          return taskSteps_.get(index);  } else {
+          return taskStepsBuilder_.getMessageOrBuilder(index);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public java.util.List<? extends luosho.v1.Agent.TrajectoryStepOrBuilder> 
+           getTaskStepsOrBuilderList() {
+        if (taskStepsBuilder_ != null) {
+          return taskStepsBuilder_.getMessageOrBuilderList();
+        } else {
+          return java.util.Collections.unmodifiableList(taskSteps_);
+        }
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep.Builder addTaskStepsBuilder() {
+        return internalGetTaskStepsFieldBuilder().addBuilder(
+            luosho.v1.Agent.TrajectoryStep.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public luosho.v1.Agent.TrajectoryStep.Builder addTaskStepsBuilder(
+          int index) {
+        return internalGetTaskStepsFieldBuilder().addBuilder(
+            index, luosho.v1.Agent.TrajectoryStep.getDefaultInstance());
+      }
+      /**
+       * <code>repeated .luosho.v1.TrajectoryStep task_steps = 96;</code>
+       */
+      public java.util.List<luosho.v1.Agent.TrajectoryStep.Builder> 
+           getTaskStepsBuilderList() {
+        return internalGetTaskStepsFieldBuilder().getBuilderList();
+      }
+      private com.google.protobuf.RepeatedFieldBuilder<
+          luosho.v1.Agent.TrajectoryStep, luosho.v1.Agent.TrajectoryStep.Builder, luosho.v1.Agent.TrajectoryStepOrBuilder> 
+          internalGetTaskStepsFieldBuilder() {
+        if (taskStepsBuilder_ == null) {
+          taskStepsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+              luosho.v1.Agent.TrajectoryStep, luosho.v1.Agent.TrajectoryStep.Builder, luosho.v1.Agent.TrajectoryStepOrBuilder>(
+                  taskSteps_,
+                  ((bitField0_ & 0x00000080) != 0),
+                  getParentForChildren(),
+                  isClean());
+          taskSteps_ = null;
+        }
+        return taskStepsBuilder_;
       }
 
       // @@protoc_insertion_point(builder_scope:luosho.v1.TrajectoryCall)
@@ -78755,7 +79879,7 @@ java.lang.String defaultValue) {
       "_schema_hashes\030\003 \003(\01321.luosho.v1.AgentFi" +
       "ngerprint.ToolSchemaHashesEntry\022\031\n\021instr" +
       "uctions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesEn" +
-      "try\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\213\005\n\n" +
+      "try\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\264\005\n\n" +
       "Checkpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messag" +
       "es\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_ind" +
       "ex\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usag" +
@@ -78772,240 +79896,242 @@ java.lang.String defaultValue) {
       "\n\nlast_drift\030\020 \001(\0132\025.luosho.v1.AgentDrif" +
       "t\022)\n\017delegated_usage\030( \001(\0132\020.luosho.v1.U" +
       "sage\022+\n\tsubagents\030) \003(\0132\030.luosho.v1.SubA" +
-      "gentState\"\351\001\n\rSubAgentState\022\017\n\007call_id\030\001" +
-      " \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004pat" +
-      "h\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010messages\030\006 \003" +
-      "(\0132\022.luosho.v1.Message\022\022\n\nstep_index\030\007 \001" +
-      "(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\0220\n\013f" +
-      "ingerprint\030\t \001(\0132\033.luosho.v1.AgentFinger" +
-      "print\"\272\002\n\010Approval\022\023\n\013approval_id\030\001 \001(\t\022" +
-      "\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023" +
-      ".luosho.v1.ToolCall\022&\n\tremaining\030\004 \003(\0132\023" +
-      ".luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fin" +
-      "gerprint\030\006 \001(\0132\033.luosho.v1.AgentFingerpr" +
-      "int\022.\n\ncreated_at\030\007 \001(\0132\032.google.protobu" +
-      "f.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.google" +
-      ".protobuf.Timestamp\022\025\n\rsubagent_path\030( \003" +
-      "(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010sav" +
-      "ed_at\030\002 \001(\0132\032.google.protobuf.Timestamp\022" +
-      "+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSt" +
-      "atus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030\005" +
-      " \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Che" +
-      "ckpoint\"\234\002\n\016SessionSummary\022\022\n\nsession_id" +
-      "\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Check" +
-      "pointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.luo" +
-      "sho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005\022" +
-      "\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006 " +
-      "\001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protobu" +
-      "f.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosho" +
-      ".v1.AgentDrift\"\336\005\n\005Event\022\022\n\nsession_id\030\001" +
-      " \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004tim" +
-      "e\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004t" +
-      "ype\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_start" +
-      "\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_st" +
-      "art\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmod" +
-      "el_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221\n" +
-      "\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCallReq" +
-      "uestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho.v" +
-      "1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luos" +
-      "ho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.luo" +
-      "sho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025." +
-      "luosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 \001" +
-      "(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_r" +
-      "equested\030\023 \001(\0132\034.luosho.v1.ApprovalReque" +
-      "stedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1.T" +
-      "oolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luosh" +
-      "o.v1.InputQueuedH\000\022(\n\010subagent\030( \001(\0132\026.l" +
-      "uosho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunS" +
-      "tart\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022" +
-      "\n\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132" +
-      "\033.luosho.v1.AgentFingerprint\022\022\n\nrequest_" +
-      "id\030\004 \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tM" +
-      "odelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132" +
-      "\022.luosho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luo" +
-      "sho.v1.Usage\"\203\001\n\021ToolCallRequested\022\014\n\004st" +
-      "ep\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolC" +
-      "all\022\022\n\ntimeout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001(" +
-      "\0162\027.luosho.v1.ToolExecutor\"t\n\tToolRetry\022" +
+      "gentState\022\'\n\005tasks\030_ \003(\0132\030.luosho.v1.Sub" +
+      "AgentState\"\351\001\n\rSubAgentState\022\017\n\007call_id\030" +
+      "\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004pa" +
+      "th\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010messages\030\006 " +
+      "\003(\0132\022.luosho.v1.Message\022\022\n\nstep_index\030\007 " +
+      "\001(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\0220\n\013" +
+      "fingerprint\030\t \001(\0132\033.luosho.v1.AgentFinge" +
+      "rprint\"\272\002\n\010Approval\022\023\n\013approval_id\030\001 \001(\t" +
+      "\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132" +
+      "\023.luosho.v1.ToolCall\022&\n\tremaining\030\004 \003(\0132" +
+      "\023.luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013fi" +
+      "ngerprint\030\006 \001(\0132\033.luosho.v1.AgentFingerp" +
+      "rint\022.\n\ncreated_at\030\007 \001(\0132\032.google.protob" +
+      "uf.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.googl" +
+      "e.protobuf.Timestamp\022\025\n\rsubagent_path\030( " +
+      "\003(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010sa" +
+      "ved_at\030\002 \001(\0132\032.google.protobuf.Timestamp" +
+      "\022+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointS" +
+      "tatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_count\030" +
+      "\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1.Ch" +
+      "eckpoint\"\234\002\n\016SessionSummary\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Chec" +
+      "kpointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027.lu" +
+      "osho.v1.FinishReason\022\022\n\nstep_index\030\004 \001(\005" +
+      "\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006" +
+      " \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protob" +
+      "uf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosh" +
+      "o.v1.AgentDrift\"\336\005\n\005Event\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004ti" +
+      "me\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004" +
+      "type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_star" +
+      "t\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_s" +
+      "tart\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nmo" +
+      "del_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\0221" +
+      "\n\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCallRe" +
+      "questedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho." +
+      "v1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.luo" +
+      "sho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.lu" +
+      "osho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132\025" +
+      ".luosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022 " +
+      "\001(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval_" +
+      "requested\030\023 \001(\0132\034.luosho.v1.ApprovalRequ" +
+      "estedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1." +
+      "ToolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luos" +
+      "ho.v1.InputQueuedH\000\022(\n\010subagent\030( \001(\0132\026." +
+      "luosho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010Run" +
+      "Start\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022" +
+      "\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\013" +
+      "2\033.luosho.v1.AgentFingerprint\022\022\n\nrequest" +
+      "_id\030\004 \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\t" +
+      "ModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\013" +
+      "2\022.luosho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.lu" +
+      "osho.v1.Usage\"\203\001\n\021ToolCallRequested\022\014\n\004s" +
+      "tep\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.Tool" +
+      "Call\022\022\n\ntimeout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001" +
+      "(\0162\027.luosho.v1.ToolExecutor\"t\n\tToolRetry" +
+      "\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\t" +
+      "tool_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005erro" +
+      "r\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022" +
       "\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tt" +
-      "ool_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error" +
-      "\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022\014" +
-      "\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tto" +
-      "ol_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is" +
-      "_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'" +
-      "\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"" +
-      "\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010mo" +
-      "del_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtoo" +
-      "ls_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022" +
-      "\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007refused" +
-      "\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010approval\030" +
-      "\001 \001(\0132\023.luosho.v1.Approval\"\333\001\n\007RunDone\022." +
-      "\n\rfinish_reason\030\001 \001(\0162\027.luosho.v1.Finish" +
-      "Reason\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Check" +
-      "pointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_" +
-      "index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.U" +
-      "sage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_cou" +
-      "nt\030\007 \001(\005\"\302\002\n\016ExecuteRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Messa" +
-      "ge\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022" +
-      " \n\023business_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nreq" +
-      "uest_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001" +
-      "\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\036\n" +
-      "\021retention_seconds\030\010 \001(\004H\002\210\001\001B\026\n\024_busine" +
-      "ss_state_jsonB\020\n\016_history_limitB\024\n\022_rete" +
-      "ntion_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest" +
-      "_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Mes" +
-      "sage\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy" +
-      "\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132" +
-      "\032.google.protobuf.Timestamp\"0\n\013InputQueu" +
-      "ed\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n" +
-      "\023DequeueInputRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputResp" +
-      "onse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse" +
-      "\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rRes" +
-      "umeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030" +
-      "\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_i" +
-      "d\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\013" +
-      "2\020.luosho.v1.Event\"j\n\027SubmitToolResultRe" +
-      "quest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_i" +
-      "d\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error" +
-      "\030\004 \001(\010\"E\n\030SubmitToolResultResponse\022)\n\007ou" +
-      "tcome\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n" +
-      "\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016Ca" +
-      "ncelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSe" +
-      "ssionRequest\022\022\n\nsession_id\030\001 \001(\t\"f\n\022GetS" +
-      "essionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luo" +
-      "sho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luosh" +
-      "o.v1.QueuedInput\"\204\001\n\023ListSessionsRequest" +
-      "\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022" +
-      "+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointSt" +
-      "atus\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024ListS" +
-      "essionsResponse\022+\n\010sessions\030\001 \003(\0132\031.luos" +
-      "ho.v1.SessionSummary\022\027\n\017next_page_token\030" +
-      "\002 \001(\t\"@\n\024DeleteSessionRequest\022\022\n\nsession" +
-      "_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025Delet" +
-      "eSessionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016Re" +
-      "solveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010app" +
-      "roved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\013" +
-      "2\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001" +
-      "(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_tool" +
-      "_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event\030" +
-      "\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListApprovals" +
-      "Request\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size" +
-      "\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprov" +
-      "alsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho." +
-      "v1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016" +
-      "HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpa" +
-      "ge_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022inc" +
-      "lude_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse" +
-      "\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEnt" +
-      "ry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatc" +
-      "h\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages\030" +
-      "\002 \003(\0132\022.luosho.v1.Message\022 \n\023business_st" +
-      "ate_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\013" +
-      "2\032.luosho.v1.ToolResultPatch\022\024\n\014append_i" +
-      "nput\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017To" +
-      "olResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013r" +
-      "esult_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013Fo" +
-      "rkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_st" +
-      "ep\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patc" +
-      "h\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRes" +
-      "ponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022" +
-      ")\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoi" +
-      "nt\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001" +
-      "(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectorySt" +
-      "ep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls" +
-      "\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\207\001\n\016Tr" +
-      "ajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004na" +
-      "me\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas_" +
-      "result\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is_" +
-      "error\030\006 \001(\010\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001" +
-      "(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001" +
-      "(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Traject" +
-      "oryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_o" +
-      "rder_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010" +
-      "\022+\n\targuments\030\004 \003(\0132\030.luosho.v1.Argument" +
-      "Drift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\022" +
-      "0\n\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Fin" +
-      "ishReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luo" +
-      "sho.v1.FinishReason\"\262\001\n\017CompareResponse\022" +
-      "$\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n" +
-      "\001b\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013d" +
-      "iverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.l" +
-      "uosho.v1.TrajectoryDriftB\016\n\014_diverged_at" +
-      "\"E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\t" +
-      "after_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatch" +
-      "Response\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Even" +
-      "t\"(\n\025ListMcpServersRequest\022\017\n\007refresh\030\001 " +
-      "\001(\010\"?\n\026ListMcpServersResponse\022%\n\007servers" +
-      "\030\001 \003(\0132\024.luosho.v1.McpServer\"\202\001\n\tMcpServ" +
-      "er\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005s" +
-      "tate\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error" +
-      "\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpToo" +
-      "l\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013descripti" +
-      "on\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016r" +
-      "ead_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_" +
-      "hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_d" +
-      "estructive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECIF" +
-      "IED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n" +
-      "\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020Age" +
-      "ntDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSP" +
-      "ECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034" +
-      "\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DR" +
-      "IFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus" +
-      "\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035C" +
-      "HECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKP" +
-      "OINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECK" +
-      "POINT_STATUS_FINISHED\020\003*\242\001\n\014FinishReason" +
-      "\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINIS" +
-      "H_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STE" +
-      "PS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINIS" +
-      "H_REASON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetry" +
-      "On\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_" +
-      "RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVA" +
-      "ILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n" +
-      "\013McpApproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED" +
-      "\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVA" +
-      "L_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPEC" +
-      "IFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CO" +
-      "NTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExe" +
-      "cutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024" +
-      "TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_" +
-      "DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIE" +
-      "D\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUE" +
-      "UE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_R" +
-      "OLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUT" +
-      "COME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACC" +
-      "EPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332\010" +
-      "\n\014AgentService\022B\n\007Execute\022\031.luosho.v1.Ex" +
-      "ecuteRequest\032\032.luosho.v1.ExecuteResponse" +
-      "0\001\022?\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031" +
-      ".luosho.v1.ResumeResponse0\001\022[\n\020SubmitToo" +
-      "lResult\022\".luosho.v1.SubmitToolResultRequ" +
-      "est\032#.luosho.v1.SubmitToolResultResponse" +
-      "\022=\n\006Cancel\022\030.luosho.v1.CancelRequest\032\031.l" +
-      "uosho.v1.CancelResponse\022I\n\nGetSession\022\034." +
-      "luosho.v1.GetSessionRequest\032\035.luosho.v1." +
-      "GetSessionResponse\022O\n\014ListSessions\022\036.luo" +
-      "sho.v1.ListSessionsRequest\032\037.luosho.v1.L" +
-      "istSessionsResponse\022R\n\rDeleteSession\022\037.l" +
-      "uosho.v1.DeleteSessionRequest\032 .luosho.v" +
-      "1.DeleteSessionResponse\022B\n\007Resolve\022\031.luo" +
-      "sho.v1.ResolveRequest\032\032.luosho.v1.Resolv" +
-      "eResponse0\001\022R\n\rListApprovals\022\037.luosho.v1" +
-      ".ListApprovalsRequest\032 .luosho.v1.ListAp" +
-      "provalsResponse\022@\n\007History\022\031.luosho.v1.H" +
-      "istoryRequest\032\032.luosho.v1.HistoryRespons" +
-      "e\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027.luos" +
-      "ho.v1.ForkResponse\022@\n\007Compare\022\031.luosho.v" +
-      "1.CompareRequest\032\032.luosho.v1.CompareResp" +
-      "onse\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030" +
-      ".luosho.v1.WatchResponse0\001\022U\n\016ListMcpSer" +
-      "vers\022 .luosho.v1.ListMcpServersRequest\032!" +
-      ".luosho.v1.ListMcpServersResponse\022O\n\014Deq" +
-      "ueueInput\022\036.luosho.v1.DequeueInputReques" +
-      "t\032\037.luosho.v1.DequeueInputResponseb\006prot" +
-      "o3"
+      "ool_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010i" +
+      "s_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"" +
+      "\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t" +
+      "\"\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010m" +
+      "odel_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rto" +
+      "ols_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t" +
+      "\022\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007refuse" +
+      "d\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010approval" +
+      "\030\001 \001(\0132\023.luosho.v1.Approval\"\333\001\n\007RunDone\022" +
+      ".\n\rfinish_reason\030\001 \001(\0162\027.luosho.v1.Finis" +
+      "hReason\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Chec" +
+      "kpointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep" +
+      "_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1." +
+      "Usage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_co" +
+      "unt\030\007 \001(\005\"\302\002\n\016ExecuteRequest\022\022\n\nsession_" +
+      "id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Mess" +
+      "age\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec" +
+      "\022 \n\023business_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nre" +
+      "quest_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210" +
+      "\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\036" +
+      "\n\021retention_seconds\030\010 \001(\004H\002\210\001\001B\026\n\024_busin" +
+      "ess_state_jsonB\020\n\016_history_limitB\024\n\022_ret" +
+      "ention_seconds\"\253\001\n\013QueuedInput\022\022\n\nreques" +
+      "t_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Me" +
+      "ssage\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBus" +
+      "y\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\013" +
+      "2\032.google.protobuf.Timestamp\"0\n\013InputQue" +
+      "ued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=" +
+      "\n\023DequeueInputRequest\022\022\n\nsession_id\030\001 \001(" +
+      "\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputRes" +
+      "ponse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteRespons" +
+      "e\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rRe" +
+      "sumeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent" +
+      "\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_" +
+      "id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(" +
+      "\0132\020.luosho.v1.Event\"j\n\027SubmitToolResultR" +
+      "equest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_" +
+      "id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_erro" +
+      "r\030\004 \001(\010\"E\n\030SubmitToolResultResponse\022)\n\007o" +
+      "utcome\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#" +
+      "\n\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016C" +
+      "ancelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetS" +
+      "essionRequest\022\022\n\nsession_id\030\001 \001(\t\"f\n\022Get" +
+      "SessionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.lu" +
+      "osho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luos" +
+      "ho.v1.QueuedInput\"\204\001\n\023ListSessionsReques" +
+      "t\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t" +
+      "\022+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointS" +
+      "tatus\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024List" +
+      "SessionsResponse\022+\n\010sessions\030\001 \003(\0132\031.luo" +
+      "sho.v1.SessionSummary\022\027\n\017next_page_token" +
+      "\030\002 \001(\t\"@\n\024DeleteSessionRequest\022\022\n\nsessio" +
+      "n_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025Dele" +
+      "teSessionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016R" +
+      "esolveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010ap" +
+      "proved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(" +
+      "\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 " +
+      "\001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_too" +
+      "l_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event" +
+      "\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListApproval" +
+      "sRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_siz" +
+      "e\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListAppro" +
+      "valsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho" +
+      ".v1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n" +
+      "\016HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tp" +
+      "age_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022in" +
+      "clude_checkpoint\030\004 \001(\010\"T\n\017HistoryRespons" +
+      "e\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEn" +
+      "try\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPat" +
+      "ch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages" +
+      "\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023business_s" +
+      "tate_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(" +
+      "\0132\032.luosho.v1.ToolResultPatch\022\024\n\014append_" +
+      "input\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017T" +
+      "oolResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013" +
+      "result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013F" +
+      "orkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_s" +
+      "tep\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005pat" +
+      "ch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRe" +
+      "sponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005" +
+      "\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpo" +
+      "int\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 " +
+      "\001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryS" +
+      "tep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005call" +
+      "s\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\307\001\n\016T" +
+      "rajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004n" +
+      "ame\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas" +
+      "_result\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is" +
+      "_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_st" +
+      "eps\030` \003(\0132\031.luosho.v1.TrajectoryStep\"_\n\r" +
+      "ArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(" +
+      "\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020arguments" +
+      "_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014too" +
+      "l_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n" +
+      "\022tool_order_changed\030\003 \001(\010\022+\n\targuments\030\004" +
+      " \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007steps_" +
+      "a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reaso" +
+      "n_a\030\007 \001(\0162\027.luosho.v1.FinishReason\0220\n\017fi" +
+      "nish_reason_b\030\010 \001(\0162\027.luosho.v1.FinishRe" +
+      "ason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.lu" +
+      "osho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luos" +
+      "ho.v1.TrajectoryStep\022\030\n\013diverged_at\030\003 \001(" +
+      "\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Trajec" +
+      "toryDriftB\016\n\014_diverged_at\"E\n\014WatchReques" +
+      "t\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004" +
+      "\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005eve" +
+      "nt\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025ListMcpSer" +
+      "versRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpS" +
+      "erversResponse\022%\n\007servers\030\001 \003(\0132\024.luosho" +
+      ".v1.McpServer\"\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(" +
+      "\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006s" +
+      "tarts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools" +
+      "\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001\n\007McpTool\022\014" +
+      "\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021inp" +
+      "ut_schema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004" +
+      " \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001" +
+      "B\021\n\017_read_only_hintB\023\n\021_destructive_hint" +
+      "*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_S" +
+      "YSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT" +
+      "\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"" +
+      "\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AG" +
+      "ENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_P" +
+      "OLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNO" +
+      "RE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_" +
+      "STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATU" +
+      "S_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWA" +
+      "ITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FI" +
+      "NISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REAS" +
+      "ON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001" +
+      "\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_" +
+      "REASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITI" +
+      "NG_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY" +
+      "_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOU" +
+      "T\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP" +
+      "_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n" +
+      "\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPRO" +
+      "VAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007R" +
+      "unMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_" +
+      "MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN" +
+      "_MODE_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_E" +
+      "XECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_C" +
+      "LIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfB" +
+      "usy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_" +
+      "REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY" +
+      "_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSu" +
+      "bmitOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIE" +
+      "D\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBM" +
+      "IT_OUTCOME_DUPLICATE\020\0022\332\010\n\014AgentService\022" +
+      "B\n\007Execute\022\031.luosho.v1.ExecuteRequest\032\032." +
+      "luosho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030." +
+      "luosho.v1.ResumeRequest\032\031.luosho.v1.Resu" +
+      "meResponse0\001\022[\n\020SubmitToolResult\022\".luosh" +
+      "o.v1.SubmitToolResultRequest\032#.luosho.v1" +
+      ".SubmitToolResultResponse\022=\n\006Cancel\022\030.lu" +
+      "osho.v1.CancelRequest\032\031.luosho.v1.Cancel" +
+      "Response\022I\n\nGetSession\022\034.luosho.v1.GetSe" +
+      "ssionRequest\032\035.luosho.v1.GetSessionRespo" +
+      "nse\022O\n\014ListSessions\022\036.luosho.v1.ListSess" +
+      "ionsRequest\032\037.luosho.v1.ListSessionsResp" +
+      "onse\022R\n\rDeleteSession\022\037.luosho.v1.Delete" +
+      "SessionRequest\032 .luosho.v1.DeleteSession" +
+      "Response\022B\n\007Resolve\022\031.luosho.v1.ResolveR" +
+      "equest\032\032.luosho.v1.ResolveResponse0\001\022R\n\r" +
+      "ListApprovals\022\037.luosho.v1.ListApprovalsR" +
+      "equest\032 .luosho.v1.ListApprovalsResponse" +
+      "\022@\n\007History\022\031.luosho.v1.HistoryRequest\032\032" +
+      ".luosho.v1.HistoryResponse\0227\n\004Fork\022\026.luo" +
+      "sho.v1.ForkRequest\032\027.luosho.v1.ForkRespo" +
+      "nse\022@\n\007Compare\022\031.luosho.v1.CompareReques" +
+      "t\032\032.luosho.v1.CompareResponse\022<\n\005Watch\022\027" +
+      ".luosho.v1.WatchRequest\032\030.luosho.v1.Watc" +
+      "hResponse0\001\022U\n\016ListMcpServers\022 .luosho.v" +
+      "1.ListMcpServersRequest\032!.luosho.v1.List" +
+      "McpServersResponse\022O\n\014DequeueInput\022\036.luo" +
+      "sho.v1.DequeueInputRequest\032\037.luosho.v1.D" +
+      "equeueInputResponseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -79095,7 +80221,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "Tasks", });
     internal_static_luosho_v1_SubAgentState_descriptor =
       getDescriptor().getMessageType(13);
     internal_static_luosho_v1_SubAgentState_fieldAccessorTable = new
@@ -79377,7 +80503,7 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
-        new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", });
+        new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", "TaskId", "TaskSteps", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
       getDescriptor().getMessageType(60);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new

@@ -1,0 +1,155 @@
+"""A session's message log with its sub-agents' transcripts in it (R59, R65), O(new
+messages) at every level.
+
+The durable drivers keep one append-only log of records per session, and each save or
+history entry refers to a prefix of it (``.planning``). A session with sub-agents writes
+its tasks' messages to that same log, each record tagged with the task it belongs to
+(:class:`.codec.TaskRecord`, ``task_K`` → owner ``K``), after a description record of
+the task (its id, name, depth and path) written once before its first message. The header
+then holds only what is small: each unfinished task's steps, usage, fingerprint and
+children, no transcript, and (``message_count``) how many of the records are the lead's.
+Finished tasks need nothing in the header: their description and messages are in the
+log.
+
+So a sub-agent's save appends its new messages and a header, like the lead's: it never
+writes the lead's transcript or its own earlier messages again. What the store holds of
+each transcript is told by the caller, as for the lead's ``stored_messages``:
+``SubTask.stored`` (the run sets it after each save, a load sets it to what it read).
+
+Splitting a prefix by owner gives every transcript as it was at that moment, so a
+history entry holds the nested states of its moment (R67) without copying anything.
+A header written before this format holds its unfinished tasks' transcripts inline:
+they are read from there, and written to the log by the next save.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ...domain import Checkpoint, SubTask
+from . import codec
+
+
+def owner_of(task_id: str) -> int:
+    """The owner number of a task's records: ``K`` of ``task_K``. Raises ``ValueError``
+    for an id of another form (the engine names every task so)."""
+    prefix, _, number = task_id.partition("_")
+    if prefix != "task" or not number.isdigit() or int(number) < 1:
+        raise ValueError(f"a task id is task_<K> with K >= 1, got {task_id!r}")
+    return int(number)
+
+
+def _records(task: SubTask, count: int) -> int:
+    """The log records of a task with ``count`` messages: its description, then them."""
+    return count + 1 if count else 0
+
+
+def stored_count(cp: Checkpoint, stored_messages: int) -> int:
+    """How many records of the session's log the store holds, by the caller's word: the
+    lead's ``stored_messages`` and each task's ``stored``. 0 when ``stored_messages`` is
+    (a rewritten or new transcript: a new log)."""
+    if not stored_messages:
+        return 0
+    return stored_messages + sum(_records(t, t.stored) for t in cp.all_tasks())
+
+
+def log_count(cp: Checkpoint) -> int:
+    """How many records the session's log holds once ``cp`` is saved."""
+    return len(cp.messages) + sum(_records(t, len(t.messages)) for t in cp.all_tasks())
+
+
+def new_bodies(cp: Checkpoint, stored_messages: int) -> list[bytes]:
+    """The encoded records a save of ``cp`` appends (all of them when ``stored_messages``
+    is 0): the lead's new messages, then each task's."""
+    if not stored_messages:
+        return all_bodies(cp)
+    bodies = [codec.encode_message(m) for m in cp.messages[stored_messages:]]
+    for task in cp.all_tasks():
+        bodies += _task_bodies(task, task.stored)
+    return bodies
+
+
+def all_bodies(cp: Checkpoint) -> list[bytes]:
+    """Every record of ``cp``'s log, for a new log."""
+    bodies = [codec.encode_message(m) for m in cp.messages]
+    for task in cp.all_tasks():
+        bodies += _task_bodies(task, 0)
+    return bodies
+
+
+def bodies_after(previous: Checkpoint | None, cp: Checkpoint) -> list[bytes] | None:
+    """The records that extend the log of ``previous`` to ``cp``'s (an import writing one
+    checkpoint after the other, as saves did), or ``None`` when ``cp`` does not extend
+    it (a rewritten transcript, at any level: a new log)."""
+    if previous is None or not _extends(previous.messages, cp.messages):
+        return None
+    before = {t.task_id: t for t in previous.all_tasks()}
+    bodies = [codec.encode_message(m) for m in cp.messages[len(previous.messages) :]]
+    for task in cp.all_tasks():
+        old = before.pop(task.task_id, None)
+        if old is not None and not _extends(old.messages, task.messages):
+            return None
+        bodies += _task_bodies(task, len(old.messages) if old is not None else 0)
+    if any(t.messages for t in before.values()):
+        return None  # a task of the log is gone from the transcript
+    return bodies
+
+
+def _task_bodies(task: SubTask, stored: int) -> list[bytes]:
+    new = task.messages[stored:]
+    if not new:
+        return []
+    owner = owner_of(task.task_id)
+    bodies = [codec.encode_task_meta(owner, _meta(task))] if not stored else []
+    bodies += [codec.encode_message(m, owner) for m in new]
+    return bodies
+
+
+def _meta(task: SubTask) -> str:
+    return codec.encode_json(
+        {"task_id": task.task_id, "name": task.name, "depth": task.depth, "path": list(task.path)}
+    )
+
+
+def _extends(prefix: Sequence[Any], items: Sequence[Any]) -> bool:
+    n = len(prefix)
+    return len(items) >= n and list(items[:n]) == list(prefix)
+
+
+def attach(h: dict[str, Any], records: Sequence[codec.LogRecord]) -> Checkpoint:
+    """The checkpoint of header ``h`` over its log prefix ``records``: the lead's messages,
+    each unfinished task's transcript from its records (or, in a header older than this
+    format, from the header itself), and the finished tasks (those of the log that are
+    not unfinished). Each task's ``stored`` is what the log holds of it."""
+    lead = []
+    metas: dict[int, dict[str, Any]] = {}
+    owned: dict[int, list[Any]] = {}
+    for r in records:
+        if not isinstance(r, codec.TaskRecord):
+            lead.append(r)
+        elif r.message is None:
+            metas[r.owner] = json.loads(r.meta)
+        else:
+            owned.setdefault(r.owner, []).append(r.message)
+    cp = Checkpoint.from_header(h, lead)
+    if not metas:
+        return cp
+    live: set[int] = set()
+    for task in cp.all_tasks():  # the unfinished ones: the header has no finished ones
+        k = owner_of(task.task_id)
+        live.add(k)
+        if k in metas:  # else an older header's: its transcript is inline, not stored
+            task.messages = owned.get(k, [])
+            task.stored = len(task.messages)
+    for k, meta in metas.items():
+        if k in live:
+            continue
+        messages = owned.get(k, [])
+        done = SubTask(
+            meta["name"], meta["task_id"], meta["depth"], tuple(meta["path"]), messages,
+            stored=len(messages),
+        )
+        cp.tasks[done.task_id] = done.end()
+    return cp
