@@ -91,6 +91,9 @@ class RunRequest:
     resume_only: bool = False  # the Resume RPC: no input, no new run on a finished session
     history_limit: int | None = None  # this session's own history limit (R35)
     retention_s: float | None = None  # how long the session is kept once finished (0: forever)
+    #: ``ExecuteRequest.if_busy`` (R68; 0 is REJECT): part of the body a retry must repeat
+    #: (R74), though the engine itself never reads it.
+    if_busy: int = 0
 
 
 @dataclass(slots=True)
@@ -113,9 +116,11 @@ class ResolveRequest:
 def _run_digest(req: RunRequest) -> str:
     if req.resume_only:
         return requests.digest("resume", agent=req.agent)
+    # if_busy only when set: the digests of the requests recorded before it counted stay.
+    busy = {"if_busy": req.if_busy} if req.if_busy else {}
     return requests.digest(
         "execute", input=req.input, agent=req.agent,
-        business_state_json=req.business_state_json, history_limit=req.history_limit,
+        business_state_json=req.business_state_json, history_limit=req.history_limit, **busy,
     )
 
 

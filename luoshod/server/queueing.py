@@ -107,6 +107,8 @@ def run_request(request: pb.ExecuteRequest) -> RunRequest:
         if request.HasField("history_limit")
         else None,
         retention_s=float(request.retention_seconds) if request.HasField("retention_seconds") else None,
+        # REJECT (or unset) as 0: the digest of a plain Execute stays what it was (R74).
+        if_busy=0 if (busy := check_if_busy(request.if_busy)) == pb.IF_BUSY_REJECT else busy,
     )
 
 
