@@ -57,6 +57,10 @@ async def test_a_tool_result_sent_to_another_daemon_names_the_daemon_that_drives
                 e = resp.event
                 events.append(e)
                 if e.type == "input.queued":
+                    # B looks at the queue once, just after queueing (the session is A's
+                    # then: SESSION_BUSY, and B sweeps again only in an hour); A's run ends
+                    # after that, so A, at its run's end, runs the queued input.
+                    await asyncio.sleep(1.0)
                     assert await a.submit("own", call.id, json.dumps(1)) == pb.SUBMIT_OUTCOME_ACCEPTED
                 if e.type == "tool.call":
                     refusals.append(await refused_at(b, "own", e.tool_call.call.id))

@@ -397,7 +397,13 @@ class InputQueue:
         if await store.find_request(sid, head.request_id) is not None:
             await store.remove_queued_input(sid, head.request_id)
             return True
-        if isinstance(error, SessionBusy | SessionAwaitingApproval | ShuttingDown | RunInterrupted | StoreError | LeaseLost):
+        if isinstance(error, SessionBusy):
+            # Held elsewhere (another daemon's lease): that run's end kicks there. The kick
+            # of this attempt's own end is no news: looping on it retried at once, hundreds
+            # of times a second, until the other daemon let go.
+            self._again.discard(sid)
+            return False
+        if isinstance(error, SessionAwaitingApproval | ShuttingDown | RunInterrupted | StoreError | LeaseLost):
             return False  # not applied: it stays first in the queue
         if isinstance(error, LuoshoError):
             return await self._drop(sid, head.request_id, error)
