@@ -26,13 +26,19 @@ pytestmark = pytest.mark.asyncio
 STORES = {"sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db", "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb"}
 
 
-@pytest.mark.parametrize("store", sorted(STORES))
+def store_url(store: str, tmp: Path, request: pytest.FixtureRequest) -> str:
+    if store == "postgres":  # a new database of the session's throw-away server
+        return str(request.getfixturevalue("postgres_url"))
+    return STORES[store](tmp)
+
+
+@pytest.mark.parametrize("store", [*sorted(STORES), "postgres"])
 @pytest.mark.parametrize("kill_at", ["approval.requested", "run.done"])
 async def test_a_kill9_right_after_the_event_is_saved_loses_no_notification(
-    tmp_path: Path, store: str, kill_at: str
+    tmp_path: Path, store: str, kill_at: str, request: pytest.FixtureRequest
 ) -> None:
     receiver = Receiver(free_port())  # down while the first daemon lives: it delivers nothing
-    args = ("--store", STORES[store](tmp_path), "--webhook-url", receiver.url)
+    args = ("--store", store_url(store, tmp_path, request), "--webhook-url", receiver.url)
     env = {"LUOSHOD_WEBHOOK_SECRET": SECRET}
     if kill_at == "approval.requested":
         spec = agent([calls(("pay", {"eur": 5})), {"text": "paid"}], ["pay"])
