@@ -255,9 +255,9 @@ class Notifier:
     async def put(self, type_: str, event_id: str, data: dict[str, Any]) -> None:
         """Write one notification to the outbox on its own (idempotent by ``event_id``):
         for what no store write records (a run that failed with an error)."""
-        e = self.entry(type_, event_id, data)
+        entry = self.entry(type_, event_id, data)
         try:
-            await self.store.enqueue_input(OUTBOX, event_id, e.data, now=e.enqueued_at)
+            await self.store.enqueue_input(OUTBOX, event_id, entry.data, now=entry.enqueued_at)
         except StoreError as e:  # the run goes on; the notification is lost with the store
             log.error("webhook %s %s not written to the outbox: %s", type_, event_id, e)
             return
@@ -340,4 +340,3 @@ class Notifier:
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
-
