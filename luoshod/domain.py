@@ -733,3 +733,17 @@ class QueuedInput:
             d["session_id"], d["request_id"], d["position"], base64.b64decode(d["data"]),
             d["enqueued_at"],
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Enqueue:
+    """An input a write queues in the same transaction (``Store.save`` and
+    ``Store.append_events``, ``enqueue=``): last in the queue of ``session_id`` (a session,
+    or a key of the daemon's own such as the webhooks' outbox), under ``request_id``,
+    idempotent by it as ``Store.enqueue_input`` is. A notification written this way is
+    durable exactly when the event that causes it is: no crash falls between the two."""
+
+    session_id: str
+    request_id: str
+    data: bytes
+    enqueued_at: float

@@ -10,9 +10,14 @@ from pathlib import Path
 
 
 class DaemonProcess:
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
-        self.args = [sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0", *args]
+    def __init__(self, *args: str, env: dict[str, str] | None = None, kill_at: str = "") -> None:
+        """``kill_at``: an event type; the daemon SIGKILLs itself once an event of that type
+        is durable, before anything else sees it (tests/fault_daemon.py)."""
+        start = [str(Path(__file__).with_name("fault_daemon.py"))] if kill_at else ["-m", "luoshod"]
+        self.args = [sys.executable, *start, "serve", "--listen", "127.0.0.1:0", *args]
         self.env = {**os.environ, **(env or {})}
+        if kill_at:
+            self.env["LUOSHOD_TEST_KILL_AT_EVENT"] = kill_at
         self.proc: subprocess.Popen[str] | None = None
         self.address = ""
 

@@ -261,3 +261,25 @@ async def test_r74_an_applied_queued_request_id_with_another_body_is_refused(h: 
     assert (await queued).done.final_text == "reply 2"
     other = await execute(h, "rid2", "something else", spec, pb.IF_BUSY_ENQUEUE, request_id="x")
     assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+
+
+async def test_r74_if_busy_is_part_of_the_request_a_retry_must_repeat(h: Harness) -> None:
+    """The same request id with the same input but another ``if_busy`` is another request:
+    refused, whichever mode applied it, while the same mode again replays."""
+    spec = agent([{"text": "reply 1"}, {"text": "reply 2"}, {"text": "reply 3"}])
+    plain = await execute(h, "ifb", "hi", spec, pb.IF_BUSY_UNSPECIFIED, request_id="p")
+    assert plain.done.final_text == "reply 1"
+    for mode in (pb.IF_BUSY_ENQUEUE, pb.IF_BUSY_INTERRUPT, pb.IF_BUSY_ROLLBACK):
+        other = await execute(h, "ifb", "hi", spec, mode, request_id="p")
+        assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED"), mode
+    same = await execute(h, "ifb", "hi", spec, pb.IF_BUSY_REJECT, request_id="p")  # REJECT is the default
+    assert same.error is None and all(e.replayed for e in same.events)
+    queued = await execute(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
+    assert queued.done.final_text == "reply 2"
+    for mode in (pb.IF_BUSY_UNSPECIFIED, pb.IF_BUSY_INTERRUPT):
+        other = await execute(h, "ifb", "again", spec, mode, request_id="q")
+        assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED"), mode
+    again = await execute(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
+    assert again.error is None and all(e.replayed for e in again.events)
+    cp = await h.get("ifb")
+    assert users(cp) == ["hi", "again"]  # each applied once

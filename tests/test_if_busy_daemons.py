@@ -160,3 +160,44 @@ async def test_r68_interrupt_through_one_daemon_aborts_the_run_of_the_other(two_
     assert_valid_transcript(cp)
     await a.close()
     await b.close()
+
+
+async def test_r68_a_daemon_does_not_spin_on_an_input_queued_while_another_holds_the_session(
+    postgres_url: str,
+) -> None:
+    """B queues an input on a session A's run holds: B tries it once and leaves it to A
+    (whose run's end runs it), rather than retrying at once in a loop of lease
+    acquisitions until A lets go."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pa = DaemonProcess("--store", postgres_url, "--lease-owner", "a", "--queue-sweep-s", "0.2").start()
+    pb_ = DaemonProcess("--store", postgres_url, "--lease-owner", "b", "--queue-sweep-s", "3600",
+                        "--metrics-listen", f"127.0.0.1:{port}").start()
+
+    def acquisitions() -> float:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("luoshod_store_lease_writes_total") and 'op="acquire"' in line)
+
+    try:
+        a, b = Harness(pa.address), Harness(pb_.address)
+        spec = agent([calls(("add", {"a": 1})), {"text": "one done"}, {"text": "reply 2"}])
+        first, call = await busy_with_a_tool(a, "spin", spec)
+        queued = await queue_one(b, "spin", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="via-b")
+        await asyncio.sleep(1.5)
+        tried = await asyncio.to_thread(acquisitions)
+        assert tried <= 3, f"B acquired the lease {tried} times in 1.5 s while A held it"
+        await a.submit("spin", call.id, json.dumps(1))
+        assert (await first).done.final_text == "one done"
+        log = await queued
+        assert log.error is None and log.done.final_text == "reply 2"
+        await a.close()
+        await b.close()
+    finally:
+        pa.stop()
+        pb_.stop()

@@ -4,7 +4,9 @@ results → next call, checkpointed at every step.
 Events are durable before anyone sees them: :meth:`_Run.emit` only queues an event; a
 save writes the queued events in its own transaction, and :meth:`_Run.flush` writes them
 before the run waits on anything (a model call, a tool result), so a ``Watch`` cursor can
-never point at an event that a crash lost and a later run numbered again.
+never point at an event that a crash lost and a later run numbered again. The inputs an
+event queues (:attr:`LoopSettings.notifications`: the webhooks' outbox entries) are
+written in that same transaction: durable exactly when the event is.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..domain import (
@@ -23,6 +25,7 @@ from ..domain import (
     Approval,
     Checkpoint,
     Decision,
+    Enqueue,
     FinishReason,
     Lease,
     Message,
@@ -97,6 +100,9 @@ class LoopSettings:
     daemon_tools: DaemonTools | None = None
     #: Where sub-agents' models are resolved (R55); ``None``: no sub-agents.
     providers: ProviderRegistry | None = None
+    #: The inputs an event queues with it (the webhooks' outbox entries of the event),
+    #: written by the save or append that writes the event; ``None``: none.
+    notifications: Callable[[Event], Sequence[Enqueue]] | None = None
 
 
 def pending_calls(cp: Checkpoint) -> list[ToolCall]:
@@ -181,6 +187,13 @@ class Run:
         stored = [StoredEvent(e.seq, self.s.encode_event(e)) for e in batch] if self.logs_events else []
         return batch, stored
 
+    def _queued_with(self, batch: list[Event]) -> list[Enqueue]:
+        """The inputs ``batch`` queues with it (the webhooks' outbox entries)."""
+        notifications = self.s.notifications
+        if notifications is None:
+            return []
+        return [q for e in batch for q in notifications(e)]
+
     async def _deliver(self, batch: list[Event], stored: list[StoredEvent]) -> None:
         if stored:
             for e, s in zip(batch, stored):
@@ -199,8 +212,10 @@ class Run:
                 return
             else:
                 batch, stored = self._take()
-                if stored:
-                    await self.s.store.append_events(self.cp.session_id, stored, lease=self.p.lease)
+                enqueue = self._queued_with(batch)
+                if stored or enqueue:
+                    extra = {"enqueue": enqueue} if enqueue else {}
+                    await self.s.store.append_events(self.cp.session_id, stored, lease=self.p.lease, **extra)
         await self._deliver(batch, stored)
 
     async def save(self, *, approval: Approval | None = None) -> None:
@@ -227,6 +242,8 @@ class Run:
         if self.p.requests:
             extra["requests"] = self.p.requests
             extra["request_limit"] = self.p.request_limit
+        if enqueue := self._queued_with(batch):
+            extra["enqueue"] = enqueue
         acks = [
             self.acks.pop(m.tool_call_id)
             for m in cp.messages[self.stored :]

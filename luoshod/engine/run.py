@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from ..domain import (
     AgentSpec,
@@ -23,6 +23,7 @@ from ..domain import (
     Checkpoint,
     Decision,
     DriftPolicy,
+    Enqueue,
     FinishReason,
     Message,
     Role,
@@ -90,6 +91,9 @@ class RunRequest:
     resume_only: bool = False  # the Resume RPC: no input, no new run on a finished session
     history_limit: int | None = None  # this session's own history limit (R35)
     retention_s: float | None = None  # how long the session is kept once finished (0: forever)
+    #: ``ExecuteRequest.if_busy`` (R68; 0 is REJECT): part of the body a retry must repeat
+    #: (R74), though the engine itself never reads it.
+    if_busy: int = 0
 
 
 @dataclass(slots=True)
@@ -112,9 +116,11 @@ class ResolveRequest:
 def _run_digest(req: RunRequest) -> str:
     if req.resume_only:
         return requests.digest("resume", agent=req.agent)
+    # if_busy only when set: the digests of the requests recorded before it counted stay.
+    busy = {"if_busy": req.if_busy} if req.if_busy else {}
     return requests.digest(
         "execute", input=req.input, agent=req.agent,
-        business_state_json=req.business_state_json, history_limit=req.history_limit,
+        business_state_json=req.business_state_json, history_limit=req.history_limit, **busy,
     )
 
 
@@ -173,6 +179,19 @@ class Engine:
         self._loop = LoopSettings(
             store, clock, encode_event, default_tool_timeout_s, daemon_tools, providers
         )
+        #: The inputs an expired approval queues with the save that resolves it.
+        self._of_expiry: Callable[[Approval], Sequence[Enqueue]] | None = None
+
+    def notify_with(
+        self,
+        of_event: Callable[[Event], Sequence[Enqueue]],
+        of_expiry: Callable[[Approval], Sequence[Enqueue]],
+    ) -> None:
+        """Write the inputs (the webhooks' outbox entries) that each run event and each
+        expired approval queue, in the same store transaction as that event or expiry:
+        no crash falls between the two."""
+        self._loop = replace(self._loop, notifications=of_event)
+        self._of_expiry = of_expiry
 
     def hold(
         self,
@@ -357,8 +376,10 @@ class Engine:
             cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
             cp.version += 1
             cp.updated_at = now
+            enqueue = self._of_expiry(approval) if self._of_expiry is not None else ()
             await self.store.save(
-                cp, stored_messages=len(cp.messages), claim=approval.approval_id, lease=held.lease
+                cp, stored_messages=len(cp.messages), claim=approval.approval_id, lease=held.lease,
+                **({"enqueue": enqueue} if enqueue else {}),
             )
             return True
 

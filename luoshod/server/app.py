@@ -37,7 +37,7 @@ from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
 from .retention import Retention
-from .webhooks import Notifier, WebhookConfig, expiring, parse_events
+from .webhooks import Notifier, WebhookConfig, parse_events
 
 if TYPE_CHECKING:
     from ..http import HttpListener
@@ -250,6 +250,8 @@ class Daemon:
         if self.config.webhook_url:
             try:
                 self.notifier = service.notifier = self._notifier()
+                # Each notification is written in the store transaction of its event.
+                self.engine.notify_with(self.notifier.of_event, self.notifier.of_expiry)
             except ConfigError:
                 await self.observe.stop()
                 await self.store.close()
@@ -384,10 +386,9 @@ class Daemon:
         """Expired approvals resolve as rejected, so no run waits forever unnoticed."""
         while True:
             try:
-                due = await expiring(self.store, self.engine.clock()) if self.notifier else {}
-                expired = await self.engine.expire_approvals()
-                if self.notifier is not None:
-                    self.notifier.approvals_expired(due[i] for i in expired if i in due)
+                # An expiry's notification is written by the save that resolves it.
+                if await self.engine.expire_approvals() and self.notifier is not None:
+                    self.notifier.wake()
             except Exception:  # noqa: BLE001 - a sweep that failed is retried next time
                 log.exception("approval sweep failed")
             await asyncio.sleep(self.config.approval_sweep_s)

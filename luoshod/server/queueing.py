@@ -107,6 +107,8 @@ def run_request(request: pb.ExecuteRequest) -> RunRequest:
         if request.HasField("history_limit")
         else None,
         retention_s=float(request.retention_seconds) if request.HasField("retention_seconds") else None,
+        # REJECT (or unset) as 0: the digest of a plain Execute stays what it was (R74).
+        if_busy=0 if (busy := check_if_busy(request.if_busy)) == pb.IF_BUSY_REJECT else busy,
     )
 
 
@@ -395,7 +397,13 @@ class InputQueue:
         if await store.find_request(sid, head.request_id) is not None:
             await store.remove_queued_input(sid, head.request_id)
             return True
-        if isinstance(error, SessionBusy | SessionAwaitingApproval | ShuttingDown | RunInterrupted | StoreError | LeaseLost):
+        if isinstance(error, SessionBusy):
+            # Held elsewhere (another daemon's lease): that run's end kicks there. The kick
+            # of this attempt's own end is no news: looping on it retried at once, hundreds
+            # of times a second, until the other daemon let go.
+            self._again.discard(sid)
+            return False
+        if isinstance(error, SessionAwaitingApproval | ShuttingDown | RunInterrupted | StoreError | LeaseLost):
             return False  # not applied: it stays first in the queue
         if isinstance(error, LuoshoError):
             return await self._drop(sid, head.request_id, error)

@@ -18,7 +18,7 @@ from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from .. import logs
-from ..domain import Role
+from ..domain import Lease, Role
 from ..engine.events import Event
 from ..engine.compare import compare
 from ..engine.control import DETACHED
@@ -35,6 +35,7 @@ from ..errors import (
     ToolCallNotPending,
 )
 from ..store import Capability, Store
+from ..store.kit.paging import encode_page_token
 from . import audit, convert, mcp_convert
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .queueing import InputQueue, check_if_busy, run_request
@@ -352,6 +353,18 @@ class AgentService(pb_grpc.AgentServiceServicer):
             return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
         if any(c.id == call_id for m in messages for c in m.tool_calls):
             mcp_convert.refuse_daemon_call(cp, sid, call_id)  # R71: not the app's to answer
+            if run is None and (holder := await self._driven_elsewhere(sid)) is not None:
+                # A run takes results only through the daemon that drives it (its waiter
+                # lives in that process): say which one (``holder``, as SESSION_BUSY
+                # does), rather than "resume it".
+                raise ToolCallNotPending(
+                    f"tool call {call_id!r} of session {sid!r} waits in a run that daemon "
+                    f"{holder.owner!r} drives; submit its result to that daemon",
+                    session_id=sid,
+                    tool_call_id=call_id,
+                    holder=holder.owner,
+                    expires_at=convert.timestamp(holder.expires_at).ToJsonString(),
+                )
             raise ToolCallNotPending(
                 f"tool call {call_id!r} of session {sid!r} has no result and no run is waiting for it"
                 + ("" if run else "; resume the session to run it again"),
@@ -361,6 +374,23 @@ class AgentService(pb_grpc.AgentServiceServicer):
         raise ToolCallNotFound(
             f"session {sid!r} has no tool call {call_id!r}", session_id=sid, tool_call_id=call_id
         )
+
+    async def _driven_elsewhere(self, sid: str) -> Lease | None:
+        """The live lease another daemon holds on ``sid`` (read only: nothing taken), or
+        ``None``. Live leases are few (one per session being worked on), listed from just
+        before ``sid``."""
+        if Capability.LEASES not in self.store.capabilities:
+            return None
+        token = encode_page_token(sid[:-1]) if len(sid) > 1 else ""
+        while True:
+            page, token = await self.store.list_leases(page_size=100, page_token=token)
+            for lease in page:
+                if lease.session_id == sid:
+                    return lease if lease.owner != self.engine.leases.owner else None
+                if lease.session_id > sid:
+                    return None
+            if not token:
+                return None
 
     @unary
     async def Cancel(self, request: pb.CancelRequest, context: grpc.aio.ServicerContext) -> pb.CancelResponse:

@@ -6,12 +6,17 @@ and whether bodies carry what a run said (``include_payloads``: the tool call's 
 of an approval, a run's final text; off by default, so that neither tool arguments nor
 results leave the daemon unless asked).
 
-**At least once, from the store.** A notification is written to the store before the
-event that causes it reaches the caller, then delivered by a background worker, and
-removed only once the receiver answered 2xx: a daemon killed with undelivered
-notifications delivers them after its restart; a receiver that is down gets them when it
-is back (retried with exponential backoff and jitter, up to ``max_backoff_s`` between
-attempts). The outbox is the input queue (``Capability.QUEUE``) of the key
+**At least once, from the store.** A notification is written to the store in the same
+transaction as the event that causes it (the engine's save or event append carries it:
+``LoopSettings.notifications``, ``Store.save(enqueue=...)``; an expired approval's, by the
+sweep's save that resolves it), so no crash falls between the event and its notification;
+it is then delivered by a background worker, and removed only once the receiver answered
+2xx: a daemon killed with undelivered notifications delivers them after its restart; a
+receiver that is down gets them when it is back (retried with exponential backoff and
+jitter, up to ``max_backoff_s`` between attempts). A delivery's attempt count and the time
+of its next attempt are kept in the outbox entry with the notification
+(``Store.replace_queued_input``), so a restarted daemon keeps backing off where the last
+one stopped. The outbox is the input queue (``Capability.QUEUE``) of the key
 :data:`OUTBOX`, which no session id can take (ids start with a letter or digit): it is
 ordered, durable and shared by the daemons of one store like a session's queue. Every
 notification has a stable id (``webhook-id``, and ``id`` in the body), the same on every
@@ -34,7 +39,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -42,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from ..domain import Approval
+from ..domain import Approval, Enqueue
 from ..engine import events as ev
 from ..engine.events import Event
 from ..errors import StoreError
@@ -109,9 +114,29 @@ def _event_id(*parts: object) -> str:
 
 
 @dataclass(slots=True)
-class _Attempts:
+class Attempts:
+    """A delivery's past: how many attempts failed, and when the next one is due."""
+
     count: int = 0
     next_at: float = 0.0
+
+
+def encode_entry(body: bytes, attempts: Attempts) -> bytes:
+    """An outbox entry's data: the notification's body (the exact bytes that are signed
+    and POSTed) with its delivery's attempts."""
+    return json.dumps(
+        {"attempts": attempts.count, "next_at": attempts.next_at, "body": body.decode()},
+        separators=(",", ":"),
+    ).encode()
+
+
+def decode_entry(data: bytes) -> tuple[bytes, Attempts]:
+    """The body and attempts of an outbox entry (an entry that is a bare body, as the first
+    daemons with webhooks wrote them, has had no attempt yet)."""
+    d = json.loads(data)
+    if isinstance(d, dict) and isinstance(d.get("body"), str) and "attempts" in d:
+        return d["body"].encode(), Attempts(int(d["attempts"]), float(d["next_at"]))
+    return data, Attempts()
 
 
 class Notifier:
@@ -129,7 +154,6 @@ class Notifier:
             raise ValueError(f"webhooks need a store that keeps a queue; {type(store).__name__} does not")
         self.store, self.config, self.clock = store, config, clock
         self.key = signing_key(config.secret)
-        self._attempts: dict[str, _Attempts] = {}
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
         self._http: aiohttp.ClientSession | None = None
@@ -150,14 +174,15 @@ class Notifier:
 
     # -- what to send ------------------------------------------------------------------
 
-    async def event(self, e: Event) -> None:
-        """Called with each run event once it is durable, before its caller sees it."""
+    def of_event(self, e: Event) -> list[Enqueue]:
+        """The outbox entries of a run event, which the engine writes in the same store
+        transaction as the event (``LoopSettings.notifications``)."""
         if e.type == ev.APPROVAL_REQUESTED and APPROVAL_REQUESTED in self.config.events:
             approval: Approval = e.data["approval"]
             data = self._approval(approval)
             data["run_id"] = e.run_id
-            await self.put(APPROVAL_REQUESTED, _event_id(e.session_id, e.run_id, e.seq, e.type), data)
-        elif e.type == ev.RUN_DONE and RUN_DONE in self.config.events:
+            return [self.entry(APPROVAL_REQUESTED, _event_id(e.session_id, e.run_id, e.seq, e.type), data)]
+        if e.type == ev.RUN_DONE and RUN_DONE in self.config.events:
             d = e.data
             data = {
                 "session_id": e.session_id,
@@ -169,7 +194,25 @@ class Notifier:
             }
             if self.config.include_payloads:
                 data["final_text"] = d.get("final_text", "")
-            await self.put(RUN_DONE, _event_id(e.session_id, e.run_id, e.seq, e.type), data)
+            return [self.entry(RUN_DONE, _event_id(e.session_id, e.run_id, e.seq, e.type), data)]
+        return []
+
+    def of_expiry(self, approval: Approval) -> list[Enqueue]:
+        """The outbox entries of an approval the sweep expires, written by the save that
+        resolves it."""
+        if APPROVAL_EXPIRED not in self.config.events:
+            return []
+        return [self.entry(APPROVAL_EXPIRED, _event_id(approval.approval_id, APPROVAL_EXPIRED), self._approval(approval))]
+
+    async def event(self, e: Event) -> None:
+        """Called with each run event once it is durable (its outbox entries with it):
+        the worker is woken for those that notify."""
+        if e.type in (ev.APPROVAL_REQUESTED, ev.RUN_DONE):
+            self.wake()
+
+    def wake(self) -> None:
+        """Deliver now what is due (entries written by the engine's saves)."""
+        self._wake.set()
 
     def run_failed(self, session_id: str, run_id: str, error: BaseException) -> None:
         """A run ended with an error (provider, store, drift…): no run.done says so."""
@@ -184,12 +227,6 @@ class Notifier:
         if self.config.include_payloads:
             data["message"] = str(error)
         self._later(self.put(RUN_FAILED, _event_id(session_id, run_id, "failed", self.clock()), data))
-
-    def approvals_expired(self, approvals: Iterable[Approval]) -> None:
-        if APPROVAL_EXPIRED not in self.config.events:
-            return
-        for a in approvals:
-            self._later(self.put(APPROVAL_EXPIRED, _event_id(a.approval_id, APPROVAL_EXPIRED), self._approval(a)))
 
     def _approval(self, a: Approval) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -209,12 +246,18 @@ class Notifier:
         self._pending_puts.add(task)
         task.add_done_callback(self._pending_puts.discard)
 
-    async def put(self, type_: str, event_id: str, data: dict[str, Any]) -> None:
-        """Write one notification to the outbox (idempotent by ``event_id``)."""
+    def entry(self, type_: str, event_id: str, data: dict[str, Any]) -> Enqueue:
+        """One notification as an outbox entry (queued under ``event_id``: idempotent)."""
         body = {"id": event_id, "type": type_, "timestamp": _iso(self.clock()), "data": data}
         encoded = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        return Enqueue(OUTBOX, event_id, encode_entry(encoded, Attempts()), self.clock())
+
+    async def put(self, type_: str, event_id: str, data: dict[str, Any]) -> None:
+        """Write one notification to the outbox on its own (idempotent by ``event_id``):
+        for what no store write records (a run that failed with an error)."""
+        entry = self.entry(type_, event_id, data)
         try:
-            await self.store.enqueue_input(OUTBOX, event_id, encoded, now=self.clock())
+            await self.store.enqueue_input(OUTBOX, event_id, entry.data, now=entry.enqueued_at)
         except StoreError as e:  # the run goes on; the notification is lost with the store
             log.error("webhook %s %s not written to the outbox: %s", type_, event_id, e)
             return
@@ -254,13 +297,12 @@ class Notifier:
         self.pending.set(len(entries))
         done = 0
         for entry in entries:
-            tries = self._attempts.setdefault(entry.request_id, _Attempts())
+            body, tries = decode_entry(entry.data)
             if tries.next_at > self.clock():
                 continue
-            type_ = json.loads(entry.data).get("type", "")
-            if await self._post(entry.request_id, entry.data):
+            type_ = json.loads(body).get("type", "")
+            if await self._post(entry.request_id, body):
                 await self.store.remove_queued_input(OUTBOX, entry.request_id)
-                self._attempts.pop(entry.request_id, None)
                 self.delivered.labels(event=type_).inc()
                 done += 1
             else:
@@ -268,6 +310,8 @@ class Notifier:
                 wait = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (tries.count - 1))
                 tries.next_at = self.clock() + wait * random.uniform(0.5, 1.0)
                 self.failed.inc()
+                # Kept with the notification: a restart goes on backing off from here.
+                await self.store.replace_queued_input(OUTBOX, entry.request_id, encode_entry(body, tries))
         self.pending.set(len(entries) - done)
         return done
 
@@ -296,16 +340,3 @@ class Notifier:
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
-
-
-async def expiring(store: Store, now: float) -> dict[str, Approval]:
-    """The pending approvals expired at ``now``, by id (read before the sweep resolves
-    them, for the ``approval.expired`` notifications)."""
-    if Capability.APPROVALS not in store.capabilities:
-        return {}
-    found, token = {}, ""
-    while True:
-        page, token = await store.list_approvals(session_id=None, page_size=500, page_token=token)
-        found.update((a.approval_id, a) for a in page if a.expires_at is not None and a.expires_at <= now)
-        if not token:
-            return found

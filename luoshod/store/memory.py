@@ -14,6 +14,7 @@ from ..domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Enqueue,
     EventPage,
     HistoryEntry,
     Lease,
@@ -29,6 +30,7 @@ from .kit import (
     Capability,
     Store,
     Renewal,
+    check_enqueue,
     lease_busy,
     lease_lost,
     renewal_of,
@@ -109,7 +111,9 @@ class MemoryStore(Store):
         lease: Lease | None = None,
         requests: Sequence[AppliedRequest] = (),
         request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
+        enqueue = check_enqueue(self, enqueue)
         async with self._lock:
             sid = checkpoint.session_id
             s = self._sessions.get(sid) or _Session()
@@ -146,6 +150,8 @@ class MemoryStore(Store):
                 s.requests.update((r.id, r) for r in requests)  # an update keeps its place
                 while len(s.requests) > max(0, request_limit):
                     del s.requests[next(iter(s.requests))]
+            for e in enqueue:
+                self._queue(e.session_id, e.request_id, e.data, False, e.enqueued_at)
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
         s = self._sessions.get(session_id)
@@ -161,10 +167,18 @@ class MemoryStore(Store):
             s.events.popleft()
 
     async def append_events(
-        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+        self,
+        session_id: str,
+        events: Sequence[StoredEvent],
+        *,
+        lease: Lease | None = None,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
+        enqueue = check_enqueue(self, enqueue)
         async with self._lock:
             self._fence(lease)
+            for e in enqueue:
+                self._queue(e.session_id, e.request_id, e.data, False, e.enqueued_at)
             s = self._sessions.get(session_id)
             if s is None:
                 if not events or not self.event_log_limit:
@@ -332,20 +346,33 @@ class MemoryStore(Store):
         self, session_id: str, request_id: str, data: bytes, front: bool, now: float
     ) -> QueuedInput:
         async with self._lock:
-            queue = self._queues.setdefault(session_id, [])
-            for q in queue:
+            return self._queue(session_id, request_id, data, front, now)
+
+    def _queue(self, session_id: str, request_id: str, data: bytes, front: bool, now: float) -> QueuedInput:
+        """Queue one input (the caller holds the lock)."""
+        queue = self._queues.setdefault(session_id, [])
+        for q in queue:
+            if q.request_id == request_id:
+                return q
+        if not queue:
+            position = 0
+        else:
+            position = queue[0].position - 1 if front else queue[-1].position + 1
+        entry = QueuedInput(session_id, request_id, position, data, now)
+        if front:
+            queue.insert(0, entry)
+        else:
+            queue.append(entry)
+        return entry
+
+    async def _replace_queued_input(self, session_id: str, request_id: str, data: bytes) -> bool:
+        async with self._lock:
+            queue = self._queues.get(session_id, [])
+            for i, q in enumerate(queue):
                 if q.request_id == request_id:
-                    return q
-            if not queue:
-                position = 0
-            else:
-                position = queue[0].position - 1 if front else queue[-1].position + 1
-            entry = QueuedInput(session_id, request_id, position, data, now)
-            if front:
-                queue.insert(0, entry)
-            else:
-                queue.append(entry)
-            return entry
+                    queue[i] = QueuedInput(session_id, request_id, q.position, data, q.enqueued_at)
+                    return True
+            return False
 
     async def _queued_inputs(self, session_id: str) -> list[QueuedInput]:
         return list(self._queues.get(session_id, ()))

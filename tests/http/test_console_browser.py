@@ -379,3 +379,40 @@ async def test_the_token_is_refused_then_accepted(make_console: ConsoleFactory, 
     assert await b.page.evaluate("sessionStorage.getItem('luoshod.token')") == token
     await b.page.click("#signout")
     await b.page.locator("#login").wait_for()
+
+
+async def test_a_session_shows_its_queue_and_removes_an_input(make_console: ConsoleFactory, open_browser: Any) -> None:
+    """R69 in the console: the inputs queued on a paused session, in order, with their mode
+    and text; one queued after the page opened appears; Remove dequeues it (its caller's
+    stream ends with INPUT_DEQUEUED)."""
+    import grpc
+    from support import error_info, user
+
+    console = await make_console()
+    await console.paused_refund("queued-1")
+    spec = (await console.app.get("queued-1")).agent
+
+    async def enqueue(text: str, rid: str) -> Any:
+        stream = console.app.stub.Execute(pb.ExecuteRequest(
+            session_id="queued-1", input=[user(text)], agent=spec, if_busy=pb.IF_BUSY_ENQUEUE, request_id=rid))
+        assert (await stream.read()).event.type == "input.queued"
+        return stream
+
+    first = await enqueue("and refund order 43", "later-1")
+    b = await open_browser(console)
+    await b.goto("/#/session/queued-1")
+    await b.page.locator('#queue-list li[data-request="later-1"]').wait_for()
+    item = await b.text('#queue-list li[data-request="later-1"]')
+    assert "enqueue" in item and "and refund order 43" in item
+    second = await enqueue("then close the ticket", "later-2")
+    await b.until("document.querySelectorAll('#queue-list li').length === 2")  # read again while open
+    assert await b.page.locator("#queue-list li").evaluate_all("ls => ls.map(l => l.dataset.request)") == ["later-1", "later-2"]
+    await b.page.click('#queue-list li[data-request="later-1"] .dequeue')
+    await b.page.locator("#queue-note", has_text="Removed later-1").wait_for()
+    await b.until("document.querySelectorAll('#queue-list li').length === 1")
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await first.read()
+    assert error_info(err.value)[:2] == (grpc.StatusCode.ABORTED, "INPUT_DEQUEUED")
+    shown = await console.app.stub.GetSession(pb.GetSessionRequest(session_id="queued-1"))
+    assert [q.request_id for q in shown.queue] == ["later-2"]
+    second.cancel()

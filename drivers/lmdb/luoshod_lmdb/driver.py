@@ -218,6 +218,11 @@ class LmdbStore(QueuedWrites):
     async def _remove_queued_input(self, session_id: str, request_id: str) -> bool:
         return await self._write("remove_queued_input", queue.remove, session_id, request_id)
 
+    async def _replace_queued_input(self, session_id: str, request_id: str, data: bytes) -> bool:
+        return await self._write(
+            "replace_queued_input", queue.replace, session_id, request_id, data
+        )
+
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         return await self._read("queued_sessions", queue.sessions, after, limit)
 
@@ -267,6 +272,8 @@ class LmdbStore(QueuedWrites):
         (``InvalidArgument``), before it is queued."""
         self._environment(what)
         layout.id_key(payload.session_id)
+        for e in payload.enqueue:
+            layout.id_key(e.session_id)
         if isinstance(payload, PreparedSave) and payload.approval is not None:
             layout.id_key(payload.approval.approval_id, "approval id")
 

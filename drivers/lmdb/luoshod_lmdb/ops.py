@@ -417,6 +417,14 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         for k, h in dropped:
             txn.delete(k, db=dbs.request_order)
             txn.delete(layout.under(key) + h, db=dbs.requests)
+    if plan.enqueue:  # e.g. the webhooks' outbox entry of an event written above
+        from . import queue  # it reads the queue with this module's helpers
+
+        for e in plan.enqueue:
+            queue.enqueue(
+                txn, dbs, layout.id_key(e.session_id), e.session_id, e.request_id, e.data, False,
+                e.enqueued_at,
+            )
 
 
 def _put_request(

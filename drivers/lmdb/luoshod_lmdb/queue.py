@@ -61,6 +61,18 @@ def remove(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str) ->
     return False
 
 
+def replace(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str, data: bytes) -> bool:
+    for k, q in _entries(txn, dbs, session_id):
+        if q.request_id == request_id:
+            value: dict[str, Any] = {
+                "request_id": request_id, "data": base64.b64encode(data).decode(),
+                "enqueued_at": q.enqueued_at,
+            }
+            txn.put(k, layout.encode_json(value), db=dbs.queue)
+            return True
+    return False
+
+
 def sessions(txn: lmdb.Transaction, dbs: Dbs, after: str, limit: int) -> list[str]:
     """Distinct sessions of the queue after ``after``: one seek per session, not a scan of
     its inputs (a session's keys end before ``id + 0x01``)."""

@@ -196,6 +196,11 @@ class PostgresStore(QueuedWrites):
             "remove_queued_input", [session_id], queue.remove, session_id, request_id
         )
 
+    async def _replace_queued_input(self, session_id: str, request_id: str, data: bytes) -> bool:
+        return await self._write(
+            "replace_queued_input", [session_id], queue.replace, session_id, request_id, data
+        )
+
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         return await self._autocommit("queued_sessions", queue.sessions, after, limit)
 
@@ -309,7 +314,11 @@ class PostgresStore(QueuedWrites):
 
     async def _apply(self, batch: list[Queued[Prepared]]) -> None:
         """Commit a batch of saves and appends in one transaction (group commit)."""
-        sessions = sorted({item.payload.session_id for item in batch})
+        # With the keys the batch queues inputs in, whose enqueue reads the queue's ends.
+        sessions = sorted(
+            {item.payload.session_id for item in batch}
+            | {e.session_id for item in batch for e in item.payload.enqueue}
+        )
         await self._write("save", sessions, ops.save_batch, batch)
 
 

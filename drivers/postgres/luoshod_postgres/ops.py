@@ -129,6 +129,8 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         rewritten.update(sid for (sid,) in await cur.fetchall())
     if rewritten:
         await conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_ids": sorted(rewritten)})
+    for e in plan.enqueue:  # under the key's lock too (``PostgresStore._apply``)
+        await queue.enqueue(conn, e.session_id, e.request_id, e.data, False, e.enqueued_at)
 
 
 async def _select(

@@ -23,6 +23,7 @@ INSERT_QUEUED = """
 INSERT INTO queued_inputs (session_id, request_id, position, data, enqueued_at)
 VALUES (%s, %s, %s, %s, %s)
 """
+UPDATE_QUEUED = "UPDATE queued_inputs SET data = %s WHERE session_id = %s AND request_id = %s RETURNING 1"
 DELETE_QUEUED = "DELETE FROM queued_inputs WHERE session_id = %s AND request_id = %s RETURNING 1"
 DELETE_SESSION_QUEUE = "DELETE FROM queued_inputs WHERE session_id = %s"
 SELECT_QUEUED_SESSIONS = """
@@ -56,6 +57,11 @@ async def queued(conn: AsyncConnection, session_id: str) -> list[QueuedInput]:
 
 async def remove(conn: AsyncConnection, session_id: str, request_id: str) -> bool:
     cur = await conn.execute(DELETE_QUEUED, (session_id, request_id))
+    return await cur.fetchone() is not None
+
+
+async def replace(conn: AsyncConnection, session_id: str, request_id: str, data: bytes) -> bool:
+    cur = await conn.execute(UPDATE_QUEUED, (data, session_id, request_id))
     return await cur.fetchone() is not None
 
 

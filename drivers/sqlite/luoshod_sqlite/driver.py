@@ -255,6 +255,11 @@ class SqliteStore(QueuedWrites):
             "remove_queued_input", self._write, queue.remove, session_id, request_id
         )
 
+    async def _replace_queued_input(self, session_id: str, request_id: str, data: bytes) -> bool:
+        return await self._call(
+            "replace_queued_input", self._write, queue.replace, session_id, request_id, data
+        )
+
     async def _queued_sessions(self, after: str, limit: int) -> list[str]:
         return await self._call("queued_sessions", self._read, queue.sessions, after, limit)
 

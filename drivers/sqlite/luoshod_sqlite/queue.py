@@ -21,6 +21,7 @@ INSERT_QUEUED = """
 INSERT INTO queued_inputs (session_id, request_id, position, data, enqueued_at)
 VALUES (?, ?, ?, ?, ?)
 """
+UPDATE_QUEUED = "UPDATE queued_inputs SET data = ? WHERE session_id = ? AND request_id = ?"
 DELETE_QUEUED = "DELETE FROM queued_inputs WHERE session_id = ? AND request_id = ?"
 DELETE_SESSION_QUEUE = "DELETE FROM queued_inputs WHERE session_id = ?"
 SELECT_QUEUED_SESSIONS = """
@@ -51,6 +52,10 @@ def queued(conn: sqlite3.Connection, session_id: str) -> list[QueuedInput]:
 
 def remove(conn: sqlite3.Connection, session_id: str, request_id: str) -> bool:
     return conn.execute(DELETE_QUEUED, (session_id, request_id)).rowcount > 0
+
+
+def replace(conn: sqlite3.Connection, session_id: str, request_id: str, data: bytes) -> bool:
+    return conn.execute(UPDATE_QUEUED, (data, session_id, request_id)).rowcount > 0
 
 
 def clear(conn: sqlite3.Connection, session_id: str) -> None:

@@ -12,6 +12,7 @@ from luoshod.domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Enqueue,
     Drift,
     DriftPolicy,
     FinishReason,
@@ -133,6 +134,7 @@ class SessionWriter:
         approval: Approval | None = None,
         claim: str | None = None,
         lease: Lease | None = None,
+        enqueue: Sequence[Enqueue] = (),
     ) -> Checkpoint:
         start = len(self.messages)
         self.messages.extend(message(start + k, self.tag, size=size) for k in range(add))
@@ -159,6 +161,8 @@ class SessionWriter:
             extra["claim"] = claim
         if lease is not None:
             extra["lease"] = lease
+        if enqueue:
+            extra["enqueue"] = enqueue
         await self.store.save(cp, stored_messages=self.stored, **extra)
         self.version += 1
         self.stored = len(self.messages)

@@ -2,16 +2,23 @@
 ordered by the position the store picks (last, or first with ``front``), idempotent by
 request id, removable one by one (exactly one of two removals wins), listed by
 ``queued_sessions``, cleared by ``delete``, kept apart from the checkpoint, durable
-across a reopen, and ordered across two stores (processes) sharing one store."""
+across a reopen, and ordered across two stores (processes) sharing one store. A save or an
+event append queues inputs in its own transaction (``enqueue=``: the webhooks' outbox
+entry of an event is written with the event, so no crash falls between them), and a
+queued input's data is replaced in place (a delivery's attempts, kept with it)."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from luoshod.domain import Enqueue
+from luoshod.errors import LeaseLost
 from luoshod.store import Capability, Store
 
 from .backend import Backend
-from .helpers import SessionWriter
+from .helpers import FakeClock, SessionWriter, event_range
 
 NOW = 1_700_000_000.25
 
@@ -131,3 +138,76 @@ async def test_r69_two_stores_on_one_store_queue_in_one_order(backend: Backend, 
         driver.enqueue_input("s", "dup", b"1", now=NOW), other.enqueue_input("s", "dup", b"1", now=NOW)
     )
     assert [q.request_id for q in await driver.queued_inputs("s")].count("dup") == 1
+
+
+async def test_a_save_queues_inputs_in_its_own_transaction(backend: Backend, driver: Store) -> None:
+    backend.require(Capability.QUEUE)
+    await driver.enqueue_input("_box", "old", b"0", now=NOW)
+    writer = SessionWriter(driver, "s")
+    await writer.save(enqueue=[Enqueue("_box", "e1", b"one", NOW + 1), Enqueue("_box", "e2", b"two", NOW + 2)])
+    queued = await driver.queued_inputs("_box")
+    assert [(q.request_id, q.data, q.enqueued_at) for q in queued] == [
+        ("old", b"0", NOW), ("e1", b"one", NOW + 1), ("e2", b"two", NOW + 2)
+    ]
+    # Idempotent by request id, as enqueue_input is: a retried save's entry is not queued twice.
+    await writer.save(enqueue=[Enqueue("_box", "e1", b"other", NOW + 3), Enqueue("s", "own", b"x", NOW)])
+    assert await _ids(driver, "_box") == ["old", "e1", "e2"]
+    assert (await driver.queued_inputs("_box"))[1].data == b"one"
+    assert await _ids(driver, "s") == ["own"]  # any key: the session's own queue too
+    # A refused save (another writer saved in between) queues nothing.
+    stale = await driver.load("s")
+    assert stale is not None
+    await writer.save()
+    stale.version += 1
+    with pytest.raises(LeaseLost):
+        await driver.save(stale, stored_messages=len(stale.messages), enqueue=[Enqueue("_box", "lost", b"", NOW)])
+    assert await _ids(driver, "_box") == ["old", "e1", "e2"]
+
+
+async def test_an_event_append_queues_inputs_in_its_own_transaction(backend: Backend, driver: Store) -> None:
+    backend.require(Capability.QUEUE)
+    backend.require(Capability.EVENT_LOG)
+    await driver.append_events("s", event_range(1, 2), enqueue=[Enqueue("_box", "e1", b"one", NOW)])
+    assert (await driver.read_events("s", after_seq=0, limit=10)).last == 2
+    assert await _ids(driver, "_box") == ["e1"]
+    await driver.append_events("s", [], enqueue=[Enqueue("_box", "e2", b"two", NOW)])  # no events
+    assert await _ids(driver, "_box") == ["e1", "e2"]
+
+
+async def test_a_fenced_off_append_queues_nothing(backend: Backend, driver: Store) -> None:
+    backend.require(Capability.QUEUE)
+    backend.require(Capability.EVENT_LOG)
+    backend.require(Capability.LEASES)
+    driver.clock = clock = FakeClock()
+    old = await driver.acquire_lease("s", owner="a", ttl=10)
+    clock.now += 20
+    await driver.acquire_lease("s", owner="b", ttl=10)  # the expired lease is taken over
+    with pytest.raises(LeaseLost):
+        await driver.append_events("s", event_range(1, 1), lease=old, enqueue=[Enqueue("_box", "e", b"", NOW)])
+    assert await driver.queued_inputs("_box") == []
+
+
+async def test_queued_by_a_save_survives_a_reopen(backend: Backend, driver: Store) -> None:
+    backend.require(Capability.QUEUE)
+    backend.require(Capability.DURABLE)
+    await SessionWriter(driver, "s").save(enqueue=[Enqueue("_box", "e1", b"one", NOW)])
+    await driver.close()
+    again = await backend.open()
+    assert [(q.request_id, q.data) for q in await again.queued_inputs("_box")] == [("e1", b"one")]
+
+
+async def test_a_queued_input_is_replaced_in_place(backend: Backend, driver: Store) -> None:
+    backend.require(Capability.QUEUE)
+    for i in range(3):
+        await driver.enqueue_input("s", f"r{i}", b"x", now=NOW + i)
+    before = await driver.queued_inputs("s")
+    assert await driver.replace_queued_input("s", "r1", b"\x00attempt 2") is True
+    after = await driver.queued_inputs("s")
+    assert [q.request_id for q in after] == ["r0", "r1", "r2"]
+    assert (after[1].data, after[1].position, after[1].enqueued_at) == (
+        b"\x00attempt 2", before[1].position, before[1].enqueued_at
+    )
+    assert after[0] == before[0] and after[2] == before[2]
+    assert await driver.replace_queued_input("s", "unknown", b"y") is False
+    assert await driver.replace_queued_input("other", "r1", b"y") is False
+    assert await _ids(driver, "other") == []

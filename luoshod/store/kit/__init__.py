@@ -30,6 +30,7 @@ from .base import (
     MAX_PAGE_SIZE,
     Capability,
     Store,
+    check_enqueue,
 )
 from .events import MAX_SEQ, clamp_seq
 from .files import file_in_the_way, local_path
@@ -48,6 +49,7 @@ __all__ = [
     "Capability",
     "Renewal",
     "Store",
+    "check_enqueue",
     "check_import",
     "renewal_of",
     "check_ttl",

@@ -39,6 +39,7 @@ from ...domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Enqueue,
     EventPage,
     HistoryEntry,
     Lease,
@@ -70,6 +71,7 @@ __all__ = [
     "MAX_SEQ",  # of .events: the largest seq a driver is asked to handle
     "Capability",
     "Store",
+    "check_enqueue",
 ]
 
 
@@ -208,6 +210,7 @@ class Store(abc.ABC):
         lease: Lease | None = None,
         requests: Sequence[AppliedRequest] = (),
         request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
         """Make ``checkpoint`` the session's latest checkpoint and append it to its history
         (keeping ``history_limit_for(checkpoint)`` entries), all in one transaction with:
@@ -221,6 +224,10 @@ class Store(abc.ABC):
         - ``events``: appended to the session's event log as :meth:`append_events` does
           (``EVENT_LOG``);
         - ``approval``: stored as a pending approval of the session (``APPROVALS``);
+        - ``enqueue``: inputs queued as :meth:`enqueue_input` queues them (last in their
+          key's queue, idempotent by request id; any key, not only this session's), in
+          order (``QUEUE``): the webhooks' outbox entry of an event is durable exactly
+          when the event is (:func:`check_enqueue`);
         - ``claim``: the id of a pending approval of this session, removed by this save.
           If it is not pending (unknown, of another session, or claimed by another writer)
           the save raises ``ApprovalNotFound`` and writes nothing (R33: exactly one claim
@@ -336,7 +343,12 @@ class Store(abc.ABC):
             after = batch[-1].session_id
 
     async def append_events(
-        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+        self,
+        session_id: str,
+        events: Sequence[StoredEvent],
+        *,
+        lease: Lease | None = None,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
         """Append to the session's event log, dropping the oldest beyond
         ``event_log_limit`` (0 keeps none). Seqs are positive and increase along the log
@@ -344,7 +356,9 @@ class Store(abc.ABC):
         session needs no checkpoint: its log is kept until a :meth:`delete` without
         ``keep_history``. Pruning costs O(new events), not a scan of the log. Durable when
         acknowledged on a DURABLE driver. ``lease`` fences the append as it fences
-        :meth:`save` (``LeaseLost``, nothing appended). Raises ``StoreFull`` when the
+        :meth:`save` (``LeaseLost``, nothing appended). ``enqueue``: inputs queued in the
+        same transaction, as :meth:`save` queues them (written even with no ``events``).
+        Raises ``StoreFull`` when the
         store has no room, ``StoreError`` for any other failure. Drivers without
         ``Capability.EVENT_LOG`` raise ``NotImplementedError``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event log")
@@ -538,6 +552,19 @@ class Store(abc.ABC):
         """Hook of :meth:`enqueue_input` (``request_id`` not empty)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no input queue")
 
+    async def replace_queued_input(self, session_id: str, request_id: str, data: bytes) -> bool:
+        """Replace the data of the session's queued input of ``request_id``, in place (its
+        position and ``enqueued_at`` kept), atomically; ``False`` when it queues none. The
+        webhooks keep a delivery's attempt count and next attempt time so, with the
+        notification. Raises ``StoreError``. Drivers without ``Capability.QUEUE`` raise
+        ``NotImplementedError``."""
+        self._refuse_unless(Capability.QUEUE, "input queue")
+        return await self._replace_queued_input(session_id, request_id, bytes(data))
+
+    async def _replace_queued_input(self, session_id: str, request_id: str, data: bytes) -> bool:
+        """Hook of :meth:`replace_queued_input`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no input queue")
+
     async def queued_inputs(self, session_id: str) -> list[QueuedInput]:
         """The session's queued inputs in queue order (smallest position first); ``[]``
         for an unknown session. Raises ``StoreError`` when the store cannot be read.
@@ -657,3 +684,16 @@ class Store(abc.ABC):
         ``history`` checkpoints (oldest first) and ``events`` are already trimmed to the
         limits. Replaces everything the session holds, atomically. Raises ``StoreFull``,
         ``StoreError``."""
+
+
+def check_enqueue(store: Store, enqueue: Sequence[Enqueue]) -> tuple[Enqueue, ...]:
+    """The ``enqueue=`` of a save or an append, checked before anything is written:
+    ``NotImplementedError`` from a driver without ``Capability.QUEUE``, ``ValueError`` for
+    an entry without a request id."""
+    if not enqueue:
+        return ()
+    store._refuse_unless(Capability.QUEUE, "input queue")
+    for e in enqueue:
+        if not e.request_id:
+            raise ValueError("a queued input needs a request id")
+    return tuple(Enqueue(e.session_id, e.request_id, bytes(e.data), e.enqueued_at) for e in enqueue)

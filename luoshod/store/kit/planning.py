@@ -25,7 +25,9 @@ batch before it:
   new one gets the session's next (numbers are dense, 1, 2, … in the order records were
   first written), and the session keeps the newest ``request_limit``: the records
   numbered up to ``last - request_limit`` go, found from the start of the number index,
-  O(records dropped).
+  O(records dropped);
+- the inputs a write queues (``enqueue``) are queued in batch order, each as
+  ``Store.enqueue_input`` would (the driver's own enqueue, in the same transaction).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ...domain import AppliedRequest, StoredEvent
+from ...domain import AppliedRequest, Enqueue, StoredEvent
 from . import tasklog
 from .groupcommit import Queued
 from .prepared import Prepared, PreparedEvents, PreparedSave, refusal
@@ -153,6 +155,8 @@ class Plan:
     requests: list[PlannedRequest] = field(default_factory=list)
     #: Session → the records numbered up to it are dropped (only when > 0).
     request_floors: dict[str, int] = field(default_factory=dict)
+    #: The inputs to queue, in batch order (each idempotent by its request id).
+    enqueue: list[Enqueue] = field(default_factory=list)
 
 
 def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
@@ -174,6 +178,7 @@ def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
         )
         if item.error is not None:
             continue
+        plan.enqueue += p.enqueue
         if isinstance(p, PreparedEvents):
             logs.add(p.session_id, p.events, p.event_log_limit)
             continue

@@ -9,10 +9,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...domain import DEFAULT_REQUEST_ID_LIMIT, AppliedRequest, Approval, Checkpoint, Lease, StoredEvent
+from ...domain import (
+    DEFAULT_REQUEST_ID_LIMIT,
+    AppliedRequest,
+    Approval,
+    Checkpoint,
+    Enqueue,
+    Lease,
+    StoredEvent,
+)
 from ...errors import ApprovalNotFound, LeaseLost
 from . import codec, tasklog
-from .base import Store
+from .base import Store, check_enqueue
 from .leases import lease_lost
 
 
@@ -24,7 +32,7 @@ class PreparedSave:
     its events, the approval to store (and its JSON), the approval to claim and the lease
     it is made under, and the applied request records it upserts (``requests``, each
     encoded as JSON in ``request_bodies``), keeping the session's newest
-    ``request_limit``."""
+    ``request_limit``, and the inputs it queues (``enqueue``)."""
 
     checkpoint: Checkpoint
     stored_messages: int
@@ -42,6 +50,7 @@ class PreparedSave:
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
     stored_log: int = 0
     log_count: int = 0
+    enqueue: tuple[Enqueue, ...] = ()
 
     @property
     def session_id(self) -> str:
@@ -56,6 +65,7 @@ class PreparedEvents:
     events: tuple[StoredEvent, ...]
     event_log_limit: int
     lease: Lease | None = None
+    enqueue: tuple[Enqueue, ...] = ()
 
 
 Prepared = PreparedSave | PreparedEvents
@@ -73,6 +83,7 @@ def prepare(
     lease: Lease | None = None,
     requests: Sequence[AppliedRequest] = (),
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
+    enqueue: Sequence[Enqueue] = (),
 ) -> PreparedSave:
     return PreparedSave(
         checkpoint,
@@ -91,6 +102,7 @@ def prepare(
         max(0, request_limit),
         tasklog.stored_count(checkpoint, stored_messages),
         tasklog.log_count(checkpoint),
+        tuple(enqueue),
     )
 
 
@@ -173,6 +185,7 @@ class QueuedWrites(Store):
         lease: Lease | None = None,
         requests: Sequence[AppliedRequest] = (),
         request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
         prepared = prepare(
             checkpoint,
@@ -185,16 +198,23 @@ class QueuedWrites(Store):
             lease=lease,
             requests=requests,
             request_limit=request_limit,
+            enqueue=check_enqueue(self, enqueue),
         )
         self._before_write("save", prepared)
         await self._saves.submit(prepared)
 
     async def append_events(
-        self, session_id: str, events: Sequence[StoredEvent], *, lease: Lease | None = None
+        self,
+        session_id: str,
+        events: Sequence[StoredEvent],
+        *,
+        lease: Lease | None = None,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
-        if not events:
+        queued = check_enqueue(self, enqueue)
+        if not events and not queued:
             return
-        prepared = PreparedEvents(session_id, tuple(events), self.event_log_limit, lease)
+        prepared = PreparedEvents(session_id, tuple(events), self.event_log_limit, lease, queued)
         self._before_write("append_events", prepared)
         # Through the group commit: one transaction with the saves.
         await self._saves.submit(prepared)

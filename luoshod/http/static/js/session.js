@@ -10,6 +10,8 @@ export async function sessionView(root, { arg: sessionId, params }) {
   const banner = h("div", { id: "scrub-banner" });
   const timeline = h("ol", { class: "timeline", id: "timeline" });
   const scrubber = h("section", { class: "card", id: "history" });
+  const queuePanel = h("section", { class: "card", id: "queue" });
+  const queueNote = h("div", { id: "queue-note" }); // kept across redraws of the queue
   const forkPanel = h("section", { class: "card", id: "fork" });
   const liveState = h("span", { class: "badge", id: "live-state" }, "connecting");
   const eventsList = h("ol", { class: "events", id: "events" });
@@ -22,25 +24,29 @@ export async function sessionView(root, { arg: sessionId, params }) {
     head, drift, runPanel,
     h("div", { class: "columns" },
       h("section", { class: "main" }, h("h2", {}, "Timeline"), banner, timeline),
-      h("aside", {}, scrubber,
+      h("aside", {}, queuePanel, scrubber,
         h("section", { class: "card" }, h("h2", {}, "Events ", liveState), eventsList), forkPanel)));
 
   let checkpoint = null;
+  let queue = []; // inputs queued on the busy session (if_busy, R69), in the order they run
   let entries = []; // oldest first
   let selected = -1; // index into entries; -1: the latest checkpoint
   const seenEvents = [];
 
   async function load() {
     try {
-      checkpoint = (await get(`/sessions/${enc(sessionId)}`)).checkpoint;
+      const got = await get(`/sessions/${enc(sessionId)}`);
+      checkpoint = got.checkpoint || null;
+      queue = got.queue || [];
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) checkpoint = null; else throw err;
+      if (err instanceof ApiError && err.status === 404) { checkpoint = null; queue = []; } else throw err;
     }
     const newest = () => (entries.length ? entries[entries.length - 1].version : null);
     const before = newest();
     const history = await get(`/sessions/${enc(sessionId)}/history`, { page_size: 50, include_checkpoint: true });
     entries = history.entries.slice().reverse();
     renderHead();
+    renderQueue();
     renderDrift();
     // Only a new save redraws the scrubber and the fork form (which may be half filled).
     if (!loaded || newest() !== before) {
@@ -80,6 +86,33 @@ export async function sessionView(root, { arg: sessionId, params }) {
         h("dt", {}, "updated"), h("dd", {}, when(cp.updated_at)),
         cp.approval_id ? [h("dt", {}, "approval"), h("dd", {}, h("a", { href: "#/approvals" }, cp.approval_id))] : null),
       h("div", { class: "actions" }, resume, cancel, remove));
+  }
+
+  // The inputs waiting for the session (Execute with if_busy), each removable (DequeueInput).
+  function renderQueue() {
+    if (!queue.length) {
+      replace(queuePanel, h("h2", {}, "Queue"), h("p", { class: "muted", id: "queue-empty" }, "Nothing queued."), queueNote);
+      return;
+    }
+    const note = queueNote;
+    replace(queuePanel, h("h2", {}, `Queue (${queue.length} waiting)`),
+      h("ol", { class: "queue", id: "queue-list" }, queue.map((q) => {
+        const remove = h("button", { type: "button", class: "link dequeue" }, "Remove");
+        remove.addEventListener("click", async () => {
+          try {
+            const r = await del(`/sessions/${enc(sessionId)}/queue/${enc(q.request_id)}`);
+            replace(note, h("p", { class: "notice" }, r.removed
+              ? `Removed ${q.request_id}: it will not run.`
+              : `${q.request_id} is no longer queued (its run has begun, or it was removed).`));
+            load().catch(() => {});
+          } catch (err) { replace(note, errorBox(err)); }
+        });
+        const text = (q.input || []).map((m) => m.content).filter(Boolean).join(" / ");
+        return h("li", { dataset: { request: q.request_id } },
+          h("span", { class: "badge mode" }, (q.if_busy || "IF_BUSY_ENQUEUE").replace("IF_BUSY_", "").toLowerCase()), " ",
+          h("span", { class: "text" }, text || "(no text)"), " ",
+          h("span", { class: "muted" }, `${q.request_id} · ${when(q.enqueued_at)}`), " ", remove);
+      })), note);
   }
 
   function shown() {
@@ -190,7 +223,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     while (eventsList.children.length > 200) eventsList.firstChild.remove();
     eventsList.scrollTop = eventsList.scrollHeight; // the list scrolls, not the page
     if (ev.type === "agent.drift" || ev.type === "run.start") renderDrift();
-    if (["model.turn", "tool.result", "run.done", "approval.requested", "step.done"].includes(ev.type)) refreshSoon();
+    if (["run.start", "model.turn", "tool.result", "run.done", "approval.requested", "step.done"].includes(ev.type)) refreshSoon();
   }
 
   // Since the last run.start: a refused resume (an agent.drift event marked refused, the
@@ -207,7 +240,18 @@ export async function sessionView(root, { arg: sessionId, params }) {
       warned ? driftBox(warned.agent_drift) : kept ? driftBox(kept) : null);
   }
 
+  // A queued input is not an event of the session's log: the queue is read again every
+  // few seconds (redrawn only when it changed).
+  async function pollQueue() {
+    try {
+      const got = await get(`/sessions/${enc(sessionId)}`);
+      const next = got.queue || [];
+      if (JSON.stringify(next) !== JSON.stringify(queue)) { queue = next; renderQueue(); }
+    } catch (err) { /* a deleted session: the next load says so */ }
+  }
+
   await load();
+  const queueTimer = setInterval(pollQueue, QUEUE_POLL_MS);
   const stop = watch(sessionId, {
     onEvent,
     onState: (state, err) => {
@@ -216,8 +260,10 @@ export async function sessionView(root, { arg: sessionId, params }) {
       if (state === "error" && err) eventsList.append(h("li", { class: "error" }, err.reason || "", " ", err.message || ""));
     },
   });
-  return () => { stop(); clearTimeout(refreshTimer); };
+  return () => { stop(); clearTimeout(refreshTimer); clearInterval(queueTimer); };
 }
+
+const QUEUE_POLL_MS = 2000;
 
 function eventItem(ev) {
   return h("li", { dataset: { type: ev.type, seq: ev.seq } },
