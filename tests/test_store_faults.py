@@ -127,6 +127,12 @@ def test_a_damaged_or_newer_store_is_refused_at_start_naming_the_file(tmp_path: 
     assert code == 2, out  # not a daemon serving an empty store, not a crash (SIGBUS was -7)
     assert len(lines) == 1 and "luoshod listening" not in out, out
     assert str(tmp_path) in lines[0] and says in lines[0], lines[0]
+    if "newer" in case:  # the URL is right: the advice is to upgrade, not to look elsewhere
+        assert lines[0].endswith("upgrade luoshod (and the store's driver) to serve it, or point --store at "
+                                 "a store this version wrote"), lines[0]
+        assert "check the --store URL" not in lines[0], lines[0]
+    else:
+        assert lines[0].endswith("check the --store URL and that the store is reachable"), lines[0]
     assert unchanging(target.read_bytes()) == before  # left as it was, for whoever restores it
 
 

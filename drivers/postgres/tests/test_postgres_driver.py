@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from luoshod.domain import Checkpoint
-from luoshod.errors import StoreError
+from luoshod.errors import NEWER_LUOSHOD, StoreError
 from luoshod.store import Capability, store_from_url
 from luoshod_postgres import PostgresStore
 from luoshod_postgres.connection import target_from_url
@@ -132,8 +132,10 @@ async def test_a_newer_schema_is_refused(
     await store.close()
     with raw(postgres_server, schema) as conn:
         conn.execute("UPDATE luoshod_schema SET version = %s", (SCHEMA_VERSION + 1,))
-    with pytest.raises(StoreError, match="newer"):
+    with pytest.raises(StoreError, match="newer") as refused:
         await store_from_url(url).open()
+    # Marked so, a daemon's refusal at start says to upgrade luoshod (server/preflight.py).
+    assert refused.value.metadata["written_by"] == NEWER_LUOSHOD
 
 
 # -- layout ----------------------------------------------------------------------------
