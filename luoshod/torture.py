@@ -925,7 +925,19 @@ class Torture:
             stub = pb_grpc.AgentServiceStub(channel)
             for s in self.sessions:
                 if everything or not s.settled:
-                    await self.check_session(stub, s, daemon, final=final)
+                    try:
+                        await self.check_session(stub, s, daemon, final=final)
+                    except grpc.aio.AioRpcError as e:
+                        if e.code() != grpc.StatusCode.UNAVAILABLE:
+                            raise
+                        # Not a rule of the store; checked again next cycle. Said, with where
+                        # the daemon's log is: nothing here kills a daemon during a check.
+                        self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] += 1
+                        if self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] <= 3:
+                            print(f"luoshod torture: cycle {self.cycle}: daemon {daemon.name} did not answer a "
+                                  f"check ({'its process runs' if daemon.alive else 'its process is gone'}; "
+                                  f"log: {self.work / f'{daemon.name}-{daemon.starts}.err'})", file=sys.stderr)
+                        continue
                     s.settled = s.done
 
     async def drain_queues(self) -> None:
