@@ -10,7 +10,7 @@ alike), ``--cycles`` cycles (20) on a fresh SQLite and LMDB store each:
 Both kill a real daemon process a cycle (kill -9 by pid); the figures are seconds a cycle
 (the median of the rounds) and the report's split (waiting for daemons to listen, running
 sessions until the kill, checking the store). ``--ci`` also runs the configuration of
-``tests/test_torture.py`` (SQLite 130, LMDB 130 and PostgreSQL 40 cycles with two daemons, at
+``tests/test_torture.py`` (SQLite 140, LMDB 140 and PostgreSQL 24 cycles with two daemons, at
 once) when ``LUOSHOD_TEST_POSTGRES_URL`` names a server, and prints its wall time against the
 target (300 cycles, 0 violations, under 5 minutes).
 
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 PYTHON = sys.executable  # run it with the project's .venv/bin/python
-CI_RUN = {"sqlite": 130, "lmdb": 130, "postgresql": 40}
+CI_RUN = {"sqlite": 140, "lmdb": 140, "postgresql": 24}
 CI_TARGET_S = 300
 
 

@@ -132,6 +132,12 @@ class StoreFull(StoreError):
     reason = "STORE_FULL"
 
 
+#: A ``StoreError``'s ``written_by`` metadata when the store (its schema, or records in a
+#: format past this luoshod's) was written by a newer luoshod: a daemon refusing it at start
+#: says to upgrade, not to check the URL (``server/preflight.py``). Drivers set it.
+NEWER_LUOSHOD = "a newer luoshod"
+
+
 class AgentDrift(LuoshoError):
     """on_agent_drift=ERROR and the resuming agent differs; metadata says what changed."""
 

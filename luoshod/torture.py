@@ -21,7 +21,19 @@ lease. After each cycle it reads every session back (``GetSession``, the event l
 - the event log: strictly increasing seqs, and every event a client saw is in it as seen;
 - R53: results the client sends as input for pending calls are taken, and not asked again;
 - R51/R52: with two daemons, a session is only ever run by the holder of its lease — the
-  checks above after every takeover.
+  checks above after every takeover;
+- R68/R69, no lost queued input: while a run is active the client sometimes sends more input
+  with ``if_busy=ENQUEUE`` (a request id each), and counts it *acknowledged* once its stream
+  says ``input.queued``. Every acknowledged input is, at every check, in the transcript
+  exactly once, or in the queue (``GetSession``), or applied behind the pending calls of an
+  unfinished run (its ``run.start`` in the log); those in the transcript and the queue are in
+  the order they were acknowledged; none is ever in the transcript twice. A queued input
+  that a daemon's sweep runs after a crash hands out tool calls nobody else answers: the
+  client follows it, as a client retrying its ``Execute`` does (the same request id, R74,
+  R75), and answers them (a check's ``Watch`` answers those of a run it finds live). At the
+  end every session with queued input is driven to its end, unkilled, and then every
+  acknowledged input must be in its transcript exactly once, and no queue holds anything
+  unless its session is paused on an approval.
 
 It ends with a report (cycles, kills, boundaries hit, violations with a reproduction: the
 seed, the cycle, the session and the events it saw) and exits 1 on any violation.
@@ -57,10 +69,47 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc  # noqa: E402
 #: Where the client kills: right after it sees one of these (``accepted``: a
 #: ``SubmitToolResult`` answered ``ACCEPTED``).
 BOUNDARIES = ("run.start", "step.start", "model.turn", "tool.call", "accepted", "tool.result", "run.done",
-              "approval.requested", "resolved")
+              "approval.requested", "resolved", "input.queued")
 #: How many of each a session's run sees at most (the script: 4 steps of 2 calls, then text).
-PER_RUN = {"run.start": 1, "run.done": 1, "step.start": 5, "model.turn": 5, "approval.requested": 1, "resolved": 1}
+PER_RUN = {"run.start": 1, "run.done": 1, "step.start": 5, "model.turn": 5, "approval.requested": 1, "resolved": 1,
+           "input.queued": 1}
 TOOL_STEPS = 4
+#: Queued input (R68, R69): the share of a session's runs that send input with
+#: ``if_busy=ENQUEUE`` while they are active (at one of their first tool calls; a second
+#: input right after the first is acknowledged, some of the time), and at most how many a
+#: session sends. Each queued input's run is two more turns of the script: one call of
+#: ``add``, then text.
+QUEUE_SHARE = 0.35
+MAX_QUEUED = 4
+INPUT_QUEUED = "input.queued"
+#: A queued input's stream that brings no event for this long is sent again (a retry, the
+#: same request id): it may follow a run that died in the other daemon, which nobody
+#: resumes until a client does (the retry runs it here once the dead one's lease is gone).
+FOLLOW_IDLE_S = 2.0
+#: The seq of a hand-out answered from the log (which hand-out the run waited for is unknown).
+UNKNOWN_SEQ = 1 << 62
+
+
+class Idle(Exception):
+    """A stream brought no event for ``FOLLOW_IDLE_S``."""
+
+
+async def _responses(call: Any, idle_s: float):  # type: ignore[no-untyped-def]
+    """A stream's responses; with ``idle_s``, :class:`Idle` (the call cancelled) when none
+    comes for that long."""
+    if not idle_s:
+        async for resp in call:
+            yield resp
+        return
+    while True:
+        try:
+            resp = await asyncio.wait_for(call.read(), idle_s)
+        except TimeoutError:
+            call.cancel()
+            raise Idle from None
+        if resp is grpc.aio.EOF:
+            return
+        yield resp
 #: The step whose turn is ``[pay (needs approval), add]``: the run pauses on ``pay`` with
 #: ``add`` remaining (R27, R28) until the client resolves it.
 GATED_STEP = 1
@@ -129,6 +178,35 @@ class Session:
     decided: dict[str, bool] = field(default_factory=dict)
     decided_in: dict[str, int] = field(default_factory=dict)
     retried: set[str] = field(default_factory=set)
+    # Calls: the seq of the tool.call event answered ACCEPTED; the log's last seq at the
+    # last check (a tool.call at or before it is history, not a new hand-out).
+    accepted_seq: dict[str, int] = field(default_factory=dict)
+    checked_seq: int = 0
+    # Queued input (R68, R69): the ENQUEUE requests sent, by request id in send order; those
+    # acknowledged (input.queued), in the order acknowledged, with their cycle; those seen
+    # in the transcript after their stream ended (nothing left to follow). ``followers``:
+    # this drive's tasks that follow queued inputs.
+    queued: dict[str, pb.ExecuteRequest] = field(default_factory=dict)
+    acked: dict[str, int] = field(default_factory=dict)
+    completed: set[str] = field(default_factory=set)
+    followers: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def outstanding(self) -> list[str]:
+        """Queued inputs sent and not yet seen in the transcript: the client follows them."""
+        return [rid for rid in self.queued if rid not in self.completed]
+
+    @property
+    def done(self) -> bool:
+        return self.finished and not self.outstanding()
+
+    def may_enqueue(self) -> bool:
+        """One more queued input: under the cap, every earlier one acknowledged (or run),
+        so the acknowledgements' order is the queue's."""
+        return len(self.queued) < MAX_QUEUED and all(r in self.acked or r in self.completed for r in self.queued)
+
+
+def queued_text(rid: str) -> str:
+    return f"queued input {rid}"
 
 
 def spec_for(concurrency: int) -> pb.AgentSpec:
@@ -138,6 +216,8 @@ def spec_for(concurrency: int) -> pb.AgentSpec:
         for k in range(TOOL_STEPS)
     ]
     script.append({"text": "done"})
+    for q in range(MAX_QUEUED):  # the runs of queued inputs: a call, then text
+        script += [{"tool_calls": [{"name": "add", "arguments": {"a": 10 + q, "b": 1}}]}, {"text": "queued done"}]
     return pb.AgentSpec(
         model="scripted:torture",
         instructions="Add the numbers.",
@@ -335,14 +415,25 @@ class Torture:
                 self.cycle += 1
                 await self.one_cycle()
                 began = time.monotonic()
+                known = self.turns_known()
                 await self.check()
+                self.check_model_calls(known)  # those of runs a check's Watch answered
                 self.phases["checking the store"] += time.monotonic() - began
                 if not self.o.quiet:
                     print(f"cycle {self.cycle}/{self.o.cycles}: {self.last_strike}; "
                           f"{len(self.violations)} violation(s)", file=sys.stderr, flush=True)
                 if self.violations and self.o.stop_on_violation:
                     break
-            await self.check(everything=True)  # the settled sessions once more, at the end
+            # Every queued input run to its end, nothing killed, and then checked as such;
+            # not after --stop-on-violation stopped the run (the store is known broken).
+            whole = not (self.violations and self.o.stop_on_violation)
+            if whole:
+                began = time.monotonic()
+                await self.drain_queues()
+                self.phases["running queued inputs to the end"] += time.monotonic() - began
+            else:
+                self.stats["queued inputs not run to the end: stopped at the first violation"] = 1
+            await self.check(everything=True, final=whole)  # the settled sessions once more, at the end
         finally:
             for d in self.daemons:
                 d.thaw()
@@ -365,7 +456,7 @@ class Torture:
         )
 
     async def one_cycle(self) -> None:
-        live = [s for s in self.sessions if not s.finished]
+        live = [s for s in self.sessions if not s.done]
         while len(live) < self.o.sessions:
             s = Session(f"{self.prefix}-{len(self.sessions)}", self.rng.choice([1, 1, 2]))
             self.sessions.append(s)
@@ -398,7 +489,7 @@ class Torture:
             for s in live:
                 d = self.daemons[self.rng.randrange(len(self.daemons))]
                 stub = pb_grpc.AgentServiceStub(channels[d.name])
-                tasks.append(asyncio.ensure_future(self.drive(s, d, stub, boundary)))
+                tasks.append(asyncio.ensure_future(self.drive(s, d, stub, boundary, enqueue=True)))
                 if d is victim:
                     on_victim.append(tasks[-1])
             await self.wait_for_clients(tasks, victim)
@@ -459,11 +550,15 @@ class Torture:
             async def nothing(kind: str, daemon: Daemon) -> None:
                 return None
 
+            known = self.turns_known()
             for s in live:  # where the frozen daemon left them (and what it saved, R54)
-                await self.check_session(stub, s)
+                await self.check_session(stub, s, other)
+            # The model calls of runs live meanwhile (a queued input a sweep runs), against
+            # the turns known before the checks read newer ones.
+            self.check_model_calls(known)
             known = self.turns_known()
             drives = asyncio.gather(
-                *(self.drive(s, other, stub, nothing) for s in live if not s.finished),
+                *(self.drive(s, other, stub, nothing) for s in live if not s.done),
                 return_exceptions=True,
             )
             try:
@@ -481,17 +576,55 @@ class Torture:
 
     # -- one session's client --------------------------------------------------------------
 
-    async def drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> None:  # type: ignore[no-untyped-def]
+    async def drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,  # type: ignore[no-untyped-def]
+                    *, enqueue: bool = False) -> None:
         """Run (or resume) one session until it ends or its daemon dies; a run paused on
-        an approval is resolved, and the resolved run driven on."""
+        an approval is resolved, and the resolved run driven on. Queued inputs sent and not
+        yet seen applied are followed first (and those ``enqueue`` sends while a run is
+        active), each by its own task: it answers the tool calls of the run that applies it."""
+        s.followers = [asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary)) for rid in s.outstanding()]
+        if s.followers:
+            self.stats["queued inputs followed again (their Execute retried)"] += len(s.followers)
+        try:
+            await self._drive(s, daemon, stub, boundary, enqueue)
+        finally:
+            # Done, given up on (cancelled) or its daemon gone: so are the followers left.
+            for t in s.followers:
+                t.cancel()
+            if s.followers:
+                await asyncio.gather(*s.followers, return_exceptions=True)
+            s.followers = []
+
+    async def _drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, enqueue: bool) -> None:  # type: ignore[no-untyped-def]
+        idle = 0
         for attempt in range(100):
             try:
                 if s.awaiting:
                     if not await self.resolve(s, daemon, stub, boundary):
                         continue  # decided already, by a Resolve whose answer was lost: resume
+                elif pending := [t for t in s.followers if not t.done()]:
+                    # A queued input's run holds the session (or will): its follower answers
+                    # it. Resolve if it pauses; look at the store when nothing moves.
+                    done, _ = await asyncio.wait(pending, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                    idle = 0 if done else idle + 1
+                    if idle >= 2 and (cp := await self.stored(stub, s)) is not None:
+                        if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL:
+                            s.awaiting = cp.approval_id
+                    continue
+                elif s.finished:
+                    return
                 else:
-                    await self.execute(s, daemon, stub, boundary)
-                if not s.awaiting:
+                    if s.queued and (cp := await self.stored(stub, s)) is not None:
+                        # Queued input may have finished the session meanwhile: a "go" now
+                        # would be a new turn (R14), not the retry it is meant to be (R13).
+                        if cp.status == pb.CHECKPOINT_STATUS_FINISHED:
+                            s.finished = True
+                            continue
+                        if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL:
+                            s.awaiting = cp.approval_id
+                            continue
+                    await self.execute(s, daemon, stub, boundary, enqueue=enqueue)
+                if not s.awaiting and not any(not t.done() for t in s.followers):
                     return
             except grpc.aio.AioRpcError as e:
                 reason = _reason(e)
@@ -509,7 +642,79 @@ class Torture:
                 self.violate("errors", s, f"the run failed with {e.code().name} {reason}: {e.details()}")
                 return
 
-    async def execute(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> None:  # type: ignore[no-untyped-def]
+    async def stored(self, stub: pb_grpc.AgentServiceStub, s: Session) -> pb.Checkpoint | None:
+        try:
+            return (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)).checkpoint
+        except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise
+
+    def enqueue(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, *, then: bool) -> None:  # type: ignore[no-untyped-def]
+        """Send one more input with ``if_busy=ENQUEUE`` (its own request id), followed by a
+        task of its own; ``then``: once it is acknowledged, send another."""
+        if not s.may_enqueue():
+            return
+        rid = f"{s.sid}-q{len(s.queued) + 1}"
+        s.queued[rid] = pb.ExecuteRequest(
+            session_id=s.sid, input=[pb.Message(role=pb.ROLE_USER, content=queued_text(rid))],
+            agent=spec_for(s.concurrency), request_id=rid, if_busy=pb.IF_BUSY_ENQUEUE,
+        )
+        self.stats["queued inputs sent (if_busy ENQUEUE)"] += 1
+
+        def acked() -> None:
+            if then:
+                self.enqueue(s, daemon, stub, boundary, then=False)
+
+        s.followers.append(asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary, on_ack=acked)))
+
+    async def follow(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, rid: str, boundary,  # type: ignore[no-untyped-def]
+                     on_ack=None) -> None:
+        """Send (or send again: a retry, the same request id, R74) the queued input ``rid``
+        and follow its stream: ``input.queued`` (the acknowledgement), then the run that
+        applies it, whose tool calls this answers, whichever daemon runs it. Done once the
+        input is in the transcript; the daemon dying ends it (the next drive follows again)."""
+        request = s.queued[rid]
+        for attempt in range(20):
+            if daemon.stopped:
+                return
+            try:
+                try:
+                    await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, set(),
+                                      queued=rid, on_ack=on_ack, idle_s=FOLLOW_IDLE_S)
+                except Idle:
+                    self.stats[f"queued inputs' streams sent again after {FOLLOW_IDLE_S:g} s without an event"] += 1
+                cp = await self.stored(stub, s)
+            except grpc.aio.AioRpcError as e:
+                reason = _reason(e)
+                if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) or "LEASE_LOST" in reason:
+                    return  # the daemon died (or lost the session): followed again next time
+                if e.code() == grpc.StatusCode.ABORTED and reason == "INPUT_DEQUEUED":
+                    self.violate("R69", s, f"lost queued input: request {rid}'s stream ended INPUT_DEQUEUED, "
+                                 f"but torture never dequeues (seed {self.o.seed})")
+                    s.completed.add(rid)
+                    return
+                if e.code() == grpc.StatusCode.ABORTED and "SESSION_BUSY" in reason:
+                    await asyncio.sleep(0.1)
+                    continue
+                if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    return
+                self.violate("errors", s, f"queued input {rid} failed with {e.code().name} {reason}: {e.details()}")
+                s.completed.add(rid)
+                return
+            if cp is not None and any(m.role == pb.ROLE_USER and m.content == queued_text(rid) for m in cp.messages):
+                s.completed.add(rid)
+                self.stats["queued inputs seen applied by their follower"] += 1
+                return
+            if cp is not None and cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL:
+                # Applied behind calls of a turn paused on an approval (R12), or kept queued
+                # until it is decided (R69): the drive resolves it; followed again next time.
+                s.awaiting = s.awaiting or cp.approval_id
+                return
+            await asyncio.sleep(0.1)
+
+    async def execute(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,  # type: ignore[no-untyped-def]
+                      *, enqueue: bool = False) -> None:
         inputs = [pb.Message(role=pb.ROLE_USER, content="go")]  # a retry on an existing session (R13)
         # R53: results the client ran whose save it never heard of go back as input.
         given = set()
@@ -520,7 +725,15 @@ class Torture:
                 given.add(cid)
                 self.stats["results sent as input (R53)"] += 1
         request = pb.ExecuteRequest(session_id=s.sid, input=inputs, agent=spec_for(s.concurrency))
-        await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, given)
+        # R68: some runs get more input queued while they are active, at one of their calls.
+        at = self.rng.randint(1, 3) if enqueue and s.may_enqueue() and self.rng.random() < QUEUE_SHARE else 0
+        two = self.rng.random() < 0.4
+
+        def busy() -> None:
+            self.enqueue(s, daemon, stub, boundary, then=two)
+
+        await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, given,
+                          enqueue_at=at, on_busy=busy)
 
     async def resolve(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> bool:  # type: ignore[no-untyped-def]
         """Decide ``s.awaiting`` and drive the resolved run; a quarter of the time two
@@ -576,24 +789,51 @@ class Torture:
         s.awaiting = ""
         return False
 
-    async def stream(self, s, daemon, stub, call, boundary, given: set[str], on_start=None) -> None:  # type: ignore[no-untyped-def]
+    async def stream(self, s, daemon, stub, call, boundary, given: set[str], on_start=None,  # type: ignore[no-untyped-def]
+                     *, queued: str = "", on_ack=None, enqueue_at: int = 0, on_busy=None, idle_s: float = 0) -> None:
+        """One stream's events, its tool calls answered. ``queued``: the stream of that
+        queued input (``input.queued`` acknowledges it, then ``on_ack``; its events are read
+        from the log, so a tool call in it may be an older hand-out than the one a run waits
+        for); ``enqueue_at``: call ``on_busy`` at this stream's n-th tool call (the run is
+        active: R68)."""
         submits: list[asyncio.Task[None]] = []
+        answered: set[str] = set()
+        calls = 0
         try:
-            async for resp in call():
+            async for resp in _responses(call(), idle_s):
                 e = resp.event
                 if daemon.stopped:
                     return  # a frozen daemon's late events: this client moved on
+                if e.type == INPUT_QUEUED:
+                    if queued and queued not in s.acked:
+                        s.acked[queued] = self.cycle
+                        self.stats["queued inputs acknowledged (input.queued)"] += 1
+                        if on_ack is not None:
+                            on_ack()
+                    await boundary(INPUT_QUEUED, daemon)
+                    continue
                 if on_start is not None:
                     on_start()  # a Resolve's first event: the save that claimed it is done
                     on_start = None
                     await boundary("resolved", daemon)
-                self.see(s, e)
-                if e.type == "tool.call":
-                    if e.tool_call.call.id in given:
-                        self.violate("R53", s, f"call {e.tool_call.call.id} handed out although "
-                                     "this run's input answered it")
-                    submits.append(asyncio.ensure_future(self.run_tool(s, daemon, stub, e, boundary)))
-                await boundary(e.type, daemon)
+                # A queued input's stream replays the log from its run's start: what this
+                # client saw already, or a retried request's replay, is history.
+                new = not e.replayed and e.seq not in s.seen
+                self.see(s, e, new)
+                if e.type == "tool.call" and not e.replayed:
+                    cid = e.tool_call.call.id
+                    if new and cid in given:
+                        self.violate("R53", s, f"call {cid} handed out although this run's input answered it")
+                    if new or (cid not in s.accepted and cid not in s.stored_results and cid not in answered):
+                        answered.add(cid)
+                        submits.append(asyncio.ensure_future(
+                            self.run_tool(s, daemon, stub, e, boundary, live=not queued)))
+                    if new:
+                        calls += 1
+                        if calls == enqueue_at and on_busy is not None:
+                            on_busy()
+                if new:
+                    await boundary(e.type, daemon)
         except BaseException:
             for t in submits:  # given up on (cancelled) or failed: so are its submissions
                 t.cancel()
@@ -605,12 +845,16 @@ class Torture:
             if submits:
                 await asyncio.gather(*submits, return_exceptions=True)
 
-    def see(self, s: Session, e: pb.Event) -> None:
-        s.trail.append(f"{self.cycle}:{e.seq}:{e.type}")
-        del s.trail[:-40]
+    def see(self, s: Session, e: pb.Event, new: bool = True) -> None:
+        if e.seq == 0:
+            return  # not in the log (text.delta)
         if e.seq in s.seen and s.seen[e.seq] != e.type:
             self.violate("event log", s, f"seq {e.seq} came as {s.seen[e.seq]} and later as {e.type}")
         s.seen[e.seq] = e.type
+        if not new:
+            return
+        s.trail.append(f"{self.cycle}:{e.seq}:{e.type}")
+        del s.trail[:-40]
         if e.type == "model.turn":
             s.durable_turns = max(s.durable_turns, e.model_turn.step)  # saved before seen
             self.stats["model turns seen"] += 1
@@ -629,50 +873,114 @@ class Torture:
                 elif s.decided.get(aid) is False:
                     self.violate("R30", s, f"gated call {cid} handed out although approval {aid} was "
                                  f"rejected (cycle {s.decided_in[aid]})")
-            if cid in s.accepted:
+            if cid in s.accepted and e.seq > s.accepted_seq.get(cid, 0):
                 self.violate("R54", s, f"call {cid} handed out again after its result was ACCEPTED "
                              f"(cycle {s.accepted_in[cid]})")
-            elif cid in s.stored_results:
+            elif cid in s.accepted:
+                pass  # an older hand-out than the one answered, read from the log
+            elif cid in s.stored_results and e.seq > s.checked_seq:
                 self.violate("R21", s, f"call {cid} handed out again although its result is stored")
             elif cid in s.ran:
                 self.stats["calls run again after a kill (R24)"] += 1
         elif e.type == "run.done":
             s.finished = e.run_done.status == pb.CHECKPOINT_STATUS_FINISHED
 
-    async def run_tool(self, s, daemon, stub, e: pb.Event, boundary) -> None:  # type: ignore[no-untyped-def]
+    async def run_tool(self, s, daemon, stub, e: pb.Event, boundary, *, live: bool = True) -> bool:  # type: ignore[no-untyped-def]
+        """Run the call and submit its result: to ``stub``'s daemon, else (no run waits for
+        it there: a queued input's run followed through the log may be the other daemon's)
+        to the other one. ``live``: ``e`` came from the run's own stream, so it is the
+        hand-out the run waits for, and a later one (a greater seq) is a second hand-out;
+        one read from the log may be older than the one answered (then R21 and the store's
+        R54 check still hold)."""
         call = e.tool_call.call
         result = tool_result(call.id, call.arguments_json)
         s.ran[call.id] = result
         s.names[call.id] = call.name
+        request = pb.SubmitToolResultRequest(session_id=s.sid, tool_call_id=call.id, result_json=result)
         try:
-            resp = await stub.SubmitToolResult(
-                pb.SubmitToolResultRequest(session_id=s.sid, tool_call_id=call.id, result_json=result),
-                timeout=RUN_TIMEOUT_S,
-            )
-        except grpc.aio.AioRpcError:
-            return  # not saved (R54): the call may be asked again (R24)
-        if resp.outcome == pb.SUBMIT_OUTCOME_ACCEPTED:
-            s.accepted[call.id] = result
-            s.accepted_in[call.id] = self.cycle
-            await boundary("accepted", daemon)
+            resp = await stub.SubmitToolResult(request, timeout=RUN_TIMEOUT_S)
+        except grpc.aio.AioRpcError as err:
+            others = [d for d in self.daemons if d is not daemon and d.alive and not d.stopped]
+            if err.code() != grpc.StatusCode.FAILED_PRECONDITION or not others:
+                return False  # not saved (R54): the call may be asked again (R24)
+            daemon = others[0]
+            try:
+                async with grpc.aio.insecure_channel(daemon.address) as channel:
+                    resp = await pb_grpc.AgentServiceStub(channel).SubmitToolResult(request, timeout=RUN_TIMEOUT_S)
+            except grpc.aio.AioRpcError:
+                return False
+        if resp.outcome != pb.SUBMIT_OUTCOME_ACCEPTED:
+            return False
+        s.accepted[call.id] = result
+        s.accepted_in[call.id] = self.cycle
+        s.accepted_seq[call.id] = max(s.accepted_seq.get(call.id, 0), e.seq if live else UNKNOWN_SEQ)
+        await boundary("accepted", daemon)
+        return True
 
     # -- the checks ------------------------------------------------------------------------
 
-    async def check(self, *, everything: bool = False) -> None:
+    async def check(self, *, everything: bool = False, final: bool = False) -> None:
         daemon = next(d for d in self.daemons if d.alive)
         async with grpc.aio.insecure_channel(daemon.address) as channel:
             stub = pb_grpc.AgentServiceStub(channel)
             for s in self.sessions:
                 if everything or not s.settled:
-                    await self.check_session(stub, s)
-                    s.settled = s.finished
+                    try:
+                        await self.check_session(stub, s, daemon, final=final)
+                    except grpc.aio.AioRpcError as e:
+                        if e.code() != grpc.StatusCode.UNAVAILABLE:
+                            raise
+                        # Not a rule of the store; checked again next cycle. Said, with where
+                        # the daemon's log is: nothing here kills a daemon during a check.
+                        self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] += 1
+                        if self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] <= 3:
+                            print(f"luoshod torture: cycle {self.cycle}: daemon {daemon.name} did not answer a "
+                                  f"check ({'its process runs' if daemon.alive else 'its process is gone'}; "
+                                  f"log: {self.work / f'{daemon.name}-{daemon.starts}.err'})", file=sys.stderr)
+                        continue
+                    s.settled = s.done
+
+    async def drain_queues(self) -> None:
+        """After the last cycle: every session with queued input driven to its end, no
+        daemon killed, so that each acknowledged input has run (checked by the final check)."""
+        for d in self.daemons:
+            d.thaw()
+            if not d.alive:
+                d.start()
+        daemon = self.daemons[0]
+
+        async def nothing(kind: str, daemon: Daemon) -> None:
+            return None
+
+        for _ in range(3):
+            todo = [s for s in self.sessions if s.queued and (not s.done or s.awaiting)]
+            if not todo:
+                return
+            known = self.turns_known()
+            async with grpc.aio.insecure_channel(daemon.address) as channel:
+                stub = pb_grpc.AgentServiceStub(channel)
+                drives = asyncio.gather(*(self.drive(s, daemon, stub, nothing) for s in todo), return_exceptions=True)
+                try:
+                    self.client_errors(await asyncio.wait_for(drives, RUN_TIMEOUT_S))
+                except TimeoutError:
+                    self.stats["queued inputs' final runs cut short: clients timed out"] += 1
+                for s in todo:  # where they are now (a follower may have left before the end)
+                    with contextlib.suppress(grpc.aio.AioRpcError):
+                        cp = await self.stored(stub, s)
+                        if cp is not None:
+                            s.finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
+                            s.awaiting = cp.approval_id if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else ""
+            self.check_model_calls(known)
 
     def turns_known(self) -> dict[str, int]:
         return {s.sid: s.durable_turns for s in self.sessions}
 
-    async def check_session(self, stub: pb_grpc.AgentServiceStub, s: Session) -> None:
+    async def check_session(self, stub: pb_grpc.AgentServiceStub, s: Session, daemon: Daemon,
+                            *, final: bool = False) -> None:
+        queue: list[str] = []
         try:
-            cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)).checkpoint
+            got = await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)
+            cp, queue = got.checkpoint, [q.request_id for q in got.queue]
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                 # Not a rule of the store: the session is checked again next cycle.
@@ -686,7 +994,63 @@ class Torture:
             cp = pb.Checkpoint(session_id=s.sid)  # checked as empty: each ACCEPTED result is lost
         self.check_checkpoint(s, cp)
         await self.check_approvals(stub, s, cp)
-        await self.check_events(stub, s)
+        started = await self.check_events(stub, s, daemon)
+        if not s.queued:
+            return
+        problems = self.check_queue(s, cp, queue, started, final=final)
+        if problems:
+            # GetSession reads the checkpoint, then the queue: a queued input that a run
+            # (a sweep's, live during the check) applied in between is in neither. A second
+            # read sees it applied; what is still wrong then is wrong.
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                got = await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)
+                started |= await self.check_events(stub, s, daemon)
+                problems = self.check_queue(s, got.checkpoint, [q.request_id for q in got.queue], started, final=final)
+        for rule, message in problems:
+            self.violate(rule, s, message)
+
+    def check_queue(self, s: Session, cp: pb.Checkpoint, queue: list[str], started: set[str],
+                    *, final: bool) -> list[tuple[str, str]]:
+        """R68/R69 from the store: no queued input lost, run twice or out of order (the
+        violations found). ``queue``: GetSession's queue (request ids); ``started``: the
+        request ids of the log's ``run.start`` events."""
+        seed = self.o.seed
+        found: list[tuple[str, str]] = []
+        where: dict[str, int] = {}  # request id -> index in the transcript
+        for i, m in enumerate(cp.messages):
+            if m.role == pb.ROLE_USER and m.content.startswith("queued input "):
+                rid = m.content.removeprefix("queued input ")
+                if rid in where:
+                    found.append(("R69", f"queued input {rid} is in the transcript twice (run twice; seed {seed})"))
+                where.setdefault(rid, i)
+        finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
+        paused = cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
+        # Applied by a run that has not ended, behind calls still pending (R12): the input
+        # waits in the checkpoint, shown neither in the transcript nor in the queue.
+        behind = {rid for rid in started if rid not in where and rid not in queue and not finished}
+        for rid, cycle in s.acked.items():
+            if rid in where or rid in queue:
+                continue
+            if final:
+                found.append(("R69", f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
+                             f"{cycle}, is not in the transcript at the end (queue {queue}, status "
+                             f"{pb.CheckpointStatus.Name(cp.status)}; seed {seed})"))
+            elif rid not in behind:
+                found.append(("R69", f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
+                             f"{cycle}, is neither in the transcript nor in the queue, and no run applied it "
+                             f"(seed {seed})"))
+        # Their order: the transcript's, then the one applied and waiting, then the queue's.
+        seen = sorted((i, rid) for rid, i in where.items())
+        order = [rid for _, rid in seen] + sorted(behind) + list(queue)
+        acked = [rid for rid in order if rid in s.acked]
+        expected = [rid for rid in s.acked if rid in acked]
+        if acked != expected:
+            found.append(("R69", f"queued inputs out of order: acknowledged as {expected}, "
+                          f"the session has them as {acked} (seed {seed})"))
+        if final and queue and not paused:
+            found.append(("R69", f"queued inputs {queue} still in the queue at the end, the session "
+                          f"{pb.CheckpointStatus.Name(cp.status)}, not paused (seed {seed})"))
+        return found
 
     def check_checkpoint(self, s: Session, cp: pb.Checkpoint) -> None:
         msgs = [m for m in cp.messages if m.role != pb.ROLE_SYSTEM]
@@ -759,17 +1123,25 @@ class Torture:
     async def check_approvals(self, stub: pb_grpc.AgentServiceStub, s: Session, cp: pb.Checkpoint) -> None:
         """The stored approvals match the checkpoint (the paused run's one, else none), and
         a decided approval cannot be decided again (R33)."""
-        try:
-            listed = [a.approval_id for a in (await stub.ListApprovals(
-                pb.ListApprovalsRequest(session_id=s.sid, page_size=10), timeout=RUN_TIMEOUT_S)).approvals]
-        except grpc.aio.AioRpcError as e:
-            if e.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise
-            self.stats["checks put off: ListApprovals unanswered for 20 s"] += 1
-            return
-        expected = [cp.approval_id] if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else []
-        if listed != expected:
-            self.violate("R33", s, f"pending approvals {listed} in the store, the checkpoint says {expected}")
+        for _ in range(3):
+            try:
+                listed = [a.approval_id for a in (await stub.ListApprovals(
+                    pb.ListApprovalsRequest(session_id=s.sid, page_size=10), timeout=RUN_TIMEOUT_S)).approvals]
+            except grpc.aio.AioRpcError as e:
+                if e.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise
+                self.stats["checks put off: ListApprovals unanswered for 20 s"] += 1
+                return
+            expected = [cp.approval_id] if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else []
+            if listed == expected:
+                break
+            # A run live during the check (a queued input a sweep runs) may have saved
+            # between the two reads: wrong only if the checkpoint did not move meanwhile.
+            again = await self.stored(stub, s)
+            if again is None or again.version == cp.version:
+                self.violate("R33", s, f"pending approvals {listed} in the store, the checkpoint says {expected}")
+                break
+            cp = again
         for aid, approved in list(s.decided.items()):
             if aid in s.retried:
                 continue
@@ -790,17 +1162,33 @@ class Torture:
                                  f"{_reason(e)}, not APPROVAL_NOT_FOUND")
             self.stats["decided approvals resolved again: refused (R33)"] += 1
 
-    async def check_events(self, stub: pb_grpc.AgentServiceStub, s: Session) -> None:
+    async def check_events(self, stub: pb_grpc.AgentServiceStub, s: Session, daemon: Daemon) -> set[str]:
+        """The event log against what the clients saw; the request ids of its runs' starts.
+        A run the daemon holds live is followed to its end, its tool calls answered: a queued
+        input a sweep ran after a crash waits on calls nobody else answers."""
         log: dict[int, str] = {}
+        started: set[str] = set()
         last = 0
+        submits: list[asyncio.Task[None]] = []
+
+        async def nothing(kind: str, daemon: Daemon) -> None:
+            return None
+
         async def replay() -> None:
             nonlocal last
             async for resp in stub.Watch(pb.WatchRequest(session_id=s.sid, after_seq=0)):
                 e = resp.event
+                if e.seq == 0:
+                    continue  # text.delta, never stored
                 if e.seq <= last:
                     self.violate("event log", s, f"seq {e.seq} replayed after seq {last}")
                 last = e.seq
                 log[e.seq] = e.type
+                if e.type == "run.start" and e.run_start.request_id:
+                    started.add(e.run_start.request_id)
+                elif e.type == "tool.call" and e.tool_call.call.id not in s.stored_results | set(s.accepted):
+                    if e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON:
+                        submits.append(asyncio.ensure_future(self.run_tool(s, daemon, stub, e, nothing, live=False)))
 
         try:
             await asyncio.wait_for(replay(), LIVE_RUN_WAIT_S)
@@ -813,11 +1201,17 @@ class Torture:
             if self.stats["event log replays cut: a run still live on the daemon"] <= 3:
                 print(f"luoshod torture: cycle {self.cycle}: session {s.sid} still has a live run "
                       f"{LIVE_RUN_WAIT_S:g} s after its client left", file=sys.stderr)
+        if submits:
+            answered = await asyncio.gather(*submits, return_exceptions=True)
+            if n := sum(1 for a in answered if a is True):
+                self.stats["tool calls a check answered (a run it found live: a queued input after a crash)"] += n
+        s.checked_seq = max(s.checked_seq, last)
         first = min(log, default=0)
         for seq, type_ in s.seen.items():
             if seq >= first and log.get(seq) != type_:
                 self.violate("event log", s, f"the client saw seq {seq} {type_}; the log has "
                              f"{log.get(seq, 'nothing')} there")
+        return started
 
     def new_model_calls(self) -> list[bytes]:
         """The lines the daemons added to the scripted call log since the last read."""

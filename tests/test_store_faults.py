@@ -3,7 +3,7 @@ that is garbage, cut short, or written by a newer luoshod is refused with one li
 the file and what is wrong (exit 2), never opened as an empty store, and left as it was.
 "Written by a newer luoshod" is either a newer schema or records of a newer codec format
 (``FORMAT_VERSION``), which the drivers mark store-wide: SQLite in the file's application
-id, LMDB in its meta database."""
+id, LMDB in its meta database, PostgreSQL in the one row of `luoshod_format`."""
 
 from __future__ import annotations
 
@@ -127,6 +127,12 @@ def test_a_damaged_or_newer_store_is_refused_at_start_naming_the_file(tmp_path: 
     assert code == 2, out  # not a daemon serving an empty store, not a crash (SIGBUS was -7)
     assert len(lines) == 1 and "luoshod listening" not in out, out
     assert str(tmp_path) in lines[0] and says in lines[0], lines[0]
+    if "newer" in case:  # the URL is right: the advice is to upgrade, not to look elsewhere
+        assert lines[0].endswith("upgrade luoshod (and the store's driver) to serve it, or point --store at "
+                                 "a store this version wrote"), lines[0]
+        assert "check the --store URL" not in lines[0], lines[0]
+    else:
+        assert lines[0].endswith("check the --store URL and that the store is reachable"), lines[0]
     assert unchanging(target.read_bytes()) == before  # left as it was, for whoever restores it
 
 
@@ -137,3 +143,25 @@ def unchanging(data: bytes) -> bytes:
     if data.startswith(b"SQLite format 3\0"):
         return data[:24] + bytes(4) + data[28:92] + bytes(8) + data[100:]
     return data
+
+
+def test_a_postgresql_store_of_a_newer_format_is_refused_at_start_naming_the_database(postgres_url: str) -> None:
+    # PostgreSQL's mark: the one row of luoshod_format (as SQLite's application id and
+    # LMDB's format_version), written when the schema is created.
+    import psycopg
+
+    a_store_with_sessions(postgres_url, n=3)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
+        conn.execute("UPDATE luoshod_format SET format_version = %s", (FORMAT_VERSION + 1,))
+    code, out = serve(postgres_url)
+    lines = out.splitlines()
+    assert code == 2, out
+    assert len(lines) == 1 and "luoshod listening" not in out, out
+    database = postgres_url.rsplit("/", 1)[1]
+    assert database in lines[0] and f"store format {FORMAT_VERSION + 1}" in lines[0], lines[0]
+    assert lines[0].endswith("upgrade luoshod (and the store's driver) to serve it, or point --store at "
+                             "a store this version wrote"), lines[0]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # left as it was
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION + 1,)]
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (3,)

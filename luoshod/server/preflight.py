@@ -6,7 +6,9 @@ instead of a traceback, or worse, a daemon that serves an empty store somewhere 
   file's directory must exist, else a typo in the path would serve a new, empty store; no
   part of a file-backed store's path may be a file).
 - :func:`open_store`: opening the store, its library's complaints (psycopg's pool warns
-  once per failed connection) held back and the last one told as the cause.
+  once per failed connection) held back and the last one told as the cause; a store written
+  by a newer luoshod (the driver's ``StoreError`` says ``written_by``) is told to be
+  upgraded for, not to be looked for elsewhere.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 from ..config import ConfigError, redact_url
-from ..errors import StoreError
+from ..errors import NEWER_LUOSHOD, StoreError
 from ..store import Store, store_from_url
 
 #: Schemes whose URL path is a file or directory on this host (for absolute_store_url).
@@ -65,10 +67,12 @@ async def open_store(store: Store, url: str) -> None:
         said = [r.getMessage().splitlines()[0] for r in held.records if r.levelno >= logging.WARNING]
         if said:
             cause = f"{said[-1]} ({e})"
-        raise ConfigError(
-            f"store: cannot open {redact_url(url)}: {cause}; check the --store URL and that "
-            "the store is reachable"
-        ) from None
+        if e.metadata.get("written_by") == NEWER_LUOSHOD:
+            # The URL is right and the store is there: this luoshod is too old for it.
+            fix = "upgrade luoshod (and the store's driver) to serve it, or point --store at a store this version wrote"
+        else:
+            fix = "check the --store URL and that the store is reachable"
+        raise ConfigError(f"store: cannot open {redact_url(url)}: {cause}; {fix}") from None
     finally:
         for h in handlers:
             h.removeFilter(held)

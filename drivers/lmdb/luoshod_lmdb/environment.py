@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import lmdb
 
-from luoshod.errors import StoreError, StoreFull
+from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
 from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod.store.kit.groupcommit import DatabaseThread
 from . import layout
@@ -305,7 +305,10 @@ def translate(e: BaseException, what: str) -> StoreError:
     """The :mod:`luoshod.errors` equivalent of an ``lmdb`` (or file system) exception."""
     if isinstance(e, lmdb.MapFullError | lmdb.DiskError):  # DiskError is ENOSPC
         return StoreFull(f"LMDB store is full: {what} failed: {e}", operation=what)
-    if isinstance(e, lmdb.Error | OSError | SchemaTooNew):
+    if isinstance(e, SchemaTooNew):  # written_by: the daemon's refusal says to upgrade
+        return StoreError(f"LMDB {what} failed: {e}", operation=what, error=type(e).__name__,
+                          written_by=NEWER_LUOSHOD)
+    if isinstance(e, lmdb.Error | OSError):
         return StoreError(f"LMDB {what} failed: {e}", operation=what, error=type(e).__name__)
     raise TypeError(f"not a storage error: {e!r}")
 

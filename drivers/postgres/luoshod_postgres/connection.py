@@ -19,7 +19,7 @@ from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline, sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
-from luoshod.errors import StoreError, StoreFull
+from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
 from . import queries
 from .migrations import SchemaTooNew, migrate
 
@@ -231,7 +231,9 @@ def translate(e: BaseException, what: str) -> StoreError:
             return StoreFull(f"PostgreSQL store is full: {what} failed: {e}", operation=what)
         code = state or type(e).__name__
         return StoreError(f"PostgreSQL {what} failed ({code}): {e}", operation=what, code=code)
-    if isinstance(e, (SchemaTooNew, OSError)):
+    if isinstance(e, SchemaTooNew):  # written_by: the daemon's refusal says to upgrade
+        return StoreError(f"PostgreSQL {what} failed: {e}", operation=what, written_by=NEWER_LUOSHOD)
+    if isinstance(e, OSError):
         return StoreError(f"PostgreSQL {what} failed: {e}", operation=what)
     raise TypeError(f"not a database error: {e!r}")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from psycopg import AsyncConnection, sql
 
+from luoshod.store.kit.codec import FORMAT_VERSION
 from . import queries
 
 Migration = tuple[str, ...]
@@ -134,7 +135,20 @@ UPDATE_VERSION = "UPDATE luoshod_schema SET version = %s"
 
 
 class SchemaTooNew(Exception):
-    """The schema was written by a newer luoshod (its version is past :data:`MIGRATIONS`)."""
+    """The schema was written by a newer luoshod (its version is past :data:`MIGRATIONS`),
+    or records of a newer store format (the mark of ``luoshod_format``)."""
+
+
+#: The store's format mark, as SQLite's ``application_id`` and LMDB's ``format_version``:
+#: one row, the newest codec format (``luoshod.store.kit.codec.FORMAT_VERSION``) any
+#: luoshod wrote to the schema; no row: a new schema, or one of a luoshod from before the
+#: mark (format 1 or older). Checked before anything is migrated, so a luoshod of an older
+#: format refuses the store at open rather than meet its newer records one by one; raised
+#: to this luoshod's format after. Not a migration step: it must be read before them.
+CREATE_FORMAT_TABLE = "CREATE TABLE IF NOT EXISTS luoshod_format (format_version integer NOT NULL)"
+SELECT_FORMAT = "SELECT format_version FROM luoshod_format"
+INSERT_FORMAT = "INSERT INTO luoshod_format (format_version) VALUES (%s)"
+UPDATE_FORMAT = "UPDATE luoshod_format SET format_version = %s"
 
 
 async def migrate(conn: AsyncConnection, schema: str | None) -> int:
@@ -159,9 +173,22 @@ async def migrate(conn: AsyncConnection, schema: str | None) -> int:
             raise SchemaTooNew(
                 f"schema version {found} is newer than this driver's {SCHEMA_VERSION}"
             )
+        await conn.execute(CREATE_FORMAT_TABLE)
+        mark = await (await conn.execute(SELECT_FORMAT)).fetchone()
+        written = mark[0] if mark else 0
+        if written > FORMAT_VERSION:
+            raise SchemaTooNew(
+                f"the store holds records in store format {written}, and this luoshod reads formats "
+                f"up to {FORMAT_VERSION}: it was written by a newer luoshod; upgrade luoshod and "
+                "luoshod-postgres to open it"
+            )
         for version in range(found, SCHEMA_VERSION):
             for statement in MIGRATIONS[version]:
                 await conn.execute(statement)  # type: ignore[arg-type]
         if found < SCHEMA_VERSION:
             await conn.execute(UPDATE_VERSION, (SCHEMA_VERSION,))
+        if mark is None:
+            await conn.execute(INSERT_FORMAT, (FORMAT_VERSION,))
+        elif written < FORMAT_VERSION:
+            await conn.execute(UPDATE_FORMAT, (FORMAT_VERSION,))
     return found

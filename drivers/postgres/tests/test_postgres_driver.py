@@ -13,8 +13,9 @@ import psycopg
 import pytest
 
 from luoshod.domain import Checkpoint
-from luoshod.errors import StoreError
+from luoshod.errors import NEWER_LUOSHOD, StoreError
 from luoshod.store import Capability, store_from_url
+from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod_postgres import PostgresStore
 from luoshod_postgres.connection import target_from_url
 from luoshod_postgres.migrations import SCHEMA_VERSION
@@ -132,8 +133,43 @@ async def test_a_newer_schema_is_refused(
     await store.close()
     with raw(postgres_server, schema) as conn:
         conn.execute("UPDATE luoshod_schema SET version = %s", (SCHEMA_VERSION + 1,))
-    with pytest.raises(StoreError, match="newer"):
+    with pytest.raises(StoreError, match="newer") as refused:
         await store_from_url(url).open()
+    # Marked so, a daemon's refusal at start says to upgrade luoshod (server/preflight.py).
+    assert refused.value.metadata["written_by"] == NEWER_LUOSHOD
+
+
+async def test_the_store_format_is_marked_and_a_newer_one_refused_before_any_migration(
+    postgres_server: PostgresServer, url: str, schema: str
+) -> None:
+    store = store_from_url(url)
+    await store.open()
+    await store.close()
+    with raw(postgres_server, schema) as conn:
+        # Written on creation: the newest format this luoshod writes, in a one-row table.
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
+        conn.execute("UPDATE luoshod_format SET format_version = %s", (FORMAT_VERSION + 1,))
+        conn.execute("UPDATE luoshod_schema SET version = 0")  # as if migrations were due
+    with pytest.raises(StoreError, match=f"store format {FORMAT_VERSION + 1}") as refused:
+        await store_from_url(url).open()
+    assert refused.value.metadata["written_by"] == NEWER_LUOSHOD
+    assert "upgrade luoshod" in str(refused.value)
+    with raw(postgres_server, schema) as conn:  # refused before anything was migrated
+        assert conn.execute("SELECT version FROM luoshod_schema").fetchall() == [(0,)]
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION + 1,)]
+
+
+async def test_a_schema_from_before_the_mark_gets_it(postgres_server: PostgresServer, url: str, schema: str) -> None:
+    store = store_from_url(url)
+    await store.open()
+    await store.close()
+    with raw(postgres_server, schema) as conn:
+        conn.execute("DROP TABLE luoshod_format")  # a luoshod from before the mark wrote it
+    store = store_from_url(url)
+    await store.open()
+    await store.close()
+    with raw(postgres_server, schema) as conn:
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
 
 
 # -- layout ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from luoshod.errors import StoreError, StoreFull
+from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
 from . import queries
 from .migrations import SchemaTooNew, check_format, mark_format, migrate
 
@@ -92,8 +92,8 @@ def translate(e: BaseException, what: str) -> StoreError:
         if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
             return StoreFull(f"SQLite store is full: {what} failed: {e}", operation=what)
         return StoreError(f"SQLite {what} failed ({name}): {e}", operation=what, code=name)
-    if isinstance(e, SchemaTooNew):
-        return StoreError(f"SQLite {what} failed: {e}", operation=what)
+    if isinstance(e, SchemaTooNew):  # written_by: the daemon's refusal says to upgrade
+        return StoreError(f"SQLite {what} failed: {e}", operation=what, written_by=NEWER_LUOSHOD)
     if isinstance(e, OSError):
         return StoreError(f"SQLite {what} failed: {e}", operation=what)
     raise TypeError(f"not a database error: {e!r}")

@@ -46,7 +46,7 @@ from ...domain import (
     ToolCall,
     drift_of,
 )
-from ...errors import StoreError
+from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
 FORMAT_VERSION = 2
@@ -178,6 +178,7 @@ def newer_format(found: object, what: str) -> StoreError:
         "one (and its drivers) to read it",
         found_format=found,
         supported_format=FORMAT_VERSION,
+        written_by=NEWER_LUOSHOD,
     )
 
 
