@@ -16,6 +16,7 @@ For each store and size it prints:
                (run start or a tool.call to the next tool.call or run.done), minus the
                model's and the tool's delays: what the daemon, gRPC and the client add
   CPU/step     the daemon's CPU time (all threads) over the model turns it played, µs
+  client       the client processes' CPU time over the same turns, µs (it shares the cores)
   KB/run       the daemon's RSS while every run waits, over its idle RSS, per run
   saves/s      checkpoint saves a second (``luoshod_store_save_seconds`` count)
   lease w/s    lease upkeep writes a second (``luoshod_store_lease_writes{op="renew"}``)
@@ -138,8 +139,10 @@ async def worker_main(opts: argparse.Namespace) -> dict[str, Any]:
         delay = opts.start_at - time.time()
         if delay > 0:
             await asyncio.sleep(delay)
+        cpu = time.process_time()
         await asyncio.gather(*(one(client, f"{opts.prefix}-{i}") for i in range(opts.sessions)))
-    return {"extra": extra, "walls": walls, "errors": dict(errors), "details": details}
+        cpu = time.process_time() - cpu
+    return {"extra": extra, "walls": walls, "errors": dict(errors), "details": details, "cpu": cpu}
 
 
 # -- the daemon side -------------------------------------------------------------------------
@@ -180,6 +183,7 @@ class Cell:
     walls: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     cpu_s: float = 0.0
+    client_cpu_s: float = 0.0
     idle_rss_mb: float = 0.0
     waiting_rss_mb: float = 0.0
     peak_rss_mb: float = 0.0
@@ -261,6 +265,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
                 continue
             cell.extra += got["extra"]
             cell.walls += got["walls"]
+            cell.client_cpu_s += got["cpu"]
             cell.errors.update(got["errors"])
             for line in got.get("details", []):
                 print(f"  {line}", file=sys.stderr)
@@ -288,7 +293,7 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
     print()
     head = (
         f"{'store':<7} {'runs':>6} {'turns':>5} {'model':>6} {'tool':>6} {'ok':>6} "
-        f"{'wall/ideal':>10} {'extra p50':>9} {'p99 ms':>7} {'CPU/step':>8} "
+        f"{'wall/ideal':>10} {'extra p50':>9} {'p99 ms':>7} {'CPU/step':>8} {'client':>7} "
         f"{'idle MB':>7} {'KB/run':>6} {'peak MB':>7} {'saves/s':>7} {'lease w/s':>9}  errors"
     )
     print(head)
@@ -300,12 +305,13 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
         extra = sorted(c.extra)
         ratio = max(c.walls) / c.ideal_s if c.walls and c.ideal_s else float("nan")
         cpu = c.cpu_s / c.steps * 1e6 if c.steps else float("nan")
+        client = c.client_cpu_s / c.steps * 1e6 if c.steps else float("nan")
         per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
         errors = ", ".join(f"{k} x{v}" for k, v in sorted(c.errors.items())) or "none"
         print(
             f"{c.store:<7} {c.runs:>6} {c.turns:>5} {c.model_ms:>4}ms {c.tool_ms:>4}ms "
             f"{len(c.walls):>6} {ratio:>9.2f}x {percentile(extra, 50) * 1000:>9.0f} "
-            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {c.idle_rss_mb:>7.1f} "
+            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs {c.idle_rss_mb:>7.1f} "
             f"{per_run:>6.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
             f"{c.lease_renew / c.wall_s:>9.2f}  {errors}"
         )
