@@ -59,8 +59,6 @@ class LoopLag:
         #: The loop time gone by so far (seconds, growing): the work a loop that never
         #: idles did meanwhile, at most.
         self.worked_s = 0.0
-        #: How late the last sample woke (seconds): the work still queued ahead of it.
-        self.late_s = 0.0
 
     def start(self) -> None:
         if self._task is None:
@@ -84,7 +82,6 @@ class LoopLag:
         """One sample: the loop woke ``late_s`` seconds late at ``now`` (monotonic),
         ``elapsed_s`` after the previous one."""
         self.worked_s += elapsed_s
-        self.late_s = late_s
         self._samples.append((now, late_s))
         while self._samples and self._samples[0][0] < now - LAG_WINDOW_S:
             self._samples.popleft()
@@ -100,10 +97,12 @@ class StartBudget:
     """The loop work admitted and not done yet, kept as a bucket of loop time (seconds).
 
     It holds at most ``capacity_s`` (``max_loop_lag_ms``: a burst that fits makes the loop
-    at most that late) less how late the loop's last sample woke (work already queued);
-    each admitted start takes ``cost_s``; it fills again by the loop time gone by (:class:
-    `LoopLag`): a loop that kept working got through that much. Between two samples of a
-    loop busy with a burst nothing comes back, so a burst's excess is refused at once.
+    at most that late); each admitted start takes ``cost_s``; it fills again by the loop
+    time gone by (:class:`LoopLag`): a loop that kept working got through that much.
+    Between two samples of a loop busy with a burst nothing comes back, so a burst's
+    excess is refused at once. (How late one sample woke does not empty it: a loop paused
+    once, by a collection or a stopped process, is not overloaded; the lag gate judges a
+    loop that stays late.)
     """
 
     def __init__(self, capacity_s: float, lag: LoopLag, cost_s: float = START_COST_S) -> None:
@@ -129,7 +128,7 @@ class StartBudget:
 
     def _refill(self) -> None:
         worked, self._worked_seen = self._lag.worked_s - self._worked_seen, self._lag.worked_s
-        self.level_s = min(self.capacity_s - self._lag.late_s, self.level_s + worked)
+        self.level_s = min(self.capacity_s, self.level_s + worked)
 
 
 class Admission:
