@@ -18,6 +18,7 @@ For each store and size it prints:
   CPU/step     the daemon's CPU time (all threads) over the model turns it played, µs
   client       the client processes' CPU time over the same turns, µs (it shares the cores)
   KB/run       the daemon's RSS while every run waits, over its idle RSS, per run
+  anon         the same for its anonymous memory alone (RssAnon: no file pages mapped)
   saves/s      checkpoint saves a second (``luoshod_store_save_seconds`` count)
   lease w/s    lease upkeep writes a second (``luoshod_store_lease_writes{op="renew"}``)
   errors       failed runs by gRPC code and reason (``TOO_MANY_RUNS`` refusals apart)
@@ -45,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import PYTHON, ServerFailed, ServerProcess, free_port, percentile
+from _common import PYTHON, ServerFailed, ServerProcess, free_port, percentile, proc_status_kb
 
 STORES = {
     "lmdb": lambda tmp: f"lmdb://{tmp / 'slow-lmdb'}",
@@ -186,6 +187,8 @@ class Cell:
     client_cpu_s: float = 0.0
     idle_rss_mb: float = 0.0
     waiting_rss_mb: float = 0.0
+    idle_anon_mb: float = 0.0
+    waiting_anon_mb: float = 0.0  # RssAnon at the largest waiting sample
     peak_rss_mb: float = 0.0
     saves: float = 0.0
     lease_renew: float = 0.0
@@ -224,6 +227,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
     try:
         await asyncio.sleep(1.0)
         cell.idle_rss_mb = server.rss_mb()
+        cell.idle_anon_mb = proc_status_kb(server.pid, "RssAnon") / 1024
         before = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
         cpu = server.cpu_seconds()
         procs = min(opts.procs, cell.runs)
@@ -248,8 +252,9 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         sample_at = cell.model_ms / 2000
         while any(w.poll() is None for w in workers):
             await asyncio.sleep(0.25)
-            if time.perf_counter() - t0 >= sample_at:
-                cell.waiting_rss_mb = max(cell.waiting_rss_mb, server.rss_mb())
+            if time.perf_counter() - t0 >= sample_at and (rss := server.rss_mb()) > cell.waiting_rss_mb:
+                cell.waiting_rss_mb = rss
+                cell.waiting_anon_mb = proc_status_kb(server.pid, "RssAnon") / 1024
         cell.wall_s = time.perf_counter() - t0
         cell.cpu_s = server.cpu_seconds() - cpu
         after = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
@@ -289,12 +294,13 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
     )
     print("  extra p50/p99: a step's latency beyond the model's and the tool's delays")
     print("  KB/run: daemon RSS while all runs wait, above the idle daemon, per run")
+    print("  anon: the same for its anonymous memory alone (RssAnon), without the store's mapped file pages")
     print("  saves/s, lease w/s: checkpoint saves and lease-renewal writes a second")
     print()
     head = (
         f"{'store':<7} {'runs':>6} {'turns':>5} {'model':>6} {'tool':>6} {'ok':>6} "
         f"{'wall/ideal':>10} {'extra p50':>9} {'p99 ms':>7} {'CPU/step':>8} {'client':>7} "
-        f"{'idle MB':>7} {'KB/run':>6} {'peak MB':>7} {'saves/s':>7} {'lease w/s':>9}  errors"
+        f"{'idle MB':>7} {'KB/run':>6} {'anon':>5} {'peak MB':>7} {'saves/s':>7} {'lease w/s':>9}  errors"
     )
     print(head)
     print("-" * len(head))
@@ -307,12 +313,13 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
         cpu = c.cpu_s / c.steps * 1e6 if c.steps else float("nan")
         client = c.client_cpu_s / c.steps * 1e6 if c.steps else float("nan")
         per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
+        anon = (c.waiting_anon_mb - c.idle_anon_mb) * 1024 / c.runs
         errors = ", ".join(f"{k} x{v}" for k, v in sorted(c.errors.items())) or "none"
         print(
             f"{c.store:<7} {c.runs:>6} {c.turns:>5} {c.model_ms:>4}ms {c.tool_ms:>4}ms "
             f"{len(c.walls):>6} {ratio:>9.2f}x {percentile(extra, 50) * 1000:>9.0f} "
             f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs {c.idle_rss_mb:>7.1f} "
-            f"{per_run:>6.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
+            f"{per_run:>6.1f} {anon:>5.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
             f"{c.lease_renew / c.wall_s:>9.2f}  {errors}"
         )
     print()
