@@ -144,6 +144,8 @@ class Queued(Generic[P]):
     future: asyncio.Future[None]
     #: Set by ``apply`` when this save (alone) is refused or fails.
     error: BaseException | None = field(default=None)
+    #: What ``apply`` returned for this write, if anything (``submit`` returns it).
+    result: Any = field(default=None)
 
 
 class GroupCommit(Generic[P]):
@@ -178,8 +180,9 @@ class GroupCommit(Generic[P]):
         self._idle: asyncio.Event | None = None
         self._closed = False
 
-    async def submit(self, payload: P) -> None:
-        """Queue a save and return once it is committed; raise what ``apply`` set for it.
+    async def submit(self, payload: P) -> Any:
+        """Queue a save and return once it is committed (with the ``result`` ``apply`` set
+        for it, if any); raise what ``apply`` set for it.
 
         Raises ``StoreError`` when the store is not open. A save cancelled while still
         queued is never applied; once taken into a batch, it commits or not like any
@@ -205,6 +208,7 @@ class GroupCommit(Generic[P]):
                 if item in self._queue:
                     self._queue.remove(item)
             raise
+        return item.result
 
     async def close(self) -> None:
         """Refuse new saves and wait until every queued one is committed (or failed)."""
