@@ -16,7 +16,9 @@ For each store and size it prints:
                (run start or a tool.call to the next tool.call or run.done), minus the
                model's and the tool's delays: what the daemon, gRPC and the client add
   CPU/step     the daemon's CPU time (all threads) over the model turns it played, µs
+  client       the client processes' CPU time over the same turns, µs (it shares the cores)
   KB/run       the daemon's RSS while every run waits, over its idle RSS, per run
+  anon         the same for its anonymous memory alone (RssAnon: no file pages mapped)
   saves/s      checkpoint saves a second (``luoshod_store_save_seconds`` count)
   lease w/s    lease upkeep writes a second (``luoshod_store_lease_writes{op="renew"}``)
   errors       failed runs by gRPC code and reason (``TOO_MANY_RUNS`` refusals apart)
@@ -44,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import PYTHON, ServerFailed, ServerProcess, free_port, percentile
+from _common import PYTHON, ServerFailed, ServerProcess, free_port, percentile, proc_status_kb
 
 STORES = {
     "lmdb": lambda tmp: f"lmdb://{tmp / 'slow-lmdb'}",
@@ -138,8 +140,10 @@ async def worker_main(opts: argparse.Namespace) -> dict[str, Any]:
         delay = opts.start_at - time.time()
         if delay > 0:
             await asyncio.sleep(delay)
+        cpu = time.process_time()
         await asyncio.gather(*(one(client, f"{opts.prefix}-{i}") for i in range(opts.sessions)))
-    return {"extra": extra, "walls": walls, "errors": dict(errors), "details": details}
+        cpu = time.process_time() - cpu
+    return {"extra": extra, "walls": walls, "errors": dict(errors), "details": details, "cpu": cpu}
 
 
 # -- the daemon side -------------------------------------------------------------------------
@@ -180,8 +184,11 @@ class Cell:
     walls: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     cpu_s: float = 0.0
+    client_cpu_s: float = 0.0
     idle_rss_mb: float = 0.0
     waiting_rss_mb: float = 0.0
+    idle_anon_mb: float = 0.0
+    waiting_anon_mb: float = 0.0  # RssAnon at the largest waiting sample
     peak_rss_mb: float = 0.0
     saves: float = 0.0
     lease_renew: float = 0.0
@@ -220,6 +227,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
     try:
         await asyncio.sleep(1.0)
         cell.idle_rss_mb = server.rss_mb()
+        cell.idle_anon_mb = proc_status_kb(server.pid, "RssAnon") / 1024
         before = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
         cpu = server.cpu_seconds()
         procs = min(opts.procs, cell.runs)
@@ -244,8 +252,9 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         sample_at = cell.model_ms / 2000
         while any(w.poll() is None for w in workers):
             await asyncio.sleep(0.25)
-            if time.perf_counter() - t0 >= sample_at:
-                cell.waiting_rss_mb = max(cell.waiting_rss_mb, server.rss_mb())
+            if time.perf_counter() - t0 >= sample_at and (rss := server.rss_mb()) > cell.waiting_rss_mb:
+                cell.waiting_rss_mb = rss
+                cell.waiting_anon_mb = proc_status_kb(server.pid, "RssAnon") / 1024
         cell.wall_s = time.perf_counter() - t0
         cell.cpu_s = server.cpu_seconds() - cpu
         after = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
@@ -261,6 +270,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
                 continue
             cell.extra += got["extra"]
             cell.walls += got["walls"]
+            cell.client_cpu_s += got["cpu"]
             cell.errors.update(got["errors"])
             for line in got.get("details", []):
                 print(f"  {line}", file=sys.stderr)
@@ -284,12 +294,13 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
     )
     print("  extra p50/p99: a step's latency beyond the model's and the tool's delays")
     print("  KB/run: daemon RSS while all runs wait, above the idle daemon, per run")
+    print("  anon: the same for its anonymous memory alone (RssAnon), without the store's mapped file pages")
     print("  saves/s, lease w/s: checkpoint saves and lease-renewal writes a second")
     print()
     head = (
         f"{'store':<7} {'runs':>6} {'turns':>5} {'model':>6} {'tool':>6} {'ok':>6} "
-        f"{'wall/ideal':>10} {'extra p50':>9} {'p99 ms':>7} {'CPU/step':>8} "
-        f"{'idle MB':>7} {'KB/run':>6} {'peak MB':>7} {'saves/s':>7} {'lease w/s':>9}  errors"
+        f"{'wall/ideal':>10} {'extra p50':>9} {'p99 ms':>7} {'CPU/step':>8} {'client':>7} "
+        f"{'idle MB':>7} {'KB/run':>6} {'anon':>5} {'peak MB':>7} {'saves/s':>7} {'lease w/s':>9}  errors"
     )
     print(head)
     print("-" * len(head))
@@ -300,13 +311,15 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
         extra = sorted(c.extra)
         ratio = max(c.walls) / c.ideal_s if c.walls and c.ideal_s else float("nan")
         cpu = c.cpu_s / c.steps * 1e6 if c.steps else float("nan")
+        client = c.client_cpu_s / c.steps * 1e6 if c.steps else float("nan")
         per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
+        anon = (c.waiting_anon_mb - c.idle_anon_mb) * 1024 / c.runs
         errors = ", ".join(f"{k} x{v}" for k, v in sorted(c.errors.items())) or "none"
         print(
             f"{c.store:<7} {c.runs:>6} {c.turns:>5} {c.model_ms:>4}ms {c.tool_ms:>4}ms "
             f"{len(c.walls):>6} {ratio:>9.2f}x {percentile(extra, 50) * 1000:>9.0f} "
-            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {c.idle_rss_mb:>7.1f} "
-            f"{per_run:>6.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
+            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs {c.idle_rss_mb:>7.1f} "
+            f"{per_run:>6.1f} {anon:>5.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
             f"{c.lease_renew / c.wall_s:>9.2f}  {errors}"
         )
     print()
@@ -319,6 +332,20 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
             f"{c.store} {c.runs} runs: CPU/step {ratio:.2f}x the fast regime's "
             f"({fast.cpu_s / fast.steps * 1e6:.0f} µs; target <= 1.2x)"
         )
+    # The issue's other targets, where a cell is of their size (the figures, not the exit
+    # code: a loaded shared machine decides the wall time as much as the daemon does).
+    for c in cells:
+        if c.fast or c.failure or not c.walls:
+            continue
+        if c.runs >= 2000 and c.model_ms >= 1000 and not c.tool_ms:
+            ratio = max(c.walls) / c.ideal_s
+            print(f"{c.store} {c.runs} runs: wall {ratio:.2f}x ideal (target <= 1.3x at 2,000)")
+        if c.runs >= 10000:
+            per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
+            print(
+                f"{c.store} {c.runs} runs waiting: {per_run:.0f} KB a run, peak RSS "
+                f"{c.peak_rss_mb:.0f} MB (targets <= 60 KB, <= 1 GB)"
+            )
     if any(c.walls for c in cells):
         med = statistics.median(len(c.walls) / c.runs for c in cells if not c.failure)
         print(f"\nmedian share of runs finished: {med:.3f}")

@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     request_id_limit: int = Field(DEFAULT_REQUEST_ID_LIMIT, ge=1, description="applied request ids kept per session (R74)")
     max_payload_bytes: int = Field(DEFAULT_MAX_PAYLOAD_BYTES, ge=1, description="largest request accepted (PAYLOAD_TOO_LARGE above)")
     max_active_runs: int = Field(DEFAULT_MAX_ACTIVE_RUNS, ge=0, description="runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)")
-    max_loop_lag_ms: int = Field(DEFAULT_MAX_LOOP_LAG_MS, ge=0, description="new runs refused (DAEMON_OVERLOADED) while the event loop runs this late, sustained (0: never)")
+    max_loop_lag_ms: int = Field(DEFAULT_MAX_LOOP_LAG_MS, ge=0, description="new runs refused (DAEMON_OVERLOADED) while the event loop runs this late, sustained, or when a burst of starts would make it that late (0: never)")
     tool_timeout: float = Field(300.0, gt=0, description="seconds a run waits for a tool result, unless the agent says otherwise")
     drain_timeout: float = Field(10.0, ge=0, description="seconds SIGTERM waits for active runs to checkpoint")
     approval_sweep_s: float = Field(30.0, gt=0, description="seconds between sweeps that reject expired approvals")

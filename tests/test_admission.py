@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from luoshod.errors import DaemonOverloaded
-from luoshod.server.admission import LAG_WINDOW_S, Admission, LoopLag
+from luoshod.server.admission import LAG_WINDOW_S, START_COST_S, Admission, LoopLag
 from luoshod.server.app import Config, Daemon
 from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
@@ -83,3 +83,55 @@ def test_the_lag_gate_needs_a_whole_late_window_not_one_late_tick() -> None:
     with pytest.raises(DaemonOverloaded) as refused:
         admission.check(0, "s")
     assert refused.value.metadata["retry_after_s"] == "2"
+
+
+def test_a_burst_is_admitted_up_to_the_loop_work_the_lag_limit_allows() -> None:
+    """Runs started together are admitted while the loop work they bring (START_COST_S
+    each) fits in max_loop_lag_ms; the excess is refused at once, before any late tick."""
+    lag = LoopLag()
+    admission = Admission(max_loop_lag_ms=1000, lag=lag)
+    fits = int(1.0 / START_COST_S + 1e-9)
+    for k in range(fits):
+        admission.check(k, f"s{k}")
+    with pytest.raises(DaemonOverloaded) as refused:
+        admission.check(fits, "one-more")
+    meta = refused.value.metadata
+    assert meta["limit_ms"] == "1000" and 990 <= int(meta["lag_ms"]) <= 1000
+    assert meta["retry_after_s"] == "2" and "max_loop_lag_ms" in str(refused.value)
+    # The next sample, 0.3 s later: the loop worked that long, so 0.3 s worth of starts
+    # comes back (a loop paused once is not kept refusing: no late tick empties it).
+    lag.record(1000.0, 0.1, 0.3)
+    for k in range(int(0.3 / START_COST_S + 1e-9)):
+        admission.check(k, f"t{k}")
+    with pytest.raises(DaemonOverloaded):
+        admission.check(0, "t-more")
+    lag.record(1005.0, 4.8, 5.0)  # a loop paused for 5 s: full again, never more
+    for k in range(fits):
+        admission.check(k, f"u{k}")
+    with pytest.raises(DaemonOverloaded):
+        admission.check(0, "u-more")
+    assert Admission(max_loop_lag_ms=0).starts is None  # 0: no lag gate, no burst gate
+
+
+async def test_a_burst_of_runs_gets_its_excess_refused_early_and_the_rest_finish() -> None:
+    d = Daemon(Config(listen=["127.0.0.1:0"], store="memory://", max_loop_lag_ms=200))
+    await d.start()
+    h = Harness(d.addresses[0], d)
+    try:
+        logs = await asyncio.gather(
+            *(h.run(f"burst-{k}", "hi", agent([{"text": f"ok {k}"}])) for k in range(600))
+        )
+        refused = [log for log in logs if log.error is not None]
+        admitted = [log for log in logs if log.error is None]
+        assert refused and admitted
+        for log in refused:
+            code, reason, meta = error_info(log.error)
+            assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "DAEMON_OVERLOADED")
+            assert meta["limit_ms"] == "200" and 1 <= int(meta["retry_after_s"]) <= 60
+        assert all(log.done is not None and log.done.final_text.startswith("ok") for log in admitted)
+        while d.runs.admission.starts.queued_s > 0.1:  # the loop catches up
+            await asyncio.sleep(0.05)
+        assert (await h.run("after", "hi", agent([{"text": "now"}]))).done.final_text == "now"
+    finally:
+        await h.close()
+        await d.stop()

@@ -11,6 +11,11 @@ Two gates, each answering ``RESOURCE_EXHAUSTED``:
   ``retry_after_s``). CPU is what thousands of waiting runs do not use but their steps
   do: once the loop is late at every tick for :data:`LAG_WINDOW_S`, each step of every run
   already waits that long, and one more run would make it worse for all of them.
+  The same limit bounds a burst (:class:`StartBudget`): runs started together are all
+  admitted before the loop has been late for a whole window, so new runs are also
+  admitted by an estimate of the loop work they bring (:data:`START_COST_S` each) against
+  the loop time that went by since: a burst that would make the loop later than the
+  limit gets ``DAEMON_OVERLOADED`` for its excess, at once.
 
 ``retry_after_s`` is a hint for the client: the time a run slot takes to free up at the
 rate runs ended lately (count gate), or twice the lag (lag gate), within 1..60 s.
@@ -35,6 +40,12 @@ LAG_WINDOW_S = 2.0
 #: How far back run ends are counted for the count gate's retry-after (seconds).
 END_WINDOW_S = 30.0
 DEFAULT_MAX_LOOP_LAG_MS = 1000
+#: The event-loop time a run's start costs the daemon (seconds): its Execute call, the
+#: session's lease taken, its checkpoint loaded and saved, its first events sent, its
+#: first model call. Measured with bench/slowruns.py (``--turns 1``: a start and one
+#: step, 500 runs at once) on this project's 2-core machine: ~3.0 ms of the daemon's CPU
+#: a run on lmdb, all its threads.
+START_COST_S = 0.004
 
 
 class LoopLag:
@@ -45,6 +56,9 @@ class LoopLag:
     def __init__(self) -> None:
         self._samples: deque[tuple[float, float]] = deque()
         self._task: asyncio.Task[None] | None = None
+        #: The loop time gone by so far (seconds, growing): the work a loop that never
+        #: idles did meanwhile, at most.
+        self.worked_s = 0.0
 
     def start(self) -> None:
         if self._task is None:
@@ -62,10 +76,12 @@ class LoopLag:
             before = time.monotonic()
             await asyncio.sleep(LAG_TICK_S)
             now = time.monotonic()
-            self.record(now, max(0.0, now - before - LAG_TICK_S))
+            self.record(now, max(0.0, now - before - LAG_TICK_S), now - before)
 
-    def record(self, now: float, late_s: float) -> None:
-        """One sample: the loop woke ``late_s`` seconds late at ``now`` (monotonic)."""
+    def record(self, now: float, late_s: float, elapsed_s: float = 0.0) -> None:
+        """One sample: the loop woke ``late_s`` seconds late at ``now`` (monotonic),
+        ``elapsed_s`` after the previous one."""
+        self.worked_s += elapsed_s
         self._samples.append((now, late_s))
         while self._samples and self._samples[0][0] < now - LAG_WINDOW_S:
             self._samples.popleft()
@@ -77,6 +93,44 @@ class LoopLag:
         return min(late for _, late in self._samples)
 
 
+class StartBudget:
+    """The loop work admitted and not done yet, kept as a bucket of loop time (seconds).
+
+    It holds at most ``capacity_s`` (``max_loop_lag_ms``: a burst that fits makes the loop
+    at most that late); each admitted start takes ``cost_s``; it fills again by the loop
+    time gone by (:class:`LoopLag`): a loop that kept working got through that much.
+    Between two samples of a loop busy with a burst nothing comes back, so a burst's
+    excess is refused at once. (How late one sample woke does not empty it: a loop paused
+    once, by a collection or a stopped process, is not overloaded; the lag gate judges a
+    loop that stays late.)
+    """
+
+    def __init__(self, capacity_s: float, lag: LoopLag, cost_s: float = START_COST_S) -> None:
+        self.capacity_s = capacity_s
+        self.cost_s = cost_s
+        self.level_s = capacity_s
+        self._lag = lag
+        self._worked_seen = lag.worked_s
+
+    def take(self) -> bool:
+        """Admit one start if the bucket holds its cost (and take it); else ``False``."""
+        self._refill()
+        if self.level_s < self.cost_s * (1 - 1e-9):  # float sums of many costs
+            return False
+        self.level_s -= self.cost_s
+        return True
+
+    @property
+    def queued_s(self) -> float:
+        """The loop work admitted and not done yet: how late it makes the loop (seconds)."""
+        self._refill()
+        return self.capacity_s - self.level_s
+
+    def _refill(self) -> None:
+        worked, self._worked_seen = self._lag.worked_s - self._worked_seen, self._lag.worked_s
+        self.level_s = min(self.capacity_s, self.level_s + worked)
+
+
 class Admission:
     """The gates a new run passes (see the module docstring); 0 turns a gate off."""
 
@@ -84,6 +138,7 @@ class Admission:
         self.max_active = max_active
         self.max_loop_lag_ms = max_loop_lag_ms
         self.lag = lag if lag is not None else LoopLag()
+        self.starts = StartBudget(max_loop_lag_ms / 1000, self.lag) if max_loop_lag_ms else None
         self._ends: deque[float] = deque()
 
     def check(self, active: int, session_id: str) -> None:
@@ -105,6 +160,19 @@ class Admission:
                 f"(limit {self.max_loop_lag_ms} ms, max_loop_lag_ms), so every run's steps "
                 f"wait that long; retry in {retry} s or on another replica",
                 lag_ms=round(lag_ms),
+                limit_ms=self.max_loop_lag_ms,
+                session_id=session_id,
+                retry_after_s=retry,
+            )
+        if self.starts is not None and not self.starts.take():
+            queued_ms = round(self.starts.queued_s * 1000)
+            retry = _clamp(2 * queued_ms / 1000)
+            raise DaemonOverloaded(
+                f"this daemon is overloaded: the runs it just started bring ~{queued_ms} ms "
+                f"of work to its event loop (limit {self.max_loop_lag_ms} ms, "
+                f"max_loop_lag_ms), so one more would make every run's steps wait longer; "
+                f"retry in {retry} s or on another replica",
+                lag_ms=queued_ms,
                 limit_ms=self.max_loop_lag_ms,
                 session_id=session_id,
                 retry_after_s=retry,

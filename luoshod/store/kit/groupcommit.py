@@ -15,6 +15,14 @@ event loop is woken once per batch, not once per write.
 A driver whose library is itself async (PostgreSQL) needs no thread: its batches go
 through :class:`AsyncGroupCommit`, one task that writes a batch while the next one queues.
 
+When many runs save now and then rather than all at once (thousands of runs waiting on
+slow models: each wakes alone), a batch would hold a save or two and each pays a whole
+commit and sync, and the event loop's wake-up with it. :class:`CommitWindow` then holds a
+batch back a few milliseconds so that the saves arriving meanwhile join it (PostgreSQL's
+``commit_delay`` and ``commit_siblings``): only while many distinct writers saved in the
+last moment and the queue is still short, so one run alone, or a burst that already fills
+its batches, is not delayed.
+
 On the database thread, a batch that does not fit as a whole (``apply`` raises
 ``StoreFull``: an LMDB map at its ``max_map_size``, a full disk) is written again save by
 save, each in its own transaction, so that the saves that fit still land and only the
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -78,6 +87,55 @@ class DatabaseThread:
         return self._executor
 
 
+class CommitWindow:
+    """Whether to hold the next batch back so that more saves join it, and how long.
+
+    A batch is held back ``delay_s`` when at least ``siblings`` distinct writers (asyncio
+    tasks: one a run) submitted a save in the last ``period_s`` and the queue holds fewer
+    than one in ``spread`` of them. A writer's saves are sequential (it waits for each),
+    so one run alone never waits for company it cannot have; and when saves already come
+    in crowds (the fast regime: the loop is busy, each batch holds a good share of the
+    writers) nothing is delayed. ``delay_s`` 0 turns the window off. Only touched on the
+    event loop.
+    """
+
+    __slots__ = ("delay_s", "siblings", "spread", "period_s", "_clock", "_writers", "_ends", "_recent")
+
+    def __init__(
+        self,
+        delay_s: float = 0.005,
+        siblings: int = 16,
+        spread: int = 8,
+        period_s: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.delay_s = delay_s
+        self._clock = clock
+        self.siblings = siblings
+        self.spread = spread
+        self.period_s = period_s
+        self._writers: set[int] = set()
+        self._ends = 0.0
+        self._recent = 0  # distinct writers of the last whole period
+
+    def saw_save(self) -> None:
+        """Count the current task as a writer (at each ``submit``)."""
+        now = self._clock()
+        if now >= self._ends:
+            # A period with no save at all in between means nobody is writing now.
+            self._recent = len(self._writers) if now < self._ends + self.period_s else 0
+            self._writers.clear()
+            self._ends = now + self.period_s
+        self._writers.add(id(asyncio.current_task()))
+
+    def delay(self, queued: int) -> float:
+        """Seconds to wait before starting a batch of ``queued`` saves (0: at once)."""
+        recent = self._recent
+        if self.delay_s and recent >= self.siblings and queued * self.spread < recent:
+            return self.delay_s
+        return 0.0
+
+
 @dataclass(slots=True, eq=False)
 class Queued(Generic[P]):
     """One queued save: the driver's prepared payload, and how its caller is told."""
@@ -86,6 +144,8 @@ class Queued(Generic[P]):
     future: asyncio.Future[None]
     #: Set by ``apply`` when this save (alone) is refused or fails.
     error: BaseException | None = field(default=None)
+    #: What ``apply`` returned for this write, if anything (``submit`` returns it).
+    result: Any = field(default=None)
 
 
 class GroupCommit(Generic[P]):
@@ -103,9 +163,15 @@ class GroupCommit(Generic[P]):
     one event loop (the one running at the first ``submit``).
     """
 
-    def __init__(self, thread: DatabaseThread, apply: Callable[[list[Queued[P]]], None]) -> None:
+    def __init__(
+        self,
+        thread: DatabaseThread,
+        apply: Callable[[list[Queued[P]]], None],
+        window: CommitWindow | None = None,
+    ) -> None:
         self._thread = thread
         self._apply = apply
+        self._window = window if window is not None else CommitWindow()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()  # the queue is taken on the thread
         self._queue: list[Queued[P]] = []
@@ -114,8 +180,9 @@ class GroupCommit(Generic[P]):
         self._idle: asyncio.Event | None = None
         self._closed = False
 
-    async def submit(self, payload: P) -> None:
-        """Queue a save and return once it is committed; raise what ``apply`` set for it.
+    async def submit(self, payload: P) -> Any:
+        """Queue a save and return once it is committed (with the ``result`` ``apply`` set
+        for it, if any); raise what ``apply`` set for it.
 
         Raises ``StoreError`` when the store is not open. A save cancelled while still
         queued is never applied; once taken into a batch, it commits or not like any
@@ -127,11 +194,13 @@ class GroupCommit(Generic[P]):
         if self._closed or not self._thread.running:
             raise StoreError(f"{self._thread.name}: the store is not open", operation="save")
         item = Queued(payload, loop.create_future())
+        self._window.saw_save()
         with self._lock:
             self._queue.append(item)
+            queued = len(self._queue)
         if not self._busy:
             self._busy = True
-            loop.call_soon(self._start_batch)
+            self._schedule(loop, queued)
         try:
             await item.future
         except asyncio.CancelledError:
@@ -139,6 +208,7 @@ class GroupCommit(Generic[P]):
                 if item in self._queue:
                     self._queue.remove(item)
             raise
+        return item.result
 
     async def close(self) -> None:
         """Refuse new saves and wait until every queued one is committed (or failed)."""
@@ -146,6 +216,14 @@ class GroupCommit(Generic[P]):
         if self._busy:
             self._idle = asyncio.Event()
             await self._idle.wait()
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop, queued: int) -> None:
+        """Start the next batch behind the ready tasks, or after the commit window."""
+        delay = self._window.delay(queued)
+        if delay:
+            loop.call_later(delay, self._start_batch)
+        else:
+            loop.call_soon(self._start_batch)
 
     def _start_batch(self) -> None:
         """On the event loop: hand the queued saves to the thread."""
@@ -175,9 +253,9 @@ class GroupCommit(Generic[P]):
         """On the event loop: wake the callers, then start the next batch behind them."""
         settle(batch)
         with self._lock:
-            more = bool(self._queue)
-        if more:
-            asyncio.get_running_loop().call_soon(self._start_batch)
+            queued = len(self._queue)
+        if queued:
+            self._schedule(asyncio.get_running_loop(), queued)
         else:
             self._busy = False
             if self._idle is not None:
@@ -223,9 +301,15 @@ class AsyncGroupCommit(Generic[P]):
     that save again join it. One instance serves one event loop.
     """
 
-    def __init__(self, name: str, apply: Callable[[list[Queued[P]]], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        apply: Callable[[list[Queued[P]]], Awaitable[None]],
+        window: CommitWindow | None = None,
+    ) -> None:
         self.name = name
         self._apply = apply
+        self._window = window if window is not None else CommitWindow()
         self._queue: list[Queued[P]] = []
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -241,6 +325,7 @@ class AsyncGroupCommit(Generic[P]):
             raise StoreError(f"{self.name}: the store is not open", operation="save")
         loop = asyncio.get_running_loop()
         item = Queued(payload, loop.create_future())
+        self._window.saw_save()
         self._queue.append(item)
         if self._task is None:
             self._task = loop.create_task(self._run(), name=f"{self.name}-group-commit")
@@ -261,8 +346,9 @@ class AsyncGroupCommit(Generic[P]):
         batch: list[Queued[P]] = []
         try:
             while self._queue:
-                # Behind the callers woken by the last commit: their next saves join.
-                await asyncio.sleep(0)
+                # Behind the callers woken by the last commit: their next saves join (and,
+                # while many writers save apart, those of the commit window).
+                await asyncio.sleep(self._window.delay(len(self._queue)))
                 batch, self._queue = self._queue, []
                 try:
                     await self._apply(batch)
