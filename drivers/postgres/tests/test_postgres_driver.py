@@ -125,12 +125,17 @@ async def test_daemons_starting_at_once_migrate_once(
         assert conn.execute("SELECT version FROM luoshod_schema").fetchall() == [(SCHEMA_VERSION,)]
 
 
-async def test_a_newer_schema_is_refused(
-    postgres_server: PostgresServer, url: str, schema: str
-) -> None:
+async def create_schema(url: str) -> None:
+    """Open a store on ``url`` once and close it: the schema (and its marks) is written."""
     store = store_from_url(url)
     await store.open()
     await store.close()
+
+
+async def test_a_newer_schema_is_refused(
+    postgres_server: PostgresServer, url: str, schema: str
+) -> None:
+    await create_schema(url)
     with raw(postgres_server, schema) as conn:
         conn.execute("UPDATE luoshod_schema SET version = %s", (SCHEMA_VERSION + 1,))
     with pytest.raises(StoreError, match="newer") as refused:
@@ -142,9 +147,7 @@ async def test_a_newer_schema_is_refused(
 async def test_the_store_format_is_marked_and_a_newer_one_refused_before_any_migration(
     postgres_server: PostgresServer, url: str, schema: str
 ) -> None:
-    store = store_from_url(url)
-    await store.open()
-    await store.close()
+    await create_schema(url)
     with raw(postgres_server, schema) as conn:
         # Written on creation: the newest format this luoshod writes, in a one-row table.
         assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
@@ -160,14 +163,10 @@ async def test_the_store_format_is_marked_and_a_newer_one_refused_before_any_mig
 
 
 async def test_a_schema_from_before_the_mark_gets_it(postgres_server: PostgresServer, url: str, schema: str) -> None:
-    store = store_from_url(url)
-    await store.open()
-    await store.close()
+    await create_schema(url)
     with raw(postgres_server, schema) as conn:
         conn.execute("DROP TABLE luoshod_format")  # a luoshod from before the mark wrote it
-    store = store_from_url(url)
-    await store.open()
-    await store.close()
+    await create_schema(url)
     with raw(postgres_server, schema) as conn:
         assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
 
