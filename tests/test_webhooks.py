@@ -27,6 +27,7 @@ from luosho.v1 import agent_pb2 as pb
 from daemon_proc import DaemonProcess, db_url
 from luoshod.config import Secret
 from luoshod.server.app import Config, Daemon
+from luoshod.server.webhooks import OUTBOX, decode_entry
 from support import Harness, agent, calls
 
 pytestmark = pytest.mark.asyncio
@@ -275,6 +276,35 @@ async def test_a_failed_run_is_notified(receiver: Receiver, tmp_path: Path) -> N
         assert got["data"]["reason"] == "PROVIDER_ERROR" and got["data"]["run_id"] == log.events[0].run_id
         assert "message" not in got["data"]  # the error's text only with include_payloads
         assert all(verify(hd, body, SECRET) for hd, body in receiver.got)
+        await h.close()
+    finally:
+        await daemon.stop()
+
+
+async def test_a_failed_runs_caller_hears_of_it_once_its_notification_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No store write records a failure, so run.failed is written to the outbox on its own:
+    the caller's stream reports the failure only once that write is done, so a caller
+    told of a failure knows the notification is kept (a daemon killed before it had not
+    failed the run for anyone). The write is slowed down here; the receiver is down, so the
+    entry stays in the outbox to be seen."""
+    receiver = Receiver(free_port())  # never started
+    daemon = await start_daemon(tmp_path, receiver.url, webhook_events="run.failed")
+    assert daemon.notifier is not None
+    put = daemon.notifier.put
+
+    async def slow_put(*args: Any, **kw: Any) -> None:
+        await asyncio.sleep(0.5)
+        await put(*args, **kw)
+
+    monkeypatch.setattr(daemon.notifier, "put", slow_put)
+    try:
+        h = Harness(daemon.addresses[0], daemon)
+        log = await h.run("fail-kept", "go", agent([{"error": "the model is down"}], []), {})
+        assert log.reason == "PROVIDER_ERROR"
+        kept = [json.loads(decode_entry(q.data)[0]) for q in await daemon.store.queued_inputs(OUTBOX)]
+        assert [(b["type"], b["data"]["session_id"]) for b in kept] == [("run.failed", "fail-kept")]
         await h.close()
     finally:
         await daemon.stop()

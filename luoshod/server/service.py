@@ -61,6 +61,8 @@ log = logging.getLogger("luoshod.server")
 
 DEFAULT_MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 WATCH_PAGE = 500
+#: How long a failed run's stream waits for its run.failed webhook to reach the outbox.
+FAILURE_NOTICE_WAIT_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +114,7 @@ class _QueueSink:
         self.log_contents = log_contents
         self.notify = notify  # webhooks: written to the store's outbox before it goes on
         self.run_id = ""
+        self.failure_notice: asyncio.Task[None] | None = None  # a failed run's webhook write
 
     async def emit(self, event: Event, encoded: bytes | None = None) -> None:
         self.observer.event(event)
@@ -273,6 +276,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 and not run.control.interrupted
             ):
                 run.control.interrupt(DETACHED)
+        if sink.failure_notice is not None:
+            # The caller hears of the failure once its run.failed notification is in the
+            # outbox (bounded: a store that cannot take it does not hold the answer back).
+            await asyncio.wait({sink.failure_notice}, timeout=FAILURE_NOTICE_WAIT_S)
         try:
             outcome = task.result()
         except RunInterrupted as e:
@@ -318,7 +325,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     # Also reported to the caller when it is still there; logged for when it is not.
                     log.info("run ended with error session=%s: %s", session_id, e)
                     if self.notifier is not None and sink.run_id:  # a run began, then failed
-                        self.notifier.run_failed(session_id, sink.run_id, e)
+                        sink.failure_notice = self.notifier.run_failed(session_id, sink.run_id, e)
 
         task.add_done_callback(finished)
         return run, sink, task

@@ -214,10 +214,15 @@ class Notifier:
         """Deliver now what is due (entries written by the engine's saves)."""
         self._wake.set()
 
-    def run_failed(self, session_id: str, run_id: str, error: BaseException) -> None:
-        """A run ended with an error (provider, store, drift…): no run.done says so."""
+    def run_failed(self, session_id: str, run_id: str, error: BaseException) -> asyncio.Task[None] | None:
+        """A run ended with an error (provider, store, drift…): no run.done says so. No
+        store write records a failure, so its notification is written on its own; the
+        returned task is that write, which the caller's stream awaits before it reports
+        the failure: a caller told of a failure is sure its notification is kept, and a
+        daemon killed before the write had, for everyone, not failed the run yet (its
+        checkpoint is as it was; a retry or a Resume runs it again)."""
         if RUN_FAILED not in self.config.events:
-            return
+            return None
         data = {
             "session_id": session_id,
             "run_id": run_id or None,
@@ -226,7 +231,7 @@ class Notifier:
         }
         if self.config.include_payloads:
             data["message"] = str(error)
-        self._later(self.put(RUN_FAILED, _event_id(session_id, run_id, "failed", self.clock()), data))
+        return self._later(self.put(RUN_FAILED, _event_id(session_id, run_id, "failed", self.clock()), data))
 
     def _approval(self, a: Approval) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -241,10 +246,11 @@ class Notifier:
             data["arguments"] = json.loads(a.call.arguments_json or "null")
         return data
 
-    def _later(self, put: Any) -> None:
-        task = asyncio.get_running_loop().create_task(put)
+    def _later(self, put: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(put)
         self._pending_puts.add(task)
         task.add_done_callback(self._pending_puts.discard)
+        return task
 
     def entry(self, type_: str, event_id: str, data: dict[str, Any]) -> Enqueue:
         """One notification as an outbox entry (queued under ``event_id``: idempotent)."""
