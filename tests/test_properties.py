@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from luosho.v1 import agent_pb2 as pb
 
 from luoshod.domain import AgentSpec, Checkpoint, Message, Role, StoredEvent, ToolCall, ToolSpec
-from luoshod.errors import InvalidArgument, LeaseLost, StoreError
+from luoshod.errors import NEWER_LUOSHOD, InvalidArgument, LeaseLost, StoreError
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
 from luoshod.store.kit import decode_page_token, encode_page_token, planning
@@ -105,7 +105,7 @@ def test_codec_refuses_a_message_of_a_newer_format_naming_both_versions() -> Non
     with pytest.raises(StoreError, match=f"format {newer}.* up to {FORMAT_VERSION}") as e:
         decode_messages(stream)
     assert e.value.metadata == {
-        "found_format": str(newer), "supported_format": str(FORMAT_VERSION)
+        "found_format": str(newer), "supported_format": str(FORMAT_VERSION), "written_by": NEWER_LUOSHOD
     }
 
 
