@@ -47,23 +47,34 @@ async def test_concurrent_calls_keep_their_connections_for_the_next_calls(tmp_pa
     try:
         await tools.list_tools("web")
 
-        async def wave(n: int) -> None:
-            answers = await asyncio.gather(*(
-                tools.call("web", "slow", {"ms": 200}, key=f"w{n}-{i}", session_id="s", timeout_s=30)
+        async def wave(n: int) -> set[int]:
+            """One wave of calls at once; the connections seen open while it ran."""
+            calls = asyncio.gather(*(
+                tools.call("web", "slow", {"ms": 500}, key=f"w{n}-{i}", session_id="s", timeout_s=30)
                 for i in range(AT_ONCE)
             ))
+            seen: set[int] = set()
+            while not calls.done():
+                seen |= established_to(server.port)
+                await asyncio.wait({calls}, timeout=0.02)
+            answers = calls.result()
             assert [is_error for _, is_error in answers] == [False] * AT_ONCE
-            assert all("slept 200ms" in text for text, _ in answers)
+            assert all("slept 500ms" in text for text, _ in answers)
+            return seen
 
-        await wave(1)
+        used = await wave(1)
         kept = established_to(server.port)
-        # Every call of the wave had a connection of its own (they overlapped for 200 ms);
-        # all of them are still open, beside the SDK's GET stream.
-        assert len(kept) >= AT_ONCE, f"only {len(kept)} connections kept after {AT_ONCE} calls at once"
+        # The calls overlapped (each sleeps 500 ms), each on a connection of its own: more
+        # at once than httpx's default pool keeps (a loaded machine may serialise a few).
+        assert len(used) > 20 + 5, f"only {len(used)} connections for {AT_ONCE} calls at once"
+        # Every connection the wave used is still open, beside the SDK's GET stream.
+        assert used <= kept, f"{len(used - kept)} of the wave's {len(used)} connections were closed"
         await wave(2)
         after = established_to(server.port)
         new = after - kept
-        assert len(new) <= 2, f"the second wave opened {len(new)} new connections"
+        # The second wave reuses them: at most what the first wave did not overlap is new.
+        most = 2 + AT_ONCE - (len(kept) - 1)
+        assert len(new) <= most, f"the second wave opened {len(new)} new connections"
         assert len(attempts(attempts_file)) == 2 * AT_ONCE
     finally:
         await tools.aclose()
