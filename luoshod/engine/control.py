@@ -146,3 +146,17 @@ def _signal(done: bool) -> asyncio.Future[None]:
 def _fire(fut: asyncio.Future[None] | None) -> None:
     if fut is not None and not fut.done():
         fut.set_result(None)
+
+
+def settle_acks(acks: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    """R54: tell the submitters of these results whether the save that holds them
+    succeeded (a result, the save's exception, or cancelled when it was cut off)."""
+    for ack in acks:
+        if ack.done():
+            continue
+        if error is None:
+            ack.set_result(None)
+        elif isinstance(error, Exception):
+            ack.set_exception(error)
+        else:
+            ack.cancel()

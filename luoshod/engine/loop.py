@@ -40,7 +40,7 @@ from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, Store
 from . import events as ev
 from . import requests, subagents
-from .control import RunControl, RunInterrupted, Sink, ToolPort
+from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
 from .events import Event
 from .fingerprint import Drift
 from .daemon_tools import DaemonTools
@@ -113,20 +113,6 @@ def pending_calls(cp: Checkpoint) -> list[ToolCall]:
             done = {r.tool_call_id for r in cp.messages[i + 1 :] if r.role is Role.TOOL}
             return [c for c in m.tool_calls if c.id not in done]
     return []
-
-
-def _settle(acks: list[asyncio.Future[None]], error: BaseException | None) -> None:
-    """R54: tell the submitters of these results whether the save that holds them
-    succeeded."""
-    for ack in acks:
-        if ack.done():
-            continue
-        if error is None:
-            ack.set_result(None)
-        elif isinstance(error, Exception):
-            ack.set_exception(error)
-        else:
-            ack.cancel()
 
 
 def rejection_result(call: ToolCall, decision: Decision) -> Message:
@@ -260,9 +246,9 @@ class Run:
             # The checkpoint did not change, so the events that described the change
             # did not happen: they are dropped (their seqs stay unused).
             cp.version -= 1
-            _settle(acks, e)
+            settle_acks(acks, e)
             raise
-        _settle(acks, None)
+        settle_acks(acks, None)
         self.p.claim = None
         self.p.requests = []
         self.stored = written

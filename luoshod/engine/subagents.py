@@ -53,7 +53,7 @@ from ..domain import (
 from ..errors import ProviderError, ResumeToolMissing
 from ..providers import ModelRequest
 from . import events as ev
-from .control import RunInterrupted
+from .control import RunInterrupted, settle_acks
 from .events import Event, SubagentTag
 from .fingerprint import Drift, drift, fingerprint
 from .tools import check_call, error_result
@@ -404,15 +404,16 @@ class SubRun:
             result_json=result.content,
             is_error=result.is_error,
         )
+        acks = [saved] if saved is not None else []
         try:
             # Shielded: a sibling task that pauses the run cancels this one (R63), and a
             # save cut off in the store would leave the checkpoint's version behind the
             # store's; the run's next save waits for this one under the write lock.
             await asyncio.shield(self.root.save())
         except BaseException as e:
-            _settle(saved, e)
+            settle_acks(acks, e)
             raise
-        _settle(saved, None)  # R54: the submitter hears ACCEPTED once it is durable
+        settle_acks(acks, None)  # R54: the submitter hears ACCEPTED once it is durable
 
     def _qualify(self, call_id: str) -> str:
         return f"{self.qualified}{ID_SEPARATOR}{call_id}"
@@ -461,14 +462,3 @@ def _pending(messages: list[Message]) -> list[ToolCall]:
             done = {r.tool_call_id for r in messages[i + 1 :] if r.role is Role.TOOL}
             return [c for c in m.tool_calls if c.id not in done]
     return []
-
-
-def _settle(ack: asyncio.Future[None] | None, error: BaseException | None) -> None:
-    if ack is None or ack.done():
-        return
-    if error is None:
-        ack.set_result(None)
-    elif isinstance(error, Exception):
-        ack.set_exception(error)
-    else:
-        ack.cancel()
