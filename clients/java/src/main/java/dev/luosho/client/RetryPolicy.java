@@ -1,6 +1,7 @@
 package dev.luosho.client;
 
 import io.grpc.Status;
+import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -62,11 +63,24 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
    */
   public boolean shouldRetry(LuoshoException error, int attempt, int eventsInAttempt) {
     if (attempt >= maxAttempts) return false;
-    if (error.code() == Status.Code.UNAVAILABLE) return true;
+    if (error.code() == Status.Code.UNAVAILABLE || connectionClosed(error)) return true;
     // A failure of the connection itself rather than an answer of the daemon (which always
     // carries a reason): before any event it means the request may not have arrived.
     return eventsInAttempt == 0 && error.reason().isEmpty()
         && (error.code() == Status.Code.UNKNOWN || error.code() == Status.Code.INTERNAL);
+  }
+
+  /**
+   * grpc-java's Netty transport fails every stream of a connection that closes under it with
+   * {@code UNKNOWN: channel closed} (a {@link ClosedChannelException} cause), not UNAVAILABLE:
+   * the daemon went away mid-stream, which a retry resumes like any UNAVAILABLE (R75).
+   */
+  private static boolean connectionClosed(LuoshoException error) {
+    if (error.code() != Status.Code.UNKNOWN || !error.reason().isEmpty()) return false;
+    for (Throwable c = error.getCause(); c != null; c = c.getCause()) {
+      if (c instanceof ClosedChannelException) return true;
+    }
+    return false;
   }
 
   /** How long to wait after the {@code attempt}-th failed attempt in a row (from 1). */

@@ -143,6 +143,12 @@ class RetryTest {
     assertFalse(p.shouldRetry(reset, 1, 1)); // ... not after it
     assertFalse(p.shouldRetry(busy, 1, 0)); // an answer of the daemon
     assertFalse(p.shouldRetry(answered, 1, 0));
+    // Netty fails every stream of a connection that closed under it with UNKNOWN "channel
+    // closed" (seen in CI mid-run): the daemon went away, retried at any point like UNAVAILABLE.
+    LuoshoException closed = Errors.translate(Status.UNKNOWN.withDescription("channel closed")
+        .withCause(new java.nio.channels.ClosedChannelException()).asRuntimeException());
+    assertTrue(p.shouldRetry(closed, 2, 40));
+    assertFalse(p.shouldRetry(closed, 3, 0));
     assertFalse(RetryPolicy.NO_RETRY.shouldRetry(unavailable, 1, 0));
   }
 
