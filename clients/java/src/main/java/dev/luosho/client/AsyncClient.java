@@ -231,11 +231,7 @@ public final class AsyncClient implements AutoCloseable {
           .handle((response, err) -> {
             if (err == null) return null;
             Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-            // The daemon went away with the run: the stream fails too, and its retry asks for
-            // this call again. Without retries this is the run's failure.
-            if (retry.retries() && (cause instanceof UnavailableException || cause instanceof ToolCallNotPendingException)) {
-              return null;
-            }
+            if (retry.leavesSubmissionToRetry(cause)) return null;
             throw err instanceof CompletionException ce ? ce : new CompletionException(cause);
           }));
     }

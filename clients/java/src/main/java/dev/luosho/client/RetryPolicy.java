@@ -71,6 +71,17 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
   }
 
   /**
+   * Whether a tool result's submission that failed with {@code error} is left to the stream's
+   * retry: the daemon went away with the run (the stream fails too, and its retry asks for the
+   * call again) or already has the result. Without retries it is the run's failure.
+   */
+  public boolean leavesSubmissionToRetry(Throwable error) {
+    if (!retries()) return false;
+    if (error instanceof UnavailableException || error instanceof ToolCallNotPendingException) return true;
+    return error instanceof LuoshoException e && connectionClosed(e);
+  }
+
+  /**
    * grpc-java's Netty transport fails every stream of a connection that closes under it with
    * {@code UNKNOWN: channel closed} (a {@link ClosedChannelException} cause), not UNAVAILABLE:
    * the daemon went away mid-stream, which a retry resumes like any UNAVAILABLE (R75).

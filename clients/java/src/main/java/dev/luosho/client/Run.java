@@ -179,10 +179,8 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
         outcomes.computeIfAbsent(event.getToolCall().getCall().getId(), id -> tools.answer(sessionId, event));
     try {
       submit.accept(outcome);
-    } catch (UnavailableException | ToolCallNotPendingException e) {
-      // The daemon went away with the run: the stream fails too, and its retry asks for this
-      // call again. Without retries this is the run's failure.
-      if (!retry.retries()) throw e;
+    } catch (LuoshoException e) {
+      if (!retry.leavesSubmissionToRetry(e)) throw e;
     }
   }
 

@@ -150,6 +150,16 @@ class RetryTest {
     assertTrue(p.shouldRetry(closed, 2, 40));
     assertFalse(p.shouldRetry(closed, 3, 0));
     assertFalse(RetryPolicy.NO_RETRY.shouldRetry(unavailable, 1, 0));
+    // A tool result sent on a connection that closed under it fails the same way (seen in CI:
+    // Netty's write on the closed channel): the stream's retry asks for the call again.
+    assertTrue(p.leavesSubmissionToRetry(closed));
+    assertTrue(p.leavesSubmissionToRetry(unavailable));
+    assertTrue(p.leavesSubmissionToRetry(
+        new ToolCallNotPendingException(Status.Code.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING", "", Map.of(), null)));
+    assertFalse(p.leavesSubmissionToRetry(answered));
+    assertFalse(p.leavesSubmissionToRetry(busy));
+    assertFalse(p.leavesSubmissionToRetry(reset)); // not the connection closing under it
+    assertFalse(RetryPolicy.NO_RETRY.leavesSubmissionToRetry(closed));
   }
 
   @Test
