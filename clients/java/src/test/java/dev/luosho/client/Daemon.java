@@ -23,12 +23,47 @@ final class Daemon {
     this.dir = dir;
   }
 
+  private static final java.util.List<Path> TEMP_DIRS = new java.util.ArrayList<>();
+  private static boolean hooked;
+
   static synchronized Daemon shared() {
     if (shared == null) {
       shared = start();
-      Runtime.getRuntime().addShutdownHook(new Thread(shared::stop));
+      cleanUpAtExit();
     }
     return shared;
+  }
+
+  /**
+   * A new temporary folder for a daemon's store and log, removed when the JVM exits (after the
+   * shared daemon stopped), so that the tests leave nothing under /tmp.
+   */
+  static synchronized Path tempDir(String prefix) throws IOException {
+    Path dir = Files.createTempDirectory(prefix);
+    TEMP_DIRS.add(dir);
+    cleanUpAtExit();
+    return dir;
+  }
+
+  private static synchronized void cleanUpAtExit() {
+    if (hooked) return;
+    hooked = true;
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      java.util.List<Path> dirs;
+      Daemon daemon;
+      synchronized (Daemon.class) {
+        daemon = shared;
+        dirs = new java.util.ArrayList<>(TEMP_DIRS);
+      }
+      if (daemon != null) daemon.stop();
+      for (Path dir : dirs) {
+        try (var walk = Files.walk(dir)) {
+          walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException ignored) {
+          // best effort: a folder already gone or still busy
+        }
+      }
+    }, "luoshod-tests-cleanup"));
   }
 
   static String python() {
@@ -42,7 +77,7 @@ final class Daemon {
 
   static Daemon start() {
     try {
-      return start(Files.createTempDirectory("luoshod-java"), "127.0.0.1:0");
+      return start(tempDir("luoshod-java"), "127.0.0.1:0");
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class McpTest {
   @Test
   void daemonToolsAreNeverHandedToTheApp() throws Exception {
-    Path dir = Files.createTempDirectory("luoshod-java-mcp");
+    Path dir = Daemon.tempDir("luoshod-java-mcp");
     Path server = Path.of("../../tests/mcp_servers/tools.py").toAbsolutePath().normalize();
     Path toml = dir.resolve("luoshod.toml");
     Files.writeString(toml, "[mcp_servers.files]\ncommand = " + Tools.dumps(Daemon.python())

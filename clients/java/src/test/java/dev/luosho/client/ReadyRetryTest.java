@@ -106,7 +106,7 @@ class ReadyRetryTest {
 
   /** Inputs one after the other through run(sid, input) until the killer is done. */
   private static void drive(String name, Function<String, RunResult> run) throws Exception {
-    Path dir = Files.createTempDirectory("luoshod-java-ready");
+    Path dir = Daemon.tempDir("luoshod-java-ready");
     String listen = "127.0.0.1:" + freePort();
     Killer killer = new Killer(dir, listen);
     killer.start();

@@ -296,7 +296,7 @@ class RetryTest {
 
   @Test
   void daemonKilledMidRunThenRestartedTheRetryAppliesTheInputOnce() throws Exception {
-    Path dir = Files.createTempDirectory("luoshod-java-retry");
+    Path dir = Daemon.tempDir("luoshod-java-retry");
     String listen = "127.0.0.1:" + freePort();
     Daemon[] daemon = {Daemon.start(dir, listen)};
     AtomicInteger ran = new AtomicInteger();
@@ -382,7 +382,7 @@ class RetryTest {
     final int sessions = 5;
     final int kills = 6;
     final int maxInputs = 10;
-    Path dir = Files.createTempDirectory("luoshod-java-soak");
+    Path dir = Daemon.tempDir("luoshod-java-soak");
     String listen = "127.0.0.1:" + freePort();
     Daemon[] daemon = {Daemon.start(dir, listen)};
     AtomicInteger killed = new AtomicInteger();
