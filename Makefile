@@ -38,8 +38,11 @@ run: $(STAMP)
 $(GRPCURL):
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
 
+# A node_modules that is a symbolic link (a git worktree sharing another tree's packages) is
+# left alone: npm ci through the link would empty the other tree's copy.
 $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
-	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	if [ -L $(TS)/node_modules ]; then echo "$(TS)/node_modules is a link: not reinstalled"; \
+	else cd $(TS) && npm ci --no-audit --no-fund --loglevel=error; fi
 	touch $@
 
 ## test: install what the tests need and run every test (pytest, then each client's runner)
