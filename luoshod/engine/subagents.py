@@ -21,6 +21,11 @@ same ``task`` calls, finds it there (R61, R62).
 On a resume each unfinished level is compared with the resuming spec's definition of it
 (:func:`drifted_levels`, R64).
 
+A sub-agent's daemon tools (MCP, R70–R73) run as the lead's do
+(``daemon_tools.execute`` with a ``Caller``): its ``tool.call`` marked
+``executor="daemon"`` and tagged, the qualified call id as the idempotency key, its
+result recorded like a client tool's; annotations gate calls like any ``needs_approval``.
+
 On Cancel (R66) every call of an unfinished sub-agent gets its cancelled result and
 ``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own.
 
@@ -54,6 +59,8 @@ from ..errors import ProviderError, ResumeToolMissing
 from ..providers import ModelRequest
 from . import events as ev
 from .control import RunInterrupted, settle_acks
+from .daemon_tools import Caller
+from .daemon_tools import execute as execute_daemon_tool
 from .events import Event, SubagentTag
 from .fingerprint import Drift, drift, fingerprint
 from .tools import check_call, error_result
@@ -294,6 +301,12 @@ class SubRun:
             Event(cp.session_id, cp.run_id, cp.last_seq, self.root.s.clock(), type_, data, self.tag)
         )
 
+    async def _emit(self, type_: str, **data: object) -> None:
+        self.emit(type_, **data)
+
+    async def _flush(self) -> None:
+        await asyncio.shield(self.root.flush())  # may save (see ``_record``)
+
     async def result(self, call: ToolCall) -> Message:
         st = self.state
         reason, text, why = await self.go()
@@ -438,6 +451,9 @@ class SubRun:
             from .loop import rejection_result  # the loop imports this module
 
             return rejection_result(call, decision), None
+        if tool.server:  # R71 at this level: a daemon tool, run here under the qualified id
+            caller = Caller(spec, self._emit, self._flush, qid)
+            return await execute_daemon_tool(root, call, tool, step, caller), None
         timeout_s = spec.tool_timeout_ms / 1000 if spec.tool_timeout_ms else root.tool_timeout_s
         fut = root.tools.expect(qid)
         try:
