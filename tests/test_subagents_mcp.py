@@ -280,3 +280,24 @@ async def test_r64_a_server_that_changed_while_a_subagent_was_paused_is_that_lev
         await h.close()
         await d.stop()
         server.stop()
+
+
+async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(h: Harness, attempts_file: Path) -> None:
+    import asyncio
+
+    sub = worker([turn(_call("files__hang", {}, "c-own")), {"text": "ok"}], pb.McpServerUse(name="files", timeout_ms=3000))
+    spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
+    run = asyncio.create_task(h.run("sm-own", "go", spec))
+    deadline = asyncio.get_running_loop().time() + 20
+    while not attempts(attempts_file, "c-task/c-own"):  # the daemon is running it
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.02)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await h.submit("sm-own", "c-task/c-own", '"from the app"')
+    code, reason, meta = error_info(err.value)
+    assert (code, reason, meta["executor"]) == (grpc.StatusCode.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING", "daemon")
+    log = await run
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
+    (task,) = (await h.get("sm-own")).tasks
+    body = json.loads(next(m for m in task.messages if m.role == pb.ROLE_TOOL).content)
+    assert body["failure"] == "timeout"  # the daemon's outcome, not the app's answer

@@ -404,6 +404,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 session_id=sid,
                 tool_call_id=call_id,
             )
+        mcp_convert.refuse_daemon_call(cp, sid, call_id)  # a sub-agent's daemon call (R58, R71)
         raise ToolCallNotFound(
             f"session {sid!r} has no tool call {call_id!r}", session_id=sid, tool_call_id=call_id
         )
