@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import TYPE_CHECKING
 
 from ..domain import (
@@ -469,6 +470,47 @@ class SubRun:
         finally:
             root.tools.forget(qid)
         return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error), out.saved
+
+
+#: The footer of a task's result (R56), as ``SubRun.result`` writes it.
+FOOTER = re.compile(r"\[sub-agent '[^']*': \d+ step\(s\), finish reason '([^']*)', task_id '([^']*)'\]\s*$")
+
+
+def task_id_of(result: Message) -> str:
+    """The task a ``task`` call's result names: in its footer, or, for a task that did not
+    finish, in the error result's ``task_id``; "" when it ran none."""
+    try:
+        body = json.loads(result.content)
+    except ValueError:
+        return ""
+    if isinstance(body, str) and (m := FOOTER.search(body)):
+        return m.group(2)
+    if isinstance(body, dict) and isinstance(body.get("task_id"), str):
+        return body["task_id"]
+    return ""
+
+
+def locate(cp: Checkpoint, call_id: str) -> tuple[AgentSpec | None, list[Message], str] | None:
+    """Where the tool call ``call_id`` is — the lead's, or a sub-agent's under its
+    qualified id (R58): (the spec of the agent that made it, ``None`` when no longer
+    declared; the transcript that holds it; its own id there), going down the ``task``
+    calls through the unfinished sub-agents and the finished tasks (by the task id each
+    ``task`` result names). ``None``: no such path of tasks."""
+    if ID_SEPARATOR not in call_id or any(c.id == call_id for m in cp.messages for c in m.tool_calls):
+        return cp.agent, cp.messages, call_id
+    *parts, own = call_id.split(ID_SEPARATOR)
+    spec, messages, states = cp.agent, cp.messages, cp.subtasks
+    for part in parts:
+        state = states.get(part)
+        if state is None:
+            result = next((m for m in messages if m.role is Role.TOOL and m.tool_call_id == part), None)
+            state = cp.tasks.get(task_id_of(result)) if result is not None else None
+            if state is None:
+                return None
+        sub = spec.subagent(state.name) if spec is not None else None
+        spec = sub.agent if sub is not None else None
+        messages, states = state.messages, state.children
+    return spec, messages, own
 
 
 def _pending(messages: list[Message]) -> list[ToolCall]:

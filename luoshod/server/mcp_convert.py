@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from luosho.v1 import agent_pb2 as pb
 
-from ..domain import AgentSpec, Checkpoint, ToolSpec
+from ..domain import Checkpoint, ToolSpec
+from ..engine.subagents import locate
 from ..errors import InvalidArgument, ToolCallNotPending
 from ..mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
 
@@ -162,17 +163,10 @@ def refuse_daemon_call(cp: Checkpoint | None, session_id: str, call_id: str) -> 
 
 
 def _tool_of(cp: Checkpoint, call_id: str) -> ToolSpec | None:
-    """The tool of the call ``call_id``: the lead's, or, going down the qualified id's
-    ``task`` calls, an unfinished sub-agent's."""
-    assert cp.agent is not None
-    *tasks, own = call_id.split("/")
-    spec: AgentSpec | None = cp.agent
-    states, messages = cp.subtasks, cp.messages
-    for part in tasks:
-        state = states.get(part)
-        sub = spec.subagent(state.name) if state is not None and spec is not None else None
-        if state is None or sub is None:
-            return None
-        spec, states, messages = sub.agent, state.children, state.messages
+    """The tool of the call ``call_id``: the lead's, or a sub-agent's (``locate``)."""
+    found = locate(cp, call_id)
+    if found is None or found[0] is None:
+        return None
+    spec, messages, own = found
     name = next((c.name for m in messages for c in m.tool_calls if c.id == own), "")
-    return spec.tool(name) if name and spec is not None else None
+    return spec.tool(name) if name else None
