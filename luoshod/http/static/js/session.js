@@ -3,6 +3,7 @@
 import { ApiError, del, enc, get, post, stream, watch } from "./api.js";
 import { driftBox, errorBox, h, pretty, reasonName, replace, roleName, statusBadge, usage, when } from "./dom.js";
 import { describe } from "./events.js";
+import { renderTasks, subagentTag } from "./tasks.js";
 
 export async function sessionView(root, { arg: sessionId, params }) {
   const head = h("section", { class: "session-head", id: "session-head" });
@@ -13,6 +14,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
   const queuePanel = h("section", { class: "card", id: "queue" });
   const queueNote = h("div", { id: "queue-note" }); // kept across redraws of the queue
   const forkPanel = h("section", { class: "card", id: "fork" });
+  const tasksPanel = h("section", { class: "card", id: "tasks" }); // empty without sub-agents
   const liveState = h("span", { class: "badge", id: "live-state" }, "connecting");
   const eventsList = h("ol", { class: "events", id: "events" });
   const runPanel = h("div", { id: "run-panel" });
@@ -24,7 +26,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     head, drift, runPanel,
     h("div", { class: "columns" },
       h("section", { class: "main" }, h("h2", {}, "Timeline"), banner, timeline),
-      h("aside", {}, queuePanel, scrubber,
+      h("aside", {}, tasksPanel, queuePanel, scrubber,
         h("section", { class: "card" }, h("h2", {}, "Events ", liveState), eventsList), forkPanel)));
 
   let checkpoint = null;
@@ -47,6 +49,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     entries = history.entries.slice().reverse();
     renderHead();
     renderQueue();
+    await renderTasks(tasksPanel, sessionId);
     renderDrift();
     // Only a new save redraws the scrubber and the fork form (which may be half filled).
     if (!loaded || newest() !== before) {
@@ -266,8 +269,10 @@ export async function sessionView(root, { arg: sessionId, params }) {
 const QUEUE_POLL_MS = 2000;
 
 function eventItem(ev) {
-  return h("li", { dataset: { type: ev.type, seq: ev.seq } },
+  const tag = subagentTag(ev); // an event a sub-agent caused carries its path
+  return h("li", { dataset: { type: ev.type, seq: ev.seq, ...(tag ? { subagent: ev.subagent.path.join("/") } : {}) } },
     h("span", { class: "seq" }, ev.seq && ev.seq !== "0" ? `#${ev.seq}` : "·"), " ",
+    tag ? [tag, " "] : null,
     h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev)));
 }
 
