@@ -301,3 +301,27 @@ async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(h:
     (task,) = (await h.get("sm-own")).tasks
     body = json.loads(next(m for m in task.messages if m.role == pb.ROLE_TOOL).content)
     assert body["failure"] == "timeout"  # the daemon's outcome, not the app's answer
+
+
+async def test_r62_a_subagent_paused_again_by_its_next_mcp_call_runs_each_once(h: Harness, attempts_file: Path) -> None:
+    sub = worker([
+        turn(_call("files__delete_record", {"record": "r1"}, "c-d1")),
+        turn(_call("files__delete_record", {"record": "r2"}, "c-d2")),
+        {"text": "both deleted"},
+    ])
+    spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
+    log = await h.run("sm-again", "go", spec)
+    first = log.done.approval_id
+    assert log.of("approval.requested")[0].approval_requested.approval.tool_call.id == "c-task/c-d1"
+    again = await resolve(h, first, True)
+    assert again.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, again.error
+    (req,) = again.of("approval.requested")
+    second = req.approval_requested.approval
+    assert second.approval_id != first and second.tool_call.id == "c-task/c-d2"
+    assert list(second.subagent_path) == ["worker"]
+    assert (await h.get("sm-again")).approval_id == second.approval_id
+    assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-d1"]
+    done = await resolve(h, second.approval_id, True)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP, done.error
+    assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-d1", "c-task/c-d2"]  # each once
+    assert_valid_transcript(await h.get("sm-again"))
