@@ -11,6 +11,7 @@ each ``tool.retry`` tagged (R73)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -283,8 +284,6 @@ async def test_r64_a_server_that_changed_while_a_subagent_was_paused_is_that_lev
 
 
 async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(h: Harness, attempts_file: Path) -> None:
-    import asyncio
-
     sub = worker([turn(_call("files__hang", {}, "c-own")), {"text": "ok"}], pb.McpServerUse(name="files", timeout_ms=3000))
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     run = asyncio.create_task(h.run("sm-own", "go", spec))
@@ -325,3 +324,57 @@ async def test_r62_a_subagent_paused_again_by_its_next_mcp_call_runs_each_once(h
     assert done.done.finish_reason == pb.FINISH_REASON_STOP, done.error
     assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-d1", "c-task/c-d2"]  # each once
     assert_valid_transcript(await h.get("sm-again"))
+
+
+async def test_r66_cancel_while_a_subagents_mcp_call_runs_gives_it_the_cancelled_result(
+    h: Harness, attempts_file: Path
+) -> None:
+    sub = worker([turn(_call("files__hang", {}, "c-h"), _call("files__add", {"a": 1, "b": 1}, "c-a")), {"text": "never"}])
+    spec = lead([delegate("c-task"), {"text": "after"}], sub)
+
+    async def cancel_once_running(e: pb.Event) -> None:
+        if e.type == "tool.call" and e.tool_call.call.id == "c-task/c-h":
+            deadline = asyncio.get_running_loop().time() + 20
+            while not attempts(attempts_file, "c-task/c-h"):  # the daemon is running it
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.02)
+            assert (await h.stub.Cancel(pb.CancelRequest(session_id="sm-cancel"))).cancelled
+
+    log = await h.run("sm-cancel", "go", spec, on_event=cancel_once_running)
+    assert log.error is None, log.error
+    assert (log.done.finish_reason, log.done.status) == (pb.FINISH_REASON_ABORTED, pb.CHECKPOINT_STATUS_IN_PROGRESS)
+    results = {e.tool_result.tool_call_id: e.tool_result for e in log.of("tool.result")}
+    assert sorted(results) == ["c-task", "c-task/c-a", "c-task/c-h"]  # every call, one result each
+    for r in results.values():
+        assert r.is_error and json.loads(r.result_json)["cancelled"] is True
+    assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-h"]  # c-a never went out
+    cp = await h.get("sm-cancel")
+    assert_valid_transcript(cp)
+    (task,) = cp.tasks
+    assert [m.tool_call_id for m in task.messages if m.role == pb.ROLE_TOOL] == ["c-h", "c-a"]
+
+
+async def test_r63_two_tasks_of_one_turn_paused_by_mcp_calls_pause_one_after_the_other(
+    h: Harness, attempts_file: Path
+) -> None:
+    sub = worker([turn(_call("files__delete_record", {"record": "r"}, "c-del")), {"text": "deleted"}])
+    spec = lead(
+        [turn(
+            _call("task", {"agent": "worker", "prompt": "one"}, "t-1"),
+            _call("task", {"agent": "worker", "prompt": "two"}, "t-2"),
+        ), {"text": "both done"}],
+        sub,
+    )
+    log = await h.run("sm-siblings", "go", spec)
+    first = log.of("approval.requested")[0].approval_requested.approval
+    assert first.tool_call.id == "t-1/c-del"  # the first in call order
+    again = await resolve(h, first.approval_id, True)
+    assert again.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, again.error
+    second = again.of("approval.requested")[0].approval_requested.approval
+    assert second.tool_call.id == "t-2/c-del" and list(second.subagent_path) == ["worker"]
+    done = await resolve(h, second.approval_id, True)
+    assert done.done.finish_reason == pb.FINISH_REASON_STOP, done.error
+    assert [a["key"] for a in attempts(attempts_file)] == ["t-1/c-del", "t-2/c-del"]  # each once
+    cp = await h.get("sm-siblings")
+    assert [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL] == ["t-1", "t-2"]
+    assert_valid_transcript(cp)
