@@ -378,3 +378,32 @@ async def test_r63_two_tasks_of_one_turn_paused_by_mcp_calls_pause_one_after_the
     cp = await h.get("sm-siblings")
     assert [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL] == ["t-1", "t-2"]
     assert_valid_transcript(cp)
+
+
+async def test_the_people_cli_approves_a_subagents_mcp_call_and_the_daemon_runs_it(
+    h: Harness, attempts_file: Path
+) -> None:
+    """``luoshod approvals list`` shows the path; ``approvals approve`` follows the run past
+    the sub-agent's daemon tool.call (only an app's stops it) to its end."""
+    import os
+    import sys
+
+    sub = worker([turn(_call("files__delete_record", {"record": "r9"}, "c-d9")), {"text": "deleted r9"}])
+    log = await h.run("sm-cli", "go", lead([delegate("c-task"), {"text": "lead done"}], sub))
+    approval_id = log.done.approval_id
+
+    async def cli(*args: str) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "luoshod", *args, "--address", h.daemon.addresses[0],
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env={**os.environ},
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        return out.decode()
+
+    listed = await cli("approvals", "list")
+    assert approval_id in listed and "worker" in listed, listed
+    out = await cli("approvals", "approve", approval_id)
+    assert "is finished" in out, out
+    assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-d9"]
+    assert (await h.get("sm-cli")).status == pb.CHECKPOINT_STATUS_FINISHED
