@@ -15,7 +15,8 @@ A node::
     {"task_id", "name", "path", "depth", "call_ids", "status", "steps", "messages",
      "finish_reason", "usage", "approval_id", "children"}
 
-``status``: ``running`` (unfinished, the session in progress), ``awaiting-approval`` (the
+``status``: ``in-progress`` (unfinished, the session in progress: running, or to be
+resumed), ``awaiting-approval`` (the
 unfinished sub-agent whose call the session's pending approval holds), ``waiting``
 (unfinished, the session paused on another's approval), ``finished`` (its answer is the
 ``task`` result) or ``failed`` (the result is an error: provider error, ``max_steps``
@@ -26,6 +27,7 @@ usage of its own); ``finish_reason`` for ended ones.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
@@ -52,7 +54,7 @@ def _usage(u: pb.Usage) -> dict[str, Any]:
     return MessageToDict(u, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
 
 
-def task_tree(cp: pb.Checkpoint, approvals: list[pb.Approval] = ()) -> list[dict[str, Any]]:
+def task_tree(cp: pb.Checkpoint, approvals: Sequence[pb.Approval] = ()) -> list[dict[str, Any]]:
     """The session's tasks, outermost first, each with its ``children``."""
     unfinished = {s.call_id: s for s in cp.subagents}
     finished = {t.task_id: t for t in cp.tasks}
@@ -80,7 +82,7 @@ def task_tree(cp: pb.Checkpoint, approvals: list[pb.Approval] = ()) -> list[dict
                 if result is None and qid in unfinished:
                     state = unfinished[qid]
                     approval_id = waiting_on.get(qid, "") if paused else ""
-                    n = node(state, qid, "awaiting-approval" if approval_id else "waiting" if paused else "running")
+                    n = node(state, qid, "awaiting-approval" if approval_id else "waiting" if paused else "in-progress")
                     n["usage"], n["approval_id"] = _usage(state.usage), approval_id
                     nodes[state.task_id] = n
                     n["children"] = walk(state.messages, qid)

@@ -125,3 +125,14 @@ async def test_bad_requests_are_clean_errors(console: Console, path: str, params
     assert status == http, body
     assert set(body) == {"code", "reason", "message", "metadata"} and body["reason"] == reason, body
     assert "Traceback" not in body["message"]
+
+
+async def test_an_unfinished_subagent_of_a_session_in_progress(console: Console) -> None:
+    researcher = sub("researcher", [turn({"name": "lookup", "arguments": {}, "id": "l-1"}), {"text": "r"}], ("lookup",))
+    spec = lead([turn(task_call("researcher", "a", "c-1")), {"text": "done"}], researcher)
+    # The app dies at the researcher's tool call: the session stays in progress.
+    await console.app.run("tree-4", "go", spec, stop_at=lambda e: e.type == "tool.call")
+    await console.app.idle("tree-4")
+    status, body = await console.get(f"{API}/sessions/tree-4/tasks")
+    assert status == 200 and body["status"] == "CHECKPOINT_STATUS_IN_PROGRESS"
+    assert shape(body["tasks"]) == [("task_1", "researcher", ["c-1"], "in-progress", 1, [])]

@@ -4,7 +4,7 @@ import { enc, get } from "./api.js";
 import { h, replace, usage } from "./dom.js";
 
 const STATUS_CLASS = {
-  running: "st-in-progress", waiting: "st-in-progress", "awaiting-approval": "st-awaiting-approval",
+  "in-progress": "st-in-progress", waiting: "st-in-progress", "awaiting-approval": "st-awaiting-approval",
   finished: "st-finished", failed: "st-failed",
 };
 
