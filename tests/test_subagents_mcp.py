@@ -407,3 +407,22 @@ async def test_the_people_cli_approves_a_subagents_mcp_call_and_the_daemon_runs_
     assert "is finished" in out, out
     assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-d9"]
     assert (await h.get("sm-cli")).status == pb.CHECKPOINT_STATUS_FINISHED
+
+
+async def test_the_python_client_never_hands_a_subagents_daemon_call_to_its_handlers(
+    h: Harness, attempts_file: Path
+) -> None:
+    from luosho.client import AsyncClient
+
+    sub = worker([turn(_call("files__add", {"a": 4, "b": 5}, "c-add")), {"text": "9"}])
+    spec = lead([delegate("c-task"), {"text": "the worker says 9"}], sub)
+    ran: list[dict] = []
+    async with AsyncClient(h.daemon.addresses[0]) as client:
+        # A handler of the same name: the client must still leave the call to the daemon.
+        run = client.execute("sm-client", "go", agent=spec, tools={"files__add": lambda args: ran.append(args) or "0"})
+        seen = [event async for event in run]
+    assert run.result is not None and run.result.finish_reason == "stop"
+    assert ran == []
+    (call,) = [e for e in seen if e.type == "tool.call"]
+    assert call.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON and call.tool_call.call.id == "c-task/c-add"
+    assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-add"]
