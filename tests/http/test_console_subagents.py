@@ -49,6 +49,14 @@ async def test_a_session_shows_its_tasks_and_its_events_tagged(make_console: Con
     run_done = b.page.locator('#events li[data-type="run.done"]')
     await run_done.wait_for()
     assert await run_done.get_attribute("data-subagent") is None
+    # The timeline: under each `task` call, the transcript of the task it ran, tagged.
+    outer = b.page.locator('#timeline .call[data-call="c-1"] > details.subtask[data-task="task_1"]')
+    assert await outer.locator("> summary .subagent-tag").inner_text() == "researcher"
+    inner = outer.locator('.call[data-call="c-1/h-1"] > details.subtask[data-task="task_2"]')
+    assert await inner.locator("> summary .subagent-tag").inner_text() == "researcher › helper"
+    assert "helped" in await inner.locator(".step").first.inner_text()
+    assert "continues task_1 (above)" in await b.text('#timeline .call[data-call="c-3"]')
+    assert await b.page.locator("#timeline details.subtask").count() == 3  # task_1, task_2, task_3
     await b.shot("session-subagents")
 
 

@@ -3,7 +3,7 @@
 import { ApiError, del, enc, get, post, stream, watch } from "./api.js";
 import { driftBox, errorBox, h, pretty, reasonName, replace, roleName, statusBadge, usage, when } from "./dom.js";
 import { describe } from "./events.js";
-import { renderTasks, subagentTag } from "./tasks.js";
+import { pathLabel, renderTasks, subagentTag, taskOf } from "./tasks.js";
 
 export async function sessionView(root, { arg: sessionId, params }) {
   const head = h("section", { class: "session-head", id: "session-head" });
@@ -276,13 +276,15 @@ function eventItem(ev) {
     h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev)));
 }
 
-// The transcript as steps: each assistant turn with its calls and their results.
-function steps(cp) {
+// The transcript as steps: each assistant turn with its calls and their results; under a
+// `task` call, the transcript of the sub-agent it ran (its steps, its calls by their
+// qualified ids), tagged with the sub-agent's path — once, for a task continued later.
+function steps(cp, messages = cp.messages, prefix = "", shown = new Set()) {
   const results = new Map();
-  for (const m of cp.messages) if (m.role === "ROLE_TOOL") results.set(m.tool_call_id, m);
+  for (const m of messages) if (m.role === "ROLE_TOOL") results.set(m.tool_call_id, m);
   const items = [];
   let n = 0;
-  for (const m of cp.messages) {
+  for (const m of messages) {
     const role = roleName(m.role);
     if (role === "tool") continue;
     if (role !== "assistant") {
@@ -295,12 +297,26 @@ function steps(cp) {
       m.content ? h("div", { class: "text" }, m.content) : null,
       (m.tool_calls || []).map((c) => {
         const r = results.get(c.id);
-        return h("div", { class: `call${r && r.is_error ? " failed" : ""}${r ? "" : " pending"}`, dataset: { call: c.id } },
-          h("div", {}, h("strong", {}, c.name), " ", h("code", {}, c.id)),
+        const id = prefix ? `${prefix}/${c.id}` : c.id;
+        return h("div", { class: `call${r && r.is_error ? " failed" : ""}${r ? "" : " pending"}`, dataset: { call: id } },
+          h("div", {}, h("strong", {}, c.name), " ", h("code", {}, id)),
           h("pre", { class: "args" }, pretty(c.arguments_json)),
+          c.name === "task" ? subtask(cp, id, r, shown) : null,
           r ? h("pre", { class: "result" }, (r.is_error ? "error: " : "→ ") + pretty(r.content))
             : h("p", { class: "muted" }, "no result yet"));
       })));
   }
   return items;
+}
+
+function subtask(cp, id, result, shown) {
+  const task = taskOf(cp, id, result);
+  if (!task) return null;
+  if (shown.has(task.task_id)) return h("p", { class: "muted" }, `continues ${task.task_id} (above)`);
+  shown.add(task.task_id);
+  const turns = (task.messages || []).filter((m) => m.role === "ROLE_ASSISTANT").length;
+  return h("details", { class: "subtask", open: true, dataset: { task: task.task_id, path: task.path.join("/") } },
+    h("summary", {}, h("span", { class: "badge subagent-tag" }, pathLabel(task.path)), " ",
+      h("code", {}, task.task_id), h("span", { class: "muted" }, ` · ${turns} step${turns === 1 ? "" : "s"}`)),
+    h("ol", { class: "timeline nested" }, steps(cp, task.messages || [], id, shown)));
 }

@@ -21,6 +21,23 @@ export function subagentTag(ev) {
     pathLabel(s.path));
 }
 
+// The footer of a task's result (R56): "[sub-agent 'NAME': N step(s), finish reason 'R', task_id 'task_K']".
+const FOOTER = /\[sub-agent '[^']*': \d+ step\(s\), finish reason '([^']*)', task_id '([^']*)'\]\s*$/;
+
+// The task a `task` call ran, from the checkpoint `cp` (proto JSON): a finished one by the
+// task id its result names, an unfinished one by the call's qualified id; or null.
+export function taskOf(cp, qualified, result) {
+  if (result) {
+    let body;
+    try { body = JSON.parse(result.content); } catch { return null; }
+    let id = "";
+    if (typeof body === "string") { const m = FOOTER.exec(body); if (m) id = m[2]; }
+    else if (body && typeof body.task_id === "string") id = body.task_id;
+    return (cp.tasks || []).find((t) => t.task_id === id) || null;
+  }
+  return (cp.subagents || []).find((s) => s.call_id === qualified) || null;
+}
+
 // Reads and draws the tree into `panel`; returns the number of tasks.
 export async function renderTasks(panel, sessionId) {
   let body;
