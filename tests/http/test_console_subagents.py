@@ -72,6 +72,10 @@ async def test_an_approval_inside_a_subagent_is_shown_and_decided_in_the_console
     assert await b.page.locator('#task-tree li[data-task="task_1"]').get_attribute("data-status") == "waiting"
     link = b.page.locator('#task-tree li[data-task="task_2"] .approval-link')
     assert await link.inner_text() == log.done.approval_id
+    # The timeline shows the unfinished sub-agents' transcripts: the helper's gated call waits.
+    waiting = b.page.locator('#timeline details[data-task="task_1"] details[data-task="task_2"] .call[data-call="c-1/h-1/d-1"]')
+    assert "no result yet" in await waiting.inner_text()
+    assert await waiting.get_attribute("class") == "call pending"
 
     app = asyncio.create_task(answer_tools(console, "tree-2", {"lookup": {"found": "x"}, "delete": {"deleted": 1}}))  # l-1 replayed: a duplicate
     try:
