@@ -9,6 +9,9 @@ rounds that alternate their order so that all see the same machine:
             streamable HTTP on loopback that answers at once (bench/mcp_server.py, the
             official SDK), run by the daemon itself (SEMANTICS.md R71);
   * stdio   the same tool of the same server program over stdio (a child of the daemon).
+  * sub-stdio  a lead whose one turn delegates (the ``task`` tool) to a sub-agent making
+            the same 20 stdio calls, then the lead's final text: a sub-agent's daemon tool
+            step against the lead's (printed for information; no target).
 
 The figure is the daemon process's CPU (user + system, from /proc) per model step; the MCP
 server's and the client's CPU are their own processes' and not counted. Each round gives
@@ -49,10 +52,16 @@ TOOL_STEPS = 20
 TARGET = 1.5
 
 
-KINDS = ("client", "http", "stdio")
+KINDS = ("client", "http", "stdio", "sub-stdio")
 
 
 def bench_agent(kind: str) -> agent_pb2.AgentSpec:
+    if kind == "sub-stdio":  # the stdio kind's agent as a sub-agent of a lead
+        lead = agent_pb2.AgentSpec(model="scripted:bench-lead", model_settings_json=json.dumps({"script": [
+            {"tool_calls": [{"name": "task", "arguments": {"agent": "worker", "prompt": "work"}}]}, {"text": "done"},
+        ]}))
+        lead.subagents.add(name="worker", description="works", agent=bench_agent("stdio"))
+        return lead
     daemon_tool = kind != "client"
     name = f"{kind}__work" if daemon_tool else "work"
     script: list[dict[str, Any]] = [{"tool_calls": [{"name": name, "arguments": {"i": k}}]} for k in range(TOOL_STEPS)]
@@ -209,7 +218,7 @@ async def main_async(opts: argparse.Namespace) -> int:
                 async with Ceiling(mcp_port) as ceiling:
                     for r in range(opts.rounds):
                         per_step: dict[str, float] = {}
-                        for kind in KINDS[r % 3:] + KINDS[:r % 3]:
+                        for kind in KINDS[r % len(KINDS):] + KINDS[:r % len(KINDS)]:
                             cpu = daemon.cpu_seconds()
                             steps = await run_sessions(daemon.address, kind, opts.sessions, opts.concurrency)
                             per_step[kind] = (daemon.cpu_seconds() - cpu) / steps
@@ -236,6 +245,9 @@ async def main_async(opts: argparse.Namespace) -> int:
           f"target <= {TARGET}x: {'met' if ok else 'NOT met'}")
     print(f"  daemon tool step, stdio       {ms['stdio']:6.2f} ms   {ratio['stdio']:5.2f}x   "
           f"target <= {TARGET}x: {'met' if ratio['stdio'] <= TARGET else 'NOT met'}")
+    sub = statistics.median(row["sub-stdio"] / row["stdio"] for row in rows)
+    print(f"  sub-agent's daemon tool step, stdio {ms['sub-stdio']:6.2f} ms   {sub:5.2f}x the lead's stdio step "
+          f"(per model step of the session: its {TOOL_STEPS + 1} and the lead's 2)")
     print(f"ceiling, in-process without the daemon: this process's CPU per call, {opts.calls} calls "
           f"each, median of {opts.rounds} rounds:")
     print(f"  SDK call_tool, HTTP           {ms['sdk http']:6.2f} ms")

@@ -14,6 +14,10 @@ The engine sees the servers only through :class:`DaemonTools` (implemented by
   policy with a ``tool.retry`` event per retry (R73), the ``tool_call_id`` sent as the
   idempotency key (R71). Whatever happens it returns one result message — a server that is
   down gives an error result the model reads, never a stuck or failed run.
+
+A sub-agent's daemon tools are the same (R58): :func:`expand` joins them to its own spec at
+every level, and :func:`execute` runs its calls with a :class:`Caller` that tags the events
+and sends the qualified call id as the key.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain import AgentSpec, Message, Role, ToolCall, ToolSpec
@@ -71,18 +76,27 @@ class DaemonTools(Protocol):
         """One attempt: (result JSON, is_error). Raises ``AttemptFailed``."""
 
 
-def check_servers(spec: AgentSpec, tools: DaemonTools | None) -> None:
-    """An agent naming a server the daemon does not have is refused before anything runs."""
+def check_servers(spec: AgentSpec, tools: DaemonTools | None, field: str = "agent") -> None:
+    """An agent naming a server the daemon does not have, at any level of its tree of
+    sub-agents, is refused before anything runs (``field``: where ``spec`` is)."""
     known = tools.names() if tools is not None else []
     for use in spec.mcp_servers:
         if use.name not in known:
             raise InvalidArgument(
-                f"agent.mcp_servers: unknown MCP server {use.name!r} "
+                f"{field}.mcp_servers: unknown MCP server {use.name!r} "
                 f"(this daemon's servers: {', '.join(known) or 'none'})",
                 reason="UNKNOWN_MCP_SERVER",
                 server=use.name,
                 known=",".join(known),
+                field=f"{field}.mcp_servers",
             )
+    for n, sub in enumerate(spec.subagents):
+        check_servers(sub.agent, tools, f"{field}.subagents[{n}].agent")
+
+
+def uses_servers(spec: AgentSpec) -> bool:
+    """Whether ``spec`` or any of its sub-agents names an MCP server."""
+    return bool(spec.mcp_servers) or any(uses_servers(s.agent) for s in spec.subagents)
 
 
 def needs_approval(use: McpUse, tool: ListedTool) -> bool:
@@ -98,12 +112,27 @@ def needs_approval(use: McpUse, tool: ListedTool) -> bool:
 async def expand(
     spec: AgentSpec, tools: DaemonTools | None, saved: AgentSpec | None, session_id: str
 ) -> AgentSpec:
-    """``spec`` with the tools of its MCP servers as listed now (R70). A server that cannot
-    be listed keeps the tools ``saved`` had of it (none for a new run), with a warning."""
+    """``spec`` with the tools of its MCP servers as listed now (R70), and so each of its
+    sub-agents, level by level: a sub-agent's daemon tools join its own tools, so they are
+    in its own fingerprint (per-level drift, R64). A server that cannot be listed keeps the
+    tools ``saved`` had of it at that level (none for a new run), with a warning."""
+    if not uses_servers(spec):
+        return spec
+    check_servers(spec, tools)  # the whole tree, before any server is listed
+    assert tools is not None
+    return await _expand(spec, tools, saved, session_id)
+
+
+async def _expand(spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, session_id: str) -> AgentSpec:
+    if spec.subagents:
+        subs = []
+        for sub in spec.subagents:
+            before = saved.subagent(sub.name) if saved is not None else None
+            agent = await _expand(sub.agent, tools, before.agent if before else None, session_id)
+            subs.append(sub if agent is sub.agent else dataclasses.replace(sub, agent=agent))
+        spec = dataclasses.replace(spec, subagents=tuple(subs))
     if not spec.mcp_servers:
         return spec
-    check_servers(spec, tools)
-    assert tools is not None
     own = [t for t in spec.tools if not t.server]
     names = {t.name for t in own}
     out = list(own)
@@ -155,12 +184,29 @@ def attempt_policy(spec: AgentSpec, tool: ToolSpec, tools: DaemonTools, default_
     return (timeout_ms / 1000 if timeout_ms else default_s), retry
 
 
-async def execute(run: Run, call: ToolCall, tool: ToolSpec, step: int) -> Message:
-    """Run one daemon tool call (R71, R73); returns its result message."""
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    """Who makes a daemon call inside the lead's run: a sub-agent (R58) — its own spec
+    (timeouts, retries), its tagged ``emit``, the lead's ``flush``, and its call's
+    qualified id, which is the id on its events and the idempotency key (R71)."""
+
+    spec: AgentSpec
+    emit: Callable[..., Awaitable[None]]
+    flush: Callable[[], Awaitable[None]]
+    key: str
+
+
+async def execute(run: Run, call: ToolCall, tool: ToolSpec, step: int, caller: Caller | None = None) -> Message:
+    """Run one daemon tool call (R71, R73) of the lead, or of a sub-agent (``caller``);
+    returns its result message (under ``call``'s own id, for its owner's transcript)."""
     tools = run.s.daemon_tools
-    timeout_s, retry = attempt_policy(run.spec, tool, tools, run.s.default_tool_timeout_s) if tools else (0.0, RetryPolicy())
-    await run.emit(ev.TOOL_CALL, step=step, call=call, timeout_ms=int(timeout_s * 1000), executor=DAEMON)
-    await run.flush()  # the turn is durable before its tool runs (R1)
+    if caller is None:
+        caller = Caller(run.spec, run.emit, run.flush, call.id)
+    key = caller.key
+    timeout_s, retry = attempt_policy(caller.spec, tool, tools, run.s.default_tool_timeout_s) if tools else (0.0, RetryPolicy())
+    shown = call if key == call.id else ToolCall(key, call.name, call.arguments_json)
+    await caller.emit(ev.TOOL_CALL, step=step, call=shown, timeout_ms=int(timeout_s * 1000), executor=DAEMON)
+    await caller.flush()  # the turn is durable before its tool runs (R1)
     if tools is None:
         return error_result(call, f"MCP server {tool.server!r} is not configured in this daemon", unavailable=True)
     own = tool.name[len(tool.server) + len(SEPARATOR):]
@@ -173,7 +219,7 @@ async def execute(run: Run, call: ToolCall, tool: ToolSpec, step: int) -> Messag
     for attempt in range(1, attempts + 1):
         try:
             text, is_error = await tools.call(
-                tool.server, own, arguments, key=call.id, session_id=run.cp.session_id, timeout_s=timeout_s
+                tool.server, own, arguments, key=key, session_id=run.cp.session_id, timeout_s=timeout_s
             )
         except AttemptFailed as e:
             kind, error = e.kind, str(e)
@@ -185,12 +231,12 @@ async def execute(run: Run, call: ToolCall, tool: ToolSpec, step: int) -> Messag
                 return Message(Role.TOOL, text, (), call.id, call.name, True)
         if kind not in retry.retry_on or attempt == attempts:
             return error_result(call, error, server=tool.server, failure=kind, attempts=attempt)
-        log.info("session=%s call %s attempt %d failed (%s), retrying in %dms", run.cp.session_id, call.id, attempt, kind, delay_ms)
-        await run.emit(
-            ev.TOOL_RETRY, step=step, tool_call_id=call.id, tool_name=call.name, attempt=attempt,
+        log.info("session=%s call %s attempt %d failed (%s), retrying in %dms", run.cp.session_id, key, attempt, kind, delay_ms)
+        await caller.emit(
+            ev.TOOL_RETRY, step=step, tool_call_id=key, tool_name=call.name, attempt=attempt,
             error=error[:1000], delay_ms=delay_ms,
         )
-        await run.flush()
+        await caller.flush()
         if delay_ms:
             await asyncio.sleep(delay_ms / 1000)
         delay_ms *= 2

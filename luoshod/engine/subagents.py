@@ -21,6 +21,11 @@ same ``task`` calls, finds it there (R61, R62).
 On a resume each unfinished level is compared with the resuming spec's definition of it
 (:func:`drifted_levels`, R64).
 
+A sub-agent's daemon tools (MCP, R70–R73) run as the lead's do
+(``daemon_tools.execute`` with a ``Caller``): its ``tool.call`` marked
+``executor="daemon"`` and tagged, the qualified call id as the idempotency key, its
+result recorded like a client tool's; annotations gate calls like any ``needs_approval``.
+
 On Cancel (R66) every call of an unfinished sub-agent gets its cancelled result and
 ``tool.result`` event (:func:`cancel_nested`), and the ``task`` call its own.
 
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import TYPE_CHECKING
 
 from ..domain import (
@@ -54,6 +60,8 @@ from ..errors import ProviderError, ResumeToolMissing
 from ..providers import ModelRequest
 from . import events as ev
 from .control import RunInterrupted, settle_acks
+from .daemon_tools import Caller
+from .daemon_tools import execute as execute_daemon_tool
 from .events import Event, SubagentTag
 from .fingerprint import Drift, drift, fingerprint
 from .tools import check_call, error_result
@@ -294,6 +302,12 @@ class SubRun:
             Event(cp.session_id, cp.run_id, cp.last_seq, self.root.s.clock(), type_, data, self.tag)
         )
 
+    async def _emit(self, type_: str, **data: object) -> None:
+        self.emit(type_, **data)
+
+    async def _flush(self) -> None:
+        await asyncio.shield(self.root.flush())  # may save (see ``_record``)
+
     async def result(self, call: ToolCall) -> Message:
         st = self.state
         reason, text, why = await self.go()
@@ -438,6 +452,9 @@ class SubRun:
             from .loop import rejection_result  # the loop imports this module
 
             return rejection_result(call, decision), None
+        if tool.server:  # R71 at this level: a daemon tool, run here under the qualified id
+            caller = Caller(spec, self._emit, self._flush, qid)
+            return await execute_daemon_tool(root, call, tool, step, caller), None
         timeout_s = spec.tool_timeout_ms / 1000 if spec.tool_timeout_ms else root.tool_timeout_s
         fut = root.tools.expect(qid)
         try:
@@ -453,6 +470,47 @@ class SubRun:
         finally:
             root.tools.forget(qid)
         return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error), out.saved
+
+
+#: The footer of a task's result (R56), as ``SubRun.result`` writes it.
+FOOTER = re.compile(r"\[sub-agent '[^']*': \d+ step\(s\), finish reason '([^']*)', task_id '([^']*)'\]\s*$")
+
+
+def task_id_of(result: Message) -> str:
+    """The task a ``task`` call's result names: in its footer, or, for a task that did not
+    finish, in the error result's ``task_id``; "" when it ran none."""
+    try:
+        body = json.loads(result.content)
+    except ValueError:
+        return ""
+    if isinstance(body, str) and (m := FOOTER.search(body)):
+        return m.group(2)
+    if isinstance(body, dict) and isinstance(body.get("task_id"), str):
+        return body["task_id"]
+    return ""
+
+
+def locate(cp: Checkpoint, call_id: str) -> tuple[AgentSpec | None, list[Message], str] | None:
+    """Where the tool call ``call_id`` is — the lead's, or a sub-agent's under its
+    qualified id (R58): (the spec of the agent that made it, ``None`` when no longer
+    declared; the transcript that holds it; its own id there), going down the ``task``
+    calls through the unfinished sub-agents and the finished tasks (by the task id each
+    ``task`` result names). ``None``: no such path of tasks."""
+    if ID_SEPARATOR not in call_id or any(c.id == call_id for m in cp.messages for c in m.tool_calls):
+        return cp.agent, cp.messages, call_id
+    *parts, own = call_id.split(ID_SEPARATOR)
+    spec, messages, states = cp.agent, cp.messages, cp.subtasks
+    for part in parts:
+        state = states.get(part)
+        if state is None:
+            result = next((m for m in messages if m.role is Role.TOOL and m.tool_call_id == part), None)
+            state = cp.tasks.get(task_id_of(result)) if result is not None else None
+            if state is None:
+                return None
+        sub = spec.subagent(state.name) if spec is not None else None
+        spec = sub.agent if sub is not None else None
+        messages, states = state.messages, state.children
+    return spec, messages, own
 
 
 def _pending(messages: list[Message]) -> list[ToolCall]:

@@ -16,6 +16,7 @@ route                                      RPC                answer
 ``POST   /api/v1/approvals/{id}/resolve``  ``Resolve``        NDJSON events
 ``GET    /api/v1/compare``                 ``Compare``        JSON (``?session_id_a=&session_id_b=``)
 ``DELETE /api/v1/sessions/{id}/queue/{r}``  ``DequeueInput``   JSON (a queued input, R69)
+``GET    /api/v1/sessions/{id}/tasks``     ``GetSession``     JSON: its tasks as a tree (tasks.py; + ``ListApprovals``)
 =========================================  =================  ==================================
 
 Query parameters and bodies are the request message's fields (proto JSON mapping; enum
@@ -47,6 +48,7 @@ from luosho.v1 import agent_pb2 as pb
 from ..server.service import AgentService
 from . import rpc
 from .rpc import CallContext, RpcFailure, invalid
+from .tasks import task_tree
 
 log = logging.getLogger("luoshod.http")
 
@@ -217,6 +219,7 @@ class Api:
             web.post(f"{p}/approvals/{{approval_id}}/resolve", self.resolve),
             web.get(f"{p}/compare", self.compare),
             web.delete(f"{p}/sessions/{{session_id}}/queue/{{request_id}}", self.dequeue_input),
+            web.get(f"{p}/sessions/{{session_id}}/tasks", self.tasks),
         ]
 
     @staticmethod
@@ -272,6 +275,30 @@ class Api:
 
     async def compare(self, request: web.Request) -> web.Response:
         return await self._unary(request, self.service.Compare, query_request(request, pb.CompareRequest()))
+
+    async def tasks(self, request: web.Request) -> web.Response:
+        """``{"session_id", "status", "tasks"}``: the session's sub-agent tasks as a tree
+        (:func:`~luoshod.http.tasks.task_tree`), from ``GetSession`` and, when the session
+        waits on an approval, that approval (``ListApprovals``: its ``subagent_path``)."""
+        sid = request.match_info["session_id"]
+        ctx = self._ctx(request)
+        got = await rpc.unary(self.service.GetSession, query_request(request, pb.GetSessionRequest(), session_id=sid), ctx)
+        cp = got.checkpoint
+        approvals: list[pb.Approval] = []
+        token = ""
+        while cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id and not approvals:
+            page = await rpc.unary(
+                self.service.ListApprovals, pb.ListApprovalsRequest(session_id=sid, page_token=token), ctx
+            )
+            approvals = [a for a in page.approvals if a.approval_id == cp.approval_id]
+            token = page.next_page_token
+            if not token:
+                break
+        return web.json_response({
+            "session_id": sid,
+            "status": pb.CheckpointStatus.Name(cp.status),
+            "tasks": task_tree(cp, approvals),
+        })
 
     # -- runs, streamed as NDJSON ----------------------------------------------------------------
 

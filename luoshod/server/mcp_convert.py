@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from luosho.v1 import agent_pb2 as pb
 
-from ..domain import Checkpoint
+from ..domain import Checkpoint, ToolSpec
+from ..engine.subagents import locate
 from ..errors import InvalidArgument, ToolCallNotPending
 from ..mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
 
@@ -147,10 +148,10 @@ async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersRespo
 
 
 def refuse_daemon_call(cp: Checkpoint | None, session_id: str, call_id: str) -> None:
-    """``SubmitToolResult`` for a daemon tool's call (R71): the daemon runs it and records
-    its result; say so rather than "no run is waiting"."""
-    name = next((c.name for m in (cp.messages if cp else []) for c in m.tool_calls if c.id == call_id), "")
-    tool = cp.agent.tool(name) if cp and cp.agent else None
+    """``SubmitToolResult`` for a daemon tool's call (R71), the lead's or an unfinished
+    sub-agent's (by its qualified id, R58): the daemon runs it and records its result; say
+    so rather than "no run is waiting" or "no such call"."""
+    tool = _tool_of(cp, call_id) if cp is not None and cp.agent is not None else None
     if tool is not None and tool.server:
         raise ToolCallNotPending(
             f"tool call {call_id!r} of session {session_id!r} is run by the daemon "
@@ -159,3 +160,13 @@ def refuse_daemon_call(cp: Checkpoint | None, session_id: str, call_id: str) -> 
             tool_call_id=call_id,
             executor="daemon",
         )
+
+
+def _tool_of(cp: Checkpoint, call_id: str) -> ToolSpec | None:
+    """The tool of the call ``call_id``: the lead's, or a sub-agent's (``locate``)."""
+    found = locate(cp, call_id)
+    if found is None or found[0] is None:
+        return None
+    spec, messages, own = found
+    name = next((c.name for m in messages for c in m.tool_calls if c.id == own), "")
+    return spec.tool(name) if name else None

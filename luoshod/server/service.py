@@ -24,6 +24,7 @@ from ..engine.compare import compare
 from ..engine.control import DETACHED
 from ..engine.fork import ForkPatch, fork
 from ..engine.observer import RunObserver
+from ..engine.subagents import locate
 from ..engine.run import Engine, Replay, ResolveRequest, RunInterrupted, RunRequest, ToolOutcome
 from ..errors import (
     ApprovalNotFound,
@@ -381,10 +382,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
     ) -> pb.SubmitToolResultResponse:
         """No run waits for this call: tell a duplicate (R26) from a call nobody awaits."""
         cp = await self.store.load(sid)
-        messages = cp.messages if cp else []
-        if any(m.role is Role.TOOL and m.tool_call_id == call_id for m in messages):
+        # The lead's call, or a sub-agent's by its qualified id (R58), finished or not.
+        found = locate(cp, call_id) if cp else None
+        messages, own = (found[1], found[2]) if found else ([], call_id)
+        if any(m.role is Role.TOOL and m.tool_call_id == own for m in messages):
             return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
-        if any(c.id == call_id for m in messages for c in m.tool_calls):
+        if any(c.id == own for m in messages for c in m.tool_calls):
             mcp_convert.refuse_daemon_call(cp, sid, call_id)  # R71: not the app's to answer
             if run is None and (holder := await self._driven_elsewhere(sid)) is not None:
                 # A run takes results only through the daemon that drives it (its waiter

@@ -128,13 +128,5 @@ def check(
                 field=f"{where}.agent.max_subagent_depth",
                 subagent=sub.name,
             )
-        if sub.agent.mcp_servers:
-            raise InvalidArgument(
-                f"{where}.agent ({sub.name!r}) uses MCP servers: daemon tools in sub-agents "
-                "are not supported by this daemon yet",
-                reason="SUBAGENT_MCP_UNSUPPORTED",
-                field=f"{where}.agent.mcp_servers",
-                subagent=sub.name,
-            )
         check_agent(sub.agent, f"{where}.agent")
         check(sub.agent, f"{where}.agent", check_agent, level=level + 1)

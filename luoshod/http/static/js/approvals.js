@@ -3,6 +3,7 @@
 import { enc, get, stream } from "./api.js";
 import { ago, driftBox, errorBox, h, pretty, reasonName, replace, statusName, when } from "./dom.js";
 import { describe } from "./events.js";
+import { pathLabel, subagentTag } from "./tasks.js";
 
 export async function approvalsView(root) {
   const list = h("div", { class: "inbox", id: "inbox" });
@@ -31,6 +32,8 @@ function card(a, running) {
     h("header", {},
       h("strong", { class: "tool" }, a.tool_call.name), " ", h("code", {}, a.tool_call.id),
       " in ", h("a", { href: `#/session/${enc(a.session_id)}` }, a.session_id), ` · step ${a.step}`),
+    pathLabel(a.subagent_path) ? h("p", { class: "subagent-path" }, "asked by sub-agent ",
+      h("span", { class: "badge subagent-tag" }, pathLabel(a.subagent_path))) : null,
     h("pre", { class: "args" }, pretty(a.tool_call.arguments_json)),
     a.remaining && a.remaining.length ? h("p", { class: "muted" }, `then: ${a.remaining.map((c) => c.name).join(", ")}`) : null,
     h("p", { class: "muted" },
@@ -49,8 +52,13 @@ function card(a, running) {
     running.add(controller);
     try {
       const failure = await stream(`/approvals/${enc(a.approval_id)}/resolve`, { approved, note: note.value }, (ev) => {
-        events.append(h("li", { dataset: { type: ev.type } }, h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev))));
-        if (ev.type === "tool.call") summary.textContent = `${approved ? "Approved" : "Rejected"}; waiting for the app to run ${ev.tool_call.call.name} [${ev.tool_call.call.id}]…`;
+        const tag = subagentTag(ev);
+        events.append(h("li", { dataset: { type: ev.type, ...(tag ? { subagent: ev.subagent.path.join("/") } : {}) } },
+          tag ? [tag, " "] : null, h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev))));
+        if (ev.type === "tool.call") {
+          const who = ev.tool_call.executor === "TOOL_EXECUTOR_DAEMON" ? "the daemon" : "the app";
+          summary.textContent = `${approved ? "Approved" : "Rejected"}; waiting for ${who} to run ${ev.tool_call.call.name} [${ev.tool_call.call.id}]…`;
+        }
         if (ev.type === "run.done") {
           const d = ev.run_done;
           summary.textContent = `${approved ? "Approved" : "Rejected"}: session ${a.session_id} is ${statusName(d.status)}` +

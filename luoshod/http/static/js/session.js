@@ -3,6 +3,7 @@
 import { ApiError, del, enc, get, post, stream, watch } from "./api.js";
 import { driftBox, errorBox, h, pretty, reasonName, replace, roleName, statusBadge, usage, when } from "./dom.js";
 import { describe } from "./events.js";
+import { pathLabel, renderTasks, subagentTag, taskOf } from "./tasks.js";
 
 export async function sessionView(root, { arg: sessionId, params }) {
   const head = h("section", { class: "session-head", id: "session-head" });
@@ -13,6 +14,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
   const queuePanel = h("section", { class: "card", id: "queue" });
   const queueNote = h("div", { id: "queue-note" }); // kept across redraws of the queue
   const forkPanel = h("section", { class: "card", id: "fork" });
+  const tasksPanel = h("section", { class: "card", id: "tasks" }); // empty without sub-agents
   const liveState = h("span", { class: "badge", id: "live-state" }, "connecting");
   const eventsList = h("ol", { class: "events", id: "events" });
   const runPanel = h("div", { id: "run-panel" });
@@ -24,7 +26,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     head, drift, runPanel,
     h("div", { class: "columns" },
       h("section", { class: "main" }, h("h2", {}, "Timeline"), banner, timeline),
-      h("aside", {}, queuePanel, scrubber,
+      h("aside", {}, tasksPanel, queuePanel, scrubber,
         h("section", { class: "card" }, h("h2", {}, "Events ", liveState), eventsList), forkPanel)));
 
   let checkpoint = null;
@@ -47,6 +49,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     entries = history.entries.slice().reverse();
     renderHead();
     renderQueue();
+    await renderTasks(tasksPanel, sessionId);
     renderDrift();
     // Only a new save redraws the scrubber and the fork form (which may be half filled).
     if (!loaded || newest() !== before) {
@@ -266,18 +269,22 @@ export async function sessionView(root, { arg: sessionId, params }) {
 const QUEUE_POLL_MS = 2000;
 
 function eventItem(ev) {
-  return h("li", { dataset: { type: ev.type, seq: ev.seq } },
+  const tag = subagentTag(ev); // an event a sub-agent caused carries its path
+  return h("li", { dataset: { type: ev.type, seq: ev.seq, ...(tag ? { subagent: ev.subagent.path.join("/") } : {}) } },
     h("span", { class: "seq" }, ev.seq && ev.seq !== "0" ? `#${ev.seq}` : "·"), " ",
+    tag ? [tag, " "] : null,
     h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev)));
 }
 
-// The transcript as steps: each assistant turn with its calls and their results.
-function steps(cp) {
+// The transcript as steps: each assistant turn with its calls and their results; under a
+// `task` call, the transcript of the sub-agent it ran (its steps, its calls by their
+// qualified ids), tagged with the sub-agent's path — once, for a task continued later.
+function steps(cp, messages = cp.messages, prefix = "", shown = new Set()) {
   const results = new Map();
-  for (const m of cp.messages) if (m.role === "ROLE_TOOL") results.set(m.tool_call_id, m);
+  for (const m of messages) if (m.role === "ROLE_TOOL") results.set(m.tool_call_id, m);
   const items = [];
   let n = 0;
-  for (const m of cp.messages) {
+  for (const m of messages) {
     const role = roleName(m.role);
     if (role === "tool") continue;
     if (role !== "assistant") {
@@ -290,12 +297,26 @@ function steps(cp) {
       m.content ? h("div", { class: "text" }, m.content) : null,
       (m.tool_calls || []).map((c) => {
         const r = results.get(c.id);
-        return h("div", { class: `call${r && r.is_error ? " failed" : ""}${r ? "" : " pending"}`, dataset: { call: c.id } },
-          h("div", {}, h("strong", {}, c.name), " ", h("code", {}, c.id)),
+        const id = prefix ? `${prefix}/${c.id}` : c.id;
+        return h("div", { class: `call${r && r.is_error ? " failed" : ""}${r ? "" : " pending"}`, dataset: { call: id } },
+          h("div", {}, h("strong", {}, c.name), " ", h("code", {}, id)),
           h("pre", { class: "args" }, pretty(c.arguments_json)),
+          c.name === "task" ? subtask(cp, id, r, shown) : null,
           r ? h("pre", { class: "result" }, (r.is_error ? "error: " : "→ ") + pretty(r.content))
             : h("p", { class: "muted" }, "no result yet"));
       })));
   }
   return items;
+}
+
+function subtask(cp, id, result, shown) {
+  const task = taskOf(cp, id, result);
+  if (!task) return null;
+  if (shown.has(task.task_id)) return h("p", { class: "muted" }, `continues ${task.task_id} (above)`);
+  shown.add(task.task_id);
+  const turns = (task.messages || []).filter((m) => m.role === "ROLE_ASSISTANT").length;
+  return h("details", { class: "subtask", open: true, dataset: { task: task.task_id, path: task.path.join("/") } },
+    h("summary", {}, h("span", { class: "badge subagent-tag" }, pathLabel(task.path)), " ",
+      h("code", {}, task.task_id), h("span", { class: "muted" }, ` · ${turns} step${turns === 1 ? "" : "s"}`)),
+    h("ol", { class: "timeline nested" }, steps(cp, task.messages || [], id, shown)));
 }
