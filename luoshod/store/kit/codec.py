@@ -23,6 +23,16 @@ to its own. Format 2 (sub-agents, R59) adds the message's *owner* after the fixe
 (four bytes): 0 for the lead's messages, ``K`` for a message of the task ``task_K``,
 whose records share the session's log (:mod:`.tasklog`); role code 4 there is that
 task's description (a :class:`TaskRecord` with ``meta``), not a message.
+
+Format 3 moves the agent spec and the fingerprint out of the header (where every save and
+every history entry repeated them, often most of a header's bytes) into the log: role code
+5 (owner 0) is an :class:`AgentRecord`, ``{"agent":…,"fingerprint":…}`` as JSON, written
+by a save only when they changed since the last one the log holds; a header of format 3
+has neither key and means the last agent record of its prefix (none: no agent). Its
+``message_count`` is always there (the log holds more than the lead's messages), and keys
+at their default value are left out (``decisions``, ``queued_input``, ``history_limit``;
+``total_usage`` when equal to ``usage``). A reader of format 2 refuses these records and
+headers by name (a newer format), as the version mark is there for.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ from ...domain import (
 from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 _HEADER = struct.Struct(">BBIHHI")
 _OWNER = struct.Struct(">I")  # format 2: after the header
@@ -57,6 +67,7 @@ _MARK = FORMAT_VERSION << 4  # a message's first byte: its format, then its role
 _ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
 _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 _META = 4  # format 2, owned: the task's description
+_AGENT = 5  # format 3, the lead's: the agent spec and fingerprint (an AgentRecord)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +81,16 @@ class TaskRecord:
     meta: str = ""
 
 
-#: What a log holds: the lead's messages, and its tasks' records.
-LogRecord = Message | TaskRecord
+@dataclass(frozen=True, slots=True)
+class AgentRecord:
+    """A record of a session's log (format 3) holding the agent spec and fingerprint of
+    the saves after it, until the next one: ``text`` is ``{"agent":…,"fingerprint":…}``."""
+
+    text: str
+
+
+#: What a log holds: the lead's messages, its tasks' records, and agent records.
+LogRecord = Message | TaskRecord | AgentRecord
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -90,15 +109,51 @@ def encode_header(cp: Checkpoint) -> str:
     (:func:`_agent_json`) rather than encoded again on every save.
     """
     text = _COMPACT.encode(_header_of(cp))
-    return f'{{"format":{FORMAT_VERSION},{text[1:-1]},"agent":{_agent_json(cp.agent)}}}'
+    return f'{{"format":{FORMAT_VERSION},{text[1:]}'
+
+
+#: Header keys left out at these values (format 3); a read puts them back.
+_DEFAULTS: dict[str, Any] = {"decisions": {}, "queued_input": [], "history_limit": None}
 
 
 def _header_of(cp: Checkpoint) -> dict[str, Any]:
-    """The header dict of ``cp`` without its agent, and without the tasks' transcripts,
-    which its log holds; then it says how many of the log's records are the lead's."""
+    """The header dict of ``cp`` without its agent and fingerprint (an agent record of
+    the log, :func:`agent_text`), without the tasks' transcripts, which its log holds,
+    and without keys at their default; it says how many of the log's records are the
+    lead's."""
     h = cp.header_dict(with_agent=False, with_tasks=False)
-    if cp.subtasks or cp.tasks:
-        h["message_count"] = len(cp.messages)
+    del h["fingerprint"]
+    for key, default in _DEFAULTS.items():
+        if h[key] == default:
+            del h[key]
+    if h["total_usage"] == h["usage"]:
+        del h["total_usage"]
+    h["message_count"] = len(cp.messages)
+    return h
+
+
+#: The agent text of a checkpoint with neither agent nor fingerprint: what a log without
+#: agent records means.
+NO_AGENT = '{"agent":null,"fingerprint":null}'
+
+
+def agent_text(cp: Checkpoint) -> str:
+    """The text of ``cp``'s agent record: its agent spec and fingerprint as JSON (the
+    spec's JSON cached, :func:`_agent_json`)."""
+    fingerprint = _COMPACT.encode(cp.fingerprint.to_dict()) if cp.fingerprint else "null"
+    return f'{{"agent":{_agent_json(cp.agent)},"fingerprint":{fingerprint}}}'
+
+
+def with_agent(h: dict[str, Any], text: str) -> dict[str, Any]:
+    """Header ``h`` of any format made whole for :meth:`Checkpoint.from_header`: the keys
+    format 3 leaves out put back, the agent and fingerprint taken from ``text`` (the
+    last agent record of its prefix) unless it has its own (formats 0 to 2)."""
+    if "agent" not in h:
+        h.update(json.loads(text or NO_AGENT))
+    for key, default in _DEFAULTS.items():
+        h.setdefault(key, type(default)() if default is not None else None)
+    if "total_usage" not in h:
+        h["total_usage"] = h["usage"]
     return h
 
 
@@ -228,6 +283,17 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
     return b"".join((head, _OWNER.pack(owner), content, call_id, name, calls))
 
 
+def encode_agent(text: str) -> bytes:
+    """The agent record of ``text`` (:func:`agent_text`)."""
+    body = text.encode()
+    return b"".join((_HEADER.pack(_MARK | _AGENT, 0, len(body), 0, 0, 0), _OWNER.pack(0), body))
+
+
+def is_agent(body: bytes) -> bool:
+    """Whether an encoded record is an agent record."""
+    return body[0] == _MARK | _AGENT
+
+
 def encode_task_meta(owner: int, meta: str) -> bytes:
     """The description record of the task ``task_<owner>`` (``meta``: its JSON)."""
     body = meta.encode()
@@ -265,6 +331,9 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                 offset += n
             if role == _META and owner:
                 messages.append(TaskRecord(owner, None, fields[0]))
+                continue
+            if role == _AGENT and mark >> 4 >= 3:
+                messages.append(AgentRecord(fields[0]))
                 continue
             calls = json.loads(stream[offset : offset + n_calls]) if n_calls else ()
             offset += n_calls
