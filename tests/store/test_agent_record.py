@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import struct
 
-from luoshod.domain import AgentSpec, Checkpoint, Fingerprint, Message, Role
+from luoshod.domain import AgentSpec, Checkpoint, Fingerprint, Message, Role, ToolCall
 from luoshod.store.kit import codec
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.importing import log_steps
@@ -99,18 +100,29 @@ def format_2(cp: Checkpoint) -> tuple[str, list[bytes]]:
     fingerprint inline in the header, every record marked format 2."""
     h = cp.header_dict(with_tasks=False)
     header = json.dumps({"format": 2, **h})
-    bodies = [bytes([0x20 | (b[0] & 0x0F)]) + b[1:] for b in map(codec.encode_message, cp.messages)]
-    return header, bodies
+    return header, [_format_2_message(m) for m in cp.messages]
+
+
+def _format_2_message(m: Message) -> bytes:
+    """A lead's message in format 2's layout: a fixed header, the owner, the tool calls
+    as JSON."""
+    fields = [m.content.encode(), m.tool_call_id.encode(), m.tool_name.encode()]
+    calls = json.dumps([c.to_dict() for c in m.tool_calls]).encode() if m.tool_calls else b""
+    role = 0x20 | list(Role).index(m.role)
+    head = struct.pack(">BBIHHI", role, m.is_error, *map(len, fields), len(calls))
+    return head + struct.pack(">I", 0) + b"".join(fields) + calls
 
 
 def test_a_store_written_in_format_2_loads_and_resumes_appending_to_its_log() -> None:
     cp = lead()
+    cp.messages.append(Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "t", '{"a": "ü"}'),)))
+    cp.messages.append(Message(Role.TOOL, "err", (), "call_0_0", "t", True))
     header, old = format_2(cp)
     loaded = codec.decode_checkpoint(header, codec.decode_messages(b"".join(old)))
     assert loaded == cp and loaded.agent == cp.agent and loaded.stored_agent == (0, "")
     loaded.messages.append(Message(Role.ASSISTANT, "resumed"))
     loaded.version = 2
-    p = prepare(loaded, 1, 50)
+    p = prepare(loaded, 3, 50)
     assert p.stored_log == len(old)  # an append to the old log, not a new one
     commit(p, Head(1, len(old)))
     assert [type(r) for r in log_of(p)] == [codec.AgentRecord, Message]
