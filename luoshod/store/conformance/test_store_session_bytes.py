@@ -31,10 +31,10 @@ TASKS = 20
 STEPS = 10  # tool steps of each task, then its final text
 TEXT = 150  # bytes of each result and each final text
 INSTRUCTIONS = 4000  # bytes of the lead's instructions: a header repeating it costs 4 kB
-#: The bound on the session's bytes, in raw transcripts. Measured (store format 3):
-#: SQLite 1.99x, LMDB 3.37x (its B-trees' free pages); with the agent spec in every
-#: header (format 2) they were 5.85x and 8.98x; a save that rewrites a transcript is
-#: far over it too.
+#: The bound on the session's bytes, in raw transcripts. Measured (store format 3, 4 kB
+#: pages): SQLite 1.57x, LMDB 3.01x (its B-trees' free pages); in format 2 (the agent
+#: spec in every header, a fixed 18-byte header and JSON tool calls in every record) they
+#: were 5.85x and 8.98x; a save that rewrites a transcript is far over it too.
 BOUND = 4.0
 
 
