@@ -37,7 +37,9 @@ def v2(m: Message, owner: int = 0) -> bytes:
 
 
 def v2_meta(owner: int, task: SubTask) -> bytes:
-    meta = json.dumps({"task_id": task.task_id, "name": task.name, "depth": task.depth, "path": list(task.path)})
+    meta = json.dumps(
+        {"task_id": task.task_id, "name": task.name, "depth": task.depth, "path": list(task.path)}
+    )
     body = meta.encode()
     return struct.pack(">BBIHHI", 0x24, 0, len(body), 0, 0, 0) + struct.pack(">I", owner) + body
 

@@ -91,7 +91,8 @@ async def test_a_session_of_many_tasks_holds_a_small_multiple_of_its_transcript(
     try:
         await save()
         for k in range(1, TASKS + 1):
-            call = ToolCall(f"call_{k}_0", "task", json.dumps({"agent": "worker", "prompt": f"job {k}"}))
+            arguments = json.dumps({"agent": "worker", "prompt": f"job {k}"})
+            call = ToolCall(f"call_{k}_0", "task", arguments)
             add(cp.messages, Message(Role.ASSISTANT, "", (call,)))
             cp.step_index += 1
             task = SubTask(
@@ -107,12 +108,14 @@ async def test_a_session_of_many_tasks_holds_a_small_multiple_of_its_transcript(
                 task.step_index += 1
                 task.usage = Usage(10 * i, 5 * i, 15 * i, i)
                 await save()
-                add(task.messages, Message(Role.TOOL, f"{i}".ljust(TEXT, "r"), tool_call_id=work.id, tool_name="work"))
+                result = f"{i}".ljust(TEXT, "r")
+                add(task.messages, Message(Role.TOOL, result, tool_call_id=work.id, tool_name="work"))
                 await save()
             add(task.messages, Message(Role.ASSISTANT, "done ".ljust(TEXT, "d")))
             del cp.subtasks[call.id]
             cp.tasks[task.task_id] = task.end()
-            add(cp.messages, Message(Role.TOOL, "done ".ljust(TEXT, "d"), tool_call_id=call.id, tool_name="task"))
+            answer = "done ".ljust(TEXT, "d")
+            add(cp.messages, Message(Role.TOOL, answer, tool_call_id=call.id, tool_name="task"))
             await save()
         loaded = await store.load("many-tasks")
         assert loaded == cp

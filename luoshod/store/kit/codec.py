@@ -31,14 +31,15 @@ usual message instead of 18) and its tool calls as length-prefixed strings inste
 JSON (half the bytes of a usual call); the limits stay format 2's (a tool call id or name
 of at most 65535 bytes). It also moves the agent spec and the fingerprint out of the
 header (where every save and every history entry repeated them, often most of a header's
-bytes) into the log: role code 5 (owner 0) is an :class:`AgentRecord`, ``{"agent":…,"fingerprint":…}`` as JSON, written
-by a save only when they changed since the last one the log holds; a header of format 3
-has neither key and means the last agent record of its prefix (none: no agent). Its
-``message_count`` is always there (the log holds more than the lead's messages), and keys
-at their default value are left out (``decisions``, ``queued_input``, ``history_limit``,
-``approval_id``, ``finish_reason``, ``business_state_json``, ``run_start``; ``total_usage``
-when equal to ``usage``; a usage's zero counts), and :func:`decode_header` puts them back. A reader of format 2 refuses these records and
-headers by name (a newer format), as the version mark is there for.
+bytes) into the log: role code 5 (owner 0) is an :class:`AgentRecord`,
+``{"agent":…,"fingerprint":…}`` as JSON, written by a save only when they changed since
+the last one the log holds; a header of format 3 has neither key and means the last
+agent record of its prefix (none: no agent). Its ``message_count`` is always there (the
+log holds more than the lead's messages), and keys at their default value are left out
+(``decisions``, ``queued_input``, ``history_limit``, ``approval_id``, ``finish_reason``,
+``business_state_json``, ``run_start``; ``total_usage`` when equal to ``usage``; a
+usage's zero counts), which :func:`decode_header` puts back. A reader of format 2 refuses
+these records and headers by name (a newer format), as the version mark is there for.
 """
 
 from __future__ import annotations
