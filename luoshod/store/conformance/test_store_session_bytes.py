@@ -7,6 +7,8 @@ raw transcript. Bytes, not time: the figure is the same on every run."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 
 import pytest
@@ -23,7 +25,7 @@ from luoshod.domain import (
     ToolSpec,
     Usage,
 )
-from luoshod.store import Capability
+from luoshod.store import Capability, Store
 
 from .backend import Backend
 
@@ -46,24 +48,26 @@ def _raw(m: Message) -> int:
     return len(json.dumps({"content": m.content, "tool_calls": calls}))
 
 
+def _instructions() -> str:
+    """INSTRUCTIONS bytes of text that does not compress (a store may compress what it
+    holds, as PostgreSQL does), the same on every run."""
+    chunks, digest = [], b"lead"
+    while sum(map(len, chunks)) < INSTRUCTIONS:
+        digest = hashlib.sha256(digest).digest()
+        chunks.append(base64.b64encode(digest).decode())
+    return "".join(chunks)[:INSTRUCTIONS]
+
+
 def _agent() -> AgentSpec:
     worker = AgentSpec("m-worker", "you work", (ToolSpec("work", input_schema_json='{"type":"object"}'),))
     return AgentSpec(
-        "m-lead", "lead ".ljust(INSTRUCTIONS, "x"),
-        subagents=(SubAgent("worker", "does the work", worker),),
+        "m-lead", _instructions(), subagents=(SubAgent("worker", "does the work", worker),)
     )
 
 
-async def test_a_session_of_many_tasks_holds_a_small_multiple_of_its_transcript(
-    backend: Backend,
-) -> None:
-    backend.require(Capability.DURABLE)
-    if not backend.on_disk_here:
-        pytest.skip(f"{backend.name} keeps its data outside the test's directory")
-    store = await backend.open()
-    await store.close()
-    empty = backend.disk_bytes()
-    store = await backend.open()
+async def write_many_tasks(store: Store) -> tuple[Checkpoint, int]:
+    """Save, as a run does, a session (``many-tasks``) of TASKS tasks of STEPS steps each
+    into ``store``: its latest checkpoint and the bytes of its raw transcript."""
     fingerprint = Fingerprint("f-lead", "m-lead", {}, "i-lead")
     cp = Checkpoint(
         "many-tasks", [Message(Role.USER, "go")], agent=_agent(), fingerprint=fingerprint,
@@ -88,35 +92,52 @@ async def test_a_session_of_many_tasks_holds_a_small_multiple_of_its_transcript(
         messages.append(m)
         raw += _raw(m) if m.role is not Role.USER else len(json.dumps({"content": m.content}))
 
-    try:
+    await save()
+    for k in range(1, TASKS + 1):
+        arguments = json.dumps({"agent": "worker", "prompt": f"job {k}"})
+        call = ToolCall(f"call_{k}_0", "task", arguments)
+        add(cp.messages, Message(Role.ASSISTANT, "", (call,)))
+        cp.step_index += 1
+        task = SubTask(
+            "worker", f"task_{k}", 1, ("worker",),
+            fingerprint=Fingerprint("f-w", "m-worker", {"work": "h"}, "i-w"),
+        )
+        cp.subtasks[call.id], cp.task_count = task, k
+        add(task.messages, Message(Role.USER, f"job {k}"))
         await save()
-        for k in range(1, TASKS + 1):
-            arguments = json.dumps({"agent": "worker", "prompt": f"job {k}"})
-            call = ToolCall(f"call_{k}_0", "task", arguments)
-            add(cp.messages, Message(Role.ASSISTANT, "", (call,)))
-            cp.step_index += 1
-            task = SubTask(
-                "worker", f"task_{k}", 1, ("worker",),
-                fingerprint=Fingerprint("f-w", "m-worker", {"work": "h"}, "i-w"),
-            )
-            cp.subtasks[call.id], cp.task_count = task, k
-            add(task.messages, Message(Role.USER, f"job {k}"))
+        for i in range(STEPS):
+            work = ToolCall(f"call_{i}_0", "work", json.dumps({"i": i}))
+            add(task.messages, Message(Role.ASSISTANT, "", (work,)))
+            task.step_index += 1
+            task.usage = Usage(10 * i, 5 * i, 15 * i, i)
             await save()
-            for i in range(STEPS):
-                work = ToolCall(f"call_{i}_0", "work", json.dumps({"i": i}))
-                add(task.messages, Message(Role.ASSISTANT, "", (work,)))
-                task.step_index += 1
-                task.usage = Usage(10 * i, 5 * i, 15 * i, i)
-                await save()
-                result = f"{i}".ljust(TEXT, "r")
-                add(task.messages, Message(Role.TOOL, result, tool_call_id=work.id, tool_name="work"))
-                await save()
-            add(task.messages, Message(Role.ASSISTANT, "done ".ljust(TEXT, "d")))
-            del cp.subtasks[call.id]
-            cp.tasks[task.task_id] = task.end()
-            answer = "done ".ljust(TEXT, "d")
-            add(cp.messages, Message(Role.TOOL, answer, tool_call_id=call.id, tool_name="task"))
+            result = f"{i}".ljust(TEXT, "r")
+            add(task.messages, Message(Role.TOOL, result, tool_call_id=work.id, tool_name="work"))
             await save()
+        add(task.messages, Message(Role.ASSISTANT, "done ".ljust(TEXT, "d")))
+        del cp.subtasks[call.id]
+        cp.tasks[task.task_id] = task.end()
+        answer = "done ".ljust(TEXT, "d")
+        add(cp.messages, Message(Role.TOOL, answer, tool_call_id=call.id, tool_name="task"))
+        await save()
+    return cp, raw
+
+
+async def test_a_session_of_many_tasks_holds_a_small_multiple_of_its_transcript(
+    backend: Backend,
+) -> None:
+    backend.require(Capability.DURABLE)
+    if not backend.on_disk_here:
+        pytest.skip(
+            f"{backend.name} keeps its data outside the test's directory (the driver's own "
+            "tests bound what its rows hold)"
+        )
+    store = await backend.open()
+    await store.close()
+    empty = backend.disk_bytes()
+    store = await backend.open()
+    try:
+        cp, raw = await write_many_tasks(store)
         loaded = await store.load("many-tasks")
         assert loaded == cp
         assert len(loaded.tasks) == TASKS and loaded.agent == cp.agent
