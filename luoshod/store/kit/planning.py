@@ -184,7 +184,7 @@ def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
             continue
         cp, sid = p.checkpoint, p.session_id
         if head is not None and p.stored_log == head.count and p.stored_messages <= len(cp.messages):
-            count = p.stored_log + len(p.new_bodies)
+            count = p.log_count
             plan.saves.append(PlannedSave(p, False, p.stored_log, p.new_bodies, count))
             p.outcome[:] = [p.agents]
         else:

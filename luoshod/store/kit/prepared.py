@@ -63,6 +63,12 @@ class PreparedSave:
     def session_id(self) -> str:
         return self.checkpoint.session_id
 
+    @property
+    def log_count(self) -> int:
+        """How many records the log holds once ``new_bodies`` are appended to the
+        ``stored_log`` it holds (a new log's: ``tasklog.all_bodies``)."""
+        return self.stored_log + len(self.new_bodies)
+
 
 @dataclass(slots=True, frozen=True)
 class PreparedEvents:
@@ -213,8 +219,10 @@ class QueuedWrites(Store):
         )
         self._before_write("save", prepared)
         await self._saves.submit(prepared)
-        # What the log holds of the agent now, for the next save (O(new records)).
-        checkpoint.stored_agent = (prepared.outcome[-1], prepared.agent_text)
+        # What the log holds of the agent now, for the next save (O(new records)): as
+        # the plan found it (a driver writing its own plan: as appended).
+        agents = prepared.outcome[-1] if prepared.outcome else prepared.agents
+        checkpoint.stored_agent = (agents, prepared.agent_text)
 
     async def append_events(
         self,
