@@ -577,6 +577,12 @@ class Checkpoint:
     #: The session's finished tasks, by task id (R65): each one's transcript, kept with
     #: the session (see :meth:`SubTask.end`).
     tasks: dict[str, SubTask] = field(default_factory=dict)
+    #: What the store's message log holds of ``agent`` and ``fingerprint`` (store kit,
+    #: ``store.kit.tasklog``): how many agent records the stored prefix holds, and the
+    #: text of its last one (``""``: none, the agent unset). Set by a durable store's
+    #: load and save, like ``SubTask.stored``, so a save writes the agent only when it
+    #: changed. Not part of the state's value.
+    stored_agent: tuple[int, str] = field(default=(0, ""), compare=False, repr=False)
 
     def all_tasks(self) -> list[SubTask]:
         """Every task of the session: the unfinished ones at every level, outermost

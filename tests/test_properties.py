@@ -112,8 +112,13 @@ def test_codec_refuses_a_message_of_a_newer_format_naming_both_versions() -> Non
 def test_codec_reads_a_header_written_before_the_format_version_and_refuses_a_newer() -> None:
     cp = Checkpoint("s", [Message(Role.USER, "hi")], version=3, agent=AgentSpec("m"))
     old = json.dumps(cp.header_dict())  # no "format" key: how earlier releases wrote it
-    assert decode_header(old) == decode_header(encode_header(cp)) == cp.header_dict()
+    assert decode_header(old) == cp.header_dict()
     assert json.loads(encode_header(cp))["format"] == FORMAT_VERSION
+    # Format 3's header leaves the agent to its log's agent record.
+    from luoshod.store.kit import codec, tasklog
+
+    log = decode_messages(b"".join(tasklog.all_bodies(cp, codec.agent_text(cp))))
+    assert codec.decode_checkpoint(old, log) == codec.decode_checkpoint(encode_header(cp), log) == cp
     newer = {**cp.header_dict(), "format": FORMAT_VERSION + 1}
     with pytest.raises(StoreError, match=f"format {FORMAT_VERSION + 1}.* up to {FORMAT_VERSION}"):
         decode_header(json.dumps(newer).encode())
@@ -136,9 +141,15 @@ def test_header_json_is_the_header_dict_whatever_agents_came_before(
     # The agent's JSON is cached per spec object: each save, with the same spec object as
     # the last one or another, must still encode its own checkpoint's agent.
     for spec in [*specs, *reversed(specs)]:
+        from luoshod.store.kit import codec
+
         cp = Checkpoint(session_id, [], agent=spec, version=3, business_state_json="{}")
-        assert decode_header(encode_header(cp)) == cp.header_dict()
-        assert decode_header(encode_header(cp)) == cp.header_dict()  # now from the cache
+        h = cp.header_dict()
+        for _ in range(2):  # the second from the cache
+            # Format 3: the agent is the text of the log's agent record, not the header's.
+            text = codec.agent_text(cp)
+            assert json.loads(text) == {"agent": h["agent"], "fingerprint": h["fingerprint"]}
+            assert codec.checkpoint_of(decode_header(encode_header(cp)), [codec.AgentRecord(text)]) == cp
 
 
 def test_the_agent_json_cache_stays_bounded() -> None:
@@ -149,7 +160,7 @@ def test_the_agent_json_cache_stays_bounded() -> None:
     specs.append(AgentSpec("huge", instructions="y" * codec._AGENTS_MAX_CHARS))
     for spec in specs:
         cp = Checkpoint("s", [], agent=spec)
-        assert decode_header(encode_header(cp))["agent"]["model"] == spec.model
+        assert json.loads(codec.agent_text(cp))["agent"]["model"] == spec.model
         assert len(codec._AGENTS) <= codec._AGENTS_MAX
         held = sum(len(text) for _, text in codec._AGENTS.values())
         assert held == codec._agents_chars <= codec._AGENTS_MAX_CHARS

@@ -28,7 +28,7 @@ from ..store import (
     Store,
     store_from_url,
 )
-from . import convert
+from . import convert, stored_events
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
@@ -188,7 +188,7 @@ class Daemon:
             self.store,
             providers,
             default_tool_timeout_s=config.tool_timeout_s,
-            encode_event=lambda e: convert.event_pb(e).SerializeToString(),
+            encode_event=stored_events.encode,
             leases=leases,
             request_id_limit=config.request_id_limit,
             daemon_tools=self.mcp,

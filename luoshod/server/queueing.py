@@ -55,7 +55,7 @@ from ..errors import (
     TooManyRuns,
 )
 from ..store import Capability
-from . import convert
+from . import convert, stored_events
 from .hub import SHUTDOWN_MARK
 from .validation import (
     check_agent,
@@ -273,7 +273,7 @@ class InputQueue:
                     page = await store.read_events(sid, after_seq=cursor, limit=_PAGE)
                     for stored in page.events:
                         cursor = stored.seq
-                        event = pb.Event.FromString(stored.data)
+                        event = stored_events.decode(stored.data, sid, stored.seq)
                         if event.type == ev.RUN_START and event.run_start.request_id == rid:
                             run_id = event.run_id  # (again, when a crashed attempt ran first)
                         if not run_id:

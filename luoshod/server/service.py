@@ -37,7 +37,7 @@ from ..errors import (
 )
 from ..store import Capability, Store
 from ..store.kit.paging import encode_page_token
-from . import audit, convert, mcp_convert
+from . import audit, convert, mcp_convert, stored_events
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .queueing import InputQueue, check_if_busy, run_request
 from .retention import Retention
@@ -123,7 +123,11 @@ class _QueueSink:
         if self.notify is not None:
             await self.notify(event)
         # Parsing the bytes already encoded for the event log is cheaper than building again.
-        proto = pb.Event.FromString(encoded) if encoded is not None else convert.event_pb(event)
+        proto = (
+            stored_events.decode(encoded, event.session_id, event.seq)
+            if encoded is not None
+            else convert.event_pb(event)
+        )
         if log.isEnabledFor(logging.DEBUG):
             if self.log_contents:
                 body = json_format.MessageToJson(proto, indent=None)
@@ -176,7 +180,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.hub = hub
         self.observer = observer or RunObserver()
         # An event recorded outside a run (a resume refused for drift) reaches watchers too.
-        engine.recorded = lambda event, data: hub.publish(event.session_id, pb.Event.FromString(data))
+        engine.recorded = lambda event, data: hub.publish(
+            event.session_id, stored_events.decode(data, event.session_id, event.seq)
+        )
         #: Inputs queued on busy sessions (``ExecuteRequest.if_busy``, R68, R69).
         self.inputs = InputQueue(self)
         #: Webhooks (set by the daemon when configured).
@@ -343,7 +349,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 if stored.seq > end.seq:
                     break
                 last = stored.seq
-                event = pb.Event.FromString(stored.data)
+                event = stored_events.decode(stored.data, sid, stored.seq)
                 event.replayed = True
                 yield event
             if len(page.events) < WATCH_PAGE or last >= end.seq or not page.events:
@@ -598,7 +604,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                         oldest_kept_seq=page.first_kept,
                     )
                 for stored in page.events:
-                    event = pb.Event.FromString(stored.data)
+                    event = stored_events.decode(stored.data, sid, stored.seq)
                     last = event.seq
                     yield pb.WatchResponse(event=event)
                 if len(page.events) < WATCH_PAGE:

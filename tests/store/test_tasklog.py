@@ -37,7 +37,7 @@ def log_of(*bodies: list[bytes]) -> list[codec.LogRecord]:
 def test_a_subagent_save_hands_the_driver_its_new_message_and_a_header_without_transcripts() -> None:
     cp = paused_lead()
     first = prepare(cp, 0, 50)
-    assert first.stored_log == 0 and first.log_count == 2 + 1 + 2  # lead, description, task
+    assert first.stored_log == 0 and len(first.new_bodies) == 2 + 1 + 2  # lead, description, task
     worker = cp.subtasks["call_0_0"]
     worker.stored = len(worker.messages)
     result = Message(Role.TOOL, "a long result " * 100, tool_call_id="call_0_0", tool_name="t")
@@ -45,7 +45,7 @@ def test_a_subagent_save_hands_the_driver_its_new_message_and_a_header_without_t
     cp.version = 2
     second = prepare(cp, len(cp.messages), 50)
     # Only the sub-agent's new message, tagged with its task; nothing of the lead's.
-    assert second.stored_log == 5 and second.log_count == 6
+    assert second.stored_log == 5 and len(second.new_bodies) == 1
     assert codec.decode_messages(b"".join(second.new_bodies)) == [codec.TaskRecord(1, result)]
     header = json.loads(second.header)
     assert "messages" not in header["subtasks"]["call_0_0"]
@@ -72,7 +72,7 @@ def test_a_finished_task_is_read_from_the_log_alone() -> None:
     loaded = codec.decode_checkpoint(p.header, log_of(p.new_bodies))
     assert loaded == cp
     assert loaded.tasks["task_1"].step_index == 2 and loaded.tasks["task_1"].name == "w"
-    summary = codec.decode_summary(p.header, p.log_count)
+    summary = codec.decode_summary(p.header, len(p.new_bodies))
     assert summary.message_count == 3  # the lead's, not the log's
 
 

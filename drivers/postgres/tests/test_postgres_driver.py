@@ -277,3 +277,32 @@ async def test_the_server_going_away_and_coming_back(
     assert await store.load("s") == w.snapshots[-1]
     assert len(w.snapshots[-1].messages) == 3
     assert [e.checkpoint.version for e in await store.history("s")] == [2, 1]
+
+
+# -- bytes of a session of many sub-agent tasks (issue 15) ------------------------------
+
+#: What the session's rows hold (``pg_column_size``, TOAST compression included; not the
+#: pages around them, nor the indexes), in raw transcripts. Measured: 1.52x (store
+#: format 3); 5.41x in format 2 (the agent spec in every header).
+ROW_BOUND = 2.5
+
+
+async def test_a_session_of_many_tasks_holds_a_small_multiple_of_its_transcript_in_rows(
+    store: PostgresStore, postgres_server: PostgresServer, schema: str
+) -> None:
+    """The conformance kit's session-bytes test measures files; PostgreSQL's are the
+    server's, so its rows are measured instead."""
+    from luoshod.store.conformance.test_store_session_bytes import write_many_tasks
+
+    cp, transcript = await write_many_tasks(store)
+    assert await store.load("many-tasks") == cp
+    with raw(postgres_server, schema) as conn:
+        rows = conn.execute(
+            "SELECT (SELECT coalesce(sum(pg_column_size(m.*)), 0) FROM messages m"
+            "        JOIN logs l USING (log_id) WHERE l.session_id = 'many-tasks')"
+            "     + (SELECT coalesce(sum(pg_column_size(h.*)), 0) FROM history h"
+            "        WHERE h.session_id = 'many-tasks')"
+            "     + (SELECT coalesce(sum(pg_column_size(s.*)), 0) FROM sessions s"
+            "        WHERE s.session_id = 'many-tasks')"
+        ).fetchone()[0]  # type: ignore[index]
+    assert rows <= ROW_BOUND * transcript, (rows, transcript, round(rows / transcript, 2))

@@ -1,9 +1,10 @@
 """The binary form of a message that the embedded drivers store (LMDB and SQLite), and
 the JSON of a checkpoint's header that every durable driver stores with each save.
 
-A message is a fixed header (role, is_error, and the byte lengths of its content, tool
-call id, tool name and tool calls) followed by those fields: the texts as UTF-8, as they
-are, and the tool calls as JSON. Messages concatenate into a stream that
+A message is a small header (role, is_error, and the byte lengths of its content, tool
+call id and tool name, the number of its tool calls) followed by those fields: the texts
+as UTF-8, as they are, and each tool call as three such texts (format 3; until format 2
+the header was fixed and the tool calls JSON, see below). Messages concatenate into a stream that
 :func:`decode_messages` splits again. JSON-escaping a long tool result would cost more
 than the rest of a save; copying its UTF-8 costs next to nothing.
 
@@ -23,6 +24,22 @@ to its own. Format 2 (sub-agents, R59) adds the message's *owner* after the fixe
 (four bytes): 0 for the lead's messages, ``K`` for a message of the task ``task_K``,
 whose records share the session's log (:mod:`.tasklog`); role code 4 there is that
 task's description (a :class:`TaskRecord` with ``meta``), not a message.
+
+Format 3 writes each record with varints instead of a fixed header (a record's mark and
+``is_error``, then owner, lengths and the number of tool calls as varints, 7 bytes for a
+usual message instead of 18) and its tool calls as length-prefixed strings instead of
+JSON (half the bytes of a usual call); the limits stay format 2's (a tool call id or name
+of at most 65535 bytes). It also moves the agent spec and the fingerprint out of the
+header (where every save and every history entry repeated them, often most of a header's
+bytes) into the log: role code 5 (owner 0) is an :class:`AgentRecord`,
+``{"agent":…,"fingerprint":…}`` as JSON, written by a save only when they changed since
+the last one the log holds; a header of format 3 has neither key and means the last
+agent record of its prefix (none: no agent). Its ``message_count`` is always there (the
+log holds more than the lead's messages), and keys at their default value are left out
+(``decisions``, ``queued_input``, ``history_limit``, ``approval_id``, ``finish_reason``,
+``business_state_json``, ``run_start``; ``total_usage`` when equal to ``usage``; a
+usage's zero counts), which :func:`decode_header` puts back. A reader of format 2 refuses
+these records and headers by name (a newer format), as the version mark is there for.
 """
 
 from __future__ import annotations
@@ -49,14 +66,15 @@ from ...domain import (
 from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
-_HEADER = struct.Struct(">BBIHHI")
+_HEADER = struct.Struct(">BBIHHI")  # formats 0 to 2
 _OWNER = struct.Struct(">I")  # format 2: after the header
 _MARK = FORMAT_VERSION << 4  # a message's first byte: its format, then its role
 _ROLES = (Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL)
 _ROLE_CODES = {role: code for code, role in enumerate(_ROLES)}
 _META = 4  # format 2, owned: the task's description
+_AGENT = 5  # format 3, the lead's: the agent spec and fingerprint (an AgentRecord)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +88,16 @@ class TaskRecord:
     meta: str = ""
 
 
-#: What a log holds: the lead's messages, and its tasks' records.
-LogRecord = Message | TaskRecord
+@dataclass(frozen=True, slots=True)
+class AgentRecord:
+    """A record of a session's log (format 3) holding the agent spec and fingerprint of
+    the saves after it, until the next one: ``text`` is ``{"agent":…,"fingerprint":…}``."""
+
+    text: str
+
+
+#: What a log holds: the lead's messages, its tasks' records, and agent records.
+LogRecord = Message | TaskRecord | AgentRecord
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -90,15 +116,66 @@ def encode_header(cp: Checkpoint) -> str:
     (:func:`_agent_json`) rather than encoded again on every save.
     """
     text = _COMPACT.encode(_header_of(cp))
-    return f'{{"format":{FORMAT_VERSION},{text[1:-1]},"agent":{_agent_json(cp.agent)}}}'
+    return f'{{"format":{FORMAT_VERSION},{text[1:]}'
+
+
+#: Header keys left out at these values (format 3); a read puts them back.
+_DEFAULTS: dict[str, Any] = {
+    "decisions": {},
+    "queued_input": [],
+    "history_limit": None,
+    "approval_id": "",
+    "finish_reason": "",
+    "business_state_json": "null",
+    "run_start": 0,
+}
 
 
 def _header_of(cp: Checkpoint) -> dict[str, Any]:
-    """The header dict of ``cp`` without its agent, and without the tasks' transcripts,
-    which its log holds; then it says how many of the log's records are the lead's."""
+    """The header dict of ``cp`` without its agent and fingerprint (an agent record of
+    the log, :func:`agent_text`), without the tasks' transcripts, which its log holds,
+    without keys at their default, and its usages without their zero counts; it says
+    how many of the log's records are the lead's."""
     h = cp.header_dict(with_agent=False, with_tasks=False)
-    if cp.subtasks or cp.tasks:
-        h["message_count"] = len(cp.messages)
+    del h["fingerprint"]
+    for key, default in _DEFAULTS.items():
+        if h[key] == default:
+            del h[key]
+    if h["total_usage"] == h["usage"]:
+        del h["total_usage"]
+    _lean_usages(h)
+    h["message_count"] = len(cp.messages)
+    return h
+
+
+def _lean_usages(d: dict[str, Any]) -> None:
+    """Leave the zero counts out of the usages of ``d`` and of its tasks (``Usage``
+    reads a missing count as 0)."""
+    for key in ("usage", "total_usage", "delegated_usage"):
+        if key in d:
+            d[key] = {k: v for k, v in d[key].items() if v}
+    for task in (*d.get("subtasks", {}).values(), *d.get("children", {}).values()):
+        _lean_usages(task)
+
+
+#: The agent text of a checkpoint with neither agent nor fingerprint: what a log without
+#: agent records means.
+NO_AGENT = '{"agent":null,"fingerprint":null}'
+
+
+def agent_text(cp: Checkpoint) -> str:
+    """The text of ``cp``'s agent record: its agent spec and fingerprint as JSON (the
+    spec's JSON cached, :func:`_agent_json`)."""
+    fingerprint = _COMPACT.encode(cp.fingerprint.to_dict()) if cp.fingerprint else "null"
+    return f'{{"agent":{_agent_json(cp.agent)},"fingerprint":{fingerprint}}}'
+
+
+def with_agent(h: dict[str, Any], text: str) -> dict[str, Any]:
+    """Header ``h`` of any format (:func:`decode_header`) made whole for
+    :meth:`Checkpoint.from_header`: the agent and fingerprint taken from ``text`` (the
+    last agent record of its prefix) unless it has its own (formats 0 to 2)."""
+    if "agent" not in h:
+        h.update(json.loads(text or NO_AGENT))
     return h
 
 
@@ -110,6 +187,11 @@ def decode_header(data: str | bytes) -> dict[str, Any]:
     found = h.pop("format", 0)
     if not (isinstance(found, int) and 0 <= found <= FORMAT_VERSION):
         raise newer_format(found, "a checkpoint header")
+    for key, default in _DEFAULTS.items():  # format 3 leaves them out
+        if key not in h:
+            h[key] = type(default)() if isinstance(default, dict | list) else default
+    if "total_usage" not in h:
+        h["total_usage"] = h["usage"]
     return h
 
 
@@ -212,26 +294,88 @@ def _agent_json(agent: AgentSpec | None) -> str:
     return text
 
 
+#: The limits of a record's fields, as format 2's fixed header had them: a longer tool
+#: call id or tool name is refused (the request checks keep them far under).
+_MAX_SHORT = 0xFFFF
+_MAX_LONG = 0xFFFFFFFF
+# Varints of 0 to 127, the usual lengths and owners, built once.
+_SMALL = [bytes((n,)) for n in range(0x80)]
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return _SMALL[n]
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _read_varint(stream: bytes, offset: int) -> tuple[int, int]:
+    """The varint at ``offset`` and the offset after it. Raises ``IndexError`` when the
+    stream ends inside it."""
+    byte = stream[offset]
+    if byte < 0x80:
+        return byte, offset + 1
+    n, shift = 0, 0
+    while True:
+        byte = stream[offset]
+        offset += 1
+        n |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return n, offset
+        shift += 7
+
+
+def _check(n: int, limit: int, what: str) -> int:
+    if n > limit:
+        raise ValueError(f"a message's {what} of {n} bytes is over the store's {limit}")
+    return n
+
+
 def encode_message(m: Message, owner: int = 0) -> bytes:
-    """One record: a message of the lead (``owner`` 0) or of the task ``task_<owner>``."""
+    """One record: a message of the lead (``owner`` 0) or of the task ``task_<owner>``.
+
+    Format 3: its mark (format and role), ``is_error``, then varints (owner, the byte
+    lengths of content, tool call id and tool name, the number of tool calls), those
+    fields, and each tool call as three length-prefixed strings (id, name, arguments)."""
     content = m.content.encode()
     call_id = m.tool_call_id.encode()
     name = m.tool_name.encode()
-    calls = (
-        _JSON.encode([c.to_dict() for c in m.tool_calls]).encode()
-        if m.tool_calls
-        else b""
-    )
-    head = _HEADER.pack(
-        _MARK | _ROLE_CODES[m.role], m.is_error, len(content), len(call_id), len(name), len(calls)
-    )
-    return b"".join((head, _OWNER.pack(owner), content, call_id, name, calls))
+    _check(len(content), _MAX_LONG, "content")
+    _check(len(call_id), _MAX_SHORT, "tool call id")
+    _check(len(name), _MAX_SHORT, "tool name")
+    parts = [
+        bytes((_MARK | _ROLE_CODES[m.role], m.is_error)),
+        _varint(owner), _varint(len(content)), _varint(len(call_id)), _varint(len(name)),
+        _varint(len(m.tool_calls)), content, call_id, name,
+    ]
+    for c in m.tool_calls:
+        for text in (c.id, c.name, c.arguments_json):
+            b = text.encode()
+            parts += (_varint(len(b)), b)
+    return b"".join(parts)
+
+
+def _record(kind: int, owner: int, body: bytes) -> bytes:
+    return b"".join((bytes((_MARK | kind, 0)), _varint(owner), _varint(len(body)), b"\0\0\0", body))
+
+
+def encode_agent(text: str) -> bytes:
+    """The agent record of ``text`` (:func:`agent_text`)."""
+    return _record(_AGENT, 0, text.encode())
+
+
+def is_agent(body: bytes) -> bool:
+    """Whether an encoded record is an agent record."""
+    return body[0] == _MARK | _AGENT
 
 
 def encode_task_meta(owner: int, meta: str) -> bytes:
     """The description record of the task ``task_<owner>`` (``meta``: its JSON)."""
-    body = meta.encode()
-    return b"".join((_HEADER.pack(_MARK | _META, 0, len(body), 0, 0, 0), _OWNER.pack(owner), body))
+    return _record(_META, owner, meta.encode())
 
 
 def encode_messages(messages: Sequence[Message]) -> bytes:
@@ -241,44 +385,86 @@ def encode_messages(messages: Sequence[Message]) -> bytes:
 
 def decode_messages(stream: bytes) -> list[LogRecord]:
     """The records of a stream (or of one encoded message), of any format up to
-    :data:`FORMAT_VERSION`: the lead's messages as they are, the tasks' records as
-    :class:`TaskRecord` (none in a log without sub-agents). Raises ``StoreError`` for a
-    message of a newer format, ``ValueError`` for bytes that are not a whole number of
-    messages."""
+    :data:`FORMAT_VERSION`, each read in its own: the lead's messages as they are, the
+    tasks' records as :class:`TaskRecord` (none in a log without sub-agents), agent
+    records as :class:`AgentRecord`. Raises ``StoreError`` for a message of a newer
+    format, ``ValueError`` for bytes that are not a whole number of messages."""
     messages: list[LogRecord] = []
     offset, end = 0, len(stream)
     view = memoryview(stream)
     try:
         while offset < end:
-            mark, is_error, n_content, n_id, n_name, n_calls = _HEADER.unpack_from(stream, offset)
+            mark = stream[offset]
             if mark > _MARK | 0x0F:
                 raise newer_format(mark >> 4, "a message")
-            role = mark & 0x0F
-            offset += _HEADER.size
-            owner = 0
-            if mark >> 4 >= 2:
-                (owner,) = _OWNER.unpack_from(stream, offset)
-                offset += _OWNER.size
+            if mark >> 4 < 3:
+                offset = _decode_v2(stream, view, offset, messages)
+                continue
+            role, is_error = mark & 0x0F, stream[offset + 1]
+            owner, offset = _read_varint(stream, offset + 2)
+            n_content, offset = _read_varint(stream, offset)
+            n_id, offset = _read_varint(stream, offset)
+            n_name, offset = _read_varint(stream, offset)
+            n_calls, offset = _read_varint(stream, offset)
             fields = []
             for n in (n_content, n_id, n_name):
+                if offset + n > end:
+                    raise IndexError("a field past the end")
                 fields.append(str(view[offset : offset + n], "utf-8"))
                 offset += n
             if role == _META and owner:
                 messages.append(TaskRecord(owner, None, fields[0]))
                 continue
-            calls = json.loads(stream[offset : offset + n_calls]) if n_calls else ()
-            offset += n_calls
-            m = Message(
-                _ROLES[role],
-                fields[0],
-                tuple(ToolCall.from_dict(c) for c in calls),
-                fields[1],
-                fields[2],
-                bool(is_error),
-            )
+            if role == _AGENT:
+                messages.append(AgentRecord(fields[0]))
+                continue
+            calls = []
+            for _ in range(n_calls):
+                texts = []
+                for _ in range(3):
+                    n, offset = _read_varint(stream, offset)
+                    if offset + n > end:
+                        raise IndexError("a tool call past the end")
+                    texts.append(str(view[offset : offset + n], "utf-8"))
+                    offset += n
+                calls.append(ToolCall(*texts))
+            m = Message(_ROLES[role], fields[0], tuple(calls), fields[1], fields[2], bool(is_error))
             messages.append(TaskRecord(owner, m) if owner else m)
     except (struct.error, IndexError, UnicodeDecodeError) as e:
         raise ValueError(f"not an encoded message stream: {e}") from e
     if offset != end:
         raise ValueError("not an encoded message stream: truncated")
     return messages
+
+
+def _decode_v2(stream: bytes, view: memoryview, offset: int, messages: list[LogRecord]) -> int:
+    """Read one record of formats 0 to 2 (a fixed header) at ``offset`` into
+    ``messages``; return the offset after it."""
+    mark, is_error, n_content, n_id, n_name, n_calls = _HEADER.unpack_from(stream, offset)
+    role = mark & 0x0F
+    offset += _HEADER.size
+    owner = 0
+    if mark >> 4 >= 2:
+        (owner,) = _OWNER.unpack_from(stream, offset)
+        offset += _OWNER.size
+    fields = []
+    for n in (n_content, n_id, n_name):
+        if offset + n > len(stream):
+            raise IndexError("a field past the end")
+        fields.append(str(view[offset : offset + n], "utf-8"))
+        offset += n
+    if role == _META and owner:
+        messages.append(TaskRecord(owner, None, fields[0]))
+        return offset
+    calls = json.loads(stream[offset : offset + n_calls]) if n_calls else ()
+    offset += n_calls
+    m = Message(
+        _ROLES[role],
+        fields[0],
+        tuple(ToolCall.from_dict(c) for c in calls),
+        fields[1],
+        fields[2],
+        bool(is_error),
+    )
+    messages.append(TaskRecord(owner, m) if owner else m)
+    return offset

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ...domain import AppliedRequest, Approval, Checkpoint, HistoryEntry, Message, StoredEvent
-from . import tasklog
+from . import codec, tasklog
 
 if TYPE_CHECKING:
     from .base import Store
@@ -90,12 +90,14 @@ def log_steps(checkpoints: Sequence[Checkpoint]) -> list[LogStep]:
     previous: Checkpoint | None = None
     start = 0
     for cp in checkpoints:
-        count = tasklog.log_count(cp)
         bodies = tasklog.bodies_after(previous, cp)
         if bodies is not None:
+            count = start + len(bodies)
             steps.append(LogStep(False, start, bodies, count))
         else:
-            steps.append(LogStep(True, 0, tasklog.all_bodies(cp), count))
+            bodies = tasklog.all_bodies(cp, codec.agent_text(cp))
+            count = len(bodies)
+            steps.append(LogStep(True, 0, bodies, count))
         previous, start = cp, count
     return steps
 

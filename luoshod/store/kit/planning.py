@@ -183,13 +183,16 @@ def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
             logs.add(p.session_id, p.events, p.event_log_limit)
             continue
         cp, sid = p.checkpoint, p.session_id
-        count = p.log_count
-        if head is not None and p.stored_log == head.count and count >= p.stored_log:
+        if head is not None and p.stored_log == head.count and p.stored_messages <= len(cp.messages):
+            count = p.log_count
             plan.saves.append(PlannedSave(p, False, p.stored_log, p.new_bodies, count))
+            p.outcome[:] = [p.agents]
         else:
             # With nothing stored its bodies are already all of them.
-            bodies = p.new_bodies if not p.stored_log else tasklog.all_bodies(cp)
+            bodies = p.new_bodies if not p.stored_log else tasklog.all_bodies(cp, p.agent_text)
+            count = len(bodies)
             plan.saves.append(PlannedSave(p, True, 0, bodies, count))
+            p.outcome[:] = [tasklog.agents_in(bodies)]
             if head is not None:
                 plan.rewritten.add(sid)
         heads[sid] = Head(cp.version, count)

@@ -6,7 +6,7 @@ JSON."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ...domain import (
@@ -28,11 +28,16 @@ from .leases import lease_lost
 class PreparedSave:
     """A save, encoded: the header and the bodies of the log records past the
     ``stored_log`` the store holds (``messages[stored_messages:]``, and each task's new
-    messages: :mod:`.tasklog`), the log then holding ``log_count`` records; with
+    messages: :mod:`.tasklog`); with
     its events, the approval to store (and its JSON), the approval to claim and the lease
     it is made under, and the applied request records it upserts (``requests``, each
     encoded as JSON in ``request_bodies``), keeping the session's newest
-    ``request_limit``, and the inputs it queues (``enqueue``)."""
+    ``request_limit``, and the inputs it queues (``enqueue``).
+
+    ``agent_text`` is its agent record's text (:func:`.codec.agent_text`); ``agents``
+    how many agent records the log holds once it is appended to (``stored_agent`` and
+    the one ``new_bodies`` may start with); ``outcome`` is set by the plan
+    (:func:`.planning.plan_batch`): the agent records the log holds once committed."""
 
     checkpoint: Checkpoint
     stored_messages: int
@@ -49,12 +54,20 @@ class PreparedSave:
     request_bodies: tuple[str, ...] = ()
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
     stored_log: int = 0
-    log_count: int = 0
     enqueue: tuple[Enqueue, ...] = ()
+    agent_text: str = ""
+    agents: int = 0
+    outcome: list[int] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
         return self.checkpoint.session_id
+
+    @property
+    def log_count(self) -> int:
+        """How many records the log holds once ``new_bodies`` are appended to the
+        ``stored_log`` it holds (a new log's: ``tasklog.all_bodies``)."""
+        return self.stored_log + len(self.new_bodies)
 
 
 @dataclass(slots=True, frozen=True)
@@ -85,12 +98,15 @@ def prepare(
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     enqueue: Sequence[Enqueue] = (),
 ) -> PreparedSave:
+    text = codec.agent_text(checkpoint)
+    bodies = tasklog.new_bodies(checkpoint, stored_messages, text)
+    agents = tasklog.agents_in(bodies) + (checkpoint.stored_agent[0] if stored_messages else 0)
     return PreparedSave(
         checkpoint,
         stored_messages,
         history_limit,
         codec.encode_header(checkpoint),
-        tasklog.new_bodies(checkpoint, stored_messages),
+        bodies,
         tuple(events),
         event_log_limit,
         approval,
@@ -101,8 +117,9 @@ def prepare(
         tuple(codec.encode_json(r.to_dict()) for r in requests),
         max(0, request_limit),
         tasklog.stored_count(checkpoint, stored_messages),
-        tasklog.log_count(checkpoint),
         tuple(enqueue),
+        text,
+        agents,
     )
 
 
@@ -202,6 +219,10 @@ class QueuedWrites(Store):
         )
         self._before_write("save", prepared)
         await self._saves.submit(prepared)
+        # What the log holds of the agent now, for the next save (O(new records)): as
+        # the plan found it (a driver writing its own plan: as appended).
+        agents = prepared.outcome[-1] if prepared.outcome else prepared.agents
+        checkpoint.stored_agent = (agents, prepared.agent_text)
 
     async def append_events(
         self,

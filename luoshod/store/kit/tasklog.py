@@ -20,6 +20,13 @@ Splitting a prefix by owner gives every transcript as it was at that moment, so 
 history entry holds the nested states of its moment (R67) without copying anything.
 A header written before this format holds its unfinished tasks' transcripts inline:
 they are read from there, and written to the log by the next save.
+
+The agent spec and fingerprint (store format 3) are a record of the same log too
+(:class:`.codec.AgentRecord`), written by the first save of a log and then only by a save
+whose agent or fingerprint changed (what the log holds of them: ``Checkpoint.stored_agent``,
+set by a load and after each save): a history entry's header is then a few hundred bytes,
+whatever the spec's size. A header means the last agent record of its prefix; one written
+before format 3 carries its agent itself.
 """
 
 from __future__ import annotations
@@ -48,35 +55,44 @@ def _records(task: SubTask, count: int) -> int:
 
 def stored_count(cp: Checkpoint, stored_messages: int) -> int:
     """How many records of the session's log the store holds, by the caller's word: the
-    lead's ``stored_messages`` and each task's ``stored``. 0 when ``stored_messages`` is
-    (a rewritten or new transcript: a new log)."""
+    lead's ``stored_messages``, each task's ``stored`` and the agent records
+    (``cp.stored_agent``). 0 when ``stored_messages`` is (a rewritten or new transcript:
+    a new log)."""
     if not stored_messages:
         return 0
-    return stored_messages + sum(_records(t, t.stored) for t in cp.all_tasks())
+    return (
+        stored_messages
+        + sum(_records(t, t.stored) for t in cp.all_tasks())
+        + cp.stored_agent[0]
+    )
 
 
-def log_count(cp: Checkpoint) -> int:
-    """How many records the session's log holds once ``cp`` is saved."""
-    return len(cp.messages) + sum(_records(t, len(t.messages)) for t in cp.all_tasks())
-
-
-def new_bodies(cp: Checkpoint, stored_messages: int) -> list[bytes]:
+def new_bodies(cp: Checkpoint, stored_messages: int, text: str) -> list[bytes]:
     """The encoded records a save of ``cp`` appends (all of them when ``stored_messages``
-    is 0): the lead's new messages, then each task's."""
+    is 0): its agent record when ``text`` (:func:`.codec.agent_text`) is not the log's
+    last, then the lead's new messages, then each task's."""
     if not stored_messages:
-        return all_bodies(cp)
-    bodies = [codec.encode_message(m) for m in cp.messages[stored_messages:]]
+        return all_bodies(cp, text)
+    bodies = [] if text == (cp.stored_agent[1] or codec.NO_AGENT) else [codec.encode_agent(text)]
+    bodies += [codec.encode_message(m) for m in cp.messages[stored_messages:]]
     for task in cp.all_tasks():
         bodies += _task_bodies(task, task.stored)
     return bodies
 
 
-def all_bodies(cp: Checkpoint) -> list[bytes]:
-    """Every record of ``cp``'s log, for a new log."""
-    bodies = [codec.encode_message(m) for m in cp.messages]
+def all_bodies(cp: Checkpoint, text: str) -> list[bytes]:
+    """Every record of ``cp``'s log, for a new log: its agent record (none when it has
+    neither agent nor fingerprint), its messages, its tasks'."""
+    bodies = [] if text == codec.NO_AGENT else [codec.encode_agent(text)]
+    bodies += [codec.encode_message(m) for m in cp.messages]
     for task in cp.all_tasks():
         bodies += _task_bodies(task, 0)
     return bodies
+
+
+def agents_in(bodies: Sequence[bytes]) -> int:
+    """How many of the encoded ``bodies`` of this module are agent records (0 or 1)."""
+    return sum(1 for b in bodies[:1] if codec.is_agent(b))
 
 
 def bodies_after(previous: Checkpoint | None, cp: Checkpoint) -> list[bytes] | None:
@@ -86,7 +102,9 @@ def bodies_after(previous: Checkpoint | None, cp: Checkpoint) -> list[bytes] | N
     if previous is None or not _extends(previous.messages, cp.messages):
         return None
     before = {t.task_id: t for t in previous.all_tasks()}
-    bodies = [codec.encode_message(m) for m in cp.messages[len(previous.messages) :]]
+    text = codec.agent_text(cp)
+    bodies = [] if text == codec.agent_text(previous) else [codec.encode_agent(text)]
+    bodies += [codec.encode_message(m) for m in cp.messages[len(previous.messages) :]]
     for task in cp.all_tasks():
         old = before.pop(task.task_id, None)
         if old is not None and not _extends(old.messages, task.messages):
@@ -120,20 +138,26 @@ def _extends(prefix: Sequence[Any], items: Sequence[Any]) -> bool:
 
 def attach(h: dict[str, Any], records: Sequence[codec.LogRecord]) -> Checkpoint:
     """The checkpoint of header ``h`` over its log prefix ``records``: the lead's messages,
-    each unfinished task's transcript from its records (or, in a header older than this
-    format, from the header itself), and the finished tasks (those of the log that are
-    not unfinished). Each task's ``stored`` is what the log holds of it."""
+    its agent and fingerprint (the prefix's last agent record, or in a header older than
+    format 3, the header's own), each unfinished task's transcript from its records (or,
+    in a header older than this format, from the header itself), and the finished tasks
+    (those of the log that are not unfinished). Each task's ``stored`` is what the log
+    holds of it, ``stored_agent`` what it holds of the agent."""
     lead = []
     metas: dict[int, dict[str, Any]] = {}
     owned: dict[int, list[Any]] = {}
+    agents, text = 0, ""
     for r in records:
-        if not isinstance(r, codec.TaskRecord):
+        if isinstance(r, codec.AgentRecord):
+            agents, text = agents + 1, r.text
+        elif not isinstance(r, codec.TaskRecord):
             lead.append(r)
         elif r.message is None:
             metas[r.owner] = json.loads(r.meta)
         else:
             owned.setdefault(r.owner, []).append(r.message)
-    cp = Checkpoint.from_header(h, lead)
+    cp = Checkpoint.from_header(codec.with_agent(h, text), lead)
+    cp.stored_agent = (agents, text)
     if not metas:
         return cp
     live: set[int] = set()

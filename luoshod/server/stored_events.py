@@ -1,0 +1,63 @@
+"""The form of an event in a session's event log (``StoredEvent.data``), read back as the
+very event that was emitted.
+
+An event is stored as its ``luosho.v1.Event`` bytes without what the log already says or
+the event itself repeats: its ``session_id`` (the log's key), its ``seq`` (the stored
+event's own), its ``type`` (the name of its payload, ``model_turn`` → ``model.turn``) and,
+on a sub-agent's event, its tag's ``name`` and ``depth`` (the last element and the length
+of its ``path``). Of a sub-agent's ``tool.result`` that is 40 of its 130 bytes; the event
+log keeps 1000 events a session, so this is most of what a session's log costs beyond
+its contents. :func:`decode` puts them back, so Watch, a replayed retry and the queue's
+followers return exactly the event that was emitted; :func:`encode` checks that it does
+before leaving anything out (an event it cannot restore exactly is stored whole), and
+:func:`decode` reads an event stored whole (by a luoshod before this form) as it is.
+"""
+
+from __future__ import annotations
+
+from luosho.v1 import agent_pb2 as pb
+
+from ..engine.events import Event
+from . import convert
+
+
+def encode(event: Event) -> bytes:
+    """The stored form of ``event`` (see the module)."""
+    full = convert.event_pb(event)
+    compact = pb.Event()
+    compact.CopyFrom(full)
+    compact.ClearField("session_id")
+    compact.ClearField("seq")
+    if _type_of(compact) == full.type:
+        compact.ClearField("type")
+    if compact.HasField("subagent"):
+        tag = compact.subagent
+        if tag.path and tag.name == tag.path[-1] and tag.depth == len(tag.path):
+            tag.ClearField("name")
+            tag.ClearField("depth")
+    data = compact.SerializeToString()
+    if decode(data, full.session_id, full.seq) != full:
+        return full.SerializeToString()
+    return data
+
+
+def decode(data: bytes, session_id: str, seq: int) -> pb.Event:
+    """The event stored as ``data`` under ``session_id`` and ``seq``, whole."""
+    event = pb.Event.FromString(data)
+    if not event.session_id:
+        event.session_id = session_id
+    if not event.seq:
+        event.seq = seq
+    if not event.type:
+        event.type = _type_of(event)
+    if event.HasField("subagent"):
+        tag = event.subagent
+        if tag.path and not tag.name and not tag.depth:
+            tag.name, tag.depth = tag.path[-1], len(tag.path)
+    return event
+
+
+def _type_of(event: pb.Event) -> str:
+    """The type an event's payload is sent under: its field's name, first ``_`` a dot."""
+    field = event.WhichOneof("payload")
+    return field.replace("_", ".", 1) if field else ""
