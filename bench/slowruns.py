@@ -94,9 +94,9 @@ if _out:
     _start = [0.0]
     def _timed(phase, info):
         if phase == "start":
-            _start[0] = time.perf_counter()
+            _start[0] = time.thread_time()
         else:
-            _spent[info["generation"]] += time.perf_counter() - _start[0]
+            _spent[info["generation"]] += time.thread_time() - _start[0]
             _count[info["generation"]] += 1
     gc.callbacks.append(_timed)
     def _write():
