@@ -7,9 +7,11 @@ while the young generations are collected every few milliseconds under load. So 
 of them survive two young collections and are promoted to the oldest generation, and a
 full collection (which walks EVERY tracked object of the process: every run's checkpoint,
 frames, gRPC call state, and the ~120,000 objects of the imported modules) ran every
-1–2 s, each pausing the event loop for ~0.3 s at 2,000 runs. bench/slowruns.py measured
-it with ``gc.callbacks``: ~16 s of a 50 s run's 50 s of daemon CPU were collections, and
-a step cost the daemon 1.6× its CPU in the fast regime (where objects die young).
+1–2 s, each pausing the event loop for ~0.3 s at 2,000 runs. ``bench/slowruns.py
+--gc-probe`` times them with ``gc.callbacks``: 25–40% of the daemon's CPU with thousands
+of runs waiting on a slow model or tool, against ~2% in the fast regime (where objects
+die young), so a step cost the slow regime 1.3–1.6× the fast regime's CPU. Tuned: 5–7%,
+and 0.93–1.13× (README, "Thousands of slow runs").
 
 :func:`tune`, called once the daemon has started (every module imported, the store
 open, the server listening):
