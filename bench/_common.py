@@ -55,9 +55,12 @@ def percentile(sorted_values: list[float], p: float) -> float:
 class ServerProcess:
     """A gRPC server in a subprocess: started, awaited healthy, measured, stopped."""
 
-    def __init__(self, name: str, argv: list[str], port: int, log_path: Path) -> None:
+    def __init__(
+        self, name: str, argv: list[str], port: int, log_path: Path, env: dict[str, str] | None = None
+    ) -> None:
         self.name = name
         self.argv = argv
+        self.env = {**os.environ, **env} if env else None  # added to the benchmark's
         self.port = port
         self.address = f"127.0.0.1:{port}"
         self.log_path = log_path
@@ -95,7 +98,8 @@ class ServerProcess:
             # A session of its own: Ctrl-C on the benchmark does not hit the server before
             # stop() drains it.
             self._proc = subprocess.Popen(
-                self.argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                self.argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                env=self.env,
             )
         try:
             await self._wait_serving(timeout)

@@ -23,9 +23,15 @@ For each store and size it prints:
   lease w/s    lease upkeep writes a second (``luoshod_store_lease_writes{op="renew"}``)
   errors       failed runs by gRPC code and reason (``TOO_MANY_RUNS`` refusals apart)
 
+``--gc tuned,python`` runs every cell twice, side by side: the daemon's garbage collector
+as ``luoshod serve`` tunes it (server/gc_tuning.py) and with Python's defaults
+(``--no-gc-tuning``); ``gc s`` is the share of the daemon's CPU its collections took
+(``--gc-probe``: timed with ``gc.callbacks`` inside the daemon, through a sitecustomize).
+
     .venv/bin/python bench/slowruns.py                  # 200, 2000 runs on lmdb and sqlite
     .venv/bin/python bench/slowruns.py --runs 10000 --turns 2 --tool-ms 20000 --stores lmdb
     .venv/bin/python bench/slowruns.py --quick          # smoke run (50 runs, 3 x 0.5 s)
+    .venv/bin/python bench/slowruns.py --runs 2000 --stores lmdb --gc tuned,python --gc-probe
 """
 
 from __future__ import annotations
@@ -73,6 +79,52 @@ def postgres_database(name: str) -> str:
         conn.execute(f"DROP DATABASE IF EXISTS {name}")
         conn.execute(f"CREATE DATABASE {name}")
     return url.rsplit("/", 1)[0] + "/" + name
+
+
+# -- the daemon's collector, timed from inside (--gc-probe) --------------------------------
+
+#: A sitecustomize for the daemon's process alone: ``gc.callbacks`` sum the time of its
+#: collections by generation, written to a file every 0.2 s (read before and after a cell).
+GC_PROBE = """
+import gc, json, os, threading, time
+_out = os.environ.pop("SLOWRUNS_GC_PROBE", "")
+if _out:
+    _spent = [0.0, 0.0, 0.0]
+    _count = [0, 0, 0]
+    _start = [0.0]
+    def _timed(phase, info):
+        if phase == "start":
+            _start[0] = time.thread_time()
+        else:
+            _spent[info["generation"]] += time.thread_time() - _start[0]
+            _count[info["generation"]] += 1
+    gc.callbacks.append(_timed)
+    def _write():
+        while True:
+            time.sleep(0.2)
+            with open(_out + ".tmp", "w") as f:
+                json.dump({"seconds": _spent, "count": _count}, f)
+            os.replace(_out + ".tmp", _out)
+    threading.Thread(target=_write, daemon=True).start()
+"""
+
+
+def gc_probe_env(tmp: Path) -> dict[str, str]:
+    """The environment that runs :data:`GC_PROBE` in the daemon (its file in ``tmp``)."""
+    site = tmp / "gc-probe"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(GC_PROBE)
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "SLOWRUNS_GC_PROBE": str(tmp / "gc-probe.json")}
+
+
+def gc_seconds(tmp: Path) -> tuple[float, list[int]]:
+    """The daemon's collections so far: seconds in all, and how many of each generation."""
+    try:
+        got = json.loads((tmp / "gc-probe.json").read_text())
+    except (OSError, ValueError):
+        return float("nan"), [0, 0, 0]
+    return sum(got["seconds"]), got["count"]
 
 
 # -- the client side: one worker process drives its share of the sessions ------------------
@@ -195,6 +247,8 @@ class Cell:
     lease_other: float = 0.0
     failure: str = ""
     fast: bool = False  # the fast regime (bench/steps.py's), for the CPU/step ratio
+    gc: str = "tuned"  # the daemon's collector: "tuned" (luoshod serve's) or "python"
+    gc_s: float = float("nan")  # the daemon's CPU seconds in collections (--gc-probe)
 
     @property
     def ideal_s(self) -> float:
@@ -214,10 +268,14 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         "--max-active-runs", str(opts.max_active_runs),
         "--max-loop-lag-ms", str(opts.max_loop_lag_ms),
         "--tool-timeout", str(max(60, 4 * cell.tool_ms // 1000)),
+        "--gc-tuning" if cell.gc == "tuned" else "--no-gc-tuning",
     ]  # fmt: skip
     if cell.store == "null":  # the same messages with no engine or store: gRPC's own share
         argv = [PYTHON, *profile, str(Path(__file__).parent / "null_server.py"), "--port", str(port)]
-    server = ServerProcess(f"daemon {cell.store}", argv, port, tmp / f"{cell.store}-{cell.runs}.log")
+    probe_env = gc_probe_env(tmp) if opts.gc_probe else {}
+    server = ServerProcess(
+        f"daemon {cell.store}", argv, port, tmp / f"{cell.store}-{cell.runs}.log", env=probe_env or None
+    )
     try:
         await server.start(timeout=60)
     except ServerFailed as err:
@@ -230,6 +288,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         cell.idle_anon_mb = proc_status_kb(server.pid, "RssAnon") / 1024
         before = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
         cpu = server.cpu_seconds()
+        gc_before, _ = gc_seconds(tmp)
         procs = min(opts.procs, cell.runs)
         start_at = time.time() + 2.0 + cell.runs / 2000  # every worker connected by then
         for k in range(procs):
@@ -257,6 +316,9 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
                 cell.waiting_anon_mb = proc_status_kb(server.pid, "RssAnon") / 1024
         cell.wall_s = time.perf_counter() - t0
         cell.cpu_s = server.cpu_seconds() - cpu
+        if opts.gc_probe:
+            await asyncio.sleep(0.3)  # the probe's next write
+            cell.gc_s = gc_seconds(tmp)[0] - gc_before
         after = await asyncio.to_thread(scrape, metrics_port, cell.store == "null")
         if opts.show_rpcs and cell.store != "null":
             print(await asyncio.to_thread(rpc_codes, metrics_port), file=sys.stderr)
@@ -296,17 +358,20 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
     print("  KB/run: daemon RSS while all runs wait, above the idle daemon, per run")
     print("  anon: the same for its anonymous memory alone (RssAnon), without the store's mapped file pages")
     print("  saves/s, lease w/s: checkpoint saves and lease-renewal writes a second")
+    print("  gc: the daemon's collector (tuned: luoshod serve's; python: --no-gc-tuning); "
+          "gc CPU: the share of its CPU in collections (--gc-probe)")
     print()
     head = (
-        f"{'store':<7} {'runs':>6} {'turns':>5} {'model':>6} {'tool':>6} {'ok':>6} "
+        f"{'store':<7} {'gc':<6} {'runs':>6} {'turns':>5} {'model':>6} {'tool':>6} {'ok':>6} "
         f"{'wall/ideal':>10} {'extra p50':>9} {'p99 ms':>7} {'CPU/step':>8} {'client':>7} "
-        f"{'idle MB':>7} {'KB/run':>6} {'anon':>5} {'peak MB':>7} {'saves/s':>7} {'lease w/s':>9}  errors"
+        f"{'idle MB':>7} {'KB/run':>6} {'anon':>5} {'peak MB':>7} {'saves/s':>7} {'lease w/s':>9} "
+        f"{'gc CPU':>6}  errors"
     )
     print(head)
     print("-" * len(head))
     for c in cells:
         if c.failure:
-            print(f"{c.store:<7} {c.runs:>6}  {c.failure}")
+            print(f"{c.store:<7} {c.gc:<6} {c.runs:>6}  {c.failure}")
             continue
         extra = sorted(c.extra)
         ratio = max(c.walls) / c.ideal_s if c.walls and c.ideal_s else float("nan")
@@ -315,21 +380,22 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
         per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
         anon = (c.waiting_anon_mb - c.idle_anon_mb) * 1024 / c.runs
         errors = ", ".join(f"{k} x{v}" for k, v in sorted(c.errors.items())) or "none"
+        gc_share = f"{c.gc_s / c.cpu_s * 100:>5.1f}%" if c.cpu_s and c.gc_s == c.gc_s else f"{'-':>6}"
         print(
-            f"{c.store:<7} {c.runs:>6} {c.turns:>5} {c.model_ms:>4}ms {c.tool_ms:>4}ms "
+            f"{c.store:<7} {c.gc:<6} {c.runs:>6} {c.turns:>5} {c.model_ms:>4}ms {c.tool_ms:>4}ms "
             f"{len(c.walls):>6} {ratio:>9.2f}x {percentile(extra, 50) * 1000:>9.0f} "
             f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs {c.idle_rss_mb:>7.1f} "
             f"{per_run:>6.1f} {anon:>5.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
-            f"{c.lease_renew / c.wall_s:>9.2f}  {errors}"
+            f"{c.lease_renew / c.wall_s:>9.2f} {gc_share}  {errors}"
         )
     print()
     for c in cells:
-        fast = next((f for f in cells if f.fast and f.store == c.store and f.steps), None)
+        fast = next((f for f in cells if f.fast and (f.store, f.gc) == (c.store, c.gc) and f.steps), None)
         if c.fast or fast is None or not c.steps:
             continue
         ratio = (c.cpu_s / c.steps) / (fast.cpu_s / fast.steps)
         print(
-            f"{c.store} {c.runs} runs: CPU/step {ratio:.2f}x the fast regime's "
+            f"{c.store} {c.runs} runs, gc {c.gc}: CPU/step {ratio:.2f}x the fast regime's "
             f"({fast.cpu_s / fast.steps * 1e6:.0f} µs; target <= 1.2x)"
         )
     # The issue's other targets, where a cell is of their size (the figures, not the exit
@@ -339,11 +405,11 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
             continue
         if c.runs >= 2000 and c.model_ms >= 1000 and not c.tool_ms:
             ratio = max(c.walls) / c.ideal_s
-            print(f"{c.store} {c.runs} runs: wall {ratio:.2f}x ideal (target <= 1.3x at 2,000)")
+            print(f"{c.store} {c.runs} runs, gc {c.gc}: wall {ratio:.2f}x ideal (target <= 1.3x at 2,000)")
         if c.runs >= 10000:
             per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
             print(
-                f"{c.store} {c.runs} runs waiting: {per_run:.0f} KB a run, peak RSS "
+                f"{c.store} {c.runs} runs waiting, gc {c.gc}: {per_run:.0f} KB a run, peak RSS "
                 f"{c.peak_rss_mb:.0f} MB (targets <= 60 KB, <= 1 GB)"
             )
     if any(c.walls for c in cells):
@@ -358,29 +424,32 @@ async def main_async(opts: argparse.Namespace) -> int:
     if unknown:
         print(f"unknown stores {unknown}; choose from {sorted(STORES)}", file=sys.stderr)
         return 2
+    modes = [m.strip() for m in opts.gc.split(",") if m.strip()]
+    if not modes or set(modes) - {"tuned", "python"}:
+        print(f"--gc {opts.gc!r}: choose from tuned, python", file=sys.stderr)
+        return 2
     cells: list[Cell] = []
     with tempfile.TemporaryDirectory(prefix="luoshod-slowruns-") as tmp_dir:
         for store in stores:
-            if not opts.no_fast:
-                # bench/steps.py's regime in the same run: 64 sessions of 21 turns with a
-                # model that answers at once; the slow cells' CPU/step is compared to it.
-                tmp = Path(tmp_dir) / f"{store}-fast"
-                tmp.mkdir()
-                fast = Cell(store, 64, 21, 0, 0, fast=True)
-                print(f"  {store}: 64 runs x 21 turns, model 0 ms (the fast regime)", file=sys.stderr)
-                await bench_cell(fast, opts, tmp)
-                cells.append(fast)
-            for n in sizes:
-                tmp = Path(tmp_dir) / f"{store}-{n}"
-                tmp.mkdir()
-                cell = Cell(store, n, opts.turns, opts.model_ms, opts.tool_ms)
-                print(
-                    f"  {store}: {n} runs x {opts.turns} turns, model {opts.model_ms} ms, "
-                    f"tool {opts.tool_ms} ms",
-                    file=sys.stderr,
-                )
-                await bench_cell(cell, opts, tmp)
-                cells.append(cell)
+            # Each size with each collector one after the other, so that the machine's
+            # load weighs on both alike. The null server has no luoshod collector tuning.
+            store_modes = ["-"] if store == "null" else modes
+            # bench/steps.py's regime in the same run: 64 sessions of 21 turns with a
+            # model that answers at once; the slow cells' CPU/step is compared to it.
+            shapes = [] if opts.no_fast else [(64, 21, 0, 0, True)]
+            shapes += [(n, opts.turns, opts.model_ms, opts.tool_ms, False) for n in sizes]
+            for n, turns, model_ms, tool_ms, fast in shapes:
+                for mode in store_modes:
+                    tmp = Path(tmp_dir) / f"{store}-{'fast' if fast else n}-{mode}"
+                    tmp.mkdir()
+                    cell = Cell(store, n, turns, model_ms, tool_ms, fast=fast, gc=mode)
+                    print(
+                        f"  {store}, gc {mode}: {n} runs x {turns} turns, model {model_ms} ms, "
+                        f"tool {tool_ms} ms" + (" (the fast regime)" if fast else ""),
+                        file=sys.stderr,
+                    )
+                    await bench_cell(cell, opts, tmp)
+                    cells.append(cell)
     report(cells, opts)
     return 1 if any(c.failure or c.errors for c in cells) else 0
 
@@ -398,6 +467,15 @@ def main() -> int:
     parser.add_argument("--max-active-runs", type=int, default=0, help="the daemon's limit")
     parser.add_argument(
         "--max-loop-lag-ms", type=int, default=0, help="the daemon's lag gate (0: off)"
+    )
+    parser.add_argument(
+        "--gc", default="tuned",
+        help="the daemon's garbage collector, comma-separated, each cell run with each: "
+        "tuned (luoshod serve's default), python (--no-gc-tuning: Python's defaults)",
+    )
+    parser.add_argument(
+        "--gc-probe", action="store_true",
+        help="time the daemon's collections (gc.callbacks in the daemon, via a sitecustomize)",
     )
     parser.add_argument("--profile", help="write the daemon's cProfile stats to this file")
     parser.add_argument("--show-rpcs", action="store_true", help="print the daemon's RPC codes")

@@ -245,7 +245,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     return p
 
 
-async def _serve(config: Config) -> int:
+async def _serve(config: Config, gc_tuning: bool = True) -> int:
     import asyncio
     import logging
     import signal
@@ -254,6 +254,10 @@ async def _serve(config: Config) -> int:
 
     daemon = Daemon(config)
     await daemon.start()
+    if gc_tuning:  # every module imported and the store open: those objects are frozen
+        from .server.gc_tuning import tune
+
+        tune()
     print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
     if daemon.observe.metrics_address:
         print(f"luoshod metrics on http://{daemon.observe.metrics_address}/metrics", flush=True)
@@ -346,7 +350,7 @@ def _daemon(args: argparse.Namespace) -> int:
     try:
         config = settings.to_config(effective)
         check_store_location(config.store)
-        return asyncio.run(_serve(config))
+        return asyncio.run(_serve(config, effective.gc_tuning))
     except ConfigError as e:
         return _config_error(str(e))
     except OSError as e:

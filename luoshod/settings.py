@@ -65,7 +65,7 @@ CONFIG_NAMES = {
     "retention": "retention_s",
 }
 #: Settings of the ``luoshod`` process itself, not of the daemon.
-PROCESS_ONLY = frozenset({"log_level", "log_format", "providers"})
+PROCESS_ONLY = frozenset({"log_level", "log_format", "providers", "gc_tuning"})
 #: Settings that never come from the file (the file is where they point, or they are its own).
 NOT_IN_FILE = frozenset({"config"})
 #: Settings with no flag: a secret on a command line is visible to every user of the host.
@@ -140,6 +140,7 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", description="log level")
     log_format: Literal["text", "json"] = Field("text", description="text lines, or one JSON object per line")
     log_contents: bool = Field(False, description="log message contents, tool arguments and results (DEBUG)")
+    gc_tuning: bool = Field(True, description="once started, freeze the start-up objects and collect garbage cycles less often, sized for thousands of runs (server/gc_tuning.py); off: Python's defaults")
     providers: dict[str, Any] = Field(default_factory=dict, description="[providers.NAME] tables (file only)")
     mcp_servers: dict[str, Any] = Field(default_factory=dict, description="[mcp_servers.NAME] tables: daemon tools (file only)")
 
@@ -435,6 +436,7 @@ FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "log_level": ("--log-level", {"metavar": "LEVEL"}),
     "log_format": ("--log-format", {"choices": ["text", "json"]}),
     "log_contents": ("--log-contents", {"action": argparse.BooleanOptionalAction}),
+    "gc_tuning": ("--gc-tuning", {"action": argparse.BooleanOptionalAction}),
 }
 
 

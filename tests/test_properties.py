@@ -138,8 +138,8 @@ agents = st.builds(
 def test_header_json_is_the_header_dict_whatever_agents_came_before(
     specs: list[AgentSpec | None], session_id: str
 ) -> None:
-    # The agent's JSON is cached per spec object: each save, with the same spec object as
-    # the last one or another, must still encode its own checkpoint's agent.
+    # The agent's JSON is cached per spec (by value): each save, with the same spec as the
+    # last one or another, must still encode its own checkpoint's agent.
     for spec in [*specs, *reversed(specs)]:
         from luoshod.store.kit import codec
 
@@ -162,7 +162,7 @@ def test_the_agent_json_cache_stays_bounded() -> None:
         cp = Checkpoint("s", [], agent=spec)
         assert json.loads(codec.agent_text(cp))["agent"]["model"] == spec.model
         assert len(codec._AGENTS) <= codec._AGENTS_MAX
-        held = sum(len(text) for _, text in codec._AGENTS.values())
+        held = sum(len(text) for text in codec._AGENTS.values())
         assert held == codec._agents_chars <= codec._AGENTS_MAX_CHARS
 
 
@@ -283,3 +283,20 @@ def test_the_plan_takes_the_saves_whose_versions_follow_in_queue_order(
     assert all(p.new_log and p.start == 0 for p in plan.saves)
     over_older = len(expected) > 1 or (bool(expected) and bool(stored_version))
     assert plan.rewritten == ({"s"} if over_older else set())
+
+
+def test_equal_agent_specs_of_different_runs_share_one_encoding() -> None:
+    # Issue 16: thousands of runs of one agent each decode their own equal spec; their
+    # saves find its JSON in the cache rather than encoding it again (and a spec that
+    # differs in anything gets its own).
+    from luoshod.store.kit import codec
+
+    def spec(settings: str) -> AgentSpec:
+        return AgentSpec("scripted:x", instructions="be brief", model_settings_json=settings)
+
+    first, second = spec('{"script":[]}'), spec('{"script":[]}')
+    assert first is not second and first == second
+    text = codec._agent_json(first)
+    assert codec._agent_json(second) is text
+    other = codec._agent_json(spec('{"script":[{"text":"hi"}]}'))
+    assert other != text and "hi" in other

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from ..config import ProviderConfig
@@ -22,6 +23,7 @@ __all__ = [
     "ModelResponse",
     "Provider",
     "ProviderRegistry",
+    "SHARED_SETTINGS_MAX",
     "ScriptedProvider",
     "configured_providers",
 ]
@@ -70,7 +72,12 @@ class ProviderRegistry:
                 model=model_id,
             )
         try:
-            settings = json.loads(settings_json) if settings_json else {}
+            if not settings_json:
+                settings = {}
+            elif len(settings_json) <= SHARED_SETTINGS_MAX:
+                settings = _parsed(settings_json)
+            else:
+                settings = json.loads(settings_json)
         except ValueError as e:
             raise InvalidArgument(
                 f"model_settings_json is not JSON: {e}", reason="INVALID_JSON", field="agent.model_settings_json"
@@ -83,3 +90,17 @@ class ProviderRegistry:
             )
         provider.validate(model, settings)
         return provider, model, settings
+
+
+#: Model settings up to this size (characters) are parsed once and shared (:func:`_parsed`);
+#: the cache keeps the last 256, so it holds a few MB at most.
+SHARED_SETTINGS_MAX = 16 * 1024
+
+
+@lru_cache(maxsize=256)
+def _parsed(settings_json: str) -> Any:
+    """``settings_json`` parsed once for every run of an agent that gives the same text:
+    an app's thousands of runs of one agent share one dict (a scripted model's script,
+    ~1 KB a waiting run, was parsed and kept per run). Shared, so read-only: providers
+    copy what they send (``remote.passed_settings``) and never write it."""
+    return json.loads(settings_json)

@@ -33,6 +33,24 @@ class ActiveRun:
         self._waiting: dict[str, asyncio.Future[ToolOutcome]] = {}
         self._answered: set[str] = set()
         self.done = asyncio.Event()
+        #: The acknowledgements (R54) that ``SubmitToolResult`` calls wait on: cancelled
+        #: when the run ends without having settled them (its result was not recorded).
+        self._acks: list[asyncio.Future[None]] = []
+
+    def hold_ack(self, saved: asyncio.Future[None]) -> None:
+        """``saved`` is settled by the save that writes its result, or cancelled when the
+        run ends first: its submitter then waits on that one future alone."""
+        if self.done.is_set():
+            saved.cancel()
+            return
+        self._acks = [a for a in self._acks if not a.done()]
+        self._acks.append(saved)
+
+    def cut_off_acks(self) -> None:
+        """The run ended: the acknowledgements it did not settle never will be."""
+        acks, self._acks = self._acks, []
+        for ack in acks:
+            ack.cancel()
 
     def expect(self, call_id: str) -> asyncio.Future[ToolOutcome]:
         fut: asyncio.Future[ToolOutcome] = asyncio.get_running_loop().create_future()
@@ -110,6 +128,7 @@ class RunRegistry:
             del self._runs[run.session_id]
             self.admission.ended()
         run.done.set()
+        run.cut_off_acks()
 
     def get(self, session_id: str) -> ActiveRun | None:
         return self._runs.get(session_id)

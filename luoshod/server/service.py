@@ -138,18 +138,21 @@ class _QueueSink:
         self.hub.publish(event.session_id, proto)
 
 
+def _read(saved: asyncio.Future[None]) -> None:
+    if not saved.cancelled():
+        saved.exception()
+
+
 async def _durable(run: ActiveRun, saved: asyncio.Future[None], sid: str, call_id: str) -> None:
     """R54: return once the result is saved with the checkpoint; raise the save's error,
     or ``ToolCallNotPending`` when the run stopped before it recorded the result (the call
-    then has no result and runs again on resume, R24)."""
-    saved.add_done_callback(lambda f: f.cancelled() or f.exception())  # read, even if we go
+    then has no result and runs again on resume, R24). One future waited on, no task of
+    its own: the run cancels ``saved`` when it ends without settling it."""
+    saved.add_done_callback(_read)  # its exception read, even if we go
     if not saved.done():
-        ended = asyncio.ensure_future(run.done.wait())
-        try:
-            await asyncio.wait({saved, ended}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            ended.cancel()
-    if saved.done() and not saved.cancelled():
+        run.hold_ack(saved)
+        await asyncio.wait((saved,))
+    if not saved.cancelled():
         saved.result()
         return
     raise ToolCallNotPending(

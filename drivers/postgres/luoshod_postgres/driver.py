@@ -25,7 +25,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.errors import StoreError
+from luoshod.errors import LuoshoError, StoreError
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
@@ -51,7 +51,9 @@ class PostgresStore(QueuedWrites):
     token, claim (R33) and version (R7) before anything is written, so two daemons racing
     on one session or approval cannot both win and a refused save does not sink the
     others. Leases are rows whose expiry is by the database's clock (or by
-    :attr:`clock` once a test sets it).
+    :attr:`clock` once a test sets it). Lease takes and releases queued meanwhile are
+    committed together too, in one transaction of their own (a burst of run starts shares
+    one commit instead of one each); one refused (a lease held elsewhere) is refused alone.
 
     While the server is unreachable every call fails with ``StoreError`` within
     ``pool_timeout`` (default 10 s); the pool reconnects by itself when it is back.
@@ -78,6 +80,9 @@ class PostgresStore(QueuedWrites):
         self.target = target
         self._pool: AsyncConnectionPool | None = None
         self._saves: AsyncGroupCommit[Prepared] = AsyncGroupCommit("luoshod-postgres", self._apply)
+        self._lease_writes: AsyncGroupCommit[LeaseOp] = AsyncGroupCommit(
+            "luoshod-postgres-leases", self._apply_leases
+        )
 
     @classmethod
     def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> PostgresStore:
@@ -98,6 +103,7 @@ class PostgresStore(QueuedWrites):
             raise
         self._pool = pool
         self._saves = AsyncGroupCommit("luoshod-postgres", self._apply)
+        self._lease_writes = AsyncGroupCommit("luoshod-postgres-leases", self._apply_leases)
 
     async def _close(self) -> None:
         pool, self._pool = self._pool, None
@@ -105,6 +111,7 @@ class PostgresStore(QueuedWrites):
             return
         try:
             await self._saves.close()  # every queued save is committed first
+            await self._lease_writes.close()  # and every lease write
         finally:
             await pool.close()
 
@@ -207,18 +214,11 @@ class PostgresStore(QueuedWrites):
     # -- leases --------------------------------------------------------------------------
 
     async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
-        args = {"session_id": session_id, "owner": owner, "ttl": ttl}
-        while True:
-            args["now"] = self._now()
-            granted = await self._fetchone("acquire_lease", queries.ACQUIRE_LEASE, args)
-            if granted is not None:
-                token, expires_at = granted
-                return Lease(session_id, owner, token, expires_at)
-            held = await self._fetchone("acquire_lease", queries.SELECT_LIVE_LEASE, args)
-            # None: released or expired in between (as it was refused); try again.
-            if held is not None:
-                holder, _token, expires_at = held
-                raise lease_busy(session_id, holder, expires_at)
+        self._require("acquire_lease")
+        lease: Lease = await self._lease_writes.submit(
+            (session_id, _acquire, {"session_id": session_id, "owner": owner, "ttl": ttl, "now": self._now()})
+        )
+        return lease
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         args = {
@@ -231,8 +231,9 @@ class PostgresStore(QueuedWrites):
         return Lease(lease.session_id, lease.owner, lease.token, renewed[0])
 
     async def release_lease(self, lease: Lease) -> None:
+        self._require("release_lease")
         args = {"session_id": lease.session_id, "token": lease.token}
-        await self._autocommit("release_lease", _execute, queries.RELEASE_LEASE, args)
+        await self._lease_writes.submit((lease.session_id, _release, args))
 
     async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
         args = {
@@ -312,6 +313,26 @@ class PostgresStore(QueuedWrites):
     async def _fetchall(self, what: str, statement: str, args: Any) -> list[tuple[Any, ...]]:
         return await self._autocommit(what, _fetchall, statement, args)
 
+    async def _apply_leases(self, batch: list[Queued[LeaseOp]]) -> None:
+        """Lease takes and releases queued together, in one transaction (one commit).
+
+        Each op runs as it would alone, one after the other in the order of their session
+        ids (a session's own ops in the order they came): every transaction that locks
+        several lease rows (this one, a renewal, a save batch's fencing check) locks them
+        in id order, so none of them deadlock. One refused (a lease held elsewhere) is
+        refused alone; a database error fails the whole batch, nothing of it written."""
+        ordered = sorted(batch, key=lambda item: item.payload[0])
+
+        async def each(conn: AsyncConnection) -> None:
+            for item in ordered:
+                _sid, op, args = item.payload
+                try:
+                    item.result, item.error = await op(conn, args), None
+                except LuoshoError as e:
+                    item.result, item.error = None, e
+
+        await self._write("lease", [], each)
+
     async def _apply(self, batch: list[Queued[Prepared]]) -> None:
         """Commit a batch of saves and appends in one transaction (group commit)."""
         # With the keys the batch queues inputs in, whose enqueue reads the queue's ends.
@@ -339,3 +360,25 @@ async def _fetchall(conn: AsyncConnection, statement: str, args: Any) -> list[tu
 
 async def _execute(conn: AsyncConnection, statement: str, args: Any) -> None:
     await conn.execute(statement, args)
+
+
+#: A queued lease write: its session, the op, and the op's statement arguments.
+LeaseOp = tuple[str, Callable[[AsyncConnection, dict[str, Any]], Awaitable[Any]], dict[str, Any]]
+
+
+async def _acquire(conn: AsyncConnection, args: dict[str, Any]) -> Lease:
+    """Take the session's lease, or raise ``SessionBusy`` naming its live holder."""
+    while True:
+        granted = await _fetchone(conn, queries.ACQUIRE_LEASE, args)
+        if granted is not None:
+            token, expires_at = granted
+            return Lease(args["session_id"], args["owner"], token, expires_at)
+        held = await _fetchone(conn, queries.SELECT_LIVE_LEASE, args)
+        # None: released or expired in between (as it was refused); try again.
+        if held is not None:
+            holder, _token, expires_at = held
+            raise lease_busy(args["session_id"], holder, expires_at)
+
+
+async def _release(conn: AsyncConnection, args: dict[str, Any]) -> None:
+    await conn.execute(queries.RELEASE_LEASE, args)

@@ -264,10 +264,12 @@ def newer_format(found: object, what: str) -> StoreError:
     )
 
 
-#: id(spec) -> (spec, its JSON), oldest first; the spec is held, so its id is not reused
-#: meanwhile. Bounded in entries and in JSON characters (a spec can carry long
-#: instructions and tool schemas): past either bound the oldest entries go.
-_AGENTS: dict[int, tuple[AgentSpec, str]] = {}
+#: spec -> its JSON, oldest first. Keyed by the spec's value, not its identity: the runs
+#: of one agent each decode their own equal spec from their request, and thousands of
+#: them running at once made an identity-keyed cache of 1,024 miss on every save.
+#: Bounded in entries and in JSON characters (a spec can carry long instructions and tool
+#: schemas): past either bound the oldest entries go.
+_AGENTS: dict[AgentSpec, str] = {}
 _AGENTS_MAX = 1024
 _AGENTS_MAX_CHARS = 4 << 20
 _agents_chars = 0
@@ -278,18 +280,21 @@ def _agent_json(agent: AgentSpec | None) -> str:
     global _agents_chars
     if agent is None:
         return "null"
-    hit = _AGENTS.get(id(agent))
-    if hit is not None and hit[0] is agent:
-        return hit[1]
+    try:
+        hit = _AGENTS.get(agent)
+    except TypeError:  # a spec that cannot be hashed is encoded every time
+        return _COMPACT.encode(agent.to_dict())
+    if hit is not None:
+        return hit
     text = _COMPACT.encode(agent.to_dict())
     with _AGENTS_LOCK:
         while _AGENTS and (
             len(_AGENTS) >= _AGENTS_MAX or _agents_chars + len(text) > _AGENTS_MAX_CHARS
         ):
-            _, dropped = _AGENTS.pop(next(iter(_AGENTS)))  # the oldest
+            dropped = _AGENTS.pop(next(iter(_AGENTS)))  # the oldest
             _agents_chars -= len(dropped)
-        if len(text) <= _AGENTS_MAX_CHARS and id(agent) not in _AGENTS:
-            _AGENTS[id(agent)] = (agent, text)
+        if len(text) <= _AGENTS_MAX_CHARS and agent not in _AGENTS:
+            _AGENTS[agent] = text
             _agents_chars += len(text)
     return text
 

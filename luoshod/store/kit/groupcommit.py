@@ -314,8 +314,9 @@ class AsyncGroupCommit(Generic[P]):
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
-    async def submit(self, payload: P) -> None:
-        """Queue a save and return once it is committed; raise what ``apply`` set for it.
+    async def submit(self, payload: P) -> Any:
+        """Queue a save and return once it is committed (with the ``result`` ``apply`` set
+        for it, if any); raise what ``apply`` set for it.
 
         Raises ``StoreError`` when closed. A save cancelled while still queued is never
         applied; once taken into a batch, it commits or not like any write whose
@@ -335,6 +336,7 @@ class AsyncGroupCommit(Generic[P]):
             if item in self._queue:
                 self._queue.remove(item)
             raise
+        return item.result
 
     async def close(self) -> None:
         """Refuse new saves and wait until every queued one is committed (or failed)."""
