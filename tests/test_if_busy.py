@@ -193,6 +193,46 @@ async def test_r69_a_paused_session_keeps_its_queue_until_resolved(h: Harness, d
     assert users(await h.get("pause")) == ["pay it", "and then?"]
 
 
+async def test_r69_get_session_shows_an_input_applied_between_its_reads(
+    h: Harness, daemon: Daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GetSession reads the checkpoint, then the queue. An input whose run saves it in
+    between (a sweep's run, or the next input's run started by the previous run's end)
+    was shown in neither: the transcript read before it was applied, the queue after (an
+    applied input is not shown). ``luoshod torture`` reported that as a lost queued input
+    (seed 14, R69). Here the save is made to land exactly there: the answer must show the
+    input, in the transcript or in the queue."""
+    spec = agent(SCRIPT)
+    first, call = await busy_with_a_tool(h, "between", spec)
+    waiting = await queue_one(h, "between", "two", spec, pb.IF_BUSY_ENQUEUE)
+    rid = (await h.stub.GetSession(pb.GetSessionRequest(session_id="between"))).queue[0].request_id
+    inputs, store = daemon.service.inputs, daemon.service.store
+    shown = inputs.shown
+    hooked = asyncio.Event()
+
+    async def applied_in_between(sid: str) -> list[pb.QueuedInput]:
+        if not hooked.is_set():  # the first queue read: after the checkpoint's
+            hooked.set()
+            await h.submit("between", call.id, "1")  # the run ends; the queued "two" runs
+            for _ in range(2000):
+                if await store.find_request(sid, rid) is not None:
+                    break  # its save is written: the input is applied
+                await asyncio.sleep(0.005)
+            else:
+                raise AssertionError(f"{rid} was not applied")
+        return await shown(sid)
+
+    monkeypatch.setattr(inputs, "shown", applied_in_between)
+    got = await h.stub.GetSession(pb.GetSessionRequest(session_id="between"))
+    assert hooked.is_set()
+    in_transcript = "two" in users(got.checkpoint)
+    in_queue = [q.request_id for q in got.queue] == [rid]
+    assert in_transcript != in_queue, (users(got.checkpoint), list(got.queue))
+    assert (await first).done.final_text == "one done"
+    assert (await waiting).done.final_text == "reply 2"
+    assert users(await h.get("between")) == ["one", "two"]
+
+
 async def test_r68_interrupt_cancels_a_pending_tool_call_then_runs_the_new_input(h: Harness) -> None:
     spec = agent(SCRIPT)
     first, call = await busy_with_a_tool(h, "intr", spec)

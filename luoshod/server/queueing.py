@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import grpc
 from luosho.v1 import agent_pb2 as pb
 
-from ..domain import QueuedInput, Status
+from ..domain import Checkpoint, QueuedInput, Status
 from ..engine import events as ev
 from ..engine.requests import check_same_body, replay
 from ..engine.rollback import rollback
@@ -77,6 +77,8 @@ DEFAULT_QUEUE_SWEEP_S = 1.0
 FOLLOW_POLL_S = 0.25
 INPUT_QUEUED = "input.queued"
 _PAGE = 500
+#: How many times ``GetSession`` reads the queue between two checkpoint reads, at most.
+_CONSISTENT_READS = 5
 _FRONT = (pb.IF_BUSY_INTERRUPT, pb.IF_BUSY_ROLLBACK)
 
 
@@ -146,6 +148,10 @@ def queued_input_pb(q: QueuedInput) -> pb.QueuedInput:
         position=q.position,
         enqueued_at=convert.timestamp(q.enqueued_at),
     )
+
+
+def _version(cp: Checkpoint | None) -> int:
+    return -1 if cp is None else cp.version
 
 
 def _dequeued(sid: str, rid: str) -> SessionBusy:
@@ -306,6 +312,28 @@ class InputQueue:
                             session_id=sid,
                             request_id=rid,
                         )
+
+    async def session(self, sid: str) -> tuple[Checkpoint | None, list[pb.QueuedInput]]:
+        """What ``GetSession`` shows: the checkpoint and the queue as of one moment (R69).
+
+        They are two reads, and an input applied between them (its run's save lands after
+        the checkpoint is read, before the queue is) would be in neither: not in the
+        transcript read before, not in the queue read after (an applied input is not
+        shown). Every save bumps the checkpoint's version, and an input leaves the queue
+        only after the save that applies it, so a queue read between two checkpoint reads
+        of one version matches that checkpoint; else it is read again (a few times: a run
+        that saves faster than the reads gets the last pair)."""
+        store = self.service.store
+        cp = await store.load(sid)
+        if not self.supported:
+            return cp, []
+        for _ in range(_CONSISTENT_READS):
+            queue = await self.shown(sid)
+            again = await store.load(sid)
+            if _version(again) == _version(cp):
+                break
+            cp = again
+        return cp, queue
 
     async def shown(self, sid: str) -> list[pb.QueuedInput]:
         if not self.supported:

@@ -450,8 +450,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self, request: pb.GetSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetSessionResponse:
         sid = check_session_id(request.session_id)
-        cp = await self.store.load(sid)
-        queue = await self.inputs.shown(sid)
+        cp, queue = await self.inputs.session(sid)  # one moment's (R69)
         if cp is None and not queue:
             raise CheckpointNotFound(f"session {sid!r} has no checkpoint", session_id=sid)
         return pb.GetSessionResponse(
