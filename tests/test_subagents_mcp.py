@@ -12,6 +12,7 @@ each ``tool.retry`` tagged (R73)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 
@@ -55,16 +56,9 @@ def attempts_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def config(store_url: str, tmp_path: Path, attempts_file: Path) -> Config:
+def config(config: Config, attempts_file: Path) -> Config:
     """The root conftest's daemon (memory, sqlite-file, lmdb) with the MCP server ``files``."""
-    return Config(
-        listen=["127.0.0.1:0"],
-        store=store_url,
-        scripted_call_log=tmp_path / "calls.jsonl",
-        tool_timeout_s=30,
-        drain_timeout_s=5,
-        mcp_servers={"files": stdio_config("files", attempts_file)},
-    )
+    return dataclasses.replace(config, mcp_servers={"files": stdio_config("files", attempts_file)})
 
 
 async def resolve(h: Harness, approval_id: str, approved: bool, note: str = "") -> RunLog:

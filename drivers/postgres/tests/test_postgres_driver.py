@@ -5,7 +5,6 @@ throw-away server, tests/postgres_server.py)."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
@@ -22,11 +21,6 @@ from luoshod_postgres.migrations import SCHEMA_VERSION
 from postgres_server import PostgresServer, free_port
 
 from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
-
-
-@pytest.fixture
-def schema() -> str:
-    return f"t_{uuid.uuid4().hex[:12]}"
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ its id (``xmin``). On the session's real throw-away server (tests/postgres_serve
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import psycopg
@@ -20,11 +19,6 @@ from postgres_server import PostgresServer
 
 BURST = 300
 HELD_ELSEWHERE = 15
-
-
-@pytest.fixture
-def schema() -> str:
-    return f"t_{uuid.uuid4().hex[:12]}"
 
 
 @pytest.fixture
