@@ -49,6 +49,7 @@ from ...domain import (
     StoredEvent,
 )
 from ...errors import LeaseLost
+from . import eventblocks
 from .events import MAX_SEQ, clamp_seq
 from .importing import check_import, newest
 from .leases import Renewal, check_batch, check_ttl
@@ -474,11 +475,16 @@ class Store(abc.ABC):
         cannot be read. Drivers without ``Capability.EVENT_LOG`` raise
         ``NotImplementedError``."""
         self._refuse_unless(Capability.EVENT_LOG, "event log")
-        return await self._read_events(session_id, clamp_seq(after_seq), clamp_seq(limit))
+        return await eventblocks.read(
+            self._read_events, session_id, clamp_seq(after_seq), clamp_seq(limit)
+        )
 
     async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         """Hook of :meth:`read_events`, ``after_seq`` and ``limit`` within
-        ``0..MAX_SEQ`` (:func:`.events.clamp_seq`; a ``limit`` of 0 reads only the ends)."""
+        ``0..MAX_SEQ`` (:func:`.events.clamp_seq`; a ``limit`` of 0 reads only the ends):
+        the log's ROWS (:mod:`.eventblocks`: loose events and blocks, each as
+        ``StoredEvent(key, data)``) with keys above ``after_seq``, at most ``limit``, and
+        the smallest and largest key; the kit expands the blocks."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event log")
 
     async def get_approval(self, approval_id: str) -> Approval | None:
