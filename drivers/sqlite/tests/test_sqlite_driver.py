@@ -320,8 +320,9 @@ async def test_an_event_log_keeps_its_count_in_step_with_its_events(
 
 
 async def test_an_append_costs_the_same_however_long_the_log(tmp_path: Path) -> None:
-    """Pruning deletes the oldest few from the start of the index, O(new events): the
-    database does the same work for a log of 100 events as for one of 20,000."""
+    """Pruning deletes the oldest few rows from the start of the index, O(new events): the
+    database does the same work for a log of 100 events as for one of 20,000 (the append
+    of 64 events below prunes one block of 64 and seals one range in both)."""
 
     async def vm_steps(limit: int) -> int:
         store = SqliteStore(tmp_path / f"{limit}.db")
@@ -336,10 +337,10 @@ async def test_an_append_costs_the_same_however_long_the_log(tmp_path: Path) -> 
                 store._connection().set_progress_handler(handler, 1)
 
             await store._call("test", count_steps, True)
-            await store.append_events("s", event_range(limit + 1, limit + 2))  # 2 pruned
+            await store.append_events("s", event_range(limit + 1, limit + 64))  # 64 pruned
             await store._call("test", count_steps, False)
             page = await store.read_events("s", after_seq=0, limit=1)
-            assert (page.first_kept, page.last) == (3, limit + 2)
+            assert (page.first_kept, page.last) == (65, limit + 64)
             return steps[0]
         finally:
             await store.close()
