@@ -31,11 +31,11 @@ from .kit import (
     Store,
     Renewal,
     check_enqueue,
+    eventblocks,
     lease_busy,
     lease_lost,
     renewal_of,
 )
-from .kit import eventblocks
 from .kit.importing import extends
 from .kit.prepared import write_refusal
 
