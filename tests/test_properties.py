@@ -17,7 +17,7 @@ from luoshod.domain import AgentSpec, Checkpoint, Message, Role, StoredEvent, To
 from luoshod.errors import NEWER_LUOSHOD, InvalidArgument, LeaseLost, StoreError
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
-from luoshod.store.kit import decode_page_token, encode_page_token, planning
+from luoshod.store.kit import decode_page_token, encode_page_token, eventblocks, planning
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import PreparedEvents, prepare
 from luoshod.store.kit.codec import (
@@ -225,14 +225,15 @@ def _queued(payload: object) -> Queued:  # type: ignore[type-arg]
 @given(
     st.integers(0, 5),
     st.integers(0, 10),
-    st.lists(st.lists(st.integers(1, 30), max_size=6), max_size=5),
-    st.integers(0, 8),
+    st.lists(st.lists(st.integers(1, 140), max_size=6), max_size=5),
+    st.integers(0, 80),
 )
 def test_the_plan_of_event_appends_is_the_log_model(
     stored_kept: int, stored_last: int, appends: list[list[int]], limit: int
 ) -> None:
-    """An event is appended when its seq is above the log's last; the log keeps its newest
-    ``limit``: what the plan writes and drops leaves exactly that."""
+    """An event is appended when its seq is above the log's last; the log keeps the events
+    of its newest ``limit`` seqs (above ``last - limit``): what the plan writes and drops
+    leaves exactly that, and it seals exactly the aligned ranges it completes there."""
     stored_kept = min(stored_kept, stored_last)
     on_disk = list(range(stored_last - stored_kept + 1, stored_last + 1))
     batch = [
@@ -246,14 +247,24 @@ def test_the_plan_of_event_appends_is_the_log_model(
     for q in (q for seqs in appends for q in seqs):
         if q > (model[-1] if model else 0):
             model.append(q)
-    model = model[max(0, len(model) - limit) :] if limit else []
+    appended = [q for q in model if q not in on_disk]
+    model = [q for q in model if q > model[-1] - limit] if model else []
     assert all(item.error is None for item in batch)
     if not appends:
         assert plan.events == []
         return
     (log,) = plan.events
-    assert (on_disk + [e.seq for e in log.new])[log.drop :] == model
-    assert log.kept == len(model) and log.existed == bool(stored_kept)
+    assert [q for q in on_disk if q > log.floor] + [e.seq for e in log.new] == model
+    # ``kept`` counts them exactly when the seqs have no gaps (else it bounds them).
+    assert (log.kept == 0) == (not model) and log.kept >= len(model)
+    whole = on_disk + appended
+    if not whole or whole == list(range(whole[0], whole[-1] + 1)):
+        assert log.kept == len(model)
+    assert log.existed == bool(stored_kept)
+    block = eventblocks.BLOCK
+    assert log.seal == [
+        (q - block + 1, q) for q in appended if q % block == 0 and q - block + 1 > log.floor
+    ]
 
 
 @PROPERTIES

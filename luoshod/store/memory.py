@@ -31,6 +31,7 @@ from .kit import (
     Store,
     Renewal,
     check_enqueue,
+    eventblocks,
     lease_busy,
     lease_lost,
     renewal_of,
@@ -162,8 +163,12 @@ class MemoryStore(Store):
         return list(s.requests.values()) if s else []
 
     def _append(self, s: _Session, events: Sequence[StoredEvent]) -> None:
-        s.events.extend(events)
-        while len(s.events) > self.event_log_limit:
+        """Append, then keep the events of the newest ``event_log_limit`` seqs (those
+        above ``last - limit``), as the durable drivers do (:mod:`.kit.planning`); the
+        memory store keeps no blocks: its rows are loose events (:mod:`.kit.eventblocks`)."""
+        s.events.extend(eventblocks.loose_rows(events))
+        floor = s.events[-1].seq - self.event_log_limit if s.events else 0
+        while s.events and s.events[0].seq <= floor:
             s.events.popleft()
 
     async def append_events(
@@ -332,7 +337,7 @@ class MemoryStore(Store):
             s.history.append(_Entry(_detached(cp, []), log, len(cp.messages)))
         if latest is not None:
             s.latest = s.history.pop()
-        self._append(s, events)
+        s.events.extend(eventblocks.loose_rows(events))  # already trimmed, as given
         async with self._lock:
             for aid in [a for a, ap in self._approvals.items() if ap.session_id == session_id]:
                 del self._approvals[aid]

@@ -14,7 +14,9 @@ database            key                                    value
 ``history_ends``    session id                             u64 first and last seq kept
 ``logs``            session id, NUL, u64 log id            empty (the session's logs)
 ``chunks``          u64 log id, u32 chunk number           bytes of the log's stream
-``events``          session id, NUL, u64 seq               the event (opaque bytes)
+``events``          session id, NUL, u64 seq               a loose event, or a block of
+                    (a block: its last seq)                64 compressed (kit's
+                                                           ``eventblocks``)
 ``event_counts``    session id                             u64 events kept
 ``approvals``       approval id                            the approval's JSON
 ``by_session``      session id, NUL, approval id           empty (a session's approvals)

@@ -27,7 +27,16 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import Renewal, codec, importing, lease_busy, lease_lost, planning, renewal_of
+from luoshod.store.kit import (
+    Renewal,
+    codec,
+    eventblocks,
+    importing,
+    lease_busy,
+    lease_lost,
+    planning,
+    renewal_of,
+)
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
 from . import layout
@@ -143,6 +152,23 @@ def _first_and_last(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> tuple[int
         return None
     last = next(_keys_under(txn, db, sid_key, reverse=True))
     return layout.number_of(first[0]), layout.number_of(last[0])
+
+
+def _seal(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, first: int, last: int) -> None:
+    """Swap the loose rows of ``first..last`` for their block, when they are all there."""
+    rows: list[StoredEvent] = []
+    cursor = txn.cursor(db=dbs.events)
+    if cursor.set_range(layout.numbered(sid_key, first)):
+        prefix = layout.under(sid_key)
+        for k, value in cursor.iternext():
+            if not k.startswith(prefix) or layout.number_of(k) > last:
+                break
+            rows.append(StoredEvent(layout.number_of(k), value))
+    block = eventblocks.seal(rows, first, last)
+    if block is not None:
+        for r in rows:
+            txn.delete(layout.numbered(sid_key, r.seq), db=dbs.events)
+        txn.put(layout.numbered(sid_key, last), block, db=dbs.events)
 
 
 def _delete_under(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> list[bytes]:
@@ -398,8 +424,16 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         key = layout.id_key(log.session_id)
         for e in log.new:
             txn.put(layout.numbered(key, e.seq), e.data, db=dbs.events)
-        for k, _ in list(itertools.islice(_keys_under(txn, dbs.events, key), log.drop)):
-            txn.delete(k, db=dbs.events)
+        if log.floor:  # from the start of the session's keys: O(rows deleted)
+            for k, _ in list(
+                itertools.takewhile(
+                    lambda kv: layout.number_of(kv[0]) <= log.floor,
+                    _keys_under(txn, dbs.events, key),
+                )
+            ):
+                txn.delete(k, db=dbs.events)
+        for first, last in log.seal:
+            _seal(txn, dbs, key, first, last)
         if log.kept:
             txn.put(key, layout.u64(log.kept), db=dbs.event_counts)
         elif log.existed:
@@ -511,7 +545,7 @@ def import_session(
         _put_approval(txn, dbs, key, a.approval_id, layout.encode_json(a.to_dict()))
     _delete_under(txn, dbs.events, key)
     txn.delete(key, db=dbs.event_counts)
-    for e in events:
+    for e in eventblocks.loose_rows(events):
         txn.put(layout.numbered(key, e.seq), e.data, db=dbs.events)
     if events:
         txn.put(key, layout.u64(len(events)), db=dbs.event_counts)

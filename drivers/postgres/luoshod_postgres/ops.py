@@ -31,7 +31,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import codec, importing, planning
+from luoshod.store.kit import codec, eventblocks, importing, planning
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
 from . import queries, queue
@@ -108,7 +108,10 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
     await _execute(
         conn, queries.INSERT_EVENTS, [(e.session_id, s.seq, s.data) for e in events for s in e.new]
     )
-    await _execute(conn, queries.PRUNE_EVENTS, [(e.session_id, e.drop) for e in events if e.drop])
+    await _execute(conn, queries.PRUNE_EVENTS, [(e.session_id, e.floor) for e in events if e.floor])
+    for e in events:
+        for first, last in e.seal:
+            await _seal(conn, e.session_id, first, last)
     await _execute(
         conn, queries.UPSERT_EVENT_LOGS, [(e.session_id, e.kept) for e in plan.events if e.kept]
     )
@@ -151,6 +154,17 @@ async def _execute(
     when there are no rows."""
     if rows:
         await conn.execute(statement, [list(column) for column in zip(*rows)])
+
+
+async def _seal(conn: AsyncConnection, session_id: str, first: int, last: int) -> None:
+    """Swap the loose rows of ``first..last`` for their block, when they are all there."""
+    args = {"session_id": session_id, "first": first, "last": last}
+    cur = await conn.execute(queries.SELECT_EVENT_RANGE, args)
+    rows = [StoredEvent(seq, bytes(data)) for seq, data in await cur.fetchall()]
+    block = eventblocks.seal(rows, first, last)
+    if block is not None:
+        await conn.execute(queries.DELETE_EVENT_RANGE, args)
+        await conn.execute(queries.INSERT_EVENT, {**args, "data": block})
 
 
 async def _new_log(conn: AsyncConnection, session_id: str) -> int:
@@ -287,7 +301,11 @@ async def import_session(
         queries.UPSERT_APPROVALS,
         [(a.approval_id, session_id, codec.encode_json(a.to_dict())) for a in approvals],
     )
-    await _execute(conn, queries.INSERT_EVENTS, [(session_id, e.seq, e.data) for e in events])
+    await _execute(
+        conn,
+        queries.INSERT_EVENTS,
+        [(session_id, e.seq, e.data) for e in eventblocks.loose_rows(events)],
+    )
     if events:
         await conn.execute(queries.UPSERT_EVENT_LOGS, ([session_id], [len(events)]))
     checkpoints = [*history, *([latest] if latest else [])]

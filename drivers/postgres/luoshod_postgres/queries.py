@@ -218,15 +218,26 @@ SELECT * FROM unnest(%b::text[], %b::bigint[])
 ON CONFLICT (session_id) DO UPDATE SET kept = excluded.kept
 """
 
-# The `drop` oldest events of each session given, found from the start of its index.
+# The rows of each session given keyed at or below its floor (loose events and whole
+# blocks), found from the start of its index: O(rows deleted).
 PRUNE_EVENTS = """
-DELETE FROM events e USING (
-    SELECT k.session_id, old.seq FROM unnest(%b::text[], %b::bigint[]) AS k (session_id, n)
-    CROSS JOIN LATERAL (
-        SELECT seq FROM events WHERE session_id = k.session_id ORDER BY seq LIMIT k.n
-    ) AS old
-) AS d
-WHERE e.session_id = d.session_id AND e.seq = d.seq
+DELETE FROM events e USING unnest(%b::text[], %b::bigint[]) AS k (session_id, floor)
+WHERE e.session_id = k.session_id AND e.seq <= k.floor
+"""
+
+# The rows of a range to seal (loose events; a block there would be found too).
+SELECT_EVENT_RANGE = """
+SELECT seq, data FROM events
+WHERE session_id = %(session_id)s AND seq BETWEEN %(first)s AND %(last)s
+ORDER BY seq
+"""
+
+DELETE_EVENT_RANGE = """
+DELETE FROM events WHERE session_id = %(session_id)s AND seq BETWEEN %(first)s AND %(last)s
+"""
+
+INSERT_EVENT = """
+INSERT INTO events (session_id, seq, data) VALUES (%(session_id)s, %(last)s, %(data)s)
 """
 
 SELECT_EVENTS = """

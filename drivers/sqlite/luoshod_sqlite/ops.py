@@ -11,10 +11,12 @@ database thread only runs SQL. A message body is the binary form of :mod:`..code
 
 A save's events, approval and claim are written in the same transaction as its
 checkpoint, and ``append_events`` goes through the same batches (:class:`PreparedEvents`).
-A session's event log keeps its count in ``event_logs``: an append inserts its events,
-then deletes the oldest beyond the limit from the start of the ``(session_id, seq)`` index,
-O(new events). Seqs increase along a log, so an event whose seq is not above the log's
-last is taken as already logged and ignored (the count stays exact).
+A session's event log keeps its count in ``event_logs``: an append inserts its events as
+loose rows, deletes the rows at or below the plan's seq floor from the start of the
+``(session_id, seq)`` index, O(rows deleted), then seals each range of 64 seqs it
+completed into one compressed block row keyed by its last seq
+(:mod:`luoshod.store.kit.eventblocks`). Seqs increase along a log, so an event whose seq
+is not above the log's last is taken as already logged and ignored.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import Renewal, codec, importing, lease_busy, lease_lost, planning, renewal_of
+from luoshod.store.kit import Renewal, codec, eventblocks, importing, lease_busy, lease_lost, planning, renewal_of
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
 from . import queries, queue
@@ -112,8 +114,11 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
     )
     conn.executemany(
         queries.PRUNE_EVENTS,
-        [{"session_id": e.session_id, "drop": e.drop} for e in plan.events if e.drop],
+        [{"session_id": e.session_id, "floor": e.floor} for e in plan.events if e.floor],
     )
+    for e in plan.events:
+        for first, last in e.seal:
+            _seal(conn, e.session_id, first, last)
     conn.executemany(
         queries.UPSERT_EVENT_LOG,
         [{"session_id": e.session_id, "kept": e.kept} for e in plan.events if e.kept],
@@ -321,7 +326,9 @@ def import_session(
         queries.UPSERT_APPROVAL,
         [(a.approval_id, session_id, codec.encode_json(a.to_dict())) for a in approvals],
     )
-    conn.executemany(queries.INSERT_EVENT, [(session_id, e.seq, e.data) for e in events])
+    conn.executemany(
+        queries.INSERT_EVENT, [(session_id, e.seq, e.data) for e in eventblocks.loose_rows(events)]
+    )
     if events:
         conn.execute(queries.UPSERT_EVENT_LOG, {"session_id": session_id, "kept": len(events)})
     checkpoints = [*history, *([latest] if latest else [])]
@@ -334,6 +341,16 @@ def import_session(
         )
         row = _session_row(session_id, log_id, cp, codec.encode_header(cp), step.count)
         conn.execute(queries.INSERT_HISTORY if i < len(history) else queries.UPSERT_SESSION, row)
+
+
+def _seal(conn: sqlite3.Connection, session_id: str, first: int, last: int) -> None:
+    """Swap the loose rows of ``first..last`` for their block, when they are all there."""
+    args = {"session_id": session_id, "first": first, "last": last}
+    rows = [StoredEvent(seq, data) for seq, data in conn.execute(queries.SELECT_EVENT_RANGE, args)]
+    block = eventblocks.seal(rows, first, last)
+    if block is not None:
+        conn.execute(queries.DELETE_EVENT_RANGE, args)
+        conn.execute(queries.INSERT_EVENT, (session_id, last, block))
 
 
 def _new_log(conn: sqlite3.Connection, session_id: str) -> int:

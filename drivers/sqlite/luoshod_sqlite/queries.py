@@ -4,8 +4,8 @@ Tables: ``logs`` (one row per message log, owned by a session), ``messages`` (a 
 messages by index), ``sessions`` (the latest checkpoint: a header over a prefix of a log)
 and ``history`` (past headers, each over a prefix of a log). Nothing copies a transcript.
 ``approvals`` holds the pending approvals (their JSON), ``events`` the event logs
-(``session_id, seq → data``) and ``event_logs`` how many events each log keeps, so that
-pruning deletes just the oldest few instead of counting the log. ``requests`` holds each
+(``session_id, seq → data``: loose events and blocks of 64, keyed by their last seq,
+:mod:`luoshod.store.kit.eventblocks`) and ``event_logs`` how many events each log keeps. ``requests`` holds each
 session's applied request records (``session_id, request_id → n, JSON``), numbered in the
 order first written.
 """
@@ -183,13 +183,18 @@ INSERT INTO event_logs (session_id, kept) VALUES (:session_id, :kept)
 ON CONFLICT (session_id) DO UPDATE SET kept = excluded.kept
 """
 
-# The :drop oldest events of the session, found from the start of its index: O(:drop).
-PRUNE_EVENTS = """
-DELETE FROM events
-WHERE id IN (
-    SELECT id FROM events WHERE session_id = :session_id ORDER BY seq LIMIT :drop
-)
+# The rows of the session keyed at or below :floor (loose events and whole blocks), found
+# from the start of its index: O(rows deleted).
+PRUNE_EVENTS = "DELETE FROM events WHERE session_id = :session_id AND seq <= :floor"
+
+# The rows of a range to seal (loose events; a block there would be found too).
+SELECT_EVENT_RANGE = """
+SELECT seq, data FROM events
+WHERE session_id = :session_id AND seq BETWEEN :first AND :last
+ORDER BY seq
 """
+
+DELETE_EVENT_RANGE = "DELETE FROM events WHERE session_id = :session_id AND seq BETWEEN :first AND :last"
 
 SELECT_EVENTS = """
 SELECT seq, data FROM events

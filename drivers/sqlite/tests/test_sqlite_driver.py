@@ -319,9 +319,39 @@ async def test_an_event_log_keeps_its_count_in_step_with_its_events(
         await store.close()
 
 
+async def test_an_event_log_written_before_blocks_reads_and_then_seals(db_path: Path) -> None:
+    """A file whose event log is all loose rows, as every release before blocks wrote it
+    (here put in with plain SQL: 100 events, range 1..64 complete but loose): it reads as
+    it is, with no migration, and the ranges later appends complete are sealed; the range
+    that was complete before stays loose."""
+    store = SqliteStore(db_path)
+    await store.open()
+    await store.close()
+    with raw(db_path) as conn:
+        conn.executemany(
+            "INSERT INTO events (session_id, seq, data) VALUES ('s', ?, ?)",
+            [(e.seq, e.data) for e in event_range(1, 100)],
+        )
+        conn.execute("INSERT INTO event_logs (session_id, kept) VALUES ('s', 100)")
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        assert await store.read_events("s", after_seq=0, limit=1000) == EventPage(event_range(1, 100), 1, 100)
+        await store.append_events("s", event_range(101, 130))
+        assert await store.read_events("s", after_seq=0, limit=1000) == EventPage(event_range(1, 130), 1, 130)
+        with raw(db_path) as conn:
+            keys = [seq for (seq,) in conn.execute("SELECT seq FROM events WHERE session_id = 's' ORDER BY seq")]
+            blocks = [seq for (seq, data) in conn.execute("SELECT seq, data FROM events") if data[:1] == b"\x00"]
+        assert blocks == [128]
+        assert keys == list(range(1, 65)) + [128, 129, 130]
+    finally:
+        await store.close()
+
+
 async def test_an_append_costs_the_same_however_long_the_log(tmp_path: Path) -> None:
-    """Pruning deletes the oldest few from the start of the index, O(new events): the
-    database does the same work for a log of 100 events as for one of 20,000."""
+    """Pruning deletes the oldest few rows from the start of the index, O(new events): the
+    database does the same work for a log of 100 events as for one of 20,000 (the append
+    of 64 events below prunes one block of 64 and seals one range in both)."""
 
     async def vm_steps(limit: int) -> int:
         store = SqliteStore(tmp_path / f"{limit}.db")
@@ -336,10 +366,10 @@ async def test_an_append_costs_the_same_however_long_the_log(tmp_path: Path) -> 
                 store._connection().set_progress_handler(handler, 1)
 
             await store._call("test", count_steps, True)
-            await store.append_events("s", event_range(limit + 1, limit + 2))  # 2 pruned
+            await store.append_events("s", event_range(limit + 1, limit + 64))  # 64 pruned
             await store._call("test", count_steps, False)
             page = await store.read_events("s", after_seq=0, limit=1)
-            assert (page.first_kept, page.last) == (3, limit + 2)
+            assert (page.first_kept, page.last) == (65, limit + 64)
             return steps[0]
         finally:
             await store.close()

@@ -8,6 +8,8 @@
 - :mod:`.paging`: page requests, pages and page tokens;
 - :mod:`.importing`: the checks and trimming of ``import_session``;
 - :mod:`.events`: seqs within 64 bits;
+- :mod:`.eventblocks`: an event log's rows, loose events and compressed blocks of 64
+  (pack, unpack, what a write seals, the expansion ``read_events`` does);
 - :mod:`.files`: checks of drivers that keep their data in files;
 - :mod:`.codec`, the on-disk encoding of checkpoints and messages, with its format version;
 - :mod:`.tasklog`, the sub-agents' transcripts in the session's message log (a log of

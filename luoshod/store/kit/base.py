@@ -49,6 +49,7 @@ from ...domain import (
     StoredEvent,
 )
 from ...errors import LeaseLost
+from . import eventblocks
 from .events import MAX_SEQ, clamp_seq
 from .importing import check_import, newest
 from .leases import Renewal, check_batch, check_ttl
@@ -350,9 +351,13 @@ class Store(abc.ABC):
         lease: Lease | None = None,
         enqueue: Sequence[Enqueue] = (),
     ) -> None:
-        """Append to the session's event log, dropping the oldest beyond
-        ``event_log_limit`` (0 keeps none). Seqs are positive and increase along the log
-        (the engine numbers a session's events from 1); the data is opaque bytes. The
+        """Append to the session's event log, which keeps the events of its newest
+        ``event_log_limit`` seqs (``seq > last - limit``; 0 keeps none): its newest
+        ``limit`` events when numbered without gaps, plus the older events of a block
+        holding that floor, kept whole (:mod:`.eventblocks`: a durable driver seals each
+        range of 64 seqs an append or save completes into one compressed row, in the
+        same transaction). Seqs are positive and increase along the log (the engine
+        numbers a session's events from 1, 2, 3…); the data is opaque bytes. The
         session needs no checkpoint: its log is kept until a :meth:`delete` without
         ``keep_history``. Pruning costs O(new events), not a scan of the log. Durable when
         acknowledged on a DURABLE driver. ``lease`` fences the append as it fences
@@ -466,7 +471,8 @@ class Store(abc.ABC):
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> EventPage:
         """Kept events with ``seq > after_seq``, oldest first, at most ``limit`` (none when
-        ``limit < 1``), with the first kept and the last seq of the log (0 when empty).
+        ``limit < 1``), with the first kept and the last seq of the log (0 when empty),
+        blocks expanded (:func:`.eventblocks.read`: ``first_kept`` is exact).
 
         ``after_seq`` may be any integer: below the first kept seq it reads from the
         start; past the last (e.g. ``2**64``) it reads only ``first_kept`` and ``last``.
@@ -474,11 +480,16 @@ class Store(abc.ABC):
         cannot be read. Drivers without ``Capability.EVENT_LOG`` raise
         ``NotImplementedError``."""
         self._refuse_unless(Capability.EVENT_LOG, "event log")
-        return await self._read_events(session_id, clamp_seq(after_seq), clamp_seq(limit))
+        return await eventblocks.read(
+            self._read_events, session_id, clamp_seq(after_seq), clamp_seq(limit)
+        )
 
     async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         """Hook of :meth:`read_events`, ``after_seq`` and ``limit`` within
-        ``0..MAX_SEQ`` (:func:`.events.clamp_seq`; a ``limit`` of 0 reads only the ends)."""
+        ``0..MAX_SEQ`` (:func:`.events.clamp_seq`; a ``limit`` of 0 reads only the ends):
+        the log's ROWS (:mod:`.eventblocks`: loose events and blocks, each as
+        ``StoredEvent(key, data)``) with keys above ``after_seq``, at most ``limit``, and
+        the smallest and largest key; the kit expands the blocks."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event log")
 
     async def get_approval(self, approval_id: str) -> Approval | None:

@@ -20,7 +20,10 @@ batch before it:
 - each session's history is pruned to the limit of its last save;
 - a claimed approval is removed, a save's approval stored;
 - an event is appended when its seq is above the log's last (else it is already logged);
-  a log keeps its newest ``event_log_limit``;
+  a log keeps the events of its newest ``event_log_limit`` seqs (those above ``last -
+  limit``: its newest ``limit`` events, seqs being numbered without gaps), and each range
+  of :data:`.eventblocks.BLOCK` seqs the batch completes inside what it keeps is sealed
+  into a block (:mod:`.eventblocks`);
 - a save's applied request records are upserted by id: a stored one keeps its number, a
   new one gets the session's next (numbers are dense, 1, 2, … in the order records were
   first written), and the session keeps the newest ``request_limit``: the records
@@ -37,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ...domain import AppliedRequest, Enqueue, StoredEvent
-from . import tasklog
+from . import eventblocks, tasklog
 from .groupcommit import Queued
 from .prepared import Prepared, PreparedEvents, PreparedSave, refusal
 
@@ -127,15 +130,20 @@ class PlannedSave:
 
 @dataclass(slots=True, frozen=True)
 class PlannedEvents:
-    """What a session's event log becomes: ``new`` appended, then its ``drop`` oldest
-    events deleted; ``kept`` are left (0: the log is gone, and ``existed`` says whether
-    it had a row to remove)."""
+    """What a session's event log becomes: ``new`` appended (as loose rows,
+    :func:`.eventblocks.loose_rows`), then its rows with keys up to ``floor`` deleted (a
+    block holding ``floor`` and newer seqs stays whole), then each range of ``seal``
+    sealed (:func:`.eventblocks.seal`). ``kept`` is how many events it keeps (0: the log
+    is gone, and ``existed`` says whether it had a row to remove); exact for a log
+    numbered without gaps, else an upper bound (an imported log may have gaps: its seq
+    floor then keeps fewer than ``limit`` events)."""
 
     session_id: str
     new: list[StoredEvent]
-    drop: int
+    floor: int
     kept: int
     existed: bool
+    seal: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -259,9 +267,15 @@ class _EventLogs:
         planned = []
         for sid, new in self.new.items():
             limit = self.limits[sid]
-            new = new[max(0, len(new) - limit) :] if limit else []  # the rest go at once
             stored_kept = self.stored.get(sid, (0, 0))[0]
-            kept = stored_kept + len(new)
-            drop = max(0, kept - limit)
-            planned.append(PlannedEvents(sid, new, drop, kept - drop, sid in self.stored))
+            last = self.last[sid]
+            # The log keeps the seqs above the floor: its newest ``limit`` when numbered
+            # without gaps (a log that keeps nothing has no last: any seq went in).
+            floor = max(0, last - limit) if stored_kept or new else 0
+            new = [e for e in new if e.seq > floor]  # the rest go at once
+            kept = min(limit, stored_kept + len(new))
+            seal = eventblocks.seal_ranges((e.seq for e in new), floor)
+            planned.append(
+                PlannedEvents(sid, eventblocks.loose_rows(new), floor, kept, sid in self.stored, seal)
+            )
         return planned
