@@ -75,7 +75,7 @@ def subtasks(draw: st.DrawFn, depth: int = 1) -> SubTask:
     name = draw(short)
     return SubTask(
         name,
-        f"task_{draw(st.integers(1, 10**6))}",
+        "",  # numbered by checkpoints()
         depth,
         tuple(draw(st.lists(short, min_size=depth, max_size=depth))),
         draw(st.lists(messages, max_size=3)),
@@ -86,10 +86,20 @@ def subtasks(draw: st.DrawFn, depth: int = 1) -> SubTask:
     )
 
 
+def _numbered(tasks: dict[str, SubTask], first: int = 1) -> int:
+    """Give the tasks of a tree their ids in order, ``task_<first>`` on, as a session
+    numbers them (each task's log records are keyed by its number); the next number."""
+    n = first
+    for task in tasks.values():
+        task.task_id = f"task_{n}"
+        n = _numbered(task.children, n + 1)
+    return n
+
+
 @st.composite
 def checkpoints(draw: st.DrawFn) -> Checkpoint:
     """Checkpoints with any header: every key at its default or away from it."""
-    return Checkpoint(
+    cp = Checkpoint(
         session_id=draw(text),
         messages=draw(st.lists(messages, max_size=3)),
         step_index=draw(st.integers(0, 10**6)),
@@ -120,6 +130,8 @@ def checkpoints(draw: st.DrawFn) -> Checkpoint:
         delegated_usage=draw(st.just(Usage()) | usages.filter(lambda u: u.model_calls > 0)),
         task_count=draw(st.integers(0, 10**6)),
     )
+    cp.task_count = max(cp.task_count, _numbered(cp.subtasks) - 1)
+    return cp
 
 
 def _log(cp: Checkpoint) -> list[codec.LogRecord]:
