@@ -1,7 +1,8 @@
 """How the ``lmdb:`` driver stores checkpoint headers: in their compact form
 (``codec.compact_header``) after each row's fixed fields, and an environment whose rows
-hold JSON headers (every release before the compact form) loads, lists, keeps its
-history and saves on, old and new rows side by side."""
+hold JSON headers (store format 3, every release before the compact form) loads, lists,
+keeps its history and saves on, old and new rows side by side, marked format 4 from then
+on."""
 
 from __future__ import annotations
 
@@ -75,11 +76,13 @@ async def test_an_environment_with_json_headers_loads_and_saves_on(tmp_path: Pat
     env_dir = tmp_path / "env"
     saved = await save_three(env_dir)
 
-    def as_json(row: Row) -> Row:  # as a release before the compact form wrote it
-        return Row(row.log_id, row.count, row.nbytes, row.version, row.status, codec.header_json(row.header).encode())
+    def as_json(row: Row) -> Row:  # as the release before the compact form (format 3) wrote it
+        text = codec.header_json(row.header).replace(f'{{"format":{codec.FORMAT_VERSION},', '{"format":3,', 1)
+        return Row(row.log_id, row.count, row.nbytes, row.version, row.status, text.encode())
 
     rows(env_dir, as_json)
     assert not any(is_compact(row.header) for _, row in rows(env_dir))
+    assert format_mark(env_dir, 3) == codec.FORMAT_VERSION
 
     store = LmdbStore(env_dir)
     await store.open()
@@ -98,3 +101,20 @@ async def test_an_environment_with_json_headers_loads_and_saves_on(tmp_path: Pat
     finally:
         await store.close()
     assert [is_compact(row.header) for _, row in rows(env_dir)] == [True, False, False, False, True]
+    # Marked format 4 at open: a luoshod of format 3 refuses the environment by name.
+    assert format_mark(env_dir) == codec.FORMAT_VERSION == 4
+
+
+def format_mark(env_dir: Path, new: int | None = None) -> int:
+    """The environment's format mark (``format_version`` of ``meta``); with ``new``, set
+    it, as an environment of that format is marked. Returns the mark found."""
+    env = lmdb.open(str(env_dir), max_dbs=16)
+    try:
+        with env.begin(write=new is not None) as txn:
+            meta = env.open_db(layout.META, txn=txn)
+            found = layout.from_u64(txn.get(layout.FORMAT_VERSION_KEY, db=meta))
+            if new is not None:
+                txn.put(layout.FORMAT_VERSION_KEY, layout.u64(new), db=meta)
+    finally:
+        env.close()
+    return found

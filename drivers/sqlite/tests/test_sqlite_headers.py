@@ -1,8 +1,8 @@
 """How the ``sqlite:`` driver stores checkpoint headers: in their compact form
 (``codec.compact_header``: a BLOB in the ``header`` column, declared TEXT, which SQLite
-keeps as the bytes it was given), and a file whose headers are JSON text (every release
-before the compact form) loads, lists, keeps its history and saves on, old and new rows
-side by side."""
+keeps as the bytes it was given), and a file of store format 3 (JSON headers, as every
+release before the compact form wrote) loads, lists, keeps its history and saves on, old
+and new rows side by side, and is marked format 4 from then on."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from luoshod.domain import Message, Role, Status
 from luoshod.store.conformance.test_store_headers import awkward_checkpoint
 from luoshod.store.kit import codec
 from luoshod_sqlite import SqliteStore
+from luoshod_sqlite.migrations import APPLICATION_ID
 
 
 def headers(path: Path) -> list[tuple[str, str, str | bytes]]:
@@ -65,15 +66,22 @@ async def test_headers_are_stored_as_compact_blobs(tmp_path: Path) -> None:
 async def test_a_file_with_json_headers_loads_and_saves_on(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     saved = await save_three(path)
-    # The file as a release before the compact form wrote it: every header JSON text.
+    # The file as the release before the compact form (store format 3) wrote it: every
+    # header JSON text of format 3, every record marked format 3, the file marked so.
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         for table in ("sessions", "history"):
             for rowid, header in conn.execute(f"SELECT rowid, header FROM {table}").fetchall():
-                conn.execute(f"UPDATE {table} SET header = ? WHERE rowid = ?", (codec.header_json(header), rowid))
+                text = codec.header_json(header).replace(f'{{"format":{codec.FORMAT_VERSION},', '{"format":3,', 1)
+                conn.execute(f"UPDATE {table} SET header = ? WHERE rowid = ?", (text, rowid))
+        for rowid, body in conn.execute("SELECT rowid, body FROM messages").fetchall():
+            assert body[0] >> 4 == codec.FORMAT_VERSION
+            conn.execute("UPDATE messages SET body = ? WHERE rowid = ?", (bytes((0x30 | body[0] & 0x0F,)) + body[1:], rowid))
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID | 3}")
     finally:
         conn.close()
     assert {kind for _, kind, _ in headers(path)} == {"text"}
+    assert all(json.loads(h)["format"] == 3 for _, _, h in headers(path))
 
     store = SqliteStore(path)
     await store.open()
@@ -92,5 +100,13 @@ async def test_a_file_with_json_headers_loads_and_saves_on(tmp_path: Path) -> No
         assert [e.checkpoint for e in await store.history("headers")] == [expected, *saved[::-1]]
     finally:
         await store.close()
+    # Marked format 4 now: a luoshod of format 3, which would misread the compact
+    # headers, refuses the file at open by name.
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID | codec.FORMAT_VERSION,)
+    finally:
+        conn.close()
+    assert codec.FORMAT_VERSION == 4
     kinds = [(table, kind) for table, kind, _ in headers(path)]
     assert kinds == [("sessions", "blob"), ("history", "text"), ("history", "text"), ("history", "text"), ("history", "blob")]

@@ -41,15 +41,18 @@ log holds more than the lead's messages), and keys at their default value are le
 usage's zero counts), which :func:`decode_header` puts back. A reader of format 2 refuses
 these records and headers by name (a newer format), as the version mark is there for.
 
-**Compact headers.** The drivers that store bytes (SQLite, LMDB) store a header in its
-compact form (:func:`compact_header`): a byte JSON never starts with,
+**Compact headers (format 4).** The drivers that store bytes (SQLite, LMDB) store a
+header in its compact form (:func:`compact_header`): a byte JSON never starts with,
 :data:`COMPACT_HEADER` (0x00), a byte naming a dictionary (:data:`HEADER_DICTIONARIES`),
 then the header's JSON as raw deflate with that preset dictionary — a header's keys
 and structure, so that the bytes of a header are mostly its values (about 240 bytes
-instead of 860 for a header of a session with sub-agents). The JSON inside is the same
-format 3 header, so the format version and the dictionary are independent: a later
+instead of 860 for a header of a session with sub-agents). The JSON inside is the
+header's JSON as it is, so the format version and the dictionary are independent: a later
 luoshod may add a better dictionary under a new id and still read every id before it,
-and an id this luoshod does not know is refused like a newer format.
+and an id this luoshod does not know is refused like a newer format. Format 4 is format 3
+with headers that may be compact: its records are laid out as format 3's, and a store's
+mark of format 4 makes a luoshod of format 3, which would misread a compact header,
+refuse the store at open by name instead.
 :func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
 keeps reading the JSON headers it held before (rows of both forms may sit side by
 side). PostgreSQL keeps the JSON, as ``jsonb`` an operator can query.
@@ -80,7 +83,7 @@ from ...domain import (
 from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 _HEADER = struct.Struct(">BBIHHI")  # formats 0 to 2
 _OWNER = struct.Struct(">I")  # format 2: after the header
@@ -149,7 +152,7 @@ _HEADER_DICTIONARY_1 = (
     '"model_to":"","tools_added":[""],"tools_removed":[""],"tools_changed":[""],'
     '"instructions_changed":false},"retention_s":0.0,"status":"awaiting-approval",'
     '"approval_id":"","finish_reason":"max_steps","finish_reason":"aborted",'
-    '"business_state_json":"{}",{"format":3,"session_id":"","step_index":0,"usage":'
+    '"business_state_json":"{}",{"format":4,"session_id":"","step_index":0,"usage":'
     '{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,"model_calls":0,"cost_usd"'
     ':0.0},"total_usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,'
     '"model_calls":0,"cost_usd":0.0},"status":"finished","finish_reason":"stop","status":'
@@ -503,7 +506,7 @@ def encode_agent(text: str) -> bytes:
 
 def is_agent(body: bytes) -> bool:
     """Whether an encoded record is an agent record."""
-    return body[0] == _MARK | _AGENT
+    return body[0] & 0x0F == _AGENT and body[0] >> 4 >= 3  # format 3 on
 
 
 def encode_task_meta(owner: int, meta: str) -> bytes:
