@@ -19,6 +19,7 @@ import pytest
 
 from luoshod.domain import Checkpoint, Message, Role
 from luoshod.store import store_from_url
+from luoshod.store.kit import codec
 from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod_lmdb.environment import SCHEMA_VERSION as LMDB_SCHEMA
 from luoshod_sqlite.migrations import APPLICATION_ID
@@ -67,8 +68,12 @@ def newer_sqlite_format(path: Path) -> None:
     file's application id) and a session saved in it."""
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID | (FORMAT_VERSION + 1)}")
-    conn.execute("UPDATE sessions SET header = replace(header, ?, ?) WHERE session_id = 's-0'",
-                 (f'"format":{FORMAT_VERSION},', f'"format":{FORMAT_VERSION + 1},'))
+    (header,) = conn.execute("SELECT header FROM sessions WHERE session_id = 's-0'").fetchone()
+    newer = codec.header_json(header).replace(f'"format":{FORMAT_VERSION},', f'"format":{FORMAT_VERSION + 1},', 1)
+    assert newer != codec.header_json(header)
+    # In the form the driver stores (compact: codec.compact_header).
+    conn.execute("UPDATE sessions SET header = ? WHERE session_id = 's-0'",
+                 (codec.compact_header(newer) if isinstance(header, bytes) else newer,))
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()

@@ -57,7 +57,7 @@ def test_the_agent_is_written_once_and_headers_leave_it_out() -> None:
     assert log_of(second) == [Message(Role.ASSISTANT, "hello")]
     for p in (first, second):
         h = json.loads(p.header)
-        assert h["format"] == 3 and "agent" not in h and "fingerprint" not in h
+        assert h["format"] == codec.FORMAT_VERSION and "agent" not in h and "fingerprint" not in h
         assert LONG not in p.header and len(p.header) < 500
     loaded = codec.decode_checkpoint(second.header, log_of(first, second))
     assert loaded == cp and loaded.agent == cp.agent and loaded.fingerprint == cp.fingerprint

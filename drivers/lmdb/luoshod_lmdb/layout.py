@@ -199,7 +199,9 @@ class Row:
     nbytes: int
     version: int
     status: Status
-    header: bytes  # the checkpoint's header, as :func:`codec.encode_header` writes it
+    #: The checkpoint's header: its compact form (:func:`codec.compact_header`), or its
+    #: JSON as UTF-8 (:func:`codec.encode_header`) in a row written before that.
+    header: bytes
 
     def encode(self) -> bytes:
         head = _ROW.pack(

@@ -75,6 +75,12 @@ class Dbs:
 # -- message logs --------------------------------------------------------------------------
 
 
+def _header_bytes(header: str | bytes) -> bytes:
+    """A prepared header as a row holds it: its compact form as it is (the driver's
+    ``compact_headers``), JSON text as UTF-8."""
+    return header if isinstance(header, bytes) else header.encode()
+
+
 def _new_log(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes) -> int:
     log_id = layout.from_u64(txn.get(layout.NEXT_LOG_ID_KEY, db=dbs.meta))
     txn.put(layout.NEXT_LOG_ID_KEY, layout.u64(log_id + 1), db=dbs.meta)
@@ -410,7 +416,7 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         else:
             log_id, nbytes = old.log_id, _append(txn, dbs, old.log_id, old.nbytes, stream)
         row = latest[p.session_id] = Row(
-            log_id, planned.count, nbytes, cp.version, cp.status, p.header.encode()
+            log_id, planned.count, nbytes, cp.version, cp.status, _header_bytes(p.header)
         )
         _put_latest(txn, dbs, key, row, old)
         pruned = _append_history(txn, dbs, key, row, p.history_limit)
@@ -564,7 +570,7 @@ def import_session(
         if step.new_log:
             log_id, nbytes = _new_log(txn, dbs, key), 0
         nbytes = _append(txn, dbs, log_id, nbytes, b"".join(step.bodies))
-        header = codec.encode_header(cp).encode()
+        header = codec.encode_compact_header(cp)
         row = Row(log_id, step.count, nbytes, cp.version, cp.status, header)
         if i < len(history):
             txn.put(layout.numbered(key, i + 1), row.encode(), db=dbs.history)

@@ -339,7 +339,7 @@ def import_session(
         conn.executemany(
             queries.INSERT_MESSAGE, ((log_id, step.start + k, b) for k, b in enumerate(step.bodies))
         )
-        row = _session_row(session_id, log_id, cp, codec.encode_header(cp), step.count)
+        row = _session_row(session_id, log_id, cp, codec.encode_compact_header(cp), step.count)
         conn.execute(queries.INSERT_HISTORY if i < len(history) else queries.UPSERT_SESSION, row)
 
 
@@ -357,7 +357,9 @@ def _new_log(conn: sqlite3.Connection, session_id: str) -> int:
     return conn.execute(queries.INSERT_LOG, (session_id,)).lastrowid  # type: ignore[return-value]
 
 
-def _session_row(sid: str, log_id: int, cp: Checkpoint, header: str, count: int) -> dict[str, Any]:
+def _session_row(
+    sid: str, log_id: int, cp: Checkpoint, header: str | bytes, count: int
+) -> dict[str, Any]:
     """The parameters of UPSERT_SESSION and INSERT_HISTORY for ``cp``, over the first
     ``count`` records of its log."""
     return {

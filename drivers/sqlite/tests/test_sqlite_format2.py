@@ -22,6 +22,7 @@ from luoshod.domain import (
     ToolCall,
     Usage,
 )
+from luoshod.store.kit import codec
 from luoshod_sqlite import SqliteStore
 from luoshod_sqlite.migrations import APPLICATION_ID
 
@@ -121,7 +122,12 @@ async def test_a_format_2_file_loads_and_resumes_on_its_old_log(tmp_path: Path) 
         # One log: the old records kept, the agent record and the new message appended.
         assert conn.execute("SELECT count(*) FROM logs").fetchone() == (1,)
         assert conn.execute("SELECT count(*) FROM messages").fetchone() == (old_count + 2,)
-        assert conn.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID | 3,)
-        header = json.loads(conn.execute("SELECT header FROM sessions").fetchone()[0])
-        assert header["format"] == 3 and "agent" not in header
+        assert conn.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID | codec.FORMAT_VERSION,)
+        stored = conn.execute("SELECT header FROM sessions").fetchone()[0]
+        assert isinstance(stored, bytes) and stored[0] == codec.COMPACT_HEADER  # compact now
+        header = json.loads(codec.header_json(stored))
+        assert header["format"] == codec.FORMAT_VERSION and "agent" not in header
+        # The old entry's row kept its JSON text beside the new compact one, and both read.
+        rows = conn.execute("SELECT header FROM history ORDER BY id").fetchall()
+        assert [type(h) for h, in rows] == [str, bytes]
     conn.close()

@@ -40,6 +40,22 @@ log holds more than the lead's messages), and keys at their default value are le
 ``business_state_json``, ``run_start``; ``total_usage`` when equal to ``usage``; a
 usage's zero counts), which :func:`decode_header` puts back. A reader of format 2 refuses
 these records and headers by name (a newer format), as the version mark is there for.
+
+**Compact headers (format 4).** The drivers that store bytes (SQLite, LMDB) store a
+header in its compact form (:func:`compact_header`): a byte JSON never starts with,
+:data:`COMPACT_HEADER` (0x00), a byte naming a dictionary (:data:`HEADER_DICTIONARIES`),
+then the header's JSON as raw deflate with that preset dictionary — a header's keys
+and structure, so that the bytes of a header are mostly its values (about 240 bytes
+instead of 860 for a header of a session with sub-agents). The JSON inside is the
+header's JSON as it is, so the format version and the dictionary are independent: a later
+luoshod may add a better dictionary under a new id and still read every id before it,
+and an id this luoshod does not know is refused like a newer format. Format 4 is format 3
+with headers that may be compact: its records are laid out as format 3's, and a store's
+mark of format 4 makes a luoshod of format 3, which would misread a compact header,
+refuse the store at open by name instead.
+:func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
+keeps reading the JSON headers it held before (rows of both forms may sit side by
+side). PostgreSQL keeps the JSON, as ``jsonb`` an operator can query.
 """
 
 from __future__ import annotations
@@ -47,6 +63,7 @@ from __future__ import annotations
 import json
 import struct
 import threading
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +83,7 @@ from ...domain import (
 from ...errors import NEWER_LUOSHOD, StoreError
 
 #: The version of the bytes this codec writes, and the newest it reads (see above).
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 _HEADER = struct.Struct(">BBIHHI")  # formats 0 to 2
 _OWNER = struct.Struct(">I")  # format 2: after the header
@@ -117,6 +134,104 @@ def encode_header(cp: Checkpoint) -> str:
     """
     text = _COMPACT.encode(_header_of(cp))
     return f'{{"format":{FORMAT_VERSION},{text[1:]}'
+
+
+#: The first byte of a compact header (:func:`compact_header`): JSON, as text or UTF-8,
+#: never starts with it.
+COMPACT_HEADER = 0x00
+
+#: Header dictionary 1: a header's keys and structure in the order a header has them
+#: (the rare keys first, the usual ones last, nearest to the header's own bytes).
+#: FROZEN since its release: headers compressed with it can only be read with these
+#: exact bytes. A better dictionary is a new id in :data:`HEADER_DICTIONARIES`, never an
+#: edit of this one.
+_HEADER_DICTIONARY_1 = (
+    '"decisions":{"":{"approved":false,"note":"","expired":true}},"queued_input":[{"role"'
+    ':"user","content":"","tool_calls":[{"id":"","name":"","arguments":"{}"}],"tool_call_id"'
+    ':"","tool_name":"","is_error":true}],"history_limit":0,"last_drift":{"model_from":"",'
+    '"model_to":"","tools_added":[""],"tools_removed":[""],"tools_changed":[""],'
+    '"instructions_changed":false},"retention_s":0.0,"status":"awaiting-approval",'
+    '"approval_id":"","finish_reason":"max_steps","finish_reason":"aborted",'
+    '"business_state_json":"{}",{"format":4,"session_id":"","step_index":0,"usage":'
+    '{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,"model_calls":0,"cost_usd"'
+    ':0.0},"total_usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,'
+    '"model_calls":0,"cost_usd":0.0},"status":"finished","finish_reason":"stop","status":'
+    '"in-progress","run_id":"","run_start":0,"updated_at":1700000000.0,"version":0,'
+    '"last_seq":0,"run_requests":[{"id":"","digest":"","run_id":"","first_seq":1}],'
+    '"subtasks":{"call_":{"name":"","task_id":"task_","depth":2,"path":["",""],'
+    '"step_index":0,"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,'
+    '"model_calls":0},"fingerprint":null}},"subtasks":{"call_":{"name":"","task_id":"task_"'
+    ',"depth":1,"path":[""],"step_index":0,"usage":{"prompt_tokens":0,"completion_tokens"'
+    ':0,"total_tokens":0,"model_calls":0},"fingerprint":{"hash":"","model":"",'
+    '"tool_schema_hashes":{"":""},"instructions_hash":"e3b0c44298fc1c14"},"children":'
+    '{"call_"fingerprint":{"hash":"","model":"","tool_schema_hashes":{"":""},'
+    '"instructions_hash":"e3b0c44298fc1c14"}}},"delegated_usage":{"prompt_tokens":0,'
+    '"completion_tokens":0,"total_tokens":0,"model_calls":0},"task_count":0,'
+    '"message_count":0}'
+).encode()
+
+#: Dictionary id -> the preset dictionary of the compact headers naming it. Ids are
+#: never reused nor their bytes changed (see :data:`_HEADER_DICTIONARY_1`).
+HEADER_DICTIONARIES: dict[int, bytes] = {1: _HEADER_DICTIONARY_1}
+#: The dictionary :func:`compact_header` writes with.
+HEADER_DICTIONARY = 1
+# Raw deflate (no zlib header or checksum: the store's pages have their own). A 4 kB
+# window (the dictionary and a usual header fit in it) and a small hash table (memLevel
+# 4) make a compressor about 24 kB to set up instead of the defaults' 256 kB, several
+# times cheaper, for the same bytes on headers of a few kB. Any window up to 32 kB reads
+# back with the reader's (-15), so these may change without a new dictionary id.
+_DEFLATE = (9, zlib.DEFLATED, -12, 4, zlib.Z_DEFAULT_STRATEGY)
+_COMPACT_PREFIX = bytes((COMPACT_HEADER, HEADER_DICTIONARY))
+
+
+def compact_header(text: str) -> bytes:
+    """The compact form of a header's JSON ``text`` (as :func:`encode_header` writes it):
+    :data:`COMPACT_HEADER`, the dictionary's id, then raw deflate with that dictionary.
+    :func:`decode_header` reads it."""
+    c = zlib.compressobj(*_DEFLATE, HEADER_DICTIONARIES[HEADER_DICTIONARY])
+    return b"".join((_COMPACT_PREFIX, c.compress(text.encode()), c.flush()))
+
+
+def encode_compact_header(cp: Checkpoint) -> bytes:
+    """The header of ``cp`` in its compact form (:func:`compact_header`), as the drivers
+    that store bytes keep it."""
+    return compact_header(encode_header(cp))
+
+
+def header_json(data: str | bytes) -> str:
+    """A stored header as its JSON text, whichever form it is stored in (what an operator
+    is shown). Raises like :func:`decode_header`."""
+    if isinstance(data, str):
+        return data
+    return _inflate(data).decode() if data[:1] == _COMPACT_BYTE else bytes(data).decode()
+
+
+_COMPACT_BYTE = bytes((COMPACT_HEADER,))
+_HEADER_DICTIONARIES_TEXT = ", ".join(map(str, sorted(HEADER_DICTIONARIES)))
+
+
+def _inflate(data: bytes) -> bytes:
+    """The JSON of a compact header (UTF-8). Raises ``StoreError`` for a dictionary this
+    luoshod does not know (a newer one's), ``ValueError`` for bytes that are not a whole
+    compact header."""
+    if len(data) < 2:
+        raise ValueError("not a checkpoint header: a compact header without its dictionary id")
+    zdict = HEADER_DICTIONARIES.get(data[1])
+    if zdict is None:
+        raise newer_format(
+            data[1],
+            "a checkpoint header",
+            unit="header dictionary",
+            known=_HEADER_DICTIONARIES_TEXT,
+        )
+    d = zlib.decompressobj(-15, zdict)
+    try:
+        out = d.decompress(memoryview(data)[2:]) + d.flush()
+    except zlib.error as e:
+        raise ValueError(f"not a compact checkpoint header: {e}") from e
+    if not d.eof or d.unused_data:
+        raise ValueError("not a compact checkpoint header: truncated or followed by other bytes")
+    return out
 
 
 #: Header keys left out at these values (format 3); a read puts them back.
@@ -181,8 +296,11 @@ def with_agent(h: dict[str, Any], text: str) -> dict[str, Any]:
 
 def decode_header(data: str | bytes) -> dict[str, Any]:
     """A header's dict (:meth:`Checkpoint.from_header` takes it), as written by
-    :func:`encode_header` in this format or an older one. Raises ``StoreError`` for a
-    header of a newer format, ``ValueError`` for one that is not JSON."""
+    :func:`encode_header` in this format or an older one, as JSON (text or bytes) or in
+    the compact form (:func:`compact_header`). Raises ``StoreError`` for a header of a
+    newer format or dictionary, ``ValueError`` for one that is neither JSON nor compact."""
+    if not isinstance(data, str) and data[:1] == _COMPACT_BYTE:
+        data = _inflate(data)
     h: dict[str, Any] = json.loads(data)
     found = h.pop("format", 0)
     if not (isinstance(found, int) and 0 <= found <= FORMAT_VERSION):
@@ -252,8 +370,21 @@ def decode_history(
     ]
 
 
-def newer_format(found: object, what: str) -> StoreError:
-    """The error of bytes in a format this luoshod cannot read."""
+def newer_format(
+    found: object, what: str, *, unit: str = "", known: str = ""
+) -> StoreError:
+    """The error of bytes in a format this luoshod cannot read: a store format past
+    :data:`FORMAT_VERSION`, or (``unit`` "header dictionary", ``known`` the ids it
+    knows) a compact header's dictionary it does not know."""
+    if unit:
+        return StoreError(
+            f"{what} in the store is compressed with {unit} {found}, and this luoshod knows "
+            f"{unit} {known}: it was written by a newer luoshod; upgrade this one (and its "
+            "drivers) to read it",
+            found_header_dictionary=found,
+            supported_header_dictionaries=known,
+            written_by=NEWER_LUOSHOD,
+        )
     return StoreError(
         f"{what} in the store is in store format {found}, and this luoshod reads store "
         f"formats up to {FORMAT_VERSION}: it was written by a newer luoshod; upgrade this "
@@ -375,7 +506,7 @@ def encode_agent(text: str) -> bytes:
 
 def is_agent(body: bytes) -> bool:
     """Whether an encoded record is an agent record."""
-    return body[0] == _MARK | _AGENT
+    return body[0] & 0x0F == _AGENT and body[0] >> 4 >= 3  # format 3 on
 
 
 def encode_task_meta(owner: int, meta: str) -> bytes:

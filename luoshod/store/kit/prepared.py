@@ -1,7 +1,8 @@
 """A save or an event append as the durable drivers queue it for group commit: encoded on
 the caller's thread or task, before it is queued, so the database side only writes. A
-message body is the binary form of :mod:`.codec`; a header or an approval is compact
-JSON."""
+message body is the binary form of :mod:`.codec`; an approval is compact JSON, and so is
+a header, or its compact form (:func:`.codec.compact_header`, bytes) for a driver that
+declares ``compact_headers``: compressed here too, not on the database thread."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class PreparedSave:
     checkpoint: Checkpoint
     stored_messages: int
     history_limit: int
-    header: str
+    header: str | bytes
     new_bodies: list[bytes]
     events: tuple[StoredEvent, ...] = ()
     event_log_limit: int = 0
@@ -97,7 +98,10 @@ def prepare(
     requests: Sequence[AppliedRequest] = (),
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
     enqueue: Sequence[Enqueue] = (),
+    compact_header: bool = False,
 ) -> PreparedSave:
+    """``checkpoint``'s save, encoded; its header as JSON text, or in its compact form
+    (bytes) when ``compact_header``."""
     text = codec.agent_text(checkpoint)
     bodies = tasklog.new_bodies(checkpoint, stored_messages, text)
     agents = tasklog.agents_in(bodies) + (checkpoint.stored_agent[0] if stored_messages else 0)
@@ -105,7 +109,7 @@ def prepare(
         checkpoint,
         stored_messages,
         history_limit,
-        codec.encode_header(checkpoint),
+        codec.encode_compact_header(checkpoint) if compact_header else codec.encode_header(checkpoint),
         bodies,
         tuple(events),
         event_log_limit,
@@ -216,6 +220,7 @@ class QueuedWrites(Store):
             requests=requests,
             request_limit=request_limit,
             enqueue=check_enqueue(self, enqueue),
+            compact_header=self.compact_headers,
         )
         self._before_write("save", prepared)
         await self._saves.submit(prepared)
