@@ -55,7 +55,7 @@ mark of format 4 makes a luoshod of format 3, which would misread a compact head
 refuse the store at open by name instead.
 :func:`decode_header` reads JSON text, JSON bytes and the compact form alike, so a store
 keeps reading the JSON headers it held before (rows of both forms may sit side by
-side). PostgreSQL keeps the JSON, as ``jsonb`` an operator can query.
+side). PostgreSQL keeps the JSON, in a ``json`` column an operator can query.
 """
 
 from __future__ import annotations
