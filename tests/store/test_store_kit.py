@@ -30,7 +30,7 @@ BIN = Path(sys.executable).parent
 KIT = [str(BIN / "pytest"), "--pyargs", "luoshod.store.conformance",
        "--luoshod-driver", "files=files://{tmp}/store"]
 R7_CHECK = "if checkpoint.version != stored_version + 1:  # R7"
-CONTRACT = "contract_version = 1\n"
+CONTRACT = "contract_version = 2\n"
 
 
 def install(tmp: Path, name: str, edit: tuple[str, str] | None = None) -> Path:

@@ -18,7 +18,7 @@ LAG_S = 0.3
 
 
 class LazySqliteStore(SqliteStore):
-    contract_version = 1
+    contract_version = 2
 
     @classmethod
     def from_url(cls, url: str, **kw: Any) -> LazySqliteStore:

@@ -65,7 +65,7 @@ class LmdbStore(QueuedWrites):
 
     #: The store contract this release is written for (a literal: a driver is released
     #: apart from luoshod, and luoshod refuses it if the two differ).
-    contract_version = 1
+    contract_version = 2
     #: Headers in their compact form (``codec.compact_header``): a third of their JSON;
     #: a row's header written as JSON before reads on.
     compact_headers = True

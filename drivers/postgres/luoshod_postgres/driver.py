@@ -61,7 +61,7 @@ class PostgresStore(QueuedWrites):
 
     #: The store contract this release is written for (a literal: a driver is released
     #: apart from luoshod, and luoshod refuses it if the two differ).
-    contract_version = 1
+    contract_version = 2
     capabilities = frozenset(
         {
             Capability.DURABLE,

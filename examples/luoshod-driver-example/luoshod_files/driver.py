@@ -54,7 +54,7 @@ class FilesStore(Store):
     #: The store contract this driver was written for (``luoshod.store.kit.CONTRACT_VERSION``
     #: of the luoshod it was built with). A literal on purpose: a luoshod speaking another
     #: contract refuses this driver at start instead of misusing it.
-    contract_version = 1
+    contract_version = 2
     capabilities = frozenset({Capability.DURABLE})
 
     def __init__(self, path: Path, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> None:

@@ -59,7 +59,7 @@ from .paging import page_of, page_start, prefix_range
 #: :attr:`Store.contract_version`; ``driver_for`` refuses any other, so a driver released
 #: apart from luoshod never runs against a contract it was not written for. Raised when a
 #: method is added, removed or changes its meaning.
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
 
 DEFAULT_HISTORY_LIMIT = 50
 DEFAULT_EVENT_LOG_LIMIT = 1000
