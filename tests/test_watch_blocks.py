@@ -20,23 +20,13 @@ from luoshod.store import Capability, store_from_url
 from luoshod.store.kit import eventblocks
 from luoshod.store.kit.eventblocks import BLOCK
 from support import Harness, agent, calls, error_info
+from test_watch import watch
 
 STEPS = 70  # tool steps: a few events each, well over three blocks
 
 
 def script(steps: int, tag: str) -> list[dict]:
     return [calls(("add", {"a": k, "tag": tag})) for k in range(steps)] + [{"text": f"{tag} done"}]
-
-
-async def watch(h: Harness, sid: str, after: int, *, stop_after: int | None = None) -> list[pb.Event]:
-    out = []
-    call = h.stub.Watch(pb.WatchRequest(session_id=sid, after_seq=after))
-    async for resp in call:
-        out.append(resp.event)
-        if stop_after is not None and len(out) >= stop_after:
-            call.cancel()
-            break
-    return out
 
 
 def cursors(last: int) -> list[int]:

@@ -438,7 +438,8 @@ _MAX_LONG = 0xFFFFFFFF
 _SMALL = [bytes((n,)) for n in range(0x80)]
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` (>= 0) as a little-endian base-128 varint, as records and event blocks write it."""
     if n < 0x80:
         return _SMALL[n]
     out = bytearray()
@@ -449,7 +450,7 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _read_varint(stream: bytes, offset: int) -> tuple[int, int]:
+def read_varint(stream: bytes, offset: int) -> tuple[int, int]:
     """The varint at ``offset`` and the offset after it. Raises ``IndexError`` when the
     stream ends inside it."""
     byte = stream[offset]
@@ -485,18 +486,18 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
     _check(len(name), _MAX_SHORT, "tool name")
     parts = [
         bytes((_MARK | _ROLE_CODES[m.role], m.is_error)),
-        _varint(owner), _varint(len(content)), _varint(len(call_id)), _varint(len(name)),
-        _varint(len(m.tool_calls)), content, call_id, name,
+        varint(owner), varint(len(content)), varint(len(call_id)), varint(len(name)),
+        varint(len(m.tool_calls)), content, call_id, name,
     ]
     for c in m.tool_calls:
         for text in (c.id, c.name, c.arguments_json):
             b = text.encode()
-            parts += (_varint(len(b)), b)
+            parts += (varint(len(b)), b)
     return b"".join(parts)
 
 
 def _record(kind: int, owner: int, body: bytes) -> bytes:
-    return b"".join((bytes((_MARK | kind, 0)), _varint(owner), _varint(len(body)), b"\0\0\0", body))
+    return b"".join((bytes((_MARK | kind, 0)), varint(owner), varint(len(body)), b"\0\0\0", body))
 
 
 def encode_agent(text: str) -> bytes:
@@ -537,11 +538,11 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
                 offset = _decode_v2(stream, view, offset, messages)
                 continue
             role, is_error = mark & 0x0F, stream[offset + 1]
-            owner, offset = _read_varint(stream, offset + 2)
-            n_content, offset = _read_varint(stream, offset)
-            n_id, offset = _read_varint(stream, offset)
-            n_name, offset = _read_varint(stream, offset)
-            n_calls, offset = _read_varint(stream, offset)
+            owner, offset = read_varint(stream, offset + 2)
+            n_content, offset = read_varint(stream, offset)
+            n_id, offset = read_varint(stream, offset)
+            n_name, offset = read_varint(stream, offset)
+            n_calls, offset = read_varint(stream, offset)
             fields = []
             for n in (n_content, n_id, n_name):
                 if offset + n > end:
@@ -558,7 +559,7 @@ def decode_messages(stream: bytes) -> list[LogRecord]:
             for _ in range(n_calls):
                 texts = []
                 for _ in range(3):
-                    n, offset = _read_varint(stream, offset)
+                    n, offset = read_varint(stream, offset)
                     if offset + n > end:
                         raise IndexError("a tool call past the end")
                     texts.append(str(view[offset : offset + n], "utf-8"))

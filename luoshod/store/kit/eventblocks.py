@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 
 from ...domain import EventPage, StoredEvent
+from .codec import read_varint, varint
 
 #: Events per block (a block holds the seqs ``(k-1)*BLOCK+1 .. k*BLOCK``).
 BLOCK = 64
@@ -50,24 +51,6 @@ def loose_rows(events: Sequence[StoredEvent]) -> list[StoredEvent]:
     return [e if e.data[:1] != b"\x00" else StoredEvent(e.seq, loose(e.data)) for e in events]
 
 
-def _varint(n: int, out: bytearray) -> None:
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-def _read_varint(buf: bytes, i: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return n, i
-        shift += 7
-
-
 def pack(events: Sequence[StoredEvent]) -> bytes:
     """The block row data of ``events`` (non-empty, of contiguous seqs, oldest first); its
     key is ``events[-1].seq``."""
@@ -75,10 +58,10 @@ def pack(events: Sequence[StoredEvent]) -> bytes:
     if any(e.seq != first + i for i, e in enumerate(events)):
         raise ValueError("a block holds events of contiguous seqs")
     out = bytearray()
-    _varint(first, out)
-    _varint(len(events), out)
+    out += varint(first)
+    out += varint(len(events))
     for e in events:
-        _varint(len(e.data), out)
+        out += varint(len(e.data))
         out += e.data
     return _BLOCK + zlib.compress(bytes(out))
 
@@ -95,11 +78,11 @@ def unpack(row: StoredEvent) -> list[StoredEvent]:
         raise ValueError(f"event row {row.seq}: unknown block version {data[1:2].hex()}")
     try:
         buf = zlib.decompress(data[2:])
-        first, i = _read_varint(buf, 0)
-        n, i = _read_varint(buf, i)
+        first, i = read_varint(buf, 0)
+        n, i = read_varint(buf, i)
         events = []
         for seq in range(first, first + n):
-            size, i = _read_varint(buf, i)
+            size, i = read_varint(buf, i)
             events.append(StoredEvent(seq, buf[i : i + size]))
             i += size
     except (zlib.error, IndexError) as e:
