@@ -116,8 +116,8 @@ class Store(abc.ABC):
     #: Whether the driver stores checkpoint headers in their compact form (bytes,
     #: :func:`.codec.compact_header`) rather than as JSON text: the kit then prepares its
     #: saves so (:func:`.prepared.prepare`, on the caller's side). A driver that stores
-    #: bytes anyway (SQLite, LMDB) gains a third of a header's bytes; one whose headers an
-    #: operator queries (PostgreSQL's ``jsonb``) keeps the JSON.
+    #: bytes anyway (SQLite, LMDB) stores a header in about a third of its JSON; one
+    #: whose headers an operator queries (PostgreSQL's ``json`` columns) keeps the JSON.
     compact_headers: ClassVar[bool] = False
     #: The :data:`CONTRACT_VERSION` the driver was written for. No default: a driver must
     #: say it, so one written for another luoshod is refused by name, not misused.
