@@ -6,15 +6,13 @@ on."""
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import lmdb
 
-from luoshod.domain import Checkpoint, Message, Role, Status
-from luoshod.store.conformance.test_store_headers import awkward_checkpoint
+from luoshod.store.conformance.test_store_headers import reads_and_saves_on, save_three
 from luoshod.store.kit import codec
 from luoshod_lmdb import LmdbStore, layout
 from luoshod_lmdb.layout import Row
@@ -40,21 +38,10 @@ def rows(env_dir: Path, change: Callable[[Row], Row] | None = None) -> list[tupl
     return found
 
 
-async def save_three(env_dir: Path) -> list[Checkpoint]:
+async def opened(env_dir: Path) -> LmdbStore:
     store = LmdbStore(env_dir)
     await store.open()
-    saved = []
-    try:
-        cp = awkward_checkpoint()
-        for i in range(3):
-            cp.version, cp.step_index = i + 1, i
-            if i:
-                cp.messages.append(Message(Role.USER, f"more {i}"))
-            saved.append(copy.deepcopy(cp))
-            await store.save(cp, stored_messages=len(cp.messages) - (1 if i else len(cp.messages)))
-    finally:
-        await store.close()
-    return saved
+    return store
 
 
 def is_compact(header: bytes) -> bool:
@@ -63,7 +50,7 @@ def is_compact(header: bytes) -> bool:
 
 async def test_headers_are_stored_compact(tmp_path: Path) -> None:
     env_dir = tmp_path / "env"
-    saved = await save_three(env_dir)
+    saved = await save_three(await opened(env_dir))
     found = rows(env_dir)
     assert [name for name, _ in found] == [layout.SESSIONS] + [layout.HISTORY] * 3
     for _, row in found:
@@ -74,7 +61,7 @@ async def test_headers_are_stored_compact(tmp_path: Path) -> None:
 
 async def test_an_environment_with_json_headers_loads_and_saves_on(tmp_path: Path) -> None:
     env_dir = tmp_path / "env"
-    saved = await save_three(env_dir)
+    saved = await save_three(await opened(env_dir))
 
     def as_json(row: Row) -> Row:  # as the release before the compact form (format 3) wrote it
         text = codec.header_json(row.header).replace(f'{{"format":{codec.FORMAT_VERSION},', '{"format":3,', 1)
@@ -84,22 +71,7 @@ async def test_an_environment_with_json_headers_loads_and_saves_on(tmp_path: Pat
     assert not any(is_compact(row.header) for _, row in rows(env_dir))
     assert format_mark(env_dir, 3) == codec.FORMAT_VERSION
 
-    store = LmdbStore(env_dir)
-    await store.open()
-    try:
-        loaded = await store.load("headers")
-        assert loaded == saved[-1]
-        assert [e.checkpoint for e in await store.history("headers")] == saved[::-1]
-        page, _ = await store.list_sessions(status=Status.AWAITING_APPROVAL, page_size=5, page_token="")
-        assert [s.session_id for s in page] == ["headers"]
-        loaded.messages.append(Message(Role.USER, "after"))
-        loaded.version += 1
-        expected = copy.deepcopy(loaded)
-        await store.save(loaded, stored_messages=len(loaded.messages) - 1)
-        assert await store.load("headers") == expected
-        assert [e.checkpoint for e in await store.history("headers")] == [expected, *saved[::-1]]
-    finally:
-        await store.close()
+    await reads_and_saves_on(await opened(env_dir), saved)
     assert [is_compact(row.header) for _, row in rows(env_dir)] == [True, False, False, False, True]
     # Marked format 4 at open: a luoshod of format 3 refuses the environment by name.
     assert format_mark(env_dir) == codec.FORMAT_VERSION == 4

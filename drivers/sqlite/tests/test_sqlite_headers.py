@@ -6,13 +6,11 @@ and new rows side by side, and is marked format 4 from then on."""
 
 from __future__ import annotations
 
-import copy
 import json
 import sqlite3
 from pathlib import Path
 
-from luoshod.domain import Message, Role, Status
-from luoshod.store.conformance.test_store_headers import awkward_checkpoint
+from luoshod.store.conformance.test_store_headers import reads_and_saves_on, save_three
 from luoshod.store.kit import codec
 from luoshod_sqlite import SqliteStore
 from luoshod_sqlite.migrations import APPLICATION_ID
@@ -31,27 +29,15 @@ def headers(path: Path) -> list[tuple[str, str, str | bytes]]:
         conn.close()
 
 
-async def save_three(path: Path) -> list:
-    """Three saves of one session (a latest row and three history rows); their checkpoints."""
+async def opened(path: Path) -> SqliteStore:
     store = SqliteStore(path)
     await store.open()
-    saved = []
-    try:
-        cp = awkward_checkpoint()
-        for i in range(3):
-            cp.version, cp.step_index = i + 1, i
-            if i:
-                cp.messages.append(Message(Role.USER, f"more {i}"))
-            saved.append(copy.deepcopy(cp))
-            await store.save(cp, stored_messages=len(cp.messages) - (1 if i else len(cp.messages)))
-    finally:
-        await store.close()
-    return saved
+    return store
 
 
 async def test_headers_are_stored_as_compact_blobs(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    saved = await save_three(path)
+    saved = await save_three(await opened(path))
     found = headers(path)
     assert [(table, kind) for table, kind, _ in found] == [("sessions", "blob")] + [("history", "blob")] * 3
     for _, _, header in found:
@@ -65,7 +51,7 @@ async def test_headers_are_stored_as_compact_blobs(tmp_path: Path) -> None:
 
 async def test_a_file_with_json_headers_loads_and_saves_on(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    saved = await save_three(path)
+    saved = await save_three(await opened(path))
     # The file as the release before the compact form (store format 3) wrote it: every
     # header JSON text of format 3, every record marked format 3, the file marked so.
     conn = sqlite3.connect(path, isolation_level=None)
@@ -83,23 +69,7 @@ async def test_a_file_with_json_headers_loads_and_saves_on(tmp_path: Path) -> No
     assert {kind for _, kind, _ in headers(path)} == {"text"}
     assert all(json.loads(h)["format"] == 3 for _, _, h in headers(path))
 
-    store = SqliteStore(path)
-    await store.open()
-    try:
-        loaded = await store.load("headers")
-        assert loaded == saved[-1]
-        assert [e.checkpoint for e in await store.history("headers")] == saved[::-1]
-        page, _ = await store.list_sessions(status=Status.AWAITING_APPROVAL, page_size=5, page_token="")
-        assert [s.session_id for s in page] == ["headers"]
-        # Saving on: the new rows compact, the old ones JSON, all of them read.
-        loaded.messages.append(Message(Role.USER, "after"))
-        loaded.version += 1
-        expected = copy.deepcopy(loaded)
-        await store.save(loaded, stored_messages=len(loaded.messages) - 1)
-        assert await store.load("headers") == expected
-        assert [e.checkpoint for e in await store.history("headers")] == [expected, *saved[::-1]]
-    finally:
-        await store.close()
+    await reads_and_saves_on(await opened(path), saved)
     # Marked format 4 now: a luoshod of format 3, which would misread the compact
     # headers, refuses the file at open by name.
     conn = sqlite3.connect(path)

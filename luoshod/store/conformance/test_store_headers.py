@@ -52,6 +52,45 @@ def awkward_checkpoint(session_id: str = "headers", *, version: int = 1) -> Chec
     )
 
 
+async def save_three(store: Store) -> list[Checkpoint]:
+    """Three saves of one session into the opened ``store`` (a latest row and three
+    history rows), ``store`` closed after them; their checkpoints. A driver's own tests
+    then rewrite the rows as an older release wrote them."""
+    saved = []
+    try:
+        cp = awkward_checkpoint()
+        for i in range(3):
+            cp.version, cp.step_index = i + 1, i
+            if i:
+                cp.messages.append(Message(Role.USER, f"more {i}"))
+            saved.append(copy.deepcopy(cp))
+            await store.save(cp, stored_messages=len(cp.messages) - (1 if i else len(cp.messages)))
+    finally:
+        await store.close()
+    return saved
+
+
+async def reads_and_saves_on(store: Store, saved: list[Checkpoint]) -> None:
+    """The opened ``store`` holding :func:`save_three`'s session (its rows however an
+    older release wrote them) loads it, lists it, reads its history, and saves on;
+    ``store`` closed after."""
+    try:
+        loaded = await store.load("headers")
+        assert loaded == saved[-1]
+        assert [e.checkpoint for e in await store.history("headers")] == saved[::-1]
+        page, _ = await store.list_sessions(status=Status.AWAITING_APPROVAL, page_size=5, page_token="")
+        assert [s.session_id for s in page] == ["headers"]
+        # Saving on: the new rows compact, the old ones as they were, all of them read.
+        loaded.messages.append(Message(Role.USER, "after"))
+        loaded.version += 1
+        expected = copy.deepcopy(loaded)
+        await store.save(loaded, stored_messages=len(loaded.messages) - 1)
+        assert await store.load("headers") == expected
+        assert [e.checkpoint for e in await store.history("headers")] == [expected, *saved[::-1]]
+    finally:
+        await store.close()
+
+
 async def test_a_header_of_any_content_reads_back_as_written(backend: Backend, driver: Store) -> None:
     cp = awkward_checkpoint()
     expected = copy.deepcopy(cp)
