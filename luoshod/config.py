@@ -12,6 +12,10 @@ NAME (``scripted`` is built in and always there)::
     max_retries = 4                       # transient failures retried after the first try
     backoff_base_s = 0.5                  # first backoff; doubles each retry, with jitter
     backoff_max_s = 30                    # cap of one wait (and of an honoured Retry-After)
+    failure_backoff_base_s = 1            # after a failed call, a session's next one waits this,
+    failure_backoff_max_s = 60            #   doubling per failure in a row, at most this
+    circuit_failures = 5                  # transient failures in a row (any sessions) that open
+    circuit_open_s = 30                   #   the model's circuit for this long (then doubling)
 
     [providers.openai.prices."gpt-4o-mini"]   # optional: USD per million tokens
     prompt_per_mtok = 0.15
@@ -98,6 +102,10 @@ class ProviderConfig:
     max_retries: int = 4
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
+    failure_backoff_base_s: float = 1.0
+    failure_backoff_max_s: float = 60.0
+    circuit_failures: int = 5
+    circuit_open_s: float = 30.0
     prices: Mapping[str, Price] = field(default_factory=dict)
 
 
@@ -127,6 +135,7 @@ def parse(data: Mapping[str, Any], environ: Mapping[str, str]) -> FileConfig:
 
 _PROVIDER_KEYS = {
     "kind", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "prices",
+    "failure_backoff_base_s", "failure_backoff_max_s", "circuit_failures", "circuit_open_s",
 }
 
 
@@ -165,6 +174,10 @@ def _provider(name: str, entry: Any, environ: Mapping[str, str]) -> ProviderConf
         max_retries=_count(entry, "max_retries", where, 4),
         backoff_base_s=_number(entry, "backoff_base_s", where, 0.5),
         backoff_max_s=_number(entry, "backoff_max_s", where, 30.0),
+        failure_backoff_base_s=_number(entry, "failure_backoff_base_s", where, 1.0),
+        failure_backoff_max_s=_number(entry, "failure_backoff_max_s", where, 60.0),
+        circuit_failures=max(1, _count(entry, "circuit_failures", where, 5)),
+        circuit_open_s=_number(entry, "circuit_open_s", where, 30.0),
         prices={model: _price(p, f"{where}.prices.{_quote(model)}") for model, p in prices.items()},
     )
 

@@ -19,7 +19,8 @@ here is mapped.
     ├── ResumeToolMissing          FAILED_PRECONDITION
     ├── SessionBusy                ABORTED
     ├── LeaseLost                  ABORTED (a concurrent writer saved the session first)
-    ├── ProviderError              UNAVAILABLE
+    ├── ProviderError              UNAVAILABLE (transient; retry_after_s in metadata)
+    │   └── ProviderRejected       FAILED_PRECONDITION (no retry can fix it: HTTP 400, 401, …)
     ├── ShuttingDown               UNAVAILABLE
     ├── TooManyRuns                RESOURCE_EXHAUSTED (the limit, retry_after_s in metadata)
     │   └── DaemonOverloaded       RESOURCE_EXHAUSTED (the loop's lag, retry_after_s)
@@ -99,7 +100,20 @@ class LeaseLost(LuoshoError):
 
 
 class ProviderError(LuoshoError):
+    """A model call failed in a way that may pass: the provider's 429 or 5xx after the
+    daemon's own retries, a timeout, a dropped connection, or a call the daemon did not
+    make because the session's failure backoff or the model's circuit is open. Metadata:
+    provider, model, status, error_type, provider_message, attempts, transient,
+    retry_after_s."""
+
     reason = "PROVIDER_ERROR"
+
+
+class ProviderRejected(ProviderError):
+    """A model call that no retry can fix (HTTP 400, 401, 403, 404, 422, a context too
+    long, a malformed answer): the run ends and nobody retries it."""
+
+    reason = "PROVIDER_REJECTED"
 
 
 class ShuttingDown(LuoshoError):

@@ -84,17 +84,38 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
     cp = d.client.get_session(args.session_id)
     history = list(d.client.history(args.session_id, page_size=PAGE_SIZE))
     queue = d.client.queue(args.session_id)
+    failure = d.client.last_model_failure(args.session_id)
     if args.json:
         render.emit({
             "checkpoint": render.as_dict(cp),
             "history": [render.as_dict(e) for e in history],
             "queue": [render.as_dict(q) for q in queue],
+            "last_model_failure": render.as_dict(failure) if failure is not None else None,
         })
     else:
         print(render.session_text(cp, history, None if args.full else render.CLIP))
+        if failure is not None:
+            print(failure_text(failure))
         if queue:
             print(queue_text(queue, None if args.full else render.CLIP))
     return 0
+
+
+def failure_text(f: Any) -> str:
+    """Why the session's last model call failed, and when the daemon calls again."""
+    meta = f.metadata
+    what = " ".join(x for x in (f"HTTP {meta['status']}" if "status" in meta else "", meta.get("error_type", "")) if x)
+    said = meta.get("provider_message", "")
+    at = f.failed_at.ToDatetime().strftime("%Y-%m-%d %H:%M:%SZ")
+    again = f.retry_not_before.ToDatetime().strftime("%Y-%m-%d %H:%M:%SZ")
+    lines = [
+        f"\nlast model call failed: {f.reason} ({what}) at {at}, {f.failures} in a row",
+        f"  {meta.get('provider', '?')}:{meta.get('model', '?')} said: {said!r}" if said else "",
+        "  no retry can fix it: change the request or the agent, then resume"
+        if f.reason == "PROVIDER_REJECTED"
+        else f"  the daemon calls that model again for this session from {again}",
+    ]
+    return "\n".join(x for x in lines if x)
 
 
 IF_BUSY_NAMES = {1: "reject", 2: "enqueue", 3: "interrupt", 4: "rollback"}

@@ -372,7 +372,7 @@ class SubRun:
         assert registry is not None, "an engine with sub-agents is given its providers"
         provider, model, settings = registry.resolve(self.spec.model, self.spec.model_settings_json)
         spec, messages = model_view(self.spec, list(self.state.messages))
-        request = ModelRequest(root.cp.session_id, model, messages, spec, settings)
+        request = ModelRequest(root.cp.session_id, model, messages, spec, settings, scope=self.state.task_id)
         answer, answered = await root.control.unless_stopped(provider.complete(request))
         if not answered:
             if root.control.aborted:

@@ -16,9 +16,11 @@ from typing import Any
 from ..config import ProviderConfig
 from ..errors import InvalidArgument
 from .base import ModelRequest, ModelResponse, Provider
+from .guard import ModelGuard
 from .scripted import ScriptedProvider
 
 __all__ = [
+    "ModelGuard",
     "ModelRequest",
     "ModelResponse",
     "Provider",
@@ -29,26 +31,28 @@ __all__ = [
 ]
 
 
-def configured_providers(entries: Iterable[ProviderConfig]) -> list[Provider]:
-    """One provider per config-file entry."""
+def configured_providers(entries: Iterable[ProviderConfig], guard: ModelGuard | None = None) -> list[Provider]:
+    """One provider per config-file entry, all paced by ``guard`` (the daemon's one)."""
     providers: list[Provider] = []
     for entry in entries:
         if entry.kind == "openai":
             from .openai_chat import OpenAIChatProvider
 
-            providers.append(OpenAIChatProvider(entry))
+            providers.append(OpenAIChatProvider(entry, guard))
         elif entry.kind == "anthropic":
             from .anthropic_messages import AnthropicProvider
 
-            providers.append(AnthropicProvider(entry))
+            providers.append(AnthropicProvider(entry, guard))
         else:  # config.py admits only the kinds above
             raise ValueError(f"providers.{entry.name}.kind: unknown kind {entry.kind!r}")
     return providers
 
 
 class ProviderRegistry:
-    def __init__(self, providers: list[Provider]) -> None:
+    def __init__(self, providers: list[Provider], guard: ModelGuard | None = None) -> None:
         self._by_name = {p.name: p for p in providers}
+        #: The daemon's floors under failing model calls, and each session's last failure.
+        self.guard = guard if guard is not None else ModelGuard()
 
     async def aclose(self) -> None:
         """Close every provider's connections."""

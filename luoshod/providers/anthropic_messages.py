@@ -23,6 +23,7 @@ from anthropic import AsyncAnthropic
 from ..config import ProviderConfig
 from ..domain import Message, Role, ToolCall, ToolSpec, Usage
 from .base import ModelRequest, ModelResponse
+from .guard import ModelGuard
 from .remote import (
     COMMON_SETTINGS,
     NUMBER,
@@ -63,8 +64,8 @@ class AnthropicProvider(RemoteProvider):
         "service_tier": STRING,
     }
 
-    def __init__(self, config: ProviderConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: ProviderConfig, guard: ModelGuard | None = None) -> None:
+        super().__init__(config, guard)
         self.client = AsyncAnthropic(
             api_key=config.api_key.reveal() if config.api_key else NO_KEY,
             base_url=config.base_url,

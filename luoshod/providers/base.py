@@ -20,6 +20,9 @@ class ModelRequest:
     #: Called with each piece of text while the model writes, by providers that stream
     #: (opt-in per agent); the response still carries the whole text.
     on_text: Callable[[str], Awaitable[None]] | None = None
+    #: Who in the session calls: "" for the lead agent, a sub-agent task's id otherwise
+    #: (the failure backoff of ``guard.py`` is per session and caller).
+    scope: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from openai import AsyncOpenAI
 from ..config import ProviderConfig
 from ..domain import Message, Role, ToolCall, ToolSpec, Usage
 from .base import ModelRequest, ModelResponse
+from .guard import ModelGuard
 from .remote import (
     BOOLEAN,
     COMMON_SETTINGS,
@@ -72,8 +73,8 @@ class OpenAIChatProvider(RemoteProvider):
         "metadata": OBJECT,
     }
 
-    def __init__(self, config: ProviderConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: ProviderConfig, guard: ModelGuard | None = None) -> None:
+        super().__init__(config, guard)
         self.client = AsyncOpenAI(
             api_key=config.api_key.reveal() if config.api_key else NO_KEY,
             base_url=config.base_url,

@@ -2,7 +2,8 @@
 
 A :class:`RemoteProvider` is built from one ``[providers.NAME]`` entry of the config file.
 It checks the agent's model settings against an allow-list when a request arrives
-(``validate``), retries transient failures with the one policy of ``retry.py``, prices the
+(``validate``), retries transient failures with the one policy of ``retry.py``, paces the
+calls of a session, and of a model, that keep failing (``guard.py``, one per daemon), prices the
 usage from the entry's price table, and makes tool-call ids usable as idempotency keys. A
 subclass maps our transcript to its wire format and back in ``_attempt`` (one HTTP call)
 and its SDK's exceptions to a :class:`~.retry.Failure` in ``_classify``.
@@ -17,8 +18,9 @@ from typing import Any
 
 from ..config import ProviderConfig
 from ..domain import Message, Role, ToolCall
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, ProviderError
 from .base import ModelRequest, ModelResponse, Provider
+from .guard import GuardPolicy, ModelGuard
 from .retry import Failure, RetryPolicy, call_with_retries
 
 OnText = Callable[[str], Awaitable[None]]
@@ -64,10 +66,14 @@ class RemoteProvider(Provider):
     #: The allow-list of model settings: unknown keys are refused when a request arrives.
     SETTINGS: Mapping[str, Setting]
 
-    def __init__(self, config: ProviderConfig) -> None:
+    def __init__(self, config: ProviderConfig, guard: ModelGuard | None = None) -> None:
         self.name = config.name
         self.config = config
         self.policy = RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s)
+        self.guard = guard if guard is not None else ModelGuard()
+        self.guard_policy = GuardPolicy(
+            config.failure_backoff_base_s, config.failure_backoff_max_s, config.circuit_failures, config.circuit_open_s
+        )
         self._secrets = (config.api_key.reveal(),) if config.api_key else ()
 
     def validate(self, model: str, settings: dict[str, Any]) -> None:
@@ -82,14 +88,25 @@ class RemoteProvider(Provider):
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         on_text = request.on_text if request.settings.get("stream") else None
-        resp = await call_with_retries(
-            lambda: self._attempt(request, on_text),
-            self._failure,
-            self.policy,
-            provider=self.name,
-            model=request.model,
-            secrets=self._secrets,
-        )
+        who = (self.name, request.model, request.session_id, request.scope)
+        self.guard.before_call(self.guard_policy, *who)
+        try:
+            resp = await call_with_retries(
+                lambda: self._attempt(request, on_text),
+                self._failure,
+                self.policy,
+                provider=self.name,
+                model=request.model,
+                secrets=self._secrets,
+            )
+        except ProviderError as e:
+            e.metadata["session_id"] = request.session_id
+            self.guard.failed(self.guard_policy, e, *who)
+            raise
+        except BaseException:
+            self.guard.released(self.name, request.model)
+            raise
+        self.guard.succeeded(*who)
         usage = resp.usage
         usage.model_calls = 1
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens

@@ -3,9 +3,11 @@
 Each provider turns its SDK's exception into a :class:`Failure` at its edge; this module
 decides what to do with it. Transient failures (HTTP 408, 429, 5xx, timeouts, connection
 resets, a stream cut off) are retried with exponential backoff and jitter, honouring the
-server's ``Retry-After``; what still fails, and anything else, becomes a ``ProviderError``
-whose metadata carries the HTTP status and the provider's error type. The SDKs' own
-retries are switched off, so this is the only policy.
+server's ``Retry-After``; what still fails becomes a ``ProviderError`` (UNAVAILABLE: may pass
+later), anything else a ``ProviderRejected`` (FAILED_PRECONDITION: no retry can fix it),
+their metadata carrying the HTTP status, the provider's error type and its message (keys
+redacted). The SDKs' own retries are switched off, so this is the only policy within a
+call; ``guard.py`` paces the calls of a session, and of a model, across runs.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..errors import ProviderError
+from ..errors import ProviderError, ProviderRejected
 
 log = logging.getLogger("luoshod.providers")
 
@@ -110,15 +112,25 @@ async def call_with_retries(
                 why = f" (the server asks to wait {failure.retry_after_s:g}s, over backoff_max_s)"
         what = _describe(failure, secrets)
         if wait is None:
-            raise ProviderError(
-                f"model call {provider}:{model} failed after {attempts} attempt(s): {what}{why}",
+            details = dict(
                 provider=provider,
                 model=model,
                 status=failure.status,
                 error_type=failure.error_type,
+                provider_message=_redacted(failure.detail, secrets),
                 attempts=attempts,
                 transient=str(failure.transient).lower(),
                 retry_after_s=failure.retry_after_s,
+            )
+            if not failure.transient:
+                raise ProviderRejected(
+                    f"model call {provider}:{model} was refused, and no retry can change that: "
+                    f"{what}",
+                    **details,
+                ) from None
+            raise ProviderError(
+                f"model call {provider}:{model} failed after {attempts} attempt(s): {what}{why}",
+                **details,
             ) from None
         log.warning(
             "model call %s:%s attempt %d failed (%s); retrying in %.2fs",
@@ -129,12 +141,15 @@ async def call_with_retries(
 
 def _describe(f: Failure, secrets: Sequence[str]) -> str:
     head = f"HTTP {f.status} {f.error_type}" if f.status is not None else f.error_type
-    detail = f.detail
+    detail = _redacted(f.detail, secrets)
+    return f"{head}: {detail}" if detail else head
+
+
+def _redacted(detail: str, secrets: Sequence[str]) -> str:
     for secret in secrets:  # before truncating, so no part of a secret survives
         if secret:
             detail = detail.replace(secret, "[redacted]")
-    detail = detail[:MAX_DETAIL]
-    return f"{head}: {detail}" if detail else head
+    return detail[:MAX_DETAIL]
 
 
 __all__ = ["Failure", "RetryPolicy", "call_with_retries", "retry_after", "status_failure"]

@@ -20,7 +20,7 @@ from ..engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S, LeasePoli
 from ..engine.run import DEFAULT_REQUEST_ID_LIMIT, DEFAULT_TOOL_TIMEOUT_S, Engine
 from ..mcpclient import McpServerConfig, McpServers
 from ..observe import Observability
-from ..providers import ProviderRegistry, ScriptedProvider, configured_providers
+from ..providers import ModelGuard, ProviderRegistry, ScriptedProvider, configured_providers
 from ..store import (
     DEFAULT_EVENT_LOG_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -169,13 +169,15 @@ class Daemon:
             entries = load_file(config.config_file).providers.values() if config.config_file else ()
         except ConfigFileError as e:
             raise ConfigError(str(e)) from None
+        guard = ModelGuard()
         providers = ProviderRegistry(
             self.observe.providers(
                 [
                     ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log),
-                    *configured_providers(entries),
+                    *configured_providers(entries, guard),
                 ]
-            )
+            ),
+            guard,
         )
         try:
             leases = LeasePolicy(

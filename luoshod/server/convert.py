@@ -28,6 +28,7 @@ from ..engine import events as ev
 from ..engine.events import Event, SubagentTag
 from ..engine.compare import Comparison, Step
 from ..engine.fingerprint import Drift
+from ..providers.guard import Failure
 from . import mcp_convert
 
 ROLE_TO_PB = {
@@ -254,6 +255,17 @@ def comparison_pb(c: Comparison) -> pb.CompareResponse:
     if c.diverged_at is not None:
         out.diverged_at = c.diverged_at
     return out
+
+
+def model_failure_pb(f: Failure) -> pb.ModelFailure:
+    return pb.ModelFailure(
+        reason=f.reason,
+        message=f.message,
+        metadata=f.metadata,
+        failed_at=timestamp(f.at),
+        failures=f.failures,
+        retry_not_before=timestamp(f.not_before),
+    )
 
 
 def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:

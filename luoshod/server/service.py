@@ -453,8 +453,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
         cp, queue = await self.inputs.session(sid)  # one moment's (R69)
         if cp is None and not queue:
             raise CheckpointNotFound(f"session {sid!r} has no checkpoint", session_id=sid)
+        failure = self.engine.providers.guard.last_failure(sid)
         return pb.GetSessionResponse(
-            checkpoint=convert.checkpoint_pb(cp) if cp is not None else None, queue=queue
+            checkpoint=convert.checkpoint_pb(cp) if cp is not None else None,
+            queue=queue,
+            last_model_failure=convert.model_failure_pb(failure) if failure is not None else None,
         )
 
     @unary

@@ -40,6 +40,7 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
     E.SessionBusy: grpc.StatusCode.ABORTED,
     E.LeaseLost: grpc.StatusCode.ABORTED,
     E.ProviderError: grpc.StatusCode.UNAVAILABLE,
+    E.ProviderRejected: grpc.StatusCode.FAILED_PRECONDITION,
     E.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
     E.TooManyRuns: grpc.StatusCode.RESOURCE_EXHAUSTED,
     E.DaemonOverloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,

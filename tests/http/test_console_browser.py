@@ -424,3 +424,46 @@ async def test_a_session_shows_its_queue_and_removes_an_input(make_console: Cons
     shown = await console.app.stub.GetSession(pb.GetSessionRequest(session_id="queued-1"))
     assert [q.request_id for q in shown.queue] == ["later-2"]
     second.cancel()
+
+
+async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
+    make_console: ConsoleFactory, open_browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A provider that refuses the continuation (HTTP 400): the run ends PROVIDER_REJECTED,
+    and GetSession's last_model_failure reaches the API's JSON, `sessions show` and the
+    session page, with the provider's status and message."""
+    from providers.conftest import KEY_ENV, provider_toml
+    from providers.fakes import FakeAnthropic, Fault, turn
+
+    from luoshod.cli import main
+
+    fake = await FakeAnthropic().start()
+    try:
+        monkeypatch.setenv(KEY_ENV, fake.key)
+        config = tmp_path / "providers.toml"
+        config.write_text(provider_toml(fake))
+        fake.script = [turn("", ("lookup", {}))]
+        fake.rule = lambda seen: Fault(400, "invalid_request_error", message="Expected `thinking`") if seen.turn else None
+        console = await make_console(config_file=config)
+        spec = pb.AgentSpec(model="llm:test-model", tools=[pb.ToolSpec(name="lookup", input_schema_json='{"type":"object"}')])
+        log = await console.app.run("refused-1", "look it up", spec, {"lookup": lambda a: "found"})
+        assert log.error is not None and len(fake.requests) == 2
+
+        status, got = await console.get("/api/v1/sessions/refused-1")
+        assert status == 200 and got["last_model_failure"]["reason"] == "PROVIDER_REJECTED"
+        assert got["last_model_failure"]["metadata"]["status"] == "400"
+
+        code = await asyncio.to_thread(main, ["sessions", "show", "refused-1", "--address", console.daemon.addresses[0]])
+        out = capsys.readouterr().out
+        assert code == 0
+        assert "last model call failed: PROVIDER_REJECTED (HTTP 400 invalid_request_error)" in out
+        assert "Expected `thinking`" in out and "no retry can fix it" in out
+
+        b = await open_browser(console)
+        await b.goto("/#/session/refused-1")
+        text = await b.text("#model-failure")
+        assert "PROVIDER_REJECTED" in text and "HTTP 400" in text and "Expected `thinking`" in text
+        assert "No retry can fix this" in text
+        await b.shot("model-failure")
+    finally:
+        await fake.close()

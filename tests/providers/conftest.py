@@ -24,8 +24,18 @@ from .fakes import WIRES, FakeServer
 
 KEY_ENV = "LUOSHOD_TEST_PROVIDER_KEY"
 MODEL = "test-model"
-#: Small waits so the retry tests stay fast.
-FAST = {"timeout_s": 0.5, "max_retries": 3, "backoff_base_s": 0.001, "backoff_max_s": 1.0}
+#: Small waits so the retry tests stay fast; the failure floors (guard.py) near zero, so a
+#: test may resume at once after a failure (tests/providers/test_failure_floors.py keeps
+#: the defaults).
+FAST = {
+    "timeout_s": 0.5,
+    "max_retries": 3,
+    "backoff_base_s": 0.001,
+    "backoff_max_s": 1.0,
+    "failure_backoff_base_s": 0.001,
+    "failure_backoff_max_s": 0.01,
+    "circuit_open_s": 0.001,
+}
 PRICE = {"prompt_per_mtok": 0.15, "completion_per_mtok": 0.6}
 
 

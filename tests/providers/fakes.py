@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,7 @@ class Fault:
     hang: bool = False  # never answer: the client's timeout fires
     reset: bool = False  # close the connection without an answer
     echo_key: bool = False  # the error message quotes the key the request carried
+    message: str = ""  # the error's message (default: "injected <status>")
     mid_stream: str = ""  # streaming: send some text, then "error" (an error event) or "cut"
 
 
@@ -67,6 +69,9 @@ class FakeServer:
         self.requests: list[Seen] = []
         self.violations: list[str] = []
         self.arrived = asyncio.Event()  # set by every request
+        #: Called with every valid, authenticated request: a ``Fault`` to serve instead
+        #: of the script (e.g. refuse every continuation), or ``None``.
+        self.rule: Callable[[Seen], Fault | None] | None = None
         self.base_url = ""
         self._closing = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -114,6 +119,9 @@ class FakeServer:
         if self.faults:
             seen.fault = fault = self.faults.pop(0)
             return await self._fault(request, fault, seen)
+        if self.rule is not None and (fault := self.rule(seen)) is not None:
+            seen.fault = fault
+            return await self._fault(request, fault, seen)
         t = self.script[seen.turn] if seen.turn < len(self.script) else turn(END_OF_SCRIPT)
         if body.get("stream"):
             return await self._stream(request, t, seen.turn, body, None)
@@ -131,7 +139,7 @@ class FakeServer:
             t = self.script[seen.turn] if seen.turn < len(self.script) else turn(END_OF_SCRIPT)
             return await self._stream(request, t, seen.turn, seen.body, fault)
         seen.status = fault.status
-        message = f"injected {fault.status}"
+        message = fault.message or f"injected {fault.status}"
         if fault.echo_key:
             message = f"Incorrect API key provided: {self.received_key(request.headers)}"
         headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}

@@ -59,8 +59,11 @@ async def test_exhausted_retries_fail_with_provider_error_and_resume_repeats_not
         "model": "test-model",
         "status": "500",
         "error_type": "server_error",
+        "provider_message": "injected 500",
         "attempts": "4",
         "transient": "true",
+        "retry_after_s": "0.001",  # the session's failure backoff (FAST: 1 ms)
+        "session_id": "fail",
     }
     assert "HTTP 500" in log.error.details() and "4 attempt(s)" in log.error.details()
     assert len(fake.requests) == 5
@@ -86,10 +89,12 @@ async def test_client_errors_are_not_retried(fake: FakeServer, llm: Harness) -> 
     fake.faults = [Fault(400, "invalid_request_error")]
     log = await llm.run("bad-request", "hi", llm_agent())
     code, reason, meta = error_info(log.error)
-    assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "PROVIDER_ERROR")
+    # No retry can fix it: not UNAVAILABLE, so no client retries it either.
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "PROVIDER_REJECTED")
     assert (meta["status"], meta["error_type"], meta["attempts"], meta["transient"]) == (
         "400", "invalid_request_error", "1", "false",
     )
+    assert meta["provider_message"] == "injected 400" and "retry_after_s" not in meta
     assert len(fake.requests) == 1
 
 
@@ -98,7 +103,7 @@ async def test_a_retry_after_longer_than_the_cap_fails_at_once(fake: FakeServer,
     log = await llm.run("slow-down", "hi", llm_agent())  # backoff_max_s = 1
     _, reason, meta = error_info(log.error)
     assert reason == "PROVIDER_ERROR"
-    assert (meta["status"], meta["attempts"], meta["retry_after_s"]) == ("429", "1", "120.0")
+    assert (meta["status"], meta["attempts"], meta["retry_after_s"]) == ("429", "1", "120")
     assert "asks to wait 120s" in log.error.details()
     assert len(fake.requests) == 1
 

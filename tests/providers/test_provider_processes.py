@@ -103,9 +103,10 @@ async def test_the_key_never_appears_in_logs_errors_or_checkpoints(fake: FakeSer
         fake.faults = [Fault(401, "authentication_error", echo_key=True)]
         bad = await h.run("bad", "hi", llm_agent())
         code, reason, meta = error_info(bad.error)
-        assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "PROVIDER_ERROR")
+        assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "PROVIDER_REJECTED")
         assert secret not in bad.error.details() and "[redacted]" in bad.error.details()
         assert all(secret not in v for v in meta.values())
+        assert "[redacted]" in meta["provider_message"]
 
         for sid in ("good", "bad"):
             try:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from luoshod.errors import ProviderError
+from luoshod.errors import ProviderError, ProviderRejected
 from luoshod.providers.retry import Failure, RetryPolicy, call_with_retries, retry_after, status_failure
 
 
@@ -83,15 +83,15 @@ async def test_exhausted_retries_raise_provider_error_with_metadata() -> None:
     e = err.value
     assert e.metadata == {
         "provider": "p", "model": "m", "status": "500", "error_type": "server_error",
-        "attempts": "3", "transient": "true",
+        "provider_message": "boom", "attempts": "3", "transient": "true",
     }
     assert str(e) == "model call p:m failed after 3 attempt(s): HTTP 500 server_error: boom"
 
 
 async def test_non_transient_failures_are_not_retried() -> None:
-    with pytest.raises(ProviderError) as err:
+    with pytest.raises(ProviderRejected) as err:
         await run([Failure(False, "invalid_request_error", status=400)], RetryPolicy(max_retries=5))
-    assert err.value.metadata["attempts"] == "1"
+    assert err.value.metadata["attempts"] == "1" and err.value.reason == "PROVIDER_REJECTED"
 
 
 async def test_secrets_are_redacted_before_truncation() -> None:
@@ -100,6 +100,7 @@ async def test_secrets_are_redacted_before_truncation() -> None:
     with pytest.raises(ProviderError) as err:
         await run([Failure(False, "authentication_error", detail, status=401)], RetryPolicy(), secrets=[secret])
     assert "sk-" not in str(err.value) and "xxxx" not in str(err.value)
+    assert "sk-" not in err.value.metadata["provider_message"]
 
 
 async def test_other_exceptions_propagate_unchanged() -> None:

@@ -3941,9 +3941,13 @@ type GetSessionResponse struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Checkpoint *Checkpoint            `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	// Inputs waiting for the session, in the order they will run (R69).
-	Queue         []*QueuedInput `protobuf:"bytes,2,rep,name=queue,proto3" json:"queue,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Queue []*QueuedInput `protobuf:"bytes,2,rep,name=queue,proto3" json:"queue,omitempty"`
+	// Why the session's last model call failed, when it did: absent once a model call of the
+	// session succeeds. Kept by the daemon that made the call (not in the store): another
+	// daemon sharing the store, or this one restarted, does not know it.
+	LastModelFailure *ModelFailure `protobuf:"bytes,3,opt,name=last_model_failure,json=lastModelFailure,proto3" json:"last_model_failure,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
@@ -3990,6 +3994,104 @@ func (x *GetSessionResponse) GetQueue() []*QueuedInput {
 	return nil
 }
 
+func (x *GetSessionResponse) GetLastModelFailure() *ModelFailure {
+	if x != nil {
+		return x.LastModelFailure
+	}
+	return nil
+}
+
+// A failed model call, as the run that made it ended: the provider refused it
+// (PROVIDER_REJECTED, no retry can fix it) or it kept failing (PROVIDER_ERROR).
+type ModelFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+	Reason  string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+	// provider_message, attempts, transient, retry_after_s.
+	Metadata map[string]string      `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	FailedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=failed_at,json=failedAt,proto3" json:"failed_at,omitempty"`
+	// Failed calls in a row of that model for the session (or the sub-agent task that failed).
+	Failures int32 `protobuf:"varint,5,opt,name=failures,proto3" json:"failures,omitempty"`
+	// The daemon makes no call of that model for it before this (its failure backoff).
+	RetryNotBefore *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=retry_not_before,json=retryNotBefore,proto3" json:"retry_not_before,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ModelFailure) Reset() {
+	*x = ModelFailure{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelFailure) ProtoMessage() {}
+
+func (x *ModelFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
+func (*ModelFailure) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ModelFailure) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ModelFailure) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ModelFailure) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *ModelFailure) GetFailedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FailedAt
+	}
+	return nil
+}
+
+func (x *ModelFailure) GetFailures() int32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *ModelFailure) GetRetryNotBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RetryNotBefore
+	}
+	return nil
+}
+
 type ListSessionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Default 50, at most 1000.
@@ -4005,7 +4107,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4017,7 +4119,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4030,7 +4132,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -4071,7 +4173,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4083,7 +4185,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4096,7 +4198,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -4123,7 +4225,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4135,7 +4237,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4148,7 +4250,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -4175,7 +4277,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4187,7 +4289,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4200,7 +4302,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -4234,7 +4336,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4246,7 +4348,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4259,7 +4361,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -4320,7 +4422,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +4434,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +4447,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -4367,7 +4469,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4379,7 +4481,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4392,7 +4494,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -4426,7 +4528,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4438,7 +4540,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4451,7 +4553,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -4482,7 +4584,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4494,7 +4596,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4507,7 +4609,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -4548,7 +4650,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4560,7 +4662,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4573,7 +4675,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -4608,7 +4710,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4620,7 +4722,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4633,7 +4735,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -4682,7 +4784,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4694,7 +4796,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4707,7 +4809,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -4744,7 +4846,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4756,7 +4858,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4769,7 +4871,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -4811,7 +4913,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4823,7 +4925,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4836,7 +4938,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -4870,7 +4972,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4882,7 +4984,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4895,7 +4997,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -4924,7 +5026,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4936,7 +5038,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4949,7 +5051,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -4991,7 +5093,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5003,7 +5105,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5016,7 +5118,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -5087,7 +5189,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5099,7 +5201,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5112,7 +5214,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -5161,7 +5263,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5173,7 +5275,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5186,7 +5288,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -5258,7 +5360,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5270,7 +5372,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5283,7 +5385,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -5327,7 +5429,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5339,7 +5441,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5352,7 +5454,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -5385,7 +5487,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5397,7 +5499,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5410,7 +5512,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -5431,7 +5533,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5443,7 +5545,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5456,7 +5558,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -5476,7 +5578,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5488,7 +5590,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5501,7 +5603,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -5529,7 +5631,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5541,7 +5643,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5554,7 +5656,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *McpServer) GetName() string {
@@ -5614,7 +5716,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5626,7 +5728,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5639,7 +5741,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *McpTool) GetName() string {
@@ -6004,12 +6106,23 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"y\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xc0\x01\n" +
 	"\x12GetSessionResponse\x125\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
 	"checkpoint\x12,\n" +
-	"\x05queue\x18\x02 \x03(\v2\x16.luosho.v1.QueuedInputR\x05queue\"\xb2\x01\n" +
+	"\x05queue\x18\x02 \x03(\v2\x16.luosho.v1.QueuedInputR\x05queue\x12E\n" +
+	"\x12last_model_failure\x18\x03 \x01(\v2\x17.luosho.v1.ModelFailureR\x10lastModelFailure\"\xdb\x02\n" +
+	"\fModelFailure\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +
+	"\bmetadata\x18\x03 \x03(\v2%.luosho.v1.ModelFailure.MetadataEntryR\bmetadata\x127\n" +
+	"\tfailed_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x12\x1a\n" +
+	"\bfailures\x18\x05 \x01(\x05R\bfailures\x12D\n" +
+	"\x10retry_not_before\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0eretryNotBefore\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x01\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -6238,7 +6351,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
@@ -6293,34 +6406,36 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*CancelResponse)(nil),           // 50: luosho.v1.CancelResponse
 	(*GetSessionRequest)(nil),        // 51: luosho.v1.GetSessionRequest
 	(*GetSessionResponse)(nil),       // 52: luosho.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),      // 53: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 54: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 55: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 56: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 57: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 58: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 59: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 60: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 61: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 62: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 63: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 64: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 65: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 66: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 67: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 68: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 69: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 70: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 71: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 72: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 73: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 74: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 75: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 76: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 77: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 78: luosho.v1.McpTool
-	nil,                              // 79: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	(*timestamppb.Timestamp)(nil),    // 80: google.protobuf.Timestamp
+	(*ModelFailure)(nil),             // 53: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 54: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 55: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 56: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 57: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 58: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 59: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 60: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 61: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 62: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 63: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 64: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 65: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 66: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 67: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 68: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 69: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 70: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 71: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 72: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 73: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 74: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 75: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 76: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 77: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 78: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 79: luosho.v1.McpTool
+	nil,                              // 80: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 81: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 82: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	10,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -6336,14 +6451,14 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	0,   // 10: luosho.v1.Message.role:type_name -> luosho.v1.Role
 	17,  // 11: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
 	17,  // 12: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	79,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	80,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
 	18,  // 14: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
 	19,  // 15: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	2,   // 16: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	3,   // 17: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	21,  // 18: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	20,  // 19: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	80,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	82,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	11,  // 21: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	19,  // 22: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
 	36,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
@@ -6356,16 +6471,16 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	17,  // 30: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
 	17,  // 31: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
 	21,  // 32: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	80,  // 33: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	80,  // 34: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	80,  // 35: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	82,  // 33: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 34: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	82,  // 35: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	2,   // 36: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
 	22,  // 37: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
 	2,   // 38: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	3,   // 39: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	80,  // 40: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	82,  // 40: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
 	36,  // 41: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	80,  // 42: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	82,  // 42: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
 	28,  // 43: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
 	29,  // 44: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
 	30,  // 45: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
@@ -6394,69 +6509,73 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	8,   // 68: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
 	18,  // 69: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
 	8,   // 70: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	80,  // 71: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	82,  // 71: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
 	27,  // 72: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
 	11,  // 73: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
 	27,  // 74: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
 	9,   // 75: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
 	22,  // 76: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
 	40,  // 77: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	2,   // 78: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 79: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	11,  // 80: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	27,  // 81: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	24,  // 82: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	25,  // 83: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	18,  // 84: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	64,  // 85: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	63,  // 86: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	22,  // 87: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	69,  // 88: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	68,  // 89: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	70,  // 90: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,   // 91: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,   // 92: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	68,  // 93: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	68,  // 94: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	71,  // 95: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	27,  // 96: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	77,  // 97: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	78,  // 98: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	39,  // 99: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	45,  // 100: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	47,  // 101: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	49,  // 102: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	51,  // 103: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	53,  // 104: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	55,  // 105: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	57,  // 106: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	59,  // 107: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	61,  // 108: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	65,  // 109: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	67,  // 110: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	73,  // 111: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	75,  // 112: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	42,  // 113: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	44,  // 114: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	46,  // 115: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	48,  // 116: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	50,  // 117: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	52,  // 118: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	54,  // 119: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	56,  // 120: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	58,  // 121: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	60,  // 122: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	62,  // 123: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	66,  // 124: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	72,  // 125: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	74,  // 126: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	76,  // 127: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	43,  // 128: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	114, // [114:129] is the sub-list for method output_type
-	99,  // [99:114] is the sub-list for method input_type
-	99,  // [99:99] is the sub-list for extension type_name
-	99,  // [99:99] is the sub-list for extension extendee
-	0,   // [0:99] is the sub-list for field type_name
+	53,  // 78: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	81,  // 79: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	82,  // 80: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	82,  // 81: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	2,   // 82: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	26,  // 83: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	11,  // 84: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	27,  // 85: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	24,  // 86: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	25,  // 87: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	18,  // 88: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	65,  // 89: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	64,  // 90: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	22,  // 91: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	70,  // 92: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	69,  // 93: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	71,  // 94: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 95: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 96: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	69,  // 97: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	69,  // 98: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	72,  // 99: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	27,  // 100: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	78,  // 101: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	79,  // 102: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	39,  // 103: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	45,  // 104: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	47,  // 105: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	49,  // 106: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	51,  // 107: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	54,  // 108: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	56,  // 109: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	58,  // 110: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	60,  // 111: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	62,  // 112: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	66,  // 113: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	68,  // 114: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	74,  // 115: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	76,  // 116: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	42,  // 117: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	44,  // 118: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	46,  // 119: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	48,  // 120: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	50,  // 121: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	52,  // 122: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	55,  // 123: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	57,  // 124: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	59,  // 125: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	61,  // 126: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	63,  // 127: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	67,  // 128: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	73,  // 129: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	75,  // 130: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	77,  // 131: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	43,  // 132: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	118, // [118:133] is the sub-list for method output_type
+	103, // [103:118] is the sub-list for method input_type
+	103, // [103:103] is the sub-list for extension type_name
+	103, // [103:103] is the sub-list for extension extendee
+	0,   // [0:103] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -6482,16 +6601,16 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_InputQueued)(nil),
 	}
 	file_luosho_v1_agent_proto_msgTypes[29].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[53].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[62].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[68].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[54].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[63].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[69].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   70,
+			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
 
   let checkpoint = null;
   let queue = []; // inputs queued on the busy session (if_busy, R69), in the order they run
+  let failure = null; // why the session's last model call failed (GetSession's last_model_failure)
   let entries = []; // oldest first
   let selected = -1; // index into entries; -1: the latest checkpoint
   const seenEvents = [];
@@ -40,8 +41,9 @@ export async function sessionView(root, { arg: sessionId, params }) {
       const got = await get(`/sessions/${enc(sessionId)}`);
       checkpoint = got.checkpoint || null;
       queue = got.queue || [];
+      failure = got.last_model_failure || null;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) { checkpoint = null; queue = []; } else throw err;
+      if (err instanceof ApiError && err.status === 404) { checkpoint = null; queue = []; failure = null; } else throw err;
     }
     const newest = () => (entries.length ? entries[entries.length - 1].version : null);
     const before = newest();
@@ -88,7 +90,22 @@ export async function sessionView(root, { arg: sessionId, params }) {
         h("dt", {}, "usage"), h("dd", {}, `this run: ${usage(cp.usage)}; session: ${usage(cp.total_usage)}`),
         h("dt", {}, "updated"), h("dd", {}, when(cp.updated_at)),
         cp.approval_id ? [h("dt", {}, "approval"), h("dd", {}, h("a", { href: "#/approvals" }, cp.approval_id))] : null),
+      failureBox(),
       h("div", { class: "actions" }, resume, cancel, remove));
+  }
+
+  // Why the last model call failed: the provider's status and message, and what happens next.
+  function failureBox() {
+    if (!failure) return null;
+    const m = failure.metadata || {};
+    const rejected = failure.reason === "PROVIDER_REJECTED";
+    const what = [m.status ? `HTTP ${m.status}` : "", m.error_type || ""].filter(Boolean).join(" ");
+    return h("div", { class: "error", id: "model-failure", role: "status" },
+      h("strong", {}, `Last model call failed: ${failure.reason}`), ` (${what}) at ${when(failure.failed_at)}, ${failure.failures} in a row.`,
+      m.provider_message ? h("pre", { class: "json" }, `${m.provider || "?"}:${m.model || "?"}: ${m.provider_message}`) : null,
+      h("p", { class: "muted" }, rejected
+        ? "No retry can fix this: change the request or the agent, then Resume."
+        : `The daemon calls that model again for this session from ${when(failure.retry_not_before)}.`));
   }
 
   // The inputs waiting for the session (Execute with if_busy), each removable (DequeueInput).
@@ -250,6 +267,8 @@ export async function sessionView(root, { arg: sessionId, params }) {
       const got = await get(`/sessions/${enc(sessionId)}`);
       const next = got.queue || [];
       if (JSON.stringify(next) !== JSON.stringify(queue)) { queue = next; renderQueue(); }
+      const failed = got.last_model_failure || null;
+      if (JSON.stringify(failed) !== JSON.stringify(failure)) { failure = failed; renderHead(); }
     } catch (err) { /* a deleted session: the next load says so */ }
   }
 

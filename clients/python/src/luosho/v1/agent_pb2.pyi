@@ -696,12 +696,37 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ("checkpoint", "queue")
+    __slots__ = ("checkpoint", "queue", "last_model_failure")
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    LAST_MODEL_FAILURE_FIELD_NUMBER: _ClassVar[int]
     checkpoint: Checkpoint
     queue: _containers.RepeatedCompositeFieldContainer[QueuedInput]
-    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., queue: _Optional[_Iterable[_Union[QueuedInput, _Mapping]]] = ...) -> None: ...
+    last_model_failure: ModelFailure
+    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., queue: _Optional[_Iterable[_Union[QueuedInput, _Mapping]]] = ..., last_model_failure: _Optional[_Union[ModelFailure, _Mapping]] = ...) -> None: ...
+
+class ModelFailure(_message.Message):
+    __slots__ = ("reason", "message", "metadata", "failed_at", "failures", "retry_not_before")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    FAILED_AT_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    RETRY_NOT_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    message: str
+    metadata: _containers.ScalarMap[str, str]
+    failed_at: _timestamp_pb2.Timestamp
+    failures: int
+    retry_not_before: _timestamp_pb2.Timestamp
+    def __init__(self, reason: _Optional[str] = ..., message: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., failures: _Optional[int] = ..., retry_not_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "status", "session_id_prefix")

@@ -1083,6 +1083,39 @@ export interface GetSessionResponse {
     | undefined;
   /** Inputs waiting for the session, in the order they will run (R69). */
   queue: QueuedInput[];
+  /**
+   * Why the session's last model call failed, when it did: absent once a model call of the
+   * session succeeds. Kept by the daemon that made the call (not in the store): another
+   * daemon sharing the store, or this one restarted, does not know it.
+   */
+  lastModelFailure: ModelFailure | undefined;
+}
+
+/**
+ * A failed model call, as the run that made it ended: the provider refused it
+ * (PROVIDER_REJECTED, no retry can fix it) or it kept failing (PROVIDER_ERROR).
+ */
+export interface ModelFailure {
+  /** The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR. */
+  reason: string;
+  message: string;
+  /**
+   * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+   * provider_message, attempts, transient, retry_after_s.
+   */
+  metadata: { [key: string]: string };
+  failedAt:
+    | Date
+    | undefined;
+  /** Failed calls in a row of that model for the session (or the sub-agent task that failed). */
+  failures: number;
+  /** The daemon makes no call of that model for it before this (its failure backoff). */
+  retryNotBefore: Date | undefined;
+}
+
+export interface ModelFailure_MetadataEntry {
+  key: string;
+  value: string;
 }
 
 export interface ListSessionsRequest {
@@ -7493,7 +7526,7 @@ export const GetSessionRequest: MessageFns<GetSessionRequest> = {
 };
 
 function createBaseGetSessionResponse(): GetSessionResponse {
-  return { checkpoint: undefined, queue: [] };
+  return { checkpoint: undefined, queue: [], lastModelFailure: undefined };
 }
 
 export const GetSessionResponse: MessageFns<GetSessionResponse> = {
@@ -7503,6 +7536,9 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     }
     for (const v of message.queue) {
       QueuedInput.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.lastModelFailure !== undefined) {
+      ModelFailure.encode(message.lastModelFailure, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -7536,6 +7572,14 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
             message.queue.push(QueuedInput.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.lastModelFailure = ModelFailure.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7552,6 +7596,11 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     return {
       checkpoint: isSet(object.checkpoint) ? Checkpoint.fromJSON(object.checkpoint) : undefined,
       queue: globalThis.Array.isArray(object?.queue) ? object.queue.map((e: any) => QueuedInput.fromJSON(e)) : [],
+      lastModelFailure: isSet(object.lastModelFailure)
+        ? ModelFailure.fromJSON(object.lastModelFailure)
+        : isSet(object.last_model_failure)
+        ? ModelFailure.fromJSON(object.last_model_failure)
+        : undefined,
     };
   },
 
@@ -7562,6 +7611,9 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
     }
     if (message.queue?.length) {
       obj.queue = message.queue.map((e) => QueuedInput.toJSON(e));
+    }
+    if (message.lastModelFailure !== undefined) {
+      obj.lastModelFailure = ModelFailure.toJSON(message.lastModelFailure);
     }
     return obj;
   },
@@ -7575,6 +7627,281 @@ export const GetSessionResponse: MessageFns<GetSessionResponse> = {
       ? Checkpoint.fromPartial(object.checkpoint)
       : undefined;
     message.queue = object.queue?.map((e) => QueuedInput.fromPartial(e)) || [];
+    message.lastModelFailure = (object.lastModelFailure !== undefined && object.lastModelFailure !== null)
+      ? ModelFailure.fromPartial(object.lastModelFailure)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseModelFailure(): ModelFailure {
+  return { reason: "", message: "", metadata: {}, failedAt: undefined, failures: 0, retryNotBefore: undefined };
+}
+
+export const ModelFailure: MessageFns<ModelFailure> = {
+  encode(message: ModelFailure, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reason !== "") {
+      writer.uint32(10).string(message.reason);
+    }
+    if (message.message !== "") {
+      writer.uint32(18).string(message.message);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      ModelFailure_MetadataEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    if (message.failedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.failedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.failures !== 0) {
+      writer.uint32(40).int32(message.failures);
+    }
+    if (message.retryNotBefore !== undefined) {
+      Timestamp.encode(toTimestamp(message.retryNotBefore), writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelFailure {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelFailure();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = ModelFailure_MetadataEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.metadata[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.failedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.failures = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.retryNotBefore = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelFailure {
+    return {
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      metadata: isObject(object.metadata)
+        ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      failedAt: isSet(object.failedAt)
+        ? fromJsonTimestamp(object.failedAt)
+        : isSet(object.failed_at)
+        ? fromJsonTimestamp(object.failed_at)
+        : undefined,
+      failures: isSet(object.failures) ? globalThis.Number(object.failures) : 0,
+      retryNotBefore: isSet(object.retryNotBefore)
+        ? fromJsonTimestamp(object.retryNotBefore)
+        : isSet(object.retry_not_before)
+        ? fromJsonTimestamp(object.retry_not_before)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ModelFailure): unknown {
+    const obj: any = {};
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.metadata) {
+      const entries = globalThis.Object.entries(message.metadata) as [string, string][];
+      if (entries.length > 0) {
+        obj.metadata = {};
+        entries.forEach(([k, v]) => {
+          obj.metadata[k] = v;
+        });
+      }
+    }
+    if (message.failedAt !== undefined) {
+      obj.failedAt = message.failedAt.toISOString();
+    }
+    if (message.failures !== 0) {
+      obj.failures = Math.round(message.failures);
+    }
+    if (message.retryNotBefore !== undefined) {
+      obj.retryNotBefore = message.retryNotBefore.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModelFailure>, I>>(base?: I): ModelFailure {
+    return ModelFailure.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModelFailure>, I>>(object: I): ModelFailure {
+    const message = createBaseModelFailure();
+    message.reason = object.reason ?? "";
+    message.message = object.message ?? "";
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.failedAt = object.failedAt ?? undefined;
+    message.failures = object.failures ?? 0;
+    message.retryNotBefore = object.retryNotBefore ?? undefined;
+    return message;
+  },
+};
+
+function createBaseModelFailure_MetadataEntry(): ModelFailure_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const ModelFailure_MetadataEntry: MessageFns<ModelFailure_MetadataEntry> = {
+  encode(message: ModelFailure_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelFailure_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelFailure_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelFailure_MetadataEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ModelFailure_MetadataEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModelFailure_MetadataEntry>, I>>(base?: I): ModelFailure_MetadataEntry {
+    return ModelFailure_MetadataEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModelFailure_MetadataEntry>, I>>(object: I): ModelFailure_MetadataEntry {
+    const message = createBaseModelFailure_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };

@@ -53234,6 +53234,39 @@ java.lang.String defaultValue) {
      */
     luosho.v1.Agent.QueuedInputOrBuilder getQueueOrBuilder(
         int index);
+
+    /**
+     * <pre>
+     * Why the session's last model call failed, when it did: absent once a model call of the
+     * session succeeds. Kept by the daemon that made the call (not in the store): another
+     * daemon sharing the store, or this one restarted, does not know it.
+     * </pre>
+     *
+     * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+     * @return Whether the lastModelFailure field is set.
+     */
+    boolean hasLastModelFailure();
+    /**
+     * <pre>
+     * Why the session's last model call failed, when it did: absent once a model call of the
+     * session succeeds. Kept by the daemon that made the call (not in the store): another
+     * daemon sharing the store, or this one restarted, does not know it.
+     * </pre>
+     *
+     * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+     * @return The lastModelFailure.
+     */
+    luosho.v1.Agent.ModelFailure getLastModelFailure();
+    /**
+     * <pre>
+     * Why the session's last model call failed, when it did: absent once a model call of the
+     * session succeeds. Kept by the daemon that made the call (not in the store): another
+     * daemon sharing the store, or this one restarted, does not know it.
+     * </pre>
+     *
+     * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+     */
+    luosho.v1.Agent.ModelFailureOrBuilder getLastModelFailureOrBuilder();
   }
   /**
    * Protobuf type {@code luosho.v1.GetSessionResponse}
@@ -53366,6 +53399,50 @@ java.lang.String defaultValue) {
       return queue_.get(index);
     }
 
+    public static final int LAST_MODEL_FAILURE_FIELD_NUMBER = 3;
+    private luosho.v1.Agent.ModelFailure lastModelFailure_;
+    /**
+     * <pre>
+     * Why the session's last model call failed, when it did: absent once a model call of the
+     * session succeeds. Kept by the daemon that made the call (not in the store): another
+     * daemon sharing the store, or this one restarted, does not know it.
+     * </pre>
+     *
+     * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+     * @return Whether the lastModelFailure field is set.
+     */
+    @java.lang.Override
+    public boolean hasLastModelFailure() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * Why the session's last model call failed, when it did: absent once a model call of the
+     * session succeeds. Kept by the daemon that made the call (not in the store): another
+     * daemon sharing the store, or this one restarted, does not know it.
+     * </pre>
+     *
+     * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+     * @return The lastModelFailure.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.ModelFailure getLastModelFailure() {
+      return lastModelFailure_ == null ? luosho.v1.Agent.ModelFailure.getDefaultInstance() : lastModelFailure_;
+    }
+    /**
+     * <pre>
+     * Why the session's last model call failed, when it did: absent once a model call of the
+     * session succeeds. Kept by the daemon that made the call (not in the store): another
+     * daemon sharing the store, or this one restarted, does not know it.
+     * </pre>
+     *
+     * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.ModelFailureOrBuilder getLastModelFailureOrBuilder() {
+      return lastModelFailure_ == null ? luosho.v1.Agent.ModelFailure.getDefaultInstance() : lastModelFailure_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -53386,6 +53463,9 @@ java.lang.String defaultValue) {
       for (int i = 0; i < queue_.size(); i++) {
         output.writeMessage(2, queue_.get(i));
       }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(3, getLastModelFailure());
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -53403,6 +53483,10 @@ java.lang.String defaultValue) {
             }
             size += 1 * count;
           }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(3, getLastModelFailure());
+      }
       return size;
     }
     @java.lang.Override
@@ -53434,6 +53518,11 @@ java.lang.String defaultValue) {
       }
       if (!getQueueList()
           .equals(other.getQueueList())) return false;
+      if (hasLastModelFailure() != other.hasLastModelFailure()) return false;
+      if (hasLastModelFailure()) {
+        if (!getLastModelFailure()
+            .equals(other.getLastModelFailure())) return false;
+      }
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -53452,6 +53541,10 @@ java.lang.String defaultValue) {
       if (getQueueCount() > 0) {
         hash = (37 * hash) + QUEUE_FIELD_NUMBER;
         hash = (53 * hash) + getQueueList().hashCode();
+      }
+      if (hasLastModelFailure()) {
+        hash = (37 * hash) + LAST_MODEL_FAILURE_FIELD_NUMBER;
+        hash = (53 * hash) + getLastModelFailure().hashCode();
       }
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
@@ -53585,6 +53678,7 @@ java.lang.String defaultValue) {
                 .alwaysUseFieldBuilders) {
           internalGetCheckpointFieldBuilder();
           internalGetQueueFieldBuilder();
+          internalGetLastModelFailureFieldBuilder();
         }
       }
       @java.lang.Override
@@ -53603,6 +53697,11 @@ java.lang.String defaultValue) {
           queueBuilder_.clear();
         }
         bitField0_ = (bitField0_ & ~0x00000002);
+        lastModelFailure_ = null;
+        if (lastModelFailureBuilder_ != null) {
+          lastModelFailureBuilder_.dispose();
+          lastModelFailureBuilder_ = null;
+        }
         return this;
       }
 
@@ -53656,6 +53755,12 @@ java.lang.String defaultValue) {
               : checkpointBuilder_.build();
           to_bitField0_ |= 0x00000001;
         }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.lastModelFailure_ = lastModelFailureBuilder_ == null
+              ? lastModelFailure_
+              : lastModelFailureBuilder_.build();
+          to_bitField0_ |= 0x00000002;
+        }
         result.bitField0_ |= to_bitField0_;
       }
 
@@ -53699,6 +53804,9 @@ java.lang.String defaultValue) {
               queueBuilder_.addAllMessages(other.queue_);
             }
           }
+        }
+        if (other.hasLastModelFailure()) {
+          mergeLastModelFailure(other.getLastModelFailure());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -53746,6 +53854,13 @@ java.lang.String defaultValue) {
                 }
                 break;
               } // case 18
+              case 26: {
+                input.readMessage(
+                    internalGetLastModelFailureFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -54196,6 +54311,181 @@ java.lang.String defaultValue) {
         return queueBuilder_;
       }
 
+      private luosho.v1.Agent.ModelFailure lastModelFailure_;
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.ModelFailure, luosho.v1.Agent.ModelFailure.Builder, luosho.v1.Agent.ModelFailureOrBuilder> lastModelFailureBuilder_;
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       * @return Whether the lastModelFailure field is set.
+       */
+      public boolean hasLastModelFailure() {
+        return ((bitField0_ & 0x00000004) != 0);
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       * @return The lastModelFailure.
+       */
+      public luosho.v1.Agent.ModelFailure getLastModelFailure() {
+        if (lastModelFailureBuilder_ == null) {
+          return lastModelFailure_ == null ? luosho.v1.Agent.ModelFailure.getDefaultInstance() : lastModelFailure_;
+        } else {
+          return lastModelFailureBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       */
+      public Builder setLastModelFailure(luosho.v1.Agent.ModelFailure value) {
+        if (lastModelFailureBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          lastModelFailure_ = value;
+        } else {
+          lastModelFailureBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       */
+      public Builder setLastModelFailure(
+          luosho.v1.Agent.ModelFailure.Builder builderForValue) {
+        if (lastModelFailureBuilder_ == null) {
+          lastModelFailure_ = builderForValue.build();
+        } else {
+          lastModelFailureBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       */
+      public Builder mergeLastModelFailure(luosho.v1.Agent.ModelFailure value) {
+        if (lastModelFailureBuilder_ == null) {
+          if (((bitField0_ & 0x00000004) != 0) &&
+            lastModelFailure_ != null &&
+            lastModelFailure_ != luosho.v1.Agent.ModelFailure.getDefaultInstance()) {
+            getLastModelFailureBuilder().mergeFrom(value);
+          } else {
+            lastModelFailure_ = value;
+          }
+        } else {
+          lastModelFailureBuilder_.mergeFrom(value);
+        }
+        if (lastModelFailure_ != null) {
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       */
+      public Builder clearLastModelFailure() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        lastModelFailure_ = null;
+        if (lastModelFailureBuilder_ != null) {
+          lastModelFailureBuilder_.dispose();
+          lastModelFailureBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       */
+      public luosho.v1.Agent.ModelFailure.Builder getLastModelFailureBuilder() {
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return internalGetLastModelFailureFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       */
+      public luosho.v1.Agent.ModelFailureOrBuilder getLastModelFailureOrBuilder() {
+        if (lastModelFailureBuilder_ != null) {
+          return lastModelFailureBuilder_.getMessageOrBuilder();
+        } else {
+          return lastModelFailure_ == null ?
+              luosho.v1.Agent.ModelFailure.getDefaultInstance() : lastModelFailure_;
+        }
+      }
+      /**
+       * <pre>
+       * Why the session's last model call failed, when it did: absent once a model call of the
+       * session succeeds. Kept by the daemon that made the call (not in the store): another
+       * daemon sharing the store, or this one restarted, does not know it.
+       * </pre>
+       *
+       * <code>.luosho.v1.ModelFailure last_model_failure = 3;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.ModelFailure, luosho.v1.Agent.ModelFailure.Builder, luosho.v1.Agent.ModelFailureOrBuilder> 
+          internalGetLastModelFailureFieldBuilder() {
+        if (lastModelFailureBuilder_ == null) {
+          lastModelFailureBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.ModelFailure, luosho.v1.Agent.ModelFailure.Builder, luosho.v1.Agent.ModelFailureOrBuilder>(
+                  getLastModelFailure(),
+                  getParentForChildren(),
+                  isClean());
+          lastModelFailure_ = null;
+        }
+        return lastModelFailureBuilder_;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.GetSessionResponse)
     }
 
@@ -54242,6 +54532,1672 @@ java.lang.String defaultValue) {
 
     @java.lang.Override
     public luosho.v1.Agent.GetSessionResponse getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface ModelFailureOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.ModelFailure)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <pre>
+     * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+     * </pre>
+     *
+     * <code>string reason = 1;</code>
+     * @return The reason.
+     */
+    java.lang.String getReason();
+    /**
+     * <pre>
+     * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+     * </pre>
+     *
+     * <code>string reason = 1;</code>
+     * @return The bytes for reason.
+     */
+    com.google.protobuf.ByteString
+        getReasonBytes();
+
+    /**
+     * <code>string message = 2;</code>
+     * @return The message.
+     */
+    java.lang.String getMessage();
+    /**
+     * <code>string message = 2;</code>
+     * @return The bytes for message.
+     */
+    com.google.protobuf.ByteString
+        getMessageBytes();
+
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    int getMetadataCount();
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    boolean containsMetadata(
+        java.lang.String key);
+    /**
+     * Use {@link #getMetadataMap()} instead.
+     */
+    @java.lang.Deprecated
+    java.util.Map<java.lang.String, java.lang.String>
+    getMetadata();
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    java.util.Map<java.lang.String, java.lang.String>
+    getMetadataMap();
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    /* nullable */
+java.lang.String getMetadataOrDefault(
+        java.lang.String key,
+        /* nullable */
+java.lang.String defaultValue);
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    java.lang.String getMetadataOrThrow(
+        java.lang.String key);
+
+    /**
+     * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+     * @return Whether the failedAt field is set.
+     */
+    boolean hasFailedAt();
+    /**
+     * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+     * @return The failedAt.
+     */
+    com.google.protobuf.Timestamp getFailedAt();
+    /**
+     * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+     */
+    com.google.protobuf.TimestampOrBuilder getFailedAtOrBuilder();
+
+    /**
+     * <pre>
+     * Failed calls in a row of that model for the session (or the sub-agent task that failed).
+     * </pre>
+     *
+     * <code>int32 failures = 5;</code>
+     * @return The failures.
+     */
+    int getFailures();
+
+    /**
+     * <pre>
+     * The daemon makes no call of that model for it before this (its failure backoff).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+     * @return Whether the retryNotBefore field is set.
+     */
+    boolean hasRetryNotBefore();
+    /**
+     * <pre>
+     * The daemon makes no call of that model for it before this (its failure backoff).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+     * @return The retryNotBefore.
+     */
+    com.google.protobuf.Timestamp getRetryNotBefore();
+    /**
+     * <pre>
+     * The daemon makes no call of that model for it before this (its failure backoff).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+     */
+    com.google.protobuf.TimestampOrBuilder getRetryNotBeforeOrBuilder();
+  }
+  /**
+   * <pre>
+   * A failed model call, as the run that made it ended: the provider refused it
+   * (PROVIDER_REJECTED, no retry can fix it) or it kept failing (PROVIDER_ERROR).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.ModelFailure}
+   */
+  public static final class ModelFailure extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.ModelFailure)
+      ModelFailureOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ModelFailure");
+    }
+    // Use ModelFailure.newBuilder() to construct.
+    private ModelFailure(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ModelFailure() {
+      reason_ = "";
+      message_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ModelFailure_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ModelFailure_descriptor;
+    }
+
+    @SuppressWarnings({"rawtypes"})
+    @java.lang.Override
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 3:
+          return internalGetMetadata();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ModelFailure_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.ModelFailure.class, luosho.v1.Agent.ModelFailure.Builder.class);
+    }
+
+    private int bitField0_;
+    public static final int REASON_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object reason_ = "";
+    /**
+     * <pre>
+     * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+     * </pre>
+     *
+     * <code>string reason = 1;</code>
+     * @return The reason.
+     */
+    @java.lang.Override
+    public java.lang.String getReason() {
+      java.lang.Object ref = reason_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        reason_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+     * </pre>
+     *
+     * <code>string reason = 1;</code>
+     * @return The bytes for reason.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getReasonBytes() {
+      java.lang.Object ref = reason_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        reason_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int MESSAGE_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object message_ = "";
+    /**
+     * <code>string message = 2;</code>
+     * @return The message.
+     */
+    @java.lang.Override
+    public java.lang.String getMessage() {
+      java.lang.Object ref = message_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        message_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string message = 2;</code>
+     * @return The bytes for message.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getMessageBytes() {
+      java.lang.Object ref = message_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        message_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int METADATA_FIELD_NUMBER = 3;
+    private static final class MetadataDefaultEntryHolder {
+      static final com.google.protobuf.MapEntry<
+          java.lang.String, java.lang.String> defaultEntry =
+              com.google.protobuf.MapEntry
+              .<java.lang.String, java.lang.String>newDefaultInstance(
+                  luosho.v1.Agent.internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor, 
+                  com.google.protobuf.WireFormat.FieldType.STRING,
+                  "",
+                  com.google.protobuf.WireFormat.FieldType.STRING,
+                  "");
+    }
+    @SuppressWarnings("serial")
+    private com.google.protobuf.MapField<
+        java.lang.String, java.lang.String> metadata_;
+    private com.google.protobuf.MapField<java.lang.String, java.lang.String>
+    internalGetMetadata() {
+      if (metadata_ == null) {
+        return com.google.protobuf.MapField.emptyMapField(
+            MetadataDefaultEntryHolder.defaultEntry);
+      }
+      return metadata_;
+    }
+    public int getMetadataCount() {
+      return internalGetMetadata().getMap().size();
+    }
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    @java.lang.Override
+    public boolean containsMetadata(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      return internalGetMetadata().getMap().containsKey(key);
+    }
+    /**
+     * Use {@link #getMetadataMap()} instead.
+     */
+    @java.lang.Override
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, java.lang.String> getMetadata() {
+      return getMetadataMap();
+    }
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    @java.lang.Override
+    public java.util.Map<java.lang.String, java.lang.String> getMetadataMap() {
+      return internalGetMetadata().getMap();
+    }
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    @java.lang.Override
+    public /* nullable */
+java.lang.String getMetadataOrDefault(
+        java.lang.String key,
+        /* nullable */
+java.lang.String defaultValue) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.String> map =
+          internalGetMetadata().getMap();
+      return map.containsKey(key) ? map.get(key) : defaultValue;
+    }
+    /**
+     * <pre>
+     * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+     * provider_message, attempts, transient, retry_after_s.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; metadata = 3;</code>
+     */
+    @java.lang.Override
+    public java.lang.String getMetadataOrThrow(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.String> map =
+          internalGetMetadata().getMap();
+      if (!map.containsKey(key)) {
+        throw new java.lang.IllegalArgumentException();
+      }
+      return map.get(key);
+    }
+
+    public static final int FAILED_AT_FIELD_NUMBER = 4;
+    private com.google.protobuf.Timestamp failedAt_;
+    /**
+     * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+     * @return Whether the failedAt field is set.
+     */
+    @java.lang.Override
+    public boolean hasFailedAt() {
+      return ((bitField0_ & 0x00000001) != 0);
+    }
+    /**
+     * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+     * @return The failedAt.
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getFailedAt() {
+      return failedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : failedAt_;
+    }
+    /**
+     * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.TimestampOrBuilder getFailedAtOrBuilder() {
+      return failedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : failedAt_;
+    }
+
+    public static final int FAILURES_FIELD_NUMBER = 5;
+    private int failures_ = 0;
+    /**
+     * <pre>
+     * Failed calls in a row of that model for the session (or the sub-agent task that failed).
+     * </pre>
+     *
+     * <code>int32 failures = 5;</code>
+     * @return The failures.
+     */
+    @java.lang.Override
+    public int getFailures() {
+      return failures_;
+    }
+
+    public static final int RETRY_NOT_BEFORE_FIELD_NUMBER = 6;
+    private com.google.protobuf.Timestamp retryNotBefore_;
+    /**
+     * <pre>
+     * The daemon makes no call of that model for it before this (its failure backoff).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+     * @return Whether the retryNotBefore field is set.
+     */
+    @java.lang.Override
+    public boolean hasRetryNotBefore() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * The daemon makes no call of that model for it before this (its failure backoff).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+     * @return The retryNotBefore.
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getRetryNotBefore() {
+      return retryNotBefore_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : retryNotBefore_;
+    }
+    /**
+     * <pre>
+     * The daemon makes no call of that model for it before this (its failure backoff).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.TimestampOrBuilder getRetryNotBeforeOrBuilder() {
+      return retryNotBefore_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : retryNotBefore_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(reason_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, reason_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(message_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, message_);
+      }
+      com.google.protobuf.GeneratedMessage
+        .serializeStringMapTo(
+          output,
+          internalGetMetadata(),
+          MetadataDefaultEntryHolder.defaultEntry,
+          3);
+      if (((bitField0_ & 0x00000001) != 0)) {
+        output.writeMessage(4, getFailedAt());
+      }
+      if (failures_ != 0) {
+        output.writeInt32(5, failures_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        output.writeMessage(6, getRetryNotBefore());
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(reason_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, reason_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(message_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, message_);
+      }
+      for (java.util.Map.Entry<java.lang.String, java.lang.String> entry
+           : internalGetMetadata().getMap().entrySet()) {
+        com.google.protobuf.MapEntry<java.lang.String, java.lang.String>
+        metadata__ = MetadataDefaultEntryHolder.defaultEntry.newBuilderForType()
+            .setKey(entry.getKey())
+            .setValue(entry.getValue())
+            .buildPartial();
+        size += com.google.protobuf.CodedOutputStream
+            .computeMessageSize(3, metadata__);
+      }
+      if (((bitField0_ & 0x00000001) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(4, getFailedAt());
+      }
+      if (failures_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(5, failures_);
+      }
+      if (((bitField0_ & 0x00000002) != 0)) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(6, getRetryNotBefore());
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.ModelFailure)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.ModelFailure other = (luosho.v1.Agent.ModelFailure) obj;
+
+      if (!getReason()
+          .equals(other.getReason())) return false;
+      if (!getMessage()
+          .equals(other.getMessage())) return false;
+      if (!internalGetMetadata().equals(
+          other.internalGetMetadata())) return false;
+      if (hasFailedAt() != other.hasFailedAt()) return false;
+      if (hasFailedAt()) {
+        if (!getFailedAt()
+            .equals(other.getFailedAt())) return false;
+      }
+      if (getFailures()
+          != other.getFailures()) return false;
+      if (hasRetryNotBefore() != other.hasRetryNotBefore()) return false;
+      if (hasRetryNotBefore()) {
+        if (!getRetryNotBefore()
+            .equals(other.getRetryNotBefore())) return false;
+      }
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + REASON_FIELD_NUMBER;
+      hash = (53 * hash) + getReason().hashCode();
+      hash = (37 * hash) + MESSAGE_FIELD_NUMBER;
+      hash = (53 * hash) + getMessage().hashCode();
+      if (!internalGetMetadata().getMap().isEmpty()) {
+        hash = (37 * hash) + METADATA_FIELD_NUMBER;
+        hash = (53 * hash) + internalGetMetadata().hashCode();
+      }
+      if (hasFailedAt()) {
+        hash = (37 * hash) + FAILED_AT_FIELD_NUMBER;
+        hash = (53 * hash) + getFailedAt().hashCode();
+      }
+      hash = (37 * hash) + FAILURES_FIELD_NUMBER;
+      hash = (53 * hash) + getFailures();
+      if (hasRetryNotBefore()) {
+        hash = (37 * hash) + RETRY_NOT_BEFORE_FIELD_NUMBER;
+        hash = (53 * hash) + getRetryNotBefore().hashCode();
+      }
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.ModelFailure parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.ModelFailure parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ModelFailure parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.ModelFailure prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * A failed model call, as the run that made it ended: the provider refused it
+     * (PROVIDER_REJECTED, no retry can fix it) or it kept failing (PROVIDER_ERROR).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.ModelFailure}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.ModelFailure)
+        luosho.v1.Agent.ModelFailureOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ModelFailure_descriptor;
+      }
+
+      @SuppressWarnings({"rawtypes"})
+      protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+          int number) {
+        switch (number) {
+          case 3:
+            return internalGetMetadata();
+          default:
+            throw new RuntimeException(
+                "Invalid map field number: " + number);
+        }
+      }
+      @SuppressWarnings({"rawtypes"})
+      protected com.google.protobuf.MapFieldReflectionAccessor internalGetMutableMapFieldReflection(
+          int number) {
+        switch (number) {
+          case 3:
+            return internalGetMutableMetadata();
+          default:
+            throw new RuntimeException(
+                "Invalid map field number: " + number);
+        }
+      }
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ModelFailure_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.ModelFailure.class, luosho.v1.Agent.ModelFailure.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.ModelFailure.newBuilder()
+      private Builder() {
+        maybeForceBuilderInitialization();
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+        maybeForceBuilderInitialization();
+      }
+      private void maybeForceBuilderInitialization() {
+        if (com.google.protobuf.GeneratedMessage
+                .alwaysUseFieldBuilders) {
+          internalGetFailedAtFieldBuilder();
+          internalGetRetryNotBeforeFieldBuilder();
+        }
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        reason_ = "";
+        message_ = "";
+        internalGetMutableMetadata().clear();
+        failedAt_ = null;
+        if (failedAtBuilder_ != null) {
+          failedAtBuilder_.dispose();
+          failedAtBuilder_ = null;
+        }
+        failures_ = 0;
+        retryNotBefore_ = null;
+        if (retryNotBeforeBuilder_ != null) {
+          retryNotBeforeBuilder_.dispose();
+          retryNotBeforeBuilder_ = null;
+        }
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ModelFailure_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ModelFailure getDefaultInstanceForType() {
+        return luosho.v1.Agent.ModelFailure.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ModelFailure build() {
+        luosho.v1.Agent.ModelFailure result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ModelFailure buildPartial() {
+        luosho.v1.Agent.ModelFailure result = new luosho.v1.Agent.ModelFailure(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.ModelFailure result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.reason_ = reason_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.message_ = message_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.metadata_ = internalGetMetadata();
+          result.metadata_.makeImmutable();
+        }
+        int to_bitField0_ = 0;
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.failedAt_ = failedAtBuilder_ == null
+              ? failedAt_
+              : failedAtBuilder_.build();
+          to_bitField0_ |= 0x00000001;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.failures_ = failures_;
+        }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.retryNotBefore_ = retryNotBeforeBuilder_ == null
+              ? retryNotBefore_
+              : retryNotBeforeBuilder_.build();
+          to_bitField0_ |= 0x00000002;
+        }
+        result.bitField0_ |= to_bitField0_;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.ModelFailure) {
+          return mergeFrom((luosho.v1.Agent.ModelFailure)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.ModelFailure other) {
+        if (other == luosho.v1.Agent.ModelFailure.getDefaultInstance()) return this;
+        if (!other.getReason().isEmpty()) {
+          reason_ = other.reason_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getMessage().isEmpty()) {
+          message_ = other.message_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        internalGetMutableMetadata().mergeFrom(
+            other.internalGetMetadata());
+        bitField0_ |= 0x00000004;
+        if (other.hasFailedAt()) {
+          mergeFailedAt(other.getFailedAt());
+        }
+        if (other.getFailures() != 0) {
+          setFailures(other.getFailures());
+        }
+        if (other.hasRetryNotBefore()) {
+          mergeRetryNotBefore(other.getRetryNotBefore());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                reason_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                message_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                com.google.protobuf.MapEntry<java.lang.String, java.lang.String>
+                metadata__ = input.readMessage(
+                    MetadataDefaultEntryHolder.defaultEntry.getParserForType(), extensionRegistry);
+                internalGetMutableMetadata().getMutableMap().put(
+                    metadata__.getKey(), metadata__.getValue());
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 34: {
+                input.readMessage(
+                    internalGetFailedAtFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 34
+              case 40: {
+                failures_ = input.readInt32();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 40
+              case 50: {
+                input.readMessage(
+                    internalGetRetryNotBeforeFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 50
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object reason_ = "";
+      /**
+       * <pre>
+       * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+       * </pre>
+       *
+       * <code>string reason = 1;</code>
+       * @return The reason.
+       */
+      public java.lang.String getReason() {
+        java.lang.Object ref = reason_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          reason_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+       * </pre>
+       *
+       * <code>string reason = 1;</code>
+       * @return The bytes for reason.
+       */
+      public com.google.protobuf.ByteString
+          getReasonBytes() {
+        java.lang.Object ref = reason_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          reason_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+       * </pre>
+       *
+       * <code>string reason = 1;</code>
+       * @param value The reason to set.
+       * @return This builder for chaining.
+       */
+      public Builder setReason(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        reason_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+       * </pre>
+       *
+       * <code>string reason = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearReason() {
+        reason_ = getDefaultInstance().getReason();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR.
+       * </pre>
+       *
+       * <code>string reason = 1;</code>
+       * @param value The bytes for reason to set.
+       * @return This builder for chaining.
+       */
+      public Builder setReasonBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        reason_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object message_ = "";
+      /**
+       * <code>string message = 2;</code>
+       * @return The message.
+       */
+      public java.lang.String getMessage() {
+        java.lang.Object ref = message_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          message_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string message = 2;</code>
+       * @return The bytes for message.
+       */
+      public com.google.protobuf.ByteString
+          getMessageBytes() {
+        java.lang.Object ref = message_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          message_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string message = 2;</code>
+       * @param value The message to set.
+       * @return This builder for chaining.
+       */
+      public Builder setMessage(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        message_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string message = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearMessage() {
+        message_ = getDefaultInstance().getMessage();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string message = 2;</code>
+       * @param value The bytes for message to set.
+       * @return This builder for chaining.
+       */
+      public Builder setMessageBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        message_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.MapField<
+          java.lang.String, java.lang.String> metadata_;
+      private com.google.protobuf.MapField<java.lang.String, java.lang.String>
+          internalGetMetadata() {
+        if (metadata_ == null) {
+          return com.google.protobuf.MapField.emptyMapField(
+              MetadataDefaultEntryHolder.defaultEntry);
+        }
+        return metadata_;
+      }
+      private com.google.protobuf.MapField<java.lang.String, java.lang.String>
+          internalGetMutableMetadata() {
+        if (metadata_ == null) {
+          metadata_ = com.google.protobuf.MapField.newMapField(
+              MetadataDefaultEntryHolder.defaultEntry);
+        }
+        if (!metadata_.isMutable()) {
+          metadata_ = metadata_.copy();
+        }
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return metadata_;
+      }
+      public int getMetadataCount() {
+        return internalGetMetadata().getMap().size();
+      }
+      /**
+       * <pre>
+       * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+       * provider_message, attempts, transient, retry_after_s.
+       * </pre>
+       *
+       * <code>map&lt;string, string&gt; metadata = 3;</code>
+       */
+      @java.lang.Override
+      public boolean containsMetadata(
+          java.lang.String key) {
+        if (key == null) { throw new NullPointerException("map key"); }
+        return internalGetMetadata().getMap().containsKey(key);
+      }
+      /**
+       * Use {@link #getMetadataMap()} instead.
+       */
+      @java.lang.Override
+      @java.lang.Deprecated
+      public java.util.Map<java.lang.String, java.lang.String> getMetadata() {
+        return getMetadataMap();
+      }
+      /**
+       * <pre>
+       * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+       * provider_message, attempts, transient, retry_after_s.
+       * </pre>
+       *
+       * <code>map&lt;string, string&gt; metadata = 3;</code>
+       */
+      @java.lang.Override
+      public java.util.Map<java.lang.String, java.lang.String> getMetadataMap() {
+        return internalGetMetadata().getMap();
+      }
+      /**
+       * <pre>
+       * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+       * provider_message, attempts, transient, retry_after_s.
+       * </pre>
+       *
+       * <code>map&lt;string, string&gt; metadata = 3;</code>
+       */
+      @java.lang.Override
+      public /* nullable */
+java.lang.String getMetadataOrDefault(
+          java.lang.String key,
+          /* nullable */
+java.lang.String defaultValue) {
+        if (key == null) { throw new NullPointerException("map key"); }
+        java.util.Map<java.lang.String, java.lang.String> map =
+            internalGetMetadata().getMap();
+        return map.containsKey(key) ? map.get(key) : defaultValue;
+      }
+      /**
+       * <pre>
+       * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+       * provider_message, attempts, transient, retry_after_s.
+       * </pre>
+       *
+       * <code>map&lt;string, string&gt; metadata = 3;</code>
+       */
+      @java.lang.Override
+      public java.lang.String getMetadataOrThrow(
+          java.lang.String key) {
+        if (key == null) { throw new NullPointerException("map key"); }
+        java.util.Map<java.lang.String, java.lang.String> map =
+            internalGetMetadata().getMap();
+        if (!map.containsKey(key)) {
+          throw new java.lang.IllegalArgumentException();
+        }
+        return map.get(key);
+      }
+      public Builder clearMetadata() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        internalGetMutableMetadata().getMutableMap()
+            .clear();
+        return this;
+      }
+      /**
+       * <pre>
+       * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+       * provider_message, attempts, transient, retry_after_s.
+       * </pre>
+       *
+       * <code>map&lt;string, string&gt; metadata = 3;</code>
+       */
+      public Builder removeMetadata(
+          java.lang.String key) {
+        if (key == null) { throw new NullPointerException("map key"); }
+        internalGetMutableMetadata().getMutableMap()
+            .remove(key);
+        return this;
+      }
+      /**
+       * Use alternate mutation accessors instead.
+       */
+      @java.lang.Deprecated
+      public java.util.Map<java.lang.String, java.lang.String>
+          getMutableMetadata() {
+        bitField0_ |= 0x00000004;
+        return internalGetMutableMetadata().getMutableMap();
+      }
+      /**
+       * <pre>
+       * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+       * provider_message, attempts, transient, retry_after_s.
+       * </pre>
+       *
+       * <code>map&lt;string, string&gt; metadata = 3;</code>
+       */
+      public Builder putMetadata(
+          java.lang.String key,
+          java.lang.String value) {
+        if (key == null) { throw new NullPointerException("map key"); }
+        if (value == null) { throw new NullPointerException("map value"); }
+        internalGetMutableMetadata().getMutableMap()
+            .put(key, value);
+        bitField0_ |= 0x00000004;
+        return this;
+      }
+      /**
+       * <pre>
+       * The error's ErrorInfo metadata: provider, model, status (HTTP), error_type,
+       * provider_message, attempts, transient, retry_after_s.
+       * </pre>
+       *
+       * <code>map&lt;string, string&gt; metadata = 3;</code>
+       */
+      public Builder putAllMetadata(
+          java.util.Map<java.lang.String, java.lang.String> values) {
+        internalGetMutableMetadata().getMutableMap()
+            .putAll(values);
+        bitField0_ |= 0x00000004;
+        return this;
+      }
+
+      private com.google.protobuf.Timestamp failedAt_;
+      private com.google.protobuf.SingleFieldBuilder<
+          com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> failedAtBuilder_;
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       * @return Whether the failedAt field is set.
+       */
+      public boolean hasFailedAt() {
+        return ((bitField0_ & 0x00000008) != 0);
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       * @return The failedAt.
+       */
+      public com.google.protobuf.Timestamp getFailedAt() {
+        if (failedAtBuilder_ == null) {
+          return failedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : failedAt_;
+        } else {
+          return failedAtBuilder_.getMessage();
+        }
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       */
+      public Builder setFailedAt(com.google.protobuf.Timestamp value) {
+        if (failedAtBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          failedAt_ = value;
+        } else {
+          failedAtBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       */
+      public Builder setFailedAt(
+          com.google.protobuf.Timestamp.Builder builderForValue) {
+        if (failedAtBuilder_ == null) {
+          failedAt_ = builderForValue.build();
+        } else {
+          failedAtBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       */
+      public Builder mergeFailedAt(com.google.protobuf.Timestamp value) {
+        if (failedAtBuilder_ == null) {
+          if (((bitField0_ & 0x00000008) != 0) &&
+            failedAt_ != null &&
+            failedAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+            getFailedAtBuilder().mergeFrom(value);
+          } else {
+            failedAt_ = value;
+          }
+        } else {
+          failedAtBuilder_.mergeFrom(value);
+        }
+        if (failedAt_ != null) {
+          bitField0_ |= 0x00000008;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       */
+      public Builder clearFailedAt() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        failedAt_ = null;
+        if (failedAtBuilder_ != null) {
+          failedAtBuilder_.dispose();
+          failedAtBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       */
+      public com.google.protobuf.Timestamp.Builder getFailedAtBuilder() {
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return internalGetFailedAtFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       */
+      public com.google.protobuf.TimestampOrBuilder getFailedAtOrBuilder() {
+        if (failedAtBuilder_ != null) {
+          return failedAtBuilder_.getMessageOrBuilder();
+        } else {
+          return failedAt_ == null ?
+              com.google.protobuf.Timestamp.getDefaultInstance() : failedAt_;
+        }
+      }
+      /**
+       * <code>.google.protobuf.Timestamp failed_at = 4;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+          internalGetFailedAtFieldBuilder() {
+        if (failedAtBuilder_ == null) {
+          failedAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                  getFailedAt(),
+                  getParentForChildren(),
+                  isClean());
+          failedAt_ = null;
+        }
+        return failedAtBuilder_;
+      }
+
+      private int failures_ ;
+      /**
+       * <pre>
+       * Failed calls in a row of that model for the session (or the sub-agent task that failed).
+       * </pre>
+       *
+       * <code>int32 failures = 5;</code>
+       * @return The failures.
+       */
+      @java.lang.Override
+      public int getFailures() {
+        return failures_;
+      }
+      /**
+       * <pre>
+       * Failed calls in a row of that model for the session (or the sub-agent task that failed).
+       * </pre>
+       *
+       * <code>int32 failures = 5;</code>
+       * @param value The failures to set.
+       * @return This builder for chaining.
+       */
+      public Builder setFailures(int value) {
+
+        failures_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Failed calls in a row of that model for the session (or the sub-agent task that failed).
+       * </pre>
+       *
+       * <code>int32 failures = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearFailures() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        failures_ = 0;
+        onChanged();
+        return this;
+      }
+
+      private com.google.protobuf.Timestamp retryNotBefore_;
+      private com.google.protobuf.SingleFieldBuilder<
+          com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> retryNotBeforeBuilder_;
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       * @return Whether the retryNotBefore field is set.
+       */
+      public boolean hasRetryNotBefore() {
+        return ((bitField0_ & 0x00000020) != 0);
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       * @return The retryNotBefore.
+       */
+      public com.google.protobuf.Timestamp getRetryNotBefore() {
+        if (retryNotBeforeBuilder_ == null) {
+          return retryNotBefore_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : retryNotBefore_;
+        } else {
+          return retryNotBeforeBuilder_.getMessage();
+        }
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       */
+      public Builder setRetryNotBefore(com.google.protobuf.Timestamp value) {
+        if (retryNotBeforeBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          retryNotBefore_ = value;
+        } else {
+          retryNotBeforeBuilder_.setMessage(value);
+        }
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       */
+      public Builder setRetryNotBefore(
+          com.google.protobuf.Timestamp.Builder builderForValue) {
+        if (retryNotBeforeBuilder_ == null) {
+          retryNotBefore_ = builderForValue.build();
+        } else {
+          retryNotBeforeBuilder_.setMessage(builderForValue.build());
+        }
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       */
+      public Builder mergeRetryNotBefore(com.google.protobuf.Timestamp value) {
+        if (retryNotBeforeBuilder_ == null) {
+          if (((bitField0_ & 0x00000020) != 0) &&
+            retryNotBefore_ != null &&
+            retryNotBefore_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+            getRetryNotBeforeBuilder().mergeFrom(value);
+          } else {
+            retryNotBefore_ = value;
+          }
+        } else {
+          retryNotBeforeBuilder_.mergeFrom(value);
+        }
+        if (retryNotBefore_ != null) {
+          bitField0_ |= 0x00000020;
+          onChanged();
+        }
+        return this;
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       */
+      public Builder clearRetryNotBefore() {
+        bitField0_ = (bitField0_ & ~0x00000020);
+        retryNotBefore_ = null;
+        if (retryNotBeforeBuilder_ != null) {
+          retryNotBeforeBuilder_.dispose();
+          retryNotBeforeBuilder_ = null;
+        }
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       */
+      public com.google.protobuf.Timestamp.Builder getRetryNotBeforeBuilder() {
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return internalGetRetryNotBeforeFieldBuilder().getBuilder();
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       */
+      public com.google.protobuf.TimestampOrBuilder getRetryNotBeforeOrBuilder() {
+        if (retryNotBeforeBuilder_ != null) {
+          return retryNotBeforeBuilder_.getMessageOrBuilder();
+        } else {
+          return retryNotBefore_ == null ?
+              com.google.protobuf.Timestamp.getDefaultInstance() : retryNotBefore_;
+        }
+      }
+      /**
+       * <pre>
+       * The daemon makes no call of that model for it before this (its failure backoff).
+       * </pre>
+       *
+       * <code>.google.protobuf.Timestamp retry_not_before = 6;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+          internalGetRetryNotBeforeFieldBuilder() {
+        if (retryNotBeforeBuilder_ == null) {
+          retryNotBeforeBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                  getRetryNotBefore(),
+                  getParentForChildren(),
+                  isClean());
+          retryNotBefore_ = null;
+        }
+        return retryNotBeforeBuilder_;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.ModelFailure)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.ModelFailure)
+    private static final luosho.v1.Agent.ModelFailure DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.ModelFailure();
+    }
+
+    public static luosho.v1.Agent.ModelFailure getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ModelFailure>
+        PARSER = new com.google.protobuf.AbstractParser<ModelFailure>() {
+      @java.lang.Override
+      public ModelFailure parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ModelFailure> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ModelFailure> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.ModelFailure getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -79693,6 +81649,16 @@ java.lang.String defaultValue) {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ModelFailure_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ModelFailure_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ModelFailure_MetadataEntry_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ListSessionsRequest_descriptor;
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -79998,140 +81964,148 @@ java.lang.String defaultValue) {
       "utcome\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#" +
       "\n\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016C" +
       "ancelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetS" +
-      "essionRequest\022\022\n\nsession_id\030\001 \001(\t\"f\n\022Get" +
-      "SessionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.lu" +
-      "osho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luos" +
-      "ho.v1.QueuedInput\"\204\001\n\023ListSessionsReques" +
-      "t\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t" +
-      "\022+\n\006status\030\003 \001(\0162\033.luosho.v1.CheckpointS" +
-      "tatus\022\031\n\021session_id_prefix\030\004 \001(\t\"\\\n\024List" +
-      "SessionsResponse\022+\n\010sessions\030\001 \003(\0132\031.luo" +
-      "sho.v1.SessionSummary\022\027\n\017next_page_token" +
-      "\030\002 \001(\t\"@\n\024DeleteSessionRequest\022\022\n\nsessio" +
-      "n_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025Dele" +
-      "teSessionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016R" +
-      "esolveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010ap" +
-      "proved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(" +
-      "\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 " +
-      "\001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_too" +
-      "l_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event" +
-      "\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListApproval" +
-      "sRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_siz" +
-      "e\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListAppro" +
-      "valsResponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho" +
-      ".v1.Approval\022\027\n\017next_page_token\030\002 \001(\t\"g\n" +
-      "\016HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tp" +
-      "age_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022in" +
-      "clude_checkpoint\030\004 \001(\010\"T\n\017HistoryRespons" +
-      "e\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.HistoryEn" +
-      "try\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPat" +
-      "ch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010messages" +
-      "\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023business_s" +
-      "tate_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(" +
-      "\0132\032.luosho.v1.ToolResultPatch\022\024\n\014append_" +
-      "input\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017T" +
-      "oolResultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013" +
-      "result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013F" +
-      "orkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_s" +
-      "tep\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005pat" +
-      "ch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRe" +
-      "sponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005" +
-      "\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Checkpo" +
-      "int\"<\n\016CompareRequest\022\024\n\014session_id_a\030\001 " +
-      "\001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryS" +
-      "tep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005call" +
-      "s\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\307\001\n\016T" +
-      "rajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004n" +
-      "ame\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\022\n\nhas" +
-      "_result\030\004 \001(\010\022\023\n\013result_json\030\005 \001(\t\022\020\n\010is" +
-      "_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_st" +
-      "eps\030` \003(\0132\031.luosho.v1.TrajectoryStep\"_\n\r" +
-      "ArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(" +
-      "\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020arguments" +
-      "_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n\014too" +
-      "l_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n" +
-      "\022tool_order_changed\030\003 \001(\010\022+\n\targuments\030\004" +
-      " \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007steps_" +
-      "a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_reaso" +
-      "n_a\030\007 \001(\0162\027.luosho.v1.FinishReason\0220\n\017fi" +
-      "nish_reason_b\030\010 \001(\0162\027.luosho.v1.FinishRe" +
-      "ason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132\031.lu" +
-      "osho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031.luos" +
-      "ho.v1.TrajectoryStep\022\030\n\013diverged_at\030\003 \001(" +
-      "\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Trajec" +
-      "toryDriftB\016\n\014_diverged_at\"E\n\014WatchReques" +
-      "t\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004" +
-      "\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n\005eve" +
-      "nt\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025ListMcpSer" +
-      "versRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026ListMcpS" +
-      "erversResponse\022%\n\007servers\030\001 \003(\0132\024.luosho" +
-      ".v1.McpServer\"\202\001\n\tMcpServer\022\014\n\004name\030\001 \001(" +
-      "\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state\030\003 \001(\t\022\016\n\006s" +
-      "tarts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools" +
-      "\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001\n\007McpTool\022\014" +
-      "\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021inp" +
-      "ut_schema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004" +
-      " \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001" +
-      "B\021\n\017_read_only_hintB\023\n\021_destructive_hint" +
-      "*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_S" +
-      "YSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT" +
-      "\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"" +
-      "\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AG" +
-      "ENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_P" +
-      "OLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNO" +
-      "RE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_" +
-      "STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATU" +
-      "S_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWA" +
-      "ITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FI" +
-      "NISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REAS" +
-      "ON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001" +
-      "\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_" +
-      "REASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITI" +
-      "NG_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY" +
-      "_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOU" +
-      "T\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP" +
-      "_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n" +
-      "\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPRO" +
-      "VAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007R" +
-      "unMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_" +
-      "MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN" +
-      "_MODE_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_E" +
-      "XECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_C" +
-      "LIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfB" +
-      "usy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_" +
-      "REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY" +
-      "_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSu" +
-      "bmitOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIE" +
-      "D\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBM" +
-      "IT_OUTCOME_DUPLICATE\020\0022\332\010\n\014AgentService\022" +
-      "B\n\007Execute\022\031.luosho.v1.ExecuteRequest\032\032." +
-      "luosho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030." +
-      "luosho.v1.ResumeRequest\032\031.luosho.v1.Resu" +
-      "meResponse0\001\022[\n\020SubmitToolResult\022\".luosh" +
-      "o.v1.SubmitToolResultRequest\032#.luosho.v1" +
-      ".SubmitToolResultResponse\022=\n\006Cancel\022\030.lu" +
-      "osho.v1.CancelRequest\032\031.luosho.v1.Cancel" +
-      "Response\022I\n\nGetSession\022\034.luosho.v1.GetSe" +
-      "ssionRequest\032\035.luosho.v1.GetSessionRespo" +
-      "nse\022O\n\014ListSessions\022\036.luosho.v1.ListSess" +
-      "ionsRequest\032\037.luosho.v1.ListSessionsResp" +
-      "onse\022R\n\rDeleteSession\022\037.luosho.v1.Delete" +
-      "SessionRequest\032 .luosho.v1.DeleteSession" +
-      "Response\022B\n\007Resolve\022\031.luosho.v1.ResolveR" +
-      "equest\032\032.luosho.v1.ResolveResponse0\001\022R\n\r" +
-      "ListApprovals\022\037.luosho.v1.ListApprovalsR" +
-      "equest\032 .luosho.v1.ListApprovalsResponse" +
-      "\022@\n\007History\022\031.luosho.v1.HistoryRequest\032\032" +
-      ".luosho.v1.HistoryResponse\0227\n\004Fork\022\026.luo" +
-      "sho.v1.ForkRequest\032\027.luosho.v1.ForkRespo" +
-      "nse\022@\n\007Compare\022\031.luosho.v1.CompareReques" +
-      "t\032\032.luosho.v1.CompareResponse\022<\n\005Watch\022\027" +
-      ".luosho.v1.WatchRequest\032\030.luosho.v1.Watc" +
-      "hResponse0\001\022U\n\016ListMcpServers\022 .luosho.v" +
-      "1.ListMcpServersRequest\032!.luosho.v1.List" +
-      "McpServersResponse\022O\n\014DequeueInput\022\036.luo" +
-      "sho.v1.DequeueInputRequest\032\037.luosho.v1.D" +
-      "equeueInputResponseb\006proto3"
+      "essionRequest\022\022\n\nsession_id\030\001 \001(\t\"\233\001\n\022Ge" +
+      "tSessionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.l" +
+      "uosho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luo" +
+      "sho.v1.QueuedInput\0223\n\022last_model_failure" +
+      "\030\003 \001(\0132\027.luosho.v1.ModelFailure\"\220\002\n\014Mode" +
+      "lFailure\022\016\n\006reason\030\001 \001(\t\022\017\n\007message\030\002 \001(" +
+      "\t\0227\n\010metadata\030\003 \003(\0132%.luosho.v1.ModelFai" +
+      "lure.MetadataEntry\022-\n\tfailed_at\030\004 \001(\0132\032." +
+      "google.protobuf.Timestamp\022\020\n\010failures\030\005 " +
+      "\001(\005\0224\n\020retry_not_before\030\006 \001(\0132\032.google.p" +
+      "rotobuf.Timestamp\032/\n\rMetadataEntry\022\013\n\003ke" +
+      "y\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\204\001\n\023ListSessi" +
+      "onsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_to" +
+      "ken\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Ch" +
+      "eckpointStatus\022\031\n\021session_id_prefix\030\004 \001(" +
+      "\t\"\\\n\024ListSessionsResponse\022+\n\010sessions\030\001 " +
+      "\003(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_p" +
+      "age_token\030\002 \001(\t\"@\n\024DeleteSessionRequest\022" +
+      "\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(" +
+      "\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 " +
+      "\001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 " +
+      "\001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005a" +
+      "gent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequ" +
+      "est_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023deta" +
+      "ch_on_tool_call\030\007 \001(\010\"2\n\017ResolveResponse" +
+      "\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024Lis" +
+      "tApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
+      "\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025" +
+      "ListApprovalsResponse\022&\n\tapprovals\030\001 \003(\013" +
+      "2\023.luosho.v1.Approval\022\027\n\017next_page_token" +
+      "\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 " +
+      "\001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Histo" +
+      "ryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1." +
+      "HistoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001" +
+      "\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n" +
+      "\010messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023b" +
+      "usiness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_re" +
+      "sult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024" +
+      "\n\014append_input\030\005 \001(\tB\026\n\024_business_state_" +
+      "json\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030" +
+      "\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003" +
+      " \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001" +
+      "(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"" +
+      "[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004s" +
+      "tep\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v" +
+      "1.Checkpoint\"<\n\016CompareRequest\022\024\n\014sessio" +
+      "n_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Tr" +
+      "ajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(" +
+      "\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryC" +
+      "all\"\307\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001" +
+      " \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001" +
+      "(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_json\030\005 " +
+      "\001(\t\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-" +
+      "\n\ntask_steps\030` \003(\0132\031.luosho.v1.Trajector" +
+      "yStep\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004" +
+      "tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020" +
+      "arguments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDri" +
+      "ft\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b" +
+      "\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\tar" +
+      "guments\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022" +
+      "\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017fin" +
+      "ish_reason_a\030\007 \001(\0162\027.luosho.v1.FinishRea" +
+      "son\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1" +
+      ".FinishReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001" +
+      " \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003" +
+      "(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013diverge" +
+      "d_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho." +
+      "v1.TrajectoryDriftB\016\n\014_diverged_at\"E\n\014Wa" +
+      "tchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_" +
+      "seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchRespon" +
+      "se\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025L" +
+      "istMcpServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n" +
+      "\026ListMcpServersResponse\022%\n\007servers\030\001 \003(\013" +
+      "2\024.luosho.v1.McpServer\"\202\001\n\tMcpServer\022\014\n\004" +
+      "name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state\030\003" +
+      " \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t" +
+      "\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001\n\007" +
+      "McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001" +
+      "(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_on" +
+      "ly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005" +
+      " \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destruc" +
+      "tive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022" +
+      "\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_" +
+      "ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDrif" +
+      "tPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIE" +
+      "D\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGEN" +
+      "T_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_PO" +
+      "LICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CH" +
+      "ECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPO" +
+      "INT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_S" +
+      "TATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_" +
+      "STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FI" +
+      "NISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REAS" +
+      "ON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031" +
+      "\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_REAS" +
+      "ON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030" +
+      "MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_" +
+      "ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE" +
+      "\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAp" +
+      "proval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021" +
+      "MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGA" +
+      "TE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020" +
+      "\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE" +
+      "\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecutor\022" +
+      "\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_E" +
+      "XECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON" +
+      "\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n" +
+      "\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025" +
+      "\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBAC" +
+      "K\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_U" +
+      "NSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020" +
+      "\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332\010\n\014Agen" +
+      "tService\022B\n\007Execute\022\031.luosho.v1.ExecuteR" +
+      "equest\032\032.luosho.v1.ExecuteResponse0\001\022?\n\006" +
+      "Resume\022\030.luosho.v1.ResumeRequest\032\031.luosh" +
+      "o.v1.ResumeResponse0\001\022[\n\020SubmitToolResul" +
+      "t\022\".luosho.v1.SubmitToolResultRequest\032#." +
+      "luosho.v1.SubmitToolResultResponse\022=\n\006Ca" +
+      "ncel\022\030.luosho.v1.CancelRequest\032\031.luosho." +
+      "v1.CancelResponse\022I\n\nGetSession\022\034.luosho" +
+      ".v1.GetSessionRequest\032\035.luosho.v1.GetSes" +
+      "sionResponse\022O\n\014ListSessions\022\036.luosho.v1" +
+      ".ListSessionsRequest\032\037.luosho.v1.ListSes" +
+      "sionsResponse\022R\n\rDeleteSession\022\037.luosho." +
+      "v1.DeleteSessionRequest\032 .luosho.v1.Dele" +
+      "teSessionResponse\022B\n\007Resolve\022\031.luosho.v1" +
+      ".ResolveRequest\032\032.luosho.v1.ResolveRespo" +
+      "nse0\001\022R\n\rListApprovals\022\037.luosho.v1.ListA" +
+      "pprovalsRequest\032 .luosho.v1.ListApproval" +
+      "sResponse\022@\n\007History\022\031.luosho.v1.History" +
+      "Request\032\032.luosho.v1.HistoryResponse\0227\n\004F" +
+      "ork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1." +
+      "ForkResponse\022@\n\007Compare\022\031.luosho.v1.Comp" +
+      "areRequest\032\032.luosho.v1.CompareResponse\022<" +
+      "\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luosh" +
+      "o.v1.WatchResponse0\001\022U\n\016ListMcpServers\022 " +
+      ".luosho.v1.ListMcpServersRequest\032!.luosh" +
+      "o.v1.ListMcpServersResponse\022O\n\014DequeueIn" +
+      "put\022\036.luosho.v1.DequeueInputRequest\032\037.lu" +
+      "osho.v1.DequeueInputResponseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -80401,159 +82375,171 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
-        new java.lang.String[] { "Checkpoint", "Queue", });
-    internal_static_luosho_v1_ListSessionsRequest_descriptor =
+        new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", });
+    internal_static_luosho_v1_ModelFailure_descriptor =
       getDescriptor().getMessageType(43);
+    internal_static_luosho_v1_ModelFailure_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ModelFailure_descriptor,
+        new java.lang.String[] { "Reason", "Message", "Metadata", "FailedAt", "Failures", "RetryNotBefore", });
+    internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor =
+      internal_static_luosho_v1_ModelFailure_descriptor.getNestedType(0);
+    internal_static_luosho_v1_ModelFailure_MetadataEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
+    internal_static_luosho_v1_ListSessionsRequest_descriptor =
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", "TaskId", "TaskSteps", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(62);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(63);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(64);
+      getDescriptor().getMessageType(65);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(65);
+      getDescriptor().getMessageType(66);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(66);
+      getDescriptor().getMessageType(67);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(67);
+      getDescriptor().getMessageType(68);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(68);
+      getDescriptor().getMessageType(69);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,
