@@ -171,6 +171,7 @@ EXPECTED = {
     "PAYLOAD_TOO_LARGE": lc.PayloadTooLargeError,
     "STORE_FULL": lc.StoreFullError,
     "PROVIDER_ERROR": lc.ProviderError,
+    "PROVIDER_REJECTED": lc.ProviderRejectedError,
     "SHUTTING_DOWN": lc.ShuttingDownError,
     "TOOL_CALL_NOT_FOUND": lc.ToolCallNotFoundError,
     "TOOL_CALL_NOT_PENDING": lc.ToolCallNotPendingError,

@@ -143,7 +143,7 @@ class AsyncRun(Delivered):
         return self._result
 
     async def _read(self) -> AsyncGenerator[agent_pb2.Event, None]:
-        fruitless = 0  # attempts in a row that brought no new event
+        fruitless = 0  # attempts in a row that made no progress (RetryPolicy)
         try:
             while True:
                 self.attempts += 1
@@ -158,7 +158,8 @@ class AsyncRun(Delivered):
                                 event = response.event
                                 if not self._take(event):
                                     continue  # delivered by an earlier attempt
-                                fruitless = 0  # a new event: the run moves
+                                if self._progress(event):
+                                    fruitless = 0  # the run got further
                                 if self._asks_for_a_tool(event):
                                     self._spawn(event)
                                 yield event
@@ -173,7 +174,8 @@ class AsyncRun(Delivered):
                 except LuoshoError as e:
                     if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
                         raise
-                await asyncio.sleep(self._retry.backoff(max(1, fruitless)))
+                    failed = e
+                await asyncio.sleep(self._retry.backoff(max(1, fruitless), failed))
                 if self._channel is not None:
                     await wait_until_ready_async(self._channel, self._retry.max_backoff)
             await self._drain()
@@ -492,6 +494,13 @@ class AsyncClient:
         """The inputs queued on the session (``if_busy``), in the order they will run."""
         response = await self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
         return list(response.queue)
+
+    async def last_model_failure(self, session_id: str) -> agent_pb2.ModelFailure | None:
+        """Why the session's last model call failed (reason, message, the provider's status
+        and message in ``metadata``, when the daemon calls that model again), as the daemon
+        that made the call remembers it; None when its last call succeeded or it knows none."""
+        response = await self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
+        return response.last_model_failure if response.HasField("last_model_failure") else None
 
     async def dequeue_input(self, session_id: str, request_id: str) -> bool:
         """Remove a queued input; False when none of that request id is queued."""

@@ -18,7 +18,8 @@ Every error the daemon sends is a ``google.rpc.Status`` with one ``ErrorInfo`` (
     ├── LeaseLostError                 ABORTED              LEASE_LOST
     ├── PayloadTooLargeError           RESOURCE_EXHAUSTED   PAYLOAD_TOO_LARGE
     ├── StoreFullError                 RESOURCE_EXHAUSTED   STORE_FULL
-    ├── ProviderError                  UNAVAILABLE or other PROVIDER_ERROR
+    ├── ProviderError                  UNAVAILABLE          PROVIDER_ERROR (retried)
+    │   └── ProviderRejectedError      FAILED_PRECONDITION  PROVIDER_REJECTED (never retried)
     ├── UnavailableError               UNAVAILABLE with no known reason (daemon unreachable)
     │   └── ShuttingDownError          UNAVAILABLE          SHUTTING_DOWN
     └── IncompleteRunError             client side: a run's stream ended without run.done
@@ -50,6 +51,7 @@ __all__ = [
     "LuoshoError",
     "PayloadTooLargeError",
     "ProviderError",
+    "ProviderRejectedError",
     "ResumeToolMissingError",
     "SessionAwaitingApprovalError",
     "SessionBusyError",
@@ -172,7 +174,30 @@ class StoreFullError(LuoshoError):
 
 
 class ProviderError(LuoshoError):
-    """The model provider failed."""
+    """A model call failed. As ``PROVIDER_ERROR`` (UNAVAILABLE) it may pass later: the
+    provider's 429 or 5xx after the daemon's own retries, a timeout, or a call the daemon
+    held back (``error_type`` ``session_backoff`` or ``circuit_open``); runs retry it after
+    ``retry_after_s``. ``metadata`` names the ``provider``, ``model``, HTTP ``status``,
+    ``error_type`` and ``provider_message``."""
+
+    @property
+    def status(self) -> int | None:
+        """The provider's HTTP status, when it answered one."""
+        try:
+            return int(self.metadata["status"])
+        except (KeyError, ValueError):
+            return None
+
+    @property
+    def provider_message(self) -> str:
+        """The provider's own error message (keys redacted)."""
+        return self.metadata.get("provider_message", "")
+
+
+class ProviderRejectedError(ProviderError):
+    """The provider refused the model call and no retry can change that (HTTP 400, 401,
+    403, 404, 422, a context too long): the run ended, and is not retried. Fix the request,
+    the agent (its model settings) or the configuration, then resume."""
 
 
 class UnavailableError(LuoshoError):
@@ -203,6 +228,7 @@ _ERROR_BY_REASON: dict[str, type[LuoshoError]] = {
     "PAYLOAD_TOO_LARGE": PayloadTooLargeError,
     "STORE_FULL": StoreFullError,
     "PROVIDER_ERROR": ProviderError,
+    "PROVIDER_REJECTED": ProviderRejectedError,
     "SHUTTING_DOWN": ShuttingDownError,
 }
 

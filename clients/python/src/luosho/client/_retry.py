@@ -34,6 +34,7 @@ __all__ = [
     "attempt_starter",
     "channel_options",
     "new_request_id",
+    "retry_after",
     "wait_until_ready",
     "wait_until_ready_async",
 ]
@@ -45,15 +46,20 @@ _TRANSPORT = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How a run retries. ``max_attempts`` bounds the attempts in a row that bring no new
-    event (1: never retry); an attempt that brings one starts the count again, so a run
-    that keeps moving keeps going however often its stream breaks. The n-th retry in a
-    row waits ``initial_backoff * multiplier**(n-1)`` seconds, at most ``max_backoff``,
-    each spread by ``±jitter`` (a fraction) so that many clients do not come back at
-    once; then the retry waits, at most ``max_backoff`` seconds more, for the channel to
-    connect, so that an attempt is not spent while gRPC's own reconnect backoff still
-    refuses every call. The default rides out a daemon that stays away 30 seconds to a
-    minute."""
+    """How a run retries. ``max_attempts`` bounds the attempts in a row that make no
+    progress (1: never retry). An attempt makes progress when it delivers a new
+    ``model.turn`` or ``tool.result`` (a model answer or a tool result recorded that was not
+    there before); that starts the count again, so a run that keeps moving keeps going
+    however often its stream breaks, while a run that fails at the same point every time
+    (``run.start`` and ``step.start`` are new each attempt, but are no progress) gives up
+    with its last error after ``max_attempts``. The n-th retry in a row waits
+    ``initial_backoff * multiplier**(n-1)`` seconds, at most ``max_backoff``, each spread
+    by ``±jitter`` (a fraction) so that many clients do not come back at once, and never
+    less than the ``retry_after_s`` the daemon's answer named (its failure backoff of a
+    model, its admission); then the retry waits, at most ``max_backoff`` seconds more, for
+    the channel to connect, so that an attempt is not spent while gRPC's own reconnect
+    backoff still refuses every call. The default rides out a daemon that stays away 30
+    seconds to a minute."""
 
     max_attempts: int = 20
     initial_backoff: float = 0.1
@@ -79,10 +85,24 @@ class RetryPolicy:
             return True
         return events_in_attempt == 0 and not error.reason and error.code in _TRANSPORT
 
-    def backoff(self, attempt: int) -> float:
-        """Seconds to wait after the ``attempt``-th failed attempt in a row (from 1)."""
+    def backoff(self, attempt: int, error: BaseException | None = None) -> float:
+        """Seconds to wait after the ``attempt``-th failed attempt in a row (from 1), at
+        least the ``retry_after_s`` that ``error`` carries."""
         base = min(self.max_backoff, self.initial_backoff * self.multiplier ** (attempt - 1))
-        return max(0.0, base * (1 + random.uniform(-self.jitter, self.jitter)))
+        wait = max(0.0, base * (1 + random.uniform(-self.jitter, self.jitter)))
+        return max(wait, retry_after(error))
+
+
+def retry_after(error: BaseException | None) -> float:
+    """The ``retry_after_s`` of a daemon's answer (its ErrorInfo metadata), or 0."""
+    try:
+        return max(0.0, float(getattr(error, "metadata", {}).get("retry_after_s", 0)))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+#: The events that show a run got further: a model answer or a tool result recorded.
+PROGRESS = frozenset({"model.turn", "tool.result"})
 
 
 def channel_options(policy: RetryPolicy) -> list[tuple[str, int]]:
@@ -160,6 +180,11 @@ class Delivered:
         if not self.session_id:  # a Resolve run learns its session here
             self.session_id = event.session_id
         return True
+
+    @staticmethod
+    def _progress(event: agent_pb2.Event) -> bool:
+        """Whether a newly delivered event shows the run got further (see RetryPolicy)."""
+        return event.type in PROGRESS and not event.replayed
 
     @staticmethod
     def _asks_for_a_tool(event: agent_pb2.Event) -> bool:

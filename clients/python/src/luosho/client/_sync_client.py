@@ -132,7 +132,7 @@ class Run(Delivered):
             self._stream.close()
 
     def _read(self) -> Generator[agent_pb2.Event, None, None]:
-        fruitless = 0  # attempts in a row that brought no new event
+        fruitless = 0  # attempts in a row that made no progress (RetryPolicy)
         try:
             while True:
                 self.attempts += 1
@@ -147,7 +147,8 @@ class Run(Delivered):
                                 event = response.event
                                 if not self._take(event):
                                     continue  # delivered by an earlier attempt
-                                fruitless = 0  # a new event: the run moves
+                                if self._progress(event):
+                                    fruitless = 0  # the run got further
                                 if self._asks_for_a_tool(event):
                                     self._spawn(event)
                                 yield event
@@ -160,7 +161,8 @@ class Run(Delivered):
                 except LuoshoError as e:
                     if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
                         raise
-                time.sleep(self._retry.backoff(max(1, fruitless)))
+                    failed = e
+                time.sleep(self._retry.backoff(max(1, fruitless), failed))
                 if self._channel is not None:
                     wait_until_ready(self._channel, self._retry.max_backoff)
             self._drain()
@@ -461,6 +463,11 @@ class Client:
         """The inputs queued on the session (``if_busy``), in the order they will run."""
         response = self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
         return list(response.queue)
+
+    def last_model_failure(self, session_id: str) -> agent_pb2.ModelFailure | None:
+        """Why the session's last model call failed (see ``AsyncClient.last_model_failure``)."""
+        response = self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
+        return response.last_model_failure if response.HasField("last_model_failure") else None
 
     def dequeue_input(self, session_id: str, request_id: str) -> bool:
         """Remove a queued input; False when none of that request id is queued."""
