@@ -321,13 +321,13 @@ func (c *Client) run(ctx context.Context, sessionID string, tools Tools, o *runO
 		r.wg.Wait()
 		return r.res, err
 	}
-	fruitless := 0 // attempts in a row that brought no new event
+	fruitless := 0 // attempts in a row that made no progress (see RetryPolicy)
 	for {
 		r.res.Attempts++
 		fruitless++
-		got, fresh, done, err := r.attempt(open)
-		if fresh > 0 {
-			fruitless = 0 // the run moves
+		got, moved, done, err := r.attempt(open)
+		if moved {
+			fruitless = 0 // the run got further: a model turn or a tool result
 		}
 		if done {
 			r.wg.Wait()
@@ -348,8 +348,10 @@ func (c *Client) run(ctx context.Context, sessionID string, tools Tools, o *runO
 		case !r.policy.ShouldRetry(err, max(1, fruitless), got):
 			return stop(err)
 		}
+		// The policy's backoff, or longer when the daemon said when it will try again
+		// (retry_after_s: a provider's backoff or open circuit).
 		select {
-		case <-time.After(r.policy.Backoff(max(1, fruitless))):
+		case <-time.After(r.policy.Delay(max(1, fruitless), err)):
 		case <-ctx.Done():
 			return stop(ctx.Err())
 		}
@@ -363,9 +365,10 @@ func (c *Client) run(ctx context.Context, sessionID string, tools Tools, o *runO
 	}
 }
 
-// attempt reads one stream: got counts its events, fresh those not delivered before, done
-// is true at run.done; err is the stream's failure (io.EOF: it ended without run.done).
-func (r *runState) attempt(open openFunc) (got, fresh int, done bool, err error) {
+// attempt reads one stream: got counts its events, moved is true when one of those not
+// delivered before made progress (a model.turn or tool.result, not replayed), done is true
+// at run.done; err is the stream's failure (io.EOF: it ended without run.done).
+func (r *runState) attempt(open openFunc) (got int, moved, done bool, err error) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	r.mu.Lock()
@@ -373,26 +376,28 @@ func (r *runState) attempt(open openFunc) (got, fresh int, done bool, err error)
 	failed := r.failure != nil
 	r.mu.Unlock()
 	if failed {
-		return 0, 0, false, nil
+		return 0, false, false, nil
 	}
 	stream, err := open(ctx, r.res.SessionID)
 	if err != nil {
-		return 0, 0, false, convert(r.ctx, err)
+		return 0, false, false, convert(r.ctx, err)
 	}
 	for {
 		ev, err := stream.Recv()
 		if err == io.EOF {
-			return got, fresh, false, err
+			return got, moved, false, err
 		}
 		if err != nil {
-			return got, fresh, false, convert(r.ctx, err) // before cancel: a cancelled ctx would hide the cause
+			return got, moved, false, convert(r.ctx, err) // before cancel: a cancelled ctx would hide the cause
 		}
 		got++
 		if seq := ev.GetSeq(); seq > 0 && seq <= r.seen {
 			continue // delivered by an earlier attempt
 		}
+		if ev.GetSeq() > r.seen && progress(ev) {
+			moved = true
+		}
 		r.seen = max(r.seen, ev.GetSeq())
-		fresh++
 		res := r.res
 		res.Events = append(res.Events, ev)
 		if res.SessionID == "" {
@@ -422,7 +427,7 @@ func (r *runState) attempt(open openFunc) (got, fresh int, done bool, err error)
 			// the session, so that the caller's next request does not find it busy.
 			for {
 				if _, err := stream.Recv(); err != nil {
-					return got, fresh, true, nil
+					return got, moved, true, nil
 				}
 			}
 		}

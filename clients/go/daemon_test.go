@@ -40,6 +40,11 @@ func launch(dir string, args ...string) (string, func(), error) {
 // launchAt is launch listening on listen ("unix:/path" for a daemon restarted in place);
 // the daemon's log is appended to dir/daemon.log. Its stop kills it with SIGKILL.
 func launchAt(dir, listen string, args ...string) (string, func(), error) {
+	return launchEnv(dir, listen, nil, args...)
+}
+
+// launchEnv is launchAt with env ("NAME=value" entries) added to the daemon's environment.
+func launchEnv(dir, listen string, env []string, args ...string) (string, func(), error) {
 	python, err := daemonPython()
 	if err != nil {
 		return "", nil, err
@@ -47,6 +52,9 @@ func launchAt(dir, listen string, args ...string) (string, func(), error) {
 	db := filepath.Join(dir, "luoshod.db")
 	args = append([]string{"-m", "luoshod", "serve", "--listen", listen, "--store", "sqlite:///" + db}, args...)
 	cmd := exec.Command(python, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	logFile, err := os.OpenFile(filepath.Join(dir, "daemon.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return "", nil, err
@@ -90,6 +98,18 @@ func launchAt(dir, listen string, args ...string) (string, func(), error) {
 func startDaemon(t testing.TB, args ...string) string {
 	t.Helper()
 	addr, stop, err := launch(t.TempDir(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr
+}
+
+// startDaemonEnv is startDaemon with env ("NAME=value" entries) added to the daemon's
+// environment (a provider's key, …).
+func startDaemonEnv(t testing.TB, env []string, args ...string) string {
+	t.Helper()
+	addr, stop, err := launchEnv(t.TempDir(), "127.0.0.1:0", env, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

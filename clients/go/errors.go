@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -38,8 +41,18 @@ var (
 	ErrPayloadTooLarge         = errors.New("luosho: PAYLOAD_TOO_LARGE")
 	ErrStoreFull               = errors.New("luosho: STORE_FULL")
 	ErrStoreUnavailable        = errors.New("luosho: STORE_UNAVAILABLE")
-	ErrProvider                = errors.New("luosho: PROVIDER_ERROR")
-	ErrShuttingDown            = errors.New("luosho: SHUTTING_DOWN")
+	// ErrProvider matches every failure of a model call: PROVIDER_ERROR (UNAVAILABLE, a
+	// transient failure the daemon's own retries did not fix, retried by the client) and
+	// PROVIDER_REJECTED (see ErrProviderRejected).
+	ErrProvider = errors.New("luosho: PROVIDER_ERROR")
+	// ErrProviderRejected: the provider refused the model call in a way no retry can fix
+	// (HTTP 400, 401, 403, 404, 422, a refused setting, a context-length error, a
+	// malformed answer). The daemon answers FAILED_PRECONDITION and the client does not
+	// retry it. It also matches ErrProvider. The *Error's Metadata names the provider,
+	// the model, the HTTP "status", the provider's "error_type" and "provider_message"
+	// (see ProviderStatus and ProviderMessage).
+	ErrProviderRejected error = &narrower{"luosho: PROVIDER_REJECTED", ErrProvider}
+	ErrShuttingDown           = errors.New("luosho: SHUTTING_DOWN")
 	// ErrRequestIDReused: the request id was already used with a different request (R74).
 	ErrRequestIDReused = errors.New("luosho: REQUEST_ID_REUSED")
 	// ErrUnavailable matches every UNAVAILABLE error (daemon unreachable, SHUTTING_DOWN, …).
@@ -47,6 +60,15 @@ var (
 	// ErrIncompleteRun: a run's stream ended without run.done (client side).
 	ErrIncompleteRun = errors.New("luosho: the run's stream ended without run.done")
 )
+
+// narrower is a sentinel that also matches a broader one (errors.Is sees through it).
+type narrower struct {
+	msg   string
+	wider error
+}
+
+func (n *narrower) Error() string { return n.msg }
+func (n *narrower) Unwrap() error { return n.wider }
 
 var reasonSentinels = map[string]error{
 	"CHECKPOINT_NOT_FOUND":      ErrCheckpointNotFound,
@@ -64,6 +86,7 @@ var reasonSentinels = map[string]error{
 	"STORE_FULL":                ErrStoreFull,
 	"STORE_UNAVAILABLE":         ErrStoreUnavailable,
 	"PROVIDER_ERROR":            ErrProvider,
+	"PROVIDER_REJECTED":         ErrProviderRejected,
 	"SHUTTING_DOWN":             ErrShuttingDown,
 	"REQUEST_ID_REUSED":         ErrRequestIDReused,
 }
@@ -91,9 +114,10 @@ func (e *Error) Error() string {
 // Unwrap returns the original gRPC error.
 func (e *Error) Unwrap() error { return e.cause }
 
-// Is makes errors.Is(err, ErrSessionBusy) and friends work.
+// Is makes errors.Is(err, ErrSessionBusy) and friends work (and errors.Is(err,
+// ErrProvider) for a PROVIDER_REJECTED error, whose sentinel wraps ErrProvider).
 func (e *Error) Is(target error) bool {
-	if s, ok := reasonSentinels[e.Reason]; ok && s == target {
+	if s, ok := reasonSentinels[e.Reason]; ok && errors.Is(s, target) {
 		return true
 	}
 	switch target {
@@ -110,6 +134,32 @@ func (e *Error) ApprovalID() string { return e.Metadata["approval_id"] }
 
 // SessionID is the session the error names, if any.
 func (e *Error) SessionID() string { return e.Metadata["session_id"] }
+
+// ProviderStatus is the HTTP status the provider answered a failed model call with
+// ("400"; "" when there was none), from a PROVIDER_REJECTED or PROVIDER_ERROR error.
+func (e *Error) ProviderStatus() string { return e.Metadata["status"] }
+
+// ProviderMessage is the provider's error message (keys redacted, at most 500
+// characters), from a PROVIDER_REJECTED or PROVIDER_ERROR error.
+func (e *Error) ProviderMessage() string { return e.Metadata["provider_message"] }
+
+// RetryAfter is the metadata's retry_after_s: the earliest the daemon will try again what
+// failed (an UNAVAILABLE or RESOURCE_EXHAUSTED answer may carry it). ok is false when the
+// error has none (or not a non-negative number of seconds).
+func (e *Error) RetryAfter() (d time.Duration, ok bool) {
+	v, found := e.Metadata["retry_after_s"]
+	if !found {
+		return 0, false
+	}
+	s, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(s) || s < 0 {
+		return 0, false
+	}
+	if s >= float64(math.MaxInt64)/float64(time.Second) {
+		return time.Duration(math.MaxInt64), true
+	}
+	return time.Duration(s * float64(time.Second)), true
+}
 
 // GRPCStatus lets status.FromError see through the wrapper.
 func (e *Error) GRPCStatus() *status.Status {

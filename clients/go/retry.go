@@ -1,16 +1,25 @@
 package luosho
 
-// Retries without duplicates (SEMANTICS.md R75): every Execute, Resume and Resolve carries a
-// request id, the same on each attempt, so the daemon applies it once (R74) however many
-// times the client has to send it.
+// Retries without duplicates: every Execute, Resume and Resolve carries a request id, the
+// same on each attempt, so the daemon applies it once however many times the client has
+// to send it.
 //
 // A run retries, after a backoff, when its stream fails with UNAVAILABLE (the daemon
-// restarting or draining, the network gone; at any point of the stream), or with another
-// transport failure before any event of that attempt arrived. After its backoff a retry waits
-// for the connection to be READY (connecting it), at most MaxBackoff, before it opens the
-// next attempt. What the earlier attempts
-// delivered is not delivered again: the retried stream resumes the run (the daemon runs
-// what is left) or replays it (events already seen are skipped).
+// restarting or draining, the network gone, a provider failure the daemon deems
+// transient; at any point of the stream), or with another transport failure before any
+// event of that attempt arrived. Every other answer of the daemon (PROVIDER_REJECTED among
+// them) is the run's failure. The wait before a retry is the policy's backoff, or the
+// retry_after_s the failed attempt's ErrorInfo names when that is longer. After its
+// backoff a retry waits for the connection to be READY (connecting it), at most
+// MaxBackoff, before it opens the next attempt. What the earlier attempts delivered is not
+// delivered again: the retried stream resumes the run (the daemon runs what is left) or
+// replays it (events already seen are skipped).
+//
+// MaxAttempts counts the attempts in a row without progress: an attempt makes progress
+// when it delivers, for the first time and not replayed, a model.turn or a tool.result
+// event (the lead's or a sub-agent's). A resumed run always sends run.start and step.start
+// again; those do not count, or a model call that fails the same way on every attempt
+// would be retried forever.
 
 import (
 	"context"
@@ -30,11 +39,16 @@ import (
 
 // RetryPolicy is how a run retries a stream the daemon or the network broke.
 //
-// MaxAttempts bounds the attempts in a row that bring no new event (1: never retry); an
-// attempt that brings one starts the count again, so a run that keeps moving keeps going
-// however often its stream breaks. The n-th retry in a row waits
+// MaxAttempts bounds the attempts in a row that make no progress (1: never retry). An
+// attempt makes progress when it delivers a model.turn or tool.result event never
+// delivered before (not replayed, its seq above every seq already delivered); such an
+// attempt starts the count again, so a run that keeps moving keeps going however often
+// its stream breaks. Other new events (run.start, step.start, tool.call, text.delta, …)
+// are delivered but do not reset the count. The n-th retry in a row waits
 // InitialBackoff * Multiplier^(n-1), at most MaxBackoff, each spread by ±Jitter (a
-// fraction) so that many clients do not come back at once.
+// fraction) so that many clients do not come back at once; or longer, when the failed
+// attempt's error names a retry_after_s (see Delay). After MaxAttempts attempts without
+// progress the run returns the last attempt's error.
 //
 // A zero field takes its default (so RetryPolicy{} is DefaultRetryPolicy()); a negative
 // Jitter means none. The default rides out a daemon that stays away some 30 seconds.
@@ -81,15 +95,16 @@ func (p RetryPolicy) normalized() RetryPolicy {
 }
 
 // ShouldRetry reports whether an attempt that failed with err after eventsInAttempt events
-// is tried again, attempt being its number in the current row of attempts without a new
-// event (from 1). UNAVAILABLE is retried at any point; UNKNOWN or INTERNAL without an
+// is tried again, attempt being its number in the current row of attempts without
+// progress (from 1). UNAVAILABLE is retried at any point; UNKNOWN or INTERNAL without an
 // ErrorInfo reason (a failure of the connection rather than an answer of the daemon, which
 // always gives one) only before the attempt's first event, when the request may not have
-// arrived. A context error (the caller's own doing) never is.
+// arrived. PROVIDER_REJECTED (a model call no retry can fix), every other answer of the
+// daemon and a context error (the caller's own doing) never are.
 func (p RetryPolicy) ShouldRetry(err error, attempt, eventsInAttempt int) bool {
 	p = p.normalized()
 	var e *Error
-	if attempt >= p.MaxAttempts || !errors.As(err, &e) {
+	if attempt >= p.MaxAttempts || !errors.As(err, &e) || errors.Is(e, ErrProviderRejected) {
 		return false
 	}
 	if e.Code == codes.Unavailable {
@@ -104,6 +119,33 @@ func (p RetryPolicy) Backoff(attempt int) time.Duration {
 	base := float64(p.InitialBackoff) * math.Pow(p.Multiplier, float64(max(attempt, 1)-1))
 	base = min(base, float64(p.MaxBackoff))
 	return time.Duration(max(0, base*(1+p.Jitter*(2*mrand.Float64()-1))))
+}
+
+// Delay is how long to wait before retrying the attempt-th failed attempt in a row (from
+// 1) that failed with err: Backoff(attempt), or the retry_after_s of err's ErrorInfo
+// metadata (the earliest the daemon will try again, see Error.RetryAfter) when longer.
+func (p RetryPolicy) Delay(attempt int, err error) time.Duration {
+	d := p.Backoff(attempt)
+	var e *Error
+	if errors.As(err, &e) {
+		if after, ok := e.RetryAfter(); ok && after > d {
+			d = after
+		}
+	}
+	return d
+}
+
+// progress reports whether ev, delivered for the first time, moves the run: a model turn
+// or a tool result recorded (the lead's or a sub-agent's), not replayed.
+func progress(ev *Event) bool {
+	if ev.GetReplayed() {
+		return false
+	}
+	switch ev.GetType() {
+	case "model.turn", "tool.result":
+		return true
+	}
+	return false
 }
 
 // DialOption sets a connection's reconnect backoff to suit p: grpc-go's own (1s

@@ -53,6 +53,8 @@ func TestShouldRetry(t *testing.T) {
 		{"not an *Error", p, errors.New("boom"), 1, 0, false},
 		{"the zero policy is the default (20 attempts)", luosho.RetryPolicy{}, unavailable, 19, 0, true},
 		{"the zero policy's last attempt", luosho.RetryPolicy{}, unavailable, 20, 0, false},
+		{"PROVIDER_REJECTED", p, &luosho.Error{Code: codes.FailedPrecondition, Reason: "PROVIDER_REJECTED"}, 1, 0, false},
+		{"PROVIDER_ERROR (transient)", p, &luosho.Error{Code: codes.Unavailable, Reason: "PROVIDER_ERROR"}, 2, 3, true},
 	}
 	for _, c := range cases {
 		if got := c.policy.ShouldRetry(c.err, c.n, c.got); got != c.want {
@@ -335,21 +337,21 @@ func TestWhatIsNotRetried(t *testing.T) {
 			t.Fatalf("err %v after %d requests", err, len(f.requests))
 		}
 	})
-	t.Run("attempts in a row without a new event are bounded", func(t *testing.T) {
+	t.Run("attempts in a row without progress are bounded", func(t *testing.T) {
 		f := &fakeDaemon{play: func(int, func(*pb.Event)) error { return status.Error(codes.Unavailable, "down") }}
 		res, err := serveFake(t, f).Execute(ctxT(t), "s-1", scripted("x", nil), "hi", nil)
 		if !errors.Is(err, luosho.ErrUnavailable) || res.Attempts != 4 || len(f.requests) != 4 {
 			t.Fatalf("err %v, %d attempts, %d requests", err, res.Attempts, len(f.requests))
 		}
 	})
-	t.Run("an attempt with a new event starts the count again", func(t *testing.T) {
+	t.Run("an attempt that makes progress starts the count again", func(t *testing.T) {
 		f := &fakeDaemon{play: func(attempt int, send func(*pb.Event)) error {
 			if attempt == 7 {
 				send(runDone(7, false))
 				return nil
 			}
 			if attempt%3 == 0 {
-				send(ev(uint64(attempt), "step.start")) // every third attempt moves the run
+				send(ev(uint64(attempt), "model.turn")) // every third attempt moves the run
 			}
 			return status.Error(codes.Unavailable, "down")
 		}}
