@@ -47,7 +47,7 @@ import {
   WatchRequest,
 } from "./gen/luosho/v1/agent.js";
 import { IncompleteRunError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
-import { NO_RETRY, RetryPolicy, channelOptions, newRequestId, type RetryOptions } from "./retry.js";
+import { NO_RETRY, RetryPolicy, channelOptions, isProgress, newRequestId, type RetryOptions } from "./retry.js";
 
 // ---- agents, input, tools -------------------------------------------------------------
 
@@ -305,12 +305,14 @@ type Submit = (sessionId: string, toolCallId: string, outcome: ToolOutcome) => P
  *
  * `requestId` is the call's idempotency key, the same on every attempt: a stream that fails
  * with UNAVAILABLE (or a transport failure before its first event) is sent again after a
- * backoff, as the client's retry policy says, once the channel is READY again (the retry
- * waits for it at most maxBackoffMs), and the daemon applies the request once
- * (R74): the retry resumes the run or replays it. Events already delivered are not
- * delivered again, replayed tool.calls are not answered, and a call's tool runs once per
- * run object (a call asked again after a retry gets the result already computed).
- * `attempts` counts the streams opened.
+ * backoff (or the failure's retry_after_s, when longer), as the client's retry policy says,
+ * once the channel is READY again (the retry waits for it at most maxBackoffMs), and the
+ * daemon applies the request once: the retry resumes the run or replays it. Events already
+ * delivered are not delivered again, replayed tool.calls are not answered, and a call's
+ * tool runs once per run object (a call asked again after a retry gets the result already
+ * computed). The policy's maxAttempts bounds the attempts in a row that deliver no new
+ * model.turn or tool.result; then the last failure is thrown, typed (a
+ * ProviderRejectedError at once: it is never retried). `attempts` counts the streams opened.
  */
 export class Run implements AsyncIterable<Event> {
   /** The run's session; for a resolve run "" until the first event names it. */
@@ -367,7 +369,7 @@ export class Run implements AsyncIterable<Event> {
   }
 
   private async *read(): AsyncGenerator<Event, void, undefined> {
-    let fruitless = 0; // attempts in a row that brought no new event
+    let fruitless = 0; // attempts in a row that made no progress (no new model.turn or tool.result)
     for (;;) {
       this.attempts += 1;
       fruitless += 1;
@@ -383,7 +385,7 @@ export class Run implements AsyncIterable<Event> {
           if (!event) continue;
           if (event.seq > 0 && event.seq <= this.seen) continue; // delivered by an earlier attempt
           this.seen = Math.max(this.seen, event.seq);
-          fruitless = 0; // a new event: the run moves
+          if (isProgress(event)) fruitless = 0; // the run got further: the count starts again
           this.events.push(event);
           if (!this.sessionId) this.sessionId = event.sessionId; // a resolve run learns its session here
           // A replayed tool.call already has its result: it is history, not a request.
@@ -405,7 +407,7 @@ export class Run implements AsyncIterable<Event> {
       const row = Math.max(1, fruitless);
       if (this.closed || !this.retry.shouldRetry(error, row, got)) throw error;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.retry.backoffMs(row));
+        const timer = setTimeout(resolve, this.retry.waitMs(error, row)); // backoff, or retry_after_s when longer
         this.wake = () => {
           clearTimeout(timer);
           resolve();

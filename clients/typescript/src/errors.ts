@@ -65,14 +65,55 @@ export class LeaseLostError extends LuoshoError {}
 export class PayloadTooLargeError extends LuoshoError {}
 /** The daemon's store refused the write: it is full. */
 export class StoreFullError extends LuoshoError {}
-/** The model provider failed. */
-export class ProviderError extends LuoshoError {}
+/**
+ * The model provider failed. The ErrorInfo metadata names the provider entry and model,
+ * the HTTP status (when there was one), the provider's error type and message (keys
+ * redacted). As such (reason PROVIDER_ERROR, UNAVAILABLE) the failure is transient and a
+ * run retries it, after at least `retryAfterMs` when the daemon says when it will call
+ * that model again.
+ */
+export class ProviderError extends LuoshoError {
+  /** The provider entry of the daemon's configuration, e.g. "llm". */
+  get provider(): string { return this.metadata.provider ?? ""; }
+  /** The model, e.g. "test-model". */
+  get model(): string { return this.metadata.model ?? ""; }
+  /** The HTTP status the provider answered, e.g. "400"; "" when there was no HTTP answer. */
+  get httpStatus(): string { return this.metadata.status ?? ""; }
+  /** The provider's error type, e.g. "invalid_request_error", "session_backoff", "circuit_open". */
+  get errorType(): string { return this.metadata.error_type ?? ""; }
+  /** The provider's error message (keys redacted, at most 500 characters). */
+  get providerMessage(): string { return this.metadata.provider_message ?? ""; }
+  /** Whether a retry may succeed (metadata transient; false for a ProviderRejectedError). */
+  get transient(): boolean { return this.metadata.transient !== "false"; }
+  /** The earliest the daemon calls that model again, in ms (metadata retry_after_s); undefined when not said. */
+  get retryAfterMs(): number | undefined { return retryAfterMs(this); }
+}
+/**
+ * The provider refused the model call for good (HTTP 400, 401, 403, 404, 422, a refused
+ * setting, a context too long, a malformed answer): reason PROVIDER_REJECTED,
+ * FAILED_PRECONDITION. No retry can fix it, so none is made; `httpStatus`,
+ * `providerMessage`, `errorType` say why.
+ */
+export class ProviderRejectedError extends ProviderError {}
 /** The daemon is unreachable or unavailable; retrying later may succeed. */
 export class UnavailableError extends LuoshoError {}
 /** The daemon is draining for shutdown. */
 export class ShuttingDownError extends UnavailableError {}
 /** Client side: a run's stream ended without its run.done event. */
 export class IncompleteRunError extends LuoshoError {}
+
+/**
+ * The wait an error asks for before a retry, in ms: its ErrorInfo metadata
+ * `retry_after_s` (decimal seconds, e.g. "2" or "0.75"); undefined when absent or not a
+ * non-negative number.
+ */
+export function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof LuoshoError)) return undefined;
+  const text = error.metadata.retry_after_s?.trim();
+  if (!text) return undefined;
+  const seconds = Number(text);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
 
 type ErrorClass = new (code: Status, reason: string, message: string, metadata?: Record<string, string>, options?: { cause?: unknown }) => LuoshoError;
 
@@ -92,6 +133,7 @@ export const ERROR_BY_REASON: Readonly<Record<string, ErrorClass>> = {
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   STORE_FULL: StoreFullError,
   PROVIDER_ERROR: ProviderError,
+  PROVIDER_REJECTED: ProviderRejectedError,
   SHUTTING_DOWN: ShuttingDownError,
 };
 

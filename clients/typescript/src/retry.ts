@@ -1,24 +1,34 @@
-// Retries without duplicates (SEMANTICS.md R75): every Execute, Resume and Resolve carries a
-// request id, the same on each attempt, so the daemon applies it once (R74) however many
-// times the client has to send it.
+// Retries without duplicates: every Execute, Resume and Resolve carries a request id, the
+// same on each attempt, so the daemon applies it once however many times the client has
+// to send it.
 //
 // A run retries, after a backoff, when its stream fails with UNAVAILABLE (the daemon
-// restarting or draining, the network gone; at any point of the stream), or with another
-// transport failure before any event of that attempt arrived. After its backoff a retry waits
-// for the channel to be READY (connecting it), at most maxBackoffMs, before it opens the next
-// attempt. What the earlier attempts
-// delivered is not delivered again: the retried stream resumes the run (the daemon runs what
-// is left) or replays it (events already seen are skipped).
+// restarting or draining, the network gone, a provider failure that may pass; at any point
+// of the stream), or with another transport failure before any event of that attempt
+// arrived. Every other answer of the daemon is final, PROVIDER_REJECTED (a model call the
+// provider refused for good) among them. The wait before a retry is the policy's backoff,
+// or the failure's retry_after_s when that is longer. After its backoff a retry waits for
+// the channel to be READY (connecting it), at most maxBackoffMs, before it opens the next
+// attempt. What the earlier attempts delivered is not delivered again: the retried stream
+// resumes the run (the daemon runs what is left) or replays it (events already seen are
+// skipped).
+//
+// The attempts are counted by progress: maxAttempts bounds the attempts in a row that do
+// not get the run further, i.e. that deliver no new model.turn or tool.result. A resumed
+// run always starts with run.start and step.start, so counting any new event would let a
+// model call that fails every time be retried for ever.
 import { status as Status, type ChannelOptions } from "@grpc/grpc-js";
-import { LuoshoError } from "./errors.js";
+import type { Event } from "./gen/luosho/v1/agent.js";
+import { LuoshoError, ProviderRejectedError, retryAfterMs } from "./errors.js";
 
 // Failures of the connection itself rather than answers of the daemon (which always carry
 // an ErrorInfo reason): before any event they mean the request may not have arrived.
 const TRANSPORT = new Set<Status>([Status.UNKNOWN, Status.INTERNAL]);
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The settings of a RetryPolicy; every one may be left out. */
 export interface RetryOptions {
-  /** Attempts in a row that bring no new event (1: never retry). Default 20. */
+  /** Attempts in a row that make no progress (no new model.turn or tool.result; 1: never retry). Default 20. */
   maxAttempts?: number;
   /** The first retry's wait, in milliseconds. Default 100. */
   initialBackoffMs?: number;
@@ -31,12 +41,17 @@ export interface RetryOptions {
 }
 
 /**
- * How a run retries. `maxAttempts` bounds the attempts in a row that bring no new event (1:
- * never retry); an attempt that brings one starts the count again, so a run that keeps
- * moving keeps going however often its stream breaks. The n-th retry in a row waits
+ * How a run retries. `maxAttempts` bounds the attempts in a row that make no progress (1:
+ * never retry). An attempt makes progress when it delivers, for the first time, a
+ * `model.turn` or a `tool.result` event (the lead's or a sub-agent's; see `isProgress`):
+ * that starts the count again, so a run that keeps moving keeps going however often its
+ * stream breaks, while one whose model call fails every time gives up after `maxAttempts`
+ * attempts. Other new events (`run.start`, `step.start`, `tool.call`, `text.delta`, …) are
+ * delivered but do not count as progress. The n-th retry in a row waits
  * `initialBackoffMs * multiplier ** (n - 1)` ms, at most `maxBackoffMs`, each spread by
- * `±jitter` so that many clients do not come back at once. The default rides out a daemon
- * that stays away some 30 seconds.
+ * `±jitter` so that many clients do not come back at once, or the failure's `retry_after_s`
+ * when that is longer (see `waitMs`). The default rides out a daemon that stays away some
+ * 30 seconds.
  */
 export class RetryPolicy {
   readonly maxAttempts: number;
@@ -65,11 +80,12 @@ export class RetryPolicy {
 
   /**
    * Whether an attempt that failed with `error` after `eventsInAttempt` events is tried
-   * again, `attempt` being its number in the current row of attempts without a new event
-   * (from 1).
+   * again, `attempt` being its number in the current row of attempts without progress
+   * (from 1). Only UNAVAILABLE answers (and transport failures before the attempt's first
+   * event) are; never a ProviderRejectedError.
    */
   shouldRetry(error: unknown, attempt: number, eventsInAttempt: number): boolean {
-    if (attempt >= this.maxAttempts || !(error instanceof LuoshoError)) return false;
+    if (attempt >= this.maxAttempts || !(error instanceof LuoshoError) || error instanceof ProviderRejectedError) return false;
     if (error.code === Status.UNAVAILABLE) return true;
     return eventsInAttempt === 0 && !error.reason && TRANSPORT.has(error.code);
   }
@@ -79,6 +95,25 @@ export class RetryPolicy {
     const base = Math.min(this.maxBackoffMs, this.initialBackoffMs * this.multiplier ** (attempt - 1));
     return Math.max(0, base * (1 + (Math.random() * 2 - 1) * this.jitter));
   }
+
+  /**
+   * Milliseconds to wait before retrying an attempt that failed with `error`, the
+   * `attempt`-th failed in a row (from 1): the backoff, or the error's `retry_after_s`
+   * (the earliest the daemon will serve it again) when that is longer. At most about 24.8
+   * days (setTimeout's limit: a longer wait would fire at once).
+   */
+  waitMs(error: unknown, attempt: number): number {
+    return Math.min(MAX_TIMER_MS, Math.max(this.backoffMs(attempt), retryAfterMs(error) ?? 0));
+  }
+}
+
+/**
+ * Whether a newly delivered event gets the run further: a `model.turn` or a `tool.result`
+ * (the lead's or a sub-agent's) that is not `replayed`. Whether it is new (its seq above
+ * the highest delivered) is the caller's to say.
+ */
+export function isProgress(event: Event): boolean {
+  return !event.replayed && (event.type === "model.turn" || event.type === "tool.result");
 }
 
 /** Never retry: one attempt, and its failure thrown. */

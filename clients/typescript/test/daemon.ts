@@ -31,8 +31,14 @@ export async function startDaemon(...extra: string[]): Promise<Daemon> {
 /** A daemon listening on `listen` with its SQLite store in `dir` (kept by stop()): start
  * another on the same two and it finds what the one before left. */
 export async function startDaemonOn(listen: string, dir: string, ...extra: string[]): Promise<Daemon> {
+  return startDaemonWith({}, listen, dir, ...extra);
+}
+
+/** startDaemonOn with more variables in the daemon's environment (a provider's key). */
+export async function startDaemonWith(env: Record<string, string>, listen: string, dir: string, ...extra: string[]): Promise<Daemon> {
   const proc = spawn(PYTHON, ["-m", "luoshod", "serve", "--listen", listen, "--store", `sqlite:///${dir}/db.sqlite`, ...extra], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
   });
   let stderr = "";
   proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -62,3 +68,60 @@ export function scripted(name: string, script: unknown[], tools: { name: string;
 }
 
 export const call = (name: string, args: unknown) => ({ tool_calls: [{ name, arguments: args }] });
+
+/** What tests/providers/fake_model_server.py prints once it serves. */
+export interface FakeModel {
+  base_url: string;
+  stats_url: string;
+  /** A luoshod.toml whose provider "llm" is this server. */
+  config: string;
+  key_env: string;
+  key: string;
+  /** "llm:test-model" */
+  model: string;
+  tool: string;
+  proc: ChildProcess;
+  /** GET stats_url: every model request's assistant-turn count and HTTP status. */
+  stats(): Promise<{ requests: number; turns: number[]; statuses: number[] }>;
+  /** Closes its stdin (it stops by itself) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** The repository's fake model server (an HTTP model API as a process of its own), run with
+ * the daemon's interpreter: `--wire anthropic --scenario refuse-continuation` and so on. */
+export async function startFakeModel(...args: string[]): Promise<FakeModel> {
+  const proc = spawn(PYTHON, [join(REPO_ROOT, "tests", "providers", "fake_model_server.py"), ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const info = await new Promise<Omit<FakeModel, "proc" | "stats" | "stop">>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the fake model server did not start in 30 s: ${stderr}`)), 30_000);
+    const lines = createInterface({ input: proc.stdout! });
+    lines.once("line", (line) => {
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(line));
+      } catch {
+        reject(new Error(`the fake model server did not start: ${line} ${stderr}`));
+      }
+    });
+    proc.once("exit", (code) => reject(new Error(`the fake model server exited (${code}): ${stderr}`)));
+  });
+  return {
+    ...info,
+    proc,
+    async stats() {
+      const response = await fetch(info.stats_url);
+      return (await response.json()) as { requests: number; turns: number[]; statuses: number[] };
+    },
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((resolve) => proc.once("exit", resolve));
+      proc.stdin!.end();
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

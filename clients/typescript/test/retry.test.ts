@@ -6,21 +6,25 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { InterceptingCall, Metadata, Server as GrpcServer, ServerCredentials, status as GrpcStatus, type Interceptor, type ServerWritableStream } from "@grpc/grpc-js";
 import {
   InvalidArgumentError,
   LuoshoClient,
   LuoshoError,
   NO_RETRY,
+  ProviderError,
+  ProviderRejectedError,
   RetryPolicy,
   UnavailableError,
   channelOptions,
+  isProgress,
   newRequestId,
   pb,
   type Checkpoint,
   type ClientOptions,
 } from "@luosho/client";
-import { call, scripted, startDaemon, startDaemonOn, type Daemon } from "./daemon.js";
+import { call, scripted, startDaemon, startDaemonOn, startDaemonWith, startFakeModel, type Daemon, type FakeModel } from "./daemon.js";
 
 const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -405,6 +409,342 @@ describe("retries against a daemon that goes away", () => {
       await killer.catch(() => undefined);
       await daemon.kill();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// ---- issue 35: progress-counted retries, retry_after_s, PROVIDER_REJECTED ---------------
+
+/** The trailers of a daemon's error: a google.rpc.Status with one ErrorInfo (luosho.dev). */
+function errorTrailers(code: GrpcStatus, message: string, reason: string, metadata: Record<string, string>): Metadata {
+  const info = new BinaryWriter().tag(1, WireType.LengthDelimited).string(reason).tag(2, WireType.LengthDelimited).string("luosho.dev");
+  for (const [key, value] of Object.entries(metadata)) {
+    info.tag(3, WireType.LengthDelimited).fork().tag(1, WireType.LengthDelimited).string(key).tag(2, WireType.LengthDelimited).string(value).join();
+  }
+  const any = new BinaryWriter()
+    .tag(1, WireType.LengthDelimited).string("type.googleapis.com/google.rpc.ErrorInfo")
+    .tag(2, WireType.LengthDelimited).bytes(info.finish())
+    .finish();
+  const status = new BinaryWriter()
+    .tag(1, WireType.Varint).int32(code)
+    .tag(2, WireType.LengthDelimited).string(message)
+    .tag(3, WireType.LengthDelimited).bytes(any)
+    .finish();
+  const trailers = new Metadata();
+  trailers.set("grpc-status-details-bin", Buffer.from(status));
+  return trailers;
+}
+
+type ExecuteCall = ServerWritableStream<pb.ExecuteRequest, pb.ExecuteResponse>;
+
+/** One attempt as the fake daemon saw it: when it arrived, and when it was failed. */
+interface Attempt { at: number; failedAt?: number }
+
+/** What a script does with one attempt's stream. */
+interface Stream {
+  /** Writes an event with the seq given. */
+  send(type: string, seq: number, extra?: DeepEvent): void;
+  /** Ends the stream with an error the way the daemon does (ErrorInfo in the trailers). */
+  fail(code: GrpcStatus, reason: string, metadata: Record<string, string>): void;
+  /** Ends the stream with OK. */
+  end(): void;
+}
+type Script = (attempt: number, stream: Stream) => void;
+
+/**
+ * An in-process AgentService whose Execute plays a script per session: `script(n, stream)`
+ * for the session's n-th attempt (from 1).
+ */
+class FakeDaemon {
+  readonly attempts = new Map<string, Attempt[]>();
+  private readonly server = new GrpcServer();
+  private readonly scripts = new Map<string, Script>();
+
+  constructor() {
+    this.server.addService(pb.AgentServiceService, {
+      execute: (call: ExecuteCall) => {
+        const sessionId = call.request.sessionId;
+        const seen = this.attempts.get(sessionId) ?? [];
+        this.attempts.set(sessionId, seen);
+        const attempt: Attempt = { at: performance.now() };
+        seen.push(attempt);
+        const stream: Stream = {
+          send(type, seq, extra = {}) {
+            call.write(pb.ExecuteResponse.fromPartial({ event: { sessionId, runId: "run-1", seq, type, ...extra } }));
+          },
+          fail(code, reason, metadata) {
+            attempt.failedAt = performance.now();
+            const message = `${reason}: the fake says so`;
+            call.emit("error", { code, details: message, metadata: errorTrailers(code, message, reason, { session_id: sessionId, ...metadata }) });
+          },
+          end() {
+            call.end();
+          },
+        };
+        const script = this.scripts.get(sessionId);
+        if (script) script(seen.length, stream);
+        else stream.fail(GrpcStatus.NOT_FOUND, "CHECKPOINT_NOT_FOUND", {});
+      },
+    });
+  }
+
+  play(sessionId: string, script: Script): void {
+    this.scripts.set(sessionId, script);
+  }
+
+  async listen(): Promise<string> {
+    const port = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
+    return `127.0.0.1:${port}`;
+  }
+
+  /** The waits between one attempt's failure and the next attempt, in ms. */
+  waits(sessionId: string): number[] {
+    const seen = this.attempts.get(sessionId) ?? [];
+    return seen.slice(1).map((a, i) => a.at - seen[i]!.failedAt!);
+  }
+
+  close(): void {
+    this.server.forceShutdown();
+  }
+}
+
+type DeepEvent = pb.DeepPartial<pb.Event>;
+
+/** Ends an attempt as a finished run. */
+function finish(send: Stream["send"], end: Stream["end"], seq: number): void {
+  send("run.done", seq, { runDone: { finishReason: pb.FinishReason.FINISH_REASON_STOP, status: pb.CheckpointStatus.CHECKPOINT_STATUS_FINISHED, finalText: "done" } });
+  end();
+}
+
+/** What a daemon's ErrorInfo says about a provider failure (PROVIDER_ERROR / PROVIDER_REJECTED). */
+function providerMeta(status: string, transient: boolean, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    provider: "llm",
+    model: "test-model",
+    status,
+    error_type: transient ? "overloaded_error" : "invalid_request_error",
+    provider_message: transient ? "Overloaded" : "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.",
+    attempts: "1",
+    transient: String(transient),
+    ...extra,
+  };
+}
+
+describe("the progress rule and retry_after_s (an in-process fake daemon)", () => {
+  let fake: FakeDaemon;
+  let address: string;
+  before(async () => {
+    fake = new FakeDaemon();
+    address = await fake.listen();
+  });
+  after(() => fake?.close());
+
+  test("RetryPolicy.waitMs is the backoff or retry_after_s, whichever is longer; isProgress", () => {
+    const policy = new RetryPolicy({ initialBackoffMs: 100, maxBackoffMs: 1000, jitter: 0 });
+    const gone = (meta: Record<string, string>) => new ProviderError(GrpcStatus.UNAVAILABLE, "PROVIDER_ERROR", "x", meta);
+    assert.equal(policy.waitMs(gone({}), 1), 100);
+    assert.equal(policy.waitMs(gone({ retry_after_s: "0.75" }), 1), 750);
+    assert.equal(policy.waitMs(gone({ retry_after_s: "2" }), 4), 2000, "past maxBackoffMs: the daemon said so");
+    assert.equal(policy.waitMs(gone({ retry_after_s: "0.05" }), 3), 400, "the backoff when longer");
+    assert.equal(policy.waitMs(gone({ retry_after_s: "soon" }), 1), 100, "not a number: ignored");
+    assert.equal(policy.waitMs(gone({ retry_after_s: "1e9" }), 1), 2 ** 31 - 1, "at most what setTimeout can wait");
+    assert.equal(policy.waitMs(new Error("not an RPC"), 1), 100);
+    assert.equal(gone({ retry_after_s: "0.75" }).retryAfterMs, 750);
+    assert.equal(gone({}).retryAfterMs, undefined);
+
+    const event = (type: string, replayed = false) => pb.Event.fromPartial({ type, seq: 1, replayed });
+    assert.ok(isProgress(event("model.turn")) && isProgress(event("tool.result")));
+    assert.ok(isProgress(pb.Event.fromPartial({ type: "tool.result", seq: 9, subagent: { name: "researcher" } })), "a sub-agent's too");
+    for (const type of ["run.start", "step.start", "tool.call", "text.delta", "agent.drift", "step.done", "run.done"]) assert.ok(!isProgress(event(type)), type);
+    assert.ok(!isProgress(event("model.turn", true)) && !isProgress(event("tool.result", true)), "replayed: history");
+
+    const rejected = new ProviderRejectedError(GrpcStatus.FAILED_PRECONDITION, "PROVIDER_REJECTED", "x", providerMeta("400", false));
+    assert.ok(rejected instanceof ProviderError);
+    assert.ok(!new RetryPolicy().shouldRetry(rejected, 1, 0), "never retried");
+    // Even if it came as UNAVAILABLE: the reason says no retry can fix it.
+    assert.ok(!new RetryPolicy().shouldRetry(new ProviderRejectedError(GrpcStatus.UNAVAILABLE, "PROVIDER_REJECTED", "x"), 1, 0));
+  });
+
+  test("attempts that bring only run.start/step.start stop after maxAttempts, each retry waiting at least retry_after_s", async () => {
+    let seq = 0;
+    fake.play("ts-noprogress", (n, { send, fail, end }) => {
+      send("run.start", ++seq, { runStart: { mode: pb.RunMode.RUN_MODE_RESUME } });
+      send("step.start", ++seq, { stepStart: { step: 1 } });
+      if (n > 5) return finish(send, end, ++seq); // a client counting any new event gets this far
+      fail(GrpcStatus.UNAVAILABLE, "PROVIDER_ERROR", providerMeta("503", true, { retry_after_s: "0.25" }));
+    });
+    // The backoff alone would be 10 ms: the waits below are retry_after_s's.
+    const client = new LuoshoClient(address, { retry: { maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20, jitter: 0 } });
+    try {
+      const run = client.execute("ts-noprogress", "go");
+      const seen: string[] = [];
+      const iterate = (async () => {
+        for await (const event of run) seen.push(`${event.seq} ${event.type}`);
+      })();
+      await assert.rejects(iterate, (error: unknown) => {
+        assert.ok(error instanceof ProviderError && !(error instanceof ProviderRejectedError), String(error));
+        assert.equal(error.code, GrpcStatus.UNAVAILABLE);
+        assert.equal(error.reason, "PROVIDER_ERROR");
+        assert.equal(error.httpStatus, "503");
+        assert.equal(error.transient, true);
+        assert.equal(error.retryAfterMs, 250);
+        return true;
+      });
+      assert.equal(run.attempts, 3);
+      assert.equal(fake.attempts.get("ts-noprogress")!.length, 3, "the daemon saw maxAttempts attempts, not one more");
+      // Every attempt brought new events (delivered), which did not reset the count.
+      assert.deepEqual(seen, ["1 run.start", "2 step.start", "3 run.start", "4 step.start", "5 run.start", "6 step.start"]);
+      const waits = fake.waits("ts-noprogress");
+      assert.equal(waits.length, 2);
+      for (const wait of waits) assert.ok(wait >= 249, `waited ${wait.toFixed(1)} ms, retry_after_s is 250 ms`);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("with the default policy the same failure without retry_after_s gives up after 20 attempts", async () => {
+    let seq = 0;
+    fake.play("ts-default", (n, { send, fail, end }) => {
+      send("run.start", ++seq);
+      send("step.start", ++seq);
+      if (n > 25) return finish(send, end, ++seq);
+      fail(GrpcStatus.UNAVAILABLE, "PROVIDER_ERROR", providerMeta("503", true));
+    });
+    // The default policy with its backoff shortened (the count is what is tested).
+    const client = new LuoshoClient(address, { retry: { initialBackoffMs: 1, maxBackoffMs: 5 } });
+    try {
+      const run = client.execute("ts-default", "go");
+      await assert.rejects(run.result(), ProviderError);
+      assert.equal(new RetryPolicy().maxAttempts, 20);
+      assert.equal(run.attempts, 20);
+      assert.equal(fake.attempts.get("ts-default")!.length, 20);
+      assert.equal(run.events.length, 40);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a new model.turn or tool.result starts the count again", async () => {
+    let seq = 0;
+    fake.play("ts-progress", (n, { send, fail, end }) => {
+      send("run.start", ++seq);
+      send("step.start", ++seq);
+      if (n <= 3) send("model.turn", ++seq, { modelTurn: { step: n } });
+      else if (n <= 5) send("tool.result", ++seq, { toolResult: { step: n, toolCallId: `c${n}`, toolName: "lookup", resultJson: "{}" } });
+      if (n < 6) return fail(GrpcStatus.UNAVAILABLE, "PROVIDER_ERROR", providerMeta("503", true));
+      send("step.done", ++seq);
+      finish(send, end, ++seq);
+    });
+    const client = new LuoshoClient(address, { retry: { maxAttempts: 2, initialBackoffMs: 1, maxBackoffMs: 5 } });
+    try {
+      const result = await client.execute("ts-progress", "go").result();
+      assert.equal(result.finalText, "done");
+      assert.equal(result.attempts, 6, "5 failed attempts, each with progress, with maxAttempts 2");
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a model.turn already delivered, or replayed, is no progress", async () => {
+    let seq = 0;
+    fake.play("ts-stale", (n, { send, fail, end }) => {
+      send("run.start", ++seq);
+      if (n === 1) send("model.turn", ++seq, { modelTurn: { step: 1 } }); // seq 2: progress
+      if (n === 2) send("model.turn", 2, { modelTurn: { step: 1 } }); // delivered already: skipped
+      if (n === 3) send("model.turn", ++seq, { modelTurn: { step: 1 }, replayed: true }); // new, but replayed
+      if (n === 4) send("step.start", ++seq);
+      if (n < 5) return fail(GrpcStatus.UNAVAILABLE, "PROVIDER_ERROR", providerMeta("503", true));
+      finish(send, end, ++seq); // a client counting any new event gets this far
+    });
+    const client = new LuoshoClient(address, { retry: { maxAttempts: 3, initialBackoffMs: 1, maxBackoffMs: 5 } });
+    try {
+      const run = client.execute("ts-stale", "go");
+      await assert.rejects(run.result(), ProviderError);
+      assert.equal(run.attempts, 4, "the first attempt's progress, then 3 attempts without");
+      assert.deepEqual(run.events.map((e) => `${e.seq} ${e.type}${e.replayed ? " replayed" : ""}`),
+        ["1 run.start", "2 model.turn", "3 run.start", "4 run.start", "5 model.turn replayed", "6 run.start", "7 step.start"]);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("PROVIDER_REJECTED is a ProviderRejectedError (a ProviderError) with its metadata, never retried", async () => {
+    let seq = 0;
+    fake.play("ts-rejected", (_n, { send, fail }) => {
+      send("run.start", ++seq);
+      send("step.start", ++seq);
+      fail(GrpcStatus.FAILED_PRECONDITION, "PROVIDER_REJECTED", providerMeta("400", false));
+    });
+    const client = new LuoshoClient(address); // the default policy
+    try {
+      const run = client.execute("ts-rejected", "go");
+      await assert.rejects(run.result(), (error: unknown) => {
+        assert.ok(error instanceof ProviderRejectedError && error instanceof ProviderError && error instanceof LuoshoError, String(error));
+        assert.equal(error.name, "ProviderRejectedError");
+        assert.equal(error.code, GrpcStatus.FAILED_PRECONDITION);
+        assert.equal(error.reason, "PROVIDER_REJECTED");
+        assert.deepEqual([error.provider, error.model, error.httpStatus, error.errorType], ["llm", "test-model", "400", "invalid_request_error"]);
+        assert.match(error.providerMessage, /Expected/);
+        assert.equal(error.metadata.provider_message, error.providerMessage);
+        assert.equal(error.metadata.session_id, "ts-rejected");
+        assert.equal(error.transient, false);
+        assert.equal(error.retryAfterMs, undefined);
+        return true;
+      });
+      assert.equal(run.attempts, 1);
+      assert.equal(fake.attempts.get("ts-rejected")!.length, 1);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe("a continuation the provider refuses for good (issue 35, a real daemon and model server)", () => {
+  let model: FakeModel;
+  let daemon: Daemon;
+  let dir: string;
+  before(async () => {
+    model = await startFakeModel("--wire", "anthropic", "--scenario", "refuse-continuation");
+    dir = mkdtempSync(join(tmpdir(), "luoshod-ts-refused-"));
+    daemon = await startDaemonWith({ [model.key_env]: model.key }, "127.0.0.1:0", dir, "--config", model.config);
+  });
+  after(async () => {
+    await daemon?.kill();
+    await model?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("with the default retry policy: the typed PROVIDER_REJECTED error after one model call for the continuation", async () => {
+    const client = new LuoshoClient(daemon.address); // the default RetryPolicy
+    try {
+      const agent = { model: model.model, instructions: "Look things up.", tools: [{ name: model.tool, inputSchema: { type: "object" } }] };
+      let looked = 0;
+      const run = client.execute("ts-refused", "look it up", { agent, tools: { [model.tool]: async () => ({ found: ++looked }) } });
+      await assert.rejects(run.result(), (error: unknown) => {
+        assert.ok(error instanceof ProviderRejectedError, String(error));
+        assert.ok(error instanceof ProviderError, "caught as a provider error too");
+        assert.equal(error.code, GrpcStatus.FAILED_PRECONDITION);
+        assert.equal(error.reason, "PROVIDER_REJECTED");
+        assert.equal(error.metadata.status, "400");
+        assert.match(error.metadata.provider_message ?? "", /Expected/);
+        assert.equal(error.httpStatus, "400");
+        assert.match(error.providerMessage, /Expected/);
+        assert.equal(error.provider, "llm");
+        assert.equal(error.model, "test-model");
+        assert.equal(error.transient, false);
+        return true;
+      });
+      assert.equal(run.attempts, 1, "never retried");
+      assert.equal(looked, 1);
+      const types = run.events.map((e) => e.type);
+      assert.ok(types.includes("model.turn") && types.includes("tool.result"), types.join(", "));
+      await sleep(300); // nothing goes on calling the model behind the error
+      const stats = await model.stats();
+      assert.equal(stats.requests, 2, JSON.stringify(stats));
+      assert.deepEqual(stats.turns, [0, 1]);
+    } finally {
+      client.close();
     }
   });
 });
