@@ -27,9 +27,10 @@ import luosho.v1.AgentServiceGrpc;
  * run concurrently). A failed future holds a typed {@link LuoshoException}.
  *
  * <p>Runs carry a request id and retry as the client's {@link RetryPolicy} says (see
- * {@link Client}): the listener never sees an event twice, replayed {@code tool.call}s are not
- * answered, and a call's tool runs once per run; {@link RunResult#attempts()} counts the
- * streams.
+ * {@link Client}): at most {@code maxAttempts} attempts in a row without progress, each retry
+ * after the larger of the backoff and the failure's {@code retry_after_s}. The listener never
+ * sees an event twice, replayed {@code tool.call}s are not answered, and a call's tool runs
+ * once per run; {@link RunResult#attempts()} counts the streams.
  */
 public final class AsyncClient implements AutoCloseable {
   private final ManagedChannel channel;
@@ -181,7 +182,7 @@ public final class AsyncClient implements AutoCloseable {
     private final Map<String, CompletableFuture<Agent.SubmitToolResultRequest>> outcomes = new ConcurrentHashMap<>();
     private volatile String sessionId;
     private int attempts;
-    private int fruitless; // attempts in a row that brought no new event
+    private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
     private long seen; // the highest seq delivered: a retry skips what came before
 
     AsyncRun(String sessionId, String requestId, Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent,
@@ -214,7 +215,7 @@ public final class AsyncClient implements AutoCloseable {
     private synchronized boolean fresh(Agent.Event event) {
       if (event.getSeq() > 0 && event.getSeq() <= seen) return false;
       seen = Math.max(seen, event.getSeq());
-      fruitless = 0;
+      if (RetryPolicy.isProgress(event)) fruitless = 0; // the run got further: the count starts again
       events.add(event);
       if (sessionId.isEmpty()) sessionId = event.getSessionId();
       return true;
@@ -250,7 +251,7 @@ public final class AsyncClient implements AutoCloseable {
         // After the backoff, the attempt waits for the channel to be READY (at most the max
         // backoff): in TRANSIENT_FAILURE every call would fail at once (see ChannelReady).
         retries.schedule(() -> ChannelReady.await(channel, retry.maxBackoff())
-            .whenComplete((v, e) -> retryNow(error)), retry.backoff(row).toNanos(), TimeUnit.NANOSECONDS);
+            .whenComplete((v, e) -> retryNow(error)), retry.delay(row, error).toNanos(), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException closed) {
         future.completeExceptionally(error); // the client was closed
       }

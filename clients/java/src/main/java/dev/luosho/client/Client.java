@@ -19,7 +19,10 @@ import luosho.v1.AgentServiceGrpc;
  * is told to reconnect at once ({@link ManagedChannel#resetConnectBackoff()}) instead of
  * waiting out grpc-java's reconnect backoff (1 s growing to 2 minutes), and the retry waits for
  * it to be READY (at most the policy's max backoff) before it opens the next attempt: in
- * {@code TRANSIENT_FAILURE} every call would fail at once.
+ * {@code TRANSIENT_FAILURE} every call would fail at once. The policy bounds the attempts in a
+ * row without progress (no new model turn or tool result), each retry waits at least the
+ * failure's {@code retry_after_s}, and an answer no retry can fix (such as
+ * {@link ProviderRejectedException}) is thrown at once.
  */
 public final class Client implements AutoCloseable {
   private final ManagedChannel channel;

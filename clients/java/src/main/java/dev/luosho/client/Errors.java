@@ -34,6 +34,7 @@ public final class Errors {
       Map.entry("PAYLOAD_TOO_LARGE", PayloadTooLargeException::new),
       Map.entry("STORE_FULL", StoreFullException::new),
       Map.entry("PROVIDER_ERROR", ProviderException::new),
+      Map.entry("PROVIDER_REJECTED", ProviderRejectedException::new),
       Map.entry("SHUTTING_DOWN", ShuttingDownException::new));
 
   private Errors() {}

@@ -1,7 +1,9 @@
 package dev.luosho.client;
 
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * An RPC failed. {@link #reason()} is the {@code google.rpc.ErrorInfo} reason the daemon sent
@@ -28,4 +30,21 @@ public class LuoshoException extends RuntimeException {
 
   /** The ErrorInfo metadata: the message's variables. */
   public Map<String, String> metadata() { return metadata; }
+
+  /**
+   * The daemon's {@code retry_after_s} (an UNAVAILABLE or RESOURCE_EXHAUSTED answer may carry
+   * it): how long to wait before sending the request again; empty when absent or unreadable.
+   * A run's retry waits at least this long (see {@link RetryPolicy#delay}).
+   */
+  public Optional<Duration> retryAfter() {
+    String s = metadata.get("retry_after_s");
+    if (s == null || s.isBlank()) return Optional.empty();
+    try {
+      double seconds = Double.parseDouble(s.trim());
+      if (!(seconds >= 0) || Double.isInfinite(seconds)) return Optional.empty();
+      return Optional.of(Duration.ofNanos((long) Math.min(Long.MAX_VALUE, Math.ceil(seconds * 1e9))));
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+  }
 }

@@ -4,27 +4,40 @@ import io.grpc.Status;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import luosho.v1.Agent;
 
 /**
- * How a run (execute, resume, resolve) retries a stream the daemon or the network broke
- * (SEMANTICS.md R75). Every run carries a request id, the same on each attempt, so the daemon
- * applies it once (R74) however many times it is sent: the retry resumes the run, or replays
- * it when it had already ended.
+ * How a run (execute, resume, resolve) retries a stream the daemon or the network broke. Every
+ * run carries a request id, the same on each attempt, so the daemon applies it once however
+ * many times it is sent: the retry resumes the run, or replays it when it had already ended.
  *
  * <p>A stream is tried again when it fails with {@code UNAVAILABLE} (the daemon restarting or
- * draining, the network gone) at any point, or with another transport failure ({@code UNKNOWN}
- * or {@code INTERNAL} without an {@code ErrorInfo} reason) before any event of that attempt
- * arrived. {@code maxAttempts} bounds the attempts in a row that bring no new event (1: never
- * retry); an attempt that brings one starts the count again, so a run that keeps moving keeps
- * going however often its stream breaks. The n-th retry in a row waits
- * {@code initialBackoff * multiplier^(n-1)}, at most {@code maxBackoff}, spread by
- * {@code ±jitter} (a fraction) so that many clients do not come back at once. The
- * {@link #DEFAULT} rides out a daemon that stays away some 30 seconds.
+ * draining, the network gone, a model provider failing in a way that may pass) at any point,
+ * or with another transport failure ({@code UNKNOWN} or {@code INTERNAL} without an
+ * {@code ErrorInfo} reason) before any event of that attempt arrived. Every other answer of
+ * the daemon is final: {@code PROVIDER_REJECTED} ({@code FAILED_PRECONDITION}, a model call no
+ * retry can fix), {@code RESOURCE_EXHAUSTED}, {@code INVALID_ARGUMENT} and the rest.
+ *
+ * <p>{@code maxAttempts} bounds the attempts in a row that make no progress (1: never retry).
+ * An attempt makes progress when it delivers, for the first time, a {@code model.turn} or a
+ * {@code tool.result} (the lead's or a sub-agent's): one with a seq above the highest already
+ * delivered and not {@code replayed} (see {@link #isProgress}). Other new events
+ * ({@code run.start}, {@code step.start}, {@code tool.call}, {@code text.delta}, ...) are
+ * delivered as usual but do not reset the count: every resumed attempt brings a
+ * {@code run.start}, and a run whose model call fails the same way each time must end. A run
+ * that keeps moving keeps going however often its stream breaks.
+ *
+ * <p>Before the n-th retry in a row the run waits {@link #delay}: the larger of
+ * {@code initialBackoff * multiplier^(n-1)} (at most {@code maxBackoff}, spread by
+ * {@code ±jitter}, a fraction, so that many clients do not come back at once) and the
+ * {@code retry_after_s} of the failed attempt's {@code ErrorInfo} when it has one. After
+ * {@code maxAttempts} attempts in a row without progress the run throws the last attempt's
+ * (typed) failure. The {@link #DEFAULT} rides out a daemon that stays away some 30 seconds.
  */
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier,
     double jitter) {
 
-  /** 20 attempts in a row without a new event, 100 ms doubling to 2 s, ±20 %. */
+  /** 20 attempts in a row without progress, 100 ms doubling to 2 s, ±20 %. */
   public static final RetryPolicy DEFAULT =
       new RetryPolicy(20, Duration.ofMillis(100), Duration.ofSeconds(2), 2.0, 0.2);
 
@@ -58,8 +71,8 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
 
   /**
    * Whether an attempt that failed with {@code error} after {@code eventsInAttempt} events is
-   * tried again, {@code attempt} being its number in the current row of attempts without a new
-   * event (from 1).
+   * tried again, {@code attempt} being its number in the current row of attempts without
+   * progress (from 1).
    */
   public boolean shouldRetry(LuoshoException error, int attempt, int eventsInAttempt) {
     if (attempt >= maxAttempts) return false;
@@ -84,7 +97,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
   /**
    * grpc-java's Netty transport fails every stream of a connection that closes under it with
    * {@code UNKNOWN: channel closed} (a {@link ClosedChannelException} cause), not UNAVAILABLE:
-   * the daemon went away mid-stream, which a retry resumes like any UNAVAILABLE (R75).
+   * the daemon went away mid-stream, which a retry resumes like any UNAVAILABLE.
    */
   private static boolean connectionClosed(LuoshoException error) {
     if (error.code() != Status.Code.UNKNOWN || !error.reason().isEmpty()) return false;
@@ -94,7 +107,32 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
     return false;
   }
 
-  /** How long to wait after the {@code attempt}-th failed attempt in a row (from 1). */
+  /**
+   * Whether a new event (its seq above every seq delivered before) is progress: a
+   * {@code model.turn} or a {@code tool.result}, of the lead or of a sub-agent, that is not
+   * {@code replayed} from the log of a finished run. Such an event starts the count of
+   * attempts in a row again.
+   */
+  public static boolean isProgress(Agent.Event event) {
+    if (event.getReplayed()) return false;
+    String type = event.getType();
+    return type.equals("model.turn") || type.equals("tool.result")
+        || (type.isEmpty() && (event.hasModelTurn() || event.hasToolResult()));
+  }
+
+  /**
+   * How long to wait before the next attempt after the {@code attempt}-th failed attempt in a
+   * row (from 1), which failed with {@code error}: {@link #backoff}, or the error's
+   * {@code retry_after_s} when that is longer (the daemon will not call the model for that
+   * session before then).
+   */
+  public Duration delay(int attempt, LuoshoException error) {
+    Duration backoff = backoff(attempt);
+    Duration after = error == null ? null : error.retryAfter().orElse(null);
+    return after != null && after.compareTo(backoff) > 0 ? after : backoff;
+  }
+
+  /** How long to wait after the {@code attempt}-th failed attempt in a row (from 1), jitter included. */
   public Duration backoff(int attempt) {
     double base = Math.min(maxBackoff.toNanos(),
         initialBackoff.toNanos() * Math.pow(multiplier, Math.max(0, attempt - 1)));

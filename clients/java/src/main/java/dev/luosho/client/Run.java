@@ -24,10 +24,13 @@ import luosho.v1.Agent;
  * that fails with {@code UNAVAILABLE} (or a transport failure before its first event) is sent
  * again after a backoff, as the client's {@link RetryPolicy} says, once the channel is READY
  * again (the retry waits for it at most the policy's max backoff), and the daemon applies the
- * request once (R74): the retry resumes the run or replays it. Events already delivered are
- * not delivered again, replayed {@code tool.call}s are not answered, and a call's tool runs
- * once per run object (a call asked again after a retry gets the result already computed).
- * {@link #attempts()} counts the streams opened.
+ * request once: the retry resumes the run or replays it. Events already delivered are not
+ * delivered again, replayed {@code tool.call}s are not answered, and a call's tool runs once
+ * per run object (a call asked again after a retry gets the result already computed).
+ * {@link #attempts()} counts the streams opened. The policy's {@code maxAttempts} bounds the
+ * attempts in a row without progress (a new {@code model.turn} or {@code tool.result}, see
+ * {@link RetryPolicy#isProgress}), and each retry waits at least the failure's
+ * {@code retry_after_s}; then the last failure is thrown.
  */
 public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, AutoCloseable {
   /** Opens one attempt's stream, given the session id known so far. */
@@ -51,7 +54,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   private Agent.Event pending;
   private boolean ended;
   private int attempts;
-  private int fruitless; // attempts in a row that brought no new event
+  private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
   private int got; // responses of the current attempt
   private long seen; // the highest seq delivered: a retry skips what came before
   private RunResult result;
@@ -114,7 +117,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
           got++;
           if (event.getSeq() > 0 && event.getSeq() <= seen) continue; // delivered by an earlier attempt
           seen = Math.max(seen, event.getSeq());
-          fruitless = 0; // a new event: the run moves
+          if (RetryPolicy.isProgress(event)) fruitless = 0; // the run got further: the count starts again
           return event;
         }
         return null;
@@ -123,7 +126,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
         int row = Math.max(1, fruitless);
         if (closed || !retry.shouldRetry(error, row, got)) throw error;
         stream = null;
-        pause(retry.backoff(row), error);
+        pause(retry.delay(row, error), error);
         awaitReady(error);
       }
     }

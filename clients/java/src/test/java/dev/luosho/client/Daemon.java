@@ -88,12 +88,18 @@ final class Daemon {
    * the same address and folder, it serves the same sessions (one lease owner for all of them).
    */
   static Daemon start(Path dir, String listen, String... extra) {
+    return start(dir, listen, java.util.Map.of(), extra);
+  }
+
+  /** As {@link #start(Path, String, String...)}, with {@code env} added to the daemon's environment. */
+  static Daemon start(Path dir, String listen, java.util.Map<String, String> env, String... extra) {
     try {
       java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(python(), "-m", "luoshod", "serve",
           "--listen", listen, "--store", "sqlite:///" + dir.resolve("db.sqlite"),
           "--lease-owner", "java-tests"));
       command.addAll(java.util.List.of(extra));
       ProcessBuilder pb = new ProcessBuilder(command);
+      pb.environment().putAll(env);
       pb.redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("stderr.log").toFile()));
       Process p = pb.start();
       BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));

@@ -37,6 +37,7 @@ class ErrorsTest {
         Map.entry("PAYLOAD_TOO_LARGE", PayloadTooLargeException.class),
         Map.entry("STORE_FULL", StoreFullException.class),
         Map.entry("PROVIDER_ERROR", ProviderException.class),
+        Map.entry("PROVIDER_REJECTED", ProviderRejectedException.class),
         Map.entry("SHUTTING_DOWN", ShuttingDownException.class));
     table.forEach((reason, cls) -> {
       LuoshoException e = Errors.translate(error(Code.ABORTED, Errors.DOMAIN, reason, Map.of("approval_id", "a1")));
