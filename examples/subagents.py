@@ -5,12 +5,18 @@ Run the daemon with `make run` (the scripted models `scripted:lead` and
 `scripted:researcher` play examples/scripts/lead.json and researcher.json), then:
 
     .venv/bin/python examples/subagents.py
+
+The daemon is ``LUOSHOD_ADDRESS`` (or the first argument), else 127.0.0.1:50051. Each run
+is a new session (``trip-sub-`` and a random suffix, or the second argument), so it can be
+run any number of times.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import uuid
 
 from luosho.client import Agent, AsyncClient, SubAgent, Tool, ToolContext, subagent_of
 
@@ -39,15 +45,18 @@ def book(args: dict) -> dict:
 TOOLS = {"search": search, "book": book}
 
 
-async def main(address: str = "127.0.0.1:50051") -> str:
+async def main(address: str = "", session_id: str = "") -> str:
+    address = address or os.environ.get("LUOSHOD_ADDRESS") or "127.0.0.1:50051"
+    session_id = session_id or f"trip-sub-{uuid.uuid4().hex[:6]}"
+    print(f"session {session_id} on {address}")
     async with AsyncClient(address) as client:
-        run = client.execute("trip-sub-1", "When is the Oceanarium open? Book it.", agent=lead, tools=TOOLS)
+        run = client.execute(session_id, "When is the Oceanarium open? Book it.", agent=lead, tools=TOOLS)
         async for event in run:
             sub = subagent_of(event)
             print(event.seq, event.type, f"[{'/'.join(sub.path)}]" if sub else "")
-        paused = await run
-        print(paused.finish_reason)  # awaiting_approval: the researcher's book call waits
-        async for approval in client.approvals("trip-sub-1"):
+        result = await run
+        print(result.finish_reason)  # awaiting_approval: the researcher's book call waits
+        async for approval in client.approvals(session_id):
             print("approve", approval.tool_call.name, "for", list(approval.subagent_path))
             result = await client.resolve(approval.approval_id, True, tools=TOOLS)
         print(result.finish_reason, result.final_text)

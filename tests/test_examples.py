@@ -24,14 +24,20 @@ def store_url(request: pytest.FixtureRequest) -> str:
     return "memory://"
 
 
-async def test_quickstart_example_runs(daemon, capsys) -> None:
-    spec = importlib.util.spec_from_file_location("quickstart", ROOT / "examples" / "quickstart.py")
+def example(name: str):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    text = await module.main(daemon.addresses[0])
-    assert "Lisbon is sunny" in text
-    out = capsys.readouterr().out
-    assert "tool.call" in out and out.strip().endswith(text)
+    return module
+
+
+async def test_quickstart_example_runs(daemon, capsys) -> None:
+    module = example("quickstart")
+    for _ in range(2):  # any number of times: each run is a session of its own
+        text = await module.main(daemon.addresses[0])
+        assert "Lisbon is sunny" in text
+        out = capsys.readouterr().out
+        assert "tool.call" in out and out.strip().endswith(text)
 
 
 def test_readme_quickstart_matches_the_example() -> None:
@@ -41,13 +47,12 @@ def test_readme_quickstart_matches_the_example() -> None:
 
 
 async def test_subagents_example_runs(daemon, capsys) -> None:
-    spec = importlib.util.spec_from_file_location("subagents_example", ROOT / "examples" / "subagents.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    text = await module.main(daemon.addresses[0])
-    assert text == "The researcher found the hours and booked the visit."
-    out = capsys.readouterr().out
-    assert "search for researcher: Lisbon Oceanarium opening hours (call call_0_0/call_0_0)" in out
-    assert "approve book for ['researcher']" in out and "awaiting_approval" in out
+    module = example("subagents")
+    for _ in range(2):  # any number of times, after the quickstart or not
+        text = await module.main(daemon.addresses[0])
+        assert text == "The researcher found the hours and booked the visit."
+        out = capsys.readouterr().out
+        assert "search for researcher: Lisbon Oceanarium opening hours (call call_0_0/call_0_0)" in out
+        assert "approve book for ['researcher']" in out and "awaiting_approval" in out
     readme = (ROOT / "README.md").read_text()
     assert ".venv/bin/python examples/subagents.py" in readme
