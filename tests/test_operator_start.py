@@ -50,6 +50,19 @@ def test_a_taken_port_is_one_line_naming_the_port(tmp_path: Path) -> None:
     assert f"port {port} is already in use" in line and "--listen" in line, line
 
 
+def test_a_taken_http_port_is_one_line_naming_the_port_and_its_flag(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, err = serve(
+            "--listen", "127.0.0.1:0", "--http-listen", f"127.0.0.1:{port}", "--store", f"sqlite:///{tmp_path}/x.db"
+        )
+    line = one_line(err)
+    assert code == 2
+    assert f"port {port} is already in use" in line and "--http-listen" in line, line
+
+
 def test_a_tls_key_that_does_not_match_its_certificate(tmp_path: Path) -> None:
     ca = CA(tmp_path)
     a, b = ca.issue("a", server=True), ca.issue("b", server=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from aiohttp import web
 
 from ..config import ConfigError
-from ..server.listeners import check_listen
+from ..server.listeners import check_listen, why_not_bound
 from ..server.service import AgentService
 from .api import MAX_PAYLOAD, Api
 from .security import Guard
@@ -103,7 +103,8 @@ class HttpListener:
             await site.start()
         except OSError as e:
             await self.runner.cleanup()
-            raise ConfigError(f"http_listen: cannot listen on {self.host}:{self.port}: {e.strerror or e}") from None
+            why = why_not_bound(f"{self.host}:{self.port}", "--http-listen") or e.strerror or str(e)
+            raise ConfigError(f"http_listen: cannot listen on {self.host}:{self.port}: {why}") from None
         server = site._server  # noqa: SLF001 - aiohttp exposes the bound port only here
         port = server.sockets[0].getsockname()[1] if server and server.sockets else self.port
         self.address = f"{self.host}:{port}"

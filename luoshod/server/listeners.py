@@ -88,9 +88,10 @@ def _check_pair(cert: Path, key: Path) -> None:
         ) from None
 
 
-def _why_not_bound(address: str) -> str:
-    """Why ``address`` cannot be bound ("" if it can): tried before gRPC tries, since
-    gRPC prints its own lines on stderr and then only says "Failed to bind"."""
+def why_not_bound(address: str, flag: str = "--listen") -> str:
+    """Why ``address`` cannot be bound ("" if it can), in a line that says what to do
+    (``flag`` names the setting to change): tried before gRPC tries, since gRPC prints its
+    own lines on stderr and then only says "Failed to bind"; and by the HTTP listener."""
     host, _, port = address.rpartition(":")
     host = host.strip("[]") or "0.0.0.0"
     try:
@@ -108,13 +109,13 @@ def _why_not_bound(address: str) -> str:
                 if e.errno == errno.EADDRINUSE:
                     return (
                         f"port {port} is already in use (another luoshod?); stop that process "
-                        "or choose another --listen address"
+                        f"or choose another {flag} address"
                     )
                 if e.errno == errno.EADDRNOTAVAIL:
-                    return f"{host} is not an address of this host; choose another --listen address"
+                    return f"{host} is not an address of this host; choose another {flag} address"
                 if e.errno == errno.EACCES:
                     return f"no permission to bind port {port}; use a port above 1023"
-                return f"{e.strerror or e}; choose another --listen address"
+                return f"{e.strerror or e}; choose another {flag} address"
     return ""
 
 
@@ -155,7 +156,7 @@ def bind(server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | 
             os.umask(old)
         path.chmod(socket_mode)
         return address
-    if why := _why_not_bound(address):
+    if why := why_not_bound(address):
         raise ConfigError(f"listen: cannot listen on {address}: {why}")
     try:
         port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
