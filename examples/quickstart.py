@@ -13,7 +13,7 @@ import os
 import sys
 import uuid
 
-from luosho.client import Agent, AsyncClient, Tool
+from luosho.client import Agent, AsyncClient, LuoshoError, Tool, UnavailableError
 
 agent = Agent(
     "scripted:demo",  # plays examples/scripts/demo.json; use "openai:gpt-4o-mini" for real
@@ -50,4 +50,9 @@ async def main(target: str = "", session_id: str = "") -> str:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:]))
+    try:
+        asyncio.run(main(*sys.argv[1:]))
+    except UnavailableError as e:  # no daemon there (the client retried for about a minute)
+        sys.exit(f"{e}\nIs the daemon running? `make run` starts it on 127.0.0.1:50051.")
+    except LuoshoError as e:
+        sys.exit(str(e))

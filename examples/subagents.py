@@ -18,7 +18,7 @@ import os
 import sys
 import uuid
 
-from luosho.client import Agent, AsyncClient, SubAgent, Tool, ToolContext, subagent_of
+from luosho.client import Agent, AsyncClient, LuoshoError, SubAgent, Tool, ToolContext, UnavailableError, subagent_of
 
 researcher = Agent(
     "scripted:researcher",
@@ -64,4 +64,9 @@ async def main(address: str = "", session_id: str = "") -> str:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:]))
+    try:
+        asyncio.run(main(*sys.argv[1:]))
+    except UnavailableError as e:  # no daemon there (the client retried for about a minute)
+        sys.exit(f"{e}\nIs the daemon running? `make run` starts it on 127.0.0.1:50051.")
+    except LuoshoError as e:
+        sys.exit(str(e))

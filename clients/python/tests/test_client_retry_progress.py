@@ -83,7 +83,7 @@ FAILING = status(grpc.StatusCode.UNAVAILABLE, "PROVIDER_ERROR", retry_after_s="0
 POLICY = lc.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.02)
 
 
-async def test_attempts_without_progress_stop_after_max_attempts_waiting_retry_after(serve) -> None:
+async def test_attempts_without_progress_stop_after_max_attempts_waiting_retry_after(serve, caplog) -> None:
     # finish_at: a client that counted any new event as progress would get there.
     service = FlakyService(["run.start", "step.start"], FAILING, finish_at=5)
     async with AsyncClient(await serve(service), retry=POLICY) as client:
@@ -97,6 +97,9 @@ async def test_attempts_without_progress_stop_after_max_attempts_waiting_retry_a
     assert err.value.metadata["error_type"] == "overloaded_error"
     gaps = [b - a for a, b in zip(service.started, service.started[1:])]
     assert all(g >= 0.3 for g in gaps), gaps  # retry_after_s, not the policy's 10-20 ms
+    # Each wait is said, so a caller whose daemon is away hears why nothing happens.
+    said = [r.getMessage() for r in caplog.records if r.name == "luosho.client"]
+    assert len(said) == 2 and "attempt 2 of 3 without progress, the next in 0.3s" in said[0], said
 
 
 def test_attempts_without_progress_stop_after_max_attempts_sync(serve_in_thread) -> None:

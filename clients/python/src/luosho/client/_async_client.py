@@ -175,7 +175,7 @@ class AsyncRun(Delivered):
                     if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
                         raise
                     failed = e
-                await asyncio.sleep(self._retry.backoff(max(1, fruitless), failed))
+                await asyncio.sleep(self._retry.pause(self.session_id, max(1, fruitless), failed))
                 if self._channel is not None:
                     await wait_until_ready_async(self._channel, self._retry.max_backoff)
             await self._drain()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import random
 import time
@@ -38,6 +39,8 @@ __all__ = [
     "wait_until_ready",
     "wait_until_ready_async",
 ]
+
+log = logging.getLogger("luosho.client")
 
 # Failures of the connection itself rather than answers of the daemon (which always
 # carry an ErrorInfo reason): before any event they mean the request may not have arrived.
@@ -84,6 +87,16 @@ class RetryPolicy:
         if error.code == grpc.StatusCode.UNAVAILABLE:
             return True
         return events_in_attempt == 0 and not error.reason and error.code in _TRANSPORT
+
+    def pause(self, session_id: str, attempt: int, error: BaseException) -> float:
+        """The wait before the next attempt (:meth:`backoff`), said in a warning of the
+        ``luosho.client`` logger, so a caller whose daemon is away hears why it waits."""
+        wait = self.backoff(attempt, error)
+        log.warning(
+            "run of session %r: %s; attempt %d of %d without progress, the next in %.1fs",
+            session_id, error, attempt + 1, self.max_attempts, wait,
+        )
+        return wait
 
     def backoff(self, attempt: int, error: BaseException | None = None) -> float:
         """Seconds to wait after the ``attempt``-th failed attempt in a row (from 1), at

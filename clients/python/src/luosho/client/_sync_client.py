@@ -162,7 +162,7 @@ class Run(Delivered):
                     if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
                         raise
                     failed = e
-                time.sleep(self._retry.backoff(max(1, fruitless), failed))
+                time.sleep(self._retry.pause(self.session_id, max(1, fruitless), failed))
                 if self._channel is not None:
                     wait_until_ready(self._channel, self._retry.max_backoff)
             self._drain()
