@@ -31,6 +31,7 @@ from ..errors import (
     CheckpointNotFound,
     EventsOutOfRange,
     InvalidArgument,
+    SessionBusy,
     ShuttingDown,
     ToolCallNotFound,
     ToolCallNotPending,
@@ -331,6 +332,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     # boundary (its caller left, e.g. `approvals approve` once the run waits
                     # on the app's tools; or the daemon stops), resumable later.
                     log.info("run stopped session=%s: %s; its checkpoint is kept for a Resume", session_id, e.reason)
+                elif isinstance(e, SessionBusy):
+                    # Refused before it began (another daemon's lease): no run to end.
+                    log.info("run not started session=%s: %s", session_id, e)
                 else:
                     # Also reported to the caller when it is still there; logged for when it is not.
                     log.info("run ended with error session=%s: %s", session_id, e)
