@@ -467,3 +467,82 @@ async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
         await b.shot("model-failure")
     finally:
         await fake.close()
+
+
+WIDTHS = (360, 768, 1440)
+#: The narrowest a column of a page may be before its words wrap one per line.
+MIN_COLUMN_PX = 220
+NO_OVERFLOW = """() => {
+  const doc = document.documentElement;
+  const wide = [...document.querySelectorAll("main *")].filter((e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.right > doc.clientWidth + 1 && !e.closest(".table-wrap") && !e.closest(".events");
+  }).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}: right ${Math.round(e.getBoundingClientRect().right)}`);
+  const narrow = [...document.querySelectorAll(".columns > *, .side-by-side > *, .inbox > *")]
+    .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().width < %d)
+    .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${Math.round(e.getBoundingClientRect().width)}px`);
+  return { scroll: doc.scrollWidth - doc.clientWidth, wide: wide.slice(0, 5), narrow };
+}""" % MIN_COLUMN_PX
+
+
+async def test_every_page_fits_every_width_in_every_state(make_console: ConsoleFactory, open_browser: Any) -> None:
+    """Each page and state at 360, 768 and 1440 px: nothing wider than the page (a table
+    scrolls inside its box), no column narrower than MIN_COLUMN_PX; screenshots of each
+    (docs/console/ with LUOSHOD_SCREENSHOTS=1). The states: an empty list, a list, a filter
+    the daemon refuses (the form stays), an unknown session (no empty layout, no live
+    badge), a finished session (nothing to resume or cancel), a new fork (no events yet),
+    the inbox with a call the app must run (a way out), and a comparison."""
+    empty = await make_console()
+    console = await make_console()
+    await console.finished_trip("trip-1")
+    for n in range(3):
+        await console.finished_trip(f"a-rather-long-session-id-for-a-narrow-screen-{n}")
+    await console.paused_refund("refund-1")
+    fork = await console.app.stub.Fork(pb.ForkRequest(session_id="trip-1", from_step=1))
+    pages = {
+        "sessions-empty": (empty, "/#/sessions", "#sessions-note"),
+        "sessions": (console, "/#/sessions", "#sessions tbody tr"),
+        "sessions-bad-filter": (console, "/#/sessions?id=bad%20id!", "#sessions-note .error"),
+        "session-not-found": (console, "/#/session/nobody-here", "#not-found"),
+        "session": (console, "/#/session/trip-1", "#timeline .step"),
+        "session-fork": (console, f"/#/session/{fork.session_id}", "#no-events"),
+        "approvals": (console, "/#/approvals", "#inbox .approval"),
+        "compare": (console, f"/#/compare?a=trip-1&b={fork.session_id}", ".side-by-side"),
+    }
+    problems = []
+    for width in WIDTHS:
+        for name, (c, path, ready) in pages.items():
+            b = await open_browser(c)
+            await b.page.set_viewport_size({"width": width, "height": 900})
+            await b.goto(path)
+            await b.page.locator(ready).first.wait_for()
+            found = await b.page.evaluate(NO_OVERFLOW)
+            if found["scroll"] > 0 or found["wide"] or found["narrow"]:
+                problems.append(f"{name} at {width}px: {found}")
+            if width == 360:
+                await b.shot(f"{name}-360")
+            await b.page.context.close()
+    assert not problems, "\n".join(problems)
+
+    # The states themselves, at one width.
+    b = await open_browser(console)
+    await b.goto("/#/sessions?id=bad%20id!")
+    assert await b.page.locator("#filter-id").input_value() == "bad id!"  # the form stays, to correct
+    await b.goto("/#/session/nobody-here")
+    await b.page.locator("#not-found").wait_for()
+    assert await b.page.locator("#live-state").count() == 0 and await b.page.locator("#timeline").count() == 0
+    await b.goto("/#/session/trip-1")
+    await b.page.locator("#resume").wait_for()
+    assert await b.page.locator("#resume").is_disabled() and await b.page.locator("#cancel").is_disabled()
+    assert "History (" in await b.text("#history h2")
+    await b.goto("/#/sessions?size=2")
+    await b.page.locator("#page-next").click()
+    await b.page.wait_for_url("**/#/sessions?size=2&page=*")
+    await b.goto("/#/approvals")
+    card = b.page.locator('#inbox .approval[data-session="refund-1"]')
+    await card.locator("button.approve").click()
+    await card.locator("button.leave").click()  # no app answers: leave the call to it
+    await card.locator(".outcome .result", has_text="left to the app").wait_for()
+    await asyncio.sleep(0.5)
+    cp = await console.app.get("refund-1")
+    assert cp.status == pb.CHECKPOINT_STATUS_IN_PROGRESS  # the app's next Resume runs refund

@@ -8,7 +8,7 @@ import { pathLabel, subagentTag } from "./tasks.js";
 export async function approvalsView(root) {
   const list = h("div", { class: "inbox", id: "inbox" });
   replace(root, h("h1", {}, "Approvals"),
-    h("p", { class: "muted" }, "Oldest first. Deciding holds the run in this page while the app answers its tool calls; leaving the page stops it at its next boundary, in progress, for the app's next Resume."),
+    h("p", { class: "muted" }, "Oldest first. Deciding holds the run in this page while the app answers its tool calls; “Leave it to the app” (or leaving the page) stops it at its next boundary, in progress, for the app's next Resume."),
     list);
   const running = new Set();
   const all = [];
@@ -56,8 +56,25 @@ function card(a, running) {
         events.append(h("li", { dataset: { type: ev.type, ...(tag ? { subagent: ev.subagent.path.join("/") } : {}) } },
           tag ? [tag, " "] : null, h("span", { class: "etype" }, ev.type), " ", h("span", { class: "muted" }, describe(ev))));
         if (ev.type === "tool.call") {
-          const who = ev.tool_call.executor === "TOOL_EXECUTOR_DAEMON" ? "the daemon" : "the app";
-          summary.textContent = `${approved ? "Approved" : "Rejected"}; waiting for ${who} to run ${ev.tool_call.call.name} [${ev.tool_call.call.id}]…`;
+          const app = ev.tool_call.executor !== "TOOL_EXECUTOR_DAEMON";
+          const call = `${ev.tool_call.call.name} [${ev.tool_call.call.id}]`;
+          summary.textContent = `${approved ? "Approved" : "Rejected"}; waiting for ${app ? "the app" : "the daemon"} to run ${call}…`;
+          if (app && !outcome.querySelector("button.leave")) {
+            // The way out when no app answers: stop holding the run here; it stops at its
+            // next boundary, in progress, and the app's next Resume runs the call.
+            const leave = h("button", { type: "button", class: "leave" }, "Leave it to the app");
+            leave.addEventListener("click", () => {
+              leave.remove();
+              summary.textContent = `${approved ? "Approved" : "Rejected"}; left to the app: session ${a.session_id} stays in progress, and the app's next Resume runs ${call}.`;
+              el.classList.add("decided");
+              controller.abort();
+            });
+            summary.after(leave);
+          }
+        }
+        if (ev.type === "tool.result" || ev.type === "run.done") {
+          const leave = outcome.querySelector("button.leave");
+          if (leave) leave.remove();
         }
         if (ev.type === "run.done") {
           const d = ev.run_done;

@@ -45,6 +45,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) { checkpoint = null; queue = []; failure = null; } else throw err;
     }
+    if (!checkpoint && !queue.length) { renderHead(); return; } // nothing more to read
     const newest = () => (entries.length ? entries[entries.length - 1].version : null);
     const before = newest();
     const history = await get(`/sessions/${enc(sessionId)}/history`, { page_size: 50, include_checkpoint: true });
@@ -64,13 +65,22 @@ export async function sessionView(root, { arg: sessionId, params }) {
 
   function renderHead() {
     if (!checkpoint) {
-      replace(head, h("h1", {}, sessionId), h("p", { class: "muted" }, "No checkpoint (deleted, or not started yet)."));
+      replace(head, h("h1", {}, sessionId),
+        h("p", { class: "notice", id: "not-found" }, queue.length
+          ? "No checkpoint yet: its first input is queued (below)."
+          : "No such session here (deleted, never started, or a mistyped id). ",
+          queue.length ? null : h("a", { href: "#/sessions" }, "All sessions")));
       return;
     }
     const cp = checkpoint;
     const resume = h("button", { type: "button", id: "resume" }, "Resume");
     const cancel = h("button", { type: "button", id: "cancel" }, "Cancel run");
     const remove = h("button", { type: "button", id: "delete", class: "danger" }, "Delete");
+    // A finished session has nothing to resume, and no run to cancel.
+    const finished = cp.status === "CHECKPOINT_STATUS_FINISHED";
+    resume.disabled = finished;
+    cancel.disabled = finished;
+    if (finished) resume.title = cancel.title = "The session is finished: send it new input to run again.";
     resume.addEventListener("click", () => runStream(`/sessions/${enc(sessionId)}/resume`, {}, "Resume"));
     cancel.addEventListener("click", async () => {
       try {
@@ -173,7 +183,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
       const i = Number(range.value);
       select(i === entries.length - 1 ? -1 : i);
     });
-    replace(scrubber, h("h2", {}, `History (${entries.length} saves kept)`), range,
+    replace(scrubber, h("h2", {}, `History (${entries.length} save${entries.length === 1 ? "" : "s"} kept)`), range,
       h("p", { class: "muted", id: "scrub-label" }));
     renderScrubberLabel();
     renderFork();
@@ -238,6 +248,8 @@ export async function sessionView(root, { arg: sessionId, params }) {
   }
 
   function onEvent(ev) {
+    const placeholder = eventsList.querySelector("#no-events");
+    if (placeholder) placeholder.remove();
     seenEvents.push(ev);
     eventsList.append(eventItem(ev));
     while (eventsList.children.length > 200) eventsList.firstChild.remove();
@@ -273,6 +285,12 @@ export async function sessionView(root, { arg: sessionId, params }) {
   }
 
   await load();
+  if (!checkpoint && !queue.length) {
+    // Nothing to watch: no layout of an empty session, no "live" badge.
+    replace(root, head);
+    return () => {};
+  }
+  eventsList.append(h("li", { class: "muted", id: "no-events" }, "No events yet: they appear here as runs go on."));
   const queueTimer = setInterval(pollQueue, QUEUE_POLL_MS);
   const stop = watch(sessionId, {
     onEvent,

@@ -1,16 +1,19 @@
 // Sessions: filter by status and id prefix, paged (AIP-158 page tokens), model and usage filled
 // in per row from GetSession once the page is shown.
 import { enc, get } from "./api.js";
-import { h, replace, statusBadge, usage, when } from "./dom.js";
+import { errorBox, h, replace, statusBadge, usage, when } from "./dom.js";
 
 const PAGE_SIZE = 25; // #/sessions?size=N for another
+// [heading, hidden on narrow screens]
+const COLUMNS = [["Session"], ["Status"], ["Model", true], ["Step"], ["Msgs", true], ["Usage", true], ["Updated (UTC)"]];
 const STATUSES = [["", "all"], ["in-progress", "in progress"], ["awaiting-approval", "awaiting approval"], ["finished", "finished"]];
 
 export async function sessionsView(root, { params }) {
   const status = params.get("status") || "";
   const id = params.get("id") || "";
   const size = Number(params.get("size")) || PAGE_SIZE;
-  const tokens = [""]; // page tokens of the pages seen, for Previous
+  const start = params.get("page") || ""; // the page token of the page shown (in the URL, so a page can be shared)
+  const tokens = [start]; // page tokens of the pages seen, for Previous
   const table = h("tbody");
   const pager = h("div", { class: "pager" });
   const note = h("p", { class: "muted", id: "sessions-note" });
@@ -34,15 +37,25 @@ export async function sessionsView(root, { params }) {
 
   replace(root,
     h("h1", {}, "Sessions"), form,
-    h("table", { class: "grid", id: "sessions" },
-      h("thead", {}, h("tr", {}, ["Session", "Status", "Model", "Step", "Msgs", "Usage", "Updated (UTC)"].map((c) => h("th", {}, c)))),
-      table),
+    h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "sessions" },
+      h("thead", {}, h("tr", {}, COLUMNS.map(([c, hide]) => h("th", { class: hide ? "narrow-hide" : null }, c)))),
+      table)),
     note, pager);
 
   let alive = true;
   async function show(pageIndex) {
-    // The id filter is a prefix of the id, paged like the whole list.
-    const page = await get("/sessions", { status, session_id_prefix: id, page_size: size, page_token: tokens[pageIndex] });
+    // The id filter is a prefix of the id, paged like the whole list. A refused filter (an
+    // id prefix that is no id) is said under the form, which stays to be corrected.
+    let page;
+    try {
+      page = await get("/sessions", { status, session_id_prefix: id, page_size: size, page_token: tokens[pageIndex] });
+    } catch (err) {
+      if (!alive) return;
+      replace(table);
+      replace(note, errorBox(err));
+      replace(pager);
+      return;
+    }
     const rows = page.sessions;
     const next = page.next_page_token;
     if (!alive) return;
@@ -50,10 +63,18 @@ export async function sessionsView(root, { params }) {
     note.textContent = rows.length ? "" : id ? `No session whose id starts with ${id}${status ? " with that status" : ""}.` : "No sessions.";
     const prev = h("button", { type: "button", id: "page-prev", disabled: pageIndex === 0 }, "← Previous");
     const nextButton = h("button", { type: "button", id: "page-next", disabled: !next }, "Next →");
-    prev.addEventListener("click", () => show(pageIndex - 1));
-    nextButton.addEventListener("click", () => { tokens[pageIndex + 1] = next; show(pageIndex + 1); });
-    replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1}`), nextButton);
+    prev.addEventListener("click", () => go(pageIndex - 1));
+    nextButton.addEventListener("click", () => { tokens[pageIndex + 1] = next; go(pageIndex + 1); });
+    replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1}${rows.length ? ` · ${rows.length} shown` : ""}`), nextButton);
     fillDetails(rows);
+  }
+
+  // Another page: shown at once, and its token put in the URL (without a new view).
+  function go(pageIndex) {
+    const q = new URLSearchParams(params);
+    if (tokens[pageIndex]) q.set("page", tokens[pageIndex]); else q.delete("page");
+    history.replaceState(null, "", `#/sessions${q.toString() ? "?" + q : ""}`);
+    show(pageIndex);
   }
 
   function row(s) {
@@ -62,10 +83,10 @@ export async function sessionsView(root, { params }) {
         s.approval_id ? h("span", { class: "badge st-awaiting-approval small" }, "approval") : null,
         s.last_drift ? h("span", { class: "badge drift-badge small", title: driftTitle(s.last_drift) }, "drifted") : null),
       h("td", {}, statusBadge(s.status, s.finish_reason)),
-      h("td", { class: "model" }, "…"),
+      h("td", { class: "model narrow-hide" }, "…"),
       h("td", { class: "num" }, s.step_index),
-      h("td", { class: "num" }, s.message_count),
-      h("td", { class: "usage" }, "…"),
+      h("td", { class: "num narrow-hide" }, s.message_count),
+      h("td", { class: "usage narrow-hide" }, "…"),
       h("td", { class: "time" }, when(s.updated_at)));
   }
 
