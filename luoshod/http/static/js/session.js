@@ -68,7 +68,7 @@ export async function sessionView(root, { arg: sessionId, params }) {
       replace(head, h("h1", {}, sessionId),
         h("p", { class: "notice", id: "not-found" }, queue.length
           ? "No checkpoint yet: its first input is queued (below)."
-          : "No such session here (deleted, never started, or a mistyped id). ",
+          : "No such session here yet (deleted, not started, or a mistyped id): this page shows it if it starts. ",
           queue.length ? null : h("a", { href: "#/sessions" }, "All sessions")));
       return;
     }
@@ -285,11 +285,6 @@ export async function sessionView(root, { arg: sessionId, params }) {
   }
 
   await load();
-  if (!checkpoint && !queue.length) {
-    // Nothing to watch: no layout of an empty session, no "live" badge.
-    replace(root, head);
-    return () => {};
-  }
   eventsList.append(h("li", { class: "muted", id: "no-events" }, "No events yet: they appear here as runs go on."));
   const queueTimer = setInterval(pollQueue, QUEUE_POLL_MS);
   const stop = watch(sessionId, {

@@ -65,7 +65,8 @@ export async function sessionsView(root, { params }) {
     const nextButton = h("button", { type: "button", id: "page-next", disabled: !next }, "Next →");
     prev.addEventListener("click", () => go(pageIndex - 1));
     nextButton.addEventListener("click", () => { tokens[pageIndex + 1] = next; go(pageIndex + 1); });
-    replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1}${rows.length ? ` · ${rows.length} shown` : ""}`), nextButton);
+    replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1}`), nextButton,
+      h("span", { class: "muted", id: "page-count" }, `${rows.length} shown`));
     fillDetails(rows);
   }
 
