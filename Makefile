@@ -23,9 +23,12 @@ $(PY):
 
 # The daemon, its Python client and the three durable store drivers (each its own
 # distribution under drivers/); reinstall when a dependency list changes.
+# setuptools warns once per editable package about folders named like it (ours are those
+# packages): four blocks of noise at a new user's first `make run`, silenced by message only.
 DRIVERS := drivers/sqlite drivers/lmdb drivers/postgres
 $(STAMP): $(PY) pyproject.toml clients/python/pyproject.toml $(DRIVERS:%=%/pyproject.toml)
-	$(PY) -m pip install --quiet -e ./clients/python -e '.[dev]' $(DRIVERS:%=-e ./%)
+	PYTHONWARNINGS='ignore:Editable installation' \
+	  $(PY) -m pip install --quiet -e ./clients/python -e '.[dev]' $(DRIVERS:%=-e ./%)
 	touch $@
 
 ## run: create .venv, install, and start the daemon on its embedded store under ./.luoshod/
