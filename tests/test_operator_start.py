@@ -63,6 +63,21 @@ def test_a_taken_http_port_is_one_line_naming_the_port_and_its_flag(tmp_path: Pa
     assert f"port {port} is already in use" in line and "--http-listen" in line, line
 
 
+def test_a_postgresql_that_does_not_answer_is_said_while_the_daemon_waits() -> None:
+    """A server that takes the connection and never answers (a hung or firewalled
+    PostgreSQL) holds the open for the driver's timeout: a line says what the daemon waits
+    for, then the error is one line."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        code, err = serve("--store", f"postgresql://nobody@127.0.0.1:{port}/db?connect_timeout=3", "--listen", "127.0.0.1:0")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 2 and "Traceback" not in err, err
+    assert f"waiting for the store postgresql://nobody@127.0.0.1:{port}/db" in lines[0], lines
+    assert lines[1].startswith(f"luoshod: configuration error: store: cannot open postgresql://nobody@127.0.0.1:{port}/db"), lines
+
+
 def test_a_tls_key_that_does_not_match_its_certificate(tmp_path: Path) -> None:
     ca = CA(tmp_path)
     a, b = ca.issue("a", server=True), ca.issue("b", server=True)
@@ -76,7 +91,9 @@ def test_a_tls_key_that_does_not_match_its_certificate(tmp_path: Path) -> None:
 
 def test_an_unreachable_postgresql_is_one_line_with_its_cause() -> None:
     code, err = serve("--store", "postgresql://nobody@127.0.0.1:1/db", "--listen", "127.0.0.1:0")
-    line = one_line(err)
+    # The pool tries until its timeout: while it does, a line says what it waits for.
+    waiting, line = err.strip().splitlines()
+    assert "waiting for the store postgresql://nobody@127.0.0.1:1/db" in waiting and "refused" in waiting.lower(), waiting
     assert code == 2
     assert "store: cannot open postgresql://nobody@127.0.0.1:1/db" in line, line
     assert "refused" in line.lower(), line

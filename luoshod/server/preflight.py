@@ -13,6 +13,7 @@ instead of a traceback, or worse, a daemon that serves an empty store somewhere 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -20,6 +21,11 @@ from urllib.parse import quote, unquote, urlsplit
 from ..config import ConfigError, redact_url
 from ..errors import NEWER_LUOSHOD, StoreError
 from ..store import Store, store_from_url
+
+log = logging.getLogger("luoshod.server")
+#: How long an open may take before the daemon says what it waits for (a PostgreSQL
+#: server that does not answer holds it for the driver's connect timeout).
+SAY_WAITING_AFTER_S = 2.0
 
 #: Schemes whose URL path is a file or directory on this host (for absolute_store_url).
 FILE_BACKED = frozenset({"sqlite", "lmdb"})
@@ -60,6 +66,14 @@ async def open_store(store: Store, url: str) -> None:
     handlers = list(logging.getLogger().handlers)
     for h in handlers:
         h.addFilter(held)
+    def say_waiting() -> None:
+        said = [r.getMessage().splitlines()[0] for r in held.records if r.levelno >= logging.WARNING]
+        log.warning(
+            "waiting for the store %s%s; still trying, until its connect timeout",
+            redact_url(url), f": {said[-1]}" if said else " to answer",
+        )
+
+    said_waiting = asyncio.get_running_loop().call_later(SAY_WAITING_AFTER_S, say_waiting)
     try:
         await store.open()
     except StoreError as e:
@@ -74,6 +88,7 @@ async def open_store(store: Store, url: str) -> None:
             fix = "check the --store URL and that the store is reachable"
         raise ConfigError(f"store: cannot open {redact_url(url)}: {cause}; {fix}") from None
     finally:
+        said_waiting.cancel()
         for h in handlers:
             h.removeFilter(held)
     # Opened after all: what the library said was a passing problem; it still goes to the log.
