@@ -58,7 +58,7 @@ VIOLATIONS = {
     "no-driver-imports": ("luoshod/store/copy.py", "import luoshod_lmdb", "luoshod is not allowed to import luoshod_lmdb"),
     "drivers": ("luoshod_sqlite/queries.py", "from luoshod.engine import merge", "luoshod_sqlite is not allowed to import luoshod.engine"),
     "drivers-apart": ("luoshod_postgres/queries.py", "import luoshod_lmdb", "luoshod_postgres is not allowed to import luoshod_lmdb"),
-    "client-cli": ("luoshod/admin/render.py", "import pydantic", "luoshod.admin is not allowed to import pydantic"),
+    "client-cli": ("luoshod/cli/admin/render.py", "import pydantic", "luoshod.cli.admin is not allowed to import pydantic"),
 }
 
 
