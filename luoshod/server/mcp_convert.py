@@ -6,7 +6,7 @@ from __future__ import annotations
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, ToolSpec
-from ..engine.subagents import locate
+from ..engine import locate
 from ..errors import InvalidArgument, ToolCallNotPending
 from ..domain.mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
 
