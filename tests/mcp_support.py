@@ -14,7 +14,7 @@ from pathlib import Path
 
 from luoshod.config import Secret
 from luoshod.mcpclient import McpServerConfig
-from luoshod.mcpspec import RetryPolicy
+from luoshod.domain.mcpspec import RetryPolicy
 
 SERVER = Path(__file__).parent / "mcp_servers" / "tools.py"
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from luosho.client import Agent, Client, Tool
 
-from luoshod.admin.prune import parse_duration
+from luoshod.cli.admin.prune import parse_duration
 from luoshod.cli import main
 from threaded_daemon import ThreadedDaemon as Daemon
 from threaded_daemon import threaded_daemon
@@ -95,7 +95,7 @@ def test_sessions_list_table_and_json(daemon: Daemon, client: Client, capsys: py
 def test_sessions_list_follows_every_page(daemon: Daemon, client: Client, capsys: pytest.CaptureFixture[str]) -> None:
     for n in range(3):
         trip(client, f"page-{n}")
-    import luoshod.admin.commands as commands
+    import luoshod.cli.admin.commands as commands
 
     before, commands.PAGE_SIZE = commands.PAGE_SIZE, 1
     try:
@@ -259,24 +259,25 @@ def test_client_commands_do_not_load_the_daemon(unused_tcp_port: int) -> None:
     bench/cli_start.py's to measure), nor does ``healthcheck --address``; ``luoshod --help``
     does not even load gRPC."""
     listed = loaded_by("sessions", "list", "--address", f"127.0.0.1:{unused_tcp_port}")
-    assert {"luoshod.admin.commands", "grpc", "luosho.client"} <= listed
+    assert {"luoshod.cli.admin.commands", "grpc", "luosho.client"} <= listed
     assert within(listed, DAEMON_MODULES) == set()
     checked = loaded_by("healthcheck", "--address", f"127.0.0.1:{unused_tcp_port}", "--timeout", "1")
     assert "grpc_health.v1.health_pb2" in checked
     assert within(checked, ("luoshod.settings", "pydantic", "luoshod.engine")) == set()
     helped = loaded_by("--help")
     assert "luoshod.cli" in helped
-    assert within(helped, DAEMON_MODULES + ("grpc", "luosho", "google.protobuf", "luoshod.admin")) == set()
+    assert within(helped, DAEMON_MODULES + ("grpc", "luosho", "google.protobuf", "luoshod.cli.admin")) == set()
 
 
 def test_the_client_side_copies_of_daemon_names_agree() -> None:
     """What the client commands know of the daemon without importing it."""
-    from luoshod import cli, settings
-    from luoshod.connect import DEFAULT_ADDRESS
+    from luoshod import settings
+    from luoshod.cli.connect import DEFAULT_ADDRESS
+    from luoshod.cli.main import LOG_LEVEL_ENV
     from luoshod.server.app import DEFAULT_LISTEN
 
     assert DEFAULT_ADDRESS == DEFAULT_LISTEN
-    assert cli.LOG_LEVEL_ENV == settings.env_name("log_level")
+    assert LOG_LEVEL_ENV == settings.env_name("log_level")
 
 
 def test_parse_duration() -> None:

@@ -142,7 +142,7 @@ def test_the_image_carries_every_driver() -> None:
         for needed in (f"drivers/{name}/pyproject.toml", f"drivers/{name}/README.md", f"{package}/__init__.py"):
             assert tracked(needed) and in_context(needed), needed
         assert not in_context(f"drivers/{name}/tests/conftest.py")
-    for needed in ("pyproject.toml", "README.md", "luoshod/__init__.py", "luoshod/engine/run.py", "clients/python/pyproject.toml"):
+    for needed in ("pyproject.toml", "README.md", "luoshod/__init__.py", "luoshod/engine/engine.py", "clients/python/pyproject.toml"):
         assert in_context(needed), needed
     assert not any(in_context(f) for f in tracked("tests")[:20])
 

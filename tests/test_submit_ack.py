@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from luoshod.engine.run import ToolOutcome
+from luoshod.engine.engine import ToolOutcome
 from luoshod.errors import StoreError, ToolCallNotPending
 from luoshod.server.runs import Delivery, RunRegistry
 from luoshod.server.service import _durable

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain import AgentSpec, Message, Role, ToolCall, ToolSpec
 from ..errors import InvalidArgument
-from ..mcpspec import (
+from ..domain.mcpspec import (
     GATE,
     SEPARATOR,
     TOOL_ERROR,

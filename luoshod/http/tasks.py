@@ -34,7 +34,7 @@ from google.protobuf.json_format import MessageToDict
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import TASK_TOOL
-from ..engine.subagents import FOOTER
+from ..engine import FOOTER
 
 
 def _ended(result: pb.Message) -> tuple[str, str]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigFileError, Secret, redact_url
-from ..mcpspec import RETRY_ON, SEPARATOR, RetryPolicy
+from ..domain.mcpspec import RETRY_ON, SEPARATOR, RetryPolicy
 
 _NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")  # no "__": it separates server and tool
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

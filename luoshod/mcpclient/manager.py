@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..mcpspec import TIMEOUT, TOOL_ERROR, UNAVAILABLE, AttemptFailed, ListedTool
+from ..domain.mcpspec import TIMEOUT, TOOL_ERROR, UNAVAILABLE, AttemptFailed, ListedTool
 from .config import McpServerConfig
 
 log = logging.getLogger("luoshod.mcp")

@@ -14,7 +14,7 @@ from typing import cast
 
 import grpc
 
-from ..engine.observer import RunObserver
+from ..engine import RunObserver
 from ..providers.base import Provider
 from ..store import Store
 from .interceptor import RpcInterceptor

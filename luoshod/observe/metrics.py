@@ -36,10 +36,7 @@ from prometheus_client import (
 )
 
 from .. import __version__
-from ..engine.control import CALLER_LEFT
-from ..engine.events import STEP_DONE, Event
-from ..engine.run import RunInterrupted
-from ..engine.observer import RunObserver
+from ..engine import CALLER_LEFT, STEP_DONE, Event, RunInterrupted, RunObserver
 from ..store import Capability, Store
 from ..store import MAX_PAGE_SIZE
 

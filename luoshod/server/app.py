@@ -16,8 +16,15 @@ from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from ..config import ConfigError, ConfigFileError, Secret, load_file, redact_url
-from ..engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S, LeasePolicy, default_owner
-from ..engine.run import DEFAULT_REQUEST_ID_LIMIT, DEFAULT_TOOL_TIMEOUT_S, Engine
+from ..engine import (
+    DEFAULT_LEASE_RENEW_S,
+    DEFAULT_LEASE_TTL_S,
+    DEFAULT_REQUEST_ID_LIMIT,
+    DEFAULT_TOOL_TIMEOUT_S,
+    Engine,
+    LeasePolicy,
+    default_owner,
+)
 from ..mcpclient import McpServerConfig, McpServers
 from ..observe import Observability
 from ..providers import ModelGuard, ProviderRegistry, ScriptedProvider, configured_providers

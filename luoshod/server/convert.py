@@ -23,11 +23,9 @@ from ..domain import (
     ToolSpec,
     Usage,
 )
-from ..domain import DEFAULT_MAX_STEPS, DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_TOOL_CONCURRENCY, SubAgent, SubTask
-from ..engine import events as ev
-from ..engine.events import Event, SubagentTag
-from ..engine.compare import Comparison, Step
-from ..engine.fingerprint import Drift
+from ..domain import DEFAULT_MAX_STEPS, DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_TOOL_CONCURRENCY, Drift, SubAgent, SubTask
+from .. import engine
+from ..engine import Comparison, Event, Step, SubagentTag
 from ..providers.guard import Failure
 from . import mcp_convert
 
@@ -350,7 +348,7 @@ def _drift_pb(d: Drift, *, refused: bool = False) -> pb.AgentDrift:
 def _payload(e: Event) -> dict[str, Any]:
     d = e.data
     match e.type:
-        case ev.RUN_START:
+        case engine.RUN_START:
             return {
                 "run_start": pb.RunStart(
                     mode=MODE_TO_PB[d["mode"]],
@@ -359,34 +357,34 @@ def _payload(e: Event) -> dict[str, Any]:
                     request_id=d["request_id"],
                 )
             }
-        case ev.AGENT_DRIFT:
+        case engine.AGENT_DRIFT:
             return {"agent_drift": _drift_pb(d["drift"], refused=d.get("refused", False))}
-        case ev.STEP_START:
+        case engine.STEP_START:
             return {"step_start": pb.StepStart(step=d["step"])}
-        case ev.MODEL_TURN:
+        case engine.MODEL_TURN:
             return {
                 "model_turn": pb.ModelTurn(
                     step=d["step"], message=message_pb(d["message"]), usage=usage_pb(d["usage"])
                 )
             }
-        case ev.TOOL_CALL:
+        case engine.TOOL_CALL:
             return {
                 "tool_call": pb.ToolCallRequested(
                     step=d["step"], call=tool_call_pb(d["call"]), timeout_ms=d["timeout_ms"],
                     executor=mcp_convert.EXECUTOR_TO_PB[d.get("executor", "client")],
                 )
             }
-        case ev.TOOL_RETRY:
+        case engine.TOOL_RETRY:
             return {"tool_retry": mcp_convert.tool_retry_pb(d)}
-        case ev.TOOL_RESULT:
+        case engine.TOOL_RESULT:
             return {"tool_result": pb.ToolResult(**d)}
-        case ev.STEP_DONE:
+        case engine.STEP_DONE:
             return {"step_done": pb.StepDone(step=d["step"])}
-        case ev.APPROVAL_REQUESTED:
+        case engine.APPROVAL_REQUESTED:
             return {"approval_requested": pb.ApprovalRequested(approval=approval_pb(d["approval"]))}
-        case ev.TEXT_DELTA:
+        case engine.TEXT_DELTA:
             return {"text_delta": pb.TextDelta(step=d["step"], text=d["text"])}
-        case ev.RUN_DONE:
+        case engine.RUN_DONE:
             return {
                 "run_done": pb.RunDone(
                     finish_reason=FINISH_TO_PB[d["finish_reason"]],

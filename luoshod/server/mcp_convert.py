@@ -6,9 +6,9 @@ from __future__ import annotations
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, ToolSpec
-from ..engine.subagents import locate
+from ..engine import locate
 from ..errors import InvalidArgument, ToolCallNotPending
-from ..mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
+from ..domain.mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
 
 RETRY_ON_FROM_PB = {
     pb.MCP_RETRY_ON_TIMEOUT: TIMEOUT,
@@ -125,7 +125,7 @@ def tool_retry_pb(d: dict) -> pb.ToolRetry:
 async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersResponse:
     """``ListMcpServers``: each configured server's state and tools (no secret)."""
     from ..mcpclient import McpServers
-    from ..mcpspec import AttemptFailed
+    from ..domain.mcpspec import AttemptFailed
 
     if not isinstance(servers, McpServers):
         return pb.ListMcpServersResponse()

@@ -40,10 +40,16 @@ import grpc
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, QueuedInput, Status
-from ..engine import events as ev
-from ..engine.requests import check_same_body, replay
-from ..engine.rollback import rollback
-from ..engine.run import RunInterrupted, RunRequest, _run_digest
+from ..engine import (
+    RUN_DONE,
+    RUN_START,
+    RunInterrupted,
+    RunRequest,
+    check_same_body,
+    replay,
+    rollback,
+    run_digest,
+)
 from ..errors import (
     InvalidArgument,
     LeaseLost,
@@ -218,7 +224,7 @@ class InputQueue:
                     raise
         if applied is not None and applied.end is not None and (cp := await store.load(sid)):
             # R74: a retry of a request whose run ended replays that run.
-            check_same_body(cp, applied, _run_digest(req))
+            check_same_body(cp, applied, run_digest(req))
             async for event in self.service._replay(replay(cp, applied)):
                 yield event
             return
@@ -280,12 +286,12 @@ class InputQueue:
                     for stored in page.events:
                         cursor = stored.seq
                         event = stored_events.decode(stored.data, sid, stored.seq)
-                        if event.type == ev.RUN_START and event.run_start.request_id == rid:
+                        if event.type == RUN_START and event.run_start.request_id == rid:
                             run_id = event.run_id  # (again, when a crashed attempt ran first)
                         if not run_id:
                             continue
                         yield event
-                        if event.type == ev.RUN_DONE and event.run_id == run_id:
+                        if event.type == RUN_DONE and event.run_id == run_id:
                             return
                     if len(page.events) < _PAGE:
                         break

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ..domain import Status
-from ..engine.run import Engine
+from ..engine import Engine
 from ..errors import LeaseLost, SessionBusy, ShuttingDown, StoreError
 from ..store import Capability, Store
 from .runs import RunRegistry

@@ -9,8 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 
-from ..engine.control import CALLER_LEFT, CLIENT_GONE
-from ..engine.run import RunControl, ToolOutcome
+from ..engine import CALLER_LEFT, CLIENT_GONE, RunControl, ToolOutcome
 from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
 from .admission import Admission
 

@@ -19,13 +19,21 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from .. import logs
 from ..domain import Lease, Role
-from ..engine.events import Event
-from ..engine.compare import compare
-from ..engine.control import DETACHED
-from ..engine.fork import ForkPatch, fork
-from ..engine.observer import RunObserver
-from ..engine.subagents import locate
-from ..engine.run import Engine, Replay, ResolveRequest, RunInterrupted, RunRequest, ToolOutcome
+from ..engine import (
+    DETACHED,
+    Engine,
+    Event,
+    ForkPatch,
+    Replay,
+    ResolveRequest,
+    RunInterrupted,
+    RunObserver,
+    RunRequest,
+    ToolOutcome,
+    compare,
+    fork,
+    locate,
+)
 from ..errors import (
     ApprovalNotFound,
     CheckpointNotFound,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from luosho.v1 import agent_pb2 as pb
 
-from ..engine.events import Event
+from ..engine import Event
 from . import convert
 
 

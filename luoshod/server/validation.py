@@ -12,7 +12,7 @@ from jsonschema.exceptions import SchemaError
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import AgentSpec, Message, Role
-from ..engine.tools import validator_for
+from ..engine import validator_for
 from ..errors import InvalidArgument, PayloadTooLarge
 from ..store import MAX_PAGE_SIZE
 from . import convert, mcp_convert, subagent_checks

@@ -48,8 +48,9 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ..domain import Approval, Enqueue
-from ..engine import events as ev
-from ..engine.events import Event
+from ..engine import APPROVAL_REQUESTED as APPROVAL_REQUESTED_EVENT
+from ..engine import RUN_DONE as RUN_DONE_EVENT
+from ..engine import Event
 from ..errors import StoreError
 from ..store import Capability, Store
 
@@ -177,12 +178,12 @@ class Notifier:
     def of_event(self, e: Event) -> list[Enqueue]:
         """The outbox entries of a run event, which the engine writes in the same store
         transaction as the event (``LoopSettings.notifications``)."""
-        if e.type == ev.APPROVAL_REQUESTED and APPROVAL_REQUESTED in self.config.events:
+        if e.type == APPROVAL_REQUESTED_EVENT and APPROVAL_REQUESTED in self.config.events:
             approval: Approval = e.data["approval"]
             data = self._approval(approval)
             data["run_id"] = e.run_id
             return [self.entry(APPROVAL_REQUESTED, _event_id(e.session_id, e.run_id, e.seq, e.type), data)]
-        if e.type == ev.RUN_DONE and RUN_DONE in self.config.events:
+        if e.type == RUN_DONE_EVENT and RUN_DONE in self.config.events:
             d = e.data
             data = {
                 "session_id": e.session_id,
@@ -207,7 +208,7 @@ class Notifier:
     async def event(self, e: Event) -> None:
         """Called with each run event once it is durable (its outbox entries with it):
         the worker is woken for those that notify."""
-        if e.type in (ev.APPROVAL_REQUESTED, ev.RUN_DONE):
+        if e.type in (APPROVAL_REQUESTED_EVENT, RUN_DONE_EVENT):
             self.wake()
 
     def wake(self) -> None:

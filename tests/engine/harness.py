@@ -29,11 +29,11 @@ from luoshod.domain import (
     Status,
     ToolSpec,
 )
-from luoshod.engine.compare import Comparison, compare
+from luoshod.engine.comparison import Comparison, compare
 from luoshod.engine.events import Event
-from luoshod.engine.fork import Forked, ForkPatch, fork
+from luoshod.engine.forking import Forked, ForkPatch, fork
 from luoshod.engine.lease import LeasePolicy
-from luoshod.engine.run import (
+from luoshod.engine.engine import (
     Engine,
     ResolveRequest,
     RunControl,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from luoshod.domain import FinishReason, Message, Role, Status
-from luoshod.engine.fork import ForkPatch
+from luoshod.engine.forking import ForkPatch
 from luoshod.errors import CheckpointNotFound, InvalidArgument, SessionExists
 from luoshod.store import DEFAULT_HISTORY_LIMIT
 

@@ -11,7 +11,7 @@ import gc
 import os
 
 from luoshod.domain import FinishReason, Lease
-from luoshod.engine.run import RunControl, RunRequest
+from luoshod.engine.engine import RunControl, RunRequest
 from luoshod.store.kit import Renewal
 from luoshod.store.memory import MemoryStore
 

@@ -1,7 +1,7 @@
 """``luoshod``: the command line. ``luoshod serve`` runs the daemon; ``luoshod config show``
 prints the configuration it would run with; ``luoshod healthcheck`` asks a daemon whether
 it serves; ``luoshod store copy`` copies a store into another; ``sessions``, ``approvals``
-and ``prune`` operate a running daemon (:mod:`luoshod.admin`).
+and ``prune`` operate a running daemon (:mod:`luoshod.cli.admin`).
 
 ``serve`` and ``config show`` take the settings of :mod:`luoshod.settings` (a TOML file,
 ``LUOSHOD_*`` environment variables, flags; flags win). A bad setting stops them with one
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .server.app import Config
+    from ..server.app import Config
 
 EXIT_CONFIG = 2
 #: A third signal during a drain: the process ends without closing anything.
@@ -68,7 +68,7 @@ def _positive_int(text: str) -> int:
 
 
 def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
-    from . import settings
+    from .. import settings
 
     s = sub.add_parser(
         name,
@@ -80,7 +80,7 @@ def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
 
 
 def _config_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
-    from . import settings
+    from .. import settings
 
     cfg = _group(sub, name, help, "luoshod config show --json")
     show = cfg.add_parser(
@@ -105,7 +105,7 @@ def _healthcheck_arguments(sub: argparse._SubParsersAction, name: str, help: str
 
 
 def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
-    from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
+    from ..store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
     store = _group(sub, name, help, "luoshod store copy --from lmdb:///srv/old --to postgresql://luoshod@db/luoshod")
     c = store.add_parser(
@@ -149,7 +149,7 @@ def _completion_arguments(sub: argparse._SubParsersAction, name: str, help: str)
 
 
 def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
-    from . import torture
+    from .. import torture
 
     t = sub.add_parser(
         name,
@@ -216,7 +216,7 @@ _ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = 
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return __version__
 
@@ -250,12 +250,12 @@ async def _serve(config: Config, gc_tuning: bool = True) -> int:
     import logging
     import signal
 
-    from .server.app import Daemon
+    from ..server.app import Daemon
 
     daemon = Daemon(config)
     await daemon.start()
     if gc_tuning:  # every module imported and the store open: those objects are frozen
-        from .server.gc_tuning import tune
+        from ..server.gc_tuning import tune
 
         tune()
     print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
@@ -315,7 +315,7 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
     listen: list[str] = []
     if not args.address:  # the daemon the same settings would start: load them
-        from . import settings
+        from .. import settings
 
         try:
             listen = settings.load().listen
@@ -326,7 +326,7 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
 def _daemon(args: argparse.Namespace) -> int:
     """``serve`` and ``config show``: the settings, then the daemon or what it would run with."""
-    from . import logs, settings
+    from .. import logs, settings
 
     try:
         effective = settings.load(settings.given_flags(args))
@@ -344,8 +344,8 @@ def _daemon(args: argparse.Namespace) -> int:
     logs.setup(effective.log_level, effective.log_format, contents=effective.log_contents)
     import asyncio
 
-    from .config import ConfigError
-    from .server.preflight import check_store_location
+    from ..config import ConfigError
+    from ..server.preflight import check_store_location
 
     try:
         config = settings.to_config(effective)
@@ -374,10 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("serve", "config"):
         return _daemon(args)
     if args.command == "torture":
-        from . import torture
+        from .. import torture
 
         return torture.main(args, argv[argv.index("torture") + 1 :])
-    from . import logs
+    from .. import logs
 
     logs.setup(os.environ.get(LOG_LEVEL_ENV, "WARNING"))
     if args.command == "leases":
@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             return list_leases(args.store, args.owner, args.json)
         return release(args.store, args.owner, args.session)
     if args.command == "store":
-        from .store.copy import run_copy
+        from ..store.copy import run_copy
 
         return run_copy(
             args.from_url, args.to_url, args.history_limit, args.event_log_limit, not args.no_progress

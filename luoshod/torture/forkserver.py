@@ -1,9 +1,10 @@
-"""The fork server of ``luoshod torture`` (``python -m luoshod.forkserver STORE_URL``).
+"""The fork server of ``luoshod torture`` (``python -m luoshod.torture.forkserver STORE_URL``).
 
 Not for people: ``luoshod torture`` starts it, unless ``--cold-start``, to start its
 daemons in ~50 ms instead of the ~0.9 s of ``python -m luoshod serve`` (the imports: see
-``bench/cli_start.py`` and ``bench/torture.py``). It sits in the CLI's layer because what
-it forks runs ``luoshod serve`` itself (:func:`luoshod.cli.main`).
+``bench/cli_start.py`` and ``bench/torture.py``). The one module of torture that imports
+the CLI (an exception in ``[tool.importlinter]``): what it forks runs ``luoshod serve``
+itself (:func:`luoshod.cli.main`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import os
 import signal
 import sys
 
-from . import cli, settings  # noqa: F401  (imported once, for every daemon forked)
-from .server import app, preflight  # noqa: F401
-from .store import driver_for
-from .torture import _die_with_parent
+from .. import cli, settings  # noqa: F401  (imported once, for every daemon forked)
+from ..server import app, preflight  # noqa: F401
+from ..store import driver_for
+from .daemons import die_with_parent
 
 
 def main(store: str) -> None:
@@ -29,7 +30,7 @@ def main(store: str) -> None:
     child is a daemon process of its own, killed with a real ``kill -9`` (or ``SIGSTOP``)
     by its pid, as one started by hand would be."""
     driver_for(store)
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
     print("ready", flush=True)
     for line in sys.stdin:
@@ -40,7 +41,7 @@ def main(store: str) -> None:
             try:
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.setsid()
-                _die_with_parent()  # with the fork server, which dies with torture
+                die_with_parent()  # with the fork server, which dies with torture
                 null = os.open(os.devnull, os.O_RDONLY)
                 out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)

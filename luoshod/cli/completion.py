@@ -31,7 +31,7 @@ def _subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser
 def table() -> dict[str, list[str]]:
     """``"cmd"``, ``"cmd sub"`` → the words that may follow; ``"cmd sub --opt"`` → its
     choices. The empty key: the commands."""
-    from .cli import COMMANDS, _parser
+    from .main import COMMANDS, _parser
 
     out: dict[str, list[str]] = {"": [*COMMANDS, "--help", "--version"]}
     for name in COMMANDS:

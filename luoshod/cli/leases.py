@@ -16,10 +16,10 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 
-from .config import redact_url
-from .domain import Lease
-from .errors import LuoshoError
-from .store import MAX_PAGE_SIZE, Capability, Store, store_from_url
+from ..config import redact_url
+from ..domain import Lease
+from ..errors import LuoshoError
+from ..store import MAX_PAGE_SIZE, Capability, Store, store_from_url
 
 
 async def _with_store(url: str, work: Callable[[Store], Awaitable[int]]) -> int:

@@ -1,43 +1,5 @@
-"""``luoshod torture``: real daemons killed at random moments, every invariant checked.
-
-N sessions of a scripted agent run through ``luoshod serve`` processes on the store URL
-given (any installed driver, a third party's too). In each *cycle* the client drives every
-unfinished session and kills a daemon at a moment the seed chooses: ``kill -9`` right after
-a persistence boundary the client can see (a ``tool.call`` — the turn is saved, R1 — a
-``SubmitToolResult`` answered ``ACCEPTED`` — the result is saved, R54 — a ``tool.result``,
-``step.start``, ``model.turn``, ``run.start``, ``run.done``), optionally a few milliseconds
-later so the kill lands inside the next write; or, where the driver allows several daemons
-(``MULTI_PROCESS`` and ``LEASES``), ``SIGSTOP`` past the lease TTL while a second daemon
-takes the sessions over, then ``SIGCONT`` so the frozen one's late writes meet the new
-lease. After each cycle it reads every session back (``GetSession``, the event log through
-``Watch``) and checks:
-
-- R20/R23: every tool call has at most one result, directly after its turn, in call order;
-  all of them once finished;
-- R21/R54: a call whose result was answered ``ACCEPTED`` is in the store with that result
-  and is never handed out again (a *lost save* otherwise);
-- R22: no model turn the client saw saved is generated again (the scripted call log);
-- R7: a session's version and transcript never go back;
-- the event log: strictly increasing seqs, and every event a client saw is in it as seen;
-- R53: results the client sends as input for pending calls are taken, and not asked again;
-- R51/R52: with two daemons, a session is only ever run by the holder of its lease — the
-  checks above after every takeover;
-- R68/R69, no lost queued input: while a run is active the client sometimes sends more input
-  with ``if_busy=ENQUEUE`` (a request id each), and counts it *acknowledged* once its stream
-  says ``input.queued``. Every acknowledged input is, at every check, in the transcript
-  exactly once, or in the queue (``GetSession``), or applied behind the pending calls of an
-  unfinished run (its ``run.start`` in the log); those in the transcript and the queue are in
-  the order they were acknowledged; none is ever in the transcript twice. A queued input
-  that a daemon's sweep runs after a crash hands out tool calls nobody else answers: the
-  client follows it, as a client retrying its ``Execute`` does (the same request id, R74,
-  R75), and answers them (a check's ``Watch`` answers those of a run it finds live). At the
-  end every session with queued input is driven to its end, unkilled, and then every
-  acknowledged input must be in its transcript exactly once, and no queue holds anything
-  unless its session is paused on an approval.
-
-It ends with a report (cycles, kills, boundaries hit, violations with a reproduction: the
-seed, the cycle, the session and the events it saw) and exits 1 on any violation.
-"""
+"""The torture run: its plan, its cycles of runs and kills, its checks after each cycle,
+its report, and the ``luoshod torture`` command (:func:`add_arguments`, :func:`main`)."""
 
 from __future__ import annotations
 
@@ -47,47 +9,36 @@ import contextlib
 import json
 import os
 import random
-import select
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# The daemons are forked while this client's gRPC threads run; gRPC's fork handlers have
-# nothing to do for a child that execs at once, and would log a line per start.
-os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+import grpc
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
 
-import grpc  # noqa: E402
-from luosho.v1 import agent_pb2 as pb  # noqa: E402
-from luosho.v1 import agent_pb2_grpc as pb_grpc  # noqa: E402
-
-#: Where the client kills: right after it sees one of these (``accepted``: a
-#: ``SubmitToolResult`` answered ``ACCEPTED``).
-BOUNDARIES = ("run.start", "step.start", "model.turn", "tool.call", "accepted", "tool.result", "run.done",
-              "approval.requested", "resolved", "input.queued")
-#: How many of each a session's run sees at most (the script: 4 steps of 2 calls, then text).
-PER_RUN = {"run.start": 1, "run.done": 1, "step.start": 5, "model.turn": 5, "approval.requested": 1, "resolved": 1,
-           "input.queued": 1}
-TOOL_STEPS = 4
-#: Queued input (R68, R69): the share of a session's runs that send input with
-#: ``if_busy=ENQUEUE`` while they are active (at one of their first tool calls; a second
-#: input right after the first is acknowledged, some of the time), and at most how many a
-#: session sends. Each queued input's run is two more turns of the script: one call of
-#: ``add``, then text.
-QUEUE_SHARE = 0.35
-MAX_QUEUED = 4
-INPUT_QUEUED = "input.queued"
-#: A queued input's stream that brings no event for this long is sent again (a retry, the
-#: same request id): it may follow a run that died in the other daemon, which nobody
-#: resumes until a client does (the retry runs it here once the dead one's lease is gone).
-FOLLOW_IDLE_S = 2.0
-#: The seq of a hand-out answered from the log (which hand-out the run waited for is unknown).
-UNKNOWN_SEQ = 1 << 62
+from .daemons import Daemon, Zygote
+from .workload import (
+    BOUNDARIES,
+    FOLLOW_IDLE_S,
+    INPUT_QUEUED,
+    LIVE_RUN_WAIT_S,
+    PER_RUN,
+    QUEUE_SHARE,
+    RUN_TIMEOUT_S,
+    SHOWN,
+    STALL_S,
+    UNKNOWN_SEQ,
+    Session,
+    Violation,
+    queued_text,
+    spec_for,
+    tool_result,
+)
 
 
 class Idle(Exception):
@@ -110,258 +61,6 @@ async def _responses(call: Any, idle_s: float):  # type: ignore[no-untyped-def]
         if resp is grpc.aio.EOF:
             return
         yield resp
-#: The step whose turn is ``[pay (needs approval), add]``: the run pauses on ``pay`` with
-#: ``add`` remaining (R27, R28) until the client resolves it.
-GATED_STEP = 1
-START_TIMEOUT_S = 30.0
-#: Violations printed (lost saves first); the JSON report has them all.
-SHOWN = 20
-#: How long the clients of a cycle may take (a cycle's runs take about a second): past it they give
-#: up on the cycle, counted (`cycles cut short: clients timed out`).
-RUN_TIMEOUT_S = 20.0
-#: How long a check's ``Watch`` may wait on a run the daemon still holds (see check_events).
-LIVE_RUN_WAIT_S = 10.0
-#: How long the second daemon may make no progress while the first is stopped before the
-#: takeover counts as stalled (a stopped process can hold a store's write lock: LMDB's
-#: writer mutex, a SQLite write transaction) and the stopped one is let go on.
-STALL_S = 8.0
-
-
-def _die_with_parent() -> None:
-    """In a daemon's child process: SIGKILL it when this command dies (Linux), so a killed
-    torture run leaves no daemon behind."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-@dataclass
-class Violation:
-    rule: str
-    session_id: str
-    cycle: int
-    message: str
-    events: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "session_id": self.session_id, "cycle": self.cycle,
-                "message": self.message, "events": self.events}
-
-
-@dataclass
-class Session:
-    """What one session's client saw, knows and promised itself to check."""
-
-    sid: str
-    concurrency: int
-    accepted: dict[str, str] = field(default_factory=dict)  # call id -> result ACCEPTED
-    accepted_in: dict[str, int] = field(default_factory=dict)  # call id -> cycle
-    ran: dict[str, str] = field(default_factory=dict)  # call id -> result (ran, maybe not saved)
-    names: dict[str, str] = field(default_factory=dict)  # call id -> tool name
-    seen: dict[int, str] = field(default_factory=dict)  # seq -> type, every event received
-    trail: list[str] = field(default_factory=list)  # "cycle:seq:type" for reproductions
-    durable_turns: int = 0  # assistant turns known to be saved (R22)
-    version: int = 0
-    keys: list[tuple[Any, ...]] = field(default_factory=list)  # the stored transcript
-    stored_results: set[str] = field(default_factory=set)
-    pending: list[str] = field(default_factory=list)  # calls of the last turn without result
-    finished: bool = False
-    settled: bool = False  # finished, and checked so since: rechecked only at the end
-    # Approvals (R27-R33): the gated call -> its approval; the approval pending in the store
-    # (or announced by approval.requested); the decisions sent for an approval; the one
-    # known recorded (a Resolve stream delivered run.start, which comes after the save
-    # that claims the approval); the decided approvals a second Resolve was tried on.
-    gated: dict[str, str] = field(default_factory=dict)
-    awaiting: str = ""
-    sent: dict[str, set[bool]] = field(default_factory=dict)
-    decided: dict[str, bool] = field(default_factory=dict)
-    decided_in: dict[str, int] = field(default_factory=dict)
-    retried: set[str] = field(default_factory=set)
-    # Calls: the seq of the tool.call event answered ACCEPTED; the log's last seq at the
-    # last check (a tool.call at or before it is history, not a new hand-out).
-    accepted_seq: dict[str, int] = field(default_factory=dict)
-    checked_seq: int = 0
-    # Queued input (R68, R69): the ENQUEUE requests sent, by request id in send order; those
-    # acknowledged (input.queued), in the order acknowledged, with their cycle; those seen
-    # in the transcript after their stream ended (nothing left to follow). ``followers``:
-    # this drive's tasks that follow queued inputs.
-    queued: dict[str, pb.ExecuteRequest] = field(default_factory=dict)
-    acked: dict[str, int] = field(default_factory=dict)
-    completed: set[str] = field(default_factory=set)
-    followers: list[asyncio.Future[None]] = field(default_factory=list)
-
-    def outstanding(self) -> list[str]:
-        """Queued inputs sent and not yet seen in the transcript: the client follows them."""
-        return [rid for rid in self.queued if rid not in self.completed]
-
-    @property
-    def done(self) -> bool:
-        return self.finished and not self.outstanding()
-
-    def may_enqueue(self) -> bool:
-        """One more queued input: under the cap, every earlier one acknowledged (or run),
-        so the acknowledgements' order is the queue's."""
-        return len(self.queued) < MAX_QUEUED and all(r in self.acked or r in self.completed for r in self.queued)
-
-
-def queued_text(rid: str) -> str:
-    return f"queued input {rid}"
-
-
-def spec_for(concurrency: int) -> pb.AgentSpec:
-    script: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "pay" if k == GATED_STEP and j == 0 else "add", "arguments": {"a": k, "b": j}}
-                        for j in range(2)]}
-        for k in range(TOOL_STEPS)
-    ]
-    script.append({"text": "done"})
-    for q in range(MAX_QUEUED):  # the runs of queued inputs: a call, then text
-        script += [{"tool_calls": [{"name": "add", "arguments": {"a": 10 + q, "b": 1}}]}, {"text": "queued done"}]
-    return pb.AgentSpec(
-        model="scripted:torture",
-        instructions="Add the numbers.",
-        tools=[pb.ToolSpec(name="add", input_schema_json='{"type": "object"}'),
-               pb.ToolSpec(name="pay", input_schema_json='{"type": "object"}', needs_approval=True)],
-        model_settings_json=json.dumps({"script": script}),
-        tool_concurrency=concurrency,
-    )
-
-
-def tool_result(call_id: str, arguments_json: str) -> str:
-    args = json.loads(arguments_json or "{}")
-    return json.dumps({"sum": args.get("a", 0) + args.get("b", 0), "call": call_id})
-
-
-class Zygote:
-    """Torture's end of its fork server (:mod:`luoshod.forkserver`: a process that imported
-    ``luoshod serve`` once and forks a daemon on demand, ~50 ms where ``python -m luoshod
-    serve`` takes ~0.9 s). Each daemon is a process of its own, killed by its pid."""
-
-    def __init__(self, store: str, work: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "luoshod.forkserver", store],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=(work / "fork-server.err").open("wb"),
-            text=True, start_new_session=True,
-        )
-        assert self.proc.stdout is not None
-        if self.proc.stdout.readline().strip() != "ready":
-            self.proc.kill()
-            raise RuntimeError(f"the fork server did not start: {(work / 'fork-server.err').read_text()[-2000:]}")
-
-    def spawn(self, args: list[str], out: Path, err: Path) -> int:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"args": args, "out": str(out), "err": str(err)}) + "\n")
-        self.proc.stdin.flush()
-        ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT_S)
-        if not ready:
-            raise RuntimeError(f"the fork server gave no pid in {START_TIMEOUT_S:g} s")
-        return int(self.proc.stdout.readline())
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-
-
-class Process:
-    """A daemon process by its pid: a child of this command, or of the fork server."""
-
-    def __init__(self, pid: int, popen: subprocess.Popen[bytes] | None = None) -> None:
-        self.pid, self.popen = pid, popen
-
-    def poll(self) -> bool:
-        """Whether it still runs (a stopped process runs)."""
-        if self.popen is not None:
-            return self.popen.poll() is None
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-    def signal(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, sig)
-
-    def kill(self) -> None:
-        """``kill -9``, and wait until it is gone."""
-        self.signal(signal.SIGKILL)
-        if self.popen is not None:
-            self.popen.wait(10)
-            return
-        deadline = time.monotonic() + 10
-        while self.poll() and time.monotonic() < deadline:
-            time.sleep(0.002)
-
-
-class Daemon:
-    """One ``luoshod serve`` process, its output in files of the work directory."""
-
-    def __init__(self, name: str, store: str, work: Path, lease_ttl: float, zygote: Zygote | None) -> None:
-        self.name, self.store, self.work, self.lease_ttl = name, store, work, lease_ttl
-        self.zygote = zygote
-        self.proc: Process | None = None
-        self.address = ""
-        self.stopped = False
-        self.starts = 0
-        self.startup_s = 0.0  # waiting for a daemon to listen, all starts
-
-    def serve_args(self) -> list[str]:
-        return [
-            "serve", "--listen", "127.0.0.1:0",
-            "--store", self.store, "--scripted-call-log", str(self.work / "model-calls.jsonl"),
-            # A stable owner: a restarted daemon takes back at once its killed self's leases.
-            "--lease-owner", f"torture-{self.name}",
-            "--lease-ttl", f"{self.lease_ttl:g}", "--lease-renew", f"{self.lease_ttl / 4:g}",
-        ]
-
-    def start(self) -> None:
-        began = time.monotonic()
-        self.starts += 1
-        out = self.work / f"{self.name}-{self.starts}.out"
-        err = self.work / f"{self.name}-{self.starts}.err"
-        if self.zygote is not None:
-            self.proc = Process(self.zygote.spawn(self.serve_args(), out, err))
-        else:
-            with out.open("wb") as o, err.open("wb") as e:
-                popen = subprocess.Popen(
-                    [sys.executable, "-m", "luoshod", *self.serve_args()], stdout=o, stderr=e,
-                    start_new_session=True, preexec_fn=_die_with_parent,
-                )
-            self.proc = Process(popen.pid, popen)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        try:
-            while time.monotonic() < deadline:
-                line = out.read_text().partition("\n")[0] if out.exists() else ""
-                if line.startswith("luoshod listening on "):
-                    self.address = line.removeprefix("luoshod listening on ").split(",")[0].strip()
-                    self.stopped = False
-                    return
-                if not self.proc.poll():
-                    break
-                time.sleep(0.005)
-        finally:
-            self.startup_s += time.monotonic() - began
-        self.kill()
-        raise RuntimeError(f"daemon {self.name} did not start: {err.read_text()[-2000:]}")
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll()
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-
-    def freeze(self) -> None:
-        assert self.proc is not None
-        self.proc.signal(signal.SIGSTOP)
-        self.stopped = True
-
-    def thaw(self) -> None:
-        if self.proc is not None and self.stopped:
-            self.proc.signal(signal.SIGCONT)
-            self.stopped = False
 
 
 @dataclass
@@ -1331,7 +1030,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(opts: argparse.Namespace, argv: list[str]) -> int:
-    from .store import Capability, driver_for
+    from ..store import Capability, driver_for
 
     if opts.seed is None:
         opts.seed = random.randrange(1, 2**31)

@@ -69,6 +69,7 @@ __all__ = [
     "RunOutcome",
     "RunRequest",
     "Sink",
+    "run_digest",
     "ToolOutcome",
     "ToolPort",
 ]
@@ -113,7 +114,9 @@ class ResolveRequest:
         )
 
 
-def _run_digest(req: RunRequest) -> str:
+def run_digest(req: RunRequest) -> str:
+    """The digest of a run request's body (R74): a retry under the same request id must
+    bring the same body (:func:`.requests.check_same_body`); the queue checks it too."""
     if req.resume_only:
         return requests.digest("resume", agent=req.agent)
     # if_busy only when set: the digests of the requests recorded before it counted stay.
@@ -394,7 +397,7 @@ class Engine:
         self, req: RunRequest, *, digest: str | None = None, held: Held | None = None
     ) -> Prepared | Replay | None:
         cp = await self.store.load(req.session_id)
-        digest = digest or (_run_digest(req) if req.request_id else "")
+        digest = digest or (run_digest(req) if req.request_id else "")
         applied = await requests.find(self.store, cp, req.request_id)
         if applied is not None:  # R74: a retry appends nothing and starts nothing new
             assert cp is not None

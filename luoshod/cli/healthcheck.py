@@ -14,8 +14,8 @@ import sys
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ..server.listeners import is_unix
 from .connect import add_tls_arguments, channel, tls_hint
-from .server.listeners import is_unix
 
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]", "": "127.0.0.1"}
 

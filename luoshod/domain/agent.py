@@ -1,0 +1,166 @@
+"""The agent a run follows: its spec, its sub-agents, and its fingerprint and drift."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .mcpspec import McpUse
+
+from .messages import ToolSpec, _fields_of
+
+
+class DriftPolicy(StrEnum):
+    WARN = "warn"
+    ERROR = "error"
+    IGNORE = "ignore"
+
+
+DEFAULT_MAX_STEPS = 10
+DEFAULT_TOOL_CONCURRENCY = 1
+DEFAULT_MAX_SUBAGENT_DEPTH = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    model: str
+    instructions: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    max_steps: int = DEFAULT_MAX_STEPS
+    tool_concurrency: int = DEFAULT_TOOL_CONCURRENCY
+    on_agent_drift: DriftPolicy = DriftPolicy.WARN
+    model_settings_json: str = ""
+    tool_timeout_ms: int | None = None
+    approval_timeout_ms: int | None = None
+    #: The daemon's MCP servers the agent uses (R70); their tools are in ``tools`` once
+    #: the engine has listed them (``ToolSpec.server`` set).
+    mcp_servers: tuple[McpUse, ...] = ()
+    #: Named sub-agents the lead delegates to through the ``task`` tool (R55).
+    subagents: tuple[SubAgent, ...] = ()
+    #: How deep the tree of sub-agents goes (R57); read on the top-level agent only.
+    max_subagent_depth: int = DEFAULT_MAX_SUBAGENT_DEPTH
+
+    def tool(self, name: str) -> ToolSpec | None:
+        found = next((t for t in self.tools if t.name == name), None)
+        if found is None and name == TASK_TOOL.name and self.subagents:
+            return TASK_TOOL  # R55: the extra tool of an agent with sub-agents
+        return found
+
+    def subagent(self, name: str) -> SubAgent | None:
+        return next((s for s in self.subagents if s.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        # Field by field rather than dataclasses.asdict, whose recursive deep copy was most
+        # of the cost of encoding a checkpoint (this runs on every save).
+        d = _fields_of(self)
+        d["tools"] = [_fields_of(t) for t in self.tools]
+        d["on_agent_drift"] = self.on_agent_drift.value
+        if self.mcp_servers:
+            d["mcp_servers"] = [u.to_dict() for u in self.mcp_servers]
+        else:
+            del d["mcp_servers"]
+        # Absent when unused, so specs saved before sub-agents existed encode as they did.
+        if self.subagents:
+            d["subagents"] = [s.to_dict() for s in self.subagents]
+        else:
+            del d["subagents"]
+        if self.max_subagent_depth == DEFAULT_MAX_SUBAGENT_DEPTH:
+            del d["max_subagent_depth"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AgentSpec:
+        return cls(
+            model=d["model"],
+            instructions=d.get("instructions", ""),
+            tools=tuple(ToolSpec(**t) for t in d.get("tools", ())),
+            max_steps=d.get("max_steps", DEFAULT_MAX_STEPS),
+            tool_concurrency=d.get("tool_concurrency", DEFAULT_TOOL_CONCURRENCY),
+            on_agent_drift=DriftPolicy(d.get("on_agent_drift", "warn")),
+            model_settings_json=d.get("model_settings_json", ""),
+            tool_timeout_ms=d.get("tool_timeout_ms"),
+            approval_timeout_ms=d.get("approval_timeout_ms"),
+            mcp_servers=tuple(McpUse.from_dict(u) for u in d.get("mcp_servers", ())),
+            subagents=tuple(SubAgent.from_dict(s) for s in d.get("subagents", ())),
+            max_subagent_depth=d.get("max_subagent_depth", DEFAULT_MAX_SUBAGENT_DEPTH),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SubAgent:
+    """A named sub-agent (R55): a full agent of its own and the line the lead reads."""
+
+    name: str
+    description: str
+    agent: AgentSpec
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "agent": self.agent.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SubAgent:
+        return cls(d["name"], d["description"], AgentSpec.from_dict(d["agent"]))
+
+
+#: The tool an agent with sub-agents gets (R55; ``task_id`` and ``mode``: R65).
+TASK_TOOL = ToolSpec(
+    "task",
+    "Hand a self-contained task to a sub-agent. It sees only your prompt, not this "
+    "conversation; its final answer comes back as this call's result. To go on with a "
+    "finished task, give its task_id (from that result's footer): the sub-agent continues "
+    "it with its whole transcript and your prompt (mode resume), or on a copy under a new "
+    "task id (mode fork).",
+    '{"type":"object","properties":{'
+    '"agent":{"type":"string","description":"the sub-agent\'s name"},'
+    '"prompt":{"type":"string","description":"everything the sub-agent needs to know"},'
+    '"description":{"type":"string","description":"a short label for the task"},'
+    '"task_id":{"type":"string","description":"a finished task of this session to go on with"},'
+    '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a copy"}},'
+    '"required":["agent","prompt"]}',
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """Which agent wrote a checkpoint (SEMANTICS.md R46)."""
+
+    hash: str
+    model: str
+    tool_schema_hashes: dict[str, str]
+    instructions_hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _fields_of(self)
+        d["tool_schema_hashes"] = dict(self.tool_schema_hashes)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fingerprint:
+        return cls(**d)
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """What differs between the agent that saved a session and the one resuming it (R48):
+    the diff an ``agent.drift`` event carries and a checkpoint keeps as ``last_drift``."""
+
+    model_from: str
+    model_to: str
+    tools_added: tuple[str, ...]
+    tools_removed: tuple[str, ...]
+    tools_changed: tuple[str, ...]
+    instructions_changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _fields_of(self)
+        for k in ("tools_added", "tools_removed", "tools_changed"):
+            d[k] = list(d[k])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Drift:
+        return cls(
+            d["model_from"], d["model_to"], tuple(d["tools_added"]), tuple(d["tools_removed"]),
+            tuple(d["tools_changed"]), d["instructions_changed"],
+        )

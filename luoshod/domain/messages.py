@@ -1,0 +1,116 @@
+"""The conversation: roles, messages, tool calls, tool specs and token usage."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+def _fields_of(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, without copying their values (see AgentSpec.to_dict)."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments_json: str = "{}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments_json}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ToolCall:
+        return cls(d["id"], d["name"], d.get("arguments", "{}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+    tool_name: str = ""
+    is_error: bool = False
+
+    def key(self) -> tuple[Any, ...]:
+        """Identity for merging input with a stored transcript: role, content, call ids."""
+        return (self.role, self.content, self.tool_call_id, tuple(c.id for c in self.tool_calls))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"role": self.role.value, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id:
+            d["tool_call_id"] = self.tool_call_id
+            d["tool_name"] = self.tool_name
+        if self.is_error:
+            d["is_error"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Message:
+        return cls(
+            Role(d["role"]),
+            d.get("content", ""),
+            tuple(ToolCall.from_dict(c) for c in d.get("tool_calls", ())),
+            d.get("tool_call_id", ""),
+            d.get("tool_name", ""),
+            d.get("is_error", False),
+        )
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    model_calls: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.total_tokens += other.total_tokens
+        self.model_calls += other.model_calls
+        self.cost_usd += other.cost_usd
+
+    def copy(self) -> Usage:
+        return dataclasses.replace(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        # Spelled out: dataclasses.asdict deep-copies recursively, and this runs on every save.
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "model_calls": self.model_calls,
+            "cost_usd": self.cost_usd,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Usage:
+        return cls(**d)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str = ""
+    input_schema_json: str = ""
+    needs_approval: bool = False
+    #: A daemon tool (R70): the MCP server that serves it; "" for the app's own tools.
+    server: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
