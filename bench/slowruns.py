@@ -267,7 +267,7 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         "--store", STORES[cell.store](tmp), "--metrics-listen", f"127.0.0.1:{metrics_port}",
         "--max-active-runs", str(opts.max_active_runs),
         "--max-loop-lag-ms", str(opts.max_loop_lag_ms),
-        "--tool-timeout", str(max(60, 4 * cell.tool_ms // 1000)),
+        "--tool-timeout-s", str(max(60, 4 * cell.tool_ms // 1000)),
         "--gc-tuning" if cell.gc == "tuned" else "--no-gc-tuning",
     ]  # fmt: skip
     if cell.store == "null":  # the same messages with no engine or store: gRPC's own share

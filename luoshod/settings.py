@@ -1,37 +1,53 @@
 """The daemon's settings: defaults < TOML file < ``LUOSHOD_*`` environment < flags.
 
 One name per setting, the same in every layer: the file key ``history_limit`` is the
-environment variable ``LUOSHOD_HISTORY_LIMIT`` and the flag ``--history-limit``. The file
-is named by ``--config FILE`` or ``LUOSHOD_CONFIG``; its ``[providers.NAME]`` tables are
-checked by :mod:`luoshod.config`, every other key by the :class:`Settings` model.
+environment variable ``LUOSHOD_HISTORY_LIMIT`` and the flag ``--history-limit``. A name
+that holds a quantity ends in its unit: ``_s`` seconds, ``_ms`` milliseconds, ``_bytes``
+bytes. The file is named by ``--config FILE`` or ``LUOSHOD_CONFIG``; its
+``[providers.NAME]`` tables are checked by :mod:`luoshod.config`, every other key by the
+:data:`Settings` model.
+
+Each setting is declared once, as a field of :class:`~luoshod.server.app.Config` (what the
+daemon consumes) or of :class:`Process` (what the ``luoshod`` process itself uses: logs,
+garbage collection, the providers' tables), made by :func:`~luoshod.server.app.setting`:
+its name, type, default, help, flag argument and bounds. Everything here is derived from
+those declarations: the :data:`Settings` model (file and environment), the flags
+(:func:`add_flags`), :func:`to_config`, ``config show`` and the README's table
+(:func:`markdown_table`; ``python -m luoshod.settings --readme README.md`` rewrites it).
+Adding a setting is adding one field.
+
+A setting renamed by the unit rule (``old=`` in its declaration) is still read under its
+old name as a file key, a variable and a flag, with one warning line on stderr, for one
+release.
 
 :func:`load` merges and validates the layers (pydantic-settings does the merging; a bad
 value raises :class:`SettingsError` naming the key and where it came from), and
 :func:`to_config` builds the :class:`~luoshod.server.app.Config` the daemon consumes.
-
-Adding a setting: a field in ``Config`` (server/app.py), a field of the same name here,
-and one entry in :data:`FLAGS`. A field whose name differs from the Config field it feeds
-is listed in :data:`CONFIG_NAMES`; one the daemon does not consume (logging) in
-:data:`PROCESS_ONLY`.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import os
+import sys
 import tomllib
+import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
+    BeforeValidator,
     Field,
     FilePath,
     SecretStr,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -45,35 +61,101 @@ from pydantic_settings import (
 
 from . import config as providers_file
 from .mcpclient import config as mcp_file
-from .domain import DEFAULT_REQUEST_ID_LIMIT
-from .engine.lease import DEFAULT_LEASE_RENEW_S, DEFAULT_LEASE_TTL_S
-from .server.admission import DEFAULT_MAX_LOOP_LAG_MS
-from .server.app import DEFAULT_LISTEN, DEFAULT_MAX_ACTIVE_RUNS, DEFAULT_STORE, Config
+from .server.app import Config, Declared, setting
 from .server.preflight import absolute_store_url
-from .server.service import DEFAULT_MAX_PAYLOAD_BYTES
-from .store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
 ENV_PREFIX = "LUOSHOD_"
 MASK = "***"
-#: Settings whose Config field has another name (kept for the flags' and variables' sake).
-CONFIG_NAMES = {
-    "tool_timeout": "tool_timeout_s",
-    "drain_timeout": "drain_timeout_s",
-    "config": "config_file",
-    "lease_ttl": "lease_ttl_s",
-    "lease_renew": "lease_renew_s",
-    "retention": "retention_s",
-}
-#: Settings of the ``luoshod`` process itself, not of the daemon.
-PROCESS_ONLY = frozenset({"log_level", "log_format", "providers", "gc_tuning"})
+
+
+def env_name(key: str) -> str:
+    return f"{ENV_PREFIX}{key.upper()}"
+
+
+@dataclass(slots=True)
+class Process:
+    """The settings of the ``luoshod`` process itself, not of the daemon (:class:`Config`)."""
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = setting(
+        "INFO", "log level", doc="DEBUG, INFO, WARNING, ERROR, CRITICAL", metavar="LEVEL"
+    )
+    log_format: Literal["text", "json"] = setting(
+        "text", "text lines, or one JSON object per line", doc="see [Logs](#logs)"
+    )
+    gc_tuning: bool = setting(
+        True,
+        "once started, freeze the start-up objects and collect garbage cycles less often, sized for "
+        "thousands of runs (server/gc_tuning.py); off: Python's defaults",
+        doc="once started, freeze the start-up objects and collect garbage cycles less often, sized for thousands of runs ([Thousands of slow runs](#thousands-of-slow-runs-on-one-daemon)); off: Python's defaults",
+    )
+    providers: dict[str, Any] = setting(
+        factory=dict, help="[providers.NAME] tables (file only)",
+        doc="`[providers.NAME]` tables: [docs/providers.md](docs/providers.md)", kind="tables", flag=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """One setting as the layers see it: its name, the :class:`Config` field it feeds
+    (``None``: a :class:`Process` setting), its type, default and declaration."""
+
+    name: str
+    field: str | None
+    type: Any
+    field_info: dataclasses.Field[Any]
+    declared: Declared
+
+    @property
+    def default(self) -> Any:
+        f = self.field_info
+        return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+    @property
+    def env(self) -> str | None:
+        """Its ``LUOSHOD_*`` variable (``None``: file only)."""
+        return None if self.declared.kind == "tables" else env_name(self.name)
+
+    @property
+    def flag(self) -> str | None:
+        return f"--{self.name.replace('_', '-')}" if self.declared.flag else None
+
+    @property
+    def old_env(self) -> str | None:
+        return env_name(self.declared.old) if self.declared.old and self.env else None
+
+    @property
+    def old_flag(self) -> str | None:
+        return f"--{self.declared.old.replace('_', '-')}" if self.declared.old and self.flag else None
+
+
+def _specs() -> tuple[Spec, ...]:
+    specs = []
+    for owner, daemon in ((Config, True), (Process, False)):
+        hints = typing.get_type_hints(owner)
+        for f in dataclasses.fields(owner):
+            declared: Declared = f.metadata["setting"]
+            specs.append(Spec(declared.name or f.name, f.name if daemon else None, hints[f.name], f, declared))
+    return tuple(specs)
+
+
+#: Every setting, in the order of the README's table and ``config show``.
+SPECS: tuple[Spec, ...] = _specs()
+BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}
+#: Old name → new name, for the settings renamed by the unit rule.
+RENAMED: dict[str, str] = {s.declared.old: s.name for s in SPECS if s.declared.old}
 #: Settings that never come from the file (the file is where they point, or they are its own).
 NOT_IN_FILE = frozenset({"config"})
-#: Settings with no flag: a secret on a command line is visible to every user of the host.
-NO_FLAG = frozenset({"auth_tokens", "providers", "mcp_servers", "webhook_secret"})
 
 
 class SettingsError(ValueError):
     """The configuration is wrong; the message names the key and where its value came from."""
+
+
+def warn_renamed(old: str, new: str, where: str = "") -> None:
+    """The one line a renamed setting's old name costs, for one release."""
+    place = f" ({where})" if where else ""
+    print(f"luoshod: warning: {old}{place} is deprecated, use {new}; the old name goes in the next release",
+          file=sys.stderr)
 
 
 def _comma_list(value: Any) -> Any:
@@ -83,86 +165,47 @@ def _comma_list(value: Any) -> Any:
     return value
 
 
-class Settings(BaseSettings):
-    """Every setting of ``luoshod serve``. Descriptions are the flags' help."""
+def _octal(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip().removeprefix("0o")
+        if not text or any(c not in "01234567" for c in text):
+            raise ValueError(f"must be an octal file mode such as \"0660\", got {value!r}")
+        return int(text, 8)
+    return value
+
+
+#: What the layers accept, by a declaration's ``kind`` (else the field's own type).
+_KIND_TYPES: dict[str, Any] = {
+    "list": Annotated[list[str], NoDecode, BeforeValidator(_comma_list)],
+    "secrets": Annotated[list[SecretStr], NoDecode, BeforeValidator(_comma_list)],
+    "secret": SecretStr | None,
+    "file": FilePath | None,
+    "octal": Annotated[int, BeforeValidator(_octal)],
+    "tables": dict[str, Any],
+}
+
+
+class _Checks(BaseSettings):
+    """The checks beyond a setting's type and bounds; the fields come from :data:`SPECS`."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, extra="forbid", env_ignore_empty=True, validate_default=True
     )
 
-    listen: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: [DEFAULT_LISTEN],
-        description="host:port or unix:/path to listen on (repeatable; comma-separated in the variable)",
-    )
-    store: str = Field(DEFAULT_STORE, description="store URL")
-    history_limit: int = Field(DEFAULT_HISTORY_LIMIT, ge=0, description="history entries kept per session (0 keeps none)")
-    event_log_limit: int = Field(DEFAULT_EVENT_LOG_LIMIT, ge=0, description="events kept per session for Watch")
-    request_id_limit: int = Field(DEFAULT_REQUEST_ID_LIMIT, ge=1, description="applied request ids kept per session (R74)")
-    max_payload_bytes: int = Field(DEFAULT_MAX_PAYLOAD_BYTES, ge=1, description="largest request accepted (PAYLOAD_TOO_LARGE above)")
-    max_active_runs: int = Field(DEFAULT_MAX_ACTIVE_RUNS, ge=0, description="runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)")
-    max_loop_lag_ms: int = Field(DEFAULT_MAX_LOOP_LAG_MS, ge=0, description="new runs refused (DAEMON_OVERLOADED) while the event loop runs this late, sustained, or when a burst of starts would make it that late (0: never)")
-    tool_timeout: float = Field(300.0, gt=0, description="seconds a run waits for a tool result, unless the agent says otherwise")
-    drain_timeout: float = Field(10.0, ge=0, description="seconds SIGTERM waits for active runs to checkpoint")
-    approval_sweep_s: float = Field(30.0, gt=0, description="seconds between sweeps that reject expired approvals")
-    queue_sweep_s: float = Field(1.0, gt=0, description="seconds between sweeps that run inputs queued on busy sessions (if_busy)")
-    retention: float = Field(0.0, ge=0, description="seconds a finished session is kept before the daemon deletes it (0: forever)")
-    retention_sweep_s: float = Field(60.0, gt=0, description="seconds between the daemon's retention sweeps")
-    webhook_url: str | None = Field(None, description="URL that notifications are POSTed to (default off)")
-    webhook_events: str = Field(
-        "approval.requested,approval.expired,run.done,run.failed",
-        description="the notifications sent, comma-separated",
-    )
-    webhook_secret: SecretStr | None = Field(None, description="the webhooks' signing secret (no flag; or webhook_secret_file)")
-    webhook_secret_file: FilePath | None = Field(None, description="file holding the webhooks' signing secret")
-    webhook_include_payloads: bool = Field(False, description="notifications carry tool arguments and final texts")
-    scripts_dir: Path | None = Field(None, description="where scripted:NAME finds NAME.json")
-    scripted_call_log: Path | None = Field(None, description="append a line per scripted model call (tests)")
-    config: FilePath | None = Field(None, description="the TOML file of these settings and the model providers")
-    allow_remote: bool = Field(False, description="listen on a non-loopback address without TLS or tokens")
-    unix_socket_mode: int = Field(0o660, ge=0, le=0o777, description="file mode of unix: sockets, octal")
-    tls_cert_file: FilePath | None = Field(None, description="PEM certificate chain: TCP listeners speak TLS")
-    tls_key_file: FilePath | None = Field(None, description="PEM private key of tls_cert_file")
-    tls_client_ca_file: FilePath | None = Field(None, description="PEM CA bundle: clients must present a certificate it signed (mTLS)")
-    auth_token_file: FilePath | None = Field(None, description="file of bearer tokens, one per line: calls must carry one")
-    auth_tokens: Annotated[list[SecretStr], NoDecode] = Field(
-        default_factory=list, description="bearer tokens (comma-separated in the variable; no flag)"
-    )
-    lease_ttl: float = Field(DEFAULT_LEASE_TTL_S, gt=0, description="seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died")
-    lease_renew: float = Field(DEFAULT_LEASE_RENEW_S, gt=0, description="seconds between renewals of this daemon's leases (below lease_ttl)")
-    lease_owner: str = Field("", description="this daemon's name as a lease holder (default host/pid/random); a stable name frees at start the leases of its killed previous incarnation")
-    metrics_listen: str | None = Field(None, description="host:port of a Prometheus /metrics listener (default off)")
-    http_listen: str | None = Field(None, description="host:port of the HTTP listener: JSON API, events and web console (default off)")
-    otel_endpoint: str | None = Field(
-        None,
-        validation_alias=AliasChoices("otel_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "LUOSHOD_OTEL_ENDPOINT"),
-        description="export OpenTelemetry traces over OTLP/HTTP to URL/v1/traces (default off; also OTEL_EXPORTER_OTLP_ENDPOINT)",
-    )
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field("INFO", description="log level")
-    log_format: Literal["text", "json"] = Field("text", description="text lines, or one JSON object per line")
-    log_contents: bool = Field(False, description="log message contents, tool arguments and results (DEBUG)")
-    gc_tuning: bool = Field(True, description="once started, freeze the start-up objects and collect garbage cycles less often, sized for thousands of runs (server/gc_tuning.py); off: Python's defaults")
-    providers: dict[str, Any] = Field(default_factory=dict, description="[providers.NAME] tables (file only)")
-    mcp_servers: dict[str, Any] = Field(default_factory=dict, description="[mcp_servers.NAME] tables: daemon tools (file only)")
-
-    @field_validator("listen", "auth_tokens", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        return _comma_list(value)
-
-    @field_validator("listen")
+    @field_validator("listen", check_fields=False)
     @classmethod
     def _some_listener(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("at least one address is needed")
         return value
 
-    @field_validator("store")
+    @field_validator("store", check_fields=False)
     @classmethod
     def _absolute_store(cls, value: str) -> str:
         # A relative path would be another store from another working directory.
         return absolute_store_url(value)
 
-    @field_validator("scripts_dir")
+    @field_validator("scripts_dir", check_fields=False)
     @classmethod
     def _scripts_folder(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_dir():
@@ -171,30 +214,20 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("lease_renew")
+    @field_validator("lease_renew_s", check_fields=False)
     @classmethod
     def _renew_below_ttl(cls, value: float, info: ValidationInfo) -> float:
-        ttl = info.data.get("lease_ttl")
+        ttl = info.data.get("lease_ttl_s")
         if ttl is not None and value >= ttl:
-            raise ValueError(f"must be below lease_ttl ({ttl:g} s), got {value:g}")
+            raise ValueError(f"must be below lease_ttl_s ({ttl:g} s), got {value:g}")
         return value
 
-    @field_validator("log_level", mode="before")
+    @field_validator("log_level", mode="before", check_fields=False)
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("unix_socket_mode", mode="before")
-    @classmethod
-    def _octal(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            text = value.strip().removeprefix("0o")
-            if not text or any(c not in "01234567" for c in text):
-                raise ValueError(f"must be an octal file mode such as \"0660\", got {value!r}")
-            return int(text, 8)
-        return value
-
-    @field_validator("providers")
+    @field_validator("providers", check_fields=False)
     @classmethod
     def _providers(cls, value: dict[str, Any]) -> dict[str, Any]:
         # Checked (and their key variables read) here so a bad entry stops the start.
@@ -204,7 +237,7 @@ class Settings(BaseSettings):
             raise ValueError(str(e)) from None
         return value
 
-    @field_validator("mcp_servers")
+    @field_validator("mcp_servers", check_fields=False)
     @classmethod
     def _mcp_servers(cls, value: dict[str, Any]) -> dict[str, Any]:
         # Checked (and their secrets read) here so a bad entry stops the start.
@@ -215,11 +248,12 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _tls_pairs(self) -> Settings:
-        if (self.tls_cert_file is None) != (self.tls_key_file is None):
-            missing = "tls_key_file" if self.tls_key_file is None else "tls_cert_file"
+    def _tls_pairs(self) -> Any:
+        cert, key, ca = (getattr(self, n) for n in ("tls_cert_file", "tls_key_file", "tls_client_ca_file"))
+        if (cert is None) != (key is None):
+            missing = "tls_key_file" if key is None else "tls_cert_file"
             raise ValueError(f"{missing}: tls_cert_file and tls_key_file go together")
-        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
+        if ca is not None and cert is None:
             raise ValueError("tls_client_ca_file: mTLS needs tls_cert_file and tls_key_file too")
         return self
 
@@ -232,9 +266,51 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Flags (the init arguments) win, then the environment, then the file.
+        # Flags (the init arguments) win, then the environment (its old names after the
+        # new ones), then the file.
         assert isinstance(init_settings, InitSettingsSource)
-        return init_settings, env_settings, _FileSource(settings_cls, config_path(init_settings.init_kwargs))
+        path = config_path(init_settings.init_kwargs)
+        return init_settings, env_settings, _RenamedEnv(settings_cls), _FileSource(settings_cls, path)
+
+
+def _model_field(spec: Spec) -> tuple[Any, Any]:
+    d = spec.declared
+    kind_type = _KIND_TYPES.get(d.kind, spec.type)
+    bounds = {k: v for k, v in (("ge", d.ge), ("gt", d.gt), ("le", d.le)) if v is not None}
+    f = spec.field_info
+    default: dict[str, Any] = (
+        {"default_factory": f.default_factory} if f.default is dataclasses.MISSING else {"default": f.default}
+    )
+    if d.kind == "secrets":
+        default = {"default_factory": list}
+    alias = (
+        {"validation_alias": AliasChoices(spec.name, *d.env_also, env_name(spec.name))} if d.env_also else {}
+    )
+    return kind_type, Field(description=d.help, **default, **bounds, **alias)
+
+
+#: Every setting of ``luoshod serve`` as a pydantic-settings model, made from :data:`SPECS`.
+Settings: type[_Checks] = create_model(
+    "Settings",
+    __base__=_Checks,
+    __module__=__name__,
+    __doc__="Every setting of ``luoshod serve`` (:data:`SPECS`). Descriptions are the flags' help.",
+    **{spec.name: _model_field(spec) for spec in SPECS},
+)
+
+
+class _RenamedEnv(PydanticBaseSettingsSource):
+    """The old variables of renamed settings, below the new ones."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        raise NotImplementedError  # __call__ reads them all at once
+
+    def __call__(self) -> dict[str, Any]:
+        out = {}
+        for spec in SPECS:
+            if spec.old_env and os.environ.get(spec.old_env) and not os.environ.get(spec.env or ""):
+                out[spec.name] = os.environ[spec.old_env]
+        return out
 
 
 def config_path(flags: Mapping[str, Any]) -> Path | None:
@@ -258,7 +334,7 @@ class _FileSource(PydanticBaseSettingsSource):
 
 
 def read_file(path: Path) -> dict[str, Any]:
-    """The decoded TOML file. Raises ``SettingsError``."""
+    """The decoded TOML file, old names renamed. Raises ``SettingsError``."""
     try:
         data = tomllib.loads(path.read_text())
     except OSError as e:
@@ -267,19 +343,24 @@ def read_file(path: Path) -> dict[str, Any]:
         raise SettingsError(f"config: {path} is not valid TOML: {e}") from None
     for key in NOT_IN_FILE & data.keys():
         raise SettingsError(f"{key}: not a key of the file itself (in {path}); use --config or {env_name(key)}")
+    for old in RENAMED.keys() & data.keys():
+        new = RENAMED[old]
+        if new in data:
+            raise SettingsError(f"{old}: the old name of {new}, both set (in file {path}); keep {new}")
+        warn_renamed(old, new, f"file {path}")
+        data[new] = data.pop(old)
     return data
-
-
-def env_name(key: str) -> str:
-    return f"{ENV_PREFIX}{key.upper()}"
 
 
 def _origin(key: str, flags: Mapping[str, Any]) -> str:
     """Where the value of ``key`` came from, highest precedence first."""
-    if key in flags:
-        return f"flag {FLAGS[key][0]}"
-    if os.environ.get(env_name(key)):
-        return f"env {env_name(key)}"
+    spec = BY_NAME.get(key)
+    if key in flags and spec is not None and spec.flag:
+        return f"flag {spec.flag}"
+    names = [env_name(key), *(spec.declared.env_also if spec else ()), *([spec.old_env] if spec and spec.old_env else [])]
+    for name in names:
+        if os.environ.get(name):
+            return f"env {name}"
     path = config_path(flags)
     return f"file {path}" if path is not None else "default"
 
@@ -311,7 +392,7 @@ def misspelt_variables(environ: Mapping[str, str]) -> list[str]:
     would otherwise be ignored, where a file's typo is an error). A variable near no
     setting is left alone: Kubernetes, for one, sets ``LUOSHOD_PORT`` and
     ``LUOSHOD_SERVICE_HOST`` for a Service named luoshod."""
-    known = {env_name(name) for name in Settings.model_fields} | OTHER_VARIABLES
+    known = {name for s in SPECS for name in (s.env, s.old_env) if name} | OTHER_VARIABLES
     lines = []
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or name in known:
@@ -328,6 +409,10 @@ def load(flags: Mapping[str, Any] | None = None) -> Settings:
     flags = dict(flags or {})
     if typos := misspelt_variables(os.environ):
         raise SettingsError("\n".join(typos))
+    for spec in SPECS:
+        if spec.old_env and os.environ.get(spec.old_env):
+            ignored = " (ignored: it is set too)" if os.environ.get(spec.env or "") else ""
+            warn_renamed(spec.old_env, f"{spec.env}{ignored}")
     try:
         return Settings(**flags)
     except ValidationError as e:
@@ -337,32 +422,33 @@ def load(flags: Mapping[str, Any] | None = None) -> Settings:
 def to_config(settings: Settings) -> Config:
     """The daemon's :class:`Config` from validated settings."""
     values: dict[str, Any] = {}
-    for name in Settings.model_fields:
-        if name in PROCESS_ONLY:
+    for spec in SPECS:
+        if spec.field is None:
             continue
-        value = getattr(settings, name)
-        if name == "auth_tokens":
+        value = getattr(settings, spec.name)
+        if spec.declared.kind == "secrets":
             value = tuple(providers_file.Secret(t.get_secret_value()) for t in value)
-        elif name == "mcp_servers":
-            value = mcp_file.parse(value, os.environ)
-        elif name == "webhook_secret" and value is not None:
+        elif spec.declared.kind == "secret" and value is not None:
             value = providers_file.Secret(value.get_secret_value())
-        values[CONFIG_NAMES.get(name, name)] = value
+        elif spec.name == "mcp_servers":
+            value = mcp_file.parse(value, os.environ)
+        values[spec.field] = value
     return Config(**values)
 
 
 def shown(settings: Settings) -> dict[str, Any]:
     """The effective settings for ``luoshod config show``, secrets masked."""
     out: dict[str, Any] = {}
-    for name in Settings.model_fields:
+    for spec in SPECS:
+        name, kind = spec.name, spec.declared.kind
         value = getattr(settings, name)
-        if name == "auth_tokens":
+        if kind == "secrets":
             value = [MASK for _ in value]
-        elif name == "webhook_secret":
+        elif kind == "secret":
             value = MASK if value is not None else None
         elif name == "store":
             value = providers_file.redact_url(value)
-        elif name == "unix_socket_mode":
+        elif kind == "octal":
             value = f"{value:04o}"
         elif name == "providers":
             value = _shown_providers(value)
@@ -397,74 +483,156 @@ def _shown_providers(tables: dict[str, Any]) -> dict[str, Any]:
 
 # -- flags --------------------------------------------------------------------------------
 
-#: setting → (flag, extra argparse keywords). Values stay strings: the model checks them,
-#: so a bad flag gets the same message as a bad variable or file key.
-FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "listen": ("--listen", {"action": "append", "metavar": "ADDR"}),
-    "store": ("--store", {"metavar": "URL"}),
-    "history_limit": ("--history-limit", {"metavar": "N"}),
-    "event_log_limit": ("--event-log-limit", {"metavar": "N"}),
-    "request_id_limit": ("--request-id-limit", {"metavar": "N"}),
-    "max_payload_bytes": ("--max-payload-bytes", {"metavar": "N"}),
-    "max_active_runs": ("--max-active-runs", {"metavar": "N"}),
-    "max_loop_lag_ms": ("--max-loop-lag-ms", {"metavar": "MS"}),
-    "tool_timeout": ("--tool-timeout", {"metavar": "S"}),
-    "drain_timeout": ("--drain-timeout", {"metavar": "S"}),
-    "approval_sweep_s": ("--approval-sweep-s", {"metavar": "S"}),
-    "queue_sweep_s": ("--queue-sweep-s", {"metavar": "S"}),
-    "retention": ("--retention", {"metavar": "S"}),
-    "retention_sweep_s": ("--retention-sweep-s", {"metavar": "S"}),
-    "webhook_url": ("--webhook-url", {"metavar": "URL"}),
-    "webhook_events": ("--webhook-events", {"metavar": "NAMES"}),
-    "webhook_secret_file": ("--webhook-secret-file", {"metavar": "FILE"}),
-    "webhook_include_payloads": ("--webhook-include-payloads", {"action": argparse.BooleanOptionalAction}),
-    "scripts_dir": ("--scripts-dir", {"metavar": "DIR"}),
-    "scripted_call_log": ("--scripted-call-log", {"metavar": "FILE"}),
-    "config": ("--config", {"metavar": "FILE"}),
-    "allow_remote": ("--allow-remote", {"action": argparse.BooleanOptionalAction}),
-    "unix_socket_mode": ("--unix-socket-mode", {"metavar": "MODE"}),
-    "tls_cert_file": ("--tls-cert-file", {"metavar": "FILE"}),
-    "tls_key_file": ("--tls-key-file", {"metavar": "FILE"}),
-    "tls_client_ca_file": ("--tls-client-ca-file", {"metavar": "FILE"}),
-    "auth_token_file": ("--auth-token-file", {"metavar": "FILE"}),
-    "lease_ttl": ("--lease-ttl", {"metavar": "S"}),
-    "lease_renew": ("--lease-renew", {"metavar": "S"}),
-    "lease_owner": ("--lease-owner", {"metavar": "NAME"}),
-    "metrics_listen": ("--metrics-listen", {"metavar": "HOST:PORT"}),
-    "http_listen": ("--http-listen", {"metavar": "HOST:PORT"}),
-    "otel_endpoint": ("--otel-endpoint", {"metavar": "URL"}),
-    "log_level": ("--log-level", {"metavar": "LEVEL"}),
-    "log_format": ("--log-format", {"choices": ["text", "json"]}),
-    "log_contents": ("--log-contents", {"action": argparse.BooleanOptionalAction}),
-    "gc_tuning": ("--gc-tuning", {"action": argparse.BooleanOptionalAction}),
-}
+#: setting → its flag (secrets and file-only tables have none).
+FLAGS: dict[str, str] = {s.name: s.flag for s in SPECS if s.flag}
+
+
+def _is_switch(spec: Spec) -> bool:
+    return spec.type is bool
+
+
+class _RenamedFlag(argparse.Action):
+    """An old flag of a renamed setting: its value, and one warning line."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option: str | None = None) -> None:
+        warn_renamed(str(option), self.new)
+        setattr(namespace, self.dest, values)
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per setting (but secrets), each absent from the namespace unless given."""
-    for name, (flag, extra) in FLAGS.items():
-        field = Settings.model_fields[name]
+    """One flag per setting (but secrets), each absent from the namespace unless given.
+    Values stay strings: the model checks them, so a bad flag gets the same message as a
+    bad variable or file key."""
+    for spec in SPECS:
+        if not spec.flag:
+            continue
+        d = spec.declared
+        extra: dict[str, Any]
+        if _is_switch(spec):
+            extra = {"action": argparse.BooleanOptionalAction}
+        elif d.metavar:
+            extra = {"metavar": d.metavar, **({"action": "append"} if d.kind == "list" else {})}
+        else:
+            extra = {"choices": list(typing.get_args(spec.type))}
+        env = f"env {spec.env}" + "".join(f" or {n}" for n in d.env_also)
         parser.add_argument(
-            flag,
-            dest=name,
-            default=argparse.SUPPRESS,
-            help=f"{field.description} (env {env_name(name)})",
-            **extra,
+            spec.flag, dest=spec.name, default=argparse.SUPPRESS, help=f"{d.help} ({env})", **extra
         )
+        if spec.old_flag:
+            parser.add_argument(
+                spec.old_flag, dest=spec.name, default=argparse.SUPPRESS, help=argparse.SUPPRESS,
+                action=_RenamedFlag, new=spec.flag, metavar=d.metavar,
+            )
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {name: value for name, value in vars(args).items() if name in FLAGS}
 
 
+# -- the README's table -------------------------------------------------------------------
+
+README_HEADER = "| key | env | flag | default | meaning |\n| --- | --- | --- | --- | --- |"
+#: How the table is written again from the declarations.
+REGENERATE = "python -m luoshod.settings --readme README.md"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _default_doc(spec: Spec) -> str:
+    d, value = spec.declared, spec.default
+    if d.default_doc:
+        return d.default_doc
+    if d.kind == "octal":
+        return f'`"{value:04o}"`'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None or value in ("", (), []):
+        return "–"
+    if isinstance(value, dict):
+        return "none" if not value else str(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return ", ".join(f"`{v}`" for v in value)
+    return f"`{value}`"
+
+
+def _row(spec: Spec) -> str:
+    d = spec.declared
+    key = f"`{spec.name}`" + (f" (was `{d.old}`)" if d.old else "")
+    listed = " (comma-separated)" if d.kind in ("list", "secrets") else ""
+    if spec.env is None:
+        env = "– (file only)"
+    else:
+        env = " or ".join(f"`{n}`" for n in (spec.env, *d.env_also)) + listed
+    if spec.flag is None:
+        flag = "– (a secret on a command line is visible in `ps`)" if d.kind in ("secret", "secrets") else "–"
+    elif _is_switch(spec):
+        flag = f"`{spec.flag}` / `--no-{spec.flag[2:]}`"
+    elif d.metavar:
+        flag = f"`{spec.flag} {d.metavar}`" + (" (repeatable)" if d.kind == "list" else "")
+    else:
+        flag = f"`{spec.flag} {'|'.join(typing.get_args(spec.type))}`"
+    cells = (key, env, flag, _default_doc(spec), d.doc or d.help)
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def markdown_table() -> str:
+    """The README's table of settings (Configuration), one row per setting."""
+    return "\n".join([README_HEADER, *(_row(spec) for spec in SPECS)]) + "\n"
+
+
+def readme_table(readme: str) -> tuple[int, int]:
+    """Where the table of settings is in the README's text: (start, end) offsets."""
+    start = readme.index(README_HEADER.splitlines()[0])
+    end = start
+    for line in readme[start:].splitlines(keepends=True):
+        if not line.startswith("|"):
+            break
+        end += len(line)
+    return start, end
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m luoshod.settings", description="The settings' reference table, from their declarations."
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--markdown", action="store_true", help="print the markdown table")
+    what.add_argument("--readme", metavar="FILE", type=Path, help="rewrite the table in FILE (README.md)")
+    args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown_table(), end="")
+        return 0
+    text = args.readme.read_text()
+    start, end = readme_table(text)
+    args.readme.write_text(text[:start] + markdown_table() + text[end:])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
+
+
 __all__ = [
     "FLAGS",
+    "SPECS",
+    "Process",
     "Settings",
     "SettingsError",
     "add_flags",
     "env_name",
     "given_flags",
     "load",
+    "markdown_table",
     "shown",
     "to_config",
 ]

@@ -39,7 +39,7 @@ def lease_writes(metrics: str) -> dict[str, float]:
 def pg_daemons(postgres_url: str, tmp_path: Path) -> Iterator[tuple[DaemonProcess, DaemonProcess, str]]:
     """``daemon-a`` (with metrics) and ``daemon-b`` on one PostgreSQL database, 2 s TTL."""
     log = str(tmp_path / "calls.jsonl")
-    ttl = ("--lease-ttl", "2", "--lease-renew", str(RENEW_S), "--scripted-call-log", log)
+    ttl = ("--lease-ttl-s", "2", "--lease-renew-s", str(RENEW_S), "--scripted-call-log", log)
     a = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-a", "--metrics-listen", "127.0.0.1:0", *ttl)
     b = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-b", *ttl)
     started: list[DaemonProcess] = []

@@ -21,7 +21,7 @@ from luosho.v1 import agent_pb2 as pb
 from daemon_proc import DaemonProcess
 from support import Harness, RunLog, agent, assert_valid_transcript, calls, error_info
 
-TTL = ("--lease-ttl", "2", "--lease-renew", "0.5")
+TTL = ("--lease-ttl-s", "2", "--lease-renew-s", "0.5")
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 100 + k})) for k in range(3)] + [{"text": "total"}]
 SPEC = agent(SCRIPT)
 

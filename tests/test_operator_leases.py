@@ -25,7 +25,7 @@ def luoshod(*argv: str) -> subprocess.CompletedProcess[str]:
 def test_leases_list_shows_the_holders_and_release_session_frees_one(tmp_path: Path) -> None:
     url = db_url(tmp_path)
     spec = agent([calls(("add", {"a": 1})), {"text": "two"}])
-    a = DaemonProcess("--store", url, "--lease-owner", "web-1", "--lease-ttl", "600", "--lease-renew", "200").start()
+    a = DaemonProcess("--store", url, "--lease-owner", "web-1", "--lease-ttl-s", "600", "--lease-renew-s", "200").start()
     with grpc.insecure_channel(a.address) as ch:
         stub = pb_grpc.AgentServiceStub(ch)
         streams = []

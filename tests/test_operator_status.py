@@ -51,7 +51,7 @@ def test_status_shows_health_sessions_and_what_the_metrics_say(tmp_path: Path) -
 
 def test_leases_release_frees_what_a_killed_daemon_held(tmp_path: Path) -> None:
     spec = agent([calls(("add", {"a": 1})), {"text": "two"}])
-    a = DaemonProcess("--store", db_url(tmp_path), "--lease-ttl", "600", "--lease-renew", "200").start()
+    a = DaemonProcess("--store", db_url(tmp_path), "--lease-ttl-s", "600", "--lease-renew-s", "200").start()
     with grpc.insecure_channel(a.address) as ch:
         call = pb_grpc.AgentServiceStub(ch).Execute(pb.ExecuteRequest(session_id="held", input=[user("go")], agent=spec))
         events = iter(call)

@@ -85,7 +85,7 @@ async def resumes_at_once(tmp_path: Path, session_id: str) -> None:
 
 
 async def test_a_drain_timeout_halts_the_model_call_and_ends_the_stream_shutting_down(tmp_path: Path) -> None:
-    d = DaemonProcess("--store", store(tmp_path), "--drain-timeout", "1").start()
+    d = DaemonProcess("--store", store(tmp_path), "--drain-timeout-s", "1").start()
     try:
         await interrupted_run(d, "slow-1", signals=1)
         assert d.proc is not None
@@ -98,7 +98,7 @@ async def test_a_drain_timeout_halts_the_model_call_and_ends_the_stream_shutting
 
 
 async def test_a_second_signal_stops_without_waiting_for_the_drain(tmp_path: Path) -> None:
-    d = DaemonProcess("--store", store(tmp_path), "--drain-timeout", "3600").start()
+    d = DaemonProcess("--store", store(tmp_path), "--drain-timeout-s", "3600").start()
     try:
         await interrupted_run(d, "slow-2", signals=2)
         assert d.proc is not None

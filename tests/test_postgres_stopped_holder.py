@@ -108,7 +108,7 @@ async def stop_the_holder_mid_save(postgres_url: str, tmp_path, options: str):  
     parts = urlsplit(postgres_url)
     proxy = HoldingProxy(parts.hostname or "127.0.0.1", parts.port or 5432)
     await proxy.start()
-    lease = ("--lease-ttl", f"{TTL_S:g}", "--lease-renew", "0.5", "--scripted-call-log", str(tmp_path / "calls.jsonl"))
+    lease = ("--lease-ttl-s", f"{TTL_S:g}", "--lease-renew-s", "0.5", "--scripted-call-log", str(tmp_path / "calls.jsonl"))
     a = DaemonProcess("--store", through(postgres_url, proxy.port) + options, "--lease-owner", "daemon-a", *lease)
     b = DaemonProcess("--store", postgres_url + options, "--lease-owner", "daemon-b", *lease)
     return proxy, a, b

@@ -1,5 +1,5 @@
 """Retention: the daemon deletes finished sessions past their time to live by itself
-(the daemon's ``retention``, or a session's own ``retention_seconds`` from its request),
+(the daemon's ``retention_s``, or a session's own ``retention_seconds`` from its request),
 never a session in progress, paused or with queued inputs; counted in the metrics."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ async def test_execute_streams_the_run_and_maps_its_errors(h: Harness) -> None:
     assert turn.usage.model_calls == 1
     call = log.of("tool.call")[0].tool_call
     assert (call.step, call.call.id, call.call.name, json.loads(call.call.arguments_json)) == (1, "call_0_0", "add", {"a": 1})
-    assert call.timeout_ms == 30000  # the daemon's --tool-timeout (conftest: 30 s)
+    assert call.timeout_ms == 30000  # the daemon's --tool-timeout-s (conftest: 30 s)
     result = log.of("tool.result")[0].tool_result
     assert (result.tool_call_id, result.tool_name, result.result_json, result.is_error) == ("call_0_0", "add", "10", False)
     done = log.done

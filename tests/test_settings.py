@@ -22,8 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No LUOSHOD_* setting of the machine leaks into these tests."""
-    for name in settings.Settings.model_fields:
-        monkeypatch.delenv(settings.env_name(name), raising=False)
+    for spec in settings.SPECS:
+        for name in (spec.env, spec.old_env, *spec.declared.env_also):
+            if name:
+                monkeypatch.delenv(name, raising=False)
     for legacy in ("LUOSHOD_CONFIG",):
         monkeypatch.delenv(legacy, raising=False)
 
@@ -47,11 +49,11 @@ def test_flags_beat_env_beat_file_beat_defaults(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("LUOSHOD_STORE", "sqlite:env.db")
     s = settings.load({"config": str(path), "store": "sqlite:flag.db"})
     assert (s.history_limit, s.event_log_limit, s.store, s.max_active_runs) == (7, 80, f"sqlite://{Path.cwd()}/flag.db", 3)
-    assert s.tool_timeout == 300.0  # the default
+    assert s.tool_timeout_s == 300.0  # the default
 
 
 def test_the_file_can_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LUOSHOD_CONFIG", str(toml(tmp_path, "drain_timeout = 2.5\n")))
+    monkeypatch.setenv("LUOSHOD_CONFIG", str(toml(tmp_path, "drain_timeout_s = 2.5\n")))
     assert settings.to_config(settings.load()).drain_timeout_s == 2.5
 
 
@@ -68,7 +70,7 @@ def test_env_lists_are_comma_separated_and_file_lists_are_lists(tmp_path: Path, 
 def test_every_field_maps_onto_config() -> None:
     s = settings.load(
         {
-            "listen": ["127.0.0.1:9"], "tool_timeout": "12", "drain_timeout": "3", "unix_socket_mode": "0600",
+            "listen": ["127.0.0.1:9"], "tool_timeout_s": "12", "drain_timeout_s": "3", "unix_socket_mode": "0600",
             "max_active_runs": "5", "allow_remote": True, "log_contents": True,
         }
     )
@@ -77,24 +79,76 @@ def test_every_field_maps_onto_config() -> None:
     assert (c.max_active_runs, c.allow_remote, c.log_contents) == (5, True, True)
 
 
-def test_the_layers_cover_every_config_field_and_flag() -> None:
-    """What an engineer adding a setting must keep in step (see settings.py's docstring)."""
-    config_fields = {f.name for f in fields(Config)}
-    fed = {settings.CONFIG_NAMES.get(n, n) for n in settings.Settings.model_fields if n not in settings.PROCESS_ONLY}
-    assert fed == config_fields
-    assert set(settings.FLAGS) | settings.NO_FLAG == set(settings.Settings.model_fields)
+def test_every_config_field_is_a_declared_setting_with_a_unit_in_its_name() -> None:
+    """A setting is one declaration (a Config or Process field made by ``setting``); the
+    model, the flags and the variables all come from it."""
+    fed = {spec.field for spec in settings.SPECS if spec.field is not None}
+    assert fed == {f.name for f in fields(Config)}
+    assert set(settings.Settings.model_fields) == {spec.name for spec in settings.SPECS}
+    assert set(settings.FLAGS) == {s.name for s in settings.SPECS if s.declared.flag}
+    for spec in settings.SPECS:  # the unit rule: a duration says its unit
+        if spec.type is float:
+            assert spec.name.endswith(("_s", "_ms")), spec.name
+    flags = _parse("--tool-timeout-s", "7", "--no-gc-tuning", "--listen", "a:1", "--listen", "b:2")
+    assert flags == {"tool_timeout_s": "7", "gc_tuning": False, "listen": ["a:1", "b:2"]}
 
 
-def test_the_readme_documents_every_setting() -> None:
+def _parse(*argv: str) -> dict:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    settings.add_flags(parser)
+    return settings.given_flags(parser.parse_args(list(argv)))
+
+
+def test_the_readme_table_is_the_declarations() -> None:
     readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("## Configuration"):readme.index("## Security")]
-    for name in settings.Settings.model_fields:
-        row = next((line for line in table.splitlines() if line.startswith(f"| `{name}`")), None)
-        assert row is not None, f"README Configuration table has no row for {name}"
-        if name not in ("providers", "mcp_servers"):  # file-only tables
-            assert f"`{settings.env_name(name)}`" in row, name
-        if name in settings.FLAGS:
-            assert f"`{settings.FLAGS[name][0]}" in row, name
+    start, end = settings.readme_table(readme)
+    assert readme[start:end] == settings.markdown_table(), (
+        f"README.md's table of settings differs from their declarations; run `{settings.REGENERATE}`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "value", "newer"),
+    [("tool_timeout", "tool_timeout_s", 99, 2), ("drain_timeout", "drain_timeout_s", 99, 2),
+     ("retention", "retention_s", 99, 2), ("lease_ttl", "lease_ttl_s", 99, 60), ("lease_renew", "lease_renew_s", 1, 0.5)],
+)
+def test_old_names_still_work_for_one_release_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    old: str, new: str, value: float, newer: float,
+) -> None:
+    old_flag, new_flag = f"--{old.replace('_', '-')}", f"--{new.replace('_', '-')}"
+    assert getattr(settings.load(_parse(old_flag, str(value))), new) == value
+    assert capsys.readouterr().err == (
+        f"luoshod: warning: {old_flag} is deprecated, use {new_flag}; the old name goes in the next release\n"
+    )
+    monkeypatch.setenv(settings.env_name(old), str(value))
+    assert getattr(settings.load(), new) == value
+    assert capsys.readouterr().err == (
+        f"luoshod: warning: {settings.env_name(old)} is deprecated, use {settings.env_name(new)}; "
+        "the old name goes in the next release\n"
+    )
+    monkeypatch.setenv(settings.env_name(new), str(newer))
+    assert getattr(settings.load(), new) == newer  # the new name wins
+    assert "(ignored: it is set too)" in capsys.readouterr().err
+    monkeypatch.delenv(settings.env_name(old))
+    monkeypatch.delenv(settings.env_name(new))
+    path = toml(tmp_path, f"{old} = {value}\n")
+    assert getattr(settings.load({"config": str(path)}), new) == value
+    assert capsys.readouterr().err == (
+        f"luoshod: warning: {old} (file {path}) is deprecated, use {new}; the old name goes in the next release\n"
+    )
+    both = toml(tmp_path, f"{old} = {value}\n{new} = {value}\n")
+    with pytest.raises(settings.SettingsError, match=f"{old}: the old name of {new}, both set"):
+        settings.load({"config": str(both)})
+
+
+def test_a_bad_value_under_an_old_variable_names_that_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LUOSHOD_TOOL_TIMEOUT", "-1")
+    with pytest.raises(settings.SettingsError) as err:
+        settings.load()
+    assert str(err.value) == "tool_timeout_s: Input should be greater than 0 (env LUOSHOD_TOOL_TIMEOUT)"
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ def _options(p: argparse.ArgumentParser) -> tuple[list[str], dict[str, list[str]
     words: list[str] = []
     choices: dict[str, list[str]] = {}
     for action in p._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            continue
+        if isinstance(action, argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
+            continue  # a hidden option (an old name kept for a release) is not offered
         words += [o for o in action.option_strings if o.startswith("--")]
         if action.option_strings and action.choices:
             for o in action.option_strings:

@@ -2,7 +2,7 @@
 and ``luoshod leases release``: free the session leases a dead daemon left in a store.
 
 A daemon that dies (kill -9, a lost node) keeps its leases until they expire
-(``lease_ttl``, 15 s by default); meanwhile its sessions answer ``SESSION_BUSY`` naming it
+(``lease_ttl_s``, 15 s by default); meanwhile its sessions answer ``SESSION_BUSY`` naming it
 as the holder. A daemon restarted with the same stable ``lease_owner`` frees them itself;
 with the default owner (host/pid/random, new at each start) an operator frees them here,
 opening the store directly (a daemon may be serving it): every lease of one owner, or one

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -72,72 +72,219 @@ PENDING_CALLS_OPTIONS = [
 HALT_WAIT_S = 5.0
 
 
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """How a :class:`Config` field is set from outside the code: the settings layers
+    (settings.py: TOML file, ``LUOSHOD_*`` variable, flag) and the README's table are
+    derived from it. A setting's name is its field's (but where ``name`` says otherwise);
+    a name that holds a quantity ends in its unit: ``_s`` seconds, ``_ms`` milliseconds,
+    ``_bytes`` bytes."""
+
+    #: The flag's help, one line.
+    help: str
+    #: The README's "meaning" column when it says more than ``help`` (markdown).
+    doc: str = ""
+    #: The setting's name in every layer, where it is not the field's.
+    name: str = ""
+    #: The flag's argument in its help (``S``, ``FILE``); "" for an on/off switch.
+    metavar: str = ""
+    #: How a text value (a variable, a flag) is read where the type does not say:
+    #: "list" (comma-separated; a repeatable flag), "secrets" (comma-separated, masked),
+    #: "secret", "file" (an existing file), "octal", "tables" (file only).
+    kind: str = ""
+    #: No flag: a secret on a command line is visible to every user of the host.
+    flag: bool = True
+    #: Bounds checked by the settings layers.
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    #: The name before the unit rule: still accepted, with a warning, for one release.
+    old: str = ""
+    #: The default as the README shows it, where the value does not say it.
+    default_doc: str = ""
+    #: Variables read besides ``LUOSHOD_<NAME>`` (standard ones such as OpenTelemetry's).
+    env_also: tuple[str, ...] = ()
+
+
+def setting(default: Any = MISSING, help: str = "", *, factory: Any = MISSING, **declared: Any) -> Any:
+    """A :class:`Config` field that is a setting: its default and its :class:`Declared`."""
+    meta = {"setting": Declared(help, **declared)}
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 @dataclass(slots=True)
 class Config:
-    """What the daemon is built from. ``luoshod serve`` builds it from the settings layers
-    (settings.py: file, environment, flags); tests build it directly."""
+    """What the daemon is built from, each field a setting declared once (:func:`setting`):
+    ``luoshod serve`` builds it from the settings layers (settings.py: file, environment,
+    flags); tests build it directly."""
 
-    listen: list[str] = field(default_factory=lambda: [DEFAULT_LISTEN])
-    store: str = DEFAULT_STORE
-    history_limit: int = DEFAULT_HISTORY_LIMIT
-    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
-    #: Runs active at once; one more gets TOO_MANY_RUNS (0: no limit).
-    max_active_runs: int = DEFAULT_MAX_ACTIVE_RUNS
-    #: New runs get DAEMON_OVERLOADED while the event loop runs this late (0: never).
-    max_loop_lag_ms: int = DEFAULT_MAX_LOOP_LAG_MS
-    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
-    drain_timeout_s: float = 10.0
-    event_log_limit: int = DEFAULT_EVENT_LOG_LIMIT
-    #: Request ids kept per session as idempotency keys (R74).
-    request_id_limit: int = DEFAULT_REQUEST_ID_LIMIT
-    #: How often expired approvals are resolved as rejected (seconds).
-    approval_sweep_s: float = 30.0
-    #: How often the daemon looks for queued inputs it can run (R68, R69; seconds).
-    queue_sweep_s: float = 1.0
-    #: Webhooks (server/webhooks.py): where notifications go (``None``: none), which
-    #: ones, the signing secret (given, or read from its file) and whether bodies carry
-    #: tool arguments and final texts.
-    #: Retention (server/retention.py): seconds a finished session is kept (0: forever,
-    #: unless a request set the session's own), and how often the daemon sweeps.
-    retention_s: float = 0.0
-    retention_sweep_s: float = 60.0
-    webhook_url: str | None = None
-    webhook_events: str = "approval.requested,approval.expired,run.done,run.failed"
-    webhook_secret: Secret | None = None
-    webhook_secret_file: Path | None = None
-    webhook_include_payloads: bool = False
-    scripts_dir: Path | None = None
-    scripted_call_log: Path | None = None
-    #: The TOML file with the named model providers (``[providers.NAME]``, see config.py).
-    config_file: Path | None = None
-    #: Listening on a non-loopback TCP address without TLS or tokens must be asked for.
-    allow_remote: bool = False
-    #: File mode of ``unix:`` sockets.
-    unix_socket_mode: int = 0o660
-    #: TLS of the TCP listeners (PEM files); a client CA makes it mTLS.
-    tls_cert_file: Path | None = None
-    tls_key_file: Path | None = None
-    tls_client_ca_file: Path | None = None
-    #: Bearer tokens: every call but health must carry one of them.
-    auth_token_file: Path | None = None
-    auth_tokens: tuple[Secret, ...] = ()
-    #: Log what runs say (messages, tool arguments and results) at DEBUG.
-    log_contents: bool = False
+    listen: list[str] = setting(
+        factory=lambda: [DEFAULT_LISTEN],
+        help="host:port or unix:/path to listen on (repeatable; comma-separated in the variable)",
+        doc="`host:port` or `unix:/path/sock`; port `0` picks one. A non-loopback address needs TLS or tokens, or `allow_remote` ([Security](#security))",
+        metavar="ADDR",
+        kind="list",
+    )
+    store: str = setting(DEFAULT_STORE, "store URL", doc="see [Stores](#stores)", metavar="URL")
+    history_limit: int = setting(
+        DEFAULT_HISTORY_LIMIT, "history entries kept per session (0 keeps none)",
+        doc="saves kept per session (0 keeps none)", metavar="N", ge=0,
+    )
+    event_log_limit: int = setting(
+        DEFAULT_EVENT_LOG_LIMIT, "events kept per session for Watch",
+        doc="events kept per session for `Watch`", metavar="N", ge=0,
+    )
+    request_id_limit: int = setting(
+        DEFAULT_REQUEST_ID_LIMIT, "applied request ids kept per session (R74)",
+        doc="applied request ids kept per session, the newest (R74)", metavar="N", ge=1,
+    )
+    max_payload_bytes: int = setting(
+        DEFAULT_MAX_PAYLOAD_BYTES, "largest request accepted (PAYLOAD_TOO_LARGE above)",
+        doc="larger requests get `PAYLOAD_TOO_LARGE`", metavar="N", ge=1,
+    )
+    max_active_runs: int = setting(
+        DEFAULT_MAX_ACTIVE_RUNS, "runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)",
+        doc="runs active at once; one more gets `TOO_MANY_RUNS` with `retry_after_s` (0: no limit)",
+        metavar="N", ge=0,
+    )
+    max_loop_lag_ms: int = setting(
+        DEFAULT_MAX_LOOP_LAG_MS,
+        "new runs refused (DAEMON_OVERLOADED) while the event loop runs this late, sustained, "
+        "or when a burst of starts would make it that late (0: never)",
+        doc="new runs get `DAEMON_OVERLOADED` (with `retry_after_s`) while the daemon's event loop runs this late for 2 s on end, and those of a burst past what would make it this late (0: never)",
+        metavar="MS", ge=0,
+    )
+    tool_timeout_s: float = setting(
+        DEFAULT_TOOL_TIMEOUT_S, "seconds a run waits for a tool result, unless the agent says otherwise",
+        metavar="S", gt=0, old="tool_timeout",
+    )
+    drain_timeout_s: float = setting(
+        10.0, "seconds SIGTERM waits for active runs to checkpoint", metavar="S", ge=0, old="drain_timeout",
+    )
+    approval_sweep_s: float = setting(
+        30.0, "seconds between sweeps that reject expired approvals", metavar="S", gt=0,
+    )
+    queue_sweep_s: float = setting(
+        1.0, "seconds between sweeps that run inputs queued on busy sessions (if_busy)",
+        doc="how often inputs queued on busy sessions (`if_busy`) are looked for: what a killed daemon left queued, an interrupt sent through another daemon",
+        metavar="S", gt=0,
+    )
+    retention_s: float = setting(
+        0.0, "seconds a finished session is kept before the daemon deletes it (0: forever)",
+        doc="seconds a finished session is kept before the daemon deletes it with its history (0: forever; a request's `retention_seconds` sets a session's own)",
+        metavar="S", ge=0, old="retention",
+    )
+    retention_sweep_s: float = setting(
+        60.0, "seconds between the daemon's retention sweeps",
+        doc="how often the daemon looks for finished sessions past their retention", metavar="S", gt=0,
+    )
+    webhook_url: str | None = setting(
+        None, "URL that notifications are POSTed to (default off)",
+        doc="where notifications are POSTed ([Busy sessions, notifications and retention](#busy-sessions-notifications-and-retention))",
+        metavar="URL",
+    )
+    webhook_events: str = setting(
+        "approval.requested,approval.expired,run.done,run.failed", "the notifications sent, comma-separated",
+        doc="comma-separated: `approval.requested`, `approval.expired`, `run.done`, `run.failed`",
+        metavar="NAMES", default_doc="all four",
+    )
+    webhook_secret: Secret | None = setting(
+        None, "the webhooks' signing secret (no flag; or webhook_secret_file)",
+        doc="the signing secret (`whsec_<base64>` or any text)", kind="secret", flag=False,
+    )
+    webhook_secret_file: Path | None = setting(
+        None, "file holding the webhooks' signing secret", metavar="FILE", kind="file",
+    )
+    webhook_include_payloads: bool = setting(
+        False, "notifications carry tool arguments and final texts",
+        doc="bodies carry an approval's tool arguments and a run's final text",
+    )
+    scripts_dir: Path | None = setting(
+        None, "where scripted:NAME finds NAME.json", doc="where `scripted:NAME` finds `NAME.json`", metavar="DIR",
+    )
+    scripted_call_log: Path | None = setting(
+        None, "append a line per scripted model call (tests)",
+        doc="one JSON line per scripted model call (tests)", metavar="FILE",
+    )
+    #: The TOML file of the settings and the named model providers (``[providers.NAME]``,
+    #: see config.py); not a key inside it.
+    config_file: Path | None = setting(
+        None, "the TOML file of these settings and the model providers",
+        doc="the TOML file itself (not a key inside it)", name="config", metavar="FILE", kind="file",
+    )
+    allow_remote: bool = setting(
+        False, "listen on a non-loopback address without TLS or tokens",
+        doc="listen on non-loopback addresses without TLS or tokens",
+    )
+    unix_socket_mode: int = setting(
+        0o660, "file mode of unix: sockets, octal", doc="file mode of `unix:` sockets (octal)",
+        metavar="MODE", kind="octal", ge=0, le=0o777,
+    )
+    tls_cert_file: Path | None = setting(
+        None, "PEM certificate chain: TCP listeners speak TLS", metavar="FILE", kind="file",
+    )
+    tls_key_file: Path | None = setting(
+        None, "PEM private key of tls_cert_file", doc="PEM private key of the certificate", metavar="FILE", kind="file",
+    )
+    tls_client_ca_file: Path | None = setting(
+        None, "PEM CA bundle: clients must present a certificate it signed (mTLS)", metavar="FILE", kind="file",
+    )
+    auth_token_file: Path | None = setting(
+        None, "file of bearer tokens, one per line: calls must carry one",
+        doc="bearer tokens, one per line (`#` comment lines and blank lines skipped): every call but health must carry one",
+        metavar="FILE", kind="file",
+    )
+    auth_tokens: tuple[Secret, ...] = setting(
+        (), "bearer tokens (comma-separated in the variable; no flag)", kind="secrets", flag=False,
+    )
+    log_contents: bool = setting(
+        False, "log message contents, tool arguments and results (DEBUG)",
+        doc="log what runs say (event payloads) at DEBUG",
+    )
     #: A session's lease (one writer across daemons sharing a store): how long it lasts
     #: without renewal, how often the running daemon renews it, and this daemon's name
     #: as its holder: "" for host/pid/random, unique per start; a stable name (unique
     #: among live daemons) also frees at start the leases a killed incarnation left.
-    lease_ttl_s: float = DEFAULT_LEASE_TTL_S
-    lease_renew_s: float = DEFAULT_LEASE_RENEW_S
-    lease_owner: str = ""
-    #: ``host:port`` of the Prometheus ``/metrics`` listener; ``None``: no metrics.
-    metrics_listen: str | None = None
-    #: OTLP/HTTP endpoint (``/v1/traces`` is appended) for traces; ``None``: no traces.
-    otel_endpoint: str | None = None
-    #: ``host:port`` of the HTTP listener (JSON API, events, web console); ``None``: off.
-    http_listen: str | None = None
+    lease_ttl_s: float = setting(
+        DEFAULT_LEASE_TTL_S,
+        "seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died",
+        doc="seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died ([Several replicas](#several-replicas))",
+        metavar="S", gt=0, old="lease_ttl",
+    )
+    lease_renew_s: float = setting(
+        DEFAULT_LEASE_RENEW_S, "seconds between renewals of this daemon's leases (below lease_ttl_s)",
+        metavar="S", gt=0, old="lease_renew",
+    )
+    lease_owner: str = setting(
+        "",
+        "this daemon's name as a lease holder (default host/pid/random); a stable name frees at start "
+        "the leases of its killed previous incarnation",
+        doc="this daemon's name as a lease holder; a stable name (e.g. the pod name, unique among live daemons) frees at start the leases its killed previous incarnation left",
+        metavar="NAME", default_doc="host/pid/random",
+    )
+    metrics_listen: str | None = setting(
+        None, "host:port of a Prometheus /metrics listener (default off)",
+        doc="Prometheus `/metrics` there ([Metrics](#metrics))", metavar="HOST:PORT",
+    )
+    otel_endpoint: str | None = setting(
+        None,
+        "export OpenTelemetry traces over OTLP/HTTP to URL/v1/traces (default off)",
+        doc="OTLP/HTTP traces to `URL/v1/traces` ([Traces](#traces))",
+        metavar="URL", env_also=("OTEL_EXPORTER_OTLP_ENDPOINT",),
+    )
+    http_listen: str | None = setting(
+        None, "host:port of the HTTP listener: JSON API, events and web console (default off)",
+        doc="the JSON API, Server-Sent Events and web console there, with the gRPC listeners' TLS and tokens ([Web console](#web-console))",
+        metavar="HOST:PORT",
+    )
     #: The MCP servers whose tools agents may use (daemon tools, R70–R73), by name.
-    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    mcp_servers: dict[str, McpServerConfig] = setting(
+        factory=dict, help="[mcp_servers.NAME] tables: daemon tools (file only)",
+        doc="`[mcp_servers.NAME]` tables: daemon tools over MCP, see [Daemon tools over MCP](#daemon-tools-over-mcp)",
+        kind="tables", flag=False,
+    )
 
 
 class Daemon:

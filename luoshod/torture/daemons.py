@@ -105,7 +105,7 @@ class Daemon:
             "--store", self.store, "--scripted-call-log", str(self.work / "model-calls.jsonl"),
             # A stable owner: a restarted daemon takes back at once its killed self's leases.
             "--lease-owner", f"torture-{self.name}",
-            "--lease-ttl", f"{self.lease_ttl:g}", "--lease-renew", f"{self.lease_ttl / 4:g}",
+            "--lease-ttl-s", f"{self.lease_ttl:g}", "--lease-renew-s", f"{self.lease_ttl / 4:g}",
         ]
 
     def start(self) -> None:
