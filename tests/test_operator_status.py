@@ -51,7 +51,11 @@ def test_status_shows_health_sessions_and_what_the_metrics_say(tmp_path: Path) -
 
 def test_leases_release_frees_what_a_killed_daemon_held(tmp_path: Path) -> None:
     spec = agent([calls(("add", {"a": 1})), {"text": "two"}])
-    a = DaemonProcess("--store", db_url(tmp_path), "--lease-ttl-s", "600", "--lease-renew-s", "200").start()
+    # A chosen --lease-owner: whether its daemon is alive cannot be told from its name, so
+    # its lease stays until the TTL (a default owner that is gone is taken back at once by
+    # the next daemon on this machine: test_dead_holder.py).
+    owner = ("--lease-owner", "app-0")
+    a = DaemonProcess("--store", db_url(tmp_path), "--lease-ttl-s", "600", "--lease-renew-s", "200", *owner).start()
     with grpc.insecure_channel(a.address) as ch:
         call = pb_grpc.AgentServiceStub(ch).Execute(pb.ExecuteRequest(session_id="held", input=[user("go")], agent=spec))
         events = iter(call)
@@ -69,6 +73,7 @@ def test_leases_release_frees_what_a_killed_daemon_held(tmp_path: Path) -> None:
             except grpc.RpcError as e:
                 assert e.code() == grpc.StatusCode.ABORTED and "is leased by" in e.details()
                 holder = e.details().split("is leased by ")[1].split("'")[1]
+                assert holder == "app-0" and "holder alive: unknown" in e.details()
             out = luoshod("leases", "release", "--store", db_url(tmp_path), "--owner", holder)
             assert out.returncode == 0, out.stderr
             assert out.stdout == f"released 1 lease of {holder} in {db_url(tmp_path)}\n"

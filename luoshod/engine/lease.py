@@ -21,14 +21,17 @@ import contextlib
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import TracebackType
 
 from ..domain import Lease
 from ..errors import LeaseLost, SessionBusy, StoreError
 from ..store import Capability, Store
+from .liveness import HolderState, holder_state, process_owner
 
 log = logging.getLogger("luoshod.engine.lease")
 
@@ -38,8 +41,43 @@ DEFAULT_LEASE_RENEW_S = 5.0
 
 def default_owner() -> str:
     """This daemon's name as a lease holder: readable (host and pid, for an operator
-    reading ``SESSION_BUSY``) and unique (a restarted daemon is a new owner)."""
-    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+    reading ``SESSION_BUSY``), unique (a restarted daemon is a new owner) and, where /proc
+    allows, telling another daemon of this machine whether its process is alive
+    (:mod:`.liveness`: ``host/pid/nonce/boot.pidns.start``)."""
+    return process_owner() or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+
+
+def explain_busy(e: SessionBusy) -> SessionBusy:
+    """``e`` (a store's refusal naming the lease ``holder`` and ``expires_at``) saying
+    whether the holder is alive (``holder_alive``: ``true``, ``false`` or ``unknown``),
+    when the lease ends (``expires_at``, and ``expires_in_s`` from now) and what to do
+    (``hint``), in its message and metadata. A refusal naming no holder is returned as is."""
+    holder, until = e.metadata.get("holder"), e.metadata.get("expires_at")
+    if holder is None or until is None or "holder_alive" in e.metadata:
+        return e
+    state = holder_state(holder)
+    meta = dict(e.metadata)
+    with contextlib.suppress(ValueError):
+        left = datetime.fromisoformat(until.replace("Z", "+00:00")).timestamp() - time.time()
+        meta["expires_in_s"] = f"{max(0.0, left):.1f}"
+    sid = e.metadata.get("session_id", "")
+    if state is HolderState.ALIVE:
+        alive, hint = "true", (
+            f"the holder is alive (a daemon process on this machine) and renews its lease while "
+            f"its run goes on: wait for that run to end, or cancel it "
+            f"(`luoshod sessions cancel {sid}`), then retry"
+        )
+    elif state is HolderState.DEAD:
+        alive, hint = "false", "the holder's process is gone: retry now, its lease is taken back at once"
+    else:
+        alive, hint = "unknown", (
+            f"whether the holder is alive cannot be told from here (another machine or "
+            f"container, or a --lease-owner name): retry after {until}, when its lease runs "
+            f"out unless renewed; if that daemon is known to be gone, "
+            f"`luoshod leases release --store URL --owner {holder}` frees it now"
+        )
+    meta.update(holder_alive=alive, hint=hint)
+    return SessionBusy(f"{e.message}; holder alive: {alive}; {hint}", reason=e.reason, **meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,15 +215,33 @@ class Held:
         if Capability.LEASES not in self.store.capabilities:
             return self
         try:
-            self.lease = await self.store.acquire_lease(
-                self.session_id, owner=self.policy.owner, ttl=self.policy.ttl_s
-            )
+            try:
+                self.lease = await self._acquire()
+            except SessionBusy as e:
+                holder = e.metadata.get("holder")
+                if holder is None or holder_state(holder) is not HolderState.DEAD:
+                    raise
+                # Its process is gone (kill -9, a crash): it can renew nothing and save
+                # nothing, so its leases are released now, not when the TTL runs out; the
+                # lease taken next has the next fencing token, as after an expiry.
+                freed = await self.store.release_leases_of(holder)
+                log.info(
+                    "took back %d lease(s) of %s, whose process is gone, for session %s",
+                    freed, holder, self.session_id,
+                )
+                self.lease = await self._acquire()
         except SessionBusy as e:
+            e = explain_busy(e)
             if self.busy is None:
-                raise
+                raise e from None
             raise self.busy(e) from None
         self._keeper.add(self)
         return self
+
+    async def _acquire(self) -> Lease:
+        return await self.store.acquire_lease(
+            self.session_id, owner=self.policy.owner, ttl=self.policy.ttl_s
+        )
 
     async def __aexit__(
         self,

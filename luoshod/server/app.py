@@ -259,10 +259,10 @@ class Config:
     )
     lease_owner: str = setting(
         "",
-        "this daemon's name as a lease holder (default host/pid/random); a stable name frees at start "
-        "the leases of its killed previous incarnation",
-        doc="this daemon's name as a lease holder; a stable name (e.g. the pod name, unique among live daemons) frees at start the leases its killed previous incarnation left",
-        metavar="NAME", default_doc="host/pid/random",
+        "this daemon's name as a lease holder (default host/pid/random/boot.pidns.start); a stable name "
+        "frees at start the leases of its killed previous incarnation",
+        doc="this daemon's name as a lease holder; a stable name (e.g. the pod name, unique among live daemons) frees at start the leases its killed previous incarnation left; the default lets a daemon on the same machine see that this one is gone and take its leases at once ([Several replicas](#several-replicas))",
+        metavar="NAME", default_doc="host/pid/random/boot.pidns.start",
     )
     metrics_listen: str | None = setting(
         None, "host:port of a Prometheus /metrics listener (default off)",

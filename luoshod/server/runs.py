@@ -112,7 +112,12 @@ class RunRegistry:
             self._refuse_if_draining()
         if session_id in self._runs:
             raise SessionBusy(
-                f"session {session_id!r} already has a run in this daemon", session_id=session_id
+                f"session {session_id!r} already has a run in this daemon; holder alive: true; "
+                f"wait for that run to end, or cancel it (`luoshod sessions cancel {session_id}`), "
+                "then retry",
+                session_id=session_id,
+                holder_alive="true",
+                hint="the run in this daemon goes on: wait for it to end, or cancel it, then retry",
             )
         self.admission.check(len(self._runs), session_id)
         run = self._runs[session_id] = ActiveRun(session_id)
