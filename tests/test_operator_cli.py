@@ -227,7 +227,27 @@ def test_sessions_compare_shows_where_two_runs_diverge(daemon: DaemonProcess) ->
     out = luoshod("sessions", "compare", "cmp-a", "cmp-b", address=daemon.address)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].split() == ["STEP", "cmp-a", "cmp-b"]
-    assert "diverged at step 0" in out.stdout.splitlines()[-1]
+    assert any(line.startswith("diverged at step 1;") for line in out.stdout.splitlines()), out.stdout
+
+
+def test_one_step_numbering_for_a_fork_in_the_cli_and_the_api(daemon: DaemonProcess) -> None:
+    """Fork at step 1 with another tool result: the API's diverged_at, the CLI's compare,
+    its fork and show all say step 1; only the step that differs is marked, and what differs
+    in it (the result) is shown."""
+    execute(daemon.address, "num-a", ADD, answer=True)
+    forked = luoshod("sessions", "fork", "num-a", "--step", "1", "--tool-result", 'call_0_0={"sum": 3}', address=daemon.address)
+    assert forked.returncode == 0 and "at step 1" in forked.stdout, forked.stdout + forked.stderr
+    resumed = luoshod("sessions", "resume", "num-a.fork-1", address=daemon.address)
+    assert resumed.returncode == 0, resumed.stderr
+    with grpc.insecure_channel(daemon.address) as ch:
+        api = pb_grpc.AgentServiceStub(ch).Compare(pb.CompareRequest(session_id_a="num-a", session_id_b="num-a.fork-1"))
+    assert api.diverged_at == 1 and [s.index for s in api.a] == [1, 2]
+    out = luoshod("sessions", "compare", "num-a", "num-a.fork-1", address=daemon.address)
+    lines = out.stdout.splitlines()
+    rows = {line.split()[0]: line for line in lines[1:3]}
+    assert "≠" in rows["1"] and "≠" not in rows["2"], lines  # step 2 ("two") is the same in both
+    assert any(line.startswith("diverged at step 1;") for line in lines), lines
+    assert 'step 1 add result: 2 vs {"sum":3}' in lines, lines
 
 
 # -- audit ------------------------------------------------------------------------------------

@@ -324,16 +324,16 @@ async def test_compare_converts_both_trajectories(h: Harness) -> None:
     same = await h.stub.Compare(pb.CompareRequest(session_id_a="ca", session_id_b="ca"))
     assert not same.HasField("diverged_at") and not same.drift.tool_order_changed
     diff = await h.stub.Compare(pb.CompareRequest(session_id_a="ca", session_id_b="cb"))
-    assert diff.diverged_at == 0
+    assert diff.diverged_at == 1  # steps count from 1, as fork and the console
     step = diff.a[0]
-    assert (step.index, step.text) == (0, "adding")
+    assert (step.index, step.text) == (1, "adding")
     (c,) = step.calls
     assert (c.tool_call_id, c.name, c.has_result, c.result_json, c.is_error) == ("call_0_0", "add", True, "10", False)
     assert [s.text for s in diff.b] == ["adding", "done"]
     d = diff.drift
     assert (list(d.tool_order_a), list(d.tool_order_b), d.tool_order_changed) == (["add"], ["add"], False)
     (arg,) = d.arguments
-    assert (arg.step, arg.tool, json.loads(arg.arguments_json_a), json.loads(arg.arguments_json_b)) == (0, "add", {"a": 1}, {"a": 5})
+    assert (arg.step, arg.tool, json.loads(arg.arguments_json_a), json.loads(arg.arguments_json_b)) == (1, "add", {"a": 1}, {"a": 5})
     assert (d.steps_a, d.steps_b, d.finish_reason_a, d.finish_reason_b) == (2, 2, pb.FINISH_REASON_STOP, pb.FINISH_REASON_STOP)
     code, reason, meta, _ = await rpc_error(h.stub.Compare(pb.CompareRequest(session_id_a="ca", session_id_b="ghost")))
     assert (code, reason, meta) == (grpc.StatusCode.NOT_FOUND, "CHECKPOINT_NOT_FOUND", {"session_id": "ghost"})

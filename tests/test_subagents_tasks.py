@@ -156,7 +156,7 @@ async def test_r67_compare_lists_each_tasks_steps_under_its_task_call(h: Harness
     a, b = await h.get("r67a"), await h.get("r67b")
     assert list(a.messages) == list(b.messages)  # the lead cannot tell them apart
     cmp = await h.stub.Compare(pb.CompareRequest(session_id_a="r67a", session_id_b="r67b"))
-    assert cmp.HasField("diverged_at") and cmp.diverged_at == 0
+    assert cmp.HasField("diverged_at") and cmp.diverged_at == 1
     first_a, first_b = cmp.a[0].calls[0], cmp.b[0].calls[0]
     assert (first_a.task_id, first_b.task_id) == ("task_1", "task_1")
     assert [s.text for s in first_a.task_steps] == ["", "same answer"]

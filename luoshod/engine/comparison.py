@@ -34,7 +34,7 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    index: int
+    index: int  # the step's number, from 1
     text: str
     calls: tuple[Call, ...]
 
@@ -98,7 +98,7 @@ def _steps(
                     c.id, c.name, c.arguments_json, r.content if r else None,
                     r.is_error if r else False, task_id, sub,
                 ))
-            steps.append(Step(len(steps), m.content, tuple(calls)))
+            steps.append(Step(len(steps) + 1, m.content, tuple(calls)))  # numbered from 1, as everywhere
     return steps
 
 
@@ -154,9 +154,11 @@ def _stretches(messages: list[Message]) -> list[list[Message]]:
 
 def compare(a: Checkpoint, b: Checkpoint) -> Comparison:
     ta, tb = trajectory(a), trajectory(b)
-    diverged = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x.key() != y.key()), None)
+    # Steps are numbered from 1, as fork's from_step, the checkpoint's step_index, the CLI and
+    # the console count them.
+    diverged = next((x.index for x, y in zip(ta, tb) if x.key() != y.key()), None)
     if diverged is None and len(ta) != len(tb):
-        diverged = min(len(ta), len(tb))
+        diverged = min(len(ta), len(tb)) + 1
     arguments = [
         ArgumentDrift(x.index, cx.name, cx.arguments_json, cy.arguments_json)
         for x, y in zip(ta, tb)

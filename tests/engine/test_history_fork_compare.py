@@ -161,9 +161,9 @@ async def test_r45_compare_finds_where_a_fork_diverged(h: EngineHarness) -> None
     await h.run(forked.session_id, [], other, {"add": add})
     assert (await h.compare("cmp", "cmp")).diverged_at is None
     diff = await h.compare("cmp", forked.session_id)
-    assert diff.diverged_at == 0  # the first step's result differs
+    assert diff.diverged_at == 1  # the first step's result differs (steps count from 1)
     assert [len(diff.a), len(diff.b)] == [3, 3]
     assert diff.tool_order_a == diff.tool_order_b == ["add", "add"]
     (arg,) = diff.arguments
-    assert (arg.step, arg.tool, json.loads(arg.a), json.loads(arg.b)) == (1, "add", {"a": 2}, {"a": 5})
+    assert (arg.step, arg.tool, json.loads(arg.a), json.loads(arg.b)) == (2, "add", {"a": 2}, {"a": 5})
     assert diff.finish_reason_a is diff.finish_reason_b is FinishReason.STOP

@@ -112,7 +112,7 @@ async def test_fork_and_compare(console: Console) -> None:
 
     status, body = await console.get(f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "trip-1.fork-1"})
     assert status == 200
-    assert body["diverged_at"] == 0 and len(body["a"]) == 2 and len(body["b"]) == 1
+    assert body["diverged_at"] == 1 and len(body["a"]) == 2 and len(body["b"]) == 1
     assert body["drift"]["finish_reason_a"] == "FINISH_REASON_STOP"
     status, body = await console.get(f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "what-if"})
     assert status == 200 and "diverged_at" in body

@@ -48,7 +48,7 @@ async def test_readme_curl_lines(make_console: ConsoleFactory) -> None:
         assert proc.returncode == 0 and text and not ERROR.search(text), (line, text)
         outputs.append(text)
     assert json.loads(outputs[3])["session_id"] == "demo-1.fork-1"
-    assert json.loads(outputs[4])["diverged_at"] == 0
+    assert json.loads(outputs[4])["diverged_at"] == 1
     assert json.loads(outputs[5]) == {"deleted": True}
     resolved = [json.loads(x) for x in outputs[7].splitlines()]
     assert resolved[-1]["event"]["run_done"]["final_text"] == "Done with the refund."

@@ -5016,10 +5016,11 @@ func (x *CompareRequest) GetSessionIdB() string {
 
 // One assistant turn: its text and tool calls with their results.
 type TrajectoryStep struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Index         int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	Calls         []*TrajectoryCall      `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
+	Index         int32             `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Text          string            `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Calls         []*TrajectoryCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5351,7 +5352,7 @@ type CompareResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	A     []*TrajectoryStep      `protobuf:"bytes,1,rep,name=a,proto3" json:"a,omitempty"`
 	B     []*TrajectoryStep      `protobuf:"bytes,2,rep,name=b,proto3" json:"b,omitempty"`
-	// The first step (0-based) that differs, call ids aside; unset when equal.
+	// The number (from 1) of the first step that differs, call ids aside; unset when equal.
 	DivergedAt    *int32           `protobuf:"varint,3,opt,name=diverged_at,json=divergedAt,proto3,oneof" json:"diverged_at,omitempty"`
 	Drift         *TrajectoryDrift `protobuf:"bytes,4,opt,name=drift,proto3" json:"drift,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -299,7 +299,7 @@ async def test_fork_with_a_patched_result_resumes_and_compares(address: str) -> 
     assert source_after.status == agent_pb2.CHECKPOINT_STATUS_FINISHED
 
     assert not same.HasField("diverged_at")
-    assert diff.HasField("diverged_at") and diff.diverged_at == 0
+    assert diff.HasField("diverged_at") and diff.diverged_at == 1
     assert json.loads(diff.a[0].calls[0].result_json) == {"sum": 3}
     assert json.loads(diff.b[0].calls[0].result_json) == {"sum": 99}
     assert list(diff.drift.tool_order_a) == list(diff.drift.tool_order_b) == ["add"]

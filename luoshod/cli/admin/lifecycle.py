@@ -147,8 +147,10 @@ def compare(d: Any, args: argparse.Namespace) -> int:
     for i in range(max(len(c.a), len(c.b))):
         a = c.a[i] if i < len(c.a) else None
         b = c.b[i] if i < len(c.b) else None
-        mark = "≠" if c.HasField("diverged_at") and i >= c.diverged_at else ""
-        rows.append((i, mark, _step(a), _step(b)))
+        # Steps count from 1, as fork --step, show and the console; ≠ marks each step that
+        # differs (call ids aside), not every step after the first difference.
+        mark = "≠" if _differs(a, b) else ""
+        rows.append((i + 1, mark, _step(a), _step(b)))
     print(render.table(("STEP", "", args.session_a, args.session_b), rows))
     dr = c.drift
     where = f"diverged at step {c.diverged_at}" if c.HasField("diverged_at") else "same trajectory"
@@ -157,7 +159,56 @@ def compare(d: Any, args: argparse.Namespace) -> int:
         f"{render.finish_label(dr.finish_reason_b)}; tool order {'changed' if dr.tool_order_changed else 'same'}; "
         f"{len(dr.arguments)} argument change{'s' if len(dr.arguments) != 1 else ''}"
     )
+    if c.HasField("diverged_at"):
+        for line in _difference(c.diverged_at, c.a, c.b, args.session_a, args.session_b):
+            print(line)
     return 0
+
+
+def _key(s: pb.TrajectoryStep) -> tuple[object, ...]:
+    """A step without its call ids (which two runs draw differently), JSON compared parsed,
+    as the daemon compares."""
+    return (s.text, tuple((c.name, _json(c.arguments_json), c.has_result, _json(c.result_json), c.is_error,
+                           tuple(_key(t) for t in c.task_steps)) for c in s.calls))
+
+
+def _json(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), sort_keys=True)
+    except ValueError:
+        return text
+
+
+def _differs(a: pb.TrajectoryStep | None, b: pb.TrajectoryStep | None) -> bool:
+    return a is None or b is None or _key(a) != _key(b)
+
+
+def _difference(n: int, steps_a: Any, steps_b: Any, name_a: str, name_b: str) -> list[str]:
+    """What differs at step ``n``: its text, or each call whose arguments or result differ,
+    both sides."""
+    a = steps_a[n - 1] if n <= len(steps_a) else None
+    b = steps_b[n - 1] if n <= len(steps_b) else None
+    if a is None or b is None:
+        return [f"step {n}: only {name_a if b is None else name_b} has it"]
+    lines = []
+    if a.text != b.text:
+        lines.append(f"step {n} text: {render.clip(a.text, 60)!r} vs {render.clip(b.text, 60)!r}")
+    for i in range(max(len(a.calls), len(b.calls))):
+        ca = a.calls[i] if i < len(a.calls) else None
+        cb = b.calls[i] if i < len(b.calls) else None
+        if ca is None or cb is None:
+            only = ca or cb
+            assert only is not None
+            lines.append(f"step {n}: only {name_a if cb is None else name_b} calls {only.name}")
+            continue
+        if ca.name != cb.name or _json(ca.arguments_json) != _json(cb.arguments_json):
+            lines.append(f"step {n} {ca.name}: arguments {render.clip(ca.arguments_json, 50)} vs "
+                         f"{render.clip(cb.arguments_json, 50)}")
+        if (ca.has_result, _json(ca.result_json), ca.is_error) != (cb.has_result, _json(cb.result_json), cb.is_error):
+            ra = render.clip(ca.result_json, 50) if ca.has_result else "(no result)"
+            rb = render.clip(cb.result_json, 50) if cb.has_result else "(no result)"
+            lines.append(f"step {n} {ca.name} result: {ra} vs {rb}")
+    return lines or [f"step {n}: its sub-agent's steps differ"]
 
 
 def _step(s: pb.TrajectoryStep | None) -> str:

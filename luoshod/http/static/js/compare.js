@@ -29,23 +29,23 @@ export async function compareView(root, { params }) {
   const finish = (r) => (reasonName(r) === "unspecified" ? "none yet" : reasonName(r));
   replace(out,
     h("p", { class: diverged === null ? "notice" : "notice warn", id: "diverged" },
-      diverged === null ? "The two runs take the same steps." : `They diverge at step ${diverged + 1}.`),
+      diverged === null ? "The two runs take the same steps." : `They diverge at step ${diverged}.`),
     h("dl", { class: "facts", id: "drift-summary" },
       h("dt", {}, "steps"), h("dd", {}, `${d.steps_a} vs ${d.steps_b}`),
       h("dt", {}, "finish"), h("dd", {}, `${finish(d.finish_reason_a)} vs ${finish(d.finish_reason_b)}`),
       h("dt", {}, "tool order"), h("dd", {}, d.tool_order_changed ? `${(d.tool_order_a || []).join(", ")} vs ${(d.tool_order_b || []).join(", ")}` : "the same"),
       (d.arguments || []).length ? [h("dt", {}, "arguments"), h("dd", {}, (d.arguments || []).map((x) =>
-        h("div", {}, `step ${x.step + 1} ${x.tool}: `, h("code", {}, x.arguments_json_a), " vs ", h("code", {}, x.arguments_json_b))))] : null),
+        h("div", {}, `step ${x.step} ${x.tool}: `, h("code", {}, x.arguments_json_a), " vs ", h("code", {}, x.arguments_json_b))))] : null),
     h("div", { class: "side-by-side" }, column(a, c.a, diverged), column(b, c.b, diverged)));
 }
 
 function column(id, steps, diverged) {
   return h("section", { class: "card" }, h("h2", {}, h("a", { href: `#/session/${enc(id)}` }, id)),
     h("ol", { class: "timeline" }, (steps || []).map((s) => {
-      const i = Number(s.index || 0);
-      const cls = diverged === null ? "" : i === diverged ? " diverged" : i > diverged ? " after" : "";
-      return h("li", { class: `step${cls}`, dataset: { index: i } },
-        h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${i + 1}`), i === diverged ? " — diverges here" : ""),
+      const n = Number(s.index || 0); // the step's number, from 1, as the API's diverged_at
+      const cls = diverged === null ? "" : n === diverged ? " diverged" : n > diverged ? " after" : "";
+      return h("li", { class: `step${cls}`, dataset: { index: n } },
+        h("div", { class: "step-head" }, h("span", { class: "who" }, `step ${n}`), n === diverged ? " — diverges here" : ""),
         s.text ? h("div", { class: "text" }, s.text) : null,
         (s.calls || []).map((call) => h("div", { class: `call${call.is_error ? " failed" : ""}` },
           h("div", {}, h("strong", {}, call.name), " ", h("code", {}, call.tool_call_id)),

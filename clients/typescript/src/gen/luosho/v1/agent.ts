@@ -1244,6 +1244,7 @@ export interface CompareRequest {
 
 /** One assistant turn: its text and tool calls with their results. */
 export interface TrajectoryStep {
+  /** The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count). */
   index: number;
   text: string;
   calls: TrajectoryCall[];
@@ -1287,7 +1288,7 @@ export interface TrajectoryDrift {
 export interface CompareResponse {
   a: TrajectoryStep[];
   b: TrajectoryStep[];
-  /** The first step (0-based) that differs, call ids aside; unset when equal. */
+  /** The number (from 1) of the first step that differs, call ids aside; unset when equal. */
   divergedAt?: number | undefined;
   drift: TrajectoryDrift | undefined;
 }

@@ -69369,6 +69369,10 @@ java.lang.String defaultValue) {
       com.google.protobuf.MessageOrBuilder {
 
     /**
+     * <pre>
+     * The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
+     * </pre>
+     *
      * <code>int32 index = 1;</code>
      * @return The index.
      */
@@ -69461,6 +69465,10 @@ java.lang.String defaultValue) {
     public static final int INDEX_FIELD_NUMBER = 1;
     private int index_ = 0;
     /**
+     * <pre>
+     * The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
+     * </pre>
+     *
      * <code>int32 index = 1;</code>
      * @return The index.
      */
@@ -69953,6 +69961,10 @@ java.lang.String defaultValue) {
 
       private int index_ ;
       /**
+       * <pre>
+       * The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
+       * </pre>
+       *
        * <code>int32 index = 1;</code>
        * @return The index.
        */
@@ -69961,6 +69973,10 @@ java.lang.String defaultValue) {
         return index_;
       }
       /**
+       * <pre>
+       * The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
+       * </pre>
+       *
        * <code>int32 index = 1;</code>
        * @param value The index to set.
        * @return This builder for chaining.
@@ -69973,6 +69989,10 @@ java.lang.String defaultValue) {
         return this;
       }
       /**
+       * <pre>
+       * The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
+       * </pre>
+       *
        * <code>int32 index = 1;</code>
        * @return This builder for chaining.
        */
@@ -74757,7 +74777,7 @@ java.lang.String defaultValue) {
 
     /**
      * <pre>
-     * The first step (0-based) that differs, call ids aside; unset when equal.
+     * The number (from 1) of the first step that differs, call ids aside; unset when equal.
      * </pre>
      *
      * <code>optional int32 diverged_at = 3;</code>
@@ -74766,7 +74786,7 @@ java.lang.String defaultValue) {
     boolean hasDivergedAt();
     /**
      * <pre>
-     * The first step (0-based) that differs, call ids aside; unset when equal.
+     * The number (from 1) of the first step that differs, call ids aside; unset when equal.
      * </pre>
      *
      * <code>optional int32 diverged_at = 3;</code>
@@ -74920,7 +74940,7 @@ java.lang.String defaultValue) {
     private int divergedAt_ = 0;
     /**
      * <pre>
-     * The first step (0-based) that differs, call ids aside; unset when equal.
+     * The number (from 1) of the first step that differs, call ids aside; unset when equal.
      * </pre>
      *
      * <code>optional int32 diverged_at = 3;</code>
@@ -74932,7 +74952,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The first step (0-based) that differs, call ids aside; unset when equal.
+     * The number (from 1) of the first step that differs, call ids aside; unset when equal.
      * </pre>
      *
      * <code>optional int32 diverged_at = 3;</code>
@@ -75952,7 +75972,7 @@ java.lang.String defaultValue) {
       private int divergedAt_ ;
       /**
        * <pre>
-       * The first step (0-based) that differs, call ids aside; unset when equal.
+       * The number (from 1) of the first step that differs, call ids aside; unset when equal.
        * </pre>
        *
        * <code>optional int32 diverged_at = 3;</code>
@@ -75964,7 +75984,7 @@ java.lang.String defaultValue) {
       }
       /**
        * <pre>
-       * The first step (0-based) that differs, call ids aside; unset when equal.
+       * The number (from 1) of the first step that differs, call ids aside; unset when equal.
        * </pre>
        *
        * <code>optional int32 diverged_at = 3;</code>
@@ -75976,7 +75996,7 @@ java.lang.String defaultValue) {
       }
       /**
        * <pre>
-       * The first step (0-based) that differs, call ids aside; unset when equal.
+       * The number (from 1) of the first step that differs, call ids aside; unset when equal.
        * </pre>
        *
        * <code>optional int32 diverged_at = 3;</code>
@@ -75992,7 +76012,7 @@ java.lang.String defaultValue) {
       }
       /**
        * <pre>
-       * The first step (0-based) that differs, call ids aside; unset when equal.
+       * The number (from 1) of the first step that differs, call ids aside; unset when equal.
        * </pre>
        *
        * <code>optional int32 diverged_at = 3;</code>
