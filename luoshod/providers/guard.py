@@ -27,6 +27,7 @@ starts with none.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -188,7 +189,9 @@ class ModelGuard:
 
 
 def _fmt(seconds: float) -> str:
-    return f"{max(0.0, seconds):.3f}".rstrip("0").rstrip(".") or "0"
+    """Seconds to the millisecond, rounded up: a wait still to come is never said as 0."""
+    ms = math.ceil(max(0.0, seconds) * 1000)
+    return f"{ms / 1000:.3f}".rstrip("0").rstrip(".") or "0"
 
 
 def _seconds(text: str | None) -> float | None:

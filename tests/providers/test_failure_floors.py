@@ -87,6 +87,15 @@ async def test_a_sessions_backoff_doubles_to_its_cap_and_ends_at_its_next_answer
     assert refused(guard, policy) is None
 
 
+async def test_a_wait_still_to_come_is_never_said_as_zero() -> None:
+    guard, clock = guard_with_clock()
+    policy = GuardPolicy(failure_backoff_base_s=1)
+    guard.failed(policy, transient(), "p", "m", "s", "")
+    clock.now += 1 - 0.0001  # 0.1 ms left
+    held = refused(guard, policy)
+    assert held is not None and held.metadata["retry_after_s"] == "0.001"
+
+
 async def test_a_permanent_failure_backs_the_session_off_but_names_no_retry() -> None:
     guard, clock = guard_with_clock()
     policy = GuardPolicy(failure_backoff_base_s=2)
