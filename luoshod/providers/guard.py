@@ -190,7 +190,7 @@ class ModelGuard:
 
 def _fmt(seconds: float) -> str:
     """Seconds to the millisecond, rounded up: a wait still to come is never said as 0."""
-    ms = math.ceil(max(0.0, seconds) * 1000)
+    ms = math.ceil(max(0.0, seconds) * 1000 - 1e-6)  # less float noise: 1 ms stays "0.001"
     return f"{ms / 1000:.3f}".rstrip("0").rstrip(".") or "0"
 
 
