@@ -53,7 +53,7 @@ EXAMPLES = """examples:
   luoshod sessions list --status in-progress
   luoshod sessions watch trip-1
   luoshod sessions resume trip-1 --tool-timeout 5s
-  luoshod approvals approve ap_0123 --note 'checked'
+  luoshod approvals approve ap-1796224345776-7242f607 --note 'checked'
   luoshod prune --older-than 30d --dry-run
   source <(luoshod completion bash)
 
@@ -183,7 +183,7 @@ def _leases_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> 
         description="Opens the store itself (not a daemon) and releases every session lease held by --owner, "
         "the holder named by SESSION_BUSY, or the lease of one --session. Only for a daemon that is gone: "
         "a live one would lose its sessions (its next save is refused: LEASE_LOST).",
-        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --owner host-1/4242/9f1c2b3a\n"
+        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --owner host-1/4242/9f1c2b3a/6abd5fda.4026531836.257076\n"
         "  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --session order-42",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -258,7 +258,11 @@ async def _serve(config: Config, gc_tuning: bool = True) -> int:
         from ..server.gc_tuning import tune
 
         tune()
-    print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
+    # Scripts read this line on stdout. On a terminal that also shows the log at INFO, the
+    # log's own "listening" line (with the store, TLS and tokens) already says it.
+    said = sys.stdout.isatty() and sys.stderr.isatty() and logging.getLogger("luoshod.server").isEnabledFor(logging.INFO)
+    if not said:
+        print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
     if daemon.observe.metrics_address:
         print(f"luoshod metrics on http://{daemon.observe.metrics_address}/metrics", flush=True)
     if daemon.http is not None:

@@ -462,16 +462,16 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
 
         add_sessions_commands(ss, command, _duration)
     elif name == "approvals":
-        aa = group(name, "luoshod approvals list\n  luoshod approvals approve ap_0123 --note 'ok by Ana'")
+        aa = group(name, "luoshod approvals list\n  luoshod approvals approve ap-1796224345776-7242f607 --note 'ok by Ana'")
         p = command(aa, "list", approvals_list, "pending approvals, oldest first", "luoshod approvals list --session pay-1")
         p.add_argument("--session", help="only this session's")
         for decision in ("approve", "reject"):
             p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app",
-                        f"luoshod approvals {decision} ap_0123 --note 'checked the invoice'")
+                        f"luoshod approvals {decision} ap-1796224345776-7242f607 --note 'checked the invoice'")
             p.add_argument("approval_id")
             p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
             p.add_argument("--request-id", metavar="ID",
-                           help="an idempotency key (R74): run the same command again with the same ID "
+                           help="an idempotency key: run the same command again with the same ID "
                            "(and --session) after a failure and the decision is applied once")
             p.add_argument("--session", help="the approval's session: lets a retry with --request-id be "
                            "recognised once the first attempt took the decision")

@@ -226,7 +226,7 @@ def add_sessions_commands(ss: Any, command: Any, duration: Any) -> None:
     p.add_argument("--after-seq", type=int, default=0, metavar="SEQ", help="only events after this seq")
     p.add_argument("--follow", action="store_true", help="keep following after the run ends (until Ctrl-C)")
     p.add_argument("--deltas", action="store_true", help="print text.delta progress too")
-    p = command(ss, "cancel", cancel, "abort the session's active run (R3: pending calls get a cancelled error)",
+    p = command(ss, "cancel", cancel, "abort the session's active run (its calls still without a result get a 'cancelled' error result)",
                 "luoshod sessions cancel trip-1")
     p.add_argument("session_id")
     p = command(ss, "resume", resume,
@@ -235,7 +235,7 @@ def add_sessions_commands(ss: Any, command: Any, duration: Any) -> None:
                 "  luoshod sessions resume trip-1 --request-id fix-1   # again after a failure: applied once")
     p.add_argument("session_id")
     p.add_argument("--request-id", metavar="ID",
-                   help="an idempotency key (R74): the same command run again with the same ID after a "
+                   help="an idempotency key: the same command run again with the same ID after a "
                    "failure resumes or replays that run instead of starting another")
     p.add_argument("--tool-timeout", type=duration, metavar="DURATION",
                    help="go on past the app's tool calls: each one unanswered after DURATION (5s, 1m) "
