@@ -129,6 +129,7 @@ def checkpoints(draw: st.DrawFn) -> Checkpoint:
         # Kept only when a sub-agent called a model (a header without it: none).
         delegated_usage=draw(st.just(Usage()) | usages.filter(lambda u: u.model_calls > 0)),
         task_count=draw(st.integers(0, 10**6)),
+        early_results=draw(st.dictionaries(short, messages, max_size=2)),  # R76
     )
     cp.task_count = max(cp.task_count, _numbered(cp.subtasks) - 1)
     return cp

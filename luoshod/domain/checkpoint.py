@@ -276,6 +276,10 @@ class Checkpoint:
     #: The session's finished tasks, by task id (R65): each one's transcript, kept with
     #: the session (see :meth:`SubTask.end`).
     tasks: dict[str, SubTask] = field(default_factory=dict)
+    #: Results of the pending turn submitted before an earlier call of the turn had its
+    #: own, by call id (R76): durable, but outside the transcript until every earlier call
+    #: has its result (the transcript stays in call order, R2).
+    early_results: dict[str, Message] = field(default_factory=dict)
     #: What the store's message log holds of ``agent`` and ``fingerprint`` (store kit,
     #: ``store.kit.tasklog``): how many agent records the stored prefix holds, and the
     #: text of its last one (``""``: none, the agent unset). Set by a durable store's
@@ -348,6 +352,8 @@ class Checkpoint:
             h["delegated_usage"] = self.delegated_usage.to_dict()
         if self.task_count:
             h["task_count"] = self.task_count
+        if self.early_results:  # absent when none (R76), as in headers older than it
+            h["early_results"] = {k: m.to_dict() for k, m in self.early_results.items()}
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         return h
@@ -382,6 +388,7 @@ class Checkpoint:
             delegated_usage=Usage.from_dict(h["delegated_usage"]) if "delegated_usage" in h else Usage(),
             task_count=h.get("task_count", 0),
             tasks={k: SubTask.from_dict(v) for k, v in h.get("tasks", {}).items()},
+            early_results={k: Message.from_dict(m) for k, m in h.get("early_results", {}).items()},
         )
 
 

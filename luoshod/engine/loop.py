@@ -153,6 +153,9 @@ class Run:
         #: Submitted results recorded but not saved yet: each ``ToolOutcome.saved`` is
         #: settled by the save that writes its result (R54).
         self.acks: dict[str, asyncio.Future[None]] = {}
+        #: The call of the turn whose result the transcript takes next (``run_tools``); a
+        #: submitted result of another call is saved at once outside it (R76).
+        self.next_in_order: str | None = None
         timeout_ms = self.spec.tool_timeout_ms
         self.tool_timeout_s = timeout_ms / 1000 if timeout_ms else s.default_tool_timeout_s
 
@@ -235,6 +238,8 @@ class Run:
             for m in cp.messages[self.stored :]
             if m.role is Role.TOOL and m.tool_call_id in self.acks
         ]
+        if cp.early_results and self.acks:  # results saved ahead of their turn (R76)
+            acks += [self.acks.pop(k) for k in cp.early_results if k in self.acks]
         # What this save writes, counted now: a durable store encodes the checkpoint before
         # its first await, and a sibling sub-agent may add messages while the save waits
         # (those are the next save's to write).
@@ -388,7 +393,8 @@ class Run:
         recorded = 0
         paused: subagents.SubagentPaused | None = None
         try:
-            for task in tasks:
+            for call, task in zip(now, tasks):
+                self.next_in_order = call.id
                 if not task.done():
                     await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if not task.done():
@@ -402,6 +408,7 @@ class Run:
                 last = recorded == len(tasks) and not later
                 await self.record(task.result(), step, save=not last)
         finally:
+            self.next_in_order = None
             for t in tasks:
                 t.cancel()
         if paused is not None:
@@ -413,6 +420,7 @@ class Run:
                 done = task.done() and not task.cancelled() and task.exception() is None
                 if not done:  # R66: a cancelled task's sub-agents get their results too
                     subagents.cancel_nested(self, call.id, CANCELLED_ERROR)
+                self.cp.early_results.pop(call.id, None)
                 self.cp.messages.append(
                     task.result() if done else error_result(call, CANCELLED_ERROR, cancelled=True)
                 )
@@ -440,6 +448,9 @@ class Run:
         given = self.p.answers.pop(call.id, None)
         if given is not None:  # R53: answered by the input, recorded as a submitted result
             return given
+        early = self.cp.early_results.get(call.id)
+        if early is not None:  # R76: saved before a crash, never asked again
+            return early
         tool = self.spec.tool(call.name)
         if tool is not None and tool.server:  # R71: a daemon tool, run here
             async with limit:
@@ -459,9 +470,16 @@ class Run:
                     )
             finally:
                 self.tools.forget(call.id)
+        result = Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error)
         if out.saved is not None:
             self.acks[call.id] = out.saved
-        return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error)
+            if self.next_in_order not in (None, call.id):
+                # R76: an earlier call of the turn has no result yet. This one is made
+                # durable now, outside the transcript, and acknowledged by that save: its
+                # submitter does not wait on the other calls.
+                self.cp.early_results[call.id] = result
+                await self.save()
+        return result
 
     async def record(self, result: Message, step: int, *, save: bool = True) -> None:
         """Append a tool result and its ``tool.result`` event; save them (R2), or leave
@@ -475,6 +493,7 @@ class Run:
 
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
+        self.cp.early_results.pop(result.tool_call_id, None)  # in the transcript now (R76)
         subagents.retire(self.cp, self.cp.subtasks.pop(result.tool_call_id, None))  # with its result
         await self.emit(
             ev.TOOL_RESULT,

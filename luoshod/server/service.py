@@ -406,7 +406,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         # The lead's call, or a sub-agent's by its qualified id (R58), finished or not.
         found = locate(cp, call_id) if cp else None
         messages, own = (found[1], found[2]) if found else ([], call_id)
-        if any(m.role is Role.TOOL and m.tool_call_id == own for m in messages):
+        if any(m.role is Role.TOOL and m.tool_call_id == own for m in messages) or (
+            cp is not None and call_id in cp.early_results  # saved ahead of its turn (R76)
+        ):
             return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
         if any(c.id == own for m in messages for c in m.tool_calls):
             mcp_convert.refuse_daemon_call(cp, sid, call_id)  # R71: not the app's to answer

@@ -424,6 +424,7 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         subtasks={k: SubTask.from_dict(v.to_dict()) for k, v in cp.subtasks.items()},
         tasks={k: SubTask.from_dict(v.to_dict()) for k, v in cp.tasks.items()},
         delegated_usage=cp.delegated_usage.copy(),
+        early_results=dict(cp.early_results),  # its messages are immutable
     )
 
 
