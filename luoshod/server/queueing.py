@@ -396,10 +396,16 @@ class InputQueue:
             return False
         head = queued[0]
         cp = await store.load(sid)
-        if cp is not None and await store.find_request(sid, head.request_id) is not None:
-            # Applied by a run that was cut short before the input left the queue.
+        applied = await store.find_request(sid, head.request_id) if cp is not None else None
+        if applied is not None and applied.end is not None:
+            # Applied by a run that ended before the input left the queue.
             await store.remove_queued_input(sid, head.request_id)
             return True
+        # Applied by a run that was cut short (a crash inside it, after the save that
+        # applied the input): run the request again below; under its request id the
+        # engine resumes that run rather than applying the input twice (R74). Dropping it
+        # here instead left the session with the input answered by nobody, or answered
+        # together with the next queued input in one merged turn.
         if cp is not None and cp.status is Status.AWAITING_APPROVAL:
             return False  # R69: kept until the approval is resolved
         item = Queued.decode(head.data)
