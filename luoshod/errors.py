@@ -25,6 +25,7 @@ here is mapped.
     ├── TooManyRuns                RESOURCE_EXHAUSTED (the limit, retry_after_s in metadata)
     │   └── DaemonOverloaded       RESOURCE_EXHAUSTED (the loop's lag, retry_after_s)
     ├── Unauthenticated            UNAUTHENTICATED, reason given per case
+    ├── PermissionDenied           PERMISSION_DENIED (the token's role is not enough)
     └── StoreError                 UNAVAILABLE (the driver's library failed)
         └── StoreFull              RESOURCE_EXHAUSTED
 """
@@ -136,6 +137,13 @@ class Unauthenticated(LuoshoError):
     """A call without a valid bearer token; ``reason`` says which."""
 
     reason = "UNAUTHENTICATED"
+
+
+class PermissionDenied(LuoshoError):
+    """A valid token whose role does not allow the call (R92): the role it has and the
+    role the call needs are in ``metadata``."""
+
+    reason = "ROLE_NOT_ALLOWED"
 
 
 class StoreError(LuoshoError):

@@ -40,6 +40,9 @@ class Decision:
     approved: bool
     note: str = ""
     expired: bool = False
+    #: Who decided (R92): ``token NAME``, ``mtls SUBJECT``, ``anonymous``; ``""`` when
+    #: the approval expired, or in a header saved before it was recorded.
+    decided_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -32,6 +32,7 @@ from .engine import DEFAULT_TOOL_TIMEOUT_S, Engine, ResolveRequest, RunRequest, 
 from .events import (
     AGENT_DRIFT,
     APPROVAL_REQUESTED,
+    APPROVAL_RESOLVED,
     MODEL_TURN,
     RUN_DONE,
     RUN_START,
@@ -55,6 +56,7 @@ from .tools import validator_for
 __all__ = [
     "AGENT_DRIFT",
     "APPROVAL_REQUESTED",
+    "APPROVAL_RESOLVED",
     "CALLER_LEFT",
     "CLIENT_GONE",
     "DEFAULT_LEASE_RENEW_S",

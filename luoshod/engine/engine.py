@@ -106,6 +106,8 @@ class ResolveRequest:
     request_id: str = ""
     # The approval's session: lets a retry (R74) be recognised once the approval is claimed.
     session_id: str = ""
+    #: Who decides (R92), recorded with the decision; not part of the request's body.
+    decided_by: str = ""
 
     def digest(self) -> str:
         return requests.digest(
@@ -331,7 +333,7 @@ class Engine:
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
         else:
-            decision = Decision(req.approved, req.note)
+            decision = Decision(req.approved, req.note, decided_by=req.decided_by)
         cp.decisions[approval.call.id] = decision
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
@@ -344,6 +346,15 @@ class Engine:
             req.request_id, claim=approval.approval_id,
             requests=records, request_limit=self.request_id_limit,
             level_drifts=_warned(spec, cp, levels),
+            resolved={
+                "approval_id": approval.approval_id,
+                "tool_call_id": approval.call.id,
+                "tool_name": approval.call.name,
+                "approved": decision.approved,
+                "note": decision.note,
+                "decided_by": decision.decided_by,
+                "expired": decision.expired,
+            },
         )
         return await self._go(held, prepared, sink, tools, control)
 

@@ -37,6 +37,7 @@ TOOL_CALL = "tool.call"
 TOOL_RESULT = "tool.result"
 TOOL_RETRY = "tool.retry"  # a daemon tool's attempt failed and is tried again (R73)
 APPROVAL_REQUESTED = "approval.requested"
+APPROVAL_RESOLVED = "approval.resolved"  # the decision, who made it (R92)
 STEP_DONE = "step.done"
 RUN_DONE = "run.done"
 TEXT_DELTA = "text.delta"  # streamed text of a model call in flight (progress only)

@@ -88,6 +88,9 @@ class Prepared:
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
     #: R64: (sub-agent state, drift) of each drifted level this resume warns about.
     level_drifts: list = field(default_factory=list)
+    #: The decision a Resolve run records (``approval.resolved``'s data, R92), with the
+    #: save that claims the approval.
+    resolved: dict[str, object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +298,8 @@ class Run:
                 cp.session_id, cp.run_id, cp.last_seq, self.s.clock(), ev.AGENT_DRIFT,
                 {"drift": found}, subagents.tag(state),
             ))
+        if self.p.resolved is not None:
+            await self.emit(ev.APPROVAL_RESOLVED, **self.p.resolved)
         if self.p.claim is not None:
             await self.save()  # claims the approval: exactly one resolution wins (R33)
 

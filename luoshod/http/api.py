@@ -206,20 +206,24 @@ class Api:
 
     def routes(self) -> list[web.RouteDef]:
         p = "/api/v1"
+        # Each route is named after the RPC it calls (``RPC`` or ``RPC:what``): a token's
+        # role is checked against that RPC's (``security.Guard``, R92).
         return [
-            web.get(f"{p}/sessions", self.list_sessions),
-            web.get(f"{p}/sessions/{{session_id}}", self.get_session),
-            web.delete(f"{p}/sessions/{{session_id}}", self.delete_session),
-            web.get(f"{p}/sessions/{{session_id}}/history", self.history),
-            web.post(f"{p}/sessions/{{session_id}}/fork", self.fork),
-            web.post(f"{p}/sessions/{{session_id}}/cancel", self.cancel),
-            web.post(f"{p}/sessions/{{session_id}}/resume", self.resume),
-            web.get(f"{p}/sessions/{{session_id}}/events", self.events),
-            web.get(f"{p}/approvals", self.list_approvals),
-            web.post(f"{p}/approvals/{{approval_id}}/resolve", self.resolve),
-            web.get(f"{p}/compare", self.compare),
-            web.delete(f"{p}/sessions/{{session_id}}/queue/{{request_id}}", self.dequeue_input),
-            web.get(f"{p}/sessions/{{session_id}}/tasks", self.tasks),
+            web.get(f"{p}/sessions", self.list_sessions, name="ListSessions"),
+            web.get(f"{p}/sessions/{{session_id}}", self.get_session, name="GetSession"),
+            web.delete(f"{p}/sessions/{{session_id}}", self.delete_session, name="DeleteSession"),
+            web.get(f"{p}/sessions/{{session_id}}/history", self.history, name="History"),
+            web.post(f"{p}/sessions/{{session_id}}/fork", self.fork, name="Fork"),
+            web.post(f"{p}/sessions/{{session_id}}/cancel", self.cancel, name="Cancel"),
+            web.post(f"{p}/sessions/{{session_id}}/resume", self.resume, name="Resume"),
+            web.get(f"{p}/sessions/{{session_id}}/events", self.events, name="Watch"),
+            web.get(f"{p}/approvals", self.list_approvals, name="ListApprovals"),
+            web.post(f"{p}/approvals/{{approval_id}}/resolve", self.resolve, name="Resolve"),
+            web.get(f"{p}/compare", self.compare, name="Compare"),
+            web.delete(
+                f"{p}/sessions/{{session_id}}/queue/{{request_id}}", self.dequeue_input, name="DequeueInput"
+            ),
+            web.get(f"{p}/sessions/{{session_id}}/tasks", self.tasks, name="GetSession:tasks"),
         ]
 
     @staticmethod

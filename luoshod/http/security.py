@@ -3,7 +3,8 @@
 - **Tokens**: with bearer tokens configured, every ``/api/`` request carries
   ``Authorization: Bearer <token>``, checked by the gRPC listener's own
   :class:`~luoshod.server.auth.TokenAuth` (same tokens, same constant-time comparison,
-  same ``TOKEN_REQUIRED``/``TOKEN_INVALID``). The console's files hold no data and need
+  same ``TOKEN_REQUIRED``/``TOKEN_INVALID``), and the token's role against the role of the
+  RPC the route calls (each route is named after it; ``ROLE_NOT_ALLOWED``, 403). The console's files hold no data and need
   none; the console keeps the token in the tab's ``sessionStorage`` and sends it as that
   header, never in a URL.
 - **CSRF**: a state-changing request (``POST``, ``DELETE``…) from a browser — one that
@@ -32,6 +33,7 @@ import grpc
 from aiohttp import web
 
 from ..server.auth import TokenAuth
+from ..server.status import code_for
 from .api import error_response
 from .rpc import RpcFailure
 
@@ -70,9 +72,16 @@ class Guard:
             if _is_api(request):
                 if self.auth is not None:
                     header = request.headers.get("Authorization")
-                    refused = self.auth.accepts([("authorization", header)] if header else [])
+                    route = request.match_info.route.name or ""
+                    # An unknown /api/ path (no route name) is checked as a token only; it
+                    # answers NO_SUCH_ROUTE after.
+                    refused = self.auth.accepts(
+                        [("authorization", header)] if header else [], route.split(":", 1)[0]
+                    )
                     if refused is not None:
-                        raise RpcFailure(grpc.StatusCode.UNAUTHENTICATED, refused.reason, refused.message)
+                        raise RpcFailure(
+                            code_for(refused), refused.reason, refused.message, refused.metadata
+                        )
                 if request.method not in SAFE_METHODS:
                     self._check_csrf(request)
             return await handler(request)

@@ -382,6 +382,8 @@ def _payload(e: Event) -> dict[str, Any]:
             return {"step_done": pb.StepDone(step=d["step"])}
         case engine.APPROVAL_REQUESTED:
             return {"approval_requested": pb.ApprovalRequested(approval=approval_pb(d["approval"]))}
+        case engine.APPROVAL_RESOLVED:
+            return {"approval_resolved": pb.ApprovalResolved(**d)}
         case engine.TEXT_DELTA:
             return {"text_delta": pb.TextDelta(step=d["step"], text=d["text"])}
         case engine.RUN_DONE:

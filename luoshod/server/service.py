@@ -247,6 +247,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             agent=check_agent(request.agent) if request.HasField("agent") else None,
             request_id=check_request_id(request.request_id),
             session_id=check_session_id(request.session_id) if request.session_id else "",
+            decided_by=audit.caller(context),
         )
         approval = await self.store.get_approval(req.approval_id)
         if approval is None and req.request_id and req.session_id:

@@ -45,6 +45,7 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
     E.TooManyRuns: grpc.StatusCode.RESOURCE_EXHAUSTED,
     E.DaemonOverloaded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     E.Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    E.PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
     E.StoreError: grpc.StatusCode.UNAVAILABLE,
     E.StoreFull: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }

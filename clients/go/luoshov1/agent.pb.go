@@ -2171,6 +2171,7 @@ type Event struct {
 	//	*Event_ApprovalRequested
 	//	*Event_ToolRetry
 	//	*Event_InputQueued
+	//	*Event_ApprovalResolved
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -2365,6 +2366,15 @@ func (x *Event) GetInputQueued() *InputQueued {
 	return nil
 }
 
+func (x *Event) GetApprovalResolved() *ApprovalResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ApprovalResolved); ok {
+			return x.ApprovalResolved
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -2424,6 +2434,10 @@ type Event_InputQueued struct {
 	InputQueued *InputQueued `protobuf:"bytes,31,opt,name=input_queued,json=inputQueued,proto3,oneof"`
 }
 
+type Event_ApprovalResolved struct {
+	ApprovalResolved *ApprovalResolved `protobuf:"bytes,32,opt,name=approval_resolved,json=approvalResolved,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -2447,6 +2461,8 @@ func (*Event_ApprovalRequested) isEvent_Payload() {}
 func (*Event_ToolRetry) isEvent_Payload() {}
 
 func (*Event_InputQueued) isEvent_Payload() {}
+
+func (*Event_ApprovalResolved) isEvent_Payload() {}
 
 // type "run.start"
 type RunStart struct {
@@ -2518,6 +2534,105 @@ func (x *RunStart) GetRequestId() string {
 	return ""
 }
 
+// type "approval.resolved": the decision on an approval, saved with the save that claims
+// it, first in the run that Resolve starts (after run.start and any agent.drift).
+type ApprovalResolved struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ApprovalId string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	ToolCallId string                 `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string                 `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	Approved   bool                   `protobuf:"varint,4,opt,name=approved,proto3" json:"approved,omitempty"`
+	// The reviewer's note.
+	Note string `protobuf:"bytes,5,opt,name=note,proto3" json:"note,omitempty"`
+	// Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+	// "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+	// Empty when the approval had expired (expired is true).
+	DecidedBy string `protobuf:"bytes,6,opt,name=decided_by,json=decidedBy,proto3" json:"decided_by,omitempty"`
+	// The approval had expired: recorded as a rejection whatever was asked (R32).
+	Expired       bool `protobuf:"varint,7,opt,name=expired,proto3" json:"expired,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalResolved) Reset() {
+	*x = ApprovalResolved{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalResolved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalResolved) ProtoMessage() {}
+
+func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalResolved.ProtoReflect.Descriptor instead.
+func (*ApprovalResolved) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ApprovalResolved) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *ApprovalResolved) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ApprovalResolved) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ApprovalResolved) GetApproved() bool {
+	if x != nil {
+		return x.Approved
+	}
+	return false
+}
+
+func (x *ApprovalResolved) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *ApprovalResolved) GetDecidedBy() string {
+	if x != nil {
+		return x.DecidedBy
+	}
+	return ""
+}
+
+func (x *ApprovalResolved) GetExpired() bool {
+	if x != nil {
+		return x.Expired
+	}
+	return false
+}
+
 // type "step.start": a model call begins.
 type StepStart struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2528,7 +2643,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2540,7 +2655,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2553,7 +2668,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -2575,7 +2690,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2587,7 +2702,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2600,7 +2715,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -2640,7 +2755,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2652,7 +2767,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2665,7 +2780,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -2712,7 +2827,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2839,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2852,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -2796,7 +2911,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2808,7 +2923,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +2936,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -2869,7 +2984,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2881,7 +2996,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2894,7 +3009,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -2917,7 +3032,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2929,7 +3044,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2942,7 +3057,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -2979,7 +3094,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2991,7 +3106,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3004,7 +3119,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -3067,7 +3182,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3194,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3207,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -3120,7 +3235,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3132,7 +3247,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3145,7 +3260,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -3227,7 +3342,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3239,7 +3354,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3252,7 +3367,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -3326,7 +3441,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3338,7 +3453,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3351,7 +3466,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -3401,7 +3516,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3413,7 +3528,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3426,7 +3541,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -3453,7 +3568,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3465,7 +3580,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3478,7 +3593,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -3506,7 +3621,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3518,7 +3633,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3531,7 +3646,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -3550,7 +3665,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3562,7 +3677,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3575,7 +3690,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -3598,7 +3713,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3610,7 +3725,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3623,7 +3738,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -3656,7 +3771,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3668,7 +3783,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3681,7 +3796,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -3704,7 +3819,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3716,7 +3831,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3729,7 +3844,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -3769,7 +3884,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3781,7 +3896,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3794,7 +3909,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -3813,7 +3928,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3825,7 +3940,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3838,7 +3953,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -3858,7 +3973,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3870,7 +3985,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3883,7 +3998,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -3902,7 +4017,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3914,7 +4029,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3927,7 +4042,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -3952,7 +4067,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4079,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4092,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -4022,7 +4137,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4034,7 +4149,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4047,7 +4162,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -4107,7 +4222,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4119,7 +4234,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4132,7 +4247,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -4173,7 +4288,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4185,7 +4300,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4198,7 +4313,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -4225,7 +4340,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4237,7 +4352,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4250,7 +4365,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -4277,7 +4392,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4289,7 +4404,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4302,7 +4417,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -4336,7 +4451,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4348,7 +4463,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4361,7 +4476,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -4422,7 +4537,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4434,7 +4549,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4447,7 +4562,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -4469,7 +4584,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4481,7 +4596,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4494,7 +4609,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -4528,7 +4643,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4540,7 +4655,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4553,7 +4668,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -4584,7 +4699,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4596,7 +4711,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4609,7 +4724,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -4650,7 +4765,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4662,7 +4777,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4675,7 +4790,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -4710,7 +4825,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4722,7 +4837,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4735,7 +4850,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -4784,7 +4899,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4796,7 +4911,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4809,7 +4924,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -4846,7 +4961,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4858,7 +4973,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4871,7 +4986,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -4913,7 +5028,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4925,7 +5040,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4938,7 +5053,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -4972,7 +5087,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4984,7 +5099,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4997,7 +5112,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -5027,7 +5142,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5039,7 +5154,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5052,7 +5167,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -5094,7 +5209,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5106,7 +5221,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5119,7 +5234,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -5190,7 +5305,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5202,7 +5317,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5215,7 +5330,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -5264,7 +5379,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5276,7 +5391,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5289,7 +5404,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -5361,7 +5476,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5373,7 +5488,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5386,7 +5501,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -5430,7 +5545,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5442,7 +5557,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5455,7 +5570,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -5488,7 +5603,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5500,7 +5615,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5513,7 +5628,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -5534,7 +5649,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5546,7 +5661,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5559,7 +5674,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -5579,7 +5694,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5591,7 +5706,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5604,7 +5719,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -5632,7 +5747,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5644,7 +5759,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5657,7 +5772,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *McpServer) GetName() string {
@@ -5717,7 +5832,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5729,7 +5844,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5742,7 +5857,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *McpTool) GetName() string {
@@ -5952,7 +6067,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
 	"\n" +
-	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xa0\a\n" +
+	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xec\a\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -5979,7 +6094,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x12approval_requested\x18\x13 \x01(\v2\x1c.luosho.v1.ApprovalRequestedH\x00R\x11approvalRequested\x125\n" +
 	"\n" +
 	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetry\x12;\n" +
-	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueued\x122\n" +
+	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueued\x12J\n" +
+	"\x11approval_resolved\x18  \x01(\v2\x1b.luosho.v1.ApprovalResolvedH\x00R\x10approvalResolved\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -5988,7 +6104,18 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"step_index\x18\x02 \x01(\x05R\tstepIndex\x12=\n" +
 	"\vfingerprint\x18\x03 \x01(\v2\x1b.luosho.v1.AgentFingerprintR\vfingerprint\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\x1f\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\xdb\x01\n" +
+	"\x10ApprovalResolved\x12\x1f\n" +
+	"\vapproval_id\x18\x01 \x01(\tR\n" +
+	"approvalId\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x1a\n" +
+	"\bapproved\x18\x04 \x01(\bR\bapproved\x12\x12\n" +
+	"\x04note\x18\x05 \x01(\tR\x04note\x12\x1d\n" +
+	"\n" +
+	"decided_by\x18\x06 \x01(\tR\tdecidedBy\x12\x18\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired\"\x1f\n" +
 	"\tStepStart\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\"u\n" +
 	"\tModelTurn\x12\x12\n" +
@@ -6352,7 +6479,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(Role)(0),                        // 0: luosho.v1.Role
 	(AgentDriftPolicy)(0),            // 1: luosho.v1.AgentDriftPolicy
@@ -6383,60 +6510,61 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*SessionSummary)(nil),           // 26: luosho.v1.SessionSummary
 	(*Event)(nil),                    // 27: luosho.v1.Event
 	(*RunStart)(nil),                 // 28: luosho.v1.RunStart
-	(*StepStart)(nil),                // 29: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 30: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 31: luosho.v1.ToolCallRequested
-	(*ToolRetry)(nil),                // 32: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 33: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 34: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 35: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 36: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 37: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 38: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 39: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 40: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 41: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 42: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 43: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 44: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 45: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 46: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 47: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 48: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 49: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 50: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 51: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 52: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 53: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 54: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 55: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 56: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 57: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 58: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 59: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 60: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 61: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 62: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 63: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 64: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 65: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 66: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 67: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 68: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 69: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 70: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 71: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 72: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 73: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 74: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 75: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 76: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 77: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 78: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 79: luosho.v1.McpTool
-	nil,                              // 80: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 81: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 82: google.protobuf.Timestamp
+	(*ApprovalResolved)(nil),         // 29: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 30: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 31: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 32: luosho.v1.ToolCallRequested
+	(*ToolRetry)(nil),                // 33: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 34: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 35: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 36: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 37: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 38: luosho.v1.ApprovalRequested
+	(*RunDone)(nil),                  // 39: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 40: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 41: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 42: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 43: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 44: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 45: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 46: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 47: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 48: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 49: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 50: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 51: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 52: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 53: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 54: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 55: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 56: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 57: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 58: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 59: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 60: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 61: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 62: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 63: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 64: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 65: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 66: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 67: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 68: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 69: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 70: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 71: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 72: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 73: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 74: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 75: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 76: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 77: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 78: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 79: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 80: luosho.v1.McpTool
+	nil,                              // 81: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 82: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 83: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	10,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -6452,17 +6580,17 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	0,   // 10: luosho.v1.Message.role:type_name -> luosho.v1.Role
 	17,  // 11: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
 	17,  // 12: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	80,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	81,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
 	18,  // 14: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
 	19,  // 15: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	2,   // 16: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	3,   // 17: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	21,  // 18: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	20,  // 19: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	82,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	83,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	11,  // 21: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	19,  // 22: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	36,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	37,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
 	19,  // 24: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
 	23,  // 25: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
 	23,  // 26: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
@@ -6472,111 +6600,112 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	17,  // 30: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
 	17,  // 31: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
 	21,  // 32: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	82,  // 33: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	82,  // 34: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	82,  // 35: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	83,  // 33: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	83,  // 34: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	83,  // 35: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	2,   // 36: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
 	22,  // 37: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
 	2,   // 38: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
 	3,   // 39: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	82,  // 40: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	36,  // 41: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	82,  // 42: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	83,  // 40: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	37,  // 41: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	83,  // 42: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
 	28,  // 43: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	29,  // 44: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	30,  // 45: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	31,  // 46: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	33,  // 47: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	34,  // 48: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	38,  // 49: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	36,  // 50: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	35,  // 51: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	37,  // 52: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	32,  // 53: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	41,  // 54: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	13,  // 55: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	6,   // 56: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	21,  // 57: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	18,  // 58: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	19,  // 59: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	17,  // 60: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	7,   // 61: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	24,  // 62: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	3,   // 63: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	2,   // 64: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	19,  // 65: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	18,  // 66: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	11,  // 67: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	8,   // 68: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	18,  // 69: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	8,   // 70: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	82,  // 71: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	27,  // 72: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	11,  // 73: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	27,  // 74: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	9,   // 75: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	22,  // 76: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	40,  // 77: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	53,  // 78: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	81,  // 79: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	82,  // 80: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	82,  // 81: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	2,   // 82: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	26,  // 83: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	11,  // 84: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	27,  // 85: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	24,  // 86: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	25,  // 87: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	18,  // 88: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	65,  // 89: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	64,  // 90: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	22,  // 91: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	70,  // 92: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	69,  // 93: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	71,  // 94: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	3,   // 95: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	3,   // 96: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	69,  // 97: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	69,  // 98: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	72,  // 99: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	27,  // 100: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	78,  // 101: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	79,  // 102: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	39,  // 103: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	45,  // 104: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	47,  // 105: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	49,  // 106: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	51,  // 107: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	54,  // 108: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	56,  // 109: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	58,  // 110: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	60,  // 111: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	62,  // 112: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	66,  // 113: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	68,  // 114: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	74,  // 115: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	76,  // 116: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	42,  // 117: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	44,  // 118: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	46,  // 119: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	48,  // 120: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	50,  // 121: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	52,  // 122: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	55,  // 123: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	57,  // 124: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	59,  // 125: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	61,  // 126: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	63,  // 127: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	67,  // 128: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	73,  // 129: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	75,  // 130: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	77,  // 131: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	43,  // 132: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	118, // [118:133] is the sub-list for method output_type
-	103, // [103:118] is the sub-list for method input_type
-	103, // [103:103] is the sub-list for extension type_name
-	103, // [103:103] is the sub-list for extension extendee
-	0,   // [0:103] is the sub-list for field type_name
+	30,  // 44: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	31,  // 45: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	32,  // 46: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	34,  // 47: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	35,  // 48: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	39,  // 49: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	37,  // 50: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	36,  // 51: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	38,  // 52: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	33,  // 53: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	42,  // 54: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	29,  // 55: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	13,  // 56: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	6,   // 57: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	21,  // 58: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	18,  // 59: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	19,  // 60: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	17,  // 61: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	7,   // 62: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	24,  // 63: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	3,   // 64: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	2,   // 65: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	19,  // 66: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	18,  // 67: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	11,  // 68: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	8,   // 69: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	18,  // 70: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	8,   // 71: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	83,  // 72: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	27,  // 73: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	11,  // 74: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	27,  // 75: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	9,   // 76: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	22,  // 77: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	41,  // 78: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	54,  // 79: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	82,  // 80: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	83,  // 81: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	83,  // 82: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	2,   // 83: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	26,  // 84: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	11,  // 85: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	27,  // 86: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	24,  // 87: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	25,  // 88: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	18,  // 89: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	66,  // 90: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	65,  // 91: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	22,  // 92: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	71,  // 93: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	70,  // 94: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	72,  // 95: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	3,   // 96: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	3,   // 97: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	70,  // 98: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	70,  // 99: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	73,  // 100: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	27,  // 101: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	79,  // 102: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	80,  // 103: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	40,  // 104: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	46,  // 105: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	48,  // 106: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	50,  // 107: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	52,  // 108: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	55,  // 109: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	57,  // 110: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	59,  // 111: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	61,  // 112: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	63,  // 113: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	67,  // 114: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	69,  // 115: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	75,  // 116: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	77,  // 117: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	43,  // 118: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	45,  // 119: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	47,  // 120: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	49,  // 121: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	51,  // 122: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	53,  // 123: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	56,  // 124: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	58,  // 125: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	60,  // 126: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	62,  // 127: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	64,  // 128: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	68,  // 129: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	74,  // 130: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	76,  // 131: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	78,  // 132: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	44,  // 133: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	119, // [119:134] is the sub-list for method output_type
+	104, // [104:119] is the sub-list for method input_type
+	104, // [104:104] is the sub-list for extension type_name
+	104, // [104:104] is the sub-list for extension extendee
+	0,   // [0:104] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -6600,18 +6729,19 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ApprovalRequested)(nil),
 		(*Event_ToolRetry)(nil),
 		(*Event_InputQueued)(nil),
+		(*Event_ApprovalResolved)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[29].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[54].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[63].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[69].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[30].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[64].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   72,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,16 @@ from . import render
 from .commands import CommandFailed
 
 
+def decision_line(r: pb.ApprovalResolved) -> str:
+    """``refund [call_0_0] approved by token boss: “note”`` (R92)."""
+    if r.expired:
+        return f"{r.tool_name} [{r.tool_call_id}] rejected: the approval {r.approval_id} expired"
+    verdict = "approved" if r.approved else "rejected"
+    return f"{r.tool_name} [{r.tool_call_id}] {verdict} by {r.decided_by or 'anonymous'}" + (
+        f": “{render.clip(r.note, 60)}”" if r.note else ""
+    )
+
+
 def event_line(e: pb.Event) -> str:
     """One line per event: seq, time, type and what it says."""
     kind = e.WhichOneof("payload")
@@ -46,6 +56,8 @@ def event_line(e: pb.Event) -> str:
         what = f"step {e.step_done.step}"
     elif kind == "approval_requested":
         what = json_format.MessageToJson(e.approval_requested, indent=None)
+    elif kind == "approval_resolved":
+        what = decision_line(e.approval_resolved)
     elif kind == "agent_drift":
         what = json_format.MessageToJson(e.agent_drift, indent=None)
     elif kind == "run_done":

@@ -13,6 +13,11 @@ export function describe(ev) {
     case "tool.call": return `${ev.tool_call.call.name} [${ev.tool_call.call.id}] ${short(ev.tool_call.call.arguments_json)}`;
     case "tool.result": return `${ev.tool_result.tool_name} [${ev.tool_result.tool_call_id}]${ev.tool_result.is_error ? " (error)" : ""} ${short(ev.tool_result.result_json)}`;
     case "approval.requested": return `${ev.approval_requested.approval.tool_call.name} waits for approval`;
+    case "approval.resolved": {
+      const r = ev.approval_resolved;
+      if (r.expired) return `${r.tool_name} rejected: the approval expired`;
+      return `${r.tool_name} ${r.approved ? "approved" : "rejected"} by ${r.decided_by || "anonymous"}${r.note ? ` · “${short(r.note)}”` : ""}`;
+    }
     case "agent.drift": return `model ${ev.agent_drift.model_from || "?"} → ${ev.agent_drift.model_to || "?"}`;
     case "step.done": return `step ${ev.step_done.step}`;
     case "run.done": return `${reasonName(ev.run_done.finish_reason)}${ev.run_done.final_text ? " · " + short(ev.run_done.final_text) : ""}`;

@@ -845,8 +845,9 @@ export interface Event {
   textDelta?: TextDelta | undefined;
   approvalRequested?: ApprovalRequested | undefined;
   toolRetry?: ToolRetry | undefined;
-  inputQueued?:
-    | InputQueued
+  inputQueued?: InputQueued | undefined;
+  approvalResolved?:
+    | ApprovalResolved
     | undefined;
   /** Set on every event a sub-agent causes (R58); unset on the lead's. */
   subagent: SubAgentTag | undefined;
@@ -859,6 +860,27 @@ export interface RunStart {
   stepIndex: number;
   fingerprint: AgentFingerprint | undefined;
   requestId: string;
+}
+
+/**
+ * type "approval.resolved": the decision on an approval, saved with the save that claims
+ * it, first in the run that Resolve starts (after run.start and any agent.drift).
+ */
+export interface ApprovalResolved {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  approved: boolean;
+  /** The reviewer's note. */
+  note: string;
+  /**
+   * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+   * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+   * Empty when the approval had expired (expired is true).
+   */
+  decidedBy: string;
+  /** The approval had expired: recorded as a rejection whatever was asked (R32). */
+  expired: boolean;
 }
 
 /** type "step.start": a model call begins. */
@@ -4488,6 +4510,7 @@ function createBaseEvent(): Event {
     approvalRequested: undefined,
     toolRetry: undefined,
     inputQueued: undefined,
+    approvalResolved: undefined,
     subagent: undefined,
   };
 }
@@ -4547,6 +4570,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.inputQueued !== undefined) {
       InputQueued.encode(message.inputQueued, writer.uint32(250).fork()).join();
+    }
+    if (message.approvalResolved !== undefined) {
+      ApprovalResolved.encode(message.approvalResolved, writer.uint32(258).fork()).join();
     }
     if (message.subagent !== undefined) {
       SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
@@ -4711,6 +4737,14 @@ export const Event: MessageFns<Event> = {
             message.inputQueued = InputQueued.decode(reader, reader.uint32());
             continue;
           }
+          case 32: {
+            if (tag !== 258) {
+              break;
+            }
+
+            message.approvalResolved = ApprovalResolved.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -4807,6 +4841,11 @@ export const Event: MessageFns<Event> = {
         : isSet(object.input_queued)
         ? InputQueued.fromJSON(object.input_queued)
         : undefined,
+      approvalResolved: isSet(object.approvalResolved)
+        ? ApprovalResolved.fromJSON(object.approvalResolved)
+        : isSet(object.approval_resolved)
+        ? ApprovalResolved.fromJSON(object.approval_resolved)
+        : undefined,
       subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
@@ -4867,6 +4906,9 @@ export const Event: MessageFns<Event> = {
     if (message.inputQueued !== undefined) {
       obj.inputQueued = InputQueued.toJSON(message.inputQueued);
     }
+    if (message.approvalResolved !== undefined) {
+      obj.approvalResolved = ApprovalResolved.toJSON(message.approvalResolved);
+    }
     if (message.subagent !== undefined) {
       obj.subagent = SubAgentTag.toJSON(message.subagent);
     }
@@ -4919,6 +4961,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.inputQueued = (object.inputQueued !== undefined && object.inputQueued !== null)
       ? InputQueued.fromPartial(object.inputQueued)
+      : undefined;
+    message.approvalResolved = (object.approvalResolved !== undefined && object.approvalResolved !== null)
+      ? ApprovalResolved.fromPartial(object.approvalResolved)
       : undefined;
     message.subagent = (object.subagent !== undefined && object.subagent !== null)
       ? SubAgentTag.fromPartial(object.subagent)
@@ -5050,6 +5095,187 @@ export const RunStart: MessageFns<RunStart> = {
       ? AgentFingerprint.fromPartial(object.fingerprint)
       : undefined;
     message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseApprovalResolved(): ApprovalResolved {
+  return { approvalId: "", toolCallId: "", toolName: "", approved: false, note: "", decidedBy: "", expired: false };
+}
+
+export const ApprovalResolved: MessageFns<ApprovalResolved> = {
+  encode(message: ApprovalResolved, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.approvalId !== "") {
+      writer.uint32(10).string(message.approvalId);
+    }
+    if (message.toolCallId !== "") {
+      writer.uint32(18).string(message.toolCallId);
+    }
+    if (message.toolName !== "") {
+      writer.uint32(26).string(message.toolName);
+    }
+    if (message.approved !== false) {
+      writer.uint32(32).bool(message.approved);
+    }
+    if (message.note !== "") {
+      writer.uint32(42).string(message.note);
+    }
+    if (message.decidedBy !== "") {
+      writer.uint32(50).string(message.decidedBy);
+    }
+    if (message.expired !== false) {
+      writer.uint32(56).bool(message.expired);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApprovalResolved {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApprovalResolved();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.approvalId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.toolCallId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.toolName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.approved = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.decidedBy = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.expired = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApprovalResolved {
+    return {
+      approvalId: isSet(object.approvalId)
+        ? globalThis.String(object.approvalId)
+        : isSet(object.approval_id)
+        ? globalThis.String(object.approval_id)
+        : "",
+      toolCallId: isSet(object.toolCallId)
+        ? globalThis.String(object.toolCallId)
+        : isSet(object.tool_call_id)
+        ? globalThis.String(object.tool_call_id)
+        : "",
+      toolName: isSet(object.toolName)
+        ? globalThis.String(object.toolName)
+        : isSet(object.tool_name)
+        ? globalThis.String(object.tool_name)
+        : "",
+      approved: isSet(object.approved) ? globalThis.Boolean(object.approved) : false,
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+      decidedBy: isSet(object.decidedBy)
+        ? globalThis.String(object.decidedBy)
+        : isSet(object.decided_by)
+        ? globalThis.String(object.decided_by)
+        : "",
+      expired: isSet(object.expired) ? globalThis.Boolean(object.expired) : false,
+    };
+  },
+
+  toJSON(message: ApprovalResolved): unknown {
+    const obj: any = {};
+    if (message.approvalId !== "") {
+      obj.approvalId = message.approvalId;
+    }
+    if (message.toolCallId !== "") {
+      obj.toolCallId = message.toolCallId;
+    }
+    if (message.toolName !== "") {
+      obj.toolName = message.toolName;
+    }
+    if (message.approved !== false) {
+      obj.approved = message.approved;
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    if (message.decidedBy !== "") {
+      obj.decidedBy = message.decidedBy;
+    }
+    if (message.expired !== false) {
+      obj.expired = message.expired;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApprovalResolved>, I>>(base?: I): ApprovalResolved {
+    return ApprovalResolved.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApprovalResolved>, I>>(object: I): ApprovalResolved {
+    const message = createBaseApprovalResolved();
+    message.approvalId = object.approvalId ?? "";
+    message.toolCallId = object.toolCallId ?? "";
+    message.toolName = object.toolName ?? "";
+    message.approved = object.approved ?? false;
+    message.note = object.note ?? "";
+    message.decidedBy = object.decidedBy ?? "";
+    message.expired = object.expired ?? false;
     return message;
   },
 };

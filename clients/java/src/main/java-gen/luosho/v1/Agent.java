@@ -29366,6 +29366,21 @@ java.lang.String defaultValue) {
     luosho.v1.Agent.InputQueuedOrBuilder getInputQueuedOrBuilder();
 
     /**
+     * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+     * @return Whether the approvalResolved field is set.
+     */
+    boolean hasApprovalResolved();
+    /**
+     * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+     * @return The approvalResolved.
+     */
+    luosho.v1.Agent.ApprovalResolved getApprovalResolved();
+    /**
+     * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+     */
+    luosho.v1.Agent.ApprovalResolvedOrBuilder getApprovalResolvedOrBuilder();
+
+    /**
      * <pre>
      * Set on every event a sub-agent causes (R58); unset on the lead's.
      * </pre>
@@ -29463,6 +29478,7 @@ java.lang.String defaultValue) {
       APPROVAL_REQUESTED(19),
       TOOL_RETRY(30),
       INPUT_QUEUED(31),
+      APPROVAL_RESOLVED(32),
       PAYLOAD_NOT_SET(0);
       private final int value;
       private PayloadCase(int value) {
@@ -29492,6 +29508,7 @@ java.lang.String defaultValue) {
           case 19: return APPROVAL_REQUESTED;
           case 30: return TOOL_RETRY;
           case 31: return INPUT_QUEUED;
+          case 32: return APPROVAL_RESOLVED;
           case 0: return PAYLOAD_NOT_SET;
           default: return null;
         }
@@ -30053,6 +30070,37 @@ java.lang.String defaultValue) {
       return luosho.v1.Agent.InputQueued.getDefaultInstance();
     }
 
+    public static final int APPROVAL_RESOLVED_FIELD_NUMBER = 32;
+    /**
+     * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+     * @return Whether the approvalResolved field is set.
+     */
+    @java.lang.Override
+    public boolean hasApprovalResolved() {
+      return payloadCase_ == 32;
+    }
+    /**
+     * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+     * @return The approvalResolved.
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.ApprovalResolved getApprovalResolved() {
+      if (payloadCase_ == 32) {
+         return (luosho.v1.Agent.ApprovalResolved) payload_;
+      }
+      return luosho.v1.Agent.ApprovalResolved.getDefaultInstance();
+    }
+    /**
+     * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+     */
+    @java.lang.Override
+    public luosho.v1.Agent.ApprovalResolvedOrBuilder getApprovalResolvedOrBuilder() {
+      if (payloadCase_ == 32) {
+         return (luosho.v1.Agent.ApprovalResolved) payload_;
+      }
+      return luosho.v1.Agent.ApprovalResolved.getDefaultInstance();
+    }
+
     public static final int SUBAGENT_FIELD_NUMBER = 40;
     private luosho.v1.Agent.SubAgentTag subagent_;
     /**
@@ -30159,6 +30207,9 @@ java.lang.String defaultValue) {
       if (payloadCase_ == 31) {
         output.writeMessage(31, (luosho.v1.Agent.InputQueued) payload_);
       }
+      if (payloadCase_ == 32) {
+        output.writeMessage(32, (luosho.v1.Agent.ApprovalResolved) payload_);
+      }
       if (((bitField0_ & 0x00000002) != 0)) {
         output.writeMessage(40, getSubagent());
       }
@@ -30234,6 +30285,10 @@ java.lang.String defaultValue) {
       if (payloadCase_ == 31) {
         size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(31, (luosho.v1.Agent.InputQueued) payload_);
+      }
+      if (payloadCase_ == 32) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(32, (luosho.v1.Agent.ApprovalResolved) payload_);
       }
       if (((bitField0_ & 0x00000002) != 0)) {
         size += com.google.protobuf.CodedOutputStream
@@ -30333,6 +30388,10 @@ java.lang.String defaultValue) {
           if (!getInputQueued()
               .equals(other.getInputQueued())) return false;
           break;
+        case 32:
+          if (!getApprovalResolved()
+              .equals(other.getApprovalResolved())) return false;
+          break;
         case 0:
         default:
       }
@@ -30415,6 +30474,10 @@ java.lang.String defaultValue) {
         case 31:
           hash = (37 * hash) + INPUT_QUEUED_FIELD_NUMBER;
           hash = (53 * hash) + getInputQueued().hashCode();
+          break;
+        case 32:
+          hash = (37 * hash) + APPROVAL_RESOLVED_FIELD_NUMBER;
+          hash = (53 * hash) + getApprovalResolved().hashCode();
           break;
         case 0:
         default:
@@ -30608,6 +30671,9 @@ java.lang.String defaultValue) {
         if (inputQueuedBuilder_ != null) {
           inputQueuedBuilder_.clear();
         }
+        if (approvalResolvedBuilder_ != null) {
+          approvalResolvedBuilder_.clear();
+        }
         subagent_ = null;
         if (subagentBuilder_ != null) {
           subagentBuilder_.dispose();
@@ -30671,7 +30737,7 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000020) != 0)) {
           result.replayed_ = replayed_;
         }
-        if (((from_bitField0_ & 0x00040000) != 0)) {
+        if (((from_bitField0_ & 0x00080000) != 0)) {
           result.subagent_ = subagentBuilder_ == null
               ? subagent_
               : subagentBuilder_.build();
@@ -30730,6 +30796,10 @@ java.lang.String defaultValue) {
         if (payloadCase_ == 31 &&
             inputQueuedBuilder_ != null) {
           result.payload_ = inputQueuedBuilder_.build();
+        }
+        if (payloadCase_ == 32 &&
+            approvalResolvedBuilder_ != null) {
+          result.payload_ = approvalResolvedBuilder_.build();
         }
       }
 
@@ -30819,6 +30889,10 @@ java.lang.String defaultValue) {
           }
           case INPUT_QUEUED: {
             mergeInputQueued(other.getInputQueued());
+            break;
+          }
+          case APPROVAL_RESOLVED: {
+            mergeApprovalResolved(other.getApprovalResolved());
             break;
           }
           case PAYLOAD_NOT_SET: {
@@ -30967,11 +31041,18 @@ java.lang.String defaultValue) {
                 payloadCase_ = 31;
                 break;
               } // case 250
+              case 258: {
+                input.readMessage(
+                    internalGetApprovalResolvedFieldBuilder().getBuilder(),
+                    extensionRegistry);
+                payloadCase_ = 32;
+                break;
+              } // case 258
               case 322: {
                 input.readMessage(
                     internalGetSubagentFieldBuilder().getBuilder(),
                     extensionRegistry);
-                bitField0_ |= 0x00040000;
+                bitField0_ |= 0x00080000;
                 break;
               } // case 322
               default: {
@@ -33138,6 +33219,148 @@ java.lang.String defaultValue) {
         return inputQueuedBuilder_;
       }
 
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.ApprovalResolved, luosho.v1.Agent.ApprovalResolved.Builder, luosho.v1.Agent.ApprovalResolvedOrBuilder> approvalResolvedBuilder_;
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       * @return Whether the approvalResolved field is set.
+       */
+      @java.lang.Override
+      public boolean hasApprovalResolved() {
+        return payloadCase_ == 32;
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       * @return The approvalResolved.
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.ApprovalResolved getApprovalResolved() {
+        if (approvalResolvedBuilder_ == null) {
+          if (payloadCase_ == 32) {
+            return (luosho.v1.Agent.ApprovalResolved) payload_;
+          }
+          return luosho.v1.Agent.ApprovalResolved.getDefaultInstance();
+        } else {
+          if (payloadCase_ == 32) {
+            return approvalResolvedBuilder_.getMessage();
+          }
+          return luosho.v1.Agent.ApprovalResolved.getDefaultInstance();
+        }
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       */
+      public Builder setApprovalResolved(luosho.v1.Agent.ApprovalResolved value) {
+        if (approvalResolvedBuilder_ == null) {
+          if (value == null) {
+            throw new NullPointerException();
+          }
+          payload_ = value;
+          onChanged();
+        } else {
+          approvalResolvedBuilder_.setMessage(value);
+        }
+        payloadCase_ = 32;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       */
+      public Builder setApprovalResolved(
+          luosho.v1.Agent.ApprovalResolved.Builder builderForValue) {
+        if (approvalResolvedBuilder_ == null) {
+          payload_ = builderForValue.build();
+          onChanged();
+        } else {
+          approvalResolvedBuilder_.setMessage(builderForValue.build());
+        }
+        payloadCase_ = 32;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       */
+      public Builder mergeApprovalResolved(luosho.v1.Agent.ApprovalResolved value) {
+        if (approvalResolvedBuilder_ == null) {
+          if (payloadCase_ == 32 &&
+              payload_ != luosho.v1.Agent.ApprovalResolved.getDefaultInstance()) {
+            payload_ = luosho.v1.Agent.ApprovalResolved.newBuilder((luosho.v1.Agent.ApprovalResolved) payload_)
+                .mergeFrom(value).buildPartial();
+          } else {
+            payload_ = value;
+          }
+          onChanged();
+        } else {
+          if (payloadCase_ == 32) {
+            approvalResolvedBuilder_.mergeFrom(value);
+          } else {
+            approvalResolvedBuilder_.setMessage(value);
+          }
+        }
+        payloadCase_ = 32;
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       */
+      public Builder clearApprovalResolved() {
+        if (approvalResolvedBuilder_ == null) {
+          if (payloadCase_ == 32) {
+            payloadCase_ = 0;
+            payload_ = null;
+            onChanged();
+          }
+        } else {
+          if (payloadCase_ == 32) {
+            payloadCase_ = 0;
+            payload_ = null;
+          }
+          approvalResolvedBuilder_.clear();
+        }
+        return this;
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       */
+      public luosho.v1.Agent.ApprovalResolved.Builder getApprovalResolvedBuilder() {
+        return internalGetApprovalResolvedFieldBuilder().getBuilder();
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       */
+      @java.lang.Override
+      public luosho.v1.Agent.ApprovalResolvedOrBuilder getApprovalResolvedOrBuilder() {
+        if ((payloadCase_ == 32) && (approvalResolvedBuilder_ != null)) {
+          return approvalResolvedBuilder_.getMessageOrBuilder();
+        } else {
+          if (payloadCase_ == 32) {
+            return (luosho.v1.Agent.ApprovalResolved) payload_;
+          }
+          return luosho.v1.Agent.ApprovalResolved.getDefaultInstance();
+        }
+      }
+      /**
+       * <code>.luosho.v1.ApprovalResolved approval_resolved = 32;</code>
+       */
+      private com.google.protobuf.SingleFieldBuilder<
+          luosho.v1.Agent.ApprovalResolved, luosho.v1.Agent.ApprovalResolved.Builder, luosho.v1.Agent.ApprovalResolvedOrBuilder> 
+          internalGetApprovalResolvedFieldBuilder() {
+        if (approvalResolvedBuilder_ == null) {
+          if (!(payloadCase_ == 32)) {
+            payload_ = luosho.v1.Agent.ApprovalResolved.getDefaultInstance();
+          }
+          approvalResolvedBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+              luosho.v1.Agent.ApprovalResolved, luosho.v1.Agent.ApprovalResolved.Builder, luosho.v1.Agent.ApprovalResolvedOrBuilder>(
+                  (luosho.v1.Agent.ApprovalResolved) payload_,
+                  getParentForChildren(),
+                  isClean());
+          payload_ = null;
+        }
+        payloadCase_ = 32;
+        onChanged();
+        return approvalResolvedBuilder_;
+      }
+
       private luosho.v1.Agent.SubAgentTag subagent_;
       private com.google.protobuf.SingleFieldBuilder<
           luosho.v1.Agent.SubAgentTag, luosho.v1.Agent.SubAgentTag.Builder, luosho.v1.Agent.SubAgentTagOrBuilder> subagentBuilder_;
@@ -33150,7 +33373,7 @@ java.lang.String defaultValue) {
        * @return Whether the subagent field is set.
        */
       public boolean hasSubagent() {
-        return ((bitField0_ & 0x00040000) != 0);
+        return ((bitField0_ & 0x00080000) != 0);
       }
       /**
        * <pre>
@@ -33183,7 +33406,7 @@ java.lang.String defaultValue) {
         } else {
           subagentBuilder_.setMessage(value);
         }
-        bitField0_ |= 0x00040000;
+        bitField0_ |= 0x00080000;
         onChanged();
         return this;
       }
@@ -33201,7 +33424,7 @@ java.lang.String defaultValue) {
         } else {
           subagentBuilder_.setMessage(builderForValue.build());
         }
-        bitField0_ |= 0x00040000;
+        bitField0_ |= 0x00080000;
         onChanged();
         return this;
       }
@@ -33214,7 +33437,7 @@ java.lang.String defaultValue) {
        */
       public Builder mergeSubagent(luosho.v1.Agent.SubAgentTag value) {
         if (subagentBuilder_ == null) {
-          if (((bitField0_ & 0x00040000) != 0) &&
+          if (((bitField0_ & 0x00080000) != 0) &&
             subagent_ != null &&
             subagent_ != luosho.v1.Agent.SubAgentTag.getDefaultInstance()) {
             getSubagentBuilder().mergeFrom(value);
@@ -33225,7 +33448,7 @@ java.lang.String defaultValue) {
           subagentBuilder_.mergeFrom(value);
         }
         if (subagent_ != null) {
-          bitField0_ |= 0x00040000;
+          bitField0_ |= 0x00080000;
           onChanged();
         }
         return this;
@@ -33238,7 +33461,7 @@ java.lang.String defaultValue) {
        * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
        */
       public Builder clearSubagent() {
-        bitField0_ = (bitField0_ & ~0x00040000);
+        bitField0_ = (bitField0_ & ~0x00080000);
         subagent_ = null;
         if (subagentBuilder_ != null) {
           subagentBuilder_.dispose();
@@ -33255,7 +33478,7 @@ java.lang.String defaultValue) {
        * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
        */
       public luosho.v1.Agent.SubAgentTag.Builder getSubagentBuilder() {
-        bitField0_ |= 0x00040000;
+        bitField0_ |= 0x00080000;
         onChanged();
         return internalGetSubagentFieldBuilder().getBuilder();
       }
@@ -34272,6 +34495,1383 @@ java.lang.String defaultValue) {
 
     @java.lang.Override
     public luosho.v1.Agent.RunStart getDefaultInstanceForType() {
+      return DEFAULT_INSTANCE;
+    }
+
+  }
+
+  public interface ApprovalResolvedOrBuilder extends
+      // @@protoc_insertion_point(interface_extends:luosho.v1.ApprovalResolved)
+      com.google.protobuf.MessageOrBuilder {
+
+    /**
+     * <code>string approval_id = 1;</code>
+     * @return The approvalId.
+     */
+    java.lang.String getApprovalId();
+    /**
+     * <code>string approval_id = 1;</code>
+     * @return The bytes for approvalId.
+     */
+    com.google.protobuf.ByteString
+        getApprovalIdBytes();
+
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The toolCallId.
+     */
+    java.lang.String getToolCallId();
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The bytes for toolCallId.
+     */
+    com.google.protobuf.ByteString
+        getToolCallIdBytes();
+
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The toolName.
+     */
+    java.lang.String getToolName();
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The bytes for toolName.
+     */
+    com.google.protobuf.ByteString
+        getToolNameBytes();
+
+    /**
+     * <code>bool approved = 4;</code>
+     * @return The approved.
+     */
+    boolean getApproved();
+
+    /**
+     * <pre>
+     * The reviewer's note.
+     * </pre>
+     *
+     * <code>string note = 5;</code>
+     * @return The note.
+     */
+    java.lang.String getNote();
+    /**
+     * <pre>
+     * The reviewer's note.
+     * </pre>
+     *
+     * <code>string note = 5;</code>
+     * @return The bytes for note.
+     */
+    com.google.protobuf.ByteString
+        getNoteBytes();
+
+    /**
+     * <pre>
+     * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+     * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+     * Empty when the approval had expired (expired is true).
+     * </pre>
+     *
+     * <code>string decided_by = 6;</code>
+     * @return The decidedBy.
+     */
+    java.lang.String getDecidedBy();
+    /**
+     * <pre>
+     * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+     * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+     * Empty when the approval had expired (expired is true).
+     * </pre>
+     *
+     * <code>string decided_by = 6;</code>
+     * @return The bytes for decidedBy.
+     */
+    com.google.protobuf.ByteString
+        getDecidedByBytes();
+
+    /**
+     * <pre>
+     * The approval had expired: recorded as a rejection whatever was asked (R32).
+     * </pre>
+     *
+     * <code>bool expired = 7;</code>
+     * @return The expired.
+     */
+    boolean getExpired();
+  }
+  /**
+   * <pre>
+   * type "approval.resolved": the decision on an approval, saved with the save that claims
+   * it, first in the run that Resolve starts (after run.start and any agent.drift).
+   * </pre>
+   *
+   * Protobuf type {@code luosho.v1.ApprovalResolved}
+   */
+  public static final class ApprovalResolved extends
+      com.google.protobuf.GeneratedMessage implements
+      // @@protoc_insertion_point(message_implements:luosho.v1.ApprovalResolved)
+      ApprovalResolvedOrBuilder {
+  private static final long serialVersionUID = 0L;
+    static {
+      com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
+        com.google.protobuf.RuntimeVersion.RuntimeDomain.PUBLIC,
+        /* major= */ 4,
+        /* minor= */ 35,
+        /* patch= */ 1,
+        /* suffix= */ "",
+        "ApprovalResolved");
+    }
+    // Use ApprovalResolved.newBuilder() to construct.
+    private ApprovalResolved(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+      super(builder);
+    }
+    private ApprovalResolved() {
+      approvalId_ = "";
+      toolCallId_ = "";
+      toolName_ = "";
+      note_ = "";
+      decidedBy_ = "";
+    }
+
+    public static final com.google.protobuf.Descriptors.Descriptor
+        getDescriptor() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ApprovalResolved_descriptor;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ApprovalResolved_descriptor;
+    }
+
+    @java.lang.Override
+    protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+        internalGetFieldAccessorTable() {
+      return luosho.v1.Agent.internal_static_luosho_v1_ApprovalResolved_fieldAccessorTable
+          .ensureFieldAccessorsInitialized(
+              luosho.v1.Agent.ApprovalResolved.class, luosho.v1.Agent.ApprovalResolved.Builder.class);
+    }
+
+    public static final int APPROVAL_ID_FIELD_NUMBER = 1;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object approvalId_ = "";
+    /**
+     * <code>string approval_id = 1;</code>
+     * @return The approvalId.
+     */
+    @java.lang.Override
+    public java.lang.String getApprovalId() {
+      java.lang.Object ref = approvalId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        approvalId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string approval_id = 1;</code>
+     * @return The bytes for approvalId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getApprovalIdBytes() {
+      java.lang.Object ref = approvalId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        approvalId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TOOL_CALL_ID_FIELD_NUMBER = 2;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object toolCallId_ = "";
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The toolCallId.
+     */
+    @java.lang.Override
+    public java.lang.String getToolCallId() {
+      java.lang.Object ref = toolCallId_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        toolCallId_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string tool_call_id = 2;</code>
+     * @return The bytes for toolCallId.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getToolCallIdBytes() {
+      java.lang.Object ref = toolCallId_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        toolCallId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int TOOL_NAME_FIELD_NUMBER = 3;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object toolName_ = "";
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The toolName.
+     */
+    @java.lang.Override
+    public java.lang.String getToolName() {
+      java.lang.Object ref = toolName_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        toolName_ = s;
+        return s;
+      }
+    }
+    /**
+     * <code>string tool_name = 3;</code>
+     * @return The bytes for toolName.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getToolNameBytes() {
+      java.lang.Object ref = toolName_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        toolName_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int APPROVED_FIELD_NUMBER = 4;
+    private boolean approved_ = false;
+    /**
+     * <code>bool approved = 4;</code>
+     * @return The approved.
+     */
+    @java.lang.Override
+    public boolean getApproved() {
+      return approved_;
+    }
+
+    public static final int NOTE_FIELD_NUMBER = 5;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object note_ = "";
+    /**
+     * <pre>
+     * The reviewer's note.
+     * </pre>
+     *
+     * <code>string note = 5;</code>
+     * @return The note.
+     */
+    @java.lang.Override
+    public java.lang.String getNote() {
+      java.lang.Object ref = note_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        note_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * The reviewer's note.
+     * </pre>
+     *
+     * <code>string note = 5;</code>
+     * @return The bytes for note.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getNoteBytes() {
+      java.lang.Object ref = note_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        note_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int DECIDED_BY_FIELD_NUMBER = 6;
+    @SuppressWarnings("serial")
+    private volatile java.lang.Object decidedBy_ = "";
+    /**
+     * <pre>
+     * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+     * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+     * Empty when the approval had expired (expired is true).
+     * </pre>
+     *
+     * <code>string decided_by = 6;</code>
+     * @return The decidedBy.
+     */
+    @java.lang.Override
+    public java.lang.String getDecidedBy() {
+      java.lang.Object ref = decidedBy_;
+      if (ref instanceof java.lang.String) {
+        return (java.lang.String) ref;
+      } else {
+        com.google.protobuf.ByteString bs = 
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        decidedBy_ = s;
+        return s;
+      }
+    }
+    /**
+     * <pre>
+     * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+     * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+     * Empty when the approval had expired (expired is true).
+     * </pre>
+     *
+     * <code>string decided_by = 6;</code>
+     * @return The bytes for decidedBy.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getDecidedByBytes() {
+      java.lang.Object ref = decidedBy_;
+      if (ref instanceof java.lang.String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        decidedBy_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+
+    public static final int EXPIRED_FIELD_NUMBER = 7;
+    private boolean expired_ = false;
+    /**
+     * <pre>
+     * The approval had expired: recorded as a rejection whatever was asked (R32).
+     * </pre>
+     *
+     * <code>bool expired = 7;</code>
+     * @return The expired.
+     */
+    @java.lang.Override
+    public boolean getExpired() {
+      return expired_;
+    }
+
+    private byte memoizedIsInitialized = -1;
+    @java.lang.Override
+    public final boolean isInitialized() {
+      byte isInitialized = memoizedIsInitialized;
+      if (isInitialized == 1) return true;
+      if (isInitialized == 0) return false;
+
+      memoizedIsInitialized = 1;
+      return true;
+    }
+
+    @java.lang.Override
+    public void writeTo(com.google.protobuf.CodedOutputStream output)
+                        throws java.io.IOException {
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(approvalId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 1, approvalId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolCallId_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 2, toolCallId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolName_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 3, toolName_);
+      }
+      if (approved_ != false) {
+        output.writeBool(4, approved_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(note_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 5, note_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(decidedBy_)) {
+        com.google.protobuf.GeneratedMessage.writeString(output, 6, decidedBy_);
+      }
+      if (expired_ != false) {
+        output.writeBool(7, expired_);
+      }
+      getUnknownFields().writeTo(output);
+    }
+    private int computeSerializedSize_0() {
+      int size = 0;
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(approvalId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(1, approvalId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolCallId_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(2, toolCallId_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(toolName_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(3, toolName_);
+      }
+      if (approved_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(4, approved_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(note_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(5, note_);
+      }
+      if (!com.google.protobuf.GeneratedMessage.isStringEmpty(decidedBy_)) {
+        size += com.google.protobuf.GeneratedMessage.computeStringSize(6, decidedBy_);
+      }
+      if (expired_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(7, expired_);
+      }
+      return size;
+    }
+    @java.lang.Override
+    public int getSerializedSize() {
+      int size = memoizedSize;
+      if (size != -1) return size;
+
+      size = 0;
+      size += computeSerializedSize_0();
+      size += getUnknownFields().getSerializedSize();
+      memoizedSize = size;
+      return size;
+    }
+
+    @java.lang.Override
+    public boolean equals(final java.lang.Object obj) {
+      if (obj == this) {
+       return true;
+      }
+      if (!(obj instanceof luosho.v1.Agent.ApprovalResolved)) {
+        return super.equals(obj);
+      }
+      luosho.v1.Agent.ApprovalResolved other = (luosho.v1.Agent.ApprovalResolved) obj;
+
+      if (!getApprovalId()
+          .equals(other.getApprovalId())) return false;
+      if (!getToolCallId()
+          .equals(other.getToolCallId())) return false;
+      if (!getToolName()
+          .equals(other.getToolName())) return false;
+      if (getApproved()
+          != other.getApproved()) return false;
+      if (!getNote()
+          .equals(other.getNote())) return false;
+      if (!getDecidedBy()
+          .equals(other.getDecidedBy())) return false;
+      if (getExpired()
+          != other.getExpired()) return false;
+      if (!getUnknownFields().equals(other.getUnknownFields())) return false;
+      return true;
+    }
+
+    @java.lang.Override
+    public int hashCode() {
+      if (memoizedHashCode != 0) {
+        return memoizedHashCode;
+      }
+      int hash = 41;
+      hash = (19 * hash) + getDescriptor().hashCode();
+      hash = (37 * hash) + APPROVAL_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getApprovalId().hashCode();
+      hash = (37 * hash) + TOOL_CALL_ID_FIELD_NUMBER;
+      hash = (53 * hash) + getToolCallId().hashCode();
+      hash = (37 * hash) + TOOL_NAME_FIELD_NUMBER;
+      hash = (53 * hash) + getToolName().hashCode();
+      hash = (37 * hash) + APPROVED_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getApproved());
+      hash = (37 * hash) + NOTE_FIELD_NUMBER;
+      hash = (53 * hash) + getNote().hashCode();
+      hash = (37 * hash) + DECIDED_BY_FIELD_NUMBER;
+      hash = (53 * hash) + getDecidedBy().hashCode();
+      hash = (37 * hash) + EXPIRED_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getExpired());
+      hash = (29 * hash) + getUnknownFields().hashCode();
+      memoizedHashCode = hash;
+      return hash;
+    }
+
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        java.nio.ByteBuffer data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        java.nio.ByteBuffer data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        com.google.protobuf.ByteString data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        com.google.protobuf.ByteString data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(byte[] data)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        byte[] data,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws com.google.protobuf.InvalidProtocolBufferException {
+      return PARSER.parseFrom(data, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    public static luosho.v1.Agent.ApprovalResolved parseDelimitedFrom(java.io.InputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input);
+    }
+
+    public static luosho.v1.Agent.ApprovalResolved parseDelimitedFrom(
+        java.io.InputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        com.google.protobuf.CodedInputStream input)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input);
+    }
+    public static luosho.v1.Agent.ApprovalResolved parseFrom(
+        com.google.protobuf.CodedInputStream input,
+        com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+        throws java.io.IOException {
+      return com.google.protobuf.GeneratedMessage
+          .parseWithIOException(PARSER, input, extensionRegistry);
+    }
+
+    @java.lang.Override
+    public Builder newBuilderForType() { return newBuilder(); }
+    public static Builder newBuilder() {
+      return DEFAULT_INSTANCE.toBuilder();
+    }
+    public static Builder newBuilder(luosho.v1.Agent.ApprovalResolved prototype) {
+      return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
+    }
+    @java.lang.Override
+    public Builder toBuilder() {
+      return this == DEFAULT_INSTANCE
+          ? new Builder() : new Builder().mergeFrom(this);
+    }
+
+    @java.lang.Override
+    protected Builder newBuilderForType(
+        com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+      Builder builder = new Builder(parent);
+      return builder;
+    }
+    /**
+     * <pre>
+     * type "approval.resolved": the decision on an approval, saved with the save that claims
+     * it, first in the run that Resolve starts (after run.start and any agent.drift).
+     * </pre>
+     *
+     * Protobuf type {@code luosho.v1.ApprovalResolved}
+     */
+    public static final class Builder extends
+        com.google.protobuf.GeneratedMessage.Builder<Builder> implements
+        // @@protoc_insertion_point(builder_implements:luosho.v1.ApprovalResolved)
+        luosho.v1.Agent.ApprovalResolvedOrBuilder {
+      public static final com.google.protobuf.Descriptors.Descriptor
+          getDescriptor() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ApprovalResolved_descriptor;
+      }
+
+      @java.lang.Override
+      protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
+          internalGetFieldAccessorTable() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ApprovalResolved_fieldAccessorTable
+            .ensureFieldAccessorsInitialized(
+                luosho.v1.Agent.ApprovalResolved.class, luosho.v1.Agent.ApprovalResolved.Builder.class);
+      }
+
+      // Construct using luosho.v1.Agent.ApprovalResolved.newBuilder()
+      private Builder() {
+
+      }
+
+      private Builder(
+          com.google.protobuf.GeneratedMessage.BuilderParent parent) {
+        super(parent);
+
+      }
+      @java.lang.Override
+      public Builder clear() {
+        super.clear();
+        bitField0_ = 0;
+        approvalId_ = "";
+        toolCallId_ = "";
+        toolName_ = "";
+        approved_ = false;
+        note_ = "";
+        decidedBy_ = "";
+        expired_ = false;
+        return this;
+      }
+
+      @java.lang.Override
+      public com.google.protobuf.Descriptors.Descriptor
+          getDescriptorForType() {
+        return luosho.v1.Agent.internal_static_luosho_v1_ApprovalResolved_descriptor;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ApprovalResolved getDefaultInstanceForType() {
+        return luosho.v1.Agent.ApprovalResolved.getDefaultInstance();
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ApprovalResolved build() {
+        luosho.v1.Agent.ApprovalResolved result = buildPartial();
+        if (!result.isInitialized()) {
+          throw newUninitializedMessageException(result);
+        }
+        return result;
+      }
+
+      @java.lang.Override
+      public luosho.v1.Agent.ApprovalResolved buildPartial() {
+        luosho.v1.Agent.ApprovalResolved result = new luosho.v1.Agent.ApprovalResolved(this);
+        if (bitField0_ != 0) { buildPartial0(result); }
+        onBuilt();
+        return result;
+      }
+
+      private void buildPartial0(luosho.v1.Agent.ApprovalResolved result) {
+        int from_bitField0_ = bitField0_;
+        if (((from_bitField0_ & 0x00000001) != 0)) {
+          result.approvalId_ = approvalId_;
+        }
+        if (((from_bitField0_ & 0x00000002) != 0)) {
+          result.toolCallId_ = toolCallId_;
+        }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.toolName_ = toolName_;
+        }
+        if (((from_bitField0_ & 0x00000008) != 0)) {
+          result.approved_ = approved_;
+        }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.note_ = note_;
+        }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.decidedBy_ = decidedBy_;
+        }
+        if (((from_bitField0_ & 0x00000040) != 0)) {
+          result.expired_ = expired_;
+        }
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(com.google.protobuf.Message other) {
+        if (other instanceof luosho.v1.Agent.ApprovalResolved) {
+          return mergeFrom((luosho.v1.Agent.ApprovalResolved)other);
+        } else {
+          super.mergeFrom(other);
+          return this;
+        }
+      }
+
+      public Builder mergeFrom(luosho.v1.Agent.ApprovalResolved other) {
+        if (other == luosho.v1.Agent.ApprovalResolved.getDefaultInstance()) return this;
+        if (!other.getApprovalId().isEmpty()) {
+          approvalId_ = other.approvalId_;
+          bitField0_ |= 0x00000001;
+          onChanged();
+        }
+        if (!other.getToolCallId().isEmpty()) {
+          toolCallId_ = other.toolCallId_;
+          bitField0_ |= 0x00000002;
+          onChanged();
+        }
+        if (!other.getToolName().isEmpty()) {
+          toolName_ = other.toolName_;
+          bitField0_ |= 0x00000004;
+          onChanged();
+        }
+        if (other.getApproved() != false) {
+          setApproved(other.getApproved());
+        }
+        if (!other.getNote().isEmpty()) {
+          note_ = other.note_;
+          bitField0_ |= 0x00000010;
+          onChanged();
+        }
+        if (!other.getDecidedBy().isEmpty()) {
+          decidedBy_ = other.decidedBy_;
+          bitField0_ |= 0x00000020;
+          onChanged();
+        }
+        if (other.getExpired() != false) {
+          setExpired(other.getExpired());
+        }
+        this.mergeUnknownFields(other.getUnknownFields());
+        onChanged();
+        return this;
+      }
+
+      @java.lang.Override
+      public final boolean isInitialized() {
+        return true;
+      }
+
+      @java.lang.Override
+      public Builder mergeFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws java.io.IOException {
+        if (extensionRegistry == null) {
+          throw new java.lang.NullPointerException();
+        }
+        try {
+          boolean done = false;
+          while (!done) {
+            int tag = input.readTag();
+            switch (tag) {
+              case 0:
+                done = true;
+                break;
+              case 10: {
+                approvalId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000001;
+                break;
+              } // case 10
+              case 18: {
+                toolCallId_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000002;
+                break;
+              } // case 18
+              case 26: {
+                toolName_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 26
+              case 32: {
+                approved_ = input.readBool();
+                bitField0_ |= 0x00000008;
+                break;
+              } // case 32
+              case 42: {
+                note_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 42
+              case 50: {
+                decidedBy_ = input.readStringRequireUtf8();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 50
+              case 56: {
+                expired_ = input.readBool();
+                bitField0_ |= 0x00000040;
+                break;
+              } // case 56
+              default: {
+                if (!super.parseUnknownField(input, extensionRegistry, tag)) {
+                  done = true; // was an endgroup tag
+                }
+                break;
+              } // default:
+            } // switch (tag)
+          } // while (!done)
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.unwrapIOException();
+        } finally {
+          onChanged();
+        } // finally
+        return this;
+      }
+      private int bitField0_;
+
+      private java.lang.Object approvalId_ = "";
+      /**
+       * <code>string approval_id = 1;</code>
+       * @return The approvalId.
+       */
+      public java.lang.String getApprovalId() {
+        java.lang.Object ref = approvalId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          approvalId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string approval_id = 1;</code>
+       * @return The bytes for approvalId.
+       */
+      public com.google.protobuf.ByteString
+          getApprovalIdBytes() {
+        java.lang.Object ref = approvalId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          approvalId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string approval_id = 1;</code>
+       * @param value The approvalId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setApprovalId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        approvalId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string approval_id = 1;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearApprovalId() {
+        approvalId_ = getDefaultInstance().getApprovalId();
+        bitField0_ = (bitField0_ & ~0x00000001);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string approval_id = 1;</code>
+       * @param value The bytes for approvalId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setApprovalIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        approvalId_ = value;
+        bitField0_ |= 0x00000001;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object toolCallId_ = "";
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @return The toolCallId.
+       */
+      public java.lang.String getToolCallId() {
+        java.lang.Object ref = toolCallId_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          toolCallId_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @return The bytes for toolCallId.
+       */
+      public com.google.protobuf.ByteString
+          getToolCallIdBytes() {
+        java.lang.Object ref = toolCallId_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          toolCallId_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @param value The toolCallId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolCallId(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        toolCallId_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearToolCallId() {
+        toolCallId_ = getDefaultInstance().getToolCallId();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_call_id = 2;</code>
+       * @param value The bytes for toolCallId to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolCallIdBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        toolCallId_ = value;
+        bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object toolName_ = "";
+      /**
+       * <code>string tool_name = 3;</code>
+       * @return The toolName.
+       */
+      public java.lang.String getToolName() {
+        java.lang.Object ref = toolName_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          toolName_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @return The bytes for toolName.
+       */
+      public com.google.protobuf.ByteString
+          getToolNameBytes() {
+        java.lang.Object ref = toolName_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          toolName_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @param value The toolName to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolName(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        toolName_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearToolName() {
+        toolName_ = getDefaultInstance().getToolName();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>string tool_name = 3;</code>
+       * @param value The bytes for toolName to set.
+       * @return This builder for chaining.
+       */
+      public Builder setToolNameBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        toolName_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+
+      private boolean approved_ ;
+      /**
+       * <code>bool approved = 4;</code>
+       * @return The approved.
+       */
+      @java.lang.Override
+      public boolean getApproved() {
+        return approved_;
+      }
+      /**
+       * <code>bool approved = 4;</code>
+       * @param value The approved to set.
+       * @return This builder for chaining.
+       */
+      public Builder setApproved(boolean value) {
+
+        approved_ = value;
+        bitField0_ |= 0x00000008;
+        onChanged();
+        return this;
+      }
+      /**
+       * <code>bool approved = 4;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearApproved() {
+        bitField0_ = (bitField0_ & ~0x00000008);
+        approved_ = false;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object note_ = "";
+      /**
+       * <pre>
+       * The reviewer's note.
+       * </pre>
+       *
+       * <code>string note = 5;</code>
+       * @return The note.
+       */
+      public java.lang.String getNote() {
+        java.lang.Object ref = note_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          note_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The reviewer's note.
+       * </pre>
+       *
+       * <code>string note = 5;</code>
+       * @return The bytes for note.
+       */
+      public com.google.protobuf.ByteString
+          getNoteBytes() {
+        java.lang.Object ref = note_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          note_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * The reviewer's note.
+       * </pre>
+       *
+       * <code>string note = 5;</code>
+       * @param value The note to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNote(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        note_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The reviewer's note.
+       * </pre>
+       *
+       * <code>string note = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearNote() {
+        note_ = getDefaultInstance().getNote();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The reviewer's note.
+       * </pre>
+       *
+       * <code>string note = 5;</code>
+       * @param value The bytes for note to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNoteBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        note_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+
+      private java.lang.Object decidedBy_ = "";
+      /**
+       * <pre>
+       * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+       * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+       * Empty when the approval had expired (expired is true).
+       * </pre>
+       *
+       * <code>string decided_by = 6;</code>
+       * @return The decidedBy.
+       */
+      public java.lang.String getDecidedBy() {
+        java.lang.Object ref = decidedBy_;
+        if (!(ref instanceof java.lang.String)) {
+          com.google.protobuf.ByteString bs =
+              (com.google.protobuf.ByteString) ref;
+          java.lang.String s = bs.toStringUtf8();
+          decidedBy_ = s;
+          return s;
+        } else {
+          return (java.lang.String) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+       * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+       * Empty when the approval had expired (expired is true).
+       * </pre>
+       *
+       * <code>string decided_by = 6;</code>
+       * @return The bytes for decidedBy.
+       */
+      public com.google.protobuf.ByteString
+          getDecidedByBytes() {
+        java.lang.Object ref = decidedBy_;
+        if (ref instanceof String) {
+          com.google.protobuf.ByteString b = 
+              com.google.protobuf.ByteString.copyFromUtf8(
+                  (java.lang.String) ref);
+          decidedBy_ = b;
+          return b;
+        } else {
+          return (com.google.protobuf.ByteString) ref;
+        }
+      }
+      /**
+       * <pre>
+       * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+       * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+       * Empty when the approval had expired (expired is true).
+       * </pre>
+       *
+       * <code>string decided_by = 6;</code>
+       * @param value The decidedBy to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDecidedBy(
+          java.lang.String value) {
+        if (value == null) { throw new NullPointerException(); }
+        decidedBy_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+       * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+       * Empty when the approval had expired (expired is true).
+       * </pre>
+       *
+       * <code>string decided_by = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearDecidedBy() {
+        decidedBy_ = getDefaultInstance().getDecidedBy();
+        bitField0_ = (bitField0_ & ~0x00000020);
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Who decided: "token NAME" (a named token), "token sha256:…" (an unnamed one),
+       * "mtls SUBJECT" (a client certificate) or "anonymous" (a daemon without tokens).
+       * Empty when the approval had expired (expired is true).
+       * </pre>
+       *
+       * <code>string decided_by = 6;</code>
+       * @param value The bytes for decidedBy to set.
+       * @return This builder for chaining.
+       */
+      public Builder setDecidedByBytes(
+          com.google.protobuf.ByteString value) {
+        if (value == null) { throw new NullPointerException(); }
+        checkByteStringIsUtf8(value);
+        decidedBy_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+
+      private boolean expired_ ;
+      /**
+       * <pre>
+       * The approval had expired: recorded as a rejection whatever was asked (R32).
+       * </pre>
+       *
+       * <code>bool expired = 7;</code>
+       * @return The expired.
+       */
+      @java.lang.Override
+      public boolean getExpired() {
+        return expired_;
+      }
+      /**
+       * <pre>
+       * The approval had expired: recorded as a rejection whatever was asked (R32).
+       * </pre>
+       *
+       * <code>bool expired = 7;</code>
+       * @param value The expired to set.
+       * @return This builder for chaining.
+       */
+      public Builder setExpired(boolean value) {
+
+        expired_ = value;
+        bitField0_ |= 0x00000040;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * The approval had expired: recorded as a rejection whatever was asked (R32).
+       * </pre>
+       *
+       * <code>bool expired = 7;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearExpired() {
+        bitField0_ = (bitField0_ & ~0x00000040);
+        expired_ = false;
+        onChanged();
+        return this;
+      }
+
+      // @@protoc_insertion_point(builder_scope:luosho.v1.ApprovalResolved)
+    }
+
+    // @@protoc_insertion_point(class_scope:luosho.v1.ApprovalResolved)
+    private static final luosho.v1.Agent.ApprovalResolved DEFAULT_INSTANCE;
+    static {
+      DEFAULT_INSTANCE = new luosho.v1.Agent.ApprovalResolved();
+    }
+
+    public static luosho.v1.Agent.ApprovalResolved getDefaultInstance() {
+      return DEFAULT_INSTANCE;
+    }
+
+    private static final com.google.protobuf.Parser<ApprovalResolved>
+        PARSER = new com.google.protobuf.AbstractParser<ApprovalResolved>() {
+      @java.lang.Override
+      public ApprovalResolved parsePartialFrom(
+          com.google.protobuf.CodedInputStream input,
+          com.google.protobuf.ExtensionRegistryLite extensionRegistry)
+          throws com.google.protobuf.InvalidProtocolBufferException {
+        Builder builder = newBuilder();
+        try {
+          builder.mergeFrom(input, extensionRegistry);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+          throw e.setUnfinishedMessage(builder.buildPartial());
+        } catch (com.google.protobuf.UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException().setUnfinishedMessage(builder.buildPartial());
+        } catch (java.io.IOException e) {
+          throw new com.google.protobuf.InvalidProtocolBufferException(e)
+              .setUnfinishedMessage(builder.buildPartial());
+        }
+        return builder.buildPartial();
+      }
+    };
+
+    public static com.google.protobuf.Parser<ApprovalResolved> parser() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Parser<ApprovalResolved> getParserForType() {
+      return PARSER;
+    }
+
+    @java.lang.Override
+    public luosho.v1.Agent.ApprovalResolved getDefaultInstanceForType() {
       return DEFAULT_INSTANCE;
     }
 
@@ -81549,6 +83149,11 @@ java.lang.String defaultValue) {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_RunStart_fieldAccessorTable;
   private static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ApprovalResolved_descriptor;
+  private static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ApprovalResolved_fieldAccessorTable;
+  private static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_StepStart_descriptor;
   private static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -81909,7 +83514,7 @@ java.lang.String defaultValue) {
       "\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id\030\006" +
       " \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.protob" +
       "uf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luosh" +
-      "o.v1.AgentDrift\"\336\005\n\005Event\022\022\n\nsession_id\030" +
+      "o.v1.AgentDrift\"\230\006\n\005Event\022\022\n\nsession_id\030" +
       "\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004ti" +
       "me\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n\004" +
       "type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_star" +
@@ -81926,206 +83531,212 @@ java.lang.String defaultValue) {
       "requested\030\023 \001(\0132\034.luosho.v1.ApprovalRequ" +
       "estedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1." +
       "ToolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luos" +
-      "ho.v1.InputQueuedH\000\022(\n\010subagent\030( \001(\0132\026." +
-      "luosho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010Run" +
-      "Start\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022" +
-      "\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\013" +
-      "2\033.luosho.v1.AgentFingerprint\022\022\n\nrequest" +
-      "_id\030\004 \001(\t\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\t" +
-      "ModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\013" +
-      "2\022.luosho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.lu" +
-      "osho.v1.Usage\"\203\001\n\021ToolCallRequested\022\014\n\004s" +
-      "tep\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.Tool" +
-      "Call\022\022\n\ntimeout_ms\030\003 \001(\005\022)\n\010executor\030\010 \001" +
-      "(\0162\027.luosho.v1.ToolExecutor\"t\n\tToolRetry" +
-      "\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\t" +
-      "tool_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005erro" +
-      "r\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\005\"j\n\nToolResult\022" +
-      "\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tt" +
-      "ool_name\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010i" +
-      "s_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"" +
-      "\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t" +
-      "\"\244\001\n\nAgentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010m" +
-      "odel_to\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rto" +
-      "ols_removed\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t" +
-      "\022\034\n\024instructions_changed\030\006 \001(\010\022\017\n\007refuse" +
-      "d\030\007 \001(\010\":\n\021ApprovalRequested\022%\n\010approval" +
-      "\030\001 \001(\0132\023.luosho.v1.Approval\"\333\001\n\007RunDone\022" +
-      ".\n\rfinish_reason\030\001 \001(\0162\027.luosho.v1.Finis" +
-      "hReason\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Chec" +
-      "kpointStatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep" +
-      "_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1." +
-      "Usage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_co" +
-      "unt\030\007 \001(\005\"\302\002\n\016ExecuteRequest\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Mess" +
-      "age\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.AgentSpec" +
-      "\022 \n\023business_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nre" +
-      "quest_id\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210" +
-      "\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\036" +
-      "\n\021retention_seconds\030\010 \001(\004H\002\210\001\001B\026\n\024_busin" +
-      "ess_state_jsonB\020\n\016_history_limitB\024\n\022_ret" +
-      "ention_seconds\"\253\001\n\013QueuedInput\022\022\n\nreques" +
-      "t_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Me" +
-      "ssage\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBus" +
-      "y\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\013" +
-      "2\032.google.protobuf.Timestamp\"0\n\013InputQue" +
-      "ued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=" +
-      "\n\023DequeueInputRequest\022\022\n\nsession_id\030\001 \001(" +
-      "\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInputRes" +
-      "ponse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteRespons" +
-      "e\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rRe" +
-      "sumeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent" +
-      "\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_" +
-      "id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(" +
-      "\0132\020.luosho.v1.Event\"j\n\027SubmitToolResultR" +
-      "equest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_" +
-      "id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_erro" +
-      "r\030\004 \001(\010\"E\n\030SubmitToolResultResponse\022)\n\007o" +
-      "utcome\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#" +
-      "\n\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016C" +
-      "ancelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetS" +
-      "essionRequest\022\022\n\nsession_id\030\001 \001(\t\"\233\001\n\022Ge" +
-      "tSessionResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.l" +
-      "uosho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luo" +
-      "sho.v1.QueuedInput\0223\n\022last_model_failure" +
-      "\030\003 \001(\0132\027.luosho.v1.ModelFailure\"\220\002\n\014Mode" +
-      "lFailure\022\016\n\006reason\030\001 \001(\t\022\017\n\007message\030\002 \001(" +
-      "\t\0227\n\010metadata\030\003 \003(\0132%.luosho.v1.ModelFai" +
-      "lure.MetadataEntry\022-\n\tfailed_at\030\004 \001(\0132\032." +
-      "google.protobuf.Timestamp\022\020\n\010failures\030\005 " +
-      "\001(\005\0224\n\020retry_not_before\030\006 \001(\0132\032.google.p" +
-      "rotobuf.Timestamp\032/\n\rMetadataEntry\022\013\n\003ke" +
-      "y\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\204\001\n\023ListSessi" +
-      "onsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_to" +
-      "ken\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Ch" +
-      "eckpointStatus\022\031\n\021session_id_prefix\030\004 \001(" +
-      "\t\"\\\n\024ListSessionsResponse\022+\n\010sessions\030\001 " +
-      "\003(\0132\031.luosho.v1.SessionSummary\022\027\n\017next_p" +
-      "age_token\030\002 \001(\t\"@\n\024DeleteSessionRequest\022" +
-      "\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(" +
-      "\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 " +
-      "\001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 " +
-      "\001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005a" +
-      "gent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequ" +
-      "est_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023deta" +
-      "ch_on_tool_call\030\007 \001(\010\"2\n\017ResolveResponse" +
-      "\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024Lis" +
-      "tApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
-      "\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025" +
-      "ListApprovalsResponse\022&\n\tapprovals\030\001 \003(\013" +
-      "2\023.luosho.v1.Approval\022\027\n\017next_page_token" +
-      "\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001" +
-      " \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 " +
-      "\001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Histo" +
-      "ryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1." +
-      "HistoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001" +
-      "\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n" +
-      "\010messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023b" +
-      "usiness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_re" +
-      "sult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024" +
-      "\n\014append_input\030\005 \001(\tB\026\n\024_business_state_" +
-      "json\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030" +
-      "\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003" +
-      " \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
-      "\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001" +
-      "(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"" +
-      "[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004s" +
-      "tep\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v" +
-      "1.Checkpoint\"<\n\016CompareRequest\022\024\n\014sessio" +
-      "n_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Tr" +
-      "ajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(" +
-      "\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryC" +
-      "all\"\307\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001" +
-      " \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001" +
-      "(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_json\030\005 " +
-      "\001(\t\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-" +
-      "\n\ntask_steps\030` \003(\0132\031.luosho.v1.Trajector" +
-      "yStep\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004" +
-      "tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020" +
-      "arguments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDri" +
-      "ft\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b" +
-      "\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\tar" +
-      "guments\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022" +
-      "\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017fin" +
-      "ish_reason_a\030\007 \001(\0162\027.luosho.v1.FinishRea" +
-      "son\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1" +
-      ".FinishReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001" +
-      " \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003" +
-      "(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013diverge" +
-      "d_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho." +
-      "v1.TrajectoryDriftB\016\n\014_diverged_at\"E\n\014Wa" +
-      "tchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_" +
-      "seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchRespon" +
-      "se\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025L" +
-      "istMcpServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n" +
-      "\026ListMcpServersResponse\022%\n\007servers\030\001 \003(\013" +
-      "2\024.luosho.v1.McpServer\"\202\001\n\tMcpServer\022\014\n\004" +
-      "name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state\030\003" +
-      " \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t" +
-      "\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001\n\007" +
-      "McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001" +
-      "(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_on" +
-      "ly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005" +
-      " \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destruc" +
-      "tive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022" +
-      "\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_" +
-      "ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDrif" +
-      "tPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIE" +
-      "D\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGEN" +
-      "T_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_PO" +
-      "LICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CH" +
-      "ECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPO" +
-      "INT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_S" +
-      "TATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_" +
-      "STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FI" +
-      "NISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REAS" +
-      "ON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031" +
-      "\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_REAS" +
-      "ON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030" +
-      "MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_" +
-      "ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE" +
-      "\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAp" +
-      "proval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021" +
-      "MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGA" +
-      "TE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020" +
-      "\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE" +
-      "\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecutor\022" +
-      "\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_E" +
-      "XECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON" +
-      "\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n" +
-      "\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025" +
-      "\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBAC" +
-      "K\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_U" +
-      "NSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020" +
-      "\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332\010\n\014Agen" +
-      "tService\022B\n\007Execute\022\031.luosho.v1.ExecuteR" +
-      "equest\032\032.luosho.v1.ExecuteResponse0\001\022?\n\006" +
-      "Resume\022\030.luosho.v1.ResumeRequest\032\031.luosh" +
-      "o.v1.ResumeResponse0\001\022[\n\020SubmitToolResul" +
-      "t\022\".luosho.v1.SubmitToolResultRequest\032#." +
-      "luosho.v1.SubmitToolResultResponse\022=\n\006Ca" +
-      "ncel\022\030.luosho.v1.CancelRequest\032\031.luosho." +
-      "v1.CancelResponse\022I\n\nGetSession\022\034.luosho" +
-      ".v1.GetSessionRequest\032\035.luosho.v1.GetSes" +
-      "sionResponse\022O\n\014ListSessions\022\036.luosho.v1" +
-      ".ListSessionsRequest\032\037.luosho.v1.ListSes" +
-      "sionsResponse\022R\n\rDeleteSession\022\037.luosho." +
-      "v1.DeleteSessionRequest\032 .luosho.v1.Dele" +
-      "teSessionResponse\022B\n\007Resolve\022\031.luosho.v1" +
-      ".ResolveRequest\032\032.luosho.v1.ResolveRespo" +
-      "nse0\001\022R\n\rListApprovals\022\037.luosho.v1.ListA" +
-      "pprovalsRequest\032 .luosho.v1.ListApproval" +
-      "sResponse\022@\n\007History\022\031.luosho.v1.History" +
-      "Request\032\032.luosho.v1.HistoryResponse\0227\n\004F" +
-      "ork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1." +
-      "ForkResponse\022@\n\007Compare\022\031.luosho.v1.Comp" +
-      "areRequest\032\032.luosho.v1.CompareResponse\022<" +
-      "\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luosh" +
-      "o.v1.WatchResponse0\001\022U\n\016ListMcpServers\022 " +
-      ".luosho.v1.ListMcpServersRequest\032!.luosh" +
-      "o.v1.ListMcpServersResponse\022O\n\014DequeueIn" +
-      "put\022\036.luosho.v1.DequeueInputRequest\032\037.lu" +
-      "osho.v1.DequeueInputResponseb\006proto3"
+      "ho.v1.InputQueuedH\000\0228\n\021approval_resolved" +
+      "\030  \001(\0132\033.luosho.v1.ApprovalResolvedH\000\022(\n" +
+      "\010subagent\030( \001(\0132\026.luosho.v1.SubAgentTagB" +
+      "\t\n\007payload\"\206\001\n\010RunStart\022 \n\004mode\030\001 \001(\0162\022." +
+      "luosho.v1.RunMode\022\022\n\nstep_index\030\002 \001(\005\0220\n" +
+      "\013fingerprint\030\003 \001(\0132\033.luosho.v1.AgentFing" +
+      "erprint\022\022\n\nrequest_id\030\004 \001(\t\"\225\001\n\020Approval" +
+      "Resolved\022\023\n\013approval_id\030\001 \001(\t\022\024\n\014tool_ca" +
+      "ll_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\020\n\010approv" +
+      "ed\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n\ndecided_by\030\006 \001" +
+      "(\t\022\017\n\007expired\030\007 \001(\010\"\031\n\tStepStart\022\014\n\004step" +
+      "\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 \001(\005\022#\n\007mes" +
+      "sage\030\002 \001(\0132\022.luosho.v1.Message\022\037\n\005usage\030" +
+      "\003 \001(\0132\020.luosho.v1.Usage\"\203\001\n\021ToolCallRequ" +
+      "ested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023.luos" +
+      "ho.v1.ToolCall\022\022\n\ntimeout_ms\030\003 \001(\005\022)\n\010ex" +
+      "ecutor\030\010 \001(\0162\027.luosho.v1.ToolExecutor\"t\n" +
+      "\tToolRetry\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id" +
+      "\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\017\n\007attempt\030\004 \001" +
+      "(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010delay_ms\030\006 \001(\005\"j\n\nT" +
+      "oolResult\022\014\n\004step\030\001 \001(\005\022\024\n\014tool_call_id\030" +
+      "\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022\023\n\013result_json\030" +
+      "\004 \001(\t\022\020\n\010is_error\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004s" +
+      "tep\030\001 \001(\005\"\'\n\tTextDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004" +
+      "text\030\002 \001(\t\"\244\001\n\nAgentDrift\022\022\n\nmodel_from\030" +
+      "\001 \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023\n\013tools_added\030\003" +
+      " \003(\t\022\025\n\rtools_removed\030\004 \003(\t\022\025\n\rtools_cha" +
+      "nged\030\005 \003(\t\022\034\n\024instructions_changed\030\006 \001(\010" +
+      "\022\017\n\007refused\030\007 \001(\010\":\n\021ApprovalRequested\022%" +
+      "\n\010approval\030\001 \001(\0132\023.luosho.v1.Approval\"\333\001" +
+      "\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.luosh" +
+      "o.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033.luos" +
+      "ho.v1.CheckpointStatus\022\022\n\nfinal_text\030\003 \001" +
+      "(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020." +
+      "luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\r" +
+      "message_count\030\007 \001(\005\"\302\002\n\016ExecuteRequest\022\022" +
+      "\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luos" +
+      "ho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosho.v1" +
+      ".AgentSpec\022 \n\023business_state_json\030\004 \001(\tH" +
+      "\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_limi" +
+      "t\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v" +
+      "1.IfBusy\022\036\n\021retention_seconds\030\010 \001(\004H\002\210\001\001" +
+      "B\026\n\024_business_state_jsonB\020\n\016_history_lim" +
+      "itB\024\n\022_retention_seconds\"\253\001\n\013QueuedInput" +
+      "\022\022\n\nrequest_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.lu" +
+      "osho.v1.Message\022\"\n\007if_busy\030\003 \001(\0162\021.luosh" +
+      "o.v1.IfBusy\022\020\n\010position\030\004 \001(\003\022/\n\013enqueue" +
+      "d_at\030\005 \001(\0132\032.google.protobuf.Timestamp\"0" +
+      "\n\013InputQueued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahe" +
+      "ad\030\002 \001(\005\"=\n\023DequeueInputRequest\022\022\n\nsessi" +
+      "on_id\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024Deque" +
+      "ueInputResponse\022\017\n\007removed\030\001 \001(\010\"2\n\017Exec" +
+      "uteResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.E" +
+      "vent\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 \001(" +
+      "\t\022#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022" +
+      "\n\nrequest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005" +
+      "event\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027SubmitT" +
+      "oolResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014" +
+      "tool_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022" +
+      "\020\n\010is_error\030\004 \001(\010\"E\n\030SubmitToolResultRes" +
+      "ponse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.Submi" +
+      "tOutcome\"#\n\rCancelRequest\022\022\n\nsession_id\030" +
+      "\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030\001 \001" +
+      "(\010\"\'\n\021GetSessionRequest\022\022\n\nsession_id\030\001 " +
+      "\001(\t\"\233\001\n\022GetSessionResponse\022)\n\ncheckpoint" +
+      "\030\001 \001(\0132\025.luosho.v1.Checkpoint\022%\n\005queue\030\002" +
+      " \003(\0132\026.luosho.v1.QueuedInput\0223\n\022last_mod" +
+      "el_failure\030\003 \001(\0132\027.luosho.v1.ModelFailur" +
+      "e\"\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001(\t\022\017\n\007me" +
+      "ssage\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luosho.v" +
+      "1.ModelFailure.MetadataEntry\022-\n\tfailed_a" +
+      "t\030\004 \001(\0132\032.google.protobuf.Timestamp\022\020\n\010f" +
+      "ailures\030\005 \001(\005\0224\n\020retry_not_before\030\006 \001(\0132" +
+      "\032.google.protobuf.Timestamp\032/\n\rMetadataE" +
+      "ntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\204\001\n" +
+      "\023ListSessionsRequest\022\021\n\tpage_size\030\001 \001(\005\022" +
+      "\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.lu" +
+      "osho.v1.CheckpointStatus\022\031\n\021session_id_p" +
+      "refix\030\004 \001(\t\"\\\n\024ListSessionsResponse\022+\n\010s" +
+      "essions\030\001 \003(\0132\031.luosho.v1.SessionSummary" +
+      "\022\027\n\017next_page_token\030\002 \001(\t\"@\n\024DeleteSessi" +
+      "onRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_hi" +
+      "story\030\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007" +
+      "deleted\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013appr" +
+      "oval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030" +
+      "\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSp" +
+      "ec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001" +
+      "(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\"2\n\017Resol" +
+      "veResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Ev" +
+      "ent\"Q\n\024ListApprovalsRequest\022\022\n\nsession_i" +
+      "d\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token" +
+      "\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n\tappro" +
+      "vals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017next_" +
+      "page_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nse" +
+      "ssion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npag" +
+      "e_token\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(" +
+      "\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 \003(\0132\027." +
+      "luosho.v1.HistoryEntry\022\027\n\017next_page_toke" +
+      "n\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_message" +
+      "s\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Me" +
+      "ssage\022 \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022" +
+      "/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.ToolRes" +
+      "ultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_busin" +
+      "ess_state_json\"N\n\017ToolResultPatch\022\024\n\014too" +
+      "l_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010" +
+      "is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession" +
+      "_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_sess" +
+      "ion_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1." +
+      "ForkPatch\"[\n\014ForkResponse\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132" +
+      "\025.luosho.v1.Checkpoint\"<\n\016CompareRequest" +
+      "\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002" +
+      " \001(\t\"W\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n" +
+      "\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.T" +
+      "rajectoryCall\"\307\001\n\016TrajectoryCall\022\024\n\014tool" +
+      "_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argument" +
+      "s_json\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013resu" +
+      "lt_json\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_" +
+      "id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031.luosho.v1" +
+      ".TrajectoryStep\"_\n\rArgumentDrift\022\014\n\004step" +
+      "\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a" +
+      "\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Tra" +
+      "jectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014to" +
+      "ol_order_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003" +
+      " \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1.Argu" +
+      "mentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 " +
+      "\001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luosho.v1" +
+      ".FinishReason\0220\n\017finish_reason_b\030\010 \001(\0162\027" +
+      ".luosho.v1.FinishReason\"\262\001\n\017CompareRespo" +
+      "nse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectorySte" +
+      "p\022$\n\001b\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022" +
+      "\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\013" +
+      "2\032.luosho.v1.TrajectoryDriftB\016\n\014_diverge" +
+      "d_at\"E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rW" +
+      "atchResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1." +
+      "Event\"(\n\025ListMcpServersRequest\022\017\n\007refres" +
+      "h\030\001 \001(\010\"?\n\026ListMcpServersResponse\022%\n\007ser" +
+      "vers\030\001 \003(\0132\024.luosho.v1.McpServer\"\202\001\n\tMcp" +
+      "Server\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022" +
+      "\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_e" +
+      "rror\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.Mc" +
+      "pTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013descr" +
+      "iption\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022" +
+      "\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destruct" +
+      "ive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023" +
+      "\n\021_destructive_hint*_\n\004Role\022\024\n\020ROLE_UNSP" +
+      "ECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020" +
+      "\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n" +
+      "\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_" +
+      "UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN" +
+      "\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGEN" +
+      "T_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointSt" +
+      "atus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022" +
+      "!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CH" +
+      "ECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032C" +
+      "HECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014FinishRe" +
+      "ason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022F" +
+      "INISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX" +
+      "_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037F" +
+      "INISH_REASON_AWAITING_APPROVAL\020\004*\177\n\nMcpR" +
+      "etryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024" +
+      "MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_U" +
+      "NAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020" +
+      "\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_UNSPECI" +
+      "FIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APP" +
+      "ROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UN" +
+      "SPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MOD" +
+      "E_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014Too" +
+      "lExecutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000" +
+      "\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECU" +
+      "TOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPEC" +
+      "IFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_E" +
+      "NQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BU" +
+      "SY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT" +
+      "_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME" +
+      "_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020" +
+      "\0022\332\010\n\014AgentService\022B\n\007Execute\022\031.luosho.v" +
+      "1.ExecuteRequest\032\032.luosho.v1.ExecuteResp" +
+      "onse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReque" +
+      "st\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Submi" +
+      "tToolResult\022\".luosho.v1.SubmitToolResult" +
+      "Request\032#.luosho.v1.SubmitToolResultResp" +
+      "onse\022=\n\006Cancel\022\030.luosho.v1.CancelRequest" +
+      "\032\031.luosho.v1.CancelResponse\022I\n\nGetSessio" +
+      "n\022\034.luosho.v1.GetSessionRequest\032\035.luosho" +
+      ".v1.GetSessionResponse\022O\n\014ListSessions\022\036" +
+      ".luosho.v1.ListSessionsRequest\032\037.luosho." +
+      "v1.ListSessionsResponse\022R\n\rDeleteSession" +
+      "\022\037.luosho.v1.DeleteSessionRequest\032 .luos" +
+      "ho.v1.DeleteSessionResponse\022B\n\007Resolve\022\031" +
+      ".luosho.v1.ResolveRequest\032\032.luosho.v1.Re" +
+      "solveResponse0\001\022R\n\rListApprovals\022\037.luosh" +
+      "o.v1.ListApprovalsRequest\032 .luosho.v1.Li" +
+      "stApprovalsResponse\022@\n\007History\022\031.luosho." +
+      "v1.HistoryRequest\032\032.luosho.v1.HistoryRes" +
+      "ponse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027." +
+      "luosho.v1.ForkResponse\022@\n\007Compare\022\031.luos" +
+      "ho.v1.CompareRequest\032\032.luosho.v1.Compare" +
+      "Response\022<\n\005Watch\022\027.luosho.v1.WatchReque" +
+      "st\032\030.luosho.v1.WatchResponse0\001\022U\n\016ListMc" +
+      "pServers\022 .luosho.v1.ListMcpServersReque" +
+      "st\032!.luosho.v1.ListMcpServersResponse\022O\n" +
+      "\014DequeueInput\022\036.luosho.v1.DequeueInputRe" +
+      "quest\032\037.luosho.v1.DequeueInputResponseb\006" +
+      "proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -82245,159 +83856,165 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "Subagent", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "ApprovalResolved", "Subagent", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
       getDescriptor().getMessageType(18);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunStart_descriptor,
         new java.lang.String[] { "Mode", "StepIndex", "Fingerprint", "RequestId", });
-    internal_static_luosho_v1_StepStart_descriptor =
+    internal_static_luosho_v1_ApprovalResolved_descriptor =
       getDescriptor().getMessageType(19);
+    internal_static_luosho_v1_ApprovalResolved_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ApprovalResolved_descriptor,
+        new java.lang.String[] { "ApprovalId", "ToolCallId", "ToolName", "Approved", "Note", "DecidedBy", "Expired", });
+    internal_static_luosho_v1_StepStart_descriptor =
+      getDescriptor().getMessageType(20);
     internal_static_luosho_v1_StepStart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepStart_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_ModelTurn_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(21);
     internal_static_luosho_v1_ModelTurn_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelTurn_descriptor,
         new java.lang.String[] { "Step", "Message", "Usage", });
     internal_static_luosho_v1_ToolCallRequested_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(22);
     internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRequested_descriptor,
         new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", });
     internal_static_luosho_v1_ToolRetry_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(23);
     internal_static_luosho_v1_ToolRetry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolRetry_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ToolResult_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(24);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(25);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(26);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(27);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(28);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", "RetentionSeconds", });
     internal_static_luosho_v1_QueuedInput_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_QueuedInput_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_QueuedInput_descriptor,
         new java.lang.String[] { "RequestId", "Input", "IfBusy", "Position", "EnqueuedAt", });
     internal_static_luosho_v1_InputQueued_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_InputQueued_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_InputQueued_descriptor,
         new java.lang.String[] { "RequestId", "Ahead", });
     internal_static_luosho_v1_DequeueInputRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputRequest_descriptor,
         new java.lang.String[] { "SessionId", "RequestId", });
     internal_static_luosho_v1_DequeueInputResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputResponse_descriptor,
         new java.lang.String[] { "Removed", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
         new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
         new java.lang.String[] { "Outcome", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", });
     internal_static_luosho_v1_ModelFailure_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_ModelFailure_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelFailure_descriptor,
@@ -82409,157 +84026,157 @@ java.lang.String defaultValue) {
         internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "HasResult", "ResultJson", "IsError", "TaskId", "TaskSteps", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(62);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(63);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(64);
+      getDescriptor().getMessageType(65);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(65);
+      getDescriptor().getMessageType(66);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(66);
+      getDescriptor().getMessageType(67);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(67);
+      getDescriptor().getMessageType(68);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(68);
+      getDescriptor().getMessageType(69);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(69);
+      getDescriptor().getMessageType(70);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,
