@@ -1,0 +1,37 @@
+"""The docs hold to what they say about themselves: the generated reference pages match the
+code, and the README stays a front door."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_generated_reference_pages_are_current() -> None:
+    """Settings, errors, metrics, events, the API and the rules' tests, as the code has them."""
+    done = subprocess.run([sys.executable, "scripts/gendocs.py", "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_is_a_front_door() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.encode()) <= 25_000, f"README.md is {len(readme.encode())} bytes; move sections into docs/"
+    first_block = re.search(r"```sh\n(.*?)```", readme, flags=re.S)
+    assert first_block and first_block.group(1).splitlines()[:2] == [
+        line for line in first_block.group(1).splitlines() if line.startswith(("make run", "make test"))
+    ], "the README's first commands are make run and make test"
+    assert readme.index("make run") < readme.index("## ")
+
+
+def test_every_rule_the_code_cites_is_stated() -> None:
+    """No R-number in the code or the tests that the rules page does not state."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gendocs
+
+    stated = {int(r[1:]) for sec in gendocs.tomllib.loads((ROOT / "scripts" / "rules.toml").read_text())["section"]
+              for r, _ in sec.get("rules", [])}
+    assert gendocs.code_citations() <= stated, sorted(gendocs.code_citations() - stated)
