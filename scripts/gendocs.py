@@ -10,6 +10,7 @@ Writes under docs/reference/:
 - metrics.md: every Prometheus series the daemon declares (name, type, labels, help);
 - events.md: every event type and its payload, from the proto;
 - api.md: the gRPC API (services, messages, enums) from the proto's comments;
+- layout.md: the tree, and each module of luoshod/ with its docstring's first sentence;
 - rules.md: the rules of durable runs (scripts/rules.toml) with, for each, the tests that
   cite it (test names like test_r14_..., and R-numbers in docstrings and comments).
 
@@ -345,6 +346,36 @@ def events_page() -> str:
                   else f"](api.md#{m.group(1)})", page)
 
 
+# -- layout ------------------------------------------------------------------------------
+
+
+def _summary(path: Path) -> str:
+    """The first sentence of a module's docstring."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    para = " ".join(doc.split("\n\n")[0].split())
+    m = re.match(r"(.+?[.])(\s|$)", para)
+    return (m.group(1) if m else para).rstrip(".:;")
+
+
+def layout_page() -> str:
+    rows = []
+    for path in sorted((ROOT / "luoshod").rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if "conformance" in rel.parts and path.name.startswith("test_"):
+            continue
+        name = f"{rel.parent}/" if path.name == "__init__.py" else str(rel)
+        summary = _summary(path)
+        if path.name == "__init__.py" and not summary:
+            continue
+        rows.append(f"| `{name}` | {_cell(summary) or '–'} |")
+    intro = (ROOT / "scripts" / "gendocs-layout-intro.md").read_text().rstrip()
+    return (
+        "# Layout\n\n" + GENERATED + intro + "\n\n## The daemon's modules\n\n"
+        "Each package and module of `luoshod/` with the first sentence of its docstring.\n\n"
+        "| module | what it is |\n| --- | --- |\n" + "\n".join(rows) + "\n"
+    )
+
+
 # -- rules ---------------------------------------------------------------------------------
 
 RULE = re.compile(r"\bR(\d{1,2})(?:\s*[–-]\s*R(\d{1,2}))?\b")
@@ -480,6 +511,7 @@ PAGES = {
     "events.md": events_page,
     "api.md": api_page,
     "rules.md": rules_page,
+    "layout.md": layout_page,
 }
 
 
