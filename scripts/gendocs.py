@@ -92,10 +92,14 @@ def _error_classes() -> dict[str, type]:
 
 
 def raised_reasons() -> dict[str, dict]:
-    """reason → {class, metadata keys, modules}, from every call of an error class in luoshod/."""
+    """reason → {class, metadata keys, packages}, from every call of an error class in luoshod/
+    and in the store drivers (drivers/*/luoshod_*/)."""
     classes = _error_classes()
     found: dict[str, dict] = {}
-    for path in sorted((ROOT / "luoshod").rglob("*.py")):
+    sources = [*(ROOT / "luoshod").rglob("*.py"), *(ROOT / "drivers").glob("*/luoshod_*/**/*.py")]
+    for path in sorted(sources):
+        if "tests" in path.relative_to(ROOT).parts or path.name.startswith("test_"):
+            continue
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
@@ -125,6 +129,42 @@ def raised_reasons() -> dict[str, dict]:
     return found
 
 
+#: The HTTP layer's helpers that build a refusal, and the gRPC code each one gives.
+HTTP_HELPERS = {"invalid": "INVALID_ARGUMENT", "_refused": "PERMISSION_DENIED"}
+
+
+def http_reasons() -> dict[str, tuple[str, str]]:
+    """reason → (gRPC code, module) of the refusals the JSON API makes itself (luoshod/http/)."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted((ROOT / "luoshod" / "http").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        rel = str(path.relative_to(ROOT))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                args = node.args
+                if node.func.id == "RpcFailure" and len(args) >= 2 and isinstance(args[0], ast.Attribute) \
+                        and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+                    found.setdefault(args[1].value, (args[0].attr, rel))
+                elif node.func.id in HTTP_HELPERS and args and isinstance(args[0], ast.Constant) \
+                        and isinstance(args[0].value, str):
+                    found.setdefault(args[0].value, (HTTP_HELPERS[node.func.id], rel))
+            # code = {404: StatusCode.NOT_FOUND, …}.get(…); reason = {404: "NO_SUCH_ROUTE", …}.get(…)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                tables: dict[str, dict] = {}
+                for a in ast.walk(node):
+                    if (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+                            and isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Attribute)
+                            and isinstance(a.value.func.value, ast.Dict)):
+                        d = a.value.func.value
+                        tables[a.targets[0].id] = {ast.unparse(k): v for k, v in zip(d.keys, d.values)}
+                if "reason" in tables and "code" in tables:
+                    for key, v in tables["reason"].items():
+                        c = tables["code"].get(key)
+                        if isinstance(v, ast.Constant) and isinstance(c, ast.Attribute):
+                            found.setdefault(v.value, (c.attr, rel))
+    return found
+
+
 def errors_page() -> str:
     from luoshod.server.status import code_for
 
@@ -139,11 +179,20 @@ def errors_page() -> str:
     return (
         "# Errors\n\n" + GENERATED + intro.rstrip() + "\n\n"
         "## Every reason\n\n"
-        "Each reason the daemon raises on purpose, from the raise sites in `luoshod/`: its gRPC "
+        "Each reason the daemon raises on purpose, from the raise sites in `luoshod/` and the store "
+        "drivers: its gRPC "
         "code (from `luoshod/server/status.py`'s table), the error class, the metadata keys given "
         "where it is raised, and the packages that raise it.\n\n"
         "| reason | gRPC code | class | metadata | raised in |\n| --- | --- | --- | --- | --- |\n"
-        + "\n".join(rows) + "\n"
+        + "\n".join(rows) + "\n\n"
+        "## The JSON API's own reasons\n\n"
+        "The HTTP listener ([Web console](../guides/console.md)) answers every RPC's errors as "
+        "above, and refuses some requests itself before they become an RPC, in the same shape "
+        "(`{\"code\", \"reason\", \"message\", \"metadata\"}`). A query value of the wrong type "
+        "is `INVALID_<FIELD>`, named after its field.\n\n"
+        "| reason | gRPC code | raised in |\n| --- | --- | --- |\n"
+        + "\n".join(f"| `{r}` | {c} | `{m}` |" for r, (c, m) in sorted(http_reasons().items(), key=lambda kv: (kv[1][0], kv[0])))
+        + "\n"
     )
 
 
