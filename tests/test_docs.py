@@ -57,3 +57,37 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     assert "ListMcpServers" not in http and "`ListMcpServers` has no route" in status
     mcp = "".join(p.read_text() for p in (ROOT / "luoshod" / "mcpclient").glob("*.py"))
     assert "list_resources" not in mcp and "list_prompts" not in mcp
+
+
+#: The script that rewrites the old citations names the documents it replaces.
+REWRITES_OLD_NAMES = {"scripts/cite_rules.py"}
+#: A document a file names: a path or name ending in .md.
+CITED_DOC = re.compile(r"(?<![\w/.-])([\w./-]*[A-Za-z0-9_-]\.md)\b")
+
+
+def test_no_file_cites_a_document_the_repository_does_not_hold() -> None:
+    """Every .md a tracked file names exists: by its path from the repository's top, from
+    the file's folder or from docs/ and its folders (the site's pages name each other so), or
+    as the name of a file of the repository. Run scripts/cite_rules.py after merging a branch that cites
+    the rules under an old name."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\n")
+    paths = set(filter(None, tracked))
+    names = {Path(p).name for p in paths}
+    missing = []
+    for rel in sorted(paths - REWRITES_OLD_NAMES):
+        path = ROOT / rel
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue
+        for m in CITED_DOC.finditer(text):
+            ref = m.group(1)
+            bases = (ROOT, path.parent, ROOT / "docs", *(ROOT / "docs").glob("*/"))
+            found = Path(ref).name in names or any(
+                (base / ref).resolve().is_relative_to(ROOT)
+                and str((base / ref).resolve().relative_to(ROOT)) in paths
+                for base in bases
+            )
+            if not found:
+                missing.append(f"{rel}: {ref}")
+    assert not missing, "documents cited but not in the repository:\n" + "\n".join(sorted(set(missing)))
