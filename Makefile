@@ -15,7 +15,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test test-go test-ts test-java postgres chromium bench bench-store proto clean
+.PHONY: run test test-go test-ts test-java postgres chromium bench bench-store proto docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,13 +53,21 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 # The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
 # pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
 # lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml).
+# mkdocs build --strict after pytest: no broken link or anchor, no page left out of nav.
 test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres chromium
 	cd $(TS) && npm run -s build && npm run -s build:test
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir $(CURDIR)/build/docs-check
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory test-java
+
+## docs: build the docs site (docs/, mkdocs.yml) into site/; the reference pages come from
+# the code first (scripts/gendocs.py). `mkdocs serve` shows it while you edit.
+docs: $(STAMP)
+	$(PY) scripts/gendocs.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 ## postgres: PostgreSQL's server programs for the tests, from Debian's packages when missing
 # Quick, and needs no network, when they are installed.
@@ -104,4 +112,4 @@ proto: $(STAMP) $(TS_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .tools $(TS)/node_modules $(TS)/dist $(TS)/dist-test \
-	  clients/java/target clients/java/.tools
+	  clients/java/target clients/java/.tools site build/docs-check

@@ -7,7 +7,7 @@ rounds that alternate their order so that all see the same machine:
   * client  20 steps, each one tool call the client answers (tool.call → SubmitToolResult);
   * http    20 steps, each one call of ``http__work``, a tool of an MCP server over
             streamable HTTP on loopback that answers at once (bench/mcp_server.py, the
-            official SDK), run by the daemon itself (SEMANTICS.md R71);
+            official SDK), run by the daemon itself (docs/reference/rules.md R71);
   * stdio   the same tool of the same server program over stdio (a child of the daemon).
   * sub-stdio  a lead whose one turn delegates (the ``task`` tool) to a sub-agent making
             the same 20 stdio calls, then the lead's final text: a sub-agent's daemon tool

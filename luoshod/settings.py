@@ -12,8 +12,8 @@ daemon consumes) or of :class:`Process` (what the ``luoshod`` process itself use
 garbage collection, the providers' tables), made by :func:`~luoshod.server.app.setting`:
 its name, type, default, help, flag argument and bounds. Everything here is derived from
 those declarations: the :data:`Settings` model (file and environment), the flags
-(:func:`add_flags`), :func:`to_config`, ``config show`` and the README's table
-(:func:`markdown_table`; ``python -m luoshod.settings --readme README.md`` rewrites it).
+(:func:`add_flags`), :func:`to_config`, ``config show`` and the settings page's table
+(:func:`markdown_table`; ``python scripts/gendocs.py`` writes it into docs/reference/settings.md).
 Adding a setting is adding one field.
 
 A setting renamed by the unit rule (``old=`` in its declaration) is still read under its
@@ -138,7 +138,7 @@ def _specs() -> tuple[Spec, ...]:
     return tuple(specs)
 
 
-#: Every setting, in the order of the README's table and ``config show``.
+#: Every setting, in the order of the settings page's table and ``config show``.
 SPECS: tuple[Spec, ...] = _specs()
 BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}
 #: Old name → new name, for the settings renamed by the unit rule.
@@ -533,11 +533,11 @@ def given_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {name: value for name, value in vars(args).items() if name in FLAGS}
 
 
-# -- the README's table -------------------------------------------------------------------
+# -- the table of docs/reference/settings.md ------------------------------------------------
 
 README_HEADER = "| key | env | flag | default | meaning |\n| --- | --- | --- | --- | --- |"
 #: How the table is written again from the declarations.
-REGENERATE = "python -m luoshod.settings --readme README.md"
+REGENERATE = "python scripts/gendocs.py"
 
 
 def _cell(text: str) -> str:
@@ -586,12 +586,12 @@ def _row(spec: Spec) -> str:
 
 
 def markdown_table() -> str:
-    """The README's table of settings (Configuration), one row per setting."""
+    """The table of settings (docs/reference/settings.md), one row per setting."""
     return "\n".join([README_HEADER, *(_row(spec) for spec in SPECS)]) + "\n"
 
 
 def readme_table(readme: str) -> tuple[int, int]:
-    """Where the table of settings is in the README's text: (start, end) offsets."""
+    """Where the table of settings is in a page's text: (start, end) offsets."""
     start = readme.index(README_HEADER.splitlines()[0])
     end = start
     for line in readme[start:].splitlines(keepends=True):
@@ -607,7 +607,7 @@ def _main(argv: list[str] | None = None) -> int:
     )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--markdown", action="store_true", help="print the markdown table")
-    what.add_argument("--readme", metavar="FILE", type=Path, help="rewrite the table in FILE (README.md)")
+    what.add_argument("--readme", metavar="FILE", type=Path, help="rewrite the table in FILE (docs/reference/settings.md)")
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown_table(), end="")

@@ -54,5 +54,5 @@ async def test_subagents_example_runs(daemon, capsys) -> None:
         out = capsys.readouterr().out
         assert "search for researcher: Lisbon Oceanarium opening hours (call call_0_0/call_0_0)" in out
         assert "approve book for ['researcher']" in out and "awaiting_approval" in out
-    readme = (ROOT / "README.md").read_text()
-    assert ".venv/bin/python examples/subagents.py" in readme
+    page = (ROOT / "docs" / "concepts" / "subagents.md").read_text()
+    assert ".venv/bin/python examples/subagents.py" in page

@@ -1,8 +1,8 @@
-"""The README's "Operations with grpcurl" commands, run as written against a real daemon.
+"""The "Operations with grpcurl" commands of the docs, run as written against a real daemon.
 
 The real grpcurl (`make test` installs it into .tools/bin with `go install`) drives a
 `luoshod serve` process through server reflection alone: no proto files. Every command of
-the section is taken from README.md (its ```sh blocks), with only the address replaced —
+the section is taken from docs/getting-started/grpcurl.md (its ```sh blocks), with only the address replaced —
 and APPROVAL_ID by the id ListApprovals printed — so the docs cannot rot.
 """
 
@@ -23,12 +23,13 @@ from daemon_proc import DaemonProcess, db_url
 ROOT = Path(__file__).resolve().parent.parent
 GRPCURL = ROOT / ".tools" / "bin" / "grpcurl"
 README_ADDR = "127.0.0.1:50051"
-SECTION = "## Operations with grpcurl"
+PAGE = ROOT / "docs" / "getting-started" / "grpcurl.md"
+SECTION = "# Operations with grpcurl"
 
 
 def readme_commands() -> list[str]:
     """The section's shell commands, one per entry (continuations and quoted JSON joined)."""
-    text = (ROOT / "README.md").read_text()
+    text = PAGE.read_text()
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))
     section = text[start : end if end != -1 else len(text)]
@@ -42,7 +43,7 @@ def readme_commands() -> list[str]:
             if current.strip():
                 commands.append(current)
             current = ""
-        assert not current, f"unterminated command in README: {current!r}"
+        assert not current, f"unterminated command in {PAGE.name}: {current!r}"
     return commands
 
 
@@ -208,3 +209,12 @@ def test_readme_grpcurl_operations(daemon: DaemonProcess) -> None:
     rejection = [e["tool_result"] for e in resolved if e["type"] == "tool.result"]
     assert len(rejection) == 1 and rejection[0]["is_error"]
     assert json.loads(rejection[0]["result_json"])["note"] == "no receipt"
+
+
+def test_the_readme_grpcurl_call_is_one_the_page_runs() -> None:
+    """README.md's one grpcurl call is a command of the page, so the test above runs it."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## One call with grpcurl") :]
+    block = re.search(r"```sh\n(.*?)```", section, flags=re.S)
+    assert block, "README.md's grpcurl section has no sh block"
+    assert block.group(1).strip() in readme_commands()

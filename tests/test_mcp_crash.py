@@ -1,4 +1,4 @@
-"""kill -9 of the daemon around a daemon tool's call (SEMANTICS.md R71, R24, R21): a call in
+"""kill -9 of the daemon around a daemon tool's call (docs/reference/rules.md R71, R24, R21): a call in
 flight runs again on resume with the same idempotency key (the server sees exactly two
 attempts with it, the transcript one result); a call whose result was saved is never run
 again. The daemon is a real ``luoshod serve`` process on a SQLite file; the MCP server is

@@ -1,4 +1,4 @@
-"""The README's "Daemon tools over MCP" grpcurl commands, run as written (only the address
+"""The "Daemon tools over MCP" page's grpcurl commands (docs/concepts/daemon-tools.md), run as written (only the address
 replaced) with the real grpcurl against ``luoshod serve`` whose ``files`` server is the
 stdio MCP test server: the docs cannot rot."""
 
@@ -18,11 +18,11 @@ from mcp_support import SERVER
 
 ROOT = Path(__file__).resolve().parent.parent
 GRPCURL = ROOT / ".tools" / "bin" / "grpcurl"
-SECTION = "## Daemon tools over MCP"
+SECTION = "# Daemon tools over MCP"
 
 
 def commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "concepts" / "daemon-tools.md").read_text()
     start = text.index(SECTION)
     section = text[start : text.index("\n## ", start + len(SECTION))]
     return [line for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S) for line in block.splitlines() if line.strip()]

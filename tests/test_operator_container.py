@@ -20,6 +20,9 @@ import pytest
 from daemon_proc import DaemonProcess
 from test_container import ROOT, dockerfile, final_stage, image_env, manifest
 
+#: The page that shows the image being built and run.
+KUBERNETES_DOC = ROOT / "docs" / "guides" / "kubernetes.md"
+
 IMAGE = "luoshod:0.1.0"
 
 
@@ -38,9 +41,9 @@ def env_of(container: dict) -> dict[str, dict]:
 def test_one_image_name_in_the_dockerfile_the_readme_and_the_manifest() -> None:
     _, sidecar, _ = sidecar_and_app()
     assert sidecar["image"] == IMAGE
-    built = re.findall(r"docker build -t (\S+) \.", (ROOT / "Dockerfile").read_text() + (ROOT / "README.md").read_text())
+    built = re.findall(r"docker build -t (\S+) \.", (ROOT / "Dockerfile").read_text() + KUBERNETES_DOC.read_text())
     assert built and set(built) == {IMAGE}, built
-    ran = re.findall(r"docker run .*?(luoshod\S*)\s*$", (ROOT / "README.md").read_text(), re.M)
+    ran = re.findall(r"docker run .*?(luoshod\S*)\s*$", KUBERNETES_DOC.read_text(), re.M)
     assert all(r == IMAGE for r in ran), ran
 
 

@@ -1,4 +1,4 @@
-"""Sub-agents through the gRPC API (SEMANTICS.md R55–R59), on every store of ``h``
+"""Sub-agents through the gRPC API (docs/reference/rules.md R55–R59), on every store of ``h``
 (memory, an SQLite file, LMDB). The lead and its sub-agents are driven by the scripted
 provider, each by its own script; the sub-agents' tools are answered by the test as a
 client would, by the qualified call id of the ``tool.call`` event."""

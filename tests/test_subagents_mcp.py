@@ -1,4 +1,4 @@
-"""Daemon tools (MCP, SEMANTICS.md R70–R73) inside sub-agents (R55–R64), through the gRPC
+"""Daemon tools (MCP, docs/reference/rules.md R70–R73) inside sub-agents (R55–R64), through the gRPC
 API on memory, an SQLite file and LMDB, against the real MCP server of
 tests/mcp_servers/tools.py (the official SDK, over stdio, started by the daemon).
 

@@ -1,4 +1,4 @@
-"""kill -9 of the daemon in flight of a sub-agent's daemon-tool call (SEMANTICS.md R71 at
+"""kill -9 of the daemon in flight of a sub-agent's daemon-tool call (docs/reference/rules.md R71 at
 every level, R59): resumed on a fresh ``luoshod serve`` process over the same SQLite file
 or LMDB directory, the call runs again with the same idempotency key — the sub-agent's
 qualified call id — so the MCP server sees exactly two attempts with it, and the

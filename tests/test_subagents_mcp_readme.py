@@ -1,4 +1,4 @@
-"""The README's "Daemon tools in sub-agents" grpcurl commands, run as written (only the
+"""The "Daemon tools in sub-agents" grpcurl commands of docs/concepts/subagents.md, run as written (only the
 address and the approval id replaced) with the real grpcurl against ``luoshod serve``
 whose ``files`` server is the stdio MCP test server: the example cannot rot."""
 
@@ -18,13 +18,14 @@ from mcp_support import SERVER, attempts
 
 ROOT = Path(__file__).resolve().parent.parent
 GRPCURL = ROOT / ".tools" / "bin" / "grpcurl"
-SECTION = "### Daemon tools in sub-agents"
+SECTION = "## Daemon tools in sub-agents"
 
 
 def commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "concepts" / "subagents.md").read_text()
     start = text.index(SECTION)
-    section = text[start : re.compile(r"\n##+ ").search(text, start + len(SECTION)).start()]
+    following = re.compile(r"\n##+ ").search(text, start + len(SECTION))
+    section = text[start : following.start() if following else len(text)]
     return [line for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S) for line in block.splitlines() if line.strip()]
 
 

@@ -1,4 +1,4 @@
-"""The README's "Sub-agents" grpcurl commands, run as written (only the address and the
+"""The "Sub-agents" page's grpcurl commands (docs/concepts/subagents.md), run as written (only the address and the
 approval id replaced) with the real grpcurl against ``luoshod serve`` with the examples'
 scripts, as ``make run`` starts it: the worked example, its approval inside a sub-agent
 included, cannot rot."""
@@ -17,11 +17,11 @@ from daemon_proc import DaemonProcess, db_url
 
 ROOT = Path(__file__).resolve().parent.parent
 GRPCURL = ROOT / ".tools" / "bin" / "grpcurl"
-SECTION = "## Sub-agents"
+SECTION = "# Sub-agents"
 
 
 def commands() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "concepts" / "subagents.md").read_text()
     start = text.index(SECTION)
     # Up to the next heading: its subsections' commands are run by their own tests.
     section = text[start : re.compile(r"\n##+ ").search(text, start + len(SECTION)).start()]

@@ -1,4 +1,4 @@
-"""Finished tasks (SEMANTICS.md R65) through the gRPC API, on every store of ``h`` (memory,
+"""Finished tasks (docs/reference/rules.md R65) through the gRPC API, on every store of ``h`` (memory,
 an SQLite file, LMDB): a task that ended stays with its session (listed by
 ``GetSession``, carried by ``Fork``), a ``task`` call with its ``task_id`` continues it
 with its whole transcript (``mode`` resume) or a copy under a new task id (``fork``), and

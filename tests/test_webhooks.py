@@ -106,7 +106,7 @@ class Receiver:
 
 
 def verify(headers: dict[str, str], body: bytes, secret: str) -> bool:
-    """The receiver's check, as the README shows it."""
+    """The receiver's check, as docs/concepts/busy-sessions.md shows it."""
     key = base64.b64decode(secret.removeprefix("whsec_"))
     signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
     expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()

@@ -41,7 +41,7 @@ type Agent struct {
 	// uses ("<server>__<tool>"); the daemon runs them (see McpServer, IsDaemonCall).
 	McpServers []*pb.McpServerUse
 	// Subagents are named agents the lead hands tasks to through the daemon's "task" tool
-	// (SEMANTICS.md R55). Their tools are run by the same Tools as the lead's; a ToolFunc
+	// (docs/reference/rules.md R55). Their tools are run by the same Tools as the lead's; a ToolFunc
 	// sees which sub-agent asks in CallFromContext(ctx).Subagent.
 	Subagents []SubAgent
 	// MaxSubagentDepth bounds the tree of sub-agents (0: the daemon's default, 1); read

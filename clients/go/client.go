@@ -118,7 +118,7 @@ type runOptions struct {
 // when the run was retried).
 func OnEvent(fn func(*Event)) RunOption { return func(o *runOptions) { o.onEvent = fn } }
 
-// WithRequestID sets the run's idempotency key (SEMANTICS.md R74), echoed in run.start and
+// WithRequestID sets the run's idempotency key (docs/reference/rules.md R74), echoed in run.start and
 // the daemon's logs; by default each call makes a new one (NewRequestID). It is sent
 // unchanged on every retry; the same id with a different request fails with
 // ErrRequestIDReused.
@@ -148,7 +148,7 @@ func WithAgent(a *Agent) RunOption { return func(o *runOptions) { o.agent = a } 
 // WithHistoryLimit sets how many history entries the daemon keeps for the session.
 func WithHistoryLimit(n int32) RunOption { return func(o *runOptions) { o.historyLimit = &n } }
 
-// WithIfBusy says what Execute does when the session is busy (SEMANTICS.md R68):
+// WithIfBusy says what Execute does when the session is busy (docs/reference/rules.md R68):
 // IF_BUSY_REJECT (the default: ErrSessionBusy), IF_BUSY_ENQUEUE (the input waits in the
 // session's queue, then runs; the first event is input.queued), IF_BUSY_INTERRUPT (the
 // current run is aborted and the input runs next) or IF_BUSY_ROLLBACK (as INTERRUPT, and

@@ -123,7 +123,7 @@ TASK_TOOL = ToolSpec(
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """Which agent wrote a checkpoint (SEMANTICS.md R46)."""
+    """Which agent wrote a checkpoint (docs/reference/rules.md R46)."""
 
     hash: str
     model: str

@@ -1,4 +1,4 @@
-"""What an agent says about the daemon's MCP servers it uses (SEMANTICS.md R70–R73):
+"""What an agent says about the daemon's MCP servers it uses (docs/reference/rules.md R70–R73):
 ``AgentSpec.mcp_servers``, plain data like the rest of :mod:`luoshod.domain`.
 
 A server's tools join the agent's tools as ``<server>__<tool>`` (:func:`tool_name`), marked

@@ -1,4 +1,4 @@
-"""Compare two trajectories side by side (SEMANTICS.md R45), sub-agents' tasks included
+"""Compare two trajectories side by side (docs/reference/rules.md R45), sub-agents' tasks included
 (R67): a ``task`` call lists the steps its sub-agent made for it, so two runs whose
 sub-agents went different ways diverge at the lead's step that delegated, even when the
 tasks' answers are the same."""

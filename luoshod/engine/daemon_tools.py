@@ -1,4 +1,4 @@
-"""Daemon tools (SEMANTICS.md R70–R73): tools of the daemon's MCP servers, run by the
+"""Daemon tools (docs/reference/rules.md R70–R73): tools of the daemon's MCP servers, run by the
 daemon itself under the same recording rules as the app's tools.
 
 The engine sees the servers only through :class:`DaemonTools` (implemented by

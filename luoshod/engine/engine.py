@@ -1,4 +1,4 @@
-"""The engine: decides what a request means for the stored session (SEMANTICS.md R9–R19,
+"""The engine: decides what a request means for the stored session (docs/reference/rules.md R9–R19,
 R29–R34, R46–R50) and runs the loop of :mod:`.loop`.
 
 The engine imports neither gRPC nor any driver. The caller gives it a store and a provider

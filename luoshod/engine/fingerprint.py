@@ -1,4 +1,4 @@
-"""The agent fingerprint (SEMANTICS.md R46) and what differs between two (R48)."""
+"""The agent fingerprint (docs/reference/rules.md R46) and what differs between two (R48)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fork (SEMANTICS.md R40–R44): a new session from a step of another's history."""
+"""Fork (docs/reference/rules.md R40–R44): a new session from a step of another's history."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One run's loop (SEMANTICS.md R1–R8, R10–R12, R20–R32): model call → tool calls →
+"""One run's loop (docs/reference/rules.md R1–R8, R10–R12, R20–R32): model call → tool calls →
 results → next call, checkpointed at every step.
 
 Events are durable before anyone sees them: :meth:`_Run.emit` only queues an event; a

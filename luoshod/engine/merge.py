@@ -1,4 +1,4 @@
-"""How new input joins a stored transcript (SEMANTICS.md R12–R17, "The merge, precisely"),
+"""How new input joins a stored transcript (docs/reference/rules.md R12–R17, "The merge, precisely"),
 and which tool results in it are accepted (R53)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Request ids as idempotency keys within a session (SEMANTICS.md R74).
+"""Request ids as idempotency keys within a session (docs/reference/rules.md R74).
 
 A request that carries a ``request_id`` is recorded when it is prepared: its record goes
 to the store with the save that first writes what it applied (its input, its approval

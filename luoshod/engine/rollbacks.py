@@ -1,4 +1,4 @@
-"""ROLLBACK (SEMANTICS.md R68): a session goes back to the checkpoint it had before a run
+"""ROLLBACK (docs/reference/rules.md R68): a session goes back to the checkpoint it had before a run
 began, so the input that interrupted that run replaces it instead of following it.
 
 The checkpoint before run R began is the newest history entry written by another run

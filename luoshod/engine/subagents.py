@@ -1,4 +1,4 @@
-"""Sub-agents (SEMANTICS.md R55–R59): the ``task`` tool, and running a named sub-agent on
+"""Sub-agents (docs/reference/rules.md R55–R59): the ``task`` tool, and running a named sub-agent on
 a clean context inside the lead's run, durably.
 
 A sub-agent's state is a :class:`~luoshod.domain.SubTask` in the session's checkpoint

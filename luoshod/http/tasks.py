@@ -1,4 +1,4 @@
-"""A session's tasks as a tree (SEMANTICS.md R55–R65), for the console and for scripts:
+"""A session's tasks as a tree (docs/reference/rules.md R55–R65), for the console and for scripts:
 ``GET /api/v1/sessions/{id}/tasks`` (api.py) answers :func:`task_tree` of what
 ``GetSession`` and ``ListApprovals`` return, so it shows nothing the RPCs do not.
 

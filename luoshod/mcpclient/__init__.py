@@ -1,4 +1,4 @@
-"""The daemon's MCP clients (daemon tools, SEMANTICS.md R70–R73): the ``[mcp_servers]``
+"""The daemon's MCP clients (daemon tools, docs/reference/rules.md R70–R73): the ``[mcp_servers]``
 configuration (:mod:`.config`) and the per-daemon connections (:mod:`.manager`), built on
 the official ``mcp`` SDK. The engine sees them only through its ``DaemonTools`` protocol."""
 

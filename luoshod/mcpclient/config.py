@@ -1,4 +1,4 @@
-"""The ``[mcp_servers.NAME]`` tables of the daemon's TOML file (SEMANTICS.md R70, R73)::
+"""The ``[mcp_servers.NAME]`` tables of the daemon's TOML file (docs/reference/rules.md R70, R73)::
 
     [mcp_servers.files]                   # a stdio server: the daemon starts the command
     command = "npx"

@@ -1,4 +1,4 @@
-"""The daemon's MCP clients (SEMANTICS.md R70–R73), one per configured server, built on
+"""The daemon's MCP clients (docs/reference/rules.md R70–R73), one per configured server, built on
 the official ``mcp`` SDK: started on first use, started again after they die, closed when
 the daemon stops.
 

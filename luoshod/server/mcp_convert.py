@@ -1,4 +1,4 @@
-"""``AgentSpec.mcp_servers`` and the daemon-tool events (SEMANTICS.md R70–R73): protobuf ⇄
+"""``AgentSpec.mcp_servers`` and the daemon-tool events (docs/reference/rules.md R70–R73): protobuf ⇄
 domain and the request checks, apart from convert.py/validation.py so those stay small."""
 
 from __future__ import annotations

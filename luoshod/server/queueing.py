@@ -1,4 +1,4 @@
-"""Inputs that arrive while their session is busy (SEMANTICS.md R68, R69).
+"""Inputs that arrive while their session is busy (docs/reference/rules.md R68, R69).
 
 ``ExecuteRequest.if_busy`` other than ``REJECT`` never refuses a busy session: the input
 is queued with the session in the store (``Store.enqueue_input``, idempotent by the

@@ -1,4 +1,4 @@
-"""Checks of an agent's sub-agents (SEMANTICS.md R55, R57): each bad declaration is
+"""Checks of an agent's sub-agents (docs/reference/rules.md R55, R57): each bad declaration is
 ``INVALID_ARGUMENT`` with its own reason before anything runs or is stored.
 
 The daemon's limits are fixed here: how deep a tree of sub-agents may be declared or

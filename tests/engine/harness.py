@@ -5,7 +5,7 @@ provider) and, per run, a sink for its events, a tool port through which tool re
 arrive, and a run control (luoshod/engine/control.py). :class:`EngineHarness` plays the
 service's part: it answers ``tool.call`` events with Python functions, drops a run at any
 event as a vanished client would (an interrupt: the run stops at its next boundary,
-SEMANTICS.md R6), aborts it (``Cancel``, R3), and reads the store directly.
+docs/reference/rules.md R6), aborts it (``Cancel``, R3), and reads the store directly.
 
 Nothing here imports gRPC; ``test_no_grpc.py`` checks that.
 """

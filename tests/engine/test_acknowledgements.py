@@ -1,4 +1,4 @@
-"""SEMANTICS.md R54: a submitted result is acknowledged only once it is durable, in the
+"""docs/reference/rules.md R54: a submitted result is acknowledged only once it is durable, in the
 engine. The service answers ``SubmitToolResult`` ``ACCEPTED`` when the ``saved`` future it
 handed over with the result is done (tests/test_crash.py kills a real daemon right after
 ``ACCEPTED``); here the engine's side: which save settles it, and how."""

@@ -1,4 +1,4 @@
-"""SEMANTICS.md R4, R9, R27–R34: approvals, in the engine."""
+"""docs/reference/rules.md R4, R9, R27–R34: approvals, in the engine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SEMANTICS.md R1–R3, R5–R8: when a checkpoint is written, in the engine."""
+"""docs/reference/rules.md R1–R3, R5–R8: when a checkpoint is written, in the engine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SEMANTICS.md R46–R50: the agent fingerprint and drift on resume, in the engine."""
+"""docs/reference/rules.md R46–R50: the agent fingerprint and drift on resume, in the engine."""
 
 from __future__ import annotations
 

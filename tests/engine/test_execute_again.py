@@ -1,4 +1,4 @@
-"""SEMANTICS.md R9–R19: executing again under the same session id, in the engine."""
+"""docs/reference/rules.md R9–R19: executing again under the same session id, in the engine."""
 
 from __future__ import annotations
 

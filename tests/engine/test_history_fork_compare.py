@@ -1,4 +1,4 @@
-"""SEMANTICS.md R35–R45: history, fork and compare, in the engine."""
+"""docs/reference/rules.md R35–R45: history, fork and compare, in the engine."""
 
 from __future__ import annotations
 

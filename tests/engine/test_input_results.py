@@ -1,4 +1,4 @@
-"""SEMANTICS.md R53: tool results sent as ``Execute`` input, in the engine.
+"""docs/reference/rules.md R53: tool results sent as ``Execute`` input, in the engine.
 
 The three cases of issue 14 first (each passed blindly before R53), then the edges: a
 result is accepted only as stored history the merge recognises, or as the answer to a

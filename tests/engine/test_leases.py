@@ -1,4 +1,4 @@
-"""SEMANTICS.md R51, R52 and R33 across daemons: two engines on one store, each its own
+"""docs/reference/rules.md R51, R52 and R33 across daemons: two engines on one store, each its own
 lease owner, as two daemons sharing a database would be. The store's clock is a fake one
 the test advances, so a lease runs out without waiting out its TTL."""
 

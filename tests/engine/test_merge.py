@@ -1,4 +1,4 @@
-"""SEMANTICS.md R12–R17, "the merge, precisely": how new input joins a stored transcript."""
+"""docs/reference/rules.md R12–R17, "the merge, precisely": how new input joins a stored transcript."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SEMANTICS.md R20–R25 and the tool path (concurrency, timeouts), in the engine."""
+"""docs/reference/rules.md R20–R25 and the tool path (concurrency, timeouts), in the engine."""
 
 from __future__ import annotations
 

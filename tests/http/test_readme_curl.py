@@ -1,4 +1,4 @@
-"""Every curl line of the README's "Web console" section, run against a daemon with the
+"""Every curl line of the "Web console" page (docs/guides/console.md), run against a daemon with the
 sessions of the grpcurl section (``demo-1`` finished, ``refund-1`` paused), so the
 documented API cannot rot."""
 
@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from console_kit import ConsoleFactory
 
-README = Path(__file__).parents[2] / "README.md"
+README = Path(__file__).parents[2] / "docs" / "guides" / "console.md"
 ERROR = re.compile(r'"code": "[A-Z_]+", "reason": "[A-Z_]+"')
 
 
 def commands() -> list[str]:
     text = README.read_text()
-    section = text[text.index("## Web console\n"):]
+    section = text[text.index("# Web console\n"):]
     section = section[: section.index("\n## ", 1)]
     lines = []
     for block in re.findall(r"```sh\n(.*?)```", section, re.S):

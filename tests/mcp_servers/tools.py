@@ -1,4 +1,4 @@
-"""A real MCP server for the daemon-tool tests (SEMANTICS.md R70–R73), written with the
+"""A real MCP server for the daemon-tool tests (docs/reference/rules.md R70–R73), written with the
 official SDK. Run ``python -m tests.mcp_servers.tools stdio`` or ``... http PORT``.
 
 Every call appends one line ``{"key", "tool", "args"}`` to the file named by

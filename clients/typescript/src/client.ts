@@ -78,7 +78,7 @@ export interface Agent {
    * McpServerUse: allowTools, timeoutMs, retry, toolOverrides). Their tools are called
    * "<server>__<tool>" and run by the daemon, never by `tools`. */
   mcpServers?: (string | DeepPartial<McpServerUse>)[];
-  /** Sub-agents the lead hands tasks to through the daemon's `task` tool (SEMANTICS.md
+  /** Sub-agents the lead hands tasks to through the daemon's `task` tool (docs/reference/rules.md
    * R55). Their tools run with the same `tools` as the lead's; a handler sees which
    * sub-agent asks in `ctx.subagent`. */
   subagents?: SubAgentDef[];
@@ -525,7 +525,7 @@ export interface ExecuteOptions {
   requestId?: string;
   historyLimit?: number;
   /**
-   * What to do when the session is busy (SEMANTICS.md R68): "reject" (the default:
+   * What to do when the session is busy (docs/reference/rules.md R68): "reject" (the default:
    * SessionBusyError), "enqueue" (the input waits in the session's queue, then runs; the
    * first event is input.queued), "interrupt" (the current run is aborted, the input runs
    * next) or "rollback" (as interrupt, after the session went back to its checkpoint from

@@ -1,4 +1,4 @@
-"""``luoshod mcp list``: the daemon's MCP servers (daemon tools, SEMANTICS.md R70–R73) —
+"""``luoshod mcp list``: the daemon's MCP servers (daemon tools, docs/reference/rules.md R70–R73) —
 each one's state and tools, from the ``ListMcpServers`` RPC. The daemon never sends a
 secret (header, token, environment value), so this command cannot show one."""
 

@@ -1,4 +1,4 @@
-"""The history ring (SEMANTICS.md R35–R39), for every driver that declares HISTORY."""
+"""The history ring (docs/reference/rules.md R35–R39), for every driver that declares HISTORY."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The O(new messages) layout (DESIGN.md, Storage), for every durable driver: a save writes
+"""The O(new messages) layout (docs/storage.md, Layout), for every durable driver: a save writes
 the new messages and a header, and a history entry refers to a prefix of the message log,
 so a long session's store holds its transcript about once, not once per kept entry."""
 

@@ -1,4 +1,4 @@
-"""Sessions with sub-agents (SEMANTICS.md R59, R60, R65's "tasks are stored with their
+"""Sessions with sub-agents (docs/reference/rules.md R59, R60, R65's "tasks are stored with their
 session"), for every driver: the nested state of unfinished sub-agents is part of the
 checkpoint, history entries keep the nested states of their moment, approvals keep their
 sub-agent path, and such a session deletes like any other."""
@@ -116,7 +116,7 @@ async def test_a_session_with_subagents_deletes_like_any_other(driver: Store) ->
     assert await driver.load("nested") is None
 
 
-# -- bytes stay O(new messages) at every level (DESIGN.md, Storage; issue 15) -------------
+# -- bytes stay O(new messages) at every level (docs/storage.md, Layout; issue 15) -------------
 
 SIZE = 1000  # bytes of text per message
 LEAD = 100  # the lead's messages before it delegates: a 100 kB transcript

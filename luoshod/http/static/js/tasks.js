@@ -1,4 +1,4 @@
-// Sub-agents in the console (SEMANTICS.md R55–R65): a session's tasks as a tree (from
+// Sub-agents in the console (docs/reference/rules.md R55–R65): a session's tasks as a tree (from
 // GET /sessions/{id}/tasks), and the sub-agent path an event or an approval carries.
 import { enc, get } from "./api.js";
 import { h, replace, usage } from "./dom.js";

@@ -107,7 +107,7 @@ class Agent:
 
 @dataclass(frozen=True)
 class SubAgent:
-    """A named sub-agent (SEMANTICS.md R55): the lead's model reads ``description`` to
+    """A named sub-agent (docs/reference/rules.md R55): the lead's model reads ``description`` to
     choose it, and it runs as ``agent`` (its own model, instructions and tools) on the
     task's prompt alone. Its tools are run by the same ``tools=`` handlers as the lead's;
     a handler that takes a ``ToolContext`` sees which sub-agent asks (``ctx.subagent``)."""

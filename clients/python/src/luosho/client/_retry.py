@@ -1,4 +1,4 @@
-"""Retries without duplicates (SEMANTICS.md R75): every Execute, Resume and Resolve carries
+"""Retries without duplicates (docs/reference/rules.md R75): every Execute, Resume and Resolve carries
 a request id, the same on each attempt, so the daemon applies it once (R74) however many
 times the client has to send it.
 

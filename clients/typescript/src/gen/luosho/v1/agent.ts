@@ -36,7 +36,7 @@ export const protobufFileName = "luosho/v1/agent.proto";
  * AIP-158 (page_size, page_token, next_page_token).
  *
  * Errors are google.rpc.Status with one google.rpc.ErrorInfo (domain "luosho.dev", an
- * UPPER_SNAKE reason, the message's variables in metadata). See the README for the table.
+ * UPPER_SNAKE reason, the message's variables in metadata). The table: docs/reference/errors.md.
  */
 
 /** Role of a transcript message. */
@@ -566,12 +566,12 @@ export interface AgentSpec {
     | number
     | undefined;
   /**
-   * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+   * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
    * name. Their tools join `tools` as "<server>__<tool>"; the daemon runs them.
    */
   mcpServers: McpServerUse[];
   /**
-   * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+   * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
    * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
    */
   subagents: SubAgent[];
@@ -681,7 +681,7 @@ export interface ToolCallRecord {
   isError: boolean;
 }
 
-/** Identifies the agent that wrote a checkpoint (SEMANTICS.md R46). */
+/** Identifies the agent that wrote a checkpoint (docs/reference/rules.md R46). */
 export interface AgentFingerprint {
   /** Short SHA-256 over the parts below (canonical, key-sorted JSON). */
   hash: string;
@@ -769,7 +769,7 @@ export interface SubAgentState {
   fingerprint: AgentFingerprint | undefined;
 }
 
-/** A pending approval (SEMANTICS.md R27–R28). */
+/** A pending approval (docs/reference/rules.md R27–R28). */
 export interface Approval {
   /** Sortable by creation time. */
   approvalId: string;
@@ -1222,7 +1222,7 @@ export interface HistoryResponse {
   nextPageToken: string;
 }
 
-/** Applied in this order (SEMANTICS.md R43). */
+/** Applied in this order (docs/reference/rules.md R43). */
 export interface ForkPatch {
   /** Replace the transcript with `messages` (stands for the SDK's rewriting function). */
   replaceMessages: boolean;

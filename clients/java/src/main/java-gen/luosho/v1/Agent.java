@@ -2742,7 +2742,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
 
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -2752,7 +2752,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         getMcpServersList();
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -2761,7 +2761,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     luosho.v1.Agent.McpServerUse getMcpServers(int index);
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -2770,7 +2770,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     int getMcpServersCount();
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -2780,7 +2780,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         getMcpServersOrBuilderList();
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -2791,7 +2791,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
 
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -2801,7 +2801,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         getSubagentsList();
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -2810,7 +2810,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     luosho.v1.Agent.SubAgent getSubagents(int index);
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -2819,7 +2819,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     int getSubagentsCount();
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -2829,7 +2829,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
         getSubagentsOrBuilderList();
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -3226,7 +3226,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     private java.util.List<luosho.v1.Agent.McpServerUse> mcpServers_;
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -3238,7 +3238,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -3251,7 +3251,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -3263,7 +3263,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -3275,7 +3275,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+     * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
      * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
      * </pre>
      *
@@ -3292,7 +3292,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     private java.util.List<luosho.v1.Agent.SubAgent> subagents_;
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -3304,7 +3304,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -3317,7 +3317,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -3329,7 +3329,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -3341,7 +3341,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
     }
     /**
      * <pre>
-     * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+     * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
      * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
      * </pre>
      *
@@ -4931,7 +4931,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
 
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -4946,7 +4946,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -4961,7 +4961,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -4976,7 +4976,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -4998,7 +4998,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5017,7 +5017,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5038,7 +5038,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5060,7 +5060,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5079,7 +5079,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5098,7 +5098,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5118,7 +5118,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5136,7 +5136,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5154,7 +5154,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5166,7 +5166,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5181,7 +5181,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5197,7 +5197,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5209,7 +5209,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5222,7 +5222,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Daemon tools (SEMANTICS.md R70–R73): MCP servers of the daemon's configuration, by
+       * Daemon tools (docs/reference/rules.md R70–R73): MCP servers of the daemon's configuration, by
        * name. Their tools join `tools` as "&lt;server&gt;__&lt;tool&gt;"; the daemon runs them.
        * </pre>
        *
@@ -5261,7 +5261,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
 
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5276,7 +5276,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5291,7 +5291,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5306,7 +5306,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5328,7 +5328,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5347,7 +5347,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5368,7 +5368,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5390,7 +5390,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5409,7 +5409,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5428,7 +5428,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5448,7 +5448,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5466,7 +5466,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5484,7 +5484,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5496,7 +5496,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5511,7 +5511,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5527,7 +5527,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5539,7 +5539,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -5552,7 +5552,7 @@ public final class Agent extends com.google.protobuf.GeneratedFile {
       }
       /**
        * <pre>
-       * Sub-agents (SEMANTICS.md R55–R67): named agents the lead hands self-contained tasks
+       * Sub-agents (docs/reference/rules.md R55–R67): named agents the lead hands self-contained tasks
        * to through the extra tool `task`. Each is a full AgentSpec of its own (nested).
        * </pre>
        *
@@ -15656,7 +15656,7 @@ java.lang.String defaultValue);
   }
   /**
    * <pre>
-   * Identifies the agent that wrote a checkpoint (SEMANTICS.md R46).
+   * Identifies the agent that wrote a checkpoint (docs/reference/rules.md R46).
    * </pre>
    *
    * Protobuf type {@code luosho.v1.AgentFingerprint}
@@ -16139,7 +16139,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Identifies the agent that wrote a checkpoint (SEMANTICS.md R46).
+     * Identifies the agent that wrote a checkpoint (docs/reference/rules.md R46).
      * </pre>
      *
      * Protobuf type {@code luosho.v1.AgentFingerprint}
@@ -24179,7 +24179,7 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * A pending approval (SEMANTICS.md R27–R28).
+   * A pending approval (docs/reference/rules.md R27–R28).
    * </pre>
    *
    * Protobuf type {@code luosho.v1.Approval}
@@ -24850,7 +24850,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * A pending approval (SEMANTICS.md R27–R28).
+     * A pending approval (docs/reference/rules.md R27–R28).
      * </pre>
      *
      * Protobuf type {@code luosho.v1.Approval}
@@ -66361,7 +66361,7 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Applied in this order (SEMANTICS.md R43).
+   * Applied in this order (docs/reference/rules.md R43).
    * </pre>
    *
    * Protobuf type {@code luosho.v1.ForkPatch}
@@ -66832,7 +66832,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Applied in this order (SEMANTICS.md R43).
+     * Applied in this order (docs/reference/rules.md R43).
      * </pre>
      *
      * Protobuf type {@code luosho.v1.ForkPatch}

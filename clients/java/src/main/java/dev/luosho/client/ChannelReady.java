@@ -10,7 +10,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What a retry waits for before its next attempt (SEMANTICS.md R75): the channel READY. While
+ * What a retry waits for before its next attempt (docs/reference/rules.md R75): the channel READY. While
  * grpc-java's channel is in {@code TRANSIENT_FAILURE} every call on it fails at once with
  * {@code UNAVAILABLE}, however soon the daemon is back, so an attempt opened then would be
  * lost. A deadline on the stream would bound the whole run, so the wait is on the channel.

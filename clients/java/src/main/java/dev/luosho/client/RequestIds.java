@@ -3,7 +3,7 @@ package dev.luosho.client;
 import java.security.SecureRandom;
 import java.util.UUID;
 
-/** Request ids: the idempotency keys of Execute, Resume and Resolve (SEMANTICS.md R74–R75). */
+/** Request ids: the idempotency keys of Execute, Resume and Resolve (docs/reference/rules.md R74–R75). */
 public final class RequestIds {
   private static final SecureRandom RANDOM = new SecureRandom();
 

@@ -20,7 +20,7 @@ public final class Requests {
   }
 
   /**
-   * An Execute request that says what to do when the session is busy (SEMANTICS.md R68):
+   * An Execute request that says what to do when the session is busy (docs/reference/rules.md R68):
    * IF_BUSY_ENQUEUE queues the input (the run's first event is input.queued), IF_BUSY_INTERRUPT
    * aborts the current run first, IF_BUSY_ROLLBACK also puts back the checkpoint from before it.
    */

@@ -5,7 +5,7 @@ import java.util.Optional;
 import luosho.v1.Agent;
 
 /**
- * Which sub-agent caused an event (SEMANTICS.md R58): its name, its depth (1 for a sub-agent of
+ * Which sub-agent caused an event (docs/reference/rules.md R58): its name, its depth (1 for a sub-agent of
  * the lead, 2 for one of its own, …), the names from the lead's sub-agent down to it, and its
  * task id ({@code "task_K"}, as in the {@code task} result's footer). The lead's own events
  * have none.

@@ -40,7 +40,7 @@ import java.util.stream.Collectors;
 import luosho.v1.Agent;
 import org.junit.jupiter.api.Test;
 
-/** Retries without duplicates (SEMANTICS.md R74–R75). */
+/** Retries without duplicates (docs/reference/rules.md R74–R75). */
 class RetryTest {
   private static final RetryPolicy QUICK = new RetryPolicy(3, Duration.ZERO, Duration.ZERO, 2.0, 0.2);
 
