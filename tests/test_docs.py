@@ -42,10 +42,10 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     the status (and this test) change with it."""
     readme = (ROOT / "README.md").read_text()
     status = readme[readme.index("## Status") :]
-    # R76–R92 planned: scripts/gendocs.py refuses a planned rule the code cites, and the
+    # R77–R91 planned: scripts/gendocs.py refuses a planned rule the code cites, and the
     # proto has none of their surface.
     proto = (ROOT / "proto" / "luosho" / "v1" / "agent.proto").read_text()
-    assert "R76–R92" in status
+    assert "R77–R91" in status
     for planned in ("fallback_models", "output_schema_json", "CreateSchedule", "budget.exceeded", "tool.reconcile"):
         assert planned not in proto, f"{planned} is in the proto: update the README's status"
     # torture sends ENQUEUE, not INTERRUPT or ROLLBACK.
