@@ -500,12 +500,14 @@ class AgentService(pb_grpc.AgentServiceServicer):
         prefix = request.session_id_prefix and check_session_id(request.session_id_prefix, "session_id_prefix")
         try:
             page, token = await self.store.list_sessions(
-                status=status, page_size=page_size, page_token=request.page_token, prefix=prefix
+                status=status, page_size=page_size, page_token=request.page_token, prefix=prefix,
+                newest_first=request.newest_first,
             )
         except ValueError as e:
             raise InvalidArgument(str(e), reason="INVALID_PAGE_TOKEN") from None
+        total = await self.store.count_sessions(status=status, prefix=prefix) if request.include_total_size else 0
         return pb.ListSessionsResponse(
-            sessions=[convert.summary_pb(s) for s in page], next_page_token=token
+            sessions=[convert.summary_pb(s) for s in page], next_page_token=token, total_size=total
         )
 
     @unary

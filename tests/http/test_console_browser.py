@@ -176,26 +176,28 @@ async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_
     await b.page.click("#filters button[type=submit]")
     await b.until(
         "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-2'")
-    await b.page.fill("#filter-id", "trip-")  # a prefix of the id
+    await b.page.fill("#filter-id", "trip-")  # a prefix of the id; the newest first
     await b.page.click("#filters button[type=submit]")
     await b.until(
-        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-1,trip-2,trip-3'")
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-3,trip-2,trip-1'")
+    assert await b.text("#page-count") == "3 shown of 3 sessions, newest first"
     await b.page.fill("#filter-id", "nobody")
     await b.page.click("#filters button[type=submit]")
     await b.page.locator("#sessions-note", has_text="No session whose id starts with nobody").wait_for()
 
-    # Pages of two: 5 sessions are three pages, Next and Previous walk them.
+    # Pages of two: 5 sessions are three pages, the most recently updated first; Next and
+    # Previous walk them.
     await b.goto("/#/sessions?size=2")
     seen: list[str] = []
     for page in range(3):
-        await b.until(f"document.querySelector('.pager span')?.textContent === 'page {page + 1}'")
+        await b.until(f"document.querySelector('.pager span')?.textContent === 'page {page + 1} of 3'")
         seen += await b.page.locator("#sessions tbody tr").evaluate_all("rs => rs.map(r => r.dataset.session)")
         if page < 2:
             await b.page.click("#page-next")
     assert await b.page.locator("#page-next").is_disabled()
-    assert sorted(seen) == ["crashed-1", "refund-1", "trip-1", "trip-2", "trip-3"]
+    assert seen == ["crashed-1", "refund-1", "trip-3", "trip-2", "trip-1"]  # newest first
     await b.page.click("#page-prev")
-    await b.until("document.querySelector('.pager span')?.textContent === 'page 2'")
+    await b.until("document.querySelector('.pager span')?.textContent === 'page 2 of 3'")
 
 
 async def test_a_session_shows_its_steps_live(make_console: ConsoleFactory, open_browser: Any) -> None:

@@ -4216,8 +4216,14 @@ type ListSessionsRequest struct {
 	Status CheckpointStatus `protobuf:"varint,3,opt,name=status,proto3,enum=luosho.v1.CheckpointStatus" json:"status,omitempty"`
 	// Only sessions whose id starts with it (empty: every session); pages as without it.
 	SessionIdPrefix string `protobuf:"bytes,4,opt,name=session_id_prefix,json=sessionIdPrefix,proto3" json:"session_id_prefix,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Ordered by updated_at, the newest first (ties by id), instead of by id. Each page is a
+	// scan of the sessions listed; a page token of one order is INVALID_PAGE_TOKEN in the other.
+	NewestFirst bool `protobuf:"varint,5,opt,name=newest_first,json=newestFirst,proto3" json:"newest_first,omitempty"`
+	// Also count the sessions listed (with status and session_id_prefix): total_size. A
+	// scan of them on every call that asks.
+	IncludeTotalSize bool `protobuf:"varint,6,opt,name=include_total_size,json=includeTotalSize,proto3" json:"include_total_size,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
@@ -4278,10 +4284,26 @@ func (x *ListSessionsRequest) GetSessionIdPrefix() string {
 	return ""
 }
 
+func (x *ListSessionsRequest) GetNewestFirst() bool {
+	if x != nil {
+		return x.NewestFirst
+	}
+	return false
+}
+
+func (x *ListSessionsRequest) GetIncludeTotalSize() bool {
+	if x != nil {
+		return x.IncludeTotalSize
+	}
+	return false
+}
+
 type ListSessionsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sessions      []*SessionSummary      `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
 	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// How many sessions the listing has in all, when include_total_size was set; else 0.
+	TotalSize     int32 `protobuf:"varint,3,opt,name=total_size,json=totalSize,proto3" json:"total_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4328,6 +4350,13 @@ func (x *ListSessionsResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListSessionsResponse) GetTotalSize() int32 {
+	if x != nil {
+		return x.TotalSize
+	}
+	return 0
 }
 
 type DeleteSessionRequest struct {
@@ -6250,16 +6279,20 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x10retry_not_before\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0eretryNotBefore\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x83\x02\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\x123\n" +
 	"\x06status\x18\x03 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12*\n" +
-	"\x11session_id_prefix\x18\x04 \x01(\tR\x0fsessionIdPrefix\"u\n" +
+	"\x11session_id_prefix\x18\x04 \x01(\tR\x0fsessionIdPrefix\x12!\n" +
+	"\fnewest_first\x18\x05 \x01(\bR\vnewestFirst\x12,\n" +
+	"\x12include_total_size\x18\x06 \x01(\bR\x10includeTotalSize\"\x94\x01\n" +
 	"\x14ListSessionsResponse\x125\n" +
 	"\bsessions\x18\x01 \x03(\v2\x19.luosho.v1.SessionSummaryR\bsessions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"X\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
+	"\n" +
+	"total_size\x18\x03 \x01(\x05R\ttotalSize\"X\n" +
 	"\x14DeleteSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +

@@ -75,3 +75,38 @@ async def test_summary_and_checkpoint_carry_the_last_drift(driver: Store) -> Non
     assert by_id["plain"].last_drift is None
     loaded = await driver.load(drifted.session_id)
     assert loaded is not None and loaded.last_drift == drifted.last_drift
+
+
+async def _newest_first(store: Store, *, size: int, prefix: str = "", status: Status | None = None) -> list[str]:
+    seen, token = [], ""
+    while True:
+        page, token = await store.list_sessions(
+            status=status, page_size=size, page_token=token, prefix=prefix, newest_first=True
+        )
+        assert len(page) <= size
+        seen += [s.session_id for s in page]
+        if not token:
+            return seen
+
+
+async def test_list_sessions_newest_first_pages_by_update_then_id_and_counts(driver: Store) -> None:
+    """The console's list: the most recently updated first (ties by id), paged, with the
+    count of the whole listing."""
+    saves = {"a": 1, "b": 3, "c": 2, "d": 3, "e": 1, "bx": 2}
+    for sid, n in saves.items():
+        w = SessionWriter(driver, sid)
+        for k in range(n):
+            await w.save(status=Status.FINISHED if sid == "e" and k == n - 1 else Status.IN_PROGRESS)
+    want = ["b", "d", "bx", "c", "a", "e"]  # updated_at 1002, 1002, 1001, 1001, 1000, 1000
+    for size in (1, 2, 4, 6, 50):
+        assert await _newest_first(driver, size=size) == want, size
+    assert await _newest_first(driver, size=1, prefix="b") == ["b", "bx"]
+    assert await _newest_first(driver, size=2, status=Status.FINISHED) == ["e"]
+    assert await driver.count_sessions(status=None) == 6
+    assert await driver.count_sessions(status=None, prefix="b") == 2
+    assert await driver.count_sessions(status=Status.IN_PROGRESS) == 5
+    assert await driver.count_sessions(status=None, prefix="zz") == 0
+    # A token of the id order is not one of this order (and the other way round).
+    _, by_id = await driver.list_sessions(status=None, page_size=1, page_token="")
+    with pytest.raises(ValueError, match="malformed page token"):
+        await driver.list_sessions(status=None, page_size=1, page_token=by_id, newest_first=True)

@@ -294,17 +294,28 @@ class Store(abc.ABC):
         """
 
     async def list_sessions(
-        self, *, status: Status | None, page_size: int, page_token: str, prefix: str = ""
+        self,
+        *,
+        status: Status | None,
+        page_size: int,
+        page_token: str,
+        prefix: str = "",
+        newest_first: bool = False,
     ) -> tuple[list[SessionSummary], str]:
         """Sessions ordered by id, after ``page_token``, at most ``page_size``; with
         ``prefix``, only those whose id starts with it (paged the same way, each page
-        costing O(page), not a scan of the other ids).
+        costing O(page), not a scan of the other ids). ``newest_first``: ordered by
+        ``updated_at``, the newest first (ties by id), each page a scan of the sessions
+        listed (:meth:`_list_newest_first`; a page token of one order is malformed in the
+        other).
 
         Returns the page and the next token ("" on the last page). Raises ``ValueError``
         for a malformed token, ``page_size < 1`` (the service layer caps it at
         ``MAX_PAGE_SIZE``) or a prefix of U+10FFFF characters only, ``StoreError`` when the
         store cannot be read.
         """
+        if newest_first:
+            return await self._list_newest_first(status, page_size, page_token, prefix)
         after = page_start(page_size, page_token)
         if not prefix:
             found = await self._list_sessions(status, after, page_size + 1)
@@ -313,6 +324,43 @@ class Store(abc.ABC):
         else:
             found = await self._list_sessions_in(status, *bounds, after, page_size + 1)
         return page_of(found, page_size, lambda s: s.session_id)
+
+    async def count_sessions(self, *, status: Status | None, prefix: str = "") -> int:
+        """How many sessions :meth:`list_sessions` lists with ``status`` and ``prefix``
+        (a scan of them). Raises ``ValueError`` for a prefix of U+10FFFF characters only,
+        ``StoreError``."""
+        return len(await self._every_session(status, prefix))
+
+    async def _every_session(self, status: Status | None, prefix: str) -> list[SessionSummary]:
+        found: list[SessionSummary] = []
+        token = ""
+        while True:
+            page, token = await self.list_sessions(
+                status=status, page_size=MAX_PAGE_SIZE, page_token=token, prefix=prefix
+            )
+            found += page
+            if not token:
+                return found
+
+    async def _list_newest_first(
+        self, status: Status | None, page_size: int, page_token: str, prefix: str
+    ) -> tuple[list[SessionSummary], str]:
+        """:meth:`list_sessions` with ``newest_first``: every listed session read in id
+        order and sorted (a driver with an index on ``updated_at`` may do better). The
+        token is the last session's ``updated_at`` and id."""
+        after = page_start(page_size, page_token)
+        start: tuple[float, str] | None = None
+        if after:
+            when, sep, sid = after.partition("\n")
+            try:
+                start = (-float(when), sid) if sep else None
+            except ValueError:
+                start = None
+            if start is None:
+                raise ValueError(f"malformed page token {page_token!r} (not of a newest-first listing)")
+        ordered = sorted(await self._every_session(status, prefix), key=_newest_first)
+        found = ordered if start is None else [s for s in ordered if _newest_first(s) > start]
+        return page_of(found[: page_size + 1], page_size, lambda s: f"{s.updated_at!r}\n{s.session_id}")
 
     @abc.abstractmethod
     async def _list_sessions(
@@ -714,3 +762,7 @@ def check_enqueue(store: Store, enqueue: Sequence[Enqueue]) -> tuple[Enqueue, ..
         if not e.request_id:
             raise ValueError("a queued input needs a request id")
     return tuple(Enqueue(e.session_id, e.request_id, bytes(e.data), e.enqueued_at) for e in enqueue)
+
+
+def _newest_first(s: SessionSummary) -> tuple[float, str]:
+    return (-s.updated_at, s.session_id)

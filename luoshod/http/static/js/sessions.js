@@ -48,7 +48,11 @@ export async function sessionsView(root, { params }) {
     // id prefix that is no id) is said under the form, which stays to be corrected.
     let page;
     try {
-      page = await get("/sessions", { status, session_id_prefix: id, page_size: size, page_token: tokens[pageIndex] });
+      // The most recently updated first, with the count of the whole listing.
+      page = await get("/sessions", {
+        status, session_id_prefix: id, page_size: size, page_token: tokens[pageIndex],
+        newest_first: "true", include_total_size: "true",
+      });
     } catch (err) {
       if (!alive) return;
       replace(table);
@@ -65,8 +69,11 @@ export async function sessionsView(root, { params }) {
     const nextButton = h("button", { type: "button", id: "page-next", disabled: !next }, "Next →");
     prev.addEventListener("click", () => go(pageIndex - 1));
     nextButton.addEventListener("click", () => { tokens[pageIndex + 1] = next; go(pageIndex + 1); });
-    replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1}`), nextButton,
-      h("span", { class: "muted", id: "page-count" }, `${rows.length} shown`));
+    const total = Number(page.total_size || 0);
+    const pages = Math.max(1, Math.ceil(total / size));
+    replace(pager, prev, h("span", { class: "muted" }, `page ${pageIndex + 1} of ${pages}`), nextButton,
+      h("span", { class: "muted", id: "page-count" },
+        `${rows.length} shown of ${total.toLocaleString("en")} session${total === 1 ? "" : "s"}, newest first`));
     fillDetails(rows);
   }
 

@@ -1148,11 +1148,23 @@ export interface ListSessionsRequest {
   status: CheckpointStatus;
   /** Only sessions whose id starts with it (empty: every session); pages as without it. */
   sessionIdPrefix: string;
+  /**
+   * Ordered by updated_at, the newest first (ties by id), instead of by id. Each page is a
+   * scan of the sessions listed; a page token of one order is INVALID_PAGE_TOKEN in the other.
+   */
+  newestFirst: boolean;
+  /**
+   * Also count the sessions listed (with status and session_id_prefix): total_size. A
+   * scan of them on every call that asks.
+   */
+  includeTotalSize: boolean;
 }
 
 export interface ListSessionsResponse {
   sessions: SessionSummary[];
   nextPageToken: string;
+  /** How many sessions the listing has in all, when include_total_size was set; else 0. */
+  totalSize: number;
 }
 
 export interface DeleteSessionRequest {
@@ -8134,7 +8146,7 @@ export const ModelFailure_MetadataEntry: MessageFns<ModelFailure_MetadataEntry> 
 };
 
 function createBaseListSessionsRequest(): ListSessionsRequest {
-  return { pageSize: 0, pageToken: "", status: 0, sessionIdPrefix: "" };
+  return { pageSize: 0, pageToken: "", status: 0, sessionIdPrefix: "", newestFirst: false, includeTotalSize: false };
 }
 
 export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
@@ -8150,6 +8162,12 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     }
     if (message.sessionIdPrefix !== "") {
       writer.uint32(34).string(message.sessionIdPrefix);
+    }
+    if (message.newestFirst !== false) {
+      writer.uint32(40).bool(message.newestFirst);
+    }
+    if (message.includeTotalSize !== false) {
+      writer.uint32(48).bool(message.includeTotalSize);
     }
     return writer;
   },
@@ -8199,6 +8217,22 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
             message.sessionIdPrefix = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.newestFirst = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.includeTotalSize = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8229,6 +8263,16 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
         : isSet(object.session_id_prefix)
         ? globalThis.String(object.session_id_prefix)
         : "",
+      newestFirst: isSet(object.newestFirst)
+        ? globalThis.Boolean(object.newestFirst)
+        : isSet(object.newest_first)
+        ? globalThis.Boolean(object.newest_first)
+        : false,
+      includeTotalSize: isSet(object.includeTotalSize)
+        ? globalThis.Boolean(object.includeTotalSize)
+        : isSet(object.include_total_size)
+        ? globalThis.Boolean(object.include_total_size)
+        : false,
     };
   },
 
@@ -8246,6 +8290,12 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     if (message.sessionIdPrefix !== "") {
       obj.sessionIdPrefix = message.sessionIdPrefix;
     }
+    if (message.newestFirst !== false) {
+      obj.newestFirst = message.newestFirst;
+    }
+    if (message.includeTotalSize !== false) {
+      obj.includeTotalSize = message.includeTotalSize;
+    }
     return obj;
   },
 
@@ -8258,12 +8308,14 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
     message.pageToken = object.pageToken ?? "";
     message.status = object.status ?? 0;
     message.sessionIdPrefix = object.sessionIdPrefix ?? "";
+    message.newestFirst = object.newestFirst ?? false;
+    message.includeTotalSize = object.includeTotalSize ?? false;
     return message;
   },
 };
 
 function createBaseListSessionsResponse(): ListSessionsResponse {
-  return { sessions: [], nextPageToken: "" };
+  return { sessions: [], nextPageToken: "", totalSize: 0 };
 }
 
 export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
@@ -8273,6 +8325,9 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
     }
     if (message.nextPageToken !== "") {
       writer.uint32(18).string(message.nextPageToken);
+    }
+    if (message.totalSize !== 0) {
+      writer.uint32(24).int32(message.totalSize);
     }
     return writer;
   },
@@ -8306,6 +8361,14 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
             message.nextPageToken = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.totalSize = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8328,6 +8391,11 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
         : isSet(object.next_page_token)
         ? globalThis.String(object.next_page_token)
         : "",
+      totalSize: isSet(object.totalSize)
+        ? globalThis.Number(object.totalSize)
+        : isSet(object.total_size)
+        ? globalThis.Number(object.total_size)
+        : 0,
     };
   },
 
@@ -8339,6 +8407,9 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
     if (message.nextPageToken !== "") {
       obj.nextPageToken = message.nextPageToken;
     }
+    if (message.totalSize !== 0) {
+      obj.totalSize = Math.round(message.totalSize);
+    }
     return obj;
   },
 
@@ -8349,6 +8420,7 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
     const message = createBaseListSessionsResponse();
     message.sessions = object.sessions?.map((e) => SessionSummary.fromPartial(e)) || [];
     message.nextPageToken = object.nextPageToken ?? "";
+    message.totalSize = object.totalSize ?? 0;
     return message;
   },
 };

@@ -57867,6 +57867,28 @@ java.lang.String defaultValue) {
      */
     com.google.protobuf.ByteString
         getSessionIdPrefixBytes();
+
+    /**
+     * <pre>
+     * Ordered by updated_at, the newest first (ties by id), instead of by id. Each page is a
+     * scan of the sessions listed; a page token of one order is INVALID_PAGE_TOKEN in the other.
+     * </pre>
+     *
+     * <code>bool newest_first = 5;</code>
+     * @return The newestFirst.
+     */
+    boolean getNewestFirst();
+
+    /**
+     * <pre>
+     * Also count the sessions listed (with status and session_id_prefix): total_size. A
+     * scan of them on every call that asks.
+     * </pre>
+     *
+     * <code>bool include_total_size = 6;</code>
+     * @return The includeTotalSize.
+     */
+    boolean getIncludeTotalSize();
   }
   /**
    * Protobuf type {@code luosho.v1.ListSessionsRequest}
@@ -58040,6 +58062,38 @@ java.lang.String defaultValue) {
       }
     }
 
+    public static final int NEWEST_FIRST_FIELD_NUMBER = 5;
+    private boolean newestFirst_ = false;
+    /**
+     * <pre>
+     * Ordered by updated_at, the newest first (ties by id), instead of by id. Each page is a
+     * scan of the sessions listed; a page token of one order is INVALID_PAGE_TOKEN in the other.
+     * </pre>
+     *
+     * <code>bool newest_first = 5;</code>
+     * @return The newestFirst.
+     */
+    @java.lang.Override
+    public boolean getNewestFirst() {
+      return newestFirst_;
+    }
+
+    public static final int INCLUDE_TOTAL_SIZE_FIELD_NUMBER = 6;
+    private boolean includeTotalSize_ = false;
+    /**
+     * <pre>
+     * Also count the sessions listed (with status and session_id_prefix): total_size. A
+     * scan of them on every call that asks.
+     * </pre>
+     *
+     * <code>bool include_total_size = 6;</code>
+     * @return The includeTotalSize.
+     */
+    @java.lang.Override
+    public boolean getIncludeTotalSize() {
+      return includeTotalSize_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -58066,6 +58120,12 @@ java.lang.String defaultValue) {
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionIdPrefix_)) {
         com.google.protobuf.GeneratedMessage.writeString(output, 4, sessionIdPrefix_);
       }
+      if (newestFirst_ != false) {
+        output.writeBool(5, newestFirst_);
+      }
+      if (includeTotalSize_ != false) {
+        output.writeBool(6, includeTotalSize_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -58083,6 +58143,14 @@ java.lang.String defaultValue) {
       }
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionIdPrefix_)) {
         size += com.google.protobuf.GeneratedMessage.computeStringSize(4, sessionIdPrefix_);
+      }
+      if (newestFirst_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(5, newestFirst_);
+      }
+      if (includeTotalSize_ != false) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeBoolSize(6, includeTotalSize_);
       }
       return size;
     }
@@ -58115,6 +58183,10 @@ java.lang.String defaultValue) {
       if (status_ != other.status_) return false;
       if (!getSessionIdPrefix()
           .equals(other.getSessionIdPrefix())) return false;
+      if (getNewestFirst()
+          != other.getNewestFirst()) return false;
+      if (getIncludeTotalSize()
+          != other.getIncludeTotalSize()) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -58134,6 +58206,12 @@ java.lang.String defaultValue) {
       hash = (53 * hash) + status_;
       hash = (37 * hash) + SESSION_ID_PREFIX_FIELD_NUMBER;
       hash = (53 * hash) + getSessionIdPrefix().hashCode();
+      hash = (37 * hash) + NEWEST_FIRST_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getNewestFirst());
+      hash = (37 * hash) + INCLUDE_TOTAL_SIZE_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getIncludeTotalSize());
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -58269,6 +58347,8 @@ java.lang.String defaultValue) {
         pageToken_ = "";
         status_ = 0;
         sessionIdPrefix_ = "";
+        newestFirst_ = false;
+        includeTotalSize_ = false;
         return this;
       }
 
@@ -58314,6 +58394,12 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000008) != 0)) {
           result.sessionIdPrefix_ = sessionIdPrefix_;
         }
+        if (((from_bitField0_ & 0x00000010) != 0)) {
+          result.newestFirst_ = newestFirst_;
+        }
+        if (((from_bitField0_ & 0x00000020) != 0)) {
+          result.includeTotalSize_ = includeTotalSize_;
+        }
       }
 
       @java.lang.Override
@@ -58343,6 +58429,12 @@ java.lang.String defaultValue) {
           sessionIdPrefix_ = other.sessionIdPrefix_;
           bitField0_ |= 0x00000008;
           onChanged();
+        }
+        if (other.getNewestFirst() != false) {
+          setNewestFirst(other.getNewestFirst());
+        }
+        if (other.getIncludeTotalSize() != false) {
+          setIncludeTotalSize(other.getIncludeTotalSize());
         }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
@@ -58390,6 +58482,16 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000008;
                 break;
               } // case 34
+              case 40: {
+                newestFirst_ = input.readBool();
+                bitField0_ |= 0x00000010;
+                break;
+              } // case 40
+              case 48: {
+                includeTotalSize_ = input.readBool();
+                bitField0_ |= 0x00000020;
+                break;
+              } // case 48
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -58687,6 +58789,100 @@ java.lang.String defaultValue) {
         return this;
       }
 
+      private boolean newestFirst_ ;
+      /**
+       * <pre>
+       * Ordered by updated_at, the newest first (ties by id), instead of by id. Each page is a
+       * scan of the sessions listed; a page token of one order is INVALID_PAGE_TOKEN in the other.
+       * </pre>
+       *
+       * <code>bool newest_first = 5;</code>
+       * @return The newestFirst.
+       */
+      @java.lang.Override
+      public boolean getNewestFirst() {
+        return newestFirst_;
+      }
+      /**
+       * <pre>
+       * Ordered by updated_at, the newest first (ties by id), instead of by id. Each page is a
+       * scan of the sessions listed; a page token of one order is INVALID_PAGE_TOKEN in the other.
+       * </pre>
+       *
+       * <code>bool newest_first = 5;</code>
+       * @param value The newestFirst to set.
+       * @return This builder for chaining.
+       */
+      public Builder setNewestFirst(boolean value) {
+
+        newestFirst_ = value;
+        bitField0_ |= 0x00000010;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Ordered by updated_at, the newest first (ties by id), instead of by id. Each page is a
+       * scan of the sessions listed; a page token of one order is INVALID_PAGE_TOKEN in the other.
+       * </pre>
+       *
+       * <code>bool newest_first = 5;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearNewestFirst() {
+        bitField0_ = (bitField0_ & ~0x00000010);
+        newestFirst_ = false;
+        onChanged();
+        return this;
+      }
+
+      private boolean includeTotalSize_ ;
+      /**
+       * <pre>
+       * Also count the sessions listed (with status and session_id_prefix): total_size. A
+       * scan of them on every call that asks.
+       * </pre>
+       *
+       * <code>bool include_total_size = 6;</code>
+       * @return The includeTotalSize.
+       */
+      @java.lang.Override
+      public boolean getIncludeTotalSize() {
+        return includeTotalSize_;
+      }
+      /**
+       * <pre>
+       * Also count the sessions listed (with status and session_id_prefix): total_size. A
+       * scan of them on every call that asks.
+       * </pre>
+       *
+       * <code>bool include_total_size = 6;</code>
+       * @param value The includeTotalSize to set.
+       * @return This builder for chaining.
+       */
+      public Builder setIncludeTotalSize(boolean value) {
+
+        includeTotalSize_ = value;
+        bitField0_ |= 0x00000020;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * Also count the sessions listed (with status and session_id_prefix): total_size. A
+       * scan of them on every call that asks.
+       * </pre>
+       *
+       * <code>bool include_total_size = 6;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearIncludeTotalSize() {
+        bitField0_ = (bitField0_ & ~0x00000020);
+        includeTotalSize_ = false;
+        onChanged();
+        return this;
+      }
+
       // @@protoc_insertion_point(builder_scope:luosho.v1.ListSessionsRequest)
     }
 
@@ -58777,6 +58973,16 @@ java.lang.String defaultValue) {
      */
     com.google.protobuf.ByteString
         getNextPageTokenBytes();
+
+    /**
+     * <pre>
+     * How many sessions the listing has in all, when include_total_size was set; else 0.
+     * </pre>
+     *
+     * <code>int32 total_size = 3;</code>
+     * @return The totalSize.
+     */
+    int getTotalSize();
   }
   /**
    * Protobuf type {@code luosho.v1.ListSessionsResponse}
@@ -58902,6 +59108,21 @@ java.lang.String defaultValue) {
       }
     }
 
+    public static final int TOTAL_SIZE_FIELD_NUMBER = 3;
+    private int totalSize_ = 0;
+    /**
+     * <pre>
+     * How many sessions the listing has in all, when include_total_size was set; else 0.
+     * </pre>
+     *
+     * <code>int32 total_size = 3;</code>
+     * @return The totalSize.
+     */
+    @java.lang.Override
+    public int getTotalSize() {
+      return totalSize_;
+    }
+
     private byte memoizedIsInitialized = -1;
     @java.lang.Override
     public final boolean isInitialized() {
@@ -58922,6 +59143,9 @@ java.lang.String defaultValue) {
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(nextPageToken_)) {
         com.google.protobuf.GeneratedMessage.writeString(output, 2, nextPageToken_);
       }
+      if (totalSize_ != 0) {
+        output.writeInt32(3, totalSize_);
+      }
       getUnknownFields().writeTo(output);
     }
     private int computeSerializedSize_0() {
@@ -58937,6 +59161,10 @@ java.lang.String defaultValue) {
           }
       if (!com.google.protobuf.GeneratedMessage.isStringEmpty(nextPageToken_)) {
         size += com.google.protobuf.GeneratedMessage.computeStringSize(2, nextPageToken_);
+      }
+      if (totalSize_ != 0) {
+        size += com.google.protobuf.CodedOutputStream
+          .computeInt32Size(3, totalSize_);
       }
       return size;
     }
@@ -58966,6 +59194,8 @@ java.lang.String defaultValue) {
           .equals(other.getSessionsList())) return false;
       if (!getNextPageToken()
           .equals(other.getNextPageToken())) return false;
+      if (getTotalSize()
+          != other.getTotalSize()) return false;
       if (!getUnknownFields().equals(other.getUnknownFields())) return false;
       return true;
     }
@@ -58983,6 +59213,8 @@ java.lang.String defaultValue) {
       }
       hash = (37 * hash) + NEXT_PAGE_TOKEN_FIELD_NUMBER;
       hash = (53 * hash) + getNextPageToken().hashCode();
+      hash = (37 * hash) + TOTAL_SIZE_FIELD_NUMBER;
+      hash = (53 * hash) + getTotalSize();
       hash = (29 * hash) + getUnknownFields().hashCode();
       memoizedHashCode = hash;
       return hash;
@@ -59122,6 +59354,7 @@ java.lang.String defaultValue) {
         }
         bitField0_ = (bitField0_ & ~0x00000001);
         nextPageToken_ = "";
+        totalSize_ = 0;
         return this;
       }
 
@@ -59171,6 +59404,9 @@ java.lang.String defaultValue) {
         if (((from_bitField0_ & 0x00000002) != 0)) {
           result.nextPageToken_ = nextPageToken_;
         }
+        if (((from_bitField0_ & 0x00000004) != 0)) {
+          result.totalSize_ = totalSize_;
+        }
       }
 
       @java.lang.Override
@@ -59216,6 +59452,9 @@ java.lang.String defaultValue) {
           bitField0_ |= 0x00000002;
           onChanged();
         }
+        if (other.getTotalSize() != 0) {
+          setTotalSize(other.getTotalSize());
+        }
         this.mergeUnknownFields(other.getUnknownFields());
         onChanged();
         return this;
@@ -59260,6 +59499,11 @@ java.lang.String defaultValue) {
                 bitField0_ |= 0x00000002;
                 break;
               } // case 18
+              case 24: {
+                totalSize_ = input.readInt32();
+                bitField0_ |= 0x00000004;
+                break;
+              } // case 24
               default: {
                 if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                   done = true; // was an endgroup tag
@@ -59585,6 +59829,50 @@ java.lang.String defaultValue) {
         checkByteStringIsUtf8(value);
         nextPageToken_ = value;
         bitField0_ |= 0x00000002;
+        onChanged();
+        return this;
+      }
+
+      private int totalSize_ ;
+      /**
+       * <pre>
+       * How many sessions the listing has in all, when include_total_size was set; else 0.
+       * </pre>
+       *
+       * <code>int32 total_size = 3;</code>
+       * @return The totalSize.
+       */
+      @java.lang.Override
+      public int getTotalSize() {
+        return totalSize_;
+      }
+      /**
+       * <pre>
+       * How many sessions the listing has in all, when include_total_size was set; else 0.
+       * </pre>
+       *
+       * <code>int32 total_size = 3;</code>
+       * @param value The totalSize to set.
+       * @return This builder for chaining.
+       */
+      public Builder setTotalSize(int value) {
+
+        totalSize_ = value;
+        bitField0_ |= 0x00000004;
+        onChanged();
+        return this;
+      }
+      /**
+       * <pre>
+       * How many sessions the listing has in all, when include_total_size was set; else 0.
+       * </pre>
+       *
+       * <code>int32 total_size = 3;</code>
+       * @return This builder for chaining.
+       */
+      public Builder clearTotalSize() {
+        bitField0_ = (bitField0_ & ~0x00000004);
+        totalSize_ = 0;
         onChanged();
         return this;
       }
@@ -83605,138 +83893,139 @@ java.lang.String defaultValue) {
       "t\030\004 \001(\0132\032.google.protobuf.Timestamp\022\020\n\010f" +
       "ailures\030\005 \001(\005\0224\n\020retry_not_before\030\006 \001(\0132" +
       "\032.google.protobuf.Timestamp\032/\n\rMetadataE" +
-      "ntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\204\001\n" +
+      "ntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\266\001\n" +
       "\023ListSessionsRequest\022\021\n\tpage_size\030\001 \001(\005\022" +
       "\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.lu" +
       "osho.v1.CheckpointStatus\022\031\n\021session_id_p" +
-      "refix\030\004 \001(\t\"\\\n\024ListSessionsResponse\022+\n\010s" +
-      "essions\030\001 \003(\0132\031.luosho.v1.SessionSummary" +
-      "\022\027\n\017next_page_token\030\002 \001(\t\"@\n\024DeleteSessi" +
-      "onRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_hi" +
-      "story\030\002 \001(\010\"(\n\025DeleteSessionResponse\022\017\n\007" +
-      "deleted\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013appr" +
-      "oval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030" +
-      "\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.AgentSp" +
-      "ec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001" +
-      "(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\"2\n\017Resol" +
-      "veResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Ev" +
-      "ent\"Q\n\024ListApprovalsRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token" +
-      "\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n\tappro" +
-      "vals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017next_" +
-      "page_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nse" +
-      "ssion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npag" +
-      "e_token\030\003 \001(\t\022\032\n\022include_checkpoint\030\004 \001(" +
-      "\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 \003(\0132\027." +
-      "luosho.v1.HistoryEntry\022\027\n\017next_page_toke" +
-      "n\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_message" +
-      "s\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v1.Me" +
-      "ssage\022 \n\023business_state_json\030\003 \001(\tH\000\210\001\001\022" +
-      "/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.ToolRes" +
-      "ultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_busin" +
-      "ess_state_json\"N\n\017ToolResultPatch\022\024\n\014too" +
-      "l_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010" +
-      "is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nsession" +
-      "_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_sess" +
-      "ion_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1." +
-      "ForkPatch\"[\n\014ForkResponse\022\022\n\nsession_id\030" +
-      "\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132" +
-      "\025.luosho.v1.Checkpoint\"<\n\016CompareRequest" +
-      "\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002" +
-      " \001(\t\"W\n\016TrajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n" +
-      "\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.T" +
-      "rajectoryCall\"\307\001\n\016TrajectoryCall\022\024\n\014tool" +
-      "_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016argument" +
-      "s_json\030\003 \001(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013resu" +
-      "lt_json\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_" +
-      "id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031.luosho.v1" +
-      ".TrajectoryStep\"_\n\rArgumentDrift\022\014\n\004step" +
-      "\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a" +
-      "\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Tra" +
-      "jectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014to" +
-      "ol_order_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003" +
-      " \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1.Argu" +
-      "mentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 " +
-      "\001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luosho.v1" +
-      ".FinishReason\0220\n\017finish_reason_b\030\010 \001(\0162\027" +
-      ".luosho.v1.FinishReason\"\262\001\n\017CompareRespo" +
-      "nse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectorySte" +
-      "p\022$\n\001b\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022" +
-      "\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\013" +
-      "2\032.luosho.v1.TrajectoryDriftB\016\n\014_diverge" +
-      "d_at\"E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rW" +
-      "atchResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1." +
-      "Event\"(\n\025ListMcpServersRequest\022\017\n\007refres" +
-      "h\030\001 \001(\010\"?\n\026ListMcpServersResponse\022%\n\007ser" +
-      "vers\030\001 \003(\0132\024.luosho.v1.McpServer\"\202\001\n\tMcp" +
-      "Server\022\014\n\004name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022" +
-      "\r\n\005state\030\003 \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_e" +
-      "rror\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.Mc" +
-      "pTool\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013descr" +
-      "iption\030\002 \001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022" +
-      "\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destruct" +
-      "ive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023" +
-      "\n\021_destructive_hint*_\n\004Role\022\024\n\020ROLE_UNSP" +
-      "ECIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020" +
-      "\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n" +
-      "\020AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_" +
-      "UNSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN" +
-      "\020\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGEN" +
-      "T_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointSt" +
-      "atus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022" +
-      "!\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CH" +
-      "ECKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032C" +
-      "HECKPOINT_STATUS_FINISHED\020\003*\242\001\n\014FinishRe" +
-      "ason\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022F" +
-      "INISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX" +
-      "_STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037F" +
-      "INISH_REASON_AWAITING_APPROVAL\020\004*\177\n\nMcpR" +
-      "etryOn\022\034\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024" +
-      "MCP_RETRY_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_U" +
-      "NAVAILABLE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020" +
-      "\003*[\n\013McpApproval\022\034\n\030MCP_APPROVAL_UNSPECI" +
-      "FIED\020\000\022\025\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APP" +
-      "ROVAL_UNGATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UN" +
-      "SPECIFIED\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MOD" +
-      "E_CONTINUE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014Too" +
-      "lExecutor\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000" +
-      "\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECU" +
-      "TOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPEC" +
-      "IFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_E" +
-      "NQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BU" +
-      "SY_ROLLBACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT" +
-      "_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME" +
-      "_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020" +
-      "\0022\332\010\n\014AgentService\022B\n\007Execute\022\031.luosho.v" +
-      "1.ExecuteRequest\032\032.luosho.v1.ExecuteResp" +
-      "onse0\001\022?\n\006Resume\022\030.luosho.v1.ResumeReque" +
-      "st\032\031.luosho.v1.ResumeResponse0\001\022[\n\020Submi" +
-      "tToolResult\022\".luosho.v1.SubmitToolResult" +
-      "Request\032#.luosho.v1.SubmitToolResultResp" +
-      "onse\022=\n\006Cancel\022\030.luosho.v1.CancelRequest" +
-      "\032\031.luosho.v1.CancelResponse\022I\n\nGetSessio" +
-      "n\022\034.luosho.v1.GetSessionRequest\032\035.luosho" +
-      ".v1.GetSessionResponse\022O\n\014ListSessions\022\036" +
-      ".luosho.v1.ListSessionsRequest\032\037.luosho." +
-      "v1.ListSessionsResponse\022R\n\rDeleteSession" +
-      "\022\037.luosho.v1.DeleteSessionRequest\032 .luos" +
-      "ho.v1.DeleteSessionResponse\022B\n\007Resolve\022\031" +
-      ".luosho.v1.ResolveRequest\032\032.luosho.v1.Re" +
-      "solveResponse0\001\022R\n\rListApprovals\022\037.luosh" +
-      "o.v1.ListApprovalsRequest\032 .luosho.v1.Li" +
-      "stApprovalsResponse\022@\n\007History\022\031.luosho." +
-      "v1.HistoryRequest\032\032.luosho.v1.HistoryRes" +
-      "ponse\0227\n\004Fork\022\026.luosho.v1.ForkRequest\032\027." +
-      "luosho.v1.ForkResponse\022@\n\007Compare\022\031.luos" +
-      "ho.v1.CompareRequest\032\032.luosho.v1.Compare" +
-      "Response\022<\n\005Watch\022\027.luosho.v1.WatchReque" +
-      "st\032\030.luosho.v1.WatchResponse0\001\022U\n\016ListMc" +
-      "pServers\022 .luosho.v1.ListMcpServersReque" +
-      "st\032!.luosho.v1.ListMcpServersResponse\022O\n" +
-      "\014DequeueInput\022\036.luosho.v1.DequeueInputRe" +
-      "quest\032\037.luosho.v1.DequeueInputResponseb\006" +
-      "proto3"
+      "refix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n\022inc" +
+      "lude_total_size\030\006 \001(\010\"p\n\024ListSessionsRes" +
+      "ponse\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.Sess" +
+      "ionSummary\022\027\n\017next_page_token\030\002 \001(\t\022\022\n\nt" +
+      "otal_size\030\003 \001(\005\"@\n\024DeleteSessionRequest\022" +
+      "\022\n\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(" +
+      "\010\"(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 " +
+      "\001(\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 " +
+      "\001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005a" +
+      "gent\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequ" +
+      "est_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023deta" +
+      "ch_on_tool_call\030\007 \001(\010\"2\n\017ResolveResponse" +
+      "\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024Lis" +
+      "tApprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
+      "\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025" +
+      "ListApprovalsResponse\022&\n\tapprovals\030\001 \003(\013" +
+      "2\023.luosho.v1.Approval\022\027\n\017next_page_token" +
+      "\030\002 \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001" +
+      " \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 " +
+      "\001(\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017Histo" +
+      "ryResponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1." +
+      "HistoryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001" +
+      "\n\tForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n" +
+      "\010messages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023b" +
+      "usiness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_re" +
+      "sult\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024" +
+      "\n\014append_input\030\005 \001(\tB\026\n\024_business_state_" +
+      "json\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030" +
+      "\001 \001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003" +
+      " \001(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001" +
+      "(\t\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"" +
+      "[\n\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004s" +
+      "tep\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v" +
+      "1.Checkpoint\"<\n\016CompareRequest\022\024\n\014sessio" +
+      "n_id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Tr" +
+      "ajectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(" +
+      "\t\022(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryC" +
+      "all\"\307\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001" +
+      " \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001" +
+      "(\t\022\022\n\nhas_result\030\004 \001(\010\022\023\n\013result_json\030\005 " +
+      "\001(\t\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022-" +
+      "\n\ntask_steps\030` \003(\0132\031.luosho.v1.Trajector" +
+      "yStep\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004" +
+      "tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020" +
+      "arguments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDri" +
+      "ft\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b" +
+      "\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\tar" +
+      "guments\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022" +
+      "\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017fin" +
+      "ish_reason_a\030\007 \001(\0162\027.luosho.v1.FinishRea" +
+      "son\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1" +
+      ".FinishReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001" +
+      " \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003" +
+      "(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013diverge" +
+      "d_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho." +
+      "v1.TrajectoryDriftB\016\n\014_diverged_at\"E\n\014Wa" +
+      "tchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_" +
+      "seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchRespon" +
+      "se\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025L" +
+      "istMcpServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n" +
+      "\026ListMcpServersResponse\022%\n\007servers\030\001 \003(\013" +
+      "2\024.luosho.v1.McpServer\"\202\001\n\tMcpServer\022\014\n\004" +
+      "name\030\001 \001(\t\022\021\n\ttransport\030\002 \001(\t\022\r\n\005state\030\003" +
+      " \001(\t\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t" +
+      "\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTool\"\253\001\n\007" +
+      "McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001" +
+      "(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_on" +
+      "ly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005" +
+      " \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destruc" +
+      "tive_hint*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022" +
+      "\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_" +
+      "ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDrif" +
+      "tPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIE" +
+      "D\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGEN" +
+      "T_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_PO" +
+      "LICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CH" +
+      "ECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPO" +
+      "INT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_S" +
+      "TATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_" +
+      "STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FI" +
+      "NISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REAS" +
+      "ON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031" +
+      "\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_REAS" +
+      "ON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030" +
+      "MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_" +
+      "ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE" +
+      "\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpAp" +
+      "proval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021" +
+      "MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGA" +
+      "TE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020" +
+      "\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE" +
+      "\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecutor\022" +
+      "\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_E" +
+      "XECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON" +
+      "\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n" +
+      "\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025" +
+      "\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBAC" +
+      "K\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_U" +
+      "NSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020" +
+      "\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\0022\332\010\n\014Agen" +
+      "tService\022B\n\007Execute\022\031.luosho.v1.ExecuteR" +
+      "equest\032\032.luosho.v1.ExecuteResponse0\001\022?\n\006" +
+      "Resume\022\030.luosho.v1.ResumeRequest\032\031.luosh" +
+      "o.v1.ResumeResponse0\001\022[\n\020SubmitToolResul" +
+      "t\022\".luosho.v1.SubmitToolResultRequest\032#." +
+      "luosho.v1.SubmitToolResultResponse\022=\n\006Ca" +
+      "ncel\022\030.luosho.v1.CancelRequest\032\031.luosho." +
+      "v1.CancelResponse\022I\n\nGetSession\022\034.luosho" +
+      ".v1.GetSessionRequest\032\035.luosho.v1.GetSes" +
+      "sionResponse\022O\n\014ListSessions\022\036.luosho.v1" +
+      ".ListSessionsRequest\032\037.luosho.v1.ListSes" +
+      "sionsResponse\022R\n\rDeleteSession\022\037.luosho." +
+      "v1.DeleteSessionRequest\032 .luosho.v1.Dele" +
+      "teSessionResponse\022B\n\007Resolve\022\031.luosho.v1" +
+      ".ResolveRequest\032\032.luosho.v1.ResolveRespo" +
+      "nse0\001\022R\n\rListApprovals\022\037.luosho.v1.ListA" +
+      "pprovalsRequest\032 .luosho.v1.ListApproval" +
+      "sResponse\022@\n\007History\022\031.luosho.v1.History" +
+      "Request\032\032.luosho.v1.HistoryResponse\0227\n\004F" +
+      "ork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1." +
+      "ForkResponse\022@\n\007Compare\022\031.luosho.v1.Comp" +
+      "areRequest\032\032.luosho.v1.CompareResponse\022<" +
+      "\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luosh" +
+      "o.v1.WatchResponse0\001\022U\n\016ListMcpServers\022 " +
+      ".luosho.v1.ListMcpServersRequest\032!.luosh" +
+      "o.v1.ListMcpServersResponse\022O\n\014DequeueIn" +
+      "put\022\036.luosho.v1.DequeueInputRequest\032\037.lu" +
+      "osho.v1.DequeueInputResponseb\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -84030,13 +84319,13 @@ java.lang.String defaultValue) {
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
-        new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", });
+        new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
       getDescriptor().getMessageType(46);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
-        new java.lang.String[] { "Sessions", "NextPageToken", });
+        new java.lang.String[] { "Sessions", "NextPageToken", "TotalSize", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
       getDescriptor().getMessageType(47);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
