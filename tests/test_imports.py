@@ -56,6 +56,8 @@ VIOLATIONS = {
     "layers": ("luoshod/observe/tracing.py", "from ..server import status", "luoshod.observe.tracing -> luoshod.server.status"),
     "engine": ("luoshod/engine/merge.py", "import grpc", "luoshod.engine is not allowed to import grpc"),
     "engine-surface": ("luoshod/server/retention.py", "from ..engine import lease", "luoshod.server.retention -> luoshod.engine.lease"),
+    "run-port": ("luoshod/engine/subagents.py", "from .loop import Run", "luoshod.engine.subagents -> luoshod.engine.loop"),
+    "runner": ("luoshod/server/queueing.py", "from . import service", "luoshod.server.queueing -> luoshod.server.service"),
     "no-driver-imports": ("luoshod/store/copy.py", "import luoshod_lmdb", "luoshod is not allowed to import luoshod_lmdb"),
     "drivers": ("luoshod_sqlite/queries.py", "from luoshod.engine import merge", "luoshod_sqlite is not allowed to import luoshod.engine"),
     "drivers-apart": ("luoshod_postgres/queries.py", "import luoshod_lmdb", "luoshod_postgres is not allowed to import luoshod_lmdb"),
@@ -82,7 +84,7 @@ def test_a_contract_fails_on_its_violation(contract: str, tmp_path: Path) -> Non
     done = lint(tmp_path)
     assert done.returncode == 1, done.stdout
     text = " ".join(done.stdout.split())
-    assert "Contracts: 6 kept, 1 broken." in text
+    assert f"Contracts: {len(VIOLATIONS) - 1} kept, 1 broken." in text
     name = next(c["name"] for c in CONFIG["contracts"] if c["id"] == contract)
     assert f"{name} BROKEN" in text
     assert expected in text

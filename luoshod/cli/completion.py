@@ -1,11 +1,18 @@
 """``luoshod completion bash|zsh``: a completion script for the commands, subcommands,
 options and option choices, read from the argument parsers themselves (so it never lists
-an option that does not exist). zsh loads the bash script through ``bashcompinit``."""
+an option that does not exist). zsh loads the bash script through ``bashcompinit``.
+
+The command line (``main.py``) hands it its commands and the function that builds their
+parser: this module imports nothing of it."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Callable, Iterable, Sequence
+
+#: Builds the command line's parser for the given arguments (``main._parser``).
+ParserOf = Callable[[Sequence[str]], argparse.ArgumentParser]
 
 
 def _options(p: argparse.ArgumentParser) -> tuple[list[str], dict[str, list[str]]]:
@@ -28,14 +35,14 @@ def _subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser
     return {}
 
 
-def table() -> dict[str, list[str]]:
+def table(commands: Iterable[str], parser: ParserOf) -> dict[str, list[str]]:
     """``"cmd"``, ``"cmd sub"`` → the words that may follow; ``"cmd sub --opt"`` → its
-    choices. The empty key: the commands."""
-    from .main import COMMANDS, _parser
-
-    out: dict[str, list[str]] = {"": [*COMMANDS, "--help", "--version"]}
-    for name in COMMANDS:
-        top = _subparsers(_parser([name]))[name]
+    choices. The empty key: the commands. ``parser([name])``: the parser with the command
+    ``name``."""
+    commands = list(commands)
+    out: dict[str, list[str]] = {"": [*commands, "--help", "--version"]}
+    for name in commands:
+        top = _subparsers(parser([name]))[name]
         subs = _subparsers(top)
         targets = {f"{name} {s}": p for s, p in subs.items()} if subs else {name: top}
         if subs:
@@ -69,9 +76,9 @@ complete -F _luoshod luoshod
 """
 
 
-def script(shell: str) -> str:
+def script(shell: str, commands: Iterable[str], parser: ParserOf) -> str:
     lines = ["declare -gA _luoshod_words=("]
-    for key, words in table().items():
+    for key, words in table(commands, parser).items():
         lines.append(f"    [{shlex.quote(' '.join(['luoshod', key]).strip())}]={shlex.quote(' '.join(words))}")
     lines.append(")")
     body = "\n".join(lines) + "\n" + BASH

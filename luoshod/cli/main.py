@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "completion":
         from .completion import script
 
-        print(script(args.shell), end="")
+        print(script(args.shell, COMMANDS, _parser), end="")
         return 0
     if args.command == "healthcheck":
         return _healthcheck(args)

@@ -13,8 +13,10 @@ observability use, and all they may import (the ``engine-surface`` contract). Th
 - :mod:`.events`: the events a run emits and their types;
 - :mod:`.requests`: request ids and their replay (R74); :mod:`.rollbacks` (R68);
 - :mod:`.lease`: the session leases (R51/R52);
+- :mod:`.subagents` and :mod:`.daemon_tools`, which run inside a run and see it through
+  :mod:`.runport` (:class:`~.runport.RunPort`, what they need of it), never the loop;
 - :mod:`.forking`, :mod:`.comparison`, :mod:`.merge`, :mod:`.fingerprint`, :mod:`.tools`,
-  :mod:`.subagents`, :mod:`.daemon_tools`, :mod:`.observer`: one concern each.
+  :mod:`.observer`: one concern each.
 """
 
 from .comparison import Comparison, Step, compare

@@ -16,8 +16,9 @@ The engine sees the servers only through :class:`DaemonTools` (implemented by
   down gives an error result the model reads, never a stuck or failed run.
 
 A sub-agent's daemon tools are the same (R58): :func:`expand` joins them to its own spec at
-every level, and :func:`execute` runs its calls with a :class:`Caller` that tags the events
-and sends the qualified call id as the key.
+every level, and :func:`execute` runs its calls with a :class:`~.runport.Caller` that tags
+the events and sends the qualified call id as the key. The run reaches :func:`execute`
+through its ``call_daemon_tool`` (:class:`~.runport.RunPort`): nothing here knows the run.
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ import asyncio
 import dataclasses
 import json
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..domain import AgentSpec, Message, Role, ToolCall, ToolSpec
 from ..errors import InvalidArgument
@@ -43,10 +43,8 @@ from ..domain.mcpspec import (
     tool_name,
 )
 from . import events as ev
+from .runport import Caller
 from .tools import error_result, validator_for
-
-if TYPE_CHECKING:
-    from .loop import Run
 
 log = logging.getLogger("luoshod.engine")
 
@@ -184,26 +182,21 @@ def attempt_policy(spec: AgentSpec, tool: ToolSpec, tools: DaemonTools, default_
     return (timeout_ms / 1000 if timeout_ms else default_s), retry
 
 
-@dataclasses.dataclass(frozen=True)
-class Caller:
-    """Who makes a daemon call inside the lead's run: a sub-agent (R58) — its own spec
-    (timeouts, retries), its tagged ``emit``, the lead's ``flush``, and its call's
-    qualified id, which is the id on its events and the idempotency key (R71)."""
-
-    spec: AgentSpec
-    emit: Callable[..., Awaitable[None]]
-    flush: Callable[[], Awaitable[None]]
-    key: str
-
-
-async def execute(run: Run, call: ToolCall, tool: ToolSpec, step: int, caller: Caller | None = None) -> Message:
-    """Run one daemon tool call (R71, R73) of the lead, or of a sub-agent (``caller``);
-    returns its result message (under ``call``'s own id, for its owner's transcript)."""
-    tools = run.s.daemon_tools
-    if caller is None:
-        caller = Caller(run.spec, run.emit, run.flush, call.id)
+async def execute(
+    tools: DaemonTools | None,
+    call: ToolCall,
+    tool: ToolSpec,
+    step: int,
+    caller: Caller,
+    *,
+    session_id: str,
+    default_timeout_s: float,
+) -> Message:
+    """Run one daemon tool call (R71, R73) of the lead or of a sub-agent (``caller``) in
+    session ``session_id``, with the daemon's servers ``tools``; returns its result message
+    (under ``call``'s own id, for its owner's transcript)."""
     key = caller.key
-    timeout_s, retry = attempt_policy(caller.spec, tool, tools, run.s.default_tool_timeout_s) if tools else (0.0, RetryPolicy())
+    timeout_s, retry = attempt_policy(caller.spec, tool, tools, default_timeout_s) if tools else (0.0, RetryPolicy())
     shown = call if key == call.id else ToolCall(key, call.name, call.arguments_json)
     await caller.emit(ev.TOOL_CALL, step=step, call=shown, timeout_ms=int(timeout_s * 1000), executor=DAEMON)
     await caller.flush()  # the turn is durable before its tool runs (R1)
@@ -219,7 +212,7 @@ async def execute(run: Run, call: ToolCall, tool: ToolSpec, step: int, caller: C
     for attempt in range(1, attempts + 1):
         try:
             text, is_error = await tools.call(
-                tool.server, own, arguments, key=key, session_id=run.cp.session_id, timeout_s=timeout_s
+                tool.server, own, arguments, key=key, session_id=session_id, timeout_s=timeout_s
             )
         except AttemptFailed as e:
             kind, error = e.kind, str(e)
@@ -231,7 +224,7 @@ async def execute(run: Run, call: ToolCall, tool: ToolSpec, step: int, caller: C
                 return Message(Role.TOOL, text, (), call.id, call.name, True)
         if kind not in retry.retry_on or attempt == attempts:
             return error_result(call, error, server=tool.server, failure=kind, attempts=attempt)
-        log.info("session=%s call %s attempt %d failed (%s), retrying in %dms", run.cp.session_id, key, attempt, kind, delay_ms)
+        log.info("session=%s call %s attempt %d failed (%s), retrying in %dms", session_id, key, attempt, kind, delay_ms)
         await caller.emit(
             ev.TOOL_RETRY, step=step, tool_call_id=key, tool_name=call.name, attempt=attempt,
             error=error[:1000], delay_ms=delay_ms,

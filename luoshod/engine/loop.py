@@ -24,7 +24,6 @@ from ..domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
-    Decision,
     Enqueue,
     FinishReason,
     Lease,
@@ -34,23 +33,23 @@ from ..domain import (
     Status,
     StoredEvent,
     ToolCall,
+    ToolSpec,
     Usage,
 )
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, Store
+from . import daemon_tools, requests, subagents
 from . import events as ev
-from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
-from .events import Event
-from .fingerprint import Drift
 from .daemon_tools import DaemonTools
-from .daemon_tools import execute as execute_daemon_tool
-from .tools import check_call, error_result
+from .events import Event, SubagentTag
+from .fingerprint import Drift
+from .runport import Caller
+from .tools import check_call, error_result, rejection_result
 
 log = logging.getLogger("luoshod.engine")
 
 CANCELLED_ERROR = "cancelled before it ran because the run was aborted"
-REJECTED_ERROR = "the reviewer rejected this call"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,16 +117,9 @@ def pending_calls(cp: Checkpoint) -> list[ToolCall]:
     return []
 
 
-def rejection_result(call: ToolCall, decision: Decision) -> Message:
-    """The structured result of a rejected (or expired) approval (R30)."""
-    extra = {"rejected": True, "note": decision.note}
-    if decision.expired:
-        extra["expired"] = True
-    return error_result(call, REJECTED_ERROR, **extra)
-
-
 class Run:
-    """One run's mutable state; lives for one engine call."""
+    """One run's mutable state; lives for one engine call. The sub-agents and daemon
+    tools inside it see it as a :class:`~.runport.RunPort`."""
 
     def __init__(
         self, s: LoopSettings, p: Prepared, sink: Sink, tools: ToolPort, control: RunControl
@@ -162,17 +154,37 @@ class Run:
         timeout_ms = self.spec.tool_timeout_ms
         self.tool_timeout_s = timeout_ms / 1000 if timeout_ms else s.default_tool_timeout_s
 
+    # -- what the sub-agents see (runport.RunPort) -------------------------------------------
+
+    @property
+    def providers(self) -> ProviderRegistry | None:
+        return self.s.providers
+
+    def defer_save(self) -> None:
+        self.unsaved = True
+
+    async def call_daemon_tool(self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller) -> Message:
+        return await daemon_tools.execute(
+            self.s.daemon_tools, call, tool, step, caller,
+            session_id=self.cp.session_id, default_timeout_s=self.s.default_tool_timeout_s,
+        )
+
     # -- events and saves -----------------------------------------------------------------
+
+    def queue_event(self, type_: str, data: dict[str, object], tag: SubagentTag | None = None) -> None:
+        """Number an event and queue it; it reaches the sink once written (``save`` or
+        ``flush``)."""
+        self.cp.last_seq += 1
+        self.outbox.append(
+            Event(self.cp.session_id, self.cp.run_id, self.cp.last_seq, self.s.clock(), type_, data, tag)
+        )
 
     async def emit(self, type_: str, **data: object) -> None:
         """Queue an event; it reaches the sink once written (``save`` or ``flush``)."""
         if type_ == ev.TEXT_DELTA:  # progress only: not numbered, not kept
             await self.sink.emit(Event(self.cp.session_id, self.cp.run_id, 0, self.s.clock(), type_, data))
             return
-        self.cp.last_seq += 1
-        self.outbox.append(
-            Event(self.cp.session_id, self.cp.run_id, self.cp.last_seq, self.s.clock(), type_, data)
-        )
+        self.queue_event(type_, data)
 
     def _take(self) -> tuple[list[Event], list[StoredEvent]]:
         batch, self.outbox = self.outbox, []
@@ -293,11 +305,7 @@ class Run:
             await self.emit(ev.AGENT_DRIFT, drift=self.p.drift)
         for state, found in self.p.level_drifts:  # R64: one per drifted sub-agent level
             log.warning("agent drift session=%s subagent=%s %s", cp.session_id, "/".join(state.path), found)
-            self.cp.last_seq += 1
-            self.outbox.append(Event(
-                cp.session_id, cp.run_id, cp.last_seq, self.s.clock(), ev.AGENT_DRIFT,
-                {"drift": found}, subagents.tag(state),
-            ))
+            self.queue_event(ev.AGENT_DRIFT, {"drift": found}, subagents.tag(state))
         if self.p.resolved is not None:
             await self.emit(ev.APPROVAL_RESOLVED, **self.p.resolved)
         if self.p.claim is not None:
@@ -459,7 +467,7 @@ class Run:
         tool = self.spec.tool(call.name)
         if tool is not None and tool.server:  # R71: a daemon tool, run here
             async with limit:
-                return await execute_daemon_tool(self, call, tool, step)
+                return await self.call_daemon_tool(call, tool, step, Caller(self.spec, self.emit, self.flush, call.id))
         async with limit:
             fut = self.tools.expect(call.id)
             try:

@@ -21,8 +21,12 @@ same ``task`` calls, finds it there (R61, R62).
 On a resume each unfinished level is compared with the resuming spec's definition of it
 (:func:`drifted_levels`, R64).
 
+Everything here sees the lead's run as a :class:`~.runport.RunPort` (what a sub-agent
+needs of it: the working checkpoint, its controls, its event queue, save and flush); the
+loop implements it and imports this module, never the other way.
+
 A sub-agent's daemon tools (MCP, R70–R73) run as the lead's do
-(``daemon_tools.execute`` with a ``Caller``): its ``tool.call`` marked
+(``RunPort.call_daemon_tool`` with a ``Caller``): its ``tool.call`` marked
 ``executor="daemon"`` and tagged, the qualified call id as the idempotency key, its
 result recorded like a client tool's; annotations gate calls like any ``needs_approval``.
 
@@ -44,7 +48,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import TYPE_CHECKING
 
 from ..domain import (
     TASK_TOOL,
@@ -60,14 +63,10 @@ from ..errors import ProviderError, ResumeToolMissing
 from ..providers import ModelRequest
 from . import events as ev
 from .control import RunInterrupted, settle_acks
-from .daemon_tools import Caller
-from .daemon_tools import execute as execute_daemon_tool
-from .events import Event, SubagentTag
+from .events import SubagentTag
 from .fingerprint import Drift, drift, fingerprint
-from .tools import check_call, error_result
-
-if TYPE_CHECKING:
-    from .loop import Run
+from .runport import Caller, RunPort
+from .tools import check_call, error_result, rejection_result
 
 TASK = TASK_TOOL.name
 #: Separates the path parts of a sub-agent call's qualified id (R58).
@@ -161,7 +160,7 @@ def renew_fingerprints(spec: AgentSpec, subtasks: dict[str, SubTask]) -> None:
             renew_fingerprints(sub.agent, state.children)
 
 
-def cancel_nested(root: Run, call_id: str, reason: str) -> None:
+def cancel_nested(root: RunPort, call_id: str, reason: str) -> None:
     """R66: the lead's ``task`` call ``call_id`` is cancelled by an abort: every call of
     its sub-agent tree without a result gets the cancelled result (R3) and its
     ``tool.result`` event, innermost first, so every level's transcript ends valid."""
@@ -170,7 +169,7 @@ def cancel_nested(root: Run, call_id: str, reason: str) -> None:
         _cancel(root, state, call_id, reason)
 
 
-def _cancel(root: Run, state: SubTask, qualified: str, reason: str) -> None:
+def _cancel(root: RunPort, state: SubTask, qualified: str, reason: str) -> None:
     for child_id, child in list(state.children.items()):
         _cancel(root, child, f"{qualified}{ID_SEPARATOR}{child_id}", reason)
     for call in _pending(state.messages):
@@ -206,7 +205,7 @@ def is_task(spec: AgentSpec, call: ToolCall) -> bool:
 
 
 async def run_task(
-    root: Run,
+    root: RunPort,
     owner: AgentSpec,
     children: dict[str, SubTask],
     call: ToolCall,
@@ -290,17 +289,13 @@ class SubRun:
     """One sub-agent's loop inside the lead's run ``root``: model call → tool calls →
     results, saving through ``root``."""
 
-    def __init__(self, root: Run, state: SubTask, spec: AgentSpec, qualified: str) -> None:
+    def __init__(self, root: RunPort, state: SubTask, spec: AgentSpec, qualified: str) -> None:
         self.root, self.state, self.spec, self.qualified = root, state, spec, qualified
         self.tag = tag(state)
 
     def emit(self, type_: str, **data: object) -> None:
         """Queue a tagged event on the lead's outbox (written by its next save or flush)."""
-        cp = self.root.cp
-        cp.last_seq += 1
-        self.root.outbox.append(
-            Event(cp.session_id, cp.run_id, cp.last_seq, self.root.s.clock(), type_, data, self.tag)
-        )
+        self.root.queue_event(type_, data, self.tag)
 
     async def _emit(self, type_: str, **data: object) -> None:
         self.emit(type_, **data)
@@ -362,13 +357,13 @@ class SubRun:
                 self.emit(ev.STEP_DONE, step=step)
                 return FinishReason.STOP.value, resp.text, ""
             # R1 at this level: saved by the flush that hands out its first call.
-            self.root.unsaved = True
+            self.root.defer_save()
             await self.run_tools(list(turn.tool_calls), step)
             self.emit(ev.STEP_DONE, step=step)
 
     async def call_model(self):  # -> ModelResponse | None
         root = self.root
-        registry = root.s.providers
+        registry = root.providers
         assert registry is not None, "an engine with sub-agents is given its providers"
         provider, model, settings = registry.resolve(self.spec.model, self.spec.model_settings_json)
         spec, messages = model_view(self.spec, list(self.state.messages))
@@ -449,12 +444,10 @@ class SubRun:
         root = self.root
         decision = root.cp.decisions.get(qid)
         if decision is not None and not decision.approved:  # R61: rejected
-            from .loop import rejection_result  # the loop imports this module
-
             return rejection_result(call, decision), None
         if tool.server:  # R71 at this level: a daemon tool, run here under the qualified id
             caller = Caller(spec, self._emit, self._flush, qid)
-            return await execute_daemon_tool(root, call, tool, step, caller), None
+            return await root.call_daemon_tool(call, tool, step, caller), None
         timeout_s = spec.tool_timeout_ms / 1000 if spec.tool_timeout_ms else root.tool_timeout_s
         fut = root.tools.expect(qid)
         try:

@@ -10,7 +10,9 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
-from ..domain import AgentSpec, Message, Role, ToolCall
+from ..domain import AgentSpec, Decision, Message, Role, ToolCall
+
+REJECTED_ERROR = "the reviewer rejected this call"
 
 
 @lru_cache(maxsize=512)
@@ -29,6 +31,14 @@ def error_result(call: ToolCall, error: str, **extra: Any) -> Message:
     """A tool result the model can read, recorded instead of running the call."""
     body = {"error": error, "tool": call.name, "tool_call_id": call.id, **extra}
     return Message(Role.TOOL, json.dumps(body), (), call.id, call.name, True)
+
+
+def rejection_result(call: ToolCall, decision: Decision) -> Message:
+    """The structured result of a rejected (or expired) approval (R30)."""
+    extra = {"rejected": True, "note": decision.note}
+    if decision.expired:
+        extra["expired"] = True
+    return error_result(call, REJECTED_ERROR, **extra)
 
 
 def check_call(spec: AgentSpec, call: ToolCall) -> Message | None:

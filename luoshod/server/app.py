@@ -405,7 +405,7 @@ class Daemon:
         self.service = service
         if self.config.webhook_url:
             try:
-                self.notifier = service.notifier = self._notifier()
+                self.notifier = service.runner.notifier = self._notifier()
                 # Each notification is written in the store transaction of its event.
                 self.engine.notify_with(self.notifier.of_event, self.notifier.of_expiry)
             except ConfigError:

@@ -34,7 +34,6 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import grpc
 from luosho.v1 import agent_pb2 as pb
@@ -63,6 +62,7 @@ from ..errors import (
 from ..store import Capability
 from . import convert, stored_events
 from .hub import SHUTDOWN_MARK
+from .runner import Runner
 from .validation import (
     check_agent,
     check_history_limit,
@@ -71,9 +71,6 @@ from .validation import (
     check_request_id,
     check_session_id,
 )
-
-if TYPE_CHECKING:
-    from .service import AgentService
 
 log = logging.getLogger("luoshod.server.queue")
 
@@ -171,10 +168,11 @@ def _dequeued(sid: str, rid: str) -> SessionBusy:
 
 class InputQueue:
     """The service's side of the queue: ``execute`` for callers, ``kick`` and the sweep
-    to run queued inputs, ``shown``/``dequeue`` for ``GetSession``/``DequeueInput``."""
+    to run queued inputs, ``shown``/``dequeue`` for ``GetSession``/``DequeueInput``. Its
+    runs are started and streamed by the ``runner``, as the service's own are."""
 
-    def __init__(self, service: AgentService) -> None:
-        self.service = service
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
         self._draining: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
         #: The request id of the queued input each background run applies.
@@ -185,7 +183,7 @@ class InputQueue:
 
     @property
     def supported(self) -> bool:
-        return Capability.QUEUE in self.service.store.capabilities
+        return Capability.QUEUE in self.runner.store.capabilities
 
     # -- callers -----------------------------------------------------------------------
 
@@ -193,7 +191,7 @@ class InputQueue:
         self, request: pb.ExecuteRequest, req: RunRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.Event]:
         """``Execute`` with ``if_busy`` ENQUEUE, INTERRUPT or ROLLBACK."""
-        store, sid = self.service.store, req.session_id
+        store, sid = self.runner.store, req.session_id
         if not self.supported:
             raise InvalidArgument(
                 f"if_busy needs a store that keeps an input queue; {type(store).__name__} does not",
@@ -210,12 +208,12 @@ class InputQueue:
         # ends; a sweep that finds it applied drops it without resuming anything). Busy
         # here or in another daemon, the caller follows the run that holds the session.
         orphan = applied is not None and applied.end is None
-        if (orphan or applied is None and not queued) and self.service.runs.get(sid) is None:
+        if (orphan or applied is None and not queued) and self.runner.runs.get(sid) is None:
             # Free here (perhaps busy in another daemon, or paused): run it as a plain
             # Execute; queue it only when refused before anything ran.
             started = False
             try:
-                async for event in self.service._run(sid, self.service.engine.run, req, context):
+                async for event in self.runner.stream(sid, self.runner.engine.run, req, context):
                     started = True
                     yield event
                 return
@@ -225,7 +223,7 @@ class InputQueue:
         if applied is not None and applied.end is not None and (cp := await store.load(sid)):
             # R74: a retry of a request whose run ended replays that run.
             check_same_body(cp, applied, run_digest(req))
-            async for event in self.service._replay(replay(cp, applied)):
+            async for event in self.runner.replay(replay(cp, applied)):
                 yield event
             return
         if applied is None:
@@ -234,7 +232,7 @@ class InputQueue:
             yield pb.Event(
                 session_id=sid,
                 type=INPUT_QUEUED,
-                time=convert.timestamp(self.service.engine.clock()),
+                time=convert.timestamp(self.runner.engine.clock()),
                 input_queued=pb.InputQueued(
                     request_id=rid, ahead=ahead.index(rid) if rid in ahead else 0
                 ),
@@ -244,14 +242,14 @@ class InputQueue:
             yield event
 
     async def _enqueue(self, request: pb.ExecuteRequest, rid: str) -> None:
-        store, sid = self.service.store, request.session_id
+        store, sid = self.runner.store, request.session_id
         rollback_run = ""
         if request.if_busy == pb.IF_BUSY_ROLLBACK:
             cp = await store.load(sid)
             rollback_run = cp.run_id if cp is not None else ""
         item = Queued(request, rollback_run)
         entry = await store.enqueue_input(
-            sid, rid, item.encode(), front=item.interrupts, now=self.service.engine.clock()
+            sid, rid, item.encode(), front=item.interrupts, now=self.runner.engine.clock()
         )
         kept = Queued.decode(entry.data).request
         if kept.SerializeToString(deterministic=True) != request.SerializeToString(deterministic=True):
@@ -267,7 +265,7 @@ class InputQueue:
 
     def _abort_local(self, sid: str, rid: str) -> None:
         """Abort the session's run in this daemon, unless it is the one applying ``rid``."""
-        run = self.service.runs.get(sid)
+        run = self.runner.runs.get(sid)
         if run is not None and self._running.get(sid) != rid:
             log.info("aborting the run of session %s: input %s interrupts it", sid, rid)
             run.control.abort()
@@ -277,9 +275,9 @@ class InputQueue:
         ``rid``) through its ``run.done``, read from the store's log: the run may be
         another daemon's, and may wait on a tool call before its first save records the
         id. Woken by this daemon's live events, else every :data:`FOLLOW_POLL_S`."""
-        store = self.service.store
+        store = self.runner.store
         cursor, run_id = 0, ""  # the log read so far; the run followed, once its start is seen
-        with self.service.hub.subscribe(sid) as live:
+        with self.runner.hub.subscribe(sid) as live:
             while True:
                 while True:
                     page = await store.read_events(sid, after_seq=cursor, limit=_PAGE)
@@ -299,7 +297,7 @@ class InputQueue:
                     record = await store.find_request(sid, rid)
                     if record is not None and record.end is not None and (cp := await store.load(sid)):
                         # It ended and the log no longer keeps its start: replayed (R74).
-                        async for event in self.service._replay(replay(cp, record)):
+                        async for event in self.runner.replay(replay(cp, record)):
                             yield event
                         return
                     if record is None and not any(
@@ -329,7 +327,7 @@ class InputQueue:
         only after the save that applies it, so a queue read between two checkpoint reads
         of one version matches that checkpoint; else it is read again (a few times: a run
         that saves faster than the reads gets the last pair)."""
-        store = self.service.store
+        store = self.runner.store
         cp = await store.load(sid)
         if not self.supported:
             return cp, []
@@ -344,7 +342,7 @@ class InputQueue:
     async def shown(self, sid: str) -> list[pb.QueuedInput]:
         if not self.supported:
             return []
-        store = self.service.store
+        store = self.runner.store
         # An input whose run has begun saving is applied: it leaves the queue when that run
         # ends, and is not shown meanwhile.
         return [
@@ -358,7 +356,7 @@ class InputQueue:
             raise InvalidArgument("request_id is required", reason="INVALID_REQUEST_ID")
         if not self.supported:
             return False
-        return await self.service.store.remove_queued_input(sid, rid)
+        return await self.runner.store.remove_queued_input(sid, rid)
 
     # -- running what is queued ----------------------------------------------------------
 
@@ -388,8 +386,8 @@ class InputQueue:
 
     async def _next(self, sid: str) -> bool:
         """Run the head of the session's queue; whether to look at the queue again."""
-        service, store = self.service, self.service.store
-        if service.runs.get(sid) is not None or service.runs.draining:
+        runner, store = self.runner, self.runner.store
+        if runner.runs.get(sid) is not None or runner.runs.draining:
             return False  # that run's end kicks again
         queued = await store.queued_inputs(sid)
         if not queued:
@@ -413,7 +411,7 @@ class InputQueue:
             req = run_request(item.request)
         except InvalidArgument as e:  # checked when queued; a daemon with other limits
             return await self._drop(sid, head.request_id, e)
-        if service.engine.request_id_limit <= 0:
+        if runner.engine.request_id_limit <= 0:
             # No record can say it was applied: run it at most once rather than twice.
             await store.remove_queued_input(sid, head.request_id)
         if item.rollback_run:
@@ -422,18 +420,14 @@ class InputQueue:
             except (SessionBusy, ShuttingDown, TooManyRuns):
                 return False
         try:
-            run, sink, task = await service._start(sid, service.engine.run, req)
+            started = await runner.start(sid, runner.engine.run, req)
         except (SessionBusy, ShuttingDown, TooManyRuns):
             return False
         self._running[sid] = head.request_id
         try:
-            while await sink.queue.get() is not None:
-                pass  # its callers follow it through the store's log
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait({task})
+            error = await started.ended()  # its callers follow it through the store's log
         finally:
             self._running.pop(sid, None)
-        error = task.exception() if not task.cancelled() else None
         if await store.find_request(sid, head.request_id) is not None:
             await store.remove_queued_input(sid, head.request_id)
             return True
@@ -454,29 +448,29 @@ class InputQueue:
         if len(self._refused) > 1000:
             self._refused.clear()
         self._refused[(sid, rid)] = error
-        await self.service.store.remove_queued_input(sid, rid)
+        await self.runner.store.remove_queued_input(sid, rid)
         return True
 
     async def _rollback(self, sid: str, run_id: str) -> None:
-        claim = await self.service.runs.begin(sid)
+        claim = await self.runner.runs.begin(sid)
         try:
-            engine = self.service.engine
+            engine = self.runner.engine
             async with engine.hold(sid) as held:
                 if await rollback(engine.store, held.lease, sid, run_id, engine.clock()):
                     log.info("session %s rolled back to before run %s", sid, run_id)
         finally:
-            self.service.runs.end(claim)
+            self.runner.runs.end(claim)
 
     async def sweep(self) -> None:
         """Kick every session with queued inputs; abort a run of this daemon that an input
         queued through another daemon interrupts."""
-        store, token = self.service.store, ""
+        store, token = self.runner.store, ""
         while True:
             ids, token = await store.queued_sessions(page_size=_PAGE, page_token=token)
             for sid in ids:
                 if sid.startswith("_"):
                     continue  # not a session: a key of the daemon's own (the webhooks' outbox)
-                if self.service.runs.get(sid) is None:
+                if self.runner.runs.get(sid) is None:
                     self.kick(sid)
                     continue
                 queued = await store.queued_inputs(sid)

@@ -1,32 +1,28 @@
 """``luosho.v1.AgentService``: requests checked, handed to the engine, events streamed back.
 
-A run belongs to the daemon, not to the RPC: it runs as its own task. When the caller's
-stream goes away the run is *interrupted* (it stops at the next boundary, a model call in
-flight is finished and checkpointed) and the session stays busy until it has stopped.
+A run belongs to the daemon, not to the RPC: the :class:`~.runner.Runner` starts it as a
+task of its own and streams its events (runner.py, which the input queue uses too). When
+the caller's stream goes away the run is *interrupted* (it stops at the next boundary, a
+model call in flight is finished and checkpointed) and the session stays busy until it has
+stopped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
-from google.protobuf import json_format
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
-from .. import logs
 from ..domain import Lease, Role
 from ..engine import (
-    DETACHED,
     Engine,
-    Event,
     ForkPatch,
-    Replay,
     ResolveRequest,
-    RunInterrupted,
     RunObserver,
     RunRequest,
     ToolOutcome,
@@ -39,7 +35,6 @@ from ..errors import (
     CheckpointNotFound,
     EventsOutOfRange,
     InvalidArgument,
-    SessionBusy,
     ShuttingDown,
     ToolCallNotFound,
     ToolCallNotPending,
@@ -50,8 +45,8 @@ from . import audit, convert, mcp_convert, stored_events
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .queueing import InputQueue, check_if_busy, run_request
 from .retention import Retention
-from .webhooks import Notifier
-from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
+from .runner import Runner
+from .runs import ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
     check_agent,
@@ -71,80 +66,11 @@ log = logging.getLogger("luoshod.server")
 
 DEFAULT_MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 WATCH_PAGE = 500
-#: How long a failed run's stream waits for its run.failed webhook to reach the outbox.
-FAILURE_NOTICE_WAIT_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
-
-
-class _EventQueue:
-    """The run's events on their way to its one RPC handler: ``asyncio.Queue``'s
-    ``put_nowait`` and ``get`` without its four deques and locks (~2.5 KB), which every
-    waiting run held."""
-
-    __slots__ = ("_items", "_waiter")
-
-    def __init__(self) -> None:
-        self._items: list[pb.Event | None] = []
-        self._waiter: asyncio.Future[None] | None = None
-
-    def put_nowait(self, item: pb.Event | None) -> None:
-        self._items.append(item)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    async def get(self) -> pb.Event | None:
-        while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        return self._items.pop(0)
-
-
-class _QueueSink:
-    """Events from the run task to the RPC handler (``None`` marks the end) and to the
-    session's watchers. Each is logged at DEBUG: its type, and what it says only with
-    ``log_contents``."""
-
-    def __init__(
-        self,
-        hub: EventHub,
-        observer: RunObserver,
-        log_contents: bool,
-        notify: Callable[[Event], Awaitable[None]] | None = None,
-    ) -> None:
-        self.queue = _EventQueue()
-        self.hub = hub
-        self.observer = observer
-        self.log_contents = log_contents
-        self.notify = notify  # webhooks: written to the store's outbox before it goes on
-        self.run_id = ""
-        self.failure_notice: asyncio.Task[None] | None = None  # a failed run's webhook write
-
-    async def emit(self, event: Event, encoded: bytes | None = None) -> None:
-        self.observer.event(event)
-        self.run_id = event.run_id
-        if self.notify is not None:
-            await self.notify(event)
-        # Parsing the bytes already encoded for the event log is cheaper than building again.
-        proto = (
-            stored_events.decode(encoded, event.session_id, event.seq)
-            if encoded is not None
-            else convert.event_pb(event)
-        )
-        if log.isEnabledFor(logging.DEBUG):
-            if self.log_contents:
-                body = json_format.MessageToJson(proto, indent=None)
-                log.debug("event %s seq=%d %s", event.type, event.seq, body)
-            else:
-                log.debug("event %s seq=%d", event.type, event.seq)
-        self.queue.put_nowait(proto)
-        self.hub.publish(event.session_id, proto)
 
 
 def _read(saved: asyncio.Future[None]) -> None:
@@ -184,21 +110,22 @@ class AgentService(pb_grpc.AgentServiceServicer):
         *,
         log_contents: bool = False,
     ) -> None:
-        self.log_contents = log_contents
         self.engine = engine
         self.store = store
         self.runs = runs
         self.limits = limits
         self.hub = hub
-        self.observer = observer or RunObserver()
         # An event recorded outside a run (a resume refused for drift) reaches watchers too.
         engine.recorded = lambda event, data: hub.publish(
             event.session_id, stored_events.decode(data, event.session_id, event.seq)
         )
-        #: Inputs queued on busy sessions (``ExecuteRequest.if_busy``, R68, R69).
-        self.inputs = InputQueue(self)
-        #: Webhooks (set by the daemon when configured).
-        self.notifier: Notifier | None = None
+        #: Starts runs and streams their events; its ``notifier`` (webhooks) is set by the
+        #: daemon when configured.
+        self.runner = Runner(engine, store, runs, hub, observer, log_contents=log_contents)
+        #: Inputs queued on busy sessions (``ExecuteRequest.if_busy``, R68, R69): each
+        #: run's end gives the session's queue its turn.
+        self.inputs = InputQueue(self.runner)
+        self.runner.after_run = self.inputs.kick
         #: Retention (set by the daemon): told of a session's own retention.
         self.retention: Retention | None = None
 
@@ -216,7 +143,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             async for event in self.inputs.execute(request, req, context):
                 yield pb.ExecuteResponse(event=event)
             return
-        async for event in self._run(req.session_id, self.engine.run, req, context):
+        async for event in self.runner.stream(req.session_id, self.engine.run, req, context):
             yield pb.ExecuteResponse(event=event)
 
     @streaming
@@ -230,7 +157,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             request_id=check_request_id(request.request_id),
             resume_only=True,
         )
-        async for event in self._run(req.session_id, self.engine.run, req, context):
+        async for event in self.runner.stream(req.session_id, self.engine.run, req, context):
             yield pb.ResumeResponse(event=event)
 
     @streaming
@@ -253,7 +180,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         if approval is None and req.request_id and req.session_id:
             # Perhaps a retry whose first attempt claimed the approval (R74): the engine
             # resumes or replays that run, or answers APPROVAL_NOT_FOUND.
-            async for event in self._run(req.session_id, self.engine.resolve, req, context):
+            async for event in self.runner.stream(req.session_id, self.engine.resolve, req, context):
                 yield pb.ResolveResponse(event=event)
             return
         if approval is None:
@@ -267,114 +194,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 approval=req.approval_id, session=approval.session_id,
             )
             detach = request.detach_on_tool_call
-            async for event in self._run(approval.session_id, self.engine.resolve, req, context, detach=detach):
+            async for event in self.runner.stream(approval.session_id, self.engine.resolve, req, context, detach=detach):
                 yield pb.ResolveResponse(event=event)
-
-    async def _run(
-        self,
-        session_id: str,
-        start: Callable[..., Awaitable[object]],
-        req: RunRequest | ResolveRequest,
-        context: grpc.aio.ServicerContext,
-        *,
-        detach: bool = False,
-    ) -> AsyncIterator[pb.Event]:
-        """The run's events; ``detach``: the stream ends (OK) after the first ``tool.call``,
-        the run stopping at that boundary (``DETACHED``), resumable by the app."""
-        run, sink, task = await self._start(session_id, start, req)
-        # The caller going away (cancel, disconnect, deadline) ends the RPC; the run then
-        # stops at its next boundary. grpc may cancel the handler outside this generator,
-        # so the RPC's own completion is what we watch, not a CancelledError here.
-        context.add_done_callback(lambda _: run.done.is_set() or run.control.interrupt(CLIENT_GONE))
-        while (event := await sink.queue.get()) is not None:
-            yield event
-            # A daemon tool's call (MCP) runs on in the daemon: only the app's calls detach.
-            if (
-                detach
-                and event.type == "tool.call"
-                and event.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON
-                and not run.control.interrupted
-            ):
-                run.control.interrupt(DETACHED)
-        if sink.failure_notice is not None:
-            # The caller hears of the failure once its run.failed notification is in the
-            # outbox (bounded: a store that cannot take it does not hold the answer back).
-            await asyncio.wait({sink.failure_notice}, timeout=FAILURE_NOTICE_WAIT_S)
-        try:
-            outcome = task.result()
-        except RunInterrupted as e:
-            if e.reason == SHUTDOWN:
-                raise ShuttingDown(
-                    "the daemon is shutting down; the run was checkpointed and can be resumed",
-                    session_id=session_id,
-                ) from None
-        else:
-            if isinstance(outcome, Replay):
-                async for event in self._replay(outcome):
-                    yield event
-
-    async def _start(
-        self,
-        session_id: str,
-        start: Callable[..., Awaitable[object]],
-        req: RunRequest | ResolveRequest,
-    ) -> tuple[ActiveRun, _QueueSink, asyncio.Task[object]]:
-        """Claim the session (``SessionBusy``) and start its run as a task of its own;
-        its events go to the sink's queue (``None`` at the end) and the session's
-        watchers. When it ends, the session's queued inputs get their turn (R68)."""
-        logs.session_id.set(session_id)  # the run's task and its log lines inherit it
-        run = await self.runs.begin(session_id)
-        sink = _QueueSink(
-            self.hub, self.observer, self.log_contents, self.notifier.event if self.notifier else None
-        )
-        task = asyncio.create_task(start(req, sink, run, run.control))
-
-        def finished(t: asyncio.Task[object]) -> None:
-            self.runs.end(run)
-            self.observer.run_ended(t)
-            sink.queue.put_nowait(None)
-            self.hub.publish(session_id, END)
-            self.inputs.kick(session_id)
-            if not t.cancelled() and (e := t.exception()) is not None:
-                if isinstance(e, RunInterrupted):
-                    # Every "run start" has its end in the log: here, a run that stopped at a
-                    # boundary (its caller left, e.g. `approvals approve` once the run waits
-                    # on the app's tools; or the daemon stops), resumable later.
-                    log.info("run stopped session=%s: %s; its checkpoint is kept for a Resume", session_id, e.reason)
-                elif isinstance(e, SessionBusy):
-                    # Refused before it began (another daemon's lease): no run to end.
-                    log.info("run not started session=%s: %s", session_id, e)
-                else:
-                    # Also reported to the caller when it is still there; logged for when it is not.
-                    log.info("run ended with error session=%s: %s", session_id, e)
-                    if self.notifier is not None and sink.run_id:  # a run began, then failed
-                        sink.failure_notice = self.notifier.run_failed(session_id, sink.run_id, e)
-
-        task.add_done_callback(finished)
-        return run, sink, task
-
-    async def _replay(self, replay: Replay) -> AsyncIterator[pb.Event]:
-        """A retry of a request whose run ended (R74): the run's events from the request's
-        ``run.start`` that the log still keeps, ending with the run's ``run.done`` (rebuilt
-        from the checkpoint's record when the log no longer keeps it)."""
-        sid, end, last = replay.session_id, replay.end, 0
-        after = replay.first_seq - 1
-        while Capability.EVENT_LOG in self.store.capabilities:
-            page = await self.store.read_events(sid, after_seq=after, limit=WATCH_PAGE)
-            for stored in page.events:
-                if stored.seq > end.seq:
-                    break
-                last = stored.seq
-                event = stored_events.decode(stored.data, sid, stored.seq)
-                event.replayed = True
-                yield event
-            if len(page.events) < WATCH_PAGE or last >= end.seq or not page.events:
-                break
-            after = page.events[-1].seq
-        if last != end.seq:
-            event = convert.event_pb(end)
-            event.replayed = True
-            yield event
 
     # -- unary ------------------------------------------------------------------------------
 

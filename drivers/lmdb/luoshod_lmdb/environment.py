@@ -29,7 +29,7 @@ from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
 from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod.store.kit.groupcommit import DatabaseThread
 from . import layout
-from .ops import Dbs
+from .layout import Dbs
 
 log = logging.getLogger("luoshod.store.lmdb")
 

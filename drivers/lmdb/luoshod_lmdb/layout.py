@@ -46,8 +46,11 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import lmdb
 
 from luoshod.domain import Status
 from luoshod.errors import InvalidArgument
@@ -242,3 +245,50 @@ class LeaseRow:
 
 def encode_json(d: Any) -> bytes:
     return codec.encode_json(d).encode()
+
+
+# -- the open databases, and a session's keys in one ------------------------------------
+
+
+class Dbs:
+    """The open named databases of an environment (attributes named as in
+    :data:`DATABASES`), and the size of a log chunk."""
+
+    def __init__(self, handles: dict[bytes, Any], chunk_size: int) -> None:
+        for name, handle in handles.items():
+            setattr(self, name.decode(), handle)
+        self.chunk_size = chunk_size
+
+    meta: Any
+    sessions: Any
+    by_status: Any
+    history: Any
+    history_ends: Any
+    logs: Any
+    chunks: Any
+    events: Any
+    event_counts: Any
+    approvals: Any
+    by_session: Any
+    leases: Any
+    queue: Any
+    requests: Any
+    request_order: Any
+
+
+def keys_under(
+    txn: lmdb.Transaction, db: Any, sid_key: bytes, *, reverse: bool = False
+) -> Iterator[tuple[bytes, bytes]]:
+    """(key, value) of a session's keys in ``db``, in key order (or reversed)."""
+    prefix = under(sid_key)
+    cursor = txn.cursor(db=db)
+    if reverse:
+        found = cursor.set_range(prefix + b"\xff" * 8)
+        found = cursor.prev() if found else cursor.last()
+        items = cursor.iterprev() if found else iter(())
+    else:
+        items = cursor.iternext() if cursor.set_range(prefix) else iter(())
+    for key, value in items:
+        if not key.startswith(prefix):
+            return
+        yield key, value

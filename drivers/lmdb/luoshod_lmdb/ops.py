@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import lmdb
@@ -39,37 +39,11 @@ from luoshod.store.kit import (
 )
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
-from . import layout
-from .layout import Row
+from . import layout, queue
+from .layout import Dbs, Row, keys_under
 
 #: The store's clock (``Store.clock``), read on the database thread.
 Clock = Callable[[], float]
-
-
-class Dbs:
-    """The open named databases of an environment (attributes named as in
-    :data:`.layout.DATABASES`), and the size of a log chunk."""
-
-    def __init__(self, handles: dict[bytes, Any], chunk_size: int) -> None:
-        for name, handle in handles.items():
-            setattr(self, name.decode(), handle)
-        self.chunk_size = chunk_size
-
-    meta: Any
-    sessions: Any
-    by_status: Any
-    history: Any
-    history_ends: Any
-    logs: Any
-    chunks: Any
-    events: Any
-    event_counts: Any
-    approvals: Any
-    by_session: Any
-    leases: Any
-    queue: Any
-    requests: Any
-    request_order: Any
 
 
 # -- message logs --------------------------------------------------------------------------
@@ -134,29 +108,11 @@ def _checkpoint(txn: lmdb.Transaction, dbs: Dbs, row: Row) -> Checkpoint:
 # -- keys under a session ------------------------------------------------------------------
 
 
-def _keys_under(
-    txn: lmdb.Transaction, db: Any, sid_key: bytes, *, reverse: bool = False
-) -> Iterator[tuple[bytes, bytes]]:
-    """(key, value) of a session's keys in ``db``, in key order (or reversed)."""
-    prefix = layout.under(sid_key)
-    cursor = txn.cursor(db=db)
-    if reverse:
-        found = cursor.set_range(prefix + b"\xff" * 8)
-        found = cursor.prev() if found else cursor.last()
-        items = cursor.iterprev() if found else iter(())
-    else:
-        items = cursor.iternext() if cursor.set_range(prefix) else iter(())
-    for key, value in items:
-        if not key.startswith(prefix):
-            return
-        yield key, value
-
-
 def _first_and_last(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> tuple[int, int] | None:
-    first = next(_keys_under(txn, db, sid_key), None)
+    first = next(keys_under(txn, db, sid_key), None)
     if first is None:
         return None
-    last = next(_keys_under(txn, db, sid_key, reverse=True))
+    last = next(keys_under(txn, db, sid_key, reverse=True))
     return layout.number_of(first[0]), layout.number_of(last[0])
 
 
@@ -179,7 +135,7 @@ def _seal(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, first: int, last: int
 
 def _delete_under(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> list[bytes]:
     """Delete a session's keys in ``db``; their values."""
-    keys = list(_keys_under(txn, db, sid_key))
+    keys = list(keys_under(txn, db, sid_key))
     for key, _ in keys:
         txn.delete(key, db=db)
     return [value for _, value in keys]
@@ -201,7 +157,7 @@ def history(
     if key is None or limit == 0:
         return []
     rows = []
-    for _, value in _keys_under(txn, dbs.history, key, reverse=True):
+    for _, value in keys_under(txn, dbs.history, key, reverse=True):
         rows.append(Row.decode(value))
         if limit is not None and len(rows) >= limit:
             break
@@ -393,11 +349,11 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         key = layout.id_key(sid)
         counted = txn.get(key, db=dbs.event_counts)
         if counted is not None:
-            last = next(_keys_under(txn, dbs.events, key, reverse=True), None)
+            last = next(keys_under(txn, dbs.events, key, reverse=True), None)
             kept = layout.from_u64(counted)
             stored.event_logs[sid] = (kept, layout.number_of(last[0]) if last else 0)
     for sid in keys.requested:
-        last = next(_keys_under(txn, dbs.request_order, layout.id_key(sid), reverse=True), None)
+        last = next(keys_under(txn, dbs.request_order, layout.id_key(sid), reverse=True), None)
         if last is not None:
             stored.request_last[sid] = layout.number_of(last[0])
     for sid, rid in keys.request_keys:
@@ -434,7 +390,7 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
             for k, _ in list(
                 itertools.takewhile(
                     lambda kv: layout.number_of(kv[0]) <= log.floor,
-                    _keys_under(txn, dbs.events, key),
+                    keys_under(txn, dbs.events, key),
                 )
             ):
                 txn.delete(k, db=dbs.events)
@@ -451,15 +407,13 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         dropped = list(  # from the start of the session's order: O(records dropped)
             itertools.takewhile(
                 lambda kv: layout.number_of(kv[0]) <= floor,
-                _keys_under(txn, dbs.request_order, key),
+                keys_under(txn, dbs.request_order, key),
             )
         )
         for k, h in dropped:
             txn.delete(k, db=dbs.request_order)
             txn.delete(layout.under(key) + h, db=dbs.requests)
     if plan.enqueue:  # e.g. the webhooks' outbox entry of an event written above
-        from . import queue  # it reads the queue with this module's helpers
-
         for e in plan.enqueue:
             queue.enqueue(
                 txn, dbs, layout.id_key(e.session_id), e.session_id, e.request_id, e.data, False,
@@ -492,7 +446,7 @@ def requests(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[AppliedRe
         return []
     return [
         AppliedRequest.from_dict(_json(txn.get(layout.under(key) + h, db=dbs.requests)[8:]))
-        for _, h in _keys_under(txn, dbs.request_order, key)
+        for _, h in keys_under(txn, dbs.request_order, key)
     ]
 
 
@@ -512,7 +466,7 @@ def delete(
     if old is not None:
         txn.delete(key, db=dbs.sessions)
         txn.delete(bytes([layout.STATUS_CODES[old.status]]) + key, db=dbs.by_status)
-    for k, _ in list(_keys_under(txn, dbs.by_session, key)):
+    for k, _ in list(keys_under(txn, dbs.by_session, key)):
         _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
     _delete_requests(txn, dbs, key)
     if not keep_queue:
@@ -524,7 +478,7 @@ def delete(
         txn.delete(key, db=dbs.history_ends)
         _delete_under(txn, dbs.events, key)
         txn.delete(key, db=dbs.event_counts)
-        for k, _ in list(_keys_under(txn, dbs.logs, key)):
+        for k, _ in list(keys_under(txn, dbs.logs, key)):
             _drop_log(txn, dbs, key, layout.number_of(k))
     return old is not None
 
@@ -545,7 +499,7 @@ def import_session(
     _delete_requests(txn, dbs, key)
     for n, r in enumerate(requests, 1):
         _put_request(txn, dbs, key, r.id, n, layout.encode_json(r.to_dict()))
-    for k, _ in list(_keys_under(txn, dbs.by_session, key)):
+    for k, _ in list(keys_under(txn, dbs.by_session, key)):
         _remove_approval(txn, dbs, key, k[len(key) + 1 :].decode())
     for a in approvals:
         _put_approval(txn, dbs, key, a.approval_id, layout.encode_json(a.to_dict()))
@@ -559,7 +513,7 @@ def import_session(
     old = Row.decode(value) if value is not None else None
     _delete_under(txn, dbs.history, key)
     txn.delete(key, db=dbs.history_ends)
-    for k, _ in list(_keys_under(txn, dbs.logs, key)):
+    for k, _ in list(keys_under(txn, dbs.logs, key)):
         _drop_log(txn, dbs, key, layout.number_of(k))
     if history:
         txn.put(key, layout.ends(1, len(history)), db=dbs.history_ends)
@@ -732,7 +686,7 @@ def _collect_logs(
     candidates.discard(current)  # type: ignore[arg-type]
     if not candidates:
         return
-    for _, value in _keys_under(txn, dbs.history, key):
+    for _, value in keys_under(txn, dbs.history, key):
         candidates.discard(Row.log_id_of(value))
         if not candidates:
             return

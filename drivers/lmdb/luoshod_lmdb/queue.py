@@ -13,7 +13,7 @@ import lmdb
 
 from luoshod.domain import QueuedInput
 from . import layout
-from .ops import Dbs, _keys_under
+from .layout import Dbs, keys_under
 
 
 def _decode(session_id: str, key: bytes, value: bytes) -> QueuedInput:
@@ -28,7 +28,7 @@ def _entries(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[tuple[byt
     key = layout.readable_key(session_id)
     if key is None:
         return []
-    return [(k, _decode(session_id, k, bytes(v))) for k, v in _keys_under(txn, dbs.queue, key)]
+    return [(k, _decode(session_id, k, bytes(v))) for k, v in keys_under(txn, dbs.queue, key)]
 
 
 def enqueue(

@@ -29,19 +29,11 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 from .. import connect as connection
 from ..connect import DEFAULT_ADDRESS
 from . import render
+from .errors import CommandFailed
 from .prune import parse_duration, stale
+from .render import STATUSES
 
 PAGE_SIZE = 500
-
-STATUSES = {
-    "in-progress": pb.CHECKPOINT_STATUS_IN_PROGRESS,
-    "awaiting-approval": pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
-    "finished": pb.CHECKPOINT_STATUS_FINISHED,
-}
-
-
-class CommandFailed(Exception):
-    """A command could not do what it was asked; the message is the line to print."""
 
 
 @dataclass(slots=True)

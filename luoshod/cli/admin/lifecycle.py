@@ -20,7 +20,7 @@ from google.protobuf import json_format
 from luosho.v1 import agent_pb2 as pb
 
 from . import render
-from .commands import CommandFailed
+from .errors import CommandFailed
 
 
 def decision_line(r: pb.ApprovalResolved) -> str:

@@ -17,6 +17,13 @@ from luosho.v1 import agent_pb2 as pb
 #: How much of a message, an argument list or a result a line shows (``--full`` lifts it).
 CLIP = 160
 
+#: The statuses by the words of the docs (``--status``), as ``status_label`` says them.
+STATUSES = {
+    "in-progress": pb.CHECKPOINT_STATUS_IN_PROGRESS,
+    "awaiting-approval": pb.CHECKPOINT_STATUS_AWAITING_APPROVAL,
+    "finished": pb.CHECKPOINT_STATUS_FINISHED,
+}
+
 
 def status_label(value: int) -> str:
     """``in-progress``, ``awaiting-approval``, ``finished`` (the words of the docs)."""

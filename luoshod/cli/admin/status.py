@@ -15,6 +15,8 @@ import urllib.request
 from typing import Any
 
 from . import render
+from .errors import CommandFailed
+from .render import STATUSES
 
 PAGE_SIZE = 500
 _SAMPLE = re.compile(r"^(\w+)(?:\{(.*)\})? (\S+)$")
@@ -34,8 +36,6 @@ def scrape(address: str, timeout: float = 5.0) -> dict[str, list[tuple[dict[str,
 
 
 def status(d: Any, args: argparse.Namespace) -> int:
-    from .commands import STATUSES, CommandFailed
-
     serving = _health(d.channel)
     counts = dict.fromkeys(STATUSES, 0)
     names = {v: k for k, v in STATUSES.items()}

@@ -1,8 +1,8 @@
 """The driver SDK: what a store driver is built from, inside or outside this repository.
 
-- the contract, :class:`Store` with its :class:`Capability` set and the limits
-  (:mod:`.base`): public methods that check a request once for every driver, and the
-  narrow hooks a driver implements;
+- the contract, :class:`Store` with its :class:`Capability` set (:mod:`.capabilities`)
+  and the limits (:mod:`.base`): public methods that check a request once for every
+  driver, and the narrow hooks a driver implements;
 - :mod:`.leases`: the lease errors every driver raises, the TTL check, and the
   :class:`Renewal` of a batched ``renew_leases``;
 - :mod:`.paging`: page requests, pages and page tokens;

@@ -31,7 +31,6 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Callable, Sequence
-from enum import StrEnum
 from typing import ClassVar
 
 from ...domain import (
@@ -50,6 +49,7 @@ from ...domain import (
 )
 from ...errors import LeaseLost
 from . import eventblocks
+from .capabilities import Capability
 from .events import MAX_SEQ, clamp_seq
 from .importing import check_import, newest
 from .leases import Renewal, check_batch, check_ttl
@@ -74,26 +74,6 @@ __all__ = [
     "Store",
     "check_enqueue",
 ]
-
-
-class Capability(StrEnum):
-    """What a driver declares it supports; the conformance tests check both directions."""
-
-    #: A save is on disk when acknowledged; data survives a restart of the process.
-    DURABLE = "durable"
-    #: Several processes may open the same store at once.
-    MULTI_PROCESS = "multi_process"
-    #: ``history`` keeps the newest ``history_limit`` saves of each session.
-    HISTORY = "history"
-    #: Pending approvals stored with their checkpoint and claimed exactly once.
-    APPROVALS = "approvals"
-    #: A bounded per-session event log (``append_events``/``read_events``).
-    EVENT_LOG = "event_log"
-    #: Per-session leases with fencing tokens (``acquire_lease`` and ``lease=`` on writes).
-    LEASES = "leases"
-    #: A per-session queue of inputs waiting for a busy session (R68, R69):
-    #: ``enqueue_input``, ``queued_inputs``, ``remove_queued_input``, ``queued_sessions``.
-    QUEUE = "queue"
 
 
 class Store(abc.ABC):

@@ -77,6 +77,7 @@ from ...domain import (
     Role,
     SessionSummary,
     Status,
+    SubTask,
     ToolCall,
     drift_of,
 )
@@ -115,6 +116,15 @@ class AgentRecord:
 
 #: What a log holds: the lead's messages, its tasks' records, and agent records.
 LogRecord = Message | TaskRecord | AgentRecord
+
+
+def owner_of(task_id: str) -> int:
+    """The owner number of a task's records: ``K`` of ``task_K``. Raises ``ValueError``
+    for an id of another form (the engine names every task so)."""
+    prefix, _, number = task_id.partition("_")
+    if prefix != "task" or not number.isdigit() or int(number) < 1:
+        raise ValueError(f"a task id is task_<K> with K >= 1, got {task_id!r}")
+    return int(number)
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -320,11 +330,47 @@ def decode_checkpoint(header: str | bytes, records: Sequence[LogRecord]) -> Chec
 
 
 def checkpoint_of(h: dict[str, Any], records: Sequence[LogRecord]) -> Checkpoint:
-    """The checkpoint of a decoded header over its log prefix ``records``: the lead's
-    messages, and the tasks' transcripts put back in place (:func:`.tasklog.attach`)."""
-    from .tasklog import attach  # it encodes through this module
-
-    return attach(h, records)
+    """The checkpoint of a decoded header over its log prefix ``records`` (the log of
+    :mod:`.tasklog`): the lead's messages, its agent and fingerprint (the prefix's last
+    agent record, or in a header older than format 3, the header's own), each unfinished
+    task's transcript from its records (or, in a header older than format 2, from the
+    header itself), and the finished tasks (those of the log that are not unfinished).
+    Each task's ``stored`` is what the log holds of it, ``stored_agent`` what it holds of
+    the agent."""
+    lead = []
+    metas: dict[int, dict[str, Any]] = {}
+    owned: dict[int, list[Any]] = {}
+    agents, text = 0, ""
+    for r in records:
+        if isinstance(r, AgentRecord):
+            agents, text = agents + 1, r.text
+        elif not isinstance(r, TaskRecord):
+            lead.append(r)
+        elif r.message is None:
+            metas[r.owner] = json.loads(r.meta)
+        else:
+            owned.setdefault(r.owner, []).append(r.message)
+    cp = Checkpoint.from_header(with_agent(h, text), lead)
+    cp.stored_agent = (agents, text)
+    if not metas:
+        return cp
+    live: set[int] = set()
+    for task in cp.all_tasks():  # the unfinished ones: the header has no finished ones
+        k = owner_of(task.task_id)
+        live.add(k)
+        if k in metas:  # else an older header's: its transcript is inline, not stored
+            task.messages = owned.get(k, [])
+            task.stored = len(task.messages)
+    for k, meta in metas.items():
+        if k in live:
+            continue
+        messages = owned.get(k, [])
+        done = SubTask(
+            meta["name"], meta["task_id"], meta["depth"], tuple(meta["path"]), messages,
+            stored=len(messages),
+        )
+        cp.tasks[done.task_id] = done.end()
+    return cp
 
 
 def decode_summary(header: str | bytes, message_count: int) -> SessionSummary:

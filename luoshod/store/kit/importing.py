@@ -4,19 +4,24 @@ imported, what of it is kept, and which checkpoints share a message log."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from ...domain import AppliedRequest, Approval, Checkpoint, HistoryEntry, Message, StoredEvent
 from . import codec, tasklog
-
-if TYPE_CHECKING:
-    from .base import Store
+from .capabilities import Capability
 
 T = TypeVar("T")
 
 
+class Declares(Protocol):
+    """A store as :func:`check_import` sees it: what it declares it keeps."""
+
+    @property
+    def capabilities(self) -> frozenset[Capability]: ...
+
+
 def check_import(
-    store: Store,
+    store: Declares,
     session_id: str,
     latest: Checkpoint | None,
     history: Sequence[HistoryEntry],
@@ -26,8 +31,6 @@ def check_import(
 ) -> None:
     """The checks of :meth:`Store.import_session` (``ValueError``, and
     ``NotImplementedError`` for what ``store`` does not declare), for every driver."""
-    from .base import Capability  # base runs these checks: imported when called
-
     if approvals and Capability.APPROVALS not in store.capabilities:
         raise NotImplementedError(f"{type(store).__name__} keeps no approvals")
     if events and Capability.EVENT_LOG not in store.capabilities:

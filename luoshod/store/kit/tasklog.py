@@ -19,7 +19,8 @@ each transcript is told by the caller, as for the lead's ``stored_messages``:
 Splitting a prefix by owner gives every transcript as it was at that moment, so a
 history entry holds the nested states of its moment (R67) without copying anything.
 A header written before this format holds its unfinished tasks' transcripts inline:
-they are read from there, and written to the log by the next save.
+they are read from there, and written to the log by the next save. What a prefix of the
+log decodes to (every transcript put back in place) is :func:`.codec.checkpoint_of`'s.
 
 The agent spec and fingerprint (store format 3) are a record of the same log too
 (:class:`.codec.AgentRecord`), written by the first save of a log and then only by a save
@@ -31,21 +32,12 @@ before format 3 carries its agent itself.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from ...domain import Checkpoint, SubTask
 from . import codec
-
-
-def owner_of(task_id: str) -> int:
-    """The owner number of a task's records: ``K`` of ``task_K``. Raises ``ValueError``
-    for an id of another form (the engine names every task so)."""
-    prefix, _, number = task_id.partition("_")
-    if prefix != "task" or not number.isdigit() or int(number) < 1:
-        raise ValueError(f"a task id is task_<K> with K >= 1, got {task_id!r}")
-    return int(number)
+from .codec import owner_of
 
 
 def _records(task: SubTask, count: int) -> int:
@@ -134,46 +126,3 @@ def _meta(task: SubTask) -> str:
 def _extends(prefix: Sequence[Any], items: Sequence[Any]) -> bool:
     n = len(prefix)
     return len(items) >= n and list(items[:n]) == list(prefix)
-
-
-def attach(h: dict[str, Any], records: Sequence[codec.LogRecord]) -> Checkpoint:
-    """The checkpoint of header ``h`` over its log prefix ``records``: the lead's messages,
-    its agent and fingerprint (the prefix's last agent record, or in a header older than
-    format 3, the header's own), each unfinished task's transcript from its records (or,
-    in a header older than this format, from the header itself), and the finished tasks
-    (those of the log that are not unfinished). Each task's ``stored`` is what the log
-    holds of it, ``stored_agent`` what it holds of the agent."""
-    lead = []
-    metas: dict[int, dict[str, Any]] = {}
-    owned: dict[int, list[Any]] = {}
-    agents, text = 0, ""
-    for r in records:
-        if isinstance(r, codec.AgentRecord):
-            agents, text = agents + 1, r.text
-        elif not isinstance(r, codec.TaskRecord):
-            lead.append(r)
-        elif r.message is None:
-            metas[r.owner] = json.loads(r.meta)
-        else:
-            owned.setdefault(r.owner, []).append(r.message)
-    cp = Checkpoint.from_header(codec.with_agent(h, text), lead)
-    cp.stored_agent = (agents, text)
-    if not metas:
-        return cp
-    live: set[int] = set()
-    for task in cp.all_tasks():  # the unfinished ones: the header has no finished ones
-        k = owner_of(task.task_id)
-        live.add(k)
-        if k in metas:  # else an older header's: its transcript is inline, not stored
-            task.messages = owned.get(k, [])
-            task.stored = len(task.messages)
-    for k, meta in metas.items():
-        if k in live:
-            continue
-        messages = owned.get(k, [])
-        done = SubTask(
-            meta["name"], meta["task_id"], meta["depth"], tuple(meta["path"]), messages,
-            stored=len(messages),
-        )
-        cp.tasks[done.task_id] = done.end()
-    return cp
