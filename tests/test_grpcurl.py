@@ -127,8 +127,15 @@ def daemon(tmp_path: Path):
 
 
 def test_readme_grpcurl_operations(daemon: DaemonProcess) -> None:
+    """The page's commands, twice in a row on one daemon: a reader can run it again (its
+    DeleteSession commands start it clean), and it does the same the second time."""
     assert GRPCURL.exists(), f"{GRPCURL} is missing: `make test` installs it (go install)"
     env = {**os.environ, "PATH": f"{GRPCURL.parent}{os.pathsep}{os.environ['PATH']}"}
+    for _ in range(2):
+        walk_through(daemon, env)
+
+
+def walk_through(daemon: DaemonProcess, env: dict[str, str]) -> None:
     commands = readme_commands()
     outputs: dict[str, list[str]] = {}
     streams: list[Stream] = []

@@ -47,17 +47,19 @@ def test_the_readme_grpcurl_commands_run_a_subagents_daemon_tool_through_its_app
         return done.stdout
 
     try:
-        execute, list_approvals, resolve = commands()
-        paused = grpcurl(execute)
-        assert "FINISH_REASON_AWAITING_APPROVAL" in paused, paused
-        assert attempts(attempts_file) == []  # gated by its destructiveHint: nothing ran
-        (approval,) = json.loads(grpcurl(list_approvals))["approvals"]
-        assert approval["subagent_path"] == ["clerk"]
-        assert approval["tool_call"]["id"] == "c-task/c-del" and approval["tool_call"]["name"] == "files__delete_record"
-        done = grpcurl(resolve, approval["approval_id"])
-        assert '"executor": "TOOL_EXECUTOR_DAEMON"' in done and '"id": "c-task/c-del"' in done, done
-        assert "FINISH_REASON_STOP" in done and "The clerk deleted r1." in done
-        assert [(a["key"], a["tool"]) for a in attempts(attempts_file)] == [("c-task/c-del", "delete_record")]
+        delete, execute, list_approvals, resolve = commands()
+        for n in (1, 2):  # twice in a row: the walkthrough runs again from the top
+            grpcurl(delete)
+            paused = grpcurl(execute)
+            assert "FINISH_REASON_AWAITING_APPROVAL" in paused, paused
+            assert len(attempts(attempts_file)) == n - 1  # gated by its destructiveHint: nothing ran
+            (approval,) = json.loads(grpcurl(list_approvals))["approvals"]
+            assert approval["subagent_path"] == ["clerk"]
+            assert approval["tool_call"]["id"] == "c-task/c-del" and approval["tool_call"]["name"] == "files__delete_record"
+            done = grpcurl(resolve, approval["approval_id"])
+            assert '"executor": "TOOL_EXECUTOR_DAEMON"' in done and '"id": "c-task/c-del"' in done, done
+            assert "FINISH_REASON_STOP" in done and "The clerk deleted r1." in done
+            assert [(a["key"], a["tool"]) for a in attempts(attempts_file)] == [("c-task/c-del", "delete_record")] * n
     finally:
         daemon.terminate()
         daemon.stop()

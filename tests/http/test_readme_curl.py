@@ -11,7 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from console_kit import ConsoleFactory
+from console_kit import Console, ConsoleFactory
+from luosho.v1 import agent_pb2 as pb
 
 README = Path(__file__).parents[2] / "docs" / "guides" / "console.md"
 ERROR = re.compile(r'"code": "[A-Z_]+", "reason": "[A-Z_]+"')
@@ -36,9 +37,17 @@ def test_the_section_has_every_route() -> None:
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="no curl")
 async def test_readme_curl_lines(make_console: ConsoleFactory) -> None:
+    """Twice in a row on one daemon, each time on the grpcurl page's sessions as that page
+    leaves them (it deletes and makes them again when run again)."""
     console = await make_console()
-    await console.finished_trip("demo-1")
-    approval = await console.paused_refund("refund-1")
+    for _ in range(2):
+        for sid in ("demo-1", "refund-1"):
+            await console.app.stub.DeleteSession(pb.DeleteSessionRequest(session_id=sid))
+        await console.finished_trip("demo-1")
+        await curl_lines(console, await console.paused_refund("refund-1"))
+
+
+async def curl_lines(console: Console, approval: str) -> None:
     outputs = []
     for line in commands():
         command = line.replace("http://127.0.0.1:8080", console.base).replace("APPROVAL_ID", approval)
