@@ -217,3 +217,38 @@ def test_a_port_whose_last_daemon_left_connections_in_time_wait_is_free(tmp_path
         assert d.address == f"127.0.0.1:{port}"
     finally:
         d.stop()
+
+
+def immutable(*paths: Path) -> bool:
+    """Mark ``paths`` read-only in a way that binds root too (``chattr +i``): False where
+    this filesystem or user cannot."""
+    done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True)
+    return done.returncode == 0
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "lmdb"])
+def test_a_read_only_store_is_one_line_saying_so(tmp_path: Path, kind: str) -> None:
+    """A store the daemon may read but not write starts nothing: its first run would fail
+    at its first save ("attempt to write a readonly database"), long after the start."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    url = f"sqlite:///{folder}/l.db" if kind == "sqlite" else f"lmdb://{folder}/lmdb"
+    made = DaemonProcess("--store", url).start()  # makes the store, as a first start does
+    made.terminate()
+    made.stop()
+    target = folder / "l.db" if kind == "sqlite" else folder / "lmdb" / "data.mdb"
+    if not immutable(target):
+        pytest.skip("chattr +i is not available here (it needs root and a filesystem that has it)")
+    try:
+        code, err = serve("--store", url, "--listen", "127.0.0.1:0")
+        line = one_line(err)
+        assert code == 2
+        assert f"{target} is read-only for this user" in line and "give it write access" in line, line
+        subprocess.run(["chattr", "-i", str(target)], check=True)
+        if not immutable(target.parent):
+            pytest.skip("chattr +i is not available on directories here")
+        code, err = serve("--store", url, "--listen", "127.0.0.1:0")
+        line = one_line(err)
+        assert code == 2 and f"the directory {target.parent} is read-only for this user" in line, line
+    finally:
+        subprocess.run(["chattr", "-i", str(target), str(target.parent)], capture_output=True)

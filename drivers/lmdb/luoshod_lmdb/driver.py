@@ -27,7 +27,14 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import LuoshoError, StoreError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
+from luoshod.store.kit import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Renewal,
+    file_in_the_way,
+    local_path,
+    read_only,
+)
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
 from . import environment, layout, ops, queue
@@ -117,6 +124,7 @@ class LmdbStore(QueuedWrites):
 
     def check_location(self) -> None:
         file_in_the_way(self.path)
+        read_only(self.path, [self.path / "data.mdb", self.path / "lock.mdb"], self.path)
 
     def disk_bytes(self) -> int:
         """``data.mdb`` (the lock file holds no data)."""

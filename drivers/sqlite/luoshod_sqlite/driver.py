@@ -26,7 +26,14 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import LuoshoError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
+from luoshod.store.kit import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Renewal,
+    file_in_the_way,
+    local_path,
+    read_only,
+)
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
 from . import ops, queue
@@ -121,6 +128,9 @@ class SqliteStore(QueuedWrites):
                 f"the directory {self.path.parent} does not exist; create it "
                 f"(mkdir -p {self.path.parent}) or choose another --store path"
             )
+        # The database, its WAL and shared-memory files, and the directory they are made in.
+        files = [self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm"))]
+        read_only(self.path, files, self.path.parent)
 
     def disk_bytes(self) -> int:
         """The database file with its ``-wal`` and ``-shm`` files."""

@@ -35,13 +35,14 @@ from .base import (
     check_enqueue,
 )
 from .events import MAX_SEQ, clamp_seq
-from .files import file_in_the_way, local_path
+from .files import file_in_the_way, local_path, read_only
 from .importing import check_import, extends, newest
 from .leases import Renewal, check_ttl, lease_busy, lease_lost, renewal_of
 from .paging import decode_page_token, encode_page_token, page_of, page_start
 
 __all__ = [
     "file_in_the_way",
+    "read_only",
     "local_path",
     "CONTRACT_VERSION",
     "DEFAULT_EVENT_LOG_LIMIT",
