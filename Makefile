@@ -15,7 +15,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test test-go test-ts test-java postgres chromium bench bench-store proto clean
+.PHONY: run test lint fmt test-go test-ts test-java postgres chromium bench bench-store proto clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,11 +52,28 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
 # The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
 # pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
-# lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml).
+# lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml); then
+# the format, lint and type checks of `make lint`.
 test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres chromium
 	cd $(TS) && npm run -s build && npm run -s build:test
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest
+
+## lint: ruff's format check and lint, then mypy ([tool.ruff], [tool.mypy] in pyproject.toml)
+# mypy checks the paths its configuration names: the daemon and the three drivers.
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+## fmt: format the tree with ruff and apply ruff's safe lint fixes (import order and the like)
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix-only --quiet .
+	$(VENV)/bin/ruff format .
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory test-java
