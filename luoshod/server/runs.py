@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 
-from ..engine import CALLER_LEFT, CLIENT_GONE, RunControl, ToolOutcome
+from ..engine import CALLER_LEFT, RunControl, ToolOutcome
 from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
 from .admission import Admission
 

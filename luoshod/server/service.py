@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 import grpc
 from google.protobuf import json_format
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from .. import logs
 from ..domain import Lease, Role
 from ..engine import (
+    CLIENT_GONE,
     DETACHED,
     Engine,
     Event,
@@ -50,12 +52,10 @@ from . import audit, convert, mcp_convert, stored_events
 from .hub import END, SHUTDOWN_MARK, EventHub
 from .queueing import InputQueue, check_if_busy, run_request
 from .retention import Retention
-from .webhooks import Notifier
-from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, Delivery, RunRegistry
+from .runs import SHUTDOWN, ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
     check_agent,
-    check_history_limit,
     check_json,
     check_messages,
     check_page_size,
@@ -66,6 +66,7 @@ from .validation import (
     decode_offset,
     encode_offset,
 )
+from .webhooks import Notifier
 
 log = logging.getLogger("luoshod.server")
 
