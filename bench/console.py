@@ -37,6 +37,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _common import percentile  # noqa: E402
+
 from luoshod.domain import (  # noqa: E402
     AgentSpec,
     Checkpoint,
@@ -50,8 +52,6 @@ from luoshod.domain import (  # noqa: E402
 )
 from luoshod.server.app import Config, Daemon  # noqa: E402
 from luoshod.store import store_from_url  # noqa: E402
-
-from _common import percentile  # noqa: E402
 
 ROUNDS = 40
 FILL_CONCURRENCY = 64

@@ -23,7 +23,6 @@ import os
 import random
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from luoshod.domain import Checkpoint, Message, Role, StoredEvent

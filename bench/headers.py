@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import shutil
 import statistics
 import tempfile
@@ -32,7 +31,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from luoshod.domain import AppliedRequest, Checkpoint, Fingerprint, Message, Role, SubTask, ToolCall, Usage
+from luoshod.domain import (
+    AppliedRequest,
+    Checkpoint,
+    Fingerprint,
+    Message,
+    Role,
+    SubTask,
+    ToolCall,
+    Usage,
+)
 from luoshod.store import Store, store_from_url
 from luoshod.store.kit import codec
 

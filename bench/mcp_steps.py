@@ -45,6 +45,7 @@ from typing import Any
 
 from _common import PYTHON, ROOT, ServerProcess, free_port
 from _common import run_sessions as common_run_sessions
+
 from luosho.v1 import agent_pb2
 from luoshod.mcpclient import McpServerConfig, McpServers
 

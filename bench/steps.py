@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import PYTHON, ROOT, ServerFailed, ServerProcess, free_port, percentile
+
 from luosho.client import AsyncClient, LuoshoError
 from luosho.v1 import agent_pb2
 

@@ -53,6 +53,7 @@ from typing import Any
 
 from _common import PYTHON, ServerProcess, free_port
 from _common import run_sessions as common_run_sessions
+
 from luosho.client import AsyncClient
 from luosho.v1 import agent_pb2
 

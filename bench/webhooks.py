@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from aiohttp import web
+
 from luosho.v1 import agent_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))

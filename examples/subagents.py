@@ -18,7 +18,16 @@ import os
 import sys
 import uuid
 
-from luosho.client import Agent, AsyncClient, LuoshoError, SubAgent, Tool, ToolContext, UnavailableError, subagent_of
+from luosho.client import (
+    Agent,
+    AsyncClient,
+    LuoshoError,
+    SubAgent,
+    Tool,
+    ToolContext,
+    UnavailableError,
+    subagent_of,
+)
 
 researcher = Agent(
     "scripted:researcher",

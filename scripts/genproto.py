@@ -121,9 +121,8 @@ def _go_plugin(name: str) -> Path:
 
 
 def go_output(tmp: Path) -> Output:
-    from grpc_tools import protoc
-
     import grpc_tools
+    from grpc_tools import protoc
 
     include = Path(grpc_tools.__file__).parent / "_proto"
     protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]

@@ -41,7 +41,7 @@ class CA:
     def __init__(self, folder: Path, name: str = "luoshod test CA") -> None:
         self.folder = folder
         self.key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         self.cert = (
             x509.CertificateBuilder()
             .subject_name(_name(name))
@@ -57,7 +57,7 @@ class CA:
 
     def issue(self, stem: str, *, server: bool) -> Pair:
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         builder = (
             x509.CertificateBuilder()
             .subject_name(_name(stem))

@@ -8,6 +8,7 @@ import sys
 import time
 
 import grpc
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 

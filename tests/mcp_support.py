@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from luoshod.config import Secret
-from luoshod.mcpclient import McpServerConfig
 from luoshod.domain.mcpspec import RetryPolicy
+from luoshod.mcpclient import McpServerConfig
 
 SERVER = Path(__file__).parent / "mcp_servers" / "tools.py"
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 

@@ -12,12 +12,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from luosho.client import Agent, Client, Tool
-
-from luoshod.cli.admin.prune import parse_duration
-from luoshod.cli import main
 from threaded_daemon import ThreadedDaemon as Daemon
 from threaded_daemon import threaded_daemon
+
+from luosho.client import Agent, Client, Tool
+from luoshod.cli import main
+from luoshod.cli.admin.prune import parse_duration
 
 TRIP = [
     {"text": "Let me look.", "tool_calls": [{"name": "weather", "arguments": {"city": "Lisbon"}}]},
@@ -277,7 +277,7 @@ def test_the_client_side_copies_of_daemon_names_agree() -> None:
     from luoshod.server.app import DEFAULT_LISTEN
 
     assert DEFAULT_ADDRESS == DEFAULT_LISTEN
-    assert LOG_LEVEL_ENV == settings.env_name("log_level")
+    assert settings.env_name("log_level") == LOG_LEVEL_ENV
 
 
 def test_parse_duration() -> None:

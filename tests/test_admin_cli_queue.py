@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from luosho.client import Agent, Client, LuoshoError, Tool
-
 from test_admin_cli import PAY, cli, cli_json
 from threaded_daemon import ThreadedDaemon as Daemon
 from threaded_daemon import threaded_daemon
+
+from luosho.client import Agent, Client, LuoshoError, Tool
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import time
 
 import grpc
 import pytest
+from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
 from luoshod.errors import DaemonOverloaded
 from luoshod.server.admission import LAG_WINDOW_S, START_COST_S, Admission, LoopLag
 from luoshod.server.app import Config, Daemon
-from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
 
 async def test_too_many_runs_says_how_many_and_when_to_retry() -> None:

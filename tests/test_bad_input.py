@@ -7,10 +7,10 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config
 from support import Harness, agent, error_info, user
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config
 
 pytestmark = pytest.mark.asyncio
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from luosho.client import Client
-
 from daemon_proc import DaemonProcess, db_url
 from support import agent
 from test_operator_cli import execute, luoshod
+
+from luosho.client import Client
 
 
 def test_sessions_list_by_id_prefix(tmp_path: Path) -> None:

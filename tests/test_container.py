@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from certs import CA
 from daemon_proc import DaemonProcess
+
 from luoshod import settings
 from luoshod.server.app import Daemon
 

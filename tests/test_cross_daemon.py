@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, agent, calls
+
+from luosho.v1 import agent_pb2 as pb
 
 
 async def test_approval_resolved_by_a_second_daemon_after_the_first_was_killed(tmp_path: Path) -> None:

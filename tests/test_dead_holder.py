@@ -14,7 +14,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-
 from daemon_proc import DaemonProcess
 from support import error_info
 from test_leases import SPEC, add, check_finished, harness, waiting_for_a_tool

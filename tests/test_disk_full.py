@@ -13,10 +13,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 
 def spec() -> pb.AgentSpec:

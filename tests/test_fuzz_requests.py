@@ -17,11 +17,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from luosho.v1 import agent_pb2 as pb
-from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from support import error_info
 from threaded_daemon import ThreadedDaemon, threaded_daemon
+
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 EXAMPLES = int(os.environ.get("LUOSHOD_FUZZ_EXAMPLES", "1000"))
 FUZZ = settings(

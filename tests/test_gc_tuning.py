@@ -17,10 +17,10 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from daemon_proc import DaemonProcess
+
 from luosho.client import AsyncClient
 from luosho.v1 import agent_pb2 as pb
-
-from daemon_proc import DaemonProcess
 
 RUNS = 300
 TURNS = 3

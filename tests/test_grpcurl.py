@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess, db_url
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,10 +11,10 @@ from typing import Any
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Daemon
 from support import Harness, RunLog, agent, assert_valid_transcript, calls, error_info, user
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Daemon
 
 pytestmark = pytest.mark.asyncio
 

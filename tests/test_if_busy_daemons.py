@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, agent, assert_valid_transcript, calls
 from test_if_busy import busy_with_a_tool, execute, queue_one, users
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 

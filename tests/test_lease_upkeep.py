@@ -14,11 +14,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import error_info
 from test_leases import check_finished, harness, resume_when_free, waiting_for_a_tool
+
+from luosho.v1 import agent_pb2 as pb
 
 HELD = 12
 RENEW_S = 0.5

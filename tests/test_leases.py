@@ -16,10 +16,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, RunLog, agent, assert_valid_transcript, calls, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 TTL = ("--lease-ttl-s", "2", "--lease-renew-s", "0.5")
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 100 + k})) for k in range(3)] + [{"text": "total"}]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import grpc
+from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
 from luoshod.server.app import Config, Daemon
-from support import Harness, a_run_waiting_on_a_tool, agent, error_info
+
 
 async def test_one_run_too_many_gets_resource_exhausted_with_the_limit() -> None:
     d = Daemon(Config(listen=["127.0.0.1:0"], store="memory://", max_active_runs=1))

@@ -11,11 +11,11 @@ import json
 from collections import Counter
 
 import grpc
+from support import user
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from luoshod.server.app import Config, Daemon
-from support import user
 
 BURST = 2500
 

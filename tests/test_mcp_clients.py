@@ -10,12 +10,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from luosho.client import Agent, AsyncClient, Client, McpRetry, McpServer, McpToolOverride, Tool, is_daemon_call
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
-from luoshod.server.app import Config, Daemon
 from mcp_support import SERVER, attempts, stdio_config
+
+from luosho.client import (
+    Agent,
+    AsyncClient,
+    Client,
+    McpRetry,
+    McpServer,
+    McpToolOverride,
+    Tool,
+    is_daemon_call,
+)
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 SCRIPT = [
     {"text": "", "tool_calls": [

@@ -9,8 +9,8 @@ import pytest
 
 from luoshod import settings
 from luoshod.config import ConfigFileError
-from luoshod.mcpclient.config import parse
 from luoshod.domain.mcpspec import RetryPolicy
+from luoshod.mcpclient.config import parse
 
 ENV = {"TOKEN_VAR": "Bearer v3ry-s3cret", "KEY_VAR": "k3y-s3cret"}
 

@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from mcp_support import SERVER, attempts
 from support import Harness, agent, assert_valid_transcript
+
+from luosho.v1 import agent_pb2 as pb
 
 
 def _config(tmp: Path, attempts_file: Path) -> Path:

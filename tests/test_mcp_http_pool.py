@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 import pytest
+from mcp_support import HttpServer, attempts, http_config
 
 from luoshod.mcpclient import McpServers
 from luoshod.mcpclient.manager import HTTP_CONNECTIONS
-from mcp_support import HttpServer, attempts, http_config
 
 AT_ONCE = 40
 

@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
-from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from daemon_proc import DaemonProcess, db_url
 from mcp_support import SERVER, HttpServer, attempts
 from support import agent
+
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 TOKEN = "tok-5ecret-0f-the-tracker"
 WRONG = "wrong-5ecret-n0t-the-token"

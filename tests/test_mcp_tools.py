@@ -11,11 +11,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
+from mcp_support import HttpServer, attempts, http_config, stdio_config
+from support import Harness, agent, assert_valid_transcript, error_info
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
-from mcp_support import HttpServer, attempts, http_config, stdio_config, retry
-from support import Harness, agent, assert_valid_transcript, calls, error_info
 
 
 def _call(name: str, args: dict, id_: str) -> dict:

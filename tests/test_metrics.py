@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
+from daemon_proc import DaemonProcess, db_url
 from prometheus_client.parser import text_string_to_metric_families
 
-from daemon_proc import DaemonProcess, db_url
+from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
 
 SCRIPT = [
     {"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]},

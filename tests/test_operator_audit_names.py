@@ -8,12 +8,12 @@ import hashlib
 from pathlib import Path
 
 import grpc
+from daemon_proc import DaemonProcess, db_url
+from support import user
+from test_operator_cli import PAY, luoshod
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
-
-from daemon_proc import DaemonProcess, db_url
-from test_operator_cli import PAY, luoshod
-from support import user
 
 SECRETS = ("s3cr3t-ana-91f2", "plain-token-77ab", "b0t-token-c0ffee")
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from certs import CA
 from daemon_proc import DaemonProcess, db_url
 from support import agent, calls, user
+
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 ADD = agent([calls(("add", {"a": 1})), {"text": "two"}])
 PAY = agent([calls(("charge", {"eur": 40})), {"text": "charged"}], tools=["charge"])

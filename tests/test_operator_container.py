@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess
 from test_container import ROOT, dockerfile, final_stage, image_env, manifest
 

@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from test_container import ROOT, dockerfile, final_stage, image_env, in_context, tracked
 
 

@@ -12,11 +12,11 @@ import urllib.request
 from pathlib import Path
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
-from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from daemon_proc import DaemonProcess, db_url
 from support import agent, calls, user
+
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 
 def test_process_python_and_build_series_and_approve_is_no_interrupted_run(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from certs import CA
 from daemon_proc import DaemonProcess
 

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
-from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from daemon_proc import DaemonProcess, db_url
 from support import agent, calls, user
+
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 
 def luoshod(*argv: str) -> subprocess.CompletedProcess[str]:

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from support import Harness, agent, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 

@@ -15,10 +15,10 @@ from collections import Counter
 from urllib.parse import urlsplit, urlunsplit
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, agent, assert_valid_transcript, calls
+
+from luosho.v1 import agent_pb2 as pb
 
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 10 + k})) for k in range(3)] + [{"text": "done"}]
 

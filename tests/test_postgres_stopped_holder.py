@@ -23,12 +23,12 @@ from urllib.parse import urlsplit
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import assert_valid_transcript, error_info
 from test_leases import SPEC, add, harness, waiting_for_a_tool
 from test_postgres_proxy import through
+
+from luosho.v1 import agent_pb2 as pb
 
 TTL_S = 2.0
 IDLE_S = 1.0

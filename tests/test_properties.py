@@ -11,15 +11,13 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from luosho.v1 import agent_pb2 as pb
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.domain import AgentSpec, Checkpoint, Message, Role, StoredEvent, ToolCall, ToolSpec
 from luoshod.errors import NEWER_LUOSHOD, InvalidArgument, LeaseLost, StoreError
 from luoshod.server import convert
 from luoshod.server.validation import decode_offset, encode_offset
 from luoshod.store.kit import decode_page_token, encode_page_token, eventblocks, planning
-from luoshod.store.kit.groupcommit import Queued
-from luoshod.store.kit.prepared import PreparedEvents, prepare
 from luoshod.store.kit.codec import (
     FORMAT_VERSION,
     decode_header,
@@ -28,6 +26,8 @@ from luoshod.store.kit.codec import (
     encode_message,
     encode_messages,
 )
+from luoshod.store.kit.groupcommit import Queued
+from luoshod.store.kit.prepared import PreparedEvents, prepare
 
 PROPERTIES = settings(max_examples=150, derandomize=True, deadline=None, database=None)
 

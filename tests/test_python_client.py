@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import pytest
+
 from luosho.client import (
     Agent,
     AsyncClient,
@@ -16,7 +17,6 @@ from luosho.client import (
     SessionBusyError,
     Tool,
 )
-
 from luoshod.server.app import Daemon
 
 SCRIPT = [

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from luosho.client import Agent, AsyncClient, LuoshoError, Tool
 from luosho.v1 import agent_pb2
-
 from luoshod.server.app import Daemon
 
 pytestmark = pytest.mark.asyncio

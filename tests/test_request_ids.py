@@ -4,17 +4,16 @@ two daemons on PostgreSQL."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config, Daemon
 from support import Harness, RunLog, ToolFn, agent, assert_valid_transcript, calls, error_info, user
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 SPEC = agent([calls(("add", {"a": 1}), ("add", {"a": 2})), {"text": "3"}])
 ADD: dict[str, ToolFn] = {"add": lambda a: a["a"]}

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config, Daemon
 from support import Harness, agent, calls, error_info, user
 from test_webhooks import metric, scrape
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 pytestmark = pytest.mark.asyncio
 

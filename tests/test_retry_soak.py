@@ -19,11 +19,11 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from luosho.client import Agent, AsyncClient, Tool
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import assert_valid_transcript
+
+from luosho.client import Agent, AsyncClient, Tool
+from luosho.v1 import agent_pb2 as pb
 
 SESSIONS = 30
 KILLS = 30

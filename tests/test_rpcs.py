@@ -12,9 +12,9 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, RunLog, agent, assert_valid_transcript, calls, error_info, user
+
+from luosho.v1 import agent_pb2 as pb
 
 ONE_TOOL = [calls(("add", {"a": 1}), text="adding"), {"text": "done"}]
 

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import grpc
 import pytest
+from certs import CA
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from support import Harness, agent, error_info
+
+from luosho.client import AsyncClient, Client, LuoshoError
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
-
-from certs import CA
 from luoshod.config import ConfigError, Secret
 from luoshod.server.app import Config, Daemon
-from luosho.client import AsyncClient, Client, LuoshoError
-from support import Harness, agent, error_info
 
 TOKEN = "tok-" + "a1b2c3" * 6
 

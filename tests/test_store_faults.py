@@ -83,6 +83,7 @@ def in_lmdb_meta(key: bytes, value: int) -> Callable[[Path], None]:
     """Sets a key of an LMDB environment's meta database, as a newer luoshod leaves it."""
     def damage(env_dir: Path) -> None:
         import lmdb
+
         from luoshod_lmdb import layout
 
         env = lmdb.open(str(env_dir), max_dbs=16)

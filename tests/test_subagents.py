@@ -9,10 +9,9 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, agent, assert_valid_transcript, calls, error_info, user
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.domain import AgentSpec, Message, Role, SubAgent, ToolSpec
 from luoshod.engine.subagents import model_view
 

@@ -7,11 +7,11 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from luosho.client import Agent, Client, SubAgent, Tool
-
-from luoshod.cli import main
 from threaded_daemon import ThreadedDaemon as Daemon
 from threaded_daemon import threaded_daemon
+
+from luosho.client import Agent, Client, SubAgent, Tool
+from luoshod.cli import main
 
 HELPER = Agent(
     "scripted:helper",

@@ -8,8 +8,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from luosho.client import Agent, AsyncClient, Client, SubAgent, SubagentInfo, Tool, ToolContext, subagent_of
 
+from luosho.client import (
+    Agent,
+    AsyncClient,
+    Client,
+    SubAgent,
+    SubagentInfo,
+    Tool,
+    ToolContext,
+    subagent_of,
+)
 from luoshod.server.app import Daemon
 
 HELPER = Agent(

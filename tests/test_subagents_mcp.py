@@ -18,12 +18,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config
 from mcp_support import HttpServer, attempts, http_config, stdio_config
-from support import Harness, agent, assert_valid_transcript, error_info
-from support import RunLog
+from support import Harness, RunLog, agent, assert_valid_transcript, error_info
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config
 
 
 def _call(name: str, args: dict, id_: str) -> dict:

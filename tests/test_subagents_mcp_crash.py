@@ -11,12 +11,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from mcp_support import attempts
 from support import Harness, agent, assert_valid_transcript
 from test_mcp_crash import _children, _config, _reap, _wait_for
+
+from luosho.v1 import agent_pb2 as pb
 
 STORES = {"sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db", "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb"}
 KEY = "c-task/c-hang"  # the sub-agent's call, qualified by the lead's task call (R58)

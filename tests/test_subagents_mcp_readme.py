@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess, db_url
 from mcp_support import SERVER, attempts
 

@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess, db_url
 
 ROOT = Path(__file__).resolve().parent.parent

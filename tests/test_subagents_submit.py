@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, agent, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 
 def task_call(name: str, id_: str) -> dict:

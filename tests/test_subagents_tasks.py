@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, assert_valid_transcript, calls
 from test_subagents import lead, lookup, researcher, result_of, task
+
+from luosho.v1 import agent_pb2 as pb
 
 SUB_SCRIPT = [calls(("lookup", {"q": "a"})), {"text": "first answer"}, {"text": "second answer"},
               {"text": "third answer"}]
@@ -172,9 +172,9 @@ async def test_r67_compare_lists_each_tasks_steps_under_its_task_call(h: Harness
 
 
 def test_r65_sessions_show_prints_the_finished_tasks(capsys) -> None:
-    from luosho.client import Agent, Client, SubAgent, Tool
     from threaded_daemon import threaded_daemon
 
+    from luosho.client import Agent, Client, SubAgent, Tool
     from luoshod.cli import main
 
     worker = Agent("scripted:w", tools=[Tool("lookup")], model_settings={"script": SUB_SCRIPT})

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, assert_valid_transcript
+
+from luosho.v1 import agent_pb2 as pb
 
 ROOT = Path(__file__).resolve().parent.parent
 TS = ROOT / "clients" / "typescript"

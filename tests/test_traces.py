@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
+from daemon_proc import DaemonProcess
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from daemon_proc import DaemonProcess
+from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
 
 SCRIPT = [{"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]}, {"text": "3"}]
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"

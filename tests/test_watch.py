@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, agent, calls, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 STEPS = [calls(("add", {"a": k})) for k in range(20)] + [{"text": "done"}]
 

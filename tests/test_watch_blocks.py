@@ -12,15 +12,14 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
+from support import Harness, agent, calls, error_info
+from test_watch import watch
+
 from luoshod.server.app import Config
 from luoshod.store import Capability, store_from_url
 from luoshod.store.kit import eventblocks
 from luoshod.store.kit.eventblocks import BLOCK
-from support import Harness, agent, calls, error_info
-from test_watch import watch
 
 STEPS = 70  # tool steps: a few events each, well over three blocks
 

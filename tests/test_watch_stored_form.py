@@ -5,10 +5,10 @@ from the path)."""
 
 from __future__ import annotations
 
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, calls
 from test_subagents import helper, lead, lookup, researcher, task
+
+from luosho.v1 import agent_pb2 as pb
 
 
 async def test_watch_returns_the_live_events_exactly_from_any_kept_seq(h: Harness) -> None:

@@ -8,8 +8,8 @@ and delivered/pending in the metrics."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
+from support import Harness, agent, calls
+
+from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 from luoshod.server.app import Config, Daemon
 from luoshod.server.webhooks import OUTBOX, decode_entry
-from support import Harness, agent, calls
 
 pytestmark = pytest.mark.asyncio
 

@@ -13,13 +13,13 @@ import signal
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
-from luoshod.server.webhooks import OUTBOX, Notifier, WebhookConfig, decode_entry
-from luoshod.store import store_from_url
 from support import Harness, agent, calls
 from test_webhooks import SECRET, Receiver, free_port, verify
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.webhooks import OUTBOX, Notifier, WebhookConfig, decode_entry
+from luoshod.store import store_from_url
 
 pytestmark = pytest.mark.asyncio
 

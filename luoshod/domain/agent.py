@@ -7,7 +7,6 @@ from enum import StrEnum
 from typing import Any
 
 from .mcpspec import McpUse
-
 from .messages import ToolSpec, _fields_of
 
 

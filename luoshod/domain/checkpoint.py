@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .messages import Message, Role, ToolCall, Usage
 from .agent import AgentSpec, Drift, Fingerprint
+from .messages import Message, Role, ToolCall, Usage
 
 
 class Status(StrEnum):

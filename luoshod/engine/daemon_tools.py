@@ -30,7 +30,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain import AgentSpec, Message, Role, ToolCall, ToolSpec
-from ..errors import InvalidArgument
 from ..domain.mcpspec import (
     GATE,
     SEPARATOR,
@@ -42,6 +41,7 @@ from ..domain.mcpspec import (
     RetryPolicy,
     tool_name,
 )
+from ..errors import InvalidArgument
 from . import events as ev
 from .tools import error_result, validator_for
 

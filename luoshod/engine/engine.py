@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from .. import logs
 from ..domain import (
     AgentSpec,
     Approval,
@@ -43,19 +44,18 @@ from ..errors import (
     SessionBusy,
     StoreError,
 )
-from .. import logs
 from ..providers import ProviderRegistry
 from ..store import Capability, Store
 from . import events as ev
+from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .daemon_tools import DaemonTools, expand
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeaseKeeper, LeasePolicy
-from . import requests, subagents
-from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
 from .merge import merge_input, take_answers
+from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .tools import check_call
 
 __all__ = [

@@ -41,10 +41,10 @@ from ..store import Capability, Store
 from . import events as ev
 from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
-from .events import Event
-from .fingerprint import Drift
 from .daemon_tools import DaemonTools
 from .daemon_tools import execute as execute_daemon_tool
+from .events import Event
+from .fingerprint import Drift
 from .tools import check_call, error_result
 
 log = logging.getLogger("luoshod.engine")

@@ -23,7 +23,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import DEFAULT_REQUEST_ID_LIMIT, AgentSpec, AppliedRequest, Checkpoint, Message, Role, RunEnd
+from ..domain import (
+    DEFAULT_REQUEST_ID_LIMIT,
+    AgentSpec,
+    AppliedRequest,
+    Checkpoint,
+    Message,
+    Role,
+    RunEnd,
+)
 from ..errors import InvalidArgument
 from ..store import Store
 from . import events as ev

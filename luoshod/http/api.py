@@ -43,6 +43,7 @@ import grpc
 from aiohttp import web
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..server.service import AgentService

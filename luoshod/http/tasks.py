@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import TASK_TOOL

@@ -20,8 +20,6 @@ import asyncio
 import contextlib
 import json
 import logging
-
-
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field

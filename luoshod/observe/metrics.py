@@ -37,8 +37,7 @@ from prometheus_client import (
 
 from .. import __version__
 from ..engine import CALLER_LEFT, STEP_DONE, Event, RunInterrupted, RunObserver
-from ..store import Capability, Store
-from ..store import MAX_PAGE_SIZE
+from ..store import MAX_PAGE_SIZE, Capability, Store
 
 log = logging.getLogger("luoshod.metrics")
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
@@ -35,15 +36,15 @@ from ..store import (
     Store,
     store_from_url,
 )
-from . import convert, stored_events
+from . import stored_events
+from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
 from .preflight import open_store
-from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
+from .retention import Retention
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
-from .retention import Retention
 from .webhooks import Notifier, WebhookConfig, parse_events
 
 if TYPE_CHECKING:

@@ -5,26 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
+
 from luosho.v1 import agent_pb2 as pb
 
+from .. import engine
 from ..domain import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_SUBAGENT_DEPTH,
+    DEFAULT_TOOL_CONCURRENCY,
     AgentSpec,
     Approval,
-    HistoryEntry,
     Checkpoint,
+    Drift,
     DriftPolicy,
     Fingerprint,
     FinishReason,
+    HistoryEntry,
     Message,
     Role,
     SessionSummary,
     Status,
+    SubAgent,
+    SubTask,
     ToolCall,
     ToolSpec,
     Usage,
 )
-from ..domain import DEFAULT_MAX_STEPS, DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_TOOL_CONCURRENCY, Drift, SubAgent, SubTask
-from .. import engine
 from ..engine import Comparison, Event, Step, SubagentTag
 from ..providers.guard import Failure
 from . import mcp_convert

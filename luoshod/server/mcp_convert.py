@@ -6,9 +6,18 @@ from __future__ import annotations
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, ToolSpec
+from ..domain.mcpspec import (
+    GATE,
+    TIMEOUT,
+    TOOL_ERROR,
+    UNAVAILABLE,
+    UNGATE,
+    McpUse,
+    RetryPolicy,
+    ToolOverride,
+)
 from ..engine import locate
 from ..errors import InvalidArgument, ToolCallNotPending
-from ..domain.mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
 
 RETRY_ON_FROM_PB = {
     pb.MCP_RETRY_ON_TIMEOUT: TIMEOUT,
@@ -124,8 +133,8 @@ def tool_retry_pb(d: dict) -> pb.ToolRetry:
 
 async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersResponse:
     """``ListMcpServers``: each configured server's state and tools (no secret)."""
-    from ..mcpclient import McpServers
     from ..domain.mcpspec import AttemptFailed
+    from ..mcpclient import McpServers
 
     if not isinstance(servers, McpServers):
         return pb.ListMcpServersResponse()

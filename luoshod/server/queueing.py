@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import grpc
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, QueuedInput, Status

@@ -9,6 +9,7 @@ import re
 
 from google.protobuf.message import Message as ProtoMessage
 from jsonschema.exceptions import SchemaError
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import AgentSpec, Message, Role

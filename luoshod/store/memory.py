@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..domain import (
-    SubTask,
     DEFAULT_REQUEST_ID_LIMIT,
     AppliedRequest,
     Approval,
@@ -23,13 +22,14 @@ from ..domain import (
     SessionSummary,
     Status,
     StoredEvent,
+    SubTask,
 )
 from .kit import (
     CONTRACT_VERSION,
     DEFAULT_HISTORY_LIMIT,
     Capability,
-    Store,
     Renewal,
+    Store,
     check_enqueue,
     eventblocks,
     lease_busy,

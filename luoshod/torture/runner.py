@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from luosho.v1 import agent_pb2 as pb
 
-
 #: Where the client kills: right after it sees one of these (``accepted``: a
 #: ``SubmitToolResult`` answered ``ACCEPTED``).
 BOUNDARIES = ("run.start", "step.start", "model.turn", "tool.call", "accepted", "tool.result", "run.done",

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from luosho.v1 import agent_pb2 as pb
 from support import Harness, agent, calls
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
 
 TRIP_SCRIPT = [

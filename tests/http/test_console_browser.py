@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from browser import executable
 from console_kit import Console, ConsoleFactory, trip_agent
-from luosho.v1 import agent_pb2 as pb
 from support import agent
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 
 try:

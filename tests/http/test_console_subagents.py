@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from console_kit import ConsoleFactory
-from luosho.v1 import agent_pb2 as pb
+from mcp_support import attempts, stdio_config
 from test_console_browser import answer_tools, chromium, open_browser  # noqa: F401 - fixtures
 from test_http_tasks import finished_tree, helper, lead, sub, task_call, turn
 
-from mcp_support import attempts, stdio_config
+from luosho.v1 import agent_pb2 as pb
 
 
 def paused_spec() -> pb.AgentSpec:

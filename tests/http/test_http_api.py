@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from console_kit import Console, ConsoleFactory
-from luosho.v1 import agent_pb2 as pb
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 
 API = "/api/v1"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import grpc
 import pytest
 from console_kit import Console
-from luosho.v1 import agent_pb2 as pb
 from support import error_info, user
-
 from test_if_busy import users
+
+from luosho.v1 import agent_pb2 as pb
 
 API = "/api/v1"
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from console_kit import Console
+from support import agent
+
 from luosho.v1 import agent_pb2 as pb
-from support import agent, calls
 
 API = "/api/v1"
 

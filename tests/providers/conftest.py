@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config, Daemon
 from support import Harness
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 from .fakes import WIRES, FakeServer
 

@@ -15,16 +15,15 @@ import time
 
 import grpc
 import pytest
-from luosho.client import AsyncClient, ProviderError, ProviderRejectedError
-from luosho.v1 import agent_pb2 as pb
+from support import error_info
 
+from luosho.client import AsyncClient, ProviderError, ProviderRejectedError
 from luoshod.errors import ProviderError as DaemonProviderError
 from luoshod.errors import ProviderRejected
 from luoshod.providers.guard import GuardPolicy, ModelGuard
-from support import error_info
 
 from .conftest import StartDaemon, llm_agent
-from .fakes import Fault, FakeServer, Seen, turn
+from .fakes import FakeServer, Fault, Seen, turn
 
 pytestmark = pytest.mark.asyncio
 

@@ -7,9 +7,9 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, assert_valid_transcript, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 from .conftest import MODEL, PRICE, StartDaemon, add, llm_agent
 from .fakes import FakeServer, turn

@@ -9,7 +9,13 @@ import time
 import pytest
 
 from luoshod.errors import ProviderError, ProviderRejected
-from luoshod.providers.retry import Failure, RetryPolicy, call_with_retries, retry_after, status_failure
+from luoshod.providers.retry import (
+    Failure,
+    RetryPolicy,
+    call_with_retries,
+    retry_after,
+    status_failure,
+)
 
 
 def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:

@@ -14,9 +14,8 @@ from luoshod import cli
 from luoshod.domain import EventPage, Status, StoredEvent
 from luoshod.errors import ApprovalNotFound
 from luoshod.store import Store, store_from_url
-from luoshod.store.copy import copy_sessions, copy_store, events_of, session_ids
-
 from luoshod.store.conformance.helpers import SessionWriter, approval, event_range, rich_checkpoint
+from luoshod.store.copy import copy_sessions, copy_store, events_of, session_ids
 
 LIMIT = 5
 SESSIONS = 25

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import grpc
 import pytest
+from client_scripts import scripted, text
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -21,8 +22,6 @@ from grpc_status import rpc_status
 import luosho.client as lc
 from luosho.client import AsyncClient, Client
 from luosho.v1 import agent_pb2, agent_pb2_grpc
-
-from client_scripts import scripted, text
 
 AGENT = scripted(text("never"))
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from client_fakes import HOLD, FakeAioChannel, FakeChannel
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from client_fakes import HOLD, FakeAioChannel, FakeChannel
 from luosho.client import (
     AsyncClient,
     Client,
@@ -98,9 +98,8 @@ def test_a_failed_submission_fails_the_run_sync() -> None:
     channel = FakeChannel(
         [RUN_START, TOOL_CALL, HOLD, RUN_DONE], {"SubmitToolResult": refuse}, cancelled
     )
-    with Client(channel=channel) as client:
-        with pytest.raises(ToolCallNotFoundError):
-            client.execute("s", "hi", tools={"t": lambda args: "ok"}).result()
+    with Client(channel=channel) as client, pytest.raises(ToolCallNotFoundError):
+        client.execute("s", "hi", tools={"t": lambda args: "ok"}).result()
 
 
 async def test_closing_a_run_early_cancels_its_stream() -> None:

@@ -27,9 +27,16 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import LuoshoError, StoreError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
+from luoshod.store.kit import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Renewal,
+    file_in_the_way,
+    local_path,
+)
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
+
 from . import environment, layout, ops, queue
 from .environment import DEFAULT_MAP_SIZE, DEFAULT_MAX_MAP_SIZE, Environment, translated
 

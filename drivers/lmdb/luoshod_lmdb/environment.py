@@ -28,6 +28,7 @@ import lmdb
 from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
 from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod.store.kit.groupcommit import DatabaseThread
+
 from . import layout
 from .ops import Dbs
 

@@ -39,6 +39,7 @@ from luoshod.store.kit import (
 )
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
+
 from . import layout
 from .layout import Row
 

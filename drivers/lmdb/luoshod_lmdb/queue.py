@@ -12,6 +12,7 @@ from typing import Any
 import lmdb
 
 from luoshod.domain import QueuedInput
+
 from . import layout
 from .ops import Dbs, _keys_under
 

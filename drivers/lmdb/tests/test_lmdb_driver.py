@@ -17,12 +17,11 @@ import pytest
 from luoshod.domain import AppliedRequest, Checkpoint, Message, Role
 from luoshod.errors import InvalidArgument, StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
+from luoshod.store.conformance import process_workers
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range, rich_checkpoint
 from luoshod.store.kit import codec
 from luoshod_lmdb import LmdbStore, layout
 from luoshod_lmdb.environment import DEFAULT_MAP_SIZE, SCHEMA_VERSION
-
-from luoshod.store.conformance import process_workers
-from luoshod.store.conformance.helpers import SessionWriter, approval, event_range, rich_checkpoint
 
 MiB = 1 << 20
 

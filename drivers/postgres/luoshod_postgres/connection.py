@@ -7,8 +7,8 @@ a full disk) through :func:`translated`, the driver's one edge.
 from __future__ import annotations
 
 import contextlib
-import re
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,6 +20,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
 from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
+
 from . import queries
 from .migrations import SchemaTooNew, migrate
 

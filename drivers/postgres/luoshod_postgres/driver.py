@@ -29,8 +29,18 @@ from luoshod.errors import LuoshoError, StoreError
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
+
 from . import ops, queries, queue
-from .connection import Target, bounded_lock_waits, new_pool, open_pool, snapshot, target_from_url, translated, writing
+from .connection import (
+    Target,
+    bounded_lock_waits,
+    new_pool,
+    open_pool,
+    snapshot,
+    target_from_url,
+    translated,
+    writing,
+)
 
 T = TypeVar("T")
 

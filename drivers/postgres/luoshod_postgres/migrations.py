@@ -16,6 +16,7 @@ from __future__ import annotations
 from psycopg import AsyncConnection, sql
 
 from luoshod.store.kit.codec import FORMAT_VERSION
+
 from . import queries
 
 Migration = tuple[str, ...]

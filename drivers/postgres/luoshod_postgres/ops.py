@@ -34,8 +34,8 @@ from luoshod.domain import (
 from luoshod.store.kit import codec, eventblocks, importing, planning
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
-from . import queries, queue
 
+from . import queries, queue
 
 
 async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:

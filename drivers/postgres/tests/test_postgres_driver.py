@@ -10,17 +10,16 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
+from postgres_server import PostgresServer, free_port
 
 from luoshod.domain import Checkpoint
 from luoshod.errors import NEWER_LUOSHOD, StoreError
 from luoshod.store import Capability, store_from_url
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod_postgres import PostgresStore
 from luoshod_postgres.connection import target_from_url
 from luoshod_postgres.migrations import SCHEMA_VERSION
-from postgres_server import PostgresServer, free_port
-
-from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import psycopg
 import pytest
+from postgres_server import PostgresServer
 
 from luoshod.errors import SessionBusy
 from luoshod.store import store_from_url
 from luoshod_postgres import PostgresStore
-from postgres_server import PostgresServer
 
 BURST = 300
 HELD_ELSEWHERE = 15

@@ -26,9 +26,16 @@ from luoshod.domain import (
     StoredEvent,
 )
 from luoshod.errors import LuoshoError
-from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, file_in_the_way, local_path
+from luoshod.store.kit import (
+    DEFAULT_HISTORY_LIMIT,
+    Capability,
+    Renewal,
+    file_in_the_way,
+    local_path,
+)
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
+
 from . import ops, queue
 from .connection import connect, transaction, translated
 

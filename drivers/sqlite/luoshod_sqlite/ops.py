@@ -38,9 +38,19 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import Renewal, codec, eventblocks, importing, lease_busy, lease_lost, planning, renewal_of
+from luoshod.store.kit import (
+    Renewal,
+    codec,
+    eventblocks,
+    importing,
+    lease_busy,
+    lease_lost,
+    planning,
+    renewal_of,
+)
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
+
 from . import queries, queue
 
 #: The store's clock (``Store.clock``), read on the database thread.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import threading
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -15,10 +15,9 @@ import pytest
 from luoshod.domain import AppliedRequest, EventPage, Status
 from luoshod.errors import StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 from luoshod_sqlite import SqliteStore
 from luoshod_sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
-
-from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 
 
 @pytest.fixture
@@ -111,7 +110,7 @@ async def test_open_creates_the_directory_and_a_wal_file(db_path: Path) -> None:
 
 
 def test_migrations_apply_once_and_are_idempotent(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == len(MIGRATIONS)
+    assert len(MIGRATIONS) == SCHEMA_VERSION
     with raw(tmp_path / "m.db") as conn:
         assert migrate(conn) == 0
         assert migrate(conn) == SCHEMA_VERSION

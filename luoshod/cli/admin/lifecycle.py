@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from google.protobuf import json_format
+
 from luosho.v1 import agent_pb2 as pb
 
 from . import render

@@ -12,6 +12,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
+
 from luosho.v1 import agent_pb2 as pb
 
 #: How much of a message, an argument list or a result a line shows (``--full`` lifts it).

@@ -17,13 +17,13 @@ from ._errors import LuoshoError, ToolCallNotPendingError, UnavailableError, tra
 from ._messages import InputLike
 from ._requests import (
     UNSET,
+    IfBusyLike,
     MetadataLike,
     PageQuery,
     StatusLike,
     ToolResultLike,
     approvals_query,
     compare_request,
-    IfBusyLike,
     execute_request,
     fork_request,
     history_query,
@@ -34,7 +34,14 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options, wait_until_ready_async
+from ._retry import (
+    NO_RETRY,
+    Delivered,
+    RetryPolicy,
+    attempt_starter,
+    channel_options,
+    wait_until_ready_async,
+)
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
