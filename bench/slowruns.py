@@ -221,7 +221,7 @@ def rpc_codes(port: int) -> str:
     """The daemon's RPCs by method and code (``--show-rpcs``)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as reply:
         lines = reply.read().decode().splitlines()
-    return "\n".join(f"  {l}" for l in lines if l.startswith(("luoshod_grpc_server_handled_total", "luoshod_runs_total")))
+    return "\n".join(f"  {line}" for line in lines if line.startswith(("luoshod_grpc_server_handled_total", "luoshod_runs_total")))
 
 
 @dataclass

@@ -143,7 +143,7 @@ async def cpu_rounds(opts: argparse.Namespace, tmp: Path) -> list[dict[str, floa
                 steps = await run_sessions(server.address, AGENTS[kind], opts.sessions, opts.concurrency)
                 per_step[kind] = (server.cpu_seconds() - cpu) / steps
             rows.append(per_step)
-            print("  round %d: " % (r + 1) + ", ".join(f"{k} {v * 1e3:.2f} ms CPU/step" for k, v in per_step.items()),
+            print(f"  round {r + 1}: " + ", ".join(f"{k} {v * 1e3:.2f} ms CPU/step" for k, v in per_step.items()),
                   file=sys.stderr)
         return rows
     finally:

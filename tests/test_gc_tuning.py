@@ -9,6 +9,7 @@ same slow runs; their collections are read from their own ``/metrics``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -55,10 +56,8 @@ def daemons() -> Iterator[dict[str, tuple[DaemonProcess, str]]]:
         for d, _ in started.values():
             if d.proc and d.proc.poll() is None:
                 d.proc.send_signal(signal.SIGTERM)
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     d.proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    pass
             d.stop()
 
 

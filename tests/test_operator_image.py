@@ -89,7 +89,7 @@ def test_the_image_file_system_builds_and_its_entrypoint_serves(tmp_path: Path) 
         proc = subprocess.Popen([str(binary), *command[1:]], cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             line = proc.stdout.readline()
-            assert line.startswith("luoshod listening on unix:"), line + proc.stderr.read() if not line else line
+            assert line.startswith("luoshod listening on unix:"), line if line else line + proc.stderr.read()
             health = next(rest for word, rest in final_stage() if word == "HEALTHCHECK")
             probe = json.loads(health[health.index("CMD") + 3 :].strip())
             done = subprocess.run([str(root / "opt/luoshod/bin" / probe[0]), *probe[1:]], env=env, capture_output=True, text=True, timeout=60)

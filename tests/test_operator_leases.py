@@ -41,7 +41,7 @@ def test_leases_list_shows_the_holders_and_release_session_frees_one(tmp_path: P
         assert head.split() == ["SESSION", "HOLDER", "TOKEN", "EXPIRES"]
         assert [r.split()[:3] for r in rows] == [["held-a", "web-1", "1"], ["held-b", "web-1", "1"]]
         shown = json.loads(luoshod("leases", "list", "--store", url, "--owner", "web-1", "--json").stdout)
-        assert [(l["session_id"], l["holder"], l["token"]) for l in shown] == [("held-a", "web-1", 1), ("held-b", "web-1", 1)]
+        assert [(lease["session_id"], lease["holder"], lease["token"]) for lease in shown] == [("held-a", "web-1", 1), ("held-b", "web-1", 1)]
         expires = datetime.fromisoformat(shown[0]["expires_at"].replace("Z", "+00:00"))
         assert 500 < (expires - datetime.now(UTC)).total_seconds() <= 600
         assert luoshod("leases", "list", "--store", url, "--owner", "nobody").stdout == "no live leases held by nobody\n"
@@ -52,7 +52,7 @@ def test_leases_list_shows_the_holders_and_release_session_frees_one(tmp_path: P
     assert out.stdout == f"released the lease of session held-a (holder web-1, token 1) in {url}\n"
     again = luoshod("leases", "release", "--store", url, "--session", "held-a")
     assert again.returncode == 1 and "holds no live lease" in again.stderr
-    assert [l["session_id"] for l in json.loads(luoshod("leases", "list", "--store", url, "--json").stdout)] == ["held-b"]
+    assert [lease["session_id"] for lease in json.loads(luoshod("leases", "list", "--store", url, "--json").stdout)] == ["held-b"]
     b = DaemonProcess("--store", url).start()
     try:
         with grpc.insecure_channel(b.address) as ch:

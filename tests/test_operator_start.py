@@ -206,9 +206,9 @@ def test_a_port_whose_last_daemon_left_connections_in_time_wait_is_free(tmp_path
             served, _ = listener.accept()
             served.close()  # the server side closes first: its end stays in TIME_WAIT
             client.recv(1)
-    with socket.socket() as probe:  # the state the test needs: binding without the option fails
-        with pytest.raises(OSError):
-            probe.bind(("127.0.0.1", port))
+    # The state the test needs: binding without the option fails.
+    with socket.socket() as probe, pytest.raises(OSError):
+        probe.bind(("127.0.0.1", port))
     d = DaemonProcess("--store", f"sqlite:///{tmp_path}/x.db")
     d.args[d.args.index("127.0.0.1:0")] = f"127.0.0.1:{port}"
     try:

@@ -375,7 +375,6 @@ async def test_r60_r61_a_gated_call_in_a_subagent_pauses_the_whole_run_and_resum
 
 async def test_r61_rejected_the_subagent_gets_the_rejection_and_carries_on(h: Harness) -> None:
     tools = {"lookup": lookup, "delete": lambda a: pytest.fail("a rejected call ran")}
-    seen: list[str] = []
     sub = gated_researcher([calls(("delete", {"id": 1})), {"text": "gave up"}])
     spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub])
     log = await h.run("r61", "go", spec, tools)

@@ -84,10 +84,8 @@ class Receiver:
             left = deadline - time.monotonic()
             assert left > 0, f"no {type_} for {session_id}: {self.bodies()}"
             self.arrived.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.arrived.wait(), left)
-            except TimeoutError:
-                pass
 
 
     async def wait_for_count(self, type_: str, session_id: str, n: int, timeout: float = 30) -> list[dict[str, Any]]:

@@ -52,19 +52,19 @@ async def _list(store: Store, owner: str | None, as_json: bool) -> int:
     leases = [lease async for lease in _leases(store, owner)]
     if as_json:
         rows = [
-            {"session_id": l.session_id, "holder": l.owner, "token": l.token, "expires_at": _expiry(l)}
-            for l in leases
+            {"session_id": lease.session_id, "holder": lease.owner, "token": lease.token, "expires_at": _expiry(lease)}
+            for lease in leases
         ]
         print(json.dumps(rows, indent=2))
         return 0
     if not leases:
         print("no live leases" + (f" held by {owner}" if owner else ""))
         return 0
-    width = max(len("SESSION"), *(len(l.session_id) for l in leases))
-    holders = max(len("HOLDER"), *(len(l.owner) for l in leases))
+    width = max(len("SESSION"), *(len(lease.session_id) for lease in leases))
+    holders = max(len("HOLDER"), *(len(lease.owner) for lease in leases))
     print(f"{'SESSION':<{width}}  {'HOLDER':<{holders}}  {'TOKEN':>5}  EXPIRES")
-    for l in leases:
-        print(f"{l.session_id:<{width}}  {l.owner:<{holders}}  {l.token:>5}  {_expiry(l)}")
+    for lease in leases:
+        print(f"{lease.session_id:<{width}}  {lease.owner:<{holders}}  {lease.token:>5}  {_expiry(lease)}")
     return 0
 
 

@@ -34,6 +34,7 @@ as with a gRPC stream: a caller who goes away interrupts it at its next boundary
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -193,10 +194,8 @@ class _Pump:
 
     async def close(self) -> None:
         self.task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await self.task
-        except asyncio.CancelledError:
-            pass
 
 
 class Api:

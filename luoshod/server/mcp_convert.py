@@ -3,6 +3,8 @@ domain and the request checks, apart from convert.py/validation.py so those stay
 
 from __future__ import annotations
 
+import contextlib
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, ToolSpec
@@ -140,10 +142,8 @@ async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersRespo
         return pb.ListMcpServersResponse()
     if refresh:
         for name in servers.names():
-            try:
+            with contextlib.suppress(AttemptFailed):  # shown as down, with the reason
                 await servers.list_tools(name)
-            except AttemptFailed:
-                pass  # shown as down, with the reason
     out = pb.ListMcpServersResponse()
     for s in servers.states():
         m = out.servers.add(name=s.name, transport=s.transport, state=s.state, starts=s.starts, last_error=s.last_error)

@@ -82,9 +82,12 @@ class Retention:
                 )
                 for summary in page:
                     old = now - summary.updated_at > self.default_s > 0
-                    if summary.session_id not in marked and (old or not queue):
-                        if await self._expired(summary.session_id, now):
-                            deleted.append(summary.session_id)
+                    if (
+                        summary.session_id not in marked
+                        and (old or not queue)
+                        and await self._expired(summary.session_id, now)
+                    ):
+                        deleted.append(summary.session_id)
                 if not token:
                     break
         for sid in sorted(marked):

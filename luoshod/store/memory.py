@@ -220,7 +220,7 @@ class MemoryStore(Store):
     async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
         async with self._lock:
             expires_at = self.clock() + ttl
-            current = {l.session_id: t for l in leases if (t := self._token(l.session_id))}
+            current = {lease.session_id: t for lease in leases if (t := self._token(lease.session_id))}
             result = renewal_of(leases, current, expires_at)
             for lease in result.renewed:
                 self._leases[lease.session_id] = lease
@@ -229,11 +229,11 @@ class MemoryStore(Store):
     async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
         now = self.clock()
         live = (
-            l
-            for s, l in self._leases.items()
-            if s > after and l.expires_at > now and owner in (None, l.owner)
+            lease
+            for s, lease in self._leases.items()
+            if s > after and lease.expires_at > now and owner in (None, lease.owner)
         )
-        return sorted(live, key=lambda l: l.session_id)[:limit]
+        return sorted(live, key=lambda lease: lease.session_id)[:limit]
 
     async def release_lease(self, lease: Lease) -> None:
         async with self._lock:
@@ -244,7 +244,7 @@ class MemoryStore(Store):
     async def release_leases_of(self, owner: str) -> int:
         async with self._lock:
             now = self.clock()
-            mine = [s for s, l in self._leases.items() if l.owner == owner and l.expires_at > now]
+            mine = [s for s, lease in self._leases.items() if lease.owner == owner and lease.expires_at > now]
             for sid in mine:
                 self._leases[sid] = replace(self._leases[sid], expires_at=0.0)
             return len(mine)
@@ -359,10 +359,7 @@ class MemoryStore(Store):
         for q in queue:
             if q.request_id == request_id:
                 return q
-        if not queue:
-            position = 0
-        else:
-            position = queue[0].position - 1 if front else queue[-1].position + 1
+        position = 0 if not queue else queue[0].position - 1 if front else queue[-1].position + 1
         entry = QueuedInput(session_id, request_id, position, data, now)
         if front:
             queue.insert(0, entry)

@@ -297,7 +297,7 @@ class Torture:
 
     async def _drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, enqueue: bool) -> None:  # type: ignore[no-untyped-def]
         idle = 0
-        for attempt in range(100):
+        for _attempt in range(100):
             try:
                 if s.awaiting:
                     if not await self.resolve(s, daemon, stub, boundary):
@@ -307,9 +307,12 @@ class Torture:
                     # it. Resolve if it pauses; look at the store when nothing moves.
                     done, _ = await asyncio.wait(pending, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
                     idle = 0 if done else idle + 1
-                    if idle >= 2 and (cp := await self.stored(stub, s)) is not None:
-                        if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL:
-                            s.awaiting = cp.approval_id
+                    if (
+                        idle >= 2
+                        and (cp := await self.stored(stub, s)) is not None
+                        and cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
+                    ):
+                        s.awaiting = cp.approval_id
                     continue
                 elif s.finished:
                     return
@@ -375,7 +378,7 @@ class Torture:
         applies it, whose tool calls this answers, whichever daemon runs it. Done once the
         input is in the transcript; the daemon dying ends it (the next drive follows again)."""
         request = s.queued[rid]
-        for attempt in range(20):
+        for _attempt in range(20):
             if daemon.stopped:
                 return
             try:
@@ -890,9 +893,12 @@ class Torture:
                 log[e.seq] = e.type
                 if e.type == "run.start" and e.run_start.request_id:
                     started.add(e.run_start.request_id)
-                elif e.type == "tool.call" and e.tool_call.call.id not in s.stored_results | set(s.accepted):
-                    if e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON:
-                        submits.append(asyncio.ensure_future(self.run_tool(s, daemon, stub, e, nothing, live=False)))
+                elif (
+                    e.type == "tool.call"
+                    and e.tool_call.call.id not in s.stored_results | set(s.accepted)
+                    and e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON
+                ):
+                    submits.append(asyncio.ensure_future(self.run_tool(s, daemon, stub, e, nothing, live=False)))
 
         try:
             await asyncio.wait_for(replay(), LIVE_RUN_WAIT_S)

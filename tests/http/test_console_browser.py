@@ -482,7 +482,7 @@ NO_OVERFLOW = """() => {
     .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().width < %d)
     .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${Math.round(e.getBoundingClientRect().width)}px`);
   return { scroll: doc.scrollWidth - doc.clientWidth, wide: wide.slice(0, 5), narrow };
-}""" % MIN_COLUMN_PX
+}""" % MIN_COLUMN_PX  # noqa: UP031  (an f-string would double every brace of the JavaScript)
 
 
 async def test_every_page_fits_every_width_in_every_state(make_console: ConsoleFactory, open_browser: Any) -> None:

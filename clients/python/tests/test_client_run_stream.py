@@ -171,9 +171,11 @@ async def test_text_deltas_never_move_the_watch_cursor() -> None:
     channel = FakeAioChannel(
         [watched(7, "step.start"), watched(0, "text.delta"), watched(0, "text.delta")]
     )
-    async with AsyncClient(channel=channel) as client:
-        async with client.watch("s", after_seq=6, follow=True) as watch:
-            seen = [event.seq async for event in watch]
+    async with (
+        AsyncClient(channel=channel) as client,
+        client.watch("s", after_seq=6, follow=True) as watch,
+    ):
+        seen = [event.seq async for event in watch]
 
     assert seen == [7, 0, 0] and watch.last_seq == 7
     ((name, request),) = channel.requests

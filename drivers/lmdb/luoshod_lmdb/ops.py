@@ -434,7 +434,7 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         if log.floor:  # from the start of the session's keys: O(rows deleted)
             for k, _ in list(
                 itertools.takewhile(
-                    lambda kv: layout.number_of(kv[0]) <= log.floor,
+                    lambda kv, floor=log.floor: layout.number_of(kv[0]) <= floor,
                     _keys_under(txn, dbs.events, key),
                 )
             ):
@@ -451,7 +451,7 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         key = layout.id_key(sid)
         dropped = list(  # from the start of the session's order: O(records dropped)
             itertools.takewhile(
-                lambda kv: layout.number_of(kv[0]) <= floor,
+                lambda kv, floor=floor: layout.number_of(kv[0]) <= floor,
                 _keys_under(txn, dbs.request_order, key),
             )
         )

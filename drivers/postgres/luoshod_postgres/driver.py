@@ -247,8 +247,8 @@ class PostgresStore(QueuedWrites):
 
     async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
         args = {
-            "sessions": [l.session_id for l in leases],
-            "tokens": [l.token for l in leases],
+            "sessions": [lease.session_id for lease in leases],
+            "tokens": [lease.token for lease in leases],
             "ttl": ttl,
             "now": self._now(),
         }

@@ -191,9 +191,9 @@ def renew_leases(
     """See ``Store.renew_leases``: every lease in one write transaction (one sync)."""
     expires_at = clock() + ttl
     conn.executemany(
-        queries.SET_LEASE_EXPIRY, [(expires_at, l.session_id, l.token) for l in leases]
+        queries.SET_LEASE_EXPIRY, [(expires_at, lease.session_id, lease.token) for lease in leases]
     )
-    current = dict(_select(conn, queries.SELECT_TOKENS, [l.session_id for l in leases]))
+    current = dict(_select(conn, queries.SELECT_TOKENS, [lease.session_id for lease in leases]))
     return renewal_of(leases, current, expires_at)
 
 

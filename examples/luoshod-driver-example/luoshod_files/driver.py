@@ -16,6 +16,7 @@ LMDB drivers of luoshod).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import json
 import os
@@ -87,10 +88,8 @@ class FilesStore(Store):
         open."""
         total = 0
         for p in self.path.rglob("*"):
-            try:
+            with contextlib.suppress(OSError):  # removed meanwhile
                 total += p.stat().st_size if p.is_file() else 0
-            except OSError:  # removed meanwhile
-                pass
         return total
 
     async def _open(self) -> None:

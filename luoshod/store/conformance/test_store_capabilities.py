@@ -158,7 +158,7 @@ async def test_a_driver_declaring_no_capability_refuses_every_optional_part() ->
     assert store.capabilities == frozenset()
     calls = optional_calls(store)
     assert set(calls) == set(Capability) - {Capability.DURABLE, Capability.MULTI_PROCESS}
-    for capability, for_capability in calls.items():
+    for _capability, for_capability in calls.items():
         for call in for_capability:
             with pytest.raises(NotImplementedError, match="keeps no"):
                 await call()
