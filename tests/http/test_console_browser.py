@@ -472,7 +472,7 @@ async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
 WIDTHS = (360, 768, 1440)
 #: The narrowest a column of a page may be before its words wrap one per line.
 MIN_COLUMN_PX = 220
-NO_OVERFLOW = """() => {
+_NO_OVERFLOW = """() => {
   const doc = document.documentElement;
   const wide = [...document.querySelectorAll("main *")].filter((e) => {
     const r = e.getBoundingClientRect();
@@ -482,7 +482,9 @@ NO_OVERFLOW = """() => {
     .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().width < %d)
     .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${Math.round(e.getBoundingClientRect().width)}px`);
   return { scroll: doc.scrollWidth - doc.clientWidth, wide: wide.slice(0, 5), narrow };
-}""" % MIN_COLUMN_PX  # noqa: UP031  (an f-string would double every brace of the JavaScript)
+}"""
+# %-formatting: an f-string would double every brace of the JavaScript.
+NO_OVERFLOW = _NO_OVERFLOW % MIN_COLUMN_PX  # noqa: UP031
 
 
 async def test_every_page_fits_every_width_in_every_state(make_console: ConsoleFactory, open_browser: Any) -> None:
