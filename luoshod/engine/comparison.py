@@ -85,13 +85,13 @@ def _steps(
     cp: Checkpoint, messages: list[Message], live: dict[str, SubTask], claimed: dict[str, int]
 ) -> list[Step]:
     results = {m.tool_call_id: m for m in messages if m.role is Role.TOOL}
-    steps = []
+    steps: list[Step] = []
     for m in messages:
         if m.role is Role.ASSISTANT:
             calls = []
             for c in m.tool_calls:
                 r = results.get(c.id)
-                task_id, sub = "", ()
+                task_id, sub = "", tuple[Step, ...]()
                 if c.name == TASK_TOOL.name:
                     task_id, sub = _task_steps(cp, c.id, c.arguments_json, r, live, claimed)
                 calls.append(Call(

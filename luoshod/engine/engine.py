@@ -30,6 +30,7 @@ from ..domain import (
     Role,
     Status,
     StoredEvent,
+    SubTask,
     ToolCall,
     Usage,
 )
@@ -45,7 +46,7 @@ from ..errors import (
     StoreError,
 )
 from ..providers import ProviderRegistry
-from ..store import Capability, Store
+from ..store import Capability, SaveOptions, Store
 from . import events as ev
 from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
@@ -380,10 +381,10 @@ class Engine:
             cp.version += 1
             cp.updated_at = now
             enqueue = self._of_expiry(approval) if self._of_expiry is not None else ()
-            await self.store.save(
-                cp, stored_messages=len(cp.messages), claim=approval.approval_id, lease=held.lease,
-                **({"enqueue": enqueue} if enqueue else {}),
-            )
+            options: SaveOptions = {"claim": approval.approval_id, "lease": held.lease}
+            if enqueue:
+                options["enqueue"] = enqueue
+            await self.store.save(cp, stored_messages=len(cp.messages), **options)
             return True
 
     async def _last_seq(self, cp: Checkpoint) -> int:
@@ -490,7 +491,7 @@ class Engine:
         )
 
 
-def _refuse_levels(session_id: str, spec: AgentSpec, levels: list) -> None:
+def _refuse_levels(session_id: str, spec: AgentSpec, levels: list[tuple[SubTask, Drift]]) -> None:
     """R64, ERROR: a drifted sub-agent level fails the resume; nothing was changed."""
     if levels and spec.on_agent_drift is DriftPolicy.ERROR:
         state, found = levels[0]
@@ -499,7 +500,9 @@ def _refuse_levels(session_id: str, spec: AgentSpec, levels: list) -> None:
         raise err
 
 
-def _warned(spec: AgentSpec, cp: Checkpoint, levels: list) -> list:
+def _warned(
+    spec: AgentSpec, cp: Checkpoint, levels: list[tuple[SubTask, Drift]]
+) -> list[tuple[SubTask, Drift]]:
     """R64, WARN: the drifted levels to announce; IGNORE: none. Either way each level
     takes the resuming fingerprint, so the same agent never warns twice."""
     subagents.renew_fingerprints(spec, cp.subtasks)

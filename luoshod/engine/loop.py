@@ -17,6 +17,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..domain import (
     DEFAULT_REQUEST_ID_LIMIT,
@@ -33,11 +34,12 @@ from ..domain import (
     RunEnd,
     Status,
     StoredEvent,
+    SubTask,
     ToolCall,
     Usage,
 )
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
-from ..store import Capability, Store
+from ..store import Capability, SaveOptions, Store
 from . import events as ev
 from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
@@ -73,7 +75,7 @@ class Prepared:
     spec: AgentSpec
     provider: Provider
     model: str
-    settings: dict
+    settings: dict[str, Any]
     mode: str  # "new" | "continue" | "resume"
     queued: list[Message]  # input to append after the pending tool results (R12)
     drift: Drift | None
@@ -87,7 +89,7 @@ class Prepared:
     requests: list[AppliedRequest] = field(default_factory=list)
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
     #: R64: (sub-agent state, drift) of each drifted level this resume warns about.
-    level_drifts: list = field(default_factory=list)
+    level_drifts: list[tuple[SubTask, Drift]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +220,7 @@ class Run:
         batch, stored = self._take()
         cp.version += 1
         cp.updated_at = self.s.clock()
-        extra: dict[str, object] = {"lease": self.p.lease} if self.p.lease else {}
+        extra: SaveOptions = {"lease": self.p.lease} if self.p.lease else {}
         if stored:
             extra["events"] = stored
         if approval is not None:
@@ -390,7 +392,8 @@ class Run:
         try:
             for task in tasks:
                 if not task.done():
-                    await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+                    waiting: set[asyncio.Future[Any]] = {task, stop}
+                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if not task.done():
                     break
                 if isinstance(e := task.exception(), subagents.SubagentPaused):

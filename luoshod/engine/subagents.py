@@ -44,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..domain import (
     TASK_TOOL,
@@ -57,7 +57,7 @@ from ..domain import (
     ToolCall,
 )
 from ..errors import ProviderError, ResumeToolMissing
-from ..providers import ModelRequest
+from ..providers import ModelRequest, ModelResponse
 from . import events as ev
 from .control import RunInterrupted, settle_acks
 from .daemon_tools import Caller
@@ -254,7 +254,7 @@ async def run_task(
     return await SubRun(root, state, sub.agent, qualified).result(call)
 
 
-def _continued(cp: Checkpoint, call: ToolCall, args: dict, path: tuple[str, ...]) -> SubTask | Message:
+def _continued(cp: Checkpoint, call: ToolCall, args: dict[str, Any], path: tuple[str, ...]) -> SubTask | Message:
     """R65: the state that continues the finished task ``args["task_id"]`` — the task
     itself (``mode`` resume, the default: it leaves the finished tasks while it runs) or a
     copy of its transcript under a new task id (``fork``) — or the error result
@@ -366,7 +366,7 @@ class SubRun:
             await self.run_tools(list(turn.tool_calls), step)
             self.emit(ev.STEP_DONE, step=step)
 
-    async def call_model(self):  # -> ModelResponse | None
+    async def call_model(self) -> ModelResponse | None:
         root = self.root
         registry = root.s.providers
         assert registry is not None, "an engine with sub-agents is given its providers"
@@ -464,12 +464,15 @@ class SubRun:
             )
             await asyncio.shield(root.flush())  # may save (see ``_record``)
             try:
-                out = await asyncio.wait_for(fut, timeout_s)
+                outcome = await asyncio.wait_for(fut, timeout_s)
             except TimeoutError:
                 return error_result(call, f"no result within {timeout_s:g}s (tool timeout)", timeout=True), None
         finally:
             root.tools.forget(qid)
-        return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error), out.saved
+        return (
+            Message(Role.TOOL, outcome.result_json, (), call.id, call.name, outcome.is_error),
+            outcome.saved,
+        )
 
 
 #: The footer of a task's result (R56), as ``SubRun.result`` writes it.
@@ -485,8 +488,8 @@ def task_id_of(result: Message) -> str:
         return ""
     if isinstance(body, str) and (m := FOOTER.search(body)):
         return m.group(2)
-    if isinstance(body, dict) and isinstance(body.get("task_id"), str):
-        return body["task_id"]
+    if isinstance(body, dict) and isinstance(task_id := body.get("task_id"), str):
+        return task_id
     return ""
 
 

@@ -21,7 +21,8 @@ def validator_for(schema_json: str) -> Validator:
     if not isinstance(schema, dict | bool):
         raise SchemaError("a JSON Schema must be an object or a boolean")
     cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    # types-jsonschema types the schema as a dict; JSON Schema allows a boolean too.
+    cls.check_schema(schema)  # type: ignore[arg-type]  # a bool schema (see above)
     return cls(schema)
 
 

@@ -16,12 +16,14 @@ from .kit.base import (
     DEFAULT_HISTORY_LIMIT,
     MAX_PAGE_SIZE,
     Capability,
+    SaveOptions,
     Store,
 )
 
 __all__ = [
     "CONTRACT_VERSION",
     "Capability",
+    "SaveOptions",
     "Store",
     "DEFAULT_EVENT_LOG_LIMIT",
     "DEFAULT_HISTORY_LIMIT",

@@ -46,29 +46,29 @@ class SchemaTooNew(Exception):
     """The environment was written by a newer luoshod."""
 
 
-def _migrate_to_1(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_1(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     txn.put(layout.NEXT_LOG_ID_KEY, layout.u64(1), db=dbs.meta)
 
 
 #: ``MIGRATIONS[i]`` takes the environment from schema version ``i`` to ``i + 1``. Append
 #: new steps; never edit a released one.
-def _migrate_to_2(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_2(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     """Leases: their database is created at open like every other; the version moves on
     so that a luoshod without leases (which would write without checking them) refuses
     the environment."""
 
 
-def _migrate_to_3(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_3(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     """Applied request records (R74) in ``requests`` and ``request_order``, created at open:
     a luoshod that kept them in the session's header refuses the environment."""
 
 
-def _migrate_to_4(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_4(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     """Queued inputs (R69) in ``queue``, created at open: a luoshod without the queue
     (whose delete would leave a session's queue behind) refuses the environment."""
 
 
-MIGRATIONS: list[Callable[[lmdb.Transaction, Dbs], None]] = [
+MIGRATIONS: list[Callable[[lmdb.Transaction[bytes], Dbs], None]] = [
     _migrate_to_1, _migrate_to_2, _migrate_to_3, _migrate_to_4
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -187,7 +187,7 @@ class Environment:
             "page_size": stat["psize"],
         }
 
-    def _migrate(self, txn: lmdb.Transaction, _: Any) -> Dbs:
+    def _migrate(self, txn: lmdb.Transaction[bytes], _: Any) -> Dbs:
         env = self._environment()
         handles = {name: env.open_db(name, txn=txn, create=True) for name in layout.DATABASES}
         dbs = Dbs(handles, env.stat()["psize"] - layout.PAGE_HEADER)
@@ -220,7 +220,7 @@ class Environment:
         return self._env
 
     @contextlib.contextmanager
-    def _begin(self, *, write: bool) -> Iterator[lmdb.Transaction]:
+    def _begin(self, *, write: bool) -> Iterator[lmdb.Transaction[bytes]]:
         env = self._environment()
         try:
             txn = env.begin(write=write)

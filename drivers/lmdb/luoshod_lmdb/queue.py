@@ -25,7 +25,7 @@ def _decode(session_id: str, key: bytes, value: bytes) -> QueuedInput:
     )
 
 
-def _entries(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[tuple[bytes, QueuedInput]]:
+def _entries(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str) -> list[tuple[bytes, QueuedInput]]:
     key = layout.readable_key(session_id)
     if key is None:
         return []
@@ -33,7 +33,7 @@ def _entries(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[tuple[byt
 
 
 def enqueue(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, session_id: str, request_id: str, data: bytes,
+    txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, session_id: str, request_id: str, data: bytes,
     front: bool, now: float,
 ) -> QueuedInput:
     entries = _entries(txn, dbs, session_id)
@@ -51,18 +51,18 @@ def enqueue(
     return QueuedInput(session_id, request_id, position, data, now)
 
 
-def queued(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[QueuedInput]:
+def queued(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str) -> list[QueuedInput]:
     return [q for _, q in _entries(txn, dbs, session_id)]
 
 
-def remove(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str) -> bool:
+def remove(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, request_id: str) -> bool:
     for k, q in _entries(txn, dbs, session_id):
         if q.request_id == request_id:
             return bool(txn.delete(k, db=dbs.queue))
     return False
 
 
-def replace(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str, data: bytes) -> bool:
+def replace(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, request_id: str, data: bytes) -> bool:
     for k, q in _entries(txn, dbs, session_id):
         if q.request_id == request_id:
             value: dict[str, Any] = {
@@ -74,7 +74,7 @@ def replace(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str, d
     return False
 
 
-def sessions(txn: lmdb.Transaction, dbs: Dbs, after: str, limit: int) -> list[str]:
+def sessions(txn: lmdb.Transaction[bytes], dbs: Dbs, after: str, limit: int) -> list[str]:
     """Distinct sessions of the queue after ``after``: one seek per session, not a scan of
     its inputs (a session's keys end before ``id + 0x01``)."""
     cursor = txn.cursor(db=dbs.queue)

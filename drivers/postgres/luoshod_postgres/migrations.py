@@ -185,7 +185,7 @@ async def migrate(conn: AsyncConnection, schema: str | None) -> int:
             )
         for version in range(found, SCHEMA_VERSION):
             for statement in MIGRATIONS[version]:
-                await conn.execute(statement)  # type: ignore[arg-type]
+                await conn.execute(statement)
         if found < SCHEMA_VERSION:
             await conn.execute(UPDATE_VERSION, (SCHEMA_VERSION,))
         if mark is None:

@@ -71,9 +71,9 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         await _rows(cur) for cur in sent
     ]
     stored = planning.Stored(
-        tokens=dict(token_rows),  # type: ignore[arg-type]
+        tokens=dict(token_rows),
         heads={sid: planning.Head(version, count) for sid, _, version, count in head_rows},
-        pending=dict(pending_rows),  # type: ignore[arg-type]
+        pending=dict(pending_rows),
         event_logs={sid: (kept, last or 0) for sid, kept, last in log_rows},
         request_last={sid: last for sid, last in last_rows if last},
         request_numbers={(sid, rid): n for sid, rid, n in number_rows},
@@ -132,8 +132,8 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         rewritten.update(sid for (sid,) in await cur.fetchall())
     if rewritten:
         await conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_ids": sorted(rewritten)})
-    for e in plan.enqueue:  # under the key's lock too (``PostgresStore._apply``)
-        await queue.enqueue(conn, e.session_id, e.request_id, e.data, False, e.enqueued_at)
+    for q in plan.enqueue:  # under the key's lock too (``PostgresStore._apply``)
+        await queue.enqueue(conn, q.session_id, q.request_id, q.data, False, q.enqueued_at)
 
 
 async def _select(
@@ -263,7 +263,7 @@ async def history(conn: AsyncConnection, session_id: str, limit: int | None) -> 
     cur = await conn.execute(queries.SELECT_HISTORY, (session_id, limit))
     rows = await cur.fetchall()
     longest = codec.longest_prefixes(rows)
-    logs: dict[int, list[Message]] = {}
+    logs: dict[int, list[codec.LogRecord]] = {}
     if longest:
         cur = await conn.execute(queries.SELECT_LOGS, (list(longest), list(longest.values())))
         found = await cur.fetchall()

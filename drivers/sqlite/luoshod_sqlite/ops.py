@@ -150,8 +150,8 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
     }
     for sid in rewritten:
         conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_id": sid})
-    for e in plan.enqueue:  # e.g. the webhooks' outbox entry of an event written above
-        queue.enqueue(conn, e.session_id, e.request_id, e.data, False, e.enqueued_at)
+    for q in plan.enqueue:  # e.g. the webhooks' outbox entry of an event written above
+        queue.enqueue(conn, q.session_id, q.request_id, q.data, False, q.enqueued_at)
 
 
 def _select(conn: sqlite3.Connection, statement: str, keys: Sequence[Any]) -> list[Any]:

@@ -26,7 +26,7 @@ from luoshod.domain import (
     ToolSpec,
     Usage,
 )
-from luoshod.store import Store
+from luoshod.store import SaveOptions, Store
 
 
 def message(i: int, tag: str = "m", *, size: int = 0) -> Message:
@@ -152,7 +152,7 @@ class SessionWriter:
             version=self.version + 1,
             history_limit=self.history_limit,
         )
-        extra: dict[str, object] = {}
+        extra: SaveOptions = {}
         if events:
             extra["events"] = events
         if approval is not None:

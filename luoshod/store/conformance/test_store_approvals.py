@@ -276,9 +276,9 @@ async def test_r33_two_processes_claiming_one_approval_exactly_one_wins(
     assert await all_approvals(store) == []
     for name in names:
         for sid in won[name]:
-            cp = await store.load(sid)
-            assert cp is not None and cp.version == 2
-            assert cp.messages[-1] == Message(Role.USER, f"by {name}")
+            loaded = await store.load(sid)
+            assert loaded is not None and loaded.version == 2
+            assert loaded.messages[-1] == Message(Role.USER, f"by {name}")
             if Capability.EVENT_LOG in backend.capabilities:
                 page = await store.read_events(sid, after_seq=0, limit=10)
                 assert page.events == [StoredEvent(1, name.encode())]

@@ -13,6 +13,7 @@ from luoshod.domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Enqueue,
     Lease,
     SessionSummary,
     Status,
@@ -121,6 +122,7 @@ class BareStore(Store):
         lease: Lease | None = None,
         requests: Sequence[AppliedRequest] = (),
         request_limit: int = 1000,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
         pass
 
@@ -130,7 +132,9 @@ class BareStore(Store):
     async def requests(self, session_id: str) -> list[AppliedRequest]:
         return []
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
         return False
 
     async def _list_sessions(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -235,13 +236,14 @@ async def test_import_refuses_approvals_and_events_that_do_not_fit(
     backend.require(Capability.APPROVALS)
     backend.require(Capability.EVENT_LOG)
     cp = rich_checkpoint("s")
-    args: dict[str, object] = {
+    cases: dict[str, dict[str, Any]] = {
         "approval-of-another-session": {"approvals": [approval("a", "t")]},
         "approval-twice": {"approvals": [approval("a", "s"), approval("a", "s")]},
         "approval-without-checkpoint": {"latest": None, "approvals": [approval("a", "s")]},
         "events-out-of-order": {"events": [StoredEvent(2, b""), StoredEvent(2, b"")]},
         "event-seq-zero": {"events": [StoredEvent(0, b"")]},
-    }[case]
+    }
+    args = cases[case]
     with pytest.raises(ValueError):
         await driver.import_session("s", **{"latest": cp, "history": [], **args})
     assert await driver.load("s") is None

@@ -51,7 +51,8 @@ def _raw(m: Message) -> int:
 def _instructions() -> str:
     """INSTRUCTIONS bytes of text that does not compress (a store may compress what it
     holds, as PostgreSQL does), the same on every run."""
-    chunks, digest = [], b"lead"
+    chunks: list[str] = []
+    digest = b"lead"
     while sum(map(len, chunks)) < INSTRUCTIONS:
         digest = hashlib.sha256(digest).digest()
         chunks.append(base64.b64encode(digest).decode())

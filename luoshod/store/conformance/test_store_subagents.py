@@ -48,6 +48,7 @@ def nested_checkpoint(session_id: str = "nested", *, version: int = 1) -> Checkp
         {"call_0_1": helper},
     )
     base = rich_checkpoint(session_id, version=version)
+    assert base.agent is not None
     agent = replace(
         base.agent,
         subagents=(SubAgent("researcher", "finds things", AgentSpec("m-r", "you research")),),

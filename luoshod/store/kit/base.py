@@ -32,7 +32,7 @@ import abc
 import time
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from ...domain import (
     DEFAULT_REQUEST_ID_LIMIT,
@@ -75,6 +75,19 @@ __all__ = [
     "check_enqueue",
 ]
 
+
+
+class SaveOptions(TypedDict, total=False):
+    """The optional keyword arguments of :meth:`Store.save`, for a caller that passes only
+    those it has (``store.save(cp, stored_messages=n, **options)``)."""
+
+    events: Sequence[StoredEvent]
+    approval: Approval | None
+    claim: str | None
+    lease: Lease | None
+    requests: Sequence[AppliedRequest]
+    request_limit: int
+    enqueue: Sequence[Enqueue]
 
 class Capability(StrEnum):
     """What a driver declares it supports; the conformance tests check both directions."""

@@ -76,7 +76,8 @@ def reads(batch: Sequence[Queued[Prepared]]) -> Reads:
     )
 
 
-class Head(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Head:
     """What a session's latest stored checkpoint says of its log."""
 
     version: int
