@@ -113,4 +113,4 @@ class _Details(grpc.ClientCallDetails):
     def __init__(self, d: Any, metadata: list[tuple[str, str]]) -> None:
         self.method, self.timeout, self.credentials = d.method, d.timeout, d.credentials
         self.wait_for_ready, self.compression = d.wait_for_ready, d.compression
-        self.metadata = metadata
+        self.metadata = tuple(metadata)

@@ -41,7 +41,10 @@ def check(args: argparse.Namespace, listen: list[str]) -> int:
     try:
         with channel(args, address) as ch:
             stub = health_pb2_grpc.HealthStub(ch)
-            resp = stub.Check(health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout)
+            # types-grpcio-health-checking's HealthStub declares no methods.
+            resp = stub.Check(  # type: ignore[attr-defined]  # see above
+                health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
+            )
     except grpc.RpcError as e:
         hint = tls_hint(args, address) if e.code() == grpc.StatusCode.UNAVAILABLE else ""
         print(f"luoshod healthcheck: {address}: {e.code().name}: {e.details()}{hint}", file=sys.stderr)

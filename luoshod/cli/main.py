@@ -67,7 +67,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _serve_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     from .. import settings
 
     s = sub.add_parser(
@@ -79,7 +79,7 @@ def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
     settings.add_flags(s)
 
 
-def _config_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _config_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     from .. import settings
 
     cfg = _group(sub, name, help, "luoshod config show --json")
@@ -93,7 +93,7 @@ def _config_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> 
     settings.add_flags(show)
 
 
-def _healthcheck_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _healthcheck_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     from .healthcheck import add_arguments
 
     hc = sub.add_parser(
@@ -104,7 +104,7 @@ def _healthcheck_arguments(sub: argparse._SubParsersAction, name: str, help: str
     add_arguments(hc)
 
 
-def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _store_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     from ..store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
     store = _group(sub, name, help, "luoshod store copy --from lmdb:///srv/old --to postgresql://luoshod@db/luoshod")
@@ -127,7 +127,7 @@ def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _group(sub: argparse._SubParsersAction, name: str, help: str, examples: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+def _group(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, examples: str) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """A command of subcommands; alone, it prints them (like ``kubectl config``)."""
     g = sub.add_parser(
         name, help=help, description=help, epilog=f"examples:\n  {examples}",
@@ -137,7 +137,7 @@ def _group(sub: argparse._SubParsersAction, name: str, help: str, examples: str)
     return g.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
 
 
-def _completion_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _completion_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     c = sub.add_parser(
         name, help=help, description="Print a completion script for luoshod's commands, subcommands and options.",
         epilog="examples:\n  source <(luoshod completion bash)        # this shell\n"
@@ -148,7 +148,7 @@ def _completion_arguments(sub: argparse._SubParsersAction, name: str, help: str)
     c.add_argument("shell", choices=["bash", "zsh"])
 
 
-def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _torture_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     from .. import torture
 
     t = sub.add_parser(
@@ -163,7 +163,7 @@ def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) ->
     torture.add_arguments(t)
 
 
-def _leases_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _leases_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     leases = _group(sub, name, help, "luoshod leases release --store lmdb:///var/lib/luoshod/store --owner web-7f9c/1234/ab12cd34")
     ls = leases.add_parser(
         "list",
@@ -193,13 +193,13 @@ def _leases_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> 
     which.add_argument("--session", metavar="ID", help="one session whose lease to release")
 
 
-def _admin_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _admin_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     from . import admin
 
     admin.add_command(sub, name, help)
 
 
-_ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = {  # type: ignore[type-arg]
+_ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser], str, str], None]] = {
     "serve": _serve_arguments,
     "config": _config_arguments,
     "healthcheck": _healthcheck_arguments,

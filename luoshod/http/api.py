@@ -38,7 +38,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from aiohttp import web
@@ -73,6 +73,9 @@ def error_response(failure: RpcFailure) -> web.Response:
 # -- requests from query strings and bodies -------------------------------------------------
 
 
+M = TypeVar("M", bound=Message)
+
+
 def _scalar(field: FieldDescriptor, raw: str) -> Any:
     """A query parameter's text as the value of ``field``. Raises :class:`RpcFailure`."""
     reason = f"INVALID_{field.name.upper()}"
@@ -83,7 +86,9 @@ def _scalar(field: FieldDescriptor, raw: str) -> Any:
             return False
         raise invalid(reason, f"{field.name} must be true or false, not {raw!r}")
     if field.type == FieldDescriptor.TYPE_ENUM:
-        names = [v.name for v in field.enum_type.values]
+        enum = field.enum_type
+        assert enum is not None  # an enum field has its enum type
+        names = [v.name for v in enum.values]
         prefix = names[0].removesuffix("UNSPECIFIED")
         name = raw.strip().upper().replace("-", "_")
         if name in ("", "ALL"):
@@ -92,7 +97,7 @@ def _scalar(field: FieldDescriptor, raw: str) -> Any:
         if name not in names:
             short = ", ".join(n.removeprefix(prefix).lower().replace("_", "-") for n in names[1:])
             raise invalid(reason, f"{field.name}: unknown value {raw!r} (one of {short})")
-        return field.enum_type.values_by_name[name].number
+        return enum.values_by_name[name].number
     if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64,
                           FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64):
         try:
@@ -110,7 +115,7 @@ def _scalar(field: FieldDescriptor, raw: str) -> Any:
     raise invalid("INVALID_REQUEST", f"{field.name} cannot be given in the query string")
 
 
-def query_request(request: web.Request, message: Message, **path: str) -> Message:
+def query_request(request: web.Request, message: M, **path: str) -> M:
     """``message`` with the route's ``path`` fields and the query parameters (each a scalar
     field of the message, given once). Raises :class:`RpcFailure`."""
     fields = message.DESCRIPTOR.fields_by_name
@@ -121,7 +126,8 @@ def query_request(request: web.Request, message: Message, **path: str) -> Messag
         values = request.query.getall(key)
         if len(values) > 1:
             raise invalid("INVALID_REQUEST", f"query parameter {key!r} is given {len(values)} times")
-        setattr(message, key, _scalar(fields[key], values[0]))
+        # types-protobuf types upb's FieldDescriptor apart from the Python one it stands for.
+        setattr(message, key, _scalar(fields[key], values[0]))  # type: ignore[arg-type]  # see above
     for key, value in path.items():
         setattr(message, key, value)
     return message

@@ -13,9 +13,9 @@ when a gRPC caller disconnects).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import json_format
@@ -62,7 +62,7 @@ class RpcFailure(grpc.aio.AbortError):
     def from_status(cls, status: grpc.Status) -> RpcFailure:
         code, reason, metadata = status.code, "", {}
         for key, value in status.trailing_metadata or ():
-            if key == "grpc-status-details-bin":
+            if key == "grpc-status-details-bin" and isinstance(value, bytes):
                 for detail in status_pb2.Status.FromString(value).details:
                     info = error_details_pb2.ErrorInfo()
                     if detail.Unpack(info) and info.domain == DOMAIN:
@@ -143,7 +143,12 @@ def from_json(data: Any, message: Message) -> Message:
         raise invalid("INVALID_REQUEST", f"{message.DESCRIPTOR.name}: {e}") from None
 
 
-async def unary(handler: Callable[[Message, CallContext], Any], request: Message, ctx: CallContext) -> Message:
+Req = TypeVar("Req", bound=Message)
+Resp = TypeVar("Resp", bound=Message)
+
+
+# A handler takes the service's grpc context; a CallContext stands in for it (duck-typed).
+async def unary(handler: Callable[[Req, Any], Awaitable[Resp]], request: Req, ctx: CallContext) -> Resp:
     try:
         return await handler(request, ctx)
     finally:
@@ -151,8 +156,8 @@ async def unary(handler: Callable[[Message, CallContext], Any], request: Message
 
 
 async def stream(
-    handler: Callable[[Message, CallContext], AsyncIterator[Message]], request: Message, ctx: CallContext
-) -> AsyncIterator[Message]:
+    handler: Callable[[Req, Any], AsyncIterator[Resp]], request: Req, ctx: CallContext
+) -> AsyncIterator[Resp]:
     """The handler's responses; when the consumer stops early (its HTTP caller went away)
     the call is finished, which interrupts a run as a gRPC disconnect would."""
     responses = handler(request, ctx)
@@ -160,5 +165,5 @@ async def stream(
         async for response in responses:
             yield response
     finally:
-        await responses.aclose()
+        await responses.aclose()  # type: ignore[attr-defined]  # the handlers are async generators
         ctx.finish()

@@ -4,6 +4,7 @@ JSON API (api.py), the session events as Server-Sent Events, and the console's f
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 from pathlib import Path
@@ -106,7 +107,10 @@ class HttpListener:
             why = why_not_bound(f"{self.host}:{self.port}", "--http-listen") or e.strerror or str(e)
             raise ConfigError(f"http_listen: cannot listen on {self.host}:{self.port}: {why}") from None
         server = site._server  # noqa: SLF001 - aiohttp exposes the bound port only here
-        port = server.sockets[0].getsockname()[1] if server and server.sockets else self.port
+        if isinstance(server, asyncio.Server) and server.sockets:
+            port = server.sockets[0].getsockname()[1]
+        else:
+            port = self.port
         self.address = f"{self.host}:{port}"
 
     async def stop(self) -> None:

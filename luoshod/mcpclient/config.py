@@ -120,7 +120,7 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> McpServerConfi
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigFileError(f"{where}.args: must be a list of strings")
-    sources: dict[str, str] = {}
+    sources: dict[str, tuple[str, str]] = {}
     env: dict[str, Secret] = {}
     for key, value in _strings(entry, "env", where).items():
         _env_name(key, f"{where}.env")

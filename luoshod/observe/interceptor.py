@@ -34,7 +34,7 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(details)
         if handler is None:
             return handler
-        method, metadata = details.method, details.invocation_metadata or ()  # type: ignore[attr-defined]
+        method, metadata = details.method, details.invocation_metadata or ()
         if handler.unary_unary is not None:
             return handler._replace(unary_unary=self._unary(handler.unary_unary, method, metadata))
         if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):

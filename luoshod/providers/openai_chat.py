@@ -108,7 +108,8 @@ class OpenAIChatProvider(RemoteProvider):
             return Failure(True, "connection_error", str(e.__cause__ or e))
         if isinstance(e, openai.APIStatusError):
             body = e.body if isinstance(e.body, dict) else {}
-            detail = body.get("message") if isinstance(body.get("message"), str) else e.message
+            message = body.get("message")
+            detail = message if isinstance(message, str) else e.message
             return status_failure(e.status_code, e.response.headers, e.type or e.code, detail)
         if isinstance(e, openai.APIResponseValidationError):
             return Failure(False, "malformed_response", e.message, e.status_code)

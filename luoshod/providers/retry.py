@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import ProviderError, ProviderRejected
 
@@ -112,7 +112,7 @@ async def call_with_retries(
                 why = f" (the server asks to wait {failure.retry_after_s:g}s, over backoff_max_s)"
         what = _describe(failure, secrets)
         if wait is None:
-            details = dict(
+            details: dict[str, Any] = dict(
                 provider=provider,
                 model=model,
                 status=failure.status,

@@ -4,6 +4,7 @@ domain and the request checks, apart from convert.py/validation.py so those stay
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 from luosho.v1 import agent_pb2 as pb
 
@@ -84,7 +85,7 @@ def _retry_from_pb(r: pb.McpRetryPolicy) -> RetryPolicy:
     )
 
 
-def uses_from_pb(uses: list[pb.McpServerUse]) -> tuple[McpUse, ...]:
+def uses_from_pb(uses: Sequence[pb.McpServerUse]) -> tuple[McpUse, ...]:
     return tuple(
         McpUse(
             u.name,
@@ -174,8 +175,10 @@ def refuse_daemon_call(cp: Checkpoint | None, session_id: str, call_id: str) -> 
 def _tool_of(cp: Checkpoint, call_id: str) -> ToolSpec | None:
     """The tool of the call ``call_id``: the lead's, or a sub-agent's (``locate``)."""
     found = locate(cp, call_id)
-    if found is None or found[0] is None:
+    if found is None:
         return None
     spec, messages, own = found
+    if spec is None:
+        return None
     name = next((c.name for m in messages for c in m.tool_calls if c.id == own), "")
     return spec.tool(name) if name else None

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
+from typing import Any
 
 from ..engine import CALLER_LEFT, RunControl, ToolOutcome
 from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
@@ -170,7 +171,7 @@ class RunRegistry:
         if not runs:
             return
         ended = asyncio.ensure_future(asyncio.gather(*(r.done.wait() for r in runs)))
-        waits: set[asyncio.Future[object]] = {ended}
+        waits: set[asyncio.Future[Any]] = {ended}
         if hurry is not None:
             waits.add(asyncio.ensure_future(hurry.wait()))
         try:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from google.protobuf import json_format
@@ -273,7 +274,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def _run(
         self,
         session_id: str,
-        start: Callable[..., Awaitable[object]],
+        start: Callable[..., Coroutine[Any, Any, object]],
         req: RunRequest | ResolveRequest,
         context: grpc.aio.ServicerContext,
         *,
@@ -285,7 +286,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
         # The caller going away (cancel, disconnect, deadline) ends the RPC; the run then
         # stops at its next boundary. grpc may cancel the handler outside this generator,
         # so the RPC's own completion is what we watch, not a CancelledError here.
-        context.add_done_callback(lambda _: run.done.is_set() or run.control.interrupt(CLIENT_GONE))
+        def gone(_: object) -> None:
+            if not run.done.is_set():
+                run.control.interrupt(CLIENT_GONE)
+
+        # types-grpcio's _DoneCallback is a class, not a Protocol: no function matches it.
+        context.add_done_callback(gone)  # type: ignore[arg-type]  # see above
         while (event := await sink.queue.get()) is not None:
             yield event
             # A daemon tool's call (MCP) runs on in the daemon: only the app's calls detach.
@@ -316,7 +322,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def _start(
         self,
         session_id: str,
-        start: Callable[..., Awaitable[object]],
+        start: Callable[..., Coroutine[Any, Any, object]],
         req: RunRequest | ResolveRequest,
     ) -> tuple[ActiveRun, _QueueSink, asyncio.Task[object]]:
         """Claim the session (``SessionBusy``) and start its run as a task of its own;
@@ -630,15 +636,15 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if self.runs.get(sid) is None and not request.follow:
                 return
             while True:
-                event = await live.get()
-                if event is SHUTDOWN_MARK:
+                news = await live.get()
+                if news is SHUTDOWN_MARK:
                     raise ShuttingDown("the daemon is shutting down; reconnect with your cursor", session_id=sid)
-                if event is END:
+                if news is END or news is None:  # END is None: the narrowing needs it said
                     if request.follow:
                         continue
                     return
-                if event.seq == 0:  # text.delta: progress only, never replayed
-                    yield pb.WatchResponse(event=event)
-                elif event.seq > last:  # else already replayed
-                    last = event.seq
-                    yield pb.WatchResponse(event=event)
+                if news.seq == 0:  # text.delta: progress only, never replayed
+                    yield pb.WatchResponse(event=news)
+                elif news.seq > last:  # else already replayed
+                    last = news.seq
+                    yield pb.WatchResponse(event=news)

@@ -53,7 +53,7 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
 def code_for(err: E.LuoshoError) -> grpc.StatusCode:
     for cls in type(err).__mro__:
         if cls in GRPC_CODES:
-            return GRPC_CODES[cls]  # type: ignore[index]
+            return GRPC_CODES[cls]
     return grpc.StatusCode.INTERNAL
 
 

@@ -46,7 +46,7 @@ class Idle(Exception):
     """A stream brought no event for ``FOLLOW_IDLE_S``."""
 
 
-async def _responses(call: Any, idle_s: float):  # type: ignore[no-untyped-def]
+async def _responses(call: Any, idle_s: float):
     """A stream's responses; with ``idle_s``, :class:`Idle` (the call cancelled) when none
     comes for that long."""
     if not idle_s:
@@ -276,7 +276,7 @@ class Torture:
 
     # -- one session's client --------------------------------------------------------------
 
-    async def drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,  # type: ignore[no-untyped-def]
+    async def drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,
                     *, enqueue: bool = False) -> None:
         """Run (or resume) one session until it ends or its daemon dies; a run paused on
         an approval is resolved, and the resolved run driven on. Queued inputs sent and not
@@ -295,7 +295,7 @@ class Torture:
                 await asyncio.gather(*s.followers, return_exceptions=True)
             s.followers = []
 
-    async def _drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, enqueue: bool) -> None:  # type: ignore[no-untyped-def]
+    async def _drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, enqueue: bool) -> None:
         idle = 0
         for _attempt in range(100):
             try:
@@ -353,7 +353,7 @@ class Torture:
                 return None
             raise
 
-    def enqueue(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, *, then: bool) -> None:  # type: ignore[no-untyped-def]
+    def enqueue(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, *, then: bool) -> None:
         """Send one more input with ``if_busy=ENQUEUE`` (its own request id), followed by a
         task of its own; ``then``: once it is acknowledged, send another."""
         if not s.may_enqueue():
@@ -371,7 +371,7 @@ class Torture:
 
         s.followers.append(asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary, on_ack=acked)))
 
-    async def follow(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, rid: str, boundary,  # type: ignore[no-untyped-def]
+    async def follow(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, rid: str, boundary,
                      on_ack=None) -> None:
         """Send (or send again: a retry, the same request id, R74) the queued input ``rid``
         and follow its stream: ``input.queued`` (the acknowledgement), then the run that
@@ -416,7 +416,7 @@ class Torture:
                 return
             await asyncio.sleep(0.1)
 
-    async def execute(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,  # type: ignore[no-untyped-def]
+    async def execute(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,
                       *, enqueue: bool = False) -> None:
         inputs = [pb.Message(role=pb.ROLE_USER, content="go")]  # a retry on an existing session (R13)
         # R53: results the client ran whose save it never heard of go back as input.
@@ -438,7 +438,7 @@ class Torture:
         await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, given,
                           enqueue_at=at, on_busy=busy)
 
-    async def resolve(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> bool:  # type: ignore[no-untyped-def]
+    async def resolve(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> bool:
         """Decide ``s.awaiting`` and drive the resolved run; a quarter of the time two
         opposite decisions race (on the other daemon, when there are two): exactly one may
         win (R33). False when no Resolve won: the approval was decided before."""
@@ -492,7 +492,7 @@ class Torture:
         s.awaiting = ""
         return False
 
-    async def stream(self, s, daemon, stub, call, boundary, given: set[str], on_start=None,  # type: ignore[no-untyped-def]
+    async def stream(self, s, daemon, stub, call, boundary, given: set[str], on_start=None,
                      *, queued: str = "", on_ack=None, enqueue_at: int = 0, on_busy=None, idle_s: float = 0) -> None:
         """One stream's events, its tool calls answered. ``queued``: the stream of that
         queued input (``input.queued`` acknowledges it, then ``on_ack``; its events are read
@@ -588,7 +588,7 @@ class Torture:
         elif e.type == "run.done":
             s.finished = e.run_done.status == pb.CHECKPOINT_STATUS_FINISHED
 
-    async def run_tool(self, s, daemon, stub, e: pb.Event, boundary, *, live: bool = True) -> bool:  # type: ignore[no-untyped-def]
+    async def run_tool(self, s, daemon, stub, e: pb.Event, boundary, *, live: bool = True) -> bool:
         """Run the call and submit its result: to ``stub``'s daemon, else (no run waits for
         it there: a queued input's run followed through the log may be the other daemon's)
         to the other one. ``live``: ``e`` came from the run's own stream, so it is the

@@ -392,7 +392,7 @@ def _status(text: str) -> str:
     return text.replace("_", "-")
 
 
-def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
     """Register ``name`` (``sessions``, ``approvals`` or ``prune``) on ``luoshod``'s
     subparsers, with ``help`` as its line in ``luoshod --help``."""
     common = argparse.ArgumentParser(add_help=False)
