@@ -37,7 +37,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -108,7 +108,9 @@ class Spec:
     @property
     def default(self) -> Any:
         f = self.field_info
-        return f.default_factory() if f.default is dataclasses.MISSING else f.default
+        if f.default is dataclasses.MISSING and callable(f.default_factory):
+            return f.default_factory()
+        return f.default
 
     @property
     def env(self) -> str | None:
@@ -191,6 +193,10 @@ class _Checks(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, extra="forbid", env_ignore_empty=True, validate_default=True
     )
+
+    if TYPE_CHECKING:
+        # The fields are made from SPECS at import (create_model): to mypy, each is Any.
+        def __getattr__(self, name: str) -> Any: ...
 
     @field_validator("listen", check_fields=False)
     @classmethod
@@ -276,27 +282,32 @@ class _Checks(BaseSettings):
 def _model_field(spec: Spec) -> tuple[Any, Any]:
     d = spec.declared
     kind_type = _KIND_TYPES.get(d.kind, spec.type)
-    bounds = {k: v for k, v in (("ge", d.ge), ("gt", d.gt), ("le", d.le)) if v is not None}
+    bounds: dict[str, Any] = {
+        k: v for k, v in (("ge", d.ge), ("gt", d.gt), ("le", d.le)) if v is not None
+    }
     f = spec.field_info
     default: dict[str, Any] = (
         {"default_factory": f.default_factory} if f.default is dataclasses.MISSING else {"default": f.default}
     )
     if d.kind == "secrets":
         default = {"default_factory": list}
-    alias = (
+    alias: dict[str, Any] = (
         {"validation_alias": AliasChoices(spec.name, *d.env_also, env_name(spec.name))} if d.env_also else {}
     )
     return kind_type, Field(description=d.help, **default, **bounds, **alias)
 
 
 #: Every setting of ``luoshod serve`` as a pydantic-settings model, made from :data:`SPECS`.
-Settings: type[_Checks] = create_model(
-    "Settings",
-    __base__=_Checks,
-    __module__=__name__,
-    __doc__="Every setting of ``luoshod serve`` (:data:`SPECS`). Descriptions are the flags' help.",
-    **{spec.name: _model_field(spec) for spec in SPECS},
-)
+if TYPE_CHECKING:
+    Settings = _Checks  # its fields, made at import, are Any to mypy (_Checks.__getattr__)
+else:
+    Settings = create_model(
+        "Settings",
+        __base__=_Checks,
+        __module__=__name__,
+        __doc__="Every setting of ``luoshod serve`` (:data:`SPECS`). Descriptions are the flags' help.",
+        **{spec.name: _model_field(spec) for spec in SPECS},
+    )
 
 
 class _RenamedEnv(PydanticBaseSettingsSource):

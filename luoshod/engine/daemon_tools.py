@@ -54,8 +54,10 @@ CLIENT, DAEMON = "client", "daemon"
 
 
 class ServerPolicy(Protocol):
-    timeout_ms: int | None
-    retry: RetryPolicy | None
+    @property
+    def timeout_ms(self) -> int | None: ...
+    @property
+    def retry(self) -> RetryPolicy | None: ...
 
 
 class DaemonTools(Protocol):

@@ -28,17 +28,20 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler | None:
         handler = await continuation(details)
         if handler is None:
             return handler
         method, metadata = details.method, details.invocation_metadata or ()
+        # grpc's handlers are namedtuples; its stubs type an abstract class without _replace.
         if handler.unary_unary is not None:
-            return handler._replace(unary_unary=self._unary(handler.unary_unary, method, metadata))
+            return handler._replace(  # type: ignore[attr-defined]  # see above
+                unary_unary=self._unary(handler.unary_unary, method, metadata))
         if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
-            return handler._replace(unary_stream=self._stream(handler.unary_stream, method, metadata))
+            return handler._replace(  # type: ignore[attr-defined]  # a namedtuple
+                unary_stream=self._stream(handler.unary_stream, method, metadata))
         return handler  # client streams (reflection): not observed
 
     def _unary(self, inner: Callable[..., Any], method: str, metadata: Sequence[Any]) -> Callable[..., Any]:

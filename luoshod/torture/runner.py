@@ -12,7 +12,8 @@ import random
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ class Torture:
         self.boundaries: Counter[str] = Counter()
         self.kills: Counter[str] = Counter()
         self.stats: Counter[str] = Counter()
-        self.phases: Counter[str] = Counter()  # where a run's time went, in seconds
+        self.phases: defaultdict[str, float] = defaultdict(float)  # where a run's time went, in s
         self.cycle = 0
         self.last_strike = ""
         self.call_log_offset = 0
@@ -209,7 +210,7 @@ class Torture:
             if not d.alive:
                 d.start()
 
-    async def wait_for_clients(self, tasks: list[asyncio.Future[None]], victim: Daemon) -> None:
+    async def wait_for_clients(self, tasks: Sequence[asyncio.Future[None]], victim: Daemon) -> None:
         """Until every session's client is done; at most ``RUN_TIMEOUT_S``, and at most
         ``STALL_S`` once the victim is stopped (the other daemon may wait on a lock the
         stopped one holds: that is counted, and the clients give up for this cycle)."""
@@ -499,7 +500,7 @@ class Torture:
         from the log, so a tool call in it may be an older hand-out than the one a run waits
         for); ``enqueue_at``: call ``on_busy`` at this stream's n-th tool call (the run is
         active: R68)."""
-        submits: list[asyncio.Task[None]] = []
+        submits: list[asyncio.Future[bool]] = []
         answered: set[str] = set()
         calls = 0
         try:
@@ -876,7 +877,7 @@ class Torture:
         log: dict[int, str] = {}
         started: set[str] = set()
         last = 0
-        submits: list[asyncio.Task[None]] = []
+        submits: list[asyncio.Future[bool]] = []
 
         async def nothing(kind: str, daemon: Daemon) -> None:
             return None
@@ -985,7 +986,7 @@ def _reason(e: grpc.aio.AioRpcError) -> str:
     from google.rpc import error_details_pb2, status_pb2
 
     for key, value in e.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
             for detail in status_pb2.Status.FromString(value).details:
                 info = error_details_pb2.ErrorInfo()
                 if detail.Unpack(info):

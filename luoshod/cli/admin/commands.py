@@ -289,8 +289,8 @@ def prune(d: Daemon, args: argparse.Namespace) -> int:
                 f"kept {len(kept)} in-progress session{'s' if len(kept) != 1 else ''} as old "
                 "(give --status in-progress to prune them)"
             )
-        for s, e in failed:
-            print(f"not deleted {s.session_id}: {e}", file=sys.stderr)
+        for s, err in failed:
+            print(f"not deleted {s.session_id}: {err}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -424,7 +424,7 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: 
         g.set_defaults(admin=None, group_help=g.format_help)
         return g.add_subparsers(dest=f"{word}_command", metavar="COMMAND")
 
-    statuses = {"choices": sorted(STATUSES), "type": _status, "action": "append"}
+    statuses: dict[str, Any] = {"choices": sorted(STATUSES), "type": _status, "action": "append"}
 
     if name == "sessions":
         ss = group(name, "luoshod sessions list --status in-progress\n  luoshod sessions show trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s")
