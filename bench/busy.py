@@ -105,12 +105,12 @@ async def driver(name: str, url: str) -> None:
         return f"{statistics.median(xs) * 1000:8.2f}"
 
     ratio = statistics.median(queued) / statistics.median(plain)
-    print(f"{name:7} {ms(plain)}  {ms(queued)}  {ratio:6.2f}x  {ms(handover)}  {ms(writes)}  {ms(reads)}")
+    print(f"{name:7} {ms(plain)}  {ms(queued)}  {ratio:6.2f}x  {ms(handover)}  {ms(writes)}  " f"{ms(reads)}")
 
 
 async def main() -> None:
     print(f"median ms of {N} each; execute: a one-turn run on a free session")
-    print(f"{'driver':7} {'execute':>8}  {'+enqueue':>8}  {'ratio':>7}  {'handover':>8}  {'enqueue':>8}  {'queue 3':>8}")
+    print(f"{'driver':7} {'execute':>8}  {'+enqueue':>8}  {'ratio':>7}  {'handover':>8}  " f"{'enqueue':>8}  {'queue 3':>8}")
     for name, url in URLS.items():
         await driver(name, url)
 

@@ -71,7 +71,7 @@ def main() -> int:
                 times[name].append(timed(argv, rc, err))
 
     floor = times["import grpc"]
-    print(f"CLI start-up, median of {args.runs} runs each (interleaved); ratio: median of per-round ratios to import grpc")
+    print(f"CLI start-up, median of {args.runs} runs each (interleaved); ratio: median of per-round " "ratios to import grpc")
     print(f"{'command':<24} {'median ms':>10} {'min ms':>8} {'max ms':>8} {'ratio':>6}")
     ratios: dict[str, float] = {}
     for name, values in times.items():

@@ -176,7 +176,7 @@ async def bench(kind: str, sessions: int, folder: Path) -> tuple[list[str], bool
             good = size < PAGE_TARGET_BYTES
             ok &= good
             verdicts.append(f"< {PAGE_TARGET_BYTES // 1000} KB: {'ok' if good else 'MISSED'}")
-        lines.append(f"{kind:<7} {sessions:>8,} {name:<14} {median:>9.2f} {p90:>9.2f} {size:>9,}  {', '.join(verdicts)}")
+        lines.append(f"{kind:<7} {sessions:>8,} {name:<14} {median:>9.2f} {p90:>9.2f} {size:>9,}  " f"{', '.join(verdicts)}")
     lines.append(f"{kind:<7} filled {sessions:,} sessions in {filled:.1f} s")
     return lines, ok
 
@@ -186,7 +186,7 @@ async def main() -> int:
     parser.add_argument("--sessions", type=int, default=100_000)
     parser.add_argument("--stores", nargs="+", default=["sqlite", "lmdb"], choices=["sqlite", "lmdb"])
     args = parser.parse_args()
-    print(f"{'store':<7} {'sessions':>8} {'request':<14} {'median ms':>9} {'p90 ms':>9} {'bytes':>9}  target")
+    print(f"{'store':<7} {'sessions':>8} {'request':<14} {'median ms':>9} {'p90 ms':>9} " f"{'bytes':>9}  target")
     ok = True
     for kind in args.stores:
         with tempfile.TemporaryDirectory(prefix=f"luoshod-console-{kind}-") as tmp:

@@ -100,7 +100,7 @@ async def run(driver: str, tmp: Path, rounds: int, saves: int) -> list[str]:
 
 async def main_async(opts: argparse.Namespace) -> int:
     rounds, saves = (2, 128) if opts.quick else (opts.rounds, opts.saves)
-    print(f"a save = 1 message + {EVENTS} events of ~80 B; event log limit 1000; {rounds} rounds x {saves} saves a store")
+    print(f"a save = 1 message + {EVENTS} events of ~80 B; event log limit 1000; {rounds} rounds x " f"{saves} saves a store")
     with tempfile.TemporaryDirectory(prefix="luoshod-eventblocks-") as tmp:
         for driver in ("sqlite", "lmdb"):
             for line in await run(driver, Path(tmp), rounds, saves):

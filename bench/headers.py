@@ -107,7 +107,7 @@ async def save_cpu_us(url: str, compact: bool, saves: int) -> float:
 async def main_async(opts: argparse.Namespace) -> int:
     ok = True
     print("checkpoint header bytes, JSON vs compact (dictionary "
-          f"{codec.HEADER_DICTIONARY}, {len(codec.HEADER_DICTIONARIES[codec.HEADER_DICTIONARY])} bytes):")
+          f"{codec.HEADER_DICTIONARY}, {len(codec.HEADER_DICTIONARIES[codec.HEADER_DICTIONARY])} " "bytes):")
     for name, cp in (("lead only", lead_only()), ("lead in a sub-agent", in_subagent())):
         text, compact = codec.encode_header(cp).encode(), codec.encode_compact_header(cp)
         ratio = len(compact) / len(text)
@@ -129,10 +129,10 @@ async def main_async(opts: argparse.Namespace) -> int:
     ok &= met
     print(f"CPU of a header (lead in a sub-agent), median of {opts.rounds} rounds of {opts.calls}:")
     print(f"  encode its JSON          {us['json']:6.1f} µs")
-    print(f"  compress the JSON        {us['compress']:6.1f} µs   (a save with compact headers does both)   "
+    print(f"  compress the JSON        {us['compress']:6.1f} µs   (a save with compact headers does " "both)   "
           f"target <= {ENCODE_TARGET_US:.0f} µs: {'met' if met else 'NOT met'}")
     print(f"  read JSON                {us['read json']:6.1f} µs")
-    print(f"  read compact             {us['read compact']:6.1f} µs   {us['read compact'] - us['read json']:+5.1f} µs")
+    print(f"  read compact             {us['read compact']:6.1f} µs   " f"{us['read compact'] - us['read json']:+5.1f} µs")
 
     root = Path(tempfile.mkdtemp(prefix="luoshod-bench-headers-"))
     try:
@@ -148,15 +148,15 @@ async def main_async(opts: argparse.Namespace) -> int:
                     shutil.rmtree(d)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"process CPU of a durable save (a sub-agent step), median of {opts.rounds} rounds of {opts.saves} saves"
-          " (the ratio: the median of each round's, the two cells of a round run one after the other):")
+    print(f"process CPU of a durable save (a sub-agent step), median of {opts.rounds} rounds of " f"{opts.saves} saves"
+          " (the ratio: the median of each round's, the two cells of a round run one after the " "other):")
     for driver in URLS:
         before = statistics.median(saves[(driver, False)])
         after = statistics.median(saves[(driver, True)])
         ratio = statistics.median(a / b for a, b in zip(saves[(driver, True)], saves[(driver, False)]))
         met = ratio <= SAVE_TARGET
         ok &= met
-        print(f"  {driver:<7} JSON headers {before:7.1f} µs   compact {after:7.1f} µs   {ratio:5.2f}x   "
+        print(f"  {driver:<7} JSON headers {before:7.1f} µs   compact {after:7.1f} µs   " f"{ratio:5.2f}x   "
               f"target <= {SAVE_TARGET}x: {'met' if met else 'NOT met'}")
     return 0 if ok else 1
 

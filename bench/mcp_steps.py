@@ -247,19 +247,19 @@ async def main_async(opts: argparse.Namespace) -> int:
     print(f"  daemon tool step, stdio       {ms['stdio']:6.2f} ms   {ratio['stdio']:5.2f}x   "
           f"target <= {TARGET}x: {'met' if ratio['stdio'] <= TARGET else 'NOT met'}")
     sub = statistics.median(row["sub-stdio"] / row["stdio"] for row in rows)
-    print(f"  sub-agent's daemon tool step, stdio {ms['sub-stdio']:6.2f} ms   {sub:5.2f}x the lead's stdio step "
+    print(f"  sub-agent's daemon tool step, stdio {ms['sub-stdio']:6.2f} ms   {sub:5.2f}x the " "lead's stdio step "
           f"(per model step of the session: its {TOOL_STEPS + 1} and the lead's 2)")
     print(f"ceiling, in-process without the daemon: this process's CPU per call, {opts.calls} calls "
           f"each, median of {opts.rounds} rounds:")
     print(f"  SDK call_tool, HTTP           {ms['sdk http']:6.2f} ms")
     print(f"  SDK call_tool, stdio          {ms['sdk stdio']:6.2f} ms")
     wrap = {t: statistics.median(row[f"ours {t}"] / row[f"sdk {t}"] for row in rows) for t in ("http", "stdio")}
-    print(f"  McpServers.call, HTTP         {ms['ours http']:6.2f} ms   {wrap['http']:5.2f}x the SDK's call (the daemon's wrapper)")
+    print(f"  McpServers.call, HTTP         {ms['ours http']:6.2f} ms   {wrap['http']:5.2f}x the " "SDK's call (the daemon's wrapper)")
     print(f"  McpServers.call, stdio        {ms['ours stdio']:6.2f} ms   {wrap['stdio']:5.2f}x")
-    print(f"  floor of an HTTP daemon tool step (stdio step - wrapper's stdio call + wrapper's HTTP call): "
+    print("  floor of an HTTP daemon tool step (stdio step - wrapper's stdio call + wrapper's HTTP " "call): "
           f"{floor:.2f}x a client tool step")
     for transport, shares in where.items():
-        print(f"where an SDK call_tool's CPU goes over {transport} (cProfile self time, {opts.calls} calls): "
+        print(f"where an SDK call_tool's CPU goes over {transport} (cProfile self time, " f"{opts.calls} calls): "
               + ", ".join(f"{k} {v:.0%}" for k, v in shares.items() if v >= 0.02))
     return 0 if ok else 1
 

@@ -356,7 +356,7 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
     )
     print("  extra p50/p99: a step's latency beyond the model's and the tool's delays")
     print("  KB/run: daemon RSS while all runs wait, above the idle daemon, per run")
-    print("  anon: the same for its anonymous memory alone (RssAnon), without the store's mapped file pages")
+    print("  anon: the same for its anonymous memory alone (RssAnon), without the store's mapped " "file pages")
     print("  saves/s, lease w/s: checkpoint saves and lease-renewal writes a second")
     print("  gc: the daemon's collector (tuned: luoshod serve's; python: --no-gc-tuning); "
           "gc CPU: the share of its CPU in collections (--gc-probe)")
@@ -384,7 +384,7 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
         print(
             f"{c.store:<7} {c.gc:<6} {c.runs:>6} {c.turns:>5} {c.model_ms:>4}ms {c.tool_ms:>4}ms "
             f"{len(c.walls):>6} {ratio:>9.2f}x {percentile(extra, 50) * 1000:>9.0f} "
-            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs {c.idle_rss_mb:>7.1f} "
+            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs " f"{c.idle_rss_mb:>7.1f} "
             f"{per_run:>6.1f} {anon:>5.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
             f"{c.lease_renew / c.wall_s:>9.2f} {gc_share}  {errors}"
         )
@@ -405,7 +405,7 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
             continue
         if c.runs >= 2000 and c.model_ms >= 1000 and not c.tool_ms:
             ratio = max(c.walls) / c.ideal_s
-            print(f"{c.store} {c.runs} runs, gc {c.gc}: wall {ratio:.2f}x ideal (target <= 1.3x at 2,000)")
+            print(f"{c.store} {c.runs} runs, gc {c.gc}: wall {ratio:.2f}x ideal (target <= 1.3x at " "2,000)")
         if c.runs >= 10000:
             per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
             print(

@@ -283,13 +283,13 @@ def print_bytes(store: str, tasks: int, m: Measured) -> bool:
     raw = m.raw
     first, second = f_disk - e_disk, s_disk - f_disk
     ok = second <= BYTES_TARGET * raw
-    print(f"bytes on disk of a session of {tasks} tasks x {TOOL_STEPS} steps ({store}, store closed), "
+    print(f"bytes on disk of a session of {tasks} tasks x {TOOL_STEPS} steps ({store}, store " "closed), "
           f"raw transcript {raw / 1e3:.1f} kB:")
     print(f"  {'':<30} {'first session':>19}   {'second session':>19}")
     print(f"  {'':<30} {'(files - empty)':>19}   {'(files - first)':>19}")
 
     def row(name: str, a: int, b: int, note: str = "") -> None:
-        print(f"  {name:<30} {a / 1e3:7.1f} kB {a / raw:5.2f}x   {b / 1e3:7.1f} kB {b / raw:5.2f}x{note}")
+        print(f"  {name:<30} {a / 1e3:7.1f} kB {a / raw:5.2f}x   {b / 1e3:7.1f} kB " f"{b / raw:5.2f}x{note}")
 
     row("the session", first, second, f"   target <= {BYTES_TARGET}x: {'met' if ok else 'NOT met'}")
     for part in s_parts:
@@ -297,7 +297,7 @@ def print_bytes(store: str, tasks: int, m: Measured) -> bool:
     row("the session but its event log",
         first - (f_parts["event log"] - e_parts["event log"]),
         second - (s_parts["event log"] - f_parts["event log"]), "   (not the target)")
-    print(f"  {'the empty store':<30} {e_disk / 1e3:7.1f} kB          (its tables and indexes, a page each)")
+    print(f"  {'the empty store':<30} {e_disk / 1e3:7.1f} kB          (its tables and indexes, a " "page each)")
     print(f"  {'the whole file, two sessions':<30} {s_disk / 1e3:7.1f} kB")
     return ok
 
@@ -312,7 +312,7 @@ async def main_async(opts: argparse.Namespace) -> int:
         ms = {k: statistics.median(row[k] for row in rows) * 1e3 for k in KINDS}
         ratio = statistics.median(row["subagent"] / row["lead"] for row in rows)
         cpu_ok = ratio <= CPU_TARGET
-        print(f"daemon CPU per model step (sqlite), {opts.sessions} sessions x {TOOL_STEPS} tool steps a kind, "
+        print(f"daemon CPU per model step (sqlite), {opts.sessions} sessions x {TOOL_STEPS} tool " "steps a kind, "
               f"{opts.concurrency} at once, median of {opts.rounds} rounds:")
         print(f"  lead step                     {ms['lead']:6.2f} ms")
         print(f"  sub-agent session step        {ms['subagent']:6.2f} ms   {ratio:5.2f}x   "

@@ -46,7 +46,7 @@ def torture(store: str, work: Path, *args: str) -> tuple[float, dict]:
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0 or not report.exists():
-        raise RuntimeError(f"torture on {store}: exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        raise RuntimeError(f"torture on {store}: exit " f"{done.returncode}\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
     return elapsed, json.loads(report.read_text())
 
 
@@ -61,8 +61,8 @@ def side_by_side(cycles: int, rounds: int, root: Path) -> None:
                 url = f"{driver}:///{work}/store"
                 rows.setdefault((driver, mode), []).append(
                     torture(url, work, "--cycles", str(cycles), "--seed", str(14 + r), *extra))
-    print(f"luoshod torture, {cycles} cycles a run, {rounds} round(s) interleaved; medians of the rounds")
-    print(f"{'driver':<7} {'daemons started by':<12} {'s/cycle':>8} {'listen s':>9} {'runs s':>7} {'checks s':>9} {'vs cold':>8}")
+    print(f"luoshod torture, {cycles} cycles a run, {rounds} round(s) interleaved; medians of the " "rounds")
+    print(f"{'driver':<7} {'daemons started by':<12} {'s/cycle':>8} {'listen s':>9} {'runs s':>7} " f"{'checks s':>9} {'vs cold':>8}")
     for driver in ("sqlite", "lmdb"):
         cold = statistics.median(w / cycles for w, _ in rows[(driver, "cold start")])
         for mode in modes:
@@ -71,8 +71,8 @@ def side_by_side(cycles: int, rounds: int, root: Path) -> None:
             spent = [r["seconds_spent"] for _, r in got]
             def phase(name: str, spent: list[dict] = spent) -> float:
                 return statistics.median(s.get(name, 0.0) for s in spent)
-            print(f"{driver:<7} {mode:<12} {per:>8.3f} {phase('waiting for daemons to listen'):>9.1f} "
-                  f"{phase('running sessions until the kill'):>7.1f} {phase('checking the store'):>9.1f} "
+            print(f"{driver:<7} {mode:<12} {per:>8.3f} " f"{phase('waiting for daemons to listen'):>9.1f} "
+                  f"{phase('running sessions until the kill'):>7.1f} " f"{phase('checking the store'):>9.1f} "
                   f"{per / cold:>7.2f}x")
             assert all(not r["violations"] for _, r in got), "a violation: see the reports under " + str(root)
 
@@ -100,7 +100,7 @@ def ci_run(root: Path) -> int:
         r = json.loads((work / "report.json").read_text())
         total += r["cycles"]
         violations += len(r["violations"])
-        lines.append(f"  {name:<10} {r['cycles']:>4} cycles in {r['stats']['seconds']:>4} s, kills {r['kills']}, "
+        lines.append(f"  {name:<10} {r['cycles']:>4} cycles in {r['stats']['seconds']:>4} s, kills " f"{r['kills']}, "
                      f"{len(r['violations'])} violation(s); {r['seconds_spent']}")
     wall = time.perf_counter() - start
     print(f"CI run (tests/test_torture.py's configuration, the three at once): {total} cycles, "

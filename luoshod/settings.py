@@ -84,9 +84,9 @@ class Process:
     )
     gc_tuning: bool = setting(
         True,
-        "once started, freeze the start-up objects and collect garbage cycles less often, sized for "
+        "once started, freeze the start-up objects and collect garbage cycles less often, sized " "for "
         "thousands of runs (server/gc_tuning.py); off: Python's defaults",
-        doc="once started, freeze the start-up objects and collect garbage cycles less often, sized for thousands of runs ([Thousands of slow runs](#thousands-of-slow-runs-on-one-daemon)); off: Python's defaults",
+        doc="once started, freeze the start-up objects and collect garbage cycles less often, " "sized for thousands of runs ([Thousands of slow " "runs](#thousands-of-slow-runs-on-one-daemon)); off: Python's defaults",
     )
     providers: dict[str, Any] = setting(
         factory=dict, help="[providers.NAME] tables (file only)",
@@ -156,7 +156,7 @@ class SettingsError(ValueError):
 def warn_renamed(old: str, new: str, where: str = "") -> None:
     """The one line a renamed setting's old name costs, for one release."""
     place = f" ({where})" if where else ""
-    print(f"luoshod: warning: {old}{place} is deprecated, use {new}; the old name goes in the next release",
+    print(f"luoshod: warning: {old}{place} is deprecated, use {new}; the old name goes in the next " "release",
           file=sys.stderr)
 
 
@@ -216,7 +216,7 @@ class _Checks(BaseSettings):
     def _scripts_folder(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_dir():
             raise ValueError(
-                f"{value} is not a directory; give the folder that holds the scripted:NAME scripts (NAME.json)"
+                f"{value} is not a directory; give the folder that holds the scripted:NAME " "scripts (NAME.json)"
             )
         return value
 
@@ -305,7 +305,7 @@ else:
         "Settings",
         __base__=_Checks,
         __module__=__name__,
-        __doc__="Every setting of ``luoshod serve`` (:data:`SPECS`). Descriptions are the flags' help.",
+        __doc__="Every setting of ``luoshod serve`` (:data:`SPECS`). Descriptions are the flags' " "help.",
         **{spec.name: _model_field(spec) for spec in SPECS},
     )
 

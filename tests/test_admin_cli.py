@@ -167,7 +167,7 @@ def test_approvals_list_approve_reject(daemon: Daemon, client: Client, capsys: p
     # Approved: the decision is saved, the app's next Resume runs the call.
     code, out, _ = cli(daemon, capsys, "approvals", "approve", first, "--note", "ok by Ana")
     assert code == 0
-    assert out == f"approved {first}: session ap-1 is in progress and waits for the app to run charge [call_0_0]; the app's next Resume runs it\n"
+    assert out == f"approved {first}: session ap-1 is in progress and waits for the app to run charge " "[call_0_0]; the app's next Resume runs it\n"
     done = client.resume("ap-1", tools={"charge": lambda a: {"charged": a["eur"]}}).result()
     assert (done.finish_reason, done.final_text) == ("stop", "charged")
 

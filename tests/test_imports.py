@@ -93,7 +93,7 @@ def test_a_daemon_without_an_http_listener_loads_no_http_stack() -> None:
     sidecar without the console pays nothing for it (~10 MB of RSS)."""
     code = (
         "import sys, luoshod.server.app, luoshod.settings, luoshod.cli;"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'aiohttp' or m.startswith('luoshod.http')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'aiohttp' or " "m.startswith('luoshod.http')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]", out.stdout

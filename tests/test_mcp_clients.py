@@ -87,7 +87,8 @@ def test_r71_blocking_python_client_leaves_daemon_tools_to_the_daemon(tmp_path: 
     attempts_file = tmp_path / "attempts.jsonl"
     config = tmp_path / "luoshod.toml"
     config.write_text(
-        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}, \"stdio\"]\n"
+        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}, \"stdio\"]\n"
         f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
     )
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()

@@ -70,7 +70,7 @@ def test_a_bad_table_stops_the_settings_with_its_key(tmp_path: Path, monkeypatch
 def test_settings_feed_the_daemon_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKEN_VAR", "Bearer v3ry-s3cret")
     path = tmp_path / "l.toml"
-    path.write_text('[mcp_servers.t]\nurl = "http://127.0.0.1:1/mcp"\nheaders_env = { Authorization = "TOKEN_VAR" }\n')
+    path.write_text('[mcp_servers.t]\nurl = "http://127.0.0.1:1/mcp"\nheaders_env = { Authorization = ' '"TOKEN_VAR" }\n')
     s = settings.load({"config": str(path)})
     config = settings.to_config(s)
     assert config.mcp_servers["t"].headers["Authorization"].reveal() == "Bearer v3ry-s3cret"

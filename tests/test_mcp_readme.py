@@ -30,7 +30,8 @@ def commands() -> list[str]:
 @pytest.mark.skipif(not GRPCURL.exists(), reason="grpcurl not installed (make test installs it into .tools/bin)")
 def test_the_readme_grpcurl_commands_run_a_daemon_tool(tmp_path: Path) -> None:
     config = tmp_path / "luoshod.toml"
-    config.write_text(f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}, \"stdio\"]\n")
+    config.write_text(f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}, \"stdio\"]\n")
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()
     try:
         outputs = []

@@ -73,7 +73,8 @@ def test_r73_secrets_appear_nowhere(tmp_path: Path) -> None:
                 seen.append(str(stub.GetSession(pb.GetSessionRequest(session_id=sid))))
                 seen.append(str(stub.History(pb.HistoryRequest(session_id=sid))))
                 seen += [str(r) for r in stub.Watch(pb.WatchRequest(session_id=sid), timeout=10)]
-            # the tools ran (the token got through), and the refused server's call is an error result
+            # the tools ran (the token got through), and the refused server's call is an error
+            # result
             assert [a["key"] for a in attempts(attempts_file)] == ["c-web", "c-files"]
             web = stub.GetSession(pb.GetSessionRequest(session_id="s-web")).checkpoint
             assert "w: found" in [m for m in web.messages if m.role == pb.ROLE_TOOL][0].content

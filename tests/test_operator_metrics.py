@@ -45,7 +45,8 @@ def test_process_python_and_build_series_and_approve_is_no_interrupted_run(tmp_p
         assert runs.get("interrupted", "0.0") == "0.0", runs
         # The Resolve itself succeeded: the daemon ended its stream once the run waited on
         # the app's tools (detach_on_tool_call), the CLI did not cancel it.
-        resolves = dict(re.findall(r'^luoshod_grpc_server_handled_total\{grpc_code="(\w+)",grpc_method="Resolve",[^}]*\} (\S+)$', text, re.M))
+        resolves = dict(re.findall(r'^luoshod_grpc_server_handled_total\{grpc_code="(\w+)",'
+            r'grpc_method="Resolve",[^}]*\} (\S+)$', text, re.M))
         assert resolves == {"OK": "1.0"}, resolves
     finally:
         assert d.terminate() == 0
@@ -84,7 +85,8 @@ def test_a_rejection_that_runs_to_its_end_and_the_apps_resume_after_an_approve(t
                 last = r.event
             assert last.type == "run.done" and last.run_done.finish_reason == pb.FINISH_REASON_STOP
         text = urllib.request.urlopen(url, timeout=10).read().decode()
-        resolves = dict(re.findall(r'^luoshod_grpc_server_handled_total\{grpc_code="(\w+)",grpc_method="Resolve",[^}]*\} (\S+)$', text, re.M))
+        resolves = dict(re.findall(r'^luoshod_grpc_server_handled_total\{grpc_code="(\w+)",'
+            r'grpc_method="Resolve",[^}]*\} (\S+)$', text, re.M))
         assert resolves == {"OK": "2.0"}, resolves
         runs = dict(re.findall(r'^luoshod_runs_total\{outcome="(\w+)"\} (\S+)$', text, re.M))
         assert runs == {"awaiting_approval": "2.0", "stop": "2.0", "detached": "1.0"}, runs

@@ -177,7 +177,7 @@ async def test_a_holder_stopped_mid_transaction_does_not_block_the_takeover(
             assert waited is None, f"B took over in {waited:.1f} s although nothing bounds the stopped holder"
             return
         assert waited is not None, f"B did not take over within {limit:g} s of the holder's SIGSTOP"
-        print(f"{case}: takeover {time.monotonic() - stopped_at:.2f} s after the SIGSTOP (lease TTL {TTL_S:g} s, "
+        print(f"{case}: takeover {time.monotonic() - stopped_at:.2f} s after the SIGSTOP (lease TTL " f"{TTL_S:g} s, "
               f"{options})")
         assert log.error is None and log.done is not None, log.error  # type: ignore[attr-defined]
         cp = await hb.get("s")

@@ -105,7 +105,7 @@ def test_the_readme_table_is_the_declarations() -> None:
     readme = (ROOT / "README.md").read_text()
     start, end = settings.readme_table(readme)
     assert readme[start:end] == settings.markdown_table(), (
-        f"README.md's table of settings differs from their declarations; run `{settings.REGENERATE}`"
+        "README.md's table of settings differs from their declarations; run " f"`{settings.REGENERATE}`"
     )
 
 
@@ -121,7 +121,7 @@ def test_old_names_still_work_for_one_release_with_a_warning(
     old_flag, new_flag = f"--{old.replace('_', '-')}", f"--{new.replace('_', '-')}"
     assert getattr(settings.load(_parse(old_flag, str(value))), new) == value
     assert capsys.readouterr().err == (
-        f"luoshod: warning: {old_flag} is deprecated, use {new_flag}; the old name goes in the next release\n"
+        f"luoshod: warning: {old_flag} is deprecated, use {new_flag}; the old name goes in the " "next release\n"
     )
     monkeypatch.setenv(settings.env_name(old), str(value))
     assert getattr(settings.load(), new) == value
@@ -137,7 +137,7 @@ def test_old_names_still_work_for_one_release_with_a_warning(
     path = toml(tmp_path, f"{old} = {value}\n")
     assert getattr(settings.load({"config": str(path)}), new) == value
     assert capsys.readouterr().err == (
-        f"luoshod: warning: {old} (file {path}) is deprecated, use {new}; the old name goes in the next release\n"
+        f"luoshod: warning: {old} (file {path}) is deprecated, use {new}; the old name goes in " "the next release\n"
     )
     both = toml(tmp_path, f"{old} = {value}\n{new} = {value}\n")
     with pytest.raises(settings.SettingsError, match=f"{old}: the old name of {new}, both set"):
@@ -155,11 +155,11 @@ def test_a_bad_value_under_an_old_variable_names_that_variable(monkeypatch: pyte
     ("flags", "env", "file", "message"),
     [
         ({"history_limit": "-1"}, {}, "", "history_limit: Input should be greater than or equal to 0 (flag --history-limit)"),
-        ({}, {"LUOSHOD_HISTORY_LIMIT": "many"}, "", "history_limit: Input should be a valid integer, unable to parse string as an integer (env LUOSHOD_HISTORY_LIMIT)"),
-        ({}, {}, "history_limit = 1.5", "history_limit: Input should be a valid integer, got a number with a fractional part (file "),
+        ({}, {"LUOSHOD_HISTORY_LIMIT": "many"}, "", "history_limit: Input should be a valid integer, unable to parse string as an integer " "(env LUOSHOD_HISTORY_LIMIT)"),
+        ({}, {}, "history_limit = 1.5", "history_limit: Input should be a valid integer, got a number with a fractional part " "(file "),
         ({}, {}, 'stor = "memory://"', "stor: unknown key (did you mean store?) (file "),
         ({}, {}, 'log_format = "yaml"', "log_format: Input should be 'text' or 'json' (file "),
-        ({"unix_socket_mode": "rw-rw----"}, {}, "", "unix_socket_mode: must be an octal file mode such as \"0660\", got 'rw-rw----' (flag --unix-socket-mode)"),
+        ({"unix_socket_mode": "rw-rw----"}, {}, "", "unix_socket_mode: must be an octal file mode such as \"0660\", got 'rw-rw----' (flag " "--unix-socket-mode)"),
         ({"tls_cert_file": "/no/such.pem"}, {}, "", "tls_cert_file: Path does not point to a file (flag --tls-cert-file)"),
         ({}, {}, 'listen = []', "listen: at least one address is needed (file "),
         ({}, {}, '[providers.x]\nkind = "openia"', "providers.x.kind: must be one of openai, anthropic (file "),
@@ -199,7 +199,7 @@ def test_a_bad_config_stops_serve_with_one_line_and_exit_2(tmp_path: Path) -> No
     out = luoshod("serve", "--store", "memory://", "--max-payload-bytes", "0")
     assert out.returncode == 2
     assert out.stderr == (
-        "luoshod: configuration error: max_payload_bytes: Input should be greater than or equal to 1 "
+        "luoshod: configuration error: max_payload_bytes: Input should be greater than or equal " "to 1 "
         "(flag --max-payload-bytes)\n"
     )
     assert "Traceback" not in out.stderr

@@ -32,7 +32,8 @@ def test_the_readme_grpcurl_commands_run_a_subagents_daemon_tool_through_its_app
     attempts_file = tmp_path / "attempts.jsonl"
     config = tmp_path / "luoshod.toml"
     config.write_text(
-        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}, \"stdio\"]\n"
+        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}, \"stdio\"]\n"
         f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
     )
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()

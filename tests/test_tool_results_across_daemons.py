@@ -1,7 +1,8 @@
 """Two daemons sharing PostgreSQL: a run takes tool results only through the daemon that
 drives it (its waiter lives in that process). ``SubmitToolResult`` at the other daemon
 fails with ``FAILED_PRECONDITION``/``TOOL_CALL_NOT_PENDING`` whose ErrorInfo names the
-owning daemon (``holder``: its lease owner name, as ``SESSION_BUSY`` does), for an ordinary run and for a queued run (R68) that
+owning daemon (``holder``: its lease owner name, as ``SESSION_BUSY`` does), for an ordinary run and
+for a queued run (R68) that
 daemon A runs while its caller follows it from daemon B; the result sent to A is taken."""
 
 from __future__ import annotations

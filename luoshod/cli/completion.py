@@ -72,7 +72,7 @@ complete -F _luoshod luoshod
 def script(shell: str) -> str:
     lines = ["declare -gA _luoshod_words=("]
     for key, words in table().items():
-        lines.append(f"    [{shlex.quote(' '.join(['luoshod', key]).strip())}]={shlex.quote(' '.join(words))}")
+        lines.append("    " f"[{shlex.quote(' '.join(['luoshod', key]).strip())}]={shlex.quote(' '.join(words))}")
     lines.append(")")
     body = "\n".join(lines) + "\n" + BASH
     if shell == "zsh":

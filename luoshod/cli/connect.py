@@ -89,7 +89,7 @@ def tls_hint(args: argparse.Namespace, address: str) -> str:
                 pass
     except (OSError, ValueError):
         return ""
-    return "; the daemon speaks TLS: give --tls-ca-file FILE (its CA), or --tls if a system CA signed it"
+    return "; the daemon speaks TLS: give --tls-ca-file FILE (its CA), or --tls if a system CA " "signed it"
 
 
 class _Bearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):

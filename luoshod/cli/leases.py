@@ -64,7 +64,7 @@ async def _list(store: Store, owner: str | None, as_json: bool) -> int:
     holders = max(len("HOLDER"), *(len(lease.owner) for lease in leases))
     print(f"{'SESSION':<{width}}  {'HOLDER':<{holders}}  {'TOKEN':>5}  EXPIRES")
     for lease in leases:
-        print(f"{lease.session_id:<{width}}  {lease.owner:<{holders}}  {lease.token:>5}  {_expiry(lease)}")
+        print(f"{lease.session_id:<{width}}  {lease.owner:<{holders}}  {lease.token:>5}  " f"{_expiry(lease)}")
     return 0
 
 
@@ -85,7 +85,7 @@ async def _release_session(store: Store, url: str, session_id: str) -> int:
         print(f"luoshod: session {session_id!r} holds no live lease in {redact_url(url)}", file=sys.stderr)
         return 1
     await store.release_lease(lease)
-    print(f"released the lease of session {session_id} (holder {lease.owner}, token {lease.token}) in {redact_url(url)}")
+    print(f"released the lease of session {session_id} (holder {lease.owner}, token {lease.token}) " f"in {redact_url(url)}")
     return 0
 
 

@@ -39,12 +39,12 @@ COMMANDS = {
     "store": "operate on a store",
     "sessions": "list, show, delete and fork sessions of a running daemon",
     "approvals": "list and decide pending approvals",
-    "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only with --status)",
+    "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only " "with --status)",
     "mcp": "the daemon's MCP servers (daemon tools): state and tools",
-    "status": "a running daemon at a glance: health, sessions, approvals (and with --metrics-address: version, store, listeners, runs, leases)",
+    "status": "a running daemon at a glance: health, sessions, approvals (and with " "--metrics-address: version, store, listeners, runs, leases)",
     "leases": "list the session leases in a store; force-release those a dead daemon left",
     "completion": "print a shell completion script (bash or zsh)",
-    "torture": "kill real daemons on a store at random moments and check every invariant (exit 1 on a violation)",
+    "torture": "kill real daemons on a store at random moments and check every invariant (exit 1 " "on a violation)",
 }
 
 EXAMPLES = """examples:
@@ -99,7 +99,7 @@ def _healthcheck_arguments(sub: argparse._SubParsersAction[argparse.ArgumentPars
     hc = sub.add_parser(
         name,
         help=help,
-        description="Call grpc.health.v1.Health/Check; exit 0 on SERVING, else 1 with one line on stderr.",
+        description="Call grpc.health.v1.Health/Check; exit 0 on SERVING, else 1 with one line on " "stderr.",
     )
     add_arguments(hc)
 
@@ -164,12 +164,12 @@ def _torture_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 
 def _leases_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str) -> None:
-    leases = _group(sub, name, help, "luoshod leases release --store lmdb:///var/lib/luoshod/store --owner web-7f9c/1234/ab12cd34")
+    leases = _group(sub, name, help, "luoshod leases release --store lmdb:///var/lib/luoshod/store --owner " "web-7f9c/1234/ab12cd34")
     ls = leases.add_parser(
         "list",
         help="the live session leases in the store: session, holder, fencing token, expiry",
-        description="Opens the store itself (not a daemon) and lists every live session lease: the session, "
-        "its holder (a daemon's lease owner), its fencing token and when it expires unless renewed.",
+        description="Opens the store itself (not a daemon) and lists every live session lease: " "the session, "
+        "its holder (a daemon's lease owner), its fencing token and when it expires unless " "renewed.",
         epilog="examples:\n  luoshod leases list --store sqlite:///var/lib/luoshod/luoshod.db\n"
         "  luoshod leases list --store postgresql://luoshod@db/luoshod --owner web-1 --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -179,11 +179,11 @@ def _leases_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
     ls.add_argument("--json", action="store_true", help="a JSON array instead of a table")
     r = leases.add_parser(
         "release",
-        help="release every lease one owner holds in the store (a daemon that is gone), or one session's",
-        description="Opens the store itself (not a daemon) and releases every session lease held by --owner, "
-        "the holder named by SESSION_BUSY, or the lease of one --session. Only for a daemon that is gone: "
+        help="release every lease one owner holds in the store (a daemon that is gone), or one " "session's",
+        description="Opens the store itself (not a daemon) and releases every session lease held " "by --owner, "
+        "the holder named by SESSION_BUSY, or the lease of one --session. Only for a daemon that " "is gone: "
         "a live one would lose its sessions (its next save is refused: LEASE_LOST).",
-        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --owner host-1/4242/9f1c2b3a/6abd5fda.4026531836.257076\n"
+        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db " "--owner host-1/4242/9f1c2b3a/6abd5fda.4026531836.257076\n"
         "  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --session order-42",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -115,7 +115,7 @@ TASK_TOOL = ToolSpec(
     '"prompt":{"type":"string","description":"everything the sub-agent needs to know"},'
     '"description":{"type":"string","description":"a short label for the task"},'
     '"task_id":{"type":"string","description":"a finished task of this session to go on with"},'
-    '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a copy"}},'
+    '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a ' 'copy"}},'
     '"required":["agent","prompt"]}',
 )
 

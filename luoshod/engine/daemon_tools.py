@@ -144,7 +144,7 @@ async def _expand(spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, 
         except AttemptFailed as e:
             kept = [t for t in (saved.tools if saved else ()) if t.server == use.name]
             log.warning(
-                "session=%s MCP server %s could not be listed (%s); the run keeps its %d known tool(s)",
+                "session=%s MCP server %s could not be listed (%s); the run keeps its %d known " "tool(s)",
                 session_id, use.name, e, len(kept),
             )
             out.extend(kept)
@@ -155,7 +155,7 @@ async def _expand(spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, 
             name = tool_name(use.name, t.name)
             if name in names:
                 raise InvalidArgument(
-                    f"tool name {name!r} is both declared by the agent and served by MCP server {use.name!r}",
+                    f"tool name {name!r} is both declared by the agent and served by MCP server " f"{use.name!r}",
                     reason="DUPLICATE_TOOL_NAME",
                     tool=name,
                     server=use.name,

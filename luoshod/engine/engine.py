@@ -412,7 +412,7 @@ class Engine:
             )
         if cp is not None and cp.status is Status.AWAITING_APPROVAL:
             raise SessionAwaitingApproval(
-                f"session {req.session_id!r} is paused on approval {cp.approval_id!r}; resolve it first",
+                f"session {req.session_id!r} is paused on approval {cp.approval_id!r}; resolve it " "first",
                 session_id=req.session_id,
                 approval_id=cp.approval_id,
             )

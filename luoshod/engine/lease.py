@@ -63,7 +63,7 @@ def explain_busy(e: SessionBusy) -> SessionBusy:
     sid = e.metadata.get("session_id", "")
     if state is HolderState.ALIVE:
         alive, hint = "true", (
-            f"the holder is alive (a daemon process on this machine) and renews its lease while "
+            "the holder is alive (a daemon process on this machine) and renews its lease " "while "
             f"its run goes on: wait for that run to end, or cancel it "
             f"(`luoshod sessions cancel {sid}`), then retry"
         )
@@ -94,7 +94,7 @@ class LeasePolicy:
             raise ValueError(f"lease_ttl_s must be > 0, got {self.ttl_s}")
         if not 0 < self.renew_s < self.ttl_s:
             raise ValueError(
-                f"lease_renew_s must be > 0 and below lease_ttl_s ({self.ttl_s}), got {self.renew_s}"
+                f"lease_renew_s must be > 0 and below lease_ttl_s ({self.ttl_s}), got " f"{self.renew_s}"
             )
 
 

@@ -1,23 +1,32 @@
 """The JSON API: one route per RPC of ``AgentService`` that an operator's page needs, and
 the session's events as Server-Sent Events.
 
-=========================================  =================  ==================================
-route                                      RPC                answer
-=========================================  =================  ==================================
-``GET    /api/v1/sessions``                ``ListSessions``   JSON (``?status=&page_size=&page_token=``)
-``GET    /api/v1/sessions/{id}``           ``GetSession``     JSON
-``DELETE /api/v1/sessions/{id}``           ``DeleteSession``  JSON (``?keep_history=true``)
-``GET    /api/v1/sessions/{id}/history``   ``History``        JSON (``?page_size=&page_token=&include_checkpoint=``)
-``POST   /api/v1/sessions/{id}/fork``      ``Fork``           JSON (body: the rest of ``ForkRequest``)
-``POST   /api/v1/sessions/{id}/cancel``    ``Cancel``         JSON
-``POST   /api/v1/sessions/{id}/resume``    ``Resume``         NDJSON events
-``GET    /api/v1/sessions/{id}/events``    ``Watch``          ``text/event-stream`` (``Last-Event-ID``/``?after_seq=``, ``?follow=``)
-``GET    /api/v1/approvals``               ``ListApprovals``  JSON (``?session_id=&page_size=&page_token=``)
-``POST   /api/v1/approvals/{id}/resolve``  ``Resolve``        NDJSON events
-``GET    /api/v1/compare``                 ``Compare``        JSON (``?session_id_a=&session_id_b=``)
-``DELETE /api/v1/sessions/{id}/queue/{r}``  ``DequeueInput``   JSON (a queued input, R69)
-``GET    /api/v1/sessions/{id}/tasks``     ``GetSession``     JSON: its tasks as a tree (tasks.py; + ``ListApprovals``)
-=========================================  =================  ==================================
+========================================== ================= ================================
+route                                      RPC               answer
+========================================== ================= ================================
+``GET    /api/v1/sessions``                ``ListSessions``  JSON (``?status=&page_size=``,
+                                                             ``?page_token=``)
+``GET    /api/v1/sessions/{id}``           ``GetSession``    JSON
+``DELETE /api/v1/sessions/{id}``           ``DeleteSession`` JSON (``?keep_history=true``)
+``GET    /api/v1/sessions/{id}/history``   ``History``       JSON (``?page_size=``,
+                                                             ``?page_token=``,
+                                                             ``?include_checkpoint=``)
+``POST   /api/v1/sessions/{id}/fork``      ``Fork``          JSON (body: the rest of
+                                                             ``ForkRequest``)
+``POST   /api/v1/sessions/{id}/cancel``    ``Cancel``        JSON
+``POST   /api/v1/sessions/{id}/resume``    ``Resume``        NDJSON events
+``GET    /api/v1/sessions/{id}/events``    ``Watch``         ``text/event-stream``
+                                                             (``Last-Event-ID``/``?after_seq=``,
+                                                             ``?follow=``)
+``GET    /api/v1/approvals``               ``ListApprovals`` JSON (``?session_id=``,
+                                                             ``?page_size=&page_token=``)
+``POST   /api/v1/approvals/{id}/resolve``  ``Resolve``       NDJSON events
+``GET    /api/v1/compare``                 ``Compare``       JSON (``?session_id_a=``,
+                                                             ``?session_id_b=``)
+``DELETE /api/v1/sessions/{id}/queue/{r}`` ``DequeueInput``  JSON (a queued input, R69)
+``GET    /api/v1/sessions/{id}/tasks``     ``GetSession``    JSON: its tasks as a tree
+                                                             (tasks.py; + ``ListApprovals``)
+========================================== ================= ================================
 
 Query parameters and bodies are the request message's fields (proto JSON mapping; enum
 values by full or short name, ``in-progress`` for ``CHECKPOINT_STATUS_IN_PROGRESS``);
@@ -146,7 +155,7 @@ async def body_request(request: web.Request, message: Message, **path: str) -> M
         size = request.content_length
         raise RpcFailure(
             grpc.StatusCode.RESOURCE_EXHAUSTED, "PAYLOAD_TOO_LARGE",
-            f"request of {size if size is not None else 'more than ' + str(limit)} bytes is over the limit of {limit}",
+            f"request of {size if size is not None else 'more than ' + str(limit)} bytes is over " f"the limit of {limit}",
             {"limit": str(limit), **({"size": str(size)} if size is not None else {})},
         ) from None
     data: Any = {}

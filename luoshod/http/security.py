@@ -39,7 +39,7 @@ log = logging.getLogger("luoshod.http")
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors " "'none'"
 )
 CSRF_COOKIE = "luoshod_csrf"
 CSRF_HEADER = "X-CSRF-Token"

@@ -70,7 +70,7 @@ class Metrics(RunObserver):
         )
         self.runs = Counter(
             "luoshod_runs", "Runs ended, by outcome: stop, max_steps, aborted, awaiting_approval, "
-            "nothing_to_run, detached (its caller left; resumable), interrupted (the daemon stopped), "
+            "nothing_to_run, detached (its caller left; resumable), interrupted (the daemon " "stopped), "
             "error", ["outcome"], registry=r,
         )
         self.steps = Counter("luoshod_steps", "Steps completed (step.done events)", registry=r)
@@ -80,7 +80,7 @@ class Metrics(RunObserver):
         )
         self.active_runs = Gauge("luoshod_active_runs", "Runs active in this daemon", registry=r)
         self.leases_held = Gauge(
-            "luoshod_leases_held", "Session leases this daemon holds in the store (one per run, resolution or delete in progress)", registry=r,
+            "luoshod_leases_held", "Session leases this daemon holds in the store (one per run, resolution or delete in " "progress)", registry=r,
         )
         self.lease_writes = Counter(
             "luoshod_store_lease_writes", "Lease writes to the store, by op: acquire, release, renew "
@@ -91,7 +91,7 @@ class Metrics(RunObserver):
             "luoshod_pending_approvals", "Approvals waiting for a decision in the store (counted when scraped)", registry=r,
         )
         self.store_size = Gauge(
-            "luoshod_store_size_bytes", "Bytes on disk of the store, as it answers disk_bytes() (sqlite, lmdb; not memory or postgresql)", ["driver"], registry=r,
+            "luoshod_store_size_bytes", "Bytes on disk of the store, as it answers disk_bytes() (sqlite, lmdb; not memory or " "postgresql)", ["driver"], registry=r,
         )
 
     def describe(self, *, store: str, listen: Sequence[str], lease_owner: str) -> None:
@@ -243,6 +243,6 @@ class MetricsServer:
 
 
 async def _respond(writer: asyncio.StreamWriter, status: str, content_type: str, body: bytes) -> None:
-    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: " f"{len(body)}\r\nConnection: close\r\n\r\n"
     writer.write(head.encode("latin-1") + body)
     await writer.drain()

@@ -124,7 +124,7 @@ class Config:
     listen: list[str] = setting(
         factory=lambda: [DEFAULT_LISTEN],
         help="host:port or unix:/path to listen on (repeatable; comma-separated in the variable)",
-        doc="`host:port` or `unix:/path/sock`; port `0` picks one. A non-loopback address needs TLS or tokens, or `allow_remote` ([Security](#security))",
+        doc="`host:port` or `unix:/path/sock`; port `0` picks one. A non-loopback address needs " "TLS or tokens, or `allow_remote` ([Security](#security))",
         metavar="ADDR",
         kind="list",
     )
@@ -154,7 +154,7 @@ class Config:
         DEFAULT_MAX_LOOP_LAG_MS,
         "new runs refused (DAEMON_OVERLOADED) while the event loop runs this late, sustained, "
         "or when a burst of starts would make it that late (0: never)",
-        doc="new runs get `DAEMON_OVERLOADED` (with `retry_after_s`) while the daemon's event loop runs this late for 2 s on end, and those of a burst past what would make it this late (0: never)",
+        doc="new runs get `DAEMON_OVERLOADED` (with `retry_after_s`) while the daemon's event " "loop runs this late for 2 s on end, and those of a burst past what would make it " "this late (0: never)",
         metavar="MS", ge=0,
     )
     tool_timeout_s: float = setting(
@@ -169,12 +169,12 @@ class Config:
     )
     queue_sweep_s: float = setting(
         1.0, "seconds between sweeps that run inputs queued on busy sessions (if_busy)",
-        doc="how often inputs queued on busy sessions (`if_busy`) are looked for: what a killed daemon left queued, an interrupt sent through another daemon",
+        doc="how often inputs queued on busy sessions (`if_busy`) are looked for: what a killed " "daemon left queued, an interrupt sent through another daemon",
         metavar="S", gt=0,
     )
     retention_s: float = setting(
         0.0, "seconds a finished session is kept before the daemon deletes it (0: forever)",
-        doc="seconds a finished session is kept before the daemon deletes it with its history (0: forever; a request's `retention_seconds` sets a session's own)",
+        doc="seconds a finished session is kept before the daemon deletes it with its history (0: " "forever; a request's `retention_seconds` sets a session's own)",
         metavar="S", ge=0, old="retention",
     )
     retention_sweep_s: float = setting(
@@ -183,7 +183,7 @@ class Config:
     )
     webhook_url: str | None = setting(
         None, "URL that notifications are POSTed to (default off)",
-        doc="where notifications are POSTed ([Busy sessions, notifications and retention](#busy-sessions-notifications-and-retention))",
+        doc="where notifications are POSTed ([Busy sessions, notifications and " "retention](#busy-sessions-notifications-and-retention))",
         metavar="URL",
     )
     webhook_events: str = setting(
@@ -234,7 +234,7 @@ class Config:
     )
     auth_token_file: Path | None = setting(
         None, "file of bearer tokens, one per line: calls must carry one",
-        doc="bearer tokens, one per line (`#` comment lines and blank lines skipped): every call but health must carry one",
+        doc="bearer tokens, one per line (`#` comment lines and blank lines skipped): every call " "but health must carry one",
         metavar="FILE", kind="file",
     )
     auth_tokens: tuple[Secret, ...] = setting(
@@ -250,8 +250,8 @@ class Config:
     #: among live daemons) also frees at start the leases a killed incarnation left.
     lease_ttl_s: float = setting(
         DEFAULT_LEASE_TTL_S,
-        "seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died",
-        doc="seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died ([Several replicas](#several-replicas))",
+        "seconds a session's lease lasts unrenewed: how soon another daemon may take over a run " "whose daemon died",
+        doc="seconds a session's lease lasts unrenewed: how soon another daemon may take over a " "run whose daemon died ([Several replicas](#several-replicas))",
         metavar="S", gt=0, old="lease_ttl",
     )
     lease_renew_s: float = setting(
@@ -260,9 +260,9 @@ class Config:
     )
     lease_owner: str = setting(
         "",
-        "this daemon's name as a lease holder (default host/pid/random/boot.pidns.start); a stable name "
+        "this daemon's name as a lease holder (default host/pid/random/boot.pidns.start); a " "stable name "
         "frees at start the leases of its killed previous incarnation",
-        doc="this daemon's name as a lease holder; a stable name (e.g. the pod name, unique among live daemons) frees at start the leases its killed previous incarnation left; the default lets a daemon on the same machine see that this one is gone and take its leases at once ([Several replicas](#several-replicas))",
+        doc="this daemon's name as a lease holder; a stable name (e.g. the pod name, unique among " "live daemons) frees at start the leases its killed previous incarnation left; the " "default lets a daemon on the same machine see that this one is gone and take its " "leases at once ([Several replicas](#several-replicas))",
         metavar="NAME", default_doc="host/pid/random/boot.pidns.start",
     )
     metrics_listen: str | None = setting(
@@ -277,13 +277,13 @@ class Config:
     )
     http_listen: str | None = setting(
         None, "host:port of the HTTP listener: JSON API, events and web console (default off)",
-        doc="the JSON API, Server-Sent Events and web console there, with the gRPC listeners' TLS and tokens ([Web console](#web-console))",
+        doc="the JSON API, Server-Sent Events and web console there, with the gRPC listeners' TLS " "and tokens ([Web console](#web-console))",
         metavar="HOST:PORT",
     )
     #: The MCP servers whose tools agents may use (daemon tools, R70–R73), by name.
     mcp_servers: dict[str, McpServerConfig] = setting(
         factory=dict, help="[mcp_servers.NAME] tables: daemon tools (file only)",
-        doc="`[mcp_servers.NAME]` tables: daemon tools over MCP, see [Daemon tools over MCP](#daemon-tools-over-mcp)",
+        doc="`[mcp_servers.NAME]` tables: daemon tools over MCP, see [Daemon tools over " "MCP](#daemon-tools-over-mcp)",
         kind="tables", flag=False,
     )
 
@@ -486,7 +486,7 @@ class Daemon:
             # Halted before anything closes: each saves what it had not (a new session's
             # input), releases its lease while the store is open, and ends its stream
             # with SHUTTING_DOWN, which clients retry, rather than a bare CANCELLED.
-            log.warning("%d run(s) still busy after the drain; halting them (a model call in flight is given up)", left)
+            log.warning("%d run(s) still busy after the drain; halting them (a model call in flight is " "given up)", left)
             if still := await self.runs.halt(HALT_WAIT_S):
                 log.error("%d run(s) did not stop; their leases expire by themselves", still)
         if self.service is not None:

@@ -65,7 +65,7 @@ def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> list[bytes
             raise ConfigError("auth_tokens: a token is non-empty and has no whitespace")
         if name:
             if name in names.values():
-                raise ConfigError(f"auth_tokens: the token name {name!r} is given twice; each token's name is its own")
+                raise ConfigError(f"auth_tokens: the token name {name!r} is given twice; each token's name is " "its own")
             names[token.encode()] = name
             # The whole entry stays a valid token too: a secret that merely looks like
             # NAME:TOKEN, configured before names existed, keeps working (both forms
@@ -86,7 +86,7 @@ class TokenAuth(grpc.aio.ServerInterceptor):
         values = [v for k, v in metadata if k == "authorization"]
         if not values:
             return Unauthenticated(
-                "this daemon requires a bearer token: send metadata 'authorization: Bearer <token>'",
+                "this daemon requires a bearer token: send metadata 'authorization: Bearer " "<token>'",
                 reason="TOKEN_REQUIRED",
             )
         scheme, _, token = str(values[0]).partition(" ")

@@ -84,7 +84,7 @@ def _check_pair(cert: Path, key: Path) -> None:
     except ssl.SSLError as e:
         why = "does not match" if "MISMATCH" in (e.reason or "") else f"cannot be used ({e.reason or e})"
         raise ConfigError(
-            f"tls_key_file: {key} {why} the certificate {cert}; give the key the certificate was issued for"
+            f"tls_key_file: {key} {why} the certificate {cert}; give the key the certificate was " "issued for"
         ) from None
 
 

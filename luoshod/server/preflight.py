@@ -83,7 +83,7 @@ async def open_store(store: Store, url: str) -> None:
             cause = f"{said[-1]} ({e})"
         if e.metadata.get("written_by") == NEWER_LUOSHOD:
             # The URL is right and the store is there: this luoshod is too old for it.
-            fix = "upgrade luoshod (and the store's driver) to serve it, or point --store at a store this version wrote"
+            fix = "upgrade luoshod (and the store's driver) to serve it, or point --store at a " "store this version wrote"
         else:
             fix = "check the --store URL and that the store is reachable"
         raise ConfigError(f"store: cannot open {redact_url(url)}: {cause}; {fix}") from None

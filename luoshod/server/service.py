@@ -430,7 +430,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     expires_at=convert.timestamp(holder.expires_at).ToJsonString(),
                 )
             raise ToolCallNotPending(
-                f"tool call {call_id!r} of session {sid!r} has no result and no run is waiting for it"
+                f"tool call {call_id!r} of session {sid!r} has no result and no run is waiting " "for it"
                 + ("" if run else "; resume the session to run it again"),
                 session_id=sid,
                 tool_call_id=call_id,
@@ -622,7 +622,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 page = await self.store.read_events(sid, after_seq=last, limit=WATCH_PAGE)
                 if request.after_seq and page.first_kept and last + 1 < page.first_kept:
                     raise EventsOutOfRange(
-                        f"events after {last} are no longer kept; the oldest kept is {page.first_kept}",
+                        f"events after {last} are no longer kept; the oldest kept is " f"{page.first_kept}",
                         session_id=sid,
                         after_seq=last,
                         oldest_kept_seq=page.first_kept,

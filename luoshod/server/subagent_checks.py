@@ -58,7 +58,7 @@ def check(
         )
     if len(agent.subagents) > MAX_SUBAGENTS:
         raise InvalidArgument(
-            f"{field} declares {len(agent.subagents)} sub-agents, over the limit of {MAX_SUBAGENTS}",
+            f"{field} declares {len(agent.subagents)} sub-agents, over the limit of " f"{MAX_SUBAGENTS}",
             reason="TOO_MANY_SUBAGENTS",
             field=f"{field}.subagents",
             limit=MAX_SUBAGENTS,

@@ -2,7 +2,8 @@
 approvals, event log, applied request records and queued inputs, into another.
 
 Each session is read from the source (its latest checkpoint, its history oldest first,
-its pending approvals, its event log and its applied request records, R74) and written to the destination with
+its pending approvals, its event log and its applied request records, R74) and written to the
+destination with
 :meth:`~luoshod.store.kit.base.Store.import_session`, which replaces the session there
 atomically and keeps each entry's ``saved_at`` and each event's seq. Sessions the
 destination holds and the source does not are left alone.

@@ -387,7 +387,7 @@ class Torture:
                     await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, set(),
                                       queued=rid, on_ack=on_ack, idle_s=FOLLOW_IDLE_S)
                 except Idle:
-                    self.stats[f"queued inputs' streams sent again after {FOLLOW_IDLE_S:g} s without an event"] += 1
+                    self.stats[f"queued inputs' streams sent again after {FOLLOW_IDLE_S:g} s without an " "event"] += 1
                 cp = await self.stored(stub, s)
             except grpc.aio.AioRpcError as e:
                 reason = _reason(e)
@@ -638,9 +638,10 @@ class Torture:
                         # the daemon's log is: nothing here kills a daemon during a check.
                         self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] += 1
                         if self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] <= 3:
-                            print(f"luoshod torture: cycle {self.cycle}: daemon {daemon.name} did not answer a "
-                                  f"check ({'its process runs' if daemon.alive else 'its process is gone'}; "
-                                  f"log: {self.work / f'{daemon.name}-{daemon.starts}.err'})", file=sys.stderr)
+                            state = "its process runs" if daemon.alive else "its process is gone"
+                            err_file = self.work / f"{daemon.name}-{daemon.starts}.err"
+                            print(f"luoshod torture: cycle {self.cycle}: daemon {daemon.name} "
+                                  f"did not answer a check ({state}; log: {err_file})", file=sys.stderr)
                         continue
                     s.settled = s.done
 
@@ -727,7 +728,7 @@ class Torture:
             if m.role == pb.ROLE_USER and m.content.startswith("queued input "):
                 rid = m.content.removeprefix("queued input ")
                 if rid in where:
-                    found.append(("R69", f"queued input {rid} is in the transcript twice (run twice; seed {seed})"))
+                    found.append(("R69", f"queued input {rid} is in the transcript twice (run twice; seed " f"{seed})"))
                 where.setdefault(rid, i)
         finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
         paused = cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
@@ -746,7 +747,7 @@ class Torture:
                        f"{pb.CheckpointStatus.Name(cp.status)} without it" if rid in started
                        else "and no run.start in the log names it")
                 found.append(("R69", f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
-                             f"{cycle}, is neither in the transcript nor in the queue, {why} (seed {seed})"))
+                             f"{cycle}, is neither in the transcript nor in the queue, {why} (seed " f"{seed})"))
         # Their order: the transcript's, then the one applied and waiting, then the queue's.
         seen = sorted((i, rid) for rid, i in where.items())
         order = [rid for _, rid in seen] + sorted(behind) + list(queue)
@@ -915,7 +916,7 @@ class Torture:
         if submits:
             answered = await asyncio.gather(*submits, return_exceptions=True)
             if n := sum(1 for a in answered if a is True):
-                self.stats["tool calls a check answered (a run it found live: a queued input after a crash)"] += n
+                self.stats["tool calls a check answered (a run it found live: a queued input after a " "crash)"] += n
         s.checked_seq = max(s.checked_seq, last)
         first = min(log, default=0)
         for seq, type_ in s.seen.items():

@@ -5,7 +5,8 @@ note, fork from a step and compare, see an agent's drift, the token refused and 
 
 Every page is checked for script errors, Content-Security-Policy violations and requests
 that leave the daemon's origin. The screenshots of docs/console/ (shown in the README) are
-taken by these tests when ``LUOSHOD_SCREENSHOTS=1`` (elsewhere under the temporary folder). Without Chromium they are skipped, with the reason; in CI (``CI``
+taken by these tests when ``LUOSHOD_SCREENSHOTS=1`` (elsewhere under the temporary folder). Without
+Chromium they are skipped, with the reason; in CI (``CI``
 set) they fail instead: `make test` installs it.
 """
 
@@ -54,7 +55,7 @@ def chromium() -> Path:
     if found is None or not found.exists():
         if os.environ.get("CI"):
             pytest.fail("CI needs Chromium for the console's tests: `make test` installs Debian's chromium")
-        pytest.skip("no Chromium: install Debian's 'chromium' package (make test does), or set LUOSHOD_CHROMIUM")
+        pytest.skip("no Chromium: install Debian's 'chromium' package (make test does), or set " "LUOSHOD_CHROMIUM")
     return found
 
 
@@ -157,7 +158,7 @@ async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_
     assert await rows.count() == 5
     # Model and usage come per row from GetSession.
     trip = b.page.locator('#sessions tr[data-session="trip-1"]')
-    await b.until("!document.querySelector('#sessions tr[data-session=\"trip-1\"] .usage').textContent.includes('…')")
+    await b.until("!document.querySelector('#sessions tr[data-session=\"trip-1\"] " ".usage').textContent.includes('…')")
     assert await trip.locator(".model").inner_text() == "scripted:trip"
     assert "tok" in await trip.locator(".usage").inner_text()
     assert await trip.locator("[data-status]").inner_text() == "finished (stop)"
@@ -169,17 +170,17 @@ async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_
     assert await b.text("#sessions tbody tr td a") == "refund-1"
     await b.page.select_option("#filter-status", "in-progress")
     await b.until(
-        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'crashed-1'")
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() " "=== 'crashed-1'")
 
     await b.page.select_option("#filter-status", "")
     await b.page.fill("#filter-id", "trip-2")
     await b.page.click("#filters button[type=submit]")
     await b.until(
-        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-2'")
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() " "=== 'trip-2'")
     await b.page.fill("#filter-id", "trip-")  # a prefix of the id
     await b.page.click("#filters button[type=submit]")
     await b.until(
-        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-1,trip-2,trip-3'")
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() " "=== 'trip-1,trip-2,trip-3'")
     await b.page.fill("#filter-id", "nobody")
     await b.page.click("#filters button[type=submit]")
     await b.page.locator("#sessions-note", has_text="No session whose id starts with nobody").wait_for()
@@ -476,11 +477,18 @@ _NO_OVERFLOW = """() => {
   const doc = document.documentElement;
   const wide = [...document.querySelectorAll("main *")].filter((e) => {
     const r = e.getBoundingClientRect();
-    return r.width > 0 && r.right > doc.clientWidth + 1 && !e.closest(".table-wrap") && !e.closest(".events");
-  }).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}: right ${Math.round(e.getBoundingClientRect().right)}`);
+    return r.width > 0 && r.right > doc.clientWidth + 1
+      && !e.closest(".table-wrap") && !e.closest(".events");
+  }).map((e) => {
+    const right = Math.round(e.getBoundingClientRect().right);
+    return `${e.tagName.toLowerCase()}#${e.id}.${e.className}: right ${right}`;
+  });
   const narrow = [...document.querySelectorAll(".columns > *, .side-by-side > *, .inbox > *")]
     .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().width < %d)
-    .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${Math.round(e.getBoundingClientRect().width)}px`);
+    .map((e) => {
+      const width = Math.round(e.getBoundingClientRect().width);
+      return `${e.tagName.toLowerCase()}.${e.className}: ${width}px`;
+    });
   return { scroll: doc.scrollWidth - doc.clientWidth, wide: wide.slice(0, 5), narrow };
 }"""
 # %-formatting: an f-string would double every brace of the JavaScript.

@@ -73,7 +73,7 @@ async def test_an_approval_inside_a_subagent_is_shown_and_decided_in_the_console
     link = b.page.locator('#task-tree li[data-task="task_2"] .approval-link')
     assert await link.inner_text() == log.done.approval_id
     # The timeline shows the unfinished sub-agents' transcripts: the helper's gated call waits.
-    waiting = b.page.locator('#timeline details[data-task="task_1"] details[data-task="task_2"] .call[data-call="c-1/h-1/d-1"]')
+    waiting = b.page.locator('#timeline details[data-task="task_1"] details[data-task="task_2"] ' '.call[data-call="c-1/h-1/d-1"]')
     assert "no result yet" in await waiting.inner_text()
     assert await waiting.get_attribute("class") == "call pending"
 

@@ -5,8 +5,9 @@ languages (Go, TypeScript, Java) that need a daemon calling a real HTTP model se
 
 prints one JSON line on stdout once it serves::
 
-    {"base_url": "...", "stats_url": "http://127.0.0.1:PORT/stats", "config": "/tmp/.../luoshod.toml",
-     "key_env": "LUOSHOD_FAKE_MODEL_KEY", "key": "...", "model": "llm:test-model", "tool": "lookup"}
+    {"base_url": "...", "stats_url": "http://127.0.0.1:PORT/stats",
+     "config": "/tmp/.../luoshod.toml", "key_env": "LUOSHOD_FAKE_MODEL_KEY", "key": "...",
+     "model": "llm:test-model", "tool": "lookup"}
 
 Start the daemon with ``--config <config>`` and ``<key_env>=<key>`` in its environment; its
 provider ``llm`` is this server (with the daemon's default retry settings unless
@@ -45,8 +46,8 @@ from fakes import WIRES, Fault, Seen, turn  # noqa: E402
 KEY_ENV = "LUOSHOD_FAKE_MODEL_KEY"
 MODEL = "test-model"
 REFUSAL = {
-    "anthropic": "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.",
-    "openai": "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'.",
+    "anthropic": "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but " "found `tool_use`.",
+    "openai": "Invalid parameter: messages with role 'tool' must be a response to a preceding " "message with 'tool_calls'.",
 }
 
 

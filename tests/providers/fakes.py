@@ -264,7 +264,8 @@ class FakeOpenAI(FakeServer):
         return events
 
     def stream_error(self, fault: Fault) -> str:
-        return f"data: {json.dumps({'error': {'message': 'injected stream error', 'type': fault.error_type}})}\n\n"
+        body = json.dumps({"error": {"message": "injected stream error", "type": fault.error_type}})
+        return f"data: {body}\n\n"
 
 
 def check_openai(body: dict[str, Any]) -> list[str]:
@@ -281,7 +282,7 @@ def check_openai(body: dict[str, Any]) -> list[str]:
         if role == "tool":
             cid = m.get("tool_call_id")
             if cid not in pending:
-                problems.append(f"messages[{i}]: tool result {cid!r} does not answer the tool-call turn right before it")
+                problems.append(f"messages[{i}]: tool result {cid!r} does not answer the tool-call turn right " "before it")
             else:
                 pending.remove(cid)
             if not isinstance(m.get("content"), str):
@@ -451,7 +452,7 @@ def check_anthropic(body: dict[str, Any]) -> list[str]:
                 problems.append(f"messages[{i}]: a {kind!r} block in a {role} turn")
         if role == "user":
             if sorted(answered) != sorted(pending) or len(set(answered)) != len(answered):
-                problems.append(f"messages[{i}]: tool results {answered} do not answer the calls {pending} of the turn before")
+                problems.append(f"messages[{i}]: tool results {answered} do not answer the calls {pending} of " "the turn before")
             pending = []
         else:
             pending = [b.get("id") for b in blocks if b.get("type") == "tool_use"]

@@ -240,6 +240,6 @@ async def test_a_provider_down_for_a_minute_costs_a_bounded_number_of_calls_then
             client.execute("outage", "hi", agent=llm_agent(LOOKUP), tools={"lookup": lambda args: "found"}), 180
         )
     failed = sum(1 for s in fake.requests if s.status != 200 or s.fault is not None)
-    print(f"model calls: {len(fake.requests)} ({failed} failed) over {fake.requests[-1].at - first[0]:.1f}s")
+    print(f"model calls: {len(fake.requests)} ({failed} failed) over " f"{fake.requests[-1].at - first[0]:.1f}s")
     assert result.final_text == "done"
     assert failed <= 25 and fake.answered() == [0, 1]

@@ -1,4 +1,5 @@
-"""``luoshod store copy``: SQLite → LMDB → SQLite (and through PostgreSQL) keeps everything (checkpoints, histories,
+"""``luoshod store copy``: SQLite → LMDB → SQLite (and through PostgreSQL) keeps everything
+(checkpoints, histories,
 pending approvals, event logs), and an interrupted copy resumes where it stopped."""
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
+from luoshod.errors import StoreError
 from luoshod.store.kit import (
     Renewal,
     codec,
@@ -37,7 +38,6 @@ from luoshod.store.kit import (
     planning,
     renewal_of,
 )
-from luoshod.errors import StoreError
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
 

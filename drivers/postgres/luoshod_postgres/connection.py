@@ -255,7 +255,7 @@ async def bounded_lock_waits(target: Target, pool: AsyncConnectionPool, attempt:
         async with pool.connection() as conn:
             ended = await (await conn.execute(queries.END_STALLED, (target.idle_in_transaction_timeout,))).fetchall()
         if ended:
-            log.warning("ended %d PostgreSQL transaction(s) stalled on their daemon for over %g s (pids %s)",
+            log.warning("ended %d PostgreSQL transaction(s) stalled on their daemon for over %g s (pids " "%s)",
                         len(ended), target.idle_in_transaction_timeout, ", ".join(str(pid) for (pid,) in ended))
     raise AssertionError("unreachable")
 

@@ -179,7 +179,7 @@ async def migrate(conn: AsyncConnection, schema: str | None) -> int:
         written = mark[0] if mark else 0
         if written > FORMAT_VERSION:
             raise SchemaTooNew(
-                f"the store holds records in store format {written}, and this luoshod reads formats "
+                f"the store holds records in store format {written}, and this luoshod reads " "formats "
                 f"up to {FORMAT_VERSION}: it was written by a newer luoshod; upgrade luoshod and "
                 "luoshod-postgres to open it"
             )

@@ -26,7 +26,6 @@ from luoshod.domain import (
     Checkpoint,
     EventPage,
     HistoryEntry,
-    Message,
     SessionSummary,
     Status,
     StoredEvent,

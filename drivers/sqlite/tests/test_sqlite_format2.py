@@ -75,12 +75,12 @@ def write_format_2(path: Path, cp: Checkpoint) -> int:
             "INSERT INTO messages (log_id, idx, body) VALUES (1, ?, ?)", list(enumerate(records))
         )
         conn.execute(
-            "INSERT INTO sessions (session_id, log_id, version, status, message_count, updated_at, header)"
+            "INSERT INTO sessions (session_id, log_id, version, status, message_count, " "updated_at, header)"
             " VALUES (?, 1, ?, ?, ?, ?, ?)",
             (cp.session_id, cp.version, cp.status.value, len(records), cp.updated_at, header),
         )
         conn.execute(
-            "INSERT INTO history (session_id, step, status, saved_at, log_id, message_count, header)"
+            "INSERT INTO history (session_id, step, status, saved_at, log_id, message_count, " "header)"
             " VALUES (?, ?, ?, ?, 1, ?, ?)",
             (cp.session_id, cp.step_index, cp.status.value, cp.updated_at, len(records), header),
         )

@@ -143,7 +143,7 @@ def sessions_dequeue(d: Daemon, args: argparse.Namespace) -> int:
         print(f"removed input {args.request_id} from the queue of session {args.session_id}")
     if not removed:
         raise CommandFailed(
-            f"session {args.session_id!r} queues no input {args.request_id!r} (never queued, removed, or already running)"
+            f"session {args.session_id!r} queues no input {args.request_id!r} (never queued, " "removed, or already running)"
         )
     return 0
 
@@ -182,7 +182,7 @@ def sessions_fork(d: Daemon, args: argparse.Namespace) -> int:
         print(
             f"forked {args.session_id} at step {forked.step} into {forked.session_id} "
             f"({render.status_label(cp.status)}, {len(cp.messages)} messages); "
-            f"continue it with Resume, or inspect it with: luoshod sessions show {forked.session_id}"
+            "continue it with Resume, or inspect it with: luoshod sessions show " f"{forked.session_id}"
         )
     return 0
 
@@ -241,7 +241,7 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
     elif done is not None:
         status = render.status_label(done.status)
         extra = f", new approval {done.approval_id}" if done.approval_id else ""
-        print(f"{verb} {args.approval_id}: session {session} is {status} ({render.finish_label(done.finish_reason)}{extra})")
+        print(f"{verb} {args.approval_id}: session {session} is {status} " f"({render.finish_label(done.finish_reason)}{extra})")
     else:
         print(f"{verb} {args.approval_id}: session {session}")
     return 0
@@ -283,7 +283,7 @@ def prune(d: Daemon, args: argparse.Namespace) -> int:
             print(render.session_rows(chosen))
         verb = "would delete" if args.dry_run else "deleted"
         count = len(chosen) if args.dry_run else len(deleted)
-        print(f"{verb} {count} session{'s' if count != 1 else ''} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}")
+        print(f"{verb} {count} session{'s' if count != 1 else ''} last saved before " f"{cutoff:%Y-%m-%d %H:%M:%SZ}")
         if kept:
             print(
                 f"kept {len(kept)} in-progress session{'s' if len(kept) != 1 else ''} as old "
@@ -302,7 +302,7 @@ def _confirm(chosen: Sequence[pb.SessionSummary], cutoff: datetime) -> None:
     """Ask on the terminal before deleting; with no terminal, ``--yes`` is required."""
     n = f"{len(chosen)} session{'s' if len(chosen) != 1 else ''}"
     if not sys.stdin.isatty():
-        raise Unconfirmed(f"prune would delete {n}; give --yes to delete without asking, or --dry-run to list them")
+        raise Unconfirmed(f"prune would delete {n}; give --yes to delete without asking, or --dry-run to list " "them")
     print(render.session_rows(chosen), file=sys.stderr)
     print(f"delete these {n} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}? [y/N] ", end="", file=sys.stderr, flush=True)
     if sys.stdin.readline().strip().lower() not in ("y", "yes"):
@@ -399,7 +399,7 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: 
     common.add_argument(
         "--address",
         default=os.environ.get("LUOSHOD_ADDRESS", DEFAULT_ADDRESS),
-        help=f"the daemon: host:port or unix:/path (env LUOSHOD_ADDRESS; default {DEFAULT_ADDRESS})",
+        help="the daemon: host:port or unix:/path (env LUOSHOD_ADDRESS; default " f"{DEFAULT_ADDRESS})",
     )
     common.add_argument("--json", action="store_true", help="JSON for scripts instead of tables")
     connection.add_token_arguments(common)
@@ -427,9 +427,9 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: 
     statuses: dict[str, Any] = {"choices": sorted(STATUSES), "type": _status, "action": "append"}
 
     if name == "sessions":
-        ss = group(name, "luoshod sessions list --status in-progress\n  luoshod sessions show trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s")
+        ss = group(name, "luoshod sessions list --status in-progress\n  luoshod sessions show trip-1\n  " "luoshod sessions resume trip-1 --tool-timeout 5s")
         p = command(ss, "list", sessions_list, "every session, following every page",
-                    "luoshod sessions list\n  luoshod sessions list --status in-progress --status awaiting-approval --json\n"
+                    "luoshod sessions list\n  luoshod sessions list --status in-progress --status " "awaiting-approval --json\n"
                     "  luoshod sessions list --prefix trip-")
         p.add_argument("--status", help="only this status (repeatable)", **statuses)
         p.add_argument("--prefix", help="only the sessions whose id starts with this")
@@ -463,12 +463,12 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: 
 
         add_sessions_commands(ss, command, _duration)
     elif name == "approvals":
-        aa = group(name, "luoshod approvals list\n  luoshod approvals approve ap-1796224345776-7242f607 --note 'ok by Ana'")
+        aa = group(name, "luoshod approvals list\n  luoshod approvals approve ap-1796224345776-7242f607 --note " "'ok by Ana'")
         p = command(aa, "list", approvals_list, "pending approvals, oldest first", "luoshod approvals list --session pay-1")
         p.add_argument("--session", help="only this session's")
         for decision in ("approve", "reject"):
             p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app",
-                        f"luoshod approvals {decision} ap-1796224345776-7242f607 --note 'checked the invoice'")
+                        f"luoshod approvals {decision} ap-1796224345776-7242f607 --note 'checked the " "invoice'")
             p.add_argument("approval_id")
             p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
             p.add_argument("--request-id", metavar="ID",
@@ -482,7 +482,7 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: 
                     "luoshod prune --older-than 30d --dry-run\n  luoshod prune --older-than 30d --yes\n"
                     "  luoshod prune --older-than 2w --status in-progress --yes")
         p.add_argument("--older-than", type=_duration, required=True, metavar="DURATION", help="90s, 15m, 12h, 30d, 2w, 1d12h…")
-        p.add_argument("--status", help="only this status (repeatable); in-progress sessions are pruned only when named here", **statuses)
+        p.add_argument("--status", help="only this status (repeatable); in-progress sessions are pruned only when named " "here", **statuses)
         p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
         p.add_argument("--yes", "-y", action="store_true", help="delete without asking (needed when stdin is not a terminal)")
         p.add_argument("--keep-history", action="store_true")
@@ -491,7 +491,7 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: 
 
         p = command(sub, name, status, help, "luoshod status\n  luoshod status --metrics-address 127.0.0.1:9464 --json")
         p.add_argument("--metrics-address", metavar="HOST:PORT", default=os.environ.get("LUOSHOD_METRICS_ADDRESS"),
-                       help="the daemon's --metrics-listen: adds its version, store, listeners, runs and leases (env LUOSHOD_METRICS_ADDRESS)")
+                       help="the daemon's --metrics-listen: adds its version, store, listeners, runs and " "leases (env LUOSHOD_METRICS_ADDRESS)")
     elif name == "mcp":
         from .mcp import add_mcp_commands
 

@@ -29,7 +29,7 @@ def event_line(e: pb.Event) -> str:
     kind = e.WhichOneof("payload")
     what = ""
     if kind == "run_start":
-        what = f"{pb.RunMode.Name(e.run_start.mode).removeprefix('RUN_MODE_').lower()} at step {e.run_start.step_index}"
+        what = f"{pb.RunMode.Name(e.run_start.mode).removeprefix('RUN_MODE_').lower()} at step " f"{e.run_start.step_index}"
     elif kind == "step_start":
         what = f"step {e.step_start.step}"
     elif kind == "model_turn":
@@ -39,10 +39,10 @@ def event_line(e: pb.Event) -> str:
     elif kind == "tool_call":
         c = e.tool_call.call
         runner = "run by the daemon" if e.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON else "for the app"
-        what = f"{c.name} [{c.id}] {render.clip(c.arguments_json, 60)} (waits {e.tool_call.timeout_ms / 1000:g}s {runner})"
+        what = f"{c.name} [{c.id}] {render.clip(c.arguments_json, 60)} (waits " f"{e.tool_call.timeout_ms / 1000:g}s {runner})"
     elif kind == "tool_result":
         r = e.tool_result
-        what = f"{r.tool_name} [{r.tool_call_id}] {'error ' if r.is_error else ''}{render.clip(r.result_json, 60)}"
+        what = f"{r.tool_name} [{r.tool_call_id}] " f"{'error ' if r.is_error else ''}{render.clip(r.result_json, 60)}"
     elif kind == "step_done":
         what = f"step {e.step_done.step}"
     elif kind == "approval_requested":
@@ -126,14 +126,14 @@ def resume(d: Any, args: argparse.Namespace) -> int:
         return 0
     if waiting is not None:
         print(
-            f"session {args.session_id} waits for the app to run {waiting.name} [{waiting.id}]: the app's next "
-            f"Resume runs it. Or: luoshod sessions resume {args.session_id} --tool-timeout 5s (each call the app "
-            f"does not answer in 5s becomes a timeout error the model reads), or: luoshod sessions cancel "
+            f"session {args.session_id} waits for the app to run {waiting.name} [{waiting.id}]: " "the app's next "
+            f"Resume runs it. Or: luoshod sessions resume {args.session_id} --tool-timeout 5s " "(each call the app "
+            "does not answer in 5s becomes a timeout error the model reads), or: luoshod " "sessions cancel "
             f"{args.session_id} while it runs",
             file=sys.stderr,
         )
     elif done is not None:
-        print(f"session {args.session_id} is {render.status_label(done.status)} ({render.finish_label(done.finish_reason)})")
+        print(f"session {args.session_id} is {render.status_label(done.status)} " f"({render.finish_label(done.finish_reason)})")
     elif cp.status == pb.CHECKPOINT_STATUS_FINISHED:
         print(f"session {args.session_id} is finished: nothing to run")
     return 0
@@ -156,8 +156,8 @@ def compare(d: Any, args: argparse.Namespace) -> int:
     dr = c.drift
     where = f"diverged at step {c.diverged_at}" if c.HasField("diverged_at") else "same trajectory"
     print(
-        f"{where}; steps {dr.steps_a} vs {dr.steps_b}; finish {render.finish_label(dr.finish_reason_a)} vs "
-        f"{render.finish_label(dr.finish_reason_b)}; tool order {'changed' if dr.tool_order_changed else 'same'}; "
+        f"{where}; steps {dr.steps_a} vs {dr.steps_b}; finish " f"{render.finish_label(dr.finish_reason_a)} vs "
+        f"{render.finish_label(dr.finish_reason_b)}; tool order " f"{'changed' if dr.tool_order_changed else 'same'}; "
         f"{len(dr.arguments)} argument change{'s' if len(dr.arguments) != 1 else ''}"
     )
     if c.HasField("diverged_at"):
@@ -222,18 +222,18 @@ def _step(s: pb.TrajectoryStep | None) -> str:
 def add_sessions_commands(ss: Any, command: Any, duration: Any) -> None:
     """The lifecycle subcommands of ``luoshod sessions`` (``command`` registers one)."""
     p = command(ss, "watch", watch, "follow a session's events: what is kept, then live until the run ends",
-                "luoshod sessions watch trip-1\n  luoshod sessions watch trip-1 --after-seq 12 --follow --json")
+                "luoshod sessions watch trip-1\n  luoshod sessions watch trip-1 --after-seq 12 --follow " "--json")
     p.add_argument("session_id")
     p.add_argument("--after-seq", type=int, default=0, metavar="SEQ", help="only events after this seq")
     p.add_argument("--follow", action="store_true", help="keep following after the run ends (until Ctrl-C)")
     p.add_argument("--deltas", action="store_true", help="print text.delta progress too")
-    p = command(ss, "cancel", cancel, "abort the session's active run (its calls still without a result get a 'cancelled' error result)",
+    p = command(ss, "cancel", cancel, "abort the session's active run (its calls still without a result get a 'cancelled' error " "result)",
                 "luoshod sessions cancel trip-1")
     p.add_argument("session_id")
     p = command(ss, "resume", resume,
-                "finish an interrupted run with its saved agent; stops when the run waits on the app's tools",
+                "finish an interrupted run with its saved agent; stops when the run waits on the app's " "tools",
                 "luoshod sessions resume trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s\n"
-                "  luoshod sessions resume trip-1 --request-id fix-1   # again after a failure: applied once")
+                "  luoshod sessions resume trip-1 --request-id fix-1   # again after a failure: applied " "once")
     p.add_argument("session_id")
     p.add_argument("--request-id", metavar="ID",
                    help="an idempotency key: the same command run again with the same ID after a "

@@ -189,7 +189,7 @@ def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: i
         f"          session:  {usage_line(cp.total_usage)}",
     ]
     if cp.approval_id:
-        lines.append(f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject {cp.approval_id})")
+        lines.append(f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject " f"{cp.approval_id})")
     if cp.business_state_json:
         lines.append(f"state     {clip(cp.business_state_json, width)}")
     lines += ["", f"Transcript ({len(cp.messages)} messages)"]
@@ -218,7 +218,7 @@ def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: i
     waiting = [r for r in cp.tool_calls if not r.has_result]
     if waiting:
         lines += ["", "Tool calls without a result (run again on resume)"]
-        lines += [f"  step {r.step}  {r.call.name} [{r.call.id}] {clip(r.call.arguments_json or '{}', width)}" for r in waiting]
+        lines += [f"  step {r.step}  {r.call.name} [{r.call.id}] " f"{clip(r.call.arguments_json or '{}', width)}" for r in waiting]
     saves = f"{len(history)} save{'s' if len(history) != 1 else ''}"
     lines += ["", f"Timeline ({saves} kept, oldest first)"]
     lines += ["  " + line for line in timeline_lines(history, cp.messages)] if history else ["  (no history kept)"]

@@ -78,10 +78,10 @@ def status(d: Any, args: argparse.Namespace) -> int:
             ("version", f"{shown['version']} (python {shown['python']}, grpc {shown['grpc']})"),
             ("store", shown["store"]),
             ("listeners", ", ".join(shown["listen"])),
-            ("runs", f"{shown['active_runs']} active, {shown['leases_held']} leases held as {shown['lease_owner']}"),
+            ("runs", f"{shown['active_runs']} active, {shown['leases_held']} leases held as " f"{shown['lease_owner']}"),
         ]
     else:
-        rows.append(("more", "give --metrics-address HOST:PORT (the daemon's --metrics-listen) for its version, store, listeners, runs and leases"))
+        rows.append(("more", "give --metrics-address HOST:PORT (the daemon's --metrics-listen) for its " "version, store, listeners, runs and leases"))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")

@@ -373,7 +373,8 @@ class AsyncClient:
         ``business_state``: any JSON value; left out, the stored one is kept; None is JSON
         null. ``history_limit``: history entries kept for this session (None: the
         daemon's default; 0 keeps none). ``request_id``: the call's idempotency key (a new
-        UUIDv7 when empty), sent again unchanged on every retry. Raises (while iterating or awaiting) a
+        UUIDv7 when empty), sent again unchanged on every retry. Raises (while iterating or
+        awaiting) a
         ``LuoshoError`` subclass on failure.
         """
         request = execute_request(
