@@ -109,7 +109,9 @@ class LmdbStore(QueuedWrites):
         self.map_size = map_size
         self.max_map_size = max_map_size
         self._env: Environment | None = None
-        self._saves: GroupCommit[Prepared] | None = None  # type: ignore[assignment]
+        # None until open: QueuedWrites types it as always there, which _before_write makes
+        # true of every write (it refuses one on a store that is not open).
+        self._saves: GroupCommit[Prepared] | None = None  # type: ignore[assignment]  # see above
         #: Lease takes and releases, group-committed like saves: a burst of run starts
         #: (each takes its session's lease) shares syncs instead of one each.
         self._lease_writes: GroupCommit[tuple[Callable[..., Any], tuple[Any, ...]]] | None = None

@@ -91,7 +91,7 @@ def target_from_url(url: str) -> Target:
     if parts.fragment:
         raise ValueError(f"postgresql URL takes no fragment: {url!r}")
     params = dict(parse_qsl(parts.query, keep_blank_values=True))
-    ours: dict[str, object] = {}
+    ours: dict[str, Any] = {}  # Target's own fields, checked by their kind below
     try:
         if (schema := params.pop("schema", None)) is not None:
             if not _SCHEMA.fullmatch(schema):
@@ -113,7 +113,7 @@ def target_from_url(url: str) -> Target:
         conninfo_to_dict(conninfo)  # libpq's own check of the URL
     except psycopg.Error as e:
         raise ValueError(f"bad postgresql URL {url!r}: {e}") from e
-    target = Target(conninfo, **ours)  # type: ignore[arg-type]
+    target = Target(conninfo, **ours)
     if not 0 <= target.pool_min_size <= target.pool_max_size or target.pool_max_size < 1:
         raise ValueError(f"need 0 <= pool_min_size <= pool_max_size, >= 1: {url!r}")
     if not target.pool_timeout > 0:

@@ -191,7 +191,9 @@ async def delete(
 async def read_events(conn: AsyncConnection, session_id: str, after: int, limit: int) -> EventPage:
     """``after`` and ``limit`` already within bigint (:func:`..base.clamp_seq`)."""
     cur = await conn.execute(queries.SELECT_EVENT_ENDS, {"session_id": session_id})
-    first, last = await cur.fetchone()  # type: ignore[misc]
+    ends = await cur.fetchone()
+    assert ends is not None  # two aggregates: always one row
+    first, last = ends
     if first is None:
         return EventPage([], 0, 0)
     events = []

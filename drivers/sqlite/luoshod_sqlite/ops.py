@@ -364,7 +364,9 @@ def _seal(conn: sqlite3.Connection, session_id: str, first: int, last: int) -> N
 
 
 def _new_log(conn: sqlite3.Connection, session_id: str) -> int:
-    return conn.execute(queries.INSERT_LOG, (session_id,)).lastrowid  # type: ignore[return-value]
+    log_id = conn.execute(queries.INSERT_LOG, (session_id,)).lastrowid
+    assert log_id is not None  # an INSERT sets it
+    return log_id
 
 
 def _session_row(

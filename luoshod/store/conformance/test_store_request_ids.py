@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from typing import Unpack
 
 import pytest
 
@@ -23,7 +24,7 @@ from luoshod.domain import (
     Usage,
 )
 from luoshod.errors import LeaseLost
-from luoshod.store import Capability, Store
+from luoshod.store import Capability, SaveOptions, Store
 
 from .backend import Backend
 from .helpers import message, rich_checkpoint
@@ -48,8 +49,8 @@ def next_save(cp: Checkpoint) -> Checkpoint:
     return replace(cp, version=cp.version + 1, messages=[*cp.messages, message(len(cp.messages))])
 
 
-async def save(driver: Store, cp: Checkpoint, stored: int, **kw: object) -> None:
-    await driver.save(copy.deepcopy(cp), stored_messages=stored, **kw)  # type: ignore[arg-type]
+async def save(driver: Store, cp: Checkpoint, stored: int, **kw: Unpack[SaveOptions]) -> None:
+    await driver.save(copy.deepcopy(cp), stored_messages=stored, **kw)
 
 
 async def test_r74_request_records_round_trip_beside_the_checkpoint(
