@@ -136,7 +136,7 @@ def query_request(request: web.Request, message: M, **path: str) -> M:
         if len(values) > 1:
             raise invalid("INVALID_REQUEST", f"query parameter {key!r} is given {len(values)} times")
         # types-protobuf types upb's FieldDescriptor apart from the Python one it stands for.
-        setattr(message, key, _scalar(fields[key], values[0]))  # type: ignore[arg-type]  # see above
+        setattr(message, key, _scalar(fields[key], values[0]))  # type: ignore[arg-type]
     for key, value in path.items():
         setattr(message, key, value)
     return message
