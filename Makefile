@@ -15,7 +15,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test test-go test-ts test-java postgres chromium bench bench-store proto docs clean
+.PHONY: run test lint fmt test-go test-ts test-java postgres chromium bench bench-store proto docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,16 +52,33 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
 # The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
 # pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
-# lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml).
-# mkdocs build --strict after pytest: no broken link or anchor, no page left out of nav.
+# lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml); then
+# the format, lint and type checks of `make lint`. mkdocs build --strict after pytest: no
+# broken link or anchor, no page left out of nav.
 test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres chromium
 	cd $(TS) && npm run -s build && npm run -s build:test
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir $(CURDIR)/build/docs-check
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory test-java
+
+## lint: ruff's format check and lint, then mypy ([tool.ruff], [tool.mypy] in pyproject.toml)
+# mypy checks the paths its configuration names: the daemon and the three drivers.
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+## fmt: format the tree with ruff and apply ruff's safe lint fixes (import order and the like)
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix-only --quiet .
+	$(VENV)/bin/ruff format .
 
 ## docs: build the docs site (docs/, mkdocs.yml) into site/; the reference pages come from
 # the code first (scripts/gendocs.py). `mkdocs serve` shows it while you edit.

@@ -21,8 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from luoshod.store.conformance.backend import DriverCase  # noqa: E402
 from postgres_server import PostgresServer, ServerUnavailable, bin_dir  # noqa: E402
+
+from luoshod.store.conformance.backend import DriverCase  # noqa: E402
 
 
 def _postgres() -> DriverCase:

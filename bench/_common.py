@@ -56,7 +56,12 @@ class ServerProcess:
     """A gRPC server in a subprocess: started, awaited healthy, measured, stopped."""
 
     def __init__(
-        self, name: str, argv: list[str], port: int, log_path: Path, env: dict[str, str] | None = None
+        self,
+        name: str,
+        argv: list[str],
+        port: int,
+        log_path: Path,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.argv = argv
@@ -98,7 +103,11 @@ class ServerProcess:
             # A session of its own: Ctrl-C on the benchmark does not hit the server before
             # stop() drains it.
             self._proc = subprocess.Popen(
-                self.argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                self.argv,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
                 env=self.env,
             )
         try:

@@ -37,7 +37,9 @@ N = 30
 URLS = {"sqlite": "sqlite:///{d}/x.db", "lmdb": "lmdb://{d}/l"}
 
 
-async def execute(h: Harness, sid: str, text: str, spec: pb.AgentSpec, if_busy: int = 0) -> list[tuple[str, float]]:
+async def execute(
+    h: Harness, sid: str, text: str, spec: pb.AgentSpec, if_busy: int = 0
+) -> list[tuple[str, float]]:
     """(type, arrival time) of each event of an Execute."""
     out = []
     req = pb.ExecuteRequest(session_id=sid, input=[user(text)], agent=spec, if_busy=if_busy)
@@ -105,12 +107,18 @@ async def driver(name: str, url: str) -> None:
         return f"{statistics.median(xs) * 1000:8.2f}"
 
     ratio = statistics.median(queued) / statistics.median(plain)
-    print(f"{name:7} {ms(plain)}  {ms(queued)}  {ratio:6.2f}x  {ms(handover)}  {ms(writes)}  {ms(reads)}")
+    print(
+        f"{name:7} {ms(plain)}  {ms(queued)}  {ratio:6.2f}x  {ms(handover)}  {ms(writes)}  "
+        f"{ms(reads)}"
+    )
 
 
 async def main() -> None:
     print(f"median ms of {N} each; execute: a one-turn run on a free session")
-    print(f"{'driver':7} {'execute':>8}  {'+enqueue':>8}  {'ratio':>7}  {'handover':>8}  {'enqueue':>8}  {'queue 3':>8}")
+    print(
+        f"{'driver':7} {'execute':>8}  {'+enqueue':>8}  {'ratio':>7}  {'handover':>8}  "
+        f"{'enqueue':>8}  {'queue 3':>8}"
+    )
     for name, url in URLS.items():
         await driver(name, url)
 

@@ -45,7 +45,9 @@ def timed(argv: list[str], expect_rc: int, expect_err: str = "") -> float:
     done = subprocess.run(argv, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode != expect_rc or expect_err not in done.stderr:
-        raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}, stderr: {done.stderr.strip()[-400:]}")
+        raise RuntimeError(
+            f"{' '.join(argv)}: exit {done.returncode}, stderr: {done.stderr.strip()[-400:]}"
+        )
     return elapsed
 
 
@@ -60,7 +62,11 @@ def main() -> int:
         luoshod = luoshod_command()
         cases = {
             "import grpc": ([PYTHON, "-c", "import grpc"], 0, ""),
-            "luoshod sessions list": ([*luoshod, "sessions", "list", "--address", address], 1, "cannot reach the daemon"),
+            "luoshod sessions list": (
+                [*luoshod, "sessions", "list", "--address", address],
+                1,
+                "cannot reach the daemon",
+            ),
             "luoshod --help": ([*luoshod, "--help"], 0, ""),
         }
         for argv, rc, err in cases.values():  # warm the page cache and the .pyc files
@@ -71,7 +77,10 @@ def main() -> int:
                 times[name].append(timed(argv, rc, err))
 
     floor = times["import grpc"]
-    print(f"CLI start-up, median of {args.runs} runs each (interleaved); ratio: median of per-round ratios to import grpc")
+    print(
+        f"CLI start-up, median of {args.runs} runs each (interleaved); ratio: median of per-round "
+        "ratios to import grpc"
+    )
     print(f"{'command':<24} {'median ms':>10} {'min ms':>8} {'max ms':>8} {'ratio':>6}")
     ratios: dict[str, float] = {}
     for name, values in times.items():

@@ -37,6 +37,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _common import percentile  # noqa: E402
+
 from luoshod.domain import (  # noqa: E402
     AgentSpec,
     Checkpoint,
@@ -51,22 +53,28 @@ from luoshod.domain import (  # noqa: E402
 from luoshod.server.app import Config, Daemon  # noqa: E402
 from luoshod.store import store_from_url  # noqa: E402
 
-from _common import percentile  # noqa: E402
-
 ROUNDS = 40
 FILL_CONCURRENCY = 64
 LIST_TARGET_MS = 100.0
 PAGE_TARGET_BYTES = 200_000
-STATIC = ["/", "/static/console.css", *(f"/static/js/{m}.js" for m in
-                                        ("app", "api", "dom", "sessions", "session", "approvals", "compare", "events"))]
+STATIC = [
+    "/",
+    "/static/console.css",
+    *(
+        f"/static/js/{m}.js"
+        for m in ("app", "api", "dom", "sessions", "session", "approvals", "compare", "events")
+    ),
+]
 AGENT = AgentSpec("scripted:trip", "You are a travel agent.", (ToolSpec("get_weather"),))
 
 
 def checkpoint(i: int, now: float) -> Checkpoint:
     kind = i % 20
     status, reason = (
-        (Status.AWAITING_APPROVAL, FinishReason.AWAITING_APPROVAL) if kind == 0
-        else (Status.IN_PROGRESS, FinishReason.NONE) if kind <= 3
+        (Status.AWAITING_APPROVAL, FinishReason.AWAITING_APPROVAL)
+        if kind == 0
+        else (Status.IN_PROGRESS, FinishReason.NONE)
+        if kind <= 3
         else (Status.FINISHED, FinishReason.STOP)
     )
     call = ToolCall(f"call_0_{i}", "get_weather", '{"city": "Lisbon"}')
@@ -74,15 +82,28 @@ def checkpoint(i: int, now: float) -> Checkpoint:
         Message(Role.SYSTEM, "You are a travel agent."),
         Message(Role.USER, f"Plan day {i} in Lisbon"),
         Message(Role.ASSISTANT, "Let me look that up.", tool_calls=[call]),
-        Message(Role.TOOL, '{"sky": "sunny", "celsius": 24}', tool_call_id=call.id, tool_name="get_weather"),
+        Message(
+            Role.TOOL,
+            '{"sky": "sunny", "celsius": 24}',
+            tool_call_id=call.id,
+            tool_name="get_weather",
+        ),
     ]
     if status is Status.FINISHED:
         messages.append(Message(Role.ASSISTANT, "Lisbon is sunny today. Enjoy the trip!"))
     usage = Usage(40, 16, 56, 2)
     return Checkpoint(
-        f"trip-{i:06d}", messages, step_index=2, usage=usage, total_usage=usage, status=status,
-        approval_id=f"ap-{i}" if status is Status.AWAITING_APPROVAL else "", finish_reason=reason,
-        agent=AGENT, updated_at=now - (100_000 - i), version=1,
+        f"trip-{i:06d}",
+        messages,
+        step_index=2,
+        usage=usage,
+        total_usage=usage,
+        status=status,
+        approval_id=f"ap-{i}" if status is Status.AWAITING_APPROVAL else "",
+        finish_reason=reason,
+        agent=AGENT,
+        updated_at=now - (100_000 - i),
+        version=1,
     )
 
 
@@ -122,11 +143,15 @@ async def measure(base: str, sessions: int) -> dict[str, tuple[float, float, int
     """name → (median ms, p90 ms, bytes)."""
     out: dict[str, tuple[float, float, int]] = {}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1)) as http:
-        for name, path in (("list", "/api/v1/sessions?page_size=25"),
-                           ("list finished", "/api/v1/sessions?page_size=25&status=finished"),
-                           ("list prefix", "/api/v1/sessions?page_size=25&session_id_prefix=trip-0999"),
-                           ("prefix finished",
-                            "/api/v1/sessions?page_size=25&session_id_prefix=trip-0999&status=finished")):
+        for name, path in (
+            ("list", "/api/v1/sessions?page_size=25"),
+            ("list finished", "/api/v1/sessions?page_size=25&status=finished"),
+            ("list prefix", "/api/v1/sessions?page_size=25&session_id_prefix=trip-0999"),
+            (
+                "prefix finished",
+                "/api/v1/sessions?page_size=25&session_id_prefix=trip-0999&status=finished",
+            ),
+        ):
             times, size = [], 0
             for n in range(ROUNDS + 2):
                 ms, size, data = await timed(http, base + path)
@@ -176,7 +201,10 @@ async def bench(kind: str, sessions: int, folder: Path) -> tuple[list[str], bool
             good = size < PAGE_TARGET_BYTES
             ok &= good
             verdicts.append(f"< {PAGE_TARGET_BYTES // 1000} KB: {'ok' if good else 'MISSED'}")
-        lines.append(f"{kind:<7} {sessions:>8,} {name:<14} {median:>9.2f} {p90:>9.2f} {size:>9,}  {', '.join(verdicts)}")
+        lines.append(
+            f"{kind:<7} {sessions:>8,} {name:<14} {median:>9.2f} {p90:>9.2f} {size:>9,}  "
+            f"{', '.join(verdicts)}"
+        )
     lines.append(f"{kind:<7} filled {sessions:,} sessions in {filled:.1f} s")
     return lines, ok
 
@@ -184,9 +212,14 @@ async def bench(kind: str, sessions: int, folder: Path) -> tuple[list[str], bool
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=100_000)
-    parser.add_argument("--stores", nargs="+", default=["sqlite", "lmdb"], choices=["sqlite", "lmdb"])
+    parser.add_argument(
+        "--stores", nargs="+", default=["sqlite", "lmdb"], choices=["sqlite", "lmdb"]
+    )
     args = parser.parse_args()
-    print(f"{'store':<7} {'sessions':>8} {'request':<14} {'median ms':>9} {'p90 ms':>9} {'bytes':>9}  target")
+    print(
+        f"{'store':<7} {'sessions':>8} {'request':<14} {'median ms':>9} {'p90 ms':>9} "
+        f"{'bytes':>9}  target"
+    )
     ok = True
     for kind in args.stores:
         with tempfile.TemporaryDirectory(prefix=f"luoshod-console-{kind}-") as tmp:

@@ -23,7 +23,6 @@ import os
 import random
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from luoshod.domain import Checkpoint, Message, Role, StoredEvent
@@ -36,7 +35,9 @@ REAL_BLOCK = eventblocks.BLOCK
 
 def event_bytes(rng: random.Random, seq: int) -> bytes:
     """~80 bytes like a stored event: a protobuf tag first, some JSON-ish text."""
-    body = f'{{"type":"tool.result","call":"call_{seq}","step":{seq // 9},"ok":{rng.random() < 0.9}}}'
+    body = (
+        f'{{"type":"tool.result","call":"call_{seq}","step":{seq // 9},"ok":{rng.random() < 0.9}}}'
+    )
     return b"\x12" + bytes([len(body)]) + body.encode() + rng.randbytes(8)
 
 
@@ -60,7 +61,10 @@ class Cell:
                 stored = len(self.cp.messages)
                 self.cp.messages.append(Message(Role.USER, f"m{stored}"))
                 self.cp.version += 1
-                events = [StoredEvent(s, event_bytes(rng, s)) for s in range(self.seq + 1, self.seq + EVENTS + 1)]
+                events = [
+                    StoredEvent(s, event_bytes(rng, s))
+                    for s in range(self.seq + 1, self.seq + EVENTS + 1)
+                ]
                 self.seq += EVENTS
                 await self.store.save(self.cp, stored_messages=stored, events=events)
             self.per_save.append((cpu() - started) / n * 1000)
@@ -92,16 +96,19 @@ async def run(driver: str, tmp: Path, rounds: int, saves: int) -> list[str]:
             f"  {driver:6} {cell.name:6} {statistics.median(cell.per_save):6.3f} ms CPU/save"
             f"   {len(rows):5} event rows   file {size / 1000:7.1f} kB"
         )
-    ratio = statistics.median(
-        b / lo for b, lo in zip(cells[0].per_save, cells[1].per_save)
+    ratio = statistics.median(b / lo for b, lo in zip(cells[0].per_save, cells[1].per_save))
+    lines.append(
+        f"  {driver:6} blocks/loose CPU per save: {ratio:.2f}x (median of the rounds' ratios)"
     )
-    lines.append(f"  {driver:6} blocks/loose CPU per save: {ratio:.2f}x (median of the rounds' ratios)")
     return lines
 
 
 async def main_async(opts: argparse.Namespace) -> int:
     rounds, saves = (2, 128) if opts.quick else (opts.rounds, opts.saves)
-    print(f"a save = 1 message + {EVENTS} events of ~80 B; event log limit 1000; {rounds} rounds x {saves} saves a store")
+    print(
+        f"a save = 1 message + {EVENTS} events of ~80 B; event log limit 1000; {rounds} rounds x "
+        f"{saves} saves a store"
+    )
     with tempfile.TemporaryDirectory(prefix="luoshod-eventblocks-") as tmp:
         for driver in ("sqlite", "lmdb"):
             for line in await run(driver, Path(tmp), rounds, saves):
@@ -110,7 +117,9 @@ async def main_async(opts: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--saves", type=int, default=640)
     p.add_argument("--quick", action="store_true")

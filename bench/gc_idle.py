@@ -32,8 +32,10 @@ def rss_mb(pid: int) -> float:
 
 
 async def play(address: str, runs: int) -> list[str]:
-    script = [{"tool_calls": [{"name": "work", "arguments": {"i": 1}}], "delay_ms": 1000},
-              {"text": "done", "delay_ms": 1000}]
+    script = [
+        {"tool_calls": [{"name": "work", "arguments": {"i": 1}}], "delay_ms": 1000},
+        {"text": "done", "delay_ms": 1000},
+    ]
     agent = pb.AgentSpec(
         model="scripted:slow",
         tools=[pb.ToolSpec(name="work", input_schema_json='{"type":"object"}')],
@@ -42,7 +44,9 @@ async def play(address: str, runs: int) -> list[str]:
     async with AsyncClient(address) as client:
 
         async def one(k: int) -> str:
-            run = client.execute(f"idle-{k}", "go", agent=agent, tools={"work": lambda args: {"ok": 1}})
+            run = client.execute(
+                f"idle-{k}", "go", agent=agent, tools={"work": lambda args: {"ok": 1}}
+            )
             async for _ in run:
                 pass
             return (await run).finish_reason
@@ -53,7 +57,9 @@ async def play(address: str, runs: int) -> list[str]:
 async def main_async(opts: argparse.Namespace) -> int:
     print(f"daemon RSS once {opts.runs} slow runs have ended, each round (memory://, history 0)")
     for label, flag in (("tuned", "--gc-tuning"), ("python", "--no-gc-tuning")):
-        d = DaemonProcess("--store", "memory://", "--max-loop-lag-ms", "0", "--history-limit", "0", flag).start()
+        d = DaemonProcess(
+            "--store", "memory://", "--max-loop-lag-ms", "0", "--history-limit", "0", flag
+        ).start()
         try:
             assert d.proc is not None
             time.sleep(1)

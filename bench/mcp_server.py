@@ -26,4 +26,6 @@ if __name__ == "__main__":
         sys.exit(0)
     import uvicorn
 
-    uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    uvicorn.run(
+        server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning"
+    )

@@ -45,6 +45,7 @@ from typing import Any
 
 from _common import PYTHON, ROOT, ServerProcess, free_port
 from _common import run_sessions as common_run_sessions
+
 from luosho.v1 import agent_pb2
 from luoshod.mcpclient import McpServerConfig, McpServers
 
@@ -57,17 +58,33 @@ KINDS = ("client", "http", "stdio", "sub-stdio")
 
 def bench_agent(kind: str) -> agent_pb2.AgentSpec:
     if kind == "sub-stdio":  # the stdio kind's agent as a sub-agent of a lead
-        lead = agent_pb2.AgentSpec(model="scripted:bench-lead", model_settings_json=json.dumps({"script": [
-            {"tool_calls": [{"name": "task", "arguments": {"agent": "worker", "prompt": "work"}}]}, {"text": "done"},
-        ]}))
+        lead = agent_pb2.AgentSpec(
+            model="scripted:bench-lead",
+            model_settings_json=json.dumps(
+                {
+                    "script": [
+                        {
+                            "tool_calls": [
+                                {"name": "task", "arguments": {"agent": "worker", "prompt": "work"}}
+                            ]
+                        },
+                        {"text": "done"},
+                    ]
+                }
+            ),
+        )
         lead.subagents.add(name="worker", description="works", agent=bench_agent("stdio"))
         return lead
     daemon_tool = kind != "client"
     name = f"{kind}__work" if daemon_tool else "work"
-    script: list[dict[str, Any]] = [{"tool_calls": [{"name": name, "arguments": {"i": k}}]} for k in range(TOOL_STEPS)]
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": name, "arguments": {"i": k}}]} for k in range(TOOL_STEPS)
+    ]
     script.append({"text": "done"})
     spec = agent_pb2.AgentSpec(
-        model="scripted:bench", max_steps=TOOL_STEPS + 5, model_settings_json=json.dumps({"script": script})
+        model="scripted:bench",
+        max_steps=TOOL_STEPS + 5,
+        model_settings_json=json.dumps({"script": script}),
     )
     if daemon_tool:
         spec.mcp_servers.add(name=kind)
@@ -82,7 +99,9 @@ async def work(args: dict[str, Any]) -> str:
 
 async def run_sessions(address: str, kind: str, sessions: int, concurrency: int) -> int:
     """Run the sessions of one kind; the model steps they made."""
-    return await common_run_sessions(address, bench_agent(kind), sessions, concurrency, {"work": work}, kind)
+    return await common_run_sessions(
+        address, bench_agent(kind), sessions, concurrency, {"work": work}, kind
+    )
 
 
 CEILINGS = ("sdk http", "sdk stdio", "ours http", "ours stdio")
@@ -97,10 +116,12 @@ class Ceiling:
         self.stdio = [str(ROOT / "bench" / "mcp_server.py"), "stdio"]
         self.stack = contextlib.AsyncExitStack()
         self.sdk: dict[str, Any] = {}
-        self.ours = McpServers({
-            "http": McpServerConfig(name="http", url=self.url),
-            "stdio": McpServerConfig(name="stdio", command=PYTHON, args=tuple(self.stdio)),
-        })
+        self.ours = McpServers(
+            {
+                "http": McpServerConfig(name="http", url=self.url),
+                "stdio": McpServerConfig(name="stdio", command=PYTHON, args=tuple(self.stdio)),
+            }
+        )
 
     async def __aenter__(self) -> Ceiling:
         from mcp import Client
@@ -110,9 +131,11 @@ class Ceiling:
 
         http = await self.stack.enter_async_context(create_mcp_http_client())
         self.sdk["http"] = await self.stack.enter_async_context(
-            Client(streamable_http_client(self.url, http_client=http), cache=None))
+            Client(streamable_http_client(self.url, http_client=http), cache=None)
+        )
         self.sdk["stdio"] = await self.stack.enter_async_context(
-            Client(StdioServerParameters(command=PYTHON, args=self.stdio), cache=None))
+            Client(StdioServerParameters(command=PYTHON, args=self.stdio), cache=None)
+        )
         for _ in range(20):  # warm up both paths
             await self.measure(1)
         return self
@@ -147,12 +170,15 @@ class Ceiling:
             cpu = time.process_time()
             for i in range(calls):
                 if who == "sdk":
-                    result = await self.sdk[transport].call_tool("work", {"i": i}, meta={"k": str(i)})
+                    result = await self.sdk[transport].call_tool(
+                        "work", {"i": i}, meta={"k": str(i)}
+                    )
                     if result.is_error:
                         raise RuntimeError(f"{name}: tool error")
                 else:
                     _, is_error = await self.ours.call(
-                        transport, "work", {"i": i}, key=str(i), session_id="bench", timeout_s=30.0)
+                        transport, "work", {"i": i}, key=str(i), session_id="bench", timeout_s=30.0
+                    )
                     if is_error:
                         raise RuntimeError(f"{name}: tool error")
             out[name] = (time.process_time() - cpu) / calls
@@ -195,7 +221,12 @@ async def main_async(opts: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="luoshod-bench-mcp-") as tmp_dir:
         tmp = Path(tmp_dir)
         mcp_port, port = free_port(), free_port()
-        mcp = MCPProcess("mcp", [PYTHON, str(ROOT / "bench" / "mcp_server.py"), str(mcp_port)], mcp_port, tmp / "mcp.log")
+        mcp = MCPProcess(
+            "mcp",
+            [PYTHON, str(ROOT / "bench" / "mcp_server.py"), str(mcp_port)],
+            mcp_port,
+            tmp / "mcp.log",
+        )
         config = tmp / "luoshod.toml"
         server = json.dumps(str(ROOT / "bench" / "mcp_server.py"))
         config.write_text(
@@ -204,9 +235,22 @@ async def main_async(opts: argparse.Namespace) -> int:
         )
         daemon = ServerProcess(
             "daemon",
-            [PYTHON, "-m", "luoshod", "serve", "--listen", f"127.0.0.1:{port}", "--store", "memory://",
-             "--config", str(config), "--log-level", "WARNING"],
-            port, tmp / "daemon.log",
+            [
+                PYTHON,
+                "-m",
+                "luoshod",
+                "serve",
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--store",
+                "memory://",
+                "--config",
+                str(config),
+                "--log-level",
+                "WARNING",
+            ],
+            port,
+            tmp / "daemon.log",
         )
         await mcp.start()
         try:
@@ -218,59 +262,99 @@ async def main_async(opts: argparse.Namespace) -> int:
                 async with Ceiling(mcp_port) as ceiling:
                     for r in range(opts.rounds):
                         per_step: dict[str, float] = {}
-                        for kind in KINDS[r % len(KINDS):] + KINDS[:r % len(KINDS)]:
+                        for kind in KINDS[r % len(KINDS) :] + KINDS[: r % len(KINDS)]:
                             cpu = daemon.cpu_seconds()
-                            steps = await run_sessions(daemon.address, kind, opts.sessions, opts.concurrency)
+                            steps = await run_sessions(
+                                daemon.address, kind, opts.sessions, opts.concurrency
+                            )
                             per_step[kind] = (daemon.cpu_seconds() - cpu) / steps
                         per_step.update(await ceiling.measure(opts.calls))
                         rows.append(per_step)
-                        print(f"  round {r + 1}: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in per_step.items()),
-                              file=sys.stderr)
-                    where = {t: await ceiling.where(t, opts.calls) for t in ("http", "stdio")} if opts.where else {}
+                        print(
+                            f"  round {r + 1}: "
+                            + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in per_step.items()),
+                            file=sys.stderr,
+                        )
+                    where = (
+                        {t: await ceiling.where(t, opts.calls) for t in ("http", "stdio")}
+                        if opts.where
+                        else {}
+                    )
             finally:
                 await daemon.stop()
         finally:
             await mcp.stop()
     ms = {k: statistics.median(row[k] for row in rows) * 1e3 for k in (*KINDS, *CEILINGS)}
-    ratio = {k: statistics.median(row[k] / row["client"] for row in rows) for k in ("http", "stdio")}
+    ratio = {
+        k: statistics.median(row[k] / row["client"] for row in rows) for k in ("http", "stdio")
+    }
     # The floor of an HTTP daemon tool step: what the daemon spends on a stdio step besides
     # the wrapper's stdio call, plus the wrapper's HTTP call (per round, then the median).
     floor = statistics.median(
-        (row["stdio"] - row["ours stdio"] + row["ours http"]) / row["client"] for row in rows)
+        (row["stdio"] - row["ours stdio"] + row["ours http"]) / row["client"] for row in rows
+    )
     ok = ratio["http"] <= TARGET
-    print(f"daemon CPU per step, {opts.sessions} sessions x {TOOL_STEPS} tool steps a kind, "
-          f"{opts.concurrency} at once, median of {opts.rounds} rounds:")
+    print(
+        f"daemon CPU per step, {opts.sessions} sessions x {TOOL_STEPS} tool steps a kind, "
+        f"{opts.concurrency} at once, median of {opts.rounds} rounds:"
+    )
     print(f"  client tool step              {ms['client']:6.2f} ms")
-    print(f"  daemon tool step, HTTP        {ms['http']:6.2f} ms   {ratio['http']:5.2f}x   "
-          f"target <= {TARGET}x: {'met' if ok else 'NOT met'}")
-    print(f"  daemon tool step, stdio       {ms['stdio']:6.2f} ms   {ratio['stdio']:5.2f}x   "
-          f"target <= {TARGET}x: {'met' if ratio['stdio'] <= TARGET else 'NOT met'}")
+    print(
+        f"  daemon tool step, HTTP        {ms['http']:6.2f} ms   {ratio['http']:5.2f}x   "
+        f"target <= {TARGET}x: {'met' if ok else 'NOT met'}"
+    )
+    print(
+        f"  daemon tool step, stdio       {ms['stdio']:6.2f} ms   {ratio['stdio']:5.2f}x   "
+        f"target <= {TARGET}x: {'met' if ratio['stdio'] <= TARGET else 'NOT met'}"
+    )
     sub = statistics.median(row["sub-stdio"] / row["stdio"] for row in rows)
-    print(f"  sub-agent's daemon tool step, stdio {ms['sub-stdio']:6.2f} ms   {sub:5.2f}x the lead's stdio step "
-          f"(per model step of the session: its {TOOL_STEPS + 1} and the lead's 2)")
-    print(f"ceiling, in-process without the daemon: this process's CPU per call, {opts.calls} calls "
-          f"each, median of {opts.rounds} rounds:")
+    print(
+        f"  sub-agent's daemon tool step, stdio {ms['sub-stdio']:6.2f} ms   {sub:5.2f}x the "
+        "lead's stdio step "
+        f"(per model step of the session: its {TOOL_STEPS + 1} and the lead's 2)"
+    )
+    print(
+        f"ceiling, in-process without the daemon: this process's CPU per call, {opts.calls} calls "
+        f"each, median of {opts.rounds} rounds:"
+    )
     print(f"  SDK call_tool, HTTP           {ms['sdk http']:6.2f} ms")
     print(f"  SDK call_tool, stdio          {ms['sdk stdio']:6.2f} ms")
-    wrap = {t: statistics.median(row[f"ours {t}"] / row[f"sdk {t}"] for row in rows) for t in ("http", "stdio")}
-    print(f"  McpServers.call, HTTP         {ms['ours http']:6.2f} ms   {wrap['http']:5.2f}x the SDK's call (the daemon's wrapper)")
+    wrap = {
+        t: statistics.median(row[f"ours {t}"] / row[f"sdk {t}"] for row in rows)
+        for t in ("http", "stdio")
+    }
+    print(
+        f"  McpServers.call, HTTP         {ms['ours http']:6.2f} ms   {wrap['http']:5.2f}x the "
+        "SDK's call (the daemon's wrapper)"
+    )
     print(f"  McpServers.call, stdio        {ms['ours stdio']:6.2f} ms   {wrap['stdio']:5.2f}x")
-    print(f"  floor of an HTTP daemon tool step (stdio step - wrapper's stdio call + wrapper's HTTP call): "
-          f"{floor:.2f}x a client tool step")
+    print(
+        "  floor of an HTTP daemon tool step (stdio step - wrapper's stdio call + wrapper's HTTP "
+        "call): "
+        f"{floor:.2f}x a client tool step"
+    )
     for transport, shares in where.items():
-        print(f"where an SDK call_tool's CPU goes over {transport} (cProfile self time, {opts.calls} calls): "
-              + ", ".join(f"{k} {v:.0%}" for k, v in shares.items() if v >= 0.02))
+        print(
+            f"where an SDK call_tool's CPU goes over {transport} (cProfile self time, "
+            f"{opts.calls} calls): "
+            + ", ".join(f"{k} {v:.0%}" for k, v in shares.items() if v >= 0.02)
+        )
     return 0 if ok else 1
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--sessions", type=int, default=24)
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--calls", type=int, default=300, help="calls of each ceiling measure a round")
-    p.add_argument("--where", action="store_true",
-                   help="also profile the SDK's call_tool in-process: its CPU by package")
+    p.add_argument(
+        "--where",
+        action="store_true",
+        help="also profile the SDK's call_tool in-process: its CPU by package",
+    )
     p.add_argument("--quick", action="store_true", help="2 rounds of 6 sessions, 100 ceiling calls")
     opts = p.parse_args()
     if opts.quick:

@@ -98,15 +98,19 @@ async def main_async(opts: argparse.Namespace) -> int:
         finally:
             if server is not None:
                 server.remove()
-    print(f"\nPostgreSQL lease burst: {opts.leases} leases taken at once, then released "
-          f"(median of {opts.rounds} rounds, fsync on)\n")
+    print(
+        f"\nPostgreSQL lease burst: {opts.leases} leases taken at once, then released "
+        f"(median of {opts.rounds} rounds, fsync on)\n"
+    )
     print(f"{'writes':<22} {'take s':>7} {'takes/s':>8} {'tx':>6} {'release s':>9} {'tx':>6}")
     for batched, label in ((False, "one commit a lease"), (True, "group-committed")):
         take_s = statistics.median(r[0] for r in got[batched])
         release_s = statistics.median(r[2] for r in got[batched])
-        print(f"{label:<22} {take_s:>7.2f} {opts.leases / take_s:>8.0f} "
-              f"{statistics.median(r[1] for r in got[batched]):>6.0f} {release_s:>9.2f} "
-              f"{statistics.median(r[3] for r in got[batched]):>6.0f}")
+        print(
+            f"{label:<22} {take_s:>7.2f} {opts.leases / take_s:>8.0f} "
+            f"{statistics.median(r[1] for r in got[batched]):>6.0f} {release_s:>9.2f} "
+            f"{statistics.median(r[3] for r in got[batched]):>6.0f}"
+        )
     ratio = statistics.median(r[0] for r in got[False]) / statistics.median(r[0] for r in got[True])
     print(f"\ngroup-committed takes: {ratio:.1f}x the rate of one commit a lease")
     return 0
@@ -116,7 +120,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leases", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--postgres-url", default="", help="a server to use (default: a throw-away one)")
+    parser.add_argument(
+        "--postgres-url", default="", help="a server to use (default: a throw-away one)"
+    )
     return asyncio.run(main_async(parser.parse_args()))
 
 

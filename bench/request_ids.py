@@ -40,8 +40,12 @@ URLS = {"sqlite": "sqlite:///{d}/x.db", "lmdb": "lmdb://{d}/l"}
 
 def record(i: int) -> AppliedRequest:
     """A request record of an ended run (the larger kind, ~400 bytes)."""
-    end = RunEnd(10 * i + 9, time.time(), FinishReason.STOP, Status.FINISHED, 7, Usage(), "", 40, 30)
-    return AppliedRequest(str(uuid.uuid4()), f"{i:032x}", "run_" + uuid.uuid4().hex, 10 * i + 1, end)
+    end = RunEnd(
+        10 * i + 9, time.time(), FinishReason.STOP, Status.FINISHED, 7, Usage(), "", 40, 30
+    )
+    return AppliedRequest(
+        str(uuid.uuid4()), f"{i:032x}", "run_" + uuid.uuid4().hex, 10 * i + 1, end
+    )
 
 
 async def cell(url: str, n: int) -> tuple[float, float, int]:
@@ -51,11 +55,15 @@ async def cell(url: str, n: int) -> tuple[float, float, int]:
         store = store_from_url(url.format(d=d))
         await store.open()
         cp = replace(rich_checkpoint("s"), run_requests=[])
-        await store.save(copy.deepcopy(cp), stored_messages=0, requests=[record(i) for i in range(n)])
+        await store.save(
+            copy.deepcopy(cp), stored_messages=0, requests=[record(i) for i in range(n)]
+        )
         times: dict[bool, list[float]] = {False: [], True: []}
         for k in range(2 * SAVES):
             applies = k % 2 == 1  # interleaved, so both meet the disk at the same moments
-            cp = replace(cp, version=cp.version + 1, messages=[*cp.messages, Message(Role.USER, f"turn {k}")])
+            cp = replace(
+                cp, version=cp.version + 1, messages=[*cp.messages, Message(Role.USER, f"turn {k}")]
+            )
             records = [record(n + k)] if applies else []
             t = time.perf_counter()
             await store.save(cp, stored_messages=len(cp.messages) - 1, requests=records)
@@ -63,8 +71,10 @@ async def cell(url: str, n: int) -> tuple[float, float, int]:
         kept = len(await store.requests("s"))
         assert kept == min(1000, n + SAVES), kept
         await store.close()
-        return statistics.median(times[False]) * 1000, statistics.median(times[True]) * 1000, len(
-            codec.encode_header(cp)
+        return (
+            statistics.median(times[False]) * 1000,
+            statistics.median(times[True]) * 1000,
+            len(codec.encode_header(cp)),
         )
     finally:
         shutil.rmtree(d, ignore_errors=True)

@@ -73,7 +73,9 @@ def postgres_database(name: str) -> str:
 
     url = os.environ.get("LUOSHOD_TEST_POSTGRES_URL", "")
     if not url:
-        raise SystemExit("--stores postgres needs LUOSHOD_TEST_POSTGRES_URL (tests/postgres_server.py run)")
+        raise SystemExit(
+            "--stores postgres needs LUOSHOD_TEST_POSTGRES_URL (tests/postgres_server.py run)"
+        )
     name = "slow_" + name.replace("-", "_")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name}")
@@ -221,7 +223,11 @@ def rpc_codes(port: int) -> str:
     """The daemon's RPCs by method and code (``--show-rpcs``)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as reply:
         lines = reply.read().decode().splitlines()
-    return "\n".join(f"  {l}" for l in lines if l.startswith(("luoshod_grpc_server_handled_total", "luoshod_runs_total")))
+    return "\n".join(
+        f"  {line}"
+        for line in lines
+        if line.startswith(("luoshod_grpc_server_handled_total", "luoshod_runs_total"))
+    )
 
 
 @dataclass
@@ -271,10 +277,20 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         "--gc-tuning" if cell.gc == "tuned" else "--no-gc-tuning",
     ]  # fmt: skip
     if cell.store == "null":  # the same messages with no engine or store: gRPC's own share
-        argv = [PYTHON, *profile, str(Path(__file__).parent / "null_server.py"), "--port", str(port)]
+        argv = [
+            PYTHON,
+            *profile,
+            str(Path(__file__).parent / "null_server.py"),
+            "--port",
+            str(port),
+        ]
     probe_env = gc_probe_env(tmp) if opts.gc_probe else {}
     server = ServerProcess(
-        f"daemon {cell.store}", argv, port, tmp / f"{cell.store}-{cell.runs}.log", env=probe_env or None
+        f"daemon {cell.store}",
+        argv,
+        port,
+        tmp / f"{cell.store}-{cell.runs}.log",
+        env=probe_env or None,
     )
     try:
         await server.start(timeout=60)
@@ -296,11 +312,25 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
             workers.append(
                 subprocess.Popen(
                     [
-                        PYTHON, __file__, "--worker", "--address", server.address,
-                        "--sessions", str(share), "--prefix", f"s{uuid.uuid4().hex[:6]}-w{k}",
-                        "--turns", str(cell.turns), "--model-ms", str(cell.model_ms),
-                        "--tool-ms", str(cell.tool_ms), "--start-at", repr(start_at),
-                        "--out", str(tmp / f"worker-{k}.json"),
+                        PYTHON,
+                        __file__,
+                        "--worker",
+                        "--address",
+                        server.address,
+                        "--sessions",
+                        str(share),
+                        "--prefix",
+                        f"s{uuid.uuid4().hex[:6]}-w{k}",
+                        "--turns",
+                        str(cell.turns),
+                        "--model-ms",
+                        str(cell.model_ms),
+                        "--tool-ms",
+                        str(cell.tool_ms),
+                        "--start-at",
+                        repr(start_at),
+                        "--out",
+                        str(tmp / f"worker-{k}.json"),
                     ],  # fmt: skip
                 )
             )
@@ -311,7 +341,10 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
         sample_at = cell.model_ms / 2000
         while any(w.poll() is None for w in workers):
             await asyncio.sleep(0.25)
-            if time.perf_counter() - t0 >= sample_at and (rss := server.rss_mb()) > cell.waiting_rss_mb:
+            if (
+                time.perf_counter() - t0 >= sample_at
+                and (rss := server.rss_mb()) > cell.waiting_rss_mb
+            ):
                 cell.waiting_rss_mb = rss
                 cell.waiting_anon_mb = proc_status_kb(server.pid, "RssAnon") / 1024
         cell.wall_s = time.perf_counter() - t0
@@ -356,10 +389,15 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
     )
     print("  extra p50/p99: a step's latency beyond the model's and the tool's delays")
     print("  KB/run: daemon RSS while all runs wait, above the idle daemon, per run")
-    print("  anon: the same for its anonymous memory alone (RssAnon), without the store's mapped file pages")
+    print(
+        "  anon: the same for its anonymous memory alone (RssAnon), without the store's mapped "
+        "file pages"
+    )
     print("  saves/s, lease w/s: checkpoint saves and lease-renewal writes a second")
-    print("  gc: the daemon's collector (tuned: luoshod serve's; python: --no-gc-tuning); "
-          "gc CPU: the share of its CPU in collections (--gc-probe)")
+    print(
+        "  gc: the daemon's collector (tuned: luoshod serve's; python: --no-gc-tuning); "
+        "gc CPU: the share of its CPU in collections (--gc-probe)"
+    )
     print()
     head = (
         f"{'store':<7} {'gc':<6} {'runs':>6} {'turns':>5} {'model':>6} {'tool':>6} {'ok':>6} "
@@ -380,17 +418,22 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
         per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
         anon = (c.waiting_anon_mb - c.idle_anon_mb) * 1024 / c.runs
         errors = ", ".join(f"{k} x{v}" for k, v in sorted(c.errors.items())) or "none"
-        gc_share = f"{c.gc_s / c.cpu_s * 100:>5.1f}%" if c.cpu_s and c.gc_s == c.gc_s else f"{'-':>6}"
+        gc_share = (
+            f"{c.gc_s / c.cpu_s * 100:>5.1f}%" if c.cpu_s and c.gc_s == c.gc_s else f"{'-':>6}"
+        )
         print(
             f"{c.store:<7} {c.gc:<6} {c.runs:>6} {c.turns:>5} {c.model_ms:>4}ms {c.tool_ms:>4}ms "
             f"{len(c.walls):>6} {ratio:>9.2f}x {percentile(extra, 50) * 1000:>9.0f} "
-            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs {c.idle_rss_mb:>7.1f} "
+            f"{percentile(extra, 99) * 1000:>7.0f} {cpu:>6.0f}µs {client:>5.0f}µs "
+            f"{c.idle_rss_mb:>7.1f} "
             f"{per_run:>6.1f} {anon:>5.1f} {c.peak_rss_mb:>7.1f} {c.saves / c.wall_s:>7.0f} "
             f"{c.lease_renew / c.wall_s:>9.2f} {gc_share}  {errors}"
         )
     print()
     for c in cells:
-        fast = next((f for f in cells if f.fast and (f.store, f.gc) == (c.store, c.gc) and f.steps), None)
+        fast = next(
+            (f for f in cells if f.fast and (f.store, f.gc) == (c.store, c.gc) and f.steps), None
+        )
         if c.fast or fast is None or not c.steps:
             continue
         ratio = (c.cpu_s / c.steps) / (fast.cpu_s / fast.steps)
@@ -405,7 +448,10 @@ def report(cells: list[Cell], opts: argparse.Namespace) -> None:
             continue
         if c.runs >= 2000 and c.model_ms >= 1000 and not c.tool_ms:
             ratio = max(c.walls) / c.ideal_s
-            print(f"{c.store} {c.runs} runs, gc {c.gc}: wall {ratio:.2f}x ideal (target <= 1.3x at 2,000)")
+            print(
+                f"{c.store} {c.runs} runs, gc {c.gc}: wall {ratio:.2f}x ideal (target <= 1.3x at "
+                "2,000)"
+            )
         if c.runs >= 10000:
             per_run = (c.waiting_rss_mb - c.idle_rss_mb) * 1024 / c.runs
             print(
@@ -469,12 +515,14 @@ def main() -> int:
         "--max-loop-lag-ms", type=int, default=0, help="the daemon's lag gate (0: off)"
     )
     parser.add_argument(
-        "--gc", default="tuned",
+        "--gc",
+        default="tuned",
         help="the daemon's garbage collector, comma-separated, each cell run with each: "
         "tuned (luoshod serve's default), python (--no-gc-tuning: Python's defaults)",
     )
     parser.add_argument(
-        "--gc-probe", action="store_true",
+        "--gc-probe",
+        action="store_true",
         help="time the daemon's collections (gc.callbacks in the daemon, via a sitecustomize)",
     )
     parser.add_argument("--profile", help="write the daemon's cProfile stats to this file")

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import PYTHON, ROOT, ServerFailed, ServerProcess, free_port, percentile
+
 from luosho.client import AsyncClient, LuoshoError
 from luosho.v1 import agent_pb2
 
@@ -182,7 +183,10 @@ async def run_sessions(
 async def bench_target(target: Target, plan: list[tuple[int, int]], tmp: Path) -> list[Cell]:
     cells = [Cell(target.name, c, n) for c, n in plan]
     server = ServerProcess(
-        target.name, target.argv(port := free_port(), tmp), port, tmp / f"{target.name.split(':')[0]}.log"
+        target.name,
+        target.argv(port := free_port(), tmp),
+        port,
+        tmp / f"{target.name.split(':')[0]}.log",
     )
     try:
         await server.start()

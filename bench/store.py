@@ -51,6 +51,7 @@ from luoshod_lmdb.layout import PAGE_HEADER
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 from postgres_server import PostgresServer  # noqa: E402
+
 KiB = 1024
 THROUGHPUT_TARGET = 5.0  # x the raw fsync rate, with 64 sessions
 BYTES_TARGET = 1.5  # x the raw transcript, at 500 turns

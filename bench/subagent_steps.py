@@ -53,6 +53,7 @@ from typing import Any
 
 from _common import PYTHON, ServerProcess, free_port
 from _common import run_sessions as common_run_sessions
+
 from luosho.client import AsyncClient
 from luosho.v1 import agent_pb2
 
@@ -72,7 +73,9 @@ def worker_script() -> list[dict[str, Any]]:
 
 def worker_agent(model: str) -> agent_pb2.AgentSpec:
     return agent_pb2.AgentSpec(
-        model=model, max_steps=TOOL_STEPS + 5, model_settings_json=json.dumps({"script": worker_script()}),
+        model=model,
+        max_steps=TOOL_STEPS + 5,
+        model_settings_json=json.dumps({"script": worker_script()}),
         tools=[agent_pb2.ToolSpec(name="work", input_schema_json='{"type":"object"}')],
     )
 
@@ -94,7 +97,9 @@ def delegating_agent(tasks: int, *, scripts_dir: Path | None = None) -> agent_pb
         (scripts_dir / "lead.json").write_text(json.dumps(lead_script(tasks)))
         (scripts_dir / "worker.json").write_text(json.dumps(worker_script()))
         worker.model_settings_json, settings = "", ""
-    spec = agent_pb2.AgentSpec(model="scripted:lead", max_steps=tasks + 5, model_settings_json=settings)
+    spec = agent_pb2.AgentSpec(
+        model="scripted:lead", max_steps=tasks + 5, model_settings_json=settings
+    )
     spec.subagents.add(name="worker", description="does the work", agent=worker)
     return spec
 
@@ -106,7 +111,9 @@ async def work(args: dict[str, Any]) -> dict[str, Any]:
     return {"ok": args.get("i")}
 
 
-async def run_sessions(address: str, agent: agent_pb2.AgentSpec, sessions: int, concurrency: int) -> int:
+async def run_sessions(
+    address: str, agent: agent_pb2.AgentSpec, sessions: int, concurrency: int
+) -> int:
     """Run ``sessions`` sessions of ``agent``; the model steps they made."""
     return await common_run_sessions(address, agent, sessions, concurrency, {"work": work})
 
@@ -122,9 +129,21 @@ def daemon(tmp: Path, name: str, *extra: str, store: str = "sqlite") -> ServerPr
     port = free_port()
     return ServerProcess(
         name,
-        [PYTHON, "-m", "luoshod", "serve", "--listen", f"127.0.0.1:{port}",
-         "--store", STORES[store](tmp, name), "--log-level", "WARNING", *extra],
-        port, tmp / f"{name}.log",
+        [
+            PYTHON,
+            "-m",
+            "luoshod",
+            "serve",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--store",
+            STORES[store](tmp, name),
+            "--log-level",
+            "WARNING",
+            *extra,
+        ],
+        port,
+        tmp / f"{name}.log",
     )
 
 
@@ -137,13 +156,18 @@ async def cpu_rounds(opts: argparse.Namespace, tmp: Path) -> list[dict[str, floa
         rows = []
         for r in range(opts.rounds):
             per_step: dict[str, float] = {}
-            for kind in KINDS[r % 2:] + KINDS[:r % 2]:
+            for kind in KINDS[r % 2 :] + KINDS[: r % 2]:
                 cpu = server.cpu_seconds()
-                steps = await run_sessions(server.address, AGENTS[kind], opts.sessions, opts.concurrency)
+                steps = await run_sessions(
+                    server.address, AGENTS[kind], opts.sessions, opts.concurrency
+                )
                 per_step[kind] = (server.cpu_seconds() - cpu) / steps
             rows.append(per_step)
-            print("  round %d: " % (r + 1) + ", ".join(f"{k} {v * 1e3:.2f} ms CPU/step" for k, v in per_step.items()),
-                  file=sys.stderr)
+            print(
+                f"  round {r + 1}: "
+                + ", ".join(f"{k} {v * 1e3:.2f} ms CPU/step" for k, v in per_step.items()),
+                file=sys.stderr,
+            )
         return rows
     finally:
         await server.stop()
@@ -154,8 +178,13 @@ async def cpu_rounds(opts: argparse.Namespace, tmp: Path) -> list[dict[str, floa
 PARTS = {
     "sqlite": {
         "message log": ("messages", "sqlite_autoindex_messages_1", "logs", "logs_by_session"),
-        "checkpoint headers": ("sessions", "sessions_by_status", "sqlite_autoindex_sessions_1",
-                               "history", "history_by_session"),
+        "checkpoint headers": (
+            "sessions",
+            "sessions_by_status",
+            "sqlite_autoindex_sessions_1",
+            "history",
+            "history_by_session",
+        ),
         "event log": ("events", "events_by_session", "event_logs", "sqlite_autoindex_event_logs_1"),
     },
     "lmdb": {
@@ -176,7 +205,9 @@ def sqlite_parts(path: Path) -> tuple[int, dict[str, int]]:
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
         free = conn.execute("PRAGMA freelist_count").fetchone()[0] * page_size
     conn.close()
-    parts = {part: sum(sizes.pop(name, 0) for name in names) for part, names in PARTS["sqlite"].items()}
+    parts = {
+        part: sum(sizes.pop(name, 0) for name in names) for part, names in PARTS["sqlite"].items()
+    }
     parts[FREE] = free
     parts[OTHER] = disk - sum(parts.values())
     return disk, parts
@@ -204,7 +235,9 @@ def lmdb_parts(path: Path) -> tuple[int, dict[str, int]]:
         used["meta pages"] = 2
     finally:
         env.close()
-    parts = {part: page * sum(used.pop(n, 0) for n in names_) for part, names_ in PARTS["lmdb"].items()}
+    parts = {
+        part: page * sum(used.pop(n, 0) for n in names_) for part, names_ in PARTS["lmdb"].items()
+    }
     parts[OTHER] = page * sum(used.values())
     parts[FREE] = disk - sum(parts.values())
     return disk, parts
@@ -239,11 +272,22 @@ async def run_many_tasks(tmp: Path, tasks: int, store: str, session_id: str) -> 
             async for event in run:
                 if event.type == "model.turn":  # every assistant turn, lead's and sub-agents'
                     m = event.model_turn.message
-                    raw += len(json.dumps({"content": m.content, "tool_calls": [
-                        {"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in m.tool_calls]}))
+                    raw += len(
+                        json.dumps(
+                            {
+                                "content": m.content,
+                                "tool_calls": [
+                                    {"id": c.id, "name": c.name, "arguments": c.arguments_json}
+                                    for c in m.tool_calls
+                                ],
+                            }
+                        )
+                    )
                 elif event.type == "tool.result":
                     r = event.tool_result
-                    raw += len(json.dumps({"tool_call_id": r.tool_call_id, "content": r.result_json}))
+                    raw += len(
+                        json.dumps({"tool_call_id": r.tool_call_id, "content": r.result_json})
+                    )
             if run.result is None or run.result.finish_reason != "stop":
                 raise RuntimeError(f"the session {session_id} did not finish")
             # The sub-agents' prompts and instructions-free system parts: one user turn each.
@@ -282,21 +326,33 @@ def print_bytes(store: str, tasks: int, m: Measured) -> bool:
     raw = m.raw
     first, second = f_disk - e_disk, s_disk - f_disk
     ok = second <= BYTES_TARGET * raw
-    print(f"bytes on disk of a session of {tasks} tasks x {TOOL_STEPS} steps ({store}, store closed), "
-          f"raw transcript {raw / 1e3:.1f} kB:")
+    print(
+        f"bytes on disk of a session of {tasks} tasks x {TOOL_STEPS} steps ({store}, store "
+        "closed), "
+        f"raw transcript {raw / 1e3:.1f} kB:"
+    )
     print(f"  {'':<30} {'first session':>19}   {'second session':>19}")
     print(f"  {'':<30} {'(files - empty)':>19}   {'(files - first)':>19}")
 
     def row(name: str, a: int, b: int, note: str = "") -> None:
-        print(f"  {name:<30} {a / 1e3:7.1f} kB {a / raw:5.2f}x   {b / 1e3:7.1f} kB {b / raw:5.2f}x{note}")
+        print(
+            f"  {name:<30} {a / 1e3:7.1f} kB {a / raw:5.2f}x   {b / 1e3:7.1f} kB "
+            f"{b / raw:5.2f}x{note}"
+        )
 
     row("the session", first, second, f"   target <= {BYTES_TARGET}x: {'met' if ok else 'NOT met'}")
     for part in s_parts:
         row("  " + part, f_parts[part] - e_parts[part], s_parts[part] - f_parts[part])
-    row("the session but its event log",
+    row(
+        "the session but its event log",
         first - (f_parts["event log"] - e_parts["event log"]),
-        second - (s_parts["event log"] - f_parts["event log"]), "   (not the target)")
-    print(f"  {'the empty store':<30} {e_disk / 1e3:7.1f} kB          (its tables and indexes, a page each)")
+        second - (s_parts["event log"] - f_parts["event log"]),
+        "   (not the target)",
+    )
+    print(
+        f"  {'the empty store':<30} {e_disk / 1e3:7.1f} kB          (its tables and indexes, a "
+        "page each)"
+    )
     print(f"  {'the whole file, two sessions':<30} {s_disk / 1e3:7.1f} kB")
     return ok
 
@@ -311,11 +367,16 @@ async def main_async(opts: argparse.Namespace) -> int:
         ms = {k: statistics.median(row[k] for row in rows) * 1e3 for k in KINDS}
         ratio = statistics.median(row["subagent"] / row["lead"] for row in rows)
         cpu_ok = ratio <= CPU_TARGET
-        print(f"daemon CPU per model step (sqlite), {opts.sessions} sessions x {TOOL_STEPS} tool steps a kind, "
-              f"{opts.concurrency} at once, median of {opts.rounds} rounds:")
+        print(
+            f"daemon CPU per model step (sqlite), {opts.sessions} sessions x {TOOL_STEPS} tool "
+            "steps a kind, "
+            f"{opts.concurrency} at once, median of {opts.rounds} rounds:"
+        )
         print(f"  lead step                     {ms['lead']:6.2f} ms")
-        print(f"  sub-agent session step        {ms['subagent']:6.2f} ms   {ratio:5.2f}x   "
-              f"target <= {CPU_TARGET}x: {'met' if cpu_ok else 'NOT met'}")
+        print(
+            f"  sub-agent session step        {ms['subagent']:6.2f} ms   {ratio:5.2f}x   "
+            f"target <= {CPU_TARGET}x: {'met' if cpu_ok else 'NOT met'}"
+        )
     bytes_ok = True
     for store, m in measured.items():
         bytes_ok = print_bytes(store, opts.tasks, m) and bytes_ok
@@ -323,13 +384,19 @@ async def main_async(opts: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--sessions", type=int, default=16)
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--tasks", type=int, default=TASKS)
-    p.add_argument("--stores", type=lambda v: v.split(","), default=list(STORES),
-                   help="the stores whose bytes are measured (default: sqlite,lmdb)")
+    p.add_argument(
+        "--stores",
+        type=lambda v: v.split(","),
+        default=list(STORES),
+        help="the stores whose bytes are measured (default: sqlite,lmdb)",
+    )
     p.add_argument("--quick", action="store_true", help="2 rounds of 4 sessions, 10 tasks")
     opts = p.parse_args()
     if opts.quick:

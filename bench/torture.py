@@ -40,13 +40,29 @@ def torture(store: str, work: Path, *args: str) -> tuple[float, dict]:
     report = work / "report.json"
     start = time.perf_counter()
     done = subprocess.run(
-        [PYTHON, "-m", "luoshod", "torture", "--store", store, "--quiet", "--report", str(report),
-         "--work-dir", str(work / "work"), *args],
-        capture_output=True, text=True,
+        [
+            PYTHON,
+            "-m",
+            "luoshod",
+            "torture",
+            "--store",
+            store,
+            "--quiet",
+            "--report",
+            str(report),
+            "--work-dir",
+            str(work / "work"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0 or not report.exists():
-        raise RuntimeError(f"torture on {store}: exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        raise RuntimeError(
+            f"torture on {store}: exit "
+            f"{done.returncode}\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
     return elapsed, json.loads(report.read_text())
 
 
@@ -60,39 +76,83 @@ def side_by_side(cycles: int, rounds: int, root: Path) -> None:
                 work.mkdir(parents=True)
                 url = f"{driver}:///{work}/store"
                 rows.setdefault((driver, mode), []).append(
-                    torture(url, work, "--cycles", str(cycles), "--seed", str(14 + r), *extra))
-    print(f"luoshod torture, {cycles} cycles a run, {rounds} round(s) interleaved; medians of the rounds")
-    print(f"{'driver':<7} {'daemons started by':<12} {'s/cycle':>8} {'listen s':>9} {'runs s':>7} {'checks s':>9} {'vs cold':>8}")
+                    torture(url, work, "--cycles", str(cycles), "--seed", str(14 + r), *extra)
+                )
+    print(
+        f"luoshod torture, {cycles} cycles a run, {rounds} round(s) interleaved; medians of the "
+        "rounds"
+    )
+    print(
+        f"{'driver':<7} {'daemons started by':<12} {'s/cycle':>8} {'listen s':>9} {'runs s':>7} "
+        f"{'checks s':>9} {'vs cold':>8}"
+    )
     for driver in ("sqlite", "lmdb"):
         cold = statistics.median(w / cycles for w, _ in rows[(driver, "cold start")])
         for mode in modes:
             got = rows[(driver, mode)]
             per = statistics.median(w / cycles for w, _ in got)
             spent = [r["seconds_spent"] for _, r in got]
+
             def phase(name: str, spent: list[dict] = spent) -> float:
                 return statistics.median(s.get(name, 0.0) for s in spent)
-            print(f"{driver:<7} {mode:<12} {per:>8.3f} {phase('waiting for daemons to listen'):>9.1f} "
-                  f"{phase('running sessions until the kill'):>7.1f} {phase('checking the store'):>9.1f} "
-                  f"{per / cold:>7.2f}x")
-            assert all(not r["violations"] for _, r in got), "a violation: see the reports under " + str(root)
+
+            print(
+                f"{driver:<7} {mode:<12} {per:>8.3f} "
+                f"{phase('waiting for daemons to listen'):>9.1f} "
+                f"{phase('running sessions until the kill'):>7.1f} "
+                f"{phase('checking the store'):>9.1f} "
+                f"{per / cold:>7.2f}x"
+            )
+            assert all(not r["violations"] for _, r in got), (
+                "a violation: see the reports under " + str(root)
+            )
 
 
 def ci_run(root: Path) -> int:
     pg = os.environ.get("LUOSHOD_TEST_POSTGRES_URL", "")
     if not pg:
-        print("--ci: LUOSHOD_TEST_POSTGRES_URL is not set (run under tests/postgres_server.py run --)")
+        print(
+            "--ci: LUOSHOD_TEST_POSTGRES_URL is not set (run under tests/postgres_server.py run --)"
+        )
         return 1
-    stores = {"sqlite": f"sqlite:///{root}/ci-sqlite/t.db", "lmdb": f"lmdb:///{root}/ci-lmdb/t.lmdb", "postgresql": pg}
+    stores = {
+        "sqlite": f"sqlite:///{root}/ci-sqlite/t.db",
+        "lmdb": f"lmdb:///{root}/ci-lmdb/t.lmdb",
+        "postgresql": pg,
+    }
     start = time.perf_counter()
     procs = {}
     for name, cycles in CI_RUN.items():
         work = root / f"ci-{name}"
         work.mkdir(parents=True, exist_ok=True)
         daemons = "2" if name == "postgresql" else "1"
-        procs[name] = (subprocess.Popen(
-            [PYTHON, "-m", "luoshod", "torture", "--store", stores[name], "--cycles", str(cycles), "--seed", "14",
-             "--daemons", daemons, "--quiet", "--report", str(work / "report.json"), "--work-dir", str(work / "work")],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), work)
+        procs[name] = (
+            subprocess.Popen(
+                [
+                    PYTHON,
+                    "-m",
+                    "luoshod",
+                    "torture",
+                    "--store",
+                    stores[name],
+                    "--cycles",
+                    str(cycles),
+                    "--seed",
+                    "14",
+                    "--daemons",
+                    daemons,
+                    "--quiet",
+                    "--report",
+                    str(work / "report.json"),
+                    "--work-dir",
+                    str(work / "work"),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            ),
+            work,
+        )
     total, violations = 0, 0
     lines = []
     for name, (proc, work) in procs.items():
@@ -100,11 +160,16 @@ def ci_run(root: Path) -> int:
         r = json.loads((work / "report.json").read_text())
         total += r["cycles"]
         violations += len(r["violations"])
-        lines.append(f"  {name:<10} {r['cycles']:>4} cycles in {r['stats']['seconds']:>4} s, kills {r['kills']}, "
-                     f"{len(r['violations'])} violation(s); {r['seconds_spent']}")
+        lines.append(
+            f"  {name:<10} {r['cycles']:>4} cycles in {r['stats']['seconds']:>4} s, kills "
+            f"{r['kills']}, "
+            f"{len(r['violations'])} violation(s); {r['seconds_spent']}"
+        )
     wall = time.perf_counter() - start
-    print(f"CI run (tests/test_torture.py's configuration, the three at once): {total} cycles, "
-          f"{violations} violation(s), {wall:.0f} s wall")
+    print(
+        f"CI run (tests/test_torture.py's configuration, the three at once): {total} cycles, "
+        f"{violations} violation(s), {wall:.0f} s wall"
+    )
     print("\n".join(lines))
     ok = total >= 300 and violations == 0 and wall < CI_TARGET_S
     print(f"target: >= 300 cycles, 0 violations, < {CI_TARGET_S} s: {'met' if ok else 'MISSED'}")
@@ -115,7 +180,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cycles", type=int, default=20, help="cycles a run (20)")
     ap.add_argument("--rounds", type=int, default=2, help="rounds (2)")
-    ap.add_argument("--ci", action="store_true", help="also the CI configuration (needs PostgreSQL)")
+    ap.add_argument(
+        "--ci", action="store_true", help="also the CI configuration (needs PostgreSQL)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="luoshod-bench-torture-") as tmp:
         side_by_side(args.cycles, args.rounds, Path(tmp))

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from aiohttp import web
+
 from luosho.v1 import agent_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -63,7 +64,9 @@ async def receiver(port: int, arrived: dict[str, float]) -> web.AppRunner:
 async def execute(h: Harness, sid: str, spec: pb.AgentSpec) -> float:
     """The time the caller sees ``run.done``."""
     done = 0.0
-    async for resp in h.stub.Execute(pb.ExecuteRequest(session_id=sid, input=[user("hi")], agent=spec)):
+    async for resp in h.stub.Execute(
+        pb.ExecuteRequest(session_id=sid, input=[user("hi")], agent=spec)
+    ):
         if resp.event.type == "run.done":
             done = time.perf_counter()
     return done
@@ -74,10 +77,15 @@ async def driver(name: str, url: str) -> bool:
     port, arrived = free_port(), {}
     runner = await receiver(port, arrived)
     plain = Daemon(Config(listen=["127.0.0.1:0"], store=url.format(d=dirs[0])))
-    hooked = Daemon(Config(
-        listen=["127.0.0.1:0"], store=url.format(d=dirs[1]), webhook_url=f"http://127.0.0.1:{port}/hook",
-        webhook_secret=Secret("whsec_YmVuY2ggc2VjcmV0IGJlbmNoIHNlY3JldA=="), webhook_events="run.done",
-    ))
+    hooked = Daemon(
+        Config(
+            listen=["127.0.0.1:0"],
+            store=url.format(d=dirs[1]),
+            webhook_url=f"http://127.0.0.1:{port}/hook",
+            webhook_secret=Secret("whsec_YmVuY2ggc2VjcmV0IGJlbmNoIHNlY3JldA=="),
+            webhook_events="run.done",
+        )
+    )
     await plain.start()
     await hooked.start()
     try:

@@ -39,7 +39,9 @@ async def main(target: str = "", session_id: str = "") -> str:
     print(f"session {session_id} on {target}")
     async with AsyncClient(target) as client:
         run = client.execute(
-            session_id, "Plan a day in Lisbon", agent=agent,
+            session_id,
+            "Plan a day in Lisbon",
+            agent=agent,
             tools={"get_weather": get_weather, "convert": convert},
         )
         async for event in run:

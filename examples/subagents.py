@@ -18,7 +18,16 @@ import os
 import sys
 import uuid
 
-from luosho.client import Agent, AsyncClient, LuoshoError, SubAgent, Tool, ToolContext, UnavailableError, subagent_of
+from luosho.client import (
+    Agent,
+    AsyncClient,
+    LuoshoError,
+    SubAgent,
+    Tool,
+    ToolContext,
+    UnavailableError,
+    subagent_of,
+)
 
 researcher = Agent(
     "scripted:researcher",
@@ -50,7 +59,9 @@ async def main(address: str = "", session_id: str = "") -> str:
     session_id = session_id or f"trip-sub-{uuid.uuid4().hex[:6]}"
     print(f"session {session_id} on {address}")
     async with AsyncClient(address) as client:
-        run = client.execute(session_id, "When is the Oceanarium open? Book it.", agent=lead, tools=TOOLS)
+        run = client.execute(
+            session_id, "When is the Oceanarium open? Book it.", agent=lead, tools=TOOLS
+        )
         async for event in run:
             sub = subagent_of(event)
             print(event.seq, event.type, f"[{'/'.join(sub.path)}]" if sub else "")

@@ -38,7 +38,10 @@ from pathlib import Path
 from typing import Any
 
 KINDS = ("openai", "anthropic")
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
 RESERVED_NAMES = frozenset({"scripted"})
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -88,7 +91,9 @@ class Price:
     completion_per_mtok: float = 0.0
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt_per_mtok + completion_tokens * self.completion_per_mtok) / 1e6
+        return (
+            prompt_tokens * self.prompt_per_mtok + completion_tokens * self.completion_per_mtok
+        ) / 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +139,18 @@ def parse(data: Mapping[str, Any], environ: Mapping[str, str]) -> FileConfig:
 
 
 _PROVIDER_KEYS = {
-    "kind", "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "prices",
-    "failure_backoff_base_s", "failure_backoff_max_s", "circuit_failures", "circuit_open_s",
+    "kind",
+    "base_url",
+    "api_key_env",
+    "timeout_s",
+    "max_retries",
+    "backoff_base_s",
+    "backoff_max_s",
+    "prices",
+    "failure_backoff_base_s",
+    "failure_backoff_max_s",
+    "circuit_failures",
+    "circuit_open_s",
 }
 
 
@@ -160,7 +175,9 @@ def _provider(name: str, entry: Any, environ: Mapping[str, str]) -> ProviderConf
     if key_env:
         value = environ.get(key_env, "")
         if not value:
-            raise ConfigFileError(f"{where}.api_key_env: environment variable {key_env} is not set or empty")
+            raise ConfigFileError(
+                f"{where}.api_key_env: environment variable {key_env} is not set or empty"
+            )
         key = Secret(value)
     prices = entry.get("prices", {})
     _table(prices, f"{where}.prices")
@@ -204,10 +221,14 @@ def _known(table: Mapping[str, Any], where: str, keys: set[str]) -> None:
     for key in table:
         if key not in keys:
             prefix = f"{where}." if where else ""
-            raise ConfigFileError(f"{prefix}{_quote(key)}: unknown key (known: {', '.join(sorted(keys))})")
+            raise ConfigFileError(
+                f"{prefix}{_quote(key)}: unknown key (known: {', '.join(sorted(keys))})"
+            )
 
 
-def _number(table: Mapping[str, Any], key: str, where: str, default: float, *, positive: bool = False) -> float:
+def _number(
+    table: Mapping[str, Any], key: str, where: str, default: float, *, positive: bool = False
+) -> float:
     value = table.get(key, default)
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value < 0 or (positive and value == 0):
@@ -222,4 +243,14 @@ def _count(table: Mapping[str, Any], key: str, where: str, default: int) -> int:
     return value
 
 
-__all__ = ["ConfigError", "ConfigFileError", "redact_url", "FileConfig", "Price", "ProviderConfig", "Secret", "load_file", "parse"]
+__all__ = [
+    "ConfigError",
+    "ConfigFileError",
+    "redact_url",
+    "FileConfig",
+    "Price",
+    "ProviderConfig",
+    "Secret",
+    "load_file",
+    "parse",
+]

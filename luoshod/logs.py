@@ -72,7 +72,9 @@ class TextFormatter(logging.Formatter):
         return text
 
 
-def setup(level: str, fmt: str = "text", *, contents: bool = False, stream: TextIO | None = None) -> None:
+def setup(
+    level: str, fmt: str = "text", *, contents: bool = False, stream: TextIO | None = None
+) -> None:
     """Configure the root logger of the ``luoshod`` process (replacing its handlers)."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())

@@ -37,7 +37,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -84,13 +84,19 @@ class Process:
     )
     gc_tuning: bool = setting(
         True,
-        "once started, freeze the start-up objects and collect garbage cycles less often, sized for "
+        "once started, freeze the start-up objects and collect garbage cycles less often, sized "
+        "for "
         "thousands of runs (server/gc_tuning.py); off: Python's defaults",
-        doc="once started, freeze the start-up objects and collect garbage cycles less often, sized for thousands of runs ([Thousands of slow runs](#thousands-of-slow-runs-on-one-daemon)); off: Python's defaults",
+        doc="once started, freeze the start-up objects and collect garbage cycles less often, "
+        "sized for thousands of runs ([Thousands of slow "
+        "runs](#thousands-of-slow-runs-on-one-daemon)); off: Python's defaults",
     )
     providers: dict[str, Any] = setting(
-        factory=dict, help="[providers.NAME] tables (file only)",
-        doc="`[providers.NAME]` tables: [docs/providers.md](docs/providers.md)", kind="tables", flag=False,
+        factory=dict,
+        help="[providers.NAME] tables (file only)",
+        doc="`[providers.NAME]` tables: [docs/providers.md](docs/providers.md)",
+        kind="tables",
+        flag=False,
     )
 
 
@@ -108,7 +114,9 @@ class Spec:
     @property
     def default(self) -> Any:
         f = self.field_info
-        return f.default_factory() if f.default is dataclasses.MISSING else f.default
+        if f.default is dataclasses.MISSING and callable(f.default_factory):
+            return f.default_factory()
+        return f.default
 
     @property
     def env(self) -> str | None:
@@ -125,7 +133,9 @@ class Spec:
 
     @property
     def old_flag(self) -> str | None:
-        return f"--{self.declared.old.replace('_', '-')}" if self.declared.old and self.flag else None
+        return (
+            f"--{self.declared.old.replace('_', '-')}" if self.declared.old and self.flag else None
+        )
 
 
 def _specs() -> tuple[Spec, ...]:
@@ -134,7 +144,11 @@ def _specs() -> tuple[Spec, ...]:
         hints = typing.get_type_hints(owner)
         for f in dataclasses.fields(owner):
             declared: Declared = f.metadata["setting"]
-            specs.append(Spec(declared.name or f.name, f.name if daemon else None, hints[f.name], f, declared))
+            specs.append(
+                Spec(
+                    declared.name or f.name, f.name if daemon else None, hints[f.name], f, declared
+                )
+            )
     return tuple(specs)
 
 
@@ -154,8 +168,11 @@ class SettingsError(ValueError):
 def warn_renamed(old: str, new: str, where: str = "") -> None:
     """The one line a renamed setting's old name costs, for one release."""
     place = f" ({where})" if where else ""
-    print(f"luoshod: warning: {old}{place} is deprecated, use {new}; the old name goes in the next release",
-          file=sys.stderr)
+    print(
+        f"luoshod: warning: {old}{place} is deprecated, use {new}; the old name goes in the next "
+        "release",
+        file=sys.stderr,
+    )
 
 
 def _comma_list(value: Any) -> Any:
@@ -169,7 +186,7 @@ def _octal(value: Any) -> Any:
     if isinstance(value, str):
         text = value.strip().removeprefix("0o")
         if not text or any(c not in "01234567" for c in text):
-            raise ValueError(f"must be an octal file mode such as \"0660\", got {value!r}")
+            raise ValueError(f'must be an octal file mode such as "0660", got {value!r}')
         return int(text, 8)
     return value
 
@@ -192,6 +209,10 @@ class _Checks(BaseSettings):
         env_prefix=ENV_PREFIX, extra="forbid", env_ignore_empty=True, validate_default=True
     )
 
+    if TYPE_CHECKING:
+        # The fields are made from SPECS at import (create_model): to mypy, each is Any.
+        def __getattr__(self, name: str) -> Any: ...
+
     @field_validator("listen", check_fields=False)
     @classmethod
     def _some_listener(cls, value: list[str]) -> list[str]:
@@ -210,7 +231,8 @@ class _Checks(BaseSettings):
     def _scripts_folder(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_dir():
             raise ValueError(
-                f"{value} is not a directory; give the folder that holds the scripted:NAME scripts (NAME.json)"
+                f"{value} is not a directory; give the folder that holds the scripted:NAME "
+                "scripts (NAME.json)"
             )
         return value
 
@@ -249,7 +271,9 @@ class _Checks(BaseSettings):
 
     @model_validator(mode="after")
     def _tls_pairs(self) -> Any:
-        cert, key, ca = (getattr(self, n) for n in ("tls_cert_file", "tls_key_file", "tls_client_ca_file"))
+        cert, key, ca = (
+            getattr(self, n) for n in ("tls_cert_file", "tls_key_file", "tls_client_ca_file")
+        )
         if (cert is None) != (key is None):
             missing = "tls_key_file" if key is None else "tls_cert_file"
             raise ValueError(f"{missing}: tls_cert_file and tls_key_file go together")
@@ -270,33 +294,48 @@ class _Checks(BaseSettings):
         # new ones), then the file.
         assert isinstance(init_settings, InitSettingsSource)
         path = config_path(init_settings.init_kwargs)
-        return init_settings, env_settings, _RenamedEnv(settings_cls), _FileSource(settings_cls, path)
+        return (
+            init_settings,
+            env_settings,
+            _RenamedEnv(settings_cls),
+            _FileSource(settings_cls, path),
+        )
 
 
 def _model_field(spec: Spec) -> tuple[Any, Any]:
     d = spec.declared
     kind_type = _KIND_TYPES.get(d.kind, spec.type)
-    bounds = {k: v for k, v in (("ge", d.ge), ("gt", d.gt), ("le", d.le)) if v is not None}
+    bounds: dict[str, Any] = {
+        k: v for k, v in (("ge", d.ge), ("gt", d.gt), ("le", d.le)) if v is not None
+    }
     f = spec.field_info
     default: dict[str, Any] = (
-        {"default_factory": f.default_factory} if f.default is dataclasses.MISSING else {"default": f.default}
+        {"default_factory": f.default_factory}
+        if f.default is dataclasses.MISSING
+        else {"default": f.default}
     )
     if d.kind == "secrets":
         default = {"default_factory": list}
-    alias = (
-        {"validation_alias": AliasChoices(spec.name, *d.env_also, env_name(spec.name))} if d.env_also else {}
+    alias: dict[str, Any] = (
+        {"validation_alias": AliasChoices(spec.name, *d.env_also, env_name(spec.name))}
+        if d.env_also
+        else {}
     )
     return kind_type, Field(description=d.help, **default, **bounds, **alias)
 
 
 #: Every setting of ``luoshod serve`` as a pydantic-settings model, made from :data:`SPECS`.
-Settings: type[_Checks] = create_model(
-    "Settings",
-    __base__=_Checks,
-    __module__=__name__,
-    __doc__="Every setting of ``luoshod serve`` (:data:`SPECS`). Descriptions are the flags' help.",
-    **{spec.name: _model_field(spec) for spec in SPECS},
-)
+if TYPE_CHECKING:
+    Settings = _Checks  # its fields, made at import, are Any to mypy (_Checks.__getattr__)
+else:
+    Settings = create_model(
+        "Settings",
+        __base__=_Checks,
+        __module__=__name__,
+        __doc__="Every setting of ``luoshod serve`` (:data:`SPECS`). Descriptions are the flags' "
+        "help.",
+        **{spec.name: _model_field(spec) for spec in SPECS},
+    )
 
 
 class _RenamedEnv(PydanticBaseSettingsSource):
@@ -342,11 +381,15 @@ def read_file(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as e:
         raise SettingsError(f"config: {path} is not valid TOML: {e}") from None
     for key in NOT_IN_FILE & data.keys():
-        raise SettingsError(f"{key}: not a key of the file itself (in {path}); use --config or {env_name(key)}")
+        raise SettingsError(
+            f"{key}: not a key of the file itself (in {path}); use --config or {env_name(key)}"
+        )
     for old in RENAMED.keys() & data.keys():
         new = RENAMED[old]
         if new in data:
-            raise SettingsError(f"{old}: the old name of {new}, both set (in file {path}); keep {new}")
+            raise SettingsError(
+                f"{old}: the old name of {new}, both set (in file {path}); keep {new}"
+            )
         warn_renamed(old, new, f"file {path}")
         data[new] = data.pop(old)
     return data
@@ -357,7 +400,11 @@ def _origin(key: str, flags: Mapping[str, Any]) -> str:
     spec = BY_NAME.get(key)
     if key in flags and spec is not None and spec.flag:
         return f"flag {spec.flag}"
-    names = [env_name(key), *(spec.declared.env_also if spec else ()), *([spec.old_env] if spec and spec.old_env else [])]
+    names = [
+        env_name(key),
+        *(spec.declared.env_also if spec else ()),
+        *([spec.old_env] if spec and spec.old_env else []),
+    ]
     for name in names:
         if os.environ.get(name):
             return f"env {name}"
@@ -473,7 +520,10 @@ def _shown_providers(tables: dict[str, Any]) -> dict[str, Any]:
             "backoff_base_s": p.backoff_base_s,
             "backoff_max_s": p.backoff_max_s,
             "prices": {
-                model: {"prompt_per_mtok": pr.prompt_per_mtok, "completion_per_mtok": pr.completion_per_mtok}
+                model: {
+                    "prompt_per_mtok": pr.prompt_per_mtok,
+                    "completion_per_mtok": pr.completion_per_mtok,
+                }
                 for model, pr in p.prices.items()
             },
         }
@@ -498,7 +548,9 @@ class _RenamedFlag(argparse.Action):
         self.new = new
         super().__init__(*args, **kwargs)
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option: str | None = None) -> None:
+    def __call__(
+        self, parser: Any, namespace: argparse.Namespace, values: Any, option: str | None = None
+    ) -> None:
         warn_renamed(str(option), self.new)
         setattr(namespace, self.dest, values)
 
@@ -524,8 +576,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         )
         if spec.old_flag:
             parser.add_argument(
-                spec.old_flag, dest=spec.name, default=argparse.SUPPRESS, help=argparse.SUPPRESS,
-                action=_RenamedFlag, new=spec.flag, metavar=d.metavar,
+                spec.old_flag,
+                dest=spec.name,
+                default=argparse.SUPPRESS,
+                help=argparse.SUPPRESS,
+                action=_RenamedFlag,
+                new=spec.flag,
+                metavar=d.metavar,
             )
 
 
@@ -574,7 +631,11 @@ def _row(spec: Spec) -> str:
     else:
         env = " or ".join(f"`{n}`" for n in (spec.env, *d.env_also)) + listed
     if spec.flag is None:
-        flag = "– (a secret on a command line is visible in `ps`)" if d.kind in ("secret", "secrets") else "–"
+        flag = (
+            "– (a secret on a command line is visible in `ps`)"
+            if d.kind in ("secret", "secrets")
+            else "–"
+        )
     elif _is_switch(spec):
         flag = f"`{spec.flag}` / `--no-{spec.flag[2:]}`"
     elif d.metavar:
@@ -603,11 +664,17 @@ def readme_table(readme: str) -> tuple[int, int]:
 
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m luoshod.settings", description="The settings' reference table, from their declarations."
+        prog="python -m luoshod.settings",
+        description="The settings' reference table, from their declarations.",
     )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--markdown", action="store_true", help="print the markdown table")
-    what.add_argument("--readme", metavar="FILE", type=Path, help="rewrite the table in FILE (docs/reference/settings.md)")
+    what.add_argument(
+        "--readme",
+        metavar="FILE",
+        type=Path,
+        help="rewrite the table in FILE (docs/reference/settings.md)",
+    )
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown_table(), end="")

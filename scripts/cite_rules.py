@@ -28,7 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RULES_PAGE = ROOT / "docs" / "reference" / "rules.md"
 OLD = "SEMANTICS" + ".md"  # spelt apart so that this file cites nothing itself
-MD_CITATION = re.compile(re.escape(OLD) + r"(?P<sep>,?\s+)?(?P<rules>R(?P<first>\d+)(?:\s*[–-]\s*R\d+)?)?")
+MD_CITATION = re.compile(
+    re.escape(OLD) + r"(?P<sep>,?\s+)?(?P<rules>R(?P<first>\d+)(?:\s*[–-]\s*R\d+)?)?"
+)
 SKIP = {"scripts/cite_rules.py"}
 
 
@@ -48,7 +50,9 @@ def other(text: str) -> str:
 
 
 def main() -> int:
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\n")
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     changed = []
     for rel in filter(None, tracked):
         if rel in SKIP:

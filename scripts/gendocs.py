@@ -58,7 +58,7 @@ def relink(text: str, page: str) -> str:
         if url.startswith("#") and url[1:] in ANCHORS:
             target = ANCHORS[url[1:]]
         elif url.startswith("docs/"):
-            target = url[len("docs/"):]
+            target = url[len("docs/") :]
         else:
             return m.group(0)
         depth = page.count("/")
@@ -74,7 +74,8 @@ def settings_page() -> str:
     from luoshod import settings
 
     return (
-        "# Settings\n\n" + GENERATED
+        "# Settings\n\n"
+        + GENERATED
         + "Every setting has one name in three layers: a key of the TOML file (`--config FILE`), a "
         "`LUOSHOD_*` variable and a flag of `luoshod serve`. Flags win, then the environment, then "
         "the file, then the defaults ([Configuration](../guides/configuration.md)).\n\n"
@@ -88,7 +89,11 @@ def settings_page() -> str:
 def _error_classes() -> dict[str, type]:
     from luoshod import errors
 
-    return {n: c for n, c in vars(errors).items() if isinstance(c, type) and issubclass(c, errors.LuoshoError)}
+    return {
+        n: c
+        for n, c in vars(errors).items()
+        if isinstance(c, type) and issubclass(c, errors.LuoshoError)
+    }
 
 
 def raised_reasons() -> dict[str, dict]:
@@ -105,7 +110,13 @@ def raised_reasons() -> dict[str, dict]:
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            name = (
+                f.attr
+                if isinstance(f, ast.Attribute)
+                else f.id
+                if isinstance(f, ast.Name)
+                else None
+            )
             if name not in classes or name == "LuoshoError":
                 continue
             reason = classes[name].reason
@@ -142,21 +153,38 @@ def http_reasons() -> dict[str, tuple[str, str]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 args = node.args
-                if node.func.id == "RpcFailure" and len(args) >= 2 and isinstance(args[0], ast.Attribute) \
-                        and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+                if (
+                    node.func.id == "RpcFailure"
+                    and len(args) >= 2
+                    and isinstance(args[0], ast.Attribute)
+                    and isinstance(args[1], ast.Constant)
+                    and isinstance(args[1].value, str)
+                ):
                     found.setdefault(args[1].value, (args[0].attr, rel))
-                elif node.func.id in HTTP_HELPERS and args and isinstance(args[0], ast.Constant) \
-                        and isinstance(args[0].value, str):
+                elif (
+                    node.func.id in HTTP_HELPERS
+                    and args
+                    and isinstance(args[0], ast.Constant)
+                    and isinstance(args[0].value, str)
+                ):
                     found.setdefault(args[0].value, (HTTP_HELPERS[node.func.id], rel))
-            # code = {404: StatusCode.NOT_FOUND, …}.get(…); reason = {404: "NO_SUCH_ROUTE", …}.get(…)
+            # code = {404: StatusCode.NOT_FOUND, …}.get(…);
+            # reason = {404: "NO_SUCH_ROUTE", …}.get(…)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 tables: dict[str, dict] = {}
                 for a in ast.walk(node):
-                    if (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
-                            and isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Attribute)
-                            and isinstance(a.value.func.value, ast.Dict)):
+                    if (
+                        isinstance(a, ast.Assign)
+                        and len(a.targets) == 1
+                        and isinstance(a.targets[0], ast.Name)
+                        and isinstance(a.value, ast.Call)
+                        and isinstance(a.value.func, ast.Attribute)
+                        and isinstance(a.value.func.value, ast.Dict)
+                    ):
                         d = a.value.func.value
-                        tables[a.targets[0].id] = {ast.unparse(k): v for k, v in zip(d.keys, d.values)}
+                        tables[a.targets[0].id] = {
+                            ast.unparse(k): v for k, v in zip(d.keys, d.values)
+                        }
                 if "reason" in tables and "code" in tables:
                     for key, v in tables["reason"].items():
                         c = tables["code"].get(key)
@@ -170,7 +198,9 @@ def errors_page() -> str:
 
     classes = _error_classes()
     rows = []
-    for reason, e in sorted(raised_reasons().items(), key=lambda kv: (code_for(classes[kv[1]["cls"]]("x")).name, kv[0])):
+    for reason, e in sorted(
+        raised_reasons().items(), key=lambda kv: (code_for(classes[kv[1]["cls"]]("x")).name, kv[0])
+    ):
         code = code_for(classes[e["cls"]]("x")).name
         keys = ", ".join(f"`{k}`" for k in sorted(e["keys"])) or "–"
         where = ", ".join(f"`{w}`" for w in sorted(e["where"])) or "–"
@@ -179,19 +209,23 @@ def errors_page() -> str:
     return (
         "# Errors\n\n" + GENERATED + intro.rstrip() + "\n\n"
         "## Every reason\n\n"
-        "Each reason the daemon raises on purpose, from the raise sites in `luoshod/` and the store "
-        "drivers: its gRPC "
+        "Each reason the daemon raises on purpose, from the raise sites in `luoshod/` and the "
+        "store drivers: its gRPC "
         "code (from `luoshod/server/status.py`'s table), the error class, the metadata keys given "
         "where it is raised, and the packages that raise it.\n\n"
         "| reason | gRPC code | class | metadata | raised in |\n| --- | --- | --- | --- | --- |\n"
-        + "\n".join(rows) + "\n\n"
+        + "\n".join(rows)
+        + "\n\n"
         "## The JSON API's own reasons\n\n"
         "The HTTP listener ([Web console](../guides/console.md)) answers every RPC's errors as "
         "above, and refuses some requests itself before they become an RPC, in the same shape "
-        "(`{\"code\", \"reason\", \"message\", \"metadata\"}`). A query value of the wrong type "
+        '(`{"code", "reason", "message", "metadata"}`). A query value of the wrong type '
         "is `INVALID_<FIELD>`, named after its field.\n\n"
         "| reason | gRPC code | raised in |\n| --- | --- | --- |\n"
-        + "\n".join(f"| `{r}` | {c} | `{m}` |" for r, (c, m) in sorted(http_reasons().items(), key=lambda kv: (kv[1][0], kv[0])))
+        + "\n".join(
+            f"| `{r}` | {c} | `{m}` |"
+            for r, (c, m) in sorted(http_reasons().items(), key=lambda kv: (kv[1][0], kv[0]))
+        )
         + "\n"
     )
 
@@ -199,7 +233,12 @@ def errors_page() -> str:
 # -- metrics -------------------------------------------------------------------------------
 
 _SUFFIX = {"Counter": "_total", "Info": "_info", "Gauge": "", "Histogram": ""}
-_TYPE = {"Counter": "counter", "Info": "gauge (1, labels as info)", "Gauge": "gauge", "Histogram": "histogram"}
+_TYPE = {
+    "Counter": "counter",
+    "Info": "gauge (1, labels as info)",
+    "Gauge": "gauge",
+    "Histogram": "histogram",
+}
 
 
 def declared_metrics() -> list[tuple[str, str, list[str], str, str]]:
@@ -208,17 +247,27 @@ def declared_metrics() -> list[tuple[str, str, list[str], str, str]]:
     for path in sorted((ROOT / "luoshod").rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SUFFIX):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in _SUFFIX
+            ):
                 continue
             args = node.args
-            if len(args) < 2 or not (isinstance(args[0], ast.Constant) and isinstance(args[0].value, str)):
+            if len(args) < 2 or not (
+                isinstance(args[0], ast.Constant) and isinstance(args[0].value, str)
+            ):
                 continue
             try:
                 help_text = ast.literal_eval(args[1])
             except ValueError:
                 continue
             labels: list[str] = []
-            label_node = args[2] if len(args) > 2 else next((k.value for k in node.keywords if k.arg == "labelnames"), None)
+            label_node = (
+                args[2]
+                if len(args) > 2
+                else next((k.value for k in node.keywords if k.arg == "labelnames"), None)
+            )
             if label_node is not None:
                 labels = list(ast.literal_eval(label_node))
             if node.func.id == "Info" and not labels:
@@ -232,8 +281,14 @@ def declared_metrics() -> list[tuple[str, str, list[str], str, str]]:
 def _info_labels(tree: ast.AST, call: ast.Call) -> list[str]:
     """The keys of the dict given to `Info(...).info({...})`."""
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "info"
-                and node.func.value is call and node.args and isinstance(node.args[0], ast.Dict)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "info"
+            and node.func.value is call
+            and node.args
+            and isinstance(node.args[0], ast.Dict)
+        ):
             return [k.value for k in node.args[0].keys if isinstance(k, ast.Constant)]
     return []
 
@@ -244,15 +299,18 @@ def metrics_page() -> str:
         for n, t, labels, h, m in declared_metrics()
     ]
     return (
-        "# Metrics\n\n" + GENERATED
+        "# Metrics\n\n"
+        + GENERATED
         + "`luoshod serve --metrics-listen HOST:PORT` serves these in Prometheus' text format at "
-        "`GET /metrics` ([Metrics, traces and logs](../guides/observability.md) shows them in use). "
+        "`GET /metrics` ([Metrics, traces and logs](../guides/observability.md) shows them in "
+        "use). "
         "A histogram also has its `_bucket`, `_sum` and `_count` series; a counter its `_created`. "
         "Besides, the standard collectors of the Prometheus client export `process_*` (CPU, "
         "memory, open file descriptors, start time) and `python_*` (`python_info`, the garbage "
         "collector's counts).\n\n"
         "| metric | type | labels | help | declared in |\n| --- | --- | --- | --- | --- |\n"
-        + "\n".join(rows) + "\n"
+        + "\n".join(rows)
+        + "\n"
     )
 
 
@@ -280,11 +338,15 @@ def parse_proto(text: str) -> dict:
         if m := re.match(r"(service|message|enum)\s+(\w+)\s*\{", line):
             seen_decl = True
             item = {"kind": m.group(1), "name": m.group(2), "doc": doc, "items": []}
-            out[m.group(1) + "s"].append(item) if not stack else stack[-1]["items"].append(("nested", item))
+            out[m.group(1) + "s"].append(item) if not stack else stack[-1]["items"].append(
+                ("nested", item)
+            )
             stack.append(item)
             continue
         if m := re.match(r"oneof\s+(\w+)\s*\{", line):
-            stack.append({"kind": "oneof", "name": m.group(1), "items": stack[-1]["items"], "doc": doc})
+            stack.append(
+                {"kind": "oneof", "name": m.group(1), "items": stack[-1]["items"], "doc": doc}
+            )
             continue
         if line.startswith("}"):
             if stack:
@@ -296,14 +358,42 @@ def parse_proto(text: str) -> dict:
             continue
         top = stack[-1]
         oneof = top["name"] if top["kind"] == "oneof" else ""
-        if m := re.match(r"rpc\s+(\w+)\s*\(\s*(stream\s+)?(\w+)\s*\)\s*returns\s*\(\s*(stream\s+)?([\w.]+)\s*\)", line):
-            top["items"].append(("rpc", {"name": m.group(1), "req": m.group(3), "resp": m.group(5),
-                                         "stream": bool(m.group(4)), "doc": doc}))
-        elif m := re.match(r"((?:repeated|optional)\s+)?(map<[^>]+>|[\w.]+)\s+(\w+)\s*=\s*(\d+)", line):
-            top["items"].append(("field", {"label": (m.group(1) or "").strip(), "type": m.group(2), "name": m.group(3),
-                                           "number": int(m.group(4)), "doc": doc, "oneof": oneof}))
+        if m := re.match(
+            r"rpc\s+(\w+)\s*\(\s*(stream\s+)?(\w+)\s*\)\s*returns\s*\(\s*(stream\s+)?([\w.]+)\s*\)",
+            line,
+        ):
+            top["items"].append(
+                (
+                    "rpc",
+                    {
+                        "name": m.group(1),
+                        "req": m.group(3),
+                        "resp": m.group(5),
+                        "stream": bool(m.group(4)),
+                        "doc": doc,
+                    },
+                )
+            )
+        elif m := re.match(
+            r"((?:repeated|optional)\s+)?(map<[^>]+>|[\w.]+)\s+(\w+)\s*=\s*(\d+)", line
+        ):
+            top["items"].append(
+                (
+                    "field",
+                    {
+                        "label": (m.group(1) or "").strip(),
+                        "type": m.group(2),
+                        "name": m.group(3),
+                        "number": int(m.group(4)),
+                        "doc": doc,
+                        "oneof": oneof,
+                    },
+                )
+            )
         elif m := re.match(r"(\w+)\s*=\s*(-?\d+)", line):
-            top["items"].append(("value", {"name": m.group(1), "number": int(m.group(2)), "doc": doc}))
+            top["items"].append(
+                ("value", {"name": m.group(1), "number": int(m.group(2)), "doc": doc})
+            )
     return out
 
 
@@ -323,7 +413,10 @@ def _fields_table(fields: list[dict], names: set[str]) -> list[str]:
     for f in fields:
         label = f"{f['label']} " if f["label"] else ""
         oneof = f" (one of `{f['oneof']}`)" if f["oneof"] else ""
-        rows.append(f"| `{f['name']}` = {f['number']} | {label}{_type_link(f['type'], names)}{oneof} | {_cell(f['doc']) or '–'} |")
+        rows.append(
+            f"| `{f['name']}` = {f['number']} | {label}{_type_link(f['type'], names)}{oneof} "
+            f"| {_cell(f['doc']) or '–'} |"
+        )
     return rows
 
 
@@ -334,11 +427,21 @@ def api_page() -> str:
     intro = (ROOT / "scripts" / "gendocs-api-intro.md").read_text().rstrip()
     out += [intro, "", "From `proto/luosho/v1/agent.proto`, its comments as written.", ""]
     for s in p["services"]:
-        out += [f"## {s['name']}", "", s["doc"], "", "| RPC | request → response | does |", "| --- | --- | --- |"]
+        out += [
+            f"## {s['name']}",
+            "",
+            s["doc"],
+            "",
+            "| RPC | request → response | does |",
+            "| --- | --- | --- |",
+        ]
         for kind, r in s["items"]:
             if kind == "rpc":
                 stream = "stream " if r["stream"] else ""
-                out.append(f"| `{r['name']}` | {_type_link(r['req'], names)} → {stream}{_type_link(r['resp'], names)} | {_cell(r['doc'])} |")
+                out.append(
+                    f"| `{r['name']}` | {_type_link(r['req'], names)} → "
+                    f"{stream}{_type_link(r['resp'], names)} | {_cell(r['doc'])} |"
+                )
         out.append("")
     out += ["## Messages", ""]
     for m in p["messages"]:
@@ -353,7 +456,11 @@ def api_page() -> str:
         if e["doc"]:
             out += [e["doc"], ""]
         out += ["| value | number | meaning |", "| --- | --- | --- |"]
-        out += [f"| `{v['name']}` | {v['number']} | {_cell(v['doc']) or '–'} |" for k, v in e["items"] if k == "value"]
+        out += [
+            f"| `{v['name']}` | {v['number']} | {_cell(v['doc']) or '–'} |"
+            for k, v in e["items"]
+            if k == "value"
+        ]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -364,11 +471,19 @@ def events_page() -> str:
     names = set(messages) | {e["name"] for e in p["enums"]}
     event = messages["Event"]
     fields = [i for k, i in event["items"] if k == "field"]
-    out = ["# Events", "", GENERATED.rstrip(), "",
-           "Every run streams `Event`s (`Execute`, `Resume`, `Resolve`, `Watch`): an envelope whose "
-           "`type` names the payload it carries. `seq` grows by one per numbered event of a "
-           "session, across runs, and every numbered event is in the session's event log before "
-           "anyone sees it ([Watch](../concepts/watch.md)).", "", "## The envelope", ""]
+    out = [
+        "# Events",
+        "",
+        GENERATED.rstrip(),
+        "",
+        "Every run streams `Event`s (`Execute`, `Resume`, `Resolve`, `Watch`): an envelope whose "
+        "`type` names the payload it carries. `seq` grows by one per numbered event of a "
+        "session, across runs, and every numbered event is in the session's event log before "
+        "anyone sees it ([Watch](../concepts/watch.md)).",
+        "",
+        "## The envelope",
+        "",
+    ]
     out += _fields_table([f for f in fields if not f["oneof"]], names) + ["", "## Event types", ""]
     out += ["| type | payload field | message | meaning |", "| --- | --- | --- | --- |"]
     payloads = [f for f in fields if f["oneof"]]
@@ -377,7 +492,10 @@ def events_page() -> str:
         m = re.search(r'type "([\w.]+)"', msg["doc"])
         etype = f"`{m.group(1)}`" if m else "–"
         meaning = re.sub(r'^type "[\w.]+"\s*:?\s*', "", msg["doc"]) or f["doc"] or "–"
-        out.append(f"| {etype} | `{f['name']}` | [`{f['type']}`](#{f['type'].lower()}) | {_cell(meaning)} |")
+        out.append(
+            f"| {etype} | `{f['name']}` | [`{f['type']}`](#{f['type'].lower()}) "
+            f"| {_cell(meaning)} |"
+        )
     out += ["", "## Payloads", ""]
     for f in payloads:
         msg = messages.get(f["type"])
@@ -391,8 +509,15 @@ def events_page() -> str:
     out.append("Every message and enum named here is in the [gRPC API](api.md).")
     page = "\n".join(out).rstrip() + "\n"
     # Types that are not payloads link to the API page.
-    return re.sub(r"\]\(#(\w+)\)", lambda m: m.group(0) if any(f["type"].lower() == m.group(1) for f in payloads)
-                  else f"](api.md#{m.group(1)})", page)
+    return re.sub(
+        r"\]\(#(\w+)\)",
+        lambda m: (
+            m.group(0)
+            if any(f["type"].lower() == m.group(1) for f in payloads)
+            else f"](api.md#{m.group(1)})"
+        ),
+        page,
+    )
 
 
 # -- layout ------------------------------------------------------------------------------
@@ -431,8 +556,16 @@ RULE = re.compile(r"\bR(\d{1,2})(?:\s*[–-]\s*R(\d{1,2}))?\b")
 NAME_RULE = re.compile(r"(?:^|_)r(\d{1,2})(?=_|$)")
 #: Files that speak of the rules page itself rather than cite a rule.
 NOT_CITATIONS = {"tests/test_docs.py"}
-TEST_ROOTS = ["tests", "drivers", "luoshod/store/conformance", "examples", "clients/python/tests",
-              "clients/go", "clients/typescript/test", "clients/java/src/test"]
+TEST_ROOTS = [
+    "tests",
+    "drivers",
+    "luoshod/store/conformance",
+    "examples",
+    "clients/python/tests",
+    "clients/go",
+    "clients/typescript/test",
+    "clients/java/src/test",
+]
 
 
 def _cited(text: str) -> set[int]:
@@ -453,12 +586,14 @@ def _python_tests(path: Path, rel: str) -> dict[str, set[int]]:
         for node in body:
             if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
                 visit(node.body, f"{prefix}{node.name}::")
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(
+                "test"
+            ):
                 start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
                 # The comment lines right above the test belong to it too.
                 while start > 0 and lines[start - 1].lstrip().startswith("#"):
                     start -= 1
-                text = "\n".join(lines[start:node.end_lineno])
+                text = "\n".join(lines[start : node.end_lineno])
                 rules = {int(n) for n in NAME_RULE.findall(node.name)} | _cited(text)
                 if rules:
                     found[f"{rel}::{prefix}{node.name}"] = rules
@@ -482,7 +617,9 @@ def _other_tests(path: Path, rel: str) -> dict[str, set[int]]:
         # From the end of the previous test's start line (its leading comments) to the next.
         begin = text.rfind("\n}", 0, m.start()) if i else 0
         end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
-        rules = _cited(text[max(begin, 0):end]) | {int(n) for n in NAME_RULE.findall(m.group(1).lower())}
+        rules = _cited(text[max(begin, 0) : end]) | {
+            int(n) for n in NAME_RULE.findall(m.group(1).lower())
+        }
         if rules:
             found[f"{rel}::{m.group(1)}"] = rules
     return found
@@ -495,13 +632,19 @@ def rule_tests() -> dict[int, list[str]]:
             rel = str(path.relative_to(ROOT))
             if "node_modules" in path.parts or not path.is_file() or rel in NOT_CITATIONS:
                 continue
-            if path.suffix == ".py" and (path.name.startswith("test_") or path.name.endswith("_test.py")):
+            if path.suffix == ".py" and (
+                path.name.startswith("test_") or path.name.endswith("_test.py")
+            ):
                 found = _python_tests(path, rel)
-            elif path.suffix == ".go" and path.name.endswith("_test.go"):
-                found = _other_tests(path, rel)
-            elif path.suffix == ".ts" and path.name.endswith(".test.ts"):
-                found = _other_tests(path, rel)
-            elif path.suffix == ".java" and "/src/test/" in f"/{rel}" and path.name.endswith("Test.java"):
+            elif (
+                path.suffix == ".go"
+                and path.name.endswith("_test.go")
+                or path.suffix == ".ts"
+                and path.name.endswith(".test.ts")
+                or path.suffix == ".java"
+                and "/src/test/" in f"/{rel}"
+                and path.name.endswith("Test.java")
+            ):
                 found = _other_tests(path, rel)
             else:
                 continue
@@ -516,9 +659,14 @@ def code_citations() -> set[int]:
     cited: set[int] = set()
     for root in ["luoshod", *TEST_ROOTS]:
         for path in (ROOT / root).rglob("*"):
-            if path.is_file() and path.suffix in (".py", ".go", ".ts", ".java") and "node_modules" not in path.parts \
-                    and "gen" not in path.parts and "java-gen" not in path.parts \
-                    and str(path.relative_to(ROOT)) not in NOT_CITATIONS:
+            if (
+                path.is_file()
+                and path.suffix in (".py", ".go", ".ts", ".java")
+                and "node_modules" not in path.parts
+                and "gen" not in path.parts
+                and "java-gen" not in path.parts
+                and str(path.relative_to(ROOT)) not in NOT_CITATIONS
+            ):
                 cited |= _cited(path.read_text(errors="replace"))
     return cited
 
@@ -527,12 +675,18 @@ def rules_page() -> str:
     data = tomllib.loads((ROOT / "scripts" / "rules.toml").read_text())
     tests = rule_tests()
     cited = code_citations()
-    out = ["# Rules of durable runs", "", GENERATED.rstrip(), "",
-           "What luoshod promises about a run, rule by rule. The code and the tests cite these "
-           "numbers (`R20`, `test_r14_...`); under each rule are the tests that cite it, found in "
-           "the test names, docstrings and comments of every suite (the daemon's, the drivers', "
-           "the conformance kit's and the four clients'). The rules' text is "
-           "`scripts/rules.toml`.", ""]
+    out = [
+        "# Rules of durable runs",
+        "",
+        GENERATED.rstrip(),
+        "",
+        "What luoshod promises about a run, rule by rule. The code and the tests cite these "
+        "numbers (`R20`, `test_r14_...`); under each rule are the tests that cite it, found in "
+        "the test names, docstrings and comments of every suite (the daemon's, the drivers', "
+        "the conformance kit's and the four clients'). The rules' text is "
+        "`scripts/rules.toml`.",
+        "",
+    ]
     for sec in data["section"]:
         out += [f"## {sec['title']}", ""]
         if sec.get("intro"):
@@ -543,7 +697,9 @@ def rules_page() -> str:
             out += [f"### {rid}", "", text, ""]
             if planned:
                 if n in cited:
-                    raise SystemExit(f"{rid} is under Planned but the code cites it: move it to its section")
+                    raise SystemExit(
+                        f"{rid} is under Planned but the code cites it: move it to its section"
+                    )
                 continue
             held = sorted(set(tests.get(n, [])))
             if held:
@@ -569,7 +725,9 @@ PAGES = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale page")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming each stale page"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     stale = []

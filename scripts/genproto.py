@@ -10,7 +10,8 @@ clients/python/src/luosho/v1/. Go: the same protoc with protoc-gen-go and protoc
 (pinned, `go install`ed into .tools/bin on first use) writes clients/go/luoshov1/. Each
 language is one function registered in GENERATORS. TypeScript: the same protoc with ts-proto
 (pinned in clients/typescript/package-lock.json) writes clients/typescript/src/gen/. Java:
-Maven Central's protoc and protoc-gen-grpc-java write clients/java/src/main/java-gen/. The output is committed; tests/test_genproto.py runs
+Maven Central's protoc and protoc-gen-grpc-java write clients/java/src/main/java-gen/. The output
+is committed; tests/test_genproto.py runs
 --check so a proto change without regeneration fails the tests.
 """
 
@@ -121,9 +122,8 @@ def _go_plugin(name: str) -> Path:
 
 
 def go_output(tmp: Path) -> Output:
-    from grpc_tools import protoc
-
     import grpc_tools
+    from grpc_tools import protoc
 
     include = Path(grpc_tools.__file__).parent / "_proto"
     protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]
@@ -142,7 +142,9 @@ def go_output(tmp: Path) -> Output:
     ]
     if protoc.main(args) != 0:
         raise SystemExit("protoc (Go) failed")
-    return Output(GO_OUT, _files(tmp, f"{GO_PACKAGE}/*.pb.go"), _files(GO_OUT, f"{GO_PACKAGE}/*.pb.go"))
+    return Output(
+        GO_OUT, _files(tmp, f"{GO_PACKAGE}/*.pb.go"), _files(GO_OUT, f"{GO_PACKAGE}/*.pb.go")
+    )
 
 
 GENERATORS["go"] = go_output
@@ -162,7 +164,9 @@ def typescript_output(tmp: Path) -> Output:
 
     plugin = TS_ROOT / "node_modules" / ".bin" / "protoc-gen-ts_proto"
     if not plugin.exists():
-        raise SystemExit(f"{plugin.relative_to(ROOT)} is missing: run `npm ci` in clients/typescript")
+        raise SystemExit(
+            f"{plugin.relative_to(ROOT)} is missing: run `npm ci` in clients/typescript"
+        )
     include = Path(grpc_tools.__file__).parent / "_proto"
     protos = [str(p.relative_to(PROTO_ROOT)) for p in _protos()]
     opts = "outputServices=grpc-js,esModuleInterop=true,importSuffix=.js,env=node"
@@ -205,7 +209,9 @@ def _maven_exe(group: str, artifact: str, version: str) -> Path:
         JAVA_TOOLS.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [
-                mvn, "-q", "-B",
+                mvn,
+                "-q",
+                "-B",
                 "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy",
                 f"-Dartifact={group}:{artifact}:{version}:exe:linux-x86_64",
                 f"-DoutputDirectory={JAVA_TOOLS}",

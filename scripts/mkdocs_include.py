@@ -39,7 +39,9 @@ def _included(path: str, page_uri: str) -> str:
         file, _, frag = url.partition("#")
         target = (source.parent / file).resolve()
         if target.is_relative_to(DOCS):
-            return f"{bang}[{label}]({os.path.relpath(target, page_dir)}{'#' + frag if frag else ''})"
+            return (
+                f"{bang}[{label}]({os.path.relpath(target, page_dir)}{'#' + frag if frag else ''})"
+            )
         rel = target.relative_to(ROOT) if target.is_relative_to(ROOT) else Path(file)
         if str(rel) in PAGES:
             if PAGES[str(rel)] == page_uri:

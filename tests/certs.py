@@ -28,11 +28,17 @@ def _name(cn: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def _write(folder: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> Pair:
+def _write(
+    folder: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey
+) -> Pair:
     pair = Pair(folder / f"{stem}.crt", folder / f"{stem}.key")
     pair.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     pair.key.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
     )
     return pair
 
@@ -41,7 +47,7 @@ class CA:
     def __init__(self, folder: Path, name: str = "luoshod test CA") -> None:
         self.folder = folder
         self.key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         self.cert = (
             x509.CertificateBuilder()
             .subject_name(_name(name))
@@ -57,7 +63,7 @@ class CA:
 
     def issue(self, stem: str, *, server: bool) -> Pair:
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         builder = (
             x509.CertificateBuilder()
             .subject_name(_name(stem))

@@ -8,8 +8,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from luoshod.server.app import Config, Daemon  # noqa: E402
 from support import Harness  # noqa: E402
+
+from luoshod.server.app import Config, Daemon  # noqa: E402
 
 STORES = {
     "memory": lambda tmp: "memory://",

@@ -8,12 +8,18 @@ import sys
 import time
 
 import grpc
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 
 def main() -> None:
-    address, session_id, agent_json, hang_at = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    address, session_id, agent_json, hang_at = (
+        sys.argv[1],
+        sys.argv[2],
+        sys.argv[3],
+        int(sys.argv[4]),
+    )
     spec = pb.AgentSpec()
     spec.ParseFromString(bytes.fromhex(agent_json))
     with grpc.insecure_channel(address) as ch:
@@ -31,7 +37,9 @@ def main() -> None:
                     time.sleep(3600)  # the crash under test: hang mid-tool until killed
                 stub.SubmitToolResult(
                     pb.SubmitToolResultRequest(
-                        session_id=session_id, tool_call_id=e.tool_call.call.id, result_json=json.dumps(n)
+                        session_id=session_id,
+                        tool_call_id=e.tool_call.call.id,
+                        result_json=json.dumps(n),
                     )
                 )
                 print("ANSWERED", e.tool_call.call.id, flush=True)

@@ -31,7 +31,9 @@ class DaemonProcess:
         self.proc = subprocess.Popen(
             self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env
         )
-        self._drain = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,), daemon=True)
+        self._drain = threading.Thread(
+            target=self._read_stderr, args=(self.proc.stderr,), daemon=True
+        )
         self._drain.start()
         line = self.proc.stdout.readline()  # blocks until it listens (or dies)
         if not line.startswith("luoshod listening on "):

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from luoshod.config import Secret
-from luoshod.mcpclient import McpServerConfig
 from luoshod.domain.mcpspec import RetryPolicy
+from luoshod.mcpclient import McpServerConfig
 
 SERVER = Path(__file__).parent / "mcp_servers" / "tools.py"
 
@@ -38,7 +38,9 @@ def free_port() -> int:
 class HttpServer:
     """``tests/mcp_servers/tools.py http PORT`` as a subprocess on loopback."""
 
-    def __init__(self, attempts: Path, *, token: str = "", variant: str = "1", port: int | None = None) -> None:
+    def __init__(
+        self, attempts: Path, *, token: str = "", variant: str = "1", port: int | None = None
+    ) -> None:
         self.attempts, self.token, self.variant = attempts, token, variant
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -48,10 +50,17 @@ class HttpServer:
         return f"http://127.0.0.1:{self.port}/mcp"
 
     def start(self) -> HttpServer:
-        env = {**os.environ, "MCP_ATTEMPTS": str(self.attempts), "MCP_VARIANT": self.variant, "MCP_TOKEN": self.token}
+        env = {
+            **os.environ,
+            "MCP_ATTEMPTS": str(self.attempts),
+            "MCP_VARIANT": self.variant,
+            "MCP_TOKEN": self.token,
+        }
         self.proc = subprocess.Popen(
-            [sys.executable, str(SERVER), "http", str(self.port)], env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [sys.executable, str(SERVER), "http", str(self.port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # ready once it accepts connections

@@ -123,8 +123,19 @@ class PostgresServer:
         for attempt in range(attempts):
             if not self.port or attempt:
                 self.port = free_port()
-            if self._pg_ctl("start", "-w", "-t", "60", "-l", str(self._dir / "server.log"),
-                            "-o", self._options()).returncode == 0:
+            if (
+                self._pg_ctl(
+                    "start",
+                    "-w",
+                    "-t",
+                    "60",
+                    "-l",
+                    str(self._dir / "server.log"),
+                    "-o",
+                    self._options(),
+                ).returncode
+                == 0
+            ):
                 break
         else:
             log = (self._dir / "server.log").read_text(errors="replace")[-3000:]
@@ -145,8 +156,17 @@ class PostgresServer:
         if folder is None:
             return
         if (folder / "data" / "postmaster.pid").exists():
-            self._run([str(self.bin / "pg_ctl"), "-D", str(folder / "data"), "stop", "-w",
-                       "-m", "immediate"])
+            self._run(
+                [
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(folder / "data"),
+                    "stop",
+                    "-w",
+                    "-m",
+                    "immediate",
+                ]
+            )
         shutil.rmtree(folder, ignore_errors=True)
 
     def create_database(self, name: str | None = None) -> str:
@@ -181,10 +201,21 @@ class PostgresServer:
                 ) from None
             os.chown(self.folder, user.pw_uid, user.pw_gid)
             self._as_user = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
-        result = self._run([
-            str(self.bin / "initdb"), "-D", str(self._dir / "data"), "-U", USER,
-            "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
-        ])
+        result = self._run(
+            [
+                str(self.bin / "initdb"),
+                "-D",
+                str(self._dir / "data"),
+                "-U",
+                USER,
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ]
+        )
         if result.returncode != 0:
             raise ServerUnavailable(f"initdb failed:\n{result.stdout}")
         self._initialised = True

@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
@@ -55,9 +56,13 @@ def agent(
 async def a_run_waiting_on_a_tool(h: Any, session_id: str = "first") -> tuple[Any, Any]:
     """Start a run in ``session_id`` that waits for the result of its tool call ``add``
     (so it stays active); its call and the stream, read up to that ``tool.call``."""
-    waiting = h.stub.Execute(pb.ExecuteRequest(
-        session_id=session_id, input=[user("go")], agent=agent([calls(("add", {"a": 1})), {"text": "done"}])
-    ))
+    waiting = h.stub.Execute(
+        pb.ExecuteRequest(
+            session_id=session_id,
+            input=[user("go")],
+            agent=agent([calls(("add", {"a": 1})), {"text": "done"}]),
+        )
+    )
     stream = aiter(waiting)
     while (await anext(stream)).event.type != "tool.call":
         pass
@@ -188,10 +193,15 @@ class Harness:
             body, is_error = json.dumps({"error": str(e)}), True
         await self.submit(session_id, c.id, body, is_error)
 
-    async def submit(self, session_id: str, call_id: str, result_json: str, is_error: bool = False) -> int:
+    async def submit(
+        self, session_id: str, call_id: str, result_json: str, is_error: bool = False
+    ) -> int:
         resp = await self.stub.SubmitToolResult(
             pb.SubmitToolResultRequest(
-                session_id=session_id, tool_call_id=call_id, result_json=result_json, is_error=is_error
+                session_id=session_id,
+                tool_call_id=call_id,
+                result_json=result_json,
+                is_error=is_error,
             )
         )
         return resp.outcome

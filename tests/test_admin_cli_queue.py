@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from luosho.client import Agent, Client, LuoshoError, Tool
-
 from test_admin_cli import PAY, cli, cli_json
 from threaded_daemon import ThreadedDaemon as Daemon
 from threaded_daemon import threaded_daemon
+
+from luosho.client import Agent, Client, LuoshoError, Tool
 
 
 @pytest.fixture(scope="module")
@@ -19,11 +19,17 @@ def daemon() -> Iterator[Daemon]:
         yield d
 
 
-def test_sessions_show_lists_the_queue_and_dequeue_removes_an_input(daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
-    agent = Agent("scripted:pay", tools=[Tool("charge", needs_approval=True)], model_settings={"script": PAY})
+def test_sessions_show_lists_the_queue_and_dequeue_removes_an_input(
+    daemon: Daemon, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = Agent(
+        "scripted:pay", tools=[Tool("charge", needs_approval=True)], model_settings={"script": PAY}
+    )
     with Client(daemon.address) as client:
         assert client.execute("cli-q", "charge it", agent=agent).result().approval_id
-        waiting = client.execute("cli-q", "and a receipt, please", agent=agent, if_busy="enqueue", request_id="receipt")
+        waiting = client.execute(
+            "cli-q", "and a receipt, please", agent=agent, if_busy="enqueue", request_id="receipt"
+        )
         assert next(iter(waiting)).type == "input.queued"  # kept while the session is paused
         code, out, _ = cli(daemon, capsys, "sessions", "show", "cli-q")
         assert code == 0

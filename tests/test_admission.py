@@ -10,11 +10,11 @@ import time
 
 import grpc
 import pytest
+from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
 from luoshod.errors import DaemonOverloaded
 from luoshod.server.admission import LAG_WINDOW_S, START_COST_S, Admission, LoopLag
 from luoshod.server.app import Config, Daemon
-from support import Harness, a_run_waiting_on_a_tool, agent, error_info
 
 
 async def test_too_many_runs_says_how_many_and_when_to_retry() -> None:
@@ -26,7 +26,9 @@ async def test_too_many_runs_says_how_many_and_when_to_retry() -> None:
         second = await h.run("second", "hi", agent([{"text": "no room"}]))
         code, reason, meta = error_info(second.error)
         assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_RUNS")
-        assert (meta["limit"], meta["active"]) == ("1", "1") and 1 <= int(meta["retry_after_s"]) <= 60
+        assert (meta["limit"], meta["active"]) == ("1", "1") and 1 <= int(
+            meta["retry_after_s"]
+        ) <= 60
         assert "max_active_runs" in second.error.details()
         waiting.cancel()
     finally:
@@ -56,7 +58,9 @@ async def test_a_daemon_whose_loop_stays_late_refuses_new_runs_and_takes_them_ag
         code, reason, meta = error_info(refused.error)
         assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "DAEMON_OVERLOADED")
         assert int(meta["lag_ms"]) > 100 and meta["limit_ms"] == "100"
-        assert 1 <= int(meta["retry_after_s"]) <= 60 and "max_loop_lag_ms" in refused.error.details()
+        assert (
+            1 <= int(meta["retry_after_s"]) <= 60 and "max_loop_lag_ms" in refused.error.details()
+        )
         stop.set()
         await hogging
         while d.lag.lag_s * 1000 > 100:
@@ -128,7 +132,9 @@ async def test_a_burst_of_runs_gets_its_excess_refused_early_and_the_rest_finish
             code, reason, meta = error_info(log.error)
             assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "DAEMON_OVERLOADED")
             assert meta["limit_ms"] == "200" and 1 <= int(meta["retry_after_s"]) <= 60
-        assert all(log.done is not None and log.done.final_text.startswith("ok") for log in admitted)
+        assert all(
+            log.done is not None and log.done.final_text.startswith("ok") for log in admitted
+        )
         while d.runs.admission.starts.queued_s > 0.1:  # the loop catches up
             await asyncio.sleep(0.05)
         assert (await h.run("after", "hi", agent([{"text": "now"}]))).done.final_text == "now"

@@ -7,10 +7,10 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config
 from support import Harness, agent, error_info, user
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config
 
 pytestmark = pytest.mark.asyncio
 
@@ -49,11 +49,20 @@ CASES = {
         dict(agent=spec_with(tools=[pb.ToolSpec(name="t"), pb.ToolSpec(name="t")])),
         "DUPLICATE_TOOL_NAME",
     ),
-    "bad tool name": (dict(agent=spec_with(tools=[pb.ToolSpec(name="no spaces")])), "INVALID_TOOL_NAME"),
+    "bad tool name": (
+        dict(agent=spec_with(tools=[pb.ToolSpec(name="no spaces")])),
+        "INVALID_TOOL_NAME",
+    ),
     "negative max_steps": (dict(agent=spec_with(max_steps=-1)), "INVALID_MAX_STEPS"),
-    "zero tool_concurrency": (dict(agent=spec_with(tool_concurrency=0)), "INVALID_TOOL_CONCURRENCY"),
+    "zero tool_concurrency": (
+        dict(agent=spec_with(tool_concurrency=0)),
+        "INVALID_TOOL_CONCURRENCY",
+    ),
     "zero tool timeout": (dict(agent=spec_with(tool_timeout_ms=0)), "INVALID_TOOL_TIMEOUT"),
-    "unknown drift policy": (dict(agent=spec_with(on_agent_drift=9)), "INVALID_DRIFT_POLICY"),  # found by fuzzing
+    "unknown drift policy": (
+        dict(agent=spec_with(on_agent_drift=9)),
+        "INVALID_DRIFT_POLICY",
+    ),  # found by fuzzing
     "no model": (dict(agent=spec_with(model="")), "INVALID_MODEL"),
     "model without provider": (dict(agent=spec_with(model="gpt")), "INVALID_MODEL"),
     "unknown provider": (dict(agent=spec_with(model="nope:x")), "UNKNOWN_PROVIDER"),
@@ -61,14 +70,20 @@ CASES = {
         dict(agent=spec_with(model="scripted:ghost", model_settings_json="")),
         "MODEL_NOT_FOUND",
     ),
-    "script not a list": (dict(agent=spec_with(model_settings_json='{"script": 3}')), "INVALID_SCRIPT"),
+    "script not a list": (
+        dict(agent=spec_with(model_settings_json='{"script": 3}')),
+        "INVALID_SCRIPT",
+    ),
     "message without role": (dict(input=[pb.Message(content="x")]), "INVALID_MESSAGE"),
     "tool message not JSON": (
         dict(input=[pb.Message(role=pb.ROLE_TOOL, tool_call_id="c", content="{")]),
         "INVALID_JSON",
     ),
     "no agent for a new session": (dict(agent=None), "AGENT_REQUIRED"),
-    "no input for a new session": (dict(input=[], agent=spec_with(instructions="")), "INPUT_REQUIRED"),
+    "no input for a new session": (
+        dict(input=[], agent=spec_with(instructions="")),
+        "INPUT_REQUIRED",
+    ),
 }
 
 
@@ -122,12 +137,27 @@ async def test_bad_unary_requests(h: Harness) -> None:
     bad = grpc.StatusCode.INVALID_ARGUMENT
     assert await reason_of(h.submit("s", "c", "not json")) == (bad, "INVALID_JSON")
     assert await reason_of(h.submit("s", "", "1")) == (bad, "INVALID_TOOL_CALL_ID")
-    assert await reason_of(h.stub.GetSession(pb.GetSessionRequest(session_id="x/y"))) == (bad, "INVALID_SESSION_ID")
+    assert await reason_of(h.stub.GetSession(pb.GetSessionRequest(session_id="x/y"))) == (
+        bad,
+        "INVALID_SESSION_ID",
+    )
     assert await reason_of(h.stub.Cancel(pb.CancelRequest())) == (bad, "INVALID_SESSION_ID")
-    assert await reason_of(h.stub.ListSessions(pb.ListSessionsRequest(page_token="%%%"))) == (bad, "INVALID_PAGE_TOKEN")
-    assert await reason_of(h.stub.ListSessions(pb.ListSessionsRequest(page_size=-1))) == (bad, "INVALID_PAGE_SIZE")
-    assert await reason_of(h.stub.ListSessions(pb.ListSessionsRequest(status=42))) == (bad, "INVALID_STATUS")
-    assert await reason_of(h.stub.DeleteSession(pb.DeleteSessionRequest(session_id=""))) == (bad, "INVALID_SESSION_ID")
+    assert await reason_of(h.stub.ListSessions(pb.ListSessionsRequest(page_token="%%%"))) == (
+        bad,
+        "INVALID_PAGE_TOKEN",
+    )
+    assert await reason_of(h.stub.ListSessions(pb.ListSessionsRequest(page_size=-1))) == (
+        bad,
+        "INVALID_PAGE_SIZE",
+    )
+    assert await reason_of(h.stub.ListSessions(pb.ListSessionsRequest(status=42))) == (
+        bad,
+        "INVALID_STATUS",
+    )
+    assert await reason_of(h.stub.DeleteSession(pb.DeleteSessionRequest(session_id=""))) == (
+        bad,
+        "INVALID_SESSION_ID",
+    )
     assert await reason_of(h.stub.GetSession(pb.GetSessionRequest(session_id="none"))) == (
         grpc.StatusCode.NOT_FOUND,
         "CHECKPOINT_NOT_FOUND",

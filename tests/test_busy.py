@@ -7,9 +7,9 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, agent, assert_valid_transcript, calls, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -42,7 +42,9 @@ async def test_r51_second_run_on_a_busy_session_is_refused(h: Harness) -> None:
 
 async def test_r51_two_simultaneous_executes_exactly_one_runs(h: Harness) -> None:
     spec = agent([calls(("add", {})), {"text": "ok"}])
-    logs = await asyncio.gather(*(h.run("race", "go", spec, {"add": lambda a: 1}) for _ in range(2)))
+    logs = await asyncio.gather(
+        *(h.run("race", "go", spec, {"add": lambda a: 1}) for _ in range(2))
+    )
     reasons = sorted(log.reason for log in logs)
     assert reasons == ["", "SESSION_BUSY"]
     assert sum(1 for log in logs if log.done) == 1
@@ -56,7 +58,9 @@ async def test_fifty_sessions_at_once_all_finish_correctly(h: Harness) -> None:
         await asyncio.sleep(0)  # a tool that yields once, so the 50 sessions' answers interleave
         return args["a"]
 
-    logs = await asyncio.gather(*(h.run(f"many-{n}", f"go {n}", spec, {"add": add}) for n in range(50)))
+    logs = await asyncio.gather(
+        *(h.run(f"many-{n}", f"go {n}", spec, {"add": add}) for n in range(50))
+    )
     assert all(log.done and log.done.finish_reason == pb.FINISH_REASON_STOP for log in logs)
     for n in range(50):
         cp = await h.get(f"many-{n}")
@@ -65,19 +69,29 @@ async def test_fifty_sessions_at_once_all_finish_correctly(h: Harness) -> None:
         assert [json.loads(m.content) for m in cp.messages if m.role == pb.ROLE_TOOL] == [
             v for k in range(4) for v in (k, -k)
         ]
-    listed = await h.stub.ListSessions(pb.ListSessionsRequest(page_size=20, status=pb.CHECKPOINT_STATUS_FINISHED))
+    listed = await h.stub.ListSessions(
+        pb.ListSessionsRequest(page_size=20, status=pb.CHECKPOINT_STATUS_FINISHED)
+    )
     ids = [s.session_id for s in listed.sessions]
     while listed.next_page_token:
         listed = await h.stub.ListSessions(
-            pb.ListSessionsRequest(page_size=20, page_token=listed.next_page_token, status=pb.CHECKPOINT_STATUS_FINISHED)
+            pb.ListSessionsRequest(
+                page_size=20,
+                page_token=listed.next_page_token,
+                status=pb.CHECKPOINT_STATUS_FINISHED,
+            )
         )
         ids += [s.session_id for s in listed.sessions]
     assert ids == sorted(f"many-{n}" for n in range(50))
-    none = await h.stub.ListSessions(pb.ListSessionsRequest(status=pb.CHECKPOINT_STATUS_IN_PROGRESS))
+    none = await h.stub.ListSessions(
+        pb.ListSessionsRequest(status=pb.CHECKPOINT_STATUS_IN_PROGRESS)
+    )
     assert list(none.sessions) == []
 
 
-async def test_a_client_back_at_once_after_dropping_its_stream_waits_for_the_orphan(h: Harness) -> None:
+async def test_a_client_back_at_once_after_dropping_its_stream_waits_for_the_orphan(
+    h: Harness,
+) -> None:
     # The model takes 0.5 s; the client drops its stream while it answers. That run stops
     # only once the model call is checkpointed (R6); a Resume sent at once waits for it
     # instead of getting SESSION_BUSY for a run nobody listens to any more.

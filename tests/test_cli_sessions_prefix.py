@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from luosho.client import Client
-
 from daemon_proc import DaemonProcess, db_url
 from support import agent
 from test_operator_cli import execute, luoshod
+
+from luosho.client import Client
 
 
 def test_sessions_list_by_id_prefix(tmp_path: Path) -> None:
@@ -21,10 +21,14 @@ def test_sessions_list_by_id_prefix(tmp_path: Path) -> None:
             execute(d.address, sid, agent([{"text": "hi"}]))
         out = luoshod("sessions", "list", "--prefix", "trip-", "--json", address=d.address)
         assert out.returncode == 0, out.stderr
-        assert [s["session_id"] for s in json.loads(out.stdout)] == [f"trip-{i:03}" for i in range(7)]
+        assert [s["session_id"] for s in json.loads(out.stdout)] == [
+            f"trip-{i:03}" for i in range(7)
+        ]
         with Client(d.address) as client:
             assert [s.session_id for s in client.list_sessions(page_size=2, prefix="trip")] == [
-                *(f"trip-{i:03}" for i in range(7)), "trips"]
+                *(f"trip-{i:03}" for i in range(7)),
+                "trips",
+            ]
         bad = luoshod("sessions", "list", "--prefix", "trip 1", address=d.address)
         assert bad.returncode != 0 and "INVALID_SESSION_ID" in bad.stderr + bad.stdout
     finally:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from certs import CA
 from daemon_proc import DaemonProcess
+
 from luoshod import settings
 from luoshod.server.app import Daemon
 
@@ -59,7 +59,11 @@ def image_env() -> dict[str, str]:
 def luoshod(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("LUOSHOD_")}
     return subprocess.run(
-        [str(BIN / args[0]), *args[1:]], capture_output=True, text=True, timeout=60, env={**base, **(env or {})}
+        [str(BIN / args[0]), *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **(env or {})},
     )
 
 
@@ -68,7 +72,9 @@ def test_the_image_is_multi_stage_slim_and_non_root() -> None:
     assert len(froms) >= 2 and froms[-1] == "python:3.11-slim"
     user = next(rest for word, rest in final_stage() if word == "USER")
     assert user.split(":")[0] not in {"0", "root"}
-    assert json.loads(next(rest for word, rest in final_stage() if word == "VOLUME")) == ["/var/lib/luoshod"]
+    assert json.loads(next(rest for word, rest in final_stage() if word == "VOLUME")) == [
+        "/var/lib/luoshod"
+    ]
     assert image_env()["LUOSHOD_STORE"].startswith("lmdb:///var/lib/luoshod/")
 
 
@@ -95,7 +101,12 @@ def dockerignore() -> list[re.Pattern[str]]:
     for line in (ROOT / ".dockerignore").read_text().splitlines():
         line = line.strip().strip("/")
         if line and not line.startswith("#"):
-            glob = re.escape(line).replace(r"\*\*/", "(.*/)?").replace(r"\*\*", ".*").replace(r"\*", "[^/]*")
+            glob = (
+                re.escape(line)
+                .replace(r"\*\*/", "(.*/)?")
+                .replace(r"\*\*", ".*")
+                .replace(r"\*", "[^/]*")
+            )
             patterns.append(re.compile(glob))
     return patterns
 
@@ -103,11 +114,15 @@ def dockerignore() -> list[re.Pattern[str]]:
 def in_context(path: str) -> bool:
     """Whether the build context keeps ``path``: neither it nor a folder above it is ignored."""
     parts = path.split("/")
-    return not any(p.fullmatch("/".join(parts[:n])) for p in dockerignore() for n in range(1, len(parts) + 1))
+    return not any(
+        p.fullmatch("/".join(parts[:n])) for p in dockerignore() for n in range(1, len(parts) + 1)
+    )
 
 
 def tracked(path: str) -> list[str]:
-    out = subprocess.run(["git", "ls-files", "--", path], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["git", "ls-files", "--", path], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return out.stdout.split()
 
 
@@ -115,7 +130,8 @@ def build_copies() -> list[str]:
     """The sources of the build stage's COPY instructions (not those between stages)."""
     return [
         source.rstrip("/")
-        for word, rest in dockerfile() if word == "COPY" and "--from" not in rest
+        for word, rest in dockerfile()
+        if word == "COPY" and "--from" not in rest
         for source in rest.split()[:-1]
     ]
 
@@ -132,17 +148,31 @@ def test_dockerignore_keeps_what_the_build_copies() -> None:
 def test_the_image_carries_every_driver() -> None:
     """Each distribution under drivers/ is in the context and installed by the build stage,
     with the files its build needs; the drivers' tests stay out of the image."""
-    install = next(rest for word, rest in dockerfile() if word == "RUN" and "pip install" in rest and "./drivers/" in rest)
+    install = next(
+        rest
+        for word, rest in dockerfile()
+        if word == "RUN" and "pip install" in rest and "./drivers/" in rest
+    )
     drivers = sorted(p.parent.name for p in (ROOT / "drivers").glob("*/pyproject.toml"))
     assert drivers == ["lmdb", "postgres", "sqlite"]
     assert "drivers" in build_copies()
     for name in drivers:
         assert f"./drivers/{name}" in install.split(), name
         package = f"drivers/{name}/luoshod_{name}"
-        for needed in (f"drivers/{name}/pyproject.toml", f"drivers/{name}/README.md", f"{package}/__init__.py"):
+        for needed in (
+            f"drivers/{name}/pyproject.toml",
+            f"drivers/{name}/README.md",
+            f"{package}/__init__.py",
+        ):
             assert tracked(needed) and in_context(needed), needed
         assert not in_context(f"drivers/{name}/tests/conftest.py")
-    for needed in ("pyproject.toml", "README.md", "luoshod/__init__.py", "luoshod/engine/engine.py", "clients/python/pyproject.toml"):
+    for needed in (
+        "pyproject.toml",
+        "README.md",
+        "luoshod/__init__.py",
+        "luoshod/engine/engine.py",
+        "clients/python/pyproject.toml",
+    ):
         assert in_context(needed), needed
     assert not any(in_context(f) for f in tracked("tests")[:20])
 
@@ -161,21 +191,34 @@ def test_healthcheck_passes_against_the_image_default_socket(tmp_path: Path) -> 
 
 def healthcheck_cmd() -> str:
     rest = next(rest for word, rest in final_stage() if word == "HEALTHCHECK")
-    return rest[rest.index("CMD") + 3:].strip()
+    return rest[rest.index("CMD") + 3 :].strip()
 
 
 def test_healthcheck_fails_with_one_line_when_nothing_answers(tmp_path: Path) -> None:
-    out = luoshod("luoshod", "healthcheck", "--address", f"unix:{tmp_path}/none.sock", "--timeout", "2")
+    out = luoshod(
+        "luoshod", "healthcheck", "--address", f"unix:{tmp_path}/none.sock", "--timeout", "2"
+    )
     assert out.returncode == 1
-    assert out.stderr.count("\n") == 1 and out.stderr.startswith(f"luoshod healthcheck: unix:{tmp_path}/none.sock: UNAVAILABLE")
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith(
+        f"luoshod healthcheck: unix:{tmp_path}/none.sock: UNAVAILABLE"
+    )
 
 
 def test_healthcheck_over_tls(tmp_path: Path) -> None:
     ca = CA(tmp_path)
     server = ca.issue("server", server=True)
-    d = DaemonProcess("--store", "memory://", "--tls-cert-file", str(server.cert), "--tls-key-file", str(server.key)).start()
+    d = DaemonProcess(
+        "--store",
+        "memory://",
+        "--tls-cert-file",
+        str(server.cert),
+        "--tls-key-file",
+        str(server.key),
+    ).start()
     try:
-        ok = luoshod("luoshod", "healthcheck", "--address", d.address, "--tls-ca-file", str(ca.pair.cert))
+        ok = luoshod(
+            "luoshod", "healthcheck", "--address", d.address, "--tls-ca-file", str(ca.pair.cert)
+        )
         assert (ok.returncode, ok.stderr) == (0, "")
         plain = luoshod("luoshod", "healthcheck", "--address", d.address, "--timeout", "2")
         assert plain.returncode == 1 and plain.stderr.startswith("luoshod healthcheck: ")
@@ -196,13 +239,21 @@ def test_the_manifest_runs_luoshod_as_a_native_sidecar_with_exec_probes() -> Non
     assert sidecar["restartPolicy"] == "Always"
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         # The kubelet's grpc probes dial the pod IP: the API would have to listen there.
-        assert "grpc" not in sidecar[probe] and sidecar[probe]["exec"]["command"][:2] == ["luoshod", "healthcheck"], probe
-    mounts = {c["name"]: {m["name"]: m["mountPath"] for m in c["volumeMounts"]} for c in [sidecar, *pod["containers"]]}
+        assert "grpc" not in sidecar[probe] and sidecar[probe]["exec"]["command"][:2] == [
+            "luoshod",
+            "healthcheck",
+        ], probe
+    mounts = {
+        c["name"]: {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+        for c in [sidecar, *pod["containers"]]
+    }
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert "emptyDir" in volumes["luoshod-socket"]
     assert mounts["luoshod"]["luoshod-socket"] == mounts["app"]["luoshod-socket"] == "/run/luoshod"
     claim = volumes["luoshod-data"]["persistentVolumeClaim"]["claimName"]
-    assert any(d["kind"] == "PersistentVolumeClaim" and d["metadata"]["name"] == claim for d in docs)
+    assert any(
+        d["kind"] == "PersistentVolumeClaim" and d["metadata"]["name"] == claim for d in docs
+    )
     assert sidecar["securityContext"]["runAsUser"] != 0 and pod["securityContext"]["runAsNonRoot"]
 
 
@@ -213,10 +264,15 @@ def test_the_manifest_settings_start_a_daemon_config(monkeypatch: pytest.MonkeyP
     (sidecar,) = deployment["spec"]["template"]["spec"]["initContainers"]
     assert sidecar["args"] == ["serve"]
     for var in sidecar["env"]:
-        assert var["name"].removeprefix("LUOSHOD_").lower() in settings.Settings.model_fields, var["name"]
+        assert var["name"].removeprefix("LUOSHOD_").lower() in settings.Settings.model_fields, var[
+            "name"
+        ]
         monkeypatch.setenv(var["name"], var.get("value", "secret-token-from-the-secret"))
     config = settings.to_config(settings.load())
-    assert config.listen == ["unix:/run/luoshod/luoshod.sock", "127.0.0.1:50051"] and config.auth_tokens
+    assert (
+        config.listen == ["unix:/run/luoshod/luoshod.sock", "127.0.0.1:50051"]
+        and config.auth_tokens
+    )
     assert config.metrics_listen == "0.0.0.0:9464"
     monkeypatch.delenv("LUOSHOD_AUTH_TOKENS")
     Daemon(settings.to_config(settings.load()))  # no remote API listener: tokens are optional

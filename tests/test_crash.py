@@ -12,10 +12,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
-from support import Harness, agent, assert_valid_transcript, calls, error_info
+from support import Harness, agent, assert_valid_transcript, calls
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -36,7 +36,14 @@ async def test_daemon_kill9_between_model_turn_and_tool_results(tmp_path: Path) 
     log_file = tmp_path / "calls.jsonl"
     # The same daemon restarted (a stable --lease-owner): it takes back at once the lease
     # its killed incarnation left (test_leases.py has another daemon wait out the TTL).
-    args = ("--store", db_url(tmp_path), "--scripted-call-log", str(log_file), "--lease-owner", "d1")
+    args = (
+        "--store",
+        db_url(tmp_path),
+        "--scripted-call-log",
+        str(log_file),
+        "--lease-owner",
+        "d1",
+    )
     first = DaemonProcess(*args).start()
     executed: Counter[str] = Counter()
     killed_at = ""
@@ -53,7 +60,9 @@ async def test_daemon_kill9_between_model_turn_and_tool_results(tmp_path: Path) 
                 killed_at = cid
                 first.kill9()
                 return
-            await h.submit("crash", cid, json.dumps(json.loads(e.tool_call.call.arguments_json)["a"]))
+            await h.submit(
+                "crash", cid, json.dumps(json.loads(e.tool_call.call.arguments_json)["a"])
+            )
 
         log = await h.run("crash", "go", SPEC, on_event=tool_then_kill)
         assert killed_at and log.error is not None
@@ -74,7 +83,15 @@ async def test_daemon_kill9_between_model_turn_and_tool_results(tmp_path: Path) 
             return args["a"]
 
         handed: list[str] = []
-        log = await h.run("crash", None, resume=True, tools={"add": add}, on_event=lambda e: handed.append(e.tool_call.call.id) if e.type == "tool.call" else None)
+        log = await h.run(
+            "crash",
+            None,
+            resume=True,
+            tools={"add": add},
+            on_event=lambda e: (
+                handed.append(e.tool_call.call.id) if e.type == "tool.call" else None
+            ),
+        )
         assert log.done.finish_reason == pb.FINISH_REASON_STOP
         for cid in handed:
             executed[cid] += 1
@@ -92,11 +109,20 @@ async def test_daemon_kill9_between_model_turn_and_tool_results(tmp_path: Path) 
 
 async def test_client_process_kill9_mid_run_then_resume_from_a_fresh_client(tmp_path: Path) -> None:
     log_file = tmp_path / "calls.jsonl"
-    daemon = DaemonProcess("--store", db_url(tmp_path), "--scripted-call-log", str(log_file)).start()
+    daemon = DaemonProcess(
+        "--store", db_url(tmp_path), "--scripted-call-log", str(log_file)
+    ).start()
     client = None
     try:
         client = subprocess.Popen(
-            [sys.executable, str(Path(__file__).parent / "crash_client.py"), daemon.address, "cc", SPEC.SerializeToString().hex(), "4"],
+            [
+                sys.executable,
+                str(Path(__file__).parent / "crash_client.py"),
+                daemon.address,
+                "cc",
+                SPEC.SerializeToString().hex(),
+                "4",
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -110,6 +136,7 @@ async def test_client_process_kill9_mid_run_then_resume_from_a_fresh_client(tmp_
         assert lines == ["call_0_0", "call_0_1", "call_1_0"] and in_flight == "call_1_1"
 
         h = Harness(daemon.address, call_log=log_file)
+
         # The daemon treats the vanished client as a crash and stops the run. A Watch
         # without follow ends when the session's run does (at once if it already has):
         # the session is free from then on, and the run resumes from its checkpoint.
@@ -120,8 +147,12 @@ async def test_client_process_kill9_mid_run_then_resume_from_a_fresh_client(tmp_
         await asyncio.wait_for(until_the_run_ended(), 30)
         handed: list[str] = []
         log = await h.run(
-            "cc", [], tools={"add": lambda a: a["a"]},
-            on_event=lambda e: handed.append(e.tool_call.call.id) if e.type == "tool.call" else None,
+            "cc",
+            [],
+            tools={"add": lambda a: a["a"]},
+            on_event=lambda e: (
+                handed.append(e.tool_call.call.id) if e.type == "tool.call" else None
+            ),
         )
         assert log.error is None, log.reason
         assert log.done and log.done.finish_reason == pb.FINISH_REASON_STOP
@@ -135,13 +166,22 @@ async def test_client_process_kill9_mid_run_then_resume_from_a_fresh_client(tmp_
         daemon.stop()
 
 
-async def test_r54_daemon_kill9_right_after_accepted_never_asks_that_call_again(tmp_path: Path) -> None:
+async def test_r54_daemon_kill9_right_after_accepted_never_asks_that_call_again(
+    tmp_path: Path,
+) -> None:
     """R54: ``ACCEPTED`` means durable. The daemon is killed the moment each of these calls'
     ``SubmitToolResult`` answers ``ACCEPTED`` — mid-turn, and the last call of a turn, whose
     save is the one before the next model call — then restarted; the resumed run never
     hands that call out again, and its result is the one submitted."""
     log_file = tmp_path / "calls.jsonl"
-    args = ("--store", db_url(tmp_path), "--scripted-call-log", str(log_file), "--lease-owner", "d1")
+    args = (
+        "--store",
+        db_url(tmp_path),
+        "--scripted-call-log",
+        str(log_file),
+        "--lease-owner",
+        "d1",
+    )
     executed: Counter[str] = Counter()
     accepted: list[str] = []
     for target in ("call_0_0", "call_0_1", "call_1_1", "call_2_0"):
@@ -156,7 +196,9 @@ async def test_r54_daemon_kill9_right_after_accepted_never_asks_that_call_again(
                 cid = e.tool_call.call.id
                 handed.append(cid)
                 executed[cid] += 1
-                outcome = await h.submit("ack", cid, json.dumps(json.loads(e.tool_call.call.arguments_json)["a"]))
+                outcome = await h.submit(
+                    "ack", cid, json.dumps(json.loads(e.tool_call.call.arguments_json)["a"])
+                )
                 assert outcome == pb.SUBMIT_OUTCOME_ACCEPTED
                 if cid == target:
                     accepted.append(cid)
@@ -165,7 +207,9 @@ async def test_r54_daemon_kill9_right_after_accepted_never_asks_that_call_again(
             log = await h.run("ack", "go" if not accepted else [], SPEC, on_event=answer_then_kill)
             assert log.error is not None and log.error.code() == grpc.StatusCode.UNAVAILABLE
             assert handed[-1] == target
-            assert not set(handed[:-1]) & set(accepted), f"asked again for {handed} after ACCEPTED {accepted}"
+            assert not set(handed[:-1]) & set(accepted), (
+                f"asked again for {handed} after ACCEPTED {accepted}"
+            )
             await h.close()
         finally:
             daemon.stop()
@@ -173,12 +217,18 @@ async def test_r54_daemon_kill9_right_after_accepted_never_asks_that_call_again(
     try:
         h = Harness(daemon.address, call_log=log_file)
         cp = await h.get("ack")
-        stored = {m.tool_call_id: json.loads(m.content) for m in cp.messages if m.role == pb.ROLE_TOOL}
+        stored = {
+            m.tool_call_id: json.loads(m.content) for m in cp.messages if m.role == pb.ROLE_TOOL
+        }
         assert set(accepted) <= set(stored)
         handed = []
         log = await h.run(
-            "ack", [], tools={"add": lambda a: a["a"]},
-            on_event=lambda e: handed.append(e.tool_call.call.id) if e.type == "tool.call" else None,
+            "ack",
+            [],
+            tools={"add": lambda a: a["a"]},
+            on_event=lambda e: (
+                handed.append(e.tool_call.call.id) if e.type == "tool.call" else None
+            ),
         )
         assert log.done.finish_reason == pb.FINISH_REASON_STOP
         assert not set(handed) & set(accepted)

@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, agent, calls
 
+from luosho.v1 import agent_pb2 as pb
 
-async def test_approval_resolved_by_a_second_daemon_after_the_first_was_killed(tmp_path: Path) -> None:
+
+async def test_approval_resolved_by_a_second_daemon_after_the_first_was_killed(
+    tmp_path: Path,
+) -> None:
     log_file = tmp_path / "calls.jsonl"
     args = ("--store", db_url(tmp_path), "--scripted-call-log", str(log_file))
     spec = agent([calls(("add", {"a": 1}), ("pay", {"eur": 40})), {"text": "paid"}], ["add", "pay"])
@@ -33,7 +35,9 @@ async def test_approval_resolved_by_a_second_daemon_after_the_first_was_killed(t
         assert [a.approval_id for a in listed.approvals] == [approval.approval_id]
         paid = []
         events = []
-        async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval.approval_id, approved=True)):
+        async for resp in h.stub.Resolve(
+            pb.ResolveRequest(approval_id=approval.approval_id, approved=True)
+        ):
             e = resp.event
             events.append(e)
             if e.type == "tool.call":

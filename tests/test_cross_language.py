@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, assert_valid_transcript
+
+from luosho.v1 import agent_pb2 as pb
 
 ROOT = Path(__file__).resolve().parent.parent
 TS = ROOT / "clients" / "typescript"
@@ -22,10 +22,14 @@ TS_LEG = TS / "dist-test" / "examples" / "xlang-resolve.js"
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs Go (make test has it)")
-@pytest.mark.skipif(not TS_LEG.exists(), reason="needs the built TypeScript client: make test builds it")
+@pytest.mark.skipif(
+    not TS_LEG.exists(), reason="needs the built TypeScript client: make test builds it"
+)
 async def test_go_starts_typescript_resolves_python_finishes(tmp_path: Path) -> None:
     log_file = tmp_path / "calls.jsonl"
-    daemon = DaemonProcess("--store", db_url(tmp_path), "--scripted-call-log", str(log_file)).start()
+    daemon = DaemonProcess(
+        "--store", db_url(tmp_path), "--scripted-call-log", str(log_file)
+    ).start()
     ts = None
     try:
         go = subprocess.run(
@@ -41,7 +45,10 @@ async def test_go_starts_typescript_resolves_python_finishes(tmp_path: Path) -> 
         assert approval_id.startswith("ap-")
 
         ts = subprocess.Popen(
-            ["node", str(TS_LEG), daemon.address, approval_id], cwd=TS, stdout=subprocess.PIPE, text=True
+            ["node", str(TS_LEG), daemon.address, approval_id],
+            cwd=TS,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         line = ts.stdout.readline()
         assert line.startswith("IN_TOOL"), line
@@ -53,8 +60,13 @@ async def test_go_starts_typescript_resolves_python_finishes(tmp_path: Path) -> 
         handed: list[str] = []
         for _ in range(200):  # until the daemon has seen the dead client and freed the session
             log = await h.run(
-                "order-7", None, resume=True, tools={"notify": lambda a: "py:notify"},
-                on_event=lambda e: handed.append(e.tool_call.call.id) if e.type == "tool.call" else None,
+                "order-7",
+                None,
+                resume=True,
+                tools={"notify": lambda a: "py:notify"},
+                on_event=lambda e: (
+                    handed.append(e.tool_call.call.id) if e.type == "tool.call" else None
+                ),
             )
             if log.reason != "SESSION_BUSY":
                 break
@@ -64,7 +76,9 @@ async def test_go_starts_typescript_resolves_python_finishes(tmp_path: Path) -> 
         cp = await h.get("order-7")
         assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
         assert_valid_transcript(cp)
-        results = [(m.tool_name, json.loads(m.content)) for m in cp.messages if m.role == pb.ROLE_TOOL]
+        results = [
+            (m.tool_name, json.loads(m.content)) for m in cp.messages if m.role == pb.ROLE_TOOL
+        ]
         assert results == [("lookup", "go:lookup"), ("pay", "ts:pay"), ("notify", "py:notify")]
         assert h.model_calls("order-7") == 3  # no turn generated twice across the three clients
         await h.close()

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-
 from daemon_proc import DaemonProcess
 from support import error_info
 from test_leases import SPEC, add, check_finished, harness, waiting_for_a_tool
@@ -26,15 +25,21 @@ TTL_S = 15.0  # the default lease TTL (no --lease-ttl): what a resume must not w
 
 @pytest.fixture(params=["sqlite", "lmdb"])
 def embedded_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return {"sqlite": f"sqlite:///{tmp_path}/luoshod.db", "lmdb": f"lmdb://{tmp_path}/lmdb"}[request.param]
+    return {"sqlite": f"sqlite:///{tmp_path}/luoshod.db", "lmdb": f"lmdb://{tmp_path}/lmdb"}[
+        request.param
+    ]
 
 
 def daemon(store: str, tmp_path: Path) -> DaemonProcess:
     """A daemon as ``make run`` starts one: its default lease owner, the default TTL."""
-    return DaemonProcess("--store", store, "--scripted-call-log", str(tmp_path / "calls.jsonl")).start()
+    return DaemonProcess(
+        "--store", store, "--scripted-call-log", str(tmp_path / "calls.jsonl")
+    ).start()
 
 
-async def test_after_kill9_and_a_restart_a_resume_succeeds_at_once(embedded_store: str, tmp_path: Path) -> None:
+async def test_after_kill9_and_a_restart_a_resume_succeeds_at_once(
+    embedded_store: str, tmp_path: Path
+) -> None:
     first = daemon(embedded_store, tmp_path)
     try:
         running = await waiting_for_a_tool(harness(first, tmp_path), "crash-3")
@@ -55,7 +60,9 @@ async def test_after_kill9_and_a_restart_a_resume_succeeds_at_once(embedded_stor
         second.stop()
 
 
-async def test_a_live_holder_is_not_taken_over_and_busy_says_it_is_alive(embedded_store: str, tmp_path: Path) -> None:
+async def test_a_live_holder_is_not_taken_over_and_busy_says_it_is_alive(
+    embedded_store: str, tmp_path: Path
+) -> None:
     a, b = daemon(embedded_store, tmp_path), daemon(embedded_store, tmp_path)
     try:
         ha, hb = harness(a, tmp_path), harness(b, tmp_path)
@@ -68,10 +75,14 @@ async def test_a_live_holder_is_not_taken_over_and_busy_says_it_is_alive(embedde
             assert busy.error is not None and busy.events == []
             code, reason, meta = error_info(busy.error)
             assert (code, reason) == (grpc.StatusCode.ABORTED, "SESSION_BUSY")
-            assert meta["holder_alive"] == "true" and meta["holder"].split("/")[1] == str(a.proc.pid)
+            assert meta["holder_alive"] == "true" and meta["holder"].split("/")[1] == str(
+                a.proc.pid
+            )
             assert meta["expires_at"].endswith("Z") and 0 <= float(meta["expires_in_s"]) <= TTL_S
             assert "sessions cancel s" in meta["hint"]
-            assert "until 20" in busy.error.details() and "holder alive: true" in busy.error.details()
+            assert (
+                "until 20" in busy.error.details() and "holder alive: true" in busy.error.details()
+            )
         a.proc.send_signal(signal.SIGCONT)
         # Once it is killed, the other daemon takes the session at once and finishes it.
         a.kill9()

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 
 def spec() -> pb.AgentSpec:
@@ -28,7 +28,11 @@ def small_disk(where: Path, size: str = "4m") -> Iterator[Path]:
     where.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root (CI runs as root)")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -52,7 +56,9 @@ def fill(disk: Path) -> Path:
 
 
 @pytest.mark.parametrize("scheme", ["sqlite", "lmdb"])
-async def test_a_full_disk_fails_the_save_that_does_not_fit_and_the_daemon_recovers(tmp_path: Path, scheme: str) -> None:
+async def test_a_full_disk_fails_the_save_that_does_not_fit_and_the_daemon_recovers(
+    tmp_path: Path, scheme: str
+) -> None:
     with small_disk(tmp_path / "disk") as disk:
         url = f"sqlite:///{disk}/t.db" if scheme == "sqlite" else f"lmdb:///{disk}/env"
         daemon = DaemonProcess("--store", url).start()

@@ -13,16 +13,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_the_generated_reference_pages_are_current() -> None:
     """Settings, errors, metrics, events, the API and the rules' tests, as the code has them."""
-    done = subprocess.run([sys.executable, "scripts/gendocs.py", "--check"], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "scripts/gendocs.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
 
 
 def test_the_readme_is_a_front_door() -> None:
     readme = (ROOT / "README.md").read_text()
-    assert len(readme.encode()) <= 25_000, f"README.md is {len(readme.encode())} bytes; move sections into docs/"
+    assert len(readme.encode()) <= 25_000, (
+        f"README.md is {len(readme.encode())} bytes; move sections into docs/"
+    )
     first_block = re.search(r"```sh\n(.*?)```", readme, flags=re.S)
     assert first_block and first_block.group(1).splitlines()[:2] == [
-        line for line in first_block.group(1).splitlines() if line.startswith(("make run", "make test"))
+        line
+        for line in first_block.group(1).splitlines()
+        if line.startswith(("make run", "make test"))
     ], "the README's first commands are make run and make test"
     assert readme.index("make run") < readme.index("## ")
 
@@ -32,8 +38,11 @@ def test_every_rule_the_code_cites_is_stated() -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     import gendocs
 
-    stated = {int(r[1:]) for sec in gendocs.tomllib.loads((ROOT / "scripts" / "rules.toml").read_text())["section"]
-              for r, _ in sec.get("rules", [])}
+    stated = {
+        int(r[1:])
+        for sec in gendocs.tomllib.loads((ROOT / "scripts" / "rules.toml").read_text())["section"]
+        for r, _ in sec.get("rules", [])
+    }
     assert gendocs.code_citations() <= stated, sorted(gendocs.code_citations() - stated)
 
 
@@ -46,7 +55,13 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     # proto has none of their surface.
     proto = (ROOT / "proto" / "luosho" / "v1" / "agent.proto").read_text()
     assert "R77–R91" in status
-    for planned in ("fallback_models", "output_schema_json", "CreateSchedule", "budget.exceeded", "tool.reconcile"):
+    for planned in (
+        "fallback_models",
+        "output_schema_json",
+        "CreateSchedule",
+        "budget.exceeded",
+        "tool.reconcile",
+    ):
         assert planned not in proto, f"{planned} is in the proto: update the README's status"
     # torture sends ENQUEUE, not INTERRUPT or ROLLBACK.
     torture = "".join(p.read_text() for p in (ROOT / "luoshod" / "torture").glob("*.py"))
@@ -68,9 +83,12 @@ CITED_DOC = re.compile(r"(?<![\w/.-])([\w./-]*[A-Za-z0-9_-]\.md)\b")
 def test_no_file_cites_a_document_the_repository_does_not_hold() -> None:
     """Every .md a tracked file names exists: by its path from the repository's top, from
     the file's folder or from docs/ and its folders (the site's pages name each other so), or
-    as the name of a file of the repository. Run scripts/cite_rules.py after merging a branch that cites
+    as the name of a file of the repository. Run scripts/cite_rules.py after merging a branch that
+    cites
     the rules under an old name."""
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\n")
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     paths = set(filter(None, tracked))
     names = {Path(p).name for p in paths}
     missing = []
@@ -90,4 +108,6 @@ def test_no_file_cites_a_document_the_repository_does_not_hold() -> None:
             )
             if not found:
                 missing.append(f"{rel}: {ref}")
-    assert not missing, "documents cited but not in the repository:\n" + "\n".join(sorted(set(missing)))
+    assert not missing, "documents cited but not in the repository:\n" + "\n".join(
+        sorted(set(missing))
+    )

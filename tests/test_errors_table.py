@@ -44,12 +44,16 @@ def test_design_table_codes() -> None:
 def test_status_has_one_error_info_with_reason_and_metadata() -> None:
     st = to_status(errors.SessionBusy("busy", session_id="s1"))
     assert st.code == grpc.StatusCode.ABORTED
-    (key, raw), = st.trailing_metadata
+    ((key, raw),) = st.trailing_metadata
     status = status_pb2.Status.FromString(raw)
     assert status.message == "busy" and len(status.details) == 1
     info = error_details_pb2.ErrorInfo()
     assert status.details[0].Unpack(info)
-    assert (info.domain, info.reason, dict(info.metadata)) == (DOMAIN, "SESSION_BUSY", {"session_id": "s1"})
+    assert (info.domain, info.reason, dict(info.metadata)) == (
+        DOMAIN,
+        "SESSION_BUSY",
+        {"session_id": "s1"},
+    )
 
 
 def test_reasons_are_upper_snake() -> None:

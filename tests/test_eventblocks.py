@@ -70,11 +70,15 @@ def test_a_range_seals_only_when_its_loose_events_are_all_there(
 
 @PROPERTIES
 @given(st.lists(st.integers(1, 400), max_size=80, unique=True), st.integers(0, 400))
-def test_the_ranges_sealed_are_those_completed_above_the_floor(appended: list[int], floor: int) -> None:
+def test_the_ranges_sealed_are_those_completed_above_the_floor(
+    appended: list[int], floor: int
+) -> None:
     appended.sort()
     ranges = eventblocks.seal_ranges(appended, floor)
     for first, last in ranges:
-        assert last % BLOCK == 0 and first == last - BLOCK + 1 and first > floor and last in appended
+        assert (
+            last % BLOCK == 0 and first == last - BLOCK + 1 and first > floor and last in appended
+        )
     ends = {q for q in appended if q % BLOCK == 0 and q - BLOCK + 1 > floor}
     assert {last for _, last in ranges} == ends
 

@@ -25,7 +25,9 @@ def store_url(request: pytest.FixtureRequest) -> str:
 
 
 def example(name: str):  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"example_{name}", ROOT / "examples" / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -52,7 +54,9 @@ async def test_subagents_example_runs(daemon, capsys) -> None:
         text = await module.main(daemon.addresses[0])
         assert text == "The researcher found the hours and booked the visit."
         out = capsys.readouterr().out
-        assert "search for researcher: Lisbon Oceanarium opening hours (call call_0_0/call_0_0)" in out
+        assert (
+            "search for researcher: Lisbon Oceanarium opening hours (call call_0_0/call_0_0)" in out
+        )
         assert "approve book for ['researcher']" in out and "awaiting_approval" in out
     page = (ROOT / "docs" / "concepts" / "subagents.md").read_text()
     assert ".venv/bin/python examples/subagents.py" in page

@@ -9,6 +9,7 @@ same slow runs; their collections are read from their own ``/metrics``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -17,10 +18,10 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from daemon_proc import DaemonProcess
+
 from luosho.client import AsyncClient
 from luosho.v1 import agent_pb2 as pb
-
-from daemon_proc import DaemonProcess
 
 RUNS = 300
 TURNS = 3
@@ -45,27 +46,37 @@ def daemons() -> Iterator[dict[str, tuple[DaemonProcess, str]]]:
     try:
         for name, flag in (("tuned", "--gc-tuning"), ("python", "--no-gc-tuning")):
             d = DaemonProcess(
-                "--store", "memory://", "--metrics-listen", "127.0.0.1:0", "--max-loop-lag-ms", "0", flag
+                "--store",
+                "memory://",
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--max-loop-lag-ms",
+                "0",
+                flag,
             ).start()
             assert d.proc is not None and d.proc.stdout is not None
             line = d.proc.stdout.readline()
-            started[name] = (d, line.removeprefix("luoshod metrics on http://").removesuffix("/metrics\n"))
+            started[name] = (
+                d,
+                line.removeprefix("luoshod metrics on http://").removesuffix("/metrics\n"),
+            )
         yield started
     finally:
         for d, _ in started.values():
             if d.proc and d.proc.poll() is None:
                 d.proc.send_signal(signal.SIGTERM)
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     d.proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    pass
             d.stop()
 
 
 async def slow_runs(address: str) -> list[str]:
     """RUNS sessions at once, each TURNS model turns of 300 ms with a tool answered at
     once: what a daemon keeps alive across each model call is what gets promoted."""
-    script = [{"tool_calls": [{"name": "work", "arguments": {"i": k}}], "delay_ms": 300} for k in range(TURNS - 1)]
+    script = [
+        {"tool_calls": [{"name": "work", "arguments": {"i": k}}], "delay_ms": 300}
+        for k in range(TURNS - 1)
+    ]
     script.append({"text": "done", "delay_ms": 300})
     agent = pb.AgentSpec(
         model="scripted:slow",
@@ -76,7 +87,9 @@ async def slow_runs(address: str) -> list[str]:
     async with AsyncClient(address) as client:
 
         async def one(k: int) -> str:
-            run = client.execute(f"gc-{k}", "go", agent=agent, tools={"work": lambda args: {"ok": args["i"]}})
+            run = client.execute(
+                f"gc-{k}", "go", agent=agent, tools={"work": lambda args: {"ok": args["i"]}}
+            )
             async for _ in run:
                 pass
             return (await run).finish_reason

@@ -2,7 +2,8 @@
 
 The real grpcurl (`make test` installs it into .tools/bin with `go install`) drives a
 `luoshod serve` process through server reflection alone: no proto files. Every command of
-the section is taken from docs/getting-started/grpcurl.md (its ```sh blocks), with only the address replaced —
+the section is taken from docs/getting-started/grpcurl.md (its ```sh blocks), with only the address
+replaced —
 and APPROVAL_ID by the id ListApprovals printed — so the docs cannot rot.
 """
 
@@ -17,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess, db_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +51,9 @@ class Stream:
     """A streaming grpcurl (Execute) in the background, its stdout collected as it comes."""
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
         self.out = ""
         self.ended = False  # grpcurl closed its stdout: it exited
         # The reader notifies on every line and at the end, so a wait wakes on what it
@@ -120,7 +122,9 @@ def events(out: str) -> list[dict]:
 
 @pytest.fixture
 def daemon(tmp_path: Path):
-    d = DaemonProcess("--store", db_url(tmp_path), "--scripts-dir", str(ROOT / "examples" / "scripts"))
+    d = DaemonProcess(
+        "--store", db_url(tmp_path), "--scripts-dir", str(ROOT / "examples" / "scripts")
+    )
     d.start()
     yield d
     d.stop()
@@ -156,7 +160,9 @@ def walk_through(daemon: DaemonProcess, env: dict[str, str]) -> None:
         if call_id:  # answer a call once the run handed it out, as a reader would
             streams[-1].wait_for(f'"id": "{call_id.group(1)}"')
         done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
-        assert done.returncode == 0, f"{command}\nexited {done.returncode}: {done.stderr}{done.stdout}"
+        assert done.returncode == 0, (
+            f"{command}\nexited {done.returncode}: {done.stderr}{done.stdout}"
+        )
         outputs.setdefault(rpc, []).append(done.stdout)
         return done.stdout
 
@@ -172,10 +178,15 @@ def walk_through(daemon: DaemonProcess, env: dict[str, str]) -> None:
 
     # Every operation the section promises is there.
     for rpc in [
-        "grpc.health.v1.Health/Check", "list", "luosho.v1.AgentService",
-        "luosho.v1.AgentService/Execute", "luosho.v1.AgentService/SubmitToolResult",
-        "luosho.v1.AgentService/GetSession", "luosho.v1.AgentService/ListSessions",
-        "luosho.v1.AgentService/ListApprovals", "luosho.v1.AgentService/Resolve",
+        "grpc.health.v1.Health/Check",
+        "list",
+        "luosho.v1.AgentService",
+        "luosho.v1.AgentService/Execute",
+        "luosho.v1.AgentService/SubmitToolResult",
+        "luosho.v1.AgentService/GetSession",
+        "luosho.v1.AgentService/ListSessions",
+        "luosho.v1.AgentService/ListApprovals",
+        "luosho.v1.AgentService/Resolve",
         "luosho.v1.AgentService/Resume",
     ]:
         assert rpc in outputs, f"the README section has no {rpc} command"
@@ -184,7 +195,11 @@ def walk_through(daemon: DaemonProcess, env: dict[str, str]) -> None:
     assert "luosho.v1.AgentService" in outputs["list"][0].split()
     assert "grpc.health.v1.Health" in outputs["list"][0].split()
     described = outputs["luosho.v1.AgentService"][0]
-    assert "service AgentService {" in described and "rpc Execute" in described and "rpc Resolve" in described
+    assert (
+        "service AgentService {" in described
+        and "rpc Execute" in described
+        and "rpc Resolve" in described
+    )
 
     # The demo run: both tool calls answered, the run finished with the scripted answer.
     demo, refund = streams
@@ -196,10 +211,16 @@ def walk_through(daemon: DaemonProcess, env: dict[str, str]) -> None:
     done = demo_events[-1]["run_done"]
     assert done["finish_reason"] == "FINISH_REASON_STOP" and "Lisbon is sunny" in done["final_text"]
     results = [e["tool_result"]["result_json"] for e in demo_events if e["type"] == "tool.result"]
-    assert json.loads(results[0]) == {"sky": "sunny", "celsius": 24} and json.loads(results[1]) == 108.0
+    assert (
+        json.loads(results[0]) == {"sky": "sunny", "celsius": 24}
+        and json.loads(results[1]) == 108.0
+    )
 
     checkpoint = messages(outputs["luosho.v1.AgentService/GetSession"][0])[0]["checkpoint"]
-    assert checkpoint["session_id"] == "demo-1" and checkpoint["status"] == "CHECKPOINT_STATUS_FINISHED"
+    assert (
+        checkpoint["session_id"] == "demo-1"
+        and checkpoint["status"] == "CHECKPOINT_STATUS_FINISHED"
+    )
     sessions = messages(outputs["luosho.v1.AgentService/ListSessions"][0])[0]["sessions"]
     assert [s["session_id"] for s in sessions] == ["demo-1"]
     assert messages(outputs["luosho.v1.AgentService/Resume"][0]) == []  # finished: nothing to do

@@ -11,15 +11,21 @@ from typing import Any
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Daemon
 from support import Harness, RunLog, agent, assert_valid_transcript, calls, error_info, user
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Daemon
 
 pytestmark = pytest.mark.asyncio
 
-SCRIPT = [calls(("add", {"a": 1})), {"text": "one done"}, {"text": "reply 2"}, {"text": "reply 3"},
-          {"text": "reply 4"}, {"text": "reply 5"}]
+SCRIPT = [
+    calls(("add", {"a": 1})),
+    {"text": "one done"},
+    {"text": "reply 2"},
+    {"text": "reply 3"},
+    {"text": "reply 4"},
+    {"text": "reply 5"},
+]
 
 
 async def execute(
@@ -37,7 +43,9 @@ async def execute(
     ``input.queued`` event."""
     log = RunLog()
     call = h.stub.Execute(
-        pb.ExecuteRequest(session_id=sid, input=[user(text)], agent=spec, if_busy=if_busy, request_id=request_id)
+        pb.ExecuteRequest(
+            session_id=sid, input=[user(text)], agent=spec, if_busy=if_busy, request_id=request_id
+        )
     )
     try:
         async for resp in call:
@@ -53,7 +61,9 @@ async def execute(
     return log
 
 
-async def queue_one(h: Harness, sid: str, text: str, spec: pb.AgentSpec, if_busy: int, **kw: Any) -> asyncio.Task[RunLog]:
+async def queue_one(
+    h: Harness, sid: str, text: str, spec: pb.AgentSpec, if_busy: int, **kw: Any
+) -> asyncio.Task[RunLog]:
     """Start an Execute that gets queued; return once it is (its stream keeps following)."""
     queued = asyncio.Event()
     task = asyncio.create_task(execute(h, sid, text, spec, if_busy, queued=queued, **kw))
@@ -64,7 +74,9 @@ async def queue_one(h: Harness, sid: str, text: str, spec: pb.AgentSpec, if_busy
     return task
 
 
-async def busy_with_a_tool(h: Harness, sid: str, spec: pb.AgentSpec) -> tuple[asyncio.Task[RunLog], pb.ToolCall]:
+async def busy_with_a_tool(
+    h: Harness, sid: str, spec: pb.AgentSpec
+) -> tuple[asyncio.Task[RunLog], pb.ToolCall]:
     """Start a run that waits for its tool call (answered by the test)."""
     call: asyncio.Future[pb.ToolCall] = asyncio.get_running_loop().create_future()
 
@@ -103,7 +115,10 @@ async def test_r68_a_free_session_runs_an_enqueued_input_at_once(h: Harness) -> 
 async def test_r68_r69_enqueued_inputs_run_in_order_after_the_current_run(h: Harness) -> None:
     spec = agent(SCRIPT)
     first, call = await busy_with_a_tool(h, "enq", spec)
-    waiting = [await queue_one(h, "enq", text, spec, pb.IF_BUSY_ENQUEUE) for text in ("two", "three", "four")]
+    waiting = [
+        await queue_one(h, "enq", text, spec, pb.IF_BUSY_ENQUEUE)
+        for text in ("two", "three", "four")
+    ]
     shown = await h.stub.GetSession(pb.GetSessionRequest(session_id="enq"))
     assert [q.input[0].content for q in shown.queue] == ["two", "three", "four"]
     assert [q.if_busy for q in shown.queue] == [pb.IF_BUSY_ENQUEUE] * 3
@@ -119,7 +134,9 @@ async def test_r68_r69_enqueued_inputs_run_in_order_after_the_current_run(h: Har
     # Each caller's queue position when it was queued.
     assert [log.events[0].input_queued.ahead for log in logs] == [0, 1, 2]
     # Each queued run is the one its request id started (R74), in order.
-    assert [log.events[1].run_start.request_id for log in logs] == [q.request_id for q in shown.queue]
+    assert [log.events[1].run_start.request_id for log in logs] == [
+        q.request_id for q in shown.queue
+    ]
     cp = await h.get("enq")
     assert users(cp) == ["one", "two", "three", "four"]
     assert (await h.stub.GetSession(pb.GetSessionRequest(session_id="enq"))).queue == []
@@ -131,7 +148,9 @@ async def test_r69_a_queued_input_is_removed_with_dequeue_input(h: Harness) -> N
     first, call = await busy_with_a_tool(h, "deq", spec)
     gone = await queue_one(h, "deq", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two")
     kept = await queue_one(h, "deq", "three", spec, pb.IF_BUSY_ENQUEUE, request_id="r-three")
-    removed = await h.stub.DequeueInput(pb.DequeueInputRequest(session_id="deq", request_id="r-two"))
+    removed = await h.stub.DequeueInput(
+        pb.DequeueInputRequest(session_id="deq", request_id="r-two")
+    )
     assert removed.removed is True
     again = await h.stub.DequeueInput(pb.DequeueInputRequest(session_id="deq", request_id="r-two"))
     assert again.removed is False
@@ -169,7 +188,9 @@ async def test_r69_r74_a_retried_enqueue_with_its_request_id_queues_once(h: Harn
     assert users(await h.get("rid")) == ["one", "two"]
 
 
-async def test_r69_a_paused_session_keeps_its_queue_until_resolved(h: Harness, daemon: Daemon) -> None:
+async def test_r69_a_paused_session_keeps_its_queue_until_resolved(
+    h: Harness, daemon: Daemon
+) -> None:
     spec = agent([calls(("pay", {"eur": 5})), {"text": "paid"}, {"text": "after"}], ["pay"])
     spec.tools[0].needs_approval = True
     paused = await h.run("pause", "pay it", spec, {})
@@ -183,7 +204,9 @@ async def test_r69_a_paused_session_keeps_its_queue_until_resolved(h: Harness, d
     assert [q.input[0].content for q in shown.queue] == ["and then?"]
     assert not later.done()
     resolved = []
-    async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval.approval_id, approved=True)):
+    async for resp in h.stub.Resolve(
+        pb.ResolveRequest(approval_id=approval.approval_id, approved=True)
+    ):
         resolved.append(resp.event)
         if resp.event.type == "tool.call":
             await h.submit("pause", resp.event.tool_call.call.id, '"ok"')
@@ -233,7 +256,9 @@ async def test_r69_get_session_shows_an_input_applied_between_its_reads(
     assert users(await h.get("between")) == ["one", "two"]
 
 
-async def test_r68_interrupt_cancels_a_pending_tool_call_then_runs_the_new_input(h: Harness) -> None:
+async def test_r68_interrupt_cancels_a_pending_tool_call_then_runs_the_new_input(
+    h: Harness,
+) -> None:
     spec = agent(SCRIPT)
     first, call = await busy_with_a_tool(h, "intr", spec)
     log = await execute(h, "intr", "stop, do this instead", spec, pb.IF_BUSY_INTERRUPT)
@@ -245,7 +270,10 @@ async def test_r68_interrupt_cancels_a_pending_tool_call_then_runs_the_new_input
     assert_valid_transcript(cp)  # R23
     roles = [(m.role, m.tool_call_id) for m in cp.messages if m.role != pb.ROLE_SYSTEM]
     assert roles[:4] == [
-        (pb.ROLE_USER, ""), (pb.ROLE_ASSISTANT, ""), (pb.ROLE_TOOL, call.id), (pb.ROLE_USER, "")
+        (pb.ROLE_USER, ""),
+        (pb.ROLE_ASSISTANT, ""),
+        (pb.ROLE_TOOL, call.id),
+        (pb.ROLE_USER, ""),
     ]
     result = next(m for m in cp.messages if m.role == pb.ROLE_TOOL)
     assert "cancel" in result.content.lower()
@@ -254,7 +282,9 @@ async def test_r68_interrupt_cancels_a_pending_tool_call_then_runs_the_new_input
     assert await h.submit("intr", call.id, "1") == pb.SUBMIT_OUTCOME_DUPLICATE
 
 
-async def test_r68_rollback_restores_the_checkpoint_from_before_the_interrupted_run(h: Harness) -> None:
+async def test_r68_rollback_restores_the_checkpoint_from_before_the_interrupted_run(
+    h: Harness,
+) -> None:
     spec = agent([{"text": "first answer"}, calls(("add", {"a": 1})), {"text": "instead answer"}])
     done = await h.run("rb", "first", spec, {}, business_state={"k": 1})
     assert done.done.final_text == "first answer"
@@ -266,7 +296,9 @@ async def test_r68_rollback_restores_the_checkpoint_from_before_the_interrupted_
     cp = await h.get("rb")
     assert users(cp) == ["first", "instead"]  # "one" and its run are gone
     assert_valid_transcript(cp)
-    history = await h.stub.History(pb.HistoryRequest(session_id="rb", include_checkpoint=True, page_size=100))
+    history = await h.stub.History(
+        pb.HistoryRequest(session_id="rb", include_checkpoint=True, page_size=100)
+    )
     entries = list(reversed(history.entries))  # oldest first
     run_of_one = [e for e in entries if "one" in users(e.checkpoint)]
     assert run_of_one, "History keeps the interrupted run's saves"
@@ -275,8 +307,15 @@ async def test_r68_rollback_restores_the_checkpoint_from_before_the_interrupted_
     assert restored.version == run_of_one[-1].checkpoint.version + 1
 
     def same(cp: pb.Checkpoint) -> tuple[Any, ...]:
-        return (list(cp.messages), cp.status, cp.finish_reason, cp.step_index, cp.usage,
-                cp.business_state_json, cp.run_id)
+        return (
+            list(cp.messages),
+            cp.status,
+            cp.finish_reason,
+            cp.step_index,
+            cp.usage,
+            cp.business_state_json,
+            cp.run_id,
+        )
 
     assert same(restored) == same(before)
 
@@ -311,14 +350,22 @@ async def test_r74_if_busy_is_part_of_the_request_a_retry_must_repeat(h: Harness
     assert plain.done.final_text == "reply 1"
     for mode in (pb.IF_BUSY_ENQUEUE, pb.IF_BUSY_INTERRUPT, pb.IF_BUSY_ROLLBACK):
         other = await execute(h, "ifb", "hi", spec, mode, request_id="p")
-        assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED"), mode
-    same = await execute(h, "ifb", "hi", spec, pb.IF_BUSY_REJECT, request_id="p")  # REJECT is the default
+        assert error_info(other.error)[:2] == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "REQUEST_ID_REUSED",
+        ), mode
+    same = await execute(
+        h, "ifb", "hi", spec, pb.IF_BUSY_REJECT, request_id="p"
+    )  # REJECT is the default
     assert same.error is None and all(e.replayed for e in same.events)
     queued = await execute(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
     assert queued.done.final_text == "reply 2"
     for mode in (pb.IF_BUSY_UNSPECIFIED, pb.IF_BUSY_INTERRUPT):
         other = await execute(h, "ifb", "again", spec, mode, request_id="q")
-        assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED"), mode
+        assert error_info(other.error)[:2] == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "REQUEST_ID_REUSED",
+        ), mode
     again = await execute(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
     assert again.error is None and all(e.replayed for e in again.events)
     cp = await h.get("ifb")

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, agent, assert_valid_transcript, calls
 from test_if_busy import busy_with_a_tool, execute, queue_one, users
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -31,17 +31,29 @@ async def settled(h: Harness, sid: str, timeout: float = 60) -> pb.GetSessionRes
         await asyncio.sleep(0.1)
 
 
-async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_restart(tmp_path: Path) -> None:
+async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_restart(
+    tmp_path: Path,
+) -> None:
     calls_log = tmp_path / "calls.jsonl"
-    args = ("--store", db_url(tmp_path), "--scripted-call-log", str(calls_log),
-            "--lease-owner", "the-daemon", "--queue-sweep-s", "0.2")
+    args = (
+        "--store",
+        db_url(tmp_path),
+        "--scripted-call-log",
+        str(calls_log),
+        "--lease-owner",
+        "the-daemon",
+        "--queue-sweep-s",
+        "0.2",
+    )
     spec = agent([calls(("add", {"a": 1})), {"text": "r2"}, {"text": "r3"}, {"text": "r4"}])
     first = DaemonProcess(*args).start()
     try:
         h = Harness(first.address, call_log=calls_log)
         busy, call = await busy_with_a_tool(h, "k9", spec)  # its tool call is never answered
-        waiting = [await queue_one(h, "k9", text, spec, pb.IF_BUSY_ENQUEUE, request_id=f"r-{text}")
-                   for text in ("two", "three", "four")]
+        waiting = [
+            await queue_one(h, "k9", text, spec, pb.IF_BUSY_ENQUEUE, request_id=f"r-{text}")
+            for text in ("two", "three", "four")
+        ]
         shown = await h.stub.GetSession(pb.GetSessionRequest(session_id="k9"))
         assert [q.request_id for q in shown.queue] == ["r-two", "r-three", "r-four"]
         first.kill9()
@@ -56,8 +68,9 @@ async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_resta
         h = Harness(second.address, call_log=calls_log)
         # The caller of "two" retries (R75): it follows the run that applies it, whose
         # first act is the pending call of "one" (R10), answered here, then "two" (R12).
-        two = await execute(h, "k9", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two",
-                            tools={"add": lambda a: 1})
+        two = await execute(
+            h, "k9", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two", tools={"add": lambda a: 1}
+        )
         assert two.error is None, two.error
         assert two.done.final_text == "r2"
         assert [e.tool_call.call.id for e in two.of("tool.call")] == [call.id]
@@ -77,11 +90,28 @@ async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_resta
         second.stop()
 
 
-async def test_r69_r74_a_queued_input_whose_run_was_killed_resumes_when_its_caller_retries(tmp_path: Path) -> None:
+async def test_r69_r74_a_queued_input_whose_run_was_killed_resumes_when_its_caller_retries(
+    tmp_path: Path,
+) -> None:
     calls_log = tmp_path / "calls.jsonl"
-    args = ("--store", db_url(tmp_path), "--scripted-call-log", str(calls_log),
-            "--lease-owner", "the-daemon", "--queue-sweep-s", "0.2")
-    spec = agent([calls(("add", {"a": 1})), {"text": "one done"}, calls(("add", {"a": 2})), {"text": "two done"}])
+    args = (
+        "--store",
+        db_url(tmp_path),
+        "--scripted-call-log",
+        str(calls_log),
+        "--lease-owner",
+        "the-daemon",
+        "--queue-sweep-s",
+        "0.2",
+    )
+    spec = agent(
+        [
+            calls(("add", {"a": 1})),
+            {"text": "one done"},
+            calls(("add", {"a": 2})),
+            {"text": "two done"},
+        ]
+    )
     first = DaemonProcess(*args).start()
     try:
         h = Harness(first.address, call_log=calls_log)
@@ -101,8 +131,15 @@ async def test_r69_r74_a_queued_input_whose_run_was_killed_resumes_when_its_call
     second = DaemonProcess(*args).start()
     try:
         h = Harness(second.address, call_log=calls_log)
-        again = await execute(h, "k9b", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two",
-                              tools={"add": lambda a: a["a"]})
+        again = await execute(
+            h,
+            "k9b",
+            "two",
+            spec,
+            pb.IF_BUSY_ENQUEUE,
+            request_id="r-two",
+            tools={"add": lambda a: a["a"]},
+        )
         assert again.error is None, again.error
         assert again.done.final_text == "two done"
         cp = await h.get("k9b")
@@ -128,7 +165,9 @@ def two_daemons(postgres_url: str, tmp_path: Path):  # type: ignore[no-untyped-d
 
 async def test_r68_r69_across_two_daemons_on_postgres(two_daemons: list[DaemonProcess]) -> None:
     a, b = (Harness(d.address) for d in two_daemons)
-    spec = agent([calls(("add", {"a": 1})), {"text": "one done"}, {"text": "reply 2"}, {"text": "reply 3"}])
+    spec = agent(
+        [calls(("add", {"a": 1})), {"text": "one done"}, {"text": "reply 2"}, {"text": "reply 3"}]
+    )
     first, call = await busy_with_a_tool(a, "pg", spec)
     # B is free, A holds the session's lease: B queues the input in the shared store.
     queued = await queue_one(b, "pg", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="via-b")
@@ -146,7 +185,9 @@ async def test_r68_r69_across_two_daemons_on_postgres(two_daemons: list[DaemonPr
     await b.close()
 
 
-async def test_r68_interrupt_through_one_daemon_aborts_the_run_of_the_other(two_daemons: list[DaemonProcess]) -> None:
+async def test_r68_interrupt_through_one_daemon_aborts_the_run_of_the_other(
+    two_daemons: list[DaemonProcess],
+) -> None:
     a, b = (Harness(d.address) for d in two_daemons)
     spec = agent([calls(("add", {"a": 1})), {"text": "redirected"}])
     first, call = await busy_with_a_tool(a, "pgi", spec)
@@ -174,15 +215,28 @@ async def test_r68_a_daemon_does_not_spin_on_an_input_queued_while_another_holds
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    pa = DaemonProcess("--store", postgres_url, "--lease-owner", "a", "--queue-sweep-s", "0.2").start()
-    pb_ = DaemonProcess("--store", postgres_url, "--lease-owner", "b", "--queue-sweep-s", "3600",
-                        "--metrics-listen", f"127.0.0.1:{port}").start()
+    pa = DaemonProcess(
+        "--store", postgres_url, "--lease-owner", "a", "--queue-sweep-s", "0.2"
+    ).start()
+    pb_ = DaemonProcess(
+        "--store",
+        postgres_url,
+        "--lease-owner",
+        "b",
+        "--queue-sweep-s",
+        "3600",
+        "--metrics-listen",
+        f"127.0.0.1:{port}",
+    ).start()
 
     def acquisitions() -> float:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
             text = r.read().decode()
-        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                   if line.startswith("luoshod_store_lease_writes_total") and 'op="acquire"' in line)
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("luoshod_store_lease_writes_total") and 'op="acquire"' in line
+        )
 
     try:
         a, b = Harness(pa.address), Harness(pb_.address)

@@ -65,7 +65,9 @@ def imports_of(module: str, path: Path, known: Mapping[str, Path]) -> set[str]:
             if node.level:
                 base_parts = package.split(".")
                 if node.level - 1 >= len(base_parts):
-                    raise ValueError(f"{path}:{node.lineno}: relative import beyond the top-level package")
+                    raise ValueError(
+                        f"{path}:{node.lineno}: relative import beyond the top-level package"
+                    )
                 base = ".".join(base_parts[: len(base_parts) - (node.level - 1)])
                 source = f"{base}.{node.module}" if node.module else base
             else:
@@ -167,7 +169,9 @@ def cycles(graph: Mapping[str, set[str]]) -> list[str]:
 
 def test_no_import_cycle_in_the_daemon_or_the_drivers() -> None:
     graph = import_graph(package_roots())
-    assert len(graph) > 100 and {"luoshod_sqlite", "luoshod_lmdb", "luoshod_postgres"} <= graph.keys()
+    assert (
+        len(graph) > 100 and {"luoshod_sqlite", "luoshod_lmdb", "luoshod_postgres"} <= graph.keys()
+    )
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n".join(found)
 
@@ -187,7 +191,11 @@ def _package(root: Path, files: dict[str, str]) -> Path:
     ("files", "expected"),
     [
         pytest.param(
-            {"pkg/__init__.py": "", "pkg/a.py": "from . import b\n", "pkg/b.py": "from .a import x\n"},
+            {
+                "pkg/__init__.py": "",
+                "pkg/a.py": "from . import b\n",
+                "pkg/b.py": "from .a import x\n",
+            },
             ["pkg.a -> pkg.b -> pkg.a"],
             id="module-level-relative",
         ),
@@ -205,14 +213,18 @@ def _package(root: Path, files: dict[str, str]) -> Path:
         pytest.param(
             {
                 "pkg/__init__.py": "from .a import A\n",
-                "pkg/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import B\n",
+                "pkg/a.py": (
+                    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import B\n"
+                ),
             },
             ["pkg -> pkg.a -> pkg"],
             id="through-the-package-init",
         ),
     ],
 )
-def test_the_checker_names_a_cycle(files: dict[str, str], expected: list[str], tmp_path: Path) -> None:
+def test_the_checker_names_a_cycle(
+    files: dict[str, str], expected: list[str], tmp_path: Path
+) -> None:
     package = _package(tmp_path, files)
     assert cycles(import_graph([package])) == expected
 
@@ -220,41 +232,67 @@ def test_the_checker_names_a_cycle(files: dict[str, str], expected: list[str], t
 def test_the_checker_passes_a_tree_without_cycles(tmp_path: Path) -> None:
     """Parents are not edges: a package gathering its modules, which import each other one
     way and the standard library, is no cycle."""
-    package = _package(tmp_path, {
-        "pkg/__init__.py": "from .a import A\nfrom .b import B\n",
-        "pkg/a.py": "import os\nfrom .b import B\n",
-        "pkg/b.py": "import json\ndef f():\n    from pkg.c import C\n",
-        "pkg/c.py": "from . import d\n",
-        "pkg/d.py": "",
-    })
+    package = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .a import A\nfrom .b import B\n",
+            "pkg/a.py": "import os\nfrom .b import B\n",
+            "pkg/b.py": "import json\ndef f():\n    from pkg.c import C\n",
+            "pkg/c.py": "from . import d\n",
+            "pkg/d.py": "",
+        },
+    )
     graph = import_graph([package])
-    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.d"}
+    assert (
+        graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.d"}
+    )
     assert cycles(graph) == []
 
 
 def test_the_checker_names_each_tangle_across_packages(tmp_path: Path) -> None:
     """Two top-level packages (the daemon and a driver) and two separate tangles."""
-    one = _package(tmp_path, {"one/__init__.py": "", "one/x.py": "import two.y\n", "one/z.py": "from . import w\n", "one/w.py": "from .z import q\n"})
+    one = _package(
+        tmp_path,
+        {
+            "one/__init__.py": "",
+            "one/x.py": "import two.y\n",
+            "one/z.py": "from . import w\n",
+            "one/w.py": "from .z import q\n",
+        },
+    )
     two = _package(tmp_path, {"two/__init__.py": "", "two/y.py": "def f():\n    import one.x\n"})
-    assert cycles(import_graph([one, two])) == ["one.w -> one.z -> one.w", "one.x -> two.y -> one.x"]
+    assert cycles(import_graph([one, two])) == [
+        "one.w -> one.z -> one.w",
+        "one.x -> two.y -> one.x",
+    ]
 
 
 @pytest.mark.parametrize(
     ("file", "line", "expected"),
     [
         pytest.param(
-            "luoshod/engine/subagents.py", "from .loop import Run",
-            "luoshod.engine.loop -> luoshod.engine.subagents -> luoshod.engine.loop", id="engine",
+            "luoshod/engine/subagents.py",
+            "from .loop import Run",
+            "luoshod.engine.loop -> luoshod.engine.subagents -> luoshod.engine.loop",
+            id="engine",
         ),
         pytest.param(
-            "luoshod/server/queueing.py", "def f():\n    from .service import AgentService",
-            "luoshod.server.queueing -> luoshod.server.service -> luoshod.server.queueing", id="server",
+            "luoshod/server/queueing.py",
+            "def f():\n    from .service import AgentService",
+            "luoshod.server.queueing -> luoshod.server.service -> luoshod.server.queueing",
+            id="server",
         ),
     ],
 )
-def test_the_checker_names_a_tangle_put_back_into_the_tree(file: str, line: str, expected: str, tmp_path: Path) -> None:
+def test_the_checker_names_a_tangle_put_back_into_the_tree(
+    file: str, line: str, expected: str, tmp_path: Path
+) -> None:
     """On a copy of luoshod/, one import that ties two modules again is named."""
-    shutil.copytree(ROOT / "luoshod", tmp_path / "luoshod", ignore=shutil.ignore_patterns("__pycache__", "static"))
+    shutil.copytree(
+        ROOT / "luoshod",
+        tmp_path / "luoshod",
+        ignore=shutil.ignore_patterns("__pycache__", "static"),
+    )
     with (tmp_path / file).open("a") as f:
         f.write(f"\n\n{line}\n")
     assert cycles(import_graph([tmp_path / "luoshod"])) == [expected]

@@ -21,9 +21,16 @@ def lint(tree: Path) -> subprocess.CompletedProcess[str]:
     """lint-imports on ``tree`` (its pyproject.toml; its packages shadow the installed ones:
     lint-imports puts its working directory first on the path)."""
     return subprocess.run(
-        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
-         "sys.exit(lint_imports(no_cache=True, no_logo=True))"],
-        cwd=tree, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports; "
+            "sys.exit(lint_imports(no_cache=True, no_logo=True))",
+        ],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -45,7 +52,10 @@ def test_the_contracts_see_every_module() -> None:
     engine/ and server/ for orphans once): every contract about them then passed."""
     roots = CONFIG["root_packages"]
     graph = grimp.build_graph(*roots, include_external_packages=True, cache_dir=None)
-    folders = [ROOT / "luoshod", *(ROOT / "drivers" / r.removeprefix("luoshod_") / r for r in roots if r != "luoshod")]
+    folders = [
+        ROOT / "luoshod",
+        *(ROOT / "drivers" / r.removeprefix("luoshod_") / r for r in roots if r != "luoshod"),
+    ]
     on_disk = set().union(*(_modules_on_disk(f) for f in folders))
     assert on_disk - graph.modules == set()
 
@@ -53,15 +63,51 @@ def test_the_contracts_see_every_module() -> None:
 #: contract id → (file, relative to a copy of the tree with the drivers beside luoshod/; an
 #: import that breaks that contract alone; the line lint-imports prints for it).
 VIOLATIONS = {
-    "layers": ("luoshod/observe/tracing.py", "from ..server import status", "luoshod.observe.tracing -> luoshod.server.status"),
-    "engine": ("luoshod/engine/merge.py", "import grpc", "luoshod.engine is not allowed to import grpc"),
-    "engine-surface": ("luoshod/server/retention.py", "from ..engine import lease", "luoshod.server.retention -> luoshod.engine.lease"),
-    "run-port": ("luoshod/engine/subagents.py", "from .loop import Run", "luoshod.engine.subagents -> luoshod.engine.loop"),
-    "runner": ("luoshod/server/queueing.py", "from . import service", "luoshod.server.queueing -> luoshod.server.service"),
-    "no-driver-imports": ("luoshod/store/copy.py", "import luoshod_lmdb", "luoshod is not allowed to import luoshod_lmdb"),
-    "drivers": ("luoshod_sqlite/queries.py", "from luoshod.engine import merge", "luoshod_sqlite is not allowed to import luoshod.engine"),
-    "drivers-apart": ("luoshod_postgres/queries.py", "import luoshod_lmdb", "luoshod_postgres is not allowed to import luoshod_lmdb"),
-    "client-cli": ("luoshod/cli/admin/render.py", "import pydantic", "luoshod.cli.admin is not allowed to import pydantic"),
+    "layers": (
+        "luoshod/observe/tracing.py",
+        "from ..server import status",
+        "luoshod.observe.tracing -> luoshod.server.status",
+    ),
+    "engine": (
+        "luoshod/engine/merge.py",
+        "import grpc",
+        "luoshod.engine is not allowed to import grpc",
+    ),
+    "engine-surface": (
+        "luoshod/server/retention.py",
+        "from ..engine import lease",
+        "luoshod.server.retention -> luoshod.engine.lease",
+    ),
+    "run-port": (
+        "luoshod/engine/subagents.py",
+        "from .loop import Run",
+        "luoshod.engine.subagents -> luoshod.engine.loop",
+    ),
+    "runner": (
+        "luoshod/server/queueing.py",
+        "from . import service",
+        "luoshod.server.queueing -> luoshod.server.service",
+    ),
+    "no-driver-imports": (
+        "luoshod/store/copy.py",
+        "import luoshod_lmdb",
+        "luoshod is not allowed to import luoshod_lmdb",
+    ),
+    "drivers": (
+        "luoshod_sqlite/queries.py",
+        "from luoshod.engine import merge",
+        "luoshod_sqlite is not allowed to import luoshod.engine",
+    ),
+    "drivers-apart": (
+        "luoshod_postgres/queries.py",
+        "import luoshod_lmdb",
+        "luoshod_postgres is not allowed to import luoshod_lmdb",
+    ),
+    "client-cli": (
+        "luoshod/cli/admin/render.py",
+        "import pydantic",
+        "luoshod.cli.admin is not allowed to import pydantic",
+    ),
 }
 
 
@@ -76,7 +122,9 @@ def test_a_contract_fails_on_its_violation(contract: str, tmp_path: Path) -> Non
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "static")
     shutil.copytree(ROOT / "luoshod", tmp_path / "luoshod", ignore=skip)
     for root in CONFIG["root_packages"][1:]:
-        shutil.copytree(ROOT / "drivers" / root.removeprefix("luoshod_") / root, tmp_path / root, ignore=skip)
+        shutil.copytree(
+            ROOT / "drivers" / root.removeprefix("luoshod_") / root, tmp_path / root, ignore=skip
+        )
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     file, line, expected = VIOLATIONS[contract]
     with (tmp_path / file).open("a") as f:
@@ -95,7 +143,10 @@ def test_a_daemon_without_an_http_listener_loads_no_http_stack() -> None:
     sidecar without the console pays nothing for it (~10 MB of RSS)."""
     code = (
         "import sys, luoshod.server.app, luoshod.settings, luoshod.cli;"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'aiohttp' or m.startswith('luoshod.http')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'aiohttp' or "
+        "m.startswith('luoshod.http')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert out.stdout.strip() == "[]", out.stdout

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import error_info
 from test_leases import check_finished, harness, resume_when_free, waiting_for_a_tool
+
+from luosho.v1 import agent_pb2 as pb
 
 HELD = 12
 RENEW_S = 0.5
@@ -36,17 +36,31 @@ def lease_writes(metrics: str) -> dict[str, float]:
 
 
 @pytest.fixture
-def pg_daemons(postgres_url: str, tmp_path: Path) -> Iterator[tuple[DaemonProcess, DaemonProcess, str]]:
+def pg_daemons(
+    postgres_url: str, tmp_path: Path
+) -> Iterator[tuple[DaemonProcess, DaemonProcess, str]]:
     """``daemon-a`` (with metrics) and ``daemon-b`` on one PostgreSQL database, 2 s TTL."""
     log = str(tmp_path / "calls.jsonl")
     ttl = ("--lease-ttl-s", "2", "--lease-renew-s", str(RENEW_S), "--scripted-call-log", log)
-    a = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-a", "--metrics-listen", "127.0.0.1:0", *ttl)
+    a = DaemonProcess(
+        "--store",
+        postgres_url,
+        "--lease-owner",
+        "daemon-a",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        *ttl,
+    )
     b = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-b", *ttl)
     started: list[DaemonProcess] = []
     try:
         started.append(a.start())
         assert a.proc is not None and a.proc.stdout is not None
-        metrics = a.proc.stdout.readline().removeprefix("luoshod metrics on http://").removesuffix("/metrics\n")
+        metrics = (
+            a.proc.stdout.readline()
+            .removeprefix("luoshod metrics on http://")
+            .removesuffix("/metrics\n")
+        )
         started.append(b.start())
         yield a, b, metrics
     finally:
@@ -83,7 +97,10 @@ async def test_one_renewal_write_an_interval_covers_every_session_and_a_frozen_h
     # A's renewal finds "s" taken over: that run alone stops with LEASE_LOST, and nothing
     # of it reaches the store.
     log = await asyncio.wait_for(stalled, 20)
-    assert log.error is not None and error_info(log.error)[:2] == (grpc.StatusCode.ABORTED, "LEASE_LOST")
+    assert log.error is not None and error_info(log.error)[:2] == (
+        grpc.StatusCode.ABORTED,
+        "LEASE_LOST",
+    )
     assert await hb.get("s") == done
     check_finished(done, hb, "s")
     # The sessions nobody took over were renewed with the rest (same tokens): A still

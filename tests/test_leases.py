@@ -16,10 +16,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, RunLog, agent, assert_valid_transcript, calls, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 TTL = ("--lease-ttl-s", "2", "--lease-renew-s", "0.5")
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 100 + k})) for k in range(3)] + [{"text": "total"}]
@@ -42,7 +42,15 @@ def daemons(shared_store: str, tmp_path: Path) -> Iterator[tuple[DaemonProcess, 
     started = []
     try:
         for name in ("daemon-a", "daemon-b"):
-            args = ("--store", shared_store, "--scripted-call-log", log, "--lease-owner", name, *TTL)
+            args = (
+                "--store",
+                shared_store,
+                "--scripted-call-log",
+                log,
+                "--lease-owner",
+                name,
+                *TTL,
+            )
             started.append(DaemonProcess(*args).start())
         yield started[0], started[1]
     finally:
@@ -236,7 +244,9 @@ async def test_r33_two_daemons_resolving_one_approval_exactly_one_wins(
         async def resolve(h: Harness) -> tuple[list[pb.Event], str]:
             events: list[pb.Event] = []
             try:
-                async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=True)):
+                async for resp in h.stub.Resolve(
+                    pb.ResolveRequest(approval_id=approval_id, approved=True)
+                ):
                     events.append(resp.event)
                     if resp.event.type == "tool.call":
                         await h.submit(sid, resp.event.tool_call.call.id, '"ok"')
@@ -255,7 +265,11 @@ async def test_r33_two_daemons_resolving_one_approval_exactly_one_wins(
 
 SESSIONS, CLIENTS, RUNS = 8, 32, 3
 HAMMER = agent(
-    [t for k in range(2 * RUNS * CLIENTS // SESSIONS) for t in (calls(("add", {"a": k})), {"text": f"ok {k}"})]
+    [
+        t
+        for k in range(2 * RUNS * CLIENTS // SESSIONS)
+        for t in (calls(("add", {"a": k})), {"text": f"ok {k}"})
+    ]
 )
 
 
@@ -276,10 +290,15 @@ async def test_32_clients_hammering_8_sessions_through_two_daemons(
                 log = await h.run(sid, f"c{c}-r{r}", HAMMER, tools={"add": add})
                 if log.error is None and log.done is not None:
                     break
-                if log.error is not None and error_info(log.error)[:2] == (
-                    grpc.StatusCode.ABORTED,
-                    "SESSION_BUSY",
-                ) and not log.events:
+                if (
+                    log.error is not None
+                    and error_info(log.error)[:2]
+                    == (
+                        grpc.StatusCode.ABORTED,
+                        "SESSION_BUSY",
+                    )
+                    and not log.events
+                ):
                     refused.append(sid)
                     # Back-off of a contended client: paces the load, waits for no event.
                     await asyncio.sleep(0.02 * (c % 5 + 1))

@@ -6,10 +6,9 @@ import socket
 from pathlib import Path
 
 import pytest
-
-from luoshod.server.app import Config, ConfigError, Daemon
 from support import Harness, agent
 
+from luoshod.server.app import Config, ConfigError, Daemon
 
 
 async def test_unix_socket_listener_and_stale_socket_cleanup(tmp_path: Path) -> None:

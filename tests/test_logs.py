@@ -16,7 +16,13 @@ TOOL_SAYS = "tool-answer-7f3a"
 
 async def run_logged(tmp_path: Path, *flags: str) -> list[dict]:
     d = DaemonProcess(
-        "--store", f"sqlite:///{tmp_path}/l.db", "--log-format", "json", "--log-level", "DEBUG", *flags,
+        "--store",
+        f"sqlite:///{tmp_path}/l.db",
+        "--log-format",
+        "json",
+        "--log-level",
+        "DEBUG",
+        *flags,
         env={"LUOSHOD_AUTH_TOKENS": TOKEN},
     ).start()
     try:
@@ -24,8 +30,12 @@ async def run_logged(tmp_path: Path, *flags: str) -> list[dict]:
         meta = (("authorization", f"Bearer {TOKEN}"),)
         h.stub.Execute = _with_metadata(h.stub.Execute, meta)
         h.stub.SubmitToolResult = _with_metadata(h.stub.SubmitToolResult, meta)
-        log = await h.run("logged-1", SAID, agent([calls(("add", {"a": 40})), {"text": "the sum is 42"}]),
-                          {"add": lambda a: TOOL_SAYS})
+        log = await h.run(
+            "logged-1",
+            SAID,
+            agent([calls(("add", {"a": 40})), {"text": "the sum is 42"}]),
+            {"add": lambda a: TOOL_SAYS},
+        )
         assert log.error is None, log.error
         await h.close()
         assert d.terminate() == 0
@@ -74,4 +84,8 @@ async def test_text_lines_carry_the_context_too() -> None:
     finally:
         d.stop()
     line = next(x for x in err.splitlines() if "run done" in x)
-    assert " INFO luoshod.engine: run done" in line and "[session=texty run=" in line and "step=1]" in line
+    assert (
+        " INFO luoshod.engine: run done" in line
+        and "[session=texty run=" in line
+        and "step=1]" in line
+    )

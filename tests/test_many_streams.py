@@ -11,20 +11,23 @@ import json
 from collections import Counter
 
 import grpc
+from support import user
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from luoshod.server.app import Config, Daemon
-from support import user
 
 BURST = 2500
 
 
 async def test_a_burst_of_runs_over_grpc_cores_pending_limit_all_finish() -> None:
-    d = Daemon(Config(listen=["127.0.0.1:0"], store="memory://", max_active_runs=0, max_loop_lag_ms=0))
+    d = Daemon(
+        Config(listen=["127.0.0.1:0"], store="memory://", max_active_runs=0, max_loop_lag_ms=0)
+    )
     await d.start()
     spec = pb.AgentSpec(
-        model="scripted:slow", model_settings_json=json.dumps({"script": [{"text": "ok", "delay_ms": 200}]})
+        model="scripted:slow",
+        model_settings_json=json.dumps({"script": [{"text": "ok", "delay_ms": 200}]}),
     )
     outcomes: Counter[str] = Counter()
     try:
@@ -33,9 +36,14 @@ async def test_a_burst_of_runs_over_grpc_cores_pending_limit_all_finish() -> Non
 
             async def one(k: int) -> None:
                 try:
-                    events = [r.event async for r in stub.Execute(
-                        pb.ExecuteRequest(session_id=f"burst-{k}", input=[user("go")], agent=spec)
-                    )]
+                    events = [
+                        r.event
+                        async for r in stub.Execute(
+                            pb.ExecuteRequest(
+                                session_id=f"burst-{k}", input=[user("go")], agent=spec
+                            )
+                        )
+                    ]
                     outcomes[f"{events[-1].type}: {events[-1].run_done.final_text}"] += 1
                 except grpc.aio.AioRpcError as e:
                     outcomes[e.code().name] += 1

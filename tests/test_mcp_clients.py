@@ -10,19 +10,31 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from luosho.client import Agent, AsyncClient, Client, McpRetry, McpServer, McpToolOverride, Tool, is_daemon_call
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
-from luoshod.server.app import Config, Daemon
 from mcp_support import SERVER, attempts, stdio_config
 
+from luosho.client import (
+    Agent,
+    AsyncClient,
+    Client,
+    McpRetry,
+    McpServer,
+    McpToolOverride,
+    Tool,
+    is_daemon_call,
+)
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
+
 SCRIPT = [
-    {"text": "", "tool_calls": [
-        {"name": "note", "arguments": {}, "id": "c-note"},
-        {"name": "files__add", "arguments": {"a": 20, "b": 22}, "id": "c-add"},
-        {"name": "files__flaky", "arguments": {}, "id": "c-flaky"},
-    ]},
+    {
+        "text": "",
+        "tool_calls": [
+            {"name": "note", "arguments": {}, "id": "c-note"},
+            {"name": "files__add", "arguments": {"a": 20, "b": 22}, "id": "c-add"},
+            {"name": "files__flaky", "arguments": {}, "id": "c-flaky"},
+        ],
+    },
     {"text": "42"},
 ]
 
@@ -31,7 +43,11 @@ def _agent() -> Agent:
     return Agent(
         model="scripted:mcp",
         tools=[Tool("note")],
-        mcp_servers=[McpServer("files", tools={"flaky": McpToolOverride(retry=McpRetry(3, 0, ["tool_error"]))})],
+        mcp_servers=[
+            McpServer(
+                "files", tools={"flaky": McpToolOverride(retry=McpRetry(3, 0, ["tool_error"]))}
+            )
+        ],
         model_settings={"script": SCRIPT},
         tool_concurrency=3,
     )
@@ -53,6 +69,7 @@ def _handlers(asked: list[str]) -> dict[str, Any]:
         def run(args: dict[str, Any]) -> str:
             asked.append(name)
             return "from the app"
+
         return run
 
     return {n: handler(n) for n in ("note", "files__add", "files__flaky")}
@@ -60,7 +77,13 @@ def _handlers(asked: list[str]) -> dict[str, Any]:
 
 async def test_r71_async_python_client_leaves_daemon_tools_to_the_daemon(tmp_path: Path) -> None:
     attempts_file = tmp_path / "attempts.jsonl"
-    d = Daemon(Config(listen=["127.0.0.1:0"], store="memory://", mcp_servers={"files": stdio_config("files", attempts_file)}))
+    d = Daemon(
+        Config(
+            listen=["127.0.0.1:0"],
+            store="memory://",
+            mcp_servers={"files": stdio_config("files", attempts_file)},
+        )
+    )
     await d.start()
     asked: list[str] = []
     try:
@@ -78,7 +101,8 @@ def test_r71_blocking_python_client_leaves_daemon_tools_to_the_daemon(tmp_path: 
     attempts_file = tmp_path / "attempts.jsonl"
     config = tmp_path / "luoshod.toml"
     config.write_text(
-        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}, \"stdio\"]\n"
+        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n'
         f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
     )
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()

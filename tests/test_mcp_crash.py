@@ -1,4 +1,5 @@
-"""kill -9 of the daemon around a daemon tool's call (docs/reference/rules.md R71, R24, R21): a call in
+"""kill -9 of the daemon around a daemon tool's call (docs/reference/rules.md R71, R24, R21): a
+call in
 flight runs again on resume with the same idempotency key (the server sees exactly two
 attempts with it, the transcript one result); a call whose result was saved is never run
 again. The daemon is a real ``luoshod serve`` process on a SQLite file; the MCP server is
@@ -15,11 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from mcp_support import SERVER, attempts
 from support import Harness, agent, assert_valid_transcript
+
+from luosho.v1 import agent_pb2 as pb
 
 
 def _config(tmp: Path, attempts_file: Path) -> Path:
@@ -27,7 +28,7 @@ def _config(tmp: Path, attempts_file: Path) -> Path:
     path.write_text(
         "[mcp_servers.files]\n"
         f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(SERVER))}, \"stdio\"]\n"
+        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n'
         f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
     )
     return path
@@ -76,14 +77,22 @@ def attempts_file(tmp_path: Path) -> Path:
 def _daemon(tmp_path: Path, attempts_file: Path) -> DaemonProcess:
     # A stable lease owner: the restarted daemon takes back what its killed incarnation held.
     return DaemonProcess(
-        "--store", db_url(tmp_path), "--config", str(_config(tmp_path, attempts_file)), "--lease-owner", "mcp-crash"
+        "--store",
+        db_url(tmp_path),
+        "--config",
+        str(_config(tmp_path, attempts_file)),
+        "--lease-owner",
+        "mcp-crash",
     ).start()
 
 
 async def test_r71_kill9_during_a_daemon_call_runs_it_again_with_the_same_key(
     tmp_path: Path, attempts_file: Path
 ) -> None:
-    script = [{"text": "", "tool_calls": [{"name": "files__hang_once", "arguments": {}, "id": "c-k1"}]}, {"text": "ok"}]
+    script = [
+        {"text": "", "tool_calls": [{"name": "files__hang_once", "arguments": {}, "id": "c-k1"}]},
+        {"text": "ok"},
+    ]
     first = _daemon(tmp_path, attempts_file)
     children: list[int] = []
     try:
@@ -122,7 +131,10 @@ async def test_r71_kill9_after_the_result_was_saved_never_runs_it_again(
     tmp_path: Path, attempts_file: Path
 ) -> None:
     script = [
-        {"text": "", "tool_calls": [{"name": "files__add", "arguments": {"a": 1, "b": 2}, "id": "c-k2"}]},
+        {
+            "text": "",
+            "tool_calls": [{"name": "files__add", "arguments": {"a": 1, "b": 2}, "id": "c-k2"}],
+        },
         {"text": "", "tool_calls": [{"name": "wait", "arguments": {}, "id": "c-w"}]},
         {"text": "ok"},
     ]
@@ -133,7 +145,12 @@ async def test_r71_kill9_after_the_result_was_saved_never_runs_it_again(
         h = Harness(first.address)
         asked = asyncio.Event()
         run = asyncio.create_task(
-            h.run("s-k2", "go", spec, on_event=lambda e: asked.set() if e.tool_call.call.id == "c-w" else None)
+            h.run(
+                "s-k2",
+                "go",
+                spec,
+                on_event=lambda e: asked.set() if e.tool_call.call.id == "c-w" else None,
+            )
         )
         await asyncio.wait_for(asked.wait(), 30)  # the app's tool waits: c-k2's result is saved
         children = _children(first.proc.pid)

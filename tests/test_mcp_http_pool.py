@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 import pytest
+from mcp_support import HttpServer, attempts, http_config
 
 from luoshod.mcpclient import McpServers
 from luoshod.mcpclient.manager import HTTP_CONNECTIONS
-from mcp_support import HttpServer, attempts, http_config
 
 AT_ONCE = 40
 
@@ -49,10 +49,14 @@ async def test_concurrent_calls_keep_their_connections_for_the_next_calls(tmp_pa
 
         async def wave(n: int) -> set[int]:
             """One wave of calls at once; the connections seen open while it ran."""
-            calls = asyncio.gather(*(
-                tools.call("web", "slow", {"ms": 500}, key=f"w{n}-{i}", session_id="s", timeout_s=30)
-                for i in range(AT_ONCE)
-            ))
+            calls = asyncio.gather(
+                *(
+                    tools.call(
+                        "web", "slow", {"ms": 500}, key=f"w{n}-{i}", session_id="s", timeout_s=30
+                    )
+                    for i in range(AT_ONCE)
+                )
+            )
             seen: set[int] = set()
             while not calls.done():
                 seen |= established_to(server.port)

@@ -1,4 +1,5 @@
-"""Daemon tools over MCP (docs/reference/rules.md R70–R73), against real MCP servers written with the
+"""Daemon tools over MCP (docs/reference/rules.md R70–R73), against real MCP servers written with
+the
 official SDK (tests/mcp_servers/tools.py): over stdio, started by the daemon, and over
 streamable HTTP on loopback, started by the test."""
 
@@ -11,11 +12,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
+from mcp_support import HttpServer, attempts, http_config, stdio_config
+from support import Harness, agent, assert_valid_transcript, error_info
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
-from mcp_support import HttpServer, attempts, http_config, stdio_config, retry
-from support import Harness, agent, assert_valid_transcript, calls, error_info
 
 
 def _call(name: str, args: dict, id_: str) -> dict:
@@ -26,7 +27,9 @@ def turn(*tool_calls: dict) -> dict:
     return {"text": "", "tool_calls": list(tool_calls)}
 
 
-def mcp_agent(script: list[dict], *uses: pb.McpServerUse, tools: tuple[str, ...] = (), **kw: object) -> pb.AgentSpec:
+def mcp_agent(
+    script: list[dict], *uses: pb.McpServerUse, tools: tuple[str, ...] = (), **kw: object
+) -> pb.AgentSpec:
     spec = agent(script, list(tools), **kw)
     spec.mcp_servers.extend(uses or [pb.McpServerUse(name="files")])
     return spec
@@ -71,7 +74,9 @@ def results(cp: pb.Checkpoint) -> dict[str, pb.Message]:
     return {m.tool_call_id: m for m in cp.messages if m.role == pb.ROLE_TOOL}
 
 
-async def test_r70_r71_stdio_tools_join_and_run_in_the_daemon(h: Harness, attempts_file: Path) -> None:
+async def test_r70_r71_stdio_tools_join_and_run_in_the_daemon(
+    h: Harness, attempts_file: Path
+) -> None:
     assert [(x.name, x.state) for x in h.daemon.mcp.states()] == [("files", "not started")]  # lazy
     spec = mcp_agent([turn(_call("files__add", {"a": 2, "b": 3}, "c-add")), {"text": "5"}])
     log = await h.run("s1", "add", spec)
@@ -101,7 +106,9 @@ async def test_r70_allow_list_limits_the_tools(h: Harness, attempts_file: Path) 
     assert attempts(attempts_file) == []
 
 
-async def test_r25_arguments_checked_against_the_servers_schema(h: Harness, attempts_file: Path) -> None:
+async def test_r25_arguments_checked_against_the_servers_schema(
+    h: Harness, attempts_file: Path
+) -> None:
     spec = mcp_agent([turn(_call("files__add", {"a": "two"}, "c-bad")), {"text": "no"}])
     log = await h.run("s-schema", "add", spec)
     assert finished(log) == pb.FINISH_REASON_STOP
@@ -133,12 +140,16 @@ async def test_mcp_servers_shape_is_checked(h: Harness) -> None:
 
 
 async def test_r72_destructive_tool_needs_approval(h: Harness, attempts_file: Path) -> None:
-    spec = mcp_agent([turn(_call("files__delete_record", {"record": "r1"}, "c-del")), {"text": "done"}])
+    spec = mcp_agent(
+        [turn(_call("files__delete_record", {"record": "r1"}, "c-del")), {"text": "done"}]
+    )
     log = await h.run("s-gate", "delete", spec)
     assert finished(log) == pb.FINISH_REASON_AWAITING_APPROVAL
     (ap,) = log.of("approval.requested")
     assert attempts(attempts_file) == []  # paused before it ran
-    resolve = h.stub.Resolve(pb.ResolveRequest(approval_id=ap.approval_requested.approval.approval_id, approved=True))
+    resolve = h.stub.Resolve(
+        pb.ResolveRequest(approval_id=ap.approval_requested.approval.approval_id, approved=True)
+    )
     events = [r.event async for r in resolve]
     assert events[-1].run_done.finish_reason == pb.FINISH_REASON_STOP
     assert [a["key"] for a in attempts(attempts_file)] == ["c-del"]  # R29: runs once
@@ -154,17 +165,26 @@ async def test_r72_spec_gates_and_ungates(h: Harness, attempts_file: Path) -> No
         ],
     )
     spec = mcp_agent(
-        [turn(_call("files__delete_record", {"record": "r2"}, "c-d2"), _call("files__add", {"a": 1, "b": 1}, "c-a2")),
-         {"text": "done"}],
+        [
+            turn(
+                _call("files__delete_record", {"record": "r2"}, "c-d2"),
+                _call("files__add", {"a": 1, "b": 1}, "c-a2"),
+            ),
+            {"text": "done"},
+        ],
         use,
     )
     log = await h.run("s-over", "go", spec)
     assert finished(log) == pb.FINISH_REASON_AWAITING_APPROVAL
-    assert log.of("approval.requested")[0].approval_requested.approval.tool_call.name == "files__add"
+    assert (
+        log.of("approval.requested")[0].approval_requested.approval.tool_call.name == "files__add"
+    )
     assert [a["key"] for a in attempts(attempts_file)] == ["c-d2"]  # ungated: ran at once
 
 
-async def test_r73_timeout_gives_an_error_result_and_the_run_goes_on(h: Harness, attempts_file: Path) -> None:
+async def test_r73_timeout_gives_an_error_result_and_the_run_goes_on(
+    h: Harness, attempts_file: Path
+) -> None:
     use = pb.McpServerUse(name="files", timeout_ms=400)
     spec = mcp_agent([turn(_call("files__hang", {}, "c-hang")), {"text": "gave up"}], use)
     log = await h.run("s-hang", "hang", spec)
@@ -175,18 +195,28 @@ async def test_r73_timeout_gives_an_error_result_and_the_run_goes_on(h: Harness,
     assert log.of("tool.retry") == []  # one attempt by default
 
 
-async def test_r73_flaky_tool_is_retried_with_a_tool_retry_event_each_time(h: Harness, attempts_file: Path) -> None:
+async def test_r73_flaky_tool_is_retried_with_a_tool_retry_event_each_time(
+    h: Harness, attempts_file: Path
+) -> None:
     use = pb.McpServerUse(
         name="files",
-        tool_overrides=[pb.McpToolOverride(
-            tool="flaky", retry=pb.McpRetryPolicy(attempts=3, backoff_ms=10, retry_on=[pb.MCP_RETRY_ON_TOOL_ERROR]),
-        )],
+        tool_overrides=[
+            pb.McpToolOverride(
+                tool="flaky",
+                retry=pb.McpRetryPolicy(
+                    attempts=3, backoff_ms=10, retry_on=[pb.MCP_RETRY_ON_TOOL_ERROR]
+                ),
+            )
+        ],
     )
     spec = mcp_agent([turn(_call("files__flaky", {}, "c-flaky")), {"text": "ok"}], use)
     log = await h.run("s-flaky", "go", spec)
     assert finished(log) == pb.FINISH_REASON_STOP
     retries = [e.tool_retry for e in log.of("tool.retry")]
-    assert [(r.attempt, r.delay_ms, r.tool_call_id) for r in retries] == [(1, 10, "c-flaky"), (2, 20, "c-flaky")]
+    assert [(r.attempt, r.delay_ms, r.tool_call_id) for r in retries] == [
+        (1, 10, "c-flaky"),
+        (2, 20, "c-flaky"),
+    ]
     assert "flaky failure #1" in retries[0].error
     r = results(await h.get("s-flaky"))["c-flaky"]
     assert not r.is_error and "answered on attempt 3" in r.content
@@ -206,12 +236,15 @@ async def test_mixed_turn_runs_client_and_daemon_tools_concurrently_in_call_orde
     h: Harness, attempts_file: Path
 ) -> None:
     spec = mcp_agent(
-        [turn(
-            _call("note", {}, "c-1"),
-            _call("files__slow", {"ms": 300}, "c-2"),
-            _call("files__add", {"a": 1, "b": 2}, "c-3"),
-            _call("note", {}, "c-4"),
-        ), {"text": "all done"}],
+        [
+            turn(
+                _call("note", {}, "c-1"),
+                _call("files__slow", {"ms": 300}, "c-2"),
+                _call("files__add", {"a": 1, "b": 2}, "c-3"),
+                _call("note", {}, "c-4"),
+            ),
+            {"text": "all done"},
+        ],
         tools=("note",),
         tool_concurrency=4,
     )
@@ -225,26 +258,44 @@ async def test_mixed_turn_runs_client_and_daemon_tools_concurrently_in_call_orde
     assert finished(log) == pb.FINISH_REASON_STOP, log.error
     executors = {e.tool_call.call.id: e.tool_call.executor for e in log.of("tool.call")}
     assert executors == {
-        "c-1": pb.TOOL_EXECUTOR_CLIENT, "c-2": pb.TOOL_EXECUTOR_DAEMON,
-        "c-3": pb.TOOL_EXECUTOR_DAEMON, "c-4": pb.TOOL_EXECUTOR_CLIENT,
+        "c-1": pb.TOOL_EXECUTOR_CLIENT,
+        "c-2": pb.TOOL_EXECUTOR_DAEMON,
+        "c-3": pb.TOOL_EXECUTOR_DAEMON,
+        "c-4": pb.TOOL_EXECUTOR_CLIENT,
     }
     assert asked == ["note", "note"]
     cp = await h.get("s-mixed")
-    assert [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL] == ["c-1", "c-2", "c-3", "c-4"]
-    assert [e.tool_result.tool_call_id for e in log.of("tool.result")] == ["c-1", "c-2", "c-3", "c-4"]
+    assert [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL] == [
+        "c-1",
+        "c-2",
+        "c-3",
+        "c-4",
+    ]
+    assert [e.tool_result.tool_call_id for e in log.of("tool.result")] == [
+        "c-1",
+        "c-2",
+        "c-3",
+        "c-4",
+    ]
     assert_valid_transcript(cp)
 
 
-async def test_r73_server_that_cannot_start_gives_error_results_not_a_failed_run(tmp_path: Path) -> None:
+async def test_r73_server_that_cannot_start_gives_error_results_not_a_failed_run(
+    tmp_path: Path,
+) -> None:
     cfg = Config(
-        listen=["127.0.0.1:0"], store="memory://", tool_timeout_s=10,
+        listen=["127.0.0.1:0"],
+        store="memory://",
+        tool_timeout_s=10,
         mcp_servers={"gone": http_config("gone", "http://127.0.0.1:9/mcp")},
     )
     d = Daemon(cfg)
     await d.start()
     h = Harness(d.addresses[0], d)
     try:
-        spec = mcp_agent([turn(_call("gone__add", {}, "c-g")), {"text": "sorry"}], pb.McpServerUse(name="gone"))
+        spec = mcp_agent(
+            [turn(_call("gone__add", {}, "c-g")), {"text": "sorry"}], pb.McpServerUse(name="gone")
+        )
         log = await h.run("s-gone", "go", spec)
         assert finished(log) == pb.FINISH_REASON_STOP, log.error
         r = results(await h.get("s-gone"))["c-g"]
@@ -257,7 +308,9 @@ async def test_r73_server_that_cannot_start_gives_error_results_not_a_failed_run
 async def test_streamable_http_server_with_a_token(tmp_path: Path, attempts_file: Path) -> None:
     server = HttpServer(attempts_file, token="tok-123").start()
     cfg = Config(
-        listen=["127.0.0.1:0"], store="memory://", tool_timeout_s=10,
+        listen=["127.0.0.1:0"],
+        store="memory://",
+        tool_timeout_s=10,
         mcp_servers={
             "web": http_config("web", server.url, "tok-123"),
             "bad": http_config("bad", server.url, "wrong"),
@@ -277,7 +330,10 @@ async def test_streamable_http_server_with_a_token(tmp_path: Path, attempts_file
         assert "durable: found" in results(await h.get("s-web"))["c-w"].content
         assert [a["key"] for a in attempts(attempts_file)] == ["c-w"]
         # a refused token: the run still finishes; the tool is unknown to it
-        spec = mcp_agent([turn(_call("bad__lookup", {"word": "x"}, "c-b")), {"text": "ok"}], pb.McpServerUse(name="bad"))
+        spec = mcp_agent(
+            [turn(_call("bad__lookup", {"word": "x"}, "c-b")), {"text": "ok"}],
+            pb.McpServerUse(name="bad"),
+        )
         log = await h.run("s-bad", "go", spec)
         assert finished(log) == pb.FINISH_REASON_STOP, log.error
         assert results(await h.get("s-bad"))["c-b"].is_error
@@ -301,7 +357,11 @@ def _stdio_children() -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and b"stdio" in cmd and any(c.endswith(b"mcp_servers/tools.py") for c in cmd):
+        if (
+            ppid == os.getpid()
+            and b"stdio" in cmd
+            and any(c.endswith(b"mcp_servers/tools.py") for c in cmd)
+        ):
             out.append(int(pid))
     return out
 
@@ -343,7 +403,9 @@ async def test_r70_a_server_whose_tools_changed_between_pause_and_resume_is_drif
 ) -> None:
     server = HttpServer(attempts_file).start()
     cfg = Config(
-        listen=["127.0.0.1:0"], store=f"sqlite:///{tmp_path}/d.db", tool_timeout_s=10,
+        listen=["127.0.0.1:0"],
+        store=f"sqlite:///{tmp_path}/d.db",
+        tool_timeout_s=10,
         mcp_servers={"web": http_config("web", server.url)},
     )
     d = Daemon(cfg)
@@ -352,19 +414,24 @@ async def test_r70_a_server_whose_tools_changed_between_pause_and_resume_is_drif
     drift = pb.AGENT_DRIFT_POLICY_WARN if policy == "warn" else pb.AGENT_DRIFT_POLICY_ERROR
     spec = mcp_agent(
         [turn(_call("web__delete_record", {"record": "x"}, "c-dr")), {"text": "done"}],
-        pb.McpServerUse(name="web"), on_agent_drift=drift,
+        pb.McpServerUse(name="web"),
+        on_agent_drift=drift,
     )
     try:
         log = await h.run("s-drift", "delete", spec)
         assert finished(log) == pb.FINISH_REASON_AWAITING_APPROVAL
         approval_id = log.of("approval.requested")[0].approval_requested.approval.approval_id
         server.stop()
-        server = HttpServer(attempts_file, variant="2", port=server.port).start()  # the list changed
+        server = HttpServer(
+            attempts_file, variant="2", port=server.port
+        ).start()  # the list changed
         call = h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=True, agent=spec))
         if policy == "warn":
             events = [r.event async for r in call]
             (dr,) = [e.agent_drift for e in events if e.type == "agent.drift"]
-            assert list(dr.tools_changed) == ["web__lookup"] and list(dr.tools_added) == ["web__extra"]
+            assert list(dr.tools_changed) == ["web__lookup"] and list(dr.tools_added) == [
+                "web__extra"
+            ]
             assert events[-1].run_done.finish_reason == pb.FINISH_REASON_STOP
             assert [a["key"] for a in attempts(attempts_file)] == ["c-dr"]
         else:
@@ -381,7 +448,9 @@ async def test_r70_a_server_whose_tools_changed_between_pause_and_resume_is_drif
         server.stop()
 
 
-async def test_r71_submitting_a_result_for_a_daemon_call_is_refused(h: Harness, attempts_file: Path) -> None:
+async def test_r71_submitting_a_result_for_a_daemon_call_is_refused(
+    h: Harness, attempts_file: Path
+) -> None:
     use = pb.McpServerUse(name="files", timeout_ms=3000)
     spec = mcp_agent([turn(_call("files__hang", {}, "c-own")), {"text": "ok"}], use)
     run = asyncio.create_task(h.run("s-own", "go", spec))
@@ -392,30 +461,47 @@ async def test_r71_submitting_a_result_for_a_daemon_call_is_refused(h: Harness, 
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await h.submit("s-own", "c-own", '"from the app"')
     code, reason, meta = error_info(err.value)
-    assert (code, reason, meta["executor"]) == (grpc.StatusCode.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING", "daemon")
+    assert (code, reason, meta["executor"]) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TOOL_CALL_NOT_PENDING",
+        "daemon",
+    )
     log = await run
     assert finished(log) == pb.FINISH_REASON_STOP
     body = json.loads(results(await h.get("s-own"))["c-own"].content)
     assert body["failure"] == "timeout"  # the daemon's outcome, not the app's answer
 
 
-async def test_r72_the_people_cli_approves_and_the_daemon_runs_the_tool(h: Harness, attempts_file: Path) -> None:
+async def test_r72_the_people_cli_approves_and_the_daemon_runs_the_tool(
+    h: Harness, attempts_file: Path
+) -> None:
     """``luoshod approvals approve`` follows the run past a daemon tool's tool.call (only an
     app's tool.call stops it): the approved destructive call runs in the daemon, then the
     next one, and the run finishes."""
     import os
     import sys
 
-    spec = mcp_agent([
-        turn(_call("files__delete_record", {"record": "r9"}, "c-d9")),
-        turn(_call("files__add", {"a": 4, "b": 5}, "c-a9")),
-        {"text": "done"},
-    ])
+    spec = mcp_agent(
+        [
+            turn(_call("files__delete_record", {"record": "r9"}, "c-d9")),
+            turn(_call("files__add", {"a": 4, "b": 5}, "c-a9")),
+            {"text": "done"},
+        ]
+    )
     log = await h.run("s-cli", "delete", spec)
     approval_id = log.of("approval.requested")[0].approval_requested.approval.approval_id
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "luoshod", "approvals", "approve", approval_id, "--address", h.daemon.addresses[0],
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env={**os.environ},
+        sys.executable,
+        "-m",
+        "luoshod",
+        "approvals",
+        "approve",
+        approval_id,
+        "--address",
+        h.daemon.addresses[0],
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ},
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
@@ -425,18 +511,25 @@ async def test_r72_the_people_cli_approves_and_the_daemon_runs_the_tool(h: Harne
     assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
 
 
-async def test_r73_a_server_that_goes_down_mid_run_gives_error_results(tmp_path: Path, attempts_file: Path) -> None:
+async def test_r73_a_server_that_goes_down_mid_run_gives_error_results(
+    tmp_path: Path, attempts_file: Path
+) -> None:
     server = HttpServer(attempts_file).start()
     cfg = Config(
-        listen=["127.0.0.1:0"], store="memory://", tool_timeout_s=10,
+        listen=["127.0.0.1:0"],
+        store="memory://",
+        tool_timeout_s=10,
         mcp_servers={"web": http_config("web", server.url)},
     )
     d = Daemon(cfg)
     await d.start()
     h = Harness(d.addresses[0], d)
     spec = mcp_agent(
-        [turn(_call("web__slow", {"ms": 5000}, "c-slow")), turn(_call("web__add", {"a": 1, "b": 1}, "c-after")),
-         {"text": "the server is down"}],
+        [
+            turn(_call("web__slow", {"ms": 5000}, "c-slow")),
+            turn(_call("web__add", {"a": 1, "b": 1}, "c-after")),
+            {"text": "the server is down"},
+        ],
         pb.McpServerUse(name="web", retry=pb.McpRetryPolicy(attempts=2, backoff_ms=50)),
     )
     try:

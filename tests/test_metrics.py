@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
+from daemon_proc import DaemonProcess, db_url
 from prometheus_client.parser import text_string_to_metric_families
 
-from daemon_proc import DaemonProcess, db_url
+from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
 
 SCRIPT = [
     {"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]},
@@ -65,13 +65,21 @@ def test_metrics_move_with_runs(served: tuple[DaemonProcess, str]) -> None:
             return a["a"] + a["b"]
 
         done = client.execute(
-            "m-1", "add", agent=Agent("scripted:t", tools=[Tool("add")], model_settings={"script": SCRIPT}),
+            "m-1",
+            "add",
+            agent=Agent("scripted:t", tools=[Tool("add")], model_settings={"script": SCRIPT}),
             tools={"add": add},
         ).result()
         assert during == [1, 1]  # the run, and its session's lease in the store
         assert done.final_text == "3"
         paused = client.execute(
-            "m-2", "pay", agent=Agent("scripted:t", tools=[Tool("pay", needs_approval=True)], model_settings={"script": GATED})
+            "m-2",
+            "pay",
+            agent=Agent(
+                "scripted:t",
+                tools=[Tool("pay", needs_approval=True)],
+                model_settings={"script": GATED},
+            ),
         ).result()
         assert paused.finish_reason == "awaiting_approval"
         with pytest.raises(CheckpointNotFoundError):
@@ -79,10 +87,45 @@ def test_metrics_move_with_runs(served: tuple[DaemonProcess, str]) -> None:
 
     after = scrape(url)
     svc = "luosho.v1.AgentService"
-    assert value(after, "luoshod_grpc_server_handled_total", grpc_service=svc, grpc_method="Execute", grpc_code="OK") == 2
-    assert value(after, "luoshod_grpc_server_handled_total", grpc_service=svc, grpc_method="SubmitToolResult", grpc_code="OK") == 1
-    assert value(after, "luoshod_grpc_server_handled_total", grpc_service=svc, grpc_method="GetSession", grpc_code="NOT_FOUND") == 1
-    assert value(after, "luoshod_grpc_server_handling_seconds_count", grpc_service=svc, grpc_method="Execute") == 2
+    assert (
+        value(
+            after,
+            "luoshod_grpc_server_handled_total",
+            grpc_service=svc,
+            grpc_method="Execute",
+            grpc_code="OK",
+        )
+        == 2
+    )
+    assert (
+        value(
+            after,
+            "luoshod_grpc_server_handled_total",
+            grpc_service=svc,
+            grpc_method="SubmitToolResult",
+            grpc_code="OK",
+        )
+        == 1
+    )
+    assert (
+        value(
+            after,
+            "luoshod_grpc_server_handled_total",
+            grpc_service=svc,
+            grpc_method="GetSession",
+            grpc_code="NOT_FOUND",
+        )
+        == 1
+    )
+    assert (
+        value(
+            after,
+            "luoshod_grpc_server_handling_seconds_count",
+            grpc_service=svc,
+            grpc_method="Execute",
+        )
+        == 2
+    )
     assert value(after, "luoshod_runs_total", outcome="stop") == 1
     assert value(after, "luoshod_runs_total", outcome="awaiting_approval") == 1
     assert value(after, "luoshod_steps_total") == 2  # m-1's two; m-2 paused in its first

@@ -8,12 +8,12 @@ import hashlib
 from pathlib import Path
 
 import grpc
+from daemon_proc import DaemonProcess, db_url
+from support import user
+from test_operator_cli import PAY, luoshod
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
-
-from daemon_proc import DaemonProcess, db_url
-from test_operator_cli import PAY, luoshod
-from support import user
 
 SECRETS = ("s3cr3t-ana-91f2", "plain-token-77ab", "b0t-token-c0ffee")
 
@@ -31,19 +31,49 @@ def test_audit_lines_say_the_tokens_name_and_never_the_token(tmp_path: Path) -> 
     ana, plain, bot = SECRETS
     (tmp_path / "tokens").write_text(f"# operators\nana:{ana}\n{plain}\n")
     d = DaemonProcess(
-        "--store", db_url(tmp_path), "--auth-token-file", str(tmp_path / "tokens"), "--log-level", "INFO",
+        "--store",
+        db_url(tmp_path),
+        "--auth-token-file",
+        str(tmp_path / "tokens"),
+        "--log-level",
+        "INFO",
         env={"LUOSHOD_AUTH_TOKENS": f"ci-bot:{bot}"},
     ).start()
     try:
         first, second = paused(d.address, "pay-1", bot), paused(d.address, "pay-2", bot)
-        assert luoshod("approvals", "approve", first, address=d.address, env={"LUOSHOD_TOKEN": ana}).returncode == 0
-        out = luoshod("approvals", "reject", second, "--note", "no", address=d.address, env={"LUOSHOD_TOKEN": plain})
+        assert (
+            luoshod(
+                "approvals", "approve", first, address=d.address, env={"LUOSHOD_TOKEN": ana}
+            ).returncode
+            == 0
+        )
+        out = luoshod(
+            "approvals",
+            "reject",
+            second,
+            "--note",
+            "no",
+            address=d.address,
+            env={"LUOSHOD_TOKEN": plain},
+        )
         assert out.returncode == 0, out.stderr
-        assert luoshod("sessions", "delete", "pay-2", address=d.address, env={"LUOSHOD_TOKEN": bot}).returncode == 0
+        assert (
+            luoshod(
+                "sessions", "delete", "pay-2", address=d.address, env={"LUOSHOD_TOKEN": bot}
+            ).returncode
+            == 0
+        )
         # The whole line is a token too (a secret with a colon, set before names existed,
         # keeps working); a wrong secret under a right name is not.
-        assert luoshod("sessions", "list", address=d.address, env={"LUOSHOD_TOKEN": f"ana:{ana}"}).returncode == 0
-        refused = luoshod("sessions", "list", address=d.address, env={"LUOSHOD_TOKEN": f"ana:{bot}"})
+        assert (
+            luoshod(
+                "sessions", "list", address=d.address, env={"LUOSHOD_TOKEN": f"ana:{ana}"}
+            ).returncode
+            == 0
+        )
+        refused = luoshod(
+            "sessions", "list", address=d.address, env={"LUOSHOD_TOKEN": f"ana:{bot}"}
+        )
         assert refused.returncode != 0 and "TOKEN_INVALID" in refused.stderr + refused.stdout
     finally:
         assert d.terminate() == 0

@@ -16,34 +16,61 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from certs import CA
 from daemon_proc import DaemonProcess, db_url
 from support import agent, calls, user
+
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 ADD = agent([calls(("add", {"a": 1})), {"text": "two"}])
 PAY = agent([calls(("charge", {"eur": 40})), {"text": "charged"}], tools=["charge"])
 PAY.tools[0].needs_approval = True
 
 
-def luoshod(*argv: str, address: str = "", env: dict[str, str] | None = None, stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+def luoshod(
+    *argv: str,
+    address: str = "",
+    env: dict[str, str] | None = None,
+    stdin: int | None = subprocess.DEVNULL,
+) -> subprocess.CompletedProcess[str]:
     full = [sys.executable, "-m", "luoshod", *argv, *(["--address", address] if address else [])]
-    return subprocess.run(full, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}, stdin=stdin)
+    return subprocess.run(
+        full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        stdin=stdin,
+    )
 
 
-def execute(address: str, session_id: str, spec: pb.AgentSpec, *, until: str = "run.done", answer: bool = False) -> list[pb.Event]:
+def execute(
+    address: str,
+    session_id: str,
+    spec: pb.AgentSpec,
+    *,
+    until: str = "run.done",
+    answer: bool = False,
+) -> list[pb.Event]:
     """Execute and read the stream up to the first ``until`` event; then drop it (an app
     that crashed there), unless it is the end. ``answer``: answer tool calls with 2."""
     with grpc.insecure_channel(address) as ch:
         stub = pb_grpc.AgentServiceStub(ch)
-        call = stub.Execute(pb.ExecuteRequest(session_id=session_id, input=[user("go")], agent=spec))
+        call = stub.Execute(
+            pb.ExecuteRequest(session_id=session_id, input=[user("go")], agent=spec)
+        )
         events = []
         for r in call:
             events.append(r.event)
             if r.event.type == "tool.call" and answer:
-                stub.SubmitToolResult(pb.SubmitToolResultRequest(session_id=session_id, tool_call_id=r.event.tool_call.call.id, result_json="2"))
+                stub.SubmitToolResult(
+                    pb.SubmitToolResultRequest(
+                        session_id=session_id,
+                        tool_call_id=r.event.tool_call.call.id,
+                        result_json="2",
+                    )
+                )
             if r.event.type == until:
                 call.cancel()
                 break
@@ -72,8 +99,12 @@ def test_version_and_help_with_examples() -> None:
 
 @pytest.mark.parametrize(
     "group, subcommands",
-    [("sessions", ["list", "show", "watch", "cancel", "resume", "compare"]), ("approvals", ["approve", "reject"]),
-     ("config", ["show"]), ("store", ["copy"])],
+    [
+        ("sessions", ["list", "show", "watch", "cancel", "resume", "compare"]),
+        ("approvals", ["approve", "reject"]),
+        ("config", ["show"]),
+        ("store", ["copy"]),
+    ],
 )
 def test_a_bare_group_prints_its_subcommands(group: str, subcommands: list[str]) -> None:
     out = luoshod(group)
@@ -106,7 +137,12 @@ t luoshod sessions ""
 t luoshod sessions list --status ""
 t luoshod sessions resume --tool
 """
-    done = subprocess.run(["bash", "-c", probe, "-", str(tmp_path / "luoshod.bash")], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["bash", "-c", probe, "-", str(tmp_path / "luoshod.bash")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.splitlines() == [
         "serve sessions",
         "list show dequeue history delete fork watch cancel resume compare --help",
@@ -133,7 +169,11 @@ def _age_all(tmp_path: Path, days: float) -> None:
             page, _ = await store.list_sessions(status=None, page_size=100, page_token="")
             for s in page:
                 cp = await store.load(s.session_id)
-                await store.import_session(s.session_id, latest=replace(cp, updated_at=cp.updated_at - days * 86400), history=[])
+                await store.import_session(
+                    s.session_id,
+                    latest=replace(cp, updated_at=cp.updated_at - days * 86400),
+                    history=[],
+                )
         finally:
             await store.close()
 
@@ -166,11 +206,19 @@ def test_prune_asks_and_keeps_in_progress_sessions(tmp_path: Path) -> None:
             os.close(secondary)
             assert "delete these 1 session" in asked.stderr and "done-1" in asked.stderr
             assert asked.returncode == (0 if deleted else 2), asked.stderr
-        assert "kept 1 in-progress session as old (give --status in-progress to prune them)" in asked.stdout
-        left = [s["session_id"] for s in json.loads(luoshod("sessions", "list", "--json", address=d.address).stdout)]
+        assert (
+            "kept 1 in-progress session as old (give --status in-progress to prune them)"
+            in asked.stdout
+        )
+        left = [
+            s["session_id"]
+            for s in json.loads(luoshod("sessions", "list", "--json", address=d.address).stdout)
+        ]
         assert left == ["crashed-1"]
 
-        named = luoshod("prune", "--older-than", "1s", "--status", "in-progress", "--yes", address=d.address)
+        named = luoshod(
+            "prune", "--older-than", "1s", "--status", "in-progress", "--yes", address=d.address
+        )
         assert named.returncode == 0 and "deleted 1 session" in named.stdout
     finally:
         d.stop()
@@ -184,9 +232,22 @@ def test_sessions_watch_prints_the_events(daemon: DaemonProcess) -> None:
     out = luoshod("sessions", "watch", "watch-1", address=daemon.address)
     assert out.returncode == 0, out.stderr
     types = [line.split()[3] for line in out.stdout.splitlines()]
-    assert types == ["run.start", "step.start", "model.turn", "tool.call", "tool.result", "step.done", "step.start", "model.turn", "step.done", "run.done"]
+    assert types == [
+        "run.start",
+        "step.start",
+        "model.turn",
+        "tool.call",
+        "tool.result",
+        "step.done",
+        "step.start",
+        "model.turn",
+        "step.done",
+        "run.done",
+    ]
     assert "finished (stop)" in out.stdout.splitlines()[-1]
-    later = luoshod("sessions", "watch", "watch-1", "--after-seq", "9", "--json", address=daemon.address)
+    later = luoshod(
+        "sessions", "watch", "watch-1", "--after-seq", "9", "--json", address=daemon.address
+    )
     assert [json.loads(line)["type"] for line in later.stdout.splitlines()] == ["run.done"]
 
 
@@ -198,17 +259,25 @@ def test_sessions_resume_says_at_once_the_run_waits_on_the_app(daemon: DaemonPro
     assert "--tool-timeout" in out.stderr and "luoshod sessions cancel crash-1" in out.stderr
 
     # A short tool timeout: the unanswered call becomes a timeout error, the run goes on.
-    finished = luoshod("sessions", "resume", "crash-1", "--tool-timeout", "1s", address=daemon.address)
+    finished = luoshod(
+        "sessions", "resume", "crash-1", "--tool-timeout", "1s", address=daemon.address
+    )
     assert finished.returncode == 0, finished.stderr
     assert "session crash-1 is finished (stop)" in finished.stdout
-    assert re.search(r"tool\.result\s+add \[call_0_0\] error .*timeout", finished.stdout), finished.stdout
-    shown = json.loads(luoshod("sessions", "show", "crash-1", "--json", address=daemon.address).stdout)
+    assert re.search(r"tool\.result\s+add \[call_0_0\] error .*timeout", finished.stdout), (
+        finished.stdout
+    )
+    shown = json.loads(
+        luoshod("sessions", "show", "crash-1", "--json", address=daemon.address).stdout
+    )
     assert shown["checkpoint"]["status"] == "CHECKPOINT_STATUS_FINISHED"
 
 
 def test_sessions_cancel_aborts_the_active_run(daemon: DaemonProcess) -> None:
     with grpc.insecure_channel(daemon.address) as ch:
-        call = pb_grpc.AgentServiceStub(ch).Execute(pb.ExecuteRequest(session_id="cancel-1", input=[user("go")], agent=ADD))
+        call = pb_grpc.AgentServiceStub(ch).Execute(
+            pb.ExecuteRequest(session_id="cancel-1", input=[user("go")], agent=ADD)
+        )
         events = iter(call)
         while next(events).event.type != "tool.call":
             pass
@@ -227,7 +296,9 @@ def test_sessions_compare_shows_where_two_runs_diverge(daemon: DaemonProcess) ->
     out = luoshod("sessions", "compare", "cmp-a", "cmp-b", address=daemon.address)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].split() == ["STEP", "cmp-a", "cmp-b"]
-    assert any(line.startswith("diverged at step 1;") for line in out.stdout.splitlines()), out.stdout
+    assert any(line.startswith("diverged at step 1;") for line in out.stdout.splitlines()), (
+        out.stdout
+    )
 
 
 def test_one_step_numbering_for_a_fork_in_the_cli_and_the_api(daemon: DaemonProcess) -> None:
@@ -235,12 +306,23 @@ def test_one_step_numbering_for_a_fork_in_the_cli_and_the_api(daemon: DaemonProc
     its fork and show all say step 1; only the step that differs is marked, and what differs
     in it (the result) is shown."""
     execute(daemon.address, "num-a", ADD, answer=True)
-    forked = luoshod("sessions", "fork", "num-a", "--step", "1", "--tool-result", 'call_0_0={"sum": 3}', address=daemon.address)
+    forked = luoshod(
+        "sessions",
+        "fork",
+        "num-a",
+        "--step",
+        "1",
+        "--tool-result",
+        'call_0_0={"sum": 3}',
+        address=daemon.address,
+    )
     assert forked.returncode == 0 and "at step 1" in forked.stdout, forked.stdout + forked.stderr
     resumed = luoshod("sessions", "resume", "num-a.fork-1", address=daemon.address)
     assert resumed.returncode == 0, resumed.stderr
     with grpc.insecure_channel(daemon.address) as ch:
-        api = pb_grpc.AgentServiceStub(ch).Compare(pb.CompareRequest(session_id_a="num-a", session_id_b="num-a.fork-1"))
+        api = pb_grpc.AgentServiceStub(ch).Compare(
+            pb.CompareRequest(session_id_a="num-a", session_id_b="num-a.fork-1")
+        )
     assert api.diverged_at == 1 and [s.index for s in api.a] == [1, 2]
     out = luoshod("sessions", "compare", "num-a", "num-a.fork-1", address=daemon.address)
     lines = out.stdout.splitlines()
@@ -257,11 +339,15 @@ def test_audit_lines_name_the_token_or_the_mtls_subject(tmp_path: Path) -> None:
     import hashlib
 
     (tmp_path / "tokens").write_text("ops-token-1\n")
-    d = DaemonProcess("--store", db_url(tmp_path), "--auth-token-file", str(tmp_path / "tokens")).start()
+    d = DaemonProcess(
+        "--store", db_url(tmp_path), "--auth-token-file", str(tmp_path / "tokens")
+    ).start()
     try:
         meta = [("authorization", "Bearer ops-token-1")]
         with grpc.insecure_channel(d.address) as ch:
-            call = pb_grpc.AgentServiceStub(ch).Execute(pb.ExecuteRequest(session_id="pay-1", input=[user("go")], agent=PAY), metadata=meta)
+            call = pb_grpc.AgentServiceStub(ch).Execute(
+                pb.ExecuteRequest(session_id="pay-1", input=[user("go")], agent=PAY), metadata=meta
+            )
             approval = [r.event for r in call][-1].run_done.approval_id
         env = {"LUOSHOD_TOKEN": "ops-token-1"}
         assert luoshod("approvals", "approve", approval, address=d.address, env=env).returncode == 0
@@ -271,24 +357,59 @@ def test_audit_lines_name_the_token_or_the_mtls_subject(tmp_path: Path) -> None:
         log = d.stderr()
         d.stop()
     digest = hashlib.sha256(b"ops-token-1").hexdigest()[:8]
-    assert f"audit: approve approval={approval} session=pay-1 by='token sha256:{digest}'" in log, log
+    assert f"audit: approve approval={approval} session=pay-1 by='token sha256:{digest}'" in log, (
+        log
+    )
     assert f"audit: delete session=pay-1 keep_history=False by='token sha256:{digest}'" in log
 
     ca = CA(tmp_path)
     server, client = ca.issue("server", server=True), ca.issue("ops-laptop", server=False)
     d = DaemonProcess(
-        "--store", db_url(tmp_path), "--tls-cert-file", str(server.cert), "--tls-key-file", str(server.key),
-        "--tls-client-ca-file", str(ca.pair.cert),
+        "--store",
+        db_url(tmp_path),
+        "--tls-cert-file",
+        str(server.cert),
+        "--tls-key-file",
+        str(server.key),
+        "--tls-client-ca-file",
+        str(ca.pair.cert),
     ).start()
     try:
-        tls = ["--tls-ca-file", str(ca.pair.cert), "--tls-cert-file", str(client.cert), "--tls-key-file", str(client.key)]
-        creds = grpc.ssl_channel_credentials(ca.pair.cert.read_bytes(), client.key.read_bytes(), client.cert.read_bytes())
+        tls = [
+            "--tls-ca-file",
+            str(ca.pair.cert),
+            "--tls-cert-file",
+            str(client.cert),
+            "--tls-key-file",
+            str(client.key),
+        ]
+        creds = grpc.ssl_channel_credentials(
+            ca.pair.cert.read_bytes(), client.key.read_bytes(), client.cert.read_bytes()
+        )
         with grpc.secure_channel(d.address, creds) as ch:
-            list(pb_grpc.AgentServiceStub(ch).Execute(pb.ExecuteRequest(session_id="fork-me", input=[user("go")], agent=agent([{"text": "hi"}]))))
-        out = luoshod("sessions", "fork", "fork-me", "--step", "1", "--new-id", "forked", *tls, address=d.address)
+            list(
+                pb_grpc.AgentServiceStub(ch).Execute(
+                    pb.ExecuteRequest(
+                        session_id="fork-me", input=[user("go")], agent=agent([{"text": "hi"}])
+                    )
+                )
+            )
+        out = luoshod(
+            "sessions",
+            "fork",
+            "fork-me",
+            "--step",
+            "1",
+            "--new-id",
+            "forked",
+            *tls,
+            address=d.address,
+        )
         assert out.returncode == 0, out.stderr
     finally:
         assert d.terminate() == 0
         log = d.stderr()
         d.stop()
-    assert "audit: fork session=fork-me step=1 new_session=forked by='mtls CN=ops-laptop'" in log, log
+    assert "audit: fork session=fork-me step=1 new_session=forked by='mtls CN=ops-laptop'" in log, (
+        log
+    )

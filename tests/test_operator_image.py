@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from test_container import ROOT, dockerfile, final_stage, image_env, in_context, tracked
 
 
@@ -53,8 +52,12 @@ def copy(sources: list[str], dest: str, context: Path) -> None:
 def test_the_image_file_system_builds_and_its_entrypoint_serves(tmp_path: Path) -> None:
     root = Path(tempfile.mkdtemp(prefix="img", dir="/tmp"))  # short: a unix socket lives in it
     try:
-        mapped = {"/opt/luoshod": root / "opt/luoshod", "/tmp/": f"{root}/tmp/", "/var/lib/luoshod": root / "var/lib/luoshod",
-                  "/run/luoshod": root / "run/luoshod"}
+        mapped = {
+            "/opt/luoshod": root / "opt/luoshod",
+            "/tmp/": f"{root}/tmp/",
+            "/var/lib/luoshod": root / "var/lib/luoshod",
+            "/run/luoshod": root / "run/luoshod",
+        }
 
         pattern = re.compile("|".join(re.escape(k) for k in mapped))
 
@@ -72,8 +75,12 @@ def test_the_image_file_system_builds_and_its_entrypoint_serves(tmp_path: Path) 
                 command = remap(rest)
                 if command.startswith("python "):
                     command = f"{shlex.quote(sys.executable)} {command.removeprefix('python ')}"
-                done = subprocess.run(["sh", "-c", command], cwd=context, capture_output=True, text=True, timeout=840)
-                assert done.returncode == 0, f"RUN {rest[:80]}…\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+                done = subprocess.run(
+                    ["sh", "-c", command], cwd=context, capture_output=True, text=True, timeout=840
+                )
+                assert done.returncode == 0, (
+                    f"RUN {rest[:80]}…\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+                )
             else:
                 assert word == "WORKDIR" and rest == "/src", (word, rest)
 
@@ -82,20 +89,43 @@ def test_the_image_file_system_builds_and_its_entrypoint_serves(tmp_path: Path) 
             (root / d).mkdir(parents=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("LUOSHOD_")}
         for key, value in image_env().items():
-            env[key] = remap(value).replace("$PATH", os.environ["PATH"]).replace("127.0.0.1:50051", "127.0.0.1:0")
+            env[key] = (
+                remap(value)
+                .replace("$PATH", os.environ["PATH"])
+                .replace("127.0.0.1:50051", "127.0.0.1:0")
+            )
         workdir = remap(next(rest for word, rest in final_stage() if word == "WORKDIR"))
-        command = json.loads(next(r for w, r in final_stage() if w == "ENTRYPOINT")) + json.loads(next(r for w, r in final_stage() if w == "CMD"))
+        command = json.loads(next(r for w, r in final_stage() if w == "ENTRYPOINT")) + json.loads(
+            next(r for w, r in final_stage() if w == "CMD")
+        )
         binary = root / "opt/luoshod/bin" / command[0]
         assert binary.exists() and env["PATH"].startswith(str(root / "opt/luoshod/bin"))
-        proc = subprocess.Popen([str(binary), *command[1:]], cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [str(binary), *command[1:]],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             line = proc.stdout.readline()
-            assert line.startswith("luoshod listening on unix:"), line + proc.stderr.read() if not line else line
+            assert line.startswith("luoshod listening on unix:"), (
+                line if line else line + proc.stderr.read()
+            )
             health = next(rest for word, rest in final_stage() if word == "HEALTHCHECK")
             probe = json.loads(health[health.index("CMD") + 3 :].strip())
-            done = subprocess.run([str(root / "opt/luoshod/bin" / probe[0]), *probe[1:]], env=env, capture_output=True, text=True, timeout=60)
+            done = subprocess.run(
+                [str(root / "opt/luoshod/bin" / probe[0]), *probe[1:]],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert (done.returncode, done.stderr) == (0, "")
-            assert (root / "var/lib/luoshod/store/data.mdb").exists()  # the image's default store, in its volume
+            assert (
+                root / "var/lib/luoshod/store/data.mdb"
+            ).exists()  # the image's default store, in its volume
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(60) == 0
         finally:

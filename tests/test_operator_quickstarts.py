@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 LAST = "stop - Lisbon is sunny today, and 100 EUR is about 108 USD. Enjoy the trip!"
-GO = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+GO = shutil.which("go") or (
+    "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
+)
 TS_QUICKSTART = ROOT / "clients/typescript/dist-test/examples/quickstart.js"
 MVN = shutil.which("mvn")
 #: The command clients/java/README.md gives, word for word.
@@ -27,7 +28,9 @@ JAVA_COMMAND = ["mvn", "-B", "-q", "-Dstyle.color=never", "compile", "exec:java"
 
 @pytest.fixture(scope="module")
 def daemon() -> Iterator[DaemonProcess]:
-    d = DaemonProcess("--store", "memory://", "--scripts-dir", str(ROOT / "examples" / "scripts")).start()
+    d = DaemonProcess(
+        "--store", "memory://", "--scripts-dir", str(ROOT / "examples" / "scripts")
+    ).start()
     yield d
     d.stop()
 
@@ -38,7 +41,9 @@ def twice(command: list[str], cwd: Path, address: str) -> list[str]:
     env = {**os.environ, "LUOSHOD_ADDRESS": address}
     lasts = []
     for _ in range(2):
-        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == 0, done.stderr
         assert "\x1b" not in done.stdout + done.stderr, repr(done.stdout[-200:])
         lasts.append(done.stdout.strip().splitlines()[-1])
@@ -51,12 +56,20 @@ def test_the_python_quickstart(daemon: DaemonProcess) -> None:
 
 @pytest.mark.skipif(GO is None, reason="needs Go (make test has it)")
 def test_the_go_quickstart(daemon: DaemonProcess) -> None:
-    assert twice([str(GO), "run", "./cmd/quickstart"], ROOT / "clients/go", daemon.address) == [LAST, LAST]
+    assert twice([str(GO), "run", "./cmd/quickstart"], ROOT / "clients/go", daemon.address) == [
+        LAST,
+        LAST,
+    ]
 
 
-@pytest.mark.skipif(not TS_QUICKSTART.exists(), reason="needs the built TypeScript client: make test builds it")
+@pytest.mark.skipif(
+    not TS_QUICKSTART.exists(), reason="needs the built TypeScript client: make test builds it"
+)
 def test_the_typescript_quickstart(daemon: DaemonProcess) -> None:
-    assert twice(["node", str(TS_QUICKSTART)], ROOT / "clients/typescript", daemon.address) == [LAST, LAST]
+    assert twice(["node", str(TS_QUICKSTART)], ROOT / "clients/typescript", daemon.address) == [
+        LAST,
+        LAST,
+    ]
 
 
 @pytest.mark.skipif(MVN is None, reason="needs Maven (make test has it)")

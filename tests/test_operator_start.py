@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from certs import CA
 from daemon_proc import DaemonProcess
 
 
-def serve(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[int, str]:
+def serve(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[int, str]:
     """``luoshod serve ARGS`` that must not start: its exit status and its stderr."""
     proc = subprocess.run(
         [sys.executable, "-m", "luoshod", "serve", *args],
@@ -56,7 +57,12 @@ def test_a_taken_http_port_is_one_line_naming_the_port_and_its_flag(tmp_path: Pa
         taken.listen()
         port = taken.getsockname()[1]
         code, err = serve(
-            "--listen", "127.0.0.1:0", "--http-listen", f"127.0.0.1:{port}", "--store", f"sqlite:///{tmp_path}/x.db"
+            "--listen",
+            "127.0.0.1:0",
+            "--http-listen",
+            f"127.0.0.1:{port}",
+            "--store",
+            f"sqlite:///{tmp_path}/x.db",
         )
     line = one_line(err)
     assert code == 2
@@ -71,18 +77,32 @@ def test_a_postgresql_that_does_not_answer_is_said_while_the_daemon_waits() -> N
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         port = silent.getsockname()[1]
-        code, err = serve("--store", f"postgresql://nobody@127.0.0.1:{port}/db?connect_timeout=3", "--listen", "127.0.0.1:0")
+        code, err = serve(
+            "--store",
+            f"postgresql://nobody@127.0.0.1:{port}/db?connect_timeout=3",
+            "--listen",
+            "127.0.0.1:0",
+        )
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 2 and "Traceback" not in err, err
     assert f"waiting for the store postgresql://nobody@127.0.0.1:{port}/db" in lines[0], lines
-    assert lines[1].startswith(f"luoshod: configuration error: store: cannot open postgresql://nobody@127.0.0.1:{port}/db"), lines
+    assert lines[1].startswith(
+        f"luoshod: configuration error: store: cannot open postgresql://nobody@127.0.0.1:{port}/db"
+    ), lines
 
 
 def test_a_tls_key_that_does_not_match_its_certificate(tmp_path: Path) -> None:
     ca = CA(tmp_path)
     a, b = ca.issue("a", server=True), ca.issue("b", server=True)
     code, err = serve(
-        "--store", "memory://", "--listen", "127.0.0.1:0", "--tls-cert-file", str(a.cert), "--tls-key-file", str(b.key)
+        "--store",
+        "memory://",
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert-file",
+        str(a.cert),
+        "--tls-key-file",
+        str(b.key),
     )
     line = one_line(err)
     assert code == 2
@@ -93,7 +113,10 @@ def test_an_unreachable_postgresql_is_one_line_with_its_cause() -> None:
     code, err = serve("--store", "postgresql://nobody@127.0.0.1:1/db", "--listen", "127.0.0.1:0")
     # The pool tries until its timeout: while it does, a line says what it waits for.
     waiting, line = err.strip().splitlines()
-    assert "waiting for the store postgresql://nobody@127.0.0.1:1/db" in waiting and "refused" in waiting.lower(), waiting
+    assert (
+        "waiting for the store postgresql://nobody@127.0.0.1:1/db" in waiting
+        and "refused" in waiting.lower()
+    ), waiting
     assert code == 2
     assert "store: cannot open postgresql://nobody@127.0.0.1:1/db" in line, line
     assert "refused" in line.lower(), line
@@ -108,26 +131,38 @@ def test_an_lmdb_path_under_a_file(tmp_path: Path) -> None:
 
 
 def test_a_sqlite_file_whose_directory_does_not_exist_is_not_created(tmp_path: Path) -> None:
-    code, err = serve("--store", f"sqlite:///{tmp_path}/nonexistent/dir/x.db", "--listen", "127.0.0.1:0")
+    code, err = serve(
+        "--store", f"sqlite:///{tmp_path}/nonexistent/dir/x.db", "--listen", "127.0.0.1:0"
+    )
     line = one_line(err)
     assert code == 2
-    assert f"the directory {tmp_path}/nonexistent/dir does not exist" in line and "mkdir -p" in line, line
+    assert (
+        f"the directory {tmp_path}/nonexistent/dir does not exist" in line and "mkdir -p" in line
+    ), line
     assert not (tmp_path / "nonexistent").exists()
 
 
 def test_a_missing_scripts_dir(tmp_path: Path) -> None:
-    code, err = serve("--scripts-dir", str(tmp_path / "nope"), "--store", "memory://", "--listen", "127.0.0.1:0")
+    code, err = serve(
+        "--scripts-dir", str(tmp_path / "nope"), "--store", "memory://", "--listen", "127.0.0.1:0"
+    )
     line = one_line(err)
     assert code == 2
-    assert line.startswith("luoshod: configuration error: scripts_dir:") and "not a directory" in line, line
+    assert (
+        line.startswith("luoshod: configuration error: scripts_dir:") and "not a directory" in line
+    ), line
     assert "--scripts-dir" in line
 
 
 def test_a_misspelt_variable_gets_did_you_mean_like_a_file_key() -> None:
-    code, err = serve("--store", "memory://", "--listen", "127.0.0.1:0", env={"LUOSHOD_HISTORY_LIMT": "3"})
+    code, err = serve(
+        "--store", "memory://", "--listen", "127.0.0.1:0", env={"LUOSHOD_HISTORY_LIMT": "3"}
+    )
     line = one_line(err)
     assert code == 2
-    assert "LUOSHOD_HISTORY_LIMT: unknown variable (did you mean LUOSHOD_HISTORY_LIMIT?)" in line, line
+    assert "LUOSHOD_HISTORY_LIMT: unknown variable (did you mean LUOSHOD_HISTORY_LIMIT?)" in line, (
+        line
+    )
 
 
 def test_variables_near_no_setting_are_left_alone(tmp_path: Path) -> None:
@@ -155,7 +190,9 @@ def test_the_default_store_is_named_by_its_absolute_path(tmp_path: Path) -> None
     assert json.loads(shown.stdout)["store"] == f"lmdb://{tmp_path}/.luoshod/store"
     d = DaemonProcess(env={"LUOSHOD_LOG_LEVEL": "INFO"})
     d.env.pop("LUOSHOD_STORE", None)
-    d.proc = subprocess.Popen(d.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=d.env, cwd=tmp_path)
+    d.proc = subprocess.Popen(
+        d.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=d.env, cwd=tmp_path
+    )
     try:
         assert d.proc.stdout.readline().startswith("luoshod listening on ")
         started = ""
@@ -170,7 +207,12 @@ def test_a_plaintext_call_to_a_tls_daemon_hints_at_the_tls_options(tmp_path: Pat
     ca = CA(tmp_path)
     server = ca.issue("server", server=True)
     d = DaemonProcess(
-        "--store", "memory://", "--tls-cert-file", str(server.cert), "--tls-key-file", str(server.key)
+        "--store",
+        "memory://",
+        "--tls-cert-file",
+        str(server.cert),
+        "--tls-key-file",
+        str(server.key),
     ).start()
     try:
         for argv in (["sessions", "list"], ["healthcheck"]):
@@ -184,7 +226,17 @@ def test_a_plaintext_call_to_a_tls_daemon_hints_at_the_tls_options(tmp_path: Pat
             line = one_line(proc.stderr)
             assert "speaks TLS" in line and "--tls-ca-file" in line, line
         ok = subprocess.run(
-            [sys.executable, "-m", "luoshod", "sessions", "list", "--address", d.address, "--tls-ca-file", str(ca.pair.cert)],
+            [
+                sys.executable,
+                "-m",
+                "luoshod",
+                "sessions",
+                "list",
+                "--address",
+                d.address,
+                "--tls-ca-file",
+                str(ca.pair.cert),
+            ],
             capture_output=True,
             text=True,
             timeout=60,
@@ -207,9 +259,9 @@ def test_a_port_whose_last_daemon_left_connections_in_time_wait_is_free(tmp_path
             served, _ = listener.accept()
             served.close()  # the server side closes first: its end stays in TIME_WAIT
             client.recv(1)
-    with socket.socket() as probe:  # the state the test needs: binding without the option fails
-        with pytest.raises(OSError):
-            probe.bind(("127.0.0.1", port))
+    # The state the test needs: binding without the option fails.
+    with socket.socket() as probe, pytest.raises(OSError):
+        probe.bind(("127.0.0.1", port))
     d = DaemonProcess("--store", f"sqlite:///{tmp_path}/x.db")
     d.args[d.args.index("127.0.0.1:0")] = f"127.0.0.1:{port}"
     try:
@@ -243,12 +295,16 @@ def test_a_read_only_store_is_one_line_saying_so(tmp_path: Path, kind: str) -> N
         code, err = serve("--store", url, "--listen", "127.0.0.1:0")
         line = one_line(err)
         assert code == 2
-        assert f"{target} is read-only for this user" in line and "give it write access" in line, line
+        assert f"{target} is read-only for this user" in line and "give it write access" in line, (
+            line
+        )
         subprocess.run(["chattr", "-i", str(target)], check=True)
         if not immutable(target.parent):
             pytest.skip("chattr +i is not available on directories here")
         code, err = serve("--store", url, "--listen", "127.0.0.1:0")
         line = one_line(err)
-        assert code == 2 and f"the directory {target.parent} is read-only for this user" in line, line
+        assert code == 2 and f"the directory {target.parent} is read-only for this user" in line, (
+            line
+        )
     finally:
         subprocess.run(["chattr", "-i", str(target), str(target.parent)], capture_output=True)

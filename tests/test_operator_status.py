@@ -10,28 +10,42 @@ import sys
 from pathlib import Path
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
-from luosho.v1 import agent_pb2_grpc as pb_grpc
-
 from daemon_proc import DaemonProcess, db_url
 from support import agent, calls, user
 
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
+
 
 def luoshod(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "luoshod", *argv], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "luoshod", *argv], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_status_shows_health_sessions_and_what_the_metrics_say(tmp_path: Path) -> None:
-    d = DaemonProcess("--store", db_url(tmp_path), "--metrics-listen", "127.0.0.1:0", "--lease-owner", "web-1").start()
+    d = DaemonProcess(
+        "--store", db_url(tmp_path), "--metrics-listen", "127.0.0.1:0", "--lease-owner", "web-1"
+    ).start()
     try:
         assert d.proc is not None and d.proc.stdout is not None
-        metrics = d.proc.stdout.readline().removeprefix("luoshod metrics on http://").removesuffix("/metrics\n")
+        metrics = (
+            d.proc.stdout.readline()
+            .removeprefix("luoshod metrics on http://")
+            .removesuffix("/metrics\n")
+        )
         spec = agent([calls(("charge", {"eur": 40})), {"text": "ok"}], tools=["charge"])
         spec.tools[0].needs_approval = True
         with grpc.insecure_channel(d.address) as ch:
             stub = pb_grpc.AgentServiceStub(ch)
             list(stub.Execute(pb.ExecuteRequest(session_id="paid", input=[user("go")], agent=spec)))
-            list(stub.Execute(pb.ExecuteRequest(session_id="hello", input=[user("hi")], agent=agent([{"text": "hi"}]))))
+            list(
+                stub.Execute(
+                    pb.ExecuteRequest(
+                        session_id="hello", input=[user("hi")], agent=agent([{"text": "hi"}])
+                    )
+                )
+            )
         out = luoshod("status", "--address", d.address, "--metrics-address", metrics)
         assert out.returncode == 0, out.stderr
         rows = dict(line.split(None, 1) for line in out.stdout.splitlines())
@@ -41,8 +55,14 @@ def test_status_shows_health_sessions_and_what_the_metrics_say(tmp_path: Path) -
         assert rows["version"].startswith("0.1.0 (python ")
         assert rows["store"] == db_url(tmp_path) and rows["listeners"] == d.address
         assert rows["runs"] == "0 active, 0 leases held as web-1"
-        shown = json.loads(luoshod("status", "--address", d.address, "--metrics-address", metrics, "--json").stdout)
-        assert (shown["health"], shown["pending_approvals"], shown["lease_owner"]) == ("SERVING", 1, "web-1")
+        shown = json.loads(
+            luoshod("status", "--address", d.address, "--metrics-address", metrics, "--json").stdout
+        )
+        assert (shown["health"], shown["pending_approvals"], shown["lease_owner"]) == (
+            "SERVING",
+            1,
+            "web-1",
+        )
         alone = luoshod("status", "--address", d.address)
         assert alone.returncode == 0 and "give --metrics-address" in alone.stdout
     finally:
@@ -55,9 +75,13 @@ def test_leases_release_frees_what_a_killed_daemon_held(tmp_path: Path) -> None:
     # its lease stays until the TTL (a default owner that is gone is taken back at once by
     # the next daemon on this machine: test_dead_holder.py).
     owner = ("--lease-owner", "app-0")
-    a = DaemonProcess("--store", db_url(tmp_path), "--lease-ttl-s", "600", "--lease-renew-s", "200", *owner).start()
+    a = DaemonProcess(
+        "--store", db_url(tmp_path), "--lease-ttl-s", "600", "--lease-renew-s", "200", *owner
+    ).start()
     with grpc.insecure_channel(a.address) as ch:
-        call = pb_grpc.AgentServiceStub(ch).Execute(pb.ExecuteRequest(session_id="held", input=[user("go")], agent=spec))
+        call = pb_grpc.AgentServiceStub(ch).Execute(
+            pb.ExecuteRequest(session_id="held", input=[user("go")], agent=spec)
+        )
         events = iter(call)
         while next(events).event.type != "tool.call":
             pass

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from support import Harness, agent, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -55,7 +55,10 @@ async def interrupted_run(d: DaemonProcess, session_id: str, *, signals: int) ->
     await h.close()
     assert log.error is not None, log.types
     code, reason, meta = error_info(log.error)
-    assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN"), (log.error.code(), log.error.details())
+    assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN"), (
+        log.error.code(),
+        log.error.details(),
+    )
     assert meta.get("session_id") == session_id
     return None
 
@@ -84,7 +87,9 @@ async def resumes_at_once(tmp_path: Path, session_id: str) -> None:
         d.stop()
 
 
-async def test_a_drain_timeout_halts_the_model_call_and_ends_the_stream_shutting_down(tmp_path: Path) -> None:
+async def test_a_drain_timeout_halts_the_model_call_and_ends_the_stream_shutting_down(
+    tmp_path: Path,
+) -> None:
     d = DaemonProcess("--store", store(tmp_path), "--drain-timeout-s", "1").start()
     try:
         await interrupted_run(d, "slow-1", signals=1)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from postgres_server import PostgresServer
 from support import Harness, agent, assert_valid_transcript, calls, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 SPEC = agent([calls(("add", {"a": 1})), {"text": "done"}])
 

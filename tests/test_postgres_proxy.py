@@ -15,10 +15,10 @@ from collections import Counter
 from urllib.parse import urlsplit, urlunsplit
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, agent, assert_valid_transcript, calls
+
+from luosho.v1 import agent_pb2 as pb
 
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 10 + k})) for k in range(3)] + [{"text": "done"}]
 
@@ -51,13 +51,17 @@ class Proxy:
         self.flowing[pair] = asyncio.Event()
         self.flowing[pair].set()
         try:
-            await asyncio.gather(self._pump(cr, sw, pair, to_server=True), self._pump(sr, cw, pair, to_server=False))
+            await asyncio.gather(
+                self._pump(cr, sw, pair, to_server=True), self._pump(sr, cw, pair, to_server=False)
+            )
         finally:
             self.conns.discard(pair)
             self.flowing.pop(pair, None)
             self._close(pair)
 
-    async def _pump(self, r: asyncio.StreamReader, w: asyncio.StreamWriter, pair, *, to_server: bool) -> None:  # type: ignore[no-untyped-def]
+    async def _pump(
+        self, r: asyncio.StreamReader, w: asyncio.StreamWriter, pair, *, to_server: bool
+    ) -> None:  # type: ignore[no-untyped-def]
         with contextlib.suppress(Exception):
             while data := await r.read(65536):
                 if to_server and self.stall_on and self.stall_on in data.upper():
@@ -102,12 +106,16 @@ def through(url: str, port: int) -> str:
     return urlunsplit(parts._replace(netloc=f"{netloc[0]}@{host}" if len(netloc) == 2 else host))
 
 
-async def test_commit_cut_and_dropped_connections_lose_and_double_nothing(postgres_url: str) -> None:
+async def test_commit_cut_and_dropped_connections_lose_and_double_nothing(
+    postgres_url: str,
+) -> None:
     parts = urlsplit(postgres_url)
     proxy = Proxy(parts.hostname or "127.0.0.1", parts.port or 5432)
     await proxy.start()
     # Started from a thread: this loop serves the proxy the daemon connects through.
-    daemon = await asyncio.to_thread(DaemonProcess("--store", through(postgres_url, proxy.port) + "?pool_timeout=3").start)
+    daemon = await asyncio.to_thread(
+        DaemonProcess("--store", through(postgres_url, proxy.port) + "?pool_timeout=3").start
+    )
     handed: Counter[str] = Counter()
     accepted: dict[str, str] = {}
     try:
@@ -137,7 +145,9 @@ async def test_commit_cut_and_dropped_connections_lose_and_double_nothing(postgr
                 break
             if log.error is not None:
                 failed += 1
-                assert log.error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED), log.error
+                assert log.error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED), (
+                    log.error
+                )
             with contextlib.suppress(grpc.aio.AioRpcError):  # until the failed run has ended
                 async for _ in h.stub.Watch(pb.WatchRequest(session_id="px", after_seq=2**62)):
                     pass
@@ -150,8 +160,15 @@ async def test_commit_cut_and_dropped_connections_lose_and_double_nothing(postgr
         assert len(results) == 6 and all(results[c] == b for c, b in accepted.items())  # none lost
         for cid in accepted:  # an ACCEPTED result was never asked for again (R54)
             assert handed[cid] == 1, (cid, handed)
-        versions = [e.version for e in (await h.stub.History(pb.HistoryRequest(session_id="px", page_size=100))).entries]
-        assert versions == sorted(versions, reverse=True) and len(set(versions)) == len(versions)  # none doubled
+        versions = [
+            e.version
+            for e in (
+                await h.stub.History(pb.HistoryRequest(session_id="px", page_size=100))
+            ).entries
+        ]
+        assert versions == sorted(versions, reverse=True) and len(set(versions)) == len(
+            versions
+        )  # none doubled
         await h.close()
     finally:
         daemon.stop()
@@ -166,11 +183,15 @@ MID_READ = b"SELECT S.HEADER::TEXT"
 STALL_S = 4.0
 
 
-async def test_a_stalled_connection_mid_save_and_mid_read_loses_and_doubles_nothing(postgres_url: str) -> None:
+async def test_a_stalled_connection_mid_save_and_mid_read_loses_and_doubles_nothing(
+    postgres_url: str,
+) -> None:
     parts = urlsplit(postgres_url)
     proxy = Proxy(parts.hostname or "127.0.0.1", parts.port or 5432)
     await proxy.start()
-    daemon = await asyncio.to_thread(DaemonProcess("--store", through(postgres_url, proxy.port) + "?pool_timeout=3").start)
+    daemon = await asyncio.to_thread(
+        DaemonProcess("--store", through(postgres_url, proxy.port) + "?pool_timeout=3").start
+    )
     handed: Counter[str] = Counter()
     accepted: dict[str, str] = {}
     reads: list[float] = []
@@ -204,7 +225,10 @@ async def test_a_stalled_connection_mid_save_and_mid_read_loses_and_doubles_noth
             log = await h.run("st", "go" if attempt == 0 else [], spec, on_event=answer)
             if log.error is None and log.done and log.done.status == pb.CHECKPOINT_STATUS_FINISHED:
                 break
-            assert log.error is None or log.error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED), log.error
+            assert log.error is None or log.error.code() in (
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.StatusCode.ABORTED,
+            ), log.error
             with contextlib.suppress(grpc.aio.AioRpcError):  # until the failed run has ended
                 async for _ in h.stub.Watch(pb.WatchRequest(session_id="st", after_seq=2**62)):
                     pass
@@ -222,12 +246,27 @@ async def test_a_stalled_connection_mid_save_and_mid_read_loses_and_doubles_noth
         assert len(results) == 6 and all(results[c] == b for c, b in accepted.items())  # none lost
         for cid in accepted:  # an ACCEPTED result was never asked for again (R54)
             assert handed[cid] == 1, (cid, handed)
-        versions = [e.version for e in (await h.stub.History(pb.HistoryRequest(session_id="st", page_size=100))).entries]
-        assert versions == sorted(versions, reverse=True) and len(set(versions)) == len(versions)  # none doubled
+        versions = [
+            e.version
+            for e in (
+                await h.stub.History(pb.HistoryRequest(session_id="st", page_size=100))
+            ).entries
+        ]
+        assert versions == sorted(versions, reverse=True) and len(set(versions)) == len(
+            versions
+        )  # none doubled
         # The pool recovered: a new session runs through, with no stall and no restart.
-        after = await h.run("st-after", "go", agent([calls(("add", {"a": 1})), {"text": "done"}]),
-                            {"add": lambda args: json.dumps(args["a"])})
-        assert after.error is None and after.done and after.done.status == pb.CHECKPOINT_STATUS_FINISHED, after.error
+        after = await h.run(
+            "st-after",
+            "go",
+            agent([calls(("add", {"a": 1})), {"text": "done"}]),
+            {"add": lambda args: json.dumps(args["a"])},
+        )
+        assert (
+            after.error is None
+            and after.done
+            and after.done.status == pb.CHECKPOINT_STATUS_FINISHED
+        ), after.error
         await h.close()
     finally:
         daemon.stop()

@@ -23,12 +23,12 @@ from urllib.parse import urlsplit
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import assert_valid_transcript, error_info
 from test_leases import SPEC, add, harness, waiting_for_a_tool
 from test_postgres_proxy import through
+
+from luosho.v1 import agent_pb2 as pb
 
 TTL_S = 2.0
 IDLE_S = 1.0
@@ -108,8 +108,17 @@ async def stop_the_holder_mid_save(postgres_url: str, tmp_path, options: str):  
     parts = urlsplit(postgres_url)
     proxy = HoldingProxy(parts.hostname or "127.0.0.1", parts.port or 5432)
     await proxy.start()
-    lease = ("--lease-ttl-s", f"{TTL_S:g}", "--lease-renew-s", "0.5", "--scripted-call-log", str(tmp_path / "calls.jsonl"))
-    a = DaemonProcess("--store", through(postgres_url, proxy.port) + options, "--lease-owner", "daemon-a", *lease)
+    lease = (
+        "--lease-ttl-s",
+        f"{TTL_S:g}",
+        "--lease-renew-s",
+        "0.5",
+        "--scripted-call-log",
+        str(tmp_path / "calls.jsonl"),
+    )
+    a = DaemonProcess(
+        "--store", through(postgres_url, proxy.port) + options, "--lease-owner", "daemon-a", *lease
+    )
     b = DaemonProcess("--store", postgres_url + options, "--lease-owner", "daemon-b", *lease)
     return proxy, a, b
 
@@ -120,7 +129,9 @@ async def resume_until(hb, sid: str, limit_s: float) -> tuple[float | None, obje
     began = time.monotonic()
     while (left := limit_s - (time.monotonic() - began)) > 0:
         try:
-            log = await asyncio.wait_for(hb.run(sid, agent=SPEC, tools={"add": add}, resume=True), left)
+            log = await asyncio.wait_for(
+                hb.run(sid, agent=SPEC, tools={"add": add}, resume=True), left
+            )
         except TimeoutError:
             return None, None
         if log.reason != "SESSION_BUSY":
@@ -174,11 +185,16 @@ async def test_a_holder_stopped_mid_transaction_does_not_block_the_takeover(
         waited, log = await resume_until(hb, "s", limit)
         if not bounded:
             # Without the bound, B is still waiting on the stopped holder's locks.
-            assert waited is None, f"B took over in {waited:.1f} s although nothing bounds the stopped holder"
+            assert waited is None, (
+                f"B took over in {waited:.1f} s although nothing bounds the stopped holder"
+            )
             return
         assert waited is not None, f"B did not take over within {limit:g} s of the holder's SIGSTOP"
-        print(f"{case}: takeover {time.monotonic() - stopped_at:.2f} s after the SIGSTOP (lease TTL {TTL_S:g} s, "
-              f"{options})")
+        print(
+            f"{case}: takeover {time.monotonic() - stopped_at:.2f} s after the SIGSTOP (lease TTL "
+            f"{TTL_S:g} s, "
+            f"{options})"
+        )
         assert log.error is None and log.done is not None, log.error  # type: ignore[attr-defined]
         cp = await hb.get("s")
         assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
@@ -197,7 +213,9 @@ async def test_a_holder_stopped_mid_transaction_does_not_block_the_takeover(
         assert outcome != pb.SUBMIT_OUTCOME_ACCEPTED
         ended = await asyncio.wait_for(run, 30)
         assert ended.error is not None and error_info(ended.error)[0] in (  # type: ignore[attr-defined]
-            grpc.StatusCode.ABORTED, grpc.StatusCode.UNAVAILABLE), ended.error  # type: ignore[attr-defined]
+            grpc.StatusCode.ABORTED,
+            grpc.StatusCode.UNAVAILABLE,
+        ), ended.error  # type: ignore[attr-defined]
         assert await hb.get("s") == cp
         await ha.close()
         await hb.close()

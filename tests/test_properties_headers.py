@@ -7,6 +7,7 @@ compact header are refused, never misread."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zlib
 
@@ -59,7 +60,11 @@ def _message(draw: st.DrawFn) -> Message:
     """A message as a run makes one: tool calls on the assistant's, a call id and tool
     name on a tool result's."""
     role = draw(st.sampled_from(list(Role)))
-    calls = draw(st.lists(st.builds(ToolCall, short, short, text), max_size=2)) if role is Role.ASSISTANT else []
+    calls = (
+        draw(st.lists(st.builds(ToolCall, short, short, text), max_size=2))
+        if role is Role.ASSISTANT
+        else []
+    )
     call_id, name = (draw(short.filter(bool)), draw(short)) if role is Role.TOOL else ("", "")
     return Message(role, draw(text), tuple(calls), call_id, name, draw(st.booleans()))
 
@@ -69,9 +74,7 @@ messages = _message()
 
 @st.composite
 def subtasks(draw: st.DrawFn, depth: int = 1) -> SubTask:
-    children = (
-        draw(st.dictionaries(short, subtasks(depth + 1), max_size=2)) if depth < 3 else {}
-    )
+    children = draw(st.dictionaries(short, subtasks(depth + 1), max_size=2)) if depth < 3 else {}
     name = draw(short)
     return SubTask(
         name,
@@ -116,14 +119,30 @@ def checkpoints(draw: st.DrawFn) -> Checkpoint:
         updated_at=draw(floats),
         version=draw(st.integers(0, 2**40)),
         last_seq=draw(st.integers(0, 2**40)),
-        decisions=draw(st.dictionaries(short, st.builds(Decision, st.booleans(), text, st.booleans()), max_size=2)),
+        decisions=draw(
+            st.dictionaries(
+                short, st.builds(Decision, st.booleans(), text, st.booleans()), max_size=2
+            )
+        ),
         queued_input=draw(st.lists(messages, max_size=2)),
         history_limit=draw(st.none() | st.integers(0, 1000)),
-        run_requests=draw(st.lists(st.builds(AppliedRequest, short, short, short, st.integers(0, 10**6)), max_size=2)),
-        last_drift=draw(st.none() | st.builds(
-            Drift, short, short, st.lists(short, max_size=2).map(tuple),
-            st.lists(short, max_size=2).map(tuple), st.lists(short, max_size=2).map(tuple), st.booleans(),
-        )),
+        run_requests=draw(
+            st.lists(
+                st.builds(AppliedRequest, short, short, short, st.integers(0, 10**6)), max_size=2
+            )
+        ),
+        last_drift=draw(
+            st.none()
+            | st.builds(
+                Drift,
+                short,
+                short,
+                st.lists(short, max_size=2).map(tuple),
+                st.lists(short, max_size=2).map(tuple),
+                st.lists(short, max_size=2).map(tuple),
+                st.booleans(),
+            )
+        ),
         retention_s=draw(st.none() | floats),
         subtasks=draw(st.dictionaries(short, subtasks(), max_size=2)),
         # Kept only when a sub-agent called a model (a header without it: none).
@@ -179,10 +198,9 @@ def test_a_cut_compact_header_is_refused(cp: Checkpoint, data: st.DataObject) ->
 @PROPERTIES
 @given(st.binary(max_size=80))
 def test_any_bytes_after_the_marker_read_as_a_header_or_fail_cleanly(blob: bytes) -> None:
-    try:
+    # Not deflate, not JSON, or JSON that is not a header: one of these errors.
+    with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
         decode_header(bytes((COMPACT_HEADER, HEADER_DICTIONARY)) + blob)
-    except (ValueError, KeyError, TypeError, AttributeError):
-        pass  # not deflate, not JSON, or JSON that is not a header
 
 
 def test_a_header_of_an_unknown_dictionary_is_refused_as_written_by_a_newer_luoshod() -> None:
@@ -210,14 +228,37 @@ def test_the_compact_form_is_a_third_of_the_json_for_a_header_with_a_subagent() 
     """The reason for the form: a header of a session paused in a sub-agent (as the
     bench's 50-task session saves 50 of), its JSON against its compact form."""
     task = SubTask(
-        "worker", "task_48", 1, ("worker",), [], 9, Usage(90, 81, 171, 9),
-        Fingerprint("f3e47e7010f24a15", "scripted:worker", {"work": "a2c799262a3ce3c1"}, "e3b0c44298fc1c14"),
+        "worker",
+        "task_48",
+        1,
+        ("worker",),
+        [],
+        9,
+        Usage(90, 81, 171, 9),
+        Fingerprint(
+            "f3e47e7010f24a15", "scripted:worker", {"work": "a2c799262a3ce3c1"}, "e3b0c44298fc1c14"
+        ),
     )
     cp = Checkpoint(
-        "many-tasks", [], step_index=48, usage=Usage(32572, 4837, 37409, 574), run_id="3e9759a83f5d4833",
-        updated_at=1796336557.3702054, version=1052, last_seq=2725,
-        run_requests=[AppliedRequest("01a23e00-8def-7a10-878e-a50607139ac0", "3f24ef65a18950527ac8a2cfb1cbd3ec", "3e9759a83f5d4833", 1)],
-        subtasks={"call_47_0": task}, delegated_usage=Usage(6294, 4405, 10699, 526), task_count=48,
+        "many-tasks",
+        [],
+        step_index=48,
+        usage=Usage(32572, 4837, 37409, 574),
+        run_id="3e9759a83f5d4833",
+        updated_at=1796336557.3702054,
+        version=1052,
+        last_seq=2725,
+        run_requests=[
+            AppliedRequest(
+                "01a23e00-8def-7a10-878e-a50607139ac0",
+                "3f24ef65a18950527ac8a2cfb1cbd3ec",
+                "3e9759a83f5d4833",
+                1,
+            )
+        ],
+        subtasks={"call_47_0": task},
+        delegated_usage=Usage(6294, 4405, 10699, 526),
+        task_count=48,
     )
     text, compact = encode_header(cp), encode_compact_header(cp)
     assert len(compact) * 3 < len(text.encode())

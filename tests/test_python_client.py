@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import pytest
+
 from luosho.client import (
     Agent,
     AsyncClient,
@@ -16,7 +17,6 @@ from luosho.client import (
     SessionBusyError,
     Tool,
 )
-
 from luoshod.server.app import Daemon
 
 SCRIPT = [
@@ -39,7 +39,9 @@ def add(args: dict) -> int:
 @pytest.mark.asyncio
 async def test_async_client_runs_tools_and_returns_the_result(daemon: Daemon) -> None:
     async with AsyncClient(daemon.addresses[0]) as client:
-        run = client.execute("py-1", "add 2+3, then +10", agent=AGENT, tools={"add": add}, business_state={"k": 1})
+        run = client.execute(
+            "py-1", "add 2+3, then +10", agent=AGENT, tools={"add": add}, business_state={"k": 1}
+        )
         types = [e.type async for e in run]
         result = await run
         assert result.finish_reason == "stop" and result.final_text == "15"
@@ -108,16 +110,25 @@ async def test_blocking_client(daemon: Daemon) -> None:
 
 
 @pytest.mark.asyncio
-async def test_r53_a_tool_result_the_daemon_refuses_is_a_typed_invalid_argument(daemon: Daemon) -> None:
+async def test_r53_a_tool_result_the_daemon_refuses_is_a_typed_invalid_argument(
+    daemon: Daemon,
+) -> None:
     """R53's refusal reaches the caller as InvalidArgumentError, its reason INVALID_MESSAGE
     and the message's index and call id in the metadata; and the client sends only the
     tool messages it was given (none of its own)."""
     async with AsyncClient(daemon.addresses[0]) as client:
-        orphan = {"role": "tool", "tool_call_id": "call_x_9", "tool_name": "add", "content": {"bar": 1}}
+        orphan = {
+            "role": "tool",
+            "tool_call_id": "call_x_9",
+            "tool_name": "add",
+            "content": {"bar": 1},
+        }
         with pytest.raises(InvalidArgumentError) as err:
             await client.execute("py-r53", ["Read gauge G-1", orphan], agent=AGENT)
         assert err.value.reason == "INVALID_MESSAGE"
-        assert err.value.metadata["index"] == "1" and err.value.metadata["tool_call_id"] == "call_x_9"
+        assert (
+            err.value.metadata["index"] == "1" and err.value.metadata["tool_call_id"] == "call_x_9"
+        )
         with pytest.raises(CheckpointNotFoundError):
             await client.get_session("py-r53")
         done = await client.execute("py-r53b", "go", agent=AGENT, tools={"add": add})

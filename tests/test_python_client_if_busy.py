@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from luosho.client import Agent, AsyncClient, LuoshoError, Tool
 from luosho.v1 import agent_pb2
-
 from luoshod.server.app import Daemon
 
 pytestmark = pytest.mark.asyncio
@@ -17,9 +17,13 @@ pytestmark = pytest.mark.asyncio
 AGENT = Agent(
     "scripted:busy",
     tools=[Tool("wait", input_schema={"type": "object"})],
-    model_settings={"script": [
-        {"tool_calls": [{"name": "wait", "arguments": {}}]}, {"text": "first"}, {"text": "second"},
-    ]},
+    model_settings={
+        "script": [
+            {"tool_calls": [{"name": "wait", "arguments": {}}]},
+            {"text": "first"},
+            {"text": "second"},
+        ]
+    },
 )
 
 

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, agent, assert_valid_transcript, calls
 from test_if_busy import busy_with_a_tool, queue_one, users
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -33,7 +33,9 @@ def model_calls(log: Path, sid: str) -> list[int]:
 
     if not log.exists():
         return []
-    return [x["turn"] for x in map(json.loads, log.read_text().splitlines()) if x["session_id"] == sid]
+    return [
+        x["turn"] for x in map(json.loads, log.read_text().splitlines()) if x["session_id"] == sid
+    ]
 
 
 async def until(check, timeout: float = 30, what: object = "") -> None:  # type: ignore[no-untyped-def]
@@ -44,14 +46,24 @@ async def until(check, timeout: float = 30, what: object = "") -> None:  # type:
             got = await got
         if got:
             return
-        assert time.monotonic() < deadline, f"timed out waiting for {what() if callable(what) else what}"
+        assert time.monotonic() < deadline, (
+            f"timed out waiting for {what() if callable(what) else what}"
+        )
         await asyncio.sleep(0.05)
 
 
 async def killed_twice(tmp_path: Path, url: str, queued_texts: list[str]) -> pb.GetSessionResponse:
     calls_log = tmp_path / "calls.jsonl"
-    args = ("--store", url, "--scripted-call-log", str(calls_log),
-            "--lease-owner", "the-daemon", "--queue-sweep-s", "0.2")
+    args = (
+        "--store",
+        url,
+        "--scripted-call-log",
+        str(calls_log),
+        "--lease-owner",
+        "the-daemon",
+        "--queue-sweep-s",
+        "0.2",
+    )
     sid = f"q2k-{len(queued_texts)}-{tmp_path.name[-10:]}"
     # Turn 1 (the first queued input's answer) is slow: the second kill lands while it is
     # in flight.
@@ -84,7 +96,9 @@ async def killed_twice(tmp_path: Path, url: str, queued_texts: list[str]) -> pb.
                 return False
 
         await until(accepted, what="the restarted daemon to ask the pending tool call again")
-        await until(lambda: model_calls(calls_log, sid) == [0, 1], what="the queued input's model call")
+        await until(
+            lambda: model_calls(calls_log, sid) == [0, 1], what="the queued input's model call"
+        )
         second.kill9()  # inside the first queued input's own run, after the save that applied it
         await h.close()
     finally:
@@ -97,7 +111,9 @@ async def killed_twice(tmp_path: Path, url: str, queued_texts: list[str]) -> pb.
         async def settled() -> bool:
             got = await h.stub.GetSession(pb.GetSessionRequest(session_id=sid))
             done[:] = [got]
-            assistant = [m for m in got.checkpoint.messages if m.role == pb.ROLE_ASSISTANT and m.content]
+            assistant = [
+                m for m in got.checkpoint.messages if m.role == pb.ROLE_ASSISTANT and m.content
+            ]
             return (
                 not got.queue
                 and got.checkpoint.status == pb.CHECKPOINT_STATUS_FINISHED

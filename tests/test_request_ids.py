@@ -4,17 +4,16 @@ two daemons on PostgreSQL."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config, Daemon
 from support import Harness, RunLog, ToolFn, agent, assert_valid_transcript, calls, error_info, user
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 SPEC = agent([calls(("add", {"a": 1}), ("add", {"a": 2})), {"text": "3"}])
 ADD: dict[str, ToolFn] = {"add": lambda a: a["a"]}
@@ -30,7 +29,9 @@ async def send(
     """One attempt of a request: its events, answering tool calls with ``tools``;
     ``stop_at`` drops the stream (the client lost it) at the first event it accepts."""
     method = {
-        pb.ExecuteRequest: h.stub.Execute, pb.ResumeRequest: h.stub.Resume, pb.ResolveRequest: h.stub.Resolve
+        pb.ExecuteRequest: h.stub.Execute,
+        pb.ResumeRequest: h.stub.Resume,
+        pb.ResolveRequest: h.stub.Resolve,
     }[type(request)]
     sid = getattr(request, "session_id", "")
     log = RunLog()
@@ -70,7 +71,9 @@ def user_turns(cp: pb.Checkpoint) -> list[str]:
 
 
 async def test_r74_retry_of_an_unfinished_run_resumes_it(h: Harness) -> None:
-    first = await send(h, execute("s", "add", "req-1"), ADD, stop_at=lambda e: e.type == "tool.call")
+    first = await send(
+        h, execute("s", "add", "req-1"), ADD, stop_at=lambda e: e.type == "tool.call"
+    )
     assert first.dropped
     await h.idle("s")
     assert h.model_calls("s") == 1
@@ -144,12 +147,16 @@ async def test_r74_new_input_for_an_unfinished_run_is_applied_once(h: Harness) -
     """The input queued behind a pending call (R12) is saved with the request's id, so a
     retry after any loss of the stream neither drops it nor appends it twice."""
     spec = agent([calls(("add", {"a": 1})), {"text": "one"}, {"text": "two"}])
-    first = await send(h, execute("s", "start", "req-1", spec), stop_at=lambda e: e.type == "tool.call")
+    first = await send(
+        h, execute("s", "start", "req-1", spec), stop_at=lambda e: e.type == "tool.call"
+    )
     assert first.dropped
     await h.idle("s")
     # The redirect: the pending call runs first, then the input; the stream is lost as
     # soon as the call's result is recorded, wherever the run then is.
-    lost = await send(h, execute("s", "redirect", "req-2", spec), ADD, stop_at=lambda e: e.type == "tool.result")
+    lost = await send(
+        h, execute("s", "redirect", "req-2", spec), ADD, stop_at=lambda e: e.type == "tool.result"
+    )
     assert lost.dropped
     await h.idle("s")
     retry = await send(h, execute("s", "redirect", "req-2", spec), ADD)
@@ -164,9 +171,16 @@ async def test_r74_resolve_retry_resumes_or_replays_the_run(h: Harness) -> None:
     spec.tools[0].needs_approval = True
     paused = await send(h, execute("s", "pay", "req-1", spec))
     approval_id = paused.of("approval.requested")[0].approval_requested.approval.approval_id
-    resolve = pb.ResolveRequest(approval_id=approval_id, approved=True, request_id="dec-1", session_id="s")
+    resolve = pb.ResolveRequest(
+        approval_id=approval_id, approved=True, request_id="dec-1", session_id="s"
+    )
     tools: dict[str, ToolFn] = {"pay": lambda a: "ok", "add": lambda a: a["a"]}
-    lost = await send(h, resolve, tools, stop_at=lambda e: e.type == "tool.call" and e.tool_call.call.name == "add")
+    lost = await send(
+        h,
+        resolve,
+        tools,
+        stop_at=lambda e: e.type == "tool.call" and e.tool_call.call.name == "add",
+    )
     assert lost.dropped
     await h.idle("s")
     resumed = await send(h, resolve, tools)  # the approval is claimed: the retry resumes
@@ -179,7 +193,9 @@ async def test_r74_resolve_retry_resumes_or_replays_the_run(h: Harness) -> None:
     assert replayed(again)[0] == lost.events[0]  # from the request's own run.start
     assert h.model_calls("s") == 2
 
-    other = pb.ResolveRequest(approval_id=approval_id, approved=False, request_id="dec-1", session_id="s")
+    other = pb.ResolveRequest(
+        approval_id=approval_id, approved=False, request_id="dec-1", session_id="s"
+    )
     log = await send(h, other, tools)
     assert error_info(log.error)[1] == "REQUEST_ID_REUSED"
     without_session = pb.ResolveRequest(approval_id=approval_id, approved=True, request_id="dec-1")
@@ -200,8 +216,12 @@ async def daemon_with(store_url: str, tmp_path: Path) -> AsyncIterator[Callable[
 
     async def start(**changes: Any) -> Harness:
         cfg = Config(
-            listen=["127.0.0.1:0"], store=store_url, scripted_call_log=tmp_path / "calls.jsonl",
-            tool_timeout_s=30, drain_timeout_s=5, **changes,
+            listen=["127.0.0.1:0"],
+            store=store_url,
+            scripted_call_log=tmp_path / "calls.jsonl",
+            tool_timeout_s=30,
+            drain_timeout_s=5,
+            **changes,
         )
         d = Daemon(cfg)
         await d.start()
@@ -216,7 +236,9 @@ async def daemon_with(store_url: str, tmp_path: Path) -> AsyncIterator[Callable[
             await d.stop()
 
 
-async def test_r74_retry_after_the_events_were_trimmed_ends_as_the_run_ended(daemon_with: Any) -> None:
+async def test_r74_retry_after_the_events_were_trimmed_ends_as_the_run_ended(
+    daemon_with: Any,
+) -> None:
     h = await daemon_with(event_log_limit=6)  # short enough to trim a run's events away
     first = await send(h, execute("s", "add", "req-1"), ADD)
     assert len(first.events) == 12
@@ -236,7 +258,10 @@ async def test_r74_a_session_keeps_the_newest_request_ids(daemon_with: Any) -> N
         assert (await send(h, execute("s", f"turn {i}", f"req-{i}"), ADD)).done is not None
     calls_before = h.model_calls("s")
     kept = await send(h, execute("s", "turn 2", "req-2"), ADD)
-    assert kept.of("run.start")[0].run_start.request_id == "req-2" and h.model_calls("s") == calls_before
+    assert (
+        kept.of("run.start")[0].run_start.request_id == "req-2"
+        and h.model_calls("s") == calls_before
+    )
     dropped = await send(h, execute("s", "turn 1", "req-1"), ADD)  # no longer kept: runs anew
     assert dropped.of("run.start")[0].run_start.mode == pb.RUN_MODE_CONTINUE
     assert user_turns(await h.get("s")) == ["turn 1", "turn 2", "turn 3", "turn 1"]
@@ -257,8 +282,11 @@ async def pg_daemons(postgres_url: str, tmp_path: Path) -> AsyncIterator[tuple[H
     daemons, harnesses = [], []
     for _ in range(2):
         cfg = Config(
-            listen=["127.0.0.1:0"], store=postgres_url, scripted_call_log=tmp_path / "calls.jsonl",
-            tool_timeout_s=30, drain_timeout_s=5,
+            listen=["127.0.0.1:0"],
+            store=postgres_url,
+            scripted_call_log=tmp_path / "calls.jsonl",
+            tool_timeout_s=30,
+            drain_timeout_s=5,
         )
         d = Daemon(cfg)
         await d.start()
@@ -279,7 +307,9 @@ async def test_r74_across_two_daemons_on_postgresql(pg_daemons: tuple[Harness, H
     assert lost.dropped
     await a.idle("s")
     resumed = await send(b, execute("s", "add", "req-1"), ADD)  # retried on the other daemon
-    assert resumed.done is not None and resumed.of("run.start")[0].run_start.mode == pb.RUN_MODE_RESUME
+    assert (
+        resumed.done is not None and resumed.of("run.start")[0].run_start.mode == pb.RUN_MODE_RESUME
+    )
     again = await send(a, execute("s", "add", "req-1"), ADD)
     assert replayed(again)[-1] == resumed.events[-1] and replayed(again)[0] == lost.events[0]
     refused = await send(b, execute("s", "other", "req-1"), ADD)

@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, agent, assert_valid_transcript, calls
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -29,7 +29,9 @@ def results(cp: pb.Checkpoint) -> list[str]:
     return [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL]
 
 
-async def handed_out(h: Harness, sid: str, n: int) -> tuple[asyncio.Task[object], list[pb.ToolCall]]:
+async def handed_out(
+    h: Harness, sid: str, n: int
+) -> tuple[asyncio.Task[object], list[pb.ToolCall]]:
     """Start ``sid``'s run and wait until its first ``n`` tool calls are handed out."""
     got: list[pb.ToolCall] = []
     all_out = asyncio.Event()
@@ -55,8 +57,14 @@ async def test_r76_results_submitted_in_reverse_order_are_each_accepted_at_once(
     cp = await h.get("any-order")
     assert results(cp) == []  # saved, but not in the transcript ahead of calls 1 and 2 (R2)
     assert await h.submit("any-order", third.id, "3") == pb.SUBMIT_OUTCOME_DUPLICATE
-    assert await asyncio.wait_for(h.submit("any-order", second.id, "2"), 5) == pb.SUBMIT_OUTCOME_ACCEPTED
-    assert await asyncio.wait_for(h.submit("any-order", first.id, "1"), 5) == pb.SUBMIT_OUTCOME_ACCEPTED
+    assert (
+        await asyncio.wait_for(h.submit("any-order", second.id, "2"), 5)
+        == pb.SUBMIT_OUTCOME_ACCEPTED
+    )
+    assert (
+        await asyncio.wait_for(h.submit("any-order", first.id, "1"), 5)
+        == pb.SUBMIT_OUTCOME_ACCEPTED
+    )
     log = await asyncio.wait_for(run, 15)
     assert log.done is not None and log.done.status == pb.CHECKPOINT_STATUS_FINISHED
     cp = await h.get("any-order")
@@ -71,7 +79,9 @@ async def test_r76_results_submitted_in_reverse_order_are_each_accepted_at_once(
     ]
 
 
-async def test_r76_one_at_a_time_in_completion_order_never_waits_on_another_call(h: Harness) -> None:
+async def test_r76_one_at_a_time_in_completion_order_never_waits_on_another_call(
+    h: Harness,
+) -> None:
     """A client that submits each result as its tool finishes (here 2, 3, 1), waiting for
     each answer before the next, is never held up by a call it has not answered yet."""
     run, got = await handed_out(h, "completion-order", 3)
@@ -110,7 +120,9 @@ async def killed_after_an_early_result(tmp_path: Path, url: str) -> None:
         run, got = await handed_out(h, sid, 3)
         for c in got:
             asked[c.id] += 1
-        assert await asyncio.wait_for(h.submit(sid, got[2].id, "3"), 5) == pb.SUBMIT_OUTCOME_ACCEPTED
+        assert (
+            await asyncio.wait_for(h.submit(sid, got[2].id, "3"), 5) == pb.SUBMIT_OUTCOME_ACCEPTED
+        )
         first.kill9()
         await asyncio.wait_for(run, 15)
         await h.close()

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config, Daemon
 from support import Harness, agent, calls, error_info, user
 from test_webhooks import metric, scrape
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 pytestmark = pytest.mark.asyncio
 
@@ -28,8 +28,12 @@ async def exists(h: Harness, sid: str) -> bool:
         return False
 
 
-async def run(h: Harness, sid: str, retention: int | None = None, script: list | None = None) -> None:
-    req = pb.ExecuteRequest(session_id=sid, input=[user("hi")], agent=agent(script or [{"text": "ok"}], ["add"]))
+async def run(
+    h: Harness, sid: str, retention: int | None = None, script: list | None = None
+) -> None:
+    req = pb.ExecuteRequest(
+        session_id=sid, input=[user("hi")], agent=agent(script or [{"text": "ok"}], ["add"])
+    )
     if retention is not None:
         req.retention_seconds = retention
     async for resp in h.stub.Execute(req):
@@ -38,10 +42,19 @@ async def run(h: Harness, sid: str, retention: int | None = None, script: list |
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
-async def test_finished_sessions_past_their_retention_are_deleted(tmp_path: Path, store: str) -> None:
+async def test_finished_sessions_past_their_retention_are_deleted(
+    tmp_path: Path, store: str
+) -> None:
     url = "memory://" if store == "memory" else f"sqlite:///{tmp_path}/db.db"
-    daemon = Daemon(Config(listen=["127.0.0.1:0"], store=url, retention_s=100, retention_sweep_s=3600,
-                           metrics_listen="127.0.0.1:0"))
+    daemon = Daemon(
+        Config(
+            listen=["127.0.0.1:0"],
+            store=url,
+            retention_s=100,
+            retention_sweep_s=3600,
+            metrics_listen="127.0.0.1:0",
+        )
+    )
     await daemon.start()
     try:
         h = Harness(daemon.addresses[0], daemon)
@@ -55,8 +68,15 @@ async def test_finished_sessions_past_their_retention_are_deleted(tmp_path: Path
         assert retention is not None
         retention.clock = lambda: now + 10
         assert await retention.sweep() == ["short"]
-        assert [await exists(h, s) for s in ("short", "daemons", "forever", "busy")] == [False, True, True, True]
-        assert not (await h.stub.History(pb.HistoryRequest(session_id="short"))).entries  # with its history
+        assert [await exists(h, s) for s in ("short", "daemons", "forever", "busy")] == [
+            False,
+            True,
+            True,
+            True,
+        ]
+        assert not (
+            await h.stub.History(pb.HistoryRequest(session_id="short"))
+        ).entries  # with its history
         retention.clock = lambda: now + 10_000
         assert await retention.sweep() == ["daemons"]
         assert [await exists(h, s) for s in ("forever", "busy")] == [True, True]
@@ -69,8 +89,14 @@ async def test_finished_sessions_past_their_retention_are_deleted(tmp_path: Path
 
 
 async def test_the_daemon_enforces_retention_in_the_background(tmp_path: Path) -> None:
-    daemon = Daemon(Config(listen=["127.0.0.1:0"], store=f"sqlite:///{tmp_path}/db.db",
-                           retention_s=0.3, retention_sweep_s=0.1))
+    daemon = Daemon(
+        Config(
+            listen=["127.0.0.1:0"],
+            store=f"sqlite:///{tmp_path}/db.db",
+            retention_s=0.3,
+            retention_sweep_s=0.1,
+        )
+    )
     await daemon.start()
     try:
         h = Harness(daemon.addresses[0], daemon)
@@ -87,7 +113,9 @@ async def test_the_daemon_enforces_retention_in_the_background(tmp_path: Path) -
 
 
 async def test_a_session_s_own_retention_applies_without_a_daemon_retention(tmp_path: Path) -> None:
-    daemon = Daemon(Config(listen=["127.0.0.1:0"], store=f"lmdb://{tmp_path}/lmdb", retention_sweep_s=3600))
+    daemon = Daemon(
+        Config(listen=["127.0.0.1:0"], store=f"lmdb://{tmp_path}/lmdb", retention_sweep_s=3600)
+    )
     await daemon.start()
     try:
         h = Harness(daemon.addresses[0], daemon)

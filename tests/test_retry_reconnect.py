@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+from daemon_proc import DaemonProcess, db_url
 
 from luosho.client import Agent, AsyncClient, Client, RetryPolicy
-
-from daemon_proc import DaemonProcess, db_url
 
 POLICY = RetryPolicy(max_attempts=3, initial_backoff=0.005, max_backoff=8.0, jitter=0)
 AGENT = Agent("scripted:echo")

@@ -19,11 +19,11 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from luosho.client import Agent, AsyncClient, Tool
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import assert_valid_transcript
+
+from luosho.client import Agent, AsyncClient, Tool
+from luosho.v1 import agent_pb2 as pb
 
 SESSIONS = 30
 KILLS = 30
@@ -34,12 +34,20 @@ SCRIPT = [
     turn
     for _ in range(MAX_INPUTS)
     for turn in (
-        {"tool_calls": [{"name": "add", "arguments": {"a": 1}}, {"name": "add", "arguments": {"a": 2}}], "delay_ms": 15},
+        {
+            "tool_calls": [
+                {"name": "add", "arguments": {"a": 1}},
+                {"name": "add", "arguments": {"a": 2}},
+            ],
+            "delay_ms": 15,
+        },
         {"tool_calls": [{"name": "add", "arguments": {"a": 3}}], "delay_ms": 15},
         {"text": "sum", "delay_ms": 15},
     )
 ]
-AGENT = Agent("scripted:soak", tools=[Tool("add")], model_settings={"script": SCRIPT}, tool_concurrency=2)
+AGENT = Agent(
+    "scripted:soak", tools=[Tool("add")], model_settings={"script": SCRIPT}, tool_concurrency=2
+)
 
 
 class Killer:
@@ -113,7 +121,9 @@ async def test_r74_r75_soak_kill9_restart_with_client_retries(tmp_path: Path) ->
                 assert_valid_transcript(cp)
                 calls = [c.id for m in cp.messages for c in m.tool_calls]
                 results = Counter(m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL)
-                assert all(results[c] == 1 for c in calls) and len(results) == len(calls) == 3 * n, sid
+                assert (
+                    all(results[c] == 1 for c in calls) and len(results) == len(calls) == 3 * n
+                ), sid
     finally:
         killer.stop.set()
         killer.kills = max(killer.kills, KILLS)  # let the thread end if the test failed early

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
-from luoshod.server.app import Config, Daemon
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from support import Harness, agent, calls, error_info
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 pytestmark = pytest.mark.asyncio
 

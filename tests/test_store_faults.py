@@ -28,7 +28,9 @@ from luoshod_sqlite.migrations import APPLICATION_ID
 def serve(url: str) -> tuple[int, str]:
     proc = subprocess.run(
         [sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0", "--store", url],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     return proc.returncode, (proc.stdout + proc.stderr).strip()
 
@@ -69,11 +71,15 @@ def newer_sqlite_format(path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID | (FORMAT_VERSION + 1)}")
     (header,) = conn.execute("SELECT header FROM sessions WHERE session_id = 's-0'").fetchone()
-    newer = codec.header_json(header).replace(f'"format":{FORMAT_VERSION},', f'"format":{FORMAT_VERSION + 1},', 1)
+    newer = codec.header_json(header).replace(
+        f'"format":{FORMAT_VERSION},', f'"format":{FORMAT_VERSION + 1},', 1
+    )
     assert newer != codec.header_json(header)
     # In the form the driver stores (compact: codec.compact_header).
-    conn.execute("UPDATE sessions SET header = ? WHERE session_id = 's-0'",
-                 (codec.compact_header(newer) if isinstance(header, bytes) else newer,))
+    conn.execute(
+        "UPDATE sessions SET header = ? WHERE session_id = 's-0'",
+        (codec.compact_header(newer) if isinstance(header, bytes) else newer,),
+    )
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -81,8 +87,10 @@ def newer_sqlite_format(path: Path) -> None:
 
 def in_lmdb_meta(key: bytes, value: int) -> Callable[[Path], None]:
     """Sets a key of an LMDB environment's meta database, as a newer luoshod leaves it."""
+
     def damage(env_dir: Path) -> None:
         import lmdb
+
         from luoshod_lmdb import layout
 
         env = lmdb.open(str(env_dir), max_dbs=16)
@@ -103,15 +111,31 @@ CASES: dict[str, tuple[str, str, Callable[[Path], None], str]] = {
     "lmdb-truncated": ("lmdb:///{d}/env", "env/data.mdb", lambda p: cut(p, 0.5), "truncated"),
     "lmdb-garbage": ("lmdb:///{d}/env", "env/data.mdb", garbage, "not an LMDB file"),
     # Written by a newer luoshod: a newer schema, or records of a newer codec format.
-    "sqlite-newer-format": ("sqlite:///{d}/s.db", "s.db", newer_sqlite_format, f"store format {FORMAT_VERSION + 1}"),
-    "lmdb-newer-schema": ("lmdb:///{d}/env", "env", in_lmdb_meta(b"schema_version", LMDB_SCHEMA + 1), "newer"),
-    "lmdb-newer-format": ("lmdb:///{d}/env", "env", in_lmdb_meta(b"format_version", FORMAT_VERSION + 1),
-                          f"store format {FORMAT_VERSION + 1}"),
+    "sqlite-newer-format": (
+        "sqlite:///{d}/s.db",
+        "s.db",
+        newer_sqlite_format,
+        f"store format {FORMAT_VERSION + 1}",
+    ),
+    "lmdb-newer-schema": (
+        "lmdb:///{d}/env",
+        "env",
+        in_lmdb_meta(b"schema_version", LMDB_SCHEMA + 1),
+        "newer",
+    ),
+    "lmdb-newer-format": (
+        "lmdb:///{d}/env",
+        "env",
+        in_lmdb_meta(b"format_version", FORMAT_VERSION + 1),
+        f"store format {FORMAT_VERSION + 1}",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_damaged_or_newer_store_is_refused_at_start_naming_the_file(tmp_path: Path, case: str) -> None:
+def test_a_damaged_or_newer_store_is_refused_at_start_naming_the_file(
+    tmp_path: Path, case: str
+) -> None:
     template, name, damage, says = CASES[case]
     url = template.format(d=tmp_path)
     a_store_with_sessions(url)
@@ -133,8 +157,10 @@ def test_a_damaged_or_newer_store_is_refused_at_start_naming_the_file(tmp_path: 
     assert len(lines) == 1 and "luoshod listening" not in out, out
     assert str(tmp_path) in lines[0] and says in lines[0], lines[0]
     if "newer" in case:  # the URL is right: the advice is to upgrade, not to look elsewhere
-        assert lines[0].endswith("upgrade luoshod (and the store's driver) to serve it, or point --store at "
-                                 "a store this version wrote"), lines[0]
+        assert lines[0].endswith(
+            "upgrade luoshod (and the store's driver) to serve it, or point --store at "
+            "a store this version wrote"
+        ), lines[0]
         assert "check the --store URL" not in lines[0], lines[0]
     else:
         assert lines[0].endswith("check the --store URL and that the store is reachable"), lines[0]
@@ -150,14 +176,18 @@ def unchanging(data: bytes) -> bytes:
     return data
 
 
-def test_a_postgresql_store_of_a_newer_format_is_refused_at_start_naming_the_database(postgres_url: str) -> None:
+def test_a_postgresql_store_of_a_newer_format_is_refused_at_start_naming_the_database(
+    postgres_url: str,
+) -> None:
     # PostgreSQL's mark: the one row of luoshod_format (as SQLite's application id and
     # LMDB's format_version), written when the schema is created.
     import psycopg
 
     a_store_with_sessions(postgres_url, n=3)
     with psycopg.connect(postgres_url, autocommit=True) as conn:
-        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [
+            (FORMAT_VERSION,)
+        ]
         conn.execute("UPDATE luoshod_format SET format_version = %s", (FORMAT_VERSION + 1,))
     code, out = serve(postgres_url)
     lines = out.splitlines()
@@ -165,8 +195,12 @@ def test_a_postgresql_store_of_a_newer_format_is_refused_at_start_naming_the_dat
     assert len(lines) == 1 and "luoshod listening" not in out, out
     database = postgres_url.rsplit("/", 1)[1]
     assert database in lines[0] and f"store format {FORMAT_VERSION + 1}" in lines[0], lines[0]
-    assert lines[0].endswith("upgrade luoshod (and the store's driver) to serve it, or point --store at "
-                             "a store this version wrote"), lines[0]
+    assert lines[0].endswith(
+        "upgrade luoshod (and the store's driver) to serve it, or point --store at "
+        "a store this version wrote"
+    ), lines[0]
     with psycopg.connect(postgres_url, autocommit=True) as conn:  # left as it was
-        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION + 1,)]
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [
+            (FORMAT_VERSION + 1,)
+        ]
         assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (3,)

@@ -21,14 +21,25 @@ EVENTS = [
     Event("s", "r1", 2, 1700000000.5, ev.STEP_DONE, {"step": 1}, WORKER),
     Event("s", "r1", 3, 1700000001.0, ev.TEXT_DELTA, {"step": 2, "text": "hé"}, HELPER),
     Event(
-        "s", "r1", 4, 1700000002.0, ev.TOOL_RESULT,
-        {"step": 6, "tool_call_id": "call_32_0/call_5_0", "tool_name": "work", "result_json": '{"ok":5}'},
+        "s",
+        "r1",
+        4,
+        1700000002.0,
+        ev.TOOL_RESULT,
+        {
+            "step": 6,
+            "tool_call_id": "call_32_0/call_5_0",
+            "tool_name": "work",
+            "result_json": '{"ok":5}',
+        },
         WORKER,
     ),
 ]
 
 
-@pytest.mark.parametrize("event", EVENTS, ids=lambda e: f"{e.type}-{e.subagent.depth if e.subagent else 0}")
+@pytest.mark.parametrize(
+    "event", EVENTS, ids=lambda e: f"{e.type}-{e.subagent.depth if e.subagent else 0}"
+)
 def test_an_event_reads_back_exactly_and_is_stored_without_what_the_log_says(event: Event) -> None:
     full = convert.event_pb(event)
     data = stored_events.encode(event)
@@ -42,7 +53,15 @@ def test_an_event_reads_back_exactly_and_is_stored_without_what_the_log_says(eve
 
 
 def test_a_tag_that_its_path_does_not_tell_is_stored_whole() -> None:
-    odd = Event("s", "r1", 5, 1.0, ev.STEP_START, {"step": 1}, SubagentTag("alias", 1, ("worker",), "task_1"))
+    odd = Event(
+        "s",
+        "r1",
+        5,
+        1.0,
+        ev.STEP_START,
+        {"step": 1},
+        SubagentTag("alias", 1, ("worker",), "task_1"),
+    )
     data = stored_events.encode(odd)
     assert pb.Event.FromString(data).subagent.name == "alias"
     assert stored_events.decode(data, "s", 5) == convert.event_pb(odd)

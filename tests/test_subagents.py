@@ -9,10 +9,9 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, agent, assert_valid_transcript, calls, error_info, user
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.domain import AgentSpec, Message, Role, SubAgent, ToolSpec
 from luoshod.engine.subagents import model_view
 
@@ -49,7 +48,9 @@ def result_of(cp: pb.Checkpoint, call_id: str) -> pb.Message:
 def test_r55_the_lead_model_sees_the_task_tool_and_one_line_per_subagent() -> None:
     sub = SubAgent("researcher", "finds facts", AgentSpec("scripted:r"))
     spec = AgentSpec("scripted:l", "You lead.", (ToolSpec("add"),), subagents=(sub,))
-    shown, messages = model_view(spec, [Message(Role.SYSTEM, "You lead."), Message(Role.USER, "hi")])
+    shown, messages = model_view(
+        spec, [Message(Role.SYSTEM, "You lead."), Message(Role.USER, "hi")]
+    )
     assert [t.name for t in shown.tools] == ["add", "task"]
     assert json.loads(shown.tool("task").input_schema_json)["required"] == ["agent", "prompt"]
     assert messages[0].content.startswith("You lead.\n\n")
@@ -92,15 +93,19 @@ async def test_r56_a_task_runs_the_subagent_on_its_prompt_alone(h: Harness) -> N
     assert cp.delegated_usage.total_tokens == sub_usage
     assert cp.usage.model_calls == 4  # 2 of the lead, 2 of the sub-agent
     assert log.done.usage.model_calls == 4
-    assert len(cp.messages) == 5  # system, user, the task call, its result, the answer: the lead's only
-    assert not any(m.content == "tides follow the moon" for m in cp.messages if m.role == pb.ROLE_ASSISTANT)
-
-
-async def test_r56_an_unknown_name_and_an_unfinished_subagent_give_error_results(h: Harness) -> None:
-    sub = researcher([calls(("lookup", {})), calls(("lookup", {})), {"text": "never"}], max_steps=1)
-    spec = lead(
-        [calls(task("nobody", "p"), task("researcher", "p")), {"text": "ok"}], [sub]
+    assert (
+        len(cp.messages) == 5
+    )  # system, user, the task call, its result, the answer: the lead's only
+    assert not any(
+        m.content == "tides follow the moon" for m in cp.messages if m.role == pb.ROLE_ASSISTANT
     )
+
+
+async def test_r56_an_unknown_name_and_an_unfinished_subagent_give_error_results(
+    h: Harness,
+) -> None:
+    sub = researcher([calls(("lookup", {})), calls(("lookup", {})), {"text": "never"}], max_steps=1)
+    spec = lead([calls(task("nobody", "p"), task("researcher", "p")), {"text": "ok"}], [sub])
     log = await h.run("r56e", "go", spec, {"lookup": lookup})
     assert log.error is None, log.error
     cp = await h.get("r56e")
@@ -128,7 +133,11 @@ async def test_r56_a_subagent_provider_error_is_its_error_result(h: Harness) -> 
 
 
 def helper(script: list[dict]) -> pb.SubAgent:
-    return pb.SubAgent(name="helper", description="helps", agent=agent(script, ("lookup",), instructions="You help."))
+    return pb.SubAgent(
+        name="helper",
+        description="helps",
+        agent=agent(script, ("lookup",), instructions="You help."),
+    )
 
 
 async def test_r57_a_task_deeper_than_max_subagent_depth_runs_nothing(h: Harness) -> None:
@@ -146,7 +155,9 @@ async def test_r57_a_task_deeper_than_max_subagent_depth_runs_nothing(h: Harness
     spec2 = lead([calls(task("researcher", "p")), {"text": "ok"}], [sub], max_subagent_depth=2)
     log2 = await h.run("r57b", "go", spec2)
     helper_events = [e for e in log2.events if e.HasField("subagent") and e.subagent.depth == 2]
-    assert helper_events and all(list(e.subagent.path) == ["researcher", "helper"] for e in helper_events)
+    assert helper_events and all(
+        list(e.subagent.path) == ["researcher", "helper"] for e in helper_events
+    )
     body = json.loads(result_of(await h.get("r57b"), "call_0_0").content)
     assert body.startswith("r done") and "task_id 'task_1'" in body
     assert h.model_calls("r57b") == 2 + 2 + 1
@@ -155,9 +166,13 @@ async def test_r57_a_task_deeper_than_max_subagent_depth_runs_nothing(h: Harness
 # -- R58: qualified call ids, tagged events -----------------------------------------------
 
 
-async def test_r58_subagent_calls_reach_the_client_by_qualified_id_and_events_are_tagged(h: Harness) -> None:
+async def test_r58_subagent_calls_reach_the_client_by_qualified_id_and_events_are_tagged(
+    h: Harness,
+) -> None:
     deep = helper([calls(("lookup", {"q": "deep"})), {"text": "helped"}])
-    sub = researcher([calls(("lookup", {"q": "a"}), task("helper", "p")), {"text": "r done"}], subagents=[deep])
+    sub = researcher(
+        [calls(("lookup", {"q": "a"}), task("helper", "p")), {"text": "r done"}], subagents=[deep]
+    )
     spec = lead([calls(task("researcher", "p")), {"text": "ok"}], [sub], max_subagent_depth=2)
     seen: list[str] = []
 
@@ -173,23 +188,51 @@ async def test_r58_subagent_calls_reach_the_client_by_qualified_id_and_events_ar
     for e in log.of("run.start") + log.of("run.done"):
         assert not e.HasField("subagent")
     tagged = [e for e in log.events if e.HasField("subagent")]
-    assert {e.type for e in tagged} >= {"step.start", "model.turn", "tool.call", "tool.result", "step.done"}
+    assert {e.type for e in tagged} >= {
+        "step.start",
+        "model.turn",
+        "tool.call",
+        "tool.result",
+        "step.done",
+    }
     first = log.of("tool.call")[0].subagent
-    assert (first.name, first.depth, list(first.path), first.task_id) == ("researcher", 1, ["researcher"], "task_1")
+    assert (first.name, first.depth, list(first.path), first.task_id) == (
+        "researcher",
+        1,
+        ["researcher"],
+        "task_1",
+    )
     second = log.of("tool.call")[1].subagent
-    assert (second.name, second.depth, list(second.path), second.task_id) == ("helper", 2, ["researcher", "helper"], "task_2")
+    assert (second.name, second.depth, list(second.path), second.task_id) == (
+        "helper",
+        2,
+        ["researcher", "helper"],
+        "task_2",
+    )
     # The lead's own events are not tagged.
     lead_turns = [e for e in log.of("model.turn") if not e.HasField("subagent")]
     assert len(lead_turns) == 2
     cp = await h.get("r58")
     assert_valid_transcript(cp)
-    assert not any("/" in c.call.id for c in cp.tool_calls)  # the lead's transcript keeps its own ids
+    assert not any(
+        "/" in c.call.id for c in cp.tool_calls
+    )  # the lead's transcript keeps its own ids
 
 
-async def test_r58_tasks_of_one_turn_run_concurrently_and_results_keep_call_order(h: Harness) -> None:
+async def test_r58_tasks_of_one_turn_run_concurrently_and_results_keep_call_order(
+    h: Harness,
+) -> None:
     a = researcher([calls(("lookup", {"q": "a"})), {"text": "A"}])
-    b = pb.SubAgent(name="writer", description="writes", agent=agent([calls(("lookup", {"q": "b"})), {"text": "B"}], ("lookup",)))
-    spec = lead([calls(task("researcher", "p"), task("writer", "p")), {"text": "ok"}], [a, b], tool_concurrency=2)
+    b = pb.SubAgent(
+        name="writer",
+        description="writes",
+        agent=agent([calls(("lookup", {"q": "b"})), {"text": "B"}], ("lookup",)),
+    )
+    spec = lead(
+        [calls(task("researcher", "p"), task("writer", "p")), {"text": "ok"}],
+        [a, b],
+        tool_concurrency=2,
+    )
     outstanding: dict[str, pb.ToolCall] = {}
 
     async def on_event(e: pb.Event) -> None:
@@ -223,7 +266,10 @@ async def test_r59_a_subagent_resumes_where_it_was_after_the_client_went_away(h:
 
     # The client goes away at the sub-agent's second call: its turn and first result are saved.
     dropped = await h.run(
-        "r59", "go", spec, {"lookup": answer},
+        "r59",
+        "go",
+        spec,
+        {"lookup": answer},
         stop_at=lambda e: e.type == "tool.call" and e.tool_call.call.id == "call_0_0/call_0_1",
     )
     assert dropped.dropped
@@ -244,7 +290,10 @@ async def test_r59_a_subagent_resumes_where_it_was_after_the_client_went_away(h:
     assert_valid_transcript(done)
     assert done.status == pb.CHECKPOINT_STATUS_FINISHED
     body = json.loads(result_of(done, "call_0_0").content)
-    assert body == "r done\n\n[sub-agent 'researcher': 2 step(s), finish reason 'stop', task_id 'task_1']"
+    assert (
+        body
+        == "r done\n\n[sub-agent 'researcher': 2 step(s), finish reason 'stop', task_id 'task_1']"
+    )
 
 
 # -- bad input: INVALID_ARGUMENT with ErrorInfo, nothing stored ----------------------------
@@ -255,7 +304,9 @@ def _bad_specs() -> dict[str, pb.AgentSpec]:
     no_desc = pb.SubAgent(name="researcher", description="  ", agent=ok.agent)
     clash = lead([{"text": "x"}], [ok], tools=("add", "task"))
     bad_name = pb.SubAgent(name="re searcher", description="d", agent=ok.agent)
-    huge = pb.SubAgent(name="big", description="d", agent=agent([{"text": "x"}], instructions="y" * 70_000))
+    huge = pb.SubAgent(
+        name="big", description="d", agent=agent([{"text": "x"}], instructions="y" * 70_000)
+    )
     deep = lead([{"text": "x"}], [ok], max_subagent_depth=5)
     # Declared five levels deep: over the daemon's limit of 4 whatever the depth asked.
     nested = pb.SubAgent(name="l5", description="d", agent=agent([{"text": "x"}]))
@@ -275,10 +326,14 @@ def _bad_specs() -> dict[str, pb.AgentSpec]:
 
 
 @pytest.mark.parametrize("case", sorted(_bad_specs()))
-async def test_bad_subagent_declarations_are_invalid_argument_and_store_nothing(h: Harness, case: str) -> None:
+async def test_bad_subagent_declarations_are_invalid_argument_and_store_nothing(
+    h: Harness, case: str
+) -> None:
     spec = _bad_specs()[case]
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        async for _ in h.stub.Execute(pb.ExecuteRequest(session_id="bad", input=[user("go")], agent=spec)):
+        async for _ in h.stub.Execute(
+            pb.ExecuteRequest(session_id="bad", input=[user("go")], agent=spec)
+        ):
             pass
     code, reason, meta = error_info(err.value)
     assert code == grpc.StatusCode.INVALID_ARGUMENT
@@ -293,7 +348,9 @@ async def test_bad_subagent_declarations_are_invalid_argument_and_store_nothing(
 async def test_an_unknown_subagent_model_is_refused_before_anything_is_stored(h: Harness) -> None:
     sub = pb.SubAgent(name="researcher", description="d", agent=pb.AgentSpec(model="nope:model"))
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        async for _ in h.stub.Execute(pb.ExecuteRequest(session_id="bad-m", input=[user("go")], agent=lead([], [sub]))):
+        async for _ in h.stub.Execute(
+            pb.ExecuteRequest(session_id="bad-m", input=[user("go")], agent=lead([], [sub]))
+        ):
             pass
     assert error_info(err.value)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_PROVIDER")
     with pytest.raises(grpc.aio.AioRpcError):
@@ -330,16 +387,27 @@ async def resolve(h: Harness, approval_id: str, approved: bool, tools, note: str
             log.events.append(resp.event)
             if resp.event.type == "tool.call":
                 c = resp.event.tool_call.call
-                await h.submit(resp.event.session_id, c.id, json.dumps(tools[c.name](json.loads(c.arguments_json))))
+                await h.submit(
+                    resp.event.session_id,
+                    c.id,
+                    json.dumps(tools[c.name](json.loads(c.arguments_json))),
+                )
     except grpc.aio.AioRpcError as err:
         log.error = err
     return log
 
 
-async def test_r60_r61_a_gated_call_in_a_subagent_pauses_the_whole_run_and_resumes_there(h: Harness) -> None:
+async def test_r60_r61_a_gated_call_in_a_subagent_pauses_the_whole_run_and_resumes_there(
+    h: Harness,
+) -> None:
     deleted: list[dict] = []
     tools = {"lookup": lookup, "delete": lambda a: deleted.append(a) or {"ok": True}}
-    sub = gated_researcher([calls(("lookup", {"q": "a"}), ("delete", {"id": 7}), ("lookup", {"q": "c"})), {"text": "cleaned"}])
+    sub = gated_researcher(
+        [
+            calls(("lookup", {"q": "a"}), ("delete", {"id": 7}), ("lookup", {"q": "c"})),
+            {"text": "cleaned"},
+        ]
+    )
     spec = lead([calls(task("researcher", "clean up")), {"text": "lead done"}], [sub])
     log = await h.run("r60", "go", spec, tools)
     assert log.error is None, log.error
@@ -363,7 +431,10 @@ async def test_r60_r61_a_gated_call_in_a_subagent_pauses_the_whole_run_and_resum
     done = await resolve(h, ap.approval_id, True, tools)
     assert done.error is None, done.error
     assert deleted == [{"id": 7}]  # exactly once
-    assert [e.tool_call.call.id for e in done.of("tool.call")] == ["call_0_0/call_0_1", "call_0_0/call_0_2"]
+    assert [e.tool_call.call.id for e in done.of("tool.call")] == [
+        "call_0_0/call_0_1",
+        "call_0_0/call_0_2",
+    ]
     assert h.model_calls("r60") == calls_before + 2  # the sub-agent's last turn, the lead's
     finished = await h.get("r60")
     assert finished.status == pb.CHECKPOINT_STATUS_FINISHED
@@ -376,14 +447,17 @@ async def test_r60_r61_a_gated_call_in_a_subagent_pauses_the_whole_run_and_resum
 
 async def test_r61_rejected_the_subagent_gets_the_rejection_and_carries_on(h: Harness) -> None:
     tools = {"lookup": lookup, "delete": lambda a: pytest.fail("a rejected call ran")}
-    seen: list[str] = []
     sub = gated_researcher([calls(("delete", {"id": 1})), {"text": "gave up"}])
     spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub])
     log = await h.run("r61", "go", spec, tools)
     ap = log.of("approval.requested")[0].approval_requested.approval
     done = await resolve(h, ap.approval_id, False, tools, note="no deleting")
     assert done.error is None, done.error
-    rejected = [e.tool_result for e in done.of("tool.result") if e.tool_result.tool_call_id == "call_0_0/call_0_0"]
+    rejected = [
+        e.tool_result
+        for e in done.of("tool.result")
+        if e.tool_result.tool_call_id == "call_0_0/call_0_0"
+    ]
     assert len(rejected) == 1 and rejected[0].is_error
     body = json.loads(rejected[0].result_json)
     assert body["rejected"] is True and body["note"] == "no deleting"
@@ -399,7 +473,9 @@ async def test_r62_a_resumed_subagent_that_pauses_again_gets_a_new_approval(h: H
         return {"ok": True}
 
     tools = {"lookup": lookup, "delete": delete}
-    sub = gated_researcher([calls(("delete", {"id": 1})), calls(("delete", {"id": 2})), {"text": "both"}])
+    sub = gated_researcher(
+        [calls(("delete", {"id": 1})), calls(("delete", {"id": 2})), {"text": "both"}]
+    )
     spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub])
     log = await h.run("r62", "go", spec, tools)
     first = log.of("approval.requested")[0].approval_requested.approval
@@ -407,9 +483,13 @@ async def test_r62_a_resumed_subagent_that_pauses_again_gets_a_new_approval(h: H
     assert again.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL
     second = again.of("approval.requested")[0].approval_requested.approval
     assert second.approval_id != first.approval_id
-    assert second.tool_call.id == "call_0_0/call_1_0" and list(second.subagent_path) == ["researcher"]
+    assert second.tool_call.id == "call_0_0/call_1_0" and list(second.subagent_path) == [
+        "researcher"
+    ]
     cp = await h.get("r62")
-    assert cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id == second.approval_id
+    assert (
+        cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id == second.approval_id
+    )
     stale = await resolve(h, first.approval_id, True, tools)
     assert stale.reason == "APPROVAL_NOT_FOUND"
     done = await resolve(h, second.approval_id, True, tools)
@@ -424,7 +504,9 @@ async def test_r60_at_depth_2_the_path_is_outermost_first(h: Harness) -> None:
     inner = gated_researcher([calls(("delete", {"id": 9})), {"text": "inner done"}])
     inner.name = "helper"
     sub = researcher([calls(task("helper", "p")), {"text": "outer done"}], subagents=[inner])
-    spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub], max_subagent_depth=2)
+    spec = lead(
+        [calls(task("researcher", "p")), {"text": "lead done"}], [sub], max_subagent_depth=2
+    )
     log = await h.run("r60d", "go", spec, tools)
     ap = log.of("approval.requested")[0].approval_requested.approval
     assert list(ap.subagent_path) == ["researcher", "helper"]
@@ -444,7 +526,11 @@ async def test_r63_two_tasks_needing_approval_pause_one_after_the_other(h: Harne
     a = gated_researcher([calls(("delete", {"id": 1})), {"text": "A"}])
     b = gated_researcher([calls(("delete", {"id": 2})), {"text": "B"}])
     b.name = "writer"
-    spec = lead([calls(task("researcher", "p"), task("writer", "p")), {"text": "lead done"}], [a, b], tool_concurrency=2)
+    spec = lead(
+        [calls(task("researcher", "p"), task("writer", "p")), {"text": "lead done"}],
+        [a, b],
+        tool_concurrency=2,
+    )
     log = await h.run("r63", "go", spec, tools)
     first = log.of("approval.requested")[0].approval_requested.approval
     assert list(first.subagent_path) == ["researcher"]
@@ -463,13 +549,19 @@ async def test_r63_two_tasks_needing_approval_pause_one_after_the_other(h: Harne
 # -- R64: drift per level ------------------------------------------------------------------
 
 
-def _paused_spec(instructions: str = RESEARCHER_INSTRUCTIONS, policy=pb.AGENT_DRIFT_POLICY_WARN, tools=("lookup",)) -> pb.AgentSpec:
+def _paused_spec(
+    instructions: str = RESEARCHER_INSTRUCTIONS,
+    policy=pb.AGENT_DRIFT_POLICY_WARN,
+    tools=("lookup",),
+) -> pb.AgentSpec:
     sub = gated_researcher([calls(("delete", {"id": 1})), {"text": "r done"}])
     sub.agent.instructions = instructions
     del sub.agent.tools[:]
     sub.agent.tools.extend(pb.ToolSpec(name=n, input_schema_json="{}") for n in tools)
     sub.agent.tools.append(pb.ToolSpec(name="delete", input_schema_json="{}", needs_approval=True))
-    return lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub], on_agent_drift=policy)
+    return lead(
+        [calls(task("researcher", "p")), {"text": "lead done"}], [sub], on_agent_drift=policy
+    )
 
 
 DELETE_TOOLS = {"lookup": lookup, "delete": lambda a: {"ok": True}}
@@ -480,13 +572,19 @@ async def _pause(h: Harness, sid: str) -> pb.Approval:
     return log.of("approval.requested")[0].approval_requested.approval
 
 
-async def test_r64_warn_gives_one_drift_event_per_drifted_level_carrying_subagent(h: Harness) -> None:
+async def test_r64_warn_gives_one_drift_event_per_drifted_level_carrying_subagent(
+    h: Harness,
+) -> None:
     ap = await _pause(h, "r64w")
     changed = _paused_spec("You research, differently.")
     events = (await resolve(h, ap.approval_id, True, DELETE_TOOLS, agent=changed)).events
     drifts = [e for e in events if e.type == "agent.drift"]
-    assert len(drifts) == 1  # the lead's own fingerprint is unchanged: task and sub-agents do not count
-    assert drifts[0].subagent.name == "researcher" and list(drifts[0].subagent.path) == ["researcher"]
+    assert (
+        len(drifts) == 1
+    )  # the lead's own fingerprint is unchanged: task and sub-agents do not count
+    assert drifts[0].subagent.name == "researcher" and list(drifts[0].subagent.path) == [
+        "researcher"
+    ]
     assert drifts[0].agent_drift.instructions_changed
     assert events[-1].run_done.finish_reason == pb.FINISH_REASON_STOP
 
@@ -495,10 +593,16 @@ async def test_r64_error_fails_with_agent_drift_and_keeps_the_approval(h: Harnes
     ap = await _pause(h, "r64e")
     changed = _paused_spec("You research, differently.", pb.AGENT_DRIFT_POLICY_ERROR)
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        async for _ in h.stub.Resolve(pb.ResolveRequest(approval_id=ap.approval_id, approved=True, agent=changed)):
+        async for _ in h.stub.Resolve(
+            pb.ResolveRequest(approval_id=ap.approval_id, approved=True, agent=changed)
+        ):
             pass
     code, reason, meta = error_info(err.value)
-    assert (code, reason, meta["subagent_path"]) == (grpc.StatusCode.FAILED_PRECONDITION, "AGENT_DRIFT", "researcher")
+    assert (code, reason, meta["subagent_path"]) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "AGENT_DRIFT",
+        "researcher",
+    )
     cp = await h.get("r64e")
     assert cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id == ap.approval_id
     same = _paused_spec(policy=pb.AGENT_DRIFT_POLICY_ERROR)
@@ -507,15 +611,21 @@ async def test_r64_error_fails_with_agent_drift_and_keeps_the_approval(h: Harnes
     assert not [e for e in events if e.type == "agent.drift"]
 
 
-async def test_r64_a_paused_subagent_no_longer_declared_or_its_tool_gone_is_resume_tool_missing(h: Harness) -> None:
+async def test_r64_a_paused_subagent_no_longer_declared_or_its_tool_gone_is_resume_tool_missing(
+    h: Harness,
+) -> None:
     ap = await _pause(h, "r64m")
-    gone = lead([calls(task("researcher", "p")), {"text": "lead done"}], [researcher([{"text": "x"}])])
+    gone = lead(
+        [calls(task("researcher", "p")), {"text": "lead done"}], [researcher([{"text": "x"}])]
+    )
     gone.subagents[0].name = "writer"
     no_tool = _paused_spec()
     del no_tool.subagents[0].agent.tools[-1]  # "delete", the pending call's tool
     for spec, what in ((gone, "no longer declared"), (no_tool, "no longer declares: delete")):
         with pytest.raises(grpc.aio.AioRpcError) as err:
-            async for _ in h.stub.Resolve(pb.ResolveRequest(approval_id=ap.approval_id, approved=True, agent=spec)):
+            async for _ in h.stub.Resolve(
+                pb.ResolveRequest(approval_id=ap.approval_id, approved=True, agent=spec)
+            ):
                 pass
         code, reason, meta = error_info(err.value)
         assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "RESUME_TOOL_MISSING")
@@ -528,8 +638,14 @@ async def test_r64_a_paused_subagent_no_longer_declared_or_its_tool_gone_is_resu
 
 async def test_r66_cancel_gives_every_call_at_every_level_its_cancelled_result(h: Harness) -> None:
     deep = helper([calls(("lookup", {"q": "x"}), ("lookup", {"q": "y"})), {"text": "helped"}])
-    sub = researcher([calls(task("helper", "p"), ("lookup", {"q": "z"})), {"text": "r"}], subagents=[deep])
-    spec = lead([calls(task("researcher", "p"), ("add", {"a": 1})), {"text": "after"}], [sub], max_subagent_depth=2)
+    sub = researcher(
+        [calls(task("helper", "p"), ("lookup", {"q": "z"})), {"text": "r"}], subagents=[deep]
+    )
+    spec = lead(
+        [calls(task("researcher", "p"), ("add", {"a": 1})), {"text": "after"}],
+        [sub],
+        max_subagent_depth=2,
+    )
 
     async def cancel_at_call(e: pb.Event) -> None:
         if e.type == "tool.call":
@@ -537,13 +653,21 @@ async def test_r66_cancel_gives_every_call_at_every_level_its_cancelled_result(h
 
     log = await h.run("r66", "go", spec, on_event=cancel_at_call)
     assert log.error is None, log.error
-    assert (log.done.finish_reason, log.done.status) == (pb.FINISH_REASON_ABORTED, pb.CHECKPOINT_STATUS_IN_PROGRESS)
+    assert (log.done.finish_reason, log.done.status) == (
+        pb.FINISH_REASON_ABORTED,
+        pb.CHECKPOINT_STATUS_IN_PROGRESS,
+    )
     results = {e.tool_result.tool_call_id: e.tool_result for e in log.of("tool.result")}
-    assert sorted(results) == sorted([
-        "call_0_0/call_0_0/call_0_0", "call_0_0/call_0_0/call_0_1",  # the helper's calls
-        "call_0_0/call_0_0", "call_0_0/call_0_1",  # the researcher's: its task call, its lookup
-        "call_0_0", "call_0_1",  # the lead's
-    ])
+    assert sorted(results) == sorted(
+        [
+            "call_0_0/call_0_0/call_0_0",
+            "call_0_0/call_0_0/call_0_1",  # the helper's calls
+            "call_0_0/call_0_0",
+            "call_0_0/call_0_1",  # the researcher's: its task call, its lookup
+            "call_0_0",
+            "call_0_1",  # the lead's
+        ]
+    )
     for r in results.values():
         assert r.is_error and json.loads(r.result_json)["cancelled"] is True
     assert len(log.of("tool.result")) == 6  # one each
@@ -557,10 +681,14 @@ async def test_r66_cancel_gives_every_call_at_every_level_its_cancelled_result(h
 # -- R67 (the part built): a fork taken inside a sub-agent resumes that sub-agent -----------
 
 
-async def test_r67_a_fork_of_an_entry_taken_inside_a_subagent_resumes_that_subagent(h: Harness) -> None:
+async def test_r67_a_fork_of_an_entry_taken_inside_a_subagent_resumes_that_subagent(
+    h: Harness,
+) -> None:
     deleted: list[dict] = []
     tools = {"lookup": lookup, "delete": lambda a: deleted.append(a) or {"ok": True}}
-    sub = gated_researcher([calls(("lookup", {"q": "a"}), ("delete", {"id": 5})), {"text": "r done"}])
+    sub = gated_researcher(
+        [calls(("lookup", {"q": "a"}), ("delete", {"id": 5})), {"text": "r done"}]
+    )
     spec = lead([calls(task("researcher", "p")), {"text": "lead done"}], [sub])
     log = await h.run("r67", "go", spec, tools)
     source_ap = log.of("approval.requested")[0].approval_requested.approval
@@ -578,7 +706,9 @@ async def test_r67_a_fork_of_an_entry_taken_inside_a_subagent_resumes_that_subag
     done = await resolve(h, ap.approval_id, True, tools)
     assert done.done.finish_reason == pb.FINISH_REASON_STOP
     assert deleted == [{"id": 5}]
-    assert h.model_calls(forked.session_id) == calls_before + 2  # the sub-agent's last turn, the lead's
+    assert (
+        h.model_calls(forked.session_id) == calls_before + 2
+    )  # the sub-agent's last turn, the lead's
     # The source is unchanged: still paused on its own approval.
     assert (await h.get("r67")).approval_id == source_ap.approval_id
 
@@ -588,7 +718,9 @@ async def test_r53_a_task_call_is_never_answered_by_the_input(h: Harness) -> Non
     spec = lead([calls(task("researcher", "p")), {"text": "ok"}], [sub])
     await h.run("r53t", "go", spec, stop_at=lambda e: e.type == "tool.call")
     await h.idle("r53t")
-    answer = pb.Message(role=pb.ROLE_TOOL, tool_call_id="call_0_0", tool_name="task", content='"made up"')
+    answer = pb.Message(
+        role=pb.ROLE_TOOL, tool_call_id="call_0_0", tool_name="task", content='"made up"'
+    )
     log = await h.run("r53t", [answer], spec)
     assert log.reason == "INVALID_MESSAGE"  # the task's result is its sub-agent's answer
     done = await h.run("r53t", agent=spec, tools={"lookup": lookup}, resume=True)

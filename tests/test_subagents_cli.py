@@ -7,23 +7,34 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from luosho.client import Agent, Client, SubAgent, Tool
-
-from luoshod.cli import main
 from threaded_daemon import ThreadedDaemon as Daemon
 from threaded_daemon import threaded_daemon
+
+from luosho.client import Agent, Client, SubAgent, Tool
+from luoshod.cli import main
 
 HELPER = Agent(
     "scripted:helper",
     tools=[Tool("charge", needs_approval=True)],
-    model_settings={"script": [{"tool_calls": [{"name": "charge", "arguments": {"eur": 40}}]}, {"text": "charged"}]},
+    model_settings={
+        "script": [
+            {"tool_calls": [{"name": "charge", "arguments": {"eur": 40}}]},
+            {"text": "charged"},
+        ]
+    },
 )
 LEAD = Agent(
     "scripted:lead",
-    model_settings={"script": [
-        {"tool_calls": [{"name": "task", "arguments": {"agent": "payer", "prompt": "charge 40"}}]},
-        {"text": "paid"},
-    ]},
+    model_settings={
+        "script": [
+            {
+                "tool_calls": [
+                    {"name": "task", "arguments": {"agent": "payer", "prompt": "charge 40"}}
+                ]
+            },
+            {"text": "paid"},
+        ]
+    },
     subagents=[SubAgent("payer", "charges cards", HELPER)],
 )
 
@@ -49,15 +60,27 @@ def test_a_subagent_approval_listed_and_decided_from_the_cli_then_finished_by_th
         code, out, _ = cli(daemon, capsys, "approvals", "list", "--session", "cli-sub")
         assert code == 0
         row = out.splitlines()[1].split()
-        assert row[:7] == [paused.approval_id, "cli-sub", "1", "charge", "(call_0_0/call_0_0)", "in", "payer"]
+        assert row[:7] == [
+            paused.approval_id,
+            "cli-sub",
+            "1",
+            "charge",
+            "(call_0_0/call_0_0)",
+            "in",
+            "payer",
+        ]
         code, out, _ = cli(daemon, capsys, "approvals", "list", "--json")
         (listed,) = [a for a in json.loads(out) if a["session_id"] == "cli-sub"]
         assert listed["subagent_path"] == ["payer"]
-        code, out, err = cli(daemon, capsys, "approvals", "approve", paused.approval_id, "--note", "ok")
+        code, out, err = cli(
+            daemon, capsys, "approvals", "approve", paused.approval_id, "--note", "ok"
+        )
         assert code == 0, err
         assert "call_0_0/call_0_0" in out  # the app's next Resume runs the sub-agent's call
         charged: list[dict] = []
-        done = client.resume("cli-sub", tools={"charge": lambda a: charged.append(a) or {"ok": True}}).result()
+        done = client.resume(
+            "cli-sub", tools={"charge": lambda a: charged.append(a) or {"ok": True}}
+        ).result()
         assert (done.finish_reason, done.final_text) == ("stop", "paid")
         assert charged == [{"eur": 40}]
 
@@ -70,7 +93,12 @@ def test_sessions_show_prints_the_unfinished_subagents_as_a_tree(
         cp = client.get_session("cli-tree")
         (state,) = cp.subagents  # GetSession shows the nested state (R59)
         assert (state.call_id, state.name, state.depth, list(state.path), state.task_id) == (
-            "call_0_0", "payer", 1, ["payer"], "task_1")
+            "call_0_0",
+            "payer",
+            1,
+            ["payer"],
+            "task_1",
+        )
         assert [m.content for m in state.messages][:1] == ["charge 40"]
         assert state.step_index == 1 and state.fingerprint.hash
     code, out, _ = cli(daemon, capsys, "sessions", "show", "cli-tree")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, agent, assert_valid_transcript, calls
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -24,27 +24,45 @@ HELPER = "call_0_0/call_0_0"  # the helper's calls: HELPER/<its call id>
 
 def spec() -> pb.AgentSpec:
     helper = agent(
-        [calls(("lookup", {"q": "a"}), ("lookup", {"q": "b"})), calls(("delete", {"id": 1})), {"text": "helped"}],
-        ("lookup",), instructions="You help.",
+        [
+            calls(("lookup", {"q": "a"}), ("lookup", {"q": "b"})),
+            calls(("delete", {"id": 1})),
+            {"text": "helped"},
+        ],
+        ("lookup",),
+        instructions="You help.",
     )
     helper.tools.append(pb.ToolSpec(name="delete", input_schema_json="{}", needs_approval=True))
     researcher = agent(
-        [calls(("task", {"agent": "helper", "prompt": "dig"})), {"text": "researched"}], (), instructions="You research."
+        [calls(("task", {"agent": "helper", "prompt": "dig"})), {"text": "researched"}],
+        (),
+        instructions="You research.",
     )
     researcher.subagents.append(pb.SubAgent(name="helper", description="digs", agent=helper))
-    lead = agent([calls(("task", {"agent": "researcher", "prompt": "go"})), {"text": "lead done"}], ("add",), max_subagent_depth=2)
-    lead.subagents.append(pb.SubAgent(name="researcher", description="researches", agent=researcher))
+    lead = agent(
+        [calls(("task", {"agent": "researcher", "prompt": "go"})), {"text": "lead done"}],
+        ("add",),
+        max_subagent_depth=2,
+    )
+    lead.subagents.append(
+        pb.SubAgent(name="researcher", description="researches", agent=researcher)
+    )
     return lead
 
 
-STORES = {"sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db", "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb",
-          "postgres": None}  # a new database of the throw-away server (``postgres_url``)
+STORES = {
+    "sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db",
+    "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb",
+    "postgres": None,
+}  # a new database of the throw-away server (``postgres_url``)
 #: Model calls of the whole tree, each made once: lead 2, researcher 2, helper 3.
 TURNS = 7
 
 
 @pytest.mark.parametrize("store", sorted(STORES))
-@pytest.mark.parametrize("boundary", ["after-model-turn", "after-first-result", "after-second-result", "while-paused"])
+@pytest.mark.parametrize(
+    "boundary", ["after-model-turn", "after-first-result", "after-second-result", "while-paused"]
+)
 async def test_r59_kill9_inside_a_depth_2_subagent_resumes_on_a_fresh_daemon(
     tmp_path: Path, store: str, boundary: str, request: pytest.FixtureRequest
 ) -> None:
@@ -98,7 +116,9 @@ async def test_r59_kill9_inside_a_depth_2_subagent_resumes_on_a_fresh_daemon(
             if cp.status == pb.CHECKPOINT_STATUS_FINISHED:
                 break
             if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL:
-                stream = h.stub.Resolve(pb.ResolveRequest(approval_id=cp.approval_id, approved=True))
+                stream = h.stub.Resolve(
+                    pb.ResolveRequest(approval_id=cp.approval_id, approved=True)
+                )
             else:
                 stream = h.stub.Resume(pb.ResumeRequest(session_id="s"))
             async for resp in stream:
@@ -116,7 +136,9 @@ async def test_r59_kill9_inside_a_depth_2_subagent_resumes_on_a_fresh_daemon(
         async for resp in h.stub.Watch(pb.WatchRequest(session_id="s", after_seq=0)):
             if resp.event.type == "tool.result":
                 results[resp.event.tool_result.tool_call_id] += 1
-        assert results == Counter({q: 1 for q in [*qualified, "call_0_0/call_0_0", "call_0_0"]}), results
+        assert results == Counter({q: 1 for q in [*qualified, "call_0_0/call_0_0", "call_0_0"]}), (
+            results
+        )
         # A recorded result is never run again; a call handed out but not answered when the
         # daemon died is handed out again (R24), and this client runs it then.
         assert run_ids == Counter({q: 1 for q in qualified}), run_ids

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config
 from mcp_support import HttpServer, attempts, http_config, stdio_config
-from support import Harness, agent, assert_valid_transcript, error_info
-from support import RunLog
+from support import Harness, RunLog, agent, assert_valid_transcript, error_info
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config
 
 
 def _call(name: str, args: dict, id_: str) -> dict:
@@ -65,7 +64,9 @@ async def resolve(h: Harness, approval_id: str, approved: bool, note: str = "") 
     """Resolve, answering nothing: every tool.call must be the daemon's to run."""
     log = RunLog()
     try:
-        async for resp in h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=approved, note=note)):
+        async for resp in h.stub.Resolve(
+            pb.ResolveRequest(approval_id=approval_id, approved=approved, note=note)
+        ):
             log.events.append(resp.event)
             if resp.event.type == "tool.call":
                 assert resp.event.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON
@@ -83,19 +84,30 @@ async def test_r71_a_subagents_mcp_tool_runs_in_the_daemon_under_its_qualified_i
 ) -> None:
     sub = worker([turn(_call("files__add", {"a": 2, "b": 3}, "c-add")), {"text": "it is 5"}])
     spec = lead([delegate("c-task"), {"text": "the worker says 5"}], sub)
-    log = await h.run("sm-add", "add", spec)  # the app answers nothing: no tool of its own is called
+    log = await h.run(
+        "sm-add", "add", spec
+    )  # the app answers nothing: no tool of its own is called
     assert log.error is None, log.error
     assert log.done.finish_reason == pb.FINISH_REASON_STOP
     (tc,) = log.of("tool.call")
     assert tc.tool_call.call.id == "c-task/c-add"  # R58
     assert tc.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON  # clients never run it
-    assert (list(tc.subagent.path), tc.subagent.task_id, tc.subagent.depth) == (["worker"], "task_1", 1)
+    assert (list(tc.subagent.path), tc.subagent.task_id, tc.subagent.depth) == (
+        ["worker"],
+        "task_1",
+        1,
+    )
     (tr,) = [e for e in log.of("tool.result") if e.HasField("subagent")]
-    assert (tr.tool_result.tool_call_id, json.loads(tr.tool_result.result_json)) == ("c-task/c-add", {"result": "5"})
+    assert (tr.tool_result.tool_call_id, json.loads(tr.tool_result.result_json)) == (
+        "c-task/c-add",
+        {"result": "5"},
+    )
     # R71: the qualified id is the idempotency key the server saw, once.
     assert [(a["key"], a["tool"]) for a in attempts(attempts_file)] == [("c-task/c-add", "add")]
     cp = await h.get("sm-add")
-    assert json.loads(result_of(cp, "c-task").content).startswith("it is 5\n\n[sub-agent 'worker': 2 step(s)")
+    assert json.loads(result_of(cp, "c-task").content).startswith(
+        "it is 5\n\n[sub-agent 'worker': 2 step(s)"
+    )
     # R70: the lead's own tools and fingerprint do not get the sub-agent's daemon tools.
     assert not any(k.startswith("files__") for k in cp.fingerprint.tool_schema_hashes)
     (task,) = cp.tasks
@@ -110,10 +122,15 @@ async def test_r71_a_subagents_mcp_tool_runs_in_the_daemon_under_its_qualified_i
 async def test_r72_r60_an_annotated_tool_in_a_subagent_pauses_the_whole_run_and_runs_once_approved(
     h: Harness, attempts_file: Path
 ) -> None:
-    sub = worker([
-        turn(_call("files__delete_record", {"record": "r1"}, "c-del"), _call("files__add", {"a": 1, "b": 1}, "c-a")),
-        {"text": "deleted"},
-    ])
+    sub = worker(
+        [
+            turn(
+                _call("files__delete_record", {"record": "r1"}, "c-del"),
+                _call("files__add", {"a": 1, "b": 1}, "c-a"),
+            ),
+            {"text": "deleted"},
+        ]
+    )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     log = await h.run("sm-gate", "clean up", spec)
     assert log.error is None, log.error
@@ -137,20 +154,29 @@ async def test_r72_r60_an_annotated_tool_in_a_subagent_pauses_the_whole_run_and_
     assert done.error is None, done.error
     assert done.done.finish_reason == pb.FINISH_REASON_STOP
     executors = {e.tool_call.call.id: e.tool_call.executor for e in done.of("tool.call")}
-    assert executors == {"c-task/c-del": pb.TOOL_EXECUTOR_DAEMON, "c-task/c-a": pb.TOOL_EXECUTOR_DAEMON}
+    assert executors == {
+        "c-task/c-del": pb.TOOL_EXECUTOR_DAEMON,
+        "c-task/c-a": pb.TOOL_EXECUTOR_DAEMON,
+    }
     # R61: the approved call runs exactly once, then the rest of the sub-agent's turn.
     assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-del", "c-task/c-a"]
     cp = await h.get("sm-gate")
     assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
-    assert [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL] == ["c-task"]  # no placeholder
+    assert [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL] == [
+        "c-task"
+    ]  # no placeholder
     (task,) = cp.tasks
     got = {m.tool_call_id: json.loads(m.content) for m in task.messages if m.role == pb.ROLE_TOOL}
     assert got == {"c-del": {"result": "deleted r1"}, "c-a": {"result": "2"}}
     assert_valid_transcript(cp)
 
 
-async def test_r61_a_rejected_mcp_call_in_a_subagent_never_reaches_the_server(h: Harness, attempts_file: Path) -> None:
-    sub = worker([turn(_call("files__delete_record", {"record": "r2"}, "c-del")), {"text": "kept it"}])
+async def test_r61_a_rejected_mcp_call_in_a_subagent_never_reaches_the_server(
+    h: Harness, attempts_file: Path
+) -> None:
+    sub = worker(
+        [turn(_call("files__delete_record", {"record": "r2"}, "c-del")), {"text": "kept it"}]
+    )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     log = await h.run("sm-reject", "clean up", spec)
     ap = log.of("approval.requested")[0].approval_requested.approval
@@ -164,20 +190,30 @@ async def test_r61_a_rejected_mcp_call_in_a_subagent_never_reaches_the_server(h:
     assert_valid_transcript(cp)
 
 
-async def test_r73_retries_of_a_subagents_mcp_call_are_tagged_and_keep_one_key(h: Harness, attempts_file: Path) -> None:
+async def test_r73_retries_of_a_subagents_mcp_call_are_tagged_and_keep_one_key(
+    h: Harness, attempts_file: Path
+) -> None:
     use = pb.McpServerUse(
         name="files",
-        tool_overrides=[pb.McpToolOverride(
-            tool="flaky", retry=pb.McpRetryPolicy(attempts=3, backoff_ms=10, retry_on=[pb.MCP_RETRY_ON_TOOL_ERROR]),
-        )],
+        tool_overrides=[
+            pb.McpToolOverride(
+                tool="flaky",
+                retry=pb.McpRetryPolicy(
+                    attempts=3, backoff_ms=10, retry_on=[pb.MCP_RETRY_ON_TOOL_ERROR]
+                ),
+            )
+        ],
     )
     sub = worker([turn(_call("files__flaky", {}, "c-f")), {"text": "ok"}], use)
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     log = await h.run("sm-flaky", "go", spec)
     assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
     retries = log.of("tool.retry")
-    assert [(e.tool_retry.attempt, e.tool_retry.delay_ms, e.tool_retry.tool_call_id) for e in retries] == [
-        (1, 10, "c-task/c-f"), (2, 20, "c-task/c-f"),
+    assert [
+        (e.tool_retry.attempt, e.tool_retry.delay_ms, e.tool_retry.tool_call_id) for e in retries
+    ] == [
+        (1, 10, "c-task/c-f"),
+        (2, 20, "c-task/c-f"),
     ]
     assert all(list(e.subagent.path) == ["worker"] for e in retries)
     assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-f"] * 3
@@ -186,8 +222,13 @@ async def test_r73_retries_of_a_subagents_mcp_call_are_tagged_and_keep_one_key(h
     assert not r.is_error and "answered on attempt 3" in r.content
 
 
-async def test_r73_a_subagents_own_timeout_applies_to_its_mcp_call(h: Harness, attempts_file: Path) -> None:
-    sub = worker([turn(_call("files__hang", {}, "c-h")), {"text": "gave up"}], pb.McpServerUse(name="files", timeout_ms=300))
+async def test_r73_a_subagents_own_timeout_applies_to_its_mcp_call(
+    h: Harness, attempts_file: Path
+) -> None:
+    sub = worker(
+        [turn(_call("files__hang", {}, "c-h")), {"text": "gave up"}],
+        pb.McpServerUse(name="files", timeout_ms=300),
+    )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     log = await h.run("sm-hang", "go", spec)
     assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
@@ -198,9 +239,14 @@ async def test_r73_a_subagents_own_timeout_applies_to_its_mcp_call(h: Harness, a
     assert body["failure"] == "timeout"
 
 
-async def test_mixed_client_and_daemon_tools_in_one_subagent_turn(h: Harness, attempts_file: Path) -> None:
+async def test_mixed_client_and_daemon_tools_in_one_subagent_turn(
+    h: Harness, attempts_file: Path
+) -> None:
     sub = worker(
-        [turn(_call("look", {}, "c-1"), _call("files__add", {"a": 3, "b": 4}, "c-2")), {"text": "7, looked"}],
+        [
+            turn(_call("look", {}, "c-1"), _call("files__add", {"a": 3, "b": 4}, "c-2")),
+            {"text": "7, looked"},
+        ],
         tools=("look",),
     )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
@@ -208,16 +254,24 @@ async def test_mixed_client_and_daemon_tools_in_one_subagent_turn(h: Harness, at
     log = await h.run("sm-mixed", "go", spec, {"look": lambda a: asked.append("look") or "seen"})
     assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
     executors = {e.tool_call.call.id: e.tool_call.executor for e in log.of("tool.call")}
-    assert executors == {"c-task/c-1": pb.TOOL_EXECUTOR_CLIENT, "c-task/c-2": pb.TOOL_EXECUTOR_DAEMON}
+    assert executors == {
+        "c-task/c-1": pb.TOOL_EXECUTOR_CLIENT,
+        "c-task/c-2": pb.TOOL_EXECUTOR_DAEMON,
+    }
     assert asked == ["look"]
     assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-2"]
 
 
-async def test_an_unknown_mcp_server_in_a_subagent_is_invalid_argument_and_stores_nothing(h: Harness) -> None:
+async def test_an_unknown_mcp_server_in_a_subagent_is_invalid_argument_and_stores_nothing(
+    h: Harness,
+) -> None:
     sub = worker([{"text": "hi"}], pb.McpServerUse(name="nope"))
     log = await h.run("sm-unknown", "hi", lead([delegate("c-task"), {"text": "ok"}], sub))
     code, reason, meta = error_info(log.error)
-    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_MCP_SERVER")  # as for the lead
+    assert (code, reason) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "UNKNOWN_MCP_SERVER",
+    )  # as for the lead
     assert (meta["server"], meta["known"]) == ("nope", "files")
     assert meta["field"] == "agent.subagents[0].agent.mcp_servers"
     with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -240,21 +294,28 @@ async def test_r64_a_server_that_changed_while_a_subagent_was_paused_is_that_lev
 
     server = HttpServer(attempts_file).start()
     cfg = Config(
-        listen=["127.0.0.1:0"], store=f"sqlite:///{tmp_path}/d.db", tool_timeout_s=10,
+        listen=["127.0.0.1:0"],
+        store=f"sqlite:///{tmp_path}/d.db",
+        tool_timeout_s=10,
         mcp_servers={"web": http_config("web", server.url)},
     )
     d = Daemon(cfg)
     await d.start()
     h = Harness(d.addresses[0], d)
     drift = pb.AGENT_DRIFT_POLICY_WARN if policy == "warn" else pb.AGENT_DRIFT_POLICY_ERROR
-    sub = worker([turn(_call("web__delete_record", {"record": "x"}, "c-dr")), {"text": "done"}], pb.McpServerUse(name="web"))
+    sub = worker(
+        [turn(_call("web__delete_record", {"record": "x"}, "c-dr")), {"text": "done"}],
+        pb.McpServerUse(name="web"),
+    )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub, on_agent_drift=drift)
     try:
         log = await h.run("sm-drift", "delete", spec)
         assert log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, log.error
         approval_id = log.done.approval_id
         server.stop()
-        server = HttpServer(attempts_file, variant="2", port=server.port).start()  # its list changed
+        server = HttpServer(
+            attempts_file, variant="2", port=server.port
+        ).start()  # its list changed
         call = h.stub.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=True, agent=spec))
         if policy == "warn":
             events = [r.event async for r in call]
@@ -277,8 +338,13 @@ async def test_r64_a_server_that_changed_while_a_subagent_was_paused_is_that_lev
         server.stop()
 
 
-async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(h: Harness, attempts_file: Path) -> None:
-    sub = worker([turn(_call("files__hang", {}, "c-own")), {"text": "ok"}], pb.McpServerUse(name="files", timeout_ms=3000))
+async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(
+    h: Harness, attempts_file: Path
+) -> None:
+    sub = worker(
+        [turn(_call("files__hang", {}, "c-own")), {"text": "ok"}],
+        pb.McpServerUse(name="files", timeout_ms=3000),
+    )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     run = asyncio.create_task(h.run("sm-own", "go", spec))
     deadline = asyncio.get_running_loop().time() + 20
@@ -288,7 +354,11 @@ async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(h:
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await h.submit("sm-own", "c-task/c-own", '"from the app"')
     code, reason, meta = error_info(err.value)
-    assert (code, reason, meta["executor"]) == (grpc.StatusCode.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING", "daemon")
+    assert (code, reason, meta["executor"]) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TOOL_CALL_NOT_PENDING",
+        "daemon",
+    )
     log = await run
     assert log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
     (task,) = (await h.get("sm-own")).tasks
@@ -296,12 +366,16 @@ async def test_r71_submitting_a_result_for_a_subagents_daemon_call_is_refused(h:
     assert body["failure"] == "timeout"  # the daemon's outcome, not the app's answer
 
 
-async def test_r62_a_subagent_paused_again_by_its_next_mcp_call_runs_each_once(h: Harness, attempts_file: Path) -> None:
-    sub = worker([
-        turn(_call("files__delete_record", {"record": "r1"}, "c-d1")),
-        turn(_call("files__delete_record", {"record": "r2"}, "c-d2")),
-        {"text": "both deleted"},
-    ])
+async def test_r62_a_subagent_paused_again_by_its_next_mcp_call_runs_each_once(
+    h: Harness, attempts_file: Path
+) -> None:
+    sub = worker(
+        [
+            turn(_call("files__delete_record", {"record": "r1"}, "c-d1")),
+            turn(_call("files__delete_record", {"record": "r2"}, "c-d2")),
+            {"text": "both deleted"},
+        ]
+    )
     spec = lead([delegate("c-task"), {"text": "lead done"}], sub)
     log = await h.run("sm-again", "go", spec)
     first = log.done.approval_id
@@ -316,14 +390,22 @@ async def test_r62_a_subagent_paused_again_by_its_next_mcp_call_runs_each_once(h
     assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-d1"]
     done = await resolve(h, second.approval_id, True)
     assert done.done.finish_reason == pb.FINISH_REASON_STOP, done.error
-    assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-d1", "c-task/c-d2"]  # each once
+    assert [a["key"] for a in attempts(attempts_file)] == [
+        "c-task/c-d1",
+        "c-task/c-d2",
+    ]  # each once
     assert_valid_transcript(await h.get("sm-again"))
 
 
 async def test_r66_cancel_while_a_subagents_mcp_call_runs_gives_it_the_cancelled_result(
     h: Harness, attempts_file: Path
 ) -> None:
-    sub = worker([turn(_call("files__hang", {}, "c-h"), _call("files__add", {"a": 1, "b": 1}, "c-a")), {"text": "never"}])
+    sub = worker(
+        [
+            turn(_call("files__hang", {}, "c-h"), _call("files__add", {"a": 1, "b": 1}, "c-a")),
+            {"text": "never"},
+        ]
+    )
     spec = lead([delegate("c-task"), {"text": "after"}], sub)
 
     async def cancel_once_running(e: pb.Event) -> None:
@@ -336,7 +418,10 @@ async def test_r66_cancel_while_a_subagents_mcp_call_runs_gives_it_the_cancelled
 
     log = await h.run("sm-cancel", "go", spec, on_event=cancel_once_running)
     assert log.error is None, log.error
-    assert (log.done.finish_reason, log.done.status) == (pb.FINISH_REASON_ABORTED, pb.CHECKPOINT_STATUS_IN_PROGRESS)
+    assert (log.done.finish_reason, log.done.status) == (
+        pb.FINISH_REASON_ABORTED,
+        pb.CHECKPOINT_STATUS_IN_PROGRESS,
+    )
     results = {e.tool_result.tool_call_id: e.tool_result for e in log.of("tool.result")}
     assert sorted(results) == ["c-task", "c-task/c-a", "c-task/c-h"]  # every call, one result each
     for r in results.values():
@@ -351,12 +436,17 @@ async def test_r66_cancel_while_a_subagents_mcp_call_runs_gives_it_the_cancelled
 async def test_r63_two_tasks_of_one_turn_paused_by_mcp_calls_pause_one_after_the_other(
     h: Harness, attempts_file: Path
 ) -> None:
-    sub = worker([turn(_call("files__delete_record", {"record": "r"}, "c-del")), {"text": "deleted"}])
+    sub = worker(
+        [turn(_call("files__delete_record", {"record": "r"}, "c-del")), {"text": "deleted"}]
+    )
     spec = lead(
-        [turn(
-            _call("task", {"agent": "worker", "prompt": "one"}, "t-1"),
-            _call("task", {"agent": "worker", "prompt": "two"}, "t-2"),
-        ), {"text": "both done"}],
+        [
+            turn(
+                _call("task", {"agent": "worker", "prompt": "one"}, "t-1"),
+                _call("task", {"agent": "worker", "prompt": "two"}, "t-2"),
+            ),
+            {"text": "both done"},
+        ],
         sub,
     )
     log = await h.run("sm-siblings", "go", spec)
@@ -382,14 +472,23 @@ async def test_the_people_cli_approves_a_subagents_mcp_call_and_the_daemon_runs_
     import os
     import sys
 
-    sub = worker([turn(_call("files__delete_record", {"record": "r9"}, "c-d9")), {"text": "deleted r9"}])
+    sub = worker(
+        [turn(_call("files__delete_record", {"record": "r9"}, "c-d9")), {"text": "deleted r9"}]
+    )
     log = await h.run("sm-cli", "go", lead([delegate("c-task"), {"text": "lead done"}], sub))
     approval_id = log.done.approval_id
 
     async def cli(*args: str) -> str:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "luoshod", *args, "--address", h.daemon.addresses[0],
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env={**os.environ},
+            sys.executable,
+            "-m",
+            "luoshod",
+            *args,
+            "--address",
+            h.daemon.addresses[0],
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ},
         )
         out, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, err.decode()
@@ -413,10 +512,18 @@ async def test_the_python_client_never_hands_a_subagents_daemon_call_to_its_hand
     ran: list[dict] = []
     async with AsyncClient(h.daemon.addresses[0]) as client:
         # A handler of the same name: the client must still leave the call to the daemon.
-        run = client.execute("sm-client", "go", agent=spec, tools={"files__add": lambda args: ran.append(args) or "0"})
+        run = client.execute(
+            "sm-client",
+            "go",
+            agent=spec,
+            tools={"files__add": lambda args: ran.append(args) or "0"},
+        )
         seen = [event async for event in run]
     assert run.result is not None and run.result.finish_reason == "stop"
     assert ran == []
     (call,) = [e for e in seen if e.type == "tool.call"]
-    assert call.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON and call.tool_call.call.id == "c-task/c-add"
+    assert (
+        call.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON
+        and call.tool_call.call.id == "c-task/c-add"
+    )
     assert [a["key"] for a in attempts(attempts_file)] == ["c-task/c-add"]

@@ -11,27 +11,49 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from mcp_support import attempts
 from support import Harness, agent, assert_valid_transcript
 from test_mcp_crash import _children, _config, _reap, _wait_for
 
-STORES = {"sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db", "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb"}
+from luosho.v1 import agent_pb2 as pb
+
+STORES = {
+    "sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db",
+    "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb",
+}
 KEY = "c-task/c-hang"  # the sub-agent's call, qualified by the lead's task call (R58)
 
 
 def _spec() -> pb.AgentSpec:
     sub = agent(
-        [{"text": "", "tool_calls": [{"name": "files__hang_once", "arguments": {}, "id": "c-hang"}]}, {"text": "worked"}],
-        [], instructions="You work.",
+        [
+            {
+                "text": "",
+                "tool_calls": [{"name": "files__hang_once", "arguments": {}, "id": "c-hang"}],
+            },
+            {"text": "worked"},
+        ],
+        [],
+        instructions="You work.",
     )
     sub.mcp_servers.add(name="files")
     lead = agent(
-        [{"text": "", "tool_calls": [{"name": "task", "arguments": {"agent": "worker", "prompt": "go"}, "id": "c-task"}]},
-         {"text": "lead done"}],
-        ["note"], instructions="You lead.",
+        [
+            {
+                "text": "",
+                "tool_calls": [
+                    {
+                        "name": "task",
+                        "arguments": {"agent": "worker", "prompt": "go"},
+                        "id": "c-task",
+                    }
+                ],
+            },
+            {"text": "lead done"},
+        ],
+        ["note"],
+        instructions="You lead.",
     )
     lead.subagents.add(name="worker", description="works", agent=sub)
     return lead
@@ -44,8 +66,14 @@ async def test_r71_kill9_during_a_subagents_mcp_call_runs_it_again_with_the_same
     attempts_file = tmp_path / "attempts.jsonl"
     calls_log = tmp_path / "calls.jsonl"
     args = (
-        "--store", STORES[store](tmp_path), "--config", str(_config(tmp_path, attempts_file)),
-        "--lease-owner", "mcp-sub-crash", "--scripted-call-log", str(calls_log),
+        "--store",
+        STORES[store](tmp_path),
+        "--config",
+        str(_config(tmp_path, attempts_file)),
+        "--lease-owner",
+        "mcp-sub-crash",
+        "--scripted-call-log",
+        str(calls_log),
     )
     first = DaemonProcess(*args).start()
     children: list[int] = []
@@ -74,7 +102,9 @@ async def test_r71_kill9_during_a_subagents_mcp_call_runs_it_again_with_the_same
         cp = await h.get("s-sub-k")
         (task,) = cp.tasks
         mine = [m for m in task.messages if m.role == pb.ROLE_TOOL]
-        assert [m.tool_call_id for m in mine] == ["c-hang"] and "answered on attempt 2" in mine[0].content
+        assert [m.tool_call_id for m in mine] == ["c-hang"] and "answered on attempt 2" in mine[
+            0
+        ].content
         assert [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL] == ["c-task"]
         # Lead 2 turns, worker 2 turns, each generated once: the worker's turn that made
         # the call was saved before the call went out (R1) and was not asked for again.

@@ -1,4 +1,5 @@
-"""The "Daemon tools in sub-agents" grpcurl commands of docs/concepts/subagents.md, run as written (only the
+"""The "Daemon tools in sub-agents" grpcurl commands of docs/concepts/subagents.md, run as written
+(only the
 address and the approval id replaced) with the real grpcurl against ``luoshod serve``
 whose ``files`` server is the stdio MCP test server: the example cannot rot."""
 
@@ -12,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess, db_url
 from mcp_support import SERVER, attempts
 
@@ -26,21 +26,33 @@ def commands() -> list[str]:
     start = text.index(SECTION)
     following = re.compile(r"\n##+ ").search(text, start + len(SECTION))
     section = text[start : following.start() if following else len(text)]
-    return [line for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S) for line in block.splitlines() if line.strip()]
+    return [
+        line
+        for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+        for line in block.splitlines()
+        if line.strip()
+    ]
 
 
-@pytest.mark.skipif(not GRPCURL.exists(), reason="grpcurl not installed (make test installs it into .tools/bin)")
-def test_the_readme_grpcurl_commands_run_a_subagents_daemon_tool_through_its_approval(tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not GRPCURL.exists(), reason="grpcurl not installed (make test installs it into .tools/bin)"
+)
+def test_the_readme_grpcurl_commands_run_a_subagents_daemon_tool_through_its_approval(
+    tmp_path: Path,
+) -> None:
     attempts_file = tmp_path / "attempts.jsonl"
     config = tmp_path / "luoshod.toml"
     config.write_text(
-        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}, \"stdio\"]\n"
+        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n'
         f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
     )
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()
 
     def grpcurl(command: str, approval_id: str = "") -> str:
-        argv = shlex.split(command.replace("127.0.0.1:50051", daemon.address).replace("APPROVAL_ID", approval_id))
+        argv = shlex.split(
+            command.replace("127.0.0.1:50051", daemon.address).replace("APPROVAL_ID", approval_id)
+        )
         assert argv[0] == "grpcurl"
         done = subprocess.run([str(GRPCURL), *argv[1:]], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
@@ -52,14 +64,23 @@ def test_the_readme_grpcurl_commands_run_a_subagents_daemon_tool_through_its_app
             grpcurl(delete)
             paused = grpcurl(execute)
             assert "FINISH_REASON_AWAITING_APPROVAL" in paused, paused
-            assert len(attempts(attempts_file)) == n - 1  # gated by its destructiveHint: nothing ran
+            assert (
+                len(attempts(attempts_file)) == n - 1
+            )  # gated by its destructiveHint: nothing ran
             (approval,) = json.loads(grpcurl(list_approvals))["approvals"]
             assert approval["subagent_path"] == ["clerk"]
-            assert approval["tool_call"]["id"] == "c-task/c-del" and approval["tool_call"]["name"] == "files__delete_record"
+            assert (
+                approval["tool_call"]["id"] == "c-task/c-del"
+                and approval["tool_call"]["name"] == "files__delete_record"
+            )
             done = grpcurl(resolve, approval["approval_id"])
-            assert '"executor": "TOOL_EXECUTOR_DAEMON"' in done and '"id": "c-task/c-del"' in done, done
+            assert (
+                '"executor": "TOOL_EXECUTOR_DAEMON"' in done and '"id": "c-task/c-del"' in done
+            ), done
             assert "FINISH_REASON_STOP" in done and "The clerk deleted r1." in done
-            assert [(a["key"], a["tool"]) for a in attempts(attempts_file)] == [("c-task/c-del", "delete_record")] * n
+            assert [(a["key"], a["tool"]) for a in attempts(attempts_file)] == [
+                ("c-task/c-del", "delete_record")
+            ] * n
     finally:
         daemon.terminate()
         daemon.stop()

@@ -1,4 +1,5 @@
-"""The "Sub-agents" page's grpcurl commands (docs/concepts/subagents.md), run as written (only the address and the
+"""The "Sub-agents" page's grpcurl commands (docs/concepts/subagents.md), run as written (only the
+address and the
 approval id replaced) with the real grpcurl against ``luoshod serve`` with the examples'
 scripts, as ``make run`` starts it: the worked example, its approval inside a sub-agent
 included, cannot rot."""
@@ -12,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from daemon_proc import DaemonProcess, db_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,9 @@ def commands() -> list[list[str]]:
 
 
 def grpcurl(argv: list[str], address: str, approval_id: str = "") -> list[str]:
-    args = [a.replace("127.0.0.1:50051", address).replace("APPROVAL_ID", approval_id) for a in argv[1:]]
+    args = [
+        a.replace("127.0.0.1:50051", address).replace("APPROVAL_ID", approval_id) for a in argv[1:]
+    ]
     return [str(GRPCURL), *args]
 
 
@@ -56,10 +58,14 @@ def read_until(proc: subprocess.Popen, text: str) -> str:
     raise AssertionError(f"{text!r} not in {seen!r}")
 
 
-@pytest.mark.skipif(not GRPCURL.exists(), reason="grpcurl not installed (make test installs it into .tools/bin)")
+@pytest.mark.skipif(
+    not GRPCURL.exists(), reason="grpcurl not installed (make test installs it into .tools/bin)"
+)
 def test_the_readme_grpcurl_commands_run_a_subagent_through_its_approval(tmp_path: Path) -> None:
     delete, execute, submit1, list_approvals, resolve, submit2 = commands()
-    daemon = DaemonProcess("--store", db_url(tmp_path), "--scripts-dir", str(ROOT / "examples" / "scripts")).start()
+    daemon = DaemonProcess(
+        "--store", db_url(tmp_path), "--scripts-dir", str(ROOT / "examples" / "scripts")
+    ).start()
     procs: list[subprocess.Popen] = []
     try:
         for _ in range(2):  # twice in a row: the walkthrough runs again from the top
@@ -75,31 +81,61 @@ def test_the_readme_grpcurl_commands_run_a_subagent_through_its_approval(tmp_pat
         daemon.stop()
 
 
-def walk(daemon: DaemonProcess, procs: list[subprocess.Popen], delete: list[str], execute: list[str],
-         submit1: list[str], list_approvals: list[str], resolve: list[str], submit2: list[str]) -> None:
+def walk(
+    daemon: DaemonProcess,
+    procs: list[subprocess.Popen],
+    delete: list[str],
+    execute: list[str],
+    submit1: list[str],
+    list_approvals: list[str],
+    resolve: list[str],
+    submit2: list[str],
+) -> None:
     """The page's commands once, from the DeleteSession that clears an earlier try."""
     procs.clear()
-    cleared = subprocess.run(grpcurl(delete, daemon.address), capture_output=True, text=True, timeout=60)
+    cleared = subprocess.run(
+        grpcurl(delete, daemon.address), capture_output=True, text=True, timeout=60
+    )
     assert cleared.returncode == 0, cleared.stderr
-    procs.append(subprocess.Popen(grpcurl(execute, daemon.address), stdout=subprocess.PIPE, text=True))
+    procs.append(
+        subprocess.Popen(grpcurl(execute, daemon.address), stdout=subprocess.PIPE, text=True)
+    )
     text = read_until(procs[0], '"id": "call_0_0/call_0_0"')
     text += read_until(procs[0], '"task_id"')
     assert '"task_id": "task_1"' in text and '"name": "researcher"' in text
-    done = subprocess.run(grpcurl(submit1, daemon.address), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        grpcurl(submit1, daemon.address), capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and "SUBMIT_OUTCOME_ACCEPTED" in done.stdout, done.stderr
     assert "FINISH_REASON_AWAITING_APPROVAL" in procs[0].stdout.read()
     assert procs[0].wait(30) == 0
-    listed = subprocess.run(grpcurl(list_approvals, daemon.address), capture_output=True, text=True, timeout=60)
+    listed = subprocess.run(
+        grpcurl(list_approvals, daemon.address), capture_output=True, text=True, timeout=60
+    )
     body = json.loads(listed.stdout)
     (approval,) = body["approvals"]
-    assert approval["subagent_path"] == ["researcher"] and approval["tool_call"]["id"] == "call_0_0/call_1_0"
-    procs.append(subprocess.Popen(grpcurl(resolve, daemon.address, approval["approval_id"]), stdout=subprocess.PIPE, text=True))
+    assert (
+        approval["subagent_path"] == ["researcher"]
+        and approval["tool_call"]["id"] == "call_0_0/call_1_0"
+    )
+    procs.append(
+        subprocess.Popen(
+            grpcurl(resolve, daemon.address, approval["approval_id"]),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    )
     read_until(procs[1], '"id": "call_0_0/call_1_0"')
-    done = subprocess.run(grpcurl(submit2, daemon.address), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        grpcurl(submit2, daemon.address), capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and "SUBMIT_OUTCOME_ACCEPTED" in done.stdout, done.stderr
     final = procs[1].stdout.read()
     assert procs[1].wait(30) == 0
-    assert "FINISH_REASON_STOP" in final and "The researcher found the hours and booked the visit." in final
+    assert (
+        "FINISH_REASON_STOP" in final
+        and "The researcher found the hours and booked the visit." in final
+    )
     for p in procs:
         if p.stdout:
             p.stdout.close()

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, assert_valid_transcript
+
+from luosho.v1 import agent_pb2 as pb
 
 ROOT = Path(__file__).resolve().parent.parent
 TS = ROOT / "clients" / "typescript"
@@ -24,13 +24,20 @@ TS_LEG = TS / "dist-test" / "examples" / "xlang-subagent-finish.js"
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs Go (make test has it)")
-@pytest.mark.skipif(not TS_LEG.exists(), reason="needs the built TypeScript client: make test builds it")
-async def test_go_requests_cli_decides_typescript_finishes_a_subagent_approval(tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not TS_LEG.exists(), reason="needs the built TypeScript client: make test builds it"
+)
+async def test_go_requests_cli_decides_typescript_finishes_a_subagent_approval(
+    tmp_path: Path,
+) -> None:
     daemon = DaemonProcess("--store", db_url(tmp_path)).start()
     try:
         go = subprocess.run(
             ["go", "run", "./cmd/xlang-subagent-start", daemon.address, "xsub-1"],
-            cwd=ROOT / "clients" / "go", capture_output=True, text=True, timeout=300,
+            cwd=ROOT / "clients" / "go",
+            capture_output=True,
+            text=True,
+            timeout=300,
             env={**os.environ, "GOFLAGS": "-mod=mod"},
         )
         assert go.returncode == 0, go.stderr
@@ -39,16 +46,37 @@ async def test_go_requests_cli_decides_typescript_finishes_a_subagent_approval(t
         assert asked == "payer:call_0_0/call_0_0"  # the Go handler saw which sub-agent asked
 
         cli = subprocess.run(
-            [sys.executable, "-m", "luoshod", "approvals", "approve", approval_id, "--note", "ok from the CLI",
-             "--address", daemon.address],
-            capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "luoshod",
+                "approvals",
+                "approve",
+                approval_id,
+                "--note",
+                "ok from the CLI",
+                "--address",
+                daemon.address,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert cli.returncode == 0, cli.stderr
         assert "call_0_0/call_1_0" in cli.stdout
 
-        ts = subprocess.run(["node", str(TS_LEG), daemon.address, "xsub-1"], cwd=TS, capture_output=True, text=True, timeout=120)
+        ts = subprocess.run(
+            ["node", str(TS_LEG), daemon.address, "xsub-1"],
+            cwd=TS,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert ts.returncode == 0, ts.stderr
-        assert ts.stdout.strip().split(" ", 1) == ["payer:call_0_0/call_1_0", json.dumps("order 7 paid")]
+        assert ts.stdout.strip().split(" ", 1) == [
+            "payer:call_0_0/call_1_0",
+            json.dumps("order 7 paid"),
+        ]
 
         h = Harness(daemon.address)
         cp = await h.get("xsub-1")

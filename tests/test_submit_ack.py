@@ -15,7 +15,9 @@ from luoshod.server.runs import Delivery, RunRegistry
 from luoshod.server.service import _durable
 
 
-async def submitted(runs: RunRegistry, sid: str) -> tuple[object, asyncio.Future[None], asyncio.Task[None]]:
+async def submitted(
+    runs: RunRegistry, sid: str
+) -> tuple[object, asyncio.Future[None], asyncio.Task[None]]:
     run = await runs.begin(sid)
     run.expect("c1")
     saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -48,7 +50,9 @@ async def test_a_run_that_ends_without_recording_the_result_tells_the_submitter_
     runs = RunRegistry()
     run, saved, waiter = await submitted(runs, "s3")
     runs.end(run)
-    with pytest.raises(ToolCallNotPending, match="stopped before the result of tool call 'c1' was saved"):
+    with pytest.raises(
+        ToolCallNotPending, match="stopped before the result of tool call 'c1' was saved"
+    ):
         await asyncio.wait_for(waiter, 5)
     # A result handed to a run that has already ended is cut off at once.
     late: asyncio.Future[None] = asyncio.get_running_loop().create_future()

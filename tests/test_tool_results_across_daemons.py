@@ -1,7 +1,8 @@
 """Two daemons sharing PostgreSQL: a run takes tool results only through the daemon that
 drives it (its waiter lives in that process). ``SubmitToolResult`` at the other daemon
 fails with ``FAILED_PRECONDITION``/``TOOL_CALL_NOT_PENDING`` whose ErrorInfo names the
-owning daemon (``holder``: its lease owner name, as ``SESSION_BUSY`` does), for an ordinary run and for a queued run (R68) that
+owning daemon (``holder``: its lease owner name, as ``SESSION_BUSY`` does), for an ordinary run and
+for a queued run (R68) that
 daemon A runs while its caller follows it from daemon B; the result sent to A is taken."""
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
 from support import Harness, agent, calls, error_info, user
 from test_if_busy import busy_with_a_tool
+
+from luosho.v1 import agent_pb2 as pb
 
 pytestmark = pytest.mark.asyncio
 
@@ -25,7 +26,9 @@ async def refused_at(h: Harness, sid: str, call_id: str) -> dict[str, str]:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await h.submit(sid, call_id, json.dumps(0))
     code, reason, meta = error_info(caught.value)
-    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING"), caught.value
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TOOL_CALL_NOT_PENDING"), (
+        caught.value
+    )
     assert call_id in caught.value.details() and "daemon-a" in caught.value.details()
     return meta
 
@@ -34,21 +37,42 @@ async def test_a_tool_result_sent_to_another_daemon_names_the_daemon_that_drives
     postgres_url: str, tmp_path: Path
 ) -> None:
     # B sweeps its queue rarely: A, whose run ends, runs what B queued (deterministic).
-    pa = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-a", "--queue-sweep-s", "0.2").start()
-    pb_ = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-b", "--queue-sweep-s", "3600").start()
+    pa = DaemonProcess(
+        "--store", postgres_url, "--lease-owner", "daemon-a", "--queue-sweep-s", "0.2"
+    ).start()
+    pb_ = DaemonProcess(
+        "--store", postgres_url, "--lease-owner", "daemon-b", "--queue-sweep-s", "3600"
+    ).start()
     try:
         a, b = Harness(pa.address), Harness(pb_.address)
-        spec = agent([calls(("add", {"a": 1})), {"text": "one done"}, calls(("add", {"a": 2})), {"text": "two done"}])
+        spec = agent(
+            [
+                calls(("add", {"a": 1})),
+                {"text": "one done"},
+                calls(("add", {"a": 2})),
+                {"text": "two done"},
+            ]
+        )
         first, call = await busy_with_a_tool(a, "own", spec)
         # An ordinary run driven by A.
         meta = await refused_at(b, "own", call.id)
-        assert meta["holder"] == "daemon-a" and meta["session_id"] == "own" and meta["tool_call_id"] == call.id
+        assert (
+            meta["holder"] == "daemon-a"
+            and meta["session_id"] == "own"
+            and meta["tool_call_id"] == call.id
+        )
         assert meta["expires_at"].endswith("Z")
 
         # A queued run: queued through B, run by A once its run ends, followed from B.
-        stream = b.stub.Execute(pb.ExecuteRequest(
-            session_id="own", input=[user("two")], agent=spec, if_busy=pb.IF_BUSY_ENQUEUE, request_id="via-b"
-        ))
+        stream = b.stub.Execute(
+            pb.ExecuteRequest(
+                session_id="own",
+                input=[user("two")],
+                agent=spec,
+                if_busy=pb.IF_BUSY_ENQUEUE,
+                request_id="via-b",
+            )
+        )
         events: list[pb.Event] = []
         refusals: list[dict[str, str]] = []
 
@@ -61,7 +85,9 @@ async def test_a_tool_result_sent_to_another_daemon_names_the_daemon_that_drives
                     # then: SESSION_BUSY, and B sweeps again only in an hour); A's run ends
                     # after that, so A, at its run's end, runs the queued input.
                     await asyncio.sleep(1.0)
-                    assert await a.submit("own", call.id, json.dumps(1)) == pb.SUBMIT_OUTCOME_ACCEPTED
+                    assert (
+                        await a.submit("own", call.id, json.dumps(1)) == pb.SUBMIT_OUTCOME_ACCEPTED
+                    )
                 if e.type == "tool.call":
                     refusals.append(await refused_at(b, "own", e.tool_call.call.id))
                     outcome = await a.submit("own", e.tool_call.call.id, json.dumps(2))

@@ -22,9 +22,21 @@ HERE = Path(__file__).parent
 def torture(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, dict]:
     report = tmp_path / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "luoshod", "torture", *args, "--report", str(report),
-         "--work-dir", str(tmp_path / "work")],
-        capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
+        [
+            sys.executable,
+            "-m",
+            "luoshod",
+            "torture",
+            *args,
+            "--report",
+            str(report),
+            "--work-dir",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
     )
     assert report.exists(), proc.stderr
     return proc.returncode, proc.stdout + proc.stderr, json.loads(report.read_text())
@@ -50,9 +62,21 @@ def start_torture(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Pa
     tmp_path.mkdir(parents=True, exist_ok=True)
     report = tmp_path / "report.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "luoshod", "torture", *args, "--quiet", "--report", str(report),
-         "--work-dir", str(tmp_path / "work")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "luoshod",
+            "torture",
+            *args,
+            "--quiet",
+            "--report",
+            str(report),
+            "--work-dir",
+            str(tmp_path / "work"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     return proc, report
 
@@ -64,8 +88,15 @@ def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violat
     runs = {}
     for name, (url, cycles, daemons) in CI_RUN.items():
         runs[name] = start_torture(
-            tmp_path / name, "--store", url.format(tmp=tmp_path, postgres=postgres_url),
-            "--cycles", str(cycles), "--seed", "14", "--daemons", daemons,
+            tmp_path / name,
+            "--store",
+            url.format(tmp=tmp_path, postgres=postgres_url),
+            "--cycles",
+            str(cycles),
+            "--seed",
+            "14",
+            "--daemons",
+            daemons,
         )
     reports = {}
     try:
@@ -84,10 +115,18 @@ def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violat
         assert sum(r["kills"].values()) == cycles, name  # a kill a cycle, each a real process
         # The kills spread over the boundaries, the decision of an approval among them.
         assert len(r["boundaries"]) >= 8, (name, r["boundaries"])
-        assert any("approval.requested" in b or "resolved" in b for b in r["boundaries"]), r["boundaries"]
+        assert any("approval.requested" in b or "resolved" in b for b in r["boundaries"]), r[
+            "boundaries"
+        ]
         stats = r["stats"]
-        assert r["sessions_finished"] >= cycles // 4 and stats["tool calls handed out"] > cycles, (name, stats)
-        assert stats["approvals decided (seen recorded)"] >= 1 and stats["resolutions raced (R33)"] >= 1, (name, stats)
+        assert r["sessions_finished"] >= cycles // 4 and stats["tool calls handed out"] > cycles, (
+            name,
+            stats,
+        )
+        assert (
+            stats["approvals decided (seen recorded)"] >= 1
+            and stats["resolutions raced (R33)"] >= 1
+        ), (name, stats)
         assert stats["decided approvals resolved again: refused (R33)"] >= 1, (name, stats)
         assert stats["results sent as input (R53)"] >= 1, (name, stats)
         assert "client exceptions" not in stats, (name, stats)
@@ -109,7 +148,9 @@ def broken_driver(tmp_path: Path, scheme: str, entry: str) -> dict[str, str]:
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: luoshod-{scheme}\nVersion: 0\n")
     (info / "entry_points.txt").write_text(f"[luoshod.drivers]\n{scheme} = {entry}\n")
-    path = os.pathsep.join([str(site), str(HERE / "torture_drivers"), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join(
+        [str(site), str(HERE / "torture_drivers"), os.environ.get("PYTHONPATH", "")]
+    )
     return {"PYTHONPATH": path}
 
 
@@ -121,12 +162,20 @@ def lazy_driver(tmp_path: Path) -> dict[str, str]:
 @pytest.mark.timeout(300)
 def test_torture_catches_a_driver_that_acknowledges_before_durable(tmp_path: Path) -> None:
     code, out, report = torture(
-        tmp_path, "--store", f"lazysqlite:///{tmp_path}/t.db", "--cycles", "6", "--seed", "14",
-        "--stop-on-violation", env=lazy_driver(tmp_path),
+        tmp_path,
+        "--store",
+        f"lazysqlite:///{tmp_path}/t.db",
+        "--cycles",
+        "6",
+        "--seed",
+        "14",
+        "--stop-on-violation",
+        env=lazy_driver(tmp_path),
     )
     assert code == 1, out
     lost = [
-        v for v in report["violations"]
+        v
+        for v in report["violations"]
         if v["rule"] == "R54" and "lost save: the result of call call_" in v["message"]
     ]
     assert lost, out
@@ -144,25 +193,49 @@ def test_torture_catches_a_driver_that_never_claims_a_decided_approval(tmp_path:
     # as pending, while the checkpoint has moved on.
     env = broken_driver(tmp_path, "stickysqlite", "sticky_approvals:StickyApprovalsStore")
     code, out, report = torture(
-        tmp_path, "--store", f"stickysqlite:///{tmp_path}/t.db", "--cycles", "6", "--seed", "14", env=env,
+        tmp_path,
+        "--store",
+        f"stickysqlite:///{tmp_path}/t.db",
+        "--cycles",
+        "6",
+        "--seed",
+        "14",
+        env=env,
     )
     assert code == 1, out
-    kept = [v for v in report["violations"] if v["rule"] == "R33" and "pending approvals ['ap-" in v["message"]]
+    kept = [
+        v
+        for v in report["violations"]
+        if v["rule"] == "R33" and "pending approvals ['ap-" in v["message"]
+    ]
     assert kept, out
     assert f"session {kept[0]['session_id']}, cycle {kept[0]['cycle']}: {kept[0]['message']}" in out
 
 
 @pytest.mark.timeout(300)
-def test_torture_catches_a_driver_that_acknowledges_queued_input_it_never_stores(tmp_path: Path) -> None:
+def test_torture_catches_a_driver_that_acknowledges_queued_input_it_never_stores(
+    tmp_path: Path,
+) -> None:
     # tests/torture_drivers/forgetful_queue.py: the input queue lives in the daemon's memory,
     # so an input acknowledged with input.queued is gone after a kill -9 (R69).
     env = broken_driver(tmp_path, "forgetfulsqlite", "forgetful_queue:ForgetfulQueueStore")
     code, out, report = torture(
-        tmp_path, "--store", f"forgetfulsqlite:///{tmp_path}/t.db", "--cycles", "12", "--seed", "14",
-        "--stop-on-violation", env=env,
+        tmp_path,
+        "--store",
+        f"forgetfulsqlite:///{tmp_path}/t.db",
+        "--cycles",
+        "12",
+        "--seed",
+        "14",
+        "--stop-on-violation",
+        env=env,
     )
     assert code == 1, out
-    lost = [v for v in report["violations"] if v["rule"] == "R69" and "lost queued input: request " in v["message"]]
+    lost = [
+        v
+        for v in report["violations"]
+        if v["rule"] == "R69" and "lost queued input: request " in v["message"]
+    ]
     assert lost, out
     # It names the session, the input's request id (the session's own, "-q<n>") and the seed.
     v = lost[0]

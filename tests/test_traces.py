@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
+from daemon_proc import DaemonProcess
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from daemon_proc import DaemonProcess
+from luosho.client import Agent, CheckpointNotFoundError, Client, Tool
 
 SCRIPT = [{"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]}, {"text": "3"}]
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -85,7 +85,12 @@ def test_rpc_and_model_call_spans_reach_the_receiver(receiver: Receiver) -> None
         traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
         with Client(d.address, metadata={"traceparent": traceparent}) as client:
             agent = Agent("scripted:t", tools=[Tool("add")], model_settings={"script": SCRIPT})
-            assert client.execute("tr-1", "add", agent=agent, tools={"add": lambda a: a["a"] + a["b"]}).result().final_text == "3"
+            assert (
+                client.execute("tr-1", "add", agent=agent, tools={"add": lambda a: a["a"] + a["b"]})
+                .result()
+                .final_text
+                == "3"
+            )
             with pytest.raises(CheckpointNotFoundError):
                 client.get_session("nobody")
         assert d.terminate() == 0  # the daemon flushes its spans as it stops
@@ -100,7 +105,10 @@ def test_rpc_and_model_call_spans_reach_the_receiver(receiver: Receiver) -> None
     assert execute.kind == trace_pb2.Span.SPAN_KIND_SERVER
     assert execute.trace_id.hex() == TRACE_ID and execute.parent_span_id.hex() == PARENT_ID
     assert attrs(execute) == {
-        "rpc.system": "grpc", "rpc.service": "luosho.v1.AgentService", "rpc.method": "Execute", "rpc.grpc.status_code": 0,
+        "rpc.system": "grpc",
+        "rpc.service": "luosho.v1.AgentService",
+        "rpc.method": "Execute",
+        "rpc.grpc.status_code": 0,
     }
     model_calls = spans["chat t"]
     assert len(model_calls) == 2
@@ -108,9 +116,16 @@ def test_rpc_and_model_call_spans_reach_the_receiver(receiver: Receiver) -> None
         assert call.kind == trace_pb2.Span.SPAN_KIND_CLIENT
         assert call.trace_id == execute.trace_id and call.parent_span_id == execute.span_id
         a = attrs(call)
-        assert (a["gen_ai.system"], a["gen_ai.request.model"], a["luoshod.session_id"]) == ("scripted", "t", "tr-1")
+        assert (a["gen_ai.system"], a["gen_ai.request.model"], a["luoshod.session_id"]) == (
+            "scripted",
+            "t",
+            "tr-1",
+        )
         assert a["gen_ai.usage.input_tokens"] > 0  # type: ignore[operator]
     assert len(spans["luosho.v1.AgentService/SubmitToolResult"]) == 1
     (missing,) = spans["luosho.v1.AgentService/GetSession"]
-    assert missing.status.code == trace_pb2.Status.STATUS_CODE_ERROR and missing.status.message == "NOT_FOUND"
+    assert (
+        missing.status.code == trace_pb2.Status.STATUS_CODE_ERROR
+        and missing.status.message == "NOT_FOUND"
+    )
     assert attrs(missing)["rpc.grpc.status_code"] == 5

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, agent, calls, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 STEPS = [calls(("add", {"a": k})) for k in range(20)] + [{"text": "done"}]
 
 
-async def watch(h: Harness, sid: str, after: int = 0, *, stop_after: int | None = None, follow=False) -> list[pb.Event]:
+async def watch(
+    h: Harness, sid: str, after: int = 0, *, stop_after: int | None = None, follow=False
+) -> list[pb.Event]:
     out = []
     call = h.stub.Watch(pb.WatchRequest(session_id=sid, after_seq=after, follow=follow))
     async for resp in call:
@@ -27,13 +28,19 @@ async def watch(h: Harness, sid: str, after: int = 0, *, stop_after: int | None 
 async def test_replay_of_a_finished_run(h: Harness) -> None:
     log = await h.run("w1", "go", agent(STEPS[-3:], max_steps=25), {"add": lambda a: a["a"]})
     replay = await watch(h, "w1")
-    assert [e.seq for e in replay] == [e.seq for e in log.events] == list(range(1, len(log.events) + 1))
+    assert (
+        [e.seq for e in replay]
+        == [e.seq for e in log.events]
+        == list(range(1, len(log.events) + 1))
+    )
     assert [e.type for e in replay] == log.types
     assert [e.seq for e in await watch(h, "w1", after=5)] == list(range(6, len(log.events) + 1))
     assert await watch(h, "nobody") == []
 
 
-async def test_a_watcher_disconnected_three_times_sees_every_event_once_in_order(h: Harness) -> None:
+async def test_a_watcher_disconnected_three_times_sees_every_event_once_in_order(
+    h: Harness,
+) -> None:
     release, held = asyncio.Event(), asyncio.Event()
     step = 0
 

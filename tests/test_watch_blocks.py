@@ -12,15 +12,14 @@ from pathlib import Path
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
+from support import Harness, agent, calls, error_info
+from test_watch import watch
+
 from luoshod.server.app import Config
 from luoshod.store import Capability, store_from_url
 from luoshod.store.kit import eventblocks
 from luoshod.store.kit.eventblocks import BLOCK
-from support import Harness, agent, calls, error_info
-from test_watch import watch
 
 STEPS = 70  # tool steps: a few events each, well over three blocks
 
@@ -36,7 +35,9 @@ def cursors(last: int) -> list[int]:
 
 
 async def test_watch_from_every_kind_of_cursor_returns_the_live_events_exactly(h: Harness) -> None:
-    log = await h.run("wb", "go", agent(script(STEPS, "a"), max_steps=STEPS + 5), {"add": lambda a: a["a"]})
+    log = await h.run(
+        "wb", "go", agent(script(STEPS, "a"), max_steps=STEPS + 5), {"add": lambda a: a["a"]}
+    )
     assert log.error is None, log.error
     live = {e.seq: e for e in log.events if e.seq}
     last = max(live)
@@ -44,7 +45,9 @@ async def test_watch_from_every_kind_of_cursor_returns_the_live_events_exactly(h
     store = h.daemon.store
     if Capability.DURABLE in store.capabilities:  # memory keeps loose events only
         rows = (await store._read_events("wb", 0, 10_000)).events
-        assert [r.seq for r in rows if eventblocks.is_block(r.data)] == list(range(BLOCK, last + 1, BLOCK))
+        assert [r.seq for r in rows if eventblocks.is_block(r.data)] == list(
+            range(BLOCK, last + 1, BLOCK)
+        )
     for after in cursors(last):
         watched = await watch(h, "wb", after)
         assert [e.seq for e in watched] == list(range(after + 1, last + 1)), after
@@ -53,13 +56,17 @@ async def test_watch_from_every_kind_of_cursor_returns_the_live_events_exactly(h
 
 
 @pytest.mark.parametrize("driver", ["sqlite", "lmdb"])
-async def test_watch_resumes_inside_a_block_after_a_kill_9_of_the_daemon(tmp_path: Path, driver: str) -> None:
+async def test_watch_resumes_inside_a_block_after_a_kill_9_of_the_daemon(
+    tmp_path: Path, driver: str
+) -> None:
     url = f"sqlite:///{tmp_path}/luoshod.db" if driver == "sqlite" else f"lmdb://{tmp_path}/lmdb"
     first = DaemonProcess("--store", url).start()
     second = None
     try:
         h = Harness(first.address)
-        log = await h.run("wk", "go", agent(script(STEPS, "a"), max_steps=STEPS + 5), {"add": lambda a: a["a"]})
+        log = await h.run(
+            "wk", "go", agent(script(STEPS, "a"), max_steps=STEPS + 5), {"add": lambda a: a["a"]}
+        )
         assert log.error is None, log.error
         live = {e.seq: e for e in log.events if e.seq}
         last = max(live)
@@ -77,7 +84,9 @@ async def test_watch_resumes_inside_a_block_after_a_kill_9_of_the_daemon(tmp_pat
         assert [e.seq for e in seen] == list(range(BLOCK // 2 + 1, last + 1))
         assert all(e == live[e.seq] for e in seen)
         # The next run numbers on and seals the ranges it completes; every event reads back.
-        more = await h.run("wk", "again", agent(script(STEPS, "b"), max_steps=STEPS + 5), {"add": lambda a: a["a"]})
+        more = await h.run(
+            "wk", "again", agent(script(STEPS, "b"), max_steps=STEPS + 5), {"add": lambda a: a["a"]}
+        )
         assert more.error is None, more.error
         live.update((e.seq, e) for e in more.events if e.seq)
         end = max(live)
@@ -92,7 +101,9 @@ async def test_watch_resumes_inside_a_block_after_a_kill_9_of_the_daemon(tmp_pat
             rows = (await store._read_events("wk", 0, 10_000)).events
         finally:
             await store.close()
-        assert [r.seq for r in rows if eventblocks.is_block(r.data)] == list(range(BLOCK, end + 1, BLOCK))
+        assert [r.seq for r in rows if eventblocks.is_block(r.data)] == list(
+            range(BLOCK, end + 1, BLOCK)
+        )
     finally:
         first.stop()
         if second is not None:
@@ -112,7 +123,9 @@ class TestAPrunedLog:
         return config
 
     async def test_a_cursor_inside_the_oldest_block_is_within_the_log(self, h: Harness) -> None:
-        log = await h.run("wp", "go", agent(script(STEPS, "a"), max_steps=STEPS + 5), {"add": lambda a: a["a"]})
+        log = await h.run(
+            "wp", "go", agent(script(STEPS, "a"), max_steps=STEPS + 5), {"add": lambda a: a["a"]}
+        )
         assert log.error is None, log.error
         live = {e.seq: e for e in log.events if e.seq}
         last = max(live)

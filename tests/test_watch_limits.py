@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from support import Harness, agent, error_info
+from test_watch import STEPS, watch
 
 from luoshod.server.app import Config
-from support import Harness, agent, calls, error_info
-from test_watch import STEPS, watch
 
 
 @pytest.fixture

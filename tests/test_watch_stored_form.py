@@ -5,15 +5,17 @@ from the path)."""
 
 from __future__ import annotations
 
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, calls
 from test_subagents import helper, lead, lookup, researcher, task
+
+from luosho.v1 import agent_pb2 as pb
 
 
 async def test_watch_returns_the_live_events_exactly_from_any_kept_seq(h: Harness) -> None:
     deep = helper([calls(("lookup", {"q": "deep"})), {"text": "helped"}])
-    sub = researcher([calls(("lookup", {"q": "a"}), task("helper", "p")), {"text": "r done"}], subagents=[deep])
+    sub = researcher(
+        [calls(("lookup", {"q": "a"}), task("helper", "p")), {"text": "r done"}], subagents=[deep]
+    )
     spec = lead([calls(task("researcher", "p")), {"text": "ok"}], [sub], max_subagent_depth=2)
     log = await h.run("stored-form", "go", spec, {"lookup": lookup})
     assert log.error is None, log.error
@@ -23,7 +25,9 @@ async def test_watch_returns_the_live_events_exactly_from_any_kept_seq(h: Harnes
     for after in (0, 1, last // 2, last - 1):
         watched = [
             resp.event
-            async for resp in h.stub.Watch(pb.WatchRequest(session_id="stored-form", after_seq=after))
+            async for resp in h.stub.Watch(
+                pb.WatchRequest(session_id="stored-form", after_seq=after)
+            )
         ]
         assert [e.seq for e in watched] == [s for s in sorted(live) if s > after]
         for e in watched:

@@ -8,8 +8,8 @@ and delivered/pending in the metrics."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
+from support import Harness, agent, calls
+
+from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 from luoshod.server.app import Config, Daemon
 from luoshod.server.webhooks import OUTBOX, decode_entry
-from support import Harness, agent, calls
 
 pytestmark = pytest.mark.asyncio
 
@@ -84,19 +84,22 @@ class Receiver:
             left = deadline - time.monotonic()
             assert left > 0, f"no {type_} for {session_id}: {self.bodies()}"
             self.arrived.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.arrived.wait(), left)
-            except TimeoutError:
-                pass
 
-
-    async def wait_for_count(self, type_: str, session_id: str, n: int, timeout: float = 30) -> list[dict[str, Any]]:
+    async def wait_for_count(
+        self, type_: str, session_id: str, n: int, timeout: float = 30
+    ) -> list[dict[str, Any]]:
         """The first ``n`` bodies of ``type_`` for ``session_id``, waiting (yielding to the
         event loop, where this receiver runs) until that many have arrived."""
         deadline = time.monotonic() + timeout
         while True:
             self.arrived.clear()
-            got = [b for b in self.bodies() if b["type"] == type_ and b["data"]["session_id"] == session_id]
+            got = [
+                b
+                for b in self.bodies()
+                if b["type"] == type_ and b["data"]["session_id"] == session_id
+            ]
             if len(got) >= n:
                 return got
             left = deadline - time.monotonic()
@@ -126,32 +129,48 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 
 async def start_daemon(tmp_path: Path, url: str, **kw: Any) -> Daemon:
-    d = Daemon(Config(
-        listen=["127.0.0.1:0"], store=f"sqlite:///{tmp_path}/db.db", metrics_listen="127.0.0.1:0",
-        webhook_url=url, webhook_secret=Secret(SECRET), tool_timeout_s=30, **kw,
-    ))
+    d = Daemon(
+        Config(
+            listen=["127.0.0.1:0"],
+            store=f"sqlite:///{tmp_path}/db.db",
+            metrics_listen="127.0.0.1:0",
+            webhook_url=url,
+            webhook_secret=Secret(SECRET),
+            tool_timeout_s=30,
+            **kw,
+        )
+    )
     await d.start()
     return d
 
 
 async def scrape(daemon: Daemon) -> str:
     def get() -> str:
-        with urllib.request.urlopen(f"http://{daemon.observe.metrics_address}/metrics", timeout=10) as r:
+        with urllib.request.urlopen(
+            f"http://{daemon.observe.metrics_address}/metrics", timeout=10
+        ) as r:
             return r.read().decode()
 
     return await asyncio.to_thread(get)  # the daemon serves /metrics on this event loop
 
 
 def metric(text: str, name: str) -> float:
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith(name) and not line.startswith("#"))
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name) and not line.startswith("#")
+    )
 
 
-async def test_webhooks_are_signed_and_carry_no_tool_arguments(receiver: Receiver, tmp_path: Path) -> None:
+async def test_webhooks_are_signed_and_carry_no_tool_arguments(
+    receiver: Receiver, tmp_path: Path
+) -> None:
     daemon = await start_daemon(tmp_path, receiver.url)
     try:
         h = Harness(daemon.addresses[0], daemon)
-        spec = agent([calls(("pay", {"card": "4111 1111"})), {"text": "paid, secret text"}], ["pay"])
+        spec = agent(
+            [calls(("pay", {"card": "4111 1111"})), {"text": "paid, secret text"}], ["pay"]
+        )
         spec.tools[0].needs_approval = True
         paused = await h.run("wh", "pay", spec, {})
         approval_id = paused.of("approval.requested")[0].approval_requested.approval.approval_id
@@ -172,7 +191,7 @@ async def test_webhooks_are_signed_and_carry_no_tool_arguments(receiver: Receive
             assert abs(int(headers["webhook-timestamp"]) - time.time()) < 60
             assert not verify(headers, body + b" ", SECRET)  # a changed body fails
             assert b"4111" not in body and b"secret text" not in body  # not unless configured
-        text = (await scrape(daemon))
+        text = await scrape(daemon)
         assert metric(text, "luoshod_webhooks_delivered_total") >= 3
         assert metric(text, "luoshod_webhooks_pending") == 0
         await h.close()
@@ -181,7 +200,9 @@ async def test_webhooks_are_signed_and_carry_no_tool_arguments(receiver: Receive
 
 
 async def test_payloads_only_when_configured(receiver: Receiver, tmp_path: Path) -> None:
-    daemon = await start_daemon(tmp_path, receiver.url, webhook_include_payloads=True, webhook_events="approval.requested")
+    daemon = await start_daemon(
+        tmp_path, receiver.url, webhook_include_payloads=True, webhook_events="approval.requested"
+    )
     try:
         h = Harness(daemon.addresses[0], daemon)
         spec = agent([calls(("pay", {"card": "4111"}))], ["pay"])
@@ -189,7 +210,9 @@ async def test_payloads_only_when_configured(receiver: Receiver, tmp_path: Path)
         await h.run("wh2", "pay", spec, {})
         got = await receiver.wait_for("approval.requested", "wh2")
         assert got["data"]["arguments"] == {"card": "4111"}
-        assert {b["type"] for b in receiver.bodies()} == {"approval.requested"}  # only what was asked
+        assert {b["type"] for b in receiver.bodies()} == {
+            "approval.requested"
+        }  # only what was asked
         await h.close()
     finally:
         await daemon.stop()
@@ -224,7 +247,9 @@ async def test_a_receiver_down_for_a_while_gets_every_event_once_back(tmp_path: 
         await daemon.stop()
 
 
-async def test_a_daemon_killed_with_undelivered_notifications_delivers_them_after_restart(tmp_path: Path) -> None:
+async def test_a_daemon_killed_with_undelivered_notifications_delivers_them_after_restart(
+    tmp_path: Path,
+) -> None:
     receiver = Receiver(free_port())  # not listening yet
     args = ("--store", db_url(tmp_path), "--webhook-url", receiver.url)
     env = {"LUOSHOD_WEBHOOK_SECRET": SECRET}
@@ -249,8 +274,9 @@ async def test_a_daemon_killed_with_undelivered_notifications_delivers_them_afte
 
 
 async def test_an_expired_approval_is_notified(receiver: Receiver, tmp_path: Path) -> None:
-    daemon = await start_daemon(tmp_path, receiver.url, approval_sweep_s=0.1,
-                                webhook_events="approval.expired")
+    daemon = await start_daemon(
+        tmp_path, receiver.url, approval_sweep_s=0.1, webhook_events="approval.expired"
+    )
     try:
         h = Harness(daemon.addresses[0], daemon)
         spec = agent([calls(("pay", {"eur": 5}))], ["pay"], approval_timeout_ms=1)
@@ -273,7 +299,10 @@ async def test_a_failed_run_is_notified(receiver: Receiver, tmp_path: Path) -> N
         log = await h.run("fail", "go", agent([{"error": "the model is down"}], []), {})
         assert log.reason == "PROVIDER_ERROR"
         got = await receiver.wait_for("run.failed", "fail")
-        assert got["data"]["reason"] == "PROVIDER_ERROR" and got["data"]["run_id"] == log.events[0].run_id
+        assert (
+            got["data"]["reason"] == "PROVIDER_ERROR"
+            and got["data"]["run_id"] == log.events[0].run_id
+        )
         assert "message" not in got["data"]  # the error's text only with include_payloads
         assert all(verify(hd, body, SECRET) for hd, body in receiver.got)
         await h.close()
@@ -303,7 +332,9 @@ async def test_a_failed_runs_caller_hears_of_it_once_its_notification_is_kept(
         h = Harness(daemon.addresses[0], daemon)
         log = await h.run("fail-kept", "go", agent([{"error": "the model is down"}], []), {})
         assert log.reason == "PROVIDER_ERROR"
-        kept = [json.loads(decode_entry(q.data)[0]) for q in await daemon.store.queued_inputs(OUTBOX)]
+        kept = [
+            json.loads(decode_entry(q.data)[0]) for q in await daemon.store.queued_inputs(OUTBOX)
+        ]
         assert [(b["type"], b["data"]["session_id"]) for b in kept] == [("run.failed", "fail-kept")]
         await h.close()
     finally:

@@ -13,17 +13,20 @@ import signal
 from pathlib import Path
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess
-from luoshod.server.webhooks import OUTBOX, Notifier, WebhookConfig, decode_entry
-from luoshod.store import store_from_url
 from support import Harness, agent, calls
 from test_webhooks import SECRET, Receiver, free_port, verify
 
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.webhooks import OUTBOX, Notifier, WebhookConfig, decode_entry
+from luoshod.store import store_from_url
+
 pytestmark = pytest.mark.asyncio
 
-STORES = {"sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db", "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb"}
+STORES = {
+    "sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db",
+    "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb",
+}
 
 
 def store_url(store: str, tmp: Path, request: pytest.FixtureRequest) -> str:
@@ -62,7 +65,9 @@ async def test_a_kill9_right_after_the_event_is_saved_loses_no_notification(
         cp = await h.get("k9")
         assert got["data"]["run_id"] == cp.run_id
         if kill_at == "approval.requested":
-            pending = (await h.stub.ListApprovals(pb.ListApprovalsRequest(session_id="k9"))).approvals
+            pending = (
+                await h.stub.ListApprovals(pb.ListApprovalsRequest(session_id="k9"))
+            ).approvals
             assert [a.approval_id for a in pending] == [got["data"]["approval_id"]]
         else:
             assert got["data"]["finish_reason"] == "stop"

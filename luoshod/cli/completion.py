@@ -49,7 +49,9 @@ def table(commands: Iterable[str], parser: ParserOf) -> dict[str, list[str]]:
             out[name] = [*subs, "--help"]
         for key, p in targets.items():
             words, choices = _options(p)
-            positional = [str(c) for a in p._actions if not a.option_strings and a.choices for c in a.choices]
+            positional = [
+                str(c) for a in p._actions if not a.option_strings and a.choices for c in a.choices
+            ]
             out[key] = positional + words
             for option, values in choices.items():
                 out[f"{key} {option}"] = values
@@ -79,7 +81,8 @@ complete -F _luoshod luoshod
 def script(shell: str, commands: Iterable[str], parser: ParserOf) -> str:
     lines = ["declare -gA _luoshod_words=("]
     for key, words in table(commands, parser).items():
-        lines.append(f"    [{shlex.quote(' '.join(['luoshod', key]).strip())}]={shlex.quote(' '.join(words))}")
+        quoted = shlex.quote(" ".join(["luoshod", key]).strip())
+        lines.append(f"    [{quoted}]={shlex.quote(' '.join(words))}")
     lines.append(")")
     body = "\n".join(lines) + "\n" + BASH
     if shell == "zsh":

@@ -26,10 +26,17 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 
 def add_tls_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls", action="store_true", help="connect with TLS (implied by --tls-ca-file)")
-    p.add_argument("--tls-ca-file", type=Path, metavar="FILE", help="PEM CA that signed the daemon's certificate")
+    p.add_argument(
+        "--tls-ca-file",
+        type=Path,
+        metavar="FILE",
+        help="PEM CA that signed the daemon's certificate",
+    )
     p.add_argument("--tls-cert-file", type=Path, metavar="FILE", help="client certificate (mTLS)")
     p.add_argument("--tls-key-file", type=Path, metavar="FILE", help="client private key (mTLS)")
-    p.add_argument("--tls-server-name", metavar="NAME", help="the name the daemon's certificate must carry")
+    p.add_argument(
+        "--tls-server-name", metavar="NAME", help="the name the daemon's certificate must carry"
+    )
 
 
 def add_token_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,7 +57,9 @@ def token(args: argparse.Namespace) -> str | None:
     try:
         lines = path.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"--token-file: cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+        raise ValueError(
+            f"--token-file: cannot read {path}: {getattr(e, 'strerror', None) or e}"
+        ) from None
     for line in lines:
         if line.strip() and not line.lstrip().startswith("#"):
             return line.strip()
@@ -62,8 +71,14 @@ def channel(args: argparse.Namespace, address: str) -> grpc.Channel:
     sent with every call."""
     if uses_tls(args):
         read = lambda p: p.read_bytes() if p else None  # noqa: E731
-        creds = grpc.ssl_channel_credentials(read(args.tls_ca_file), read(args.tls_key_file), read(args.tls_cert_file))
-        options = [("grpc.ssl_target_name_override", args.tls_server_name)] if args.tls_server_name else []
+        creds = grpc.ssl_channel_credentials(
+            read(args.tls_ca_file), read(args.tls_key_file), read(args.tls_cert_file)
+        )
+        options = (
+            [("grpc.ssl_target_name_override", args.tls_server_name)]
+            if args.tls_server_name
+            else []
+        )
         ch = grpc.secure_channel(address, creds, options=options)
     else:
         ch = grpc.insecure_channel(address)
@@ -89,7 +104,10 @@ def tls_hint(args: argparse.Namespace, address: str) -> str:
                 pass
     except (OSError, ValueError):
         return ""
-    return "; the daemon speaks TLS: give --tls-ca-file FILE (its CA), or --tls if a system CA signed it"
+    return (
+        "; the daemon speaks TLS: give --tls-ca-file FILE (its CA), or --tls if a system CA "
+        "signed it"
+    )
 
 
 class _Bearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
@@ -100,12 +118,20 @@ class _Bearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientIntercepto
 
     def _details(self, details: Any) -> Any:
         metadata = [*(details.metadata or ()), self._header]
-        return details._replace(metadata=metadata) if hasattr(details, "_replace") else _Details(details, metadata)
+        return (
+            details._replace(metadata=metadata)
+            if hasattr(details, "_replace")
+            else _Details(details, metadata)
+        )
 
-    def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+    def intercept_unary_unary(
+        self, continuation: Callable[..., Any], details: Any, request: Any
+    ) -> Any:
         return continuation(self._details(details), request)
 
-    def intercept_unary_stream(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+    def intercept_unary_stream(
+        self, continuation: Callable[..., Any], details: Any, request: Any
+    ) -> Any:
         return continuation(self._details(details), request)
 
 
@@ -113,4 +139,4 @@ class _Details(grpc.ClientCallDetails):
     def __init__(self, d: Any, metadata: list[tuple[str, str]]) -> None:
         self.method, self.timeout, self.credentials = d.method, d.timeout, d.credentials
         self.wait_for_ready, self.compression = d.wait_for_ready, d.compression
-        self.metadata = metadata
+        self.metadata = tuple(metadata)

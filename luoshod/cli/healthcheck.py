@@ -30,9 +30,15 @@ def default_address(listen: list[str]) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--address", help="host:port or unix:/path (default: from the daemon's settings)")
-    p.add_argument("--service", default="", help='the health service name to check (default "": the daemon)')
-    p.add_argument("--timeout", type=float, default=3.0, metavar="S", help="seconds to wait for the answer")
+    p.add_argument(
+        "--address", help="host:port or unix:/path (default: from the daemon's settings)"
+    )
+    p.add_argument(
+        "--service", default="", help='the health service name to check (default "": the daemon)'
+    )
+    p.add_argument(
+        "--timeout", type=float, default=3.0, metavar="S", help="seconds to wait for the answer"
+    )
     add_tls_arguments(p)
 
 
@@ -41,10 +47,15 @@ def check(args: argparse.Namespace, listen: list[str]) -> int:
     try:
         with channel(args, address) as ch:
             stub = health_pb2_grpc.HealthStub(ch)
-            resp = stub.Check(health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout)
+            # types-grpcio-health-checking's HealthStub declares no methods.
+            resp = stub.Check(  # type: ignore[attr-defined]  # see above
+                health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
+            )
     except grpc.RpcError as e:
         hint = tls_hint(args, address) if e.code() == grpc.StatusCode.UNAVAILABLE else ""
-        print(f"luoshod healthcheck: {address}: {e.code().name}: {e.details()}{hint}", file=sys.stderr)
+        print(
+            f"luoshod healthcheck: {address}: {e.code().name}: {e.details()}{hint}", file=sys.stderr
+        )
         return 1
     except (OSError, ValueError) as e:  # an unreadable certificate or token file
         print(f"luoshod healthcheck: {address}: {e}", file=sys.stderr)

@@ -37,7 +37,9 @@ async def _with_store(url: str, work: Callable[[Store], Awaitable[int]]) -> int:
 async def _leases(store: Store, owner: str | None = None) -> AsyncIterator[Lease]:
     token = ""
     while True:
-        page, token = await store.list_leases(page_size=MAX_PAGE_SIZE, page_token=token, owner=owner)
+        page, token = await store.list_leases(
+            page_size=MAX_PAGE_SIZE, page_token=token, owner=owner
+        )
         for lease in page:
             yield lease
         if not token:
@@ -45,32 +47,46 @@ async def _leases(store: Store, owner: str | None = None) -> AsyncIterator[Lease
 
 
 def _expiry(lease: Lease) -> str:
-    return datetime.fromtimestamp(lease.expires_at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return (
+        datetime.fromtimestamp(lease.expires_at, UTC)
+        .isoformat(timespec="seconds")
+        .replace("+00:00", "Z")
+    )
 
 
 async def _list(store: Store, owner: str | None, as_json: bool) -> int:
     leases = [lease async for lease in _leases(store, owner)]
     if as_json:
         rows = [
-            {"session_id": l.session_id, "holder": l.owner, "token": l.token, "expires_at": _expiry(l)}
-            for l in leases
+            {
+                "session_id": lease.session_id,
+                "holder": lease.owner,
+                "token": lease.token,
+                "expires_at": _expiry(lease),
+            }
+            for lease in leases
         ]
         print(json.dumps(rows, indent=2))
         return 0
     if not leases:
         print("no live leases" + (f" held by {owner}" if owner else ""))
         return 0
-    width = max(len("SESSION"), *(len(l.session_id) for l in leases))
-    holders = max(len("HOLDER"), *(len(l.owner) for l in leases))
+    width = max(len("SESSION"), *(len(lease.session_id) for lease in leases))
+    holders = max(len("HOLDER"), *(len(lease.owner) for lease in leases))
     print(f"{'SESSION':<{width}}  {'HOLDER':<{holders}}  {'TOKEN':>5}  EXPIRES")
-    for l in leases:
-        print(f"{l.session_id:<{width}}  {l.owner:<{holders}}  {l.token:>5}  {_expiry(l)}")
+    for lease in leases:
+        print(
+            f"{lease.session_id:<{width}}  {lease.owner:<{holders}}  {lease.token:>5}  "
+            f"{_expiry(lease)}"
+        )
     return 0
 
 
 async def _release_owner(store: Store, url: str, owner: str) -> int:
     released = await store.release_leases_of(owner)
-    print(f"released {released} lease{'s' if released != 1 else ''} of {owner} in {redact_url(url)}")
+    print(
+        f"released {released} lease{'s' if released != 1 else ''} of {owner} in {redact_url(url)}"
+    )
     return 0
 
 
@@ -82,10 +98,16 @@ async def _release_session(store: Store, url: str, session_id: str) -> int:
             lease = found
             break
     if lease is None:
-        print(f"luoshod: session {session_id!r} holds no live lease in {redact_url(url)}", file=sys.stderr)
+        print(
+            f"luoshod: session {session_id!r} holds no live lease in {redact_url(url)}",
+            file=sys.stderr,
+        )
         return 1
     await store.release_lease(lease)
-    print(f"released the lease of session {session_id} (holder {lease.owner}, token {lease.token}) in {redact_url(url)}")
+    print(
+        f"released the lease of session {session_id} (holder {lease.owner}, token {lease.token}) "
+        f"in {redact_url(url)}"
+    )
     return 0
 
 

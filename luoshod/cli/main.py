@@ -39,12 +39,15 @@ COMMANDS = {
     "store": "operate on a store",
     "sessions": "list, show, delete and fork sessions of a running daemon",
     "approvals": "list and decide pending approvals",
-    "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only with --status)",
+    "prune": "delete the sessions last saved longer ago than --older-than (in-progress ones only "
+    "with --status)",
     "mcp": "the daemon's MCP servers (daemon tools): state and tools",
-    "status": "a running daemon at a glance: health, sessions, approvals (and with --metrics-address: version, store, listeners, runs, leases)",
+    "status": "a running daemon at a glance: health, sessions, approvals (and with "
+    "--metrics-address: version, store, listeners, runs, leases)",
     "leases": "list the session leases in a store; force-release those a dead daemon left",
     "completion": "print a shell completion script (bash or zsh)",
-    "torture": "kill real daemons on a store at random moments and check every invariant (exit 1 on a violation)",
+    "torture": "kill real daemons on a store at random moments and check every invariant (exit 1 "
+    "on a violation)",
 }
 
 EXAMPLES = """examples:
@@ -67,7 +70,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _serve_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     from .. import settings
 
     s = sub.add_parser(
@@ -79,7 +84,9 @@ def _serve_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
     settings.add_flags(s)
 
 
-def _config_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _config_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     from .. import settings
 
     cfg = _group(sub, name, help, "luoshod config show --json")
@@ -93,21 +100,31 @@ def _config_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> 
     settings.add_flags(show)
 
 
-def _healthcheck_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _healthcheck_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     from .healthcheck import add_arguments
 
     hc = sub.add_parser(
         name,
         help=help,
-        description="Call grpc.health.v1.Health/Check; exit 0 on SERVING, else 1 with one line on stderr.",
+        description="Call grpc.health.v1.Health/Check; exit 0 on SERVING, else 1 with one line on "
+        "stderr.",
     )
     add_arguments(hc)
 
 
-def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _store_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     from ..store import DEFAULT_EVENT_LOG_LIMIT, DEFAULT_HISTORY_LIMIT
 
-    store = _group(sub, name, help, "luoshod store copy --from lmdb:///srv/old --to postgresql://luoshod@db/luoshod")
+    store = _group(
+        sub,
+        name,
+        help,
+        "luoshod store copy --from lmdb:///srv/old --to postgresql://luoshod@db/luoshod",
+    )
     c = store.add_parser(
         "copy",
         help="copy every session, its history, pending approvals and event log (resumable)",
@@ -116,8 +133,15 @@ def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
         "destination are skipped.",
     )
     c.add_argument("--from", dest="from_url", required=True, metavar="URL", help="source store URL")
-    c.add_argument("--to", dest="to_url", required=True, metavar="URL", help="destination store URL")
-    c.add_argument("--history-limit", type=_positive_int, default=DEFAULT_HISTORY_LIMIT, help="history entries the destination keeps per session")
+    c.add_argument(
+        "--to", dest="to_url", required=True, metavar="URL", help="destination store URL"
+    )
+    c.add_argument(
+        "--history-limit",
+        type=_positive_int,
+        default=DEFAULT_HISTORY_LIMIT,
+        help="history entries the destination keeps per session",
+    )
     c.add_argument(
         "--event-log-limit",
         type=_positive_int,
@@ -127,28 +151,39 @@ def _store_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> N
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _group(sub: argparse._SubParsersAction, name: str, help: str, examples: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+def _group(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, examples: str
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """A command of subcommands; alone, it prints them (like ``kubectl config``)."""
     g = sub.add_parser(
-        name, help=help, description=help, epilog=f"examples:\n  {examples}",
+        name,
+        help=help,
+        description=help,
+        epilog=f"examples:\n  {examples}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     g.set_defaults(group_help=g.format_help)
     return g.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
 
 
-def _completion_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _completion_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     c = sub.add_parser(
-        name, help=help, description="Print a completion script for luoshod's commands, subcommands and options.",
+        name,
+        help=help,
+        description="Print a completion script for luoshod's commands, subcommands and options.",
         epilog="examples:\n  source <(luoshod completion bash)        # this shell\n"
         "  luoshod completion bash > /etc/bash_completion.d/luoshod\n"
-        "  luoshod completion zsh > \"${fpath[1]}/_luoshod\"",
+        '  luoshod completion zsh > "${fpath[1]}/_luoshod"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     c.add_argument("shell", choices=["bash", "zsh"])
 
 
-def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _torture_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     from .. import torture
 
     t = sub.add_parser(
@@ -163,43 +198,65 @@ def _torture_arguments(sub: argparse._SubParsersAction, name: str, help: str) ->
     torture.add_arguments(t)
 
 
-def _leases_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
-    leases = _group(sub, name, help, "luoshod leases release --store lmdb:///var/lib/luoshod/store --owner web-7f9c/1234/ab12cd34")
+def _leases_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
+    leases = _group(
+        sub,
+        name,
+        help,
+        "luoshod leases release --store lmdb:///var/lib/luoshod/store --owner "
+        "web-7f9c/1234/ab12cd34",
+    )
     ls = leases.add_parser(
         "list",
         help="the live session leases in the store: session, holder, fencing token, expiry",
-        description="Opens the store itself (not a daemon) and lists every live session lease: the session, "
-        "its holder (a daemon's lease owner), its fencing token and when it expires unless renewed.",
+        description="Opens the store itself (not a daemon) and lists every live session lease: "
+        "the session, "
+        "its holder (a daemon's lease owner), its fencing token and when it expires unless "
+        "renewed.",
         epilog="examples:\n  luoshod leases list --store sqlite:///var/lib/luoshod/luoshod.db\n"
         "  luoshod leases list --store postgresql://luoshod@db/luoshod --owner web-1 --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ls.add_argument("--store", required=True, metavar="URL", help="the store URL (as the daemon's --store)")
+    ls.add_argument(
+        "--store", required=True, metavar="URL", help="the store URL (as the daemon's --store)"
+    )
     ls.add_argument("--owner", metavar="NAME", help="only the leases of this holder")
     ls.add_argument("--json", action="store_true", help="a JSON array instead of a table")
     r = leases.add_parser(
         "release",
-        help="release every lease one owner holds in the store (a daemon that is gone), or one session's",
-        description="Opens the store itself (not a daemon) and releases every session lease held by --owner, "
-        "the holder named by SESSION_BUSY, or the lease of one --session. Only for a daemon that is gone: "
+        help="release every lease one owner holds in the store (a daemon that is gone), or one "
+        "session's",
+        description="Opens the store itself (not a daemon) and releases every session lease held "
+        "by --owner, "
+        "the holder named by SESSION_BUSY, or the lease of one --session. Only for a daemon that "
+        "is gone: "
         "a live one would lose its sessions (its next save is refused: LEASE_LOST).",
-        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --owner host-1/4242/9f1c2b3a/6abd5fda.4026531836.257076\n"
+        epilog="examples:\n  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db "
+        "--owner host-1/4242/9f1c2b3a/6abd5fda.4026531836.257076\n"
         "  luoshod leases release --store sqlite:///var/lib/luoshod/luoshod.db --session order-42",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    r.add_argument("--store", required=True, metavar="URL", help="the store URL (as the daemon's --store)")
+    r.add_argument(
+        "--store", required=True, metavar="URL", help="the store URL (as the daemon's --store)"
+    )
     which = r.add_mutually_exclusive_group(required=True)
     which.add_argument("--owner", metavar="NAME", help="the lease holder, as SESSION_BUSY names it")
     which.add_argument("--session", metavar="ID", help="one session whose lease to release")
 
 
-def _admin_arguments(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def _admin_arguments(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     from . import admin
 
     admin.add_command(sub, name, help)
 
 
-_ARGUMENTS: dict[str, Callable[[argparse._SubParsersAction, str, str], None]] = {  # type: ignore[type-arg]
+_ARGUMENTS: dict[
+    str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser], str, str], None]
+] = {
     "serve": _serve_arguments,
     "config": _config_arguments,
     "healthcheck": _healthcheck_arguments,
@@ -260,7 +317,11 @@ async def _serve(config: Config, gc_tuning: bool = True) -> int:
         tune()
     # Scripts read this line on stdout. On a terminal that also shows the log at INFO, the
     # log's own "listening" line (with the store, TLS and tokens) already says it.
-    said = sys.stdout.isatty() and sys.stderr.isatty() and logging.getLogger("luoshod.server").isEnabledFor(logging.INFO)
+    said = (
+        sys.stdout.isatty()
+        and sys.stderr.isatty()
+        and logging.getLogger("luoshod.server").isEnabledFor(logging.INFO)
+    )
     if not said:
         print(f"luoshod listening on {', '.join(daemon.addresses)}", flush=True)
     if daemon.observe.metrics_address:
@@ -394,7 +455,11 @@ def main(argv: list[str] | None = None) -> int:
         from ..store.copy import run_copy
 
         return run_copy(
-            args.from_url, args.to_url, args.history_limit, args.event_log_limit, not args.no_progress
+            args.from_url,
+            args.to_url,
+            args.history_limit,
+            args.event_log_limit,
+            not args.no_progress,
         )
     from . import admin
 

@@ -7,7 +7,6 @@ from enum import StrEnum
 from typing import Any
 
 from .mcpspec import McpUse
-
 from .messages import ToolSpec, _fields_of
 
 
@@ -116,7 +115,8 @@ TASK_TOOL = ToolSpec(
     '"prompt":{"type":"string","description":"everything the sub-agent needs to know"},'
     '"description":{"type":"string","description":"a short label for the task"},'
     '"task_id":{"type":"string","description":"a finished task of this session to go on with"},'
-    '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a copy"}},'
+    '"mode":{"enum":["resume","fork"],"description":"with task_id: continue it (default) or a '
+    'copy"}},'
     '"required":["agent","prompt"]}',
 )
 
@@ -161,6 +161,10 @@ class Drift:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Drift:
         return cls(
-            d["model_from"], d["model_to"], tuple(d["tools_added"]), tuple(d["tools_removed"]),
-            tuple(d["tools_changed"]), d["instructions_changed"],
+            d["model_from"],
+            d["model_to"],
+            tuple(d["tools_added"]),
+            tuple(d["tools_removed"]),
+            tuple(d["tools_changed"]),
+            d["instructions_changed"],
         )

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .messages import Message, Role, ToolCall, Usage
 from .agent import AgentSpec, Drift, Fingerprint
+from .messages import Message, Role, ToolCall, Usage
 
 
 class Status(StrEnum):
@@ -129,9 +129,15 @@ class RunEnd:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunEnd:
         return cls(
-            d["seq"], d["time"], FinishReason(d["finish_reason"]), Status(d["status"]),
-            d["step_index"], Usage.from_dict(d["usage"]), d["approval_id"],
-            d["message_count"], d["run_start"],
+            d["seq"],
+            d["time"],
+            FinishReason(d["finish_reason"]),
+            Status(d["status"]),
+            d["step_index"],
+            Usage.from_dict(d["usage"]),
+            d["approval_id"],
+            d["message_count"],
+            d["run_start"],
         )
 
 
@@ -153,7 +159,10 @@ class AppliedRequest:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "id": self.id, "digest": self.digest, "run_id": self.run_id, "first_seq": self.first_seq
+            "id": self.id,
+            "digest": self.digest,
+            "run_id": self.run_id,
+            "first_seq": self.first_seq,
         }
         if self.end is not None:
             d["end"] = self.end.to_dict()
@@ -163,7 +172,11 @@ class AppliedRequest:
     def from_dict(cls, d: dict[str, Any]) -> AppliedRequest:
         end = d.get("end")
         return cls(
-            d["id"], d["digest"], d["run_id"], d["first_seq"], RunEnd.from_dict(end) if end else None
+            d["id"],
+            d["digest"],
+            d["run_id"],
+            d["first_seq"],
+            RunEnd.from_dict(end) if end else None,
         )
 
 
@@ -211,8 +224,12 @@ class SubTask:
     def from_dict(cls, d: dict[str, Any]) -> SubTask:
         """A state of :meth:`to_dict`; without ``"messages"`` its transcript is empty."""
         return cls(
-            d["name"], d["task_id"], d["depth"], tuple(d["path"]),
-            [Message.from_dict(m) for m in d.get("messages", ())], d["step_index"],
+            d["name"],
+            d["task_id"],
+            d["depth"],
+            tuple(d["path"]),
+            [Message.from_dict(m) for m in d.get("messages", ())],
+            d["step_index"],
             Usage.from_dict(d["usage"]),
             Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
             {k: SubTask.from_dict(v) for k, v in d.get("children", {}).items()},
@@ -348,7 +365,9 @@ class Checkpoint:
             h["retention_s"] = self.retention_s
         # Sub-agent state (R59), absent when none: headers without it stay as they were.
         if self.subtasks:
-            h["subtasks"] = {k: v.to_dict(with_messages=with_tasks) for k, v in self.subtasks.items()}
+            h["subtasks"] = {
+                k: v.to_dict(with_messages=with_tasks) for k, v in self.subtasks.items()
+            }
         if self.tasks and with_tasks:
             h["tasks"] = {k: v.to_dict() for k, v in self.tasks.items()}
         if self.delegated_usage.model_calls:
@@ -388,7 +407,9 @@ class Checkpoint:
             last_drift=drift_of(h),
             retention_s=h.get("retention_s"),
             subtasks={k: SubTask.from_dict(v) for k, v in h.get("subtasks", {}).items()},
-            delegated_usage=Usage.from_dict(h["delegated_usage"]) if "delegated_usage" in h else Usage(),
+            delegated_usage=Usage.from_dict(h["delegated_usage"])
+            if "delegated_usage" in h
+            else Usage(),
             task_count=h.get("task_count", 0),
             tasks={k: SubTask.from_dict(v) for k, v in h.get("tasks", {}).items()},
             early_results={k: Message.from_dict(m) for k, m in h.get("early_results", {}).items()},

@@ -34,13 +34,19 @@ class RetryPolicy:
     retry_on: tuple[str, ...] = DEFAULT_RETRY_ON
 
     def to_dict(self) -> dict[str, Any]:
-        return {"attempts": self.attempts, "backoff_ms": self.backoff_ms, "retry_on": list(self.retry_on)}
+        return {
+            "attempts": self.attempts,
+            "backoff_ms": self.backoff_ms,
+            "retry_on": list(self.retry_on),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> RetryPolicy | None:
         if d is None:
             return None
-        return cls(d.get("attempts", 1), d.get("backoff_ms", 0), tuple(d.get("retry_on", DEFAULT_RETRY_ON)))
+        return cls(
+            d.get("attempts", 1), d.get("backoff_ms", 0), tuple(d.get("retry_on", DEFAULT_RETRY_ON))
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +66,12 @@ class ToolOverride:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ToolOverride:
-        return cls(d["tool"], d.get("approval", ""), d.get("timeout_ms"), RetryPolicy.from_dict(d.get("retry")))
+        return cls(
+            d["tool"],
+            d.get("approval", ""),
+            d.get("timeout_ms"),
+            RetryPolicy.from_dict(d.get("retry")),
+        )
 
 
 @dataclass(frozen=True, slots=True)

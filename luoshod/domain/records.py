@@ -89,7 +89,10 @@ class QueuedInput:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QueuedInput:
         return cls(
-            d["session_id"], d["request_id"], d["position"], base64.b64decode(d["data"]),
+            d["session_id"],
+            d["request_id"],
+            d["position"],
+            base64.b64decode(d["data"]),
             d["enqueued_at"],
         )
 

@@ -27,7 +27,10 @@ class Call:
     def key(self) -> tuple[Any, ...]:
         """Identity without the call id (R45: ids aside); a task call's steps count."""
         return (
-            self.name, _parsed(self.arguments_json), _parsed(self.result_json), self.is_error,
+            self.name,
+            _parsed(self.arguments_json),
+            _parsed(self.result_json),
+            self.is_error,
             tuple(s.key() for s in self.task_steps),
         )
 
@@ -85,26 +88,39 @@ def _steps(
     cp: Checkpoint, messages: list[Message], live: dict[str, SubTask], claimed: dict[str, int]
 ) -> list[Step]:
     results = {m.tool_call_id: m for m in messages if m.role is Role.TOOL}
-    steps = []
+    steps: list[Step] = []
     for m in messages:
         if m.role is Role.ASSISTANT:
             calls = []
             for c in m.tool_calls:
                 r = results.get(c.id)
-                task_id, sub = "", ()
+                task_id, sub = "", tuple[Step, ...]()
                 if c.name == TASK_TOOL.name:
                     task_id, sub = _task_steps(cp, c.id, c.arguments_json, r, live, claimed)
-                calls.append(Call(
-                    c.id, c.name, c.arguments_json, r.content if r else None,
-                    r.is_error if r else False, task_id, sub,
-                ))
-            steps.append(Step(len(steps) + 1, m.content, tuple(calls)))  # numbered from 1, as everywhere
+                calls.append(
+                    Call(
+                        c.id,
+                        c.name,
+                        c.arguments_json,
+                        r.content if r else None,
+                        r.is_error if r else False,
+                        task_id,
+                        sub,
+                    )
+                )
+            steps.append(
+                Step(len(steps) + 1, m.content, tuple(calls))
+            )  # numbered from 1, as everywhere
     return steps
 
 
 def _task_steps(
-    cp: Checkpoint, call_id: str, arguments_json: str, result: Message | None,
-    live: dict[str, SubTask], claimed: dict[str, int],
+    cp: Checkpoint,
+    call_id: str,
+    arguments_json: str,
+    result: Message | None,
+    live: dict[str, SubTask],
+    claimed: dict[str, int],
 ) -> tuple[str, tuple[Step, ...]]:
     """The task a ``task`` call ran and its steps for this call: the unfinished task under
     the call's id, or the finished one its result names (footer, or ``task_id`` of an error

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .events import Event
 
@@ -121,7 +121,8 @@ class RunControl:
         whichever comes first: ``(answer, True)``, or ``(None, False)`` with ``work``
         cancelled (:attr:`aborted` then says which)."""
         task = asyncio.ensure_future(work)
-        await asyncio.wait({task, self.aborted_signal(), self.halted_signal()}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {task, self.aborted_signal(), self.halted_signal()}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         if task.done():
             return task.result(), True
         task.cancel()

@@ -30,7 +30,6 @@ import logging
 from typing import Any, Protocol
 
 from ..domain import AgentSpec, Message, Role, ToolCall, ToolSpec
-from ..errors import InvalidArgument
 from ..domain.mcpspec import (
     GATE,
     SEPARATOR,
@@ -42,6 +41,7 @@ from ..domain.mcpspec import (
     RetryPolicy,
     tool_name,
 )
+from ..errors import InvalidArgument
 from . import events as ev
 from .runport import Caller
 from .tools import error_result, validator_for
@@ -52,8 +52,10 @@ CLIENT, DAEMON = "client", "daemon"
 
 
 class ServerPolicy(Protocol):
-    timeout_ms: int | None
-    retry: RetryPolicy | None
+    @property
+    def timeout_ms(self) -> int | None: ...
+    @property
+    def retry(self) -> RetryPolicy | None: ...
 
 
 class DaemonTools(Protocol):
@@ -69,7 +71,14 @@ class DaemonTools(Protocol):
         """The server's tools now. Raises ``AttemptFailed``."""
 
     async def call(
-        self, server: str, tool: str, arguments: dict[str, Any], *, key: str, session_id: str, timeout_s: float
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        key: str,
+        session_id: str,
+        timeout_s: float,
     ) -> tuple[str, bool]:
         """One attempt: (result JSON, is_error). Raises ``AttemptFailed``."""
 
@@ -121,7 +130,9 @@ async def expand(
     return await _expand(spec, tools, saved, session_id)
 
 
-async def _expand(spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, session_id: str) -> AgentSpec:
+async def _expand(
+    spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, session_id: str
+) -> AgentSpec:
     if spec.subagents:
         subs = []
         for sub in spec.subagents:
@@ -140,8 +151,12 @@ async def _expand(spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, 
         except AttemptFailed as e:
             kept = [t for t in (saved.tools if saved else ()) if t.server == use.name]
             log.warning(
-                "session=%s MCP server %s could not be listed (%s); the run keeps its %d known tool(s)",
-                session_id, use.name, e, len(kept),
+                "session=%s MCP server %s could not be listed (%s); the run keeps its %d known "
+                "tool(s)",
+                session_id,
+                use.name,
+                e,
+                len(kept),
             )
             out.extend(kept)
             continue
@@ -151,7 +166,8 @@ async def _expand(spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, 
             name = tool_name(use.name, t.name)
             if name in names:
                 raise InvalidArgument(
-                    f"tool name {name!r} is both declared by the agent and served by MCP server {use.name!r}",
+                    f"tool name {name!r} is both declared by the agent and served by MCP server "
+                    f"{use.name!r}",
                     reason="DUPLICATE_TOOL_NAME",
                     tool=name,
                     server=use.name,
@@ -159,23 +175,47 @@ async def _expand(spec: AgentSpec, tools: DaemonTools, saved: AgentSpec | None, 
             try:
                 validator_for(t.input_schema_json)
             except Exception as e:  # noqa: BLE001 - a server's bad schema skips its tool, not the run
-                log.warning("MCP server %s: tool %s skipped, its input schema is invalid: %s", use.name, t.name, e)
+                log.warning(
+                    "MCP server %s: tool %s skipped, its input schema is invalid: %s",
+                    use.name,
+                    t.name,
+                    e,
+                )
                 continue
             names.add(name)
-            out.append(ToolSpec(name, t.description, t.input_schema_json, needs_approval(use, t), server=use.name))
+            out.append(
+                ToolSpec(
+                    name,
+                    t.description,
+                    t.input_schema_json,
+                    needs_approval(use, t),
+                    server=use.name,
+                )
+            )
     return dataclasses.replace(spec, tools=tuple(out))
 
 
-def attempt_policy(spec: AgentSpec, tool: ToolSpec, tools: DaemonTools, default_s: float) -> tuple[float, RetryPolicy]:
+def attempt_policy(
+    spec: AgentSpec, tool: ToolSpec, tools: DaemonTools, default_s: float
+) -> tuple[float, RetryPolicy]:
     """Timeout of one attempt and the retry policy: the spec's per-tool override, else the
     spec's per-server setting, else the server's configuration, else the agent's
     ``tool_timeout_ms`` or the daemon's tool timeout, and one attempt."""
     use = next((u for u in spec.mcp_servers if u.name == tool.server), None)
-    own = tool.name[len(tool.server) + len(SEPARATOR):]
+    own = tool.name[len(tool.server) + len(SEPARATOR) :]
     override = use.override(own) if use else None
     server = tools.policy(tool.server)
     timeout_ms = next(
-        (t for t in (override and override.timeout_ms, use and use.timeout_ms, server.timeout_ms, spec.tool_timeout_ms) if t),
+        (
+            t
+            for t in (
+                override and override.timeout_ms,
+                use and use.timeout_ms,
+                server.timeout_ms,
+                spec.tool_timeout_ms,
+            )
+            if t
+        ),
         None,
     )
     retry = (override and override.retry) or (use and use.retry) or server.retry or RetryPolicy()
@@ -196,13 +236,21 @@ async def execute(
     session ``session_id``, with the daemon's servers ``tools``; returns its result message
     (under ``call``'s own id, for its owner's transcript)."""
     key = caller.key
-    timeout_s, retry = attempt_policy(caller.spec, tool, tools, default_timeout_s) if tools else (0.0, RetryPolicy())
+    timeout_s, retry = (
+        attempt_policy(caller.spec, tool, tools, default_timeout_s)
+        if tools
+        else (0.0, RetryPolicy())
+    )
     shown = call if key == call.id else ToolCall(key, call.name, call.arguments_json)
-    await caller.emit(ev.TOOL_CALL, step=step, call=shown, timeout_ms=int(timeout_s * 1000), executor=DAEMON)
+    await caller.emit(
+        ev.TOOL_CALL, step=step, call=shown, timeout_ms=int(timeout_s * 1000), executor=DAEMON
+    )
     await caller.flush()  # the turn is durable before its tool runs (R1)
     if tools is None:
-        return error_result(call, f"MCP server {tool.server!r} is not configured in this daemon", unavailable=True)
-    own = tool.name[len(tool.server) + len(SEPARATOR):]
+        return error_result(
+            call, f"MCP server {tool.server!r} is not configured in this daemon", unavailable=True
+        )
+    own = tool.name[len(tool.server) + len(SEPARATOR) :]
     try:
         arguments = json.loads(call.arguments_json or "{}")
     except ValueError:  # checked before (R25); kept for safety
@@ -224,10 +272,22 @@ async def execute(
                 return Message(Role.TOOL, text, (), call.id, call.name, True)
         if kind not in retry.retry_on or attempt == attempts:
             return error_result(call, error, server=tool.server, failure=kind, attempts=attempt)
-        log.info("session=%s call %s attempt %d failed (%s), retrying in %dms", session_id, key, attempt, kind, delay_ms)
+        log.info(
+            "session=%s call %s attempt %d failed (%s), retrying in %dms",
+            session_id,
+            key,
+            attempt,
+            kind,
+            delay_ms,
+        )
         await caller.emit(
-            ev.TOOL_RETRY, step=step, tool_call_id=key, tool_name=call.name, attempt=attempt,
-            error=error[:1000], delay_ms=delay_ms,
+            ev.TOOL_RETRY,
+            step=step,
+            tool_call_id=key,
+            tool_name=call.name,
+            attempt=attempt,
+            error=error[:1000],
+            delay_ms=delay_ms,
         )
         await caller.flush()
         if delay_ms:

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from .. import logs
 from ..domain import (
     AgentSpec,
     Approval,
@@ -29,6 +30,7 @@ from ..domain import (
     Role,
     Status,
     StoredEvent,
+    SubTask,
     ToolCall,
     Usage,
 )
@@ -43,19 +45,18 @@ from ..errors import (
     SessionBusy,
     StoreError,
 )
-from .. import logs
 from ..providers import ProviderRegistry
-from ..store import Capability, Store
+from ..store import Capability, SaveOptions, Store
 from . import events as ev
+from . import requests, subagents
 from .control import RunControl, RunInterrupted, Sink, ToolOutcome, ToolPort
 from .daemon_tools import DaemonTools, expand
 from .events import Event
 from .fingerprint import Drift, drift, fingerprint
 from .lease import Held, LeaseKeeper, LeasePolicy
-from . import requests, subagents
-from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .loop import LoopSettings, Prepared, Run, RunOutcome, pending_calls
 from .merge import merge_input, take_answers
+from .requests import DEFAULT_REQUEST_ID_LIMIT, Replay
 from .tools import check_call
 
 __all__ = [
@@ -111,7 +112,10 @@ class ResolveRequest:
 
     def digest(self) -> str:
         return requests.digest(
-            "resolve", approval_id=self.approval_id, approved=self.approved, note=self.note,
+            "resolve",
+            approval_id=self.approval_id,
+            approved=self.approved,
+            note=self.note,
             agent=self.agent,
         )
 
@@ -124,8 +128,12 @@ def run_digest(req: RunRequest) -> str:
     # if_busy only when set: the digests of the requests recorded before it counted stay.
     busy = {"if_busy": req.if_busy} if req.if_busy else {}
     return requests.digest(
-        "execute", input=req.input, agent=req.agent,
-        business_state_json=req.business_state_json, history_limit=req.history_limit, **busy,
+        "execute",
+        input=req.input,
+        agent=req.agent,
+        business_state_json=req.business_state_json,
+        history_limit=req.history_limit,
+        **busy,
     )
 
 
@@ -242,10 +250,19 @@ class Engine:
         if Capability.EVENT_LOG not in self.store.capabilities:
             return
         seq = await self._last_seq(cp) + 1
-        event = Event(cp.session_id, cp.run_id, seq, self.clock(), ev.AGENT_DRIFT, {"drift": found, "refused": True})
+        event = Event(
+            cp.session_id,
+            cp.run_id,
+            seq,
+            self.clock(),
+            ev.AGENT_DRIFT,
+            {"drift": found, "refused": True},
+        )
         stored = StoredEvent(seq, self._loop.encode_event(event))
         try:
-            await self.store.append_events(cp.session_id, [stored], lease=held.lease if held else None)
+            await self.store.append_events(
+                cp.session_id, [stored], lease=held.lease if held else None
+            )
         except (StoreError, LeaseLost) as e:
             log.warning("refused drift of session %s not recorded: %s", cp.session_id, e)
             return
@@ -292,6 +309,7 @@ class Engine:
                     return await self._go(held, prepared, sink, tools, control)
         if approval is None:
             raise _unknown_approval(req.approval_id)
+
         def being_resolved(e: SessionBusy) -> ApprovalNotFound:
             # Another daemon holds the session: it is resolving this approval, and the
             # loser of R33 gets the same answer as in one daemon.
@@ -326,7 +344,9 @@ class Engine:
             raise _drift_error(cp.session_id, found)  # nothing claimed: the approval stays
         _refuse_levels(cp.session_id, spec, levels)
         expired = approval.expires_at is not None and self.clock() >= approval.expires_at
-        to_run = ([approval.call] if req.approved and not expired else []) + list(approval.remaining)
+        to_run = ([approval.call] if req.approved and not expired else []) + list(
+            approval.remaining
+        )
         if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
             _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
@@ -341,10 +361,19 @@ class Engine:
         cp.last_seq = await self._last_seq(cp)
         records = requests.record(cp, req.request_id, req.digest(), self.request_id_limit)
         prepared = Prepared(
-            cp, len(cp.messages), spec, provider, model, settings, "resume", [],
+            cp,
+            len(cp.messages),
+            spec,
+            provider,
+            model,
+            settings,
+            "resume",
+            [],
             found if spec.on_agent_drift is DriftPolicy.WARN else None,
-            req.request_id, claim=approval.approval_id,
-            requests=records, request_limit=self.request_id_limit,
+            req.request_id,
+            claim=approval.approval_id,
+            requests=records,
+            request_limit=self.request_id_limit,
             level_drifts=_warned(spec, cp, levels),
             resolved={
                 "approval_id": approval.approval_id,
@@ -365,7 +394,9 @@ class Engine:
             return []
         now, token, done = self.clock(), "", []
         while True:
-            page, token = await self.store.list_approvals(session_id=None, page_size=page_size, page_token=token)
+            page, token = await self.store.list_approvals(
+                session_id=None, page_size=page_size, page_token=token
+            )
             for approval in page:
                 if approval.expires_at is None or approval.expires_at > now:
                     continue
@@ -375,7 +406,11 @@ class Engine:
                 except (ApprovalNotFound, LeaseLost, SessionBusy) as e:  # being resolved: fine
                     log.info("approval %s not expired by the sweeper: %s", approval.approval_id, e)
                     continue
-                log.warning("approval %s of session %s expired: rejected", approval.approval_id, approval.session_id)
+                log.warning(
+                    "approval %s of session %s expired: rejected",
+                    approval.approval_id,
+                    approval.session_id,
+                )
                 done.append(approval.approval_id)
             if not token:
                 return done
@@ -391,10 +426,10 @@ class Engine:
             cp.version += 1
             cp.updated_at = now
             enqueue = self._of_expiry(approval) if self._of_expiry is not None else ()
-            await self.store.save(
-                cp, stored_messages=len(cp.messages), claim=approval.approval_id, lease=held.lease,
-                **({"enqueue": enqueue} if enqueue else {}),
-            )
+            options: SaveOptions = {"claim": approval.approval_id, "lease": held.lease}
+            if enqueue:
+                options["enqueue"] = enqueue
+            await self.store.save(cp, stored_messages=len(cp.messages), **options)
             return True
 
     async def _last_seq(self, cp: Checkpoint) -> int:
@@ -415,14 +450,17 @@ class Engine:
             requests.check_same_body(cp, applied, digest)
             if applied.end is not None:
                 return requests.replay(cp, applied)
-            req = RunRequest(req.session_id, agent=req.agent, request_id=req.request_id, resume_only=True)
+            req = RunRequest(
+                req.session_id, agent=req.agent, request_id=req.request_id, resume_only=True
+            )
         if cp is None and req.resume_only:
             raise CheckpointNotFound(
                 f"session {req.session_id!r} has no checkpoint", session_id=req.session_id
             )
         if cp is not None and cp.status is Status.AWAITING_APPROVAL:
             raise SessionAwaitingApproval(
-                f"session {req.session_id!r} is paused on approval {cp.approval_id!r}; resolve it first",
+                f"session {req.session_id!r} is paused on approval {cp.approval_id!r}; resolve it "
+                "first",
                 session_id=req.session_id,
                 approval_id=cp.approval_id,
             )
@@ -468,7 +506,9 @@ class Engine:
             _missing_tools(req.session_id, spec, pending_calls(cp))
             answers, queued = take_answers(req.session_id, req.input, queued, _askable(spec, cp))
         found = drift(cp.fingerprint, fp) if mode == "resume" and req.agent else None
-        levels = subagents.drifted_levels(spec, cp.subtasks) if mode == "resume" and req.agent else []
+        levels = (
+            subagents.drifted_levels(spec, cp.subtasks) if mode == "resume" and req.agent else []
+        )
         if found and spec.on_agent_drift is DriftPolicy.ERROR:
             await self._refused(held, cp, found)
             raise _drift_error(req.session_id, found)
@@ -494,14 +534,24 @@ class Engine:
         else:
             records = []
         return Prepared(
-            cp, stored, spec, provider, model, settings, mode, queued,
-            found if spec.on_agent_drift is DriftPolicy.WARN else None, req.request_id,
-            answers=answers, requests=records, request_limit=self.request_id_limit,
+            cp,
+            stored,
+            spec,
+            provider,
+            model,
+            settings,
+            mode,
+            queued,
+            found if spec.on_agent_drift is DriftPolicy.WARN else None,
+            req.request_id,
+            answers=answers,
+            requests=records,
+            request_limit=self.request_id_limit,
             level_drifts=_warned(spec, cp, levels),
         )
 
 
-def _refuse_levels(session_id: str, spec: AgentSpec, levels: list) -> None:
+def _refuse_levels(session_id: str, spec: AgentSpec, levels: list[tuple[SubTask, Drift]]) -> None:
     """R64, ERROR: a drifted sub-agent level fails the resume; nothing was changed."""
     if levels and spec.on_agent_drift is DriftPolicy.ERROR:
         state, found = levels[0]
@@ -510,7 +560,9 @@ def _refuse_levels(session_id: str, spec: AgentSpec, levels: list) -> None:
         raise err
 
 
-def _warned(spec: AgentSpec, cp: Checkpoint, levels: list) -> list:
+def _warned(
+    spec: AgentSpec, cp: Checkpoint, levels: list[tuple[SubTask, Drift]]
+) -> list[tuple[SubTask, Drift]]:
     """R64, WARN: the drifted levels to announce; IGNORE: none. Either way each level
     takes the resuming fingerprint, so the same agent never warns twice."""
     subagents.renew_fingerprints(spec, cp.subtasks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+
 from ..domain import AgentSpec, Drift, Fingerprint
 
 __all__ = ["Drift", "drift", "fingerprint"]

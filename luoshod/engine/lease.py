@@ -62,19 +62,29 @@ def explain_busy(e: SessionBusy) -> SessionBusy:
         meta["expires_in_s"] = f"{max(0.0, left):.1f}"
     sid = e.metadata.get("session_id", "")
     if state is HolderState.ALIVE:
-        alive, hint = "true", (
-            f"the holder is alive (a daemon process on this machine) and renews its lease while "
-            f"its run goes on: wait for that run to end, or cancel it "
-            f"(`luoshod sessions cancel {sid}`), then retry"
+        alive, hint = (
+            "true",
+            (
+                "the holder is alive (a daemon process on this machine) and renews its lease "
+                "while "
+                f"its run goes on: wait for that run to end, or cancel it "
+                f"(`luoshod sessions cancel {sid}`), then retry"
+            ),
         )
     elif state is HolderState.DEAD:
-        alive, hint = "false", "the holder's process is gone: retry now, its lease is taken back at once"
+        alive, hint = (
+            "false",
+            "the holder's process is gone: retry now, its lease is taken back at once",
+        )
     else:
-        alive, hint = "unknown", (
-            f"whether the holder is alive cannot be told from here (another machine or "
-            f"container, or a --lease-owner name): retry after {until}, when its lease runs "
-            f"out unless renewed; if that daemon is known to be gone, "
-            f"`luoshod leases release --store URL --owner {holder}` frees it now"
+        alive, hint = (
+            "unknown",
+            (
+                f"whether the holder is alive cannot be told from here (another machine or "
+                f"container, or a --lease-owner name): retry after {until}, when its lease runs "
+                f"out unless renewed; if that daemon is known to be gone, "
+                f"`luoshod leases release --store URL --owner {holder}` frees it now"
+            ),
         )
     meta.update(holder_alive=alive, hint=hint)
     return SessionBusy(f"{e.message}; holder alive: {alive}; {hint}", reason=e.reason, **meta)
@@ -94,7 +104,8 @@ class LeasePolicy:
             raise ValueError(f"lease_ttl_s must be > 0, got {self.ttl_s}")
         if not 0 < self.renew_s < self.ttl_s:
             raise ValueError(
-                f"lease_renew_s must be > 0 and below lease_ttl_s ({self.ttl_s}), got {self.renew_s}"
+                f"lease_renew_s must be > 0 and below lease_ttl_s ({self.ttl_s}), got "
+                f"{self.renew_s}"
             )
 
 
@@ -227,7 +238,9 @@ class Held:
                 freed = await self.store.release_leases_of(holder)
                 log.info(
                     "took back %d lease(s) of %s, whose process is gone, for session %s",
-                    freed, holder, self.session_id,
+                    freed,
+                    holder,
+                    self.session_id,
                 )
                 self.lease = await self._acquire()
         except SessionBusy as e:

@@ -17,6 +17,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..domain import (
     DEFAULT_REQUEST_ID_LIMIT,
@@ -32,12 +33,13 @@ from ..domain import (
     RunEnd,
     Status,
     StoredEvent,
+    SubTask,
     ToolCall,
     ToolSpec,
     Usage,
 )
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
-from ..store import Capability, Store
+from ..store import Capability, SaveOptions, Store
 from . import daemon_tools, requests, subagents
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
@@ -72,7 +74,7 @@ class Prepared:
     spec: AgentSpec
     provider: Provider
     model: str
-    settings: dict
+    settings: dict[str, Any]
     mode: str  # "new" | "continue" | "resume"
     queued: list[Message]  # input to append after the pending tool results (R12)
     drift: Drift | None
@@ -86,7 +88,7 @@ class Prepared:
     requests: list[AppliedRequest] = field(default_factory=list)
     request_limit: int = DEFAULT_REQUEST_ID_LIMIT
     #: R64: (sub-agent state, drift) of each drifted level this resume warns about.
-    level_drifts: list = field(default_factory=list)
+    level_drifts: list[tuple[SubTask, Drift]] = field(default_factory=list)
     #: The decision a Resolve run records (``approval.resolved``'s data, R92), with the
     #: save that claims the approval.
     resolved: dict[str, object] | None = None
@@ -163,32 +165,53 @@ class Run:
     def defer_save(self) -> None:
         self.unsaved = True
 
-    async def call_daemon_tool(self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller) -> Message:
+    async def call_daemon_tool(
+        self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller
+    ) -> Message:
         return await daemon_tools.execute(
-            self.s.daemon_tools, call, tool, step, caller,
-            session_id=self.cp.session_id, default_timeout_s=self.s.default_tool_timeout_s,
+            self.s.daemon_tools,
+            call,
+            tool,
+            step,
+            caller,
+            session_id=self.cp.session_id,
+            default_timeout_s=self.s.default_tool_timeout_s,
         )
 
     # -- events and saves -----------------------------------------------------------------
 
-    def queue_event(self, type_: str, data: dict[str, object], tag: SubagentTag | None = None) -> None:
+    def queue_event(
+        self, type_: str, data: dict[str, object], tag: SubagentTag | None = None
+    ) -> None:
         """Number an event and queue it; it reaches the sink once written (``save`` or
         ``flush``)."""
         self.cp.last_seq += 1
         self.outbox.append(
-            Event(self.cp.session_id, self.cp.run_id, self.cp.last_seq, self.s.clock(), type_, data, tag)
+            Event(
+                self.cp.session_id,
+                self.cp.run_id,
+                self.cp.last_seq,
+                self.s.clock(),
+                type_,
+                data,
+                tag,
+            )
         )
 
     async def emit(self, type_: str, **data: object) -> None:
         """Queue an event; it reaches the sink once written (``save`` or ``flush``)."""
         if type_ == ev.TEXT_DELTA:  # progress only: not numbered, not kept
-            await self.sink.emit(Event(self.cp.session_id, self.cp.run_id, 0, self.s.clock(), type_, data))
+            await self.sink.emit(
+                Event(self.cp.session_id, self.cp.run_id, 0, self.s.clock(), type_, data)
+            )
             return
         self.queue_event(type_, data)
 
     def _take(self) -> tuple[list[Event], list[StoredEvent]]:
         batch, self.outbox = self.outbox, []
-        stored = [StoredEvent(e.seq, self.s.encode_event(e)) for e in batch] if self.logs_events else []
+        stored = (
+            [StoredEvent(e.seq, self.s.encode_event(e)) for e in batch] if self.logs_events else []
+        )
         return batch, stored
 
     def _queued_with(self, batch: list[Event]) -> list[Enqueue]:
@@ -219,7 +242,9 @@ class Run:
                 enqueue = self._queued_with(batch)
                 if stored or enqueue:
                     extra = {"enqueue": enqueue} if enqueue else {}
-                    await self.s.store.append_events(self.cp.session_id, stored, lease=self.p.lease, **extra)
+                    await self.s.store.append_events(
+                        self.cp.session_id, stored, lease=self.p.lease, **extra
+                    )
         await self._deliver(batch, stored)
 
     async def save(self, *, approval: Approval | None = None) -> None:
@@ -236,7 +261,7 @@ class Run:
         batch, stored = self._take()
         cp.version += 1
         cp.updated_at = self.s.clock()
-        extra: dict[str, object] = {"lease": self.p.lease} if self.p.lease else {}
+        extra: SaveOptions = {"lease": self.p.lease} if self.p.lease else {}
         if stored:
             extra["events"] = stored
         if approval is not None:
@@ -291,7 +316,10 @@ class Run:
         cp, spec = self.cp, self.spec
         log.info(
             "run start session=%s run=%s mode=%s step=%d",
-            cp.session_id, cp.run_id, self.p.mode, cp.step_index,
+            cp.session_id,
+            cp.run_id,
+            self.p.mode,
+            cp.step_index,
         )
         await self.emit(
             ev.RUN_START,
@@ -304,7 +332,9 @@ class Run:
             log.warning("agent drift session=%s %s", cp.session_id, self.p.drift)
             await self.emit(ev.AGENT_DRIFT, drift=self.p.drift)
         for state, found in self.p.level_drifts:  # R64: one per drifted sub-agent level
-            log.warning("agent drift session=%s subagent=%s %s", cp.session_id, "/".join(state.path), found)
+            log.warning(
+                "agent drift session=%s subagent=%s %s", cp.session_id, "/".join(state.path), found
+            )
             self.queue_event(ev.AGENT_DRIFT, {"drift": found}, subagents.tag(state))
         if self.p.resolved is not None:
             await self.emit(ev.APPROVAL_RESOLVED, **self.p.resolved)
@@ -324,9 +354,7 @@ class Run:
 
         while True:
             if self.unsaved and (
-                self.control.aborted
-                or self.control.interrupted
-                or cp.step_index >= spec.max_steps
+                self.control.aborted or self.control.interrupted or cp.step_index >= spec.max_steps
             ):
                 await self.flush()  # the last result's save (R2), before the run ends
             if self.control.aborted:
@@ -364,7 +392,9 @@ class Run:
             await self.emit(ev.TEXT_DELTA, step=step, text=text)
 
         shown, messages = subagents.model_view(self.spec, list(self.cp.messages))  # R55
-        request = ModelRequest(self.cp.session_id, self.p.model, messages, shown, self.p.settings, on_text)
+        request = ModelRequest(
+            self.cp.session_id, self.p.model, messages, shown, self.p.settings, on_text
+        )
         answer, answered = await self.control.unless_stopped(self.p.provider.complete(request))
         if not answered:
             if self.control.aborted:
@@ -409,7 +439,8 @@ class Run:
             for call, task in zip(now, tasks):
                 self.next_in_order = call.id
                 if not task.done():
-                    await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+                    waiting: set[asyncio.Future[Any]] = {task, stop}
+                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if not task.done():
                     break
                 if isinstance(e := task.exception(), subagents.SubagentPaused):
@@ -425,7 +456,9 @@ class Run:
             for t in tasks:
                 t.cancel()
         if paused is not None:
-            return await self.pause(paused.call, list(paused.remaining), step, subagent_path=paused.path)
+            return await self.pause(
+                paused.call, list(paused.remaining), step, subagent_path=paused.path
+            )
         if recorded < len(now):
             if not self.control.aborted:
                 raise RunInterrupted(self.control.interrupted or "interrupted")
@@ -467,7 +500,9 @@ class Run:
         tool = self.spec.tool(call.name)
         if tool is not None and tool.server:  # R71: a daemon tool, run here
             async with limit:
-                return await self.call_daemon_tool(call, tool, step, Caller(self.spec, self.emit, self.flush, call.id))
+                return await self.call_daemon_tool(
+                    call, tool, step, Caller(self.spec, self.emit, self.flush, call.id)
+                )
         async with limit:
             fut = self.tools.expect(call.id)
             try:
@@ -479,7 +514,9 @@ class Run:
                     out = await asyncio.wait_for(fut, self.tool_timeout_s)
                 except TimeoutError:
                     return error_result(
-                        call, f"no result within {self.tool_timeout_s:g}s (tool timeout)", timeout=True
+                        call,
+                        f"no result within {self.tool_timeout_s:g}s (tool timeout)",
+                        timeout=True,
                     )
             finally:
                 self.tools.forget(call.id)
@@ -507,7 +544,9 @@ class Run:
     async def announce(self, result: Message, step: int) -> None:
         self.cp.decisions.pop(result.tool_call_id, None)
         self.cp.early_results.pop(result.tool_call_id, None)  # in the transcript now (R76)
-        subagents.retire(self.cp, self.cp.subtasks.pop(result.tool_call_id, None))  # with its result
+        subagents.retire(
+            self.cp, self.cp.subtasks.pop(result.tool_call_id, None)
+        )  # with its result
         await self.emit(
             ev.TOOL_RESULT,
             step=step,
@@ -520,7 +559,12 @@ class Run:
     # -- endings --------------------------------------------------------------------------
 
     async def pause(
-        self, call: ToolCall, remaining: list[ToolCall], step: int, *, subagent_path: tuple[str, ...] = ()
+        self,
+        call: ToolCall,
+        remaining: list[ToolCall],
+        step: int,
+        *,
+        subagent_path: tuple[str, ...] = (),
     ) -> RunOutcome:
         """R4/R27: store the approval with an awaiting-approval checkpoint and stop."""
         cp = self.cp
@@ -555,10 +599,17 @@ class Run:
         if step_done:
             await self.emit(ev.STEP_DONE, step=cp.step_index)
         final_text = next(
-            (m.content for m in reversed(cp.messages[cp.run_start :]) if m.role is Role.ASSISTANT), ""
+            (m.content for m in reversed(cp.messages[cp.run_start :]) if m.role is Role.ASSISTANT),
+            "",
         )
         out = RunOutcome(
-            reason, cp.status, final_text, cp.step_index, cp.usage.copy(), cp.approval_id, len(cp.messages)
+            reason,
+            cp.status,
+            final_text,
+            cp.step_index,
+            cp.usage.copy(),
+            cp.approval_id,
+            len(cp.messages),
         )
         await self.emit(
             ev.RUN_DONE,
@@ -571,15 +622,28 @@ class Run:
             message_count=len(cp.messages),
         )
         done = self.outbox[-1]  # the run.done just queued
-        ended = requests.ended(cp, RunEnd(
-            done.seq, done.time, reason, cp.status, cp.step_index, out.usage.copy(),
-            cp.approval_id, len(cp.messages), cp.run_start,
-        ))  # R74: a retry of the run's requests now replays it
+        ended = requests.ended(
+            cp,
+            RunEnd(
+                done.seq,
+                done.time,
+                reason,
+                cp.status,
+                cp.step_index,
+                out.usage.copy(),
+                cp.approval_id,
+                len(cp.messages),
+                cp.run_start,
+            ),
+        )  # R74: a retry of the run's requests now replays it
         if ended:  # written by the save below; one not saved yet is written ended
             self.p.requests = list({r.id: r for r in [*self.p.requests, *ended]}.values())
         await self.save(approval=approval)  # R3 aborted / R4 paused / R5 finished
         log.info(
             "run done session=%s run=%s reason=%s steps=%d",
-            cp.session_id, cp.run_id, reason.value, cp.step_index,
+            cp.session_id,
+            cp.run_id,
+            reason.value,
+            cp.step_index,
         )
         return out

@@ -1,4 +1,5 @@
-"""How new input joins a stored transcript (docs/reference/rules.md R12–R17, "The merge, precisely"),
+"""How new input joins a stored transcript (docs/reference/rules.md R12–R17, "The merge,
+precisely"),
 and which tool results in it are accepted (R53)."""
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ def _common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
     return n
 
 
-def merge_input(stored: Sequence[Message], incoming: Sequence[Message], *, finished: bool) -> list[Message]:
+def merge_input(
+    stored: Sequence[Message], incoming: Sequence[Message], *, finished: bool
+) -> list[Message]:
     """The messages of ``incoming`` to append to ``stored``.
 
     System messages are dropped from both sides (the session has its system prompt, R17).

@@ -23,13 +23,30 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import DEFAULT_REQUEST_ID_LIMIT, AgentSpec, AppliedRequest, Checkpoint, Message, Role, RunEnd
+from ..domain import (
+    DEFAULT_REQUEST_ID_LIMIT,
+    AgentSpec,
+    AppliedRequest,
+    Checkpoint,
+    Message,
+    Role,
+    RunEnd,
+)
 from ..errors import InvalidArgument
 from ..store import Store
 from . import events as ev
 from .events import Event
 
-__all__ = ["DEFAULT_REQUEST_ID_LIMIT", "Replay", "check_same_body", "digest", "ended", "find", "record", "replay"]
+__all__ = [
+    "DEFAULT_REQUEST_ID_LIMIT",
+    "Replay",
+    "check_same_body",
+    "digest",
+    "ended",
+    "find",
+    "record",
+    "replay",
+]
 
 
 def digest(kind: str, **body: Any) -> str:
@@ -80,7 +97,8 @@ def record(cp: Checkpoint, request_id: str, body_digest: str, limit: int) -> lis
         return []
     new = AppliedRequest(request_id, body_digest, cp.run_id, cp.last_seq + 1)
     cp.run_requests = [
-        *(r for r in cp.run_requests if r.run_id == cp.run_id and r.id != request_id), new
+        *(r for r in cp.run_requests if r.run_id == cp.run_id and r.id != request_id),
+        new,
     ]
     return [new]
 

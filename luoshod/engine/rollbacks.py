@@ -17,7 +17,9 @@ from ..domain import Lease
 from ..store import Capability, Store
 
 
-async def rollback(store: Store, lease: Lease | None, session_id: str, run_id: str, now: float) -> bool:
+async def rollback(
+    store: Store, lease: Lease | None, session_id: str, run_id: str, now: float
+) -> bool:
     """Put back the checkpoint ``session_id`` had before run ``run_id`` began. Returns
     ``False`` (and changes nothing) when the latest checkpoint is not of that run (already
     rolled back, or another run came since). Raises ``LeaseLost`` when ``lease`` is stale,

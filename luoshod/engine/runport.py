@@ -61,7 +61,9 @@ class RunPort(Protocol):
     def providers(self) -> ProviderRegistry | None:
         """Where a sub-agent's model is resolved (R55); ``None``: no sub-agents."""
 
-    def queue_event(self, type_: str, data: dict[str, object], tag: SubagentTag | None = None) -> None:
+    def queue_event(
+        self, type_: str, data: dict[str, object], tag: SubagentTag | None = None
+    ) -> None:
         """Number an event and queue it; the next :meth:`save` or :meth:`flush` writes it,
         then hands it to the run's sink."""
 
@@ -75,5 +77,7 @@ class RunPort(Protocol):
         """The checkpoint holds a change the next :meth:`flush` saves (a model turn with
         tool calls: durable before any of its tools runs, R1)."""
 
-    async def call_daemon_tool(self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller) -> Message:
+    async def call_daemon_tool(
+        self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller
+    ) -> Message:
         """Run a daemon tool's call (R71, R73) for ``caller``; its result message."""

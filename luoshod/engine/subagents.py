@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from typing import Any
 
 from ..domain import (
     TASK_TOOL,
@@ -60,7 +61,7 @@ from ..domain import (
     ToolCall,
 )
 from ..errors import ProviderError, ResumeToolMissing
-from ..providers import ModelRequest
+from ..providers import ModelRequest, ModelResponse
 from . import events as ev
 from .control import RunInterrupted, settle_acks
 from .events import SubagentTag
@@ -78,7 +79,9 @@ class SubagentPaused(Exception):
     to the lead's ``run_tools``, which pauses the whole run on it. The sub-agents keep
     their nested state; the resumed run finds the decision under the qualified call id."""
 
-    def __init__(self, call: ToolCall, remaining: tuple[ToolCall, ...], path: tuple[str, ...]) -> None:
+    def __init__(
+        self, call: ToolCall, remaining: tuple[ToolCall, ...], path: tuple[str, ...]
+    ) -> None:
         super().__init__(f"sub-agent {'/'.join(path)} waits for approval of {call.id}")
         self.call, self.remaining, self.path = call, remaining, path
 
@@ -136,7 +139,9 @@ def drifted_levels(spec: AgentSpec, subtasks: dict[str, SubTask]) -> list[tuple[
                 subagent_path=where,
                 tools=TASK,
             )
-        missing = sorted({c.name for c in _pending(state.messages) if sub.agent.tool(c.name) is None})
+        missing = sorted(
+            {c.name for c in _pending(state.messages) if sub.agent.tool(c.name) is None}
+        )
         if missing:
             raise ResumeToolMissing(
                 f"pending tool calls of sub-agent {where!r} use tools it no longer declares: "
@@ -178,8 +183,12 @@ def _cancel(root: RunPort, state: SubTask, qualified: str, reason: str) -> None:
         qid = f"{qualified}{ID_SEPARATOR}{call.id}"
         root.cp.decisions.pop(qid, None)
         SubRun(root, state, AgentSpec(""), qualified).emit(
-            ev.TOOL_RESULT, step=state.step_index, tool_call_id=qid,
-            tool_name=call.name, result_json=result.content, is_error=True,
+            ev.TOOL_RESULT,
+            step=state.step_index,
+            tool_call_id=qid,
+            tool_name=call.name,
+            result_json=result.content,
+            is_error=True,
         )
     for child in state.children.values():
         retire(root.cp, child)
@@ -253,7 +262,9 @@ async def run_task(
     return await SubRun(root, state, sub.agent, qualified).result(call)
 
 
-def _continued(cp: Checkpoint, call: ToolCall, args: dict, path: tuple[str, ...]) -> SubTask | Message:
+def _continued(
+    cp: Checkpoint, call: ToolCall, args: dict[str, Any], path: tuple[str, ...]
+) -> SubTask | Message:
     """R65: the state that continues the finished task ``args["task_id"]`` — the task
     itself (``mode`` resume, the default: it leaves the finished tasks while it runs) or a
     copy of its transcript under a new task id (``fork``) — or the error result
@@ -277,7 +288,9 @@ def _continued(cp: Checkpoint, call: ToolCall, args: dict, path: tuple[str, ...]
         )
     if mode == "fork":
         cp.task_count += 1
-        return SubTask(done.name, f"task_{cp.task_count}", done.depth, done.path, list(done.messages))
+        return SubTask(
+            done.name, f"task_{cp.task_count}", done.depth, done.path, list(done.messages)
+        )
     # The same task, the same object (a save in flight counts what it wrote of it): its
     # records stay where they are in the log, the new ones follow.
     del cp.tasks[task_id]
@@ -312,8 +325,12 @@ class SubRun:
         )
         if why:
             return error_result(
-                call, f"sub-agent {st.name!r} did not finish: {why}", subagent=st.name,
-                task_id=st.task_id, finish_reason=reason, footer=footer,
+                call,
+                f"sub-agent {st.name!r} did not finish: {why}",
+                subagent=st.name,
+                task_id=st.task_id,
+                finish_reason=reason,
+                footer=footer,
             )
         body = f"{text}\n\n{footer}" if text else footer
         return Message(Role.TOOL, json.dumps(body, ensure_ascii=False), (), call.id, TASK)
@@ -361,13 +378,15 @@ class SubRun:
             await self.run_tools(list(turn.tool_calls), step)
             self.emit(ev.STEP_DONE, step=step)
 
-    async def call_model(self):  # -> ModelResponse | None
+    async def call_model(self) -> ModelResponse | None:
         root = self.root
         registry = root.providers
         assert registry is not None, "an engine with sub-agents is given its providers"
         provider, model, settings = registry.resolve(self.spec.model, self.spec.model_settings_json)
         spec, messages = model_view(self.spec, list(self.state.messages))
-        request = ModelRequest(root.cp.session_id, model, messages, spec, settings, scope=self.state.task_id)
+        request = ModelRequest(
+            root.cp.session_id, model, messages, spec, settings, scope=self.state.task_id
+        )
         answer, answered = await root.control.unless_stopped(provider.complete(request))
         if not answered:
             if root.control.aborted:
@@ -392,7 +411,10 @@ class SubRun:
             await self._record(result, step, saved)
 
     def _gated(self, call: ToolCall) -> bool:
-        if self._qualify(call.id) in self.root.cp.decisions or check_call(self.spec, call) is not None:
+        if (
+            self._qualify(call.id) in self.root.cp.decisions
+            or check_call(self.spec, call) is not None
+        ):
             return False
         tool = self.spec.tool(call.name)
         return tool is not None and tool.needs_approval
@@ -427,15 +449,22 @@ class SubRun:
     def _qualify(self, call_id: str) -> str:
         return f"{self.qualified}{ID_SEPARATOR}{call_id}"
 
-    async def one_call(self, call: ToolCall, step: int) -> tuple[Message, asyncio.Future[None] | None]:
+    async def one_call(
+        self, call: ToolCall, step: int
+    ) -> tuple[Message, asyncio.Future[None] | None]:
         spec, st = self.spec, self.state
         refused = check_call(spec, call)  # R25 at this level
         if refused is not None:
             return refused, None
         if is_task(spec, call):  # a sub-agent's own sub-agent (R57)
             out = await run_task(
-                self.root, spec, st.children, call,
-                depth=st.depth + 1, path=st.path, prefix=self.qualified,
+                self.root,
+                spec,
+                st.children,
+                call,
+                depth=st.depth + 1,
+                path=st.path,
+                prefix=self.qualified,
             )
             return out, None
         tool = spec.tool(call.name)
@@ -452,21 +481,30 @@ class SubRun:
         fut = root.tools.expect(qid)
         try:
             self.emit(
-                ev.TOOL_CALL, step=step, call=ToolCall(qid, call.name, call.arguments_json),
+                ev.TOOL_CALL,
+                step=step,
+                call=ToolCall(qid, call.name, call.arguments_json),
                 timeout_ms=int(timeout_s * 1000),
             )
             await asyncio.shield(root.flush())  # may save (see ``_record``)
             try:
-                out = await asyncio.wait_for(fut, timeout_s)
+                outcome = await asyncio.wait_for(fut, timeout_s)
             except TimeoutError:
-                return error_result(call, f"no result within {timeout_s:g}s (tool timeout)", timeout=True), None
+                return error_result(
+                    call, f"no result within {timeout_s:g}s (tool timeout)", timeout=True
+                ), None
         finally:
             root.tools.forget(qid)
-        return Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error), out.saved
+        return (
+            Message(Role.TOOL, outcome.result_json, (), call.id, call.name, outcome.is_error),
+            outcome.saved,
+        )
 
 
 #: The footer of a task's result (R56), as ``SubRun.result`` writes it.
-FOOTER = re.compile(r"\[sub-agent '[^']*': \d+ step\(s\), finish reason '([^']*)', task_id '([^']*)'\]\s*$")
+FOOTER = re.compile(
+    r"\[sub-agent '[^']*': \d+ step\(s\), finish reason '([^']*)', task_id '([^']*)'\]\s*$"
+)
 
 
 def task_id_of(result: Message) -> str:
@@ -478,8 +516,8 @@ def task_id_of(result: Message) -> str:
         return ""
     if isinstance(body, str) and (m := FOOTER.search(body)):
         return m.group(2)
-    if isinstance(body, dict) and isinstance(body.get("task_id"), str):
-        return body["task_id"]
+    if isinstance(body, dict) and isinstance(task_id := body.get("task_id"), str):
+        return task_id
     return ""
 
 
@@ -489,14 +527,18 @@ def locate(cp: Checkpoint, call_id: str) -> tuple[AgentSpec | None, list[Message
     declared; the transcript that holds it; its own id there), going down the ``task``
     calls through the unfinished sub-agents and the finished tasks (by the task id each
     ``task`` result names). ``None``: no such path of tasks."""
-    if ID_SEPARATOR not in call_id or any(c.id == call_id for m in cp.messages for c in m.tool_calls):
+    if ID_SEPARATOR not in call_id or any(
+        c.id == call_id for m in cp.messages for c in m.tool_calls
+    ):
         return cp.agent, cp.messages, call_id
     *parts, own = call_id.split(ID_SEPARATOR)
     spec, messages, states = cp.agent, cp.messages, cp.subtasks
     for part in parts:
         state = states.get(part)
         if state is None:
-            result = next((m for m in messages if m.role is Role.TOOL and m.tool_call_id == part), None)
+            result = next(
+                (m for m in messages if m.role is Role.TOOL and m.tool_call_id == part), None
+            )
             state = cp.tasks.get(task_id_of(result)) if result is not None else None
             if state is None:
                 return None

@@ -23,7 +23,8 @@ def validator_for(schema_json: str) -> Validator:
     if not isinstance(schema, dict | bool):
         raise SchemaError("a JSON Schema must be an object or a boolean")
     cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    # types-jsonschema types the schema as a dict; JSON Schema allows a boolean too.
+    cls.check_schema(schema)  # type: ignore[arg-type]  # a bool schema (see above)
     return cls(schema)
 
 
@@ -51,7 +52,9 @@ def check_call(spec: AgentSpec, call: ToolCall) -> Message | None:
         args = json.loads(call.arguments_json or "{}")
     except ValueError as e:
         return error_result(call, f"arguments are not valid JSON: {e}")
-    errors = sorted(validator_for(tool.input_schema_json).iter_errors(args), key=lambda e: list(e.path))
+    errors = sorted(
+        validator_for(tool.input_schema_json).iter_errors(args), key=lambda e: list(e.path)
+    )
     if errors:
         return error_result(
             call,

@@ -1,23 +1,32 @@
 """The JSON API: one route per RPC of ``AgentService`` that an operator's page needs, and
 the session's events as Server-Sent Events.
 
-=========================================  =================  ==================================
-route                                      RPC                answer
-=========================================  =================  ==================================
-``GET    /api/v1/sessions``                ``ListSessions``   JSON (``?status=&page_size=&page_token=``)
-``GET    /api/v1/sessions/{id}``           ``GetSession``     JSON
-``DELETE /api/v1/sessions/{id}``           ``DeleteSession``  JSON (``?keep_history=true``)
-``GET    /api/v1/sessions/{id}/history``   ``History``        JSON (``?page_size=&page_token=&include_checkpoint=``)
-``POST   /api/v1/sessions/{id}/fork``      ``Fork``           JSON (body: the rest of ``ForkRequest``)
-``POST   /api/v1/sessions/{id}/cancel``    ``Cancel``         JSON
-``POST   /api/v1/sessions/{id}/resume``    ``Resume``         NDJSON events
-``GET    /api/v1/sessions/{id}/events``    ``Watch``          ``text/event-stream`` (``Last-Event-ID``/``?after_seq=``, ``?follow=``)
-``GET    /api/v1/approvals``               ``ListApprovals``  JSON (``?session_id=&page_size=&page_token=``)
-``POST   /api/v1/approvals/{id}/resolve``  ``Resolve``        NDJSON events
-``GET    /api/v1/compare``                 ``Compare``        JSON (``?session_id_a=&session_id_b=``)
-``DELETE /api/v1/sessions/{id}/queue/{r}``  ``DequeueInput``   JSON (a queued input, R69)
-``GET    /api/v1/sessions/{id}/tasks``     ``GetSession``     JSON: its tasks as a tree (tasks.py; + ``ListApprovals``)
-=========================================  =================  ==================================
+========================================== ================= ================================
+route                                      RPC               answer
+========================================== ================= ================================
+``GET    /api/v1/sessions``                ``ListSessions``  JSON (``?status=&page_size=``,
+                                                             ``?page_token=``)
+``GET    /api/v1/sessions/{id}``           ``GetSession``    JSON
+``DELETE /api/v1/sessions/{id}``           ``DeleteSession`` JSON (``?keep_history=true``)
+``GET    /api/v1/sessions/{id}/history``   ``History``       JSON (``?page_size=``,
+                                                             ``?page_token=``,
+                                                             ``?include_checkpoint=``)
+``POST   /api/v1/sessions/{id}/fork``      ``Fork``          JSON (body: the rest of
+                                                             ``ForkRequest``)
+``POST   /api/v1/sessions/{id}/cancel``    ``Cancel``        JSON
+``POST   /api/v1/sessions/{id}/resume``    ``Resume``        NDJSON events
+``GET    /api/v1/sessions/{id}/events``    ``Watch``         ``text/event-stream``
+                                                             (``Last-Event-ID``/``?after_seq=``,
+                                                             ``?follow=``)
+``GET    /api/v1/approvals``               ``ListApprovals`` JSON (``?session_id=``,
+                                                             ``?page_size=&page_token=``)
+``POST   /api/v1/approvals/{id}/resolve``  ``Resolve``       NDJSON events
+``GET    /api/v1/compare``                 ``Compare``       JSON (``?session_id_a=``,
+                                                             ``?session_id_b=``)
+``DELETE /api/v1/sessions/{id}/queue/{r}`` ``DequeueInput``  JSON (a queued input, R69)
+``GET    /api/v1/sessions/{id}/tasks``     ``GetSession``    JSON: its tasks as a tree
+                                                             (tasks.py; + ``ListApprovals``)
+========================================== ================= ================================
 
 Query parameters and bodies are the request message's fields (proto JSON mapping; enum
 values by full or short name, ``in-progress`` for ``CHECKPOINT_STATUS_IN_PROGRESS``);
@@ -34,15 +43,17 @@ as with a gRPC stream: a caller who goes away interrupts it at its next boundary
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from aiohttp import web
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..server.service import AgentService
@@ -71,6 +82,9 @@ def error_response(failure: RpcFailure) -> web.Response:
 # -- requests from query strings and bodies -------------------------------------------------
 
 
+M = TypeVar("M", bound=Message)
+
+
 def _scalar(field: FieldDescriptor, raw: str) -> Any:
     """A query parameter's text as the value of ``field``. Raises :class:`RpcFailure`."""
     reason = f"INVALID_{field.name.upper()}"
@@ -81,7 +95,9 @@ def _scalar(field: FieldDescriptor, raw: str) -> Any:
             return False
         raise invalid(reason, f"{field.name} must be true or false, not {raw!r}")
     if field.type == FieldDescriptor.TYPE_ENUM:
-        names = [v.name for v in field.enum_type.values]
+        enum = field.enum_type
+        assert enum is not None  # an enum field has its enum type
+        names = [v.name for v in enum.values]
         prefix = names[0].removesuffix("UNSPECIFIED")
         name = raw.strip().upper().replace("-", "_")
         if name in ("", "ALL"):
@@ -90,15 +106,26 @@ def _scalar(field: FieldDescriptor, raw: str) -> Any:
         if name not in names:
             short = ", ".join(n.removeprefix(prefix).lower().replace("_", "-") for n in names[1:])
             raise invalid(reason, f"{field.name}: unknown value {raw!r} (one of {short})")
-        return field.enum_type.values_by_name[name].number
-    if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64,
-                          FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64):
+        return enum.values_by_name[name].number
+    if field.cpp_type in (
+        FieldDescriptor.CPPTYPE_INT32,
+        FieldDescriptor.CPPTYPE_INT64,
+        FieldDescriptor.CPPTYPE_UINT32,
+        FieldDescriptor.CPPTYPE_UINT64,
+    ):
         try:
             value = int(raw)
         except ValueError:
             raise invalid(reason, f"{field.name} must be an integer, not {raw!r}") from None
-        unsigned = field.cpp_type in (FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64)
-        bits = 32 if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_UINT32) else 64
+        unsigned = field.cpp_type in (
+            FieldDescriptor.CPPTYPE_UINT32,
+            FieldDescriptor.CPPTYPE_UINT64,
+        )
+        bits = (
+            32
+            if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_UINT32)
+            else 64
+        )
         low, high = (0, 2**bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
         if not low <= value <= high:
             raise invalid(reason, f"{field.name} is out of range: {value}")
@@ -108,7 +135,7 @@ def _scalar(field: FieldDescriptor, raw: str) -> Any:
     raise invalid("INVALID_REQUEST", f"{field.name} cannot be given in the query string")
 
 
-def query_request(request: web.Request, message: Message, **path: str) -> Message:
+def query_request(request: web.Request, message: M, **path: str) -> M:
     """``message`` with the route's ``path`` fields and the query parameters (each a scalar
     field of the message, given once). Raises :class:`RpcFailure`."""
     fields = message.DESCRIPTOR.fields_by_name
@@ -118,8 +145,11 @@ def query_request(request: web.Request, message: Message, **path: str) -> Messag
             raise invalid("INVALID_REQUEST", f"unknown query parameter {key!r} (known: {known})")
         values = request.query.getall(key)
         if len(values) > 1:
-            raise invalid("INVALID_REQUEST", f"query parameter {key!r} is given {len(values)} times")
-        setattr(message, key, _scalar(fields[key], values[0]))
+            raise invalid(
+                "INVALID_REQUEST", f"query parameter {key!r} is given {len(values)} times"
+            )
+        # types-protobuf types upb's FieldDescriptor apart from the Python one it stands for.
+        setattr(message, key, _scalar(fields[key], values[0]))  # type: ignore[arg-type]
     for key, value in path.items():
         setattr(message, key, value)
     return message
@@ -129,7 +159,9 @@ async def body_request(request: web.Request, message: Message, **path: str) -> M
     """``message`` from the JSON body (empty: ``{}``) and the route's ``path`` fields,
     which the body may repeat but not contradict. Raises :class:`RpcFailure`."""
     if request.query:
-        raise invalid("INVALID_REQUEST", "this route takes its fields in a JSON body, not the query string")
+        raise invalid(
+            "INVALID_REQUEST", "this route takes its fields in a JSON body, not the query string"
+        )
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
@@ -137,15 +169,20 @@ async def body_request(request: web.Request, message: Message, **path: str) -> M
         limit = request.app[MAX_PAYLOAD]
         size = request.content_length
         raise RpcFailure(
-            grpc.StatusCode.RESOURCE_EXHAUSTED, "PAYLOAD_TOO_LARGE",
-            f"request of {size if size is not None else 'more than ' + str(limit)} bytes is over the limit of {limit}",
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "PAYLOAD_TOO_LARGE",
+            f"request of {size if size is not None else 'more than ' + str(limit)} bytes is over "
+            f"the limit of {limit}",
             {"limit": str(limit), **({"size": str(size)} if size is not None else {})},
         ) from None
     data: Any = {}
     if raw.strip():
         if request.content_type != "application/json":
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "UNSUPPORTED_MEDIA_TYPE",
-                             f"the body must be application/json, not {request.content_type!r}")
+            raise RpcFailure(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "UNSUPPORTED_MEDIA_TYPE",
+                f"the body must be application/json, not {request.content_type!r}",
+            )
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
@@ -154,7 +191,9 @@ async def body_request(request: web.Request, message: Message, **path: str) -> M
         for key, value in path.items():
             given = data.get(key, value)
             if given != value:
-                raise invalid("INVALID_REQUEST", f"{key} is {value!r} in the path and {given!r} in the body")
+                raise invalid(
+                    "INVALID_REQUEST", f"{key} is {value!r} in the path and {given!r} in the body"
+                )
             data[key] = value
     return rpc.from_json(data, message)
 
@@ -179,8 +218,16 @@ class _Pump:
             self.queue.put_nowait(("error", e))
         except Exception:  # noqa: BLE001 - answered as INTERNAL, logged with its traceback
             log.exception("event stream failed")
-            self.queue.put_nowait(("error", RpcFailure(grpc.StatusCode.INTERNAL, "INTERNAL",
-                                                       "internal error (see the daemon's log)")))
+            self.queue.put_nowait(
+                (
+                    "error",
+                    RpcFailure(
+                        grpc.StatusCode.INTERNAL,
+                        "INTERNAL",
+                        "internal error (see the daemon's log)",
+                    ),
+                )
+            )
 
     async def next(self, timeout: float | None = None) -> tuple[str, Any]:
         """``("item", response)``, ``("end", None)``, ``("error", RpcFailure)``, or
@@ -192,10 +239,8 @@ class _Pump:
 
     async def close(self) -> None:
         self.task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await self.task
-        except asyncio.CancelledError:
-            pass
 
 
 class Api:
@@ -221,7 +266,9 @@ class Api:
             web.post(f"{p}/approvals/{{approval_id}}/resolve", self.resolve, name="Resolve"),
             web.get(f"{p}/compare", self.compare, name="Compare"),
             web.delete(
-                f"{p}/sessions/{{session_id}}/queue/{{request_id}}", self.dequeue_input, name="DequeueInput"
+                f"{p}/sessions/{{session_id}}/queue/{{request_id}}",
+                self.dequeue_input,
+                name="DequeueInput",
             ),
             web.get(f"{p}/sessions/{{session_id}}/tasks", self.tasks, name="GetSession:tasks"),
         ]
@@ -246,14 +293,20 @@ class Api:
     # -- unary ---------------------------------------------------------------------------------
 
     async def list_sessions(self, request: web.Request) -> web.Response:
-        return await self._unary(request, self.service.ListSessions, query_request(request, pb.ListSessionsRequest()))
+        return await self._unary(
+            request, self.service.ListSessions, query_request(request, pb.ListSessionsRequest())
+        )
 
     async def get_session(self, request: web.Request) -> web.Response:
-        msg = query_request(request, pb.GetSessionRequest(), session_id=request.match_info["session_id"])
+        msg = query_request(
+            request, pb.GetSessionRequest(), session_id=request.match_info["session_id"]
+        )
         return await self._unary(request, self.service.GetSession, msg)
 
     async def delete_session(self, request: web.Request) -> web.Response:
-        msg = query_request(request, pb.DeleteSessionRequest(), session_id=request.match_info["session_id"])
+        msg = query_request(
+            request, pb.DeleteSessionRequest(), session_id=request.match_info["session_id"]
+        )
         return await self._unary(request, self.service.DeleteSession, msg)
 
     async def dequeue_input(self, request: web.Request) -> web.Response:
@@ -263,22 +316,32 @@ class Api:
         return await self._unary(request, self.service.DequeueInput, msg)
 
     async def history(self, request: web.Request) -> web.Response:
-        msg = query_request(request, pb.HistoryRequest(), session_id=request.match_info["session_id"])
+        msg = query_request(
+            request, pb.HistoryRequest(), session_id=request.match_info["session_id"]
+        )
         return await self._unary(request, self.service.History, msg)
 
     async def fork(self, request: web.Request) -> web.Response:
-        msg = await body_request(request, pb.ForkRequest(), session_id=request.match_info["session_id"])
+        msg = await body_request(
+            request, pb.ForkRequest(), session_id=request.match_info["session_id"]
+        )
         return await self._unary(request, self.service.Fork, msg)
 
     async def cancel(self, request: web.Request) -> web.Response:
-        msg = await body_request(request, pb.CancelRequest(), session_id=request.match_info["session_id"])
+        msg = await body_request(
+            request, pb.CancelRequest(), session_id=request.match_info["session_id"]
+        )
         return await self._unary(request, self.service.Cancel, msg)
 
     async def list_approvals(self, request: web.Request) -> web.Response:
-        return await self._unary(request, self.service.ListApprovals, query_request(request, pb.ListApprovalsRequest()))
+        return await self._unary(
+            request, self.service.ListApprovals, query_request(request, pb.ListApprovalsRequest())
+        )
 
     async def compare(self, request: web.Request) -> web.Response:
-        return await self._unary(request, self.service.Compare, query_request(request, pb.CompareRequest()))
+        return await self._unary(
+            request, self.service.Compare, query_request(request, pb.CompareRequest())
+        )
 
     async def tasks(self, request: web.Request) -> web.Response:
         """``{"session_id", "status", "tasks"}``: the session's sub-agent tasks as a tree
@@ -286,35 +349,51 @@ class Api:
         waits on an approval, that approval (``ListApprovals``: its ``subagent_path``)."""
         sid = request.match_info["session_id"]
         ctx = self._ctx(request)
-        got = await rpc.unary(self.service.GetSession, query_request(request, pb.GetSessionRequest(), session_id=sid), ctx)
+        got = await rpc.unary(
+            self.service.GetSession,
+            query_request(request, pb.GetSessionRequest(), session_id=sid),
+            ctx,
+        )
         cp = got.checkpoint
         approvals: list[pb.Approval] = []
         token = ""
-        while cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id and not approvals:
+        while (
+            cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL and cp.approval_id and not approvals
+        ):
             page = await rpc.unary(
-                self.service.ListApprovals, pb.ListApprovalsRequest(session_id=sid, page_token=token), ctx
+                self.service.ListApprovals,
+                pb.ListApprovalsRequest(session_id=sid, page_token=token),
+                ctx,
             )
             approvals = [a for a in page.approvals if a.approval_id == cp.approval_id]
             token = page.next_page_token
             if not token:
                 break
-        return web.json_response({
-            "session_id": sid,
-            "status": pb.CheckpointStatus.Name(cp.status),
-            "tasks": task_tree(cp, approvals),
-        })
+        return web.json_response(
+            {
+                "session_id": sid,
+                "status": pb.CheckpointStatus.Name(cp.status),
+                "tasks": task_tree(cp, approvals),
+            }
+        )
 
     # -- runs, streamed as NDJSON ----------------------------------------------------------------
 
     async def resume(self, request: web.Request) -> web.StreamResponse:
-        msg = await body_request(request, pb.ResumeRequest(), session_id=request.match_info["session_id"])
+        msg = await body_request(
+            request, pb.ResumeRequest(), session_id=request.match_info["session_id"]
+        )
         return await self._ndjson(request, self.service.Resume, msg)
 
     async def resolve(self, request: web.Request) -> web.StreamResponse:
-        msg = await body_request(request, pb.ResolveRequest(), approval_id=request.match_info["approval_id"])
+        msg = await body_request(
+            request, pb.ResolveRequest(), approval_id=request.match_info["approval_id"]
+        )
         return await self._ndjson(request, self.service.Resolve, msg)
 
-    async def _ndjson(self, request: web.Request, handler: Any, message: Message) -> web.StreamResponse:
+    async def _ndjson(
+        self, request: web.Request, handler: Any, message: Message
+    ) -> web.StreamResponse:
         pump = _Pump(rpc.stream(handler, message, self._ctx(request)))
         try:
             kind, value = await pump.next()
@@ -341,9 +420,13 @@ class Api:
         ``data:`` the ``Event`` as JSON; ``text.delta`` (seq 0, never replayed) has no id.
         The stream ends with an ``end`` event, or an ``error`` event after a failure."""
         msg = query_request(request, pb.WatchRequest(), session_id=request.match_info["session_id"])
-        if (last := request.headers.get("Last-Event-ID", "").strip()):
+        if last := request.headers.get("Last-Event-ID", "").strip():
             if not last.isdigit() or int(last) >= 2**64:
-                return error_response(invalid("INVALID_LAST_EVENT_ID", f"Last-Event-ID must be an event seq, not {last!r}"))
+                return error_response(
+                    invalid(
+                        "INVALID_LAST_EVENT_ID", f"Last-Event-ID must be an event seq, not {last!r}"
+                    )
+                )
             msg.after_seq = int(last)
         pump = _Pump(rpc.stream(self.service.Watch, msg, self._ctx(request)))
         try:
@@ -351,7 +434,11 @@ class Api:
             if kind == "error":
                 return error_response(value)
             response = web.StreamResponse(
-                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+                headers={
+                    "Content-Type": "text/event-stream",
+                    "Cache-Control": "no-store",
+                    "X-Accel-Buffering": "no",
+                }
             )
             await response.prepare(request)
             await response.write(b"retry: 2000\n\n")
@@ -362,7 +449,9 @@ class Api:
                     await response.write(b": keep-alive\n\n")
                 kind, value = await pump.next(HEARTBEAT_S)
             if kind == "error":
-                await response.write(b"event: error\ndata: " + json.dumps(value.body()).encode() + b"\n\n")
+                await response.write(
+                    b"event: error\ndata: " + json.dumps(value.body()).encode() + b"\n\n"
+                )
             else:
                 await response.write(b"event: end\ndata: {}\n\n")
             await response.write_eof()

@@ -13,9 +13,9 @@ when a gRPC caller disconnects).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import json_format
@@ -51,7 +51,13 @@ class RpcFailure(grpc.aio.AbortError):
     """A handler ended with an error status: its code, ``ErrorInfo`` reason, message and
     metadata, as the gRPC caller would have received them."""
 
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str, metadata: dict[str, str] | None = None):
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+    ):
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -62,7 +68,7 @@ class RpcFailure(grpc.aio.AbortError):
     def from_status(cls, status: grpc.Status) -> RpcFailure:
         code, reason, metadata = status.code, "", {}
         for key, value in status.trailing_metadata or ():
-            if key == "grpc-status-details-bin":
+            if key == "grpc-status-details-bin" and isinstance(value, bytes):
                 for detail in status_pb2.Status.FromString(value).details:
                     info = error_details_pb2.ErrorInfo()
                     if detail.Unpack(info) and info.domain == DOMAIN:
@@ -74,7 +80,12 @@ class RpcFailure(grpc.aio.AbortError):
         return REASON_STATUS.get(self.reason, HTTP_STATUS.get(self.code, 500))
 
     def body(self) -> dict[str, Any]:
-        return {"code": self.code.name, "reason": self.reason, "message": self.message, "metadata": self.metadata}
+        return {
+            "code": self.code.name,
+            "reason": self.reason,
+            "message": self.message,
+            "metadata": self.metadata,
+        }
 
 
 def invalid(reason: str, message: str, **metadata: str) -> RpcFailure:
@@ -136,14 +147,23 @@ def from_json(data: Any, message: Message) -> Message:
     """``data`` (decoded JSON) into ``message``; both ``snake_case`` and ``lowerCamel``
     names are read, unknown fields are refused. Raises :class:`RpcFailure`."""
     if not isinstance(data, dict):
-        raise invalid("INVALID_REQUEST", f"the body must be a JSON object of {message.DESCRIPTOR.name}")
+        raise invalid(
+            "INVALID_REQUEST", f"the body must be a JSON object of {message.DESCRIPTOR.name}"
+        )
     try:
         return json_format.ParseDict(data, message)
     except json_format.ParseError as e:
         raise invalid("INVALID_REQUEST", f"{message.DESCRIPTOR.name}: {e}") from None
 
 
-async def unary(handler: Callable[[Message, CallContext], Any], request: Message, ctx: CallContext) -> Message:
+Req = TypeVar("Req", bound=Message)
+Resp = TypeVar("Resp", bound=Message)
+
+
+# A handler takes the service's grpc context; a CallContext stands in for it (duck-typed).
+async def unary(
+    handler: Callable[[Req, Any], Awaitable[Resp]], request: Req, ctx: CallContext
+) -> Resp:
     try:
         return await handler(request, ctx)
     finally:
@@ -151,8 +171,8 @@ async def unary(handler: Callable[[Message, CallContext], Any], request: Message
 
 
 async def stream(
-    handler: Callable[[Message, CallContext], AsyncIterator[Message]], request: Message, ctx: CallContext
-) -> AsyncIterator[Message]:
+    handler: Callable[[Req, Any], AsyncIterator[Resp]], request: Req, ctx: CallContext
+) -> AsyncIterator[Resp]:
     """The handler's responses; when the consumer stops early (its HTTP caller went away)
     the call is finished, which interrupts a run as a gRPC disconnect would."""
     responses = handler(request, ctx)
@@ -160,5 +180,5 @@ async def stream(
         async for response in responses:
             yield response
     finally:
-        await responses.aclose()
+        await responses.aclose()  # type: ignore[attr-defined]  # the handlers are async generators
         ctx.finish()

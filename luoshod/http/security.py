@@ -4,7 +4,8 @@
   ``Authorization: Bearer <token>``, checked by the gRPC listener's own
   :class:`~luoshod.server.auth.TokenAuth` (same tokens, same constant-time comparison,
   same ``TOKEN_REQUIRED``/``TOKEN_INVALID``), and the token's role against the role of the
-  RPC the route calls (each route is named after it; ``ROLE_NOT_ALLOWED``, 403). The console's files hold no data and need
+  RPC the route calls (each route is named after it; ``ROLE_NOT_ALLOWED``, 403). The console's
+  files hold no data and need
   none; the console keeps the token in the tab's ``sessionStorage`` and sends it as that
   header, never in a URL.
 - **CSRF**: a state-changing request (``POST``, ``DELETE``…) from a browser — one that
@@ -41,7 +42,8 @@ log = logging.getLogger("luoshod.http")
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors "
+    "'none'"
 )
 CSRF_COOKIE = "luoshod_csrf"
 CSRF_HEADER = "X-CSRF-Token"
@@ -93,7 +95,9 @@ class Guard:
             code = {404: grpc.StatusCode.NOT_FOUND, 405: grpc.StatusCode.UNIMPLEMENTED}.get(
                 e.status, grpc.StatusCode.INVALID_ARGUMENT
             )
-            reason = {404: "NO_SUCH_ROUTE", 405: "METHOD_NOT_ALLOWED"}.get(e.status, "INVALID_REQUEST")
+            reason = {404: "NO_SUCH_ROUTE", 405: "METHOD_NOT_ALLOWED"}.get(
+                e.status, "INVALID_REQUEST"
+            )
             failure = RpcFailure(code, reason, f"{request.method} {request.path}: {e.reason}")
             response = error_response(failure)
             response.set_status(e.status)
@@ -103,13 +107,19 @@ class Guard:
         except Exception:  # noqa: BLE001 - the one boundary: logged, answered without a trace
             log.exception("HTTP %s %s failed", request.method, request.path)
             return error_response(
-                RpcFailure(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error (see the daemon's log)")
+                RpcFailure(
+                    grpc.StatusCode.INTERNAL, "INTERNAL", "internal error (see the daemon's log)"
+                )
             )
 
     def _check_host(self, request: web.Request) -> None:
         if self.auth is not None:
             return
-        host = (request.host or "").rsplit(":", 1)[0] if not (request.host or "").endswith("]") else request.host
+        host = (
+            (request.host or "").rsplit(":", 1)[0]
+            if not (request.host or "").endswith("]")
+            else request.host
+        )
         host = host.strip("[]").lower()
         if host == "localhost":
             return
@@ -128,7 +138,9 @@ class Guard:
         if origin is None and site is None:
             return  # not a browser
         if origin is not None and origin != f"{request.scheme}://{request.host}":
-            raise _refused("CSRF_ORIGIN_MISMATCH", f"a request from {origin!r} may not change anything here")
+            raise _refused(
+                "CSRF_ORIGIN_MISMATCH", f"a request from {origin!r} may not change anything here"
+            )
         if site is not None and site not in ("same-origin", "none"):
             raise _refused("CSRF_ORIGIN_MISMATCH", f"a {site} request may not change anything here")
         cookie = request.cookies.get(CSRF_COOKIE, "")
@@ -157,5 +169,10 @@ class Guard:
         """The console's page hands the browser its CSRF token (kept while it has one)."""
         if not request.cookies.get(CSRF_COOKIE):
             response.set_cookie(
-                CSRF_COOKIE, secrets.token_urlsafe(32), path="/", samesite="Strict", secure=self.tls, httponly=False
+                CSRF_COOKIE,
+                secrets.token_urlsafe(32),
+                path="/",
+                samesite="Strict",
+                secure=self.tls,
+                httponly=False,
             )

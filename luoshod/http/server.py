@@ -4,6 +4,7 @@ JSON API (api.py), the session events as Server-Sent Events, and the console's f
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 from pathlib import Path
@@ -21,7 +22,9 @@ log = logging.getLogger("luoshod.http")
 STATIC = Path(__file__).parent / "static"
 
 
-def ssl_context(cert: Path | None, key: Path | None, client_ca: Path | None) -> ssl.SSLContext | None:
+def ssl_context(
+    cert: Path | None, key: Path | None, client_ca: Path | None
+) -> ssl.SSLContext | None:
     """The gRPC listener's TLS for HTTP: the same certificate and key, and with a client
     CA the same mTLS (a client without a certificate it signed fails the handshake)."""
     if cert is None or key is None:
@@ -37,7 +40,9 @@ def ssl_context(cert: Path | None, key: Path | None, client_ca: Path | None) -> 
     return context
 
 
-def build_app(service: AgentService, tokens: list[bytes], *, tls: bool, max_payload_bytes: int) -> web.Application:
+def build_app(
+    service: AgentService, tokens: list[bytes], *, tls: bool, max_payload_bytes: int
+) -> web.Application:
     guard = Guard(tokens, tls=tls)
     # Read a little past the service's limit (as the gRPC listener does), so that a body
     # just over it gets the service's PAYLOAD_TOO_LARGE with the sizes.
@@ -56,7 +61,9 @@ def build_app(service: AgentService, tokens: list[bytes], *, tls: bool, max_payl
     return app
 
 
-def check_http_listen(address: str, *, tls: bool, auth: bool, allow_remote: bool) -> tuple[str, int]:
+def check_http_listen(
+    address: str, *, tls: bool, auth: bool, allow_remote: bool
+) -> tuple[str, int]:
     """``(host, port)`` of ``host:port``, under the gRPC listeners' rule: a non-loopback
     address needs TLS or tokens, or ``allow_remote``. Raises ``ConfigError``."""
     host, sep, port = address.rpartition(":")
@@ -82,12 +89,18 @@ class HttpListener:
         allow_remote: bool,
         max_payload_bytes: int,
     ) -> None:
-        self.host, self.port = check_http_listen(address, tls=tls is not None, auth=bool(tokens), allow_remote=allow_remote)
+        self.host, self.port = check_http_listen(
+            address, tls=tls is not None, auth=bool(tokens), allow_remote=allow_remote
+        )
         self.tls = tls
-        self.app = build_app(service, tokens, tls=tls is not None, max_payload_bytes=max_payload_bytes)
+        self.app = build_app(
+            service, tokens, tls=tls is not None, max_payload_bytes=max_payload_bytes
+        )
         # A caller who goes away cancels its handler, so a run it was reading is
         # interrupted at once, as a gRPC disconnect does.
-        self.runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
+        self.runner = web.AppRunner(
+            self.app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0
+        )
         self.address: str | None = None
 
     @property
@@ -98,15 +111,22 @@ class HttpListener:
 
     async def start(self) -> None:
         await self.runner.setup()
-        site = web.TCPSite(self.runner, self.host, self.port, ssl_context=self.tls, reuse_port=False)
+        site = web.TCPSite(
+            self.runner, self.host, self.port, ssl_context=self.tls, reuse_port=False
+        )
         try:
             await site.start()
         except OSError as e:
             await self.runner.cleanup()
             why = why_not_bound(f"{self.host}:{self.port}", "--http-listen") or e.strerror or str(e)
-            raise ConfigError(f"http_listen: cannot listen on {self.host}:{self.port}: {why}") from None
+            raise ConfigError(
+                f"http_listen: cannot listen on {self.host}:{self.port}: {why}"
+            ) from None
         server = site._server  # noqa: SLF001 - aiohttp exposes the bound port only here
-        port = server.sockets[0].getsockname()[1] if server and server.sockets else self.port
+        if isinstance(server, asyncio.Server) and server.sockets:
+            port = server.sockets[0].getsockname()[1]
+        else:
+            port = self.port
         self.address = f"{self.host}:{port}"
 
     async def stop(self) -> None:

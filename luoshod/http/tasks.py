@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import TASK_TOOL
@@ -51,7 +52,9 @@ def _ended(result: pb.Message) -> tuple[str, str]:
 
 
 def _usage(u: pb.Usage) -> dict[str, Any]:
-    return MessageToDict(u, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    return MessageToDict(
+        u, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
 
 
 def task_tree(cp: pb.Checkpoint, approvals: Sequence[pb.Approval] = ()) -> list[dict[str, Any]]:
@@ -60,14 +63,25 @@ def task_tree(cp: pb.Checkpoint, approvals: Sequence[pb.Approval] = ()) -> list[
     finished = {t.task_id: t for t in cp.tasks}
     paused = cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
     # The sub-agent whose own call waits: the approval's call id less its last part.
-    waiting_on = {a.tool_call.id.rpartition("/")[0]: a.approval_id for a in approvals if a.subagent_path}
+    waiting_on = {
+        a.tool_call.id.rpartition("/")[0]: a.approval_id for a in approvals if a.subagent_path
+    }
     nodes: dict[str, dict[str, Any]] = {}
 
     def node(state: pb.SubAgentState, qid: str, status: str) -> dict[str, Any]:
         return {
-            "task_id": state.task_id, "name": state.name, "path": list(state.path), "depth": state.depth,
-            "call_ids": [qid], "status": status, "steps": state.step_index, "messages": len(state.messages),
-            "finish_reason": "", "usage": None, "approval_id": "", "children": [],
+            "task_id": state.task_id,
+            "name": state.name,
+            "path": list(state.path),
+            "depth": state.depth,
+            "call_ids": [qid],
+            "status": status,
+            "steps": state.step_index,
+            "messages": len(state.messages),
+            "finish_reason": "",
+            "usage": None,
+            "approval_id": "",
+            "children": [],
         }
 
     def walk(messages: Any, prefix: str) -> list[dict[str, Any]]:
@@ -82,7 +96,15 @@ def task_tree(cp: pb.Checkpoint, approvals: Sequence[pb.Approval] = ()) -> list[
                 if result is None and qid in unfinished:
                     state = unfinished[qid]
                     approval_id = waiting_on.get(qid, "") if paused else ""
-                    n = node(state, qid, "awaiting-approval" if approval_id else "waiting" if paused else "in-progress")
+                    n = node(
+                        state,
+                        qid,
+                        "awaiting-approval"
+                        if approval_id
+                        else "waiting"
+                        if paused
+                        else "in-progress",
+                    )
                     n["usage"], n["approval_id"] = _usage(state.usage), approval_id
                     nodes[state.task_id] = n
                     n["children"] = walk(state.messages, qid)

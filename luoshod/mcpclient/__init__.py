@@ -5,4 +5,12 @@ the official ``mcp`` SDK. The engine sees them only through its ``DaemonTools`` 
 from .config import McpServerConfig, parse
 from .manager import IDEMPOTENCY_KEY, AttemptFailed, ListedTool, McpServers, ServerState
 
-__all__ = ["IDEMPOTENCY_KEY", "AttemptFailed", "ListedTool", "McpServerConfig", "McpServers", "ServerState", "parse"]
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "AttemptFailed",
+    "ListedTool",
+    "McpServerConfig",
+    "McpServers",
+    "ServerState",
+    "parse",
+]

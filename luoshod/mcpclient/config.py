@@ -41,7 +41,16 @@ _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HEADER = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")
 MASK = "***"
 _KEYS = {
-    "command", "args", "env", "env_from", "cwd", "url", "headers_env", "headers_file", "timeout_ms", "retry",
+    "command",
+    "args",
+    "env",
+    "env_from",
+    "cwd",
+    "url",
+    "headers_env",
+    "headers_file",
+    "timeout_ms",
+    "retry",
 }
 
 
@@ -120,26 +129,37 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> McpServerConfi
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigFileError(f"{where}.args: must be a list of strings")
-    sources: dict[str, str] = {}
+    sources: dict[str, tuple[str, str]] = {}
     env: dict[str, Secret] = {}
     for key, value in _strings(entry, "env", where).items():
         _env_name(key, f"{where}.env")
         env[key], sources[f"env.{key}"] = Secret(value), ("env", "")
     for key, var in _strings(entry, "env_from", where).items():
         _env_name(key, f"{where}.env_from")
-        env[key], sources[f"env.{key}"] = _from_env(var, environ, f"{where}.env_from.{key}"), ("env_from", var)
+        env[key], sources[f"env.{key}"] = (
+            _from_env(var, environ, f"{where}.env_from.{key}"),
+            ("env_from", var),
+        )
     headers: dict[str, Secret] = {}
     for key, var in _strings(entry, "headers_env", where).items():
         _header(key, f"{where}.headers_env")
-        headers[key], sources[f"headers.{key}"] = _from_env(var, environ, f"{where}.headers_env.{key}"), ("headers_env", var)
+        headers[key], sources[f"headers.{key}"] = (
+            _from_env(var, environ, f"{where}.headers_env.{key}"),
+            ("headers_env", var),
+        )
     for key, path in _strings(entry, "headers_file", where).items():
         _header(key, f"{where}.headers_file")
-        headers[key], sources[f"headers.{key}"] = _from_file(path, f"{where}.headers_file.{key}"), ("headers_file", path)
+        headers[key], sources[f"headers.{key}"] = (
+            _from_file(path, f"{where}.headers_file.{key}"),
+            ("headers_file", path),
+        )
     cwd = entry.get("cwd", "")
     if not isinstance(cwd, str):
         raise ConfigFileError(f"{where}.cwd: must be a string")
     timeout = entry.get("timeout_ms")
-    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1):
+    if timeout is not None and (
+        not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1
+    ):
         raise ConfigFileError(f"{where}.timeout_ms: must be an integer >= 1")
     retry = retry_policy(entry["retry"], f"{where}.retry") if "retry" in entry else None
     return McpServerConfig(
@@ -152,10 +172,17 @@ def retry_policy(entry: Any, where: str) -> RetryPolicy:
         raise ConfigFileError(f"{where}: must be a table")
     for key in entry:
         if key not in ("attempts", "backoff_ms", "retry_on"):
-            raise ConfigFileError(f"{where}.{key}: unknown key (known: attempts, backoff_ms, retry_on)")
+            raise ConfigFileError(
+                f"{where}.{key}: unknown key (known: attempts, backoff_ms, retry_on)"
+            )
     attempts, backoff = entry.get("attempts", 1), entry.get("backoff_ms", 0)
     for key, value, low in (("attempts", attempts, 1), ("backoff_ms", backoff, 0)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low or not math.isfinite(value):
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or value < low
+            or not math.isfinite(value)
+        ):
             raise ConfigFileError(f"{where}.{key}: must be an integer >= {low}")
     retry_on = entry.get("retry_on")
     if retry_on is None:

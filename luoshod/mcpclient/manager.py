@@ -20,8 +20,6 @@ import asyncio
 import contextlib
 import json
 import logging
-
-
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -63,13 +61,21 @@ class ServerState:
 class McpServers:
     """The configured MCP servers of one daemon (the engine's ``DaemonTools``)."""
 
-    def __init__(self, configs: Mapping[str, McpServerConfig], *, default_timeout_s: float = 300.0) -> None:
+    def __init__(
+        self, configs: Mapping[str, McpServerConfig], *, default_timeout_s: float = 300.0
+    ) -> None:
         self.configs = dict(configs)
         self.default_timeout_s = default_timeout_s
         self._conns: dict[str, _Connection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._states = {n: ServerState(n, c.transport, "not started") for n, c in self.configs.items()}
-        self._secrets = [s.reveal() for c in self.configs.values() for s in (*c.env.values(), *c.headers.values())]
+        self._states = {
+            n: ServerState(n, c.transport, "not started") for n, c in self.configs.items()
+        }
+        self._secrets = [
+            s.reveal()
+            for c in self.configs.values()
+            for s in (*c.env.values(), *c.headers.values())
+        ]
         self._closed = False
 
     # -- the engine's DaemonTools protocol ----------------------------------------------------
@@ -100,22 +106,36 @@ class McpServers:
                 page = await asyncio.wait_for(client.list_tools(cursor=cursor), START_TIMEOUT_S)
                 for t in page.tools:
                     a = t.annotations
-                    tools.append(ListedTool(
-                        t.name, t.description or "", json.dumps(t.input_schema, sort_keys=True),
-                        a.read_only_hint if a else None, a.destructive_hint if a else None,
-                    ))
+                    tools.append(
+                        ListedTool(
+                            t.name,
+                            t.description or "",
+                            json.dumps(t.input_schema, sort_keys=True),
+                            a.read_only_hint if a else None,
+                            a.destructive_hint if a else None,
+                        )
+                    )
                 cursor = page.next_cursor
                 if not cursor:
                     break
         except TimeoutError:
-            raise AttemptFailed(TIMEOUT, f"MCP server {server!r} did not list its tools within {START_TIMEOUT_S:g}s") from None
+            raise AttemptFailed(
+                TIMEOUT, f"MCP server {server!r} did not list its tools within {START_TIMEOUT_S:g}s"
+            ) from None
         except Exception as e:  # noqa: BLE001 - any transport failure: the server is unusable
             raise self._down(server, e, "listing its tools") from None
         self._states[server].tools = tools
         return tools
 
     async def call(
-        self, server: str, tool: str, arguments: dict[str, Any], *, key: str, session_id: str, timeout_s: float
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        key: str,
+        session_id: str,
+        timeout_s: float,
     ) -> tuple[str, bool]:
         """One attempt: the result as JSON text and whether the tool said it failed.
         ``key`` goes to the server as the idempotency key in the request's ``_meta``.
@@ -128,7 +148,9 @@ class McpServers:
             async with asyncio.timeout(left):  # no task per call, unlike wait_for
                 result = await client.call_tool(tool, arguments, meta=meta)
         except TimeoutError:
-            raise AttemptFailed(TIMEOUT, f"no answer from MCP server {server!r} within {timeout_s:g}s") from None
+            raise AttemptFailed(
+                TIMEOUT, f"no answer from MCP server {server!r} within {timeout_s:g}s"
+            ) from None
         except Exception as e:  # noqa: BLE001 - MCPError (refused), transport errors: no answer
             raise self._down(server, e, f"calling {tool!r}") from None
         return _result_json(result), bool(result.is_error)
@@ -170,11 +192,15 @@ class McpServers:
         try:
             client = await asyncio.wait_for(asyncio.shield(ready), timeout_s)
         except TimeoutError:
-            ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: no warning
+            ready.add_done_callback(
+                lambda f: f.cancelled() or f.exception()
+            )  # retrieved: no warning
             stop.set()
             task.cancel()
             state.state, state.last_error = "down", f"did not start within {timeout_s:g}s"
-            raise AttemptFailed(TIMEOUT, f"MCP server {server!r} did not start within {timeout_s:g}s") from None
+            raise AttemptFailed(
+                TIMEOUT, f"MCP server {server!r} did not start within {timeout_s:g}s"
+            ) from None
         except Exception as e:  # noqa: BLE001
             raise self._down(server, e, "starting") from None
         self._conns[server] = _Connection(client, task, stop, time.monotonic())
@@ -182,7 +208,9 @@ class McpServers:
         log.info("MCP server %s started (%s, start #%d)", server, cfg.transport, state.starts)
         return client
 
-    async def _hold(self, cfg: McpServerConfig, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
+    async def _hold(
+        self, cfg: McpServerConfig, ready: asyncio.Future[Any], stop: asyncio.Event
+    ) -> None:
         """The connection's own task: enter the client, hand it out, wait for the stop."""
         from mcp import Client
 
@@ -200,7 +228,9 @@ class McpServers:
                 else:
                     from mcp.client.streamable_http import streamable_http_client
 
-                    http = await stack.enter_async_context(_http_client({k: v.reveal() for k, v in cfg.headers.items()}))
+                    http = await stack.enter_async_context(
+                        _http_client({k: v.reveal() for k, v in cfg.headers.items()})
+                    )
                     target = streamable_http_client(cfg.url, http_client=http)
                 client = await stack.enter_async_context(Client(target, cache=None))
                 ready.set_result(client)
@@ -223,7 +253,9 @@ class McpServers:
         state = self._states[server]
         state.state, state.last_error = "down", text
         log.warning("MCP server %s unavailable while %s: %s", server, doing, text)
-        return AttemptFailed(UNAVAILABLE, f"MCP server {server!r} unavailable while {doing}: {text}")
+        return AttemptFailed(
+            UNAVAILABLE, f"MCP server {server!r} unavailable while {doing}: {text}"
+        )
 
     def _scrub(self, text: str) -> str:
         for secret in self._secrets:
@@ -266,7 +298,9 @@ def _http_client(headers: dict[str, str]) -> Any:
     return httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-        limits=httpx2.Limits(max_connections=HTTP_CONNECTIONS, max_keepalive_connections=HTTP_CONNECTIONS),
+        limits=httpx2.Limits(
+            max_connections=HTTP_CONNECTIONS, max_keepalive_connections=HTTP_CONNECTIONS
+        ),
     )
 
 
@@ -299,6 +333,11 @@ def _result_json(result: Any) -> str:
     return json.dumps(parts)
 
 
-
-
-__all__ = ["AttemptFailed", "IDEMPOTENCY_KEY", "ListedTool", "McpServers", "ServerState", "TOOL_ERROR"]
+__all__ = [
+    "AttemptFailed",
+    "IDEMPOTENCY_KEY",
+    "ListedTool",
+    "McpServers",
+    "ServerState",
+    "TOOL_ERROR",
+]

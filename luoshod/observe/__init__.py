@@ -25,7 +25,9 @@ __all__ = ["Observability"]
 
 
 class Observability:
-    def __init__(self, *, metrics_listen: str | None, otel_endpoint: str | None, store_url: str) -> None:
+    def __init__(
+        self, *, metrics_listen: str | None, otel_endpoint: str | None, store_url: str
+    ) -> None:
         self.metrics_listen = metrics_listen
         self.metrics = Metrics(driver=store_url.partition(":")[0]) if metrics_listen else None
         self.tracing = Tracing(otel_endpoint) if otel_endpoint else None

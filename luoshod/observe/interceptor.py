@@ -28,20 +28,27 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler | None:
         handler = await continuation(details)
         if handler is None:
             return handler
-        method, metadata = details.method, details.invocation_metadata or ()  # type: ignore[attr-defined]
+        method, metadata = details.method, details.invocation_metadata or ()
+        # grpc's handlers are namedtuples; its stubs type an abstract class without _replace.
         if handler.unary_unary is not None:
-            return handler._replace(unary_unary=self._unary(handler.unary_unary, method, metadata))
+            return handler._replace(  # type: ignore[attr-defined]  # see above
+                unary_unary=self._unary(handler.unary_unary, method, metadata)
+            )
         if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
-            return handler._replace(unary_stream=self._stream(handler.unary_stream, method, metadata))
+            return handler._replace(  # type: ignore[attr-defined]  # a namedtuple
+                unary_stream=self._stream(handler.unary_stream, method, metadata)
+            )
         return handler  # client streams (reflection): not observed
 
-    def _unary(self, inner: Callable[..., Any], method: str, metadata: Sequence[Any]) -> Callable[..., Any]:
+    def _unary(
+        self, inner: Callable[..., Any], method: str, metadata: Sequence[Any]
+    ) -> Callable[..., Any]:
         async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
             with self._observe(method, metadata, context):
                 result = inner(request, context)
@@ -49,7 +56,9 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
 
         return unary
 
-    def _stream(self, inner: Callable[..., AsyncIterator[Any]], method: str, metadata: Sequence[Any]) -> Callable[..., Any]:
+    def _stream(
+        self, inner: Callable[..., AsyncIterator[Any]], method: str, metadata: Sequence[Any]
+    ) -> Callable[..., Any]:
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             with self._observe(method, metadata, context):
                 async for response in inner(request, context):
@@ -58,7 +67,9 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         return stream
 
     @contextmanager
-    def _observe(self, method: str, metadata: Sequence[Any], context: grpc.aio.ServicerContext) -> Iterator[None]:
+    def _observe(
+        self, method: str, metadata: Sequence[Any], context: grpc.aio.ServicerContext
+    ) -> Iterator[None]:
         start = time.perf_counter()
         span = None
         if self.tracer is not None:

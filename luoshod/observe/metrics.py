@@ -37,8 +37,7 @@ from prometheus_client import (
 
 from .. import __version__
 from ..engine import CALLER_LEFT, STEP_DONE, Event, RunInterrupted, RunObserver
-from ..store import Capability, Store
-from ..store import MAX_PAGE_SIZE
+from ..store import MAX_PAGE_SIZE, Capability, Store
 
 log = logging.getLogger("luoshod.metrics")
 
@@ -62,45 +61,69 @@ class Metrics(RunObserver):
             {"version": __version__, "python": platform.python_version(), "grpc": grpc.__version__}
         )
         self.rpcs = Counter(
-            "luoshod_grpc_server_handled", "RPCs completed, by method and gRPC status code",
-            ["grpc_service", "grpc_method", "grpc_code"], registry=r,
+            "luoshod_grpc_server_handled",
+            "RPCs completed, by method and gRPC status code",
+            ["grpc_service", "grpc_method", "grpc_code"],
+            registry=r,
         )
         self.rpc_seconds = Histogram(
-            "luoshod_grpc_server_handling_seconds", "Time from an RPC's start to its status (streams: the whole stream)",
-            ["grpc_service", "grpc_method"], registry=r,
+            "luoshod_grpc_server_handling_seconds",
+            "Time from an RPC's start to its status (streams: the whole stream)",
+            ["grpc_service", "grpc_method"],
+            registry=r,
         )
         self.runs = Counter(
-            "luoshod_runs", "Runs ended, by outcome: stop, max_steps, aborted, awaiting_approval, "
-            "nothing_to_run, detached (its caller left; resumable), interrupted (the daemon stopped), "
-            "error", ["outcome"], registry=r,
+            "luoshod_runs",
+            "Runs ended, by outcome: stop, max_steps, aborted, awaiting_approval, "
+            "nothing_to_run, detached (its caller left; resumable), interrupted (the daemon "
+            "stopped), "
+            "error",
+            ["outcome"],
+            registry=r,
         )
         self.steps = Counter("luoshod_steps", "Steps completed (step.done events)", registry=r)
         self.save_seconds = Histogram(
-            "luoshod_store_save_seconds", "Checkpoint save latency, as a run waits for it (group commit included)",
-            ["driver"], buckets=SAVE_BUCKETS, registry=r,
+            "luoshod_store_save_seconds",
+            "Checkpoint save latency, as a run waits for it (group commit included)",
+            ["driver"],
+            buckets=SAVE_BUCKETS,
+            registry=r,
         )
         self.active_runs = Gauge("luoshod_active_runs", "Runs active in this daemon", registry=r)
         self.leases_held = Gauge(
-            "luoshod_leases_held", "Session leases this daemon holds in the store (one per run, resolution or delete in progress)", registry=r,
+            "luoshod_leases_held",
+            "Session leases this daemon holds in the store (one per run, resolution or delete in "
+            "progress)",
+            registry=r,
         )
         self.lease_writes = Counter(
-            "luoshod_store_lease_writes", "Lease writes to the store, by op: acquire, release, renew "
+            "luoshod_store_lease_writes",
+            "Lease writes to the store, by op: acquire, release, renew "
             "(renew: one batched write a daemon makes each lease_renew_s for every lease it holds)",
-            ["op"], registry=r,
+            ["op"],
+            registry=r,
         )
         self.pending_approvals = Gauge(
-            "luoshod_pending_approvals", "Approvals waiting for a decision in the store (counted when scraped)", registry=r,
+            "luoshod_pending_approvals",
+            "Approvals waiting for a decision in the store (counted when scraped)",
+            registry=r,
         )
         self.store_size = Gauge(
-            "luoshod_store_size_bytes", "Bytes on disk of the store, as it answers disk_bytes() (sqlite, lmdb; not memory or postgresql)", ["driver"], registry=r,
+            "luoshod_store_size_bytes",
+            "Bytes on disk of the store, as it answers disk_bytes() (sqlite, lmdb; not memory or "
+            "postgresql)",
+            ["driver"],
+            registry=r,
         )
 
     def describe(self, *, store: str, listen: Sequence[str], lease_owner: str) -> None:
         """``luoshod_daemon_info``: what this daemon is (``luoshod status`` reads it): its
         store URL (password masked), its bound listen addresses and its lease owner."""
-        Info("luoshod_daemon", "This daemon's store (password masked), listeners and lease owner", registry=self.registry).info(
-            {"store": store, "listen": ",".join(listen), "lease_owner": lease_owner}
-        )
+        Info(
+            "luoshod_daemon",
+            "This daemon's store (password masked), listeners and lease owner",
+            registry=self.registry,
+        ).info({"store": store, "listen": ",".join(listen), "lease_owner": lease_owner})
 
     # -- RunObserver ------------------------------------------------------------------------
 
@@ -135,7 +158,9 @@ class Metrics(RunObserver):
             return
         count, token = 0, ""
         while True:
-            page, token = await store.list_approvals(session_id=None, page_size=MAX_PAGE_SIZE, page_token=token)
+            page, token = await store.list_approvals(
+                session_id=None, page_size=MAX_PAGE_SIZE, page_token=token
+            )
             count += len(page)
             if not token:
                 break
@@ -237,13 +262,23 @@ class MetricsServer:
             except Exception:  # noqa: BLE001 - a store that cannot be read still has the other series
                 log.exception("reading the store for /metrics failed")
             await _respond(writer, "200 OK", CONTENT_TYPE_LATEST, self.metrics.exposition())
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            TimeoutError,
+            ConnectionError,
+        ):
             pass
         finally:
             writer.close()
 
 
-async def _respond(writer: asyncio.StreamWriter, status: str, content_type: str, body: bytes) -> None:
-    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+async def _respond(
+    writer: asyncio.StreamWriter, status: str, content_type: str, body: bytes
+) -> None:
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: "
+        f"{len(body)}\r\nConnection: close\r\n\r\n"
+    )
     writer.write(head.encode("latin-1") + body)
     await writer.drain()

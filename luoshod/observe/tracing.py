@@ -23,7 +23,9 @@ class Tracing:
     def __init__(self, endpoint: str, service_name: str = "luoshod") -> None:
         self.endpoint = endpoint.rstrip("/") + "/v1/traces"
         self.provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
-        self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=self.endpoint)))
+        self.provider.add_span_processor(
+            BatchSpanProcessor(OTLPSpanExporter(endpoint=self.endpoint))
+        )
         self.tracer: Tracer = self.provider.get_tracer("luoshod")
 
     async def shutdown(self) -> None:
@@ -51,7 +53,10 @@ class TracedProvider(Provider):
             "luoshod.session_id": request.session_id,
         }
         with self.tracer.start_as_current_span(
-            f"chat {request.model}", kind=SpanKind.CLIENT, attributes=attributes, record_exception=True
+            f"chat {request.model}",
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            record_exception=True,
         ) as span:
             try:
                 response = await self.inner.complete(request)

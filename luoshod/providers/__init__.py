@@ -31,7 +31,9 @@ __all__ = [
 ]
 
 
-def configured_providers(entries: Iterable[ProviderConfig], guard: ModelGuard | None = None) -> list[Provider]:
+def configured_providers(
+    entries: Iterable[ProviderConfig], guard: ModelGuard | None = None
+) -> list[Provider]:
     """One provider per config-file entry, all paced by ``guard`` (the daemon's one)."""
     providers: list[Provider] = []
     for entry in entries:
@@ -66,7 +68,9 @@ class ProviderRegistry:
         name, sep, model = model_id.partition(":")
         if not sep or not name or not model:
             raise InvalidArgument(
-                f"model must be 'provider:model', got {model_id!r}", reason="INVALID_MODEL", model=model_id
+                f"model must be 'provider:model', got {model_id!r}",
+                reason="INVALID_MODEL",
+                model=model_id,
             )
         provider = self._by_name.get(name)
         if provider is None:
@@ -84,7 +88,9 @@ class ProviderRegistry:
                 settings = json.loads(settings_json)
         except ValueError as e:
             raise InvalidArgument(
-                f"model_settings_json is not JSON: {e}", reason="INVALID_JSON", field="agent.model_settings_json"
+                f"model_settings_json is not JSON: {e}",
+                reason="INVALID_JSON",
+                field="agent.model_settings_json",
             ) from None
         if not isinstance(settings, dict):
             raise InvalidArgument(

@@ -83,7 +83,11 @@ class AnthropicProvider(RemoteProvider):
         if "stop" in body:
             stop = body.pop("stop")
             body["stop_sequences"] = [stop] if isinstance(stop, str) else stop
-        params: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens, "messages": messages}
+        params: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": max_tokens,
+            "messages": messages,
+        }
         if system:
             params["system"] = system
         if request.agent.tools:
@@ -125,7 +129,11 @@ def to_wire(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
             continue
         if m.role is Role.TOOL:
             role = "user"
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id,
+                "content": m.content,
+            }
             if m.is_error:
                 block["is_error"] = True
             blocks = [block]
@@ -143,7 +151,12 @@ def to_wire(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
 
 
 def tool_use(c: ToolCall) -> dict[str, Any]:
-    return {"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c.arguments_json)[0]}
+    return {
+        "type": "tool_use",
+        "id": c.id,
+        "name": c.name,
+        "input": arguments_object(c.arguments_json)[0],
+    }
 
 
 def tool_to_wire(t: ToolSpec) -> dict[str, Any]:
@@ -167,9 +180,13 @@ def from_message(msg: Any) -> ModelResponse:
     if content is None:
         raise MalformedResponse("the response has no content")
     text = "".join(b.text for b in content if b.type == "text")
-    calls = tuple(ToolCall(b.id, b.name, json.dumps(b.input)) for b in content if b.type == "tool_use")
+    calls = tuple(
+        ToolCall(b.id, b.name, json.dumps(b.input)) for b in content if b.type == "tool_use"
+    )
     usage = msg.usage
-    return ModelResponse(text, calls, Usage(_prompt_tokens(usage), usage.output_tokens if usage else 0))
+    return ModelResponse(
+        text, calls, Usage(_prompt_tokens(usage), usage.output_tokens if usage else 0)
+    )
 
 
 async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
@@ -186,14 +203,21 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
                 completion = event.message.usage.output_tokens or 0
             case "content_block_start":
                 cb = event.content_block
-                blocks[event.index] = {"type": cb.type, "id": getattr(cb, "id", ""), "name": getattr(cb, "name", ""), "parts": []}
+                blocks[event.index] = {
+                    "type": cb.type,
+                    "id": getattr(cb, "id", ""),
+                    "name": getattr(cb, "name", ""),
+                    "parts": [],
+                }
                 if cb.type == "text" and cb.text:
                     blocks[event.index]["parts"].append(cb.text)
                     await on_text(cb.text)
             case "content_block_delta":
                 block = blocks.get(event.index)
                 if block is None:
-                    raise MalformedResponse(f"a delta for content block {event.index}, which never started")
+                    raise MalformedResponse(
+                        f"a delta for content block {event.index}, which never started"
+                    )
                 if event.delta.type == "text_delta":
                     block["parts"].append(event.delta.text)
                     await on_text(event.delta.text)
@@ -211,7 +235,9 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
     ordered = [b for _, b in sorted(blocks.items())]
     text = "".join("".join(b["parts"]) for b in ordered if b["type"] == "text")
     calls = tuple(
-        ToolCall(b["id"], b["name"], raw_arguments("".join(b["parts"]))) for b in ordered if b["type"] == "tool_use"
+        ToolCall(b["id"], b["name"], raw_arguments("".join(b["parts"])))
+        for b in ordered
+        if b["type"] == "tool_use"
     )
     return ModelResponse(text, calls, Usage(prompt, completion))
 

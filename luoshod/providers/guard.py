@@ -49,7 +49,9 @@ class GuardPolicy:
     circuit_open_s: float = 30.0
 
     def session_backoff(self, failures: int) -> float:
-        return min(self.failure_backoff_max_s, self.failure_backoff_base_s * 2 ** max(0, failures - 1))
+        return min(
+            self.failure_backoff_max_s, self.failure_backoff_base_s * 2 ** max(0, failures - 1)
+        )
 
     def circuit_backoff(self, opens: int) -> float:
         ceiling = max(self.failure_backoff_max_s, self.circuit_open_s)
@@ -92,7 +94,9 @@ class ModelGuard:
     _backoffs: OrderedDict[tuple[str, str, str, str], _Backoff] = field(default_factory=OrderedDict)
     _last: OrderedDict[str, Failure] = field(default_factory=OrderedDict)
 
-    def before_call(self, policy: GuardPolicy, provider: str, model: str, session_id: str, scope: str) -> None:
+    def before_call(
+        self, policy: GuardPolicy, provider: str, model: str, session_id: str, scope: str
+    ) -> None:
         """Raise a transient ``ProviderError`` when this call must not be made yet."""
         now = self.monotonic()
         backoff = self._backoffs.get((session_id, scope, provider, model))
@@ -102,7 +106,10 @@ class ModelGuard:
                 "session_backoff",
                 f"model call {provider}:{model} not made: the session's last {backoff.failures} "
                 f"call(s) of it failed; the daemon calls it again in {wait:.2f}s",
-                provider, model, session_id, wait,
+                provider,
+                model,
+                session_id,
+                wait,
             )
         circuit = self._circuits.get((provider, model))
         if circuit is None or circuit.opens == 0:
@@ -115,7 +122,10 @@ class ModelGuard:
                 f"model call {provider}:{model} not made: {provider}:{model} failed "
                 f"{circuit.failures} time(s) in a row and the daemon pauses its calls for "
                 f"{wait:.2f}s",
-                provider, model, session_id, wait,
+                provider,
+                model,
+                session_id,
+                wait,
             )
         circuit.probing = True  # this call probes the circuit; the others wait for it
 
@@ -132,7 +142,13 @@ class ModelGuard:
         self._circuits.pop((provider, model), None)
 
     def failed(
-        self, policy: GuardPolicy, error: ProviderError, provider: str, model: str, session_id: str, scope: str
+        self,
+        policy: GuardPolicy,
+        error: ProviderError,
+        provider: str,
+        model: str,
+        session_id: str,
+        scope: str,
     ) -> None:
         """Record a failed call; set ``retry_after_s`` on ``error`` when it is transient."""
         now = self.monotonic()

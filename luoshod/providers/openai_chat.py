@@ -108,7 +108,8 @@ class OpenAIChatProvider(RemoteProvider):
             return Failure(True, "connection_error", str(e.__cause__ or e))
         if isinstance(e, openai.APIStatusError):
             body = e.body if isinstance(e.body, dict) else {}
-            detail = body.get("message") if isinstance(body.get("message"), str) else e.message
+            message = body.get("message")
+            detail = message if isinstance(message, str) else e.message
             return status_failure(e.status_code, e.response.headers, e.type or e.code, detail)
         if isinstance(e, openai.APIResponseValidationError):
             return Failure(False, "malformed_response", e.message, e.status_code)
@@ -193,7 +194,8 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
     if not finished:
         raise IncompleteResponse("the stream ended before the model finished its turn")
     tool_calls = tuple(
-        ToolCall(s["id"], s["name"], raw_arguments("".join(s["args"]))) for _, s in sorted(calls.items())
+        ToolCall(s["id"], s["name"], raw_arguments("".join(s["args"])))
+        for _, s in sorted(calls.items())
     )
     return ModelResponse("".join(text), tool_calls, _usage(usage))
 

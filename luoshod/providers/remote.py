@@ -72,7 +72,10 @@ class RemoteProvider(Provider):
         self.policy = RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s)
         self.guard = guard if guard is not None else ModelGuard()
         self.guard_policy = GuardPolicy(
-            config.failure_backoff_base_s, config.failure_backoff_max_s, config.circuit_failures, config.circuit_open_s
+            config.failure_backoff_base_s,
+            config.failure_backoff_max_s,
+            config.circuit_failures,
+            config.circuit_open_s,
         )
         self._secrets = (config.api_key.reveal(),) if config.api_key else ()
 

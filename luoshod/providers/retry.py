@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import ProviderError, ProviderRejected
 
@@ -35,7 +35,9 @@ class RetryPolicy:
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
 
-    def delay(self, retry: int, retry_after_s: float | None, rand: Callable[[], float]) -> float | None:
+    def delay(
+        self, retry: int, retry_after_s: float | None, rand: Callable[[], float]
+    ) -> float | None:
         """Seconds to wait before retry number ``retry`` (1-based), or ``None`` to give up
         because the server asks for a longer wait than ``backoff_max_s`` (the run fails and
         can be resumed later instead of holding the session)."""
@@ -56,7 +58,9 @@ class Failure:
     retry_after_s: float | None = None
 
 
-def status_failure(status: int, headers: Mapping[str, str], error_type: str | None, detail: str) -> Failure:
+def status_failure(
+    status: int, headers: Mapping[str, str], error_type: str | None, detail: str
+) -> Failure:
     """A failure with an HTTP status: transient per the status and ``x-should-retry``."""
     should = (headers.get("x-should-retry") or "").lower()
     transient = should == "true" or (should != "false" and (status in (408, 429) or status >= 500))
@@ -112,7 +116,7 @@ async def call_with_retries(
                 why = f" (the server asks to wait {failure.retry_after_s:g}s, over backoff_max_s)"
         what = _describe(failure, secrets)
         if wait is None:
-            details = dict(
+            details: dict[str, Any] = dict(
                 provider=provider,
                 model=model,
                 status=failure.status,
@@ -134,7 +138,11 @@ async def call_with_retries(
             ) from None
         log.warning(
             "model call %s:%s attempt %d failed (%s); retrying in %.2fs",
-            provider, model, attempts, what, wait,
+            provider,
+            model,
+            attempts,
+            what,
+            wait,
         )
         await sleep(wait)
 

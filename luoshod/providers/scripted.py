@@ -124,7 +124,9 @@ def _usage(d: dict[str, Any]) -> Usage:
 
 def _check_script(script: Any, model: str) -> None:
     def bad(why: str) -> InvalidArgument:
-        return InvalidArgument(f"invalid script for scripted:{model}: {why}", reason="INVALID_SCRIPT")
+        return InvalidArgument(
+            f"invalid script for scripted:{model}: {why}", reason="INVALID_SCRIPT"
+        )
 
     if not isinstance(script, list):
         raise bad("the script must be a JSON array of turns")

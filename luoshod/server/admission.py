@@ -134,7 +134,9 @@ class StartBudget:
 class Admission:
     """The gates a new run passes (see the module docstring); 0 turns a gate off."""
 
-    def __init__(self, max_active: int = 0, max_loop_lag_ms: int = 0, lag: LoopLag | None = None) -> None:
+    def __init__(
+        self, max_active: int = 0, max_loop_lag_ms: int = 0, lag: LoopLag | None = None
+    ) -> None:
         self.max_active = max_active
         self.max_loop_lag_ms = max_loop_lag_ms
         self.lag = lag if lag is not None else LoopLag()

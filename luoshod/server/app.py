@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
@@ -35,15 +36,15 @@ from ..store import (
     Store,
     store_from_url,
 )
-from . import convert, stored_events
+from . import stored_events
+from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
 from .auth import TokenAuth, load_tokens
 from .hub import EventHub
 from .listeners import bind, check_listen, is_unix, server_credentials, socket_path
 from .preflight import open_store
-from .admission import DEFAULT_MAX_LOOP_LAG_MS, Admission, LoopLag
+from .retention import Retention
 from .runs import RunRegistry
 from .service import DEFAULT_MAX_PAYLOAD_BYTES, AgentService, Limits
-from .retention import Retention
 from .webhooks import Notifier, WebhookConfig, parse_events
 
 if TYPE_CHECKING:
@@ -106,7 +107,9 @@ class Declared:
     env_also: tuple[str, ...] = ()
 
 
-def setting(default: Any = MISSING, help: str = "", *, factory: Any = MISSING, **declared: Any) -> Any:
+def setting(
+    default: Any = MISSING, help: str = "", *, factory: Any = MISSING, **declared: Any
+) -> Any:
     """A :class:`Config` field that is a setting: its default and its :class:`Declared`."""
     meta = {"setting": Declared(help, **declared)}
     if factory is not MISSING:
@@ -123,124 +126,205 @@ class Config:
     listen: list[str] = setting(
         factory=lambda: [DEFAULT_LISTEN],
         help="host:port or unix:/path to listen on (repeatable; comma-separated in the variable)",
-        doc="`host:port` or `unix:/path/sock`; port `0` picks one. A non-loopback address needs TLS or tokens, or `allow_remote` ([Security](#security))",
+        doc="`host:port` or `unix:/path/sock`; port `0` picks one. A non-loopback address needs "
+        "TLS or tokens, or `allow_remote` ([Security](#security))",
         metavar="ADDR",
         kind="list",
     )
     store: str = setting(DEFAULT_STORE, "store URL", doc="see [Stores](#stores)", metavar="URL")
     history_limit: int = setting(
-        DEFAULT_HISTORY_LIMIT, "history entries kept per session (0 keeps none)",
-        doc="saves kept per session (0 keeps none)", metavar="N", ge=0,
+        DEFAULT_HISTORY_LIMIT,
+        "history entries kept per session (0 keeps none)",
+        doc="saves kept per session (0 keeps none)",
+        metavar="N",
+        ge=0,
     )
     event_log_limit: int = setting(
-        DEFAULT_EVENT_LOG_LIMIT, "events kept per session for Watch",
-        doc="events kept per session for `Watch`", metavar="N", ge=0,
+        DEFAULT_EVENT_LOG_LIMIT,
+        "events kept per session for Watch",
+        doc="events kept per session for `Watch`",
+        metavar="N",
+        ge=0,
     )
     request_id_limit: int = setting(
-        DEFAULT_REQUEST_ID_LIMIT, "applied request ids kept per session (R74)",
-        doc="applied request ids kept per session, the newest (R74)", metavar="N", ge=1,
+        DEFAULT_REQUEST_ID_LIMIT,
+        "applied request ids kept per session (R74)",
+        doc="applied request ids kept per session, the newest (R74)",
+        metavar="N",
+        ge=1,
     )
     max_payload_bytes: int = setting(
-        DEFAULT_MAX_PAYLOAD_BYTES, "largest request accepted (PAYLOAD_TOO_LARGE above)",
-        doc="larger requests get `PAYLOAD_TOO_LARGE`", metavar="N", ge=1,
+        DEFAULT_MAX_PAYLOAD_BYTES,
+        "largest request accepted (PAYLOAD_TOO_LARGE above)",
+        doc="larger requests get `PAYLOAD_TOO_LARGE`",
+        metavar="N",
+        ge=1,
     )
     max_active_runs: int = setting(
-        DEFAULT_MAX_ACTIVE_RUNS, "runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)",
+        DEFAULT_MAX_ACTIVE_RUNS,
+        "runs active at once in this daemon (TOO_MANY_RUNS above; 0: no limit)",
         doc="runs active at once; one more gets `TOO_MANY_RUNS` with `retry_after_s` (0: no limit)",
-        metavar="N", ge=0,
+        metavar="N",
+        ge=0,
     )
     max_loop_lag_ms: int = setting(
         DEFAULT_MAX_LOOP_LAG_MS,
         "new runs refused (DAEMON_OVERLOADED) while the event loop runs this late, sustained, "
         "or when a burst of starts would make it that late (0: never)",
-        doc="new runs get `DAEMON_OVERLOADED` (with `retry_after_s`) while the daemon's event loop runs this late for 2 s on end, and those of a burst past what would make it this late (0: never)",
-        metavar="MS", ge=0,
+        doc="new runs get `DAEMON_OVERLOADED` (with `retry_after_s`) while the daemon's event "
+        "loop runs this late for 2 s on end, and those of a burst past what would make it "
+        "this late (0: never)",
+        metavar="MS",
+        ge=0,
     )
     tool_timeout_s: float = setting(
-        DEFAULT_TOOL_TIMEOUT_S, "seconds a run waits for a tool result, unless the agent says otherwise",
-        metavar="S", gt=0, old="tool_timeout",
+        DEFAULT_TOOL_TIMEOUT_S,
+        "seconds a run waits for a tool result, unless the agent says otherwise",
+        metavar="S",
+        gt=0,
+        old="tool_timeout",
     )
     drain_timeout_s: float = setting(
-        10.0, "seconds SIGTERM waits for active runs to checkpoint", metavar="S", ge=0, old="drain_timeout",
+        10.0,
+        "seconds SIGTERM waits for active runs to checkpoint",
+        metavar="S",
+        ge=0,
+        old="drain_timeout",
     )
     approval_sweep_s: float = setting(
-        30.0, "seconds between sweeps that reject expired approvals", metavar="S", gt=0,
+        30.0,
+        "seconds between sweeps that reject expired approvals",
+        metavar="S",
+        gt=0,
     )
     queue_sweep_s: float = setting(
-        1.0, "seconds between sweeps that run inputs queued on busy sessions (if_busy)",
-        doc="how often inputs queued on busy sessions (`if_busy`) are looked for: what a killed daemon left queued, an interrupt sent through another daemon",
-        metavar="S", gt=0,
+        1.0,
+        "seconds between sweeps that run inputs queued on busy sessions (if_busy)",
+        doc="how often inputs queued on busy sessions (`if_busy`) are looked for: what a killed "
+        "daemon left queued, an interrupt sent through another daemon",
+        metavar="S",
+        gt=0,
     )
     retention_s: float = setting(
-        0.0, "seconds a finished session is kept before the daemon deletes it (0: forever)",
-        doc="seconds a finished session is kept before the daemon deletes it with its history (0: forever; a request's `retention_seconds` sets a session's own)",
-        metavar="S", ge=0, old="retention",
+        0.0,
+        "seconds a finished session is kept before the daemon deletes it (0: forever)",
+        doc="seconds a finished session is kept before the daemon deletes it with its history (0: "
+        "forever; a request's `retention_seconds` sets a session's own)",
+        metavar="S",
+        ge=0,
+        old="retention",
     )
     retention_sweep_s: float = setting(
-        60.0, "seconds between the daemon's retention sweeps",
-        doc="how often the daemon looks for finished sessions past their retention", metavar="S", gt=0,
+        60.0,
+        "seconds between the daemon's retention sweeps",
+        doc="how often the daemon looks for finished sessions past their retention",
+        metavar="S",
+        gt=0,
     )
     webhook_url: str | None = setting(
-        None, "URL that notifications are POSTed to (default off)",
-        doc="where notifications are POSTed ([Busy sessions, notifications and retention](#busy-sessions-notifications-and-retention))",
+        None,
+        "URL that notifications are POSTed to (default off)",
+        doc="where notifications are POSTed ([Busy sessions, notifications and "
+        "retention](#busy-sessions-notifications-and-retention))",
         metavar="URL",
     )
     webhook_events: str = setting(
-        "approval.requested,approval.expired,run.done,run.failed", "the notifications sent, comma-separated",
+        "approval.requested,approval.expired,run.done,run.failed",
+        "the notifications sent, comma-separated",
         doc="comma-separated: `approval.requested`, `approval.expired`, `run.done`, `run.failed`",
-        metavar="NAMES", default_doc="all four",
+        metavar="NAMES",
+        default_doc="all four",
     )
     webhook_secret: Secret | None = setting(
-        None, "the webhooks' signing secret (no flag; or webhook_secret_file)",
-        doc="the signing secret (`whsec_<base64>` or any text)", kind="secret", flag=False,
+        None,
+        "the webhooks' signing secret (no flag; or webhook_secret_file)",
+        doc="the signing secret (`whsec_<base64>` or any text)",
+        kind="secret",
+        flag=False,
     )
     webhook_secret_file: Path | None = setting(
-        None, "file holding the webhooks' signing secret", metavar="FILE", kind="file",
+        None,
+        "file holding the webhooks' signing secret",
+        metavar="FILE",
+        kind="file",
     )
     webhook_include_payloads: bool = setting(
-        False, "notifications carry tool arguments and final texts",
+        False,
+        "notifications carry tool arguments and final texts",
         doc="bodies carry an approval's tool arguments and a run's final text",
     )
     scripts_dir: Path | None = setting(
-        None, "where scripted:NAME finds NAME.json", doc="where `scripted:NAME` finds `NAME.json`", metavar="DIR",
+        None,
+        "where scripted:NAME finds NAME.json",
+        doc="where `scripted:NAME` finds `NAME.json`",
+        metavar="DIR",
     )
     scripted_call_log: Path | None = setting(
-        None, "append a line per scripted model call (tests)",
-        doc="one JSON line per scripted model call (tests)", metavar="FILE",
+        None,
+        "append a line per scripted model call (tests)",
+        doc="one JSON line per scripted model call (tests)",
+        metavar="FILE",
     )
     #: The TOML file of the settings and the named model providers (``[providers.NAME]``,
     #: see config.py); not a key inside it.
     config_file: Path | None = setting(
-        None, "the TOML file of these settings and the model providers",
-        doc="the TOML file itself (not a key inside it)", name="config", metavar="FILE", kind="file",
+        None,
+        "the TOML file of these settings and the model providers",
+        doc="the TOML file itself (not a key inside it)",
+        name="config",
+        metavar="FILE",
+        kind="file",
     )
     allow_remote: bool = setting(
-        False, "listen on a non-loopback address without TLS or tokens",
+        False,
+        "listen on a non-loopback address without TLS or tokens",
         doc="listen on non-loopback addresses without TLS or tokens",
     )
     unix_socket_mode: int = setting(
-        0o660, "file mode of unix: sockets, octal", doc="file mode of `unix:` sockets (octal)",
-        metavar="MODE", kind="octal", ge=0, le=0o777,
+        0o660,
+        "file mode of unix: sockets, octal",
+        doc="file mode of `unix:` sockets (octal)",
+        metavar="MODE",
+        kind="octal",
+        ge=0,
+        le=0o777,
     )
     tls_cert_file: Path | None = setting(
-        None, "PEM certificate chain: TCP listeners speak TLS", metavar="FILE", kind="file",
+        None,
+        "PEM certificate chain: TCP listeners speak TLS",
+        metavar="FILE",
+        kind="file",
     )
     tls_key_file: Path | None = setting(
-        None, "PEM private key of tls_cert_file", doc="PEM private key of the certificate", metavar="FILE", kind="file",
+        None,
+        "PEM private key of tls_cert_file",
+        doc="PEM private key of the certificate",
+        metavar="FILE",
+        kind="file",
     )
     tls_client_ca_file: Path | None = setting(
-        None, "PEM CA bundle: clients must present a certificate it signed (mTLS)", metavar="FILE", kind="file",
+        None,
+        "PEM CA bundle: clients must present a certificate it signed (mTLS)",
+        metavar="FILE",
+        kind="file",
     )
     auth_token_file: Path | None = setting(
-        None, "file of bearer tokens, one per line: calls must carry one",
-        doc="bearer tokens, one per line (`#` comment lines and blank lines skipped): every call but health must carry one",
-        metavar="FILE", kind="file",
+        None,
+        "file of bearer tokens, one per line: calls must carry one",
+        doc="bearer tokens, one per line (`#` comment lines and blank lines skipped): every call "
+        "but health must carry one",
+        metavar="FILE",
+        kind="file",
     )
     auth_tokens: tuple[Secret, ...] = setting(
-        (), "bearer tokens (comma-separated in the variable; no flag)", kind="secrets", flag=False,
+        (),
+        "bearer tokens (comma-separated in the variable; no flag)",
+        kind="secrets",
+        flag=False,
     )
     log_contents: bool = setting(
-        False, "log message contents, tool arguments and results (DEBUG)",
+        False,
+        "log message contents, tool arguments and results (DEBUG)",
         doc="log what runs say (event payloads) at DEBUG",
     )
     #: A session's lease (one writer across daemons sharing a store): how long it lasts
@@ -249,41 +333,61 @@ class Config:
     #: among live daemons) also frees at start the leases a killed incarnation left.
     lease_ttl_s: float = setting(
         DEFAULT_LEASE_TTL_S,
-        "seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died",
-        doc="seconds a session's lease lasts unrenewed: how soon another daemon may take over a run whose daemon died ([Several replicas](#several-replicas))",
-        metavar="S", gt=0, old="lease_ttl",
+        "seconds a session's lease lasts unrenewed: how soon another daemon may take over a run "
+        "whose daemon died",
+        doc="seconds a session's lease lasts unrenewed: how soon another daemon may take over a "
+        "run whose daemon died ([Several replicas](#several-replicas))",
+        metavar="S",
+        gt=0,
+        old="lease_ttl",
     )
     lease_renew_s: float = setting(
-        DEFAULT_LEASE_RENEW_S, "seconds between renewals of this daemon's leases (below lease_ttl_s)",
-        metavar="S", gt=0, old="lease_renew",
+        DEFAULT_LEASE_RENEW_S,
+        "seconds between renewals of this daemon's leases (below lease_ttl_s)",
+        metavar="S",
+        gt=0,
+        old="lease_renew",
     )
     lease_owner: str = setting(
         "",
-        "this daemon's name as a lease holder (default host/pid/random/boot.pidns.start); a stable name "
+        "this daemon's name as a lease holder (default host/pid/random/boot.pidns.start); a "
+        "stable name "
         "frees at start the leases of its killed previous incarnation",
-        doc="this daemon's name as a lease holder; a stable name (e.g. the pod name, unique among live daemons) frees at start the leases its killed previous incarnation left; the default lets a daemon on the same machine see that this one is gone and take its leases at once ([Several replicas](#several-replicas))",
-        metavar="NAME", default_doc="host/pid/random/boot.pidns.start",
+        doc="this daemon's name as a lease holder; a stable name (e.g. the pod name, unique among "
+        "live daemons) frees at start the leases its killed previous incarnation left; the "
+        "default lets a daemon on the same machine see that this one is gone and take its "
+        "leases at once ([Several replicas](#several-replicas))",
+        metavar="NAME",
+        default_doc="host/pid/random/boot.pidns.start",
     )
     metrics_listen: str | None = setting(
-        None, "host:port of a Prometheus /metrics listener (default off)",
-        doc="Prometheus `/metrics` there ([Metrics](#metrics))", metavar="HOST:PORT",
+        None,
+        "host:port of a Prometheus /metrics listener (default off)",
+        doc="Prometheus `/metrics` there ([Metrics](#metrics))",
+        metavar="HOST:PORT",
     )
     otel_endpoint: str | None = setting(
         None,
         "export OpenTelemetry traces over OTLP/HTTP to URL/v1/traces (default off)",
         doc="OTLP/HTTP traces to `URL/v1/traces` ([Traces](#traces))",
-        metavar="URL", env_also=("OTEL_EXPORTER_OTLP_ENDPOINT",),
+        metavar="URL",
+        env_also=("OTEL_EXPORTER_OTLP_ENDPOINT",),
     )
     http_listen: str | None = setting(
-        None, "host:port of the HTTP listener: JSON API, events and web console (default off)",
-        doc="the JSON API, Server-Sent Events and web console there, with the gRPC listeners' TLS and tokens ([Web console](#web-console))",
+        None,
+        "host:port of the HTTP listener: JSON API, events and web console (default off)",
+        doc="the JSON API, Server-Sent Events and web console there, with the gRPC listeners' TLS "
+        "and tokens ([Web console](#web-console))",
         metavar="HOST:PORT",
     )
     #: The MCP servers whose tools agents may use (daemon tools, R70–R73), by name.
     mcp_servers: dict[str, McpServerConfig] = setting(
-        factory=dict, help="[mcp_servers.NAME] tables: daemon tools (file only)",
-        doc="`[mcp_servers.NAME]` tables: daemon tools over MCP, see [Daemon tools over MCP](#daemon-tools-over-mcp)",
-        kind="tables", flag=False,
+        factory=dict,
+        help="[mcp_servers.NAME] tables: daemon tools (file only)",
+        doc="`[mcp_servers.NAME]` tables: daemon tools over MCP, see [Daemon tools over "
+        "MCP](#daemon-tools-over-mcp)",
+        kind="tables",
+        flag=False,
     )
 
 
@@ -293,10 +397,15 @@ class Daemon:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.tokens = load_tokens(config.auth_tokens, config.auth_token_file)
-        self.credentials = server_credentials(config.tls_cert_file, config.tls_key_file, config.tls_client_ca_file)
+        self.credentials = server_credentials(
+            config.tls_cert_file, config.tls_key_file, config.tls_client_ca_file
+        )
         for address in config.listen:
             check_listen(
-                address, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
+                address,
+                tls=self.credentials is not None,
+                auth=bool(self.tokens),
+                allow_remote=config.allow_remote,
             )
         if config.http_listen:
             # Imported only when asked for: aiohttp and the console cost a daemon
@@ -304,10 +413,15 @@ class Daemon:
             from ..http import check_http_listen
 
             check_http_listen(
-                config.http_listen, tls=self.credentials is not None, auth=bool(self.tokens), allow_remote=config.allow_remote
+                config.http_listen,
+                tls=self.credentials is not None,
+                auth=bool(self.tokens),
+                allow_remote=config.allow_remote,
             )
         self.observe = Observability(
-            metrics_listen=config.metrics_listen, otel_endpoint=config.otel_endpoint, store_url=config.store
+            metrics_listen=config.metrics_listen,
+            otel_endpoint=config.otel_endpoint,
+            store_url=config.store,
         )
         try:
             self.store: Store = self.observe.store(
@@ -327,7 +441,9 @@ class Daemon:
         providers = ProviderRegistry(
             self.observe.providers(
                 [
-                    ScriptedProvider(scripts_dir=config.scripts_dir, call_log=config.scripted_call_log),
+                    ScriptedProvider(
+                        scripts_dir=config.scripts_dir, call_log=config.scripted_call_log
+                    ),
                     *configured_providers(entries, guard),
                 ]
             ),
@@ -369,12 +485,18 @@ class Daemon:
             # A stable name: what this daemon's previous incarnation held is ours again.
             taken = await self.store.release_leases_of(self.config.lease_owner)
             if taken:
-                log.info("released %d lease(s) left by %s before a restart", taken, self.config.lease_owner)
+                log.info(
+                    "released %d lease(s) left by %s before a restart",
+                    taken,
+                    self.config.lease_owner,
+                )
         try:
             await self.observe.start(self.store, lambda: len(self.runs), self.engine.leases_held)
         except (OSError, ValueError) as e:
             await self.store.close()
-            raise ConfigError(f"metrics_listen: cannot listen on {self.config.metrics_listen!r}: {e}") from None
+            raise ConfigError(
+                f"metrics_listen: cannot listen on {self.config.metrics_listen!r}: {e}"
+            ) from None
         server = grpc.aio.server(
             options=[
                 # gRPC's own limit sits above ours, so an oversized request gets our
@@ -419,7 +541,9 @@ class Daemon:
         )
         try:
             for address in self.config.listen:
-                self.addresses.append(bind(server, address, self.credentials, self.config.unix_socket_mode))
+                self.addresses.append(
+                    bind(server, address, self.credentials, self.config.unix_socket_mode)
+                )
         except ConfigError:  # a taken port: nothing started stays open behind the message
             await self.observe.stop()
             await self.store.close()
@@ -433,7 +557,11 @@ class Daemon:
                 self.config.http_listen,
                 service,
                 self.tokens,
-                tls=ssl_context(self.config.tls_cert_file, self.config.tls_key_file, self.config.tls_client_ca_file),
+                tls=ssl_context(
+                    self.config.tls_cert_file,
+                    self.config.tls_key_file,
+                    self.config.tls_client_ca_file,
+                ),
                 allow_remote=self.config.allow_remote,
                 max_payload_bytes=self.config.max_payload_bytes,
             )
@@ -454,15 +582,21 @@ class Daemon:
             self.notifier.start()
         metrics = self.observe.metrics
         self.retention = Retention(
-            self.engine, self.store, self.runs, default_s=self.config.retention_s,
-            every_s=self.config.retention_sweep_s, clock=self.engine.clock,
+            self.engine,
+            self.store,
+            self.runs,
+            default_s=self.config.retention_s,
+            every_s=self.config.retention_sweep_s,
+            clock=self.engine.clock,
             registry=metrics.registry if metrics is not None else None,
         )
         service.retention = self.retention
         self.retention.start()
         if self.observe.metrics is not None:  # for `luoshod status`
             self.observe.metrics.describe(
-                store=redact_url(self.config.store), listen=self.addresses, lease_owner=self.engine.leases.owner
+                store=redact_url(self.config.store),
+                listen=self.addresses,
+                lease_owner=self.engine.leases.owner,
             )
         log.info(
             "luoshod listening on %s (store %s, tls %s, tokens %s)",
@@ -485,7 +619,11 @@ class Daemon:
             # Halted before anything closes: each saves what it had not (a new session's
             # input), releases its lease while the store is open, and ends its stream
             # with SHUTTING_DOWN, which clients retry, rather than a bare CANCELLED.
-            log.warning("%d run(s) still busy after the drain; halting them (a model call in flight is given up)", left)
+            log.warning(
+                "%d run(s) still busy after the drain; halting them (a model call in flight is "
+                "given up)",
+                left,
+            )
             if still := await self.runs.halt(HALT_WAIT_S):
                 log.error("%d run(s) did not stop; their leases expire by themselves", still)
         if self.service is not None:
@@ -524,19 +662,29 @@ class Daemon:
             try:
                 secret = c.webhook_secret_file.read_text().strip()
             except OSError as e:
-                raise ConfigError(f"webhook_secret_file: cannot read {c.webhook_secret_file}: {e}") from None
+                raise ConfigError(
+                    f"webhook_secret_file: cannot read {c.webhook_secret_file}: {e}"
+                ) from None
         else:
-            raise ConfigError("webhook_url: needs a signing secret (webhook_secret or webhook_secret_file)")
+            raise ConfigError(
+                "webhook_url: needs a signing secret (webhook_secret or webhook_secret_file)"
+            )
         if not secret:
             raise ConfigError("webhook_secret: the signing secret is empty")
         try:
             events = parse_events(c.webhook_events)
             config = WebhookConfig(c.webhook_url or "", secret, events, c.webhook_include_payloads)
             metrics = self.observe.metrics
-            return Notifier(self.store, config, clock=self.engine.clock,
-                            registry=metrics.registry if metrics is not None else None)
+            return Notifier(
+                self.store,
+                config,
+                clock=self.engine.clock,
+                registry=metrics.registry if metrics is not None else None,
+            )
         except ValueError as e:
-            raise ConfigError(f"webhook_events: {e}" if "event" in str(e) else f"webhook_url: {e}") from None
+            raise ConfigError(
+                f"webhook_events: {e}" if "event" in str(e) else f"webhook_url: {e}"
+            ) from None
 
     async def _sweep_approvals(self) -> None:
         """Expired approvals resolve as rejected, so no run waits forever unnoticed."""

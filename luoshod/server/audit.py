@@ -35,7 +35,7 @@ def caller(context: grpc.aio.ServicerContext) -> str:
     auth = context.auth_context() or {}
     subject = auth.get("x509_subject") or auth.get("x509_common_name")
     if subject:
-        return f"mtls {subject[0].decode(errors='replace')}"
+        return f"mtls {next(iter(subject)).decode(errors='replace')}"
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             digest = _digest(value.removeprefix("Bearer ").strip().encode())

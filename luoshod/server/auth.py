@@ -62,11 +62,27 @@ class Role(IntEnum):
 #: The role each RPC of ``AgentService`` needs; any other method needs ``admin``.
 METHOD_ROLES: dict[str, Role] = {
     **dict.fromkeys(
-        ("GetSession", "ListSessions", "History", "Compare", "Watch", "ListApprovals", "ListMcpServers"),
+        (
+            "GetSession",
+            "ListSessions",
+            "History",
+            "Compare",
+            "Watch",
+            "ListApprovals",
+            "ListMcpServers",
+        ),
         Role.READ,
     ),
     **dict.fromkeys(
-        ("Execute", "Resume", "SubmitToolResult", "Cancel", "Fork", "DequeueInput", "DeleteSession"),
+        (
+            "Execute",
+            "Resume",
+            "SubmitToolResult",
+            "Cancel",
+            "Fork",
+            "DequeueInput",
+            "DeleteSession",
+        ),
         Role.OPERATE,
     ),
     "Resolve": Role.APPROVE,
@@ -82,7 +98,9 @@ def role_needed(method: str) -> Role:
 class Tokens(list[bytes]):
     """The configured tokens (what a match is checked against) and each one's role."""
 
-    def __init__(self, tokens: Iterable[bytes] = (), roles: dict[bytes, Role] | None = None) -> None:
+    def __init__(
+        self, tokens: Iterable[bytes] = (), roles: dict[bytes, Role] | None = None
+    ) -> None:
         super().__init__(tokens)
         self.roles: dict[bytes, Role] = roles or {}
 
@@ -119,8 +137,12 @@ def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> Tokens:
         try:
             lines = token_file.read_text().splitlines()
         except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"auth_token_file: cannot read {token_file}: {getattr(e, 'strerror', None) or e}") from None
-        from_file = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+            raise ConfigError(
+                f"auth_token_file: cannot read {token_file}: {getattr(e, 'strerror', None) or e}"
+            ) from None
+        from_file = [
+            line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")
+        ]
         if not from_file:
             raise ConfigError(f"auth_token_file: {token_file} holds no token")
         entries += from_file
@@ -134,7 +156,10 @@ def load_tokens(inline: Iterable[Secret], token_file: Path | None) -> Tokens:
             raise ConfigError("auth_tokens: a token is non-empty and has no whitespace")
         if name:
             if name in names.values():
-                raise ConfigError(f"auth_tokens: the token name {name!r} is given twice; each token's name is its own")
+                raise ConfigError(
+                    f"auth_tokens: the token name {name!r} is given twice; each token's name is "
+                    "its own"
+                )
             names[token.encode()] = name
             # The whole entry stays a valid token too: a secret that merely looks like
             # NAME:TOKEN, configured before names existed, keeps working (both forms
@@ -161,7 +186,8 @@ class TokenAuth(grpc.aio.ServerInterceptor):
         values = [v for k, v in metadata if k == "authorization"]
         if not values:
             return Unauthenticated(
-                "this daemon requires a bearer token: send metadata 'authorization: Bearer <token>'",
+                "this daemon requires a bearer token: send metadata 'authorization: Bearer "
+                "<token>'",
                 reason="TOKEN_REQUIRED",
             )
         scheme, _, token = str(values[0]).partition(" ")
@@ -187,9 +213,9 @@ class TokenAuth(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler | None:
         handler = await continuation(details)
         if handler is None or details.method.startswith(OPEN_PREFIXES):
             return handler
@@ -207,7 +233,10 @@ def _refusing(handler: grpc.RpcMethodHandler, status: grpc.Status) -> grpc.RpcMe
         await context.abort_with_status(status)
         yield  # pragma: no cover - makes this an async generator; abort raises
 
-    codec = {"request_deserializer": handler.request_deserializer, "response_serializer": handler.response_serializer}
+    codec = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
     if handler.unary_unary:
         return grpc.unary_unary_rpc_method_handler(unary, **codec)
     if handler.unary_stream:

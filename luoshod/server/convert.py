@@ -5,26 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
+
 from luosho.v1 import agent_pb2 as pb
 
+from .. import engine
 from ..domain import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_SUBAGENT_DEPTH,
+    DEFAULT_TOOL_CONCURRENCY,
     AgentSpec,
     Approval,
-    HistoryEntry,
     Checkpoint,
+    Drift,
     DriftPolicy,
     Fingerprint,
     FinishReason,
+    HistoryEntry,
     Message,
     Role,
     SessionSummary,
     Status,
+    SubAgent,
+    SubTask,
     ToolCall,
     ToolSpec,
     Usage,
 )
-from ..domain import DEFAULT_MAX_STEPS, DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_TOOL_CONCURRENCY, Drift, SubAgent, SubTask
-from .. import engine
 from ..engine import Comparison, Event, Step, SubagentTag
 from ..providers.guard import Failure
 from . import mcp_convert
@@ -60,7 +66,11 @@ DRIFT_TO_PB = {
     DriftPolicy.ERROR: pb.AGENT_DRIFT_POLICY_ERROR,
     DriftPolicy.IGNORE: pb.AGENT_DRIFT_POLICY_IGNORE,
 }
-MODE_TO_PB = {"new": pb.RUN_MODE_NEW, "continue": pb.RUN_MODE_CONTINUE, "resume": pb.RUN_MODE_RESUME}
+MODE_TO_PB = {
+    "new": pb.RUN_MODE_NEW,
+    "continue": pb.RUN_MODE_CONTINUE,
+    "resume": pb.RUN_MODE_RESUME,
+}
 
 
 def timestamp(t: float) -> Timestamp:
@@ -103,7 +113,9 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         tool_timeout_ms=a.tool_timeout_ms if a.HasField("tool_timeout_ms") else None,
         approval_timeout_ms=a.approval_timeout_ms if a.HasField("approval_timeout_ms") else None,
         mcp_servers=mcp_convert.uses_from_pb(a.mcp_servers),
-        subagents=tuple(SubAgent(s.name, s.description, agent_from_pb(s.agent)) for s in a.subagents),
+        subagents=tuple(
+            SubAgent(s.name, s.description, agent_from_pb(s.agent)) for s in a.subagents
+        ),
         max_subagent_depth=a.max_subagent_depth
         if a.HasField("max_subagent_depth")
         else DEFAULT_MAX_SUBAGENT_DEPTH,
@@ -241,7 +253,9 @@ def comparison_pb(c: Comparison) -> pb.CompareResponse:
             tool_order_b=c.tool_order_b,
             tool_order_changed=c.tool_order_a != c.tool_order_b,
             arguments=[
-                pb.ArgumentDrift(step=d.step, tool=d.tool, arguments_json_a=d.a, arguments_json_b=d.b)
+                pb.ArgumentDrift(
+                    step=d.step, tool=d.tool, arguments_json_a=d.a, arguments_json_b=d.b
+                )
                 for d in c.arguments
             ],
             steps_a=len(c.a),
@@ -298,8 +312,12 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         subagents=_subagent_states(cp.subtasks, ""),
         tasks=[
             pb.SubAgentState(
-                name=t.name, depth=t.depth, path=t.path, task_id=t.task_id,
-                messages=[message_pb(m) for m in t.messages], step_index=t.step_index,
+                name=t.name,
+                depth=t.depth,
+                path=t.path,
+                task_id=t.task_id,
+                messages=[message_pb(m) for m in t.messages],
+                step_index=t.step_index,
             )
             for t in cp.tasks.values()
         ],
@@ -311,11 +329,19 @@ def _subagent_states(subtasks: dict[str, SubTask], prefix: str) -> list[pb.SubAg
     out = []
     for call_id, st in subtasks.items():
         qualified = f"{prefix}/{call_id}" if prefix else call_id
-        out.append(pb.SubAgentState(
-            call_id=qualified, name=st.name, depth=st.depth, path=st.path, task_id=st.task_id,
-            messages=[message_pb(m) for m in st.messages], step_index=st.step_index,
-            usage=usage_pb(st.usage), fingerprint=fingerprint_pb(st.fingerprint),
-        ))
+        out.append(
+            pb.SubAgentState(
+                call_id=qualified,
+                name=st.name,
+                depth=st.depth,
+                path=st.path,
+                task_id=st.task_id,
+                messages=[message_pb(m) for m in st.messages],
+                step_index=st.step_index,
+                usage=usage_pb(st.usage),
+                fingerprint=fingerprint_pb(st.fingerprint),
+            )
+        )
         out.extend(_subagent_states(st.children, qualified))
     return out
 
@@ -370,7 +396,9 @@ def _payload(e: Event) -> dict[str, Any]:
         case engine.TOOL_CALL:
             return {
                 "tool_call": pb.ToolCallRequested(
-                    step=d["step"], call=tool_call_pb(d["call"]), timeout_ms=d["timeout_ms"],
+                    step=d["step"],
+                    call=tool_call_pb(d["call"]),
+                    timeout_ms=d["timeout_ms"],
                     executor=mcp_convert.EXECUTOR_TO_PB[d.get("executor", "client")],
                 )
             }

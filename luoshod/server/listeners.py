@@ -51,13 +51,22 @@ def check_listen(address: str, *, tls: bool, auth: bool, allow_remote: bool) -> 
     )
 
 
-def server_credentials(cert: Path | None, key: Path | None, client_ca: Path | None) -> grpc.ServerCredentials | None:
+def server_credentials(
+    cert: Path | None, key: Path | None, client_ca: Path | None
+) -> grpc.ServerCredentials | None:
     """TLS credentials of the TCP listeners (``None``: plaintext). A client CA turns on
     mTLS: a client without a certificate it signed is refused in the handshake."""
     if cert is None or key is None:
         return None
-    pem = {name: _read(name, path) for name, path in
-           (("tls_cert_file", cert), ("tls_key_file", key), ("tls_client_ca_file", client_ca)) if path}
+    pem = {
+        name: _read(name, path)
+        for name, path in (
+            ("tls_cert_file", cert),
+            ("tls_key_file", key),
+            ("tls_client_ca_file", client_ca),
+        )
+        if path
+    }
     _check_pair(cert, key)
     return grpc.ssl_server_credentials(
         [(pem["tls_key_file"], pem["tls_cert_file"])],
@@ -82,9 +91,14 @@ def _check_pair(cert: Path, key: Path) -> None:
     try:
         ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
     except ssl.SSLError as e:
-        why = "does not match" if "MISMATCH" in (e.reason or "") else f"cannot be used ({e.reason or e})"
+        why = (
+            "does not match"
+            if "MISMATCH" in (e.reason or "")
+            else f"cannot be used ({e.reason or e})"
+        )
         raise ConfigError(
-            f"tls_key_file: {key} {why} the certificate {cert}; give the key the certificate was issued for"
+            f"tls_key_file: {key} {why} the certificate {cert}; give the key the certificate was "
+            "issued for"
         ) from None
 
 
@@ -136,7 +150,9 @@ def clear_stale_socket(path: Path) -> None:
     raise ConfigError(f"listen: {path} is in use by another process")
 
 
-def bind(server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | None, socket_mode: int) -> str:
+def bind(
+    server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | None, socket_mode: int
+) -> str:
     """Add ``address`` to ``server``; returns it with the port bound. Unix sockets are
     plaintext whatever ``creds`` (their file mode is the protection)."""
     if is_unix(address):
@@ -159,9 +175,13 @@ def bind(server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | 
     if why := why_not_bound(address):
         raise ConfigError(f"listen: cannot listen on {address}: {why}")
     try:
-        port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
+        port = (
+            server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
+        )
     except RuntimeError:  # grpc's "Failed to bind to address"
         port = 0
     if port == 0:
-        raise ConfigError(f"listen: cannot listen on {address}: gRPC refused it; choose another --listen address")
+        raise ConfigError(
+            f"listen: cannot listen on {address}: gRPC refused it; choose another --listen address"
+        )
     return f"{address.rsplit(':', 1)[0]}:{port}"

@@ -1,14 +1,27 @@
-"""``AgentSpec.mcp_servers`` and the daemon-tool events (docs/reference/rules.md R70–R73): protobuf ⇄
+"""``AgentSpec.mcp_servers`` and the daemon-tool events (docs/reference/rules.md R70–R73): protobuf
+⇄
 domain and the request checks, apart from convert.py/validation.py so those stay small."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, ToolSpec
+from ..domain.mcpspec import (
+    GATE,
+    TIMEOUT,
+    TOOL_ERROR,
+    UNAVAILABLE,
+    UNGATE,
+    McpUse,
+    RetryPolicy,
+    ToolOverride,
+)
 from ..engine import locate
 from ..errors import InvalidArgument, ToolCallNotPending
-from ..domain.mcpspec import GATE, TIMEOUT, TOOL_ERROR, UNAVAILABLE, UNGATE, McpUse, RetryPolicy, ToolOverride
 
 RETRY_ON_FROM_PB = {
     pb.MCP_RETRY_ON_TIMEOUT: TIMEOUT,
@@ -16,7 +29,11 @@ RETRY_ON_FROM_PB = {
     pb.MCP_RETRY_ON_TOOL_ERROR: TOOL_ERROR,
 }
 RETRY_ON_TO_PB = {v: k for k, v in RETRY_ON_FROM_PB.items()}
-APPROVAL_FROM_PB = {pb.MCP_APPROVAL_UNSPECIFIED: "", pb.MCP_APPROVAL_GATE: GATE, pb.MCP_APPROVAL_UNGATE: UNGATE}
+APPROVAL_FROM_PB = {
+    pb.MCP_APPROVAL_UNSPECIFIED: "",
+    pb.MCP_APPROVAL_GATE: GATE,
+    pb.MCP_APPROVAL_UNGATE: UNGATE,
+}
 APPROVAL_TO_PB = {v: k for k, v in APPROVAL_FROM_PB.items()}
 EXECUTOR_TO_PB = {"client": pb.TOOL_EXECUTOR_CLIENT, "daemon": pb.TOOL_EXECUTOR_DAEMON}
 
@@ -32,7 +49,9 @@ def _check_retry(r: pb.McpRetryPolicy, field: str) -> None:
         raise _bad(f"{field}.backoff_ms must be >= 0, got {r.backoff_ms}", f"{field}.backoff_ms")
     for k, on in enumerate(r.retry_on):
         if on not in RETRY_ON_FROM_PB:  # proto3 enums are open
-            raise _bad(f"{field}.retry_on[{k}] {on} is not a failure kind", f"{field}.retry_on[{k}]")
+            raise _bad(
+                f"{field}.retry_on[{k}] {on} is not a failure kind", f"{field}.retry_on[{k}]"
+            )
 
 
 def check(agent: pb.AgentSpec, field: str = "agent") -> None:
@@ -47,7 +66,9 @@ def check(agent: pb.AgentSpec, field: str = "agent") -> None:
             raise _bad(f"MCP server {use.name!r} is named twice", f"{where}.name", server=use.name)
         seen.add(use.name)
         if use.HasField("timeout_ms") and use.timeout_ms < 1:
-            raise _bad(f"{where}.timeout_ms must be >= 1, got {use.timeout_ms}", f"{where}.timeout_ms")
+            raise _bad(
+                f"{where}.timeout_ms must be >= 1, got {use.timeout_ms}", f"{where}.timeout_ms"
+            )
         if use.HasField("retry"):
             _check_retry(use.retry, f"{where}.retry")
         tools: set[str] = set()
@@ -57,7 +78,9 @@ def check(agent: pb.AgentSpec, field: str = "agent") -> None:
                 raise _bad(f"{at}.tool is required and named once per server", f"{at}.tool")
             tools.add(o.tool)
             if o.approval not in APPROVAL_FROM_PB:
-                raise _bad(f"{at}.approval {o.approval} is not an approval override", f"{at}.approval")
+                raise _bad(
+                    f"{at}.approval {o.approval} is not an approval override", f"{at}.approval"
+                )
             if o.HasField("timeout_ms") and o.timeout_ms < 1:
                 raise _bad(f"{at}.timeout_ms must be >= 1, got {o.timeout_ms}", f"{at}.timeout_ms")
             if o.HasField("retry"):
@@ -73,7 +96,7 @@ def _retry_from_pb(r: pb.McpRetryPolicy) -> RetryPolicy:
     )
 
 
-def uses_from_pb(uses: list[pb.McpServerUse]) -> tuple[McpUse, ...]:
+def uses_from_pb(uses: Sequence[pb.McpServerUse]) -> tuple[McpUse, ...]:
     return tuple(
         McpUse(
             u.name,
@@ -96,7 +119,9 @@ def uses_from_pb(uses: list[pb.McpServerUse]) -> tuple[McpUse, ...]:
 
 def _retry_pb(r: RetryPolicy) -> pb.McpRetryPolicy:
     return pb.McpRetryPolicy(
-        attempts=r.attempts, backoff_ms=r.backoff_ms, retry_on=[RETRY_ON_TO_PB[x] for x in r.retry_on]
+        attempts=r.attempts,
+        backoff_ms=r.backoff_ms,
+        retry_on=[RETRY_ON_TO_PB[x] for x in r.retry_on],
     )
 
 
@@ -124,22 +149,28 @@ def tool_retry_pb(d: dict) -> pb.ToolRetry:
 
 async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersResponse:
     """``ListMcpServers``: each configured server's state and tools (no secret)."""
-    from ..mcpclient import McpServers
     from ..domain.mcpspec import AttemptFailed
+    from ..mcpclient import McpServers
 
     if not isinstance(servers, McpServers):
         return pb.ListMcpServersResponse()
     if refresh:
         for name in servers.names():
-            try:
+            with contextlib.suppress(AttemptFailed):  # shown as down, with the reason
                 await servers.list_tools(name)
-            except AttemptFailed:
-                pass  # shown as down, with the reason
     out = pb.ListMcpServersResponse()
     for s in servers.states():
-        m = out.servers.add(name=s.name, transport=s.transport, state=s.state, starts=s.starts, last_error=s.last_error)
+        m = out.servers.add(
+            name=s.name,
+            transport=s.transport,
+            state=s.state,
+            starts=s.starts,
+            last_error=s.last_error,
+        )
         for t in s.tools:
-            tm = m.tools.add(name=t.name, description=t.description, input_schema_json=t.input_schema_json)
+            tm = m.tools.add(
+                name=t.name, description=t.description, input_schema_json=t.input_schema_json
+            )
             if t.read_only is not None:
                 tm.read_only_hint = t.read_only
             if t.destructive is not None:
@@ -165,8 +196,10 @@ def refuse_daemon_call(cp: Checkpoint | None, session_id: str, call_id: str) -> 
 def _tool_of(cp: Checkpoint, call_id: str) -> ToolSpec | None:
     """The tool of the call ``call_id``: the lead's, or a sub-agent's (``locate``)."""
     found = locate(cp, call_id)
-    if found is None or found[0] is None:
+    if found is None:
         return None
     spec, messages, own = found
+    if spec is None:
+        return None
     name = next((c.name for m in messages for c in m.tool_calls if c.id == own), "")
     return spec.tool(name) if name else None

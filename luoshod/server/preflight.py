@@ -66,11 +66,15 @@ async def open_store(store: Store, url: str) -> None:
     handlers = list(logging.getLogger().handlers)
     for h in handlers:
         h.addFilter(held)
+
     def say_waiting() -> None:
-        said = [r.getMessage().splitlines()[0] for r in held.records if r.levelno >= logging.WARNING]
+        said = [
+            r.getMessage().splitlines()[0] for r in held.records if r.levelno >= logging.WARNING
+        ]
         log.warning(
             "waiting for the store %s%s; still trying, until its connect timeout",
-            redact_url(url), f": {said[-1]}" if said else " to answer",
+            redact_url(url),
+            f": {said[-1]}" if said else " to answer",
         )
 
     said_waiting = asyncio.get_running_loop().call_later(SAY_WAITING_AFTER_S, say_waiting)
@@ -78,12 +82,17 @@ async def open_store(store: Store, url: str) -> None:
         await store.open()
     except StoreError as e:
         cause = str(e)
-        said = [r.getMessage().splitlines()[0] for r in held.records if r.levelno >= logging.WARNING]
+        said = [
+            r.getMessage().splitlines()[0] for r in held.records if r.levelno >= logging.WARNING
+        ]
         if said:
             cause = f"{said[-1]} ({e})"
         if e.metadata.get("written_by") == NEWER_LUOSHOD:
             # The URL is right and the store is there: this luoshod is too old for it.
-            fix = "upgrade luoshod (and the store's driver) to serve it, or point --store at a store this version wrote"
+            fix = (
+                "upgrade luoshod (and the store's driver) to serve it, or point --store at a "
+                "store this version wrote"
+            )
         else:
             fix = "check the --store URL and that the store is reachable"
         raise ConfigError(f"store: cannot open {redact_url(url)}: {cause}; {fix}") from None

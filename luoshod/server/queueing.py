@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import Checkpoint, QueuedInput, Status
@@ -111,7 +112,9 @@ def run_request(request: pb.ExecuteRequest) -> RunRequest:
         history_limit=check_history_limit(request.history_limit)
         if request.HasField("history_limit")
         else None,
-        retention_s=float(request.retention_seconds) if request.HasField("retention_seconds") else None,
+        retention_s=float(request.retention_seconds)
+        if request.HasField("retention_seconds")
+        else None,
         # REJECT (or unset) as 0: the digest of a plain Execute stays what it was (R74).
         if_busy=0 if (busy := check_if_busy(request.if_busy)) == pb.IF_BUSY_REJECT else busy,
     )
@@ -127,7 +130,9 @@ class Queued:
 
     def encode(self) -> bytes:
         body = {
-            "execute": base64.b64encode(self.request.SerializeToString(deterministic=True)).decode(),
+            "execute": base64.b64encode(
+                self.request.SerializeToString(deterministic=True)
+            ).decode(),
             "rollback_run": self.rollback_run,
         }
         return json.dumps(body, sort_keys=True).encode()
@@ -135,7 +140,9 @@ class Queued:
     @classmethod
     def decode(cls, data: bytes) -> Queued:
         body = json.loads(data)
-        return cls(pb.ExecuteRequest.FromString(base64.b64decode(body["execute"])), body["rollback_run"])
+        return cls(
+            pb.ExecuteRequest.FromString(base64.b64decode(body["execute"])), body["rollback_run"]
+        )
 
     @property
     def interrupts(self) -> bool:
@@ -252,7 +259,9 @@ class InputQueue:
             sid, rid, item.encode(), front=item.interrupts, now=self.runner.engine.clock()
         )
         kept = Queued.decode(entry.data).request
-        if kept.SerializeToString(deterministic=True) != request.SerializeToString(deterministic=True):
+        if kept.SerializeToString(deterministic=True) != request.SerializeToString(
+            deterministic=True
+        ):
             raise InvalidArgument(
                 f"request id {rid!r} is already queued in session {sid!r} for a different "
                 "request; a retry must send the same request, a new request a new id",
@@ -295,14 +304,20 @@ class InputQueue:
                         break
                 if not run_id:
                     record = await store.find_request(sid, rid)
-                    if record is not None and record.end is not None and (cp := await store.load(sid)):
+                    if (
+                        record is not None
+                        and record.end is not None
+                        and (cp := await store.load(sid))
+                    ):
                         # It ended and the log no longer keeps its start: replayed (R74).
                         async for event in self.runner.replay(replay(cp, record)):
                             yield event
                         return
-                    if record is None and not any(
-                        q.request_id == rid for q in await store.queued_inputs(sid)
-                    ) and await store.find_request(sid, rid) is None:
+                    if (
+                        record is None
+                        and not any(q.request_id == rid for q in await store.queued_inputs(sid))
+                        and await store.find_request(sid, rid) is None
+                    ):
                         if (run := self._refused.pop((sid, rid), None)) is not None:
                             raise run
                         if cursor == (await store.read_events(sid, after_seq=cursor, limit=0)).last:
@@ -437,7 +452,9 @@ class InputQueue:
             # of times a second, until the other daemon let go.
             self._again.discard(sid)
             return False
-        if isinstance(error, SessionAwaitingApproval | ShuttingDown | RunInterrupted | StoreError | LeaseLost):
+        if isinstance(
+            error, SessionAwaitingApproval | ShuttingDown | RunInterrupted | StoreError | LeaseLost
+        ):
             return False  # not applied: it stays first in the queue
         if isinstance(error, LuoshoError):
             return await self._drop(sid, head.request_id, error)

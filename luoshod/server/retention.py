@@ -47,13 +47,16 @@ class Retention:
         self.default_s, self.every_s, self.clock = default_s, every_s, clock
         registry = registry or CollectorRegistry()
         self.deleted = Counter(
-            "luoshod_retention_deleted", "Finished sessions deleted by the daemon's retention", registry=registry
+            "luoshod_retention_deleted",
+            "Finished sessions deleted by the daemon's retention",
+            registry=registry,
         )
         self.sweeps = Counter(
             "luoshod_retention_sweeps", "Retention sweeps completed", registry=registry
         )
         self.last_sweep = Gauge(
-            "luoshod_retention_last_sweep_timestamp_seconds", "When the last retention sweep ended",
+            "luoshod_retention_last_sweep_timestamp_seconds",
+            "When the last retention sweep ended",
             registry=registry,
         )
         self._task: asyncio.Task[None] | None = None
@@ -82,9 +85,12 @@ class Retention:
                 )
                 for summary in page:
                     old = now - summary.updated_at > self.default_s > 0
-                    if summary.session_id not in marked and (old or not queue):
-                        if await self._expired(summary.session_id, now):
-                            deleted.append(summary.session_id)
+                    if (
+                        summary.session_id not in marked
+                        and (old or not queue)
+                        and await self._expired(summary.session_id, now)
+                    ):
+                        deleted.append(summary.session_id)
                 if not token:
                     break
         for sid in sorted(marked):
@@ -114,7 +120,11 @@ class Retention:
                     return False
             finally:
                 self.runs.end(claim)
-        except (SessionBusy, LeaseLost, ShuttingDown) as e:  # running again: kept, looked at next time
+        except (
+            SessionBusy,
+            LeaseLost,
+            ShuttingDown,
+        ) as e:  # running again: kept, looked at next time
             log.info("session %s not deleted by retention: %s", sid, e)
             return False
         self.deleted.inc()

@@ -16,15 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from google.protobuf import json_format
+
 from luosho.v1 import agent_pb2 as pb
 
 from .. import logs
 from ..engine import (
+    CLIENT_GONE,
     DETACHED,
     TOOL_CALL,
     Engine,
@@ -39,7 +42,7 @@ from ..errors import SessionBusy, ShuttingDown
 from ..store import Capability, Store
 from . import convert, stored_events
 from .hub import END, EventHub
-from .runs import CLIENT_GONE, SHUTDOWN, ActiveRun, RunRegistry
+from .runs import SHUTDOWN, ActiveRun, RunRegistry
 from .webhooks import Notifier
 
 # The service's logger: its lines (a run's events at DEBUG, how a run ended) keep their name.
@@ -51,7 +54,7 @@ REPLAY_PAGE = 500
 FAILURE_NOTICE_WAIT_S = 5.0
 
 #: What starts a run: ``Engine.run`` or ``Engine.resolve``.
-StartRun = Callable[..., Awaitable[object]]
+StartRun = Callable[..., Coroutine[Any, Any, object]]
 
 
 class EventQueue:
@@ -164,14 +167,19 @@ class Runner:
         #: Told the session id when a run ends (the input queue's ``kick``, R68).
         self.after_run: Callable[[str], None] = lambda session_id: None
 
-    async def start(self, session_id: str, start: StartRun, req: RunRequest | ResolveRequest) -> Started:
+    async def start(
+        self, session_id: str, start: StartRun, req: RunRequest | ResolveRequest
+    ) -> Started:
         """Claim the session (``SessionBusy``) and start its run as a task of its own;
         its events go to the sink's queue (``None`` at the end) and the session's
         watchers. When it ends, :attr:`after_run` is told."""
         logs.session_id.set(session_id)  # the run's task and its log lines inherit it
         run = await self.runs.begin(session_id)
         sink = QueueSink(
-            self.hub, self.observer, self.log_contents, self.notifier.event if self.notifier else None
+            self.hub,
+            self.observer,
+            self.log_contents,
+            self.notifier.event if self.notifier else None,
         )
         task = asyncio.create_task(start(req, sink, run, run.control))
 
@@ -186,7 +194,11 @@ class Runner:
                     # Every "run start" has its end in the log: here, a run that stopped at a
                     # boundary (its caller left, e.g. `approvals approve` once the run waits
                     # on the app's tools; or the daemon stops), resumable later.
-                    log.info("run stopped session=%s: %s; its checkpoint is kept for a Resume", session_id, e.reason)
+                    log.info(
+                        "run stopped session=%s: %s; its checkpoint is kept for a Resume",
+                        session_id,
+                        e.reason,
+                    )
                 elif isinstance(e, SessionBusy):
                     # Refused before it began (another daemon's lease): no run to end.
                     log.info("run not started session=%s: %s", session_id, e)
@@ -214,10 +226,16 @@ class Runner:
         (R74) yields that run's events."""
         started = await self.start(session_id, start, req)
         run, sink, task = started.run, started.sink, started.task
+
         # The caller going away (cancel, disconnect, deadline) ends the RPC; the run then
         # stops at its next boundary. grpc may cancel the handler outside this generator,
         # so the RPC's own completion is what we watch, not a CancelledError here.
-        context.add_done_callback(lambda _: run.done.is_set() or run.control.interrupt(CLIENT_GONE))
+        def gone(_: object) -> None:
+            if not run.done.is_set():
+                run.control.interrupt(CLIENT_GONE)
+
+        # types-grpcio's _DoneCallback is a class, not a Protocol: no function matches it.
+        context.add_done_callback(gone)  # type: ignore[arg-type]  # see above
         while (event := await sink.queue.get()) is not None:
             yield event
             # A daemon tool's call (MCP) runs on in the daemon: only the app's calls detach.

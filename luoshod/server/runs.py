@@ -8,8 +8,9 @@ import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
+from typing import Any
 
-from ..engine import CALLER_LEFT, CLIENT_GONE, RunControl, ToolOutcome
+from ..engine import CALLER_LEFT, RunControl, ToolOutcome
 from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
 from .admission import Admission
 
@@ -166,11 +167,13 @@ class RunRegistry:
         return len(self._runs)
 
     @staticmethod
-    async def _wait(runs: list[ActiveRun], timeout: float, hurry: asyncio.Event | None = None) -> None:
+    async def _wait(
+        runs: list[ActiveRun], timeout: float, hurry: asyncio.Event | None = None
+    ) -> None:
         if not runs:
             return
         ended = asyncio.ensure_future(asyncio.gather(*(r.done.wait() for r in runs)))
-        waits: set[asyncio.Future[object]] = {ended}
+        waits: set[asyncio.Future[Any]] = {ended}
         if hurry is not None:
             waits.add(asyncio.ensure_future(hurry.wait()))
         try:

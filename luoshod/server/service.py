@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
@@ -50,7 +51,6 @@ from .runs import ActiveRun, Delivery, RunRegistry
 from .status import streaming, unary
 from .validation import (
     check_agent,
-    check_history_limit,
     check_json,
     check_messages,
     check_page_size,
@@ -180,7 +180,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         if approval is None and req.request_id and req.session_id:
             # Perhaps a retry whose first attempt claimed the approval (R74): the engine
             # resumes or replays that run, or answers APPROVAL_NOT_FOUND.
-            async for event in self.runner.stream(req.session_id, self.engine.resolve, req, context):
+            async for event in self.runner.stream(
+                req.session_id, self.engine.resolve, req, context
+            ):
                 yield pb.ResolveResponse(event=event)
             return
         if approval is None:
@@ -190,11 +192,15 @@ class AgentService(pb_grpc.AgentServiceServicer):
             )
         with self.runs.resolving(req.approval_id):
             audit.record(
-                "approve" if req.approved else "reject", context,
-                approval=req.approval_id, session=approval.session_id,
+                "approve" if req.approved else "reject",
+                context,
+                approval=req.approval_id,
+                session=approval.session_id,
             )
             detach = request.detach_on_tool_call
-            async for event in self.runner.stream(approval.session_id, self.engine.resolve, req, context, detach=detach):
+            async for event in self.runner.stream(
+                approval.session_id, self.engine.resolve, req, context, detach=detach
+            ):
                 yield pb.ResolveResponse(event=event)
 
     # -- unary ------------------------------------------------------------------------------
@@ -247,8 +253,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     expires_at=convert.timestamp(holder.expires_at).ToJsonString(),
                 )
             raise ToolCallNotPending(
-                f"tool call {call_id!r} of session {sid!r} has no result and no run is waiting for it"
-                + ("" if run else "; resume the session to run it again"),
+                f"tool call {call_id!r} of session {sid!r} has no result and no run is waiting "
+                "for it" + ("" if run else "; resume the session to run it again"),
                 session_id=sid,
                 tool_call_id=call_id,
             )
@@ -274,7 +280,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 return None
 
     @unary
-    async def Cancel(self, request: pb.CancelRequest, context: grpc.aio.ServicerContext) -> pb.CancelResponse:
+    async def Cancel(
+        self, request: pb.CancelRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CancelResponse:
         run = self.runs.get(check_session_id(request.session_id))
         if run is None:
             return pb.CancelResponse(cancelled=False)
@@ -318,15 +326,24 @@ class AgentService(pb_grpc.AgentServiceServicer):
         else:
             raise InvalidArgument(f"unknown status {request.status}", reason="INVALID_STATUS")
         # A prefix of a valid id is a valid id: the same check, naming its own field.
-        prefix = request.session_id_prefix and check_session_id(request.session_id_prefix, "session_id_prefix")
+        prefix = request.session_id_prefix and check_session_id(
+            request.session_id_prefix, "session_id_prefix"
+        )
         try:
             page, token = await self.store.list_sessions(
-                status=status, page_size=page_size, page_token=request.page_token, prefix=prefix,
+                status=status,
+                page_size=page_size,
+                page_token=request.page_token,
+                prefix=prefix,
                 newest_first=request.newest_first,
             )
         except ValueError as e:
             raise InvalidArgument(str(e), reason="INVALID_PAGE_TOKEN") from None
-        total = await self.store.count_sessions(status=status, prefix=prefix) if request.include_total_size else 0
+        total = (
+            await self.store.count_sessions(status=status, prefix=prefix)
+            if request.include_total_size
+            else 0
+        )
         return pb.ListSessionsResponse(
             sessions=[convert.summary_pb(s) for s in page], next_page_token=token, total_size=total
         )
@@ -387,30 +404,47 @@ class AgentService(pb_grpc.AgentServiceServicer):
         )
 
     @unary
-    async def Fork(self, request: pb.ForkRequest, context: grpc.aio.ServicerContext) -> pb.ForkResponse:
+    async def Fork(
+        self, request: pb.ForkRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ForkResponse:
         check_size(request, self.limits.max_payload_bytes)
         sid = check_session_id(request.session_id)
-        new_id = check_session_id(request.new_session_id, "new_session_id") if request.new_session_id else ""
+        new_id = (
+            check_session_id(request.new_session_id, "new_session_id")
+            if request.new_session_id
+            else ""
+        )
         p = request.patch
         patch = ForkPatch(
-            messages=check_messages(list(p.messages), "patch.messages") if p.replace_messages else None,
+            messages=check_messages(list(p.messages), "patch.messages")
+            if p.replace_messages
+            else None,
             business_state_json=check_json(p.business_state_json, "patch.business_state_json")
             if p.HasField("business_state_json")
             else None,
-            tool_result=check_tool_result_patch(p.tool_result) if p.HasField("tool_result") else None,
+            tool_result=check_tool_result_patch(p.tool_result)
+            if p.HasField("tool_result")
+            else None,
             append_input=p.append_input,
         )
         claim = await self.runs.begin(new_id) if new_id else None  # nobody runs it while it is made
         try:
             forked = await fork(
-                self.store, sid, request.from_step, new_session_id=new_id, patch=patch, clock=self.engine.clock
+                self.store,
+                sid,
+                request.from_step,
+                new_session_id=new_id,
+                patch=patch,
+                clock=self.engine.clock,
             )
         finally:
             if claim is not None:
                 self.runs.end(claim)
         audit.record("fork", context, session=sid, step=forked.step, new_session=forked.session_id)
         return pb.ForkResponse(
-            session_id=forked.session_id, step=forked.step, checkpoint=convert.checkpoint_pb(forked.checkpoint)
+            session_id=forked.session_id,
+            step=forked.step,
+            checkpoint=convert.checkpoint_pb(forked.checkpoint),
         )
 
     @unary
@@ -441,7 +475,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 page = await self.store.read_events(sid, after_seq=last, limit=WATCH_PAGE)
                 if request.after_seq and page.first_kept and last + 1 < page.first_kept:
                     raise EventsOutOfRange(
-                        f"events after {last} are no longer kept; the oldest kept is {page.first_kept}",
+                        f"events after {last} are no longer kept; the oldest kept is "
+                        f"{page.first_kept}",
                         session_id=sid,
                         after_seq=last,
                         oldest_kept_seq=page.first_kept,
@@ -455,15 +490,17 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if self.runs.get(sid) is None and not request.follow:
                 return
             while True:
-                event = await live.get()
-                if event is SHUTDOWN_MARK:
-                    raise ShuttingDown("the daemon is shutting down; reconnect with your cursor", session_id=sid)
-                if event is END:
+                news = await live.get()
+                if news is SHUTDOWN_MARK:
+                    raise ShuttingDown(
+                        "the daemon is shutting down; reconnect with your cursor", session_id=sid
+                    )
+                if news is END or news is None:  # END is None: the narrowing needs it said
                     if request.follow:
                         continue
                     return
-                if event.seq == 0:  # text.delta: progress only, never replayed
-                    yield pb.WatchResponse(event=event)
-                elif event.seq > last:  # else already replayed
-                    last = event.seq
-                    yield pb.WatchResponse(event=event)
+                if news.seq == 0:  # text.delta: progress only, never replayed
+                    yield pb.WatchResponse(event=news)
+                elif news.seq > last:  # else already replayed
+                    last = news.seq
+                    yield pb.WatchResponse(event=news)

@@ -54,7 +54,7 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
 def code_for(err: E.LuoshoError) -> grpc.StatusCode:
     for cls in type(err).__mro__:
         if cls in GRPC_CODES:
-            return GRPC_CODES[cls]  # type: ignore[index]
+            return GRPC_CODES[cls]
     return grpc.StatusCode.INTERNAL
 
 
@@ -99,7 +99,9 @@ def streaming(
     fn: Callable[[Any, Req, grpc.aio.ServicerContext], AsyncIterator[Resp]],
 ) -> Callable[[Any, Req, grpc.aio.ServicerContext], AsyncIterator[Resp]]:
     @functools.wraps(fn)
-    async def handler(self: Any, request: Req, context: grpc.aio.ServicerContext) -> AsyncIterator[Resp]:
+    async def handler(
+        self: Any, request: Req, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[Resp]:
         try:
             async for item in fn(self, request, context):
                 yield item

@@ -58,7 +58,8 @@ def check(
         )
     if len(agent.subagents) > MAX_SUBAGENTS:
         raise InvalidArgument(
-            f"{field} declares {len(agent.subagents)} sub-agents, over the limit of {MAX_SUBAGENTS}",
+            f"{field} declares {len(agent.subagents)} sub-agents, over the limit of "
+            f"{MAX_SUBAGENTS}",
             reason="TOO_MANY_SUBAGENTS",
             field=f"{field}.subagents",
             limit=MAX_SUBAGENTS,
@@ -106,8 +107,10 @@ def check(
             )
         if not sub.HasField("agent"):
             raise InvalidArgument(
-                f"{where} ({sub.name!r}) has no agent", reason="INVALID_SUBAGENT",
-                field=f"{where}.agent", subagent=sub.name,
+                f"{where} ({sub.name!r}) has no agent",
+                reason="INVALID_SUBAGENT",
+                field=f"{where}.agent",
+                subagent=sub.name,
             )
         size = sub.agent.ByteSize()
         if size > MAX_SUBAGENT_SPEC_BYTES:

@@ -9,6 +9,7 @@ import re
 
 from google.protobuf.message import Message as ProtoMessage
 from jsonschema.exceptions import SchemaError
+
 from luosho.v1 import agent_pb2 as pb
 
 from ..domain import AgentSpec, Message, Role
@@ -62,13 +63,19 @@ def check_json(text: str, field: str) -> str:
     try:
         json.loads(text)
     except ValueError as e:
-        raise InvalidArgument(f"{field} is not valid JSON: {e}", reason="INVALID_JSON", field=field) from None
+        raise InvalidArgument(
+            f"{field} is not valid JSON: {e}", reason="INVALID_JSON", field=field
+        ) from None
     return text
 
 
 def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
     if not agent.model:
-        raise InvalidArgument(f"{field}.model is required ('provider:model')", reason="INVALID_MODEL", field=f"{field}.model")
+        raise InvalidArgument(
+            f"{field}.model is required ('provider:model')",
+            reason="INVALID_MODEL",
+            field=f"{field}.model",
+        )
     seen: set[str] = set()
     for n, tool in enumerate(agent.tools):
         where = f"{field}.tools[{n}]"
@@ -80,7 +87,9 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
             )
         if tool.name in seen:
             raise InvalidArgument(
-                f"tool name {tool.name!r} is declared twice", reason="DUPLICATE_TOOL_NAME", tool=tool.name
+                f"tool name {tool.name!r} is declared twice",
+                reason="DUPLICATE_TOOL_NAME",
+                tool=tool.name,
             )
         seen.add(tool.name)
         if tool.input_schema_json:
@@ -95,7 +104,9 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
                 ) from None
     if agent.HasField("max_steps") and agent.max_steps < 0:
         raise InvalidArgument(
-            f"{field}.max_steps must be >= 0, got {agent.max_steps}", reason="INVALID_MAX_STEPS", max_steps=agent.max_steps
+            f"{field}.max_steps must be >= 0, got {agent.max_steps}",
+            reason="INVALID_MAX_STEPS",
+            max_steps=agent.max_steps,
         )
     if agent.HasField("tool_concurrency") and agent.tool_concurrency < 1:
         raise InvalidArgument(
@@ -139,17 +150,23 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
     for n, m in enumerate(messages):
         where = f"{field}[{n}]"
         if m.role not in convert.ROLE_FROM_PB:
-            raise InvalidArgument(f"{where}.role is required", reason="INVALID_MESSAGE", field=f"{where}.role")
+            raise InvalidArgument(
+                f"{where}.role is required", reason="INVALID_MESSAGE", field=f"{where}.role"
+            )
         _check_tool_ref(m.tool_call_id, f"{where}.tool_call_id")
         _check_tool_ref(m.tool_name, f"{where}.tool_name")
         for k, c in enumerate(m.tool_calls):
             if m.role != pb.ROLE_ASSISTANT:
                 raise InvalidArgument(
-                    f"{where} has tool_calls but is not an assistant message", reason="INVALID_MESSAGE", field=where
+                    f"{where} has tool_calls but is not an assistant message",
+                    reason="INVALID_MESSAGE",
+                    field=where,
                 )
             if not c.id or not c.name:
                 raise InvalidArgument(
-                    f"{where}.tool_calls[{k}] needs an id and a name", reason="INVALID_MESSAGE", field=where
+                    f"{where}.tool_calls[{k}] needs an id and a name",
+                    reason="INVALID_MESSAGE",
+                    field=where,
                 )
             _check_tool_ref(c.id, f"{where}.tool_calls[{k}].id")
             _check_tool_ref(c.name, f"{where}.tool_calls[{k}].name")
@@ -159,7 +176,9 @@ def check_messages(messages: list[pb.Message], field: str = "input") -> list[Mes
         if msg.role is Role.TOOL:
             if not m.tool_call_id:
                 raise InvalidArgument(
-                    f"{where} is a tool message without tool_call_id", reason="INVALID_MESSAGE", field=where
+                    f"{where} is a tool message without tool_call_id",
+                    reason="INVALID_MESSAGE",
+                    field=where,
                 )
             check_json(m.content, f"{where}.content")
         out.append(msg)
@@ -178,21 +197,27 @@ def _check_tool_ref(value: str, field: str) -> None:
 
 def check_page_size(page_size: int) -> int:
     if page_size < 0:
-        raise InvalidArgument(f"page_size must be >= 0, got {page_size}", reason="INVALID_PAGE_SIZE")
+        raise InvalidArgument(
+            f"page_size must be >= 0, got {page_size}", reason="INVALID_PAGE_SIZE"
+        )
     return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 def check_history_limit(limit: int) -> int:
     if limit < 0:
         raise InvalidArgument(
-            f"history_limit must be >= 0, got {limit}", reason="INVALID_HISTORY_LIMIT", history_limit=limit
+            f"history_limit must be >= 0, got {limit}",
+            reason="INVALID_HISTORY_LIMIT",
+            history_limit=limit,
         )
     return limit
 
 
 def check_tool_result_patch(p: pb.ToolResultPatch) -> Message:
     if not p.tool_call_id:
-        raise InvalidArgument("patch.tool_result.tool_call_id is required", reason="INVALID_TOOL_CALL_ID")
+        raise InvalidArgument(
+            "patch.tool_result.tool_call_id is required", reason="INVALID_TOOL_CALL_ID"
+        )
     check_json(p.result_json, "patch.tool_result.result_json")
     return Message(Role.TOOL, p.result_json, (), p.tool_call_id, "", p.is_error)
 
@@ -210,4 +235,6 @@ def decode_offset(token: str) -> int:
             raise ValueError(text)
         return int(text[1:])
     except (ValueError, UnicodeDecodeError):
-        raise InvalidArgument(f"malformed page token {token[:40]!r}", reason="INVALID_PAGE_TOKEN") from None
+        raise InvalidArgument(
+            f"malformed page token {token[:40]!r}", reason="INVALID_PAGE_TOKEN"
+        ) from None

@@ -72,7 +72,9 @@ def parse_events(text: str) -> frozenset[str]:
     """``approval.requested,run.done`` → the set; ``ValueError`` naming an unknown one."""
     names = {n.strip() for n in text.split(",") if n.strip()}
     if unknown := sorted(names - set(EVENTS)):
-        raise ValueError(f"unknown webhook event(s) {', '.join(unknown)}; known: {', '.join(EVENTS)}")
+        raise ValueError(
+            f"unknown webhook event(s) {', '.join(unknown)}; known: {', '.join(EVENTS)}"
+        )
     if not names:
         raise ValueError(f"no webhook event named; known: {', '.join(EVENTS)}")
     return frozenset(names)
@@ -152,7 +154,9 @@ class Notifier:
         registry: CollectorRegistry | None = None,
     ) -> None:
         if Capability.QUEUE not in store.capabilities:
-            raise ValueError(f"webhooks need a store that keeps a queue; {type(store).__name__} does not")
+            raise ValueError(
+                f"webhooks need a store that keeps a queue; {type(store).__name__} does not"
+            )
         self.store, self.config, self.clock = store, config, clock
         self.key = signing_key(config.secret)
         self._wake = asyncio.Event()
@@ -161,15 +165,19 @@ class Notifier:
         self._pending_puts: set[asyncio.Task[None]] = set()
         registry = registry or CollectorRegistry()
         self.pending = Gauge(
-            "luoshod_webhooks_pending", "Notifications in the store's outbox, not yet delivered (as last read)",
+            "luoshod_webhooks_pending",
+            "Notifications in the store's outbox, not yet delivered (as last read)",
             registry=registry,
         )
         self.delivered = Counter(
-            "luoshod_webhooks_delivered", "Notifications delivered (the receiver answered 2xx), by event",
-            ["event"], registry=registry,
+            "luoshod_webhooks_delivered",
+            "Notifications delivered (the receiver answered 2xx), by event",
+            ["event"],
+            registry=registry,
         )
         self.failed = Counter(
-            "luoshod_webhook_attempts_failed", "Delivery attempts that failed (retried with backoff)",
+            "luoshod_webhook_attempts_failed",
+            "Delivery attempts that failed (retried with backoff)",
             registry=registry,
         )
 
@@ -182,7 +190,11 @@ class Notifier:
             approval: Approval = e.data["approval"]
             data = self._approval(approval)
             data["run_id"] = e.run_id
-            return [self.entry(APPROVAL_REQUESTED, _event_id(e.session_id, e.run_id, e.seq, e.type), data)]
+            return [
+                self.entry(
+                    APPROVAL_REQUESTED, _event_id(e.session_id, e.run_id, e.seq, e.type), data
+                )
+            ]
         if e.type == RUN_DONE_EVENT and RUN_DONE in self.config.events:
             d = e.data
             data = {
@@ -203,7 +215,13 @@ class Notifier:
         resolves it."""
         if APPROVAL_EXPIRED not in self.config.events:
             return []
-        return [self.entry(APPROVAL_EXPIRED, _event_id(approval.approval_id, APPROVAL_EXPIRED), self._approval(approval))]
+        return [
+            self.entry(
+                APPROVAL_EXPIRED,
+                _event_id(approval.approval_id, APPROVAL_EXPIRED),
+                self._approval(approval),
+            )
+        ]
 
     async def event(self, e: Event) -> None:
         """Called with each run event once it is durable (its outbox entries with it):
@@ -215,7 +233,9 @@ class Notifier:
         """Deliver now what is due (entries written by the engine's saves)."""
         self._wake.set()
 
-    def run_failed(self, session_id: str, run_id: str, error: BaseException) -> asyncio.Task[None] | None:
+    def run_failed(
+        self, session_id: str, run_id: str, error: BaseException
+    ) -> asyncio.Task[None] | None:
         """A run ended with an error (provider, store, drift…): no run.done says so. No
         store write records a failure, so its notification is written on its own; the
         returned task is that write, which the caller's stream awaits before it reports
@@ -232,7 +252,9 @@ class Notifier:
         }
         if self.config.include_payloads:
             data["message"] = str(error)
-        return self._later(self.put(RUN_FAILED, _event_id(session_id, run_id, "failed", self.clock()), data))
+        return self._later(
+            self.put(RUN_FAILED, _event_id(session_id, run_id, "failed", self.clock()), data)
+        )
 
     def _approval(self, a: Approval) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -314,11 +336,15 @@ class Notifier:
                 done += 1
             else:
                 tries.count += 1
-                wait = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (tries.count - 1))
+                wait = min(
+                    self.config.max_backoff_s, self.config.backoff_s * 2 ** (tries.count - 1)
+                )
                 tries.next_at = self.clock() + wait * random.uniform(0.5, 1.0)
                 self.failed.inc()
                 # Kept with the notification: a restart goes on backing off from here.
-                await self.store.replace_queued_input(OUTBOX, entry.request_id, encode_entry(body, tries))
+                await self.store.replace_queued_input(
+                    OUTBOX, entry.request_id, encode_entry(body, tries)
+                )
         self.pending.set(len(entries) - done)
         return done
 
@@ -326,7 +352,9 @@ class Notifier:
         import aiohttp  # here: a daemon without webhooks (or HTTP listener) loads no HTTP stack
 
         if self._http is None:
-            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.timeout_s))
+            self._http = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.config.timeout_s)
+            )
         ts = int(self.clock())
         headers = {
             "content-type": "application/json",
@@ -339,9 +367,13 @@ class Notifier:
             async with self._http.post(self.config.url, data=body, headers=headers) as resp:
                 if 200 <= resp.status < 300:
                     return True
-                log.warning("webhook %s: the receiver answered %d; retried later", webhook_id, resp.status)
+                log.warning(
+                    "webhook %s: the receiver answered %d; retried later", webhook_id, resp.status
+                )
         except (aiohttp.ClientError, TimeoutError, OSError) as e:
-            log.warning("webhook %s not delivered (%s); retried later", webhook_id, e or type(e).__name__)
+            log.warning(
+                "webhook %s not delivered (%s); retried later", webhook_id, e or type(e).__name__
+            )
         return False
 
 

@@ -16,12 +16,14 @@ from .kit.base import (
     DEFAULT_HISTORY_LIMIT,
     MAX_PAGE_SIZE,
     Capability,
+    SaveOptions,
     Store,
 )
 
 __all__ = [
     "CONTRACT_VERSION",
     "Capability",
+    "SaveOptions",
     "Store",
     "DEFAULT_EVENT_LOG_LIMIT",
     "DEFAULT_HISTORY_LIMIT",
@@ -55,8 +57,10 @@ def driver_for(url: str) -> type[Store]:
             raise ValueError(f"entry point {ep.value!r} for {scheme!r} is not a Store")
         built_for = getattr(cls, "contract_version", None)
         if built_for != CONTRACT_VERSION:
-            said = "declares no contract_version" if built_for is None else (
-                f"is built for store contract {built_for}"
+            said = (
+                "declares no contract_version"
+                if built_for is None
+                else (f"is built for store contract {built_for}")
             )
             raise ValueError(
                 f"the {scheme}:// driver {cls.__qualname__} ({_provider(ep)}) {said}; this "

@@ -2,7 +2,8 @@
 approvals, event log, applied request records and queued inputs, into another.
 
 Each session is read from the source (its latest checkpoint, its history oldest first,
-its pending approvals, its event log and its applied request records, R74) and written to the destination with
+its pending approvals, its event log and its applied request records, R74) and written to the
+destination with
 :meth:`~luoshod.store.kit.base.Store.import_session`, which replaces the session there
 atomically and keeps each entry's ``saved_at`` and each event's seq. Sessions the
 destination holds and the source does not are left alone.
@@ -117,7 +118,11 @@ async def copy_sessions(
             copied = False
         else:
             await destination.import_session(
-                sid, latest=latest, history=history, approvals=approvals, events=events,
+                sid,
+                latest=latest,
+                history=history,
+                approvals=approvals,
+                events=events,
                 requests=records,
             )
             report.copied += 1
@@ -188,9 +193,7 @@ async def copy_store(
         await destination.open()
         try:
             ids = [sid async for sid in session_ids(source)]
-            with tqdm(
-                total=len(ids), unit="session", file=sys.stderr, disable=not progress
-            ) as bar:
+            with tqdm(total=len(ids), unit="session", file=sys.stderr, disable=not progress) as bar:
 
                 def advance(sid: str, copied: bool) -> None:
                     bar.update(1)

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..domain import (
-    SubTask,
     DEFAULT_REQUEST_ID_LIMIT,
     AppliedRequest,
     Approval,
@@ -23,13 +22,14 @@ from ..domain import (
     SessionSummary,
     Status,
     StoredEvent,
+    SubTask,
 )
 from .kit import (
     CONTRACT_VERSION,
     DEFAULT_HISTORY_LIMIT,
     Capability,
-    Store,
     Renewal,
+    Store,
     check_enqueue,
     eventblocks,
     lease_busy,
@@ -212,15 +212,15 @@ class MemoryStore(Store):
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         async with self._lock:
             self._fence(lease)
-            renewed = self._leases[lease.session_id] = replace(
-                lease, expires_at=self.clock() + ttl
-            )
+            renewed = self._leases[lease.session_id] = replace(lease, expires_at=self.clock() + ttl)
             return renewed
 
     async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
         async with self._lock:
             expires_at = self.clock() + ttl
-            current = {l.session_id: t for l in leases if (t := self._token(l.session_id))}
+            current = {
+                lease.session_id: t for lease in leases if (t := self._token(lease.session_id))
+            }
             result = renewal_of(leases, current, expires_at)
             for lease in result.renewed:
                 self._leases[lease.session_id] = lease
@@ -229,11 +229,11 @@ class MemoryStore(Store):
     async def _list_leases(self, owner: str | None, after: str, limit: int) -> list[Lease]:
         now = self.clock()
         live = (
-            l
-            for s, l in self._leases.items()
-            if s > after and l.expires_at > now and owner in (None, l.owner)
+            lease
+            for s, lease in self._leases.items()
+            if s > after and lease.expires_at > now and owner in (None, lease.owner)
         )
-        return sorted(live, key=lambda l: l.session_id)[:limit]
+        return sorted(live, key=lambda lease: lease.session_id)[:limit]
 
     async def release_lease(self, lease: Lease) -> None:
         async with self._lock:
@@ -244,7 +244,11 @@ class MemoryStore(Store):
     async def release_leases_of(self, owner: str) -> int:
         async with self._lock:
             now = self.clock()
-            mine = [s for s, l in self._leases.items() if l.owner == owner and l.expires_at > now]
+            mine = [
+                s
+                for s, lease in self._leases.items()
+                if lease.owner == owner and lease.expires_at > now
+            ]
             for sid in mine:
                 self._leases[sid] = replace(self._leases[sid], expires_at=0.0)
             return len(mine)
@@ -308,7 +312,9 @@ class MemoryStore(Store):
         ids = sorted(
             sid
             for sid, s in self._sessions.items()
-            if s.latest and low <= sid < high and sid != skip
+            if s.latest
+            and low <= sid < high
+            and sid != skip
             and (status is None or s.latest.header.status is status)
         )
         found = [self._sessions[sid].latest for sid in ids[:limit]]
@@ -353,16 +359,15 @@ class MemoryStore(Store):
         async with self._lock:
             return self._queue(session_id, request_id, data, front, now)
 
-    def _queue(self, session_id: str, request_id: str, data: bytes, front: bool, now: float) -> QueuedInput:
+    def _queue(
+        self, session_id: str, request_id: str, data: bytes, front: bool, now: float
+    ) -> QueuedInput:
         """Queue one input (the caller holds the lock)."""
         queue = self._queues.setdefault(session_id, [])
         for q in queue:
             if q.request_id == request_id:
                 return q
-        if not queue:
-            position = 0
-        else:
-            position = queue[0].position - 1 if front else queue[-1].position + 1
+        position = 0 if not queue else queue[0].position - 1 if front else queue[-1].position + 1
         entry = QueuedInput(session_id, request_id, position, data, now)
         if front:
             queue.insert(0, entry)
@@ -431,6 +436,12 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
 def _summary(e: _Entry) -> SessionSummary:
     h = e.header
     return SessionSummary(
-        h.session_id, h.status, h.finish_reason, h.step_index, e.count, h.approval_id, h.updated_at,
+        h.session_id,
+        h.status,
+        h.finish_reason,
+        h.step_index,
+        e.count,
+        h.approval_id,
+        h.updated_at,
         h.last_drift,
     )

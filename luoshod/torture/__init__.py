@@ -52,5 +52,4 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from .runner import add_arguments, main  # noqa: E402
 
-
 __all__ = ["add_arguments", "main"]

@@ -34,13 +34,18 @@ class Zygote:
     def __init__(self, store: str, work: Path) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "luoshod.torture.forkserver", store],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=(work / "fork-server.err").open("wb"),
-            text=True, start_new_session=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=(work / "fork-server.err").open("wb"),
+            text=True,
+            start_new_session=True,
         )
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "ready":
             self.proc.kill()
-            raise RuntimeError(f"the fork server did not start: {(work / 'fork-server.err').read_text()[-2000:]}")
+            raise RuntimeError(
+                f"the fork server did not start: {(work / 'fork-server.err').read_text()[-2000:]}"
+            )
 
     def spawn(self, args: list[str], out: Path, err: Path) -> int:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -90,7 +95,9 @@ class Process:
 class Daemon:
     """One ``luoshod serve`` process, its output in files of the work directory."""
 
-    def __init__(self, name: str, store: str, work: Path, lease_ttl: float, zygote: Zygote | None) -> None:
+    def __init__(
+        self, name: str, store: str, work: Path, lease_ttl: float, zygote: Zygote | None
+    ) -> None:
         self.name, self.store, self.work, self.lease_ttl = name, store, work, lease_ttl
         self.zygote = zygote
         self.proc: Process | None = None
@@ -101,11 +108,20 @@ class Daemon:
 
     def serve_args(self) -> list[str]:
         return [
-            "serve", "--listen", "127.0.0.1:0",
-            "--store", self.store, "--scripted-call-log", str(self.work / "model-calls.jsonl"),
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            self.store,
+            "--scripted-call-log",
+            str(self.work / "model-calls.jsonl"),
             # A stable owner: a restarted daemon takes back at once its killed self's leases.
-            "--lease-owner", f"torture-{self.name}",
-            "--lease-ttl-s", f"{self.lease_ttl:g}", "--lease-renew-s", f"{self.lease_ttl / 4:g}",
+            "--lease-owner",
+            f"torture-{self.name}",
+            "--lease-ttl-s",
+            f"{self.lease_ttl:g}",
+            "--lease-renew-s",
+            f"{self.lease_ttl / 4:g}",
         ]
 
     def start(self) -> None:
@@ -118,8 +134,11 @@ class Daemon:
         else:
             with out.open("wb") as o, err.open("wb") as e:
                 popen = subprocess.Popen(
-                    [sys.executable, "-m", "luoshod", *self.serve_args()], stdout=o, stderr=e,
-                    start_new_session=True, preexec_fn=die_with_parent,
+                    [sys.executable, "-m", "luoshod", *self.serve_args()],
+                    stdout=o,
+                    stderr=e,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent,
                 )
             self.proc = Process(popen.pid, popen)
         deadline = time.monotonic() + START_TIMEOUT_S

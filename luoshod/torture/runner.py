@@ -12,12 +12,14 @@ import random
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
+
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
@@ -45,7 +47,7 @@ class Idle(Exception):
     """A stream brought no event for ``FOLLOW_IDLE_S``."""
 
 
-async def _responses(call: Any, idle_s: float):  # type: ignore[no-untyped-def]
+async def _responses(call: Any, idle_s: float):
     """A stream's responses; with ``idle_s``, :class:`Idle` (the call cancelled) when none
     comes for that long."""
     if not idle_s:
@@ -90,7 +92,7 @@ class Torture:
         self.boundaries: Counter[str] = Counter()
         self.kills: Counter[str] = Counter()
         self.stats: Counter[str] = Counter()
-        self.phases: Counter[str] = Counter()  # where a run's time went, in seconds
+        self.phases: defaultdict[str, float] = defaultdict(float)  # where a run's time went, in s
         self.cycle = 0
         self.last_strike = ""
         self.call_log_offset = 0
@@ -119,8 +121,12 @@ class Torture:
                 self.check_model_calls(known)  # those of runs a check's Watch answered
                 self.phases["checking the store"] += time.monotonic() - began
                 if not self.o.quiet:
-                    print(f"cycle {self.cycle}/{self.o.cycles}: {self.last_strike}; "
-                          f"{len(self.violations)} violation(s)", file=sys.stderr, flush=True)
+                    print(
+                        f"cycle {self.cycle}/{self.o.cycles}: {self.last_strike}; "
+                        f"{len(self.violations)} violation(s)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 if self.violations and self.o.stop_on_violation:
                     break
             # Every queued input run to its end, nothing killed, and then checked as such;
@@ -132,7 +138,9 @@ class Torture:
                 self.phases["running queued inputs to the end"] += time.monotonic() - began
             else:
                 self.stats["queued inputs not run to the end: stopped at the first violation"] = 1
-            await self.check(everything=True, final=whole)  # the settled sessions once more, at the end
+            await self.check(
+                everything=True, final=whole
+            )  # the settled sessions once more, at the end
         finally:
             for d in self.daemons:
                 d.thaw()
@@ -208,7 +216,7 @@ class Torture:
             if not d.alive:
                 d.start()
 
-    async def wait_for_clients(self, tasks: list[asyncio.Future[None]], victim: Daemon) -> None:
+    async def wait_for_clients(self, tasks: Sequence[asyncio.Future[None]], victim: Daemon) -> None:
         """Until every session's client is done; at most ``RUN_TIMEOUT_S``, and at most
         ``STALL_S`` once the victim is stopped (the other daemon may wait on a lock the
         stopped one holds: that is counted, and the clients give up for this cycle)."""
@@ -220,7 +228,14 @@ class Torture:
             if victim.stopped and stalled_at is None:
                 stalled_at = loop.time() + STALL_S
             if pending and (loop.time() > deadline or (stalled_at and loop.time() > stalled_at)):
-                self.stats["cycles cut short: " + ("the other daemon stalled while one was stopped" if stalled_at else "clients timed out")] += 1
+                self.stats[
+                    "cycles cut short: "
+                    + (
+                        "the other daemon stalled while one was stopped"
+                        if stalled_at
+                        else "clients timed out"
+                    )
+                ] += 1
                 for t in pending:
                     t.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
@@ -228,7 +243,9 @@ class Torture:
         self.client_errors([t.exception() for t in tasks if t.done() and not t.cancelled()])
 
     def strike(self, daemon: Daemon, how: str, when: str) -> None:
-        self.last_strike = f"{'SIGSTOP' if how == 'sigstop' else 'kill -9'} daemon {daemon.name} {when}"
+        self.last_strike = (
+            f"{'SIGSTOP' if how == 'sigstop' else 'kill -9'} daemon {daemon.name} {when}"
+        )
         if how == "sigstop":
             daemon.freeze()
             self.kills["SIGSTOP past the lease TTL"] += 1
@@ -275,13 +292,23 @@ class Torture:
 
     # -- one session's client --------------------------------------------------------------
 
-    async def drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,  # type: ignore[no-untyped-def]
-                    *, enqueue: bool = False) -> None:
+    async def drive(
+        self,
+        s: Session,
+        daemon: Daemon,
+        stub: pb_grpc.AgentServiceStub,
+        boundary,
+        *,
+        enqueue: bool = False,
+    ) -> None:
         """Run (or resume) one session until it ends or its daemon dies; a run paused on
         an approval is resolved, and the resolved run driven on. Queued inputs sent and not
         yet seen applied are followed first (and those ``enqueue`` sends while a run is
         active), each by its own task: it answers the tool calls of the run that applies it."""
-        s.followers = [asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary)) for rid in s.outstanding()]
+        s.followers = [
+            asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary))
+            for rid in s.outstanding()
+        ]
         if s.followers:
             self.stats["queued inputs followed again (their Execute retried)"] += len(s.followers)
         try:
@@ -294,9 +321,11 @@ class Torture:
                 await asyncio.gather(*s.followers, return_exceptions=True)
             s.followers = []
 
-    async def _drive(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, enqueue: bool) -> None:  # type: ignore[no-untyped-def]
+    async def _drive(
+        self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, enqueue: bool
+    ) -> None:
         idle = 0
-        for attempt in range(100):
+        for _attempt in range(100):
             try:
                 if s.awaiting:
                     if not await self.resolve(s, daemon, stub, boundary):
@@ -304,11 +333,16 @@ class Torture:
                 elif pending := [t for t in s.followers if not t.done()]:
                     # A queued input's run holds the session (or will): its follower answers
                     # it. Resolve if it pauses; look at the store when nothing moves.
-                    done, _ = await asyncio.wait(pending, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                    done, _ = await asyncio.wait(
+                        pending, timeout=1.0, return_when=asyncio.FIRST_COMPLETED
+                    )
                     idle = 0 if done else idle + 1
-                    if idle >= 2 and (cp := await self.stored(stub, s)) is not None:
-                        if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL:
-                            s.awaiting = cp.approval_id
+                    if (
+                        idle >= 2
+                        and (cp := await self.stored(stub, s)) is not None
+                        and cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
+                    ):
+                        s.awaiting = cp.approval_id
                     continue
                 elif s.finished:
                     return
@@ -330,34 +364,50 @@ class Torture:
                 if e.code() == grpc.StatusCode.ABORTED and "SESSION_BUSY" in reason:
                     await asyncio.sleep(0.1)  # another daemon's lease: wait it out (R51)
                     continue
-                if e.code() == grpc.StatusCode.FAILED_PRECONDITION and reason == "SESSION_AWAITING_APPROVAL":
-                    cp = (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)).checkpoint
+                if (
+                    e.code() == grpc.StatusCode.FAILED_PRECONDITION
+                    and reason == "SESSION_AWAITING_APPROVAL"
+                ):
+                    cp = (
+                        await stub.GetSession(
+                            pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S
+                        )
+                    ).checkpoint
                     s.awaiting = cp.approval_id  # paused by a run whose end this client missed
                     continue
                 if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                     return  # the daemon died
                 if e.code() == grpc.StatusCode.ABORTED and "LEASE_LOST" in reason:
                     return
-                self.violate("errors", s, f"the run failed with {e.code().name} {reason}: {e.details()}")
+                self.violate(
+                    "errors", s, f"the run failed with {e.code().name} {reason}: {e.details()}"
+                )
                 return
 
     async def stored(self, stub: pb_grpc.AgentServiceStub, s: Session) -> pb.Checkpoint | None:
         try:
-            return (await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)).checkpoint
+            return (
+                await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)
+            ).checkpoint
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.NOT_FOUND:
                 return None
             raise
 
-    def enqueue(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, *, then: bool) -> None:  # type: ignore[no-untyped-def]
+    def enqueue(
+        self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary, *, then: bool
+    ) -> None:
         """Send one more input with ``if_busy=ENQUEUE`` (its own request id), followed by a
         task of its own; ``then``: once it is acknowledged, send another."""
         if not s.may_enqueue():
             return
         rid = f"{s.sid}-q{len(s.queued) + 1}"
         s.queued[rid] = pb.ExecuteRequest(
-            session_id=s.sid, input=[pb.Message(role=pb.ROLE_USER, content=queued_text(rid))],
-            agent=spec_for(s.concurrency), request_id=rid, if_busy=pb.IF_BUSY_ENQUEUE,
+            session_id=s.sid,
+            input=[pb.Message(role=pb.ROLE_USER, content=queued_text(rid))],
+            agent=spec_for(s.concurrency),
+            request_id=rid,
+            if_busy=pb.IF_BUSY_ENQUEUE,
         )
         self.stats["queued inputs sent (if_busy ENQUEUE)"] += 1
 
@@ -365,32 +415,60 @@ class Torture:
             if then:
                 self.enqueue(s, daemon, stub, boundary, then=False)
 
-        s.followers.append(asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary, on_ack=acked)))
+        s.followers.append(
+            asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary, on_ack=acked))
+        )
 
-    async def follow(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, rid: str, boundary,  # type: ignore[no-untyped-def]
-                     on_ack=None) -> None:
+    async def follow(
+        self,
+        s: Session,
+        daemon: Daemon,
+        stub: pb_grpc.AgentServiceStub,
+        rid: str,
+        boundary,
+        on_ack=None,
+    ) -> None:
         """Send (or send again: a retry, the same request id, R74) the queued input ``rid``
         and follow its stream: ``input.queued`` (the acknowledgement), then the run that
         applies it, whose tool calls this answers, whichever daemon runs it. Done once the
         input is in the transcript; the daemon dying ends it (the next drive follows again)."""
         request = s.queued[rid]
-        for attempt in range(20):
+        for _attempt in range(20):
             if daemon.stopped:
                 return
             try:
                 try:
-                    await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, set(),
-                                      queued=rid, on_ack=on_ack, idle_s=FOLLOW_IDLE_S)
+                    await self.stream(
+                        s,
+                        daemon,
+                        stub,
+                        lambda: stub.Execute(request),
+                        boundary,
+                        set(),
+                        queued=rid,
+                        on_ack=on_ack,
+                        idle_s=FOLLOW_IDLE_S,
+                    )
                 except Idle:
-                    self.stats[f"queued inputs' streams sent again after {FOLLOW_IDLE_S:g} s without an event"] += 1
+                    self.stats[
+                        f"queued inputs' streams sent again after {FOLLOW_IDLE_S:g} s without an "
+                        "event"
+                    ] += 1
                 cp = await self.stored(stub, s)
             except grpc.aio.AioRpcError as e:
                 reason = _reason(e)
-                if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) or "LEASE_LOST" in reason:
+                if (
+                    e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+                    or "LEASE_LOST" in reason
+                ):
                     return  # the daemon died (or lost the session): followed again next time
                 if e.code() == grpc.StatusCode.ABORTED and reason == "INPUT_DEQUEUED":
-                    self.violate("R69", s, f"lost queued input: request {rid}'s stream ended INPUT_DEQUEUED, "
-                                 f"but torture never dequeues (seed {self.o.seed})")
+                    self.violate(
+                        "R69",
+                        s,
+                        f"lost queued input: request {rid}'s stream ended INPUT_DEQUEUED, "
+                        f"but torture never dequeues (seed {self.o.seed})",
+                    )
                     s.completed.add(rid)
                     return
                 if e.code() == grpc.StatusCode.ABORTED and "SESSION_BUSY" in reason:
@@ -398,10 +476,16 @@ class Torture:
                     continue
                 if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                     return
-                self.violate("errors", s, f"queued input {rid} failed with {e.code().name} {reason}: {e.details()}")
+                self.violate(
+                    "errors",
+                    s,
+                    f"queued input {rid} failed with {e.code().name} {reason}: {e.details()}",
+                )
                 s.completed.add(rid)
                 return
-            if cp is not None and any(m.role == pb.ROLE_USER and m.content == queued_text(rid) for m in cp.messages):
+            if cp is not None and any(
+                m.role == pb.ROLE_USER and m.content == queued_text(rid) for m in cp.messages
+            ):
                 s.completed.add(rid)
                 self.stats["queued inputs seen applied by their follower"] += 1
                 return
@@ -412,29 +496,58 @@ class Torture:
                 return
             await asyncio.sleep(0.1)
 
-    async def execute(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary,  # type: ignore[no-untyped-def]
-                      *, enqueue: bool = False) -> None:
-        inputs = [pb.Message(role=pb.ROLE_USER, content="go")]  # a retry on an existing session (R13)
+    async def execute(
+        self,
+        s: Session,
+        daemon: Daemon,
+        stub: pb_grpc.AgentServiceStub,
+        boundary,
+        *,
+        enqueue: bool = False,
+    ) -> None:
+        inputs = [
+            pb.Message(role=pb.ROLE_USER, content="go")
+        ]  # a retry on an existing session (R13)
         # R53: results the client ran whose save it never heard of go back as input.
         given = set()
         for cid in s.pending:
             if cid in s.ran and cid not in s.accepted and self.rng.random() < 0.5:
-                inputs.append(pb.Message(role=pb.ROLE_TOOL, tool_call_id=cid, tool_name=s.names.get(cid, "add"),
-                                         content=s.ran[cid]))
+                inputs.append(
+                    pb.Message(
+                        role=pb.ROLE_TOOL,
+                        tool_call_id=cid,
+                        tool_name=s.names.get(cid, "add"),
+                        content=s.ran[cid],
+                    )
+                )
                 given.add(cid)
                 self.stats["results sent as input (R53)"] += 1
         request = pb.ExecuteRequest(session_id=s.sid, input=inputs, agent=spec_for(s.concurrency))
         # R68: some runs get more input queued while they are active, at one of their calls.
-        at = self.rng.randint(1, 3) if enqueue and s.may_enqueue() and self.rng.random() < QUEUE_SHARE else 0
+        at = (
+            self.rng.randint(1, 3)
+            if enqueue and s.may_enqueue() and self.rng.random() < QUEUE_SHARE
+            else 0
+        )
         two = self.rng.random() < 0.4
 
         def busy() -> None:
             self.enqueue(s, daemon, stub, boundary, then=two)
 
-        await self.stream(s, daemon, stub, lambda: stub.Execute(request), boundary, given,
-                          enqueue_at=at, on_busy=busy)
+        await self.stream(
+            s,
+            daemon,
+            stub,
+            lambda: stub.Execute(request),
+            boundary,
+            given,
+            enqueue_at=at,
+            on_busy=busy,
+        )
 
-    async def resolve(self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary) -> bool:  # type: ignore[no-untyped-def]
+    async def resolve(
+        self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary
+    ) -> bool:
         """Decide ``s.awaiting`` and drive the resolved run; a quarter of the time two
         opposite decisions race (on the other daemon, when there are two): exactly one may
         win (R33). False when no Resolve won: the approval was decided before."""
@@ -457,8 +570,12 @@ class Torture:
                 if len(winners) == 2:
                     self.violate("R33", s, f"two resolutions of approval {aid} both won")
 
-            request = pb.ResolveRequest(approval_id=aid, approved=decision, note=f"torture {self.cycle}")
-            await self.stream(s, d, st, lambda: st.Resolve(request), boundary, set(), on_start=started)
+            request = pb.ResolveRequest(
+                approval_id=aid, approved=decision, note=f"torture {self.cycle}"
+            )
+            await self.stream(
+                s, d, st, lambda: st.Resolve(request), boundary, set(), on_start=started
+            )
 
         calls = [one(decisions[0], stub, daemon)]
         if len(decisions) == 2:
@@ -474,11 +591,20 @@ class Torture:
             for c in channels:
                 await c.close()
         errors = [r for r in results if isinstance(r, BaseException)]
-        lost = [e for e in errors if isinstance(e, grpc.aio.AioRpcError) and e.code() == grpc.StatusCode.NOT_FOUND
-                and _reason(e) == "APPROVAL_NOT_FOUND"]
+        lost = [
+            e
+            for e in errors
+            if isinstance(e, grpc.aio.AioRpcError)
+            and e.code() == grpc.StatusCode.NOT_FOUND
+            and _reason(e) == "APPROVAL_NOT_FOUND"
+        ]
         if len(decisions) == 2:
             for e in errors:
-                code = f"{e.code().name} {_reason(e)}".strip() if isinstance(e, grpc.aio.AioRpcError) else repr(e)
+                code = (
+                    f"{e.code().name} {_reason(e)}".strip()
+                    if isinstance(e, grpc.aio.AioRpcError)
+                    else repr(e)
+                )
                 self.stats[f"raced resolutions that failed: {code}"] += 1
         for e in errors:
             if e not in lost:
@@ -488,14 +614,28 @@ class Torture:
         s.awaiting = ""
         return False
 
-    async def stream(self, s, daemon, stub, call, boundary, given: set[str], on_start=None,  # type: ignore[no-untyped-def]
-                     *, queued: str = "", on_ack=None, enqueue_at: int = 0, on_busy=None, idle_s: float = 0) -> None:
+    async def stream(
+        self,
+        s,
+        daemon,
+        stub,
+        call,
+        boundary,
+        given: set[str],
+        on_start=None,
+        *,
+        queued: str = "",
+        on_ack=None,
+        enqueue_at: int = 0,
+        on_busy=None,
+        idle_s: float = 0,
+    ) -> None:
         """One stream's events, its tool calls answered. ``queued``: the stream of that
         queued input (``input.queued`` acknowledges it, then ``on_ack``; its events are read
         from the log, so a tool call in it may be an older hand-out than the one a run waits
         for); ``enqueue_at``: call ``on_busy`` at this stream's n-th tool call (the run is
         active: R68)."""
-        submits: list[asyncio.Task[None]] = []
+        submits: list[asyncio.Future[bool]] = []
         answered: set[str] = set()
         calls = 0
         try:
@@ -522,11 +662,20 @@ class Torture:
                 if e.type == "tool.call" and not e.replayed:
                     cid = e.tool_call.call.id
                     if new and cid in given:
-                        self.violate("R53", s, f"call {cid} handed out although this run's input answered it")
-                    if new or (cid not in s.accepted and cid not in s.stored_results and cid not in answered):
+                        self.violate(
+                            "R53", s, f"call {cid} handed out although this run's input answered it"
+                        )
+                    if new or (
+                        cid not in s.accepted
+                        and cid not in s.stored_results
+                        and cid not in answered
+                    ):
                         answered.add(cid)
-                        submits.append(asyncio.ensure_future(
-                            self.run_tool(s, daemon, stub, e, boundary, live=not queued)))
+                        submits.append(
+                            asyncio.ensure_future(
+                                self.run_tool(s, daemon, stub, e, boundary, live=not queued)
+                            )
+                        )
                     if new:
                         calls += 1
                         if calls == enqueue_at and on_busy is not None:
@@ -548,7 +697,9 @@ class Torture:
         if e.seq == 0:
             return  # not in the log (text.delta)
         if e.seq in s.seen and s.seen[e.seq] != e.type:
-            self.violate("event log", s, f"seq {e.seq} came as {s.seen[e.seq]} and later as {e.type}")
+            self.violate(
+                "event log", s, f"seq {e.seq} came as {s.seen[e.seq]} and later as {e.type}"
+            )
         s.seen[e.seq] = e.type
         if not new:
             return
@@ -568,13 +719,23 @@ class Torture:
             if e.tool_call.call.name == "pay":  # the gated tool: only ever run once approved
                 aid = s.gated.get(cid, "")
                 if not any(True in sent for sent in s.sent.values()):
-                    self.violate("R27", s, f"gated call {cid} handed out although no approval was given")
+                    self.violate(
+                        "R27", s, f"gated call {cid} handed out although no approval was given"
+                    )
                 elif s.decided.get(aid) is False:
-                    self.violate("R30", s, f"gated call {cid} handed out although approval {aid} was "
-                                 f"rejected (cycle {s.decided_in[aid]})")
+                    self.violate(
+                        "R30",
+                        s,
+                        f"gated call {cid} handed out although approval {aid} was "
+                        f"rejected (cycle {s.decided_in[aid]})",
+                    )
             if cid in s.accepted and e.seq > s.accepted_seq.get(cid, 0):
-                self.violate("R54", s, f"call {cid} handed out again after its result was ACCEPTED "
-                             f"(cycle {s.accepted_in[cid]})")
+                self.violate(
+                    "R54",
+                    s,
+                    f"call {cid} handed out again after its result was ACCEPTED "
+                    f"(cycle {s.accepted_in[cid]})",
+                )
             elif cid in s.accepted:
                 pass  # an older hand-out than the one answered, read from the log
             elif cid in s.stored_results and e.seq > s.checked_seq:
@@ -584,7 +745,7 @@ class Torture:
         elif e.type == "run.done":
             s.finished = e.run_done.status == pb.CHECKPOINT_STATUS_FINISHED
 
-    async def run_tool(self, s, daemon, stub, e: pb.Event, boundary, *, live: bool = True) -> bool:  # type: ignore[no-untyped-def]
+    async def run_tool(self, s, daemon, stub, e: pb.Event, boundary, *, live: bool = True) -> bool:
         """Run the call and submit its result: to ``stub``'s daemon, else (no run waits for
         it there: a queued input's run followed through the log may be the other daemon's)
         to the other one. ``live``: ``e`` came from the run's own stream, so it is the
@@ -595,7 +756,9 @@ class Torture:
         result = tool_result(call.id, call.arguments_json)
         s.ran[call.id] = result
         s.names[call.id] = call.name
-        request = pb.SubmitToolResultRequest(session_id=s.sid, tool_call_id=call.id, result_json=result)
+        request = pb.SubmitToolResultRequest(
+            session_id=s.sid, tool_call_id=call.id, result_json=result
+        )
         try:
             resp = await stub.SubmitToolResult(request, timeout=RUN_TIMEOUT_S)
         except grpc.aio.AioRpcError as err:
@@ -605,14 +768,18 @@ class Torture:
             daemon = others[0]
             try:
                 async with grpc.aio.insecure_channel(daemon.address) as channel:
-                    resp = await pb_grpc.AgentServiceStub(channel).SubmitToolResult(request, timeout=RUN_TIMEOUT_S)
+                    resp = await pb_grpc.AgentServiceStub(channel).SubmitToolResult(
+                        request, timeout=RUN_TIMEOUT_S
+                    )
             except grpc.aio.AioRpcError:
                 return False
         if resp.outcome != pb.SUBMIT_OUTCOME_ACCEPTED:
             return False
         s.accepted[call.id] = result
         s.accepted_in[call.id] = self.cycle
-        s.accepted_seq[call.id] = max(s.accepted_seq.get(call.id, 0), e.seq if live else UNKNOWN_SEQ)
+        s.accepted_seq[call.id] = max(
+            s.accepted_seq.get(call.id, 0), e.seq if live else UNKNOWN_SEQ
+        )
         await boundary("accepted", daemon)
         return True
 
@@ -632,10 +799,17 @@ class Torture:
                         # Not a rule of the store; checked again next cycle. Said, with where
                         # the daemon's log is: nothing here kills a daemon during a check.
                         self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] += 1
-                        if self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] <= 3:
-                            print(f"luoshod torture: cycle {self.cycle}: daemon {daemon.name} did not answer a "
-                                  f"check ({'its process runs' if daemon.alive else 'its process is gone'}; "
-                                  f"log: {self.work / f'{daemon.name}-{daemon.starts}.err'})", file=sys.stderr)
+                        if (
+                            self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"]
+                            <= 3
+                        ):
+                            state = "its process runs" if daemon.alive else "its process is gone"
+                            err_file = self.work / f"{daemon.name}-{daemon.starts}.err"
+                            print(
+                                f"luoshod torture: cycle {self.cycle}: daemon {daemon.name} "
+                                f"did not answer a check ({state}; log: {err_file})",
+                                file=sys.stderr,
+                            )
                         continue
                     s.settled = s.done
 
@@ -658,7 +832,9 @@ class Torture:
             known = self.turns_known()
             async with grpc.aio.insecure_channel(daemon.address) as channel:
                 stub = pb_grpc.AgentServiceStub(channel)
-                drives = asyncio.gather(*(self.drive(s, daemon, stub, nothing) for s in todo), return_exceptions=True)
+                drives = asyncio.gather(
+                    *(self.drive(s, daemon, stub, nothing) for s in todo), return_exceptions=True
+                )
                 try:
                     self.client_errors(await asyncio.wait_for(drives, RUN_TIMEOUT_S))
                 except TimeoutError:
@@ -668,17 +844,24 @@ class Torture:
                         cp = await self.stored(stub, s)
                         if cp is not None:
                             s.finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
-                            s.awaiting = cp.approval_id if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else ""
+                            s.awaiting = (
+                                cp.approval_id
+                                if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
+                                else ""
+                            )
             self.check_model_calls(known)
 
     def turns_known(self) -> dict[str, int]:
         return {s.sid: s.durable_turns for s in self.sessions}
 
-    async def check_session(self, stub: pb_grpc.AgentServiceStub, s: Session, daemon: Daemon,
-                            *, final: bool = False) -> None:
+    async def check_session(
+        self, stub: pb_grpc.AgentServiceStub, s: Session, daemon: Daemon, *, final: bool = False
+    ) -> None:
         queue: list[str] = []
         try:
-            got = await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)
+            got = await stub.GetSession(
+                pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S
+            )
             cp, queue = got.checkpoint, [q.request_id for q in got.queue]
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -688,8 +871,12 @@ class Torture:
             if e.code() != grpc.StatusCode.NOT_FOUND:
                 raise
             if s.accepted or s.durable_turns:
-                self.violate("R54", s, f"lost save: the session has no checkpoint, but the client saw "
-                             f"{s.durable_turns} of its model turns saved")
+                self.violate(
+                    "R54",
+                    s,
+                    f"lost save: the session has no checkpoint, but the client saw "
+                    f"{s.durable_turns} of its model turns saved",
+                )
             cp = pb.Checkpoint(session_id=s.sid)  # checked as empty: each ACCEPTED result is lost
         self.check_checkpoint(s, cp)
         await self.check_approvals(stub, s, cp)
@@ -704,14 +891,19 @@ class Torture:
             # a run.start (a Watch cut short). What is still wrong then is wrong.
             self.stats["queue checks read again (something looked wrong on the first read)"] += 1
             with contextlib.suppress(grpc.aio.AioRpcError):
-                got = await stub.GetSession(pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S)
+                got = await stub.GetSession(
+                    pb.GetSessionRequest(session_id=s.sid), timeout=RUN_TIMEOUT_S
+                )
                 started |= await self.check_events(stub, s, daemon)
-                problems = self.check_queue(s, got.checkpoint, [q.request_id for q in got.queue], started, final=final)
+                problems = self.check_queue(
+                    s, got.checkpoint, [q.request_id for q in got.queue], started, final=final
+                )
         for rule, message in problems:
             self.violate(rule, s, message)
 
-    def check_queue(self, s: Session, cp: pb.Checkpoint, queue: list[str], started: set[str],
-                    *, final: bool) -> list[tuple[str, str]]:
+    def check_queue(
+        self, s: Session, cp: pb.Checkpoint, queue: list[str], started: set[str], *, final: bool
+    ) -> list[tuple[str, str]]:
         """R68/R69 from the store: no queued input lost, run twice or out of order (the
         violations found). ``queue``: GetSession's queue (request ids); ``started``: the
         request ids of the log's ``run.start`` events."""
@@ -722,7 +914,13 @@ class Torture:
             if m.role == pb.ROLE_USER and m.content.startswith("queued input "):
                 rid = m.content.removeprefix("queued input ")
                 if rid in where:
-                    found.append(("R69", f"queued input {rid} is in the transcript twice (run twice; seed {seed})"))
+                    found.append(
+                        (
+                            "R69",
+                            f"queued input {rid} is in the transcript twice (run twice; seed "
+                            f"{seed})",
+                        )
+                    )
                 where.setdefault(rid, i)
         finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
         paused = cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
@@ -733,35 +931,63 @@ class Torture:
             if rid in where or rid in queue:
                 continue
             if final:
-                found.append(("R69", f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
-                             f"{cycle}, is not in the transcript at the end (queue {queue}, status "
-                             f"{pb.CheckpointStatus.Name(cp.status)}; seed {seed})"))
+                found.append(
+                    (
+                        "R69",
+                        f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
+                        f"{cycle}, is not in the transcript at the end (queue {queue}, status "
+                        f"{pb.CheckpointStatus.Name(cp.status)}; seed {seed})",
+                    )
+                )
             elif rid not in behind:
-                why = (f"its run.start is in the log but the session is "
-                       f"{pb.CheckpointStatus.Name(cp.status)} without it" if rid in started
-                       else "and no run.start in the log names it")
-                found.append(("R69", f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
-                             f"{cycle}, is neither in the transcript nor in the queue, {why} (seed {seed})"))
+                why = (
+                    f"its run.start is in the log but the session is "
+                    f"{pb.CheckpointStatus.Name(cp.status)} without it"
+                    if rid in started
+                    else "and no run.start in the log names it"
+                )
+                found.append(
+                    (
+                        "R69",
+                        f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
+                        f"{cycle}, is neither in the transcript nor in the queue, {why} (seed "
+                        f"{seed})",
+                    )
+                )
         # Their order: the transcript's, then the one applied and waiting, then the queue's.
         seen = sorted((i, rid) for rid, i in where.items())
         order = [rid for _, rid in seen] + sorted(behind) + list(queue)
         acked = [rid for rid in order if rid in s.acked]
         expected = [rid for rid in s.acked if rid in acked]
         if acked != expected:
-            found.append(("R69", f"queued inputs out of order: acknowledged as {expected}, "
-                          f"the session has them as {acked} (seed {seed})"))
+            found.append(
+                (
+                    "R69",
+                    f"queued inputs out of order: acknowledged as {expected}, "
+                    f"the session has them as {acked} (seed {seed})",
+                )
+            )
         if final and queue and not paused:
-            found.append(("R69", f"queued inputs {queue} still in the queue at the end, the session "
-                          f"{pb.CheckpointStatus.Name(cp.status)}, not paused (seed {seed})"))
+            found.append(
+                (
+                    "R69",
+                    f"queued inputs {queue} still in the queue at the end, the session "
+                    f"{pb.CheckpointStatus.Name(cp.status)}, not paused (seed {seed})",
+                )
+            )
         return found
 
     def check_checkpoint(self, s: Session, cp: pb.Checkpoint) -> None:
         msgs = [m for m in cp.messages if m.role != pb.ROLE_SYSTEM]
-        keys = [(m.role, m.content, m.tool_call_id, tuple(c.id for c in m.tool_calls)) for m in msgs]
+        keys = [
+            (m.role, m.content, m.tool_call_id, tuple(c.id for c in m.tool_calls)) for m in msgs
+        ]
         if cp.version < s.version:
             self.violate("R7", s, f"version went back from {s.version} to {cp.version}")
         if keys[: len(s.keys)] != s.keys:
-            self.violate("R7", s, "the stored transcript is not an extension of the one stored before")
+            self.violate(
+                "R7", s, "the stored transcript is not an extension of the one stored before"
+            )
         s.version, s.keys = cp.version, keys
         results: dict[str, str] = {}
         turn_calls: list[str] = []
@@ -777,19 +1003,29 @@ class Torture:
                 if cid in results:
                     self.violate("R20", s, f"call {cid} has two results")
                 elif not open_turn or open_turn[0] != cid:
-                    self.violate("R23", s, f"result for {cid} out of place (expected {open_turn[:1]})")
+                    self.violate(
+                        "R23", s, f"result for {cid} out of place (expected {open_turn[:1]})"
+                    )
                 else:
                     open_turn.pop(0)
                 results[cid] = m.content
             elif open_turn:
-                self.violate("R23", s, f"a {pb.Role.Name(m.role)} message between calls {open_turn} and their results")
+                self.violate(
+                    "R23",
+                    s,
+                    f"a {pb.Role.Name(m.role)} message between calls {open_turn} and their results",
+                )
         finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
         if finished and open_turn:
             self.violate("R20", s, f"finished with calls {open_turn} unanswered")
         for cid, body in s.accepted.items():
             if cid not in results:
-                self.violate("R54", s, f"lost save: the result of call {cid} was ACCEPTED in cycle "
-                             f"{s.accepted_in[cid]} but the store has no result for it")
+                self.violate(
+                    "R54",
+                    s,
+                    f"lost save: the result of call {cid} was ACCEPTED in cycle "
+                    f"{s.accepted_in[cid]} but the store has no result for it",
+                )
             elif results[cid] != body:
                 self.violate("R54", s, f"the stored result of call {cid} is not the one ACCEPTED")
         self.check_decisions(s, cp, msgs, results)
@@ -798,51 +1034,86 @@ class Torture:
         s.durable_turns = max(s.durable_turns, sum(1 for m in msgs if m.role == pb.ROLE_ASSISTANT))
         s.finished = finished
 
-    def check_decisions(self, s: Session, cp: pb.Checkpoint, msgs: list[pb.Message], results: dict[str, str]) -> None:
+    def check_decisions(
+        self, s: Session, cp: pb.Checkpoint, msgs: list[pb.Message], results: dict[str, str]
+    ) -> None:
         """R27-R33 from the store: a decision the client saw recorded is never lost, and the
         gated call's one result is what was decided."""
         awaiting = cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
         if awaiting and cp.approval_id in s.decided:
             aid = cp.approval_id
-            self.violate("R33", s, f"lost decision: approval {aid} was "
-                         f"{'approved' if s.decided[aid] else 'rejected'} in cycle {s.decided_in[aid]} "
-                         "but the session still waits on it")
+            self.violate(
+                "R33",
+                s,
+                f"lost decision: approval {aid} was "
+                f"{'approved' if s.decided[aid] else 'rejected'} in cycle {s.decided_in[aid]} "
+                "but the session still waits on it",
+            )
         s.awaiting = cp.approval_id if awaiting else ""
-        gated = {c.id for m in msgs if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls if c.name == "pay"}
+        gated = {
+            c.id
+            for m in msgs
+            if m.role == pb.ROLE_ASSISTANT
+            for c in m.tool_calls
+            if c.name == "pay"
+        }
         for cid in gated & set(results):
             aid = s.gated.get(cid, "")
             with contextlib.suppress(ValueError, AttributeError):
                 rejected = bool(json.loads(results[cid]).get("rejected"))
                 sent = set().union(*s.sent.values()) if s.sent else set()
                 if (not rejected) not in sent:
-                    self.violate("R30" if rejected else "R27", s, f"gated call {cid} has a "
-                                 f"{'rejection' if rejected else 'result'}, but the client never "
-                                 f"{'rejected' if rejected else 'approved'} it")
+                    self.violate(
+                        "R30" if rejected else "R27",
+                        s,
+                        f"gated call {cid} has a "
+                        f"{'rejection' if rejected else 'result'}, but the client never "
+                        f"{'rejected' if rejected else 'approved'} it",
+                    )
                 elif aid in s.decided and s.decided[aid] == rejected:
-                    self.violate("R33", s, f"approval {aid} was {'approved' if s.decided[aid] else 'rejected'} "
-                                 f"(cycle {s.decided_in[aid]}), but call {cid} has "
-                                 f"{'a rejection' if rejected else 'a result'}")
+                    self.violate(
+                        "R33",
+                        s,
+                        f"approval {aid} was {'approved' if s.decided[aid] else 'rejected'} "
+                        f"(cycle {s.decided_in[aid]}), but call {cid} has "
+                        f"{'a rejection' if rejected else 'a result'}",
+                    )
 
-    async def check_approvals(self, stub: pb_grpc.AgentServiceStub, s: Session, cp: pb.Checkpoint) -> None:
+    async def check_approvals(
+        self, stub: pb_grpc.AgentServiceStub, s: Session, cp: pb.Checkpoint
+    ) -> None:
         """The stored approvals match the checkpoint (the paused run's one, else none), and
         a decided approval cannot be decided again (R33)."""
         for _ in range(3):
             try:
-                listed = [a.approval_id for a in (await stub.ListApprovals(
-                    pb.ListApprovalsRequest(session_id=s.sid, page_size=10), timeout=RUN_TIMEOUT_S)).approvals]
+                listed = [
+                    a.approval_id
+                    for a in (
+                        await stub.ListApprovals(
+                            pb.ListApprovalsRequest(session_id=s.sid, page_size=10),
+                            timeout=RUN_TIMEOUT_S,
+                        )
+                    ).approvals
+                ]
             except grpc.aio.AioRpcError as e:
                 if e.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
                     raise
                 self.stats["checks put off: ListApprovals unanswered for 20 s"] += 1
                 return
-            expected = [cp.approval_id] if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else []
+            expected = (
+                [cp.approval_id] if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL else []
+            )
             if listed == expected:
                 break
             # A run live during the check (a queued input a sweep runs) may have saved
             # between the two reads: wrong only if the checkpoint did not move meanwhile.
             again = await self.stored(stub, s)
             if again is None or again.version == cp.version:
-                self.violate("R33", s, f"pending approvals {listed} in the store, the checkpoint says {expected}")
+                self.violate(
+                    "R33",
+                    s,
+                    f"pending approvals {listed} in the store, the checkpoint says {expected}",
+                )
                 break
             cp = again
         for aid, approved in list(s.decided.items()):
@@ -850,10 +1121,14 @@ class Torture:
                 continue
             s.retried.add(aid)
             try:
-                async for _ in stub.Resolve(pb.ResolveRequest(approval_id=aid, approved=not approved),
-                                            timeout=RUN_TIMEOUT_S):
-                    self.violate("R33", s, f"approval {aid}, decided in cycle {s.decided_in[aid]}, "
-                                 "was resolved again")
+                async for _ in stub.Resolve(
+                    pb.ResolveRequest(approval_id=aid, approved=not approved), timeout=RUN_TIMEOUT_S
+                ):
+                    self.violate(
+                        "R33",
+                        s,
+                        f"approval {aid}, decided in cycle {s.decided_in[aid]}, was resolved again",
+                    )
                     break
             except grpc.aio.AioRpcError as e:
                 if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -861,18 +1136,24 @@ class Torture:
                     self.stats["checks put off: Resolve unanswered for 20 s"] += 1
                     continue
                 if e.code() != grpc.StatusCode.NOT_FOUND or _reason(e) != "APPROVAL_NOT_FOUND":
-                    self.violate("R33", s, f"resolving decided approval {aid} again gave {e.code().name} "
-                                 f"{_reason(e)}, not APPROVAL_NOT_FOUND")
+                    self.violate(
+                        "R33",
+                        s,
+                        f"resolving decided approval {aid} again gave {e.code().name} "
+                        f"{_reason(e)}, not APPROVAL_NOT_FOUND",
+                    )
             self.stats["decided approvals resolved again: refused (R33)"] += 1
 
-    async def check_events(self, stub: pb_grpc.AgentServiceStub, s: Session, daemon: Daemon) -> set[str]:
+    async def check_events(
+        self, stub: pb_grpc.AgentServiceStub, s: Session, daemon: Daemon
+    ) -> set[str]:
         """The event log against what the clients saw; the request ids of its runs' starts.
         A run the daemon holds live is followed to its end, its tool calls answered: a queued
         input a sweep ran after a crash waits on calls nobody else answers."""
         log: dict[int, str] = {}
         started: set[str] = set()
         last = 0
-        submits: list[asyncio.Task[None]] = []
+        submits: list[asyncio.Future[bool]] = []
 
         async def nothing(kind: str, daemon: Daemon) -> None:
             return None
@@ -889,9 +1170,16 @@ class Torture:
                 log[e.seq] = e.type
                 if e.type == "run.start" and e.run_start.request_id:
                     started.add(e.run_start.request_id)
-                elif e.type == "tool.call" and e.tool_call.call.id not in s.stored_results | set(s.accepted):
-                    if e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON:
-                        submits.append(asyncio.ensure_future(self.run_tool(s, daemon, stub, e, nothing, live=False)))
+                elif (
+                    e.type == "tool.call"
+                    and e.tool_call.call.id not in s.stored_results | set(s.accepted)
+                    and e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON
+                ):
+                    submits.append(
+                        asyncio.ensure_future(
+                            self.run_tool(s, daemon, stub, e, nothing, live=False)
+                        )
+                    )
 
         try:
             await asyncio.wait_for(replay(), LIVE_RUN_WAIT_S)
@@ -902,18 +1190,28 @@ class Torture:
             # it ends: the stored part was read whole, so the checks below still hold.
             self.stats["event log replays cut: a run still live on the daemon"] += 1
             if self.stats["event log replays cut: a run still live on the daemon"] <= 3:
-                print(f"luoshod torture: cycle {self.cycle}: session {s.sid} still has a live run "
-                      f"{LIVE_RUN_WAIT_S:g} s after its client left", file=sys.stderr)
+                print(
+                    f"luoshod torture: cycle {self.cycle}: session {s.sid} still has a live run "
+                    f"{LIVE_RUN_WAIT_S:g} s after its client left",
+                    file=sys.stderr,
+                )
         if submits:
             answered = await asyncio.gather(*submits, return_exceptions=True)
             if n := sum(1 for a in answered if a is True):
-                self.stats["tool calls a check answered (a run it found live: a queued input after a crash)"] += n
+                self.stats[
+                    "tool calls a check answered (a run it found live: a queued input after a "
+                    "crash)"
+                ] += n
         s.checked_seq = max(s.checked_seq, last)
         first = min(log, default=0)
         for seq, type_ in s.seen.items():
             if seq >= first and log.get(seq) != type_:
-                self.violate("event log", s, f"the client saw seq {seq} {type_}; the log has "
-                             f"{log.get(seq, 'nothing')} there")
+                self.violate(
+                    "event log",
+                    s,
+                    f"the client saw seq {seq} {type_}; the log has "
+                    f"{log.get(seq, 'nothing')} there",
+                )
         return started
 
     def new_model_calls(self) -> list[bytes]:
@@ -940,7 +1238,9 @@ class Torture:
                 self.stats["model calls"] += 1
                 s = by_id.get(entry.get("session_id"))
                 if s is not None and entry["turn"] < known.get(s.sid, 0):
-                    self.violate("R22", s, f"model turn {entry['turn']} generated again after it was saved")
+                    self.violate(
+                        "R22", s, f"model turn {entry['turn']} generated again after it was saved"
+                    )
 
     def client_errors(self, results: list[Any]) -> None:
         """This client's own failures: counted, and the first few printed."""
@@ -978,7 +1278,7 @@ def _reason(e: grpc.aio.AioRpcError) -> str:
     from google.rpc import error_details_pb2, status_pb2
 
     for key, value in e.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
             for detail in status_pb2.Status.FromString(value).details:
                 info = error_details_pb2.ErrorInfo()
                 if detail.Unpack(info):
@@ -996,37 +1296,75 @@ def render(r: dict[str, Any], argv: list[str]) -> str:
     ]
     lines += [f"            {k}: {v}" for k, v in sorted(r["stats"].items())]
     if r.get("seconds_spent"):
-        lines.append("time        " + ", ".join(f"{k} {v} s" for k, v in r["seconds_spent"].items()))
+        lines.append(
+            "time        " + ", ".join(f"{k} {v} s" for k, v in r["seconds_spent"].items())
+        )
     lines.append(f"violations  {len(r['violations'])}")
     shown = sorted(r["violations"], key=lambda v: "lost save" not in v["message"])[:SHOWN]
     for v in shown:
-        lines.append(f"  [{v['rule']}] session {v['session_id']}, cycle {v['cycle']}: {v['message']}")
+        lines.append(
+            f"  [{v['rule']}] session {v['session_id']}, cycle {v['cycle']}: {v['message']}"
+        )
         lines.append(f"    events seen (cycle:seq:type): {' '.join(v['events']) or 'none'}")
     if len(r["violations"]) > SHOWN:
-        lines.append(f"  … and {len(r['violations']) - SHOWN} more (all of them in --report's JSON)")
+        lines.append(
+            f"  … and {len(r['violations']) - SHOWN} more (all of them in --report's JSON)"
+        )
     if r["violations"]:
         lines.append(f"  reproduce: luoshod torture {' '.join(argv)}")
     return "\n".join(lines)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", required=True, help="the store URL the daemons share (any installed driver)")
+    p.add_argument(
+        "--store", required=True, help="the store URL the daemons share (any installed driver)"
+    )
     p.add_argument("--cycles", type=int, default=100, help="kill cycles (default 100)")
-    p.add_argument("--sessions", type=int, default=4, help="unfinished sessions driven each cycle (default 4)")
-    p.add_argument("--seed", type=int, default=None, help="makes the kill plan repeatable (default: random, printed)")
-    p.add_argument("--daemons", type=int, choices=(1, 2), default=1,
-                   help="2: two daemons share the store, and a second one takes over the sessions of "
-                   "a SIGSTOPped one, if the driver allows several daemons (default 1)")
-    p.add_argument("--sigstop-share", type=float, default=0.2, help="share of the cycles that SIGSTOP instead of kill -9 (two daemons)")
-    p.add_argument("--lease-ttl", type=float, default=1.0, help="the daemons' lease TTL in seconds (default 1)")
-    p.add_argument("--time-limit", type=float, default=0, help="stop starting cycles after this many seconds")
-    p.add_argument("--stop-on-violation", action="store_true", help="stop at the first cycle with a violation")
-    p.add_argument("--cold-start", action="store_true",
-                   help="start each daemon as `python -m luoshod serve` (~1 s) instead of forking it from a "
-                   "process that imported luoshod once (~50 ms); the kills are the same")
+    p.add_argument(
+        "--sessions", type=int, default=4, help="unfinished sessions driven each cycle (default 4)"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="makes the kill plan repeatable (default: random, printed)",
+    )
+    p.add_argument(
+        "--daemons",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: two daemons share the store, and a second one takes over the sessions of "
+        "a SIGSTOPped one, if the driver allows several daemons (default 1)",
+    )
+    p.add_argument(
+        "--sigstop-share",
+        type=float,
+        default=0.2,
+        help="share of the cycles that SIGSTOP instead of kill -9 (two daemons)",
+    )
+    p.add_argument(
+        "--lease-ttl", type=float, default=1.0, help="the daemons' lease TTL in seconds (default 1)"
+    )
+    p.add_argument(
+        "--time-limit", type=float, default=0, help="stop starting cycles after this many seconds"
+    )
+    p.add_argument(
+        "--stop-on-violation", action="store_true", help="stop at the first cycle with a violation"
+    )
+    p.add_argument(
+        "--cold-start",
+        action="store_true",
+        help="start each daemon as `python -m luoshod serve` (~1 s) instead of forking it from a "
+        "process that imported luoshod once (~50 ms); the kills are the same",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress line per cycle on stderr")
     p.add_argument("--report", type=Path, help="also write the report as JSON to this file")
-    p.add_argument("--work-dir", type=Path, help="the daemons' logs and call log (default: a temporary directory, removed)")
+    p.add_argument(
+        "--work-dir",
+        type=Path,
+        help="the daemons' logs and call log (default: a temporary directory, removed)",
+    )
 
 
 def main(opts: argparse.Namespace, argv: list[str]) -> int:
@@ -1041,11 +1379,16 @@ def main(opts: argparse.Namespace, argv: list[str]) -> int:
         print(f"luoshod torture: {e}", file=sys.stderr)
         return 2
     if Capability.DURABLE not in caps:
-        print(f"luoshod torture: {opts.store} is not durable: nothing survives a kill", file=sys.stderr)
+        print(
+            f"luoshod torture: {opts.store} is not durable: nothing survives a kill",
+            file=sys.stderr,
+        )
         return 2
     multi = Capability.MULTI_PROCESS in caps and Capability.LEASES in caps
     with contextlib.ExitStack() as stack:
-        work = opts.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="luoshod-torture-")))
+        work = opts.work_dir or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="luoshod-torture-"))
+        )
         work.mkdir(parents=True, exist_ok=True)
         torture = Torture(opts, work, multi)
         code = asyncio.run(torture.run())

@@ -10,14 +10,30 @@ from typing import Any
 
 from luosho.v1 import agent_pb2 as pb
 
-
 #: Where the client kills: right after it sees one of these (``accepted``: a
 #: ``SubmitToolResult`` answered ``ACCEPTED``).
-BOUNDARIES = ("run.start", "step.start", "model.turn", "tool.call", "accepted", "tool.result", "run.done",
-              "approval.requested", "resolved", "input.queued")
+BOUNDARIES = (
+    "run.start",
+    "step.start",
+    "model.turn",
+    "tool.call",
+    "accepted",
+    "tool.result",
+    "run.done",
+    "approval.requested",
+    "resolved",
+    "input.queued",
+)
 #: How many of each a session's run sees at most (the script: 4 steps of 2 calls, then text).
-PER_RUN = {"run.start": 1, "run.done": 1, "step.start": 5, "model.turn": 5, "approval.requested": 1, "resolved": 1,
-           "input.queued": 1}
+PER_RUN = {
+    "run.start": 1,
+    "run.done": 1,
+    "step.start": 5,
+    "model.turn": 5,
+    "approval.requested": 1,
+    "resolved": 1,
+    "input.queued": 1,
+}
 TOOL_STEPS = 4
 #: Queued input (R68, R69): the share of a session's runs that send input with
 #: ``if_busy=ENQUEUE`` while they are active (at one of their first tool calls; a second
@@ -61,8 +77,13 @@ class Violation:
     events: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "session_id": self.session_id, "cycle": self.cycle,
-                "message": self.message, "events": self.events}
+        return {
+            "rule": self.rule,
+            "session_id": self.session_id,
+            "cycle": self.cycle,
+            "message": self.message,
+            "events": self.events,
+        }
 
 
 @dataclass
@@ -118,7 +139,9 @@ class Session:
     def may_enqueue(self) -> bool:
         """One more queued input: under the cap, every earlier one acknowledged (or run),
         so the acknowledgements' order is the queue's."""
-        return len(self.queued) < MAX_QUEUED and all(r in self.acked or r in self.completed for r in self.queued)
+        return len(self.queued) < MAX_QUEUED and all(
+            r in self.acked or r in self.completed for r in self.queued
+        )
 
 
 def queued_text(rid: str) -> str:
@@ -127,18 +150,30 @@ def queued_text(rid: str) -> str:
 
 def spec_for(concurrency: int) -> pb.AgentSpec:
     script: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "pay" if k == GATED_STEP and j == 0 else "add", "arguments": {"a": k, "b": j}}
-                        for j in range(2)]}
+        {
+            "tool_calls": [
+                {
+                    "name": "pay" if k == GATED_STEP and j == 0 else "add",
+                    "arguments": {"a": k, "b": j},
+                }
+                for j in range(2)
+            ]
+        }
         for k in range(TOOL_STEPS)
     ]
     script.append({"text": "done"})
     for q in range(MAX_QUEUED):  # the runs of queued inputs: a call, then text
-        script += [{"tool_calls": [{"name": "add", "arguments": {"a": 10 + q, "b": 1}}]}, {"text": "queued done"}]
+        script += [
+            {"tool_calls": [{"name": "add", "arguments": {"a": 10 + q, "b": 1}}]},
+            {"text": "queued done"},
+        ]
     return pb.AgentSpec(
         model="scripted:torture",
         instructions="Add the numbers.",
-        tools=[pb.ToolSpec(name="add", input_schema_json='{"type": "object"}'),
-               pb.ToolSpec(name="pay", input_schema_json='{"type": "object"}', needs_approval=True)],
+        tools=[
+            pb.ToolSpec(name="add", input_schema_json='{"type": "object"}'),
+            pb.ToolSpec(name="pay", input_schema_json='{"type": "object"}', needs_approval=True),
+        ],
         model_settings_json=json.dumps({"script": script}),
         tool_concurrency=concurrency,
     )

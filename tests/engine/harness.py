@@ -30,9 +30,6 @@ from luoshod.domain import (
     ToolSpec,
 )
 from luoshod.engine.comparison import Comparison, compare
-from luoshod.engine.events import Event
-from luoshod.engine.forking import Forked, ForkPatch, fork
-from luoshod.engine.lease import LeasePolicy
 from luoshod.engine.engine import (
     Engine,
     ResolveRequest,
@@ -41,6 +38,9 @@ from luoshod.engine.engine import (
     RunRequest,
     ToolOutcome,
 )
+from luoshod.engine.events import Event
+from luoshod.engine.forking import Forked, ForkPatch, fork
+from luoshod.engine.lease import LeasePolicy
 from luoshod.errors import LuoshoError
 from luoshod.providers import ProviderRegistry, ScriptedProvider
 from luoshod.store import Store
@@ -293,7 +293,9 @@ class EngineHarness:
 
     async def fork(self, session_id: str, step: int, **kw: Any) -> Forked:
         patch = kw.pop("patch", None)
-        return await fork(self.store, session_id, step, patch=patch or ForkPatch(), clock=self.engine.clock, **kw)
+        return await fork(
+            self.store, session_id, step, patch=patch or ForkPatch(), clock=self.engine.clock, **kw
+        )
 
     async def compare(self, a: str, b: str) -> Comparison:
         return compare(await self.get(a), await self.get(b))

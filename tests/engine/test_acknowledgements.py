@@ -15,14 +15,18 @@ from .harness import EngineHarness, agent, calls
 
 
 def three_calls(**kw):  # type: ignore[no-untyped-def]
-    return agent([calls(("add", {"a": 1}), ("add", {"a": 2}), ("add", {"a": 3})), {"text": "ok"}], **kw)
+    return agent(
+        [calls(("add", {"a": 1}), ("add", {"a": 2}), ("add", {"a": 3})), {"text": "ok"}], **kw
+    )
 
 
 def saved_results(cp) -> list[str]:  # type: ignore[no-untyped-def]
     return [m.tool_call_id for m in cp.messages if m.role is Role.TOOL]
 
 
-async def test_r54_each_result_is_acknowledged_after_the_save_that_holds_it(h: EngineHarness) -> None:
+async def test_r54_each_result_is_acknowledged_after_the_save_that_holds_it(
+    h: EngineHarness,
+) -> None:
     """With ``tool_concurrency`` 1 the next ``tool.call`` goes out as soon as a result
     arrives, before that result is saved; its acknowledgement waits for the save — for the
     turn's last result, the save that carries the next ``step.start``."""
@@ -43,7 +47,9 @@ async def test_r54_each_result_is_acknowledged_after_the_save_that_holds_it(h: E
             ack: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             ack.add_done_callback(lambda f, cid=call.id: acked.setdefault(cid, list(durable)))
             acks.append(ack)
-            assert port.deliver(call.id, json.dumps(json.loads(call.arguments_json)["a"]), saved=ack)
+            assert port.deliver(
+                call.id, json.dumps(json.loads(call.arguments_json)["a"]), saved=ack
+            )
 
     store.save = tracked_save  # type: ignore[method-assign]
     try:

@@ -12,7 +12,11 @@ from luoshod.errors import ApprovalNotFound, LeaseLost, SessionAwaitingApproval
 
 from .harness import EngineHarness, RunLog, agent, assert_valid_transcript, calls, tool_results
 
-SCHEMAS = {"a": {"type": "object"}, "b": {"type": "object"}, "c": {"type": "object", "required": ["x"]}}
+SCHEMAS = {
+    "a": {"type": "object"},
+    "b": {"type": "object"},
+    "c": {"type": "object", "required": ["x"]},
+}
 TURN = calls(("a", {"x": 1}), ("b", {"x": 2}), ("c", {"x": 3}))
 SCRIPT = [TURN, {"text": "all done"}]
 executed: list[str] = []
@@ -85,7 +89,9 @@ async def test_r29_approved_runs_once_then_the_rest_then_one_model_call(h: Engin
     assert_valid_transcript(cp)
 
 
-async def test_r30_rejected_gets_a_structured_result_and_the_rest_still_runs(h: EngineHarness) -> None:
+async def test_r30_rejected_gets_a_structured_result_and_the_rest_still_runs(
+    h: EngineHarness,
+) -> None:
     _, approval = await pause(h, "r30")
     log = await h.resolve(approval.approval_id, False, "too risky", tools=tools())
     assert executed == ["a", "c"]
@@ -97,7 +103,9 @@ async def test_r30_rejected_gets_a_structured_result_and_the_rest_still_runs(h: 
     assert log.done["finish_reason"] is FinishReason.STOP
 
 
-async def test_r31_a_gated_remaining_call_pauses_again_and_nothing_runs_twice(h: EngineHarness) -> None:
+async def test_r31_a_gated_remaining_call_pauses_again_and_nothing_runs_twice(
+    h: EngineHarness,
+) -> None:
     _, first = await pause(h, "r31", needs=("b", "c"))
     log = await h.resolve(first.approval_id, True, tools=tools())
     second = log.of("approval.requested")[0]["approval"]
@@ -113,16 +121,25 @@ async def test_r32_a_remaining_call_with_invalid_arguments_gets_its_error(h: Eng
     _, approval = await pause(h, "r32", script)
     log = await h.resolve(approval.approval_id, True, tools=tools())
     results = log.of("tool.result")
-    assert [r["tool_name"] for r in results] == ["b", "c"] and [r["is_error"] for r in results] == [False, True]
+    assert [r["tool_name"] for r in results] == ["b", "c"] and [r["is_error"] for r in results] == [
+        False,
+        True,
+    ]
     assert "input schema" in json.loads(results[1]["result_json"])["error"]
     assert executed == ["b"]
 
 
-async def test_r33_unknown_or_resolved_approvals_and_concurrent_resolutions(h: EngineHarness) -> None:
+async def test_r33_unknown_or_resolved_approvals_and_concurrent_resolutions(
+    h: EngineHarness,
+) -> None:
     log = await h.resolve("ap-nope", True)
-    assert isinstance(log.error, ApprovalNotFound) and log.error.metadata["approval_id"] == "ap-nope"
+    assert (
+        isinstance(log.error, ApprovalNotFound) and log.error.metadata["approval_id"] == "ap-nope"
+    )
     _, approval = await pause(h, "r33")
-    both = await asyncio.gather(*(h.resolve(approval.approval_id, True, tools=tools()) for _ in range(2)))
+    both = await asyncio.gather(
+        *(h.resolve(approval.approval_id, True, tools=tools()) for _ in range(2))
+    )
     assert sorted(log.reason for log in both) == ["", "APPROVAL_NOT_FOUND"]
     assert executed.count("b") == 1
     again = await h.resolve(approval.approval_id, True)
@@ -146,13 +163,17 @@ async def test_r33_the_store_lets_exactly_one_claim_win(h: EngineHarness) -> Non
     assert await h.store.get_approval(approval.approval_id) is None
 
 
-async def test_r34_resolving_keeps_checkpointing_under_the_session_and_its_history(h: EngineHarness) -> None:
+async def test_r34_resolving_keeps_checkpointing_under_the_session_and_its_history(
+    h: EngineHarness,
+) -> None:
     _, approval = await pause(h, "r34")
     before = await h.history("r34")
     await h.resolve(approval.approval_id, True, tools=tools())
     after = await h.history("r34")
     assert len(after) > len(before)
-    assert [e.checkpoint.version for e in after][-len(before) :] == [e.checkpoint.version for e in before]
+    assert [e.checkpoint.version for e in after][-len(before) :] == [
+        e.checkpoint.version for e in before
+    ]
     statuses = [e.status for e in after]
     assert statuses[0] is Status.FINISHED
     assert Status.AWAITING_APPROVAL in statuses

@@ -35,7 +35,9 @@ async def test_r1_turn_with_tools_is_saved_before_any_tool_runs(h: EngineHarness
     assert not tool_results(cp)
 
 
-async def test_r2_results_recorded_in_call_order_even_when_finished_out_of_order(h: EngineHarness) -> None:
+async def test_r2_results_recorded_in_call_order_even_when_finished_out_of_order(
+    h: EngineHarness,
+) -> None:
     spec = agent(
         [calls(("add", {"a": 1}), ("add", {"a": 2}), ("add", {"a": 3})), {"text": "ok"}],
         tool_concurrency=3,

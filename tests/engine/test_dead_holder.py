@@ -46,7 +46,11 @@ def test_how_a_holder_is_told_alive_or_dead() -> None:
     me = default_owner()
     assert holder_state(me) is HolderState.ALIVE
     # A process killed and not reaped yet (a zombie) is dead; so is one that exited.
-    child = subprocess.Popen([sys.executable, "-c", NAME + "; import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", NAME + "; import time; time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert child.stdout is not None
     name = child.stdout.readline().strip()
     assert holder_state(name) is HolderState.ALIVE
@@ -67,10 +71,12 @@ def test_how_a_holder_is_told_alive_or_dead() -> None:
     # Never presumed dead: another machine (or boot, or PID namespace), a chosen name.
     assert holder_state(other_machine(name)) is HolderState.UNKNOWN
     assert holder_state("daemon-a") is HolderState.UNKNOWN
-    assert holder_state(f"other-host{name[name.index('/'):]}") is HolderState.UNKNOWN
+    assert holder_state(f"other-host{name[name.index('/') :]}") is HolderState.UNKNOWN
 
 
-async def test_a_dead_holder_on_this_machine_is_taken_over_at_once_and_fenced_off(store: MemoryStore) -> None:
+async def test_a_dead_holder_on_this_machine_is_taken_over_at_once_and_fenced_off(
+    store: MemoryStore,
+) -> None:
     dead = owner_of_a_process_that_exited()
     old = await store.acquire_lease("s", owner=dead, ttl=TTL_S)
     await store.save(Checkpoint("s", version=1), stored_messages=0, lease=old)
@@ -100,7 +106,9 @@ async def test_a_live_holder_is_not_taken_over_and_busy_says_so(store: MemorySto
 
 
 @pytest.mark.parametrize("holder", ["daemon-a", "another machine"])
-async def test_a_holder_whose_liveness_cannot_be_told_keeps_its_lease(store: MemoryStore, holder: str) -> None:
+async def test_a_holder_whose_liveness_cannot_be_told_keeps_its_lease(
+    store: MemoryStore, holder: str
+) -> None:
     if holder == "another machine":
         holder = other_machine(owner_of_a_process_that_exited())  # its pid is gone here, not there
     await store.acquire_lease("s", owner=holder, ttl=TTL_S)

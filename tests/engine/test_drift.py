@@ -28,8 +28,16 @@ async def crashed(h: EngineHarness, sid: str, **kw) -> Checkpoint:
 
 
 def test_r46_fingerprint_ignores_tool_order_and_key_order() -> None:
-    a = AgentSpec("p:m", "x", (ToolSpec("a", input_schema_json='{"type":"object","title":"t"}'), ToolSpec("b")))
-    b = AgentSpec("p:m", "x", (ToolSpec("b"), ToolSpec("a", input_schema_json='{"title":"t","type":"object"}')))
+    a = AgentSpec(
+        "p:m",
+        "x",
+        (ToolSpec("a", input_schema_json='{"type":"object","title":"t"}'), ToolSpec("b")),
+    )
+    b = AgentSpec(
+        "p:m",
+        "x",
+        (ToolSpec("b"), ToolSpec("a", input_schema_json='{"title":"t","type":"object"}')),
+    )
     assert fingerprint(a) == fingerprint(b)
     c = AgentSpec("p:n", "y", (ToolSpec("a", input_schema_json='{"type":"string"}'), ToolSpec("c")))
     d = drift(fingerprint(a), fingerprint(c))
@@ -50,13 +58,19 @@ async def test_r46_every_checkpoint_carries_the_fingerprint(h: EngineHarness) ->
     assert "agent.drift" not in log.types  # tool order does not change it
 
 
-async def test_r47_r48_warn_reports_what_changed_and_continues(h: EngineHarness, caplog: pytest.LogCaptureFixture) -> None:
+async def test_r47_r48_warn_reports_what_changed_and_continues(
+    h: EngineHarness, caplog: pytest.LogCaptureFixture
+) -> None:
     await crashed(h, "r48w")
     caplog.set_level(logging.WARNING, logger="luoshod.engine")
     changed = spec(
         model="scripted:other",
         instructions="new rules",
-        tools={"add": {"type": "object", "title": "x"}, "div": {"type": "object"}, "mul": {"type": "object"}},
+        tools={
+            "add": {"type": "object", "title": "x"},
+            "div": {"type": "object"},
+            "mul": {"type": "object"},
+        },
     )
     log = await h.run("r48w", [], changed, ANSWERS)
     assert log.types[:2] == ["run.start", "agent.drift"]
@@ -85,7 +99,10 @@ async def test_r48_error_refuses_and_leaves_the_checkpoint(h: EngineHarness) -> 
     log = await h.run("r48e", [], strict, ANSWERS)
     assert isinstance(log.error, AgentDrift) and log.reason == "AGENT_DRIFT"
     meta = log.error.metadata
-    assert meta["instructions_changed"] == "true" and meta["model_from"] == meta["model_to"] == "scripted:test"
+    assert (
+        meta["instructions_changed"] == "true"
+        and meta["model_from"] == meta["model_to"] == "scripted:test"
+    )
     assert log.events == [] and (await h.get("r48e")) == before
 
 
@@ -120,7 +137,9 @@ async def test_r49_a_pending_call_whose_tool_is_gone_always_fails(h: EngineHarne
     assert await h.get("r49") == before
 
 
-async def test_r50_a_checkpoint_without_fingerprint_resumes_without_warning(h: EngineHarness) -> None:
+async def test_r50_a_checkpoint_without_fingerprint_resumes_without_warning(
+    h: EngineHarness,
+) -> None:
     await crashed(h, "r50")
     cp = await h.get("r50")
     cp.fingerprint, cp.version = None, cp.version + 1

@@ -29,7 +29,11 @@ def spec(**kw) -> AgentSpec:
 
 @pytest.fixture(params=["memory", "sqlite-file", "lmdb"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    url = {"memory": "memory://", "sqlite-file": f"sqlite:///{tmp_path}/s.db", "lmdb": f"lmdb:///{tmp_path}/env"}
+    url = {
+        "memory": "memory://",
+        "sqlite-file": f"sqlite:///{tmp_path}/s.db",
+        "lmdb": f"lmdb:///{tmp_path}/env",
+    }
     s = MemoryStore() if request.param == "memory" else store_from_url(url[request.param])
     await s.open()
     try:
@@ -54,7 +58,9 @@ async def test_a_warned_resume_is_kept_until_a_resume_without_drift(store: Store
     assert (await h.get("w1")).last_drift is None and (await summary(h, "w1")).last_drift is None
     other = spec(model="scripted:other", tools={"add": {"type": "object"}, "mul": {}})
     # The resumed run saves its first result, then the app crashes on the next call.
-    log = await h.run("w1", [], other, ANSWERS, stop_at=lambda e: e.type == "tool.call" and e.data["step"] == 2)
+    log = await h.run(
+        "w1", [], other, ANSWERS, stop_at=lambda e: e.type == "tool.call" and e.data["step"] == 2
+    )
     assert log.types[:2] == ["run.start", "agent.drift"]
     want = Drift("scripted:test", "scripted:other", ("mul",), (), (), False)
     assert (await h.get("w1")).last_drift == want
@@ -91,7 +97,11 @@ async def test_a_refused_resume_is_one_event_in_the_log_and_nothing_else(store: 
     refused = after.events[-1]
     assert refused.seq == events.last + 1
     text = refused.data.decode()  # the harness encodes events with repr()
-    assert "'agent.drift'" in text and "'refused': True" in text and "instructions_changed=True" in text
+    assert (
+        "'agent.drift'" in text
+        and "'refused': True" in text
+        and "instructions_changed=True" in text
+    )
     assert f"run_id='{before.run_id}'" in text
     # The right agent resumes: its events are numbered after the refusal, and no drift is kept.
     done = await h.run("r1", [], spec(), ANSWERS)
@@ -111,7 +121,10 @@ async def test_a_refused_resolve_is_recorded_and_the_approval_stays(store: Store
     listed, _ = await store.list_approvals(session_id="ra", page_size=10, page_token="")
     assert [a.approval_id for a in listed] == [approval.approval_id]
     last = (await store.read_events("ra", after_seq=0, limit=100)).events[-1]
-    assert "'refused': True" in last.data.decode() and "model_to='scripted:other'" in last.data.decode()
+    assert (
+        "'refused': True" in last.data.decode()
+        and "model_to='scripted:other'" in last.data.decode()
+    )
 
 
 def test_a_header_saved_before_last_drift_reads_as_no_drift() -> None:

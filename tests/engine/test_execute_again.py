@@ -33,7 +33,9 @@ def nth_call(n: int):
 THREE_CALLS = [calls(("add", {"a": 1}), ("add", {"a": 2}), ("add", {"a": 3})), {"text": "sum done"}]
 
 
-async def crash_mid_turn(h: EngineHarness, sid: str, script=THREE_CALLS, n: int = 2, **kw) -> Checkpoint:
+async def crash_mid_turn(
+    h: EngineHarness, sid: str, script=THREE_CALLS, n: int = 2, **kw
+) -> Checkpoint:
     """Run until the n-th tool.call, then drop the run as a crashed client would."""
     log = await h.run(sid, "start", agent(script, **kw), {"add": add}, stop_at=nth_call(n))
     assert log.dropped
@@ -47,7 +49,9 @@ def users(cp: Checkpoint) -> list[str]:
 async def test_r9_paused_session_refuses_execute_and_changes_nothing(h: EngineHarness) -> None:
     await h.run("r9", "hi", agent([{"text": "hello"}]))
     cp = await h.get("r9")
-    paused = dataclasses.replace(cp, status=Status.AWAITING_APPROVAL, approval_id="ap-1", version=cp.version + 1)
+    paused = dataclasses.replace(
+        cp, status=Status.AWAITING_APPROVAL, approval_id="ap-1", version=cp.version + 1
+    )
     await h.store.save(paused, stored_messages=len(cp.messages))
     calls_before = h.model_calls("r9")
     log = await h.run("r9", "more", agent([{"text": "never"}]))
@@ -105,7 +109,9 @@ async def test_r12_new_input_goes_after_the_pending_results(h: EngineHarness) ->
 
 
 @pytest.mark.parametrize("retry", ["same-message", "empty", "whole-history"])
-async def test_r13_retry_of_the_starting_message_appends_nothing(h: EngineHarness, retry: str) -> None:
+async def test_r13_retry_of_the_starting_message_appends_nothing(
+    h: EngineHarness, retry: str
+) -> None:
     sid = f"r13-{retry}"
     cp = await crash_mid_turn(h, sid)
     if retry == "same-message":
@@ -151,7 +157,9 @@ async def test_r16_repeating_an_earlier_user_message_is_a_new_turn(h: EngineHarn
     assert users(await h.get("r16")) == ["again?", "again?"]
 
 
-async def test_r17_system_messages_in_input_are_ignored_for_existing_sessions(h: EngineHarness) -> None:
+async def test_r17_system_messages_in_input_are_ignored_for_existing_sessions(
+    h: EngineHarness,
+) -> None:
     spec = agent([{"text": "a1"}, {"text": "a2"}], instructions="original prompt")
     await h.run("r17", "q1", spec)
     await h.run("r17", [system("new prompt!"), user("q2")], spec)

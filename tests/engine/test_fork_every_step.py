@@ -14,11 +14,14 @@ def add(args):
     return args["a"]
 
 
-async def test_r20_r44_interrupt_after_every_step_then_fork_every_kept_step(h: EngineHarness) -> None:
+async def test_r20_r44_interrupt_after_every_step_then_fork_every_kept_step(
+    h: EngineHarness,
+) -> None:
     spec = agent(SCRIPT, tool_concurrency=2)
     # Interrupt (a client crash) in each step in turn, at its second tool call, resuming
     # each time: every step is left once with a call answered and one not.
     for step in range(1, 5):
+
         def stop(e, step=step) -> bool:
             return e.type == "tool.call" and e.data["call"].id == f"call_{step - 1}_1"
 
@@ -40,7 +43,9 @@ async def test_r20_r44_interrupt_after_every_step_then_fork_every_kept_step(h: E
         cp = await h.get(fork.session_id)
         assert_valid_transcript(cp)  # R20, R23
         assert not before & handed  # R21: recorded results never re-run
-        assert [m.tool_call_id for m in tool_results(cp)] == [f"call_{k}_{j}" for k in range(4) for j in range(2)]
+        assert [m.tool_call_id for m in tool_results(cp)] == [
+            f"call_{k}_{j}" for k in range(4) for j in range(2)
+        ]
         assert [m.content for m in cp.messages] == [m.content for m in source.messages]
         assert cp.step_index == 5  # R44: the step count carried over
     assert await h.get("src") == source  # forks never touch the source

@@ -93,7 +93,9 @@ async def test_r40_r42_r44_fork_from_a_step_and_resume_it(h: EngineHarness) -> N
     with pytest.raises(SessionExists):
         await h.fork("trip", 1, new_session_id="trip.fork-1")
     log = await h.run("trip.fork-1", resume=True, tools={"add": add})
-    assert [c["call"].id for c in log.of("tool.call")] == ["call_1_0"]  # recorded results are not re-run
+    assert [c["call"].id for c in log.of("tool.call")] == [
+        "call_1_0"
+    ]  # recorded results are not re-run
     assert log.done["step_index"] == 3
     assert_valid_transcript(await h.get("trip.fork-1"))
 
@@ -165,5 +167,10 @@ async def test_r45_compare_finds_where_a_fork_diverged(h: EngineHarness) -> None
     assert [len(diff.a), len(diff.b)] == [3, 3]
     assert diff.tool_order_a == diff.tool_order_b == ["add", "add"]
     (arg,) = diff.arguments
-    assert (arg.step, arg.tool, json.loads(arg.a), json.loads(arg.b)) == (2, "add", {"a": 2}, {"a": 5})
+    assert (arg.step, arg.tool, json.loads(arg.a), json.loads(arg.b)) == (
+        2,
+        "add",
+        {"a": 2},
+        {"a": 5},
+    )
     assert diff.finish_reason_a is diff.finish_reason_b is FinishReason.STOP

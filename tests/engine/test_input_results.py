@@ -74,11 +74,15 @@ async def test_r53_a_result_after_a_finished_run_is_refused(h: EngineHarness) ->
     assert h.model_calls("r53f") == model_calls
 
 
-async def test_r53_a_result_for_the_pending_call_is_recorded_and_not_asked_again(h: EngineHarness) -> None:
+async def test_r53_a_result_for_the_pending_call_is_recorded_and_not_asked_again(
+    h: EngineHarness,
+) -> None:
     """Issue 14, case 3: the run asked for ``call_0_0`` again and then appended the input
     too, two results for one call. Now the input's result is that call's result."""
     gauge = Gauge()
-    first = await h.run("r53u", "Read gauge G-1", spec(), {"read_gauge": gauge}, stop_at=at_first_call)
+    first = await h.run(
+        "r53u", "Read gauge G-1", spec(), {"read_gauge": gauge}, stop_at=at_first_call
+    )
     assert first.dropped and gauge.ran == []
     model_calls = h.model_calls("r53u")
     log = await h.run("r53u", [tool("call_0_0", {"bar": 5})], spec(), {"read_gauge": gauge})
@@ -96,7 +100,9 @@ async def test_r53_a_result_for_the_pending_call_is_recorded_and_not_asked_again
     assert h.model_calls("r53u") == model_calls + 1  # only the turn after the result
     # Recorded like a submitted result: saved before the next model call (R2), and
     # that model call saw it.
-    saved = [e.checkpoint for e in reversed(await h.history("r53u")) if e.status is Status.IN_PROGRESS]
+    saved = [
+        e.checkpoint for e in reversed(await h.history("r53u")) if e.status is Status.IN_PROGRESS
+    ]
     assert [len(tool_results(c)) for c in saved][-1] == 1
 
 
@@ -104,20 +110,27 @@ async def test_r53_results_for_some_pending_calls_the_rest_is_asked(h: EngineHar
     gauge = Gauge()
     await h.run("r53p", "read both", spec(TWO), {"read_gauge": gauge}, stop_at=at_first_call)
     log = await h.run(
-        "r53p", [tool("call_0_1", {"bar": 7}), user("and tell me")], spec(TWO), {"read_gauge": gauge}
+        "r53p",
+        [tool("call_0_1", {"bar": 7}), user("and tell me")],
+        spec(TWO),
+        {"read_gauge": gauge},
     )
     assert log.error is None
     assert [c["call"].id for c in log.of("tool.call")] == ["call_0_0"]  # call_0_1 not asked
     cp = await h.get("r53p")
     assert [(m.role, m.tool_call_id) for m in cp.messages[2:5]] == [
-        (Role.ASSISTANT, ""), (Role.TOOL, "call_0_0"), (Role.TOOL, "call_0_1")
+        (Role.ASSISTANT, ""),
+        (Role.TOOL, "call_0_0"),
+        (Role.TOOL, "call_0_1"),
     ]
     assert json.loads(cp.messages[4].content) == {"bar": 7}
     assert cp.messages[5] == user("and tell me")  # R12: after the results
     assert_valid_transcript(cp)
 
 
-async def test_r53_a_second_result_unknown_call_or_result_after_new_input_is_refused(h: EngineHarness) -> None:
+async def test_r53_a_second_result_unknown_call_or_result_after_new_input_is_refused(
+    h: EngineHarness,
+) -> None:
     gauge = Gauge()
     seen: list[Event] = []
 

@@ -16,7 +16,15 @@ from luoshod.domain import FinishReason, Status
 from luoshod.errors import ApprovalNotFound, LeaseLost, SessionBusy
 from luoshod.store.memory import MemoryStore
 
-from .harness import EngineHarness, RunLog, Tools, agent, assert_valid_transcript, calls, tool_results
+from .harness import (
+    EngineHarness,
+    RunLog,
+    Tools,
+    agent,
+    assert_valid_transcript,
+    calls,
+    tool_results,
+)
 
 SCRIPT = [calls(("add", {"a": 1}), ("add", {"a": 2})), {"text": "total"}]
 TTL_S = 60.0
@@ -38,7 +46,13 @@ async def two(tmp_path: Path) -> AsyncIterator[tuple[EngineHarness, EngineHarnes
     store.clock = clock
     await store.open()
     a, b = (
-        EngineHarness(store, call_log=tmp_path / "calls.jsonl", owner=name, lease_ttl_s=TTL_S, lease_renew_s=TTL_S - 1)
+        EngineHarness(
+            store,
+            call_log=tmp_path / "calls.jsonl",
+            owner=name,
+            lease_ttl_s=TTL_S,
+            lease_renew_s=TTL_S - 1,
+        )
         for name in ("daemon-a", "daemon-b")
     )
     try:
@@ -47,7 +61,9 @@ async def two(tmp_path: Path) -> AsyncIterator[tuple[EngineHarness, EngineHarnes
         await store.close()
 
 
-async def waiting_for_a_tool(h: EngineHarness, sid: str) -> tuple[asyncio.Task[RunLog], Tools, asyncio.Queue[str]]:
+async def waiting_for_a_tool(
+    h: EngineHarness, sid: str
+) -> tuple[asyncio.Task[RunLog], Tools, asyncio.Queue[str]]:
     """A run of ``sid`` on ``h``, once it waits for its first tool result (which nobody
     gives: the test decides); the tool port to give results through, and the ids of the
     calls asked, as they are asked."""
@@ -69,7 +85,9 @@ async def test_r51_a_session_run_by_one_daemon_is_busy_on_the_other(two) -> None
     running, port, asked = await waiting_for_a_tool(a, "s")
     busy = await b.run("s", "again", agent(SCRIPT), {"add": lambda x: 1})
     assert isinstance(busy.error, SessionBusy) and busy.events == []
-    assert busy.error.metadata["holder"] == "daemon-a" and busy.error.metadata["expires_at"].endswith("Z")
+    assert busy.error.metadata["holder"] == "daemon-a" and busy.error.metadata[
+        "expires_at"
+    ].endswith("Z")
     with pytest.raises(SessionBusy):
         await b.delete("s")
     assert b.engine.leases_held() == 0 and a.engine.leases_held() == 1

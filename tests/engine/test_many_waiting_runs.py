@@ -49,7 +49,9 @@ class CountingStore(MemoryStore):
 
 
 class Sink:
-    def __init__(self, port: Tools, asked: list[tuple[Tools, str]], all_asked: asyncio.Event) -> None:
+    def __init__(
+        self, port: Tools, asked: list[tuple[Tools, str]], all_asked: asyncio.Event
+    ) -> None:
         self.port, self.asked, self.all_asked = port, asked, all_asked
         self.done: dict | None = None
 
@@ -62,7 +64,9 @@ class Sink:
             self.done = event.data
 
 
-async def test_ten_thousand_runs_wait_at_once_with_one_lease_write_an_interval_and_all_finish() -> None:
+async def test_ten_thousand_runs_wait_at_once_with_one_lease_write_an_interval_and_all_finish() -> (
+    None
+):
     store = CountingStore()
     await store.open()
     h = EngineHarness(store, lease_ttl_s=30, lease_renew_s=0.5, tool_timeout_s=600)

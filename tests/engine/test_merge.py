@@ -1,4 +1,5 @@
-"""docs/reference/rules.md R12–R17, "the merge, precisely": how new input joins a stored transcript."""
+"""docs/reference/rules.md R12–R17, "the merge, precisely": how new input joins a stored
+transcript."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ def m(role: Role, text: str) -> Message:
     ("stored", "incoming", "finished", "expected"),
     [
         ([m(S, "s"), m(U, "q"), m(A, "a")], [m(U, "q2")], True, [m(U, "q2")]),  # R14
-        ([m(S, "s"), m(U, "q"), m(A, "a")], [m(U, "q"), m(A, "a"), m(U, "q2")], True, [m(U, "q2")]),  # R15
+        (
+            [m(S, "s"), m(U, "q"), m(A, "a")],
+            [m(U, "q"), m(A, "a"), m(U, "q2")],
+            True,
+            [m(U, "q2")],
+        ),  # R15
         ([m(U, "q"), m(A, "a")], [m(U, "q")], True, [m(U, "q")]),  # R16
         ([m(U, "q"), m(A, "a")], [m(S, "new"), m(U, "q2")], True, [m(U, "q2")]),  # R17
         ([m(U, "q"), m(A, "a")], [m(U, "q")], False, []),  # R13 retry

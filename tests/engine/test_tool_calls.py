@@ -16,7 +16,9 @@ from .harness import EngineHarness, agent, assert_valid_transcript, calls, tool_
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": k + 10})) for k in range(5)] + [{"text": "done"}]
 
 
-async def test_r20_r21_r22_r24_after_any_sequence_of_crashes_aborts_and_resumes(h: EngineHarness) -> None:
+async def test_r20_r21_r22_r24_after_any_sequence_of_crashes_aborts_and_resumes(
+    h: EngineHarness,
+) -> None:
     rng = random.Random(20)
     executed: Counter[str] = Counter()
     accepted: set[str] = set()
@@ -25,7 +27,9 @@ async def test_r20_r21_r22_r24_after_any_sequence_of_crashes_aborts_and_resumes(
     sid = "r20"
     taken: list[str] = []
     for attempt in range(40):
-        action = ("crash", "abort")[attempt] if attempt < 2 else rng.choice(["crash", "abort", "finish"])
+        action = (
+            ("crash", "abort")[attempt] if attempt < 2 else rng.choice(["crash", "abort", "finish"])
+        )
         taken.append(action)
         budget = rng.randint(1, 4)
 
@@ -99,8 +103,12 @@ async def test_r23_provider_always_sees_a_valid_transcript(h: EngineHarness) -> 
         assert_valid_transcript(entry.checkpoint)
 
 
-async def test_r25_invalid_arguments_and_undeclared_tools_get_error_results(h: EngineHarness) -> None:
-    schema = {"add": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}
+async def test_r25_invalid_arguments_and_undeclared_tools_get_error_results(
+    h: EngineHarness,
+) -> None:
+    schema = {
+        "add": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    }
     script = [
         calls(("add", {"a": "one"}), ("nope", {}), ("add", {}), ("add", {"a": 1})),
         {"text": "ok"},

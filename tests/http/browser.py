@@ -45,7 +45,15 @@ def install() -> Path:
     print("installing Chromium from Debian's packages", file=sys.stderr, flush=True)
     subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
     subprocess.run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium", "fonts-dejavu-core"],
+        [
+            "apt-get",
+            "install",
+            "-y",
+            "-q",
+            "--no-install-recommends",
+            "chromium",
+            "fonts-dejavu-core",
+        ],
         check=True,
         env=env,
     )

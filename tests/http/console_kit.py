@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from luosho.v1 import agent_pb2 as pb
 from support import Harness, agent, calls
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
 
 TRIP_SCRIPT = [
@@ -24,11 +24,15 @@ REFUND_SCRIPT = [calls(("refund", {"order": 42})), {"text": "Done with the refun
 
 
 def trip_agent() -> pb.AgentSpec:
-    return agent(TRIP_SCRIPT, ["get_weather"], instructions="You are a travel agent.", model="scripted:trip")
+    return agent(
+        TRIP_SCRIPT, ["get_weather"], instructions="You are a travel agent.", model="scripted:trip"
+    )
 
 
 def refund_agent() -> pb.AgentSpec:
-    spec = agent(REFUND_SCRIPT, ["refund"], instructions="You refund orders.", model="scripted:refund")
+    spec = agent(
+        REFUND_SCRIPT, ["refund"], instructions="You refund orders.", model="scripted:refund"
+    )
     spec.tools[0].needs_approval = True
     return spec
 
@@ -43,13 +47,21 @@ class Console:
     app: Harness
 
     async def finished_trip(self, session_id: str, sky: str = "sunny") -> None:
-        log = await self.app.run(session_id, "Plan a day in Lisbon", trip_agent(),
-                                 {"get_weather": lambda a: {"city": a["city"], "sky": sky}})
+        log = await self.app.run(
+            session_id,
+            "Plan a day in Lisbon",
+            trip_agent(),
+            {"get_weather": lambda a: {"city": a["city"], "sky": sky}},
+        )
         assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_STOP, log.types
 
     async def paused_refund(self, session_id: str) -> str:
-        log = await self.app.run(session_id, "Refund order 42", refund_agent(), {"refund": lambda a: {"ok": True}})
-        assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, log.types
+        log = await self.app.run(
+            session_id, "Refund order 42", refund_agent(), {"refund": lambda a: {"ok": True}}
+        )
+        assert (
+            log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL
+        ), log.types
         return log.done.approval_id
 
     async def get(self, path: str, **kw: Any) -> tuple[int, Any]:
@@ -77,8 +89,18 @@ async def _body(r: aiohttp.ClientResponse) -> Any:
 
 
 def http_config(tmp_path: Path, store: str = "sqlite", **kw: Any) -> Config:
-    url = {"sqlite": f"sqlite:///{tmp_path}/luoshod.db", "lmdb": f"lmdb://{tmp_path}/lmdb", "memory": "memory://"}[store]
-    base = Config(listen=["127.0.0.1:0"], store=url, http_listen="127.0.0.1:0", tool_timeout_s=30, drain_timeout_s=5)
+    url = {
+        "sqlite": f"sqlite:///{tmp_path}/luoshod.db",
+        "lmdb": f"lmdb://{tmp_path}/lmdb",
+        "memory": "memory://",
+    }[store]
+    base = Config(
+        listen=["127.0.0.1:0"],
+        store=url,
+        http_listen="127.0.0.1:0",
+        tool_timeout_s=30,
+        drain_timeout_s=5,
+    )
     return replace(base, **kw)
 
 
@@ -94,6 +116,8 @@ def _token_stub(channel: Any, token: str) -> Any:
     class WithToken:
         def __getattr__(self, name: str) -> Any:
             method = getattr(stub, name)
-            return lambda req, **kw: method(req, metadata=[("authorization", f"Bearer {token}")], **kw)
+            return lambda req, **kw: method(
+                req, metadata=[("authorization", f"Bearer {token}")], **kw
+            )
 
     return WithToken()

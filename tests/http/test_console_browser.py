@@ -5,7 +5,8 @@ note, fork from a step and compare, see an agent's drift, the token refused and 
 
 Every page is checked for script errors, Content-Security-Policy violations and requests
 that leave the daemon's origin. The screenshots of docs/console/ (shown in the README) are
-taken by these tests when ``LUOSHOD_SCREENSHOTS=1`` (elsewhere under the temporary folder). Without Chromium they are skipped, with the reason; in CI (``CI``
+taken by these tests when ``LUOSHOD_SCREENSHOTS=1`` (elsewhere under the temporary folder). Without
+Chromium they are skipped, with the reason; in CI (``CI``
 set) they fail instead: `make test` installs it.
 """
 
@@ -24,9 +25,9 @@ from typing import Any
 import pytest
 from browser import executable
 from console_kit import Console, ConsoleFactory, trip_agent
-from luosho.v1 import agent_pb2 as pb
 from support import agent
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 
 try:
@@ -36,8 +37,11 @@ except ImportError:  # pragma: no cover - the dev extra installs it
 
 # The README's screenshots are retaken into docs/console/ only when asked
 # (LUOSHOD_SCREENSHOTS=1); otherwise a run of the tests leaves the tree as it was.
-SHOTS = (Path(__file__).parents[2] / "docs" / "console" if os.environ.get("LUOSHOD_SCREENSHOTS") == "1"
-         else Path(tempfile.mkdtemp(prefix="luoshod-console-shots-")))
+SHOTS = (
+    Path(__file__).parents[2] / "docs" / "console"
+    if os.environ.get("LUOSHOD_SCREENSHOTS") == "1"
+    else Path(tempfile.mkdtemp(prefix="luoshod-console-shots-"))
+)
 if not SHOTS.is_relative_to(Path(__file__).parents[2]):
     atexit.register(shutil.rmtree, SHOTS, True)
 TIMEOUT_MS = 10_000
@@ -48,13 +52,20 @@ pytestmark = pytest.mark.timeout(90)
 def chromium() -> Path:
     if playwright_api is None:
         if os.environ.get("CI"):
-            pytest.fail("CI needs Playwright for Python for the console's tests: the dev extra installs it")
+            pytest.fail(
+                "CI needs Playwright for Python for the console's tests: the dev extra installs it"
+            )
         pytest.skip("no Playwright for Python: pip install -e '.[dev]'")
     found = executable()
     if found is None or not found.exists():
         if os.environ.get("CI"):
-            pytest.fail("CI needs Chromium for the console's tests: `make test` installs Debian's chromium")
-        pytest.skip("no Chromium: install Debian's 'chromium' package (make test does), or set LUOSHOD_CHROMIUM")
+            pytest.fail(
+                "CI needs Chromium for the console's tests: `make test` installs Debian's chromium"
+            )
+        pytest.skip(
+            "no Chromium: install Debian's 'chromium' package (make test does), or set "
+            "LUOSHOD_CHROMIUM"
+        )
     return found
 
 
@@ -70,8 +81,14 @@ class Browser:
         page.on("pageerror", lambda e: self.problems.append(f"script error: {e}"))
         # A refused request (a 404 the page asked for on purpose) is logged by the browser
         # as "Failed to load resource"; what the daemon answered is checked below instead.
-        page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}")
-                if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
+        page.on(
+            "console",
+            lambda m: (
+                self.problems.append(f"console {m.type}: {m.text}")
+                if m.type == "error" and not m.text.startswith("Failed to load resource")
+                else None
+            ),
+        )
         page.on("request", self._request)
         page.on("response", self._response)
 
@@ -112,11 +129,15 @@ class Browser:
 @pytest.fixture
 async def open_browser(chromium: Path) -> AsyncIterator[Any]:
     async with playwright_api.async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
+        browser = await p.chromium.launch(
+            executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"]
+        )
         opened: list[Browser] = []
 
         async def open_(console: Console) -> Browser:
-            context = await browser.new_context(viewport={"width": 1280, "height": 800}, device_scale_factor=1)
+            context = await browser.new_context(
+                viewport={"width": 1280, "height": 800}, device_scale_factor=1
+            )
             context.set_default_timeout(TIMEOUT_MS)
             b = Browser(await context.new_page(), console.base)
             opened.append(b)
@@ -132,7 +153,12 @@ async def open_browser(chromium: Path) -> AsyncIterator[Any]:
 
 async def crashed_run(console: Console, session_id: str, spec: pb.AgentSpec | None = None) -> None:
     """A run whose client died at its first tool call: the session is in progress."""
-    await console.app.run(session_id, "Plan a day in Lisbon", spec or trip_agent(), stop_at=lambda e: e.type == "tool.call")
+    await console.app.run(
+        session_id,
+        "Plan a day in Lisbon",
+        spec or trip_agent(),
+        stop_at=lambda e: e.type == "tool.call",
+    )
     await console.app.idle(session_id)
 
 
@@ -141,10 +167,14 @@ async def answer_tools(console: Console, session_id: str, results: dict[str, Any
     async for resp in console.app.stub.Watch(pb.WatchRequest(session_id=session_id, follow=True)):
         e = resp.event
         if e.type == "tool.call":
-            await console.app.submit(session_id, e.tool_call.call.id, json.dumps(results[e.tool_call.call.name]))
+            await console.app.submit(
+                session_id, e.tool_call.call.id, json.dumps(results[e.tool_call.call.name])
+            )
 
 
-async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_sessions_list_filter_and_page(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     console = await make_console()
     for i in (1, 2, 3):
         await console.finished_trip(f"trip-{i}")
@@ -157,7 +187,10 @@ async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_
     assert await rows.count() == 5
     # Model and usage come per row from GetSession.
     trip = b.page.locator('#sessions tr[data-session="trip-1"]')
-    await b.until("!document.querySelector('#sessions tr[data-session=\"trip-1\"] .usage').textContent.includes('…')")
+    await b.until(
+        '!document.querySelector(\'#sessions tr[data-session="trip-1"] '
+        ".usage').textContent.includes('…')"
+    )
     assert await trip.locator(".model").inner_text() == "scripted:trip"
     assert "tok" in await trip.locator(".usage").inner_text()
     assert await trip.locator("[data-status]").inner_text() == "finished (stop)"
@@ -169,29 +202,41 @@ async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_
     assert await b.text("#sessions tbody tr td a") == "refund-1"
     await b.page.select_option("#filter-status", "in-progress")
     await b.until(
-        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'crashed-1'")
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() "
+        "=== 'crashed-1'"
+    )
 
     await b.page.select_option("#filter-status", "")
     await b.page.fill("#filter-id", "trip-2")
     await b.page.click("#filters button[type=submit]")
     await b.until(
-        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-2'")
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join()"
+        " === 'trip-2'"
+    )
     await b.page.fill("#filter-id", "trip-")  # a prefix of the id; the newest first
     await b.page.click("#filters button[type=submit]")
     await b.until(
-        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join() === 'trip-3,trip-2,trip-1'")
+        "[...document.querySelectorAll('#sessions tbody tr')].map(r => r.dataset.session).join()"
+        " === 'trip-3,trip-2,trip-1'"
+    )
     assert await b.text("#page-count") == "3 shown of 3 sessions, newest first"
     await b.page.fill("#filter-id", "nobody")
     await b.page.click("#filters button[type=submit]")
-    await b.page.locator("#sessions-note", has_text="No session whose id starts with nobody").wait_for()
+    await b.page.locator(
+        "#sessions-note", has_text="No session whose id starts with nobody"
+    ).wait_for()
 
     # Pages of two: 5 sessions are three pages, the most recently updated first; Next and
     # Previous walk them.
     await b.goto("/#/sessions?size=2")
     seen: list[str] = []
     for page in range(3):
-        await b.until(f"document.querySelector('.pager span')?.textContent === 'page {page + 1} of 3'")
-        seen += await b.page.locator("#sessions tbody tr").evaluate_all("rs => rs.map(r => r.dataset.session)")
+        await b.until(
+            f"document.querySelector('.pager span')?.textContent === 'page {page + 1} of 3'"
+        )
+        seen += await b.page.locator("#sessions tbody tr").evaluate_all(
+            "rs => rs.map(r => r.dataset.session)"
+        )
         if page < 2:
             await b.page.click("#page-next")
     assert await b.page.locator("#page-next").is_disabled()
@@ -200,7 +245,9 @@ async def test_sessions_list_filter_and_page(make_console: ConsoleFactory, open_
     await b.until("document.querySelector('.pager span')?.textContent === 'page 2 of 3'")
 
 
-async def test_a_session_shows_its_steps_live(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_a_session_shows_its_steps_live(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     console = await make_console()
     b = await open_browser(console)
     await b.goto("/#/session/live-1")
@@ -211,16 +258,25 @@ async def test_a_session_shows_its_steps_live(make_console: ConsoleFactory, open
         # The app answers only once the page shows the call: the run cannot finish unless
         # the page follows it live.
         await events.filter(has_text="tool.call").wait_for()
-        assert await b.page.locator('#timeline .call[data-call="call_0_0"] .muted').inner_text() == "no result yet"
+        assert (
+            await b.page.locator('#timeline .call[data-call="call_0_0"] .muted').inner_text()
+            == "no result yet"
+        )
         return {"city": args["city"], "sky": "sunny", "celsius": 24}
 
-    log = await console.app.run("live-1", "Plan a day in Lisbon", trip_agent(), {"get_weather": weather})
+    log = await console.app.run(
+        "live-1", "Plan a day in Lisbon", trip_agent(), {"get_weather": weather}
+    )
     assert log.done is not None
     await events.filter(has_text="run.done").wait_for()
     await b.page.locator("#timeline .step", has_text="Lisbon is sunny today.").wait_for()
     assert await b.page.locator("#timeline .step").count() == 2
     result = await b.text('#timeline .call[data-call="call_0_0"] .result')
-    assert json.loads(result.removeprefix("→ ")) == {"city": "Lisbon", "sky": "sunny", "celsius": 24}
+    assert json.loads(result.removeprefix("→ ")) == {
+        "city": "Lisbon",
+        "sky": "sunny",
+        "celsius": 24,
+    }
     assert "finished" in await b.text("#session-head h1")
     seqs = await events.evaluate_all("ls => ls.map(l => Number(l.dataset.seq))")
     assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) == len(log.events)
@@ -235,7 +291,9 @@ async def test_a_session_shows_its_steps_live(make_console: ConsoleFactory, open
     await b.page.locator("#timeline .step").nth(1).wait_for()
 
 
-async def test_approve_from_the_inbox_and_the_run_goes_on(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_approve_from_the_inbox_and_the_run_goes_on(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     console = await make_console()
     await console.paused_refund("refund-1")
     await console.paused_refund("refund-2")
@@ -245,7 +303,10 @@ async def test_approve_from_the_inbox_and_the_run_goes_on(make_console: ConsoleF
         await b.goto("/#/approvals")
         cards = b.page.locator("#inbox .approval")
         await cards.nth(1).wait_for()
-        assert await cards.evaluate_all("cs => cs.map(c => c.dataset.session)") == ["refund-1", "refund-2"]
+        assert await cards.evaluate_all("cs => cs.map(c => c.dataset.session)") == [
+            "refund-1",
+            "refund-2",
+        ]
         card = cards.nth(0)
         assert await card.locator(".tool").inner_text() == "refund"
         assert json.loads(await card.locator(".args").inner_text()) == {"order": 42}
@@ -260,7 +321,9 @@ async def test_approve_from_the_inbox_and_the_run_goes_on(make_console: ConsoleF
         app.cancel()
     cp = await console.app.get("refund-1")
     assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
-    assert json.loads(next(m.content for m in cp.messages if m.role == pb.ROLE_TOOL)) == {"refunded": 42}
+    assert json.loads(next(m.content for m in cp.messages if m.role == pb.ROLE_TOOL)) == {
+        "refunded": 42
+    }
 
 
 async def test_reject_with_a_note(make_console: ConsoleFactory, open_browser: Any) -> None:
@@ -271,7 +334,9 @@ async def test_reject_with_a_note(make_console: ConsoleFactory, open_browser: An
     card = b.page.locator('#inbox .approval[data-session="refund-2"]')
     await card.locator("textarea.note").fill("no receipt")
     await card.locator("button.reject").click()
-    await card.locator(".outcome .result", has_text="Rejected: session refund-2 is finished (stop)").wait_for()
+    await card.locator(
+        ".outcome .result", has_text="Rejected: session refund-2 is finished (stop)"
+    ).wait_for()
     cp = await console.app.get("refund-2")
     rejection = json.loads(next(m.content for m in cp.messages if m.role == pb.ROLE_TOOL))
     assert rejection["rejected"] is True and rejection["note"] == "no receipt"
@@ -281,7 +346,9 @@ async def test_reject_with_a_note(make_console: ConsoleFactory, open_browser: An
     await b.page.locator("#inbox-empty").wait_for()
 
 
-async def test_fork_from_a_step_and_compare(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_fork_from_a_step_and_compare(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     console = await make_console()
     await console.finished_trip("trip-1")
     b = await open_browser(console)
@@ -300,19 +367,33 @@ async def test_fork_from_a_step_and_compare(make_console: ConsoleFactory, open_b
     await b.page.click("#compare-with-source")
     await b.page.locator("#diverged", has_text="They diverge at step 1.").wait_for()
     assert await b.page.locator(".side-by-side .step.diverged").count() == 2
-    assert "rain" in await b.page.locator(".side-by-side section").nth(1).locator(".step.diverged .result").inner_text()
+    assert (
+        "rain"
+        in await b.page.locator(".side-by-side section")
+        .nth(1)
+        .locator(".step.diverged .result")
+        .inner_text()
+    )
     assert "2 vs 1" in await b.text("#drift-summary")
     await b.shot("compare")
     source = await console.app.get("trip-1")
     assert source.status == pb.CHECKPOINT_STATUS_FINISHED  # untouched (R40)
 
 
-async def test_a_resume_that_drifted_shows_the_agents_diff(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_a_resume_that_drifted_shows_the_agents_diff(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     console = await make_console()
     await crashed_run(console, "drift-1")
-    other = agent([{"text": "done"}], ["get_weather", "get_forecast"], instructions="You are a travel agent.",
-                  model="scripted:trip-v2")
-    log = await console.app.run("drift-1", None, other, {"get_weather": lambda a: {"sky": "sunny"}}, resume=True)
+    other = agent(
+        [{"text": "done"}],
+        ["get_weather", "get_forecast"],
+        instructions="You are a travel agent.",
+        model="scripted:trip-v2",
+    )
+    log = await console.app.run(
+        "drift-1", None, other, {"get_weather": lambda a: {"sky": "sunny"}}, resume=True
+    )
     assert "agent.drift" in log.types and log.done is not None, log.types
     b = await open_browser(console)
     await b.goto("/#/session/drift-1")
@@ -337,11 +418,18 @@ async def test_a_resume_that_drifted_shows_the_agents_diff(make_console: Console
     await b.page.locator("#drift .drift", has_text="the last resume warned").wait_for()
 
 
-async def test_a_resume_refused_for_drift_shows_the_diff(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_a_resume_refused_for_drift_shows_the_diff(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     console = await make_console()
     await crashed_run(console, "strict-1")
-    strict = agent([{"text": "done"}], ["get_weather"], instructions="You are a stricter travel agent.",
-                   model="scripted:trip-v3", on_agent_drift=pb.AGENT_DRIFT_POLICY_ERROR)
+    strict = agent(
+        [{"text": "done"}],
+        ["get_weather"],
+        instructions="You are a stricter travel agent.",
+        model="scripted:trip-v3",
+        on_agent_drift=pb.AGENT_DRIFT_POLICY_ERROR,
+    )
     log = await console.app.run("strict-1", None, strict, resume=True)
     assert log.reason == "AGENT_DRIFT", log.types
     b = await open_browser(console)
@@ -355,7 +443,9 @@ async def test_a_resume_refused_for_drift_shows_the_diff(make_console: ConsoleFa
     await b.shot("session-drift-refused")
 
     # The app's own agent resumes: the refusal is past, the page no longer shows it.
-    done = await console.app.run("strict-1", None, trip_agent(), {"get_weather": lambda a: {"sky": "sunny"}}, resume=True)
+    done = await console.app.run(
+        "strict-1", None, trip_agent(), {"get_weather": lambda a: {"sky": "sunny"}}, resume=True
+    )
     assert done.done is not None
     await b.until("document.querySelectorAll('#events li[data-type=\"run.done\"]').length === 1")
     await b.until("document.querySelector('#drift .drift') === null")
@@ -366,10 +456,14 @@ async def test_a_resume_refused_for_drift_shows_the_diff(make_console: ConsoleFa
     await b.until("document.querySelector('#live-state')?.textContent === 'live'")
     log = await console.app.run("strict-2", None, strict, resume=True)
     assert log.reason == "AGENT_DRIFT", log.types
-    await b.page.locator("#drift .drift.refused", has_text="scripted:trip → scripted:trip-v3").wait_for()
+    await b.page.locator(
+        "#drift .drift.refused", has_text="scripted:trip → scripted:trip-v3"
+    ).wait_for()
 
 
-async def test_the_token_is_refused_then_accepted(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_the_token_is_refused_then_accepted(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     token = "console-token-7c1d"
     console = await make_console(token=token, auth_tokens=(Secret(token),))
     await console.finished_trip("trip-1")
@@ -391,7 +485,9 @@ async def test_the_token_is_refused_then_accepted(make_console: ConsoleFactory, 
     await b.page.locator("#login").wait_for()
 
 
-async def test_a_session_shows_its_queue_and_removes_an_input(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_a_session_shows_its_queue_and_removes_an_input(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     """R69 in the console: the inputs queued on a paused session, in order, with their mode
     and text; one queued after the page opened appears; Remove dequeues it (its caller's
     stream ends with INPUT_DEQUEUED)."""
@@ -403,8 +499,15 @@ async def test_a_session_shows_its_queue_and_removes_an_input(make_console: Cons
     spec = (await console.app.get("queued-1")).agent
 
     async def enqueue(text: str, rid: str) -> Any:
-        stream = console.app.stub.Execute(pb.ExecuteRequest(
-            session_id="queued-1", input=[user(text)], agent=spec, if_busy=pb.IF_BUSY_ENQUEUE, request_id=rid))
+        stream = console.app.stub.Execute(
+            pb.ExecuteRequest(
+                session_id="queued-1",
+                input=[user(text)],
+                agent=spec,
+                if_busy=pb.IF_BUSY_ENQUEUE,
+                request_id=rid,
+            )
+        )
         assert (await stream.read()).event.type == "input.queued"
         return stream
 
@@ -415,8 +518,12 @@ async def test_a_session_shows_its_queue_and_removes_an_input(make_console: Cons
     item = await b.text('#queue-list li[data-request="later-1"]')
     assert "enqueue" in item and "and refund order 43" in item
     second = await enqueue("then close the ticket", "later-2")
-    await b.until("document.querySelectorAll('#queue-list li').length === 2")  # read again while open
-    assert await b.page.locator("#queue-list li").evaluate_all("ls => ls.map(l => l.dataset.request)") == ["later-1", "later-2"]
+    await b.until(
+        "document.querySelectorAll('#queue-list li').length === 2"
+    )  # read again while open
+    assert await b.page.locator("#queue-list li").evaluate_all(
+        "ls => ls.map(l => l.dataset.request)"
+    ) == ["later-1", "later-2"]
     await b.page.click('#queue-list li[data-request="later-1"] .dequeue')
     await b.page.locator("#queue-note", has_text="Removed later-1").wait_for()
     await b.until("document.querySelectorAll('#queue-list li').length === 1")
@@ -429,7 +536,11 @@ async def test_a_session_shows_its_queue_and_removes_an_input(make_console: Cons
 
 
 async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
-    make_console: ConsoleFactory, open_browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    make_console: ConsoleFactory,
+    open_browser: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A provider that refuses the continuation (HTTP 400): the run ends PROVIDER_REJECTED,
     and GetSession's last_model_failure reaches the API's JSON, `sessions show` and the
@@ -445,9 +556,16 @@ async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
         config = tmp_path / "providers.toml"
         config.write_text(provider_toml(fake))
         fake.script = [turn("", ("lookup", {}))]
-        fake.rule = lambda seen: Fault(400, "invalid_request_error", message="Expected `thinking`") if seen.turn else None
+        fake.rule = lambda seen: (
+            Fault(400, "invalid_request_error", message="Expected `thinking`")
+            if seen.turn
+            else None
+        )
         console = await make_console(config_file=config)
-        spec = pb.AgentSpec(model="llm:test-model", tools=[pb.ToolSpec(name="lookup", input_schema_json='{"type":"object"}')])
+        spec = pb.AgentSpec(
+            model="llm:test-model",
+            tools=[pb.ToolSpec(name="lookup", input_schema_json='{"type":"object"}')],
+        )
         log = await console.app.run("refused-1", "look it up", spec, {"lookup": lambda a: "found"})
         assert log.error is not None and len(fake.requests) == 2
 
@@ -455,7 +573,9 @@ async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
         assert status == 200 and got["last_model_failure"]["reason"] == "PROVIDER_REJECTED"
         assert got["last_model_failure"]["metadata"]["status"] == "400"
 
-        code = await asyncio.to_thread(main, ["sessions", "show", "refused-1", "--address", console.daemon.addresses[0]])
+        code = await asyncio.to_thread(
+            main, ["sessions", "show", "refused-1", "--address", console.daemon.addresses[0]]
+        )
         out = capsys.readouterr().out
         assert code == 0
         assert "last model call failed: PROVIDER_REJECTED (HTTP 400 invalid_request_error)" in out
@@ -474,20 +594,31 @@ async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
 WIDTHS = (360, 768, 1440)
 #: The narrowest a column of a page may be before its words wrap one per line.
 MIN_COLUMN_PX = 220
-NO_OVERFLOW = """() => {
+_NO_OVERFLOW = """() => {
   const doc = document.documentElement;
   const wide = [...document.querySelectorAll("main *")].filter((e) => {
     const r = e.getBoundingClientRect();
-    return r.width > 0 && r.right > doc.clientWidth + 1 && !e.closest(".table-wrap") && !e.closest(".events");
-  }).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}: right ${Math.round(e.getBoundingClientRect().right)}`);
+    return r.width > 0 && r.right > doc.clientWidth + 1
+      && !e.closest(".table-wrap") && !e.closest(".events");
+  }).map((e) => {
+    const right = Math.round(e.getBoundingClientRect().right);
+    return `${e.tagName.toLowerCase()}#${e.id}.${e.className}: right ${right}`;
+  });
   const narrow = [...document.querySelectorAll(".columns > *, .side-by-side > *, .inbox > *")]
     .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().width < %d)
-    .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${Math.round(e.getBoundingClientRect().width)}px`);
+    .map((e) => {
+      const width = Math.round(e.getBoundingClientRect().width);
+      return `${e.tagName.toLowerCase()}.${e.className}: ${width}px`;
+    });
   return { scroll: doc.scrollWidth - doc.clientWidth, wide: wide.slice(0, 5), narrow };
-}""" % MIN_COLUMN_PX
+}"""
+# %-formatting: an f-string would double every brace of the JavaScript.
+NO_OVERFLOW = _NO_OVERFLOW % MIN_COLUMN_PX  # noqa: UP031
 
 
-async def test_every_page_fits_every_width_in_every_state(make_console: ConsoleFactory, open_browser: Any) -> None:
+async def test_every_page_fits_every_width_in_every_state(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:
     """Each page and state at 360, 768 and 1440 px: nothing wider than the page (a table
     scrolls inside its box), no column narrower than MIN_COLUMN_PX; screenshots of each
     (docs/console/ with LUOSHOD_SCREENSHOTS=1). The states: an empty list, a list, a filter
@@ -529,12 +660,17 @@ async def test_every_page_fits_every_width_in_every_state(make_console: ConsoleF
     # The states themselves, at one width.
     b = await open_browser(console)
     await b.goto("/#/sessions?id=bad%20id!")
-    assert await b.page.locator("#filter-id").input_value() == "bad id!"  # the form stays, to correct
+    assert (
+        await b.page.locator("#filter-id").input_value() == "bad id!"
+    )  # the form stays, to correct
     await b.goto("/#/session/nobody-here")
     assert "this page shows it if it starts" in await b.text("#not-found")  # watched, and said so
     await b.goto("/#/session/trip-1")
     await b.page.locator("#resume").wait_for()
-    assert await b.page.locator("#resume").is_disabled() and await b.page.locator("#cancel").is_disabled()
+    assert (
+        await b.page.locator("#resume").is_disabled()
+        and await b.page.locator("#cancel").is_disabled()
+    )
     assert "History (" in await b.text("#history h2")
     await b.goto("/#/sessions?size=2")
     await b.page.locator("#page-next").click()

@@ -12,24 +12,32 @@ from pathlib import Path
 from typing import Any
 
 from console_kit import ConsoleFactory
-from luosho.v1 import agent_pb2 as pb
+from mcp_support import attempts, stdio_config
 from test_console_browser import answer_tools, chromium, open_browser  # noqa: F401 - fixtures
 from test_http_tasks import finished_tree, helper, lead, sub, task_call, turn
 
-from mcp_support import attempts, stdio_config
+from luosho.v1 import agent_pb2 as pb
 
 
 def paused_spec() -> pb.AgentSpec:
-    inner = helper([
-        turn({"name": "lookup", "arguments": {"q": "x"}, "id": "l-1"}),
-        turn({"name": "delete", "arguments": {"id": 1}, "id": "d-1"}),
-        {"text": "deleted"},
-    ])
-    researcher = sub("researcher", [turn(task_call("helper", "dig", "h-1")), {"text": "researched"}], subagents=(inner,))
+    inner = helper(
+        [
+            turn({"name": "lookup", "arguments": {"q": "x"}, "id": "l-1"}),
+            turn({"name": "delete", "arguments": {"id": 1}, "id": "d-1"}),
+            {"text": "deleted"},
+        ]
+    )
+    researcher = sub(
+        "researcher",
+        [turn(task_call("helper", "dig", "h-1")), {"text": "researched"}],
+        subagents=(inner,),
+    )
     return lead([turn(task_call("researcher", "a", "c-1")), {"text": "done"}], researcher)
 
 
-async def test_a_session_shows_its_tasks_and_its_events_tagged(make_console: ConsoleFactory, open_browser: Any) -> None:  # noqa: F811
+async def test_a_session_shows_its_tasks_and_its_events_tagged(
+    make_console: ConsoleFactory, open_browser: Any
+) -> None:  # noqa: F811
     console = await make_console()
     await finished_tree(console, "tree-1")
     b = await open_browser(console)
@@ -61,54 +69,94 @@ async def test_a_session_shows_its_tasks_and_its_events_tagged(make_console: Con
 
 
 async def test_an_approval_inside_a_subagent_is_shown_and_decided_in_the_console(
-    make_console: ConsoleFactory, open_browser: Any  # noqa: F811
+    make_console: ConsoleFactory,
+    open_browser: Any,  # noqa: F811
 ) -> None:
     console = await make_console()
-    log = await console.app.run("tree-2", "go", paused_spec(), {"lookup": lambda a: {"found": a["q"]}})
-    assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, log.types
+    log = await console.app.run(
+        "tree-2", "go", paused_spec(), {"lookup": lambda a: {"found": a["q"]}}
+    )
+    assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, (
+        log.types
+    )
     b = await open_browser(console)
     await b.goto("/#/session/tree-2")
-    await b.page.locator('#task-tree li[data-task="task_2"][data-status="awaiting-approval"]').wait_for()
-    assert await b.page.locator('#task-tree li[data-task="task_1"]').get_attribute("data-status") == "waiting"
+    await b.page.locator(
+        '#task-tree li[data-task="task_2"][data-status="awaiting-approval"]'
+    ).wait_for()
+    assert (
+        await b.page.locator('#task-tree li[data-task="task_1"]').get_attribute("data-status")
+        == "waiting"
+    )
     link = b.page.locator('#task-tree li[data-task="task_2"] .approval-link')
     assert await link.inner_text() == log.done.approval_id
     # The timeline shows the unfinished sub-agents' transcripts: the helper's gated call waits.
-    waiting = b.page.locator('#timeline details[data-task="task_1"] details[data-task="task_2"] .call[data-call="c-1/h-1/d-1"]')
+    waiting = b.page.locator(
+        '#timeline details[data-task="task_1"] details[data-task="task_2"] '
+        '.call[data-call="c-1/h-1/d-1"]'
+    )
     assert "no result yet" in await waiting.inner_text()
     assert await waiting.get_attribute("class") == "call pending"
 
-    app = asyncio.create_task(answer_tools(console, "tree-2", {"lookup": {"found": "x"}, "delete": {"deleted": 1}}))  # l-1 replayed: a duplicate
+    app = asyncio.create_task(
+        answer_tools(console, "tree-2", {"lookup": {"found": "x"}, "delete": {"deleted": 1}})
+    )  # l-1 replayed: a duplicate
     try:
         await b.goto("/#/approvals")
         card = b.page.locator('#inbox .approval[data-session="tree-2"]')
         await card.wait_for()
-        assert await card.locator(".subagent-path .subagent-tag").inner_text() == "researcher › helper"
+        assert (
+            await card.locator(".subagent-path .subagent-tag").inner_text() == "researcher › helper"
+        )
         assert await card.locator("code").first.inner_text() == "c-1/h-1/d-1"
         await b.shot("approvals-subagent")
         await card.locator("button.approve").click()
         await card.locator(".outcome .result", has_text="is finished (stop)").wait_for()
-        assert await card.locator('.events li[data-subagent="researcher/helper"][data-type="tool.result"]').count() == 1
+        assert (
+            await card.locator(
+                '.events li[data-subagent="researcher/helper"][data-type="tool.result"]'
+            ).count()
+            == 1
+        )
     finally:
         app.cancel()
     cp = await console.app.get("tree-2")
     assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
     helper_task = next(t for t in cp.tasks if t.name == "helper")
-    results = {m.tool_call_id: json.loads(m.content) for m in helper_task.messages if m.role == pb.ROLE_TOOL}
+    results = {
+        m.tool_call_id: json.loads(m.content)
+        for m in helper_task.messages
+        if m.role == pb.ROLE_TOOL
+    }
     assert results == {"l-1": {"found": "x"}, "d-1": {"deleted": 1}}
     await b.goto("/#/session/tree-2")
     await b.page.locator('#task-tree li[data-task="task_2"][data-status="finished"]').wait_for()
 
 
 async def test_a_subagents_mcp_call_approved_in_the_console_runs_in_the_daemon(
-    make_console: ConsoleFactory, open_browser: Any, tmp_path: Path  # noqa: F811
+    make_console: ConsoleFactory,
+    open_browser: Any,
+    tmp_path: Path,  # noqa: F811
 ) -> None:
     attempts_file = tmp_path / "attempts.jsonl"
     console = await make_console(mcp_servers={"files": stdio_config("files", attempts_file)})
-    clerk = sub("clerk", [turn({"name": "files__delete_record", "arguments": {"record": "r1"}, "id": "c-del"}),
-                          {"text": "deleted r1"}])
+    clerk = sub(
+        "clerk",
+        [
+            turn({"name": "files__delete_record", "arguments": {"record": "r1"}, "id": "c-del"}),
+            {"text": "deleted r1"},
+        ],
+    )
     clerk.agent.mcp_servers.add(name="files")
-    log = await console.app.run("files-1", "go", lead([turn(task_call("clerk", "clean", "c-task")), {"text": "done"}], clerk))
-    assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, (log.types, log.error)
+    log = await console.app.run(
+        "files-1",
+        "go",
+        lead([turn(task_call("clerk", "clean", "c-task")), {"text": "done"}], clerk),
+    )
+    assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL, (
+        log.types,
+        log.error,
+    )
     b = await open_browser(console)
     await b.goto("/#/approvals")
     card = b.page.locator('#inbox .approval[data-session="files-1"]')

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from console_kit import Console, ConsoleFactory
-from luosho.v1 import agent_pb2 as pb
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 
 API = "/api/v1"
@@ -35,16 +35,29 @@ async def test_list_sessions_pages_and_filters(console: Console) -> None:
     assert status == 200
     first = [s["session_id"] for s in body["sessions"]]
     assert len(first) == 2 and body["next_page_token"]
-    status, body = await console.get(f"{API}/sessions", params={"page_size": "2", "page_token": body["next_page_token"]})
+    status, body = await console.get(
+        f"{API}/sessions", params={"page_size": "2", "page_token": body["next_page_token"]}
+    )
     assert status == 200 and body["next_page_token"] == ""
-    assert sorted(first + [s["session_id"] for s in body["sessions"]]) == ["refund-1", "trip-1", "trip-2"]
+    assert sorted(first + [s["session_id"] for s in body["sessions"]]) == [
+        "refund-1",
+        "trip-1",
+        "trip-2",
+    ]
 
     status, body = await console.get(f"{API}/sessions", params={"status": "finished"})
-    assert status == 200 and sorted(s["session_id"] for s in body["sessions"]) == ["trip-1", "trip-2"]
+    assert status == 200 and sorted(s["session_id"] for s in body["sessions"]) == [
+        "trip-1",
+        "trip-2",
+    ]
     assert body["sessions"][0]["status"] == "CHECKPOINT_STATUS_FINISHED"
     assert body["sessions"][0]["finish_reason"] == "FINISH_REASON_STOP"
-    status, body = await console.get(f"{API}/sessions", params={"status": "CHECKPOINT_STATUS_AWAITING_APPROVAL"})
-    assert [s["session_id"] for s in body["sessions"]] == ["refund-1"] and body["sessions"][0]["approval_id"]
+    status, body = await console.get(
+        f"{API}/sessions", params={"status": "CHECKPOINT_STATUS_AWAITING_APPROVAL"}
+    )
+    assert [s["session_id"] for s in body["sessions"]] == ["refund-1"] and body["sessions"][0][
+        "approval_id"
+    ]
     status, body = await console.get(f"{API}/sessions", params={"status": "in-progress"})
     assert status == 200 and body["sessions"] == []
 
@@ -60,7 +73,9 @@ async def test_list_sessions_pages_and_filters(console: Console) -> None:
         ({"colour": "red"}, "INVALID_REQUEST"),
     ],
 )
-async def test_list_sessions_bad_query(console: Console, query: dict[str, str], reason: str) -> None:
+async def test_list_sessions_bad_query(
+    console: Console, query: dict[str, str], reason: str
+) -> None:
     status, body = await console.get(f"{API}/sessions", params=query)
     assert_error(status, body, 400, "INVALID_ARGUMENT", reason)
 
@@ -71,7 +86,13 @@ async def test_get_session(console: Console) -> None:
     assert status == 200
     cp = body["checkpoint"]
     assert cp["session_id"] == "trip-1" and cp["status"] == "CHECKPOINT_STATUS_FINISHED"
-    assert [m["role"] for m in cp["messages"]] == ["ROLE_SYSTEM", "ROLE_USER", "ROLE_ASSISTANT", "ROLE_TOOL", "ROLE_ASSISTANT"]
+    assert [m["role"] for m in cp["messages"]] == [
+        "ROLE_SYSTEM",
+        "ROLE_USER",
+        "ROLE_ASSISTANT",
+        "ROLE_TOOL",
+        "ROLE_ASSISTANT",
+    ]
     assert cp["agent"]["model"] == "scripted:trip"
     assert cp["usage"]["model_calls"] == "2"  # int64 as a string: the proto JSON mapping
 
@@ -88,11 +109,18 @@ async def test_history(console: Console) -> None:
     assert status == 200 and len(body["entries"]) == 2 and body["next_page_token"]
     assert body["entries"][0]["status"] == "CHECKPOINT_STATUS_FINISHED"
     assert body["entries"][0].get("checkpoint") is None
-    status, body = await console.get(f"{API}/sessions/trip-1/history", params={"include_checkpoint": "true"})
+    status, body = await console.get(
+        f"{API}/sessions/trip-1/history", params={"include_checkpoint": "true"}
+    )
     versions = [int(e["version"]) for e in body["entries"]]
-    assert versions == sorted(versions, reverse=True) and body["entries"][0]["checkpoint"]["session_id"] == "trip-1"
+    assert (
+        versions == sorted(versions, reverse=True)
+        and body["entries"][0]["checkpoint"]["session_id"] == "trip-1"
+    )
 
-    status, body = await console.get(f"{API}/sessions/trip-1/history", params={"include_checkpoint": "maybe"})
+    status, body = await console.get(
+        f"{API}/sessions/trip-1/history", params={"include_checkpoint": "maybe"}
+    )
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_INCLUDE_CHECKPOINT")
     status, body = await console.get(f"{API}/sessions/trip-1/history", params={"page_token": "%%%"})
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_PAGE_TOKEN")
@@ -100,51 +128,85 @@ async def test_history(console: Console) -> None:
 
 async def test_fork_and_compare(console: Console) -> None:
     await console.finished_trip("trip-1")
-    patch = {"tool_result": {"tool_call_id": "call_0_0", "result_json": json.dumps({"sky": "rain"})}}
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", {"from_step": 1, "patch": patch})
+    patch = {
+        "tool_result": {"tool_call_id": "call_0_0", "result_json": json.dumps({"sky": "rain"})}
+    }
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork", {"from_step": 1, "patch": patch}
+    )
     assert status == 200, body
-    assert body["session_id"] == "trip-1.fork-1" and body["checkpoint"]["status"] == "CHECKPOINT_STATUS_IN_PROGRESS"
+    assert (
+        body["session_id"] == "trip-1.fork-1"
+        and body["checkpoint"]["status"] == "CHECKPOINT_STATUS_IN_PROGRESS"
+    )
     tool = [m for m in body["checkpoint"]["messages"] if m["role"] == "ROLE_TOOL"]
     assert json.loads(tool[0]["content"]) == {"sky": "rain"}
     # lowerCamelCase, the canonical proto JSON names, is read too.
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", {"fromStep": 1, "newSessionId": "what-if"})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork", {"fromStep": 1, "newSessionId": "what-if"}
+    )
     assert status == 200 and body["session_id"] == "what-if"
 
-    status, body = await console.get(f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "trip-1.fork-1"})
+    status, body = await console.get(
+        f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "trip-1.fork-1"}
+    )
     assert status == 200
     assert body["diverged_at"] == 1 and len(body["a"]) == 2 and len(body["b"]) == 1
     assert body["drift"]["finish_reason_a"] == "FINISH_REASON_STOP"
-    status, body = await console.get(f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "what-if"})
+    status, body = await console.get(
+        f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "what-if"}
+    )
     assert status == 200 and "diverged_at" in body
 
     status, body = await console.post(f"{API}/sessions/trip-1/fork", {"from_step": 7})
     body = assert_error(status, body, 404, "NOT_FOUND", "CHECKPOINT_NOT_FOUND")
     assert "1" in body["message"]  # the kept steps are listed
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", {"from_step": 1, "new_session_id": "what-if"})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork", {"from_step": 1, "new_session_id": "what-if"}
+    )
     assert_error(status, body, 409, "ALREADY_EXISTS", "SESSION_EXISTS")
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", {"from_step": 1, "patch": {"tool_result": {
-        "tool_call_id": "call_9_9", "result_json": "{}"}}})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork",
+        {
+            "from_step": 1,
+            "patch": {"tool_result": {"tool_call_id": "call_9_9", "result_json": "{}"}},
+        },
+    )
     assert status == 400 and body["code"] == "INVALID_ARGUMENT", body
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", {"from_step": 1, "patch": {"business_state_json": "{nope"}})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork", {"from_step": 1, "patch": {"business_state_json": "{nope"}}
+    )
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_JSON")
     status, body = await console.post(f"{API}/sessions/trip-1/fork", {"from_step": "one"})
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_REQUEST")
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", {"from_step": 1, "colour": "red"})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork", {"from_step": 1, "colour": "red"}
+    )
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_REQUEST")
     status, body = await console.post(f"{API}/sessions/trip-1/fork", [1, 2])
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_REQUEST")
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", {"session_id": "other", "from_step": 1})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork", {"session_id": "other", "from_step": 1}
+    )
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_REQUEST")
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", data=b"{not json",
-                                      headers={"Content-Type": "application/json"})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork",
+        data=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_JSON")
-    status, body = await console.post(f"{API}/sessions/trip-1/fork", data=b"from_step=1",
-                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
+    status, body = await console.post(
+        f"{API}/sessions/trip-1/fork",
+        data=b"from_step=1",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert_error(status, body, 400, "INVALID_ARGUMENT", "UNSUPPORTED_MEDIA_TYPE")
 
     status, body = await console.get(f"{API}/compare", params={"session_id_a": "trip-1"})
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_SESSION_ID")
-    status, body = await console.get(f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "nobody"})
+    status, body = await console.get(
+        f"{API}/compare", params={"session_id_a": "trip-1", "session_id_b": "nobody"}
+    )
     assert_error(status, body, 404, "NOT_FOUND", "CHECKPOINT_NOT_FOUND")
 
 
@@ -155,16 +217,22 @@ async def test_approvals_list_and_resolve(console: Console) -> None:
     assert status == 200
     assert [a["approval_id"] for a in body["approvals"]] == [first, second]  # oldest first
     a = body["approvals"][0]
-    assert a["tool_call"]["name"] == "refund" and json.loads(a["tool_call"]["arguments_json"]) == {"order": 42}
+    assert a["tool_call"]["name"] == "refund" and json.loads(a["tool_call"]["arguments_json"]) == {
+        "order": 42
+    }
     status, body = await console.get(f"{API}/approvals", params={"session_id": "refund-2"})
     assert [a["approval_id"] for a in body["approvals"]] == [second]
 
     # Rejected: the model reads the rejection as the call's result and the run finishes.
-    status, lines = await console.post(f"{API}/approvals/{first}/resolve", {"approved": False, "note": "no receipt"})
+    status, lines = await console.post(
+        f"{API}/approvals/{first}/resolve", {"approved": False, "note": "no receipt"}
+    )
     assert status == 200, lines
     types = [line["event"]["type"] for line in lines]
     assert types[0] == "run.start" and types[-1] == "run.done", types
-    result = next(line["event"]["tool_result"] for line in lines if line["event"]["type"] == "tool.result")
+    result = next(
+        line["event"]["tool_result"] for line in lines if line["event"]["type"] == "tool.result"
+    )
     assert json.loads(result["result_json"])["note"] == "no receipt"
     assert lines[-1]["event"]["run_done"]["finish_reason"] == "FINISH_REASON_STOP"
 
@@ -185,25 +253,34 @@ async def test_resolve_approved_streams_until_the_app_answers(console: Console) 
     """Approved, the call goes to the app (here the test, answering over gRPC) while the
     HTTP caller reads the run's events as they come."""
     approval = await console.paused_refund("refund-1")
-    async with console.http.post(f"{console.base}{API}/approvals/{approval}/resolve",
-                                 json={"approved": True, "note": "ok by Ana"}) as r:
+    async with console.http.post(
+        f"{console.base}{API}/approvals/{approval}/resolve",
+        json={"approved": True, "note": "ok by Ana"},
+    ) as r:
         assert r.status == 200 and r.content_type == "application/x-ndjson"
         seen = []
         async for raw in r.content:
             event = json.loads(raw)["event"]
             seen.append(event["type"])
             if event["type"] == "tool.call":
-                await console.app.submit("refund-1", event["tool_call"]["call"]["id"], '{"refunded": 42}')
+                await console.app.submit(
+                    "refund-1", event["tool_call"]["call"]["id"], '{"refunded": 42}'
+                )
     assert seen[0] == "run.start" and "tool.result" in seen and seen[-1] == "run.done", seen
     cp = await console.app.get("refund-1")
-    assert cp.status == pb.CHECKPOINT_STATUS_FINISHED and cp.messages[-1].content == "Done with the refund."
+    assert (
+        cp.status == pb.CHECKPOINT_STATUS_FINISHED
+        and cp.messages[-1].content == "Done with the refund."
+    )
 
 
 async def test_a_caller_who_leaves_interrupts_the_run(console: Console) -> None:
     """As with a gRPC disconnect: the run stops at its next boundary, the session stays
     in progress with the approved call unanswered, and is free for the app's Resume."""
     approval = await console.paused_refund("refund-1")
-    async with console.http.post(f"{console.base}{API}/approvals/{approval}/resolve", json={"approved": True}) as r:
+    async with console.http.post(
+        f"{console.base}{API}/approvals/{approval}/resolve", json={"approved": True}
+    ) as r:
         async for raw in r.content:
             if json.loads(raw)["event"]["type"] == "tool.call":
                 break
@@ -232,10 +309,21 @@ async def test_resume_and_cancel(console: Console) -> None:
 
     # A run waiting for a tool: Cancel aborts it (R3) and the stream ends aborted.
     started = asyncio.Event()
-    waiting = pb.AgentSpec(model="scripted:wait", tools=[pb.ToolSpec(name="get_weather")], model_settings_json=json.dumps(
-        {"script": [{"tool_calls": [{"name": "get_weather", "arguments": {}}]}, {"text": "ok"}]}))
-    run = asyncio.create_task(console.app.run(
-        "trip-2", "Plan a day in Lisbon", waiting, on_event=lambda e: started.set() if e.type == "tool.call" else None))
+    waiting = pb.AgentSpec(
+        model="scripted:wait",
+        tools=[pb.ToolSpec(name="get_weather")],
+        model_settings_json=json.dumps(
+            {"script": [{"tool_calls": [{"name": "get_weather", "arguments": {}}]}, {"text": "ok"}]}
+        ),
+    )
+    run = asyncio.create_task(
+        console.app.run(
+            "trip-2",
+            "Plan a day in Lisbon",
+            waiting,
+            on_event=lambda e: started.set() if e.type == "tool.call" else None,
+        )
+    )
     await asyncio.wait_for(started.wait(), 10)
     status, body = await console.post(f"{API}/sessions/trip-2/cancel", {})
     assert (status, body) == (200, {"cancelled": True})
@@ -253,18 +341,24 @@ async def test_delete(console: Console) -> None:
     assert status == 200 and body["entries"]  # kept
     status, body = await console.delete(f"{API}/sessions/trip-1")
     assert (status, body) == (200, {"deleted": False})
-    status, body = await console.delete(f"{API}/sessions/trip-1", params={"keep_history": "perhaps"})
+    status, body = await console.delete(
+        f"{API}/sessions/trip-1", params={"keep_history": "perhaps"}
+    )
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_KEEP_HISTORY")
 
 
 async def test_delete_of_a_busy_session_is_refused(console: Console) -> None:
     approval = await console.paused_refund("refund-1")
-    async with console.http.post(f"{console.base}{API}/approvals/{approval}/resolve", json={"approved": True}) as r:
+    async with console.http.post(
+        f"{console.base}{API}/approvals/{approval}/resolve", json={"approved": True}
+    ) as r:
         async for raw in r.content:
             if json.loads(raw)["event"]["type"] == "tool.call":
                 status, body = await console.delete(f"{API}/sessions/refund-1")
                 assert_error(status, body, 409, "ABORTED", "SESSION_BUSY")
-                await console.app.submit("refund-1", json.loads(raw)["event"]["tool_call"]["call"]["id"], "{}")
+                await console.app.submit(
+                    "refund-1", json.loads(raw)["event"]["tool_call"]["call"]["id"], "{}"
+                )
 
 
 async def test_payload_limits(make_console: ConsoleFactory) -> None:

@@ -8,9 +8,10 @@ import json
 from typing import Any
 
 from console_kit import Console, trip_agent
-from luosho.v1 import agent_pb2 as pb
 from test_http_api import assert_error
 from test_http_events import sse
+
+from luosho.v1 import agent_pb2 as pb
 
 API = "/api/v1"
 SKY = {"get_weather": lambda a: {"sky": "sunny"}}
@@ -18,7 +19,9 @@ SKY = {"get_weather": lambda a: {"sky": "sunny"}}
 
 async def crashed_trip(console: Console, session_id: str) -> None:
     """A trip whose app went away at its tool call: in progress, resumable."""
-    log = await console.app.run(session_id, "Plan a day in Lisbon", trip_agent(), stop_at=lambda e: e.type == "tool.call")
+    log = await console.app.run(
+        session_id, "Plan a day in Lisbon", trip_agent(), stop_at=lambda e: e.type == "tool.call"
+    )
     assert log.dropped
     await console.app.idle(session_id)
 
@@ -46,10 +49,17 @@ async def test_the_id_filter_is_a_prefix_paged_like_the_list(console: Console) -
     for sid in ("trip-1", "trip-2", "trip-10", "trips", "atrip"):
         await console.finished_trip(sid)
     await console.paused_refund("trip-refund")
-    assert await list_ids(console, session_id_prefix="trip-", page_size="2") == [["trip-1", "trip-10"], ["trip-2", "trip-refund"]]
-    assert await list_ids(console, session_id_prefix="trip") == [["trip-1", "trip-10", "trip-2", "trip-refund", "trips"]]
+    assert await list_ids(console, session_id_prefix="trip-", page_size="2") == [
+        ["trip-1", "trip-10"],
+        ["trip-2", "trip-refund"],
+    ]
+    assert await list_ids(console, session_id_prefix="trip") == [
+        ["trip-1", "trip-10", "trip-2", "trip-refund", "trips"]
+    ]
     assert await list_ids(console, session_id_prefix="trip-1") == [["trip-1", "trip-10"]]
-    assert await list_ids(console, session_id_prefix="trip", status="awaiting-approval") == [["trip-refund"]]
+    assert await list_ids(console, session_id_prefix="trip", status="awaiting-approval") == [
+        ["trip-refund"]
+    ]
     assert await list_ids(console, session_id_prefix="nobody") == [[]]
     status, body = await console.get(f"{API}/sessions", params={"session_id_prefix": "trip 1"})
     body = assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_SESSION_ID")
@@ -66,15 +76,22 @@ async def test_a_warned_resume_shows_in_the_summary_and_the_checkpoint(console: 
     by_id = {s["session_id"]: s for s in body["sessions"]}
     assert by_id["calm-1"].get("last_drift") is None
     want = {
-        "model_from": "scripted:trip", "model_to": "scripted:trip-v2", "instructions_changed": True,
-        "tools_added": [], "tools_removed": [], "tools_changed": [], "refused": False,
+        "model_from": "scripted:trip",
+        "model_to": "scripted:trip-v2",
+        "instructions_changed": True,
+        "tools_added": [],
+        "tools_removed": [],
+        "tools_changed": [],
+        "refused": False,
     }
     assert by_id["drift-1"]["last_drift"] == want
     status, body = await console.get(f"{API}/sessions/drift-1")
     assert status == 200 and body["checkpoint"]["last_drift"] == want
 
 
-async def test_a_refused_resume_is_an_event_of_the_session_and_changes_nothing_else(console: Console) -> None:
+async def test_a_refused_resume_is_an_event_of_the_session_and_changes_nothing_else(
+    console: Console,
+) -> None:
     await crashed_trip(console, "strict-1")
     status, before = await console.get(f"{API}/sessions/strict-1")
     status, history_before = await console.get(f"{API}/sessions/strict-1/history")
@@ -93,7 +110,10 @@ async def test_a_refused_resume_is_an_event_of_the_session_and_changes_nothing_e
     assert last["event"] == "agent.drift", [f["event"] for f in frames]
     event = json.loads(last["data"])
     assert event["agent_drift"]["refused"] is True
-    assert event["agent_drift"]["model_to"] == "scripted:trip-v2" and event["agent_drift"]["instructions_changed"]
+    assert (
+        event["agent_drift"]["model_to"] == "scripted:trip-v2"
+        and event["agent_drift"]["instructions_changed"]
+    )
     assert event["run_id"] == before["checkpoint"]["run_id"]
     assert int(last["id"]) == int(frames[-2]["id"]) + 1
 

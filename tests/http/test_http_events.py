@@ -85,18 +85,24 @@ async def test_bad_cursors_and_ids_are_refused(make_console: ConsoleFactory) -> 
     assert_error(status, body, 400, "INVALID_ARGUMENT", "INVALID_SESSION_ID")
 
 
-async def test_a_stopping_daemon_ends_the_stream_with_an_error_event(make_console: ConsoleFactory) -> None:
+async def test_a_stopping_daemon_ends_the_stream_with_an_error_event(
+    make_console: ConsoleFactory,
+) -> None:
     """SIGTERM's drain: a followed stream gets SHUTTING_DOWN (reconnect with your cursor)
     and the daemon stops at once, not after a proxy's timeout."""
     console = await make_console()
     await console.finished_trip("trip-1")
-    async with console.http.get(f"{console.base}/api/v1/sessions/trip-1/events", params={"follow": "true"}) as r:
+    async with console.http.get(
+        f"{console.base}/api/v1/sessions/trip-1/events", params={"follow": "true"}
+    ) as r:
         frames = sse(r)
         while (await anext(frames))["event"] != "run.done":
             pass
         started = asyncio.get_running_loop().time()
         stopping = asyncio.create_task(console.daemon.stop())
         last = await asyncio.wait_for(anext(frames), 10)
-        assert last["event"] == "error" and json.loads(last["data"])["reason"] == "SHUTTING_DOWN", last
+        assert last["event"] == "error" and json.loads(last["data"])["reason"] == "SHUTTING_DOWN", (
+            last
+        )
         await asyncio.wait_for(stopping, 10)
     assert asyncio.get_running_loop().time() - started < 5

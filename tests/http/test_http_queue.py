@@ -6,10 +6,10 @@ from __future__ import annotations
 import grpc
 import pytest
 from console_kit import Console
-from luosho.v1 import agent_pb2 as pb
 from support import error_info, user
-
 from test_if_busy import users
+
+from luosho.v1 import agent_pb2 as pb
 
 API = "/api/v1"
 
@@ -17,14 +17,21 @@ API = "/api/v1"
 async def test_the_queue_over_http(console: Console) -> None:
     await console.paused_refund("refund-q")
     cp = await console.app.get("refund-q")
-    request = pb.ExecuteRequest(session_id="refund-q", input=[user("also this")], agent=cp.agent,
-                                if_busy=pb.IF_BUSY_ENQUEUE, request_id="later")
+    request = pb.ExecuteRequest(
+        session_id="refund-q",
+        input=[user("also this")],
+        agent=cp.agent,
+        if_busy=pb.IF_BUSY_ENQUEUE,
+        request_id="later",
+    )
     stream = console.app.stub.Execute(request)
     first = await stream.read()
     assert first.event.type == "input.queued"
     status, body = await console.get(f"{API}/sessions/refund-q")
     assert status == 200
-    assert [(q["request_id"], q["if_busy"]) for q in body["queue"]] == [("later", "IF_BUSY_ENQUEUE")]
+    assert [(q["request_id"], q["if_busy"]) for q in body["queue"]] == [
+        ("later", "IF_BUSY_ENQUEUE")
+    ]
     status, body = await console.delete(f"{API}/sessions/refund-q/queue/later")
     assert (status, body) == (200, {"removed": True})
     status, body = await console.delete(f"{API}/sessions/refund-q/queue/later")

@@ -22,19 +22,29 @@ from luoshod.server.app import Daemon
 TOKEN = "s3cret-token-for-tests"
 
 
-async def test_tokens_are_required_by_the_api_not_by_the_console_files(make_console: ConsoleFactory) -> None:
+async def test_tokens_are_required_by_the_api_not_by_the_console_files(
+    make_console: ConsoleFactory,
+) -> None:
     console = await make_console(token=TOKEN, auth_tokens=(Secret(TOKEN),))
     await console.finished_trip("trip-1")
     status, body = await console.get("/api/v1/sessions")
     assert status == 200 and [s["session_id"] for s in body["sessions"]] == ["trip-1"]
     async with aiohttp.ClientSession() as anonymous:
-        for path in ("/api/v1/sessions", "/api/v1/sessions/trip-1", "/api/v1/approvals",
-                     "/api/v1/sessions/trip-1/events", "/api/v1/nothing"):
+        for path in (
+            "/api/v1/sessions",
+            "/api/v1/sessions/trip-1",
+            "/api/v1/approvals",
+            "/api/v1/sessions/trip-1/events",
+            "/api/v1/nothing",
+        ):
             async with anonymous.get(console.base + path) as r:
                 assert_error(r.status, await r.json(), 401, "UNAUTHENTICATED", "TOKEN_REQUIRED")
                 assert r.headers["WWW-Authenticate"].startswith("Bearer")
-        async with anonymous.post(console.base + "/api/v1/sessions/trip-1/fork", json={"from_step": 1},
-                                  headers={"Authorization": "Bearer wrong"}) as r:
+        async with anonymous.post(
+            console.base + "/api/v1/sessions/trip-1/fork",
+            json={"from_step": 1},
+            headers={"Authorization": "Bearer wrong"},
+        ) as r:
             assert_error(r.status, await r.json(), 401, "UNAUTHENTICATED", "TOKEN_INVALID")
         async with anonymous.get(console.base + "/") as r:
             assert r.status == 200 and "luoshod" in await r.text()
@@ -47,26 +57,41 @@ async def test_csrf(console_csrf: tuple) -> None:
     console, cookie = console_csrf
     url = console.base + "/api/v1/sessions/trip-1/fork"
     origin = console.base
-    jar = {"luoshod_csrf": cookie}  # what the browser sends back (aiohttp keeps no cookie of an IP host)
+    jar = {
+        "luoshod_csrf": cookie
+    }  # what the browser sends back (aiohttp keeps no cookie of an IP host)
     # A browser's request from another site: refused, whatever it carries.
-    async with console.http.post(url, json={"from_step": 1}, cookies=jar,
-                                 headers={"Origin": "http://evil.example", "X-CSRF-Token": cookie}) as r:
+    async with console.http.post(
+        url,
+        json={"from_step": 1},
+        cookies=jar,
+        headers={"Origin": "http://evil.example", "X-CSRF-Token": cookie},
+    ) as r:
         assert_error(r.status, await r.json(), 403, "PERMISSION_DENIED", "CSRF_ORIGIN_MISMATCH")
-    async with console.http.post(url, json={"from_step": 1}, headers={"Sec-Fetch-Site": "cross-site"}) as r:
+    async with console.http.post(
+        url, json={"from_step": 1}, headers={"Sec-Fetch-Site": "cross-site"}
+    ) as r:
         assert_error(r.status, await r.json(), 403, "PERMISSION_DENIED", "CSRF_ORIGIN_MISMATCH")
     # Same origin, without the token or with a wrong one.
     async with console.http.post(url, json={"from_step": 1}, headers={"Origin": origin}) as r:
         assert_error(r.status, await r.json(), 403, "PERMISSION_DENIED", "CSRF_TOKEN_INVALID")
-    async with console.http.post(url, json={"from_step": 1}, cookies=jar,
-                                 headers={"Origin": origin, "X-CSRF-Token": "guess"}) as r:
+    async with console.http.post(
+        url, json={"from_step": 1}, cookies=jar, headers={"Origin": origin, "X-CSRF-Token": "guess"}
+    ) as r:
         assert_error(r.status, await r.json(), 403, "PERMISSION_DENIED", "CSRF_TOKEN_INVALID")
-    async with console.http.delete(console.base + "/api/v1/sessions/trip-1", headers={"Sec-Fetch-Site": "same-origin"}) as r:
+    async with console.http.delete(
+        console.base + "/api/v1/sessions/trip-1", headers={"Sec-Fetch-Site": "same-origin"}
+    ) as r:
         assert_error(r.status, await r.json(), 403, "PERMISSION_DENIED", "CSRF_TOKEN_INVALID")
     status, body = await console.get("/api/v1/sessions")
     assert [s["session_id"] for s in body["sessions"]] == ["trip-1"]  # nothing happened
     # Same origin with the cookie's token: accepted.
-    async with console.http.post(url, json={"from_step": 1}, cookies=jar,
-                                 headers={"Origin": origin, "Sec-Fetch-Site": "same-origin", "X-CSRF-Token": cookie}) as r:
+    async with console.http.post(
+        url,
+        json={"from_step": 1},
+        cookies=jar,
+        headers={"Origin": origin, "Sec-Fetch-Site": "same-origin", "X-CSRF-Token": cookie},
+    ) as r:
         assert r.status == 200, await r.text()
 
 
@@ -114,7 +139,11 @@ async def test_headers_and_no_inline_script(make_console: ConsoleFactory) -> Non
     async with console.http.get(console.base + "/") as r:
         html = await r.text()
         assert r.headers["Content-Security-Policy"] == CSP
-        assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP and "connect-src 'self'" in CSP
+        assert (
+            "'unsafe-inline'" not in CSP
+            and "script-src 'self'" in CSP
+            and "connect-src 'self'" in CSP
+        )
         assert r.headers["X-Content-Type-Options"] == "nosniff"
         assert r.headers["X-Frame-Options"] == "DENY"
         assert r.headers["Referrer-Policy"] == "no-referrer"
@@ -128,12 +157,16 @@ async def test_headers_and_no_inline_script(make_console: ConsoleFactory) -> Non
         if path.is_file():
             assert not re.search(r"https?://", path.read_text()), path
     async with console.http.get(console.base + "/api/v1/sessions") as r:
-        assert r.headers["Content-Security-Policy"] == CSP and r.headers["Cache-Control"] == "no-store"
+        assert (
+            r.headers["Content-Security-Policy"] == CSP and r.headers["Cache-Control"] == "no-store"
+        )
     async with console.http.get(console.base + "/static/../../settings.py") as r:
         assert r.status in (403, 404)
 
 
-async def test_tls_and_mtls_as_the_grpc_listener(make_console: ConsoleFactory, tmp_path: Path) -> None:
+async def test_tls_and_mtls_as_the_grpc_listener(
+    make_console: ConsoleFactory, tmp_path: Path
+) -> None:
     ca = CA(tmp_path)
     server = ca.issue("server", server=True)
     client = ca.issue("client", server=False)
@@ -145,8 +178,12 @@ async def test_tls_and_mtls_as_the_grpc_listener(make_console: ConsoleFactory, t
 
     mutual = ssl.create_default_context(cafile=str(ca.pair.cert))
     mutual.load_cert_chain(client.cert, client.key)
-    console = await make_console(ssl=mutual, tls_cert_file=server.cert, tls_key_file=server.key,
-                                 tls_client_ca_file=ca.pair.cert)
+    console = await make_console(
+        ssl=mutual,
+        tls_cert_file=server.cert,
+        tls_key_file=server.key,
+        tls_client_ca_file=ca.pair.cert,
+    )
     status, _ = await console.get("/api/v1/sessions")
     assert status == 200
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=trust)) as no_cert:
@@ -157,8 +194,13 @@ async def test_tls_and_mtls_as_the_grpc_listener(make_console: ConsoleFactory, t
 
 async def test_a_remote_listener_needs_tls_or_tokens(tmp_path: Path) -> None:
     """Checked when the daemon is built, before anything is opened."""
-    for address, message in (("0.0.0.0:0", "not a loopback address"), ("nonsense", "not host:port"),
-                             ("127.0.0.1:99999", "not host:port")):
+    for address, message in (
+        ("0.0.0.0:0", "not a loopback address"),
+        ("nonsense", "not host:port"),
+        ("127.0.0.1:99999", "not host:port"),
+    ):
         with pytest.raises(ConfigError, match=f"http_listen: .*{message}"):
             Daemon(http_config(tmp_path, http_listen=address))
-    Daemon(http_config(tmp_path, http_listen="0.0.0.0:0", auth_tokens=(Secret(TOKEN),)))  # tokens: allowed
+    Daemon(
+        http_config(tmp_path, http_listen="0.0.0.0:0", auth_tokens=(Secret(TOKEN),))
+    )  # tokens: allowed

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from console_kit import Console
+from support import agent
+
 from luosho.v1 import agent_pb2 as pb
-from support import agent, calls
 
 API = "/api/v1"
 
@@ -23,7 +24,12 @@ def turn(*tool_calls: dict[str, Any]) -> dict[str, Any]:
     return {"text": "", "tool_calls": list(tool_calls)}
 
 
-def sub(name: str, script: list[dict[str, Any]], tools: tuple[str, ...] = (), subagents: tuple[pb.SubAgent, ...] = ()) -> pb.SubAgent:
+def sub(
+    name: str,
+    script: list[dict[str, Any]],
+    tools: tuple[str, ...] = (),
+    subagents: tuple[pb.SubAgent, ...] = (),
+) -> pb.SubAgent:
     spec = agent(script, list(tools), instructions=f"You are the {name}.", model=f"scripted:{name}")
     spec.subagents.extend(subagents)
     return pb.SubAgent(name=name, description=f"the {name}", agent=spec)
@@ -36,30 +42,46 @@ def helper(script: list[dict[str, Any]]) -> pb.SubAgent:
 
 
 def lead(script: list[dict[str, Any]], *subs: pb.SubAgent) -> pb.AgentSpec:
-    spec = agent(script, ["note"], instructions="You lead.", model="scripted:lead", max_subagent_depth=2)
+    spec = agent(
+        script, ["note"], instructions="You lead.", model="scripted:lead", max_subagent_depth=2
+    )
     spec.subagents.extend(subs)
     return spec
 
 
 def shape(nodes: list[dict[str, Any]]) -> list[tuple]:
-    return [(n["task_id"], n["name"], n["call_ids"], n["status"], n["steps"], shape(n["children"])) for n in nodes]
+    return [
+        (n["task_id"], n["name"], n["call_ids"], n["status"], n["steps"], shape(n["children"]))
+        for n in nodes
+    ]
 
 
 async def finished_tree(console: Console, session_id: str) -> None:
     researcher = sub(
         "researcher",
-        [turn(task_call("helper", "dig", "h-1")), {"text": "researched"}, {"text": "more research"}],
+        [
+            turn(task_call("helper", "dig", "h-1")),
+            {"text": "researched"},
+            {"text": "more research"},
+        ],
         subagents=(helper([{"text": "helped"}]),),
     )
     writer = sub("writer", [{"text": "written"}])
-    spec = lead([
-        turn(task_call("researcher", "a", "c-1")),
-        turn(task_call("writer", "w", "c-2")),
-        turn(task_call("researcher", "more", "c-3", task_id="task_1")),  # continued (R65)
-        {"text": "done"},
-    ], researcher, writer)
+    spec = lead(
+        [
+            turn(task_call("researcher", "a", "c-1")),
+            turn(task_call("writer", "w", "c-2")),
+            turn(task_call("researcher", "more", "c-3", task_id="task_1")),  # continued (R65)
+            {"text": "done"},
+        ],
+        researcher,
+        writer,
+    )
     log = await console.app.run(session_id, "go", spec)
-    assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_STOP, (log.types, log.error)
+    assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_STOP, (
+        log.types,
+        log.error,
+    )
 
 
 async def test_finished_tasks_sit_under_the_calls_that_ran_them(console: Console) -> None:
@@ -68,40 +90,77 @@ async def test_finished_tasks_sit_under_the_calls_that_ran_them(console: Console
     assert status == 200, body
     assert (body["session_id"], body["status"]) == ("tree-1", "CHECKPOINT_STATUS_FINISHED")
     assert shape(body["tasks"]) == [
-        ("task_1", "researcher", ["c-1", "c-3"], "finished", 3, [
-            ("task_2", "helper", ["c-1/h-1"], "finished", 1, []),
-        ]),
+        (
+            "task_1",
+            "researcher",
+            ["c-1", "c-3"],
+            "finished",
+            3,
+            [
+                ("task_2", "helper", ["c-1/h-1"], "finished", 1, []),
+            ],
+        ),
         ("task_3", "writer", ["c-2"], "finished", 1, []),
     ]
     (researcher, writer) = body["tasks"]
-    assert researcher["path"] == ["researcher"] and researcher["children"][0]["path"] == ["researcher", "helper"]
+    assert researcher["path"] == ["researcher"] and researcher["children"][0]["path"] == [
+        "researcher",
+        "helper",
+    ]
     assert researcher["children"][0]["depth"] == 2 and researcher["finish_reason"] == "stop"
     assert researcher["usage"] is None  # a finished task keeps no usage of its own
 
 
-async def test_an_approval_inside_a_depth_2_subagent_marks_it_and_its_owner_waits(console: Console) -> None:
-    researcher = sub("researcher", [turn(task_call("helper", "dig", "h-1")), {"text": "researched"}],
-                     subagents=(helper([turn({"name": "delete", "arguments": {"id": 1}, "id": "d-1"}), {"text": "deleted"}]),))
+async def test_an_approval_inside_a_depth_2_subagent_marks_it_and_its_owner_waits(
+    console: Console,
+) -> None:
+    researcher = sub(
+        "researcher",
+        [turn(task_call("helper", "dig", "h-1")), {"text": "researched"}],
+        subagents=(
+            helper(
+                [turn({"name": "delete", "arguments": {"id": 1}, "id": "d-1"}), {"text": "deleted"}]
+            ),
+        ),
+    )
     spec = lead([turn(task_call("researcher", "a", "c-1")), {"text": "done"}], researcher)
     log = await console.app.run("tree-2", "go", spec)
     assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_AWAITING_APPROVAL
     status, body = await console.get(f"{API}/sessions/tree-2/tasks")
     assert status == 200 and body["status"] == "CHECKPOINT_STATUS_AWAITING_APPROVAL"
     assert shape(body["tasks"]) == [
-        ("task_1", "researcher", ["c-1"], "waiting", 1, [("task_2", "helper", ["c-1/h-1"], "awaiting-approval", 1, [])]),
+        (
+            "task_1",
+            "researcher",
+            ["c-1"],
+            "waiting",
+            1,
+            [("task_2", "helper", ["c-1/h-1"], "awaiting-approval", 1, [])],
+        ),
     ]
     (researcher,) = body["tasks"]
     (waiting,) = researcher["children"]
     assert waiting["approval_id"] == log.done.approval_id and researcher["approval_id"] == ""
-    assert int(waiting["usage"]["model_calls"]) == 1 and int(researcher["usage"]["model_calls"]) == 1
+    assert (
+        int(waiting["usage"]["model_calls"]) == 1 and int(researcher["usage"]["model_calls"]) == 1
+    )
 
     # Decided and finished: the same two tasks, finished.
-    stream = console.app.stub.Resolve(pb.ResolveRequest(approval_id=log.done.approval_id, approved=False))
+    stream = console.app.stub.Resolve(
+        pb.ResolveRequest(approval_id=log.done.approval_id, approved=False)
+    )
     events = [r.event async for r in stream]
     assert events[-1].run_done.finish_reason == pb.FINISH_REASON_STOP
     status, body = await console.get(f"{API}/sessions/tree-2/tasks")
     assert shape(body["tasks"]) == [
-        ("task_1", "researcher", ["c-1"], "finished", 2, [("task_2", "helper", ["c-1/h-1"], "finished", 2, [])]),
+        (
+            "task_1",
+            "researcher",
+            ["c-1"],
+            "finished",
+            2,
+            [("task_2", "helper", ["c-1/h-1"], "finished", 2, [])],
+        ),
     ]
 
 
@@ -119,7 +178,9 @@ async def test_a_session_without_subagents_has_no_tasks(console: Console) -> Non
         ("/sessions/" + "x" * 300 + "/tasks", {}, 400, "INVALID_SESSION_ID"),
     ],
 )
-async def test_bad_requests_are_clean_errors(console: Console, path: str, params: dict, http: int, reason: str) -> None:
+async def test_bad_requests_are_clean_errors(
+    console: Console, path: str, params: dict, http: int, reason: str
+) -> None:
     await console.finished_trip("tree-3")
     status, body = await console.get(API + path, params=params)
     assert status == http, body
@@ -128,7 +189,11 @@ async def test_bad_requests_are_clean_errors(console: Console, path: str, params
 
 
 async def test_an_unfinished_subagent_of_a_session_in_progress(console: Console) -> None:
-    researcher = sub("researcher", [turn({"name": "lookup", "arguments": {}, "id": "l-1"}), {"text": "r"}], ("lookup",))
+    researcher = sub(
+        "researcher",
+        [turn({"name": "lookup", "arguments": {}, "id": "l-1"}), {"text": "r"}],
+        ("lookup",),
+    )
     spec = lead([turn(task_call("researcher", "a", "c-1")), {"text": "done"}], researcher)
     # The app dies at the researcher's tool call: the session stays in progress.
     await console.app.run("tree-4", "go", spec, stop_at=lambda e: e.type == "tool.call")

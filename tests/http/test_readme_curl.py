@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from console_kit import Console, ConsoleFactory
+
 from luosho.v1 import agent_pb2 as pb
 
 README = Path(__file__).parents[2] / "docs" / "guides" / "console.md"
@@ -20,7 +21,7 @@ ERROR = re.compile(r'"code": "[A-Z_]+", "reason": "[A-Z_]+"')
 
 def commands() -> list[str]:
     text = README.read_text()
-    section = text[text.index("# Web console\n"):]
+    section = text[text.index("# Web console\n") :]
     section = section[: section.index("\n## ", 1)]
     lines = []
     for block in re.findall(r"```sh\n(.*?)```", section, re.S):
@@ -30,8 +31,17 @@ def commands() -> list[str]:
 
 def test_the_section_has_every_route() -> None:
     text = " ".join(commands())
-    for route in ("/sessions?", "/sessions/demo-1 ", "/history", "/fork", "/compare", "-X DELETE",
-                  "/approvals?", "/resolve", "/events"):
+    for route in (
+        "/sessions?",
+        "/sessions/demo-1 ",
+        "/history",
+        "/fork",
+        "/compare",
+        "-X DELETE",
+        "/approvals?",
+        "/resolve",
+        "/events",
+    ):
         assert route in text + " ", route
 
 
@@ -50,7 +60,9 @@ async def test_readme_curl_lines(make_console: ConsoleFactory) -> None:
 async def curl_lines(console: Console, approval: str) -> None:
     outputs = []
     for line in commands():
-        command = line.replace("http://127.0.0.1:8080", console.base).replace("APPROVAL_ID", approval)
+        command = line.replace("http://127.0.0.1:8080", console.base).replace(
+            "APPROVAL_ID", approval
+        )
         proc = await asyncio.create_subprocess_shell(command, stdout=asyncio.subprocess.PIPE)
         out, _ = await asyncio.wait_for(proc.communicate(), 30)
         text = out.decode()

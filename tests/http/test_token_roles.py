@@ -10,10 +10,10 @@ from pathlib import Path
 import grpc
 import pytest
 from console_kit import ConsoleFactory, _token_stub
-from luosho.v1 import agent_pb2 as pb
 from support import error_info
 from test_http_api import assert_error
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.config import ConfigError, Secret
 from luoshod.server.auth import Role, TokenAuth, load_tokens, role_needed
 
@@ -29,13 +29,18 @@ def bearer(token: str) -> list[tuple[str, str]]:
     return [("authorization", f"Bearer {token}")]
 
 
-def test_r92_roles_are_read_from_the_entries_and_each_allows_what_the_ones_before_do(tmp_path: Path) -> None:
+def test_r92_roles_are_read_from_the_entries_and_each_allows_what_the_ones_before_do(
+    tmp_path: Path,
+) -> None:
     file = tmp_path / "tokens"
     file.write_text("# roles\nviewer:r-secret read\nops:o-secret OPERATE\nplain-token\n")
     auth = TokenAuth(load_tokens([Secret("boss:a-secret approve")], file))
     allowed = {
-        token: [m for m in ("GetSession", "Watch", "Execute", "DeleteSession", "Resolve", "SomethingNew")
-                if auth.accepts(bearer(token), f"/luosho.v1.AgentService/{m}") is None]
+        token: [
+            m
+            for m in ("GetSession", "Watch", "Execute", "DeleteSession", "Resolve", "SomethingNew")
+            if auth.accepts(bearer(token), f"/luosho.v1.AgentService/{m}") is None
+        ]
         for token in ("r-secret", "o-secret", "a-secret", "plain-token", "viewer:r-secret")
     }
     assert allowed == {
@@ -43,7 +48,14 @@ def test_r92_roles_are_read_from_the_entries_and_each_allows_what_the_ones_befor
         "viewer:r-secret": ["GetSession", "Watch"],  # the whole entry is the same token
         "o-secret": ["GetSession", "Watch", "Execute", "DeleteSession"],
         "a-secret": ["GetSession", "Watch", "Execute", "DeleteSession", "Resolve"],
-        "plain-token": ["GetSession", "Watch", "Execute", "DeleteSession", "Resolve", "SomethingNew"],
+        "plain-token": [
+            "GetSession",
+            "Watch",
+            "Execute",
+            "DeleteSession",
+            "Resolve",
+            "SomethingNew",
+        ],
     }
     refused = auth.accepts(bearer("r-secret"), "/luosho.v1.AgentService/Execute")
     assert refused is not None and refused.reason == "ROLE_NOT_ALLOWED"
@@ -58,16 +70,24 @@ def test_r92_an_unknown_role_is_a_config_error_naming_the_roles(entry: str) -> N
         load_tokens([Secret(entry)], None)
 
 
-async def test_r92_a_read_token_cannot_execute_resolve_or_delete_over_grpc(make_console: ConsoleFactory) -> None:
+async def test_r92_a_read_token_cannot_execute_resolve_or_delete_over_grpc(
+    make_console: ConsoleFactory,
+) -> None:
     console = await make_console(token="x-secret", auth_tokens=TOKENS)
     approval_id = await console.paused_refund("refund-1")
     channel = console.app.channel
     viewer = _token_stub(channel, "r-secret")
     got = await viewer.GetSession(pb.GetSessionRequest(session_id="refund-1"))
     assert got.checkpoint.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL
-    assert [a.approval_id for a in (await viewer.ListApprovals(pb.ListApprovalsRequest())).approvals] == [approval_id]
+    assert [
+        a.approval_id for a in (await viewer.ListApprovals(pb.ListApprovalsRequest())).approvals
+    ] == [approval_id]
     refused = [
-        viewer.Execute(pb.ExecuteRequest(session_id="new-1", input=[pb.Message(role=pb.ROLE_USER, content="hi")])),
+        viewer.Execute(
+            pb.ExecuteRequest(
+                session_id="new-1", input=[pb.Message(role=pb.ROLE_USER, content="hi")]
+            )
+        ),
         viewer.Resolve(pb.ResolveRequest(approval_id=approval_id, approved=True)),
     ]
     for call in refused:
@@ -79,7 +99,10 @@ async def test_r92_a_read_token_cannot_execute_resolve_or_delete_over_grpc(make_
         await viewer.DeleteSession(pb.DeleteSessionRequest(session_id="refund-1"))
     code, reason, meta = error_info(e.value)
     assert (code, reason, meta["role"], meta["needed"]) == (
-        grpc.StatusCode.PERMISSION_DENIED, "ROLE_NOT_ALLOWED", "read", "operate"
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_NOT_ALLOWED",
+        "read",
+        "operate",
     )
     operator = _token_stub(channel, "o-secret")
     with pytest.raises(grpc.aio.AioRpcError) as e:
@@ -95,17 +118,32 @@ async def test_r92_a_read_token_cannot_execute_resolve_or_delete_over_grpc(make_
 
     # The approver's decision names it, in the run's stream and in the session's log.
     boss = _token_stub(channel, "a-secret")
-    events = [r.event async for r in boss.Resolve(
-        pb.ResolveRequest(approval_id=approval_id, approved=True, note="refund ok'd by phone")
-    )]
+    events = [
+        r.event
+        async for r in boss.Resolve(
+            pb.ResolveRequest(approval_id=approval_id, approved=True, note="refund ok'd by phone")
+        )
+    ]
     resolved = [e for e in events if e.type == "approval.resolved"]
-    assert len(resolved) == 1 and events[0].type == "run.start" and events[1].type == "approval.resolved"
+    assert (
+        len(resolved) == 1
+        and events[0].type == "run.start"
+        and events[1].type == "approval.resolved"
+    )
     r = resolved[0].approval_resolved
     assert (r.approval_id, r.approved, r.note, r.decided_by, r.expired) == (
-        approval_id, True, "refund ok'd by phone", "token boss", False
+        approval_id,
+        True,
+        "refund ok'd by phone",
+        "token boss",
+        False,
     )
-    logged = [w.event async for w in viewer.Watch(pb.WatchRequest(session_id="refund-1", follow=False))]
-    assert [e.approval_resolved.decided_by for e in logged if e.type == "approval.resolved"] == ["token boss"]
+    logged = [
+        w.event async for w in viewer.Watch(pb.WatchRequest(session_id="refund-1", follow=False))
+    ]
+    assert [e.approval_resolved.decided_by for e in logged if e.type == "approval.resolved"] == [
+        "token boss"
+    ]
 
 
 async def test_r92_a_read_token_cannot_change_anything_over_http_and_the_decider_is_shown(
@@ -116,7 +154,9 @@ async def test_r92_a_read_token_cannot_change_anything_over_http_and_the_decider
     http = console.http
     read = {"Authorization": "Bearer r-secret"}
     async with http.get(console.base + "/api/v1/sessions", headers=read) as r:
-        assert r.status == 200 and [s["session_id"] for s in (await r.json())["sessions"]] == ["refund-2"]
+        assert r.status == 200 and [s["session_id"] for s in (await r.json())["sessions"]] == [
+            "refund-2"
+        ]
     changes = [
         ("post", "/api/v1/sessions/refund-2/resume", {}),
         ("post", f"/api/v1/approvals/{approval_id}/resolve", {"approved": True}),
@@ -127,30 +167,57 @@ async def test_r92_a_read_token_cannot_change_anything_over_http_and_the_decider
     for method, path, body in changes:
         async with http.request(method, console.base + path, json=body, headers=read) as r:
             assert_error(r.status, await r.json(), 403, "PERMISSION_DENIED", "ROLE_NOT_ALLOWED")
-    async with http.post(console.base + f"/api/v1/approvals/{approval_id}/resolve",
-                         json={"approved": True}, headers={"Authorization": "Bearer o-secret"}) as r:
+    async with http.post(
+        console.base + f"/api/v1/approvals/{approval_id}/resolve",
+        json={"approved": True},
+        headers={"Authorization": "Bearer o-secret"},
+    ) as r:
         assert_error(r.status, await r.json(), 403, "PERMISSION_DENIED", "ROLE_NOT_ALLOWED")
     status, body = await console.get("/api/v1/sessions/refund-2")
     assert status == 200 and body["checkpoint"]["status"] == "CHECKPOINT_STATUS_AWAITING_APPROVAL"
 
-    async with http.post(console.base + f"/api/v1/approvals/{approval_id}/resolve",
-                         json={"approved": False, "note": "not this one"},
-                         headers={"Authorization": "Bearer a-secret"}) as r:
+    async with http.post(
+        console.base + f"/api/v1/approvals/{approval_id}/resolve",
+        json={"approved": False, "note": "not this one"},
+        headers={"Authorization": "Bearer a-secret"},
+    ) as r:
         assert r.status == 200
         lines = [json.loads(line) for line in (await r.text()).splitlines() if line.strip()]
-    decided = [x["event"]["approval_resolved"] for x in lines if x.get("event", {}).get("type") == "approval.resolved"]
-    assert decided == [{
-        "approval_id": approval_id, "tool_call_id": decided[0]["tool_call_id"], "tool_name": "refund",
-        "approved": False, "note": "not this one", "decided_by": "token boss", "expired": False,
-    }]
+    decided = [
+        x["event"]["approval_resolved"]
+        for x in lines
+        if x.get("event", {}).get("type") == "approval.resolved"
+    ]
+    assert decided == [
+        {
+            "approval_id": approval_id,
+            "tool_call_id": decided[0]["tool_call_id"],
+            "tool_name": "refund",
+            "approved": False,
+            "note": "not this one",
+            "decided_by": "token boss",
+            "expired": False,
+        }
+    ]
 
 
 def test_r92_the_cli_names_who_decided() -> None:
     from luoshod.cli.admin.lifecycle import event_line
 
-    e = pb.Event(seq=7, type="approval.resolved", approval_resolved=pb.ApprovalResolved(
-        approval_id="ap-1", tool_call_id="call_0_0", tool_name="refund", approved=True,
-        note="ok by phone", decided_by="token boss"))
-    assert event_line(e).endswith("approval.resolved  refund [call_0_0] approved by token boss: “ok by phone”")
+    e = pb.Event(
+        seq=7,
+        type="approval.resolved",
+        approval_resolved=pb.ApprovalResolved(
+            approval_id="ap-1",
+            tool_call_id="call_0_0",
+            tool_name="refund",
+            approved=True,
+            note="ok by phone",
+            decided_by="token boss",
+        ),
+    )
+    assert event_line(e).endswith(
+        "approval.resolved  refund [call_0_0] approved by token boss: “ok by phone”"
+    )
     e.approval_resolved.expired, e.approval_resolved.decided_by = True, ""
     assert "rejected: the approval ap-1 expired" in event_line(e)

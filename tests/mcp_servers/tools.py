@@ -44,7 +44,10 @@ def _record(ctx: Context, tool: str, args: dict) -> int:
 
 if VARIANT == "2":
 
-    @server.tool(description="Looks a word up, in a language.", annotations=ToolAnnotations(read_only_hint=True))
+    @server.tool(
+        description="Looks a word up, in a language.",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
     def lookup(word: str, lang: str, ctx: Context) -> str:  # the changed schema
         _record(ctx, "lookup", {"word": word, "lang": lang})
         return f"{word} ({lang}): found"

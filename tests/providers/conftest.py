@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
-from luoshod.server.app import Config, Daemon
 from support import Harness
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.server.app import Config, Daemon
 
 from .fakes import WIRES, FakeServer
 
@@ -51,7 +51,12 @@ async def fake(request: pytest.FixtureRequest) -> AsyncIterator[FakeServer]:
 
 def provider_toml(fake: FakeServer, name: str = "llm", **overrides: Any) -> str:
     """A config file with one provider entry for ``fake``."""
-    entry: dict[str, Any] = {"kind": fake.kind, "base_url": fake.base_url, "api_key_env": KEY_ENV, **FAST}
+    entry: dict[str, Any] = {
+        "kind": fake.kind,
+        "base_url": fake.base_url,
+        "api_key_env": KEY_ENV,
+        **FAST,
+    }
     entry.update(overrides)
     prices = entry.pop("prices", {MODEL: PRICE})
     lines = [f"[providers.{name}]"] + [f"{k} = {json.dumps(v)}" for k, v in entry.items()]
@@ -110,11 +115,19 @@ def llm_agent(
     **kw: Any,
 ) -> pb.AgentSpec:
     if tools is None:
-        tools = {"add": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}
+        tools = {
+            "add": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            }
+        }
     return pb.AgentSpec(
         model=f"llm:{MODEL}",
         instructions=instructions,
-        tools=[pb.ToolSpec(name=n, description=f"the {n} tool", input_schema_json=json.dumps(s)) for n, s in tools.items()],
+        tools=[
+            pb.ToolSpec(name=n, description=f"the {n} tool", input_schema_json=json.dumps(s))
+            for n, s in tools.items()
+        ],
         model_settings_json=json.dumps(settings) if settings else "",
         **kw,
     )

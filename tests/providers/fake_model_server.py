@@ -5,8 +5,9 @@ languages (Go, TypeScript, Java) that need a daemon calling a real HTTP model se
 
 prints one JSON line on stdout once it serves::
 
-    {"base_url": "...", "stats_url": "http://127.0.0.1:PORT/stats", "config": "/tmp/.../luoshod.toml",
-     "key_env": "LUOSHOD_FAKE_MODEL_KEY", "key": "...", "model": "llm:test-model", "tool": "lookup"}
+    {"base_url": "...", "stats_url": "http://127.0.0.1:PORT/stats",
+     "config": "/tmp/.../luoshod.toml", "key_env": "LUOSHOD_FAKE_MODEL_KEY", "key": "...",
+     "model": "llm:test-model", "tool": "lookup"}
 
 Start the daemon with ``--config <config>`` and ``<key_env>=<key>`` in its environment; its
 provider ``llm`` is this server (with the daemon's default retry settings unless
@@ -45,8 +46,10 @@ from fakes import WIRES, Fault, Seen, turn  # noqa: E402
 KEY_ENV = "LUOSHOD_FAKE_MODEL_KEY"
 MODEL = "test-model"
 REFUSAL = {
-    "anthropic": "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.",
-    "openai": "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'.",
+    "anthropic": "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but "
+    "found `tool_use`.",
+    "openai": "Invalid parameter: messages with role 'tool' must be a response to a preceding "
+    "message with 'tool_calls'.",
 }
 
 
@@ -55,16 +58,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--wire", choices=sorted(WIRES), default="anthropic")
     ap.add_argument("--scenario", default="refuse-continuation")
     ap.add_argument("--tool", default="lookup")
-    ap.add_argument("--fast", action="store_true", help="the daemon retries fast (tests of retries)")
+    ap.add_argument(
+        "--fast", action="store_true", help="the daemon retries fast (tests of retries)"
+    )
     ap.add_argument("--dir", default="", help="where to write the config (default: a new temp dir)")
     ap.add_argument("--max-seconds", type=float, default=600.0)
     return ap.parse_args(argv)
 
 
 def config_toml(kind: str, base_url: str, fast: bool) -> str:
-    lines = ["[providers.llm]", f'kind = "{kind}"', f'base_url = "{base_url}"', f'api_key_env = "{KEY_ENV}"']
+    lines = [
+        "[providers.llm]",
+        f'kind = "{kind}"',
+        f'base_url = "{base_url}"',
+        f'api_key_env = "{KEY_ENV}"',
+    ]
     if fast:
-        lines += ["timeout_s = 2.0", "max_retries = 1", "backoff_base_s = 0.01", "backoff_max_s = 0.05"]
+        lines += [
+            "timeout_s = 2.0",
+            "max_retries = 1",
+            "backoff_base_s = 0.01",
+            "backoff_max_s = 0.05",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -104,7 +119,9 @@ async def serve(args: argparse.Namespace) -> None:
             {
                 "requests": len(fake.requests),
                 "turns": [s.turn for s in fake.requests],
-                "statuses": [s.status if s.fault is None else s.fault.status for s in fake.requests],
+                "statuses": [
+                    s.status if s.fault is None else s.fault.status for s in fake.requests
+                ],
                 "violations": fake.violations,
             }
         )

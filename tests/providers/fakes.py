@@ -115,7 +115,9 @@ class FakeServer:
         received = self.received_key(request.headers)
         if received != self.key:
             seen.status = 401
-            return self.error_response(401, "authentication_error", f"Incorrect API key provided: {received}")
+            return self.error_response(
+                401, "authentication_error", f"Incorrect API key provided: {received}"
+            )
         if self.faults:
             seen.fault = fault = self.faults.pop(0)
             return await self._fault(request, fault, seen)
@@ -152,7 +154,9 @@ class FakeServer:
         await resp.prepare(request)
         events = self.stream_events(t, turn_no, body)
         # With a fault: the answer up to its first piece of text, then the failure.
-        fail_at = next((i for i, e in enumerate(events) if '"text_delta"' in e or '"content": "' in e), 0)
+        fail_at = next(
+            (i for i, e in enumerate(events) if '"text_delta"' in e or '"content": "' in e), 0
+        )
         for i, event in enumerate(events):
             await resp.write(event.encode())
             if fault is not None and i == fail_at:
@@ -176,7 +180,11 @@ class FakeServer:
         raise NotImplementedError
 
     def assistant_turns(self, body: dict[str, Any]) -> int:
-        return sum(1 for m in body.get("messages", ()) if isinstance(m, dict) and m.get("role") == "assistant")
+        return sum(
+            1
+            for m in body.get("messages", ())
+            if isinstance(m, dict) and m.get("role") == "assistant"
+        )
 
     def received_key(self, headers: Any) -> str:
         raise NotImplementedError
@@ -184,7 +192,9 @@ class FakeServer:
     def check(self, body: dict[str, Any], headers: Any) -> list[str]:
         raise NotImplementedError
 
-    def error_response(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    def error_response(
+        self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+    ) -> web.Response:
         raise NotImplementedError
 
     def answer(self, t: Turn, turn_no: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -217,13 +227,19 @@ class FakeOpenAI(FakeServer):
     def check(self, body: dict[str, Any], headers: Any) -> list[str]:
         return check_openai(body)
 
-    def error_response(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    def error_response(
+        self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+    ) -> web.Response:
         body = {"error": {"message": message, "type": error_type, "param": None, "code": None}}
         return web.json_response(body, status=status, headers=headers)
 
     def _calls(self, t: Turn, turn_no: int) -> list[dict[str, Any]]:
         return [
-            {"id": f"call_{turn_no}_{n}", "type": "function", "function": {"name": name, "arguments": _args_text(args)}}
+            {
+                "id": f"call_{turn_no}_{n}",
+                "type": "function",
+                "function": {"name": name, "arguments": _args_text(args)},
+            }
             for n, (name, args) in enumerate(t.calls)
         ]
 
@@ -237,13 +253,30 @@ class FakeOpenAI(FakeServer):
             "object": "chat.completion",
             "created": 0,
             "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if t.calls else "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if t.calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
         }
 
     def stream_events(self, t: Turn, turn_no: int, body: dict[str, Any]) -> list[str]:
         def chunk(choices: list[dict[str, Any]], **extra: Any) -> str:
-            data = {"id": f"chatcmpl-{turn_no}", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": choices, **extra}
+            data = {
+                "id": f"chatcmpl-{turn_no}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body["model"],
+                "choices": choices,
+                **extra,
+            }
             return f"data: {json.dumps(data)}\n\n"
 
         def delta(d: dict[str, Any], finish: str | None = None) -> str:
@@ -253,18 +286,35 @@ class FakeOpenAI(FakeServer):
         for n, call in enumerate(self._calls(t, turn_no)):
             args = call["function"]["arguments"]
             half = len(args) // 2  # the arguments arrive in two pieces
-            first = {"index": n, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": args[:half]}}
+            first = {
+                "index": n,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": args[:half]},
+            }
             events.append(delta({"tool_calls": [first]}))
-            events.append(delta({"tool_calls": [{"index": n, "function": {"arguments": args[half:]}}]}))
+            events.append(
+                delta({"tool_calls": [{"index": n, "function": {"arguments": args[half:]}}]})
+            )
         events.append(delta({}, "tool_calls" if t.calls else "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
             prompt, completion = t.usage
-            events.append(chunk([], usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}))
+            events.append(
+                chunk(
+                    [],
+                    usage={
+                        "prompt_tokens": prompt,
+                        "completion_tokens": completion,
+                        "total_tokens": prompt + completion,
+                    },
+                )
+            )
         events.append("data: [DONE]\n\n")
         return events
 
     def stream_error(self, fault: Fault) -> str:
-        return f"data: {json.dumps({'error': {'message': 'injected stream error', 'type': fault.error_type}})}\n\n"
+        body = json.dumps({"error": {"message": "injected stream error", "type": fault.error_type}})
+        return f"data: {body}\n\n"
 
 
 def check_openai(body: dict[str, Any]) -> list[str]:
@@ -281,7 +331,10 @@ def check_openai(body: dict[str, Any]) -> list[str]:
         if role == "tool":
             cid = m.get("tool_call_id")
             if cid not in pending:
-                problems.append(f"messages[{i}]: tool result {cid!r} does not answer the tool-call turn right before it")
+                problems.append(
+                    f"messages[{i}]: tool result {cid!r} does not answer the tool-call turn right "
+                    "before it"
+                )
             else:
                 pending.remove(cid)
             if not isinstance(m.get("content"), str):
@@ -303,7 +356,9 @@ def check_openai(body: dict[str, Any]) -> list[str]:
             for c in calls or ():
                 fn = c.get("function") or {}
                 if not c.get("id") or c.get("type") != "function" or not fn.get("name"):
-                    problems.append(f"messages[{i}]: a tool call needs id, type function and a name")
+                    problems.append(
+                        f"messages[{i}]: a tool call needs id, type function and a name"
+                    )
                 try:
                     json.loads(fn.get("arguments"))
                 except (TypeError, ValueError):
@@ -320,7 +375,11 @@ def check_openai(body: dict[str, Any]) -> list[str]:
         problems.append("the last message must be user input or a tool result")
     for t in body.get("tools") or ():
         fn = t.get("function") or {}
-        if t.get("type") != "function" or not fn.get("name") or (fn.get("parameters") or {}).get("type") != "object":
+        if (
+            t.get("type") != "function"
+            or not fn.get("name")
+            or (fn.get("parameters") or {}).get("type") != "object"
+        ):
             problems.append(f"tool {fn.get('name')!r} is not a function with an object schema")
     if "stream_options" in body and not body.get("stream"):
         problems.append("stream_options without stream")
@@ -347,18 +406,24 @@ class FakeAnthropic(FakeServer):
             problems.append("the anthropic-version header is missing")
         return problems
 
-    def error_response(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    def error_response(
+        self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+    ) -> web.Response:
         body = {"type": "error", "error": {"type": error_type, "message": message}}
         return web.json_response(body, status=status, headers=headers)
 
     def _blocks(self, t: Turn, turn_no: int) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": t.text}] if t.text else []
         for n, (name, args) in enumerate(t.calls):
-            blocks.append({"type": "tool_use", "id": f"toolu_{turn_no}_{n}", "name": name, "input": args})
+            blocks.append(
+                {"type": "tool_use", "id": f"toolu_{turn_no}_{n}", "name": name, "input": args}
+            )
         return blocks
 
     def answer(self, t: Turn, turn_no: int, body: dict[str, Any]) -> dict[str, Any]:
-        assert all(isinstance(a, dict) for _, a in t.calls), "the Messages API sends tool input as an object"
+        assert all(isinstance(a, dict) for _, a in t.calls), (
+            "the Messages API sends tool input as an object"
+        )
         prompt, completion = t.usage
         return {
             "id": f"msg_{turn_no}",
@@ -377,29 +442,66 @@ class FakeAnthropic(FakeServer):
 
         prompt, completion = t.usage
         message = {
-            "id": f"msg_{turn_no}", "type": "message", "role": "assistant", "model": body["model"], "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": 1},
+            "id": f"msg_{turn_no}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": 1},
         }
         events = [event("message_start", {"message": message}), event("ping", {})]
         for index, block in enumerate(self._blocks(t, turn_no)):
             if block["type"] == "text":
-                events.append(event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}))
+                events.append(
+                    event(
+                        "content_block_start",
+                        {"index": index, "content_block": {"type": "text", "text": ""}},
+                    )
+                )
                 for piece in self.pieces(block["text"]):
-                    events.append(event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}}))
+                    events.append(
+                        event(
+                            "content_block_delta",
+                            {"index": index, "delta": {"type": "text_delta", "text": piece}},
+                        )
+                    )
             else:
                 start = {**block, "input": {}}
-                events.append(event("content_block_start", {"index": index, "content_block": start}))
+                events.append(
+                    event("content_block_start", {"index": index, "content_block": start})
+                )
                 args = _args_text(block["input"])
                 for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
-                    events.append(event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}))
+                    events.append(
+                        event(
+                            "content_block_delta",
+                            {
+                                "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": piece},
+                            },
+                        )
+                    )
             events.append(event("content_block_stop", {"index": index}))
         stop = "tool_use" if t.calls else "end_turn"
-        events.append(event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": completion}}))
+        events.append(
+            event(
+                "message_delta",
+                {
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": completion},
+                },
+            )
+        )
         events.append(event("message_stop", {}))
         return events
 
     def stream_error(self, fault: Fault) -> str:
-        data = {"type": "error", "error": {"type": fault.error_type, "message": "injected stream error"}}
+        data = {
+            "type": "error",
+            "error": {"type": fault.error_type, "message": "injected stream error"},
+        }
         return f"event: error\ndata: {json.dumps(data)}\n\n"
 
 
@@ -440,7 +542,9 @@ def check_anthropic(body: dict[str, Any]) -> list[str]:
                     problems.append(f"messages[{i}]: tool_result blocks must come first")
                 answered.append(b.get("tool_use_id"))
                 if not isinstance(b.get("content"), str | list):
-                    problems.append(f"messages[{i}]: tool_result content must be a string or blocks")
+                    problems.append(
+                        f"messages[{i}]: tool_result content must be a string or blocks"
+                    )
                 if "is_error" in b and not isinstance(b["is_error"], bool):
                     problems.append(f"messages[{i}]: is_error must be a boolean")
             elif kind == "tool_use" and role == "assistant":
@@ -451,7 +555,10 @@ def check_anthropic(body: dict[str, Any]) -> list[str]:
                 problems.append(f"messages[{i}]: a {kind!r} block in a {role} turn")
         if role == "user":
             if sorted(answered) != sorted(pending) or len(set(answered)) != len(answered):
-                problems.append(f"messages[{i}]: tool results {answered} do not answer the calls {pending} of the turn before")
+                problems.append(
+                    f"messages[{i}]: tool results {answered} do not answer the calls {pending} of "
+                    "the turn before"
+                )
             pending = []
         else:
             pending = [b.get("id") for b in blocks if b.get("type") == "tool_use"]

@@ -43,12 +43,20 @@ def test_entries_with_their_defaults() -> None:
     assert sorted(cfg.providers) == ["claude", "local", "openai"]
     openai = cfg.providers["openai"]
     assert (openai.kind, openai.base_url) == ("openai", "https://api.openai.com/v1")
-    assert (openai.timeout_s, openai.max_retries, openai.backoff_base_s, openai.backoff_max_s) == (30, 2, 0.25, 8)
+    assert (openai.timeout_s, openai.max_retries, openai.backoff_base_s, openai.backoff_max_s) == (
+        30,
+        2,
+        0.25,
+        8,
+    )
     assert openai.api_key is not None and openai.api_key.reveal() == "sk-openai-secret"
     assert openai.prices == {"gpt-4o-mini": Price(0.15, 0.6)}
     claude = cfg.providers["claude"]
     assert (claude.base_url, claude.timeout_s, claude.max_retries, claude.prices) == (
-        "https://api.anthropic.com", 60.0, 4, {},
+        "https://api.anthropic.com",
+        60.0,
+        4,
+        {},
     )
     local = cfg.providers["local"]
     assert local.api_key is None and local.base_url == "http://127.0.0.1:11434/v1"
@@ -56,7 +64,9 @@ def test_entries_with_their_defaults() -> None:
 
 def test_the_key_is_hidden_from_reprs() -> None:
     cfg = load(FULL)
-    assert "sk-openai-secret" not in repr(cfg) and "sk-openai-secret" not in str(cfg.providers["openai"])
+    assert "sk-openai-secret" not in repr(cfg) and "sk-openai-secret" not in str(
+        cfg.providers["openai"]
+    )
     assert repr(Secret("x")) == "Secret('***')"
 
 
@@ -73,23 +83,62 @@ def test_an_empty_file_has_no_providers(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('[providers.openai]\nkind = "openia"', "providers.openai.kind: must be one of openai, anthropic"),
+        (
+            '[providers.openai]\nkind = "openia"',
+            "providers.openai.kind: must be one of openai, anthropic",
+        ),
         ("[providers.openai]", "providers.openai.kind: must be one of openai, anthropic"),
-        ('[providers.x]\nkind = "openai"\nbase_url = "ftp://x"', "providers.x.base_url: must be an http:// or https:// URL"),
-        ('[providers.x]\nkind = "openai"\ntimeout_s = 0', "providers.x.timeout_s: must be a number > 0"),
-        ('[providers.x]\nkind = "openai"\ntimeout_s = "60"', "providers.x.timeout_s: must be a number > 0"),
-        ('[providers.x]\nkind = "openai"\nmax_retries = -1', "providers.x.max_retries: must be an integer >= 0"),
-        ('[providers.x]\nkind = "openai"\nmax_retries = 1.5', "providers.x.max_retries: must be an integer >= 0"),
-        ('[providers.x]\nkind = "openai"\nbackoff_base_s = -1', "providers.x.backoff_base_s: must be a number >= 0"),
+        (
+            '[providers.x]\nkind = "openai"\nbase_url = "ftp://x"',
+            "providers.x.base_url: must be an http:// or https:// URL",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\ntimeout_s = 0',
+            "providers.x.timeout_s: must be a number > 0",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\ntimeout_s = "60"',
+            "providers.x.timeout_s: must be a number > 0",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\nmax_retries = -1',
+            "providers.x.max_retries: must be an integer >= 0",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\nmax_retries = 1.5',
+            "providers.x.max_retries: must be an integer >= 0",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\nbackoff_base_s = -1',
+            "providers.x.backoff_base_s: must be a number >= 0",
+        ),
         ('[providers.x]\nkind = "openai"\nmax_retry = 3', "providers.x.max_retry: unknown key"),
-        ('[providers.x]\nkind = "openai"\napi_key = "sk-inline"', "providers.x.api_key: unknown key"),
-        ('[providers.x]\nkind = "openai"\napi_key_env = "NOT SET"', "providers.x.api_key_env: must be the name of an environment variable"),
-        ('[providers.x]\nkind = "openai"\napi_key_env = "MISSING_KEY"', "providers.x.api_key_env: environment variable MISSING_KEY is not set or empty"),
-        ('[providers.x]\nkind = "openai"\n[providers.x.prices."m"]\nprompt_per_mtok = "cheap"', 'providers.x.prices.m.prompt_per_mtok: must be a number >= 0'),
-        ('[providers.x]\nkind = "openai"\n[providers.x.prices."gpt-4.1"]\ninput = 1', 'providers.x.prices."gpt-4.1".input: unknown key'),
+        (
+            '[providers.x]\nkind = "openai"\napi_key = "sk-inline"',
+            "providers.x.api_key: unknown key",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\napi_key_env = "NOT SET"',
+            "providers.x.api_key_env: must be the name of an environment variable",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\napi_key_env = "MISSING_KEY"',
+            "providers.x.api_key_env: environment variable MISSING_KEY is not set or empty",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\n[providers.x.prices."m"]\nprompt_per_mtok = "cheap"',
+            "providers.x.prices.m.prompt_per_mtok: must be a number >= 0",
+        ),
+        (
+            '[providers.x]\nkind = "openai"\n[providers.x.prices."gpt-4.1"]\ninput = 1',
+            'providers.x.prices."gpt-4.1".input: unknown key',
+        ),
         ('[providers.scripted]\nkind = "openai"', "providers.scripted: the name is reserved"),
-        ('[providers."a:b"]\nkind = "openai"', 'providers."a:b": a provider name is 1-64 characters'),
-        ('providers = 3', "providers: must be a table"),
+        (
+            '[providers."a:b"]\nkind = "openai"',
+            'providers."a:b": a provider name is 1-64 characters',
+        ),
+        ("providers = 3", "providers: must be a table"),
     ],
 )
 def test_errors_name_the_key(text: str, message: str) -> None:

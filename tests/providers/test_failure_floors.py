@@ -15,16 +15,15 @@ import time
 
 import grpc
 import pytest
-from luosho.client import AsyncClient, ProviderError, ProviderRejectedError
-from luosho.v1 import agent_pb2 as pb
+from support import error_info
 
+from luosho.client import AsyncClient, ProviderError, ProviderRejectedError
 from luoshod.errors import ProviderError as DaemonProviderError
 from luoshod.errors import ProviderRejected
 from luoshod.providers.guard import GuardPolicy, ModelGuard
-from support import error_info
 
 from .conftest import StartDaemon, llm_agent
-from .fakes import Fault, FakeServer, Seen, turn
+from .fakes import FakeServer, Fault, Seen, turn
 
 pytestmark = pytest.mark.asyncio
 
@@ -52,7 +51,9 @@ def permanent() -> ProviderRejected:
     return ProviderRejected("400", provider="p", model="m", status=400, transient="false")
 
 
-def refused(guard: ModelGuard, policy: GuardPolicy, session: str = "s", scope: str = "") -> DaemonProviderError | None:
+def refused(
+    guard: ModelGuard, policy: GuardPolicy, session: str = "s", scope: str = ""
+) -> DaemonProviderError | None:
     try:
         guard.before_call(policy, "p", "m", session, scope)
     except DaemonProviderError as e:
@@ -110,9 +111,16 @@ async def test_a_permanent_failure_backs_the_session_off_but_names_no_retry() ->
     assert refused(guard, policy) is None
 
 
-async def test_the_circuit_opens_after_failures_in_a_row_of_any_sessions_and_one_call_probes() -> None:
+async def test_the_circuit_opens_after_failures_in_a_row_of_any_sessions_and_one_call_probes() -> (
+    None
+):
     guard, clock = guard_with_clock()
-    policy = GuardPolicy(failure_backoff_base_s=0.001, circuit_failures=3, circuit_open_s=10, failure_backoff_max_s=60)
+    policy = GuardPolicy(
+        failure_backoff_base_s=0.001,
+        circuit_failures=3,
+        circuit_open_s=10,
+        failure_backoff_max_s=60,
+    )
     for n in range(3):
         assert refused(guard, policy, session=f"s{n}") is None
         guard.failed(policy, transient(), "p", "m", f"s{n}", "")
@@ -122,7 +130,9 @@ async def test_the_circuit_opens_after_failures_in_a_row_of_any_sessions_and_one
     clock.now += 10
     assert refused(guard, policy, session="probe") is None  # one call probes...
     assert refused(guard, policy, session="other") is not None  # ...the others wait for it
-    guard.failed(policy, transient(), "p", "m", "probe", "")  # the probe failed: open, twice as long
+    guard.failed(
+        policy, transient(), "p", "m", "probe", ""
+    )  # the probe failed: open, twice as long
     clock.now += 10
     assert refused(guard, policy, session="fresh") is not None
     clock.now += 10
@@ -149,7 +159,9 @@ async def test_a_permanent_answer_closes_the_circuit() -> None:
 def refuse_continuations(fake: FakeServer) -> None:
     fake.script = [turn("", ("lookup", {}))]
     fake.rule = lambda seen: (
-        Fault(400, "invalid_request_error", message="messages.1.content.0.type: Expected `thinking`")
+        Fault(
+            400, "invalid_request_error", message="messages.1.content.0.type: Expected `thinking`"
+        )
         if seen.turn >= 1
         else None
     )
@@ -163,7 +175,10 @@ async def test_a_refused_continuation_ends_the_run_after_one_call_and_get_sessio
     looked_up = []
     async with AsyncClient(h.daemon.addresses[0]) as client:  # default retries
         run = client.execute(
-            "refused", "look it up", agent=llm_agent(LOOKUP), tools={"lookup": lambda args: looked_up.append(1) or "found"}
+            "refused",
+            "look it up",
+            agent=llm_agent(LOOKUP),
+            tools={"lookup": lambda args: looked_up.append(1) or "found"},
         )
         with pytest.raises(ProviderRejectedError) as err:
             await run
@@ -171,13 +186,17 @@ async def test_a_refused_continuation_ends_the_run_after_one_call_and_get_sessio
         assert isinstance(e, ProviderError) and e.code == grpc.StatusCode.FAILED_PRECONDITION
         assert e.status == 400 and "Expected `thinking`" in e.provider_message
         assert (e.metadata["provider"], e.metadata["model"], e.metadata["error_type"]) == (
-            "llm", "test-model", "invalid_request_error",
+            "llm",
+            "test-model",
+            "invalid_request_error",
         )
         # Exactly one model call for the continuation, and the tool ran once.
         assert [s.turn for s in fake.requests] == [0, 1] and looked_up == [1]
         failure = await client.last_model_failure("refused")
     assert failure is not None and failure.reason == "PROVIDER_REJECTED" and failure.failures == 1
-    assert failure.metadata["status"] == "400" and "Expected" in failure.metadata["provider_message"]
+    assert (
+        failure.metadata["status"] == "400" and "Expected" in failure.metadata["provider_message"]
+    )
     assert failure.retry_not_before.ToNanoseconds() > failure.failed_at.ToNanoseconds()
 
 
@@ -185,7 +204,9 @@ async def test_a_client_retrying_in_a_tight_loop_cannot_outpace_the_sessions_bac
     fake: FakeServer, llm_daemon: StartDaemon
 ) -> None:
     # The daemon's own floors at their defaults; one HTTP attempt a model call.
-    h = await llm_daemon(max_retries=0, failure_backoff_base_s=1.0, failure_backoff_max_s=60.0, circuit_open_s=30.0)
+    h = await llm_daemon(
+        max_retries=0, failure_backoff_base_s=1.0, failure_backoff_max_s=60.0, circuit_open_s=30.0
+    )
     fake.rule = lambda seen: Fault(503, "overloaded_error")
     started = time.monotonic()
     codes: dict[str, int] = {}
@@ -223,10 +244,18 @@ async def test_a_provider_down_for_a_minute_costs_a_bounded_number_of_calls_then
     for 30 s after 5 failed calls in a row: at most 5 failed runs in the outage's minute,
     25 calls, then the 2 that succeed."""
     if fake.kind == "openai":
-        pytest.skip("one wire format is enough for a minute-long test (the guard is above the wire)")
+        pytest.skip(
+            "one wire format is enough for a minute-long test (the guard is above the wire)"
+        )
     h = await llm_daemon(
-        timeout_s=60.0, max_retries=4, backoff_base_s=0.5, backoff_max_s=30.0,
-        failure_backoff_base_s=1.0, failure_backoff_max_s=60.0, circuit_failures=5, circuit_open_s=30.0,
+        timeout_s=60.0,
+        max_retries=4,
+        backoff_base_s=0.5,
+        backoff_max_s=30.0,
+        failure_backoff_base_s=1.0,
+        failure_backoff_max_s=60.0,
+        circuit_failures=5,
+        circuit_open_s=30.0,
     )
     fake.script = [turn("", ("lookup", {})), turn("done")]
     first: list[float] = []
@@ -238,9 +267,15 @@ async def test_a_provider_down_for_a_minute_costs_a_bounded_number_of_calls_then
     fake.rule = down_for_a_minute
     async with AsyncClient(h.daemon.addresses[0]) as client:  # default retries
         result = await asyncio.wait_for(
-            client.execute("outage", "hi", agent=llm_agent(LOOKUP), tools={"lookup": lambda args: "found"}), 180
+            client.execute(
+                "outage", "hi", agent=llm_agent(LOOKUP), tools={"lookup": lambda args: "found"}
+            ),
+            180,
         )
     failed = sum(1 for s in fake.requests if s.status != 200 or s.fault is not None)
-    print(f"model calls: {len(fake.requests)} ({failed} failed) over {fake.requests[-1].at - first[0]:.1f}s")
+    print(
+        f"model calls: {len(fake.requests)} ({failed} failed) over "
+        f"{fake.requests[-1].at - first[0]:.1f}s"
+    )
     assert result.final_text == "done"
     assert failed <= 25 and fake.answered() == [0, 1]

@@ -10,17 +10,19 @@ import re
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, assert_valid_transcript, error_info
 
+from luosho.v1 import agent_pb2 as pb
+
 from .conftest import StartDaemon, add, llm_agent
-from .fakes import Fault, FakeServer, turn
+from .fakes import FakeServer, Fault, turn
 
 pytestmark = pytest.mark.asyncio
 
 
-async def test_transient_failures_are_retried_then_succeed(fake: FakeServer, llm_daemon: StartDaemon) -> None:
+async def test_transient_failures_are_retried_then_succeed(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
     h = await llm_daemon(max_retries=6, timeout_s=0.3)
     fake.script = [turn("made it")]
     fake.faults = [
@@ -92,13 +94,18 @@ async def test_client_errors_are_not_retried(fake: FakeServer, llm: Harness) -> 
     # No retry can fix it: not UNAVAILABLE, so no client retries it either.
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "PROVIDER_REJECTED")
     assert (meta["status"], meta["error_type"], meta["attempts"], meta["transient"]) == (
-        "400", "invalid_request_error", "1", "false",
+        "400",
+        "invalid_request_error",
+        "1",
+        "false",
     )
     assert meta["provider_message"] == "injected 400" and "retry_after_s" not in meta
     assert len(fake.requests) == 1
 
 
-async def test_a_retry_after_longer_than_the_cap_fails_at_once(fake: FakeServer, llm: Harness) -> None:
+async def test_a_retry_after_longer_than_the_cap_fails_at_once(
+    fake: FakeServer, llm: Harness
+) -> None:
     fake.faults = [Fault(429, "rate_limit_error", retry_after="120")]
     log = await llm.run("slow-down", "hi", llm_agent())  # backoff_max_s = 1
     _, reason, meta = error_info(log.error)
@@ -108,7 +115,9 @@ async def test_a_retry_after_longer_than_the_cap_fails_at_once(fake: FakeServer,
     assert len(fake.requests) == 1
 
 
-async def test_timeouts_exhausted_fail_with_provider_error(fake: FakeServer, llm_daemon: StartDaemon) -> None:
+async def test_timeouts_exhausted_fail_with_provider_error(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
     h = await llm_daemon(max_retries=1, timeout_s=0.2)
     fake.faults = [Fault(hang=True), Fault(hang=True)]
     log = await h.run("hung", "hi", llm_agent())
@@ -124,7 +133,10 @@ async def test_timeouts_exhausted_fail_with_provider_error(fake: FakeServer, llm
 
 
 async def test_a_stream_broken_midway_is_retried(fake: FakeServer, llm: Harness) -> None:
-    fake.script = [turn("The whole answer, streamed.", ("add", {"a": 1}), usage=(5, 5)), turn("Done.")]
+    fake.script = [
+        turn("The whole answer, streamed.", ("add", {"a": 1}), usage=(5, 5)),
+        turn("Done."),
+    ]
     error_type = "overloaded_error" if fake.kind == "anthropic" else "server_error"
     fake.faults = [Fault(mid_stream="cut"), Fault(mid_stream="error", error_type=error_type)]
     log = await llm.run("cut", "go", llm_agent(settings={"stream": True}), {"add": add})
@@ -135,7 +147,10 @@ async def test_a_stream_broken_midway_is_retried(fake: FakeServer, llm: Harness)
     step1 = "".join(e.text_delta.text for e in log.of("text.delta") if e.text_delta.step == 1)
     assert re.fullmatch(r"(The ){0,2}The whole answer, streamed\.", step1), step1
     cp = await h_get(llm, "cut")
-    assert [m.content for m in cp.messages if m.role == pb.ROLE_ASSISTANT] == ["The whole answer, streamed.", "Done."]
+    assert [m.content for m in cp.messages if m.role == pb.ROLE_ASSISTANT] == [
+        "The whole answer, streamed.",
+        "Done.",
+    ]
     assert json.loads(cp.messages[2].tool_calls[0].arguments_json) == {"a": 1}
     assert len(fake.requests) == 4
 
@@ -146,7 +161,9 @@ async def h_get(h: Harness, sid: str) -> pb.Checkpoint:
     return cp
 
 
-async def test_cancel_stops_a_model_call_in_flight(fake: FakeServer, llm_daemon: StartDaemon) -> None:
+async def test_cancel_stops_a_model_call_in_flight(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
     h = await llm_daemon(timeout_s=30)
     fake.faults = [Fault(hang=True)]  # the model never answers
 

@@ -10,15 +10,18 @@ import sys
 from pathlib import Path
 
 import grpc
-from luosho.v1 import agent_pb2 as pb
-
 from daemon_proc import DaemonProcess, db_url
 from support import Harness, assert_valid_transcript, error_info
 
-from .conftest import KEY_ENV, add, llm_agent, provider_toml
-from .fakes import Fault, FakeServer, turn
+from luosho.v1 import agent_pb2 as pb
 
-async def test_kill9_between_the_models_answer_and_the_tool_results(fake: FakeServer, tmp_path: Path) -> None:
+from .conftest import KEY_ENV, add, llm_agent, provider_toml
+from .fakes import FakeServer, Fault, turn
+
+
+async def test_kill9_between_the_models_answer_and_the_tool_results(
+    fake: FakeServer, tmp_path: Path
+) -> None:
     config = tmp_path / "luoshod.toml"
     config.write_text(provider_toml(fake))
     # Restarted under the same --lease-owner: its killed incarnation's lease is freed.
@@ -56,8 +59,13 @@ async def test_kill9_between_the_models_answer_and_the_tool_results(fake: FakeSe
         assert saved.role == pb.ROLE_ASSISTANT and saved.content == "two calls at once"
         handed: list[str] = []
         log = await h.run(
-            "crash", None, resume=True, tools={"add": add},
-            on_event=lambda e: handed.append(e.tool_call.call.id) if e.type == "tool.call" else None,
+            "crash",
+            None,
+            resume=True,
+            tools={"add": add},
+            on_event=lambda e: (
+                handed.append(e.tool_call.call.id) if e.type == "tool.call" else None
+            ),
         )
         assert log.error is None, log.error
         assert log.done.final_text == "all done"
@@ -73,7 +81,9 @@ async def test_kill9_between_the_models_answer_and_the_tool_results(fake: FakeSe
         second.stop()
 
 
-async def test_the_key_never_appears_in_logs_errors_or_checkpoints(fake: FakeServer, tmp_path: Path) -> None:
+async def test_the_key_never_appears_in_logs_errors_or_checkpoints(
+    fake: FakeServer, tmp_path: Path
+) -> None:
     secret = "sk-luoshod-test-" + "9f8e7d6c5b4a" * 3
     fake.key = secret
     config = tmp_path / "luoshod.toml"
@@ -87,8 +97,20 @@ async def test_the_key_never_appears_in_logs_errors_or_checkpoints(fake: FakeSer
     }
     with stderr_path.open("w") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0", "--store", db_url(tmp_path)],
-            stdout=subprocess.PIPE, stderr=stderr, text=True, env=env,
+            [
+                sys.executable,
+                "-m",
+                "luoshod",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                db_url(tmp_path),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
         )
     try:
         line = proc.stdout.readline()
@@ -129,8 +151,21 @@ async def test_the_key_never_appears_in_logs_errors_or_checkpoints(fake: FakeSer
 def serve(*args: str, unset: str = "") -> subprocess.CompletedProcess[str]:
     """``luoshod serve`` that is expected to refuse to start."""
     return subprocess.run(
-        [sys.executable, "-m", "luoshod", "serve", "--listen", "127.0.0.1:0", "--store", "memory://", *args],
-        capture_output=True, text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != unset},
+        [
+            sys.executable,
+            "-m",
+            "luoshod",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "memory://",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != unset},
     )
 
 
@@ -144,7 +179,12 @@ def test_a_bad_config_file_stops_the_daemon_naming_the_key(tmp_path: Path) -> No
 
 def test_a_missing_key_variable_stops_the_daemon(tmp_path: Path) -> None:
     config = tmp_path / "nokey.toml"
-    config.write_text('[providers.claude]\nkind = "anthropic"\napi_key_env = "LUOSHOD_TEST_UNSET_KEY"\n')
+    config.write_text(
+        '[providers.claude]\nkind = "anthropic"\napi_key_env = "LUOSHOD_TEST_UNSET_KEY"\n'
+    )
     out = serve("--config", str(config), unset="LUOSHOD_TEST_UNSET_KEY")
     assert out.returncode == 2
-    assert "providers.claude.api_key_env: environment variable LUOSHOD_TEST_UNSET_KEY is not set" in out.stderr
+    assert (
+        "providers.claude.api_key_env: environment variable LUOSHOD_TEST_UNSET_KEY is not set"
+        in out.stderr
+    )

@@ -7,9 +7,9 @@ import json
 
 import grpc
 import pytest
-from luosho.v1 import agent_pb2 as pb
-
 from support import Harness, assert_valid_transcript, error_info
+
+from luosho.v1 import agent_pb2 as pb
 
 from .conftest import MODEL, PRICE, StartDaemon, add, llm_agent
 from .fakes import FakeServer, turn
@@ -49,7 +49,13 @@ async def test_multi_step_tool_calling_run(fake: FakeServer, llm: Harness) -> No
     assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
     assert_valid_transcript(cp)
     assert [m.role for m in cp.messages] == [
-        pb.ROLE_SYSTEM, pb.ROLE_USER, pb.ROLE_ASSISTANT, pb.ROLE_TOOL, pb.ROLE_ASSISTANT, pb.ROLE_TOOL, pb.ROLE_ASSISTANT,
+        pb.ROLE_SYSTEM,
+        pb.ROLE_USER,
+        pb.ROLE_ASSISTANT,
+        pb.ROLE_TOOL,
+        pb.ROLE_ASSISTANT,
+        pb.ROLE_TOOL,
+        pb.ROLE_ASSISTANT,
     ]
     assert cp.messages[2].content == "Adding first."
     assert json.loads(cp.messages[2].tool_calls[0].arguments_json) == {"a": 1, "b": 2}
@@ -63,7 +69,10 @@ async def test_multi_step_tool_calling_run(fake: FakeServer, llm: Harness) -> No
         assert all(m["role"] != "system" for m in last["messages"])
         assert last["tools"][0]["input_schema"]["properties"]["a"] == {"type": "number"}
     else:
-        assert last["messages"][0] == {"role": "system", "content": "You add numbers with the tools."}
+        assert last["messages"][0] == {
+            "role": "system",
+            "content": "You add numbers with the tools.",
+        }
         assert last["tools"][0]["function"]["parameters"]["properties"]["a"] == {"type": "number"}
 
 
@@ -109,7 +118,10 @@ async def test_malformed_tool_calls_become_error_results_the_model_reads(
     ]
     handed: list[str] = []
     log = await llm.run(
-        "bad", "go", llm_agent(settings=settings), {"add": add},
+        "bad",
+        "go",
+        llm_agent(settings=settings),
+        {"add": add},
         on_event=lambda e: handed.append(e.tool_call.call.name) if e.type == "tool.call" else None,
     )
     assert log.error is None, log.error
@@ -140,25 +152,37 @@ async def test_usage_and_cost_per_run_and_per_session(fake: FakeServer, llm: Har
     assert (u.prompt_tokens, u.completion_tokens, u.total_tokens, u.model_calls) == (41, 15, 56, 3)
     assert u.cost_usd == pytest.approx(cost(41, 15))
     turn_usage = [e.model_turn.usage for e in first.of("model.turn")]
-    assert [(t.prompt_tokens, t.completion_tokens) for t in turn_usage] == [(11, 7), (13, 5), (17, 3)]
+    assert [(t.prompt_tokens, t.completion_tokens) for t in turn_usage] == [
+        (11, 7),
+        (13, 5),
+        (17, 3),
+    ]
     # R14: a finished session continued counts the new run's usage from zero; the
     # session's total keeps growing.
     second = await llm.run("usage", "once more", llm_agent())
     u2 = second.done.usage
     assert (u2.prompt_tokens, u2.completion_tokens, u2.model_calls) == (19, 2, 1)
     cp = await llm.get("usage")
-    assert (cp.total_usage.prompt_tokens, cp.total_usage.completion_tokens, cp.total_usage.model_calls) == (60, 17, 4)
+    assert (
+        cp.total_usage.prompt_tokens,
+        cp.total_usage.completion_tokens,
+        cp.total_usage.model_calls,
+    ) == (60, 17, 4)
     assert cp.total_usage.cost_usd == pytest.approx(cost(60, 17))
 
 
-async def test_no_price_for_the_model_means_no_cost(fake: FakeServer, llm_daemon: StartDaemon) -> None:
+async def test_no_price_for_the_model_means_no_cost(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
     h = await llm_daemon(prices={"another-model": PRICE})
     fake.script = [turn("hi", usage=(100, 100))]
     log = await h.run("free", "hi", llm_agent())
     assert log.done.usage.prompt_tokens == 100 and log.done.usage.cost_usd == 0
 
 
-async def test_streaming_sends_text_deltas_and_records_whole_turns(fake: FakeServer, llm: Harness) -> None:
+async def test_streaming_sends_text_deltas_and_records_whole_turns(
+    fake: FakeServer, llm: Harness
+) -> None:
     fake.script = [
         turn("Let me add those numbers.", ("add", {"a": 20, "b": 22}), usage=(30, 12)),
         turn("The answer is 42, as computed.", usage=(40, 9)),
@@ -175,19 +199,26 @@ async def test_streaming_sends_text_deltas_and_records_whole_turns(fake: FakeSer
     # Deltas of a step come between its step.start and its model.turn.
     types = [(e.type, e.text_delta.step if e.type == "text.delta" else None) for e in log.events]
     assert types.index(("text.delta", 1)) > log.types.index("step.start")
-    assert max(i for i, t in enumerate(types) if t == ("text.delta", 1)) < log.types.index("model.turn")
+    assert max(i for i, t in enumerate(types) if t == ("text.delta", 1)) < log.types.index(
+        "model.turn"
+    )
     seqs = [e.seq for e in log.events if e.type != "text.delta"]  # deltas are progress only
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     # The checkpoint holds whole turns only; streamed tool arguments were reassembled.
     cp = await llm.get("stream")
     assistant = [m for m in cp.messages if m.role == pb.ROLE_ASSISTANT]
-    assert [m.content for m in assistant] == ["Let me add those numbers.", "The answer is 42, as computed."]
+    assert [m.content for m in assistant] == [
+        "Let me add those numbers.",
+        "The answer is 42, as computed.",
+    ]
     assert json.loads(assistant[0].tool_calls[0].arguments_json) == {"a": 20, "b": 22}
     assert (cp.usage.prompt_tokens, cp.usage.completion_tokens) == (70, 21)  # usage from the stream
     assert all(r.body.get("stream") is True for r in fake.requests)
 
 
-async def test_no_deltas_unless_the_agent_asks_for_streaming(fake: FakeServer, llm: Harness) -> None:
+async def test_no_deltas_unless_the_agent_asks_for_streaming(
+    fake: FakeServer, llm: Harness
+) -> None:
     fake.script = [turn("a whole answer at once")]
     log = await llm.run("nostream", "hi", llm_agent())
     assert log.done.final_text == "a whole answer at once"
@@ -197,11 +228,22 @@ async def test_no_deltas_unless_the_agent_asks_for_streaming(fake: FakeServer, l
 
 async def test_model_settings_are_passed_through(fake: FakeServer, llm: Harness) -> None:
     fake.script = [turn("ok")]
-    settings = {"temperature": 0.2, "top_p": 0.9, "max_tokens": 77, "stop": ["END"], "extra_body": {"seed_hint": 5}}
+    settings = {
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "max_tokens": 77,
+        "stop": ["END"],
+        "extra_body": {"seed_hint": 5},
+    }
     log = await llm.run("settings", "hi", llm_agent(settings=settings))
     assert log.error is None, log.error
     body = fake.requests[0].body
-    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed_hint"]) == (0.2, 0.9, 77, 5)
+    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed_hint"]) == (
+        0.2,
+        0.9,
+        77,
+        5,
+    )
     assert body["stop_sequences" if fake.kind == "anthropic" else "stop"] == ["END"]
     assert body["model"] == MODEL
 
@@ -216,7 +258,14 @@ async def test_model_settings_are_passed_through(fake: FakeServer, llm: Harness)
         ({"stream": "yes"}, "stream"),
         ({"extra_body": {"messages": []}}, "messages"),
     ],
-    ids=["typo", "scripted-only", "wrong-type", "not-positive", "stream-not-bool", "reserved-field"],
+    ids=[
+        "typo",
+        "scripted-only",
+        "wrong-type",
+        "not-positive",
+        "stream-not-bool",
+        "reserved-field",
+    ],
 )
 async def test_bad_model_settings_are_refused_before_any_call(
     fake: FakeServer, llm: Harness, settings: dict, bad: str

@@ -9,7 +9,13 @@ import time
 import pytest
 
 from luoshod.errors import ProviderError, ProviderRejected
-from luoshod.providers.retry import Failure, RetryPolicy, call_with_retries, retry_after, status_failure
+from luoshod.providers.retry import (
+    Failure,
+    RetryPolicy,
+    call_with_retries,
+    retry_after,
+    status_failure,
+)
 
 
 def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
@@ -40,12 +46,23 @@ def test_retry_after_headers() -> None:
 @pytest.mark.parametrize(
     "status, headers, transient",
     [
-        (408, {}, True), (429, {}, True), (500, {}, True), (503, {}, True), (529, {}, True),
-        (400, {}, False), (401, {}, False), (403, {}, False), (404, {}, False), (422, {}, False),
-        (500, {"x-should-retry": "false"}, False), (400, {"x-should-retry": "true"}, True),
+        (408, {}, True),
+        (429, {}, True),
+        (500, {}, True),
+        (503, {}, True),
+        (529, {}, True),
+        (400, {}, False),
+        (401, {}, False),
+        (403, {}, False),
+        (404, {}, False),
+        (422, {}, False),
+        (500, {"x-should-retry": "false"}, False),
+        (400, {"x-should-retry": "true"}, True),
     ],
 )
-def test_which_statuses_are_transient(status: int, headers: dict[str, str], transient: bool) -> None:
+def test_which_statuses_are_transient(
+    status: int, headers: dict[str, str], transient: bool
+) -> None:
     assert status_failure(status, headers, "t", "").transient is transient
 
 
@@ -64,13 +81,23 @@ async def run(failures: list[Failure], policy: RetryPolicy, **kw):
         waits.append(s)
 
     result = await call_with_retries(
-        attempt, lambda e: failures[e.args[0]], policy, provider="p", model="m", sleep=sleep, rand=lambda: 1.0, **kw
+        attempt,
+        lambda e: failures[e.args[0]],
+        policy,
+        provider="p",
+        model="m",
+        sleep=sleep,
+        rand=lambda: 1.0,
+        **kw,
     )
     return result, attempts, waits
 
 
 async def test_transient_failures_are_retried() -> None:
-    fails = [Failure(True, "rate_limit_error", status=429, retry_after_s=2.0), Failure(True, "timeout")]
+    fails = [
+        Failure(True, "rate_limit_error", status=429, retry_after_s=2.0),
+        Failure(True, "timeout"),
+    ]
     result, attempts, waits = await run(fails, RetryPolicy(max_retries=2, backoff_base_s=0.1))
     assert result == "ok" and len(attempts) == 3
     assert waits == [2.0, 0.2]  # Retry-After, then backoff for retry 2
@@ -82,8 +109,13 @@ async def test_exhausted_retries_raise_provider_error_with_metadata() -> None:
         await run(fails, RetryPolicy(max_retries=2))
     e = err.value
     assert e.metadata == {
-        "provider": "p", "model": "m", "status": "500", "error_type": "server_error",
-        "provider_message": "boom", "attempts": "3", "transient": "true",
+        "provider": "p",
+        "model": "m",
+        "status": "500",
+        "error_type": "server_error",
+        "provider_message": "boom",
+        "attempts": "3",
+        "transient": "true",
     }
     assert str(e) == "model call p:m failed after 3 attempt(s): HTTP 500 server_error: boom"
 
@@ -98,7 +130,11 @@ async def test_secrets_are_redacted_before_truncation() -> None:
     secret = "sk-" + "x" * 40
     detail = "y" * 480 + f"bad key {secret} end"
     with pytest.raises(ProviderError) as err:
-        await run([Failure(False, "authentication_error", detail, status=401)], RetryPolicy(), secrets=[secret])
+        await run(
+            [Failure(False, "authentication_error", detail, status=401)],
+            RetryPolicy(),
+            secrets=[secret],
+        )
     assert "sk-" not in str(err.value) and "xxxx" not in str(err.value)
     assert "sk-" not in err.value.metadata["provider_message"]
 

@@ -23,8 +23,11 @@ LONG = "be thorough " * 200
 
 def lead(agent: AgentSpec | None = None) -> Checkpoint:
     return Checkpoint(
-        "s", [Message(Role.USER, "hi")], version=1,
-        agent=agent or AgentSpec("m", LONG), fingerprint=Fingerprint("h", "m", {}, "i"),
+        "s",
+        [Message(Role.USER, "hi")],
+        version=1,
+        agent=agent or AgentSpec("m", LONG),
+        fingerprint=Fingerprint("h", "m", {}, "i"),
     )
 
 
@@ -73,7 +76,11 @@ def test_a_changed_agent_is_a_new_record_and_each_moment_reads_its_own() -> None
     first = prepare(cp, 0, 50)
     commit(first, None)
     before = cp.agent
-    cp.agent, cp.fingerprint, cp.version = AgentSpec("m2", "short"), Fingerprint("h2", "m2", {}, "i2"), 2
+    cp.agent, cp.fingerprint, cp.version = (
+        AgentSpec("m2", "short"),
+        Fingerprint("h2", "m2", {}, "i2"),
+        2,
+    )
     cp.messages.append(Message(Role.USER, "again"))
     second = prepare(cp, 1, 50)
     commit(second, Head(1, len(first.new_bodies)))
@@ -140,5 +147,7 @@ def test_an_import_writes_the_agent_once_per_log_and_again_when_it_changes() -> 
     third.messages = list(second.messages)
     steps = log_steps([first, second, third])
     assert [(s.new_log, s.start, len(s.bodies), s.count) for s in steps] == [
-        (True, 0, 2, 2), (False, 2, 1, 3), (False, 3, 1, 4),
+        (True, 0, 2, 2),
+        (False, 2, 1, 3),
+        (False, 3, 1, 4),
     ]

@@ -1,4 +1,5 @@
-"""``luoshod store copy``: SQLite → LMDB → SQLite (and through PostgreSQL) keeps everything (checkpoints, histories,
+"""``luoshod store copy``: SQLite → LMDB → SQLite (and through PostgreSQL) keeps everything
+(checkpoints, histories,
 pending approvals, event logs), and an interrupted copy resumes where it stopped."""
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from luoshod import cli
 from luoshod.domain import EventPage, Status, StoredEvent
 from luoshod.errors import ApprovalNotFound
 from luoshod.store import Store, store_from_url
-from luoshod.store.copy import copy_sessions, copy_store, events_of, session_ids
-
 from luoshod.store.conformance.helpers import SessionWriter, approval, event_range, rich_checkpoint
+from luoshod.store.copy import copy_sessions, copy_store, events_of, session_ids
 
 LIMIT = 5
 SESSIONS = 25
@@ -88,8 +88,9 @@ async def open_store(url: str) -> Store:
 
 
 async def test_copy_sqlite_to_lmdb_and_back_keeps_everything(tmp_path: Path) -> None:
-    await round_trip(f"sqlite://{tmp_path}/first.db", f"lmdb://{tmp_path}/via",
-                     f"sqlite://{tmp_path}/back.db")
+    await round_trip(
+        f"sqlite://{tmp_path}/first.db", f"lmdb://{tmp_path}/via", f"sqlite://{tmp_path}/back.db"
+    )
 
 
 async def test_copy_lmdb_to_postgres_to_sqlite_keeps_everything(
@@ -112,7 +113,9 @@ async def round_trip(first: str, via: str, back: str) -> None:
     assert len(expected["ids"]) == SESSIONS  # type: ignore[arg-type]
     # What the copy has to carry: approvals, event logs, one of them with no checkpoint.
     assert [a.approval_id for a in expected["approvals"]] == [  # type: ignore[attr-defined]
-        "appr-0", "appr-1", "appr-9",
+        "appr-0",
+        "appr-1",
+        "appr-9",
     ]
     sessions = expected["sessions"]
     assert sessions["long"][2] == EventPage(event_range(1, 60), 1, 60)  # type: ignore[index]
@@ -146,8 +149,11 @@ async def round_trip(first: str, via: str, back: str) -> None:
         resumed = replace(paused, version=paused.version + 1, status=Status.IN_PROGRESS)
         await store.save(resumed, stored_messages=len(paused.messages), claim="appr-0")
         with pytest.raises(ApprovalNotFound):
-            await store.save(replace(resumed, version=resumed.version + 1),
-                             stored_messages=len(paused.messages), claim="appr-0")
+            await store.save(
+                replace(resumed, version=resumed.version + 1),
+                stored_messages=len(paused.messages),
+                claim="appr-0",
+            )
     finally:
         await store.close()
 
@@ -157,8 +163,9 @@ async def test_copy_keeps_the_newest_events_the_destination_keeps(tmp_path: Path
     source = await open_store(src_url)
     await fill(source)
     await source.close()
-    report = await copy_store(src_url, dst_url, history_limit=LIMIT, event_log_limit=7,
-                              progress=False)
+    report = await copy_store(
+        src_url, dst_url, history_limit=LIMIT, event_log_limit=7, progress=False
+    )
     assert report.copied == SESSIONS
     destination = await open_store(dst_url)
     try:
@@ -167,8 +174,9 @@ async def test_copy_keeps_the_newest_events_the_destination_keeps(tmp_path: Path
     finally:
         await destination.close()
     # Run again with the same limit: nothing to do.
-    report = await copy_store(src_url, dst_url, history_limit=LIMIT, event_log_limit=7,
-                              progress=False)
+    report = await copy_store(
+        src_url, dst_url, history_limit=LIMIT, event_log_limit=7, progress=False
+    )
     assert (report.copied, report.skipped) == (0, SESSIONS)
 
 

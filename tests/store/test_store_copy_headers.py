@@ -44,7 +44,9 @@ async def fill(url: str) -> dict[str, list[Checkpoint]]:
                 if i:
                     cp.messages.append(Message(Role.USER, f"more {i}"))
                 saved.setdefault(sid, []).insert(0, copy.deepcopy(cp))
-                await store.save(cp, stored_messages=len(cp.messages) - (1 if i else len(cp.messages)))
+                await store.save(
+                    cp, stored_messages=len(cp.messages) - (1 if i else len(cp.messages))
+                )
     finally:
         await store.close()
     return saved
@@ -63,7 +65,9 @@ async def holds(url: str, saved: dict[str, list[Checkpoint]]) -> None:
 def sqlite_headers(path: Path) -> list[str | bytes]:
     conn = sqlite3.connect(path)
     try:
-        return [h for t in ("sessions", "history") for h, in conn.execute(f"SELECT header FROM {t}")]
+        return [
+            h for t in ("sessions", "history") for (h,) in conn.execute(f"SELECT header FROM {t}")
+        ]
     finally:
         conn.close()
 
@@ -82,7 +86,9 @@ def lmdb_headers(env_dir: Path) -> list[bytes]:
 
 
 def compact(header: str | bytes) -> bool:
-    return isinstance(header, bytes) and header[:2] == bytes((codec.COMPACT_HEADER, codec.HEADER_DICTIONARY))
+    return isinstance(header, bytes) and header[:2] == bytes(
+        (codec.COMPACT_HEADER, codec.HEADER_DICTIONARY)
+    )
 
 
 async def test_copy_carries_headers_across_their_forms(tmp_path: Path, postgres_url: str) -> None:
@@ -95,7 +101,10 @@ async def test_copy_carries_headers_across_their_forms(tmp_path: Path, postgres_
             for rowid, header in conn.execute(
                 f"SELECT rowid, header FROM {table} WHERE session_id = 'was-json'"
             ).fetchall():
-                conn.execute(f"UPDATE {table} SET header = ? WHERE rowid = ?", (codec.header_json(header), rowid))
+                conn.execute(
+                    f"UPDATE {table} SET header = ? WHERE rowid = ?",
+                    (codec.header_json(header), rowid),
+                )
     finally:
         conn.close()
     kinds = sorted(type(h).__name__ for h in sqlite_headers(first))
@@ -119,7 +128,9 @@ async def test_copy_carries_headers_across_their_forms(tmp_path: Path, postgres_
             "SELECT pg_typeof(header)::text, header::text FROM sessions"
             " UNION ALL SELECT pg_typeof(header)::text, header::text FROM history"
         ).fetchall()
-    found = sorted((kind, json.loads(text)["session_id"], json.loads(text)["format"]) for kind, text in rows)
+    found = sorted(
+        (kind, json.loads(text)["session_id"], json.loads(text)["format"]) for kind, text in rows
+    )
     assert found == sorted([("json", sid, codec.FORMAT_VERSION) for sid in saved for _ in range(4)])
     # … LMDB and SQLite compact.
     assert len(lmdb_headers(tmp_path / "via")) == 8

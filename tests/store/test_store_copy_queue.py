@@ -24,7 +24,9 @@ async def test_store_copy_carries_queued_inputs_in_order(tmp_path: Path) -> None
     await dst.open()
     try:
         assert [(q.request_id, q.data, q.enqueued_at) for q in await dst.queued_inputs("chat")] == [
-            ("r0", b"zero", 3.0), ("r1", b"one", 1.0), ("r2", b"two", 2.0)
+            ("r0", b"zero", 3.0),
+            ("r1", b"one", 1.0),
+            ("r2", b"two", 2.0),
         ]
         assert [q.request_id for q in await dst.queued_inputs("_webhooks")] == ["evt_1"]
     finally:

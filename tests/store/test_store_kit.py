@@ -27,8 +27,13 @@ EXAMPLE = ROOT / "examples" / "luoshod-driver-example"
 DRIVER = "luoshod_files/driver.py"
 BIN = Path(sys.executable).parent
 #: The documented command, word for word (docs/storage.md, the example's README).
-KIT = [str(BIN / "pytest"), "--pyargs", "luoshod.store.conformance",
-       "--luoshod-driver", "files=files://{tmp}/store"]
+KIT = [
+    str(BIN / "pytest"),
+    "--pyargs",
+    "luoshod.store.conformance",
+    "--luoshod-driver",
+    "files=files://{tmp}/store",
+]
 R7_CHECK = "if checkpoint.version != stored_version + 1:  # R7"
 CONTRACT = "contract_version = 2\n"
 
@@ -37,16 +42,31 @@ def install(tmp: Path, name: str, edit: tuple[str, str] | None = None) -> Path:
     """Copy the example to ``tmp/name`` (changing ``edit[0]`` into ``edit[1]`` in its
     driver), install it from there into ``tmp/name-site``, and return that folder."""
     src, site = tmp / name, tmp / f"{name}-site"
-    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    shutil.copytree(
+        EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
     if edit is not None:
         driver = src / DRIVER
         text = driver.read_text()
         assert text.count(edit[0]) == 1, f"{DRIVER} no longer has {edit[0]!r}"
         driver.write_text(text.replace(edit[0], edit[1]))
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(src)],
-        check=True, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     return site
 
@@ -85,8 +105,9 @@ def test_a_broken_copy_fails_the_kit_naming_the_rule(outside: Path) -> None:
     result = run(KIT, outside, site)
     assert result.returncode == 1, result.stdout[-5000:] + result.stderr[-3000:]
     failed = [ln for ln in result.stdout.splitlines() if ln.startswith("FAILED ")]
-    assert any("test_store_contract.py::test_r7_save_needs_the_next_version[files" in ln
-               for ln in failed), failed
+    assert any(
+        "test_store_contract.py::test_r7_save_needs_the_next_version[files" in ln for ln in failed
+    ), failed
     assert all("[files" in ln for ln in failed), failed  # each failure names the driver
 
 
@@ -104,8 +125,14 @@ def test_a_driver_built_for_another_contract_is_refused_naming_both_versions(
     site = install(outside, "future", (CONTRACT, f"contract_version = {other}\n"))
     both = (f"built for store contract {other}", f"speaks store contract {CONTRACT_VERSION}")
 
-    serve = [str(BIN / "luoshod"), "serve", "--listen", "127.0.0.1:0",
-             "--store", f"files://{outside}/future-store"]
+    serve = [
+        str(BIN / "luoshod"),
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--store",
+        f"files://{outside}/future-store",
+    ]
     result = run(serve, outside, site)
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()

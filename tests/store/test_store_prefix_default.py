@@ -14,22 +14,36 @@ class _NoRangeScan(MemoryStore):
 
 
 async def test_default_prefix_listing_pages_like_a_range_scan() -> None:
-    ids = [f"x-{i:03}" for i in range(250)] + ["ab", "ab.1", "ab.2", "abc", "ac", "b"] + [f"y-{i}" for i in range(5)]
+    ids = (
+        [f"x-{i:03}" for i in range(250)]
+        + ["ab", "ab.1", "ab.2", "abc", "ac", "b"]
+        + [f"y-{i}" for i in range(5)]
+    )
     stores = [_NoRangeScan(), MemoryStore()]
     for store in stores:
         await store.open()
         for sid in ids:
             await SessionWriter(store, sid).save()
-    for prefix, size, token in [("ab", 2, ""), ("x-1", 7, ""), ("y", 3, ""), ("x-24", 1, encode_page_token("x-240")), ("zz", 5, "")]:
+    for prefix, size, token in [
+        ("ab", 2, ""),
+        ("x-1", 7, ""),
+        ("y", 3, ""),
+        ("x-24", 1, encode_page_token("x-240")),
+        ("zz", 5, ""),
+    ]:
         results = []
         for store in stores:
             seen, t = [], token
             while True:
-                page, t = await store.list_sessions(status=None, page_size=size, page_token=t, prefix=prefix)
+                page, t = await store.list_sessions(
+                    status=None, page_size=size, page_token=t, prefix=prefix
+                )
                 seen.append([s.session_id for s in page])
                 if not t:
                     break
             results.append(seen)
         assert results[0] == results[1], prefix
         flat = [sid for page in results[0] for sid in page]
-        assert flat == sorted(i for i in ids if i.startswith(prefix) and (not token or i > "x-240")), prefix
+        assert flat == sorted(
+            i for i in ids if i.startswith(prefix) and (not token or i > "x-240")
+        ), prefix

@@ -23,18 +23,25 @@ def paused_lead() -> Checkpoint:
         Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "task", '{"agent":"w","prompt":"go"}'),)),
     ]
     worker = SubTask(
-        "w", "task_1", 1, ("w",),
+        "w",
+        "task_1",
+        1,
+        ("w",),
         [Message(Role.USER, "go"), Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "t", "{}"),))],
         step_index=1,
     )
-    return Checkpoint("s", lead, step_index=1, version=1, subtasks={"call_0_0": worker}, task_count=1)
+    return Checkpoint(
+        "s", lead, step_index=1, version=1, subtasks={"call_0_0": worker}, task_count=1
+    )
 
 
 def log_of(*bodies: list[bytes]) -> list[codec.LogRecord]:
     return codec.decode_messages(b"".join(b for part in bodies for b in part))
 
 
-def test_a_subagent_save_hands_the_driver_its_new_message_and_a_header_without_transcripts() -> None:
+def test_a_subagent_save_hands_the_driver_its_new_message_and_a_header_without_transcripts() -> (
+    None
+):
     cp = paused_lead()
     first = prepare(cp, 0, 50)
     assert first.stored_log == 0 and len(first.new_bodies) == 2 + 1 + 2  # lead, description, task
@@ -87,7 +94,9 @@ def test_a_checkpoint_written_before_the_task_log_loads_and_its_next_save_moves_
     loaded.version = 2
     p = prepare(loaded, len(loaded.messages), 50)
     assert p.stored_log == len(old_log)  # an append to the old log, not a new one
-    assert [type(r) for r in codec.decode_messages(b"".join(p.new_bodies))] == [codec.TaskRecord] * 3
+    assert [type(r) for r in codec.decode_messages(b"".join(p.new_bodies))] == [
+        codec.TaskRecord
+    ] * 3
     again = codec.decode_checkpoint(p.header, log_of(old_log, p.new_bodies))
     assert again == loaded
 
@@ -95,14 +104,18 @@ def test_a_checkpoint_written_before_the_task_log_loads_and_its_next_save_moves_
 def test_an_import_shares_one_log_across_entries_that_extend_each_other() -> None:
     first = paused_lead()
     second = copy.deepcopy(first)
-    second.subtasks["call_0_0"].messages.append(Message(Role.TOOL, "{}", tool_call_id="call_0_0", tool_name="t"))
+    second.subtasks["call_0_0"].messages.append(
+        Message(Role.TOOL, "{}", tool_call_id="call_0_0", tool_name="t")
+    )
     rewritten = copy.deepcopy(second)
     rewritten.subtasks["call_0_0"].messages[0] = Message(Role.USER, "another prompt")
     from luoshod.store.kit.importing import log_steps
 
     steps = log_steps([first, second, rewritten])
     assert [(s.new_log, s.start, len(s.bodies), s.count) for s in steps] == [
-        (True, 0, 5, 5), (False, 5, 1, 6), (True, 0, 6, 6),
+        (True, 0, 5, 5),
+        (False, 5, 1, 6),
+        (True, 0, 6, 6),
     ]
 
 

@@ -23,7 +23,9 @@ class ForgetfulQueueStore(SqliteStore):
         store._next = 0
         return store
 
-    async def _enqueue_input(self, session_id: str, request_id: str, data: bytes, front: bool, now: float) -> QueuedInput:
+    async def _enqueue_input(
+        self, session_id: str, request_id: str, data: bytes, front: bool, now: float
+    ) -> QueuedInput:
         queue = self._memory.setdefault(session_id, {})
         if request_id in queue:
             return queue[request_id]

@@ -221,9 +221,7 @@ async def test_approval_timeout_sets_the_expiry(address: str) -> None:
     async with AsyncClient(address) as client:
         result = await client.execute("order-1", "pay", agent=agent)
         with pytest.raises(lc.InvalidArgumentError) as invalid:
-            await client.execute(
-                "order-2", "pay", agent=Agent("scripted:x", approval_timeout_ms=0)
-            )
+            await client.execute("order-2", "pay", agent=Agent("scripted:x", approval_timeout_ms=0))
 
     approval = result.approval
     assert approval is not None and approval.HasField("expires_at")

@@ -10,11 +10,11 @@ import socket
 
 import grpc
 import pytest
+from client_scripts import scripted, text
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 import luosho.client as lc
-from client_scripts import scripted, text
 from luosho.client import AsyncClient, Client
 from luosho.client._errors import _ERROR_BY_REASON, from_rpc_error
 

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from client_scripts import calls, scripted, text
+
 from luosho.client import Client, RunResult, ToolContext
 from luosho.v1 import agent_pb2
 

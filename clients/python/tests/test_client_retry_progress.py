@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import grpc
 import pytest
+from client_scripts import scripted, text
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -22,8 +23,6 @@ import luosho.client as lc
 from luosho.client import AsyncClient, Client
 from luosho.v1 import agent_pb2, agent_pb2_grpc
 
-from client_scripts import scripted, text
-
 AGENT = scripted(text("never"))
 
 
@@ -31,7 +30,9 @@ def status(code: grpc.StatusCode, reason: str, **metadata: str) -> grpc.Status:
     info = error_details_pb2.ErrorInfo(reason=reason, domain="luosho.dev", metadata=metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
-    return rpc_status.to_status(status_pb2.Status(code=code.value[0], message=f"{reason} on purpose", details=[detail]))
+    return rpc_status.to_status(
+        status_pb2.Status(code=code.value[0], message=f"{reason} on purpose", details=[detail])
+    )
 
 
 class FlakyService(agent_pb2_grpc.AgentServiceServicer):
@@ -47,7 +48,9 @@ class FlakyService(agent_pb2_grpc.AgentServiceServicer):
 
     def _event(self, type_: str, **kw: object) -> agent_pb2.ExecuteResponse:
         self.seq += 1
-        return agent_pb2.ExecuteResponse(event=agent_pb2.Event(type=type_, seq=self.seq, session_id="s", **kw))
+        return agent_pb2.ExecuteResponse(
+            event=agent_pb2.Event(type=type_, seq=self.seq, session_id="s", **kw)
+        )
 
     async def Execute(
         self, request: agent_pb2.ExecuteRequest, context: grpc.aio.ServicerContext
@@ -79,11 +82,18 @@ async def serve() -> AsyncIterator:
         await server.stop(0)
 
 
-FAILING = status(grpc.StatusCode.UNAVAILABLE, "PROVIDER_ERROR", retry_after_s="0.3", error_type="overloaded_error")
+FAILING = status(
+    grpc.StatusCode.UNAVAILABLE,
+    "PROVIDER_ERROR",
+    retry_after_s="0.3",
+    error_type="overloaded_error",
+)
 POLICY = lc.RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.02)
 
 
-async def test_attempts_without_progress_stop_after_max_attempts_waiting_retry_after(serve, caplog) -> None:
+async def test_attempts_without_progress_stop_after_max_attempts_waiting_retry_after(
+    serve, caplog
+) -> None:
     # finish_at: a client that counted any new event as progress would get there.
     service = FlakyService(["run.start", "step.start"], FAILING, finish_at=5)
     async with AsyncClient(await serve(service), retry=POLICY) as client:
@@ -116,16 +126,23 @@ def test_attempts_without_progress_stop_after_max_attempts_sync(serve_in_thread)
 
 async def test_a_new_model_turn_starts_the_count_again(serve) -> None:
     service = FlakyService(
-        ["run.start", "model.turn"], status(grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN"), finish_at=6
+        ["run.start", "model.turn"],
+        status(grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN"),
+        finish_at=6,
     )
-    async with AsyncClient(await serve(service), retry=lc.RetryPolicy(max_attempts=2, initial_backoff=0, max_backoff=0)) as client:
+    async with AsyncClient(
+        await serve(service), retry=lc.RetryPolicy(max_attempts=2, initial_backoff=0, max_backoff=0)
+    ) as client:
         result = await client.execute("s", "hi", agent=AGENT)
     assert result.final_text == "at last" and len(service.started) == 6
 
 
 async def test_provider_rejected_is_never_retried(serve) -> None:
     rejected = status(
-        grpc.StatusCode.FAILED_PRECONDITION, "PROVIDER_REJECTED", status="400", provider_message="bad request"
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "PROVIDER_REJECTED",
+        status="400",
+        provider_message="bad request",
     )
     service = FlakyService(["run.start", "step.start"], rejected)
     async with AsyncClient(await serve(service)) as client:  # default retries
@@ -139,7 +156,9 @@ async def test_provider_rejected_is_never_retried(serve) -> None:
 
 def test_backoff_is_at_least_retry_after() -> None:
     policy = lc.RetryPolicy(initial_backoff=0.1, max_backoff=2.0, jitter=0)
-    err = lc.UnavailableError(grpc.StatusCode.UNAVAILABLE, "PROVIDER_ERROR", "x", {"retry_after_s": "5"})
+    err = lc.UnavailableError(
+        grpc.StatusCode.UNAVAILABLE, "PROVIDER_ERROR", "x", {"retry_after_s": "5"}
+    )
     assert policy.backoff(1, err) == 5.0
     assert policy.backoff(1, None) == pytest.approx(0.1)
     bad = lc.UnavailableError(grpc.StatusCode.UNAVAILABLE, "", "x", {"retry_after_s": "soon"})
@@ -157,7 +176,9 @@ def serve_in_thread() -> Iterator:
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     servers: list[grpc.aio.Server] = []
-    yield lambda service: asyncio.run_coroutine_threadsafe(start_server(service, servers), loop).result(10)
+    yield lambda service: asyncio.run_coroutine_threadsafe(
+        start_server(service, servers), loop
+    ).result(10)
     for server in servers:
         asyncio.run_coroutine_threadsafe(server.stop(0), loop).result(10)
     loop.call_soon_threadsafe(loop.stop)

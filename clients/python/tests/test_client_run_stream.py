@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from client_fakes import HOLD, FakeAioChannel, FakeChannel
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from client_fakes import HOLD, FakeAioChannel, FakeChannel
 from luosho.client import (
     AsyncClient,
     Client,
@@ -98,9 +98,8 @@ def test_a_failed_submission_fails_the_run_sync() -> None:
     channel = FakeChannel(
         [RUN_START, TOOL_CALL, HOLD, RUN_DONE], {"SubmitToolResult": refuse}, cancelled
     )
-    with Client(channel=channel) as client:
-        with pytest.raises(ToolCallNotFoundError):
-            client.execute("s", "hi", tools={"t": lambda args: "ok"}).result()
+    with Client(channel=channel) as client, pytest.raises(ToolCallNotFoundError):
+        client.execute("s", "hi", tools={"t": lambda args: "ok"}).result()
 
 
 async def test_closing_a_run_early_cancels_its_stream() -> None:
@@ -172,9 +171,11 @@ async def test_text_deltas_never_move_the_watch_cursor() -> None:
     channel = FakeAioChannel(
         [watched(7, "step.start"), watched(0, "text.delta"), watched(0, "text.delta")]
     )
-    async with AsyncClient(channel=channel) as client:
-        async with client.watch("s", after_seq=6, follow=True) as watch:
-            seen = [event.seq async for event in watch]
+    async with (
+        AsyncClient(channel=channel) as client,
+        client.watch("s", after_seq=6, follow=True) as watch,
+    ):
+        seen = [event.seq async for event in watch]
 
     assert seen == [7, 0, 0] and watch.last_seq == 7
     ((name, request),) = channel.requests

@@ -37,6 +37,7 @@ from luoshod.store.kit import (
 )
 from luoshod.store.kit.groupcommit import GroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, PreparedSave, QueuedWrites
+
 from . import environment, layout, ops, queue
 from .environment import DEFAULT_MAP_SIZE, DEFAULT_MAX_MAP_SIZE, Environment, translated
 
@@ -109,7 +110,9 @@ class LmdbStore(QueuedWrites):
         self.map_size = map_size
         self.max_map_size = max_map_size
         self._env: Environment | None = None
-        self._saves: GroupCommit[Prepared] | None = None  # type: ignore[assignment]
+        # None until open: QueuedWrites types it as always there, which _before_write makes
+        # true of every write (it refuses one on a store that is not open).
+        self._saves: GroupCommit[Prepared] | None = None  # type: ignore[assignment]  # see above
         #: Lease takes and releases, group-committed like saves: a burst of run starts
         #: (each takes its session's lease) shares syncs instead of one each.
         self._lease_writes: GroupCommit[tuple[Callable[..., Any], tuple[Any, ...]]] | None = None
@@ -206,9 +209,7 @@ class LmdbStore(QueuedWrites):
         await self._lease_write("release_lease", ops.release_lease, lease)
 
     async def release_leases_of(self, owner: str) -> int:
-        return await self._write(
-            "release_leases_of", ops.release_leases_of, owner, self.clock
-        )
+        return await self._write("release_leases_of", ops.release_leases_of, owner, self.clock)
 
     async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         return await self._read("read_events", ops.read_events, session_id, after_seq, limit)
@@ -291,7 +292,9 @@ class LmdbStore(QueuedWrites):
         result: T = await self._lease_writes.submit((fn, args))
         return result
 
-    def _apply_lease_batch(self, batch: list[Queued[tuple[Callable[..., Any], tuple[Any, ...]]]]) -> None:
+    def _apply_lease_batch(
+        self, batch: list[Queued[tuple[Callable[..., Any], tuple[Any, ...]]]]
+    ) -> None:
         """Lease takes and releases in one transaction; on the thread. One refused (a
         lease held by another daemon, an id LMDB cannot key) is refused alone: the ops
         raise before they write."""

@@ -28,6 +28,7 @@ import lmdb
 from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
 from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod.store.kit.groupcommit import DatabaseThread
+
 from . import layout
 from .layout import Dbs
 
@@ -45,30 +46,33 @@ class SchemaTooNew(Exception):
     """The environment was written by a newer luoshod."""
 
 
-def _migrate_to_1(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_1(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     txn.put(layout.NEXT_LOG_ID_KEY, layout.u64(1), db=dbs.meta)
 
 
 #: ``MIGRATIONS[i]`` takes the environment from schema version ``i`` to ``i + 1``. Append
 #: new steps; never edit a released one.
-def _migrate_to_2(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_2(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     """Leases: their database is created at open like every other; the version moves on
     so that a luoshod without leases (which would write without checking them) refuses
     the environment."""
 
 
-def _migrate_to_3(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_3(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     """Applied request records (R74) in ``requests`` and ``request_order``, created at open:
     a luoshod that kept them in the session's header refuses the environment."""
 
 
-def _migrate_to_4(txn: lmdb.Transaction, dbs: Dbs) -> None:
+def _migrate_to_4(txn: lmdb.Transaction[bytes], dbs: Dbs) -> None:
     """Queued inputs (R69) in ``queue``, created at open: a luoshod without the queue
     (whose delete would leave a session's queue behind) refuses the environment."""
 
 
-MIGRATIONS: list[Callable[[lmdb.Transaction, Dbs], None]] = [
-    _migrate_to_1, _migrate_to_2, _migrate_to_3, _migrate_to_4
+MIGRATIONS: list[Callable[[lmdb.Transaction[bytes], Dbs], None]] = [
+    _migrate_to_1,
+    _migrate_to_2,
+    _migrate_to_3,
+    _migrate_to_4,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -89,11 +93,13 @@ def check_not_truncated(data: Path) -> None:
     with data.open("rb") as f:
         head = f.read(_META_LAST_PG + 16)
         if len(head) < _META_LAST_PG + 16:
-            raise StoreError(f"LMDB data file {data} is truncated: {size} bytes, not even its first page")
-        magic, = struct.unpack_from("<I", head, _META_MAGIC)
+            raise StoreError(
+                f"LMDB data file {data} is truncated: {size} bytes, not even its first page"
+            )
+        (magic,) = struct.unpack_from("<I", head, _META_MAGIC)
         if magic != _MDB_MAGIC:
             return  # not a meta page LMDB wrote: lmdb.open names what is wrong
-        psize, = struct.unpack_from("<I", head, _META_PSIZE)
+        (psize,) = struct.unpack_from("<I", head, _META_PSIZE)
         f.seek(psize)
         second = f.read(_META_LAST_PG + 16)
     metas = [head] + ([second] if len(second) == _META_LAST_PG + 16 else [])
@@ -186,7 +192,7 @@ class Environment:
             "page_size": stat["psize"],
         }
 
-    def _migrate(self, txn: lmdb.Transaction, _: Any) -> Dbs:
+    def _migrate(self, txn: lmdb.Transaction[bytes], _: Any) -> Dbs:
         env = self._environment()
         handles = {name: env.open_db(name, txn=txn, create=True) for name in layout.DATABASES}
         dbs = Dbs(handles, env.stat()["psize"] - layout.PAGE_HEADER)
@@ -219,7 +225,7 @@ class Environment:
         return self._env
 
     @contextlib.contextmanager
-    def _begin(self, *, write: bool) -> Iterator[lmdb.Transaction]:
+    def _begin(self, *, write: bool) -> Iterator[lmdb.Transaction[bytes]]:
         env = self._environment()
         try:
             txn = env.begin(write=write)
@@ -306,8 +312,12 @@ def translate(e: BaseException, what: str) -> StoreError:
     if isinstance(e, lmdb.MapFullError | lmdb.DiskError):  # DiskError is ENOSPC
         return StoreFull(f"LMDB store is full: {what} failed: {e}", operation=what)
     if isinstance(e, SchemaTooNew):  # written_by: the daemon's refusal says to upgrade
-        return StoreError(f"LMDB {what} failed: {e}", operation=what, error=type(e).__name__,
-                          written_by=NEWER_LUOSHOD)
+        return StoreError(
+            f"LMDB {what} failed: {e}",
+            operation=what,
+            error=type(e).__name__,
+            written_by=NEWER_LUOSHOD,
+        )
     if isinstance(e, lmdb.Error | OSError):
         return StoreError(f"LMDB {what} failed: {e}", operation=what, error=type(e).__name__)
     raise TypeError(f"not a storage error: {e!r}")

@@ -140,7 +140,8 @@ def numbered(sid_key: bytes, n: int) -> bytes:
 
 
 def number_of(key: bytes) -> int:
-    return _U64.unpack_from(key, len(key) - 8)[0]
+    n: int = _U64.unpack_from(key, len(key) - 8)[0]
+    return n
 
 
 _ENDS = struct.Struct(">QQ")
@@ -151,7 +152,8 @@ def ends(first: int, last: int) -> bytes:
 
 
 def from_ends(value: bytes) -> tuple[int, int]:
-    return _ENDS.unpack(value)  # type: ignore[return-value]
+    first, last = _ENDS.unpack(value)
+    return first, last
 
 
 def u64(n: int) -> bytes:
@@ -159,7 +161,8 @@ def u64(n: int) -> bytes:
 
 
 def from_u64(value: bytes) -> int:
-    return _U64.unpack(value)[0]
+    n: int = _U64.unpack(value)[0]
+    return n
 
 
 def request_hash(request_id: str) -> bytes:
@@ -190,7 +193,8 @@ def chunk_key(log_id: int, n: int) -> bytes:
 
 
 def log_of_chunk(key: bytes) -> int:
-    return _U64.unpack_from(key)[0]
+    log_id: int = _U64.unpack_from(key)[0]
+    return log_id
 
 
 @dataclass(slots=True, frozen=True)
@@ -219,7 +223,8 @@ class Row:
 
     @staticmethod
     def log_id_of(value: bytes) -> int:
-        return _U64.unpack_from(value)[0]
+        log_id: int = _U64.unpack_from(value)[0]
+        return log_id
 
     def header_dict(self) -> dict[str, Any]:
         return codec.decode_header(self.header)
@@ -277,7 +282,7 @@ class Dbs:
 
 
 def keys_under(
-    txn: lmdb.Transaction, db: Any, sid_key: bytes, *, reverse: bool = False
+    txn: lmdb.Transaction[bytes], db: Any, sid_key: bytes, *, reverse: bool = False
 ) -> Iterator[tuple[bytes, bytes]]:
     """(key, value) of a session's keys in ``db``, in key order (or reversed)."""
     prefix = under(sid_key)

@@ -27,6 +27,7 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
+from luoshod.errors import StoreError
 from luoshod.store.kit import (
     Renewal,
     codec,
@@ -39,6 +40,7 @@ from luoshod.store.kit import (
 )
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
+
 from . import layout, queue
 from .layout import Dbs, Row, keys_under
 
@@ -55,21 +57,36 @@ def _header_bytes(header: str | bytes) -> bytes:
     return header if isinstance(header, bytes) else header.encode()
 
 
-def _new_log(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes) -> int:
-    log_id = layout.from_u64(txn.get(layout.NEXT_LOG_ID_KEY, db=dbs.meta))
+def _get(txn: lmdb.Transaction[bytes], key: bytes, db: Any) -> bytes:
+    """The value under ``key`` in ``db``, which the store's own records say is there (an
+    index entry's target, a log's last chunk, the next log id)."""
+    value = txn.get(key, db=db)
+    if value is None:
+        raise StoreError(f"LMDB store is inconsistent: no record under {key!r}")
+    return value
+
+
+def _up_to(pairs: Iterable[tuple[bytes, bytes]], floor: int) -> list[tuple[bytes, bytes]]:
+    """The leading (key, value) pairs whose key's number is at most ``floor`` (the pairs of
+    one session in key order: O(pairs taken))."""
+    return list(itertools.takewhile(lambda kv: layout.number_of(kv[0]) <= floor, pairs))
+
+
+def _new_log(txn: lmdb.Transaction[bytes], dbs: Dbs, sid_key: bytes) -> int:
+    log_id = layout.from_u64(_get(txn, layout.NEXT_LOG_ID_KEY, dbs.meta))
     txn.put(layout.NEXT_LOG_ID_KEY, layout.u64(log_id + 1), db=dbs.meta)
     txn.put(layout.numbered(sid_key, log_id), b"", db=dbs.logs)
     return log_id
 
 
-def _append(txn: lmdb.Transaction, dbs: Dbs, log_id: int, nbytes: int, data: bytes) -> int:
+def _append(txn: lmdb.Transaction[bytes], dbs: Dbs, log_id: int, nbytes: int, data: bytes) -> int:
     """Append ``data`` to a log whose stream is ``nbytes`` long; the new length."""
     if not data:
         return nbytes
     size = dbs.chunk_size
     n, used = divmod(nbytes, size)
     if used:  # the last chunk is partial: rewrite it, extended
-        last = txn.get(layout.chunk_key(log_id, n), db=dbs.chunks)
+        last = _get(txn, layout.chunk_key(log_id, n), dbs.chunks)
         data = last[:used] + data
     for offset in range(0, len(data), size):
         txn.put(layout.chunk_key(log_id, n), data[offset : offset + size], db=dbs.chunks)
@@ -77,7 +94,7 @@ def _append(txn: lmdb.Transaction, dbs: Dbs, log_id: int, nbytes: int, data: byt
     return nbytes + len(data) - used
 
 
-def _stream(txn: lmdb.Transaction, dbs: Dbs, log_id: int, nbytes: int) -> bytes:
+def _stream(txn: lmdb.Transaction[bytes], dbs: Dbs, log_id: int, nbytes: int) -> bytes:
     """The first ``nbytes`` of a log's stream."""
     if not nbytes:
         return b""
@@ -92,7 +109,7 @@ def _stream(txn: lmdb.Transaction, dbs: Dbs, log_id: int, nbytes: int) -> bytes:
     return b"".join(parts)[:nbytes]
 
 
-def _drop_log(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, log_id: int) -> None:
+def _drop_log(txn: lmdb.Transaction[bytes], dbs: Dbs, sid_key: bytes, log_id: int) -> None:
     cursor = txn.cursor(db=dbs.chunks)
     if cursor.set_range(layout.chunk_key(log_id, 0)):
         while cursor.key() and layout.log_of_chunk(cursor.key()) == log_id:
@@ -100,7 +117,7 @@ def _drop_log(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, log_id: int) -> N
     txn.delete(layout.numbered(sid_key, log_id), db=dbs.logs)
 
 
-def _checkpoint(txn: lmdb.Transaction, dbs: Dbs, row: Row) -> Checkpoint:
+def _checkpoint(txn: lmdb.Transaction[bytes], dbs: Dbs, row: Row) -> Checkpoint:
     messages = codec.decode_messages(_stream(txn, dbs, row.log_id, row.nbytes))
     return codec.checkpoint_of(row.header_dict(), messages)
 
@@ -108,7 +125,9 @@ def _checkpoint(txn: lmdb.Transaction, dbs: Dbs, row: Row) -> Checkpoint:
 # -- keys under a session ------------------------------------------------------------------
 
 
-def _first_and_last(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> tuple[int, int] | None:
+def _first_and_last(
+    txn: lmdb.Transaction[bytes], db: Any, sid_key: bytes
+) -> tuple[int, int] | None:
     first = next(keys_under(txn, db, sid_key), None)
     if first is None:
         return None
@@ -116,7 +135,7 @@ def _first_and_last(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> tuple[int
     return layout.number_of(first[0]), layout.number_of(last[0])
 
 
-def _seal(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, first: int, last: int) -> None:
+def _seal(txn: lmdb.Transaction[bytes], dbs: Dbs, sid_key: bytes, first: int, last: int) -> None:
     """Swap the loose rows of ``first..last`` for their block, when they are all there."""
     rows: list[StoredEvent] = []
     cursor = txn.cursor(db=dbs.events)
@@ -133,7 +152,7 @@ def _seal(txn: lmdb.Transaction, dbs: Dbs, sid_key: bytes, first: int, last: int
         txn.put(layout.numbered(sid_key, last), block, db=dbs.events)
 
 
-def _delete_under(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> list[bytes]:
+def _delete_under(txn: lmdb.Transaction[bytes], db: Any, sid_key: bytes) -> list[bytes]:
     """Delete a session's keys in ``db``; their values."""
     keys = list(keys_under(txn, db, sid_key))
     for key, _ in keys:
@@ -144,14 +163,14 @@ def _delete_under(txn: lmdb.Transaction, db: Any, sid_key: bytes) -> list[bytes]
 # -- reads ---------------------------------------------------------------------------------
 
 
-def load(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> Checkpoint | None:
+def load(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str) -> Checkpoint | None:
     key = layout.readable_key(session_id)
     value = txn.get(key, db=dbs.sessions) if key else None
     return _checkpoint(txn, dbs, Row.decode(value)) if value is not None else None
 
 
 def history(
-    txn: lmdb.Transaction, dbs: Dbs, session_id: str, limit: int | None
+    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, limit: int | None
 ) -> list[HistoryEntry]:
     key = layout.readable_key(session_id)
     if key is None or limit == 0:
@@ -179,15 +198,13 @@ def history(
 
 
 def list_sessions(
-    txn: lmdb.Transaction, dbs: Dbs, status: Status | None, after: str, limit: int
+    txn: lmdb.Transaction[bytes], dbs: Dbs, status: Status | None, after: str, limit: int
 ) -> list[SessionSummary]:
     start = after.encode() + b"\0" if after else b""
     page: list[SessionSummary] = []
     if status is None:
         cursor = txn.cursor(db=dbs.sessions)
-        items: Iterable[tuple[bytes, bytes]] = cursor.iternext() if cursor.set_range(
-            start
-        ) else ()
+        items: Iterable[tuple[bytes, bytes]] = cursor.iternext() if cursor.set_range(start) else ()
         for _, value in items:
             page.append(_summary(value))
             if len(page) >= limit:
@@ -200,14 +217,20 @@ def list_sessions(
     for key in cursor.iternext(values=False):
         if key[:1] != code:
             break
-        page.append(_summary(txn.get(key[1:], db=dbs.sessions)))
+        page.append(_summary(_get(txn, key[1:], dbs.sessions)))
         if len(page) >= limit:
             break
     return page
 
 
 def list_sessions_in(
-    txn: lmdb.Transaction, dbs: Dbs, status: Status | None, low: str, high: str, skip: str, limit: int
+    txn: lmdb.Transaction[bytes],
+    dbs: Dbs,
+    status: Status | None,
+    low: str,
+    high: str,
+    skip: str,
+    limit: int,
 ) -> list[SessionSummary]:
     """Ids in ``[low, high)`` but ``skip``: UTF-8 keys sort by code point, as ids do."""
     lo, hi, no = low.encode(), high.encode(), skip.encode()
@@ -232,13 +255,13 @@ def list_sessions_in(
         if key[:1] != code or key[1:] >= hi:
             break
         if key[1:] != no:
-            page.append(_summary(txn.get(key[1:], db=dbs.sessions)))
+            page.append(_summary(_get(txn, key[1:], dbs.sessions)))
             if len(page) >= limit:
                 break
     return page
 
 
-def session_ids(txn: lmdb.Transaction, dbs: Dbs, after: str, limit: int) -> list[str]:
+def session_ids(txn: lmdb.Transaction[bytes], dbs: Dbs, after: str, limit: int) -> list[str]:
     """Sessions with a checkpoint, a history or an event log, in id order: the first
     ``limit`` of each kind, merged, hold the first ``limit`` of all."""
     start = after.encode() + b"\0" if after else b""
@@ -260,7 +283,7 @@ def session_ids(txn: lmdb.Transaction, dbs: Dbs, after: str, limit: int) -> list
 
 
 def read_events(
-    txn: lmdb.Transaction, dbs: Dbs, session_id: str, after_seq: int, limit: int
+    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, after_seq: int, limit: int
 ) -> EventPage:
     """``after_seq`` within ``0..MAX_SEQ`` (:func:`..base.clamp_seq`): its successor is a
     u64 key."""
@@ -281,14 +304,14 @@ def read_events(
     return EventPage(events, ends[0], ends[1])
 
 
-def get_approval(txn: lmdb.Transaction, dbs: Dbs, approval_id: str) -> Approval | None:
+def get_approval(txn: lmdb.Transaction[bytes], dbs: Dbs, approval_id: str) -> Approval | None:
     key = layout.readable_key(approval_id)
     value = txn.get(key, db=dbs.approvals) if key else None
     return Approval.from_dict(_json(value)) if value is not None else None
 
 
 def list_approvals(
-    txn: lmdb.Transaction, dbs: Dbs, session_id: str | None, after: str, limit: int
+    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str | None, after: str, limit: int
 ) -> list[Approval]:
     page: list[Approval] = []
     if session_id is None:
@@ -312,7 +335,7 @@ def list_approvals(
         if not k.startswith(prefix):
             break
         approval_id = k[len(prefix) :]
-        page.append(Approval.from_dict(_json(txn.get(approval_id, db=dbs.approvals))))
+        page.append(Approval.from_dict(_json(_get(txn, approval_id, dbs.approvals))))
         if len(page) >= limit:
             break
     return page
@@ -321,7 +344,7 @@ def list_approvals(
 # -- writes --------------------------------------------------------------------------------
 
 
-def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]]) -> None:
+def save_batch(txn: lmdb.Transaction[bytes], dbs: Dbs, batch: Sequence[Queued[Prepared]]) -> None:
     """Apply a batch of saves and appends inside the caller's write transaction: what the
     batch is checked against is read, the kit plans it
     (:func:`~luoshod.store.kit.planning.plan_batch`: refused writes get their error and
@@ -349,13 +372,13 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         key = layout.id_key(sid)
         counted = txn.get(key, db=dbs.event_counts)
         if counted is not None:
-            last = next(keys_under(txn, dbs.events, key, reverse=True), None)
+            newest = next(keys_under(txn, dbs.events, key, reverse=True), None)
             kept = layout.from_u64(counted)
-            stored.event_logs[sid] = (kept, layout.number_of(last[0]) if last else 0)
+            stored.event_logs[sid] = (kept, layout.number_of(newest[0]) if newest else 0)
     for sid in keys.requested:
-        last = next(keys_under(txn, dbs.request_order, layout.id_key(sid), reverse=True), None)
-        if last is not None:
-            stored.request_last[sid] = layout.number_of(last[0])
+        newest = next(keys_under(txn, dbs.request_order, layout.id_key(sid), reverse=True), None)
+        if newest is not None:
+            stored.request_last[sid] = layout.number_of(newest[0])
     for sid, rid in keys.request_keys:
         value = txn.get(layout.request_key(layout.id_key(sid), rid), db=dbs.requests)
         if value is not None:
@@ -387,12 +410,7 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         for e in log.new:
             txn.put(layout.numbered(key, e.seq), e.data, db=dbs.events)
         if log.floor:  # from the start of the session's keys: O(rows deleted)
-            for k, _ in list(
-                itertools.takewhile(
-                    lambda kv: layout.number_of(kv[0]) <= log.floor,
-                    keys_under(txn, dbs.events, key),
-                )
-            ):
+            for k, _ in _up_to(keys_under(txn, dbs.events, key), log.floor):
                 txn.delete(k, db=dbs.events)
         for first, last in log.seal:
             _seal(txn, dbs, key, first, last)
@@ -404,25 +422,27 @@ def save_batch(txn: lmdb.Transaction, dbs: Dbs, batch: Sequence[Queued[Prepared]
         _put_request(txn, dbs, layout.id_key(r.session_id), r.request_id, r.n, r.body.encode())
     for sid, floor in plan.request_floors.items():
         key = layout.id_key(sid)
-        dropped = list(  # from the start of the session's order: O(records dropped)
-            itertools.takewhile(
-                lambda kv: layout.number_of(kv[0]) <= floor,
-                keys_under(txn, dbs.request_order, key),
-            )
-        )
+        # From the start of the session's order: O(records dropped).
+        dropped = _up_to(keys_under(txn, dbs.request_order, key), floor)
         for k, h in dropped:
             txn.delete(k, db=dbs.request_order)
             txn.delete(layout.under(key) + h, db=dbs.requests)
     if plan.enqueue:  # e.g. the webhooks' outbox entry of an event written above
-        for e in plan.enqueue:
+        for q in plan.enqueue:
             queue.enqueue(
-                txn, dbs, layout.id_key(e.session_id), e.session_id, e.request_id, e.data, False,
-                e.enqueued_at,
+                txn,
+                dbs,
+                layout.id_key(q.session_id),
+                q.session_id,
+                q.request_id,
+                q.data,
+                False,
+                q.enqueued_at,
             )
 
 
 def _put_request(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, request_id: str, n: int, body: bytes
+    txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, request_id: str, n: int, body: bytes
 ) -> None:
     h = layout.request_hash(request_id)
     txn.put(layout.under(key) + h, layout.u64(n) + body, db=dbs.requests)
@@ -430,7 +450,7 @@ def _put_request(
 
 
 def find_request(
-    txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str
+    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, request_id: str
 ) -> AppliedRequest | None:
     key = layout.readable_key(session_id)
     value = txn.get(layout.request_key(key, request_id), db=dbs.requests) if key else None
@@ -440,23 +460,27 @@ def find_request(
     return found if found.id == request_id else None  # a hash collision: not this id
 
 
-def requests(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[AppliedRequest]:
+def requests(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str) -> list[AppliedRequest]:
     key = layout.readable_key(session_id)
     if key is None:
         return []
     return [
-        AppliedRequest.from_dict(_json(txn.get(layout.under(key) + h, db=dbs.requests)[8:]))
+        AppliedRequest.from_dict(_json(_get(txn, layout.under(key) + h, dbs.requests)[8:]))
         for _, h in keys_under(txn, dbs.request_order, key)
     ]
 
 
-def _delete_requests(txn: lmdb.Transaction, dbs: Dbs, key: bytes) -> None:
+def _delete_requests(txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes) -> None:
     _delete_under(txn, dbs.requests, key)
     _delete_under(txn, dbs.request_order, key)
 
 
 def delete(
-    txn: lmdb.Transaction, dbs: Dbs, session_id: str, keep_history: bool, keep_queue: bool = False
+    txn: lmdb.Transaction[bytes],
+    dbs: Dbs,
+    session_id: str,
+    keep_history: bool,
+    keep_queue: bool = False,
 ) -> bool:
     key = layout.readable_key(session_id)
     if key is None:
@@ -484,7 +508,7 @@ def delete(
 
 
 def import_session(
-    txn: lmdb.Transaction,
+    txn: lmdb.Transaction[bytes],
     dbs: Dbs,
     key: bytes,
     latest: Checkpoint | None,
@@ -539,12 +563,12 @@ def import_session(
 # processes sharing an environment share) --------------------------------------------------
 
 
-def _lease_row(txn: lmdb.Transaction, dbs: Dbs, key: bytes) -> layout.LeaseRow | None:
+def _lease_row(txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes) -> layout.LeaseRow | None:
     value = txn.get(key, db=dbs.leases)
     return layout.LeaseRow.decode(value) if value is not None else None
 
 
-def fence(txn: lmdb.Transaction, dbs: Dbs, key: bytes, lease: Lease | None) -> None:
+def fence(txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, lease: Lease | None) -> None:
     """Raise ``LeaseLost`` unless ``lease`` (when given) holds the session's current token."""
     if lease is None:
         return
@@ -554,7 +578,7 @@ def fence(txn: lmdb.Transaction, dbs: Dbs, key: bytes, lease: Lease | None) -> N
 
 
 def acquire_lease(
-    txn: lmdb.Transaction, dbs: Dbs, session_id: str, owner: str, ttl: float, clock: Clock
+    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, owner: str, ttl: float, clock: Clock
 ) -> Lease:
     key = layout.id_key(session_id)
     now = clock()
@@ -567,7 +591,7 @@ def acquire_lease(
 
 
 def renew_lease(
-    txn: lmdb.Transaction, dbs: Dbs, lease: Lease, ttl: float, clock: Clock
+    txn: lmdb.Transaction[bytes], dbs: Dbs, lease: Lease, ttl: float, clock: Clock
 ) -> Lease:
     key = layout.id_key(lease.session_id)
     fence(txn, dbs, key, lease)
@@ -578,7 +602,7 @@ def renew_lease(
 
 
 def renew_leases(
-    txn: lmdb.Transaction, dbs: Dbs, leases: list[Lease], ttl: float, clock: Clock
+    txn: lmdb.Transaction[bytes], dbs: Dbs, leases: list[Lease], ttl: float, clock: Clock
 ) -> Renewal:
     """See ``Store.renew_leases``: every lease in one write transaction (one sync)."""
     expires_at, current = clock() + ttl, {}
@@ -594,10 +618,10 @@ def renew_leases(
 
 
 def list_leases(
-    txn: lmdb.Transaction, dbs: Dbs, owner: str | None, after: str, limit: int, clock: Clock
+    txn: lmdb.Transaction[bytes], dbs: Dbs, owner: str | None, after: str, limit: int, clock: Clock
 ) -> list[Lease]:
     """Live leases after ``after`` in key order (session ids sort as their UTF-8 bytes)."""
-    now, found = clock(), []
+    now, found = clock(), list[Lease]()
     cursor = txn.cursor(db=dbs.leases)
     start = after.encode()
     if not cursor.set_range(start):
@@ -613,7 +637,7 @@ def list_leases(
     return found
 
 
-def release_leases_of(txn: lmdb.Transaction, dbs: Dbs, owner: str, clock: Clock) -> int:
+def release_leases_of(txn: lmdb.Transaction[bytes], dbs: Dbs, owner: str, clock: Clock) -> int:
     """A scan of every lease: run once, when a daemon starts."""
     now, released = clock(), []
     for key, value in txn.cursor(db=dbs.leases):
@@ -625,7 +649,7 @@ def release_leases_of(txn: lmdb.Transaction, dbs: Dbs, owner: str, clock: Clock)
     return len(released)
 
 
-def release_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease) -> None:
+def release_lease(txn: lmdb.Transaction[bytes], dbs: Dbs, lease: Lease) -> None:
     key = layout.readable_key(lease.session_id)
     row = _lease_row(txn, dbs, key) if key else None
     if key and row is not None and row.token == lease.token:
@@ -633,7 +657,7 @@ def release_lease(txn: lmdb.Transaction, dbs: Dbs, lease: Lease) -> None:
 
 
 def _put_approval(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, approval_id: str, body: bytes
+    txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, approval_id: str, body: bytes
 ) -> None:
     """Store ``body`` (an approval's JSON) as a pending approval of the session ``key``
     (its index entry moves if the id was pending for another session)."""
@@ -647,7 +671,9 @@ def _put_approval(
     txn.put(layout.under(key) + aid, b"", db=dbs.by_session)
 
 
-def _put_latest(txn: lmdb.Transaction, dbs: Dbs, key: bytes, row: Row, old: Row | None) -> None:
+def _put_latest(
+    txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, row: Row, old: Row | None
+) -> None:
     txn.put(key, row.encode(), db=dbs.sessions)
     if old is None or old.status is not row.status:
         if old is not None:
@@ -656,7 +682,7 @@ def _put_latest(txn: lmdb.Transaction, dbs: Dbs, key: bytes, row: Row, old: Row 
 
 
 def _append_history(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, row: Row | None, limit: int
+    txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, row: Row | None, limit: int
 ) -> set[int]:
     """Append ``row`` (if any) to the ring, keep the newest ``limit``; the logs of the rows
     dropped. A session's history rows are numbered ``first..last`` without gaps (appended
@@ -669,7 +695,7 @@ def _append_history(
     pruned: set[int] = set()
     while last - first + 1 > limit:
         old_key = layout.numbered(key, first)
-        pruned.add(Row.log_id_of(txn.get(old_key, db=dbs.history)))
+        pruned.add(Row.log_id_of(_get(txn, old_key, dbs.history)))
         txn.delete(old_key, db=dbs.history)
         first += 1
     if first <= last:
@@ -680,10 +706,11 @@ def _append_history(
 
 
 def _collect_logs(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, current: int | None, candidates: set[int]
+    txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, current: int | None, candidates: set[int]
 ) -> None:
     """Drop the candidate logs that neither the latest row nor a history row reads."""
-    candidates.discard(current)  # type: ignore[arg-type]
+    if current is not None:
+        candidates.discard(current)
     if not candidates:
         return
     for _, value in keys_under(txn, dbs.history, key):
@@ -694,7 +721,7 @@ def _collect_logs(
         _drop_log(txn, dbs, key, log_id)
 
 
-def _remove_approval(txn: lmdb.Transaction, dbs: Dbs, key: bytes, approval_id: str) -> None:
+def _remove_approval(txn: lmdb.Transaction[bytes], dbs: Dbs, key: bytes, approval_id: str) -> None:
     txn.delete(approval_id.encode(), db=dbs.approvals)
     txn.delete(layout.under(key) + approval_id.encode(), db=dbs.by_session)
 

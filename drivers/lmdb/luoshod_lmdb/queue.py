@@ -12,6 +12,7 @@ from typing import Any
 import lmdb
 
 from luoshod.domain import QueuedInput
+
 from . import layout
 from .layout import Dbs, keys_under
 
@@ -19,12 +20,17 @@ from .layout import Dbs, keys_under
 def _decode(session_id: str, key: bytes, value: bytes) -> QueuedInput:
     d = json.loads(value)
     return QueuedInput(
-        session_id, d["request_id"], layout.queue_position(key), base64.b64decode(d["data"]),
+        session_id,
+        d["request_id"],
+        layout.queue_position(key),
+        base64.b64decode(d["data"]),
         d["enqueued_at"],
     )
 
 
-def _entries(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[tuple[bytes, QueuedInput]]:
+def _entries(
+    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str
+) -> list[tuple[bytes, QueuedInput]]:
     key = layout.readable_key(session_id)
     if key is None:
         return []
@@ -32,8 +38,14 @@ def _entries(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[tuple[byt
 
 
 def enqueue(
-    txn: lmdb.Transaction, dbs: Dbs, key: bytes, session_id: str, request_id: str, data: bytes,
-    front: bool, now: float,
+    txn: lmdb.Transaction[bytes],
+    dbs: Dbs,
+    key: bytes,
+    session_id: str,
+    request_id: str,
+    data: bytes,
+    front: bool,
+    now: float,
 ) -> QueuedInput:
     entries = _entries(txn, dbs, session_id)
     for _, q in entries:
@@ -44,28 +56,33 @@ def enqueue(
     else:
         position = entries[0][1].position - 1 if front else entries[-1][1].position + 1
     value: dict[str, Any] = {
-        "request_id": request_id, "data": base64.b64encode(data).decode(), "enqueued_at": now
+        "request_id": request_id,
+        "data": base64.b64encode(data).decode(),
+        "enqueued_at": now,
     }
     txn.put(layout.queue_key(key, position), layout.encode_json(value), db=dbs.queue)
     return QueuedInput(session_id, request_id, position, data, now)
 
 
-def queued(txn: lmdb.Transaction, dbs: Dbs, session_id: str) -> list[QueuedInput]:
+def queued(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str) -> list[QueuedInput]:
     return [q for _, q in _entries(txn, dbs, session_id)]
 
 
-def remove(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str) -> bool:
+def remove(txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, request_id: str) -> bool:
     for k, q in _entries(txn, dbs, session_id):
         if q.request_id == request_id:
             return bool(txn.delete(k, db=dbs.queue))
     return False
 
 
-def replace(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str, data: bytes) -> bool:
+def replace(
+    txn: lmdb.Transaction[bytes], dbs: Dbs, session_id: str, request_id: str, data: bytes
+) -> bool:
     for k, q in _entries(txn, dbs, session_id):
         if q.request_id == request_id:
             value: dict[str, Any] = {
-                "request_id": request_id, "data": base64.b64encode(data).decode(),
+                "request_id": request_id,
+                "data": base64.b64encode(data).decode(),
                 "enqueued_at": q.enqueued_at,
             }
             txn.put(k, layout.encode_json(value), db=dbs.queue)
@@ -73,7 +90,7 @@ def replace(txn: lmdb.Transaction, dbs: Dbs, session_id: str, request_id: str, d
     return False
 
 
-def sessions(txn: lmdb.Transaction, dbs: Dbs, after: str, limit: int) -> list[str]:
+def sessions(txn: lmdb.Transaction[bytes], dbs: Dbs, after: str, limit: int) -> list[str]:
     """Distinct sessions of the queue after ``after``: one seek per session, not a scan of
     its inputs (a session's keys end before ``id + 0x01``)."""
     cursor = txn.cursor(db=dbs.queue)

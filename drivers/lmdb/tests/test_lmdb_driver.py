@@ -17,12 +17,11 @@ import pytest
 from luoshod.domain import AppliedRequest, Checkpoint, Message, Role
 from luoshod.errors import InvalidArgument, StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
+from luoshod.store.conformance import process_workers
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range, rich_checkpoint
 from luoshod.store.kit import codec
 from luoshod_lmdb import LmdbStore, layout
 from luoshod_lmdb.environment import DEFAULT_MAP_SIZE, SCHEMA_VERSION
-
-from luoshod.store.conformance import process_workers
-from luoshod.store.conformance.helpers import SessionWriter, approval, event_range, rich_checkpoint
 
 MiB = 1 << 20
 
@@ -130,7 +129,9 @@ async def test_a_newer_schema_is_refused(env_dir: Path) -> None:
         await LmdbStore(env_dir).open()
 
 
-async def test_the_environment_is_marked_with_the_format_and_a_newer_mark_is_refused(env_dir: Path) -> None:
+async def test_the_environment_is_marked_with_the_format_and_a_newer_mark_is_refused(
+    env_dir: Path,
+) -> None:
     store = LmdbStore(env_dir)
     await store.open()
     await store.close()
@@ -332,8 +333,16 @@ async def test_delete_leaves_no_records_behind(lmdb_store: LmdbStore) -> None:
     await lmdb_store.delete("s")
     await lmdb_store.delete("other")
     for db in (
-        "sessions", "by_status", "history", "history_ends", "logs", "chunks",
-        "events", "event_counts", "approvals", "by_session",
+        "sessions",
+        "by_status",
+        "history",
+        "history_ends",
+        "logs",
+        "chunks",
+        "events",
+        "event_counts",
+        "approvals",
+        "by_session",
     ):
         assert entries(lmdb_store, db) == 0, db
 

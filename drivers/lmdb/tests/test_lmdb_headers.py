@@ -56,7 +56,9 @@ async def test_headers_are_stored_compact(tmp_path: Path) -> None:
     for _, row in found:
         assert is_compact(row.header)
         assert len(row.header) < len(codec.header_json(row.header).encode()) / 2
-    assert json.loads(codec.header_json(found[0][1].header)) == json.loads(codec.encode_header(saved[-1]))
+    assert json.loads(codec.header_json(found[0][1].header)) == json.loads(
+        codec.encode_header(saved[-1])
+    )
 
 
 async def test_an_environment_with_json_headers_loads_and_saves_on(tmp_path: Path) -> None:
@@ -64,7 +66,9 @@ async def test_an_environment_with_json_headers_loads_and_saves_on(tmp_path: Pat
     saved = await save_three(await opened(env_dir))
 
     def as_json(row: Row) -> Row:  # as the release before the compact form (format 3) wrote it
-        text = codec.header_json(row.header).replace(f'{{"format":{codec.FORMAT_VERSION},', '{"format":3,', 1)
+        text = codec.header_json(row.header).replace(
+            f'{{"format":{codec.FORMAT_VERSION},', '{"format":3,', 1
+        )
         return Row(row.log_id, row.count, row.nbytes, row.version, row.status, text.encode())
 
     rows(env_dir, as_json)

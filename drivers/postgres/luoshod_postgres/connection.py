@@ -7,8 +7,8 @@ a full disk) through :func:`translated`, the driver's one edge.
 from __future__ import annotations
 
 import contextlib
-import re
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,6 +20,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
 from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
+
 from . import queries
 from .migrations import SchemaTooNew, migrate
 
@@ -44,9 +45,18 @@ DEFAULT_LOCK_TIMEOUT = 5.0
 LOCK_RETRIES = 3
 #: libpq's TCP keepalives and user timeout (a stalled or vanished server is noticed), and
 #: the server's keepalives on its end (a vanished daemon host is noticed), in seconds.
-DEFAULT_KEEPALIVES = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5",
-                      "keepalives_count": "3", "tcp_user_timeout": "30000"}
-SERVER_KEEPALIVES = {"tcp_keepalives_idle": 10, "tcp_keepalives_interval": 5, "tcp_keepalives_count": 3}
+DEFAULT_KEEPALIVES = {
+    "keepalives": "1",
+    "keepalives_idle": "10",
+    "keepalives_interval": "5",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "30000",
+}
+SERVER_KEEPALIVES = {
+    "tcp_keepalives_idle": 10,
+    "tcp_keepalives_interval": 5,
+    "tcp_keepalives_count": 3,
+}
 _SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -90,15 +100,19 @@ def target_from_url(url: str) -> Target:
     if parts.fragment:
         raise ValueError(f"postgresql URL takes no fragment: {url!r}")
     params = dict(parse_qsl(parts.query, keep_blank_values=True))
-    ours: dict[str, object] = {}
+    ours: dict[str, Any] = {}  # Target's own fields, checked by their kind below
     try:
         if (schema := params.pop("schema", None)) is not None:
             if not _SCHEMA.fullmatch(schema):
                 raise ValueError(f"schema must be a plain identifier, got {schema!r}")
             ours["schema"] = schema
-        for name, kind in (("pool_min_size", int), ("pool_max_size", int),
-                           ("pool_timeout", float), ("idle_in_transaction_timeout", float),
-                           ("lock_timeout", float)):
+        for name, kind in (
+            ("pool_min_size", int),
+            ("pool_max_size", int),
+            ("pool_timeout", float),
+            ("idle_in_transaction_timeout", float),
+            ("lock_timeout", float),
+        ):
             if name in params:
                 ours[name] = kind(params.pop(name))
     except ValueError as e:
@@ -112,7 +126,7 @@ def target_from_url(url: str) -> Target:
         conninfo_to_dict(conninfo)  # libpq's own check of the URL
     except psycopg.Error as e:
         raise ValueError(f"bad postgresql URL {url!r}: {e}") from e
-    target = Target(conninfo, **ours)  # type: ignore[arg-type]
+    target = Target(conninfo, **ours)
     if not 0 <= target.pool_min_size <= target.pool_max_size or target.pool_max_size < 1:
         raise ValueError(f"need 0 <= pool_min_size <= pool_max_size, >= 1: {url!r}")
     if not target.pool_timeout > 0:
@@ -140,9 +154,13 @@ def new_pool(target: Target) -> AsyncConnectionPool:
             **SERVER_KEEPALIVES,
         }
         for name, value in settings.items():
-            await conn.execute(sql.SQL("SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
+            await conn.execute(
+                sql.SQL("SET {} = {}").format(sql.Identifier(name), sql.Literal(value))
+            )
         if target.schema is not None:
-            await conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(target.schema)))
+            await conn.execute(
+                sql.SQL("SET search_path = {}").format(sql.Identifier(target.schema))
+            )
 
     return AsyncConnectionPool(
         target.conninfo,
@@ -178,7 +196,9 @@ async def snapshot(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnection]:
 
 
 @contextlib.asynccontextmanager
-async def writing(pool: AsyncConnectionPool, session_ids: list[str]) -> AsyncIterator[AsyncConnection]:
+async def writing(
+    pool: AsyncConnectionPool, session_ids: list[str]
+) -> AsyncIterator[AsyncConnection]:
     """A write transaction holding the lock of each of ``session_ids`` until it ends.
 
     Every transaction that reads a session's state to write it takes these locks first,
@@ -198,7 +218,9 @@ async def writing(pool: AsyncConnectionPool, session_ids: list[str]) -> AsyncIte
         conn.cursor_factory = _syncing(pipeline)
         try:
             if session_ids:
-                await conn.execute(queries.LOCK_SESSIONS, (queries.LOCK_SESSION, sorted(session_ids)))
+                await conn.execute(
+                    queries.LOCK_SESSIONS, (queries.LOCK_SESSION, sorted(session_ids))
+                )
             yield conn
         finally:
             conn.cursor_factory = factory
@@ -232,13 +254,17 @@ def translate(e: BaseException, what: str) -> StoreError:
         code = state or type(e).__name__
         return StoreError(f"PostgreSQL {what} failed ({code}): {e}", operation=what, code=code)
     if isinstance(e, SchemaTooNew):  # written_by: the daemon's refusal says to upgrade
-        return StoreError(f"PostgreSQL {what} failed: {e}", operation=what, written_by=NEWER_LUOSHOD)
+        return StoreError(
+            f"PostgreSQL {what} failed: {e}", operation=what, written_by=NEWER_LUOSHOD
+        )
     if isinstance(e, OSError):
         return StoreError(f"PostgreSQL {what} failed: {e}", operation=what)
     raise TypeError(f"not a database error: {e!r}")
 
 
-async def bounded_lock_waits(target: Target, pool: AsyncConnectionPool, attempt: Callable[[], Awaitable[T]]) -> T:
+async def bounded_lock_waits(
+    target: Target, pool: AsyncConnectionPool, attempt: Callable[[], Awaitable[T]]
+) -> T:
     """``attempt()``; when a lock wait in it times out, end the stalled transactions
     (:data:`queries.END_STALLED`) and try it again (a transaction that timed out was
     rolled back whole, so trying again is safe). PostgreSQL ends a transaction whose
@@ -252,10 +278,17 @@ async def bounded_lock_waits(target: Target, pool: AsyncConnectionPool, attempt:
             if tries == LOCK_RETRIES or not target.idle_in_transaction_timeout:
                 raise
         async with pool.connection() as conn:
-            ended = await (await conn.execute(queries.END_STALLED, (target.idle_in_transaction_timeout,))).fetchall()
+            ended = await (
+                await conn.execute(queries.END_STALLED, (target.idle_in_transaction_timeout,))
+            ).fetchall()
         if ended:
-            log.warning("ended %d PostgreSQL transaction(s) stalled on their daemon for over %g s (pids %s)",
-                        len(ended), target.idle_in_transaction_timeout, ", ".join(str(pid) for (pid,) in ended))
+            log.warning(
+                "ended %d PostgreSQL transaction(s) stalled on their daemon for over %g s (pids "
+                "%s)",
+                len(ended),
+                target.idle_in_transaction_timeout,
+                ", ".join(str(pid) for (pid,) in ended),
+            )
     raise AssertionError("unreachable")
 
 

@@ -29,8 +29,18 @@ from luoshod.errors import LuoshoError, StoreError
 from luoshod.store.kit import DEFAULT_HISTORY_LIMIT, Capability, Renewal, lease_busy, lease_lost
 from luoshod.store.kit.groupcommit import AsyncGroupCommit, Queued
 from luoshod.store.kit.prepared import Prepared, QueuedWrites
+
 from . import ops, queries, queue
-from .connection import Target, bounded_lock_waits, new_pool, open_pool, snapshot, target_from_url, translated, writing
+from .connection import (
+    Target,
+    bounded_lock_waits,
+    new_pool,
+    open_pool,
+    snapshot,
+    target_from_url,
+    translated,
+    writing,
+)
 
 T = TypeVar("T")
 
@@ -126,7 +136,9 @@ class PostgresStore(QueuedWrites):
     async def delete(
         self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
     ) -> bool:
-        return await self._write("delete", [session_id], ops.delete, session_id, keep_history, keep_queue)
+        return await self._write(
+            "delete", [session_id], ops.delete, session_id, keep_history, keep_queue
+        )
 
     async def _read_events(self, session_id: str, after_seq: int, limit: int) -> EventPage:
         return await self._snapshot("read_events", ops.read_events, session_id, after_seq, limit)
@@ -216,13 +228,20 @@ class PostgresStore(QueuedWrites):
     async def _acquire_lease(self, session_id: str, owner: str, ttl: float) -> Lease:
         self._require("acquire_lease")
         lease: Lease = await self._lease_writes.submit(
-            (session_id, _acquire, {"session_id": session_id, "owner": owner, "ttl": ttl, "now": self._now()})
+            (
+                session_id,
+                _acquire,
+                {"session_id": session_id, "owner": owner, "ttl": ttl, "now": self._now()},
+            )
         )
         return lease
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
         args = {
-            "session_id": lease.session_id, "token": lease.token, "ttl": ttl, "now": self._now()
+            "session_id": lease.session_id,
+            "token": lease.token,
+            "ttl": ttl,
+            "now": self._now(),
         }
         renewed = await self._fetchone("renew_lease", queries.RENEW_LEASE, args)
         if renewed is None:
@@ -237,12 +256,14 @@ class PostgresStore(QueuedWrites):
 
     async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
         args = {
-            "sessions": [l.session_id for l in leases],
-            "tokens": [l.token for l in leases],
+            "sessions": [lease.session_id for lease in leases],
+            "tokens": [lease.token for lease in leases],
             "ttl": ttl,
             "now": self._now(),
         }
-        rows = {r[0]: r[1:] for r in await self._fetchall("renew_leases", queries.RENEW_LEASES, args)}
+        rows = {
+            r[0]: r[1:] for r in await self._fetchall("renew_leases", queries.RENEW_LEASES, args)
+        }
         renewed, lost = [], []
         for lease in leases:
             expires_at, token = rows.get(lease.session_id, (None, None))

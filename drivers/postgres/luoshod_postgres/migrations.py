@@ -16,6 +16,7 @@ from __future__ import annotations
 from psycopg import AsyncConnection, sql
 
 from luoshod.store.kit.codec import FORMAT_VERSION
+
 from . import queries
 
 Migration = tuple[str, ...]
@@ -178,13 +179,14 @@ async def migrate(conn: AsyncConnection, schema: str | None) -> int:
         written = mark[0] if mark else 0
         if written > FORMAT_VERSION:
             raise SchemaTooNew(
-                f"the store holds records in store format {written}, and this luoshod reads formats "
+                f"the store holds records in store format {written}, and this luoshod reads "
+                "formats "
                 f"up to {FORMAT_VERSION}: it was written by a newer luoshod; upgrade luoshod and "
                 "luoshod-postgres to open it"
             )
         for version in range(found, SCHEMA_VERSION):
             for statement in MIGRATIONS[version]:
-                await conn.execute(statement)  # type: ignore[arg-type]
+                await conn.execute(statement)
         if found < SCHEMA_VERSION:
             await conn.execute(UPDATE_VERSION, (SCHEMA_VERSION,))
         if mark is None:

@@ -26,7 +26,6 @@ from luoshod.domain import (
     Checkpoint,
     EventPage,
     HistoryEntry,
-    Message,
     SessionSummary,
     Status,
     StoredEvent,
@@ -34,8 +33,8 @@ from luoshod.domain import (
 from luoshod.store.kit import codec, eventblocks, importing, planning
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
-from . import queries, queue
 
+from . import queries, queue
 
 
 async def load(conn: AsyncConnection, session_id: str) -> Checkpoint | None:
@@ -65,15 +64,17 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         await conn.execute(
             queries.SELECT_REQUEST_NUMBERS,
             [[s for s, _ in keys.request_keys], [i for _, i in keys.request_keys]],
-        ) if keys.request_keys else None,
+        )
+        if keys.request_keys
+        else None,
     ]
     token_rows, head_rows, pending_rows, log_rows, last_rows, number_rows = [
         await _rows(cur) for cur in sent
     ]
     stored = planning.Stored(
-        tokens=dict(token_rows),  # type: ignore[arg-type]
+        tokens=dict(token_rows),
         heads={sid: planning.Head(version, count) for sid, _, version, count in head_rows},
-        pending=dict(pending_rows),  # type: ignore[arg-type]
+        pending=dict(pending_rows),
         event_logs={sid: (kept, last or 0) for sid, kept, last in log_rows},
         request_last={sid: last for sid, last in last_rows if last},
         request_numbers={(sid, rid): n for sid, rid, n in number_rows},
@@ -92,8 +93,9 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         messages += ((log_id, planned.start + i, body) for i, body in enumerate(planned.bodies))
         sessions[sid] = (sid, log_id, cp.version, cp.status.value, count, cp.updated_at, p.header)
         if p.history_limit:
-            history.append((sid, cp.step_index, cp.status.value, cp.updated_at, log_id, count,
-                            p.header))
+            history.append(
+                (sid, cp.step_index, cp.status.value, cp.updated_at, log_id, count, p.header)
+            )
     await _execute(conn, queries.INSERT_MESSAGES, messages)
     await _execute(conn, queries.UPSERT_SESSIONS, list(sessions.values()))
     await _execute(conn, queries.INSERT_HISTORY, history)
@@ -132,8 +134,8 @@ async def save_batch(conn: AsyncConnection, batch: Sequence[Queued[Prepared]]) -
         rewritten.update(sid for (sid,) in await cur.fetchall())
     if rewritten:
         await conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_ids": sorted(rewritten)})
-    for e in plan.enqueue:  # under the key's lock too (``PostgresStore._apply``)
-        await queue.enqueue(conn, e.session_id, e.request_id, e.data, False, e.enqueued_at)
+    for q in plan.enqueue:  # under the key's lock too (``PostgresStore._apply``)
+        await queue.enqueue(conn, q.session_id, q.request_id, q.data, False, q.enqueued_at)
 
 
 async def _select(
@@ -147,9 +149,7 @@ async def _rows(cur: AsyncCursor[tuple[Any, ...]] | None) -> list[tuple[Any, ...
     return await cur.fetchall() if cur is not None else []
 
 
-async def _execute(
-    conn: AsyncConnection, statement: str, rows: Sequence[tuple[Any, ...]]
-) -> None:
+async def _execute(conn: AsyncConnection, statement: str, rows: Sequence[tuple[Any, ...]]) -> None:
     """``statement`` over ``rows``, given as one array per column (``unnest``); nothing
     when there are no rows."""
     if rows:
@@ -192,7 +192,9 @@ async def delete(
 async def read_events(conn: AsyncConnection, session_id: str, after: int, limit: int) -> EventPage:
     """``after`` and ``limit`` already within bigint (:func:`..base.clamp_seq`)."""
     cur = await conn.execute(queries.SELECT_EVENT_ENDS, {"session_id": session_id})
-    first, last = await cur.fetchone()  # type: ignore[misc]
+    ends = await cur.fetchone()
+    assert ends is not None  # two aggregates: always one row
+    first, last = ends
     if first is None:
         return EventPage([], 0, 0)
     events = []
@@ -255,7 +257,9 @@ async def list_sessions_in(
     if status is None:
         cur = await conn.execute(queries.LIST_SESSIONS_IN, args)
     else:
-        cur = await conn.execute(queries.LIST_SESSIONS_IN_BY_STATUS, {**args, "status": status.value})
+        cur = await conn.execute(
+            queries.LIST_SESSIONS_IN_BY_STATUS, {**args, "status": status.value}
+        )
     return [codec.decode_summary(header, count) for count, header in await cur.fetchall()]
 
 
@@ -263,7 +267,7 @@ async def history(conn: AsyncConnection, session_id: str, limit: int | None) -> 
     cur = await conn.execute(queries.SELECT_HISTORY, (session_id, limit))
     rows = await cur.fetchall()
     longest = codec.longest_prefixes(rows)
-    logs: dict[int, list[Message]] = {}
+    logs: dict[int, list[codec.LogRecord]] = {}
     if longest:
         cur = await conn.execute(queries.SELECT_LOGS, (list(longest), list(longest.values())))
         found = await cur.fetchall()
@@ -288,13 +292,20 @@ async def import_session(
     """Replace the session by ``history`` (oldest first, already trimmed), ``latest``, its
     pending ``approvals``, its event log (``events``, checked and already trimmed) and its
     request records (oldest first)."""
-    for statement in (queries.DELETE_SESSION, queries.DELETE_HISTORY, queries.DELETE_SESSION_LOGS,
-                      queries.DELETE_SESSION_APPROVALS, queries.DELETE_EVENTS,
-                      queries.DELETE_REQUESTS):
+    for statement in (
+        queries.DELETE_SESSION,
+        queries.DELETE_HISTORY,
+        queries.DELETE_SESSION_LOGS,
+        queries.DELETE_SESSION_APPROVALS,
+        queries.DELETE_EVENTS,
+        queries.DELETE_REQUESTS,
+    ):
         await conn.execute(statement, (session_id,))
-    await _execute(conn, queries.UPSERT_REQUESTS, [
-        (session_id, r.id, n, codec.encode_json(r.to_dict())) for n, r in enumerate(requests, 1)
-    ])
+    await _execute(
+        conn,
+        queries.UPSERT_REQUESTS,
+        [(session_id, r.id, n, codec.encode_json(r.to_dict())) for n, r in enumerate(requests, 1)],
+    )
     await conn.execute(queries.DELETE_EVENT_LOGS, ([session_id],))
     await _execute(
         conn,
@@ -318,12 +329,23 @@ async def import_session(
         messages += ((log_id, step.start + k, body) for k, body in enumerate(step.bodies))
         rows.append((cp, log_id, codec.encode_header(cp), step.count))
     await _execute(conn, queries.INSERT_MESSAGES, messages)
-    await _execute(conn, queries.INSERT_HISTORY, [
-        (session_id, cp.step_index, cp.status.value, cp.updated_at, log_id, count, h)
-        for cp, log_id, h, count in rows[: len(history)]
-    ])
+    await _execute(
+        conn,
+        queries.INSERT_HISTORY,
+        [
+            (session_id, cp.step_index, cp.status.value, cp.updated_at, log_id, count, h)
+            for cp, log_id, h, count in rows[: len(history)]
+        ],
+    )
     if latest is not None:
         _, log_id, header, count = rows[-1]
-        row = (session_id, log_id, latest.version, latest.status.value, count,
-               latest.updated_at, header)
+        row = (
+            session_id,
+            log_id,
+            latest.version,
+            latest.status.value,
+            count,
+            latest.updated_at,
+            header,
+        )
         await _execute(conn, queries.UPSERT_SESSIONS, [row])

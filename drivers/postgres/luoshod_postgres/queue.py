@@ -23,7 +23,9 @@ INSERT_QUEUED = """
 INSERT INTO queued_inputs (session_id, request_id, position, data, enqueued_at)
 VALUES (%s, %s, %s, %s, %s)
 """
-UPDATE_QUEUED = "UPDATE queued_inputs SET data = %s WHERE session_id = %s AND request_id = %s RETURNING 1"
+UPDATE_QUEUED = (
+    "UPDATE queued_inputs SET data = %s WHERE session_id = %s AND request_id = %s RETURNING 1"
+)
 DELETE_QUEUED = "DELETE FROM queued_inputs WHERE session_id = %s AND request_id = %s RETURNING 1"
 DELETE_SESSION_QUEUE = "DELETE FROM queued_inputs WHERE session_id = %s"
 SELECT_QUEUED_SESSIONS = """

@@ -10,17 +10,16 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
+from postgres_server import PostgresServer, free_port
 
 from luoshod.domain import Checkpoint
 from luoshod.errors import NEWER_LUOSHOD, StoreError
 from luoshod.store import Capability, store_from_url
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod_postgres import PostgresStore
 from luoshod_postgres.connection import target_from_url
 from luoshod_postgres.migrations import SCHEMA_VERSION
-from postgres_server import PostgresServer, free_port
-
-from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 
 
 @pytest.fixture
@@ -71,7 +70,9 @@ def test_url_parameters_of_the_driver_and_of_libpq() -> None:
     # The bounds on a stopped holder's transaction (docs/storage.md), and keepalives on.
     assert (t.idle_in_transaction_timeout, t.lock_timeout) == (5.0, 5.0)
     assert "keepalives=1" in t.conninfo and "tcp_user_timeout=30000" in t.conninfo
-    off = target_from_url("postgresql://h/d?idle_in_transaction_timeout=0&lock_timeout=0.5&keepalives=0")
+    off = target_from_url(
+        "postgresql://h/d?idle_in_transaction_timeout=0&lock_timeout=0.5&keepalives=0"
+    )
     assert (off.idle_in_transaction_timeout, off.lock_timeout) == (0.0, 0.5)
     assert "keepalives=0" in off.conninfo and "idle_in_transaction" not in off.conninfo
 
@@ -144,7 +145,9 @@ async def test_the_store_format_is_marked_and_a_newer_one_refused_before_any_mig
     await create_schema(url)
     with raw(postgres_server, schema) as conn:
         # Written on creation: the newest format this luoshod writes, in a one-row table.
-        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [
+            (FORMAT_VERSION,)
+        ]
         conn.execute("UPDATE luoshod_format SET format_version = %s", (FORMAT_VERSION + 1,))
         conn.execute("UPDATE luoshod_schema SET version = 0")  # as if migrations were due
     with pytest.raises(StoreError, match=f"store format {FORMAT_VERSION + 1}") as refused:
@@ -153,16 +156,22 @@ async def test_the_store_format_is_marked_and_a_newer_one_refused_before_any_mig
     assert "upgrade luoshod" in str(refused.value)
     with raw(postgres_server, schema) as conn:  # refused before anything was migrated
         assert conn.execute("SELECT version FROM luoshod_schema").fetchall() == [(0,)]
-        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION + 1,)]
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [
+            (FORMAT_VERSION + 1,)
+        ]
 
 
-async def test_a_schema_from_before_the_mark_gets_it(postgres_server: PostgresServer, url: str, schema: str) -> None:
+async def test_a_schema_from_before_the_mark_gets_it(
+    postgres_server: PostgresServer, url: str, schema: str
+) -> None:
     await create_schema(url)
     with raw(postgres_server, schema) as conn:
         conn.execute("DROP TABLE luoshod_format")  # a luoshod from before the mark wrote it
     await create_schema(url)
     with raw(postgres_server, schema) as conn:
-        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [(FORMAT_VERSION,)]
+        assert conn.execute("SELECT format_version FROM luoshod_format").fetchall() == [
+            (FORMAT_VERSION,)
+        ]
 
 
 # -- layout ----------------------------------------------------------------------------
@@ -212,8 +221,15 @@ async def test_delete_leaves_no_rows_behind_but_the_lease(
     await w.save(add=3, events=event_range(1, 3), approval=approval("appr-1", "s"), lease=lease)
     assert await store.delete("s")
     with raw(postgres_server, schema) as conn:
-        for table in ("sessions", "history", "logs", "messages", "approvals", "events",
-                      "event_logs"):
+        for table in (
+            "sessions",
+            "history",
+            "logs",
+            "messages",
+            "approvals",
+            "events",
+            "event_logs",
+        ):
             assert count(conn, table) == 0, table
         assert count(conn, "leases") == 1  # tokens only increase
 

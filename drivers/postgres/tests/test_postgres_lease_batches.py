@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import psycopg
 import pytest
+from postgres_server import PostgresServer
 
 from luoshod.errors import SessionBusy
 from luoshod.store import store_from_url
 from luoshod_postgres import PostgresStore
-from postgres_server import PostgresServer
 
 BURST = 300
 HELD_ELSEWHERE = 15
@@ -60,18 +60,21 @@ async def test_a_burst_of_lease_takes_and_releases_shares_transactions_and_a_ref
 ) -> None:
     a, b = stores
     sessions = [f"burst-{k:04d}" for k in range(BURST)]
-    elsewhere = sessions[::BURST // HELD_ELSEWHERE][:HELD_ELSEWHERE]  # spread through the burst
+    elsewhere = sessions[:: BURST // HELD_ELSEWHERE][:HELD_ELSEWHERE]  # spread through the burst
     for sid in elsewhere:
         await b.acquire_lease(sid, owner="daemon-b", ttl=60)
 
     got = await asyncio.gather(
-        *(a.acquire_lease(sid, owner="daemon-a", ttl=60) for sid in sessions), return_exceptions=True
+        *(a.acquire_lease(sid, owner="daemon-a", ttl=60) for sid in sessions),
+        return_exceptions=True,
     )
     taken = {sid: g for sid, g in zip(sessions, got) if not isinstance(g, BaseException)}
     refused = {sid: g for sid, g in zip(sessions, got) if isinstance(g, BaseException)}
     # Each refused alone, naming the holder; every other lease taken, with its own token.
     assert sorted(refused) == sorted(elsewhere)
-    assert all(isinstance(e, SessionBusy) and e.metadata["holder"] == "daemon-b" for e in refused.values())
+    assert all(
+        isinstance(e, SessionBusy) and e.metadata["holder"] == "daemon-b" for e in refused.values()
+    )
     assert len(taken) == BURST - HELD_ELSEWHERE
     assert all(lease.owner == "daemon-a" and lease.token == 1 for lease in taken.values())
     listed, _ = await a.list_leases(page_size=BURST + 1, page_token="", owner="daemon-a")
@@ -101,6 +104,8 @@ async def test_a_take_and_a_release_of_one_session_queued_together_keep_their_or
     assert released is None and second.token == first.token + 1
     # And the other way round: a take queued before the release finds the lease held.
     busy, _ = await asyncio.gather(
-        a.acquire_lease("s-order", owner="daemon-b", ttl=60), a.release_lease(second), return_exceptions=True
+        a.acquire_lease("s-order", owner="daemon-b", ttl=60),
+        a.release_lease(second),
+        return_exceptions=True,
     )
     assert isinstance(busy, SessionBusy)

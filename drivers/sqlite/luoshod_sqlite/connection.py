@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from luoshod.errors import NEWER_LUOSHOD, StoreError, StoreFull
+
 from . import queries
 from .migrations import SchemaTooNew, check_format, mark_format, migrate
 

@@ -36,6 +36,7 @@ from luoshod.store.kit import (
 )
 from luoshod.store.kit.groupcommit import DatabaseThread, GroupCommit, Queued
 from luoshod.store.kit.prepared import PreparedEvents, PreparedSave, QueuedWrites
+
 from . import ops, queue
 from .connection import connect, transaction, translated
 
@@ -168,7 +169,9 @@ class SqliteStore(QueuedWrites):
     async def delete(
         self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
     ) -> bool:
-        return await self._call("delete", self._write, ops.delete, session_id, keep_history, keep_queue)
+        return await self._call(
+            "delete", self._write, ops.delete, session_id, keep_history, keep_queue
+        )
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
         return await self._call(
@@ -185,9 +188,7 @@ class SqliteStore(QueuedWrites):
         return lease
 
     async def _renew_lease(self, lease: Lease, ttl: float) -> Lease:
-        return await self._call(
-            "renew_lease", self._write, ops.renew_lease, lease, ttl, self.clock
-        )
+        return await self._call("renew_lease", self._write, ops.renew_lease, lease, ttl, self.clock)
 
     async def _renew_leases(self, leases: list[Lease], ttl: float) -> Renewal:
         return await self._call(
@@ -322,7 +323,9 @@ class SqliteStore(QueuedWrites):
         """Commit a batch of saves in one transaction (group commit); on the thread."""
         self._edge("save", self._write, ops.save_batch, batch)
 
-    def _apply_lease_batch(self, batch: list[Queued[tuple[Callable[..., Any], tuple[Any, ...]]]]) -> None:
+    def _apply_lease_batch(
+        self, batch: list[Queued[tuple[Callable[..., Any], tuple[Any, ...]]]]
+    ) -> None:
         """Lease takes and releases in one transaction; on the thread. One refused (a
         lease held by another daemon) is refused alone: the ops raise before they write."""
         self._edge("lease", self._write, _each_lease_write, batch)

@@ -138,7 +138,8 @@ class SchemaTooNew(Exception):
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    return conn.execute("PRAGMA user_version").fetchone()[0]
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    return version
 
 
 #: ``PRAGMA application_id`` of a luoshod file: "LSO" and, in the low byte, the newest codec
@@ -151,7 +152,7 @@ APPLICATION_ID = 0x4C534F00
 def check_format(conn: sqlite3.Connection, path: object) -> int:
     """The format mark read from the file; raises :class:`SchemaTooNew` when a newer
     luoshod wrote it. Reads only."""
-    found = conn.execute("PRAGMA application_id").fetchone()[0]
+    found: int = conn.execute("PRAGMA application_id").fetchone()[0]
     written = found & 0xFF if found & ~0xFF == APPLICATION_ID else 0
     if written > FORMAT_VERSION:
         raise SchemaTooNew(

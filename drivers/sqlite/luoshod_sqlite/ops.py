@@ -38,9 +38,19 @@ from luoshod.domain import (
     Status,
     StoredEvent,
 )
-from luoshod.store.kit import Renewal, codec, eventblocks, importing, lease_busy, lease_lost, planning, renewal_of
+from luoshod.store.kit import (
+    Renewal,
+    codec,
+    eventblocks,
+    importing,
+    lease_busy,
+    lease_lost,
+    planning,
+    renewal_of,
+)
 from luoshod.store.kit.groupcommit import Queued
 from luoshod.store.kit.prepared import Prepared
+
 from . import queries, queue
 
 #: The store's clock (``Store.clock``), read on the database thread.
@@ -71,7 +81,9 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
         },
     )
     stored.request_last = {
-        sid: last for sid, last in _select(conn, queries.SELECT_REQUEST_LAST, keys.requested) if last
+        sid: last
+        for sid, last in _select(conn, queries.SELECT_REQUEST_LAST, keys.requested)
+        if last
     }
     stored.request_numbers = {
         (sid, rid): n
@@ -140,8 +152,8 @@ def save_batch(conn: sqlite3.Connection, batch: Sequence[Queued[Prepared]]) -> N
     }
     for sid in rewritten:
         conn.execute(queries.DELETE_UNREFERENCED_LOGS, {"session_id": sid})
-    for e in plan.enqueue:  # e.g. the webhooks' outbox entry of an event written above
-        queue.enqueue(conn, e.session_id, e.request_id, e.data, False, e.enqueued_at)
+    for q in plan.enqueue:  # e.g. the webhooks' outbox entry of an event written above
+        queue.enqueue(conn, q.session_id, q.request_id, q.data, False, q.enqueued_at)
 
 
 def _select(conn: sqlite3.Connection, statement: str, keys: Sequence[Any]) -> list[Any]:
@@ -181,9 +193,9 @@ def renew_leases(
     """See ``Store.renew_leases``: every lease in one write transaction (one sync)."""
     expires_at = clock() + ttl
     conn.executemany(
-        queries.SET_LEASE_EXPIRY, [(expires_at, l.session_id, l.token) for l in leases]
+        queries.SET_LEASE_EXPIRY, [(expires_at, lease.session_id, lease.token) for lease in leases]
     )
-    current = dict(_select(conn, queries.SELECT_TOKENS, [l.session_id for l in leases]))
+    current = dict(_select(conn, queries.SELECT_TOKENS, [lease.session_id for lease in leases]))
     return renewal_of(leases, current, expires_at)
 
 
@@ -354,7 +366,9 @@ def _seal(conn: sqlite3.Connection, session_id: str, first: int, last: int) -> N
 
 
 def _new_log(conn: sqlite3.Connection, session_id: str) -> int:
-    return conn.execute(queries.INSERT_LOG, (session_id,)).lastrowid  # type: ignore[return-value]
+    log_id = conn.execute(queries.INSERT_LOG, (session_id,)).lastrowid
+    assert log_id is not None  # an INSERT sets it
+    return log_id
 
 
 def _session_row(
@@ -387,5 +401,3 @@ def _messages(conn: sqlite3.Connection, log_id: int, count: int) -> list[codec.L
         else Message.from_dict(json.loads(body))
         for (body,) in rows
     ]
-
-

@@ -5,7 +5,8 @@ messages by index), ``sessions`` (the latest checkpoint: a header over a prefix 
 and ``history`` (past headers, each over a prefix of a log). Nothing copies a transcript.
 ``approvals`` holds the pending approvals (their JSON), ``events`` the event logs
 (``session_id, seq → data``: loose events and blocks of 64, keyed by their last seq,
-:mod:`luoshod.store.kit.eventblocks`) and ``event_logs`` how many events each log keeps. ``requests`` holds each
+:mod:`luoshod.store.kit.eventblocks`) and ``event_logs`` how many events each log keeps.
+``requests`` holds each
 session's applied request records (``session_id, request_id → n, JSON``), numbered in the
 order first written.
 """
@@ -194,7 +195,9 @@ WHERE session_id = :session_id AND seq BETWEEN :first AND :last
 ORDER BY seq
 """
 
-DELETE_EVENT_RANGE = "DELETE FROM events WHERE session_id = :session_id AND seq BETWEEN :first AND :last"
+DELETE_EVENT_RANGE = (
+    "DELETE FROM events WHERE session_id = :session_id AND seq BETWEEN :first AND :last"
+)
 
 SELECT_EVENTS = """
 SELECT seq, data FROM events

@@ -5,6 +5,7 @@ above its largest)."""
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from luoshod.domain import QueuedInput
 
@@ -29,7 +30,7 @@ SELECT DISTINCT session_id FROM queued_inputs WHERE session_id > ? ORDER BY sess
 """
 
 
-def _entry(row: tuple) -> QueuedInput:  # type: ignore[type-arg]
+def _entry(row: tuple[Any, ...]) -> QueuedInput:
     sid, rid, position, data, at = row
     return QueuedInput(sid, rid, position, bytes(data), at)
 

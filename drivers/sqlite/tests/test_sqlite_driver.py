@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import threading
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -15,10 +15,9 @@ import pytest
 from luoshod.domain import AppliedRequest, EventPage, Status
 from luoshod.errors import StoreError, StoreFull
 from luoshod.store import Capability, store_from_url
+from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 from luoshod_sqlite import SqliteStore
 from luoshod_sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
-
-from luoshod.store.conformance.helpers import SessionWriter, approval, event_range
 
 
 @pytest.fixture
@@ -111,7 +110,7 @@ async def test_open_creates_the_directory_and_a_wal_file(db_path: Path) -> None:
 
 
 def test_migrations_apply_once_and_are_idempotent(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == len(MIGRATIONS)
+    assert len(MIGRATIONS) == SCHEMA_VERSION
     with raw(tmp_path / "m.db") as conn:
         assert migrate(conn) == 0
         assert migrate(conn) == SCHEMA_VERSION
@@ -165,7 +164,9 @@ async def test_a_file_of_schema_1_opens_and_gains_approvals_event_logs_and_lease
     try:
         with raw(db_path) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
-            assert {name for name, _ in schema(conn) - old} >= set(NEW_IN_2 + NEW_IN_3 + NEW_IN_4 + NEW_IN_5)
+            assert {name for name, _ in schema(conn) - old} >= set(
+                NEW_IN_2 + NEW_IN_3 + NEW_IN_4 + NEW_IN_5
+            )
         for w in writers[:2]:
             assert await store.load(w.session_id) == w.snapshots[-1]
         assert [e.checkpoint for e in await store.history("s2")] == writers[2].snapshots[:-4:-1]
@@ -202,7 +203,9 @@ async def test_a_newer_schema_is_refused(db_path: Path) -> None:
         await SqliteStore(db_path).open()
 
 
-async def test_the_file_is_marked_with_the_format_and_a_newer_mark_is_refused(db_path: Path) -> None:
+async def test_the_file_is_marked_with_the_format_and_a_newer_mark_is_refused(
+    db_path: Path,
+) -> None:
     from luoshod.store.kit.codec import FORMAT_VERSION
     from luoshod_sqlite.migrations import APPLICATION_ID
 
@@ -214,7 +217,9 @@ async def test_the_file_is_marked_with_the_format_and_a_newer_mark_is_refused(db
     await store.open()
     await store.close()
     with raw(db_path) as conn:
-        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID | FORMAT_VERSION
+        assert (
+            conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID | FORMAT_VERSION
+        )
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID | (FORMAT_VERSION + 1)}")
     with pytest.raises(StoreError, match=f"store format {FORMAT_VERSION + 1}.*newer luoshod"):
         await SqliteStore(db_path).open()
@@ -336,12 +341,25 @@ async def test_an_event_log_written_before_blocks_reads_and_then_seals(db_path: 
     store = SqliteStore(db_path)
     await store.open()
     try:
-        assert await store.read_events("s", after_seq=0, limit=1000) == EventPage(event_range(1, 100), 1, 100)
+        assert await store.read_events("s", after_seq=0, limit=1000) == EventPage(
+            event_range(1, 100), 1, 100
+        )
         await store.append_events("s", event_range(101, 130))
-        assert await store.read_events("s", after_seq=0, limit=1000) == EventPage(event_range(1, 130), 1, 130)
+        assert await store.read_events("s", after_seq=0, limit=1000) == EventPage(
+            event_range(1, 130), 1, 130
+        )
         with raw(db_path) as conn:
-            keys = [seq for (seq,) in conn.execute("SELECT seq FROM events WHERE session_id = 's' ORDER BY seq")]
-            blocks = [seq for (seq, data) in conn.execute("SELECT seq, data FROM events") if data[:1] == b"\x00"]
+            keys = [
+                seq
+                for (seq,) in conn.execute(
+                    "SELECT seq FROM events WHERE session_id = 's' ORDER BY seq"
+                )
+            ]
+            blocks = [
+                seq
+                for (seq, data) in conn.execute("SELECT seq, data FROM events")
+                if data[:1] == b"\x00"
+            ]
         assert blocks == [128]
         assert keys == list(range(1, 65)) + [128, 129, 130]
     finally:

@@ -33,7 +33,9 @@ def v2(m: Message, owner: int = 0) -> bytes:
     """A record as format 2 wrote it."""
     fields = [m.content.encode(), m.tool_call_id.encode(), m.tool_name.encode()]
     calls = json.dumps([c.to_dict() for c in m.tool_calls]).encode() if m.tool_calls else b""
-    head = struct.pack(">BBIHHI", 0x20 | _ROLES.index(m.role), m.is_error, *map(len, fields), len(calls))
+    head = struct.pack(
+        ">BBIHHI", 0x20 | _ROLES.index(m.role), m.is_error, *map(len, fields), len(calls)
+    )
     return head + struct.pack(">I", owner) + b"".join(fields) + calls
 
 
@@ -48,15 +50,29 @@ def v2_meta(owner: int, task: SubTask) -> bytes:
 def paused() -> Checkpoint:
     call = ToolCall("call_0_0", "task", '{"agent":"w","prompt":"go"}')
     worker = SubTask(
-        "w", "task_1", 1, ("w",),
-        [Message(Role.USER, "go"), Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "t", '{"q": "ü"}'),))],
-        step_index=1, usage=Usage(1, 2, 3, 1), fingerprint=Fingerprint("fw", "m-w", {"t": "h"}, "iw"),
+        "w",
+        "task_1",
+        1,
+        ("w",),
+        [
+            Message(Role.USER, "go"),
+            Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "t", '{"q": "ü"}'),)),
+        ],
+        step_index=1,
+        usage=Usage(1, 2, 3, 1),
+        fingerprint=Fingerprint("fw", "m-w", {"t": "h"}, "iw"),
     )
     return Checkpoint(
-        "old", [Message(Role.USER, "hi " * 100), Message(Role.ASSISTANT, "", (call,))],
-        step_index=1, version=4, updated_at=1000.0, run_id="r1",
-        agent=AgentSpec("m", "be brief " * 100), fingerprint=Fingerprint("f", "m", {}, "i"),
-        subtasks={"call_0_0": worker}, task_count=1,
+        "old",
+        [Message(Role.USER, "hi " * 100), Message(Role.ASSISTANT, "", (call,))],
+        step_index=1,
+        version=4,
+        updated_at=1000.0,
+        run_id="r1",
+        agent=AgentSpec("m", "be brief " * 100),
+        fingerprint=Fingerprint("f", "m", {}, "i"),
+        subtasks={"call_0_0": worker},
+        task_count=1,
     )
 
 
@@ -66,7 +82,9 @@ def write_format_2(path: Path, cp: Checkpoint) -> int:
     records = [v2(m) for m in cp.messages]
     worker = cp.subtasks["call_0_0"]
     records += [v2_meta(1, worker), *(v2(m, 1) for m in worker.messages)]
-    header = json.dumps({"format": 2, **cp.header_dict(with_tasks=False), "message_count": len(cp.messages)})
+    header = json.dumps(
+        {"format": 2, **cp.header_dict(with_tasks=False), "message_count": len(cp.messages)}
+    )
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("BEGIN")
@@ -75,12 +93,14 @@ def write_format_2(path: Path, cp: Checkpoint) -> int:
             "INSERT INTO messages (log_id, idx, body) VALUES (1, ?, ?)", list(enumerate(records))
         )
         conn.execute(
-            "INSERT INTO sessions (session_id, log_id, version, status, message_count, updated_at, header)"
+            "INSERT INTO sessions (session_id, log_id, version, status, message_count, "
+            "updated_at, header)"
             " VALUES (?, 1, ?, ?, ?, ?, ?)",
             (cp.session_id, cp.version, cp.status.value, len(records), cp.updated_at, header),
         )
         conn.execute(
-            "INSERT INTO history (session_id, step, status, saved_at, log_id, message_count, header)"
+            "INSERT INTO history (session_id, step, status, saved_at, log_id, message_count, "
+            "header)"
             " VALUES (?, ?, ?, ?, 1, ?, ?)",
             (cp.session_id, cp.step_index, cp.status.value, cp.updated_at, len(records), header),
         )
@@ -122,12 +142,14 @@ async def test_a_format_2_file_loads_and_resumes_on_its_old_log(tmp_path: Path) 
         # One log: the old records kept, the agent record and the new message appended.
         assert conn.execute("SELECT count(*) FROM logs").fetchone() == (1,)
         assert conn.execute("SELECT count(*) FROM messages").fetchone() == (old_count + 2,)
-        assert conn.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID | codec.FORMAT_VERSION,)
+        assert conn.execute("PRAGMA application_id").fetchone() == (
+            APPLICATION_ID | codec.FORMAT_VERSION,
+        )
         stored = conn.execute("SELECT header FROM sessions").fetchone()[0]
         assert isinstance(stored, bytes) and stored[0] == codec.COMPACT_HEADER  # compact now
         header = json.loads(codec.header_json(stored))
         assert header["format"] == codec.FORMAT_VERSION and "agent" not in header
         # The old entry's row kept its JSON text beside the new compact one, and both read.
         rows = conn.execute("SELECT header FROM history ORDER BY id").fetchall()
-        assert [type(h) for h, in rows] == [str, bytes]
+        assert [type(h) for (h,) in rows] == [str, bytes]
     conn.close()

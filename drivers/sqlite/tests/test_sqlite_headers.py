@@ -23,7 +23,9 @@ def headers(path: Path) -> list[tuple[str, str, str | bytes]]:
         return [
             (table, kind, header)
             for table in ("sessions", "history")
-            for kind, header in conn.execute(f"SELECT typeof(header), header FROM {table} ORDER BY rowid")
+            for kind, header in conn.execute(
+                f"SELECT typeof(header), header FROM {table} ORDER BY rowid"
+            )
         ]
     finally:
         conn.close()
@@ -39,7 +41,9 @@ async def test_headers_are_stored_as_compact_blobs(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     saved = await save_three(await opened(path))
     found = headers(path)
-    assert [(table, kind) for table, kind, _ in found] == [("sessions", "blob")] + [("history", "blob")] * 3
+    assert [(table, kind) for table, kind, _ in found] == [("sessions", "blob")] + [
+        ("history", "blob")
+    ] * 3
     for _, _, header in found:
         assert isinstance(header, bytes)
         assert header[:2] == bytes((codec.COMPACT_HEADER, codec.HEADER_DICTIONARY))
@@ -58,11 +62,16 @@ async def test_a_file_with_json_headers_loads_and_saves_on(tmp_path: Path) -> No
     try:
         for table in ("sessions", "history"):
             for rowid, header in conn.execute(f"SELECT rowid, header FROM {table}").fetchall():
-                text = codec.header_json(header).replace(f'{{"format":{codec.FORMAT_VERSION},', '{"format":3,', 1)
+                text = codec.header_json(header).replace(
+                    f'{{"format":{codec.FORMAT_VERSION},', '{"format":3,', 1
+                )
                 conn.execute(f"UPDATE {table} SET header = ? WHERE rowid = ?", (text, rowid))
         for rowid, body in conn.execute("SELECT rowid, body FROM messages").fetchall():
             assert body[0] >> 4 == codec.FORMAT_VERSION
-            conn.execute("UPDATE messages SET body = ? WHERE rowid = ?", (bytes((0x30 | body[0] & 0x0F,)) + body[1:], rowid))
+            conn.execute(
+                "UPDATE messages SET body = ? WHERE rowid = ?",
+                (bytes((0x30 | body[0] & 0x0F,)) + body[1:], rowid),
+            )
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID | 3}")
     finally:
         conn.close()
@@ -74,9 +83,17 @@ async def test_a_file_with_json_headers_loads_and_saves_on(tmp_path: Path) -> No
     # headers, refuses the file at open by name.
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID | codec.FORMAT_VERSION,)
+        assert conn.execute("PRAGMA application_id").fetchone() == (
+            APPLICATION_ID | codec.FORMAT_VERSION,
+        )
     finally:
         conn.close()
     assert codec.FORMAT_VERSION == 4
     kinds = [(table, kind) for table, kind, _ in headers(path)]
-    assert kinds == [("sessions", "blob"), ("history", "text"), ("history", "text"), ("history", "text"), ("history", "blob")]
+    assert kinds == [
+        ("sessions", "blob"),
+        ("history", "text"),
+        ("history", "text"),
+        ("history", "text"),
+        ("history", "blob"),
+    ]

@@ -16,6 +16,7 @@ LMDB drivers of luoshod).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import json
 import os
@@ -87,10 +88,8 @@ class FilesStore(Store):
         open."""
         total = 0
         for p in self.path.rglob("*"):
-            try:
+            with contextlib.suppress(OSError):  # removed meanwhile
                 total += p.stat().st_size if p.is_file() else 0
-            except OSError:  # removed meanwhile
-                pass
         return total
 
     async def _open(self) -> None:
@@ -158,7 +157,11 @@ class FilesStore(Store):
             # Request records by id, in the order first written (an update keeps its place).
             records = {r["id"]: r for r in (stored or {}).get("requests", [])}
             records.update((r.id, r.to_dict()) for r in requests)
-            kept = list(records.values())[max(0, len(records) - request_limit) :] if request_limit else []
+            kept = (
+                list(records.values())[max(0, len(records) - request_limit) :]
+                if request_limit
+                else []
+            )
             await self._io("save", self._write, sid, _encode(header, messages, kept))
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
@@ -189,8 +192,14 @@ class FilesStore(Store):
                 continue
             found.append(
                 SessionSummary(
-                    sid, cp.status, cp.finish_reason, cp.step_index, len(cp.messages),
-                    cp.approval_id, cp.updated_at, cp.last_drift,
+                    sid,
+                    cp.status,
+                    cp.finish_reason,
+                    cp.step_index,
+                    len(cp.messages),
+                    cp.approval_id,
+                    cp.updated_at,
+                    cp.last_drift,
                 )
             )
         return found

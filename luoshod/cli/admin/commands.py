@@ -22,6 +22,7 @@ from typing import Any
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+
 from luosho.client import Client, LuoshoError, ToolResultPatch
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
@@ -69,7 +70,9 @@ def sessions_list(d: Daemon, args: argparse.Namespace) -> int:
     query = next(iter(wanted)) if len(wanted) == 1 else None
     listed = d.client.list_sessions(query, page_size=PAGE_SIZE, prefix=args.prefix or "")
     rows = [s for s in listed if not wanted or s.status in wanted]
-    return _listing(args, rows[: args.limit] if args.limit else rows, render.session_rows, "no sessions")
+    return _listing(
+        args, rows[: args.limit] if args.limit else rows, render.session_rows, "no sessions"
+    )
 
 
 def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
@@ -78,12 +81,14 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
     queue = d.client.queue(args.session_id)
     failure = d.client.last_model_failure(args.session_id)
     if args.json:
-        render.emit({
-            "checkpoint": render.as_dict(cp),
-            "history": [render.as_dict(e) for e in history],
-            "queue": [render.as_dict(q) for q in queue],
-            "last_model_failure": render.as_dict(failure) if failure is not None else None,
-        })
+        render.emit(
+            {
+                "checkpoint": render.as_dict(cp),
+                "history": [render.as_dict(e) for e in history],
+                "queue": [render.as_dict(q) for q in queue],
+                "last_model_failure": render.as_dict(failure) if failure is not None else None,
+            }
+        )
     else:
         print(render.session_text(cp, history, None if args.full else render.CLIP))
         if failure is not None:
@@ -96,7 +101,11 @@ def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
 def failure_text(f: Any) -> str:
     """Why the session's last model call failed, and when the daemon calls again."""
     meta = f.metadata
-    what = " ".join(x for x in (f"HTTP {meta['status']}" if "status" in meta else "", meta.get("error_type", "")) if x)
+    what = " ".join(
+        x
+        for x in (f"HTTP {meta['status']}" if "status" in meta else "", meta.get("error_type", ""))
+        if x
+    )
     said = meta.get("provider_message", "")
     at = f.failed_at.ToDatetime().strftime("%Y-%m-%d %H:%M:%SZ")
     again = f.retry_not_before.ToDatetime().strftime("%Y-%m-%d %H:%M:%SZ")
@@ -129,19 +138,28 @@ def queue_text(queue: list[Any], clip: int | None) -> str:
 def sessions_dequeue(d: Daemon, args: argparse.Namespace) -> int:
     removed = d.client.dequeue_input(args.session_id, args.request_id)
     if args.json:
-        render.emit({"session_id": args.session_id, "request_id": args.request_id, "removed": removed})
+        render.emit(
+            {"session_id": args.session_id, "request_id": args.request_id, "removed": removed}
+        )
     elif removed:
         print(f"removed input {args.request_id} from the queue of session {args.session_id}")
     if not removed:
         raise CommandFailed(
-            f"session {args.session_id!r} queues no input {args.request_id!r} (never queued, removed, or already running)"
+            f"session {args.session_id!r} queues no input {args.request_id!r} (never queued, "
+            "removed, or already running)"
         )
     return 0
 
 
 def sessions_history(d: Daemon, args: argparse.Namespace) -> int:
     d.client.get_session(args.session_id)  # an unknown session is an error, not an empty list
-    entries = list(d.client.history(args.session_id, include_checkpoint=args.checkpoints, page_size=50 if args.checkpoints else PAGE_SIZE))
+    entries = list(
+        d.client.history(
+            args.session_id,
+            include_checkpoint=args.checkpoints,
+            page_size=50 if args.checkpoints else PAGE_SIZE,
+        )
+    )
     return _listing(args, entries, render.history_rows, "no history kept")
 
 
@@ -150,9 +168,13 @@ def sessions_delete(d: Daemon, args: argparse.Namespace) -> int:
     if args.json:
         render.emit({"session_id": args.session_id, "deleted": deleted})
     elif deleted:
-        print(f"deleted session {args.session_id}" + (" (history kept)" if args.keep_history else ""))
+        print(
+            f"deleted session {args.session_id}" + (" (history kept)" if args.keep_history else "")
+        )
     if not deleted:
-        raise CommandFailed(f"CHECKPOINT_NOT_FOUND: session {args.session_id!r} has no checkpoint; nothing deleted")
+        raise CommandFailed(
+            f"CHECKPOINT_NOT_FOUND: session {args.session_id!r} has no checkpoint; nothing deleted"
+        )
     return 0
 
 
@@ -163,17 +185,26 @@ def sessions_fork(d: Daemon, args: argparse.Namespace) -> int:
     if args.tool_result:
         call_id, sep, body = args.tool_result.partition("=")
         if not sep:
-            raise CommandFailed("--tool-result takes CALL_ID=JSON, e.g. call_0_0='{\"sky\": \"rain\"}'")
+            raise CommandFailed(
+                '--tool-result takes CALL_ID=JSON, e.g. call_0_0=\'{"sky": "rain"}\''
+            )
         kw["tool_result"] = ToolResultPatch(call_id, _json_arg(body, "--tool-result"), args.error)
     forked = d.client.fork(args.session_id, args.step, **kw)
     if args.json:
-        render.emit({"session_id": forked.session_id, "step": forked.step, "checkpoint": render.as_dict(forked.checkpoint)})
+        render.emit(
+            {
+                "session_id": forked.session_id,
+                "step": forked.step,
+                "checkpoint": render.as_dict(forked.checkpoint),
+            }
+        )
     else:
         cp = forked.checkpoint
         print(
             f"forked {args.session_id} at step {forked.step} into {forked.session_id} "
             f"({render.status_label(cp.status)}, {len(cp.messages)} messages); "
-            f"continue it with Resume, or inspect it with: luoshod sessions show {forked.session_id}"
+            "continue it with Resume, or inspect it with: luoshod sessions show "
+            f"{forked.session_id}"
         )
     return 0
 
@@ -207,7 +238,11 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
             event = response.event
             session = session or event.session_id
             # The app's call to run; a daemon tool's (MCP) runs on in the daemon.
-            if event.type == "tool.call" and waiting is None and event.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON:
+            if (
+                event.type == "tool.call"
+                and waiting is None
+                and event.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON
+            ):
                 waiting = event.tool_call.call
             if event.type == "run.done":
                 done = event.run_done
@@ -232,7 +267,10 @@ def approvals_decide(d: Daemon, args: argparse.Namespace) -> int:
     elif done is not None:
         status = render.status_label(done.status)
         extra = f", new approval {done.approval_id}" if done.approval_id else ""
-        print(f"{verb} {args.approval_id}: session {session} is {status} ({render.finish_label(done.finish_reason)}{extra})")
+        print(
+            f"{verb} {args.approval_id}: session {session} is {status} "
+            f"({render.finish_label(done.finish_reason)}{extra})"
+        )
     else:
         print(f"{verb} {args.approval_id}: session {session}")
     return 0
@@ -266,7 +304,10 @@ def prune(d: Daemon, args: argparse.Namespace) -> int:
                 "dry_run": args.dry_run,
                 "matched": [render.as_dict(s) for s in chosen],
                 "deleted": [s.session_id for s in deleted],
-                "failed": [{"session_id": s.session_id, "reason": e.reason, "message": e.message} for s, e in failed],
+                "failed": [
+                    {"session_id": s.session_id, "reason": e.reason, "message": e.message}
+                    for s, e in failed
+                ],
             }
         )
     else:
@@ -274,14 +315,17 @@ def prune(d: Daemon, args: argparse.Namespace) -> int:
             print(render.session_rows(chosen))
         verb = "would delete" if args.dry_run else "deleted"
         count = len(chosen) if args.dry_run else len(deleted)
-        print(f"{verb} {count} session{'s' if count != 1 else ''} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}")
+        print(
+            f"{verb} {count} session{'s' if count != 1 else ''} last saved before "
+            f"{cutoff:%Y-%m-%d %H:%M:%SZ}"
+        )
         if kept:
             print(
                 f"kept {len(kept)} in-progress session{'s' if len(kept) != 1 else ''} as old "
                 "(give --status in-progress to prune them)"
             )
-        for s, e in failed:
-            print(f"not deleted {s.session_id}: {e}", file=sys.stderr)
+        for s, err in failed:
+            print(f"not deleted {s.session_id}: {err}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -293,9 +337,17 @@ def _confirm(chosen: Sequence[pb.SessionSummary], cutoff: datetime) -> None:
     """Ask on the terminal before deleting; with no terminal, ``--yes`` is required."""
     n = f"{len(chosen)} session{'s' if len(chosen) != 1 else ''}"
     if not sys.stdin.isatty():
-        raise Unconfirmed(f"prune would delete {n}; give --yes to delete without asking, or --dry-run to list them")
+        raise Unconfirmed(
+            f"prune would delete {n}; give --yes to delete without asking, or --dry-run to list "
+            "them"
+        )
     print(render.session_rows(chosen), file=sys.stderr)
-    print(f"delete these {n} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}? [y/N] ", end="", file=sys.stderr, flush=True)
+    print(
+        f"delete these {n} last saved before {cutoff:%Y-%m-%d %H:%M:%SZ}? [y/N] ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
     if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise Unconfirmed("nothing deleted")
 
@@ -303,7 +355,9 @@ def _confirm(chosen: Sequence[pb.SessionSummary], cutoff: datetime) -> None:
 # -- plumbing ---------------------------------------------------------------------------------
 
 
-def _listing(args: argparse.Namespace, rows: Sequence[Any], table: Callable[[Sequence[Any]], str], empty: str) -> int:
+def _listing(
+    args: argparse.Namespace, rows: Sequence[Any], table: Callable[[Sequence[Any]], str], empty: str
+) -> int:
     """A list of protos: a JSON array with ``--json``, else a table (``empty`` if none)."""
     if args.json:
         render.emit([render.as_dict(r) for r in rows])
@@ -341,7 +395,9 @@ def _failure_line(err: Exception, args: argparse.Namespace) -> str:
     if reason:
         return f"{reason}: {message}"
     if code == grpc.StatusCode.UNAVAILABLE:
-        return f"cannot reach the daemon at {address}: {message}{connection.tls_hint(args, address)}"
+        return (
+            f"cannot reach the daemon at {address}: {message}{connection.tls_hint(args, address)}"
+        )
     return f"{code.name}: {message}"
 
 
@@ -383,23 +439,31 @@ def _status(text: str) -> str:
     return text.replace("_", "-")
 
 
-def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None:  # type: ignore[type-arg]
+def add_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> None:
     """Register ``name`` (``sessions``, ``approvals`` or ``prune``) on ``luoshod``'s
     subparsers, with ``help`` as its line in ``luoshod --help``."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--address",
         default=os.environ.get("LUOSHOD_ADDRESS", DEFAULT_ADDRESS),
-        help=f"the daemon: host:port or unix:/path (env LUOSHOD_ADDRESS; default {DEFAULT_ADDRESS})",
+        help="the daemon: host:port or unix:/path (env LUOSHOD_ADDRESS; default "
+        f"{DEFAULT_ADDRESS})",
     )
     common.add_argument("--json", action="store_true", help="JSON for scripts instead of tables")
     connection.add_token_arguments(common)
     connection.add_tls_arguments(common)
     common.set_defaults(log_level="WARNING")
 
-    def command(parent: Any, word: str, handler: Callable[..., int], text: str, examples: str = "") -> argparse.ArgumentParser:
+    def command(
+        parent: Any, word: str, handler: Callable[..., int], text: str, examples: str = ""
+    ) -> argparse.ArgumentParser:
         p = parent.add_parser(
-            word, parents=[common], help=text, description=text,
+            word,
+            parents=[common],
+            help=text,
+            description=text,
             epilog=f"examples:\n  {examples}" if examples else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -409,80 +473,186 @@ def add_command(sub: argparse._SubParsersAction, name: str, help: str) -> None: 
     def group(word: str, examples: str) -> Any:
         """A command of subcommands; alone, it prints them (like ``kubectl config``)."""
         g = sub.add_parser(
-            word, help=help, description=help, epilog=f"examples:\n  {examples}",
+            word,
+            help=help,
+            description=help,
+            epilog=f"examples:\n  {examples}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         g.set_defaults(admin=None, group_help=g.format_help)
         return g.add_subparsers(dest=f"{word}_command", metavar="COMMAND")
 
-    statuses = {"choices": sorted(STATUSES), "type": _status, "action": "append"}
+    statuses: dict[str, Any] = {"choices": sorted(STATUSES), "type": _status, "action": "append"}
 
     if name == "sessions":
-        ss = group(name, "luoshod sessions list --status in-progress\n  luoshod sessions show trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s")
-        p = command(ss, "list", sessions_list, "every session, following every page",
-                    "luoshod sessions list\n  luoshod sessions list --status in-progress --status awaiting-approval --json\n"
-                    "  luoshod sessions list --prefix trip-")
+        ss = group(
+            name,
+            "luoshod sessions list --status in-progress\n  luoshod sessions show trip-1\n  "
+            "luoshod sessions resume trip-1 --tool-timeout 5s",
+        )
+        p = command(
+            ss,
+            "list",
+            sessions_list,
+            "every session, following every page",
+            "luoshod sessions list\n  luoshod sessions list --status in-progress --status "
+            "awaiting-approval --json\n"
+            "  luoshod sessions list --prefix trip-",
+        )
         p.add_argument("--status", help="only this status (repeatable)", **statuses)
         p.add_argument("--prefix", help="only the sessions whose id starts with this")
         p.add_argument("--limit", type=int, default=0, help="at most this many rows")
-        p = command(ss, "show", sessions_show, "a session's state, transcript and step timeline",
-                    "luoshod sessions show trip-1 --full")
+        p = command(
+            ss,
+            "show",
+            sessions_show,
+            "a session's state, transcript and step timeline",
+            "luoshod sessions show trip-1 --full",
+        )
         p.add_argument("session_id")
         p.add_argument("--full", action="store_true", help="do not shorten long messages")
-        p = command(ss, "dequeue", sessions_dequeue, "remove an input queued on a busy session (if_busy)",
-                    "luoshod sessions dequeue trip-1 q-5f3a8cfd")
+        p = command(
+            ss,
+            "dequeue",
+            sessions_dequeue,
+            "remove an input queued on a busy session (if_busy)",
+            "luoshod sessions dequeue trip-1 q-5f3a8cfd",
+        )
         p.add_argument("session_id")
-        p.add_argument("request_id", help="the queued input's request id (sessions show lists them)")
-        p = command(ss, "history", sessions_history, "a session's saved checkpoints, newest first",
-                    "luoshod sessions history trip-1")
+        p.add_argument(
+            "request_id", help="the queued input's request id (sessions show lists them)"
+        )
+        p = command(
+            ss,
+            "history",
+            sessions_history,
+            "a session's saved checkpoints, newest first",
+            "luoshod sessions history trip-1",
+        )
         p.add_argument("session_id")
-        p.add_argument("--checkpoints", action="store_true", help="include each full checkpoint (with --json)")
-        p = command(ss, "delete", sessions_delete, "delete a session's checkpoint (and history)",
-                    "luoshod sessions delete trip-1 --keep-history")
+        p.add_argument(
+            "--checkpoints", action="store_true", help="include each full checkpoint (with --json)"
+        )
+        p = command(
+            ss,
+            "delete",
+            sessions_delete,
+            "delete a session's checkpoint (and history)",
+            "luoshod sessions delete trip-1 --keep-history",
+        )
         p.add_argument("session_id")
         p.add_argument("--keep-history", action="store_true")
-        p = command(ss, "fork", sessions_fork, "a new session from a step of another's history",
-                    "luoshod sessions fork trip-1 --step 1 --tool-result call_0_0='{\"sky\": \"rain\"}'")
+        p = command(
+            ss,
+            "fork",
+            sessions_fork,
+            "a new session from a step of another's history",
+            'luoshod sessions fork trip-1 --step 1 --tool-result call_0_0=\'{"sky": "rain"}\'',
+        )
         p.add_argument("session_id")
         p.add_argument("--step", type=int, required=True, help="the step to fork from")
         p.add_argument("--new-id", help="the new session's id (default SESSION.fork-N)")
-        p.add_argument("--append", metavar="TEXT", help="a user message queued after any pending calls")
+        p.add_argument(
+            "--append", metavar="TEXT", help="a user message queued after any pending calls"
+        )
         p.add_argument("--state", metavar="JSON", help="replace the business state")
-        p.add_argument("--tool-result", metavar="CALL_ID=JSON", help="replace (or record) one tool call's result")
+        p.add_argument(
+            "--tool-result",
+            metavar="CALL_ID=JSON",
+            help="replace (or record) one tool call's result",
+        )
         p.add_argument("--error", action="store_true", help="the --tool-result is an error result")
         from .lifecycle import add_sessions_commands
 
         add_sessions_commands(ss, command, _duration)
     elif name == "approvals":
-        aa = group(name, "luoshod approvals list\n  luoshod approvals approve ap-1796224345776-7242f607 --note 'ok by Ana'")
-        p = command(aa, "list", approvals_list, "pending approvals, oldest first", "luoshod approvals list --session pay-1")
+        aa = group(
+            name,
+            "luoshod approvals list\n  luoshod approvals approve ap-1796224345776-7242f607 --note "
+            "'ok by Ana'",
+        )
+        p = command(
+            aa,
+            "list",
+            approvals_list,
+            "pending approvals, oldest first",
+            "luoshod approvals list --session pay-1",
+        )
         p.add_argument("--session", help="only this session's")
         for decision in ("approve", "reject"):
-            p = command(aa, decision, approvals_decide, f"{decision} a pending approval and continue its run until it needs the app",
-                        f"luoshod approvals {decision} ap-1796224345776-7242f607 --note 'checked the invoice'")
+            p = command(
+                aa,
+                decision,
+                approvals_decide,
+                f"{decision} a pending approval and continue its run until it needs the app",
+                f"luoshod approvals {decision} ap-1796224345776-7242f607 --note 'checked the "
+                "invoice'",
+            )
             p.add_argument("approval_id")
-            p.add_argument("--note", help="recorded with the decision (the model reads it on a rejection)")
-            p.add_argument("--request-id", metavar="ID",
-                           help="an idempotency key: run the same command again with the same ID "
-                           "(and --session) after a failure and the decision is applied once")
-            p.add_argument("--session", help="the approval's session: lets a retry with --request-id be "
-                           "recognised once the first attempt took the decision")
+            p.add_argument(
+                "--note", help="recorded with the decision (the model reads it on a rejection)"
+            )
+            p.add_argument(
+                "--request-id",
+                metavar="ID",
+                help="an idempotency key: run the same command again with the same ID "
+                "(and --session) after a failure and the decision is applied once",
+            )
+            p.add_argument(
+                "--session",
+                help="the approval's session: lets a retry with --request-id be "
+                "recognised once the first attempt took the decision",
+            )
             p.set_defaults(decision=decision)
     elif name == "prune":
-        p = command(sub, name, prune, help,
-                    "luoshod prune --older-than 30d --dry-run\n  luoshod prune --older-than 30d --yes\n"
-                    "  luoshod prune --older-than 2w --status in-progress --yes")
-        p.add_argument("--older-than", type=_duration, required=True, metavar="DURATION", help="90s, 15m, 12h, 30d, 2w, 1d12h…")
-        p.add_argument("--status", help="only this status (repeatable); in-progress sessions are pruned only when named here", **statuses)
-        p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
-        p.add_argument("--yes", "-y", action="store_true", help="delete without asking (needed when stdin is not a terminal)")
+        p = command(
+            sub,
+            name,
+            prune,
+            help,
+            "luoshod prune --older-than 30d --dry-run\n  luoshod prune --older-than 30d --yes\n"
+            "  luoshod prune --older-than 2w --status in-progress --yes",
+        )
+        p.add_argument(
+            "--older-than",
+            type=_duration,
+            required=True,
+            metavar="DURATION",
+            help="90s, 15m, 12h, 30d, 2w, 1d12h…",
+        )
+        p.add_argument(
+            "--status",
+            help="only this status (repeatable); in-progress sessions are pruned only when named "
+            "here",
+            **statuses,
+        )
+        p.add_argument(
+            "--dry-run", action="store_true", help="list what would be deleted, delete nothing"
+        )
+        p.add_argument(
+            "--yes",
+            "-y",
+            action="store_true",
+            help="delete without asking (needed when stdin is not a terminal)",
+        )
         p.add_argument("--keep-history", action="store_true")
     elif name == "status":
         from .status import status
 
-        p = command(sub, name, status, help, "luoshod status\n  luoshod status --metrics-address 127.0.0.1:9464 --json")
-        p.add_argument("--metrics-address", metavar="HOST:PORT", default=os.environ.get("LUOSHOD_METRICS_ADDRESS"),
-                       help="the daemon's --metrics-listen: adds its version, store, listeners, runs and leases (env LUOSHOD_METRICS_ADDRESS)")
+        p = command(
+            sub,
+            name,
+            status,
+            help,
+            "luoshod status\n  luoshod status --metrics-address 127.0.0.1:9464 --json",
+        )
+        p.add_argument(
+            "--metrics-address",
+            metavar="HOST:PORT",
+            default=os.environ.get("LUOSHOD_METRICS_ADDRESS"),
+            help="the daemon's --metrics-listen: adds its version, store, listeners, runs and "
+            "leases (env LUOSHOD_METRICS_ADDRESS)",
+        )
     elif name == "mcp":
         from .mcp import add_mcp_commands
 

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from google.protobuf import json_format
+
 from luosho.v1 import agent_pb2 as pb
 
 from . import render
@@ -38,7 +39,10 @@ def event_line(e: pb.Event) -> str:
     kind = e.WhichOneof("payload")
     what = ""
     if kind == "run_start":
-        what = f"{pb.RunMode.Name(e.run_start.mode).removeprefix('RUN_MODE_').lower()} at step {e.run_start.step_index}"
+        what = (
+            f"{pb.RunMode.Name(e.run_start.mode).removeprefix('RUN_MODE_').lower()} at step "
+            f"{e.run_start.step_index}"
+        )
     elif kind == "step_start":
         what = f"step {e.step_start.step}"
     elif kind == "model_turn":
@@ -47,11 +51,21 @@ def event_line(e: pb.Event) -> str:
         what = render.clip(m.content, 80) + (f" → {calls}" if calls else "")
     elif kind == "tool_call":
         c = e.tool_call.call
-        runner = "run by the daemon" if e.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON else "for the app"
-        what = f"{c.name} [{c.id}] {render.clip(c.arguments_json, 60)} (waits {e.tool_call.timeout_ms / 1000:g}s {runner})"
+        runner = (
+            "run by the daemon"
+            if e.tool_call.executor == pb.TOOL_EXECUTOR_DAEMON
+            else "for the app"
+        )
+        what = (
+            f"{c.name} [{c.id}] {render.clip(c.arguments_json, 60)} (waits "
+            f"{e.tool_call.timeout_ms / 1000:g}s {runner})"
+        )
     elif kind == "tool_result":
         r = e.tool_result
-        what = f"{r.tool_name} [{r.tool_call_id}] {'error ' if r.is_error else ''}{render.clip(r.result_json, 60)}"
+        what = (
+            f"{r.tool_name} [{r.tool_call_id}] "
+            f"{'error ' if r.is_error else ''}{render.clip(r.result_json, 60)}"
+        )
     elif kind == "step_done":
         what = f"step {e.step_done.step}"
     elif kind == "approval_requested":
@@ -82,7 +96,9 @@ def watch(d: Any, args: argparse.Namespace) -> int:
     """The session's kept events after ``--after-seq``, then live ones until its run ends
     (or until Ctrl-C with ``--follow``)."""
     d.client.get_session(args.session_id)  # an unknown session is an error, not silence
-    call = d.stub.Watch(pb.WatchRequest(session_id=args.session_id, after_seq=args.after_seq, follow=args.follow))
+    call = d.stub.Watch(
+        pb.WatchRequest(session_id=args.session_id, after_seq=args.after_seq, follow=args.follow)
+    )
     try:
         for response in call:
             if response.event.type == "text.delta" and not args.deltas:
@@ -103,7 +119,9 @@ def cancel(d: Any, args: argparse.Namespace) -> int:
             "aborted (pending calls get a cancelled error result)"
         )
     if not cancelled:
-        raise CommandFailed(f"no run of session {args.session_id!r} is active in this daemon; nothing cancelled")
+        raise CommandFailed(
+            f"no run of session {args.session_id!r} is active in this daemon; nothing cancelled"
+        )
     return 0
 
 
@@ -124,7 +142,11 @@ def resume(d: Any, args: argparse.Namespace) -> int:
         for response in call:
             e = response.event
             _print_event(e, args.json)
-            if e.type == "tool.call" and args.tool_timeout is None and e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON:
+            if (
+                e.type == "tool.call"
+                and args.tool_timeout is None
+                and e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON
+            ):
                 waiting = e.tool_call.call
                 break
             if e.type == "run.done":
@@ -137,14 +159,20 @@ def resume(d: Any, args: argparse.Namespace) -> int:
         return 0
     if waiting is not None:
         print(
-            f"session {args.session_id} waits for the app to run {waiting.name} [{waiting.id}]: the app's next "
-            f"Resume runs it. Or: luoshod sessions resume {args.session_id} --tool-timeout 5s (each call the app "
-            f"does not answer in 5s becomes a timeout error the model reads), or: luoshod sessions cancel "
+            f"session {args.session_id} waits for the app to run {waiting.name} [{waiting.id}]: "
+            "the app's next "
+            f"Resume runs it. Or: luoshod sessions resume {args.session_id} --tool-timeout 5s "
+            "(each call the app "
+            "does not answer in 5s becomes a timeout error the model reads), or: luoshod "
+            "sessions cancel "
             f"{args.session_id} while it runs",
             file=sys.stderr,
         )
     elif done is not None:
-        print(f"session {args.session_id} is {render.status_label(done.status)} ({render.finish_label(done.finish_reason)})")
+        print(
+            f"session {args.session_id} is {render.status_label(done.status)} "
+            f"({render.finish_label(done.finish_reason)})"
+        )
     elif cp.status == pb.CHECKPOINT_STATUS_FINISHED:
         print(f"session {args.session_id} is finished: nothing to run")
     return 0
@@ -167,8 +195,10 @@ def compare(d: Any, args: argparse.Namespace) -> int:
     dr = c.drift
     where = f"diverged at step {c.diverged_at}" if c.HasField("diverged_at") else "same trajectory"
     print(
-        f"{where}; steps {dr.steps_a} vs {dr.steps_b}; finish {render.finish_label(dr.finish_reason_a)} vs "
-        f"{render.finish_label(dr.finish_reason_b)}; tool order {'changed' if dr.tool_order_changed else 'same'}; "
+        f"{where}; steps {dr.steps_a} vs {dr.steps_b}; finish "
+        f"{render.finish_label(dr.finish_reason_a)} vs "
+        f"{render.finish_label(dr.finish_reason_b)}; tool order "
+        f"{'changed' if dr.tool_order_changed else 'same'}; "
         f"{len(dr.arguments)} argument change{'s' if len(dr.arguments) != 1 else ''}"
     )
     if c.HasField("diverged_at"):
@@ -180,8 +210,20 @@ def compare(d: Any, args: argparse.Namespace) -> int:
 def _key(s: pb.TrajectoryStep) -> tuple[object, ...]:
     """A step without its call ids (which two runs draw differently), JSON compared parsed,
     as the daemon compares."""
-    return (s.text, tuple((c.name, _json(c.arguments_json), c.has_result, _json(c.result_json), c.is_error,
-                           tuple(_key(t) for t in c.task_steps)) for c in s.calls))
+    return (
+        s.text,
+        tuple(
+            (
+                c.name,
+                _json(c.arguments_json),
+                c.has_result,
+                _json(c.result_json),
+                c.is_error,
+                tuple(_key(t) for t in c.task_steps),
+            )
+            for c in s.calls
+        ),
+    )
 
 
 def _json(text: str) -> str:
@@ -214,9 +256,15 @@ def _difference(n: int, steps_a: Any, steps_b: Any, name_a: str, name_b: str) ->
             lines.append(f"step {n}: only {name_a if cb is None else name_b} calls {only.name}")
             continue
         if ca.name != cb.name or _json(ca.arguments_json) != _json(cb.arguments_json):
-            lines.append(f"step {n} {ca.name}: arguments {render.clip(ca.arguments_json, 50)} vs "
-                         f"{render.clip(cb.arguments_json, 50)}")
-        if (ca.has_result, _json(ca.result_json), ca.is_error) != (cb.has_result, _json(cb.result_json), cb.is_error):
+            lines.append(
+                f"step {n} {ca.name}: arguments {render.clip(ca.arguments_json, 50)} vs "
+                f"{render.clip(cb.arguments_json, 50)}"
+            )
+        if (ca.has_result, _json(ca.result_json), ca.is_error) != (
+            cb.has_result,
+            _json(cb.result_json),
+            cb.is_error,
+        ):
             ra = render.clip(ca.result_json, 50) if ca.has_result else "(no result)"
             rb = render.clip(cb.result_json, 50) if cb.has_result else "(no result)"
             lines.append(f"step {n} {ca.name} result: {ra} vs {rb}")
@@ -232,28 +280,62 @@ def _step(s: pb.TrajectoryStep | None) -> str:
 
 def add_sessions_commands(ss: Any, command: Any, duration: Any) -> None:
     """The lifecycle subcommands of ``luoshod sessions`` (``command`` registers one)."""
-    p = command(ss, "watch", watch, "follow a session's events: what is kept, then live until the run ends",
-                "luoshod sessions watch trip-1\n  luoshod sessions watch trip-1 --after-seq 12 --follow --json")
+    p = command(
+        ss,
+        "watch",
+        watch,
+        "follow a session's events: what is kept, then live until the run ends",
+        "luoshod sessions watch trip-1\n  luoshod sessions watch trip-1 --after-seq 12 --follow "
+        "--json",
+    )
     p.add_argument("session_id")
-    p.add_argument("--after-seq", type=int, default=0, metavar="SEQ", help="only events after this seq")
-    p.add_argument("--follow", action="store_true", help="keep following after the run ends (until Ctrl-C)")
+    p.add_argument(
+        "--after-seq", type=int, default=0, metavar="SEQ", help="only events after this seq"
+    )
+    p.add_argument(
+        "--follow", action="store_true", help="keep following after the run ends (until Ctrl-C)"
+    )
     p.add_argument("--deltas", action="store_true", help="print text.delta progress too")
-    p = command(ss, "cancel", cancel, "abort the session's active run (its calls still without a result get a 'cancelled' error result)",
-                "luoshod sessions cancel trip-1")
+    p = command(
+        ss,
+        "cancel",
+        cancel,
+        "abort the session's active run (its calls still without a result get a 'cancelled' error "
+        "result)",
+        "luoshod sessions cancel trip-1",
+    )
     p.add_argument("session_id")
-    p = command(ss, "resume", resume,
-                "finish an interrupted run with its saved agent; stops when the run waits on the app's tools",
-                "luoshod sessions resume trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s\n"
-                "  luoshod sessions resume trip-1 --request-id fix-1   # again after a failure: applied once")
+    p = command(
+        ss,
+        "resume",
+        resume,
+        "finish an interrupted run with its saved agent; stops when the run waits on the app's "
+        "tools",
+        "luoshod sessions resume trip-1\n  luoshod sessions resume trip-1 --tool-timeout 5s\n"
+        "  luoshod sessions resume trip-1 --request-id fix-1   # again after a failure: applied "
+        "once",
+    )
     p.add_argument("session_id")
-    p.add_argument("--request-id", metavar="ID",
-                   help="an idempotency key: the same command run again with the same ID after a "
-                   "failure resumes or replays that run instead of starting another")
-    p.add_argument("--tool-timeout", type=duration, metavar="DURATION",
-                   help="go on past the app's tool calls: each one unanswered after DURATION (5s, 1m) "
-                   "is recorded as a timeout error result the model reads")
-    p = command(ss, "compare", compare, "two sessions' trajectories side by side: steps, where they diverge, drift",
-                "luoshod sessions compare trip-1 trip-1.fork-1")
+    p.add_argument(
+        "--request-id",
+        metavar="ID",
+        help="an idempotency key: the same command run again with the same ID after a "
+        "failure resumes or replays that run instead of starting another",
+    )
+    p.add_argument(
+        "--tool-timeout",
+        type=duration,
+        metavar="DURATION",
+        help="go on past the app's tool calls: each one unanswered after DURATION (5s, 1m) "
+        "is recorded as a timeout error result the model reads",
+    )
+    p = command(
+        ss,
+        "compare",
+        compare,
+        "two sessions' trajectories side by side: steps, where they diverge, drift",
+        "luoshod sessions compare trip-1 trip-1.fork-1",
+    )
     p.add_argument("session_a")
     p.add_argument("session_b")
 

@@ -27,13 +27,26 @@ def mcp_list(d: Any, args: argparse.Namespace) -> int:
     if not resp.servers:
         print("no MCP servers configured ([mcp_servers.NAME] in the daemon's TOML file)")
         return 0
-    print(render.table(
-        ["SERVER", "TRANSPORT", "STATE", "STARTS", "TOOLS", "LAST ERROR"],
-        [(s.name, s.transport, s.state, s.starts, len(s.tools), render.clip(s.last_error, 60)) for s in resp.servers],
-    ))
+    print(
+        render.table(
+            ["SERVER", "TRANSPORT", "STATE", "STARTS", "TOOLS", "LAST ERROR"],
+            [
+                (
+                    s.name,
+                    s.transport,
+                    s.state,
+                    s.starts,
+                    len(s.tools),
+                    render.clip(s.last_error, 60),
+                )
+                for s in resp.servers
+            ],
+        )
+    )
     rows = [
         (f"{s.name}__{t.name}", _approval(t), render.clip(t.description, 60))
-        for s in resp.servers for t in s.tools
+        for s in resp.servers
+        for t in s.tools
     ]
     if rows:
         print()
@@ -42,6 +55,13 @@ def mcp_list(d: Any, args: argparse.Namespace) -> int:
 
 
 def add_mcp_commands(group: Any, command: Any) -> None:
-    p = command(group, "list", mcp_list, "each MCP server's state and tools (lists them now unless --cached)",
-                "luoshod mcp list\n  luoshod mcp list --cached --json")
-    p.add_argument("--cached", action="store_true", help="the tools as last listed: start no server")
+    p = command(
+        group,
+        "list",
+        mcp_list,
+        "each MCP server's state and tools (lists them now unless --cached)",
+        "luoshod mcp list\n  luoshod mcp list --cached --json",
+    )
+    p.add_argument(
+        "--cached", action="store_true", help="the tools as last listed: start no server"
+    )

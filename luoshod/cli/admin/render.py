@@ -12,6 +12,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
+
 from luosho.v1 import agent_pb2 as pb
 
 #: How much of a message, an argument list or a result a line shows (``--full`` lifts it).
@@ -107,7 +108,10 @@ def session_rows(sessions: Iterable[pb.SessionSummary]) -> str:
 def history_rows(entries: Iterable[pb.HistoryEntry]) -> str:
     return table(
         ("VERSION", "STEP", "SAVED (UTC)", "STATUS", "MSGS"),
-        ((e.version, e.step, timestamp(e.saved_at), status_label(e.status), e.message_count) for e in entries),
+        (
+            (e.version, e.step, timestamp(e.saved_at), status_label(e.status), e.message_count)
+            for e in entries
+        ),
     )
 
 
@@ -167,7 +171,14 @@ def timeline_lines(entries: Sequence[pb.HistoryEntry], messages: Sequence[pb.Mes
         added = messages[before : e.message_count] if e.message_count >= before else []
         what = ", ".join(_gist(m) for m in added) or "-"
         rows.append(
-            (f"v{e.version}", e.step, timestamp(e.saved_at), status_label(e.status), f"+{max(e.message_count - before, 0)}", clip(what))
+            (
+                f"v{e.version}",
+                e.step,
+                timestamp(e.saved_at),
+                status_label(e.status),
+                f"+{max(e.message_count - before, 0)}",
+                clip(what),
+            )
         )
         before = e.message_count
     return table(("SAVE", "STEP", "SAVED (UTC)", "STATUS", "MSGS", "ADDED"), rows).splitlines()
@@ -182,7 +193,9 @@ def _gist(m: pb.Message) -> str:
     return f"{role} {clip(m.content, 40)!r}" if m.content else role
 
 
-def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: int | None = CLIP) -> str:
+def session_text(
+    cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: int | None = CLIP
+) -> str:
     status = status_label(cp.status)
     if cp.finish_reason:
         status += f" ({finish_label(cp.finish_reason)})"
@@ -190,12 +203,16 @@ def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: i
         f"session   {cp.session_id}",
         f"status    {status}",
         f"step      {cp.step_index}   version {cp.version}   updated {timestamp(cp.updated_at)}",
-        f"model     {cp.agent.model or '-'}" + (f"   tools: {', '.join(t.name for t in cp.agent.tools)}" if cp.agent.tools else ""),
+        f"model     {cp.agent.model or '-'}"
+        + (f"   tools: {', '.join(t.name for t in cp.agent.tools)}" if cp.agent.tools else ""),
         f"usage     this run: {usage_line(cp.usage)}",
         f"          session:  {usage_line(cp.total_usage)}",
     ]
     if cp.approval_id:
-        lines.append(f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject {cp.approval_id})")
+        lines.append(
+            f"approval  {cp.approval_id} (decide with: luoshod approvals approve|reject "
+            f"{cp.approval_id})"
+        )
     if cp.business_state_json:
         lines.append(f"state     {clip(cp.business_state_json, width)}")
     lines += ["", f"Transcript ({len(cp.messages)} messages)"]
@@ -209,7 +226,11 @@ def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: i
                 f"{indent}{st.name} {st.task_id} [{st.call_id}]  step {st.step_index}, "
                 f"{len(st.messages)} messages, {usage_line(st.usage)}"
             )
-            lines += [indent + "  " + line for n, m in enumerate(st.messages) for line in message_lines(n, m, width)]
+            lines += [
+                indent + "  " + line
+                for n, m in enumerate(st.messages)
+                for line in message_lines(n, m, width)
+            ]
     if cp.tasks:  # R65: the finished tasks, kept with the session, by path
         lines += ["", f"Tasks done ({len(cp.tasks)}; continue one with task_id)"]
         for t in sorted(cp.tasks, key=lambda t: (list(t.path), t.task_id)):
@@ -218,14 +239,26 @@ def session_text(cp: pb.Checkpoint, history: Sequence[pb.HistoryEntry], width: i
                 f"{indent}{t.name} {t.task_id} ({'/'.join(t.path)})  {t.step_index} step(s), "
                 f"{len(t.messages)} messages"
             )
-            lines += [indent + "  " + line for n, m in enumerate(t.messages) for line in message_lines(n, m, width)]
+            lines += [
+                indent + "  " + line
+                for n, m in enumerate(t.messages)
+                for line in message_lines(n, m, width)
+            ]
     if cp.delegated_usage.model_calls:
         lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
     waiting = [r for r in cp.tool_calls if not r.has_result]
     if waiting:
         lines += ["", "Tool calls without a result (run again on resume)"]
-        lines += [f"  step {r.step}  {r.call.name} [{r.call.id}] {clip(r.call.arguments_json or '{}', width)}" for r in waiting]
+        lines += [
+            f"  step {r.step}  {r.call.name} [{r.call.id}] "
+            f"{clip(r.call.arguments_json or '{}', width)}"
+            for r in waiting
+        ]
     saves = f"{len(history)} save{'s' if len(history) != 1 else ''}"
     lines += ["", f"Timeline ({saves} kept, oldest first)"]
-    lines += ["  " + line for line in timeline_lines(history, cp.messages)] if history else ["  (no history kept)"]
+    lines += (
+        ["  " + line for line in timeline_lines(history, cp.messages)]
+        if history
+        else ["  (no history kept)"]
+    )
     return "\n".join(lines)

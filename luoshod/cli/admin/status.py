@@ -31,7 +31,9 @@ def scrape(address: str, timeout: float = 5.0) -> dict[str, list[tuple[dict[str,
     out: dict[str, list[tuple[dict[str, str], float]]] = {}
     for line in text.splitlines():
         if m := _SAMPLE.match(line):
-            out.setdefault(m.group(1), []).append((dict(_LABEL.findall(m.group(2) or "")), float(m.group(3))))
+            out.setdefault(m.group(1), []).append(
+                (dict(_LABEL.findall(m.group(2) or "")), float(m.group(3)))
+            )
     return out
 
 
@@ -78,10 +80,20 @@ def status(d: Any, args: argparse.Namespace) -> int:
             ("version", f"{shown['version']} (python {shown['python']}, grpc {shown['grpc']})"),
             ("store", shown["store"]),
             ("listeners", ", ".join(shown["listen"])),
-            ("runs", f"{shown['active_runs']} active, {shown['leases_held']} leases held as {shown['lease_owner']}"),
+            (
+                "runs",
+                f"{shown['active_runs']} active, {shown['leases_held']} leases held as "
+                f"{shown['lease_owner']}",
+            ),
         ]
     else:
-        rows.append(("more", "give --metrics-address HOST:PORT (the daemon's --metrics-listen) for its version, store, listeners, runs and leases"))
+        rows.append(
+            (
+                "more",
+                "give --metrics-address HOST:PORT (the daemon's --metrics-listen) for its "
+                "version, store, listeners, runs and leases",
+            )
+        )
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")

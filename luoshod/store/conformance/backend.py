@@ -42,7 +42,8 @@ class DriverCase:
     def fixtures(self) -> list[str]:
         """The fixtures the URL names."""
         return [
-            name for _, name, _, _ in string.Formatter().parse(self.url)
+            name
+            for _, name, _, _ in string.Formatter().parse(self.url)
             if name and name not in BUILTIN_FIELDS
         ]
 
@@ -57,7 +58,9 @@ def parse_case(entry: str, where: str) -> DriverCase:
     """``NAME=URL`` as given to ``--luoshod-driver`` or in ``LUOSHOD_TEST_DRIVERS``."""
     name, sep, url = entry.partition("=")
     if not sep or not name.strip() or not url.strip() or any(c.isspace() for c in name):
-        raise pytest.UsageError(f"{where}: expected NAME=URL (e.g. mine=mine://{{tmp}}/db), got {entry!r}")
+        raise pytest.UsageError(
+            f"{where}: expected NAME=URL (e.g. mine=mine://{{tmp}}/db), got {entry!r}"
+        )
     return DriverCase(name, url)
 
 

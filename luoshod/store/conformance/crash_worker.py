@@ -67,7 +67,9 @@ async def save_forever(store: Store, session_id: str) -> None:
     stored = len(current.messages) if current else 0
     while True:
         cp = expected(session_id, version + 1)
-        logged = events(session_id, cp.version) if Capability.EVENT_LOG in store.capabilities else []
+        logged = (
+            events(session_id, cp.version) if Capability.EVENT_LOG in store.capabilities else []
+        )
         await store.save(cp, stored_messages=stored, events=logged)
         version, stored = cp.version, len(cp.messages)
         os.write(1, f"ACK {session_id} {version}\n".encode())  # unbuffered: no loss on kill

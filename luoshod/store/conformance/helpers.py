@@ -12,11 +12,11 @@ from luoshod.domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
-    Enqueue,
     Drift,
     DriftPolicy,
-    FinishReason,
+    Enqueue,
     Fingerprint,
+    FinishReason,
     Lease,
     Message,
     Role,
@@ -26,7 +26,7 @@ from luoshod.domain import (
     ToolSpec,
     Usage,
 )
-from luoshod.store import Store
+from luoshod.store import SaveOptions, Store
 
 
 def message(i: int, tag: str = "m", *, size: int = 0) -> Message:
@@ -145,14 +145,17 @@ class SessionWriter:
             step_index=n if step is None else step,
             status=status,
             approval_id=(
-                approval.approval_id if approval
-                else "appr" if status is Status.AWAITING_APPROVAL else ""
+                approval.approval_id
+                if approval
+                else "appr"
+                if status is Status.AWAITING_APPROVAL
+                else ""
             ),
             updated_at=1000.0 + n,
             version=self.version + 1,
             history_limit=self.history_limit,
         )
-        extra: dict[str, object] = {}
+        extra: SaveOptions = {}
         if events:
             extra["events"] = events
         if approval is not None:

@@ -7,6 +7,7 @@ import pytest
 from .backend import DriverCase
 
 
+# A hook specification has no body: pytest calls the plugins' implementations of it.
 def pytest_luoshod_drivers(config: pytest.Config) -> list[DriverCase]:  # type: ignore[empty-body]
     """The drivers to run the kit against when none is named with ``--luoshod-driver``.
 

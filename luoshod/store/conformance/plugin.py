@@ -54,7 +54,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     named = [parse_case(e, "--luoshod-driver") for e in config.option.luoshod_drivers]
     if not named:
-        named = [case for cases in config.hook.pytest_luoshod_drivers(config=config) for case in cases]
+        named = [
+            case for cases in config.hook.pytest_luoshod_drivers(config=config) for case in cases
+        ]
     cases = named + from_environment()
     ids = [case.id for case in cases]
     if len(set(ids)) != len(ids):

@@ -61,9 +61,10 @@ async def test_an_approval_saved_with_its_checkpoint_is_pending(approvals_driver
 async def test_an_unknown_approval_is_none(approvals_driver: Store) -> None:
     await SessionWriter(approvals_driver, "s").save()
     assert await approvals_driver.get_approval("nope") is None
-    assert await approvals_driver.list_approvals(
-        session_id=None, page_size=10, page_token=""
-    ) == ([], "")
+    assert await approvals_driver.list_approvals(session_id=None, page_size=10, page_token="") == (
+        [],
+        "",
+    )
     assert await all_approvals(approvals_driver, "s") == []
 
 
@@ -73,8 +74,13 @@ async def test_list_approvals_pages_in_id_order_and_filters_by_session(
     d = approvals_driver
     writers = {sid: SessionWriter(d, sid) for sid in ("s1", "s2", "s3")}
     made = {}
-    for aid, sid in [("a-05", "s1"), ("a-01", "s2"), ("a-03", "s1"), ("a-02", "s3"),
-                     ("a-04", "s2")]:
+    for aid, sid in [
+        ("a-05", "s1"),
+        ("a-01", "s2"),
+        ("a-03", "s1"),
+        ("a-02", "s3"),
+        ("a-04", "s2"),
+    ]:
         made[aid] = approval(aid, sid)
         await writers[sid].save(status=PAUSED, approval=made[aid])
     ordered = [made[aid] for aid in sorted(made)]
@@ -108,9 +114,7 @@ async def test_list_approvals_rejects_bad_paging(approvals_driver: Store, token:
     await SessionWriter(approvals_driver, "s").save(status=PAUSED, approval=approval("a", "s"))
     for session_id in (None, "s"):
         with pytest.raises(ValueError, match="page_size"):
-            await approvals_driver.list_approvals(
-                session_id=session_id, page_size=0, page_token=""
-            )
+            await approvals_driver.list_approvals(session_id=session_id, page_size=0, page_token="")
         with pytest.raises(ValueError, match="page token"):
             await approvals_driver.list_approvals(
                 session_id=session_id, page_size=10, page_token=token
@@ -152,9 +156,7 @@ async def test_claiming_what_is_not_pending_is_refused_and_writes_nothing(
     if Capability.HISTORY in backend.capabilities:
         assert [e.checkpoint for e in await d.history("s")] == w.snapshots[::-1]
     if logs:
-        assert await d.read_events("s", after_seq=0, limit=10) == EventPage(
-            event_range(1, 2), 1, 2
-        )
+        assert await d.read_events("s", after_seq=0, limit=10) == EventPage(event_range(1, 2), 1, 2)
     assert await d.get_approval("new") is None
     assert await d.get_approval("of-another-session") == other  # not taken from "t"
     # Nothing was used up: the same save without the claim lands.
@@ -167,8 +169,9 @@ async def test_r33_the_claim_is_checked_before_the_version(approvals_driver: Sto
     w = SessionWriter(d, "s")
     await w.save(status=PAUSED, approval=approval("appr", "s"))
     paused = w.snapshots[-1]
-    mine = replace(paused, version=2, status=Status.IN_PROGRESS, messages=w.messages + [
-        message(1, "mine")])
+    mine = replace(
+        paused, version=2, status=Status.IN_PROGRESS, messages=w.messages + [message(1, "mine")]
+    )
     theirs = replace(mine, messages=w.messages + [message(1, "theirs")])
     await d.save(mine, stored_messages=1, claim="appr")
     # The second writer read the same checkpoint: its version is stale too, but what it
@@ -212,8 +215,10 @@ async def test_a_refused_claim_does_not_affect_concurrent_saves(
     results = await asyncio.gather(
         *(w.save(claim=f"a-{w.session_id}") for w in writers[:3]),
         loser.save(claim="nope"),
-        *(w.save(status=PAUSED, approval=approval(f"b-{w.session_id}", w.session_id))
-          for w in writers[3:]),
+        *(
+            w.save(status=PAUSED, approval=approval(f"b-{w.session_id}", w.session_id))
+            for w in writers[3:]
+        ),
         return_exceptions=True,
     )
     assert [type(r).__name__ for r in results].count("ApprovalNotFound") == 1
@@ -221,7 +226,12 @@ async def test_a_refused_claim_does_not_affect_concurrent_saves(
     for w in writers:
         assert await d.load(w.session_id) == w.snapshots[-1]
     assert [a.approval_id for a in await all_approvals(d)] == [
-        "a-s3", "a-s4", "a-s5", "b-s3", "b-s4", "b-s5",
+        "a-s3",
+        "a-s4",
+        "a-s5",
+        "b-s3",
+        "b-s4",
+        "b-s5",
     ]
     assert await d.load("loser") == loser.snapshots[-1]
 
@@ -276,9 +286,9 @@ async def test_r33_two_processes_claiming_one_approval_exactly_one_wins(
     assert await all_approvals(store) == []
     for name in names:
         for sid in won[name]:
-            cp = await store.load(sid)
-            assert cp is not None and cp.version == 2
-            assert cp.messages[-1] == Message(Role.USER, f"by {name}")
+            loaded = await store.load(sid)
+            assert loaded is not None and loaded.version == 2
+            assert loaded.messages[-1] == Message(Role.USER, f"by {name}")
             if Capability.EVENT_LOG in backend.capabilities:
                 page = await store.read_events(sid, after_seq=0, limit=10)
                 assert page.events == [StoredEvent(1, name.encode())]
@@ -320,6 +330,7 @@ async def test_durable_approvals_survive_reopen(backend: Backend) -> None:
     w.store = second
     await w.save(claim="appr")  # and it is claimed there exactly once
     with pytest.raises(ApprovalNotFound):
-        await second.save(replace(w.snapshots[-1], version=3), stored_messages=w.stored,
-                          claim="appr")
+        await second.save(
+            replace(w.snapshots[-1], version=3), stored_messages=w.stored, claim="appr"
+        )
     assert await second.get_approval("appr") is None

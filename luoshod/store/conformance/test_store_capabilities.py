@@ -13,6 +13,7 @@ from luoshod.domain import (
     AppliedRequest,
     Approval,
     Checkpoint,
+    Enqueue,
     Lease,
     SessionSummary,
     Status,
@@ -121,6 +122,7 @@ class BareStore(Store):
         lease: Lease | None = None,
         requests: Sequence[AppliedRequest] = (),
         request_limit: int = 1000,
+        enqueue: Sequence[Enqueue] = (),
     ) -> None:
         pass
 
@@ -130,7 +132,9 @@ class BareStore(Store):
     async def requests(self, session_id: str) -> list[AppliedRequest]:
         return []
 
-    async def delete(self, session_id: str, *, keep_history: bool = False) -> bool:
+    async def delete(
+        self, session_id: str, *, keep_history: bool = False, keep_queue: bool = False
+    ) -> bool:
         return False
 
     async def _list_sessions(
@@ -158,7 +162,7 @@ async def test_a_driver_declaring_no_capability_refuses_every_optional_part() ->
     assert store.capabilities == frozenset()
     calls = optional_calls(store)
     assert set(calls) == set(Capability) - {Capability.DURABLE, Capability.MULTI_PROCESS}
-    for capability, for_capability in calls.items():
+    for _capability, for_capability in calls.items():
         for call in for_capability:
             with pytest.raises(NotImplementedError, match="keeps no"):
                 await call()

@@ -27,7 +27,7 @@ def test_incomplete_driver_fails_at_construction() -> None:
             return None
 
     with pytest.raises(TypeError, match="abstract"):
-        Half()
+        Half()  # type: ignore[abstract]  # what the test shows: refused at construction
 
 
 async def test_r35_negative_history_limit_is_a_configuration_error(backend: Backend) -> None:
@@ -137,7 +137,8 @@ async def test_r7_two_tasks_racing_exactly_one_wins(driver: Store) -> None:
     a = replace(base.snapshots[-1], version=2, messages=base.messages + [message(1, "a")])
     b = replace(base.snapshots[-1], version=2, messages=base.messages + [message(1, "b")])
     results = await asyncio.gather(
-        driver.save(a, stored_messages=1), driver.save(b, stored_messages=1),
+        driver.save(a, stored_messages=1),
+        driver.save(b, stored_messages=1),
         return_exceptions=True,
     )
     assert sorted(type(r).__name__ for r in results) == ["LeaseLost", "NoneType"]
@@ -253,10 +254,15 @@ async def test_list_sessions_summaries(driver: Store) -> None:
     assert token == ""
     [s] = page
     assert (s.session_id, s.status, s.finish_reason, s.step_index) == (
-        cp.session_id, cp.status, cp.finish_reason, cp.step_index,
+        cp.session_id,
+        cp.status,
+        cp.finish_reason,
+        cp.step_index,
     )
     assert (s.message_count, s.approval_id, s.updated_at) == (
-        len(cp.messages), cp.approval_id, cp.updated_at,
+        len(cp.messages),
+        cp.approval_id,
+        cp.updated_at,
     )
 
 

@@ -98,8 +98,15 @@ async def _check_event_log(store: Store, sid: str, version: int, kill: int) -> N
 def _run_and_kill(url: str, after_acks: int) -> list[str]:
     """Start the worker, SIGKILL it after ``after_acks`` acknowledgements; all its lines."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", crash_worker.__name__, url, str(HISTORY_LIMIT), str(SESSIONS),
-         str(EVENT_LOG_LIMIT)],
+        [
+            sys.executable,
+            "-m",
+            crash_worker.__name__,
+            url,
+            str(HISTORY_LIMIT),
+            str(SESSIONS),
+            str(EVENT_LOG_LIMIT),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

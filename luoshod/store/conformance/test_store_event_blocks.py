@@ -27,7 +27,10 @@ def events(first: int, last: int, tag: str = "e") -> list[StoredEvent]:
     """Events ``first..last``, each its own bytes; every tenth starts with a NUL (opaque
     bytes: a loose row of it must not read as a block)."""
     return [
-        StoredEvent(s, (b"\x00" if s % 10 == 0 else b"") + f"{tag}-{s}:".encode() + bytes([s % 256]) * (s % 7))
+        StoredEvent(
+            s,
+            (b"\x00" if s % 10 == 0 else b"") + f"{tag}-{s}:".encode() + bytes([s % 256]) * (s % 7),
+        )
         for s in range(first, last + 1)
     ]
 
@@ -56,7 +59,9 @@ def blocks_and_tail(found: list[StoredEvent], sealed: list[int], loose: range) -
     """``found`` are blocks keyed by ``sealed`` (each range's last seq), then the loose rows
     ``loose``."""
     assert [r.seq for r in found] == sealed + list(loose)
-    assert [eventblocks.is_block(r.data) for r in found] == [True] * len(sealed) + [False] * len(loose)
+    assert [eventblocks.is_block(r.data) for r in found] == [True] * len(sealed) + [False] * len(
+        loose
+    )
 
 
 @pytest_asyncio.fixture
@@ -87,7 +92,9 @@ async def test_appended_events_are_sealed_into_blocks_and_read_exactly(log_drive
         assert await log_driver.read_events("s", after_seq=after, limit=0) == EventPage([], 1, N)
 
 
-async def test_pruning_keeps_the_newest_seqs_and_reports_the_exact_first_kept(backend: Backend) -> None:
+async def test_pruning_keeps_the_newest_seqs_and_reports_the_exact_first_kept(
+    backend: Backend,
+) -> None:
     backend.require(Capability.EVENT_LOG)
     limit = 2 * BLOCK + 10  # not a multiple of BLOCK
     store = await backend.open(event_log_limit=limit)
@@ -101,7 +108,9 @@ async def test_pruning_keeps_the_newest_seqs_and_reports_the_exact_first_kept(ba
         straddled = (floor // BLOCK) * BLOCK + 1
         assert page == EventPage(events(straddled, last, "s"), straddled, last)
         blocks_and_tail(
-            await rows(store, "s"), [2 * BLOCK, 3 * BLOCK, 4 * BLOCK], range(4 * BLOCK + 1, last + 1)
+            await rows(store, "s"),
+            [2 * BLOCK, 3 * BLOCK, 4 * BLOCK],
+            range(4 * BLOCK + 1, last + 1),
         )
     else:
         assert page == EventPage(events(floor + 1, last, "s"), floor + 1, last)
@@ -115,7 +124,9 @@ async def test_pruning_keeps_the_newest_seqs_and_reports_the_exact_first_kept(ba
     small = await backend.open(event_log_limit=BLOCK - 20)
     await write_in_small_batches(small, "t", 1, 2 * BLOCK + 3)
     kept = events(BLOCK + 24, 2 * BLOCK + 3, "t")
-    assert await small.read_events("t", after_seq=0, limit=10_000) == EventPage(kept, kept[0].seq, kept[-1].seq)
+    assert await small.read_events("t", after_seq=0, limit=10_000) == EventPage(
+        kept, kept[0].seq, kept[-1].seq
+    )
     blocks_and_tail(await rows(small, "t"), [], range(kept[0].seq, kept[-1].seq + 1))
 
 
@@ -143,15 +154,19 @@ async def test_a_log_written_loose_reads_then_seals_the_ranges_appends_complete(
     assert not any(eventblocks.is_block(r.data) for r in await rows(log_driver, "g"))
 
 
-async def test_delete_import_and_copy_carry_sealed_logs(backend: Backend, log_driver: Store) -> None:
+async def test_delete_import_and_copy_carry_sealed_logs(
+    backend: Backend, log_driver: Store
+) -> None:
     for sid in ("kept", "gone", "src"):
         await write_in_small_batches(log_driver, sid, 1, N)
     await log_driver.delete("kept", keep_history=True)
-    assert (await log_driver.read_events("kept", after_seq=0, limit=10_000)).events == events(1, N, "kept")
-    await log_driver.append_events("kept", events(N + 1, 4 * BLOCK, "kept"))  # seals on
-    assert (await log_driver.read_events("kept", after_seq=3 * BLOCK, limit=10_000)).events == events(
-        3 * BLOCK + 1, 4 * BLOCK, "kept"
+    assert (await log_driver.read_events("kept", after_seq=0, limit=10_000)).events == events(
+        1, N, "kept"
     )
+    await log_driver.append_events("kept", events(N + 1, 4 * BLOCK, "kept"))  # seals on
+    assert (
+        await log_driver.read_events("kept", after_seq=3 * BLOCK, limit=10_000)
+    ).events == events(3 * BLOCK + 1, 4 * BLOCK, "kept")
     if durable(log_driver):
         assert [r.seq for r in await rows(log_driver, "kept")] == [BLOCK * k for k in (1, 2, 3, 4)]
     await log_driver.delete("gone")
@@ -159,7 +174,9 @@ async def test_delete_import_and_copy_carry_sealed_logs(backend: Backend, log_dr
     assert await rows(log_driver, "gone") == []
     # Import over a sealed log replaces it, loose.
     await log_driver.import_session("src", latest=None, history=[], events=events(5, 9, "x"))
-    assert await log_driver.read_events("src", after_seq=0, limit=100) == EventPage(events(5, 9, "x"), 5, 9)
+    assert await log_driver.read_events("src", after_seq=0, limit=100) == EventPage(
+        events(5, 9, "x"), 5, 9
+    )
     if not durable(log_driver):
         return
     # `store copy` reads the expanded events and writes them loose; the copy reads the same.

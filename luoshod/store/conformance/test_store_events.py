@@ -119,9 +119,7 @@ async def test_read_events_pages_by_after_seq_and_limit(log_driver: Store) -> No
 
 async def test_read_events_of_an_unknown_session_is_empty(log_driver: Store) -> None:
     assert await read_all(log_driver, "nobody") == EventPage([], 0, 0)
-    assert await log_driver.read_events("nobody", after_seq=2**62, limit=1) == EventPage(
-        [], 0, 0
-    )
+    assert await log_driver.read_events("nobody", after_seq=2**62, limit=1) == EventPage([], 0, 0)
     await SessionWriter(log_driver, "no-events").save()
     assert await read_all(log_driver, "no-events") == EventPage([], 0, 0)
 

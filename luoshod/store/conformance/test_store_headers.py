@@ -27,7 +27,7 @@ from .test_store_subagents import nested_checkpoint
 
 #: Text a header's JSON escapes, or carries as it is: NUL and control characters, a lone
 #: quote and backslash, Latin-1, the BMP and beyond it.
-AWKWARD = "\x00\x01\t\n\"\\ naïve ÿ € 中文 \u2028 𝄞 👋 \x7f"
+AWKWARD = '\x00\x01\t\n"\\ naïve ÿ € 中文 \u2028 𝄞 👋 \x7f'
 
 
 def awkward_checkpoint(session_id: str = "headers", *, version: int = 1) -> Checkpoint:
@@ -78,7 +78,9 @@ async def reads_and_saves_on(store: Store, saved: list[Checkpoint]) -> None:
         loaded = await store.load("headers")
         assert loaded == saved[-1]
         assert [e.checkpoint for e in await store.history("headers")] == saved[::-1]
-        page, _ = await store.list_sessions(status=Status.AWAITING_APPROVAL, page_size=5, page_token="")
+        page, _ = await store.list_sessions(
+            status=Status.AWAITING_APPROVAL, page_size=5, page_token=""
+        )
         assert [s.session_id for s in page] == ["headers"]
         # Saving on: the new rows compact, the old ones as they were, all of them read.
         loaded.messages.append(Message(Role.USER, "after"))
@@ -91,7 +93,9 @@ async def reads_and_saves_on(store: Store, saved: list[Checkpoint]) -> None:
         await store.close()
 
 
-async def test_a_header_of_any_content_reads_back_as_written(backend: Backend, driver: Store) -> None:
+async def test_a_header_of_any_content_reads_back_as_written(
+    backend: Backend, driver: Store
+) -> None:
     cp = awkward_checkpoint()
     expected = copy.deepcopy(cp)
     await driver.save(cp, stored_messages=0)
@@ -99,7 +103,10 @@ async def test_a_header_of_any_content_reads_back_as_written(backend: Backend, d
     page, _ = await driver.list_sessions(status=None, page_size=10, page_token="")
     [summary] = page
     assert (summary.session_id, summary.status, summary.step_index, summary.approval_id) == (
-        "headers", expected.status, expected.step_index, expected.approval_id,
+        "headers",
+        expected.status,
+        expected.step_index,
+        expected.approval_id,
     )
     assert summary.message_count == len(expected.messages)
     assert summary.last_drift == expected.last_drift
@@ -134,7 +141,10 @@ async def test_imported_headers_read_back_and_save_on(backend: Backend, driver: 
     second = copy.deepcopy(first)
     second.version, second.step_index, second.updated_at = 2, 4, first.updated_at + 1
     second.queued_input = []
-    history = [HistoryEntry(c.step_index, c.updated_at, c.status, copy.deepcopy(c)) for c in (first, second)]
+    history = [
+        HistoryEntry(c.step_index, c.updated_at, c.status, copy.deepcopy(c))
+        for c in (first, second)
+    ]
     await driver.import_session("headers", latest=copy.deepcopy(second), history=history)
     assert await driver.load("headers") == second
     if Capability.HISTORY in driver.capabilities:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -142,9 +143,7 @@ async def test_import_writes_approvals_and_events_verbatim(backend: Backend, dri
     target = replace(rich_checkpoint("copy", version=7), approval_id="appr-b")
     pending = [approval("appr-a", "copy"), approval("appr-b", "copy", step=3)]
     logged = event_range(3, 9)
-    await driver.import_session(
-        "copy", latest=target, history=[], approvals=pending, events=logged
-    )
+    await driver.import_session("copy", latest=target, history=[], approvals=pending, events=logged)
     assert await driver.load("copy") == target
     assert await driver.get_approval("appr-b") == pending[1]
     page, _ = await driver.list_approvals(session_id="copy", page_size=10, page_token="")
@@ -152,11 +151,13 @@ async def test_import_writes_approvals_and_events_verbatim(backend: Backend, dri
     assert await driver.read_events("copy", after_seq=0, limit=100) == EventPage(logged, 3, 9)
     # It continues like a saved session: claimed once, its log appended to and pruned.
     nxt = replace(target, version=8, approval_id="")
-    await driver.save(nxt, stored_messages=len(target.messages), claim="appr-b",
-                      events=event_range(10, 10))
+    await driver.save(
+        nxt, stored_messages=len(target.messages), claim="appr-b", events=event_range(10, 10)
+    )
     with pytest.raises(ApprovalNotFound):
-        await driver.save(replace(nxt, version=9), stored_messages=len(target.messages),
-                          claim="appr-b")
+        await driver.save(
+            replace(nxt, version=9), stored_messages=len(target.messages), claim="appr-b"
+        )
     page, _ = await driver.list_approvals(session_id=None, page_size=10, page_token="")
     assert page == pending[:1]
     assert await driver.read_events("copy", after_seq=8, limit=100) == EventPage(
@@ -173,7 +174,10 @@ async def test_import_replaces_the_approvals_and_event_log(backend: Backend, dri
     await SessionWriter(driver, "t").save(approval=other, events=event_range(1, 2, "t"))
     latest = rich_checkpoint("s", version=4)
     await driver.import_session(
-        "s", latest=latest, history=[], approvals=[approval("new", "s")],
+        "s",
+        latest=latest,
+        history=[],
+        approvals=[approval("new", "s")],
         events=event_range(7, 8, "new"),
     )
     assert await driver.get_approval("old") is None
@@ -226,8 +230,14 @@ async def test_import_keeps_the_newest_event_log_limit_events(backend: Backend) 
 
 
 @pytest.mark.parametrize(
-    "case", ["approval-of-another-session", "approval-twice", "approval-without-checkpoint",
-             "events-out-of-order", "event-seq-zero"],
+    "case",
+    [
+        "approval-of-another-session",
+        "approval-twice",
+        "approval-without-checkpoint",
+        "events-out-of-order",
+        "event-seq-zero",
+    ],
 )
 async def test_import_refuses_approvals_and_events_that_do_not_fit(
     backend: Backend, driver: Store, case: str
@@ -235,13 +245,14 @@ async def test_import_refuses_approvals_and_events_that_do_not_fit(
     backend.require(Capability.APPROVALS)
     backend.require(Capability.EVENT_LOG)
     cp = rich_checkpoint("s")
-    args: dict[str, object] = {
+    cases: dict[str, dict[str, Any]] = {
         "approval-of-another-session": {"approvals": [approval("a", "t")]},
         "approval-twice": {"approvals": [approval("a", "s"), approval("a", "s")]},
         "approval-without-checkpoint": {"latest": None, "approvals": [approval("a", "s")]},
         "events-out-of-order": {"events": [StoredEvent(2, b""), StoredEvent(2, b"")]},
         "event-seq-zero": {"events": [StoredEvent(0, b"")]},
-    }[case]
+    }
+    args = cases[case]
     with pytest.raises(ValueError):
         await driver.import_session("s", **{"latest": cp, "history": [], **args})
     assert await driver.load("s") is None

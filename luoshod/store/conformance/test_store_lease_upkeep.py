@@ -32,10 +32,12 @@ async def test_renew_leases_renews_every_lease_given_and_keeps_the_tokens(backen
     clock.now += 50
     result = await store.renew_leases(held, ttl=60)
     assert result.lost == []
-    assert [(l.session_id, l.owner, l.token) for l in result.renewed] == [
-        (l.session_id, l.owner, l.token) for l in held
+    assert [(lease.session_id, lease.owner, lease.token) for lease in result.renewed] == [
+        (lease.session_id, lease.owner, lease.token) for lease in held
     ]
-    assert all(l.expires_at == pytest.approx(clock.now + 60, abs=1e-3) for l in result.renewed)
+    assert all(
+        lease.expires_at == pytest.approx(clock.now + 60, abs=1e-3) for lease in result.renewed
+    )
     clock.now += 30  # past the first expiry, within the renewed one
     for lease in held:
         with pytest.raises(SessionBusy):
@@ -44,24 +46,35 @@ async def test_renew_leases_renews_every_lease_given_and_keeps_the_tokens(backen
     await store.save(Checkpoint("s0", version=1), stored_messages=0, lease=result.renewed[0])
 
 
-async def test_renew_leases_reports_a_lease_taken_over_and_renews_the_others(backend: Backend) -> None:
+async def test_renew_leases_reports_a_lease_taken_over_and_renews_the_others(
+    backend: Backend,
+) -> None:
     store, clock = await _leased(backend)
     a1 = await store.acquire_lease("one", owner="daemon-a", ttl=10)
     a2 = await store.acquire_lease("two", owner="daemon-a", ttl=10)
     clock.now += 11  # daemon-a froze past its TTL; daemon-b takes "one" over
     b1 = await store.acquire_lease("one", owner="daemon-b", ttl=10)
     result = await store.renew_leases([a1, a2], ttl=10)
-    assert [l.session_id for l in result.renewed] == ["two"]
+    assert [lease.session_id for lease in result.renewed] == ["two"]
     assert len(result.lost) == 1 and isinstance(result.lost[0], LeaseLost)
     lost = result.lost[0].metadata
-    assert (lost["session_id"], lost["token"], lost["current_token"]) == ("one", str(a1.token), str(b1.token))
+    assert (lost["session_id"], lost["token"], lost["current_token"]) == (
+        "one",
+        str(a1.token),
+        str(b1.token),
+    )
     # The new holder's lease is untouched: it still writes, the old holder does not.
     await store.save(Checkpoint("one", version=1), stored_messages=0, lease=b1)
     with pytest.raises(LeaseLost):
         await store.save(Checkpoint("one", version=2), stored_messages=0, lease=a1)
     listed, _ = await store.list_leases(page_size=10, page_token="")
-    assert {(l.session_id, l.owner) for l in listed} == {("one", "daemon-b"), ("two", "daemon-a")}
-    assert next(l for l in listed if l.session_id == "one").expires_at == pytest.approx(b1.expires_at, abs=1e-3)
+    assert {(lease.session_id, lease.owner) for lease in listed} == {
+        ("one", "daemon-b"),
+        ("two", "daemon-a"),
+    }
+    assert next(lease for lease in listed if lease.session_id == "one").expires_at == pytest.approx(
+        b1.expires_at, abs=1e-3
+    )
 
 
 async def test_renew_leases_checks_its_request(backend: Backend) -> None:
@@ -75,7 +88,9 @@ async def test_renew_leases_checks_its_request(backend: Backend) -> None:
         await store.renew_leases([lease, lease], ttl=10)
 
 
-async def test_list_leases_shows_live_leases_by_session_paged_and_by_owner(backend: Backend) -> None:
+async def test_list_leases_shows_live_leases_by_session_paged_and_by_owner(
+    backend: Backend,
+) -> None:
     store, clock = await _leased(backend)
     for k, owner in enumerate(["a", "b", "a", "b", "a"]):
         await store.acquire_lease(f"s{k}", owner=owner, ttl=60)
@@ -85,10 +100,16 @@ async def test_list_leases_shows_live_leases_by_session_paged_and_by_owner(backe
     clock.now += 10  # "short" expired, the others live
     first, token = await store.list_leases(page_size=3, page_token="")
     rest, end = await store.list_leases(page_size=3, page_token=token)
-    assert [l.session_id for l in first + rest] == ["s0", "s1", "s2", "s3", "s4"] and end == ""
-    assert [(l.owner, l.token) for l in first] == [("a", 1), ("b", 1), ("a", 1)]
-    assert all(l.expires_at > clock.now for l in first + rest)
+    assert [lease.session_id for lease in first + rest] == [
+        "s0",
+        "s1",
+        "s2",
+        "s3",
+        "s4",
+    ] and end == ""
+    assert [(lease.owner, lease.token) for lease in first] == [("a", 1), ("b", 1), ("a", 1)]
+    assert all(lease.expires_at > clock.now for lease in first + rest)
     mine, _ = await store.list_leases(page_size=10, page_token="", owner="a")
-    assert [l.session_id for l in mine] == ["s0", "s2", "s4"]
+    assert [lease.session_id for lease in mine] == ["s0", "s2", "s4"]
     with pytest.raises(ValueError):
         await store.list_leases(page_size=0, page_token="")

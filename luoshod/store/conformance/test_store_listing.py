@@ -15,10 +15,14 @@ from .helpers import SessionWriter, rich_checkpoint
 IDS = ["a", "aa", "ab", "ab.1", "ab.2", "ab:x", "abc", "ac", "b", "ab-0"]
 
 
-async def _all(store: Store, prefix: str, *, size: int, status: Status | None = None) -> tuple[list[str], int]:
+async def _all(
+    store: Store, prefix: str, *, size: int, status: Status | None = None
+) -> tuple[list[str], int]:
     seen, token, pages = [], "", 0
     while True:
-        page, token = await store.list_sessions(status=status, page_size=size, page_token=token, prefix=prefix)
+        page, token = await store.list_sessions(
+            status=status, page_size=size, page_token=token, prefix=prefix
+        )
         assert len(page) <= size
         seen += [s.session_id for s in page]
         pages += 1
@@ -43,9 +47,15 @@ async def test_list_sessions_by_id_prefix_pages_in_id_order(driver: Store) -> No
 
 async def test_list_sessions_by_prefix_and_status(driver: Store) -> None:
     for i, sid in enumerate(["job-1", "job-2", "job-3", "job-4", "jobs", "joc-1"]):
-        await SessionWriter(driver, sid).save(status=Status.FINISHED if i % 2 else Status.IN_PROGRESS)
+        await SessionWriter(driver, sid).save(
+            status=Status.FINISHED if i % 2 else Status.IN_PROGRESS
+        )
     assert (await _all(driver, "job-", size=1, status=Status.FINISHED))[0] == ["job-2", "job-4"]
-    assert (await _all(driver, "job", size=2, status=Status.IN_PROGRESS))[0] == ["job-1", "job-3", "jobs"]
+    assert (await _all(driver, "job", size=2, status=Status.IN_PROGRESS))[0] == [
+        "job-1",
+        "job-3",
+        "jobs",
+    ]
 
 
 async def test_list_sessions_by_prefix_with_a_token_of_another_listing(driver: Store) -> None:
@@ -55,7 +65,9 @@ async def test_list_sessions_by_prefix_with_a_token_of_another_listing(driver: S
     page, _ = await driver.list_sessions(status=None, page_size=10, page_token=before, prefix="ab")
     assert [s.session_id for s in page] == ["ab", "ab-0", "ab.1", "ab.2", "ab:x", "abc"]
     past = encode_page_token("ac")  # past them: nothing
-    page, token = await driver.list_sessions(status=None, page_size=10, page_token=past, prefix="ab")
+    page, token = await driver.list_sessions(
+        status=None, page_size=10, page_token=past, prefix="ab"
+    )
     assert (page, token) == ([], "")
 
 
@@ -65,7 +77,9 @@ async def test_list_sessions_refuses_a_prefix_without_upper_bound(driver: Store)
 
 
 async def test_summary_and_checkpoint_carry_the_last_drift(driver: Store) -> None:
-    drifted = replace(rich_checkpoint(), last_drift=Drift("p:a", "p:b", ("new",), ("old",), ("changed",), True))
+    drifted = replace(
+        rich_checkpoint(), last_drift=Drift("p:a", "p:b", ("new",), ("old",), ("changed",), True)
+    )
     await driver.save(drifted, stored_messages=0)
     plain = replace(rich_checkpoint(), session_id="plain", messages=[], last_drift=None)
     await driver.save(plain, stored_messages=0)
@@ -77,7 +91,9 @@ async def test_summary_and_checkpoint_carry_the_last_drift(driver: Store) -> Non
     assert loaded is not None and loaded.last_drift == drifted.last_drift
 
 
-async def _newest_first(store: Store, *, size: int, prefix: str = "", status: Status | None = None) -> list[str]:
+async def _newest_first(
+    store: Store, *, size: int, prefix: str = "", status: Status | None = None
+) -> list[str]:
     seen, token = [], ""
     while True:
         page, token = await store.list_sessions(
@@ -96,7 +112,9 @@ async def test_list_sessions_newest_first_pages_by_update_then_id_and_counts(dri
     for sid, n in saves.items():
         w = SessionWriter(driver, sid)
         for k in range(n):
-            await w.save(status=Status.FINISHED if sid == "e" and k == n - 1 else Status.IN_PROGRESS)
+            await w.save(
+                status=Status.FINISHED if sid == "e" and k == n - 1 else Status.IN_PROGRESS
+            )
     want = ["b", "d", "bx", "c", "a", "e"]  # updated_at 1002, 1002, 1001, 1001, 1000, 1000
     for size in (1, 2, 4, 6, 50):
         assert await _newest_first(driver, size=size) == want, size

@@ -27,7 +27,9 @@ async def _ids(driver: Store, sid: str) -> list[str]:
     return [q.request_id for q in await driver.queued_inputs(sid)]
 
 
-async def test_r69_queued_inputs_keep_their_order_and_bytes(backend: Backend, driver: Store) -> None:
+async def test_r69_queued_inputs_keep_their_order_and_bytes(
+    backend: Backend, driver: Store
+) -> None:
     backend.require(Capability.QUEUE)
     assert await driver.queued_inputs("s") == []
     first = await driver.enqueue_input("s", "r1", b"\x00one\xff", now=NOW)
@@ -39,7 +41,11 @@ async def test_r69_queued_inputs_keep_their_order_and_bytes(backend: Backend, dr
     assert [q.position for q in queued] == sorted(q.position for q in queued)
     assert len({q.position for q in queued}) == 4
     assert queued[1] == first
-    assert (queued[1].data, queued[1].enqueued_at, queued[1].session_id) == (b"\x00one\xff", NOW, "s")
+    assert (queued[1].data, queued[1].enqueued_at, queued[1].session_id) == (
+        b"\x00one\xff",
+        NOW,
+        "s",
+    )
     assert queued[3].data == b""
     # Sessions are kept apart.
     assert await driver.queued_inputs("other") == []
@@ -115,11 +121,14 @@ async def test_r69_queued_inputs_survive_a_reopen(backend: Backend, driver: Stor
     await driver.close()
     again = await backend.open()
     assert [(q.request_id, q.data) for q in await again.queued_inputs("s")] == [
-        ("r1", b"one"), ("r2", b"two")
+        ("r1", b"one"),
+        ("r2", b"two"),
     ]
 
 
-async def test_r69_two_stores_on_one_store_queue_in_one_order(backend: Backend, driver: Store) -> None:
+async def test_r69_two_stores_on_one_store_queue_in_one_order(
+    backend: Backend, driver: Store
+) -> None:
     backend.require(Capability.QUEUE)
     backend.require(Capability.MULTI_PROCESS)
     other = await backend.open()
@@ -135,7 +144,8 @@ async def test_r69_two_stores_on_one_store_queue_in_one_order(backend: Backend, 
     assert len({q.position for q in a}) == 20
     # The same id from both at once: queued once.
     await asyncio.gather(
-        driver.enqueue_input("s", "dup", b"1", now=NOW), other.enqueue_input("s", "dup", b"1", now=NOW)
+        driver.enqueue_input("s", "dup", b"1", now=NOW),
+        other.enqueue_input("s", "dup", b"1", now=NOW),
     )
     assert [q.request_id for q in await driver.queued_inputs("s")].count("dup") == 1
 
@@ -144,13 +154,19 @@ async def test_a_save_queues_inputs_in_its_own_transaction(backend: Backend, dri
     backend.require(Capability.QUEUE)
     await driver.enqueue_input("_box", "old", b"0", now=NOW)
     writer = SessionWriter(driver, "s")
-    await writer.save(enqueue=[Enqueue("_box", "e1", b"one", NOW + 1), Enqueue("_box", "e2", b"two", NOW + 2)])
+    await writer.save(
+        enqueue=[Enqueue("_box", "e1", b"one", NOW + 1), Enqueue("_box", "e2", b"two", NOW + 2)]
+    )
     queued = await driver.queued_inputs("_box")
     assert [(q.request_id, q.data, q.enqueued_at) for q in queued] == [
-        ("old", b"0", NOW), ("e1", b"one", NOW + 1), ("e2", b"two", NOW + 2)
+        ("old", b"0", NOW),
+        ("e1", b"one", NOW + 1),
+        ("e2", b"two", NOW + 2),
     ]
     # Idempotent by request id, as enqueue_input is: a retried save's entry is not queued twice.
-    await writer.save(enqueue=[Enqueue("_box", "e1", b"other", NOW + 3), Enqueue("s", "own", b"x", NOW)])
+    await writer.save(
+        enqueue=[Enqueue("_box", "e1", b"other", NOW + 3), Enqueue("s", "own", b"x", NOW)]
+    )
     assert await _ids(driver, "_box") == ["old", "e1", "e2"]
     assert (await driver.queued_inputs("_box"))[1].data == b"one"
     assert await _ids(driver, "s") == ["own"]  # any key: the session's own queue too
@@ -160,11 +176,15 @@ async def test_a_save_queues_inputs_in_its_own_transaction(backend: Backend, dri
     await writer.save()
     stale.version += 1
     with pytest.raises(LeaseLost):
-        await driver.save(stale, stored_messages=len(stale.messages), enqueue=[Enqueue("_box", "lost", b"", NOW)])
+        await driver.save(
+            stale, stored_messages=len(stale.messages), enqueue=[Enqueue("_box", "lost", b"", NOW)]
+        )
     assert await _ids(driver, "_box") == ["old", "e1", "e2"]
 
 
-async def test_an_event_append_queues_inputs_in_its_own_transaction(backend: Backend, driver: Store) -> None:
+async def test_an_event_append_queues_inputs_in_its_own_transaction(
+    backend: Backend, driver: Store
+) -> None:
     backend.require(Capability.QUEUE)
     backend.require(Capability.EVENT_LOG)
     await driver.append_events("s", event_range(1, 2), enqueue=[Enqueue("_box", "e1", b"one", NOW)])
@@ -183,7 +203,9 @@ async def test_a_fenced_off_append_queues_nothing(backend: Backend, driver: Stor
     clock.now += 20
     await driver.acquire_lease("s", owner="b", ttl=10)  # the expired lease is taken over
     with pytest.raises(LeaseLost):
-        await driver.append_events("s", event_range(1, 1), lease=old, enqueue=[Enqueue("_box", "e", b"", NOW)])
+        await driver.append_events(
+            "s", event_range(1, 1), lease=old, enqueue=[Enqueue("_box", "e", b"", NOW)]
+        )
     assert await driver.queued_inputs("_box") == []
 
 
@@ -205,7 +227,9 @@ async def test_a_queued_input_is_replaced_in_place(backend: Backend, driver: Sto
     after = await driver.queued_inputs("s")
     assert [q.request_id for q in after] == ["r0", "r1", "r2"]
     assert (after[1].data, after[1].position, after[1].enqueued_at) == (
-        b"\x00attempt 2", before[1].position, before[1].enqueued_at
+        b"\x00attempt 2",
+        before[1].position,
+        before[1].enqueued_at,
     )
     assert after[0] == before[0] and after[2] == before[2]
     assert await driver.replace_queued_input("s", "unknown", b"y") is False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from typing import Unpack
 
 import pytest
 
@@ -23,7 +24,7 @@ from luoshod.domain import (
     Usage,
 )
 from luoshod.errors import LeaseLost
-from luoshod.store import Capability, Store
+from luoshod.store import Capability, SaveOptions, Store
 
 from .backend import Backend
 from .helpers import message, rich_checkpoint
@@ -34,8 +35,17 @@ LONGEST_ID = 128
 
 def applied(i: int, *, ended: bool = False, id_length: int = 12) -> AppliedRequest:
     end = (
-        RunEnd(40 + i, 1_700_000_100.5 + i, FinishReason.STOP, Status.FINISHED, 2,
-               Usage(1, 2, 3, 1, 0.25), "", 6, 1)
+        RunEnd(
+            40 + i,
+            1_700_000_100.5 + i,
+            FinishReason.STOP,
+            Status.FINISHED,
+            2,
+            Usage(1, 2, 3, 1, 0.25),
+            "",
+            6,
+            1,
+        )
         if ended
         else None
     )
@@ -48,8 +58,8 @@ def next_save(cp: Checkpoint) -> Checkpoint:
     return replace(cp, version=cp.version + 1, messages=[*cp.messages, message(len(cp.messages))])
 
 
-async def save(driver: Store, cp: Checkpoint, stored: int, **kw: object) -> None:
-    await driver.save(copy.deepcopy(cp), stored_messages=stored, **kw)  # type: ignore[arg-type]
+async def save(driver: Store, cp: Checkpoint, stored: int, **kw: Unpack[SaveOptions]) -> None:
+    await driver.save(copy.deepcopy(cp), stored_messages=stored, **kw)
 
 
 async def test_r74_request_records_round_trip_beside_the_checkpoint(
@@ -115,9 +125,7 @@ async def test_r74_a_full_record_of_the_longest_request_ids_round_trips(driver: 
     assert await driver.find_request("rich", records[1].id) == records[1]
 
 
-async def test_r74_a_refused_save_writes_no_request_record(
-    backend: Backend, driver: Store
-) -> None:
+async def test_r74_a_refused_save_writes_no_request_record(backend: Backend, driver: Store) -> None:
     cp = rich_checkpoint()
     await save(driver, cp, 0, requests=[applied(1)])
     with pytest.raises(LeaseLost):  # R7: not the next version
@@ -143,7 +151,9 @@ async def test_r74_delete_removes_the_request_records(
     assert await driver.find_request("rich", applied(1).id) is None
     # The session made again starts with none: its records are numbered afresh.
     await save(driver, replace(cp, version=1), 0, requests=[applied(3)], request_limit=2)
-    await save(driver, replace(cp, version=2), len(cp.messages), requests=[applied(4)], request_limit=2)
+    await save(
+        driver, replace(cp, version=2), len(cp.messages), requests=[applied(4)], request_limit=2
+    )
     assert await driver.requests("rich") == [applied(3), applied(4)]
 
 
@@ -152,7 +162,9 @@ async def test_r74_request_records_are_copied_by_import(backend: Backend, driver
     entry = HistoryEntry(target.step_index, target.updated_at, target.status, copy.deepcopy(target))
     await save(driver, replace(target, version=1), 0, requests=[applied(9)])
     records = [applied(7, ended=True), applied(8)]
-    await driver.import_session("copy", latest=copy.deepcopy(target), history=[entry], requests=records)
+    await driver.import_session(
+        "copy", latest=copy.deepcopy(target), history=[entry], requests=records
+    )
     assert await driver.requests("copy") == records  # replaced, in the order given
     assert await driver.find_request("copy", applied(9).id) is None
     assert await driver.load("copy") == target
@@ -160,7 +172,9 @@ async def test_r74_request_records_are_copied_by_import(backend: Backend, driver
         [kept] = await driver.history("copy")
         assert kept.checkpoint == target
     # The next save goes on from them.
-    await save(driver, next_save(target), len(target.messages), requests=[applied(10)], request_limit=2)
+    await save(
+        driver, next_save(target), len(target.messages), requests=[applied(10)], request_limit=2
+    )
     assert await driver.requests("copy") == [applied(8), applied(10)]
     # Records need a checkpoint, each id once.
     with pytest.raises(ValueError):

@@ -51,7 +51,8 @@ def _raw(m: Message) -> int:
 def _instructions() -> str:
     """INSTRUCTIONS bytes of text that does not compress (a store may compress what it
     holds, as PostgreSQL does), the same on every run."""
-    chunks, digest = [], b"lead"
+    chunks: list[str] = []
+    digest = b"lead"
     while sum(map(len, chunks)) < INSTRUCTIONS:
         digest = hashlib.sha256(digest).digest()
         chunks.append(base64.b64encode(digest).decode())
@@ -59,7 +60,9 @@ def _instructions() -> str:
 
 
 def _agent() -> AgentSpec:
-    worker = AgentSpec("m-worker", "you work", (ToolSpec("work", input_schema_json='{"type":"object"}'),))
+    worker = AgentSpec(
+        "m-worker", "you work", (ToolSpec("work", input_schema_json='{"type":"object"}'),)
+    )
     return AgentSpec(
         "m-lead", _instructions(), subagents=(SubAgent("worker", "does the work", worker),)
     )
@@ -70,7 +73,10 @@ async def write_many_tasks(store: Store) -> tuple[Checkpoint, int]:
     into ``store``: its latest checkpoint and the bytes of its raw transcript."""
     fingerprint = Fingerprint("f-lead", "m-lead", {}, "i-lead")
     cp = Checkpoint(
-        "many-tasks", [Message(Role.USER, "go")], agent=_agent(), fingerprint=fingerprint,
+        "many-tasks",
+        [Message(Role.USER, "go")],
+        agent=_agent(),
+        fingerprint=fingerprint,
         run_id="r1",
     )
     stored = 0
@@ -99,7 +105,10 @@ async def write_many_tasks(store: Store) -> tuple[Checkpoint, int]:
         add(cp.messages, Message(Role.ASSISTANT, "", (call,)))
         cp.step_index += 1
         task = SubTask(
-            "worker", f"task_{k}", 1, ("worker",),
+            "worker",
+            f"task_{k}",
+            1,
+            ("worker",),
             fingerprint=Fingerprint("f-w", "m-worker", {"work": "h"}, "i-w"),
         )
         cp.subtasks[call.id], cp.task_count = task, k

@@ -32,22 +32,37 @@ def nested_checkpoint(session_id: str = "nested", *, version: int = 1) -> Checkp
     """A lead paused inside a depth-2 sub-agent, every nested field away from its default."""
     helper_call = ToolCall("call_0_0", "delete", '{"id": "naïve"}')
     helper = SubTask(
-        "helper", "task_2", 2, ("researcher", "helper"),
-        [Message(Role.SYSTEM, "you help"), Message(Role.USER, "dig 👋"), Message(Role.ASSISTANT, "", (helper_call,))],
-        1, Usage(3, 4, 7, 1, 0.01), Fingerprint("fh", "m-h", {"delete": "hd"}, "ih"),
+        "helper",
+        "task_2",
+        2,
+        ("researcher", "helper"),
+        [
+            Message(Role.SYSTEM, "you help"),
+            Message(Role.USER, "dig 👋"),
+            Message(Role.ASSISTANT, "", (helper_call,)),
+        ],
+        1,
+        Usage(3, 4, 7, 1, 0.01),
+        Fingerprint("fh", "m-h", {"delete": "hd"}, "ih"),
     )
     task_call = ToolCall("call_0_1", "task", '{"agent": "helper", "prompt": "dig"}')
     researcher = SubTask(
-        "researcher", "task_1", 1, ("researcher",),
+        "researcher",
+        "task_1",
+        1,
+        ("researcher",),
         [
             Message(Role.USER, "go"),
             Message(Role.ASSISTANT, "looking", (ToolCall("call_0_0", "lookup", "{}"), task_call)),
             Message(Role.TOOL, '{"hits": 2}', tool_call_id="call_0_0", tool_name="lookup"),
         ],
-        1, Usage(5, 6, 11, 1), Fingerprint("fr", "m-r", {"lookup": "hl"}, "ir"),
+        1,
+        Usage(5, 6, 11, 1),
+        Fingerprint("fr", "m-r", {"lookup": "hl"}, "ir"),
         {"call_0_1": helper},
     )
     base = rich_checkpoint(session_id, version=version)
+    assert base.agent is not None
     agent = replace(
         base.agent,
         subagents=(SubAgent("researcher", "finds things", AgentSpec("m-r", "you research")),),
@@ -76,7 +91,9 @@ async def test_r59_a_subagent_save_changes_the_nested_state_only(driver: Store) 
     stored = len(cp.messages)
     # The helper's result is recorded: a save with no new lead message.
     helper = cp.subtasks["call-1/x"].children["call_0_1"]
-    helper.messages.append(Message(Role.TOOL, '{"deleted": 1}', tool_call_id="call_0_0", tool_name="delete"))
+    helper.messages.append(
+        Message(Role.TOOL, '{"deleted": 1}', tool_call_id="call_0_0", tool_name="delete")
+    )
     cp.version += 1
     expected = copy.deepcopy(cp)
     await driver.save(cp, stored_messages=stored)
@@ -85,12 +102,16 @@ async def test_r59_a_subagent_save_changes_the_nested_state_only(driver: Store) 
     assert loaded.messages == expected.messages  # the lead's transcript as it was
 
 
-async def test_r67_history_entries_hold_the_nested_states_of_their_moment(backend: Backend, driver: Store) -> None:
+async def test_r67_history_entries_hold_the_nested_states_of_their_moment(
+    backend: Backend, driver: Store
+) -> None:
     backend.require(Capability.HISTORY)
     cp = nested_checkpoint()
     first = copy.deepcopy(cp)
     await driver.save(cp, stored_messages=0)
-    cp.subtasks["call-1/x"].messages.append(Message(Role.TOOL, "{}", tool_call_id="call_0_1", tool_name="task"))
+    cp.subtasks["call-1/x"].messages.append(
+        Message(Role.TOOL, "{}", tool_call_id="call_0_1", tool_name="task")
+    )
     cp.subtasks["call-1/x"].children.clear()
     cp.version += 1
     second = copy.deepcopy(cp)
@@ -140,9 +161,13 @@ async def test_r59_a_subagent_save_rewrites_neither_the_lead_nor_its_own_message
         pytest.skip(f"{backend.name} keeps its data outside the test's directory")
     store = await backend.open()
     lead = [Message(Role.USER, _text(i, "lead")) for i in range(LEAD - 1)]
-    lead.append(Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "task", '{"agent":"w","prompt":"go"}'),)))
+    lead.append(
+        Message(Role.ASSISTANT, "", (ToolCall("call_0_0", "task", '{"agent":"w","prompt":"go"}'),))
+    )
     state = SubTask("w", "task_1", 1, ("w",), [Message(Role.USER, "go")])
-    cp = Checkpoint("deep", lead, step_index=1, version=0, subtasks={"call_0_0": state}, task_count=1)
+    cp = Checkpoint(
+        "deep", lead, step_index=1, version=0, subtasks={"call_0_0": state}, task_count=1
+    )
     snapshots: list[Checkpoint] = []
     stored = 0
 
@@ -150,7 +175,9 @@ async def test_r59_a_subagent_save_rewrites_neither_the_lead_nor_its_own_message
         nonlocal stored
         for _ in range(n):
             i = len(state.messages)
-            state.messages.append(Message(Role.TOOL, _text(i, "sub"), tool_call_id=f"c{i}", tool_name="t"))
+            state.messages.append(
+                Message(Role.TOOL, _text(i, "sub"), tool_call_id=f"c{i}", tool_name="t")
+            )
             cp.version += 1
             cp.updated_at = 1000.0 + cp.version
             await store.save(cp, stored_messages=stored)
@@ -182,7 +209,9 @@ async def test_r59_a_subagent_save_rewrites_neither_the_lead_nor_its_own_message
         await store.close()
 
 
-async def test_r65_finished_tasks_are_kept_with_their_session(backend: Backend, driver: Store) -> None:
+async def test_r65_finished_tasks_are_kept_with_their_session(
+    backend: Backend, driver: Store
+) -> None:
     """A task that ended stays with its session, transcript and all (R65), also in the
     history entries after it, and goes with the session's delete."""
     cp = nested_checkpoint()
@@ -193,10 +222,14 @@ async def test_r65_finished_tasks_are_kept_with_their_session(backend: Backend, 
     # The helper's result reaches the researcher: the helper's task ends.
     researcher = cp.subtasks["call-1/x"]
     helper = researcher.children.pop("call_0_1")
-    helper.messages.append(Message(Role.TOOL, '{"deleted": 1}', tool_call_id="call_0_0", tool_name="delete"))
+    helper.messages.append(
+        Message(Role.TOOL, '{"deleted": 1}', tool_call_id="call_0_0", tool_name="delete")
+    )
     helper.messages.append(Message(Role.ASSISTANT, "dug"))
     cp.tasks[helper.task_id] = helper.end()
-    researcher.messages.append(Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task"))
+    researcher.messages.append(
+        Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task")
+    )
     cp.version += 1
     expected = copy.deepcopy(cp)
     await driver.save(cp, stored_messages=stored)
@@ -220,7 +253,10 @@ async def test_r65_a_session_with_tasks_imports_as_it_was(backend: Backend, driv
     helper.messages.append(Message(Role.TOOL, "{}", tool_call_id="call_0_0", tool_name="delete"))
     second.tasks[helper.task_id] = helper.end()
     second.version, second.step_index, second.updated_at = 2, 2, second.updated_at + 1
-    history = [HistoryEntry(cp.step_index, cp.updated_at, cp.status, copy.deepcopy(cp)) for cp in (first, second)]
+    history = [
+        HistoryEntry(cp.step_index, cp.updated_at, cp.status, copy.deepcopy(cp))
+        for cp in (first, second)
+    ]
     await driver.import_session("nested", latest=copy.deepcopy(second), history=history)
     assert await driver.load("nested") == second
     if Capability.HISTORY in driver.capabilities:
@@ -229,7 +265,9 @@ async def test_r65_a_session_with_tasks_imports_as_it_was(backend: Backend, driv
     nxt = copy.deepcopy(second)
     for st in nxt.all_tasks():
         st.stored = len(st.messages)
-    nxt.subtasks["call-1/x"].messages.append(Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task"))
+    nxt.subtasks["call-1/x"].messages.append(
+        Message(Role.TOOL, '"dug"', tool_call_id="call_0_1", tool_name="task")
+    )
     nxt.version = 3
     await driver.save(nxt, stored_messages=len(nxt.messages))
     assert await driver.load("nested") == nxt

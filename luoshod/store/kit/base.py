@@ -31,7 +31,7 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from ...domain import (
     DEFAULT_REQUEST_ID_LIMIT,
@@ -74,6 +74,19 @@ __all__ = [
     "Store",
     "check_enqueue",
 ]
+
+
+class SaveOptions(TypedDict, total=False):
+    """The optional keyword arguments of :meth:`Store.save`, for a caller that passes only
+    those it has (``store.save(cp, stored_messages=n, **options)``)."""
+
+    events: Sequence[StoredEvent]
+    approval: Approval | None
+    claim: str | None
+    lease: Lease | None
+    requests: Sequence[AppliedRequest]
+    request_limit: int
+    enqueue: Sequence[Enqueue]
 
 
 class Store(abc.ABC):
@@ -337,10 +350,14 @@ class Store(abc.ABC):
             except ValueError:
                 start = None
             if start is None:
-                raise ValueError(f"malformed page token {page_token!r} (not of a newest-first listing)")
+                raise ValueError(
+                    f"malformed page token {page_token!r} (not of a newest-first listing)"
+                )
         ordered = sorted(await self._every_session(status, prefix), key=_newest_first)
         found = ordered if start is None else [s for s in ordered if _newest_first(s) > start]
-        return page_of(found[: page_size + 1], page_size, lambda s: f"{s.updated_at!r}\n{s.session_id}")
+        return page_of(
+            found[: page_size + 1], page_size, lambda s: f"{s.updated_at!r}\n{s.session_id}"
+        )
 
     @abc.abstractmethod
     async def _list_sessions(

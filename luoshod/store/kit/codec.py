@@ -125,6 +125,8 @@ def owner_of(task_id: str) -> int:
     if prefix != "task" or not number.isdigit() or int(number) < 1:
         raise ValueError(f"a task id is task_<K> with K >= 1, got {task_id!r}")
     return int(number)
+
+
 # Built once: ``json.dumps`` with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -156,29 +158,29 @@ COMPACT_HEADER = 0x00
 #: exact bytes. A better dictionary is a new id in :data:`HEADER_DICTIONARIES`, never an
 #: edit of this one.
 _HEADER_DICTIONARY_1 = (
-    '"decisions":{"":{"approved":false,"note":"","expired":true}},"queued_input":[{"role"'
-    ':"user","content":"","tool_calls":[{"id":"","name":"","arguments":"{}"}],"tool_call_id"'
-    ':"","tool_name":"","is_error":true}],"history_limit":0,"last_drift":{"model_from":"",'
-    '"model_to":"","tools_added":[""],"tools_removed":[""],"tools_changed":[""],'
-    '"instructions_changed":false},"retention_s":0.0,"status":"awaiting-approval",'
-    '"approval_id":"","finish_reason":"max_steps","finish_reason":"aborted",'
-    '"business_state_json":"{}",{"format":4,"session_id":"","step_index":0,"usage":'
-    '{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,"model_calls":0,"cost_usd"'
-    ':0.0},"total_usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,'
-    '"model_calls":0,"cost_usd":0.0},"status":"finished","finish_reason":"stop","status":'
-    '"in-progress","run_id":"","run_start":0,"updated_at":1700000000.0,"version":0,'
-    '"last_seq":0,"run_requests":[{"id":"","digest":"","run_id":"","first_seq":1}],'
-    '"subtasks":{"call_":{"name":"","task_id":"task_","depth":2,"path":["",""],'
-    '"step_index":0,"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,'
-    '"model_calls":0},"fingerprint":null}},"subtasks":{"call_":{"name":"","task_id":"task_"'
-    ',"depth":1,"path":[""],"step_index":0,"usage":{"prompt_tokens":0,"completion_tokens"'
-    ':0,"total_tokens":0,"model_calls":0},"fingerprint":{"hash":"","model":"",'
-    '"tool_schema_hashes":{"":""},"instructions_hash":"e3b0c44298fc1c14"},"children":'
-    '{"call_"fingerprint":{"hash":"","model":"","tool_schema_hashes":{"":""},'
-    '"instructions_hash":"e3b0c44298fc1c14"}}},"delegated_usage":{"prompt_tokens":0,'
-    '"completion_tokens":0,"total_tokens":0,"model_calls":0},"task_count":0,'
-    '"message_count":0}'
-).encode()
+    b'"decisions":{"":{"approved":false,"note":"","expired":true}},"queued_input":[{"role"'
+    b':"user","content":"","tool_calls":[{"id":"","name":"","arguments":"{}"}],"tool_call_id"'
+    b':"","tool_name":"","is_error":true}],"history_limit":0,"last_drift":{"model_from":"",'
+    b'"model_to":"","tools_added":[""],"tools_removed":[""],"tools_changed":[""],'
+    b'"instructions_changed":false},"retention_s":0.0,"status":"awaiting-approval",'
+    b'"approval_id":"","finish_reason":"max_steps","finish_reason":"aborted",'
+    b'"business_state_json":"{}",{"format":4,"session_id":"","step_index":0,"usage":'
+    b'{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,"model_calls":0,"cost_usd"'
+    b':0.0},"total_usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,'
+    b'"model_calls":0,"cost_usd":0.0},"status":"finished","finish_reason":"stop","status":'
+    b'"in-progress","run_id":"","run_start":0,"updated_at":1700000000.0,"version":0,'
+    b'"last_seq":0,"run_requests":[{"id":"","digest":"","run_id":"","first_seq":1}],'
+    b'"subtasks":{"call_":{"name":"","task_id":"task_","depth":2,"path":["",""],'
+    b'"step_index":0,"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,'
+    b'"model_calls":0},"fingerprint":null}},"subtasks":{"call_":{"name":"","task_id":"task_"'
+    b',"depth":1,"path":[""],"step_index":0,"usage":{"prompt_tokens":0,"completion_tokens"'
+    b':0,"total_tokens":0,"model_calls":0},"fingerprint":{"hash":"","model":"",'
+    b'"tool_schema_hashes":{"":""},"instructions_hash":"e3b0c44298fc1c14"},"children":'
+    b'{"call_"fingerprint":{"hash":"","model":"","tool_schema_hashes":{"":""},'
+    b'"instructions_hash":"e3b0c44298fc1c14"}}},"delegated_usage":{"prompt_tokens":0,'
+    b'"completion_tokens":0,"total_tokens":0,"model_calls":0},"task_count":0,'
+    b'"message_count":0}'
+)
 
 #: Dictionary id -> the preset dictionary of the compact headers naming it. Ids are
 #: never reused nor their bytes changed (see :data:`_HEADER_DICTIONARY_1`).
@@ -366,7 +368,11 @@ def checkpoint_of(h: dict[str, Any], records: Sequence[LogRecord]) -> Checkpoint
             continue
         messages = owned.get(k, [])
         done = SubTask(
-            meta["name"], meta["task_id"], meta["depth"], tuple(meta["path"]), messages,
+            meta["name"],
+            meta["task_id"],
+            meta["depth"],
+            tuple(meta["path"]),
+            messages,
             stored=len(messages),
         )
         cp.tasks[done.task_id] = done.end()
@@ -416,9 +422,7 @@ def decode_history(
     ]
 
 
-def newer_format(
-    found: object, what: str, *, unit: str = "", known: str = ""
-) -> StoreError:
+def newer_format(found: object, what: str, *, unit: str = "", known: str = "") -> StoreError:
     """The error of bytes in a format this luoshod cannot read: a store format past
     :data:`FORMAT_VERSION`, or (``unit`` "header dictionary", ``known`` the ids it
     knows) a compact header's dictionary it does not know."""
@@ -532,8 +536,14 @@ def encode_message(m: Message, owner: int = 0) -> bytes:
     _check(len(name), _MAX_SHORT, "tool name")
     parts = [
         bytes((_MARK | _ROLE_CODES[m.role], m.is_error)),
-        varint(owner), varint(len(content)), varint(len(call_id)), varint(len(name)),
-        varint(len(m.tool_calls)), content, call_id, name,
+        varint(owner),
+        varint(len(content)),
+        varint(len(call_id)),
+        varint(len(name)),
+        varint(len(m.tool_calls)),
+        content,
+        call_id,
+        name,
     ]
     for c in m.tool_calls:
         for text in (c.id, c.name, c.arguments_json):

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 
-def local_path(path: str | Path) -> Path:
+def local_path(path: str | os.PathLike[str]) -> Path:
     """``path`` absolute (against the working directory), with a leading ``//`` (which
     POSIX keeps apart, and a URL such as ``sqlite:////tmp/x.db`` leaves) made ``/``."""
     text = str(path)

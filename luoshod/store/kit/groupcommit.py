@@ -99,7 +99,16 @@ class CommitWindow:
     event loop.
     """
 
-    __slots__ = ("delay_s", "siblings", "spread", "period_s", "_clock", "_writers", "_ends", "_recent")
+    __slots__ = (
+        "delay_s",
+        "siblings",
+        "spread",
+        "period_s",
+        "_clock",
+        "_writers",
+        "_ends",
+        "_recent",
+    )
 
     def __init__(
         self,

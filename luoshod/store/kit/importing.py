@@ -4,7 +4,8 @@ imported, what of it is kept, and which checkpoints share a message log."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from ...domain import AppliedRequest, Approval, Checkpoint, HistoryEntry, Message, StoredEvent
 from . import codec, tasklog
@@ -56,15 +57,15 @@ def check_import(
                 f"{e.seq} after {previous}"
             )
         previous = e.seq
-    for cp in [e.checkpoint for e in history] + ([latest] if latest else []):
+    for cp in [h.checkpoint for h in history] + ([latest] if latest else []):
         if cp.session_id != session_id:
             raise ValueError(f"checkpoint of {cp.session_id!r} imported into {session_id!r}")
-    for e in history:
-        cp = e.checkpoint
-        if (e.step, e.status, e.saved_at) != (cp.step_index, cp.status, cp.updated_at):
+    for h in history:
+        cp = h.checkpoint
+        if (h.step, h.status, h.saved_at) != (cp.step_index, cp.status, cp.updated_at):
             raise ValueError(
                 f"history entry of {session_id!r} differs from its checkpoint: "
-                f"step/status/saved_at {(e.step, e.status.value, e.saved_at)} vs "
+                f"step/status/saved_at {(h.step, h.status.value, h.saved_at)} vs "
                 f"{(cp.step_index, cp.status.value, cp.updated_at)}"
             )
 
@@ -74,7 +75,8 @@ def newest(items: Sequence[T], limit: int) -> list[T]:
     return list(items[max(0, len(items) - limit) :]) if limit else []
 
 
-class LogStep(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class LogStep:
     """How one imported checkpoint's log is written: ``bodies`` (encoded records)
     appended at ``start`` of the previous checkpoint's log, or of a new log (``new_log``,
     ``start`` 0, every record); its header then reads the first ``count`` records."""

@@ -49,9 +49,7 @@ class Renewal:
     lost: list[LeaseLost]
 
 
-def renewal_of(
-    leases: Sequence[Lease], current: Mapping[str, int], expires_at: float
-) -> Renewal:
+def renewal_of(leases: Sequence[Lease], current: Mapping[str, int], expires_at: float) -> Renewal:
     """The :class:`Renewal` of ``leases`` given the sessions' ``current`` tokens after a
     batched write that renewed exactly those whose token matched (to ``expires_at``)."""
     renewed, lost = [], []

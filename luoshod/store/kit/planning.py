@@ -76,7 +76,8 @@ def reads(batch: Sequence[Queued[Prepared]]) -> Reads:
     )
 
 
-class Head(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Head:
     """What a session's latest stored checkpoint says of its log."""
 
     version: int
@@ -191,7 +192,11 @@ def plan_batch(batch: Sequence[Queued[Prepared]], stored: Stored) -> Plan:
             logs.add(p.session_id, p.events, p.event_log_limit)
             continue
         cp, sid = p.checkpoint, p.session_id
-        if head is not None and p.stored_log == head.count and p.stored_messages <= len(cp.messages):
+        if (
+            head is not None
+            and p.stored_log == head.count
+            and p.stored_messages <= len(cp.messages)
+        ):
             count = p.log_count
             plan.saves.append(PlannedSave(p, False, p.stored_log, p.new_bodies, count))
             p.outcome[:] = [p.agents]
@@ -231,7 +236,9 @@ class _Requests:
         self.planned: dict[tuple[str, str], PlannedRequest] = {}
         self.floors: dict[str, int] = {}
 
-    def add(self, sid: str, records: Sequence[AppliedRequest], bodies: Sequence[str], limit: int) -> None:
+    def add(
+        self, sid: str, records: Sequence[AppliedRequest], bodies: Sequence[str], limit: int
+    ) -> None:
         for r, body in zip(records, bodies):
             key = (sid, r.id)
             n = self.numbers.get(key)
@@ -276,6 +283,8 @@ class _EventLogs:
             kept = min(limit, stored_kept + len(new))
             seal = eventblocks.seal_ranges((e.seq for e in new), floor)
             planned.append(
-                PlannedEvents(sid, eventblocks.loose_rows(new), floor, kept, sid in self.stored, seal)
+                PlannedEvents(
+                    sid, eventblocks.loose_rows(new), floor, kept, sid in self.stored, seal
+                )
             )
         return planned

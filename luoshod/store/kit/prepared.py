@@ -109,7 +109,9 @@ def prepare(
         checkpoint,
         stored_messages,
         history_limit,
-        codec.encode_compact_header(checkpoint) if compact_header else codec.encode_header(checkpoint),
+        codec.encode_compact_header(checkpoint)
+        if compact_header
+        else codec.encode_header(checkpoint),
         bodies,
         tuple(events),
         event_log_limit,

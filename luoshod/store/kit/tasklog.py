@@ -52,11 +52,7 @@ def stored_count(cp: Checkpoint, stored_messages: int) -> int:
     a new log)."""
     if not stored_messages:
         return 0
-    return (
-        stored_messages
-        + sum(_records(t, t.stored) for t in cp.all_tasks())
-        + cp.stored_agent[0]
-    )
+    return stored_messages + sum(_records(t, t.stored) for t in cp.all_tasks()) + cp.stored_agent[0]
 
 
 def new_bodies(cp: Checkpoint, stored_messages: int, text: str) -> list[bytes]:

@@ -9,7 +9,6 @@ protos).
 """
 
 from ._agent import Agent, DriftPolicy, SubAgent, Tool
-from ._mcp import McpRetry, McpServer, McpToolOverride, is_daemon_call
 from ._async_client import AsyncClient, AsyncRun, AsyncWatch
 from ._errors import (
     AgentDriftError,
@@ -33,6 +32,7 @@ from ._errors import (
     ToolCallNotPendingError,
     UnavailableError,
 )
+from ._mcp import McpRetry, McpServer, McpToolOverride, is_daemon_call
 from ._messages import message_from_dict, message_to_dict
 from ._requests import UNSET, ToolResultPatch
 from ._result import RunResult, Usage

@@ -97,7 +97,9 @@ class Agent:
         if self.approval_timeout_ms is not None:
             spec.approval_timeout_ms = self.approval_timeout_ms
         for server in self.mcp_servers:
-            spec.mcp_servers.append((McpServer(server) if isinstance(server, str) else server).to_proto())
+            spec.mcp_servers.append(
+                (McpServer(server) if isinstance(server, str) else server).to_proto()
+            )
         for sub in self.subagents:
             spec.subagents.append(sub.to_proto())
         if self.max_subagent_depth is not None:

@@ -17,13 +17,13 @@ from ._errors import LuoshoError, ToolCallNotPendingError, UnavailableError, tra
 from ._messages import InputLike
 from ._requests import (
     UNSET,
+    IfBusyLike,
     MetadataLike,
     PageQuery,
     StatusLike,
     ToolResultLike,
     approvals_query,
     compare_request,
-    IfBusyLike,
     execute_request,
     fork_request,
     history_query,
@@ -34,7 +34,14 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options, wait_until_ready_async
+from ._retry import (
+    NO_RETRY,
+    Delivered,
+    RetryPolicy,
+    attempt_starter,
+    channel_options,
+    wait_until_ready_async,
+)
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -172,7 +179,9 @@ class AsyncRun(Delivered):
                             raise self._failure
                     break
                 except LuoshoError as e:
-                    if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
+                    if e is self._failure or not self._retry.should_retry(
+                        e, max(1, fruitless), got
+                    ):
                         raise
                     failed = e
                 await asyncio.sleep(self._retry.pause(self.session_id, max(1, fruitless), failed))
@@ -366,7 +375,8 @@ class AsyncClient:
         ``business_state``: any JSON value; left out, the stored one is kept; None is JSON
         null. ``history_limit``: history entries kept for this session (None: the
         daemon's default; 0 keeps none). ``request_id``: the call's idempotency key (a new
-        UUIDv7 when empty), sent again unchanged on every retry. Raises (while iterating or awaiting) a
+        UUIDv7 when empty), sent again unchanged on every retry. Raises (while iterating or
+        awaiting) a
         ``LuoshoError`` subclass on failure.
         """
         request = execute_request(
@@ -419,7 +429,11 @@ class AsyncClient:
         stream broke before its first event, after the approval was claimed.
         """
         request = resolve_request(
-            approval_id, approved, note=note, agent=agent, request_id=request_id,
+            approval_id,
+            approved,
+            note=note,
+            agent=agent,
+            request_id=request_id,
             session_id=session_id,
         )
         return self._run(session_id, "Resolve", request, tools)
@@ -434,7 +448,9 @@ class AsyncClient:
         empty_means_finished: bool = False,
     ) -> AsyncRun:
         run: AsyncRun
-        start = attempt_starter(getattr(self._stub, rpc), request, self._metadata, lambda: run.session_id)
+        start = attempt_starter(
+            getattr(self._stub, rpc), request, self._metadata, lambda: run.session_id
+        )
         run = AsyncRun(
             session_id,
             start,
@@ -492,14 +508,18 @@ class AsyncClient:
 
     async def queue(self, session_id: str) -> list[agent_pb2.QueuedInput]:
         """The inputs queued on the session (``if_busy``), in the order they will run."""
-        response = await self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
+        response = await self._unary(
+            "GetSession", agent_pb2.GetSessionRequest(session_id=session_id)
+        )
         return list(response.queue)
 
     async def last_model_failure(self, session_id: str) -> agent_pb2.ModelFailure | None:
         """Why the session's last model call failed (reason, message, the provider's status
         and message in ``metadata``, when the daemon calls that model again), as the daemon
         that made the call remembers it; None when its last call succeeded or it knows none."""
-        response = await self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
+        response = await self._unary(
+            "GetSession", agent_pb2.GetSessionRequest(session_id=session_id)
+        )
         return response.last_model_failure if response.HasField("last_model_failure") else None
 
     async def dequeue_input(self, session_id: str, request_id: str) -> bool:

@@ -20,7 +20,11 @@ _RETRY_ON = {
     "unavailable": agent_pb2.MCP_RETRY_ON_UNAVAILABLE,
     "tool_error": agent_pb2.MCP_RETRY_ON_TOOL_ERROR,
 }
-_APPROVAL = {None: agent_pb2.MCP_APPROVAL_UNSPECIFIED, "gate": agent_pb2.MCP_APPROVAL_GATE, "ungate": agent_pb2.MCP_APPROVAL_UNGATE}
+_APPROVAL = {
+    None: agent_pb2.MCP_APPROVAL_UNSPECIFIED,
+    "gate": agent_pb2.MCP_APPROVAL_GATE,
+    "ungate": agent_pb2.MCP_APPROVAL_UNGATE,
+}
 
 
 def is_daemon_call(event: agent_pb2.Event) -> bool:
@@ -38,7 +42,9 @@ class McpRetry:
 
     def to_proto(self) -> agent_pb2.McpRetryPolicy:
         return agent_pb2.McpRetryPolicy(
-            attempts=self.attempts, backoff_ms=self.backoff_ms, retry_on=[_RETRY_ON[r] for r in self.retry_on]
+            attempts=self.attempts,
+            backoff_ms=self.backoff_ms,
+            retry_on=[_RETRY_ON[r] for r in self.retry_on],
         )
 
 

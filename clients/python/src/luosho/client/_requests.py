@@ -111,7 +111,9 @@ def if_busy_value(if_busy: IfBusyLike) -> int:
         try:
             return IF_BUSY[if_busy.lower()]
         except KeyError:
-            raise ValueError(f"if_busy must be one of {', '.join(IF_BUSY)}, got {if_busy!r}") from None
+            raise ValueError(
+                f"if_busy must be one of {', '.join(IF_BUSY)}, got {if_busy!r}"
+            ) from None
     return int(if_busy)
 
 

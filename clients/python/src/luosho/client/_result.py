@@ -124,9 +124,7 @@ def build_result(
             {"session_id": session_id, "events": str(len(events))},
         )
     done = last.run_done
-    requested = next(
-        (e for e in reversed(events) if e.HasField("approval_requested")), None
-    )
+    requested = next((e for e in reversed(events) if e.HasField("approval_requested")), None)
     approval = (
         requested.approval_requested.approval
         if requested is not None

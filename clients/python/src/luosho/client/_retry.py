@@ -1,4 +1,5 @@
-"""Retries without duplicates (docs/reference/rules.md R75): every Execute, Resume and Resolve carries
+"""Retries without duplicates (docs/reference/rules.md R75): every Execute, Resume and Resolve
+carries
 a request id, the same on each attempt, so the daemon applies it once (R74) however many
 times the client has to send it.
 
@@ -94,7 +95,11 @@ class RetryPolicy:
         wait = self.backoff(attempt, error)
         log.warning(
             "run of session %r: %s; attempt %d of %d without progress, the next in %.1fs",
-            session_id, error, attempt + 1, self.max_attempts, wait,
+            session_id,
+            error,
+            attempt + 1,
+            self.max_attempts,
+            wait,
         )
         return wait
 

@@ -20,13 +20,13 @@ from ._errors import LuoshoError, ToolCallNotPendingError, UnavailableError, tra
 from ._messages import InputLike
 from ._requests import (
     UNSET,
+    IfBusyLike,
     MetadataLike,
     PageQuery,
     StatusLike,
     ToolResultLike,
     approvals_query,
     compare_request,
-    IfBusyLike,
     execute_request,
     fork_request,
     history_query,
@@ -37,7 +37,14 @@ from ._requests import (
     watch_request,
 )
 from ._result import RunResult, build_result, submit_outcome_name
-from ._retry import NO_RETRY, Delivered, RetryPolicy, attempt_starter, channel_options, wait_until_ready
+from ._retry import (
+    NO_RETRY,
+    Delivered,
+    RetryPolicy,
+    attempt_starter,
+    channel_options,
+    wait_until_ready,
+)
 from ._tools import ToolBox, ToolOutcome, ToolsLike
 from ._watch import WatchCursor
 
@@ -159,7 +166,9 @@ class Run(Delivered):
                             raise
                     break
                 except LuoshoError as e:
-                    if e is self._failure or not self._retry.should_retry(e, max(1, fruitless), got):
+                    if e is self._failure or not self._retry.should_retry(
+                        e, max(1, fruitless), got
+                    ):
                         raise
                     failed = e
                 time.sleep(self._retry.pause(self.session_id, max(1, fruitless), failed))
@@ -398,7 +407,11 @@ class Client:
     ) -> Run:
         """Decide a pending approval and continue its run; see ``AsyncClient.resolve``."""
         request = resolve_request(
-            approval_id, approved, note=note, agent=agent, request_id=request_id,
+            approval_id,
+            approved,
+            note=note,
+            agent=agent,
+            request_id=request_id,
             session_id=session_id,
         )
         return self._run(session_id, "Resolve", request, tools)
@@ -413,7 +426,9 @@ class Client:
         empty_means_finished: bool = False,
     ) -> Run:
         run: Run
-        start = attempt_starter(getattr(self._stub, rpc), request, self._metadata, lambda: run.session_id)
+        start = attempt_starter(
+            getattr(self._stub, rpc), request, self._metadata, lambda: run.session_id
+        )
         run = Run(
             session_id,
             start,

@@ -20,7 +20,15 @@ from luosho.v1 import agent_pb2
 
 from ._agent import dumps
 
-__all__ = ["SubagentInfo", "ToolBox", "ToolContext", "ToolFunction", "ToolOutcome", "ToolsLike", "subagent_of"]
+__all__ = [
+    "SubagentInfo",
+    "ToolBox",
+    "ToolContext",
+    "ToolFunction",
+    "ToolOutcome",
+    "ToolsLike",
+    "subagent_of",
+]
 
 ToolFunction: TypeAlias = Callable[..., Any]
 ToolsLike: TypeAlias = Mapping[str, ToolFunction]
