@@ -314,6 +314,11 @@ class Run:
 
     async def _go(self) -> RunOutcome:
         cp, spec = self.cp, self.spec
+        if self.p.claim is None and cp.step_index < spec.max_steps and not pending_calls(cp):
+            # The run's first act is a model call: one its provider would refuse now (the
+            # session's backoff, an open circuit) refuses the run before it writes anything,
+            # so a client retrying in a loop adds no run.start and step.start to the log.
+            self.p.provider.ready(self.p.model, cp.session_id)
         log.info(
             "run start session=%s run=%s mode=%s step=%d",
             cp.session_id,

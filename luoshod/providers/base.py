@@ -40,6 +40,11 @@ class Provider(abc.ABC):
     def validate(self, model: str, settings: dict[str, Any]) -> None:
         """Check a model name and settings when a request arrives; raise ``InvalidArgument``."""
 
+    def ready(self, model: str, session_id: str, scope: str = "") -> None:
+        """Raise the transient ``ProviderError`` that a call of ``model`` for this session
+        would get without being made (a backoff or an open circuit), so that a run whose
+        first act is that call is refused before it writes anything. Changes nothing."""
+
     @abc.abstractmethod
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """One model call."""

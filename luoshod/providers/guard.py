@@ -92,12 +92,22 @@ class ModelGuard:
     wall: Callable[[], float] = time.time
     _circuits: dict[tuple[str, str], _Circuit] = field(default_factory=dict)
     _backoffs: OrderedDict[tuple[str, str, str, str], _Backoff] = field(default_factory=OrderedDict)
-    _last: OrderedDict[str, Failure] = field(default_factory=OrderedDict)
+    #: Each session's last failure per scope (the lead's, each sub-agent's): a sub-agent's
+    #: answer does not clear the lead's failure, nor the other way round.
+    _last: OrderedDict[str, dict[str, Failure]] = field(default_factory=OrderedDict)
 
     def before_call(
-        self, policy: GuardPolicy, provider: str, model: str, session_id: str, scope: str
+        self,
+        policy: GuardPolicy,
+        provider: str,
+        model: str,
+        session_id: str,
+        scope: str,
+        *,
+        probe: bool = True,
     ) -> None:
-        """Raise a transient ``ProviderError`` when this call must not be made yet."""
+        """Raise a transient ``ProviderError`` when this call must not be made yet.
+        ``probe=False``: only ask (a half-open circuit is not taken for this call's probe)."""
         now = self.monotonic()
         backoff = self._backoffs.get((session_id, scope, provider, model))
         if backoff is not None and now < backoff.not_before:
@@ -127,7 +137,8 @@ class ModelGuard:
                 session_id,
                 wait,
             )
-        circuit.probing = True  # this call probes the circuit; the others wait for it
+        if probe:
+            circuit.probing = True  # this call probes the circuit; the others wait for it
 
     def released(self, provider: str, model: str) -> None:
         """A call ended with neither an answer nor a failure (the run was cancelled): a
@@ -138,7 +149,11 @@ class ModelGuard:
 
     def succeeded(self, provider: str, model: str, session_id: str, scope: str) -> None:
         self._backoffs.pop((session_id, scope, provider, model), None)
-        self._last.pop(session_id, None)
+        scopes = self._last.get(session_id)
+        if scopes is not None:
+            scopes.pop(scope, None)
+            if not scopes:
+                del self._last[session_id]
         self._circuits.pop((provider, model), None)
 
     def failed(
@@ -175,10 +190,12 @@ class ModelGuard:
                 wait = max(wait, circuit.open_until - now)
             given = _seconds(error.metadata.get("retry_after_s"))
             error.metadata["retry_after_s"] = _fmt(max(wait, given or 0.0))
-        self._remember(session_id, error, backoff.failures, wait)
+        self._remember(session_id, scope, error, backoff.failures, wait)
 
     def last_failure(self, session_id: str) -> Failure | None:
-        return self._last.get(session_id)
+        """The newest failure of the session's scopes that have not answered since."""
+        scopes = self._last.get(session_id)
+        return max(scopes.values(), key=lambda f: f.at) if scopes else None
 
     def _refusal(
         self, error_type: str, message: str, provider: str, model: str, session_id: str, wait: float
@@ -194,12 +211,15 @@ class ModelGuard:
             session_id=session_id,
         )
 
-    def _remember(self, session_id: str, error: ProviderError, failures: int, wait: float) -> None:
+    def _remember(
+        self, session_id: str, scope: str, error: ProviderError, failures: int, wait: float
+    ) -> None:
         wall = self.wall()
-        self._last.pop(session_id, None)
-        self._last[session_id] = Failure(
+        scopes = self._last.pop(session_id, None) or {}
+        scopes[scope] = Failure(
             error.reason, error.message, dict(error.metadata), wall, failures, wall + wait
         )
+        self._last[session_id] = scopes  # the newest last
         while len(self._last) > MAX_SESSIONS:
             self._last.popitem(last=False)
 

@@ -89,6 +89,9 @@ class RemoteProvider(Provider):
                 field="agent.model_settings_json.extra_body",
             )
 
+    def ready(self, model: str, session_id: str, scope: str = "") -> None:
+        self.guard.before_call(self.guard_policy, self.name, model, session_id, scope, probe=False)
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         on_text = request.on_text if request.settings.get("stream") else None
         who = (self.name, request.model, request.session_id, request.scope)

@@ -18,6 +18,7 @@ import pytest
 from support import error_info
 
 from luosho.client import AsyncClient, ProviderError, ProviderRejectedError
+from luosho.v1 import agent_pb2 as pb
 from luoshod.errors import ProviderError as DaemonProviderError
 from luoshod.errors import ProviderRejected
 from luoshod.providers.guard import GuardPolicy, ModelGuard
@@ -221,6 +222,10 @@ async def test_a_client_retrying_in_a_tight_loop_cannot_outpace_the_sessions_bac
     assert len(at) == 3, at
     assert at[1] >= 1.0 and at[2] >= 3.0
     assert codes["overloaded_error"] == 3 and codes["session_backoff"] > 10, codes
+    # A refused attempt starts no run: the session's log holds the three runs that called
+    # the model, not one a refusal (their run.start and step.start).
+    logged = [r.event async for r in h.stub.Watch(pb.WatchRequest(session_id="loop", follow=False))]
+    assert [e.type for e in logged].count("run.start") == 3, [e.type for e in logged]
 
 
 async def test_runs_of_many_sessions_stop_calling_a_failing_model_once_its_circuit_opens(
@@ -279,3 +284,28 @@ async def test_a_provider_down_for_a_minute_costs_a_bounded_number_of_calls_then
     )
     assert result.final_text == "done"
     assert failed <= 25 and fake.answered() == [0, 1]
+
+
+async def test_a_sub_agents_answer_does_not_clear_the_leads_failure() -> None:
+    guard, clock = guard_with_clock()
+    policy = GuardPolicy()
+    guard.failed(policy, transient(), "p", "m", "s", "")
+    clock.now += 1
+    guard.failed(policy, transient(), "p", "m", "s", "task_1")
+    assert guard.last_failure("s").at == clock.now  # the newest: the sub-agent's
+    guard.succeeded("p", "m", "s", "task_1")
+    lead = guard.last_failure("s")
+    assert lead is not None and lead.at == clock.now - 1  # the lead's failure is still shown
+    guard.succeeded("p", "m", "s", "")
+    assert guard.last_failure("s") is None
+
+
+async def test_asking_whether_a_call_may_be_made_takes_no_probe() -> None:
+    guard, clock = guard_with_clock()
+    policy = GuardPolicy(circuit_failures=1, circuit_open_s=10.0)
+    guard.failed(policy, transient(), "p", "m", "s", "")
+    clock.now += 60  # past the backoff and the open circuit: the next call probes
+    guard.before_call(policy, "p", "m", "other", "", probe=False)
+    guard.before_call(policy, "p", "m", "other", "", probe=False)  # asking twice: still free
+    guard.before_call(policy, "p", "m", "other", "")  # the call itself takes the probe
+    assert refused(guard, policy, "third") is not None  # the others wait for its answer
