@@ -57,14 +57,14 @@ def test_the_readme_grpcurl_commands_run_a_daemon_tool(tmp_path: Path) -> None:
                 assert done.returncode == 0, done.stderr
                 outputs.append(done.stdout)
             _, execute, listed = outputs
-            assert '"timeout_ms": 300000,\n      "executor": "TOOL_EXECUTOR_DAEMON"' in execute, (
+            assert '"timeout_ms": "300000",\n      "executor": "TOOL_EXECUTOR_DAEMON"' in execute, (
                 execute
             )
             assert '"result_json": "{\\"result\\": \\"5\\"}"' in execute, execute
             assert '"final_text": "5"' in execute
             assert (
                 '"name": "files"' in listed
-                and '"state": "running"' in listed
+                and '"state": "MCP_SERVER_STATE_RUNNING"' in listed
                 and '"name": "add"' in listed
             )
     finally:

@@ -1,5 +1,5 @@
 """Retention: the daemon deletes finished sessions past their time to live by itself
-(the daemon's ``retention_s``, or a session's own ``retention_seconds`` from its request),
+(the daemon's ``retention_s``, or a session's own ``retention_ms`` from its request),
 never a session in progress, paused or with queued inputs; counted in the metrics."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ async def run(
         session_id=sid, input=[user("hi")], agent=agent(script or [{"text": "ok"}], ["add"])
     )
     if retention is not None:
-        req.retention_seconds = retention
+        req.retention_ms = retention * 1000
     async for resp in h.stub.Execute(req):
         if resp.event.type == "tool.call":
             break  # left in progress (its caller went away)

@@ -211,7 +211,7 @@ async def test_r67_compare_lists_each_tasks_steps_under_its_task_call(h: Harness
         for s in (first_a.task_steps[0], first_b.task_steps[0])
     ]
     assert looked == [("lookup", {"q": "a"}), ("lookup", {"q": "b"})]
-    assert first_a.task_steps[0].calls[0].has_result
+    assert first_a.task_steps[0].calls[0].HasField("result_json")
     # The continuation (R65) lists only its own stretch: one step, "more".
     second = cmp.a[1].calls[0]
     assert second.task_id == "task_1" and [s.text for s in second.task_steps] == ["more"]

@@ -231,8 +231,7 @@ def _steps_pb(steps: list[Step]) -> list[pb.TrajectoryStep]:
                     tool_call_id=c.id,
                     name=c.name,
                     arguments_json=c.arguments_json,
-                    has_result=c.result_json is not None,
-                    result_json=c.result_json or "",
+                    result_json=c.result_json,
                     is_error=c.is_error,
                     task_id=c.task_id,
                     task_steps=_steps_pb(list(c.task_steps)),
@@ -285,8 +284,7 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         pb.ToolCallRecord(
             call=tool_call_pb(r.call),
             step=r.step,
-            has_result=r.result is not None,
-            result_json=r.result.content if r.result else "",
+            result_json=r.result.content if r.result else None,
             is_error=bool(r.result and r.result.is_error),
         )
         for r in cp.tool_call_records()

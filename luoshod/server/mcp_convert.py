@@ -29,11 +29,15 @@ RETRY_ON_FROM_PB = {
     pb.MCP_RETRY_ON_TOOL_ERROR: TOOL_ERROR,
 }
 RETRY_ON_TO_PB = {v: k for k, v in RETRY_ON_FROM_PB.items()}
-APPROVAL_FROM_PB = {
-    pb.MCP_APPROVAL_UNSPECIFIED: "",
-    pb.MCP_APPROVAL_GATE: GATE,
-    pb.MCP_APPROVAL_UNGATE: UNGATE,
+
+#: The MCP manager's words for a server's transport and state → the proto's enums.
+TRANSPORT_TO_PB = {"stdio": pb.MCP_TRANSPORT_STDIO, "http": pb.MCP_TRANSPORT_HTTP}
+STATE_TO_PB = {
+    "not started": pb.MCP_SERVER_STATE_NOT_STARTED,
+    "running": pb.MCP_SERVER_STATE_RUNNING,
+    "down": pb.MCP_SERVER_STATE_DOWN,
 }
+APPROVAL_FROM_PB = {pb.MCP_APPROVAL_UNSPECIFIED: "", pb.MCP_APPROVAL_GATE: GATE, pb.MCP_APPROVAL_UNGATE: UNGATE}
 APPROVAL_TO_PB = {v: k for k, v in APPROVAL_FROM_PB.items()}
 EXECUTOR_TO_PB = {"client": pb.TOOL_EXECUTOR_CLIENT, "daemon": pb.TOOL_EXECUTOR_DAEMON}
 
@@ -162,8 +166,8 @@ async def list_servers(servers: object, refresh: bool) -> pb.ListMcpServersRespo
     for s in servers.states():
         m = out.servers.add(
             name=s.name,
-            transport=s.transport,
-            state=s.state,
+            transport=TRANSPORT_TO_PB[s.transport],
+            state=STATE_TO_PB[s.state],
             starts=s.starts,
             last_error=s.last_error,
         )

@@ -1,6 +1,6 @@
 """Retention: finished sessions deleted by the daemon itself once they are old enough.
 
-A session finished longer ago than its retention (its own, ``ExecuteRequest.retention_seconds``,
+A session finished longer ago than its retention (its own, ``ExecuteRequest.retention_ms``,
 else the daemon's ``retention_s``) is deleted with its history and event log, as
 ``DeleteSession`` would, under the session's lease (a session some daemon runs is skipped
 and retried at the next sweep). 0 keeps sessions forever (the default). Sessions in

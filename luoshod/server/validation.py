@@ -213,6 +213,13 @@ def check_history_limit(limit: int) -> int:
     return limit
 
 
+def check_retention_ms(ms: int) -> float:
+    """ExecuteRequest.retention_ms as the seconds the engine keeps (0: forever)."""
+    if ms < 0:
+        raise InvalidArgument(f"retention_ms must be >= 0, got {ms}", reason="INVALID_RETENTION", retention_ms=ms)
+    return ms / 1000
+
+
 def check_tool_result_patch(p: pb.ToolResultPatch) -> Message:
     if not p.tool_call_id:
         raise InvalidArgument(

@@ -19,6 +19,12 @@ def _approval(t: pb.McpTool) -> str:
     return "gated" if destructive and not read_only else "-"
 
 
+def _word(enum: Any, value: int) -> str:
+    """An enum value as the table says it: MCP_SERVER_STATE_NOT_STARTED → "not started"."""
+    prefix = enum.Name(0).removesuffix("UNSPECIFIED")
+    return enum.Name(value).removeprefix(prefix).lower().replace("_", " ")
+
+
 def mcp_list(d: Any, args: argparse.Namespace) -> int:
     resp = d.stub.ListMcpServers(pb.ListMcpServersRequest(refresh=not args.cached), timeout=60)
     if args.json:
@@ -27,22 +33,10 @@ def mcp_list(d: Any, args: argparse.Namespace) -> int:
     if not resp.servers:
         print("no MCP servers configured ([mcp_servers.NAME] in the daemon's TOML file)")
         return 0
-    print(
-        render.table(
-            ["SERVER", "TRANSPORT", "STATE", "STARTS", "TOOLS", "LAST ERROR"],
-            [
-                (
-                    s.name,
-                    s.transport,
-                    s.state,
-                    s.starts,
-                    len(s.tools),
-                    render.clip(s.last_error, 60),
-                )
-                for s in resp.servers
-            ],
-        )
-    )
+    print(render.table(
+        ["SERVER", "TRANSPORT", "STATE", "STARTS", "TOOLS", "LAST ERROR"],
+        [(s.name, _word(pb.McpTransport, s.transport), _word(pb.McpServerState, s.state), s.starts, len(s.tools), render.clip(s.last_error, 60)) for s in resp.servers],
+    ))
     rows = [
         (f"{s.name}__{t.name}", _approval(t), render.clip(t.description, 60))
         for s in resp.servers

@@ -246,7 +246,7 @@ def session_text(
             ]
     if cp.delegated_usage.model_calls:
         lines.append(f"          delegated: {usage_line(cp.delegated_usage)}")
-    waiting = [r for r in cp.tool_calls if not r.has_result]
+    waiting = [r for r in cp.tool_calls if not r.HasField("result_json")]
     if waiting:
         lines += ["", "Tool calls without a result (run again on resume)"]
         lines += [

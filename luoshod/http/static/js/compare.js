@@ -50,6 +50,6 @@ function column(id, steps, diverged) {
         (s.calls || []).map((call) => h("div", { class: `call${call.is_error ? " failed" : ""}` },
           h("div", {}, h("strong", {}, call.name), " ", h("code", {}, call.tool_call_id)),
           h("pre", { class: "args" }, pretty(call.arguments_json)),
-          call.has_result ? h("pre", { class: "result" }, "→ " + pretty(call.result_json)) : h("p", { class: "muted" }, "no result"))));
+          call.result_json !== undefined ? h("pre", { class: "result" }, "→ " + pretty(call.result_json)) : h("p", { class: "muted" }, "no result"))));
     })));
 }

@@ -10,6 +10,91 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_REASON_UNSPECIFIED: _ClassVar[ErrorReason]
+    ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_ARGUMENT: _ClassVar[ErrorReason]
+    ERROR_REASON_PAYLOAD_TOO_LARGE: _ClassVar[ErrorReason]
+    ERROR_REASON_CHECKPOINT_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_APPROVAL_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_SESSION_EXISTS: _ClassVar[ErrorReason]
+    ERROR_REASON_EVENTS_OUT_OF_RANGE: _ClassVar[ErrorReason]
+    ERROR_REASON_TOOL_CALL_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_TOOL_CALL_NOT_PENDING: _ClassVar[ErrorReason]
+    ERROR_REASON_SESSION_AWAITING_APPROVAL: _ClassVar[ErrorReason]
+    ERROR_REASON_AGENT_DRIFT: _ClassVar[ErrorReason]
+    ERROR_REASON_RESUME_TOOL_MISSING: _ClassVar[ErrorReason]
+    ERROR_REASON_SESSION_BUSY: _ClassVar[ErrorReason]
+    ERROR_REASON_LEASE_LOST: _ClassVar[ErrorReason]
+    ERROR_REASON_PROVIDER_ERROR: _ClassVar[ErrorReason]
+    ERROR_REASON_PROVIDER_REJECTED: _ClassVar[ErrorReason]
+    ERROR_REASON_SHUTTING_DOWN: _ClassVar[ErrorReason]
+    ERROR_REASON_TOO_MANY_RUNS: _ClassVar[ErrorReason]
+    ERROR_REASON_DAEMON_OVERLOADED: _ClassVar[ErrorReason]
+    ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
+    ERROR_REASON_STORE_UNAVAILABLE: _ClassVar[ErrorReason]
+    ERROR_REASON_STORE_FULL: _ClassVar[ErrorReason]
+    ERROR_REASON_INPUT_DEQUEUED: _ClassVar[ErrorReason]
+    ERROR_REASON_REQUEST_ID_REUSED: _ClassVar[ErrorReason]
+    ERROR_REASON_TOKEN_REQUIRED: _ClassVar[ErrorReason]
+    ERROR_REASON_TOKEN_INVALID: _ClassVar[ErrorReason]
+    ERROR_REASON_AGENT_REQUIRED: _ClassVar[ErrorReason]
+    ERROR_REASON_DUPLICATE_SUBAGENT_NAME: _ClassVar[ErrorReason]
+    ERROR_REASON_DUPLICATE_TOOL_NAME: _ClassVar[ErrorReason]
+    ERROR_REASON_IF_BUSY_UNSUPPORTED: _ClassVar[ErrorReason]
+    ERROR_REASON_INPUT_REQUIRED: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_APPROVAL_ID: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_APPROVAL_TIMEOUT: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_DRIFT_POLICY: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_HISTORY_LIMIT: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_ID: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_IF_BUSY: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_JSON: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_MAX_STEPS: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_MCP_SERVERS: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_MESSAGE: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_MODEL: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_MODEL_SETTINGS: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_PAGE_SIZE: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_PAGE_TOKEN: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_REQUEST_ID: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_SCRIPT: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_SESSION_ID: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_STATUS: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_SUBAGENT: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_SUBAGENT_NAME: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_TOOL_CALL_ID: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_TOOL_CONCURRENCY: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_TOOL_NAME: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_TOOL_SCHEMA: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_TOOL_TIMEOUT: _ClassVar[ErrorReason]
+    ERROR_REASON_MODEL_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT: _ClassVar[ErrorReason]
+    ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIRED: _ClassVar[ErrorReason]
+    ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG: _ClassVar[ErrorReason]
+    ERROR_REASON_SUBAGENT_SPEC_TOO_LARGE: _ClassVar[ErrorReason]
+    ERROR_REASON_SUBAGENT_TASK_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_TASK_TOOL_CLASH: _ClassVar[ErrorReason]
+    ERROR_REASON_TOOL_RESULT_OUT_OF_ORDER: _ClassVar[ErrorReason]
+    ERROR_REASON_TOO_MANY_SUBAGENTS: _ClassVar[ErrorReason]
+    ERROR_REASON_UNKNOWN_MCP_SERVER: _ClassVar[ErrorReason]
+    ERROR_REASON_UNKNOWN_PROVIDER: _ClassVar[ErrorReason]
+    ERROR_REASON_UNKNOWN_TOOL_CALL: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_RETENTION: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_REQUEST: _ClassVar[ErrorReason]
+    ERROR_REASON_UNSUPPORTED_MEDIA_TYPE: _ClassVar[ErrorReason]
+    ERROR_REASON_NO_SUCH_ROUTE: _ClassVar[ErrorReason]
+    ERROR_REASON_METHOD_NOT_ALLOWED: _ClassVar[ErrorReason]
+    ERROR_REASON_HOST_NOT_ALLOWED: _ClassVar[ErrorReason]
+    ERROR_REASON_CSRF_ORIGIN_MISMATCH: _ClassVar[ErrorReason]
+    ERROR_REASON_CSRF_TOKEN_INVALID: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_LAST_EVENT_ID: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_KEEP_HISTORY: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_INCLUDE_CHECKPOINT: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_AFTER_SEQ: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_FOLLOW: _ClassVar[ErrorReason]
+
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ROLE_UNSPECIFIED: _ClassVar[Role]
@@ -79,6 +164,101 @@ class SubmitOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SUBMIT_OUTCOME_UNSPECIFIED: _ClassVar[SubmitOutcome]
     SUBMIT_OUTCOME_ACCEPTED: _ClassVar[SubmitOutcome]
     SUBMIT_OUTCOME_DUPLICATE: _ClassVar[SubmitOutcome]
+
+class McpTransport(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MCP_TRANSPORT_UNSPECIFIED: _ClassVar[McpTransport]
+    MCP_TRANSPORT_STDIO: _ClassVar[McpTransport]
+    MCP_TRANSPORT_HTTP: _ClassVar[McpTransport]
+
+class McpServerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MCP_SERVER_STATE_UNSPECIFIED: _ClassVar[McpServerState]
+    MCP_SERVER_STATE_NOT_STARTED: _ClassVar[McpServerState]
+    MCP_SERVER_STATE_RUNNING: _ClassVar[McpServerState]
+    MCP_SERVER_STATE_DOWN: _ClassVar[McpServerState]
+ERROR_REASON_UNSPECIFIED: ErrorReason
+ERROR_REASON_INTERNAL: ErrorReason
+ERROR_REASON_INVALID_ARGUMENT: ErrorReason
+ERROR_REASON_PAYLOAD_TOO_LARGE: ErrorReason
+ERROR_REASON_CHECKPOINT_NOT_FOUND: ErrorReason
+ERROR_REASON_APPROVAL_NOT_FOUND: ErrorReason
+ERROR_REASON_SESSION_EXISTS: ErrorReason
+ERROR_REASON_EVENTS_OUT_OF_RANGE: ErrorReason
+ERROR_REASON_TOOL_CALL_NOT_FOUND: ErrorReason
+ERROR_REASON_TOOL_CALL_NOT_PENDING: ErrorReason
+ERROR_REASON_SESSION_AWAITING_APPROVAL: ErrorReason
+ERROR_REASON_AGENT_DRIFT: ErrorReason
+ERROR_REASON_RESUME_TOOL_MISSING: ErrorReason
+ERROR_REASON_SESSION_BUSY: ErrorReason
+ERROR_REASON_LEASE_LOST: ErrorReason
+ERROR_REASON_PROVIDER_ERROR: ErrorReason
+ERROR_REASON_PROVIDER_REJECTED: ErrorReason
+ERROR_REASON_SHUTTING_DOWN: ErrorReason
+ERROR_REASON_TOO_MANY_RUNS: ErrorReason
+ERROR_REASON_DAEMON_OVERLOADED: ErrorReason
+ERROR_REASON_UNAUTHENTICATED: ErrorReason
+ERROR_REASON_STORE_UNAVAILABLE: ErrorReason
+ERROR_REASON_STORE_FULL: ErrorReason
+ERROR_REASON_INPUT_DEQUEUED: ErrorReason
+ERROR_REASON_REQUEST_ID_REUSED: ErrorReason
+ERROR_REASON_TOKEN_REQUIRED: ErrorReason
+ERROR_REASON_TOKEN_INVALID: ErrorReason
+ERROR_REASON_AGENT_REQUIRED: ErrorReason
+ERROR_REASON_DUPLICATE_SUBAGENT_NAME: ErrorReason
+ERROR_REASON_DUPLICATE_TOOL_NAME: ErrorReason
+ERROR_REASON_IF_BUSY_UNSUPPORTED: ErrorReason
+ERROR_REASON_INPUT_REQUIRED: ErrorReason
+ERROR_REASON_INVALID_APPROVAL_ID: ErrorReason
+ERROR_REASON_INVALID_APPROVAL_TIMEOUT: ErrorReason
+ERROR_REASON_INVALID_DRIFT_POLICY: ErrorReason
+ERROR_REASON_INVALID_HISTORY_LIMIT: ErrorReason
+ERROR_REASON_INVALID_ID: ErrorReason
+ERROR_REASON_INVALID_IF_BUSY: ErrorReason
+ERROR_REASON_INVALID_JSON: ErrorReason
+ERROR_REASON_INVALID_MAX_STEPS: ErrorReason
+ERROR_REASON_INVALID_MCP_SERVERS: ErrorReason
+ERROR_REASON_INVALID_MESSAGE: ErrorReason
+ERROR_REASON_INVALID_MODEL: ErrorReason
+ERROR_REASON_INVALID_MODEL_SETTINGS: ErrorReason
+ERROR_REASON_INVALID_PAGE_SIZE: ErrorReason
+ERROR_REASON_INVALID_PAGE_TOKEN: ErrorReason
+ERROR_REASON_INVALID_REQUEST_ID: ErrorReason
+ERROR_REASON_INVALID_SCRIPT: ErrorReason
+ERROR_REASON_INVALID_SESSION_ID: ErrorReason
+ERROR_REASON_INVALID_STATUS: ErrorReason
+ERROR_REASON_INVALID_SUBAGENT: ErrorReason
+ERROR_REASON_INVALID_SUBAGENT_NAME: ErrorReason
+ERROR_REASON_INVALID_TOOL_CALL_ID: ErrorReason
+ERROR_REASON_INVALID_TOOL_CONCURRENCY: ErrorReason
+ERROR_REASON_INVALID_TOOL_NAME: ErrorReason
+ERROR_REASON_INVALID_TOOL_SCHEMA: ErrorReason
+ERROR_REASON_INVALID_TOOL_TIMEOUT: ErrorReason
+ERROR_REASON_MODEL_NOT_FOUND: ErrorReason
+ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT: ErrorReason
+ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIRED: ErrorReason
+ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG: ErrorReason
+ERROR_REASON_SUBAGENT_SPEC_TOO_LARGE: ErrorReason
+ERROR_REASON_SUBAGENT_TASK_NOT_FOUND: ErrorReason
+ERROR_REASON_TASK_TOOL_CLASH: ErrorReason
+ERROR_REASON_TOOL_RESULT_OUT_OF_ORDER: ErrorReason
+ERROR_REASON_TOO_MANY_SUBAGENTS: ErrorReason
+ERROR_REASON_UNKNOWN_MCP_SERVER: ErrorReason
+ERROR_REASON_UNKNOWN_PROVIDER: ErrorReason
+ERROR_REASON_UNKNOWN_TOOL_CALL: ErrorReason
+ERROR_REASON_INVALID_RETENTION: ErrorReason
+ERROR_REASON_INVALID_REQUEST: ErrorReason
+ERROR_REASON_UNSUPPORTED_MEDIA_TYPE: ErrorReason
+ERROR_REASON_NO_SUCH_ROUTE: ErrorReason
+ERROR_REASON_METHOD_NOT_ALLOWED: ErrorReason
+ERROR_REASON_HOST_NOT_ALLOWED: ErrorReason
+ERROR_REASON_CSRF_ORIGIN_MISMATCH: ErrorReason
+ERROR_REASON_CSRF_TOKEN_INVALID: ErrorReason
+ERROR_REASON_INVALID_LAST_EVENT_ID: ErrorReason
+ERROR_REASON_INVALID_KEEP_HISTORY: ErrorReason
+ERROR_REASON_INVALID_INCLUDE_CHECKPOINT: ErrorReason
+ERROR_REASON_INVALID_AFTER_SEQ: ErrorReason
+ERROR_REASON_INVALID_FOLLOW: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -119,6 +299,13 @@ IF_BUSY_ROLLBACK: IfBusy
 SUBMIT_OUTCOME_UNSPECIFIED: SubmitOutcome
 SUBMIT_OUTCOME_ACCEPTED: SubmitOutcome
 SUBMIT_OUTCOME_DUPLICATE: SubmitOutcome
+MCP_TRANSPORT_UNSPECIFIED: McpTransport
+MCP_TRANSPORT_STDIO: McpTransport
+MCP_TRANSPORT_HTTP: McpTransport
+MCP_SERVER_STATE_UNSPECIFIED: McpServerState
+MCP_SERVER_STATE_NOT_STARTED: McpServerState
+MCP_SERVER_STATE_RUNNING: McpServerState
+MCP_SERVER_STATE_DOWN: McpServerState
 
 class ToolSpec(_message.Message):
     __slots__ = ("name", "description", "input_schema_json", "needs_approval")
@@ -259,18 +446,16 @@ class Usage(_message.Message):
     def __init__(self, prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model_calls: _Optional[int] = ..., cost_usd: _Optional[float] = ...) -> None: ...
 
 class ToolCallRecord(_message.Message):
-    __slots__ = ("call", "step", "has_result", "result_json", "is_error")
+    __slots__ = ("call", "step", "result_json", "is_error")
     CALL_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
-    HAS_RESULT_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
     call: ToolCall
     step: int
-    has_result: bool
     result_json: str
     is_error: bool
-    def __init__(self, call: _Optional[_Union[ToolCall, _Mapping]] = ..., step: _Optional[int] = ..., has_result: _Optional[bool] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+    def __init__(self, call: _Optional[_Union[ToolCall, _Mapping]] = ..., step: _Optional[int] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
 
 class AgentFingerprint(_message.Message):
     __slots__ = ("hash", "model", "tool_schema_hashes", "instructions_hash")
@@ -602,7 +787,7 @@ class RunDone(_message.Message):
     def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., final_text: _Optional[str] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., approval_id: _Optional[str] = ..., message_count: _Optional[int] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit", "if_busy", "retention_seconds")
+    __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit", "if_busy", "retention_ms")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
@@ -610,7 +795,7 @@ class ExecuteRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     HISTORY_LIMIT_FIELD_NUMBER: _ClassVar[int]
     IF_BUSY_FIELD_NUMBER: _ClassVar[int]
-    RETENTION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     input: _containers.RepeatedCompositeFieldContainer[Message]
     agent: AgentSpec
@@ -618,8 +803,8 @@ class ExecuteRequest(_message.Message):
     request_id: str
     history_limit: int
     if_busy: IfBusy
-    retention_seconds: int
-    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ..., history_limit: _Optional[int] = ..., if_busy: _Optional[_Union[IfBusy, str]] = ..., retention_seconds: _Optional[int] = ...) -> None: ...
+    retention_ms: int
+    def __init__(self, session_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., business_state_json: _Optional[str] = ..., request_id: _Optional[str] = ..., history_limit: _Optional[int] = ..., if_busy: _Optional[_Union[IfBusy, str]] = ..., retention_ms: _Optional[int] = ...) -> None: ...
 
 class QueuedInput(_message.Message):
     __slots__ = ("request_id", "input", "if_busy", "position", "enqueued_at")
@@ -915,11 +1100,10 @@ class TrajectoryStep(_message.Message):
     def __init__(self, index: _Optional[int] = ..., text: _Optional[str] = ..., calls: _Optional[_Iterable[_Union[TrajectoryCall, _Mapping]]] = ...) -> None: ...
 
 class TrajectoryCall(_message.Message):
-    __slots__ = ("tool_call_id", "name", "arguments_json", "has_result", "result_json", "is_error", "task_id", "task_steps")
+    __slots__ = ("tool_call_id", "name", "arguments_json", "result_json", "is_error", "task_id", "task_steps")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
-    HAS_RESULT_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -927,12 +1111,11 @@ class TrajectoryCall(_message.Message):
     tool_call_id: str
     name: str
     arguments_json: str
-    has_result: bool
     result_json: str
     is_error: bool
     task_id: str
     task_steps: _containers.RepeatedCompositeFieldContainer[TrajectoryStep]
-    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., has_result: _Optional[bool] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ..., task_id: _Optional[str] = ..., task_steps: _Optional[_Iterable[_Union[TrajectoryStep, _Mapping]]] = ...) -> None: ...
+    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ..., task_id: _Optional[str] = ..., task_steps: _Optional[_Iterable[_Union[TrajectoryStep, _Mapping]]] = ...) -> None: ...
 
 class ArgumentDrift(_message.Message):
     __slots__ = ("step", "tool", "arguments_json_a", "arguments_json_b")
@@ -1015,12 +1198,12 @@ class McpServer(_message.Message):
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     name: str
-    transport: str
-    state: str
+    transport: McpTransport
+    state: McpServerState
     starts: int
     last_error: str
     tools: _containers.RepeatedCompositeFieldContainer[McpTool]
-    def __init__(self, name: _Optional[str] = ..., transport: _Optional[str] = ..., state: _Optional[str] = ..., starts: _Optional[int] = ..., last_error: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[McpTool, _Mapping]]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., transport: _Optional[_Union[McpTransport, str]] = ..., state: _Optional[_Union[McpServerState, str]] = ..., starts: _Optional[int] = ..., last_error: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[McpTool, _Mapping]]] = ...) -> None: ...
 
 class McpTool(_message.Message):
     __slots__ = ("name", "description", "input_schema_json", "read_only_hint", "destructive_hint")

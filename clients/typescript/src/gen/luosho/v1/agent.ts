@@ -36,8 +36,566 @@ export const protobufFileName = "luosho/v1/agent.proto";
  * AIP-158 (page_size, page_token, next_page_token).
  *
  * Errors are google.rpc.Status with one google.rpc.ErrorInfo (domain "luosho.dev", an
- * UPPER_SNAKE reason, the message's variables in metadata). The table: docs/reference/errors.md.
+ * UPPER_SNAKE reason, the message's variables in metadata). The reason is always the name
+ * of an ErrorReason value without its ERROR_REASON_ prefix (see ErrorReason).
+ *
+ * Durations are whole milliseconds in an int64 field whose name ends in `_ms`. A field
+ * whose absence means something (a default, "not recorded") is a proto3 `optional` scalar
+ * or a message; there are no has_* flags. What may change within v1: docs/compatibility.md.
+ * The table of reasons: docs/reference/errors.md.
  */
+
+/**
+ * Every reason the daemon puts in a google.rpc.ErrorInfo (domain "luosho.dev"). On the wire
+ * the reason stays a string: the value's name without the ERROR_REASON_ prefix
+ * (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY"). Clients map a reason back with
+ * "ERROR_REASON_" + reason; a reason that maps to no value (a newer daemon's) is still an
+ * error of its gRPC code. The daemon never sends ERROR_REASON_UNSPECIFIED. New reasons are
+ * added at the end with new numbers; none is renamed or renumbered (docs/compatibility.md).
+ */
+export enum ErrorReason {
+  ERROR_REASON_UNSPECIFIED = 0,
+  /**
+   * ERROR_REASON_INTERNAL - ---- Errors of their own kind (each with its gRPC code; the README's error table).
+   * INTERNAL: a bug of the daemon (see its log).
+   */
+  ERROR_REASON_INTERNAL = 1,
+  /** ERROR_REASON_INVALID_ARGUMENT - INVALID_ARGUMENT without a more precise reason. */
+  ERROR_REASON_INVALID_ARGUMENT = 2,
+  /** ERROR_REASON_PAYLOAD_TOO_LARGE - RESOURCE_EXHAUSTED: the request is over max_payload_bytes (limit in metadata). */
+  ERROR_REASON_PAYLOAD_TOO_LARGE = 3,
+  /** ERROR_REASON_CHECKPOINT_NOT_FOUND - NOT_FOUND: no checkpoint under the session id. */
+  ERROR_REASON_CHECKPOINT_NOT_FOUND = 4,
+  /** ERROR_REASON_APPROVAL_NOT_FOUND - NOT_FOUND: the approval is unknown, resolved, or being resolved. */
+  ERROR_REASON_APPROVAL_NOT_FOUND = 5,
+  /** ERROR_REASON_SESSION_EXISTS - ALREADY_EXISTS: e.g. Fork's new_session_id. */
+  ERROR_REASON_SESSION_EXISTS = 6,
+  /** ERROR_REASON_EVENTS_OUT_OF_RANGE - OUT_OF_RANGE: a Watch cursor older than the event log keeps (oldest_kept_seq). */
+  ERROR_REASON_EVENTS_OUT_OF_RANGE = 7,
+  /** ERROR_REASON_TOOL_CALL_NOT_FOUND - NOT_FOUND: SubmitToolResult for a call the session does not have. */
+  ERROR_REASON_TOOL_CALL_NOT_FOUND = 8,
+  /** ERROR_REASON_TOOL_CALL_NOT_PENDING - FAILED_PRECONDITION: the call exists but no run of this daemon waits for it. */
+  ERROR_REASON_TOOL_CALL_NOT_PENDING = 9,
+  /** ERROR_REASON_SESSION_AWAITING_APPROVAL - FAILED_PRECONDITION: the session waits for Resolve. */
+  ERROR_REASON_SESSION_AWAITING_APPROVAL = 10,
+  /** ERROR_REASON_AGENT_DRIFT - FAILED_PRECONDITION: on_agent_drift ERROR and the agent differs. */
+  ERROR_REASON_AGENT_DRIFT = 11,
+  /** ERROR_REASON_RESUME_TOOL_MISSING - FAILED_PRECONDITION: the resuming agent lacks a tool a pending call needs. */
+  ERROR_REASON_RESUME_TOOL_MISSING = 12,
+  /** ERROR_REASON_SESSION_BUSY - ABORTED: another run holds the session (R51). */
+  ERROR_REASON_SESSION_BUSY = 13,
+  /** ERROR_REASON_LEASE_LOST - ABORTED: a concurrent writer saved the session first. */
+  ERROR_REASON_LEASE_LOST = 14,
+  /** ERROR_REASON_PROVIDER_ERROR - UNAVAILABLE: a model call failed in a way that may pass (retry_after_s). */
+  ERROR_REASON_PROVIDER_ERROR = 15,
+  /** ERROR_REASON_PROVIDER_REJECTED - FAILED_PRECONDITION: a model call no retry can fix. */
+  ERROR_REASON_PROVIDER_REJECTED = 16,
+  /** ERROR_REASON_SHUTTING_DOWN - UNAVAILABLE: the daemon is stopping. */
+  ERROR_REASON_SHUTTING_DOWN = 17,
+  /** ERROR_REASON_TOO_MANY_RUNS - RESOURCE_EXHAUSTED: the daemon runs its maximum of active runs. */
+  ERROR_REASON_TOO_MANY_RUNS = 18,
+  /** ERROR_REASON_DAEMON_OVERLOADED - RESOURCE_EXHAUSTED: the daemon's event loop is late. */
+  ERROR_REASON_DAEMON_OVERLOADED = 19,
+  /** ERROR_REASON_UNAUTHENTICATED - UNAUTHENTICATED without a more precise reason. */
+  ERROR_REASON_UNAUTHENTICATED = 20,
+  /** ERROR_REASON_STORE_UNAVAILABLE - UNAVAILABLE: the store's library failed. */
+  ERROR_REASON_STORE_UNAVAILABLE = 21,
+  /** ERROR_REASON_STORE_FULL - RESOURCE_EXHAUSTED: the store is out of space. */
+  ERROR_REASON_STORE_FULL = 22,
+  /** ERROR_REASON_INPUT_DEQUEUED - ABORTED: the Execute's queued input was removed (DequeueInput). */
+  ERROR_REASON_INPUT_DEQUEUED = 23,
+  /** ERROR_REASON_REQUEST_ID_REUSED - INVALID_ARGUMENT: a request_id the session applied, with another body (R74). */
+  ERROR_REASON_REQUEST_ID_REUSED = 24,
+  /** ERROR_REASON_TOKEN_REQUIRED - UNAUTHENTICATED: no bearer token. */
+  ERROR_REASON_TOKEN_REQUIRED = 25,
+  /** ERROR_REASON_TOKEN_INVALID - UNAUTHENTICATED: the bearer token is not valid. */
+  ERROR_REASON_TOKEN_INVALID = 26,
+  /** ERROR_REASON_AGENT_REQUIRED - ---- INVALID_ARGUMENT: which part of the request is wrong (the field in metadata when it helps). */
+  ERROR_REASON_AGENT_REQUIRED = 40,
+  ERROR_REASON_DUPLICATE_SUBAGENT_NAME = 41,
+  ERROR_REASON_DUPLICATE_TOOL_NAME = 42,
+  ERROR_REASON_IF_BUSY_UNSUPPORTED = 43,
+  ERROR_REASON_INPUT_REQUIRED = 44,
+  ERROR_REASON_INVALID_APPROVAL_ID = 45,
+  ERROR_REASON_INVALID_APPROVAL_TIMEOUT = 46,
+  ERROR_REASON_INVALID_DRIFT_POLICY = 47,
+  ERROR_REASON_INVALID_HISTORY_LIMIT = 48,
+  ERROR_REASON_INVALID_ID = 49,
+  ERROR_REASON_INVALID_IF_BUSY = 50,
+  ERROR_REASON_INVALID_JSON = 51,
+  ERROR_REASON_INVALID_MAX_STEPS = 52,
+  ERROR_REASON_INVALID_MCP_SERVERS = 53,
+  ERROR_REASON_INVALID_MESSAGE = 54,
+  ERROR_REASON_INVALID_MODEL = 55,
+  ERROR_REASON_INVALID_MODEL_SETTINGS = 56,
+  ERROR_REASON_INVALID_PAGE_SIZE = 57,
+  ERROR_REASON_INVALID_PAGE_TOKEN = 58,
+  ERROR_REASON_INVALID_REQUEST_ID = 59,
+  ERROR_REASON_INVALID_SCRIPT = 60,
+  ERROR_REASON_INVALID_SESSION_ID = 61,
+  ERROR_REASON_INVALID_STATUS = 62,
+  ERROR_REASON_INVALID_SUBAGENT = 63,
+  ERROR_REASON_INVALID_SUBAGENT_NAME = 64,
+  ERROR_REASON_INVALID_TOOL_CALL_ID = 65,
+  ERROR_REASON_INVALID_TOOL_CONCURRENCY = 66,
+  ERROR_REASON_INVALID_TOOL_NAME = 67,
+  ERROR_REASON_INVALID_TOOL_SCHEMA = 68,
+  ERROR_REASON_INVALID_TOOL_TIMEOUT = 69,
+  ERROR_REASON_MODEL_NOT_FOUND = 70,
+  ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT = 71,
+  ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIRED = 72,
+  ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG = 73,
+  ERROR_REASON_SUBAGENT_SPEC_TOO_LARGE = 74,
+  ERROR_REASON_SUBAGENT_TASK_NOT_FOUND = 75,
+  ERROR_REASON_TASK_TOOL_CLASH = 76,
+  ERROR_REASON_TOOL_RESULT_OUT_OF_ORDER = 77,
+  ERROR_REASON_TOO_MANY_SUBAGENTS = 78,
+  ERROR_REASON_UNKNOWN_MCP_SERVER = 79,
+  ERROR_REASON_UNKNOWN_PROVIDER = 80,
+  ERROR_REASON_UNKNOWN_TOOL_CALL = 81,
+  ERROR_REASON_INVALID_RETENTION = 82,
+  /** ERROR_REASON_INVALID_REQUEST - ---- The HTTP/JSON API's own (its routes, query strings and browser guards). */
+  ERROR_REASON_INVALID_REQUEST = 100,
+  ERROR_REASON_UNSUPPORTED_MEDIA_TYPE = 101,
+  ERROR_REASON_NO_SUCH_ROUTE = 102,
+  ERROR_REASON_METHOD_NOT_ALLOWED = 103,
+  ERROR_REASON_HOST_NOT_ALLOWED = 104,
+  ERROR_REASON_CSRF_ORIGIN_MISMATCH = 105,
+  ERROR_REASON_CSRF_TOKEN_INVALID = 106,
+  ERROR_REASON_INVALID_LAST_EVENT_ID = 107,
+  ERROR_REASON_INVALID_KEEP_HISTORY = 108,
+  ERROR_REASON_INVALID_INCLUDE_CHECKPOINT = 109,
+  ERROR_REASON_INVALID_AFTER_SEQ = 110,
+  ERROR_REASON_INVALID_FOLLOW = 111,
+  UNRECOGNIZED = -1,
+}
+
+export function errorReasonFromJSON(object: any): ErrorReason {
+  switch (object) {
+    case 0:
+    case "ERROR_REASON_UNSPECIFIED":
+      return ErrorReason.ERROR_REASON_UNSPECIFIED;
+    case 1:
+    case "ERROR_REASON_INTERNAL":
+      return ErrorReason.ERROR_REASON_INTERNAL;
+    case 2:
+    case "ERROR_REASON_INVALID_ARGUMENT":
+      return ErrorReason.ERROR_REASON_INVALID_ARGUMENT;
+    case 3:
+    case "ERROR_REASON_PAYLOAD_TOO_LARGE":
+      return ErrorReason.ERROR_REASON_PAYLOAD_TOO_LARGE;
+    case 4:
+    case "ERROR_REASON_CHECKPOINT_NOT_FOUND":
+      return ErrorReason.ERROR_REASON_CHECKPOINT_NOT_FOUND;
+    case 5:
+    case "ERROR_REASON_APPROVAL_NOT_FOUND":
+      return ErrorReason.ERROR_REASON_APPROVAL_NOT_FOUND;
+    case 6:
+    case "ERROR_REASON_SESSION_EXISTS":
+      return ErrorReason.ERROR_REASON_SESSION_EXISTS;
+    case 7:
+    case "ERROR_REASON_EVENTS_OUT_OF_RANGE":
+      return ErrorReason.ERROR_REASON_EVENTS_OUT_OF_RANGE;
+    case 8:
+    case "ERROR_REASON_TOOL_CALL_NOT_FOUND":
+      return ErrorReason.ERROR_REASON_TOOL_CALL_NOT_FOUND;
+    case 9:
+    case "ERROR_REASON_TOOL_CALL_NOT_PENDING":
+      return ErrorReason.ERROR_REASON_TOOL_CALL_NOT_PENDING;
+    case 10:
+    case "ERROR_REASON_SESSION_AWAITING_APPROVAL":
+      return ErrorReason.ERROR_REASON_SESSION_AWAITING_APPROVAL;
+    case 11:
+    case "ERROR_REASON_AGENT_DRIFT":
+      return ErrorReason.ERROR_REASON_AGENT_DRIFT;
+    case 12:
+    case "ERROR_REASON_RESUME_TOOL_MISSING":
+      return ErrorReason.ERROR_REASON_RESUME_TOOL_MISSING;
+    case 13:
+    case "ERROR_REASON_SESSION_BUSY":
+      return ErrorReason.ERROR_REASON_SESSION_BUSY;
+    case 14:
+    case "ERROR_REASON_LEASE_LOST":
+      return ErrorReason.ERROR_REASON_LEASE_LOST;
+    case 15:
+    case "ERROR_REASON_PROVIDER_ERROR":
+      return ErrorReason.ERROR_REASON_PROVIDER_ERROR;
+    case 16:
+    case "ERROR_REASON_PROVIDER_REJECTED":
+      return ErrorReason.ERROR_REASON_PROVIDER_REJECTED;
+    case 17:
+    case "ERROR_REASON_SHUTTING_DOWN":
+      return ErrorReason.ERROR_REASON_SHUTTING_DOWN;
+    case 18:
+    case "ERROR_REASON_TOO_MANY_RUNS":
+      return ErrorReason.ERROR_REASON_TOO_MANY_RUNS;
+    case 19:
+    case "ERROR_REASON_DAEMON_OVERLOADED":
+      return ErrorReason.ERROR_REASON_DAEMON_OVERLOADED;
+    case 20:
+    case "ERROR_REASON_UNAUTHENTICATED":
+      return ErrorReason.ERROR_REASON_UNAUTHENTICATED;
+    case 21:
+    case "ERROR_REASON_STORE_UNAVAILABLE":
+      return ErrorReason.ERROR_REASON_STORE_UNAVAILABLE;
+    case 22:
+    case "ERROR_REASON_STORE_FULL":
+      return ErrorReason.ERROR_REASON_STORE_FULL;
+    case 23:
+    case "ERROR_REASON_INPUT_DEQUEUED":
+      return ErrorReason.ERROR_REASON_INPUT_DEQUEUED;
+    case 24:
+    case "ERROR_REASON_REQUEST_ID_REUSED":
+      return ErrorReason.ERROR_REASON_REQUEST_ID_REUSED;
+    case 25:
+    case "ERROR_REASON_TOKEN_REQUIRED":
+      return ErrorReason.ERROR_REASON_TOKEN_REQUIRED;
+    case 26:
+    case "ERROR_REASON_TOKEN_INVALID":
+      return ErrorReason.ERROR_REASON_TOKEN_INVALID;
+    case 40:
+    case "ERROR_REASON_AGENT_REQUIRED":
+      return ErrorReason.ERROR_REASON_AGENT_REQUIRED;
+    case 41:
+    case "ERROR_REASON_DUPLICATE_SUBAGENT_NAME":
+      return ErrorReason.ERROR_REASON_DUPLICATE_SUBAGENT_NAME;
+    case 42:
+    case "ERROR_REASON_DUPLICATE_TOOL_NAME":
+      return ErrorReason.ERROR_REASON_DUPLICATE_TOOL_NAME;
+    case 43:
+    case "ERROR_REASON_IF_BUSY_UNSUPPORTED":
+      return ErrorReason.ERROR_REASON_IF_BUSY_UNSUPPORTED;
+    case 44:
+    case "ERROR_REASON_INPUT_REQUIRED":
+      return ErrorReason.ERROR_REASON_INPUT_REQUIRED;
+    case 45:
+    case "ERROR_REASON_INVALID_APPROVAL_ID":
+      return ErrorReason.ERROR_REASON_INVALID_APPROVAL_ID;
+    case 46:
+    case "ERROR_REASON_INVALID_APPROVAL_TIMEOUT":
+      return ErrorReason.ERROR_REASON_INVALID_APPROVAL_TIMEOUT;
+    case 47:
+    case "ERROR_REASON_INVALID_DRIFT_POLICY":
+      return ErrorReason.ERROR_REASON_INVALID_DRIFT_POLICY;
+    case 48:
+    case "ERROR_REASON_INVALID_HISTORY_LIMIT":
+      return ErrorReason.ERROR_REASON_INVALID_HISTORY_LIMIT;
+    case 49:
+    case "ERROR_REASON_INVALID_ID":
+      return ErrorReason.ERROR_REASON_INVALID_ID;
+    case 50:
+    case "ERROR_REASON_INVALID_IF_BUSY":
+      return ErrorReason.ERROR_REASON_INVALID_IF_BUSY;
+    case 51:
+    case "ERROR_REASON_INVALID_JSON":
+      return ErrorReason.ERROR_REASON_INVALID_JSON;
+    case 52:
+    case "ERROR_REASON_INVALID_MAX_STEPS":
+      return ErrorReason.ERROR_REASON_INVALID_MAX_STEPS;
+    case 53:
+    case "ERROR_REASON_INVALID_MCP_SERVERS":
+      return ErrorReason.ERROR_REASON_INVALID_MCP_SERVERS;
+    case 54:
+    case "ERROR_REASON_INVALID_MESSAGE":
+      return ErrorReason.ERROR_REASON_INVALID_MESSAGE;
+    case 55:
+    case "ERROR_REASON_INVALID_MODEL":
+      return ErrorReason.ERROR_REASON_INVALID_MODEL;
+    case 56:
+    case "ERROR_REASON_INVALID_MODEL_SETTINGS":
+      return ErrorReason.ERROR_REASON_INVALID_MODEL_SETTINGS;
+    case 57:
+    case "ERROR_REASON_INVALID_PAGE_SIZE":
+      return ErrorReason.ERROR_REASON_INVALID_PAGE_SIZE;
+    case 58:
+    case "ERROR_REASON_INVALID_PAGE_TOKEN":
+      return ErrorReason.ERROR_REASON_INVALID_PAGE_TOKEN;
+    case 59:
+    case "ERROR_REASON_INVALID_REQUEST_ID":
+      return ErrorReason.ERROR_REASON_INVALID_REQUEST_ID;
+    case 60:
+    case "ERROR_REASON_INVALID_SCRIPT":
+      return ErrorReason.ERROR_REASON_INVALID_SCRIPT;
+    case 61:
+    case "ERROR_REASON_INVALID_SESSION_ID":
+      return ErrorReason.ERROR_REASON_INVALID_SESSION_ID;
+    case 62:
+    case "ERROR_REASON_INVALID_STATUS":
+      return ErrorReason.ERROR_REASON_INVALID_STATUS;
+    case 63:
+    case "ERROR_REASON_INVALID_SUBAGENT":
+      return ErrorReason.ERROR_REASON_INVALID_SUBAGENT;
+    case 64:
+    case "ERROR_REASON_INVALID_SUBAGENT_NAME":
+      return ErrorReason.ERROR_REASON_INVALID_SUBAGENT_NAME;
+    case 65:
+    case "ERROR_REASON_INVALID_TOOL_CALL_ID":
+      return ErrorReason.ERROR_REASON_INVALID_TOOL_CALL_ID;
+    case 66:
+    case "ERROR_REASON_INVALID_TOOL_CONCURRENCY":
+      return ErrorReason.ERROR_REASON_INVALID_TOOL_CONCURRENCY;
+    case 67:
+    case "ERROR_REASON_INVALID_TOOL_NAME":
+      return ErrorReason.ERROR_REASON_INVALID_TOOL_NAME;
+    case 68:
+    case "ERROR_REASON_INVALID_TOOL_SCHEMA":
+      return ErrorReason.ERROR_REASON_INVALID_TOOL_SCHEMA;
+    case 69:
+    case "ERROR_REASON_INVALID_TOOL_TIMEOUT":
+      return ErrorReason.ERROR_REASON_INVALID_TOOL_TIMEOUT;
+    case 70:
+    case "ERROR_REASON_MODEL_NOT_FOUND":
+      return ErrorReason.ERROR_REASON_MODEL_NOT_FOUND;
+    case 71:
+    case "ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT":
+      return ErrorReason.ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT;
+    case 72:
+    case "ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIRED":
+      return ErrorReason.ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIRED;
+    case 73:
+    case "ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG":
+      return ErrorReason.ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG;
+    case 74:
+    case "ERROR_REASON_SUBAGENT_SPEC_TOO_LARGE":
+      return ErrorReason.ERROR_REASON_SUBAGENT_SPEC_TOO_LARGE;
+    case 75:
+    case "ERROR_REASON_SUBAGENT_TASK_NOT_FOUND":
+      return ErrorReason.ERROR_REASON_SUBAGENT_TASK_NOT_FOUND;
+    case 76:
+    case "ERROR_REASON_TASK_TOOL_CLASH":
+      return ErrorReason.ERROR_REASON_TASK_TOOL_CLASH;
+    case 77:
+    case "ERROR_REASON_TOOL_RESULT_OUT_OF_ORDER":
+      return ErrorReason.ERROR_REASON_TOOL_RESULT_OUT_OF_ORDER;
+    case 78:
+    case "ERROR_REASON_TOO_MANY_SUBAGENTS":
+      return ErrorReason.ERROR_REASON_TOO_MANY_SUBAGENTS;
+    case 79:
+    case "ERROR_REASON_UNKNOWN_MCP_SERVER":
+      return ErrorReason.ERROR_REASON_UNKNOWN_MCP_SERVER;
+    case 80:
+    case "ERROR_REASON_UNKNOWN_PROVIDER":
+      return ErrorReason.ERROR_REASON_UNKNOWN_PROVIDER;
+    case 81:
+    case "ERROR_REASON_UNKNOWN_TOOL_CALL":
+      return ErrorReason.ERROR_REASON_UNKNOWN_TOOL_CALL;
+    case 82:
+    case "ERROR_REASON_INVALID_RETENTION":
+      return ErrorReason.ERROR_REASON_INVALID_RETENTION;
+    case 100:
+    case "ERROR_REASON_INVALID_REQUEST":
+      return ErrorReason.ERROR_REASON_INVALID_REQUEST;
+    case 101:
+    case "ERROR_REASON_UNSUPPORTED_MEDIA_TYPE":
+      return ErrorReason.ERROR_REASON_UNSUPPORTED_MEDIA_TYPE;
+    case 102:
+    case "ERROR_REASON_NO_SUCH_ROUTE":
+      return ErrorReason.ERROR_REASON_NO_SUCH_ROUTE;
+    case 103:
+    case "ERROR_REASON_METHOD_NOT_ALLOWED":
+      return ErrorReason.ERROR_REASON_METHOD_NOT_ALLOWED;
+    case 104:
+    case "ERROR_REASON_HOST_NOT_ALLOWED":
+      return ErrorReason.ERROR_REASON_HOST_NOT_ALLOWED;
+    case 105:
+    case "ERROR_REASON_CSRF_ORIGIN_MISMATCH":
+      return ErrorReason.ERROR_REASON_CSRF_ORIGIN_MISMATCH;
+    case 106:
+    case "ERROR_REASON_CSRF_TOKEN_INVALID":
+      return ErrorReason.ERROR_REASON_CSRF_TOKEN_INVALID;
+    case 107:
+    case "ERROR_REASON_INVALID_LAST_EVENT_ID":
+      return ErrorReason.ERROR_REASON_INVALID_LAST_EVENT_ID;
+    case 108:
+    case "ERROR_REASON_INVALID_KEEP_HISTORY":
+      return ErrorReason.ERROR_REASON_INVALID_KEEP_HISTORY;
+    case 109:
+    case "ERROR_REASON_INVALID_INCLUDE_CHECKPOINT":
+      return ErrorReason.ERROR_REASON_INVALID_INCLUDE_CHECKPOINT;
+    case 110:
+    case "ERROR_REASON_INVALID_AFTER_SEQ":
+      return ErrorReason.ERROR_REASON_INVALID_AFTER_SEQ;
+    case 111:
+    case "ERROR_REASON_INVALID_FOLLOW":
+      return ErrorReason.ERROR_REASON_INVALID_FOLLOW;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ErrorReason.UNRECOGNIZED;
+  }
+}
+
+export function errorReasonToJSON(object: ErrorReason): string {
+  switch (object) {
+    case ErrorReason.ERROR_REASON_UNSPECIFIED:
+      return "ERROR_REASON_UNSPECIFIED";
+    case ErrorReason.ERROR_REASON_INTERNAL:
+      return "ERROR_REASON_INTERNAL";
+    case ErrorReason.ERROR_REASON_INVALID_ARGUMENT:
+      return "ERROR_REASON_INVALID_ARGUMENT";
+    case ErrorReason.ERROR_REASON_PAYLOAD_TOO_LARGE:
+      return "ERROR_REASON_PAYLOAD_TOO_LARGE";
+    case ErrorReason.ERROR_REASON_CHECKPOINT_NOT_FOUND:
+      return "ERROR_REASON_CHECKPOINT_NOT_FOUND";
+    case ErrorReason.ERROR_REASON_APPROVAL_NOT_FOUND:
+      return "ERROR_REASON_APPROVAL_NOT_FOUND";
+    case ErrorReason.ERROR_REASON_SESSION_EXISTS:
+      return "ERROR_REASON_SESSION_EXISTS";
+    case ErrorReason.ERROR_REASON_EVENTS_OUT_OF_RANGE:
+      return "ERROR_REASON_EVENTS_OUT_OF_RANGE";
+    case ErrorReason.ERROR_REASON_TOOL_CALL_NOT_FOUND:
+      return "ERROR_REASON_TOOL_CALL_NOT_FOUND";
+    case ErrorReason.ERROR_REASON_TOOL_CALL_NOT_PENDING:
+      return "ERROR_REASON_TOOL_CALL_NOT_PENDING";
+    case ErrorReason.ERROR_REASON_SESSION_AWAITING_APPROVAL:
+      return "ERROR_REASON_SESSION_AWAITING_APPROVAL";
+    case ErrorReason.ERROR_REASON_AGENT_DRIFT:
+      return "ERROR_REASON_AGENT_DRIFT";
+    case ErrorReason.ERROR_REASON_RESUME_TOOL_MISSING:
+      return "ERROR_REASON_RESUME_TOOL_MISSING";
+    case ErrorReason.ERROR_REASON_SESSION_BUSY:
+      return "ERROR_REASON_SESSION_BUSY";
+    case ErrorReason.ERROR_REASON_LEASE_LOST:
+      return "ERROR_REASON_LEASE_LOST";
+    case ErrorReason.ERROR_REASON_PROVIDER_ERROR:
+      return "ERROR_REASON_PROVIDER_ERROR";
+    case ErrorReason.ERROR_REASON_PROVIDER_REJECTED:
+      return "ERROR_REASON_PROVIDER_REJECTED";
+    case ErrorReason.ERROR_REASON_SHUTTING_DOWN:
+      return "ERROR_REASON_SHUTTING_DOWN";
+    case ErrorReason.ERROR_REASON_TOO_MANY_RUNS:
+      return "ERROR_REASON_TOO_MANY_RUNS";
+    case ErrorReason.ERROR_REASON_DAEMON_OVERLOADED:
+      return "ERROR_REASON_DAEMON_OVERLOADED";
+    case ErrorReason.ERROR_REASON_UNAUTHENTICATED:
+      return "ERROR_REASON_UNAUTHENTICATED";
+    case ErrorReason.ERROR_REASON_STORE_UNAVAILABLE:
+      return "ERROR_REASON_STORE_UNAVAILABLE";
+    case ErrorReason.ERROR_REASON_STORE_FULL:
+      return "ERROR_REASON_STORE_FULL";
+    case ErrorReason.ERROR_REASON_INPUT_DEQUEUED:
+      return "ERROR_REASON_INPUT_DEQUEUED";
+    case ErrorReason.ERROR_REASON_REQUEST_ID_REUSED:
+      return "ERROR_REASON_REQUEST_ID_REUSED";
+    case ErrorReason.ERROR_REASON_TOKEN_REQUIRED:
+      return "ERROR_REASON_TOKEN_REQUIRED";
+    case ErrorReason.ERROR_REASON_TOKEN_INVALID:
+      return "ERROR_REASON_TOKEN_INVALID";
+    case ErrorReason.ERROR_REASON_AGENT_REQUIRED:
+      return "ERROR_REASON_AGENT_REQUIRED";
+    case ErrorReason.ERROR_REASON_DUPLICATE_SUBAGENT_NAME:
+      return "ERROR_REASON_DUPLICATE_SUBAGENT_NAME";
+    case ErrorReason.ERROR_REASON_DUPLICATE_TOOL_NAME:
+      return "ERROR_REASON_DUPLICATE_TOOL_NAME";
+    case ErrorReason.ERROR_REASON_IF_BUSY_UNSUPPORTED:
+      return "ERROR_REASON_IF_BUSY_UNSUPPORTED";
+    case ErrorReason.ERROR_REASON_INPUT_REQUIRED:
+      return "ERROR_REASON_INPUT_REQUIRED";
+    case ErrorReason.ERROR_REASON_INVALID_APPROVAL_ID:
+      return "ERROR_REASON_INVALID_APPROVAL_ID";
+    case ErrorReason.ERROR_REASON_INVALID_APPROVAL_TIMEOUT:
+      return "ERROR_REASON_INVALID_APPROVAL_TIMEOUT";
+    case ErrorReason.ERROR_REASON_INVALID_DRIFT_POLICY:
+      return "ERROR_REASON_INVALID_DRIFT_POLICY";
+    case ErrorReason.ERROR_REASON_INVALID_HISTORY_LIMIT:
+      return "ERROR_REASON_INVALID_HISTORY_LIMIT";
+    case ErrorReason.ERROR_REASON_INVALID_ID:
+      return "ERROR_REASON_INVALID_ID";
+    case ErrorReason.ERROR_REASON_INVALID_IF_BUSY:
+      return "ERROR_REASON_INVALID_IF_BUSY";
+    case ErrorReason.ERROR_REASON_INVALID_JSON:
+      return "ERROR_REASON_INVALID_JSON";
+    case ErrorReason.ERROR_REASON_INVALID_MAX_STEPS:
+      return "ERROR_REASON_INVALID_MAX_STEPS";
+    case ErrorReason.ERROR_REASON_INVALID_MCP_SERVERS:
+      return "ERROR_REASON_INVALID_MCP_SERVERS";
+    case ErrorReason.ERROR_REASON_INVALID_MESSAGE:
+      return "ERROR_REASON_INVALID_MESSAGE";
+    case ErrorReason.ERROR_REASON_INVALID_MODEL:
+      return "ERROR_REASON_INVALID_MODEL";
+    case ErrorReason.ERROR_REASON_INVALID_MODEL_SETTINGS:
+      return "ERROR_REASON_INVALID_MODEL_SETTINGS";
+    case ErrorReason.ERROR_REASON_INVALID_PAGE_SIZE:
+      return "ERROR_REASON_INVALID_PAGE_SIZE";
+    case ErrorReason.ERROR_REASON_INVALID_PAGE_TOKEN:
+      return "ERROR_REASON_INVALID_PAGE_TOKEN";
+    case ErrorReason.ERROR_REASON_INVALID_REQUEST_ID:
+      return "ERROR_REASON_INVALID_REQUEST_ID";
+    case ErrorReason.ERROR_REASON_INVALID_SCRIPT:
+      return "ERROR_REASON_INVALID_SCRIPT";
+    case ErrorReason.ERROR_REASON_INVALID_SESSION_ID:
+      return "ERROR_REASON_INVALID_SESSION_ID";
+    case ErrorReason.ERROR_REASON_INVALID_STATUS:
+      return "ERROR_REASON_INVALID_STATUS";
+    case ErrorReason.ERROR_REASON_INVALID_SUBAGENT:
+      return "ERROR_REASON_INVALID_SUBAGENT";
+    case ErrorReason.ERROR_REASON_INVALID_SUBAGENT_NAME:
+      return "ERROR_REASON_INVALID_SUBAGENT_NAME";
+    case ErrorReason.ERROR_REASON_INVALID_TOOL_CALL_ID:
+      return "ERROR_REASON_INVALID_TOOL_CALL_ID";
+    case ErrorReason.ERROR_REASON_INVALID_TOOL_CONCURRENCY:
+      return "ERROR_REASON_INVALID_TOOL_CONCURRENCY";
+    case ErrorReason.ERROR_REASON_INVALID_TOOL_NAME:
+      return "ERROR_REASON_INVALID_TOOL_NAME";
+    case ErrorReason.ERROR_REASON_INVALID_TOOL_SCHEMA:
+      return "ERROR_REASON_INVALID_TOOL_SCHEMA";
+    case ErrorReason.ERROR_REASON_INVALID_TOOL_TIMEOUT:
+      return "ERROR_REASON_INVALID_TOOL_TIMEOUT";
+    case ErrorReason.ERROR_REASON_MODEL_NOT_FOUND:
+      return "ERROR_REASON_MODEL_NOT_FOUND";
+    case ErrorReason.ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT:
+      return "ERROR_REASON_SUBAGENT_DEPTH_OVER_LIMIT";
+    case ErrorReason.ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIRED:
+      return "ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIRED";
+    case ErrorReason.ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG:
+      return "ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG";
+    case ErrorReason.ERROR_REASON_SUBAGENT_SPEC_TOO_LARGE:
+      return "ERROR_REASON_SUBAGENT_SPEC_TOO_LARGE";
+    case ErrorReason.ERROR_REASON_SUBAGENT_TASK_NOT_FOUND:
+      return "ERROR_REASON_SUBAGENT_TASK_NOT_FOUND";
+    case ErrorReason.ERROR_REASON_TASK_TOOL_CLASH:
+      return "ERROR_REASON_TASK_TOOL_CLASH";
+    case ErrorReason.ERROR_REASON_TOOL_RESULT_OUT_OF_ORDER:
+      return "ERROR_REASON_TOOL_RESULT_OUT_OF_ORDER";
+    case ErrorReason.ERROR_REASON_TOO_MANY_SUBAGENTS:
+      return "ERROR_REASON_TOO_MANY_SUBAGENTS";
+    case ErrorReason.ERROR_REASON_UNKNOWN_MCP_SERVER:
+      return "ERROR_REASON_UNKNOWN_MCP_SERVER";
+    case ErrorReason.ERROR_REASON_UNKNOWN_PROVIDER:
+      return "ERROR_REASON_UNKNOWN_PROVIDER";
+    case ErrorReason.ERROR_REASON_UNKNOWN_TOOL_CALL:
+      return "ERROR_REASON_UNKNOWN_TOOL_CALL";
+    case ErrorReason.ERROR_REASON_INVALID_RETENTION:
+      return "ERROR_REASON_INVALID_RETENTION";
+    case ErrorReason.ERROR_REASON_INVALID_REQUEST:
+      return "ERROR_REASON_INVALID_REQUEST";
+    case ErrorReason.ERROR_REASON_UNSUPPORTED_MEDIA_TYPE:
+      return "ERROR_REASON_UNSUPPORTED_MEDIA_TYPE";
+    case ErrorReason.ERROR_REASON_NO_SUCH_ROUTE:
+      return "ERROR_REASON_NO_SUCH_ROUTE";
+    case ErrorReason.ERROR_REASON_METHOD_NOT_ALLOWED:
+      return "ERROR_REASON_METHOD_NOT_ALLOWED";
+    case ErrorReason.ERROR_REASON_HOST_NOT_ALLOWED:
+      return "ERROR_REASON_HOST_NOT_ALLOWED";
+    case ErrorReason.ERROR_REASON_CSRF_ORIGIN_MISMATCH:
+      return "ERROR_REASON_CSRF_ORIGIN_MISMATCH";
+    case ErrorReason.ERROR_REASON_CSRF_TOKEN_INVALID:
+      return "ERROR_REASON_CSRF_TOKEN_INVALID";
+    case ErrorReason.ERROR_REASON_INVALID_LAST_EVENT_ID:
+      return "ERROR_REASON_INVALID_LAST_EVENT_ID";
+    case ErrorReason.ERROR_REASON_INVALID_KEEP_HISTORY:
+      return "ERROR_REASON_INVALID_KEEP_HISTORY";
+    case ErrorReason.ERROR_REASON_INVALID_INCLUDE_CHECKPOINT:
+      return "ERROR_REASON_INVALID_INCLUDE_CHECKPOINT";
+    case ErrorReason.ERROR_REASON_INVALID_AFTER_SEQ:
+      return "ERROR_REASON_INVALID_AFTER_SEQ";
+    case ErrorReason.ERROR_REASON_INVALID_FOLLOW:
+      return "ERROR_REASON_INVALID_FOLLOW";
+    case ErrorReason.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 /** Role of a transcript message. */
 export enum Role {
@@ -527,6 +1085,96 @@ export function submitOutcomeToJSON(object: SubmitOutcome): string {
   }
 }
 
+/** How the daemon reaches an MCP server ([mcp_servers.NAME] command or url). */
+export enum McpTransport {
+  MCP_TRANSPORT_UNSPECIFIED = 0,
+  /** MCP_TRANSPORT_STDIO - A child process speaking over its stdin and stdout. */
+  MCP_TRANSPORT_STDIO = 1,
+  /** MCP_TRANSPORT_HTTP - Streamable HTTP. */
+  MCP_TRANSPORT_HTTP = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function mcpTransportFromJSON(object: any): McpTransport {
+  switch (object) {
+    case 0:
+    case "MCP_TRANSPORT_UNSPECIFIED":
+      return McpTransport.MCP_TRANSPORT_UNSPECIFIED;
+    case 1:
+    case "MCP_TRANSPORT_STDIO":
+      return McpTransport.MCP_TRANSPORT_STDIO;
+    case 2:
+    case "MCP_TRANSPORT_HTTP":
+      return McpTransport.MCP_TRANSPORT_HTTP;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return McpTransport.UNRECOGNIZED;
+  }
+}
+
+export function mcpTransportToJSON(object: McpTransport): string {
+  switch (object) {
+    case McpTransport.MCP_TRANSPORT_UNSPECIFIED:
+      return "MCP_TRANSPORT_UNSPECIFIED";
+    case McpTransport.MCP_TRANSPORT_STDIO:
+      return "MCP_TRANSPORT_STDIO";
+    case McpTransport.MCP_TRANSPORT_HTTP:
+      return "MCP_TRANSPORT_HTTP";
+    case McpTransport.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** The state of the daemon's connection to an MCP server. */
+export enum McpServerState {
+  MCP_SERVER_STATE_UNSPECIFIED = 0,
+  /** MCP_SERVER_STATE_NOT_STARTED - Not started (or connected to) yet: servers start on first use. */
+  MCP_SERVER_STATE_NOT_STARTED = 1,
+  MCP_SERVER_STATE_RUNNING = 2,
+  /** MCP_SERVER_STATE_DOWN - It failed or died; last_error says why. */
+  MCP_SERVER_STATE_DOWN = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function mcpServerStateFromJSON(object: any): McpServerState {
+  switch (object) {
+    case 0:
+    case "MCP_SERVER_STATE_UNSPECIFIED":
+      return McpServerState.MCP_SERVER_STATE_UNSPECIFIED;
+    case 1:
+    case "MCP_SERVER_STATE_NOT_STARTED":
+      return McpServerState.MCP_SERVER_STATE_NOT_STARTED;
+    case 2:
+    case "MCP_SERVER_STATE_RUNNING":
+      return McpServerState.MCP_SERVER_STATE_RUNNING;
+    case 3:
+    case "MCP_SERVER_STATE_DOWN":
+      return McpServerState.MCP_SERVER_STATE_DOWN;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return McpServerState.UNRECOGNIZED;
+  }
+}
+
+export function mcpServerStateToJSON(object: McpServerState): string {
+  switch (object) {
+    case McpServerState.MCP_SERVER_STATE_UNSPECIFIED:
+      return "MCP_SERVER_STATE_UNSPECIFIED";
+    case McpServerState.MCP_SERVER_STATE_NOT_STARTED:
+      return "MCP_SERVER_STATE_NOT_STARTED";
+    case McpServerState.MCP_SERVER_STATE_RUNNING:
+      return "MCP_SERVER_STATE_RUNNING";
+    case McpServerState.MCP_SERVER_STATE_DOWN:
+      return "MCP_SERVER_STATE_DOWN";
+    case McpServerState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** A tool the agent may call. The caller runs it (tool.call → SubmitToolResult). */
 export interface ToolSpec {
   /** [A-Za-z0-9_-]{1,64}, unique within the agent. */
@@ -676,8 +1324,8 @@ export interface Usage {
 export interface ToolCallRecord {
   call: ToolCall | undefined;
   step: number;
-  hasResult: boolean;
-  resultJson: string;
+  /** The recorded result; unset while the call has none. */
+  resultJson?: string | undefined;
   isError: boolean;
 }
 
@@ -918,6 +1566,7 @@ export interface ToolRetry {
   /** The attempt that failed (1 = the first). */
   attempt: number;
   error: string;
+  /** The wait before the next attempt. */
   delayMs: number;
 }
 
@@ -1019,9 +1668,10 @@ export interface ExecuteRequest {
   ifBusy: IfBusy;
   /**
    * How long this session is kept once finished before the daemon deletes it (with its
-   * history), in seconds; 0 keeps it forever. Unset: the daemon's retention.
+   * history), in milliseconds; 0 keeps it forever. Unset: the
+   * daemon's retention. Negative is invalid.
    */
-  retentionSeconds?: number | undefined;
+  retentionMs?: number | undefined;
 }
 
 /** An input waiting for its session (GetSessionResponse.queue, event input.queued). */
@@ -1118,7 +1768,10 @@ export interface GetSessionResponse {
  * (PROVIDER_REJECTED, no retry can fix it) or it kept failing (PROVIDER_ERROR).
  */
 export interface ModelFailure {
-  /** The ErrorInfo reason the run's stream ended with: PROVIDER_REJECTED or PROVIDER_ERROR. */
+  /**
+   * The ErrorInfo reason the run's stream ended with (an ErrorReason name without its
+   * prefix): PROVIDER_REJECTED or PROVIDER_ERROR.
+   */
   reason: string;
   message: string;
   /**
@@ -1288,8 +1941,8 @@ export interface TrajectoryCall {
   toolCallId: string;
   name: string;
   argumentsJson: string;
-  hasResult: boolean;
-  resultJson: string;
+  /** The call's result; unset when it has none. */
+  resultJson?: string | undefined;
   isError: boolean;
   /**
    * A `task` call (R67): the task it ran or continued ("task_K"; empty when it ran none),
@@ -1354,10 +2007,8 @@ export interface ListMcpServersResponse {
 
 export interface McpServer {
   name: string;
-  /** "stdio" or "http". */
-  transport: string;
-  /** "not started", "running" or "down". */
-  state: string;
+  transport: McpTransport;
+  state: McpServerState;
   /** Times the daemon started (or connected to) it. */
   starts: number;
   /** Why it is down (no secret in it). */
@@ -1541,7 +2192,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
       writer.uint32(58).string(message.modelSettingsJson);
     }
     if (message.toolTimeoutMs !== undefined) {
-      writer.uint32(64).int32(message.toolTimeoutMs);
+      writer.uint32(64).int64(message.toolTimeoutMs);
     }
     if (message.approvalTimeoutMs !== undefined) {
       writer.uint32(72).int64(message.approvalTimeoutMs);
@@ -1632,7 +2283,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
               break;
             }
 
-            message.toolTimeoutMs = reader.int32();
+            message.toolTimeoutMs = longToNumber(reader.int64());
             continue;
           }
           case 9: {
@@ -2029,7 +2680,7 @@ export const McpServerUse: MessageFns<McpServerUse> = {
       writer.uint32(18).string(v!);
     }
     if (message.timeoutMs !== undefined) {
-      writer.uint32(24).int32(message.timeoutMs);
+      writer.uint32(24).int64(message.timeoutMs);
     }
     if (message.retry !== undefined) {
       McpRetryPolicy.encode(message.retry, writer.uint32(34).fork()).join();
@@ -2074,7 +2725,7 @@ export const McpServerUse: MessageFns<McpServerUse> = {
               break;
             }
 
-            message.timeoutMs = reader.int32();
+            message.timeoutMs = longToNumber(reader.int64());
             continue;
           }
           case 4: {
@@ -2173,7 +2824,7 @@ export const McpRetryPolicy: MessageFns<McpRetryPolicy> = {
       writer.uint32(8).int32(message.attempts);
     }
     if (message.backoffMs !== 0) {
-      writer.uint32(16).int32(message.backoffMs);
+      writer.uint32(16).int64(message.backoffMs);
     }
     if (message.retryOn.length !== 0) {
       writer.uint32(26).fork();
@@ -2211,7 +2862,7 @@ export const McpRetryPolicy: MessageFns<McpRetryPolicy> = {
               break;
             }
 
-            message.backoffMs = reader.int32();
+            message.backoffMs = longToNumber(reader.int64());
             continue;
           }
           case 3: {
@@ -2299,7 +2950,7 @@ export const McpToolOverride: MessageFns<McpToolOverride> = {
       writer.uint32(16).int32(message.approval);
     }
     if (message.timeoutMs !== undefined) {
-      writer.uint32(24).int32(message.timeoutMs);
+      writer.uint32(24).int64(message.timeoutMs);
     }
     if (message.retry !== undefined) {
       McpRetryPolicy.encode(message.retry, writer.uint32(34).fork()).join();
@@ -2341,7 +2992,7 @@ export const McpToolOverride: MessageFns<McpToolOverride> = {
               break;
             }
 
-            message.timeoutMs = reader.int32();
+            message.timeoutMs = longToNumber(reader.int64());
             continue;
           }
           case 4: {
@@ -2833,7 +3484,7 @@ export const Usage: MessageFns<Usage> = {
 };
 
 function createBaseToolCallRecord(): ToolCallRecord {
-  return { call: undefined, step: 0, hasResult: false, resultJson: "", isError: false };
+  return { call: undefined, step: 0, resultJson: undefined, isError: false };
 }
 
 export const ToolCallRecord: MessageFns<ToolCallRecord> = {
@@ -2844,10 +3495,7 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
     if (message.step !== 0) {
       writer.uint32(16).int32(message.step);
     }
-    if (message.hasResult !== false) {
-      writer.uint32(24).bool(message.hasResult);
-    }
-    if (message.resultJson !== "") {
+    if (message.resultJson !== undefined) {
       writer.uint32(34).string(message.resultJson);
     }
     if (message.isError !== false) {
@@ -2885,14 +3533,6 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
             message.step = reader.int32();
             continue;
           }
-          case 3: {
-            if (tag !== 24) {
-              break;
-            }
-
-            message.hasResult = reader.bool();
-            continue;
-          }
           case 4: {
             if (tag !== 34) {
               break;
@@ -2925,16 +3565,11 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
     return {
       call: isSet(object.call) ? ToolCall.fromJSON(object.call) : undefined,
       step: isSet(object.step) ? globalThis.Number(object.step) : 0,
-      hasResult: isSet(object.hasResult)
-        ? globalThis.Boolean(object.hasResult)
-        : isSet(object.has_result)
-        ? globalThis.Boolean(object.has_result)
-        : false,
       resultJson: isSet(object.resultJson)
         ? globalThis.String(object.resultJson)
         : isSet(object.result_json)
         ? globalThis.String(object.result_json)
-        : "",
+        : undefined,
       isError: isSet(object.isError)
         ? globalThis.Boolean(object.isError)
         : isSet(object.is_error)
@@ -2951,10 +3586,7 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
     if (message.step !== 0) {
       obj.step = Math.round(message.step);
     }
-    if (message.hasResult !== false) {
-      obj.hasResult = message.hasResult;
-    }
-    if (message.resultJson !== "") {
+    if (message.resultJson !== undefined) {
       obj.resultJson = message.resultJson;
     }
     if (message.isError !== false) {
@@ -2970,8 +3602,7 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
     const message = createBaseToolCallRecord();
     message.call = (object.call !== undefined && object.call !== null) ? ToolCall.fromPartial(object.call) : undefined;
     message.step = object.step ?? 0;
-    message.hasResult = object.hasResult ?? false;
-    message.resultJson = object.resultJson ?? "";
+    message.resultJson = object.resultJson ?? undefined;
     message.isError = object.isError ?? false;
     return message;
   },
@@ -5475,7 +6106,7 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
       ToolCall.encode(message.call, writer.uint32(18).fork()).join();
     }
     if (message.timeoutMs !== 0) {
-      writer.uint32(24).int32(message.timeoutMs);
+      writer.uint32(24).int64(message.timeoutMs);
     }
     if (message.executor !== 0) {
       writer.uint32(64).int32(message.executor);
@@ -5517,7 +6148,7 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
               break;
             }
 
-            message.timeoutMs = reader.int32();
+            message.timeoutMs = longToNumber(reader.int64());
             continue;
           }
           case 8: {
@@ -5605,7 +6236,7 @@ export const ToolRetry: MessageFns<ToolRetry> = {
       writer.uint32(42).string(message.error);
     }
     if (message.delayMs !== 0) {
-      writer.uint32(48).int32(message.delayMs);
+      writer.uint32(48).int64(message.delayMs);
     }
     return writer;
   },
@@ -5668,7 +6299,7 @@ export const ToolRetry: MessageFns<ToolRetry> = {
               break;
             }
 
-            message.delayMs = reader.int32();
+            message.delayMs = longToNumber(reader.int64());
             continue;
           }
         }
@@ -6505,7 +7136,7 @@ function createBaseExecuteRequest(): ExecuteRequest {
     requestId: "",
     historyLimit: undefined,
     ifBusy: 0,
-    retentionSeconds: undefined,
+    retentionMs: undefined,
   };
 }
 
@@ -6532,8 +7163,8 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     if (message.ifBusy !== 0) {
       writer.uint32(56).int32(message.ifBusy);
     }
-    if (message.retentionSeconds !== undefined) {
-      writer.uint32(64).uint64(message.retentionSeconds);
+    if (message.retentionMs !== undefined) {
+      writer.uint32(72).int64(message.retentionMs);
     }
     return writer;
   },
@@ -6607,12 +7238,12 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
             message.ifBusy = reader.int32() as any;
             continue;
           }
-          case 8: {
-            if (tag !== 64) {
+          case 9: {
+            if (tag !== 72) {
               break;
             }
 
-            message.retentionSeconds = longToNumber(reader.uint64());
+            message.retentionMs = longToNumber(reader.int64());
             continue;
           }
         }
@@ -6656,10 +7287,10 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
         : isSet(object.if_busy)
         ? ifBusyFromJSON(object.if_busy)
         : 0,
-      retentionSeconds: isSet(object.retentionSeconds)
-        ? globalThis.Number(object.retentionSeconds)
-        : isSet(object.retention_seconds)
-        ? globalThis.Number(object.retention_seconds)
+      retentionMs: isSet(object.retentionMs)
+        ? globalThis.Number(object.retentionMs)
+        : isSet(object.retention_ms)
+        ? globalThis.Number(object.retention_ms)
         : undefined,
     };
   },
@@ -6687,8 +7318,8 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     if (message.ifBusy !== 0) {
       obj.ifBusy = ifBusyToJSON(message.ifBusy);
     }
-    if (message.retentionSeconds !== undefined) {
-      obj.retentionSeconds = Math.round(message.retentionSeconds);
+    if (message.retentionMs !== undefined) {
+      obj.retentionMs = Math.round(message.retentionMs);
     }
     return obj;
   },
@@ -6707,7 +7338,7 @@ export const ExecuteRequest: MessageFns<ExecuteRequest> = {
     message.requestId = object.requestId ?? "";
     message.historyLimit = object.historyLimit ?? undefined;
     message.ifBusy = object.ifBusy ?? 0;
-    message.retentionSeconds = object.retentionSeconds ?? undefined;
+    message.retentionMs = object.retentionMs ?? undefined;
     return message;
   },
 };
@@ -9972,8 +10603,7 @@ function createBaseTrajectoryCall(): TrajectoryCall {
     toolCallId: "",
     name: "",
     argumentsJson: "",
-    hasResult: false,
-    resultJson: "",
+    resultJson: undefined,
     isError: false,
     taskId: "",
     taskSteps: [],
@@ -9991,10 +10621,7 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     if (message.argumentsJson !== "") {
       writer.uint32(26).string(message.argumentsJson);
     }
-    if (message.hasResult !== false) {
-      writer.uint32(32).bool(message.hasResult);
-    }
-    if (message.resultJson !== "") {
+    if (message.resultJson !== undefined) {
       writer.uint32(42).string(message.resultJson);
     }
     if (message.isError !== false) {
@@ -10044,14 +10671,6 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
             }
 
             message.argumentsJson = reader.string();
-            continue;
-          }
-          case 4: {
-            if (tag !== 32) {
-              break;
-            }
-
-            message.hasResult = reader.bool();
             continue;
           }
           case 5: {
@@ -10111,16 +10730,11 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
         : isSet(object.arguments_json)
         ? globalThis.String(object.arguments_json)
         : "",
-      hasResult: isSet(object.hasResult)
-        ? globalThis.Boolean(object.hasResult)
-        : isSet(object.has_result)
-        ? globalThis.Boolean(object.has_result)
-        : false,
       resultJson: isSet(object.resultJson)
         ? globalThis.String(object.resultJson)
         : isSet(object.result_json)
         ? globalThis.String(object.result_json)
-        : "",
+        : undefined,
       isError: isSet(object.isError)
         ? globalThis.Boolean(object.isError)
         : isSet(object.is_error)
@@ -10150,10 +10764,7 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     if (message.argumentsJson !== "") {
       obj.argumentsJson = message.argumentsJson;
     }
-    if (message.hasResult !== false) {
-      obj.hasResult = message.hasResult;
-    }
-    if (message.resultJson !== "") {
+    if (message.resultJson !== undefined) {
       obj.resultJson = message.resultJson;
     }
     if (message.isError !== false) {
@@ -10176,8 +10787,7 @@ export const TrajectoryCall: MessageFns<TrajectoryCall> = {
     message.toolCallId = object.toolCallId ?? "";
     message.name = object.name ?? "";
     message.argumentsJson = object.argumentsJson ?? "";
-    message.hasResult = object.hasResult ?? false;
-    message.resultJson = object.resultJson ?? "";
+    message.resultJson = object.resultJson ?? undefined;
     message.isError = object.isError ?? false;
     message.taskId = object.taskId ?? "";
     message.taskSteps = object.taskSteps?.map((e) => TrajectoryStep.fromPartial(e)) || [];
@@ -10966,7 +11576,7 @@ export const ListMcpServersResponse: MessageFns<ListMcpServersResponse> = {
 };
 
 function createBaseMcpServer(): McpServer {
-  return { name: "", transport: "", state: "", starts: 0, lastError: "", tools: [] };
+  return { name: "", transport: 0, state: 0, starts: 0, lastError: "", tools: [] };
 }
 
 export const McpServer: MessageFns<McpServer> = {
@@ -10974,11 +11584,11 @@ export const McpServer: MessageFns<McpServer> = {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
     }
-    if (message.transport !== "") {
-      writer.uint32(18).string(message.transport);
+    if (message.transport !== 0) {
+      writer.uint32(56).int32(message.transport);
     }
-    if (message.state !== "") {
-      writer.uint32(26).string(message.state);
+    if (message.state !== 0) {
+      writer.uint32(64).int32(message.state);
     }
     if (message.starts !== 0) {
       writer.uint32(32).int32(message.starts);
@@ -11013,20 +11623,20 @@ export const McpServer: MessageFns<McpServer> = {
             message.name = reader.string();
             continue;
           }
-          case 2: {
-            if (tag !== 18) {
+          case 7: {
+            if (tag !== 56) {
               break;
             }
 
-            message.transport = reader.string();
+            message.transport = reader.int32() as any;
             continue;
           }
-          case 3: {
-            if (tag !== 26) {
+          case 8: {
+            if (tag !== 64) {
               break;
             }
 
-            message.state = reader.string();
+            message.state = reader.int32() as any;
             continue;
           }
           case 4: {
@@ -11068,8 +11678,8 @@ export const McpServer: MessageFns<McpServer> = {
   fromJSON(object: any): McpServer {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
-      transport: isSet(object.transport) ? globalThis.String(object.transport) : "",
-      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      transport: isSet(object.transport) ? mcpTransportFromJSON(object.transport) : 0,
+      state: isSet(object.state) ? mcpServerStateFromJSON(object.state) : 0,
       starts: isSet(object.starts) ? globalThis.Number(object.starts) : 0,
       lastError: isSet(object.lastError)
         ? globalThis.String(object.lastError)
@@ -11085,11 +11695,11 @@ export const McpServer: MessageFns<McpServer> = {
     if (message.name !== "") {
       obj.name = message.name;
     }
-    if (message.transport !== "") {
-      obj.transport = message.transport;
+    if (message.transport !== 0) {
+      obj.transport = mcpTransportToJSON(message.transport);
     }
-    if (message.state !== "") {
-      obj.state = message.state;
+    if (message.state !== 0) {
+      obj.state = mcpServerStateToJSON(message.state);
     }
     if (message.starts !== 0) {
       obj.starts = Math.round(message.starts);
@@ -11109,8 +11719,8 @@ export const McpServer: MessageFns<McpServer> = {
   fromPartial<I extends Exact<DeepPartial<McpServer>, I>>(object: I): McpServer {
     const message = createBaseMcpServer();
     message.name = object.name ?? "";
-    message.transport = object.transport ?? "";
-    message.state = object.state ?? "";
+    message.transport = object.transport ?? 0;
+    message.state = object.state ?? 0;
     message.starts = object.starts ?? 0;
     message.lastError = object.lastError ?? "";
     message.tools = object.tools?.map((e) => McpTool.fromPartial(e)) || [];

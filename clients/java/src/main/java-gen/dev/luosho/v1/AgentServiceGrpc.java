@@ -1,4 +1,4 @@
-package luosho.v1;
+package dev.luosho.v1;
 
 import static io.grpc.MethodDescriptor.generateFullMethodName;
 
@@ -16,29 +16,29 @@ public final class AgentServiceGrpc {
   public static final java.lang.String SERVICE_NAME = "luosho.v1.AgentService";
 
   // Static method descriptors that strictly reflect the proto.
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ExecuteRequest,
-      luosho.v1.Agent.ExecuteResponse> getExecuteMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ExecuteRequest,
+      dev.luosho.v1.ExecuteResponse> getExecuteMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "Execute",
-      requestType = luosho.v1.Agent.ExecuteRequest.class,
-      responseType = luosho.v1.Agent.ExecuteResponse.class,
+      requestType = dev.luosho.v1.ExecuteRequest.class,
+      responseType = dev.luosho.v1.ExecuteResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ExecuteRequest,
-      luosho.v1.Agent.ExecuteResponse> getExecuteMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.ExecuteRequest, luosho.v1.Agent.ExecuteResponse> getExecuteMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ExecuteRequest,
+      dev.luosho.v1.ExecuteResponse> getExecuteMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ExecuteRequest, dev.luosho.v1.ExecuteResponse> getExecuteMethod;
     if ((getExecuteMethod = AgentServiceGrpc.getExecuteMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getExecuteMethod = AgentServiceGrpc.getExecuteMethod) == null) {
           AgentServiceGrpc.getExecuteMethod = getExecuteMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.ExecuteRequest, luosho.v1.Agent.ExecuteResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ExecuteRequest, dev.luosho.v1.ExecuteResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Execute"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ExecuteRequest.getDefaultInstance()))
+                  dev.luosho.v1.ExecuteRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ExecuteResponse.getDefaultInstance()))
+                  dev.luosho.v1.ExecuteResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Execute"))
               .build();
         }
@@ -47,29 +47,29 @@ public final class AgentServiceGrpc {
     return getExecuteMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ResumeRequest,
-      luosho.v1.Agent.ResumeResponse> getResumeMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ResumeRequest,
+      dev.luosho.v1.ResumeResponse> getResumeMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "Resume",
-      requestType = luosho.v1.Agent.ResumeRequest.class,
-      responseType = luosho.v1.Agent.ResumeResponse.class,
+      requestType = dev.luosho.v1.ResumeRequest.class,
+      responseType = dev.luosho.v1.ResumeResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ResumeRequest,
-      luosho.v1.Agent.ResumeResponse> getResumeMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.ResumeRequest, luosho.v1.Agent.ResumeResponse> getResumeMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ResumeRequest,
+      dev.luosho.v1.ResumeResponse> getResumeMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ResumeRequest, dev.luosho.v1.ResumeResponse> getResumeMethod;
     if ((getResumeMethod = AgentServiceGrpc.getResumeMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getResumeMethod = AgentServiceGrpc.getResumeMethod) == null) {
           AgentServiceGrpc.getResumeMethod = getResumeMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.ResumeRequest, luosho.v1.Agent.ResumeResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ResumeRequest, dev.luosho.v1.ResumeResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Resume"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ResumeRequest.getDefaultInstance()))
+                  dev.luosho.v1.ResumeRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ResumeResponse.getDefaultInstance()))
+                  dev.luosho.v1.ResumeResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Resume"))
               .build();
         }
@@ -78,29 +78,29 @@ public final class AgentServiceGrpc {
     return getResumeMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.SubmitToolResultRequest,
-      luosho.v1.Agent.SubmitToolResultResponse> getSubmitToolResultMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.SubmitToolResultRequest,
+      dev.luosho.v1.SubmitToolResultResponse> getSubmitToolResultMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "SubmitToolResult",
-      requestType = luosho.v1.Agent.SubmitToolResultRequest.class,
-      responseType = luosho.v1.Agent.SubmitToolResultResponse.class,
+      requestType = dev.luosho.v1.SubmitToolResultRequest.class,
+      responseType = dev.luosho.v1.SubmitToolResultResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.SubmitToolResultRequest,
-      luosho.v1.Agent.SubmitToolResultResponse> getSubmitToolResultMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.SubmitToolResultRequest, luosho.v1.Agent.SubmitToolResultResponse> getSubmitToolResultMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.SubmitToolResultRequest,
+      dev.luosho.v1.SubmitToolResultResponse> getSubmitToolResultMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.SubmitToolResultRequest, dev.luosho.v1.SubmitToolResultResponse> getSubmitToolResultMethod;
     if ((getSubmitToolResultMethod = AgentServiceGrpc.getSubmitToolResultMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getSubmitToolResultMethod = AgentServiceGrpc.getSubmitToolResultMethod) == null) {
           AgentServiceGrpc.getSubmitToolResultMethod = getSubmitToolResultMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.SubmitToolResultRequest, luosho.v1.Agent.SubmitToolResultResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.SubmitToolResultRequest, dev.luosho.v1.SubmitToolResultResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SubmitToolResult"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.SubmitToolResultRequest.getDefaultInstance()))
+                  dev.luosho.v1.SubmitToolResultRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.SubmitToolResultResponse.getDefaultInstance()))
+                  dev.luosho.v1.SubmitToolResultResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("SubmitToolResult"))
               .build();
         }
@@ -109,29 +109,29 @@ public final class AgentServiceGrpc {
     return getSubmitToolResultMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.CancelRequest,
-      luosho.v1.Agent.CancelResponse> getCancelMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.CancelRequest,
+      dev.luosho.v1.CancelResponse> getCancelMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "Cancel",
-      requestType = luosho.v1.Agent.CancelRequest.class,
-      responseType = luosho.v1.Agent.CancelResponse.class,
+      requestType = dev.luosho.v1.CancelRequest.class,
+      responseType = dev.luosho.v1.CancelResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.CancelRequest,
-      luosho.v1.Agent.CancelResponse> getCancelMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.CancelRequest, luosho.v1.Agent.CancelResponse> getCancelMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.CancelRequest,
+      dev.luosho.v1.CancelResponse> getCancelMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.CancelRequest, dev.luosho.v1.CancelResponse> getCancelMethod;
     if ((getCancelMethod = AgentServiceGrpc.getCancelMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getCancelMethod = AgentServiceGrpc.getCancelMethod) == null) {
           AgentServiceGrpc.getCancelMethod = getCancelMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.CancelRequest, luosho.v1.Agent.CancelResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.CancelRequest, dev.luosho.v1.CancelResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Cancel"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.CancelRequest.getDefaultInstance()))
+                  dev.luosho.v1.CancelRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.CancelResponse.getDefaultInstance()))
+                  dev.luosho.v1.CancelResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Cancel"))
               .build();
         }
@@ -140,29 +140,29 @@ public final class AgentServiceGrpc {
     return getCancelMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.GetSessionRequest,
-      luosho.v1.Agent.GetSessionResponse> getGetSessionMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.GetSessionRequest,
+      dev.luosho.v1.GetSessionResponse> getGetSessionMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "GetSession",
-      requestType = luosho.v1.Agent.GetSessionRequest.class,
-      responseType = luosho.v1.Agent.GetSessionResponse.class,
+      requestType = dev.luosho.v1.GetSessionRequest.class,
+      responseType = dev.luosho.v1.GetSessionResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.GetSessionRequest,
-      luosho.v1.Agent.GetSessionResponse> getGetSessionMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.GetSessionRequest, luosho.v1.Agent.GetSessionResponse> getGetSessionMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.GetSessionRequest,
+      dev.luosho.v1.GetSessionResponse> getGetSessionMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.GetSessionRequest, dev.luosho.v1.GetSessionResponse> getGetSessionMethod;
     if ((getGetSessionMethod = AgentServiceGrpc.getGetSessionMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getGetSessionMethod = AgentServiceGrpc.getGetSessionMethod) == null) {
           AgentServiceGrpc.getGetSessionMethod = getGetSessionMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.GetSessionRequest, luosho.v1.Agent.GetSessionResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.GetSessionRequest, dev.luosho.v1.GetSessionResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetSession"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.GetSessionRequest.getDefaultInstance()))
+                  dev.luosho.v1.GetSessionRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.GetSessionResponse.getDefaultInstance()))
+                  dev.luosho.v1.GetSessionResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("GetSession"))
               .build();
         }
@@ -171,29 +171,29 @@ public final class AgentServiceGrpc {
     return getGetSessionMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ListSessionsRequest,
-      luosho.v1.Agent.ListSessionsResponse> getListSessionsMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ListSessionsRequest,
+      dev.luosho.v1.ListSessionsResponse> getListSessionsMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "ListSessions",
-      requestType = luosho.v1.Agent.ListSessionsRequest.class,
-      responseType = luosho.v1.Agent.ListSessionsResponse.class,
+      requestType = dev.luosho.v1.ListSessionsRequest.class,
+      responseType = dev.luosho.v1.ListSessionsResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ListSessionsRequest,
-      luosho.v1.Agent.ListSessionsResponse> getListSessionsMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.ListSessionsRequest, luosho.v1.Agent.ListSessionsResponse> getListSessionsMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ListSessionsRequest,
+      dev.luosho.v1.ListSessionsResponse> getListSessionsMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ListSessionsRequest, dev.luosho.v1.ListSessionsResponse> getListSessionsMethod;
     if ((getListSessionsMethod = AgentServiceGrpc.getListSessionsMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getListSessionsMethod = AgentServiceGrpc.getListSessionsMethod) == null) {
           AgentServiceGrpc.getListSessionsMethod = getListSessionsMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.ListSessionsRequest, luosho.v1.Agent.ListSessionsResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ListSessionsRequest, dev.luosho.v1.ListSessionsResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListSessions"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ListSessionsRequest.getDefaultInstance()))
+                  dev.luosho.v1.ListSessionsRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ListSessionsResponse.getDefaultInstance()))
+                  dev.luosho.v1.ListSessionsResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListSessions"))
               .build();
         }
@@ -202,29 +202,29 @@ public final class AgentServiceGrpc {
     return getListSessionsMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.DeleteSessionRequest,
-      luosho.v1.Agent.DeleteSessionResponse> getDeleteSessionMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.DeleteSessionRequest,
+      dev.luosho.v1.DeleteSessionResponse> getDeleteSessionMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "DeleteSession",
-      requestType = luosho.v1.Agent.DeleteSessionRequest.class,
-      responseType = luosho.v1.Agent.DeleteSessionResponse.class,
+      requestType = dev.luosho.v1.DeleteSessionRequest.class,
+      responseType = dev.luosho.v1.DeleteSessionResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.DeleteSessionRequest,
-      luosho.v1.Agent.DeleteSessionResponse> getDeleteSessionMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.DeleteSessionRequest, luosho.v1.Agent.DeleteSessionResponse> getDeleteSessionMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.DeleteSessionRequest,
+      dev.luosho.v1.DeleteSessionResponse> getDeleteSessionMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.DeleteSessionRequest, dev.luosho.v1.DeleteSessionResponse> getDeleteSessionMethod;
     if ((getDeleteSessionMethod = AgentServiceGrpc.getDeleteSessionMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getDeleteSessionMethod = AgentServiceGrpc.getDeleteSessionMethod) == null) {
           AgentServiceGrpc.getDeleteSessionMethod = getDeleteSessionMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.DeleteSessionRequest, luosho.v1.Agent.DeleteSessionResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.DeleteSessionRequest, dev.luosho.v1.DeleteSessionResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteSession"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.DeleteSessionRequest.getDefaultInstance()))
+                  dev.luosho.v1.DeleteSessionRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.DeleteSessionResponse.getDefaultInstance()))
+                  dev.luosho.v1.DeleteSessionResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("DeleteSession"))
               .build();
         }
@@ -233,29 +233,29 @@ public final class AgentServiceGrpc {
     return getDeleteSessionMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ResolveRequest,
-      luosho.v1.Agent.ResolveResponse> getResolveMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ResolveRequest,
+      dev.luosho.v1.ResolveResponse> getResolveMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "Resolve",
-      requestType = luosho.v1.Agent.ResolveRequest.class,
-      responseType = luosho.v1.Agent.ResolveResponse.class,
+      requestType = dev.luosho.v1.ResolveRequest.class,
+      responseType = dev.luosho.v1.ResolveResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ResolveRequest,
-      luosho.v1.Agent.ResolveResponse> getResolveMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.ResolveRequest, luosho.v1.Agent.ResolveResponse> getResolveMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ResolveRequest,
+      dev.luosho.v1.ResolveResponse> getResolveMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ResolveRequest, dev.luosho.v1.ResolveResponse> getResolveMethod;
     if ((getResolveMethod = AgentServiceGrpc.getResolveMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getResolveMethod = AgentServiceGrpc.getResolveMethod) == null) {
           AgentServiceGrpc.getResolveMethod = getResolveMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.ResolveRequest, luosho.v1.Agent.ResolveResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ResolveRequest, dev.luosho.v1.ResolveResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Resolve"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ResolveRequest.getDefaultInstance()))
+                  dev.luosho.v1.ResolveRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ResolveResponse.getDefaultInstance()))
+                  dev.luosho.v1.ResolveResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Resolve"))
               .build();
         }
@@ -264,29 +264,29 @@ public final class AgentServiceGrpc {
     return getResolveMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ListApprovalsRequest,
-      luosho.v1.Agent.ListApprovalsResponse> getListApprovalsMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ListApprovalsRequest,
+      dev.luosho.v1.ListApprovalsResponse> getListApprovalsMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "ListApprovals",
-      requestType = luosho.v1.Agent.ListApprovalsRequest.class,
-      responseType = luosho.v1.Agent.ListApprovalsResponse.class,
+      requestType = dev.luosho.v1.ListApprovalsRequest.class,
+      responseType = dev.luosho.v1.ListApprovalsResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ListApprovalsRequest,
-      luosho.v1.Agent.ListApprovalsResponse> getListApprovalsMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.ListApprovalsRequest, luosho.v1.Agent.ListApprovalsResponse> getListApprovalsMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ListApprovalsRequest,
+      dev.luosho.v1.ListApprovalsResponse> getListApprovalsMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ListApprovalsRequest, dev.luosho.v1.ListApprovalsResponse> getListApprovalsMethod;
     if ((getListApprovalsMethod = AgentServiceGrpc.getListApprovalsMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getListApprovalsMethod = AgentServiceGrpc.getListApprovalsMethod) == null) {
           AgentServiceGrpc.getListApprovalsMethod = getListApprovalsMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.ListApprovalsRequest, luosho.v1.Agent.ListApprovalsResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ListApprovalsRequest, dev.luosho.v1.ListApprovalsResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListApprovals"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ListApprovalsRequest.getDefaultInstance()))
+                  dev.luosho.v1.ListApprovalsRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ListApprovalsResponse.getDefaultInstance()))
+                  dev.luosho.v1.ListApprovalsResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListApprovals"))
               .build();
         }
@@ -295,29 +295,29 @@ public final class AgentServiceGrpc {
     return getListApprovalsMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.HistoryRequest,
-      luosho.v1.Agent.HistoryResponse> getHistoryMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.HistoryRequest,
+      dev.luosho.v1.HistoryResponse> getHistoryMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "History",
-      requestType = luosho.v1.Agent.HistoryRequest.class,
-      responseType = luosho.v1.Agent.HistoryResponse.class,
+      requestType = dev.luosho.v1.HistoryRequest.class,
+      responseType = dev.luosho.v1.HistoryResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.HistoryRequest,
-      luosho.v1.Agent.HistoryResponse> getHistoryMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.HistoryRequest, luosho.v1.Agent.HistoryResponse> getHistoryMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.HistoryRequest,
+      dev.luosho.v1.HistoryResponse> getHistoryMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.HistoryRequest, dev.luosho.v1.HistoryResponse> getHistoryMethod;
     if ((getHistoryMethod = AgentServiceGrpc.getHistoryMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getHistoryMethod = AgentServiceGrpc.getHistoryMethod) == null) {
           AgentServiceGrpc.getHistoryMethod = getHistoryMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.HistoryRequest, luosho.v1.Agent.HistoryResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.HistoryRequest, dev.luosho.v1.HistoryResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "History"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.HistoryRequest.getDefaultInstance()))
+                  dev.luosho.v1.HistoryRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.HistoryResponse.getDefaultInstance()))
+                  dev.luosho.v1.HistoryResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("History"))
               .build();
         }
@@ -326,29 +326,29 @@ public final class AgentServiceGrpc {
     return getHistoryMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ForkRequest,
-      luosho.v1.Agent.ForkResponse> getForkMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ForkRequest,
+      dev.luosho.v1.ForkResponse> getForkMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "Fork",
-      requestType = luosho.v1.Agent.ForkRequest.class,
-      responseType = luosho.v1.Agent.ForkResponse.class,
+      requestType = dev.luosho.v1.ForkRequest.class,
+      responseType = dev.luosho.v1.ForkResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ForkRequest,
-      luosho.v1.Agent.ForkResponse> getForkMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.ForkRequest, luosho.v1.Agent.ForkResponse> getForkMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ForkRequest,
+      dev.luosho.v1.ForkResponse> getForkMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ForkRequest, dev.luosho.v1.ForkResponse> getForkMethod;
     if ((getForkMethod = AgentServiceGrpc.getForkMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getForkMethod = AgentServiceGrpc.getForkMethod) == null) {
           AgentServiceGrpc.getForkMethod = getForkMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.ForkRequest, luosho.v1.Agent.ForkResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ForkRequest, dev.luosho.v1.ForkResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Fork"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ForkRequest.getDefaultInstance()))
+                  dev.luosho.v1.ForkRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ForkResponse.getDefaultInstance()))
+                  dev.luosho.v1.ForkResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Fork"))
               .build();
         }
@@ -357,29 +357,29 @@ public final class AgentServiceGrpc {
     return getForkMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.CompareRequest,
-      luosho.v1.Agent.CompareResponse> getCompareMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.CompareRequest,
+      dev.luosho.v1.CompareResponse> getCompareMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "Compare",
-      requestType = luosho.v1.Agent.CompareRequest.class,
-      responseType = luosho.v1.Agent.CompareResponse.class,
+      requestType = dev.luosho.v1.CompareRequest.class,
+      responseType = dev.luosho.v1.CompareResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.CompareRequest,
-      luosho.v1.Agent.CompareResponse> getCompareMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.CompareRequest, luosho.v1.Agent.CompareResponse> getCompareMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.CompareRequest,
+      dev.luosho.v1.CompareResponse> getCompareMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.CompareRequest, dev.luosho.v1.CompareResponse> getCompareMethod;
     if ((getCompareMethod = AgentServiceGrpc.getCompareMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getCompareMethod = AgentServiceGrpc.getCompareMethod) == null) {
           AgentServiceGrpc.getCompareMethod = getCompareMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.CompareRequest, luosho.v1.Agent.CompareResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.CompareRequest, dev.luosho.v1.CompareResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Compare"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.CompareRequest.getDefaultInstance()))
+                  dev.luosho.v1.CompareRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.CompareResponse.getDefaultInstance()))
+                  dev.luosho.v1.CompareResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Compare"))
               .build();
         }
@@ -388,29 +388,29 @@ public final class AgentServiceGrpc {
     return getCompareMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.WatchRequest,
-      luosho.v1.Agent.WatchResponse> getWatchMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.WatchRequest,
+      dev.luosho.v1.WatchResponse> getWatchMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "Watch",
-      requestType = luosho.v1.Agent.WatchRequest.class,
-      responseType = luosho.v1.Agent.WatchResponse.class,
+      requestType = dev.luosho.v1.WatchRequest.class,
+      responseType = dev.luosho.v1.WatchResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.WatchRequest,
-      luosho.v1.Agent.WatchResponse> getWatchMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.WatchRequest, luosho.v1.Agent.WatchResponse> getWatchMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.WatchRequest,
+      dev.luosho.v1.WatchResponse> getWatchMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.WatchRequest, dev.luosho.v1.WatchResponse> getWatchMethod;
     if ((getWatchMethod = AgentServiceGrpc.getWatchMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getWatchMethod = AgentServiceGrpc.getWatchMethod) == null) {
           AgentServiceGrpc.getWatchMethod = getWatchMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.WatchRequest, luosho.v1.Agent.WatchResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.WatchRequest, dev.luosho.v1.WatchResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Watch"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.WatchRequest.getDefaultInstance()))
+                  dev.luosho.v1.WatchRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.WatchResponse.getDefaultInstance()))
+                  dev.luosho.v1.WatchResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Watch"))
               .build();
         }
@@ -419,29 +419,29 @@ public final class AgentServiceGrpc {
     return getWatchMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.ListMcpServersRequest,
-      luosho.v1.Agent.ListMcpServersResponse> getListMcpServersMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.ListMcpServersRequest,
+      dev.luosho.v1.ListMcpServersResponse> getListMcpServersMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "ListMcpServers",
-      requestType = luosho.v1.Agent.ListMcpServersRequest.class,
-      responseType = luosho.v1.Agent.ListMcpServersResponse.class,
+      requestType = dev.luosho.v1.ListMcpServersRequest.class,
+      responseType = dev.luosho.v1.ListMcpServersResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.ListMcpServersRequest,
-      luosho.v1.Agent.ListMcpServersResponse> getListMcpServersMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.ListMcpServersRequest, luosho.v1.Agent.ListMcpServersResponse> getListMcpServersMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.ListMcpServersRequest,
+      dev.luosho.v1.ListMcpServersResponse> getListMcpServersMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.ListMcpServersRequest, dev.luosho.v1.ListMcpServersResponse> getListMcpServersMethod;
     if ((getListMcpServersMethod = AgentServiceGrpc.getListMcpServersMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getListMcpServersMethod = AgentServiceGrpc.getListMcpServersMethod) == null) {
           AgentServiceGrpc.getListMcpServersMethod = getListMcpServersMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.ListMcpServersRequest, luosho.v1.Agent.ListMcpServersResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.ListMcpServersRequest, dev.luosho.v1.ListMcpServersResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListMcpServers"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ListMcpServersRequest.getDefaultInstance()))
+                  dev.luosho.v1.ListMcpServersRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.ListMcpServersResponse.getDefaultInstance()))
+                  dev.luosho.v1.ListMcpServersResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListMcpServers"))
               .build();
         }
@@ -450,29 +450,29 @@ public final class AgentServiceGrpc {
     return getListMcpServersMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<luosho.v1.Agent.DequeueInputRequest,
-      luosho.v1.Agent.DequeueInputResponse> getDequeueInputMethod;
+  private static volatile io.grpc.MethodDescriptor<dev.luosho.v1.DequeueInputRequest,
+      dev.luosho.v1.DequeueInputResponse> getDequeueInputMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "DequeueInput",
-      requestType = luosho.v1.Agent.DequeueInputRequest.class,
-      responseType = luosho.v1.Agent.DequeueInputResponse.class,
+      requestType = dev.luosho.v1.DequeueInputRequest.class,
+      responseType = dev.luosho.v1.DequeueInputResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<luosho.v1.Agent.DequeueInputRequest,
-      luosho.v1.Agent.DequeueInputResponse> getDequeueInputMethod() {
-    io.grpc.MethodDescriptor<luosho.v1.Agent.DequeueInputRequest, luosho.v1.Agent.DequeueInputResponse> getDequeueInputMethod;
+  public static io.grpc.MethodDescriptor<dev.luosho.v1.DequeueInputRequest,
+      dev.luosho.v1.DequeueInputResponse> getDequeueInputMethod() {
+    io.grpc.MethodDescriptor<dev.luosho.v1.DequeueInputRequest, dev.luosho.v1.DequeueInputResponse> getDequeueInputMethod;
     if ((getDequeueInputMethod = AgentServiceGrpc.getDequeueInputMethod) == null) {
       synchronized (AgentServiceGrpc.class) {
         if ((getDequeueInputMethod = AgentServiceGrpc.getDequeueInputMethod) == null) {
           AgentServiceGrpc.getDequeueInputMethod = getDequeueInputMethod =
-              io.grpc.MethodDescriptor.<luosho.v1.Agent.DequeueInputRequest, luosho.v1.Agent.DequeueInputResponse>newBuilder()
+              io.grpc.MethodDescriptor.<dev.luosho.v1.DequeueInputRequest, dev.luosho.v1.DequeueInputResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DequeueInput"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.DequeueInputRequest.getDefaultInstance()))
+                  dev.luosho.v1.DequeueInputRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  luosho.v1.Agent.DequeueInputResponse.getDefaultInstance()))
+                  dev.luosho.v1.DequeueInputResponse.getDefaultInstance()))
               .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("DequeueInput"))
               .build();
         }
@@ -554,8 +554,8 @@ public final class AgentServiceGrpc {
      * the stream ends after run.done, or with an error status.
      * </pre>
      */
-    default void execute(luosho.v1.Agent.ExecuteRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ExecuteResponse> responseObserver) {
+    default void execute(dev.luosho.v1.ExecuteRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ExecuteResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getExecuteMethod(), responseObserver);
     }
 
@@ -565,8 +565,8 @@ public final class AgentServiceGrpc {
      * stream at once with no run.
      * </pre>
      */
-    default void resume(luosho.v1.Agent.ResumeRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResumeResponse> responseObserver) {
+    default void resume(dev.luosho.v1.ResumeRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ResumeResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getResumeMethod(), responseObserver);
     }
 
@@ -575,8 +575,8 @@ public final class AgentServiceGrpc {
      * Record the result of a tool call that a running run handed to the caller (tool.call).
      * </pre>
      */
-    default void submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.SubmitToolResultResponse> responseObserver) {
+    default void submitToolResult(dev.luosho.v1.SubmitToolResultRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.SubmitToolResultResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSubmitToolResultMethod(), responseObserver);
     }
 
@@ -586,8 +586,8 @@ public final class AgentServiceGrpc {
      * checkpoint stays in-progress with finish reason ABORTED.
      * </pre>
      */
-    default void cancel(luosho.v1.Agent.CancelRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.CancelResponse> responseObserver) {
+    default void cancel(dev.luosho.v1.CancelRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CancelResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCancelMethod(), responseObserver);
     }
 
@@ -596,8 +596,8 @@ public final class AgentServiceGrpc {
      * The session's latest checkpoint.
      * </pre>
      */
-    default void getSession(luosho.v1.Agent.GetSessionRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.GetSessionResponse> responseObserver) {
+    default void getSession(dev.luosho.v1.GetSessionRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.GetSessionResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetSessionMethod(), responseObserver);
     }
 
@@ -606,8 +606,8 @@ public final class AgentServiceGrpc {
      * Sessions, optionally filtered by status, ordered by session id, paged.
      * </pre>
      */
-    default void listSessions(luosho.v1.Agent.ListSessionsRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListSessionsResponse> responseObserver) {
+    default void listSessions(dev.luosho.v1.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListSessionsResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListSessionsMethod(), responseObserver);
     }
 
@@ -616,8 +616,8 @@ public final class AgentServiceGrpc {
      * Delete a session's checkpoint (and its history unless keep_history).
      * </pre>
      */
-    default void deleteSession(luosho.v1.Agent.DeleteSessionRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.DeleteSessionResponse> responseObserver) {
+    default void deleteSession(dev.luosho.v1.DeleteSessionRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.DeleteSessionResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteSessionMethod(), responseObserver);
     }
 
@@ -626,8 +626,8 @@ public final class AgentServiceGrpc {
      * Decide a pending approval and continue the run: streams the continued run's events.
      * </pre>
      */
-    default void resolve(luosho.v1.Agent.ResolveRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResolveResponse> responseObserver) {
+    default void resolve(dev.luosho.v1.ResolveRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ResolveResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getResolveMethod(), responseObserver);
     }
 
@@ -636,8 +636,8 @@ public final class AgentServiceGrpc {
      * Pending approvals, optionally of one session, oldest first, paged.
      * </pre>
      */
-    default void listApprovals(luosho.v1.Agent.ListApprovalsRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListApprovalsResponse> responseObserver) {
+    default void listApprovals(dev.luosho.v1.ListApprovalsRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListApprovalsResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListApprovalsMethod(), responseObserver);
     }
 
@@ -646,8 +646,8 @@ public final class AgentServiceGrpc {
      * A session's checkpoint history, newest first, paged.
      * </pre>
      */
-    default void history(luosho.v1.Agent.HistoryRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.HistoryResponse> responseObserver) {
+    default void history(dev.luosho.v1.HistoryRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.HistoryResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getHistoryMethod(), responseObserver);
     }
 
@@ -657,8 +657,8 @@ public final class AgentServiceGrpc {
      * unfinished run.
      * </pre>
      */
-    default void fork(luosho.v1.Agent.ForkRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ForkResponse> responseObserver) {
+    default void fork(dev.luosho.v1.ForkRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ForkResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getForkMethod(), responseObserver);
     }
 
@@ -667,8 +667,8 @@ public final class AgentServiceGrpc {
      * Two sessions' trajectories side by side.
      * </pre>
      */
-    default void compare(luosho.v1.Agent.CompareRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.CompareResponse> responseObserver) {
+    default void compare(dev.luosho.v1.CompareRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CompareResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCompareMethod(), responseObserver);
     }
 
@@ -677,8 +677,8 @@ public final class AgentServiceGrpc {
      * A session's events after a cursor: what the event log keeps, then live events.
      * </pre>
      */
-    default void watch(luosho.v1.Agent.WatchRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse> responseObserver) {
+    default void watch(dev.luosho.v1.WatchRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.WatchResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchMethod(), responseObserver);
     }
 
@@ -688,8 +688,8 @@ public final class AgentServiceGrpc {
      * state of each connection and its tools. Secrets are never shown.
      * </pre>
      */
-    default void listMcpServers(luosho.v1.Agent.ListMcpServersRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse> responseObserver) {
+    default void listMcpServers(dev.luosho.v1.ListMcpServersRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListMcpServersResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListMcpServersMethod(), responseObserver);
     }
 
@@ -699,8 +699,8 @@ public final class AgentServiceGrpc {
      * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
      * </pre>
      */
-    default void dequeueInput(luosho.v1.Agent.DequeueInputRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.DequeueInputResponse> responseObserver) {
+    default void dequeueInput(dev.luosho.v1.DequeueInputRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.DequeueInputResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDequeueInputMethod(), responseObserver);
     }
   }
@@ -746,8 +746,8 @@ public final class AgentServiceGrpc {
      * the stream ends after run.done, or with an error status.
      * </pre>
      */
-    public void execute(luosho.v1.Agent.ExecuteRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ExecuteResponse> responseObserver) {
+    public void execute(dev.luosho.v1.ExecuteRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ExecuteResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getExecuteMethod(), getCallOptions()), request, responseObserver);
     }
@@ -758,8 +758,8 @@ public final class AgentServiceGrpc {
      * stream at once with no run.
      * </pre>
      */
-    public void resume(luosho.v1.Agent.ResumeRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResumeResponse> responseObserver) {
+    public void resume(dev.luosho.v1.ResumeRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ResumeResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getResumeMethod(), getCallOptions()), request, responseObserver);
     }
@@ -769,8 +769,8 @@ public final class AgentServiceGrpc {
      * Record the result of a tool call that a running run handed to the caller (tool.call).
      * </pre>
      */
-    public void submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.SubmitToolResultResponse> responseObserver) {
+    public void submitToolResult(dev.luosho.v1.SubmitToolResultRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.SubmitToolResultResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getSubmitToolResultMethod(), getCallOptions()), request, responseObserver);
     }
@@ -781,8 +781,8 @@ public final class AgentServiceGrpc {
      * checkpoint stays in-progress with finish reason ABORTED.
      * </pre>
      */
-    public void cancel(luosho.v1.Agent.CancelRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.CancelResponse> responseObserver) {
+    public void cancel(dev.luosho.v1.CancelRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CancelResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getCancelMethod(), getCallOptions()), request, responseObserver);
     }
@@ -792,8 +792,8 @@ public final class AgentServiceGrpc {
      * The session's latest checkpoint.
      * </pre>
      */
-    public void getSession(luosho.v1.Agent.GetSessionRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.GetSessionResponse> responseObserver) {
+    public void getSession(dev.luosho.v1.GetSessionRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.GetSessionResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getGetSessionMethod(), getCallOptions()), request, responseObserver);
     }
@@ -803,8 +803,8 @@ public final class AgentServiceGrpc {
      * Sessions, optionally filtered by status, ordered by session id, paged.
      * </pre>
      */
-    public void listSessions(luosho.v1.Agent.ListSessionsRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListSessionsResponse> responseObserver) {
+    public void listSessions(dev.luosho.v1.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListSessionsResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListSessionsMethod(), getCallOptions()), request, responseObserver);
     }
@@ -814,8 +814,8 @@ public final class AgentServiceGrpc {
      * Delete a session's checkpoint (and its history unless keep_history).
      * </pre>
      */
-    public void deleteSession(luosho.v1.Agent.DeleteSessionRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.DeleteSessionResponse> responseObserver) {
+    public void deleteSession(dev.luosho.v1.DeleteSessionRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.DeleteSessionResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getDeleteSessionMethod(), getCallOptions()), request, responseObserver);
     }
@@ -825,8 +825,8 @@ public final class AgentServiceGrpc {
      * Decide a pending approval and continue the run: streams the continued run's events.
      * </pre>
      */
-    public void resolve(luosho.v1.Agent.ResolveRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ResolveResponse> responseObserver) {
+    public void resolve(dev.luosho.v1.ResolveRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ResolveResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getResolveMethod(), getCallOptions()), request, responseObserver);
     }
@@ -836,8 +836,8 @@ public final class AgentServiceGrpc {
      * Pending approvals, optionally of one session, oldest first, paged.
      * </pre>
      */
-    public void listApprovals(luosho.v1.Agent.ListApprovalsRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListApprovalsResponse> responseObserver) {
+    public void listApprovals(dev.luosho.v1.ListApprovalsRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListApprovalsResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListApprovalsMethod(), getCallOptions()), request, responseObserver);
     }
@@ -847,8 +847,8 @@ public final class AgentServiceGrpc {
      * A session's checkpoint history, newest first, paged.
      * </pre>
      */
-    public void history(luosho.v1.Agent.HistoryRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.HistoryResponse> responseObserver) {
+    public void history(dev.luosho.v1.HistoryRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.HistoryResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getHistoryMethod(), getCallOptions()), request, responseObserver);
     }
@@ -859,8 +859,8 @@ public final class AgentServiceGrpc {
      * unfinished run.
      * </pre>
      */
-    public void fork(luosho.v1.Agent.ForkRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ForkResponse> responseObserver) {
+    public void fork(dev.luosho.v1.ForkRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ForkResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getForkMethod(), getCallOptions()), request, responseObserver);
     }
@@ -870,8 +870,8 @@ public final class AgentServiceGrpc {
      * Two sessions' trajectories side by side.
      * </pre>
      */
-    public void compare(luosho.v1.Agent.CompareRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.CompareResponse> responseObserver) {
+    public void compare(dev.luosho.v1.CompareRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.CompareResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getCompareMethod(), getCallOptions()), request, responseObserver);
     }
@@ -881,8 +881,8 @@ public final class AgentServiceGrpc {
      * A session's events after a cursor: what the event log keeps, then live events.
      * </pre>
      */
-    public void watch(luosho.v1.Agent.WatchRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse> responseObserver) {
+    public void watch(dev.luosho.v1.WatchRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.WatchResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getWatchMethod(), getCallOptions()), request, responseObserver);
     }
@@ -893,8 +893,8 @@ public final class AgentServiceGrpc {
      * state of each connection and its tools. Secrets are never shown.
      * </pre>
      */
-    public void listMcpServers(luosho.v1.Agent.ListMcpServersRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse> responseObserver) {
+    public void listMcpServers(dev.luosho.v1.ListMcpServersRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.ListMcpServersResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListMcpServersMethod(), getCallOptions()), request, responseObserver);
     }
@@ -905,8 +905,8 @@ public final class AgentServiceGrpc {
      * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
      * </pre>
      */
-    public void dequeueInput(luosho.v1.Agent.DequeueInputRequest request,
-        io.grpc.stub.StreamObserver<luosho.v1.Agent.DequeueInputResponse> responseObserver) {
+    public void dequeueInput(dev.luosho.v1.DequeueInputRequest request,
+        io.grpc.stub.StreamObserver<dev.luosho.v1.DequeueInputResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getDequeueInputMethod(), getCallOptions()), request, responseObserver);
     }
@@ -939,8 +939,8 @@ public final class AgentServiceGrpc {
      * </pre>
      */
     @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
-    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.ExecuteResponse>
-        execute(luosho.v1.Agent.ExecuteRequest request) {
+    public io.grpc.stub.BlockingClientCall<?, dev.luosho.v1.ExecuteResponse>
+        execute(dev.luosho.v1.ExecuteRequest request) {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getExecuteMethod(), getCallOptions(), request);
     }
@@ -952,8 +952,8 @@ public final class AgentServiceGrpc {
      * </pre>
      */
     @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
-    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.ResumeResponse>
-        resume(luosho.v1.Agent.ResumeRequest request) {
+    public io.grpc.stub.BlockingClientCall<?, dev.luosho.v1.ResumeResponse>
+        resume(dev.luosho.v1.ResumeRequest request) {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getResumeMethod(), getCallOptions(), request);
     }
@@ -963,7 +963,7 @@ public final class AgentServiceGrpc {
      * Record the result of a tool call that a running run handed to the caller (tool.call).
      * </pre>
      */
-    public luosho.v1.Agent.SubmitToolResultResponse submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.SubmitToolResultResponse submitToolResult(dev.luosho.v1.SubmitToolResultRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getSubmitToolResultMethod(), getCallOptions(), request);
     }
@@ -974,7 +974,7 @@ public final class AgentServiceGrpc {
      * checkpoint stays in-progress with finish reason ABORTED.
      * </pre>
      */
-    public luosho.v1.Agent.CancelResponse cancel(luosho.v1.Agent.CancelRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.CancelResponse cancel(dev.luosho.v1.CancelRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getCancelMethod(), getCallOptions(), request);
     }
@@ -984,7 +984,7 @@ public final class AgentServiceGrpc {
      * The session's latest checkpoint.
      * </pre>
      */
-    public luosho.v1.Agent.GetSessionResponse getSession(luosho.v1.Agent.GetSessionRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.GetSessionResponse getSession(dev.luosho.v1.GetSessionRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getGetSessionMethod(), getCallOptions(), request);
     }
@@ -994,7 +994,7 @@ public final class AgentServiceGrpc {
      * Sessions, optionally filtered by status, ordered by session id, paged.
      * </pre>
      */
-    public luosho.v1.Agent.ListSessionsResponse listSessions(luosho.v1.Agent.ListSessionsRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.ListSessionsResponse listSessions(dev.luosho.v1.ListSessionsRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListSessionsMethod(), getCallOptions(), request);
     }
@@ -1004,7 +1004,7 @@ public final class AgentServiceGrpc {
      * Delete a session's checkpoint (and its history unless keep_history).
      * </pre>
      */
-    public luosho.v1.Agent.DeleteSessionResponse deleteSession(luosho.v1.Agent.DeleteSessionRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.DeleteSessionResponse deleteSession(dev.luosho.v1.DeleteSessionRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getDeleteSessionMethod(), getCallOptions(), request);
     }
@@ -1015,8 +1015,8 @@ public final class AgentServiceGrpc {
      * </pre>
      */
     @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
-    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.ResolveResponse>
-        resolve(luosho.v1.Agent.ResolveRequest request) {
+    public io.grpc.stub.BlockingClientCall<?, dev.luosho.v1.ResolveResponse>
+        resolve(dev.luosho.v1.ResolveRequest request) {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getResolveMethod(), getCallOptions(), request);
     }
@@ -1026,7 +1026,7 @@ public final class AgentServiceGrpc {
      * Pending approvals, optionally of one session, oldest first, paged.
      * </pre>
      */
-    public luosho.v1.Agent.ListApprovalsResponse listApprovals(luosho.v1.Agent.ListApprovalsRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.ListApprovalsResponse listApprovals(dev.luosho.v1.ListApprovalsRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListApprovalsMethod(), getCallOptions(), request);
     }
@@ -1036,7 +1036,7 @@ public final class AgentServiceGrpc {
      * A session's checkpoint history, newest first, paged.
      * </pre>
      */
-    public luosho.v1.Agent.HistoryResponse history(luosho.v1.Agent.HistoryRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.HistoryResponse history(dev.luosho.v1.HistoryRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getHistoryMethod(), getCallOptions(), request);
     }
@@ -1047,7 +1047,7 @@ public final class AgentServiceGrpc {
      * unfinished run.
      * </pre>
      */
-    public luosho.v1.Agent.ForkResponse fork(luosho.v1.Agent.ForkRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.ForkResponse fork(dev.luosho.v1.ForkRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getForkMethod(), getCallOptions(), request);
     }
@@ -1057,7 +1057,7 @@ public final class AgentServiceGrpc {
      * Two sessions' trajectories side by side.
      * </pre>
      */
-    public luosho.v1.Agent.CompareResponse compare(luosho.v1.Agent.CompareRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.CompareResponse compare(dev.luosho.v1.CompareRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getCompareMethod(), getCallOptions(), request);
     }
@@ -1068,8 +1068,8 @@ public final class AgentServiceGrpc {
      * </pre>
      */
     @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
-    public io.grpc.stub.BlockingClientCall<?, luosho.v1.Agent.WatchResponse>
-        watch(luosho.v1.Agent.WatchRequest request) {
+    public io.grpc.stub.BlockingClientCall<?, dev.luosho.v1.WatchResponse>
+        watch(dev.luosho.v1.WatchRequest request) {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getWatchMethod(), getCallOptions(), request);
     }
@@ -1080,7 +1080,7 @@ public final class AgentServiceGrpc {
      * state of each connection and its tools. Secrets are never shown.
      * </pre>
      */
-    public luosho.v1.Agent.ListMcpServersResponse listMcpServers(luosho.v1.Agent.ListMcpServersRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.ListMcpServersResponse listMcpServers(dev.luosho.v1.ListMcpServersRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListMcpServersMethod(), getCallOptions(), request);
     }
@@ -1091,7 +1091,7 @@ public final class AgentServiceGrpc {
      * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
      * </pre>
      */
-    public luosho.v1.Agent.DequeueInputResponse dequeueInput(luosho.v1.Agent.DequeueInputRequest request) throws io.grpc.StatusException {
+    public dev.luosho.v1.DequeueInputResponse dequeueInput(dev.luosho.v1.DequeueInputRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getDequeueInputMethod(), getCallOptions(), request);
     }
@@ -1123,8 +1123,8 @@ public final class AgentServiceGrpc {
      * the stream ends after run.done, or with an error status.
      * </pre>
      */
-    public java.util.Iterator<luosho.v1.Agent.ExecuteResponse> execute(
-        luosho.v1.Agent.ExecuteRequest request) {
+    public java.util.Iterator<dev.luosho.v1.ExecuteResponse> execute(
+        dev.luosho.v1.ExecuteRequest request) {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getExecuteMethod(), getCallOptions(), request);
     }
@@ -1135,8 +1135,8 @@ public final class AgentServiceGrpc {
      * stream at once with no run.
      * </pre>
      */
-    public java.util.Iterator<luosho.v1.Agent.ResumeResponse> resume(
-        luosho.v1.Agent.ResumeRequest request) {
+    public java.util.Iterator<dev.luosho.v1.ResumeResponse> resume(
+        dev.luosho.v1.ResumeRequest request) {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getResumeMethod(), getCallOptions(), request);
     }
@@ -1146,7 +1146,7 @@ public final class AgentServiceGrpc {
      * Record the result of a tool call that a running run handed to the caller (tool.call).
      * </pre>
      */
-    public luosho.v1.Agent.SubmitToolResultResponse submitToolResult(luosho.v1.Agent.SubmitToolResultRequest request) {
+    public dev.luosho.v1.SubmitToolResultResponse submitToolResult(dev.luosho.v1.SubmitToolResultRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getSubmitToolResultMethod(), getCallOptions(), request);
     }
@@ -1157,7 +1157,7 @@ public final class AgentServiceGrpc {
      * checkpoint stays in-progress with finish reason ABORTED.
      * </pre>
      */
-    public luosho.v1.Agent.CancelResponse cancel(luosho.v1.Agent.CancelRequest request) {
+    public dev.luosho.v1.CancelResponse cancel(dev.luosho.v1.CancelRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCancelMethod(), getCallOptions(), request);
     }
@@ -1167,7 +1167,7 @@ public final class AgentServiceGrpc {
      * The session's latest checkpoint.
      * </pre>
      */
-    public luosho.v1.Agent.GetSessionResponse getSession(luosho.v1.Agent.GetSessionRequest request) {
+    public dev.luosho.v1.GetSessionResponse getSession(dev.luosho.v1.GetSessionRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getGetSessionMethod(), getCallOptions(), request);
     }
@@ -1177,7 +1177,7 @@ public final class AgentServiceGrpc {
      * Sessions, optionally filtered by status, ordered by session id, paged.
      * </pre>
      */
-    public luosho.v1.Agent.ListSessionsResponse listSessions(luosho.v1.Agent.ListSessionsRequest request) {
+    public dev.luosho.v1.ListSessionsResponse listSessions(dev.luosho.v1.ListSessionsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListSessionsMethod(), getCallOptions(), request);
     }
@@ -1187,7 +1187,7 @@ public final class AgentServiceGrpc {
      * Delete a session's checkpoint (and its history unless keep_history).
      * </pre>
      */
-    public luosho.v1.Agent.DeleteSessionResponse deleteSession(luosho.v1.Agent.DeleteSessionRequest request) {
+    public dev.luosho.v1.DeleteSessionResponse deleteSession(dev.luosho.v1.DeleteSessionRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getDeleteSessionMethod(), getCallOptions(), request);
     }
@@ -1197,8 +1197,8 @@ public final class AgentServiceGrpc {
      * Decide a pending approval and continue the run: streams the continued run's events.
      * </pre>
      */
-    public java.util.Iterator<luosho.v1.Agent.ResolveResponse> resolve(
-        luosho.v1.Agent.ResolveRequest request) {
+    public java.util.Iterator<dev.luosho.v1.ResolveResponse> resolve(
+        dev.luosho.v1.ResolveRequest request) {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getResolveMethod(), getCallOptions(), request);
     }
@@ -1208,7 +1208,7 @@ public final class AgentServiceGrpc {
      * Pending approvals, optionally of one session, oldest first, paged.
      * </pre>
      */
-    public luosho.v1.Agent.ListApprovalsResponse listApprovals(luosho.v1.Agent.ListApprovalsRequest request) {
+    public dev.luosho.v1.ListApprovalsResponse listApprovals(dev.luosho.v1.ListApprovalsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListApprovalsMethod(), getCallOptions(), request);
     }
@@ -1218,7 +1218,7 @@ public final class AgentServiceGrpc {
      * A session's checkpoint history, newest first, paged.
      * </pre>
      */
-    public luosho.v1.Agent.HistoryResponse history(luosho.v1.Agent.HistoryRequest request) {
+    public dev.luosho.v1.HistoryResponse history(dev.luosho.v1.HistoryRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getHistoryMethod(), getCallOptions(), request);
     }
@@ -1229,7 +1229,7 @@ public final class AgentServiceGrpc {
      * unfinished run.
      * </pre>
      */
-    public luosho.v1.Agent.ForkResponse fork(luosho.v1.Agent.ForkRequest request) {
+    public dev.luosho.v1.ForkResponse fork(dev.luosho.v1.ForkRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getForkMethod(), getCallOptions(), request);
     }
@@ -1239,7 +1239,7 @@ public final class AgentServiceGrpc {
      * Two sessions' trajectories side by side.
      * </pre>
      */
-    public luosho.v1.Agent.CompareResponse compare(luosho.v1.Agent.CompareRequest request) {
+    public dev.luosho.v1.CompareResponse compare(dev.luosho.v1.CompareRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCompareMethod(), getCallOptions(), request);
     }
@@ -1249,8 +1249,8 @@ public final class AgentServiceGrpc {
      * A session's events after a cursor: what the event log keeps, then live events.
      * </pre>
      */
-    public java.util.Iterator<luosho.v1.Agent.WatchResponse> watch(
-        luosho.v1.Agent.WatchRequest request) {
+    public java.util.Iterator<dev.luosho.v1.WatchResponse> watch(
+        dev.luosho.v1.WatchRequest request) {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getWatchMethod(), getCallOptions(), request);
     }
@@ -1261,7 +1261,7 @@ public final class AgentServiceGrpc {
      * state of each connection and its tools. Secrets are never shown.
      * </pre>
      */
-    public luosho.v1.Agent.ListMcpServersResponse listMcpServers(luosho.v1.Agent.ListMcpServersRequest request) {
+    public dev.luosho.v1.ListMcpServersResponse listMcpServers(dev.luosho.v1.ListMcpServersRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListMcpServersMethod(), getCallOptions(), request);
     }
@@ -1272,7 +1272,7 @@ public final class AgentServiceGrpc {
      * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
      * </pre>
      */
-    public luosho.v1.Agent.DequeueInputResponse dequeueInput(luosho.v1.Agent.DequeueInputRequest request) {
+    public dev.luosho.v1.DequeueInputResponse dequeueInput(dev.luosho.v1.DequeueInputRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getDequeueInputMethod(), getCallOptions(), request);
     }
@@ -1303,8 +1303,8 @@ public final class AgentServiceGrpc {
      * Record the result of a tool call that a running run handed to the caller (tool.call).
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.SubmitToolResultResponse> submitToolResult(
-        luosho.v1.Agent.SubmitToolResultRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.SubmitToolResultResponse> submitToolResult(
+        dev.luosho.v1.SubmitToolResultRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getSubmitToolResultMethod(), getCallOptions()), request);
     }
@@ -1315,8 +1315,8 @@ public final class AgentServiceGrpc {
      * checkpoint stays in-progress with finish reason ABORTED.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.CancelResponse> cancel(
-        luosho.v1.Agent.CancelRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.CancelResponse> cancel(
+        dev.luosho.v1.CancelRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getCancelMethod(), getCallOptions()), request);
     }
@@ -1326,8 +1326,8 @@ public final class AgentServiceGrpc {
      * The session's latest checkpoint.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.GetSessionResponse> getSession(
-        luosho.v1.Agent.GetSessionRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.GetSessionResponse> getSession(
+        dev.luosho.v1.GetSessionRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getGetSessionMethod(), getCallOptions()), request);
     }
@@ -1337,8 +1337,8 @@ public final class AgentServiceGrpc {
      * Sessions, optionally filtered by status, ordered by session id, paged.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ListSessionsResponse> listSessions(
-        luosho.v1.Agent.ListSessionsRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.ListSessionsResponse> listSessions(
+        dev.luosho.v1.ListSessionsRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListSessionsMethod(), getCallOptions()), request);
     }
@@ -1348,8 +1348,8 @@ public final class AgentServiceGrpc {
      * Delete a session's checkpoint (and its history unless keep_history).
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.DeleteSessionResponse> deleteSession(
-        luosho.v1.Agent.DeleteSessionRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.DeleteSessionResponse> deleteSession(
+        dev.luosho.v1.DeleteSessionRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getDeleteSessionMethod(), getCallOptions()), request);
     }
@@ -1359,8 +1359,8 @@ public final class AgentServiceGrpc {
      * Pending approvals, optionally of one session, oldest first, paged.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ListApprovalsResponse> listApprovals(
-        luosho.v1.Agent.ListApprovalsRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.ListApprovalsResponse> listApprovals(
+        dev.luosho.v1.ListApprovalsRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListApprovalsMethod(), getCallOptions()), request);
     }
@@ -1370,8 +1370,8 @@ public final class AgentServiceGrpc {
      * A session's checkpoint history, newest first, paged.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.HistoryResponse> history(
-        luosho.v1.Agent.HistoryRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.HistoryResponse> history(
+        dev.luosho.v1.HistoryRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getHistoryMethod(), getCallOptions()), request);
     }
@@ -1382,8 +1382,8 @@ public final class AgentServiceGrpc {
      * unfinished run.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ForkResponse> fork(
-        luosho.v1.Agent.ForkRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.ForkResponse> fork(
+        dev.luosho.v1.ForkRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getForkMethod(), getCallOptions()), request);
     }
@@ -1393,8 +1393,8 @@ public final class AgentServiceGrpc {
      * Two sessions' trajectories side by side.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.CompareResponse> compare(
-        luosho.v1.Agent.CompareRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.CompareResponse> compare(
+        dev.luosho.v1.CompareRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getCompareMethod(), getCallOptions()), request);
     }
@@ -1405,8 +1405,8 @@ public final class AgentServiceGrpc {
      * state of each connection and its tools. Secrets are never shown.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.ListMcpServersResponse> listMcpServers(
-        luosho.v1.Agent.ListMcpServersRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.ListMcpServersResponse> listMcpServers(
+        dev.luosho.v1.ListMcpServersRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListMcpServersMethod(), getCallOptions()), request);
     }
@@ -1417,8 +1417,8 @@ public final class AgentServiceGrpc {
      * and the stream of the Execute that queued it ends with ABORTED/INPUT_DEQUEUED.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<luosho.v1.Agent.DequeueInputResponse> dequeueInput(
-        luosho.v1.Agent.DequeueInputRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<dev.luosho.v1.DequeueInputResponse> dequeueInput(
+        dev.luosho.v1.DequeueInputRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getDequeueInputMethod(), getCallOptions()), request);
     }
@@ -1458,64 +1458,64 @@ public final class AgentServiceGrpc {
     public void invoke(Req request, io.grpc.stub.StreamObserver<Resp> responseObserver) {
       switch (methodId) {
         case METHODID_EXECUTE:
-          serviceImpl.execute((luosho.v1.Agent.ExecuteRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ExecuteResponse>) responseObserver);
+          serviceImpl.execute((dev.luosho.v1.ExecuteRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ExecuteResponse>) responseObserver);
           break;
         case METHODID_RESUME:
-          serviceImpl.resume((luosho.v1.Agent.ResumeRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ResumeResponse>) responseObserver);
+          serviceImpl.resume((dev.luosho.v1.ResumeRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ResumeResponse>) responseObserver);
           break;
         case METHODID_SUBMIT_TOOL_RESULT:
-          serviceImpl.submitToolResult((luosho.v1.Agent.SubmitToolResultRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.SubmitToolResultResponse>) responseObserver);
+          serviceImpl.submitToolResult((dev.luosho.v1.SubmitToolResultRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.SubmitToolResultResponse>) responseObserver);
           break;
         case METHODID_CANCEL:
-          serviceImpl.cancel((luosho.v1.Agent.CancelRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.CancelResponse>) responseObserver);
+          serviceImpl.cancel((dev.luosho.v1.CancelRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.CancelResponse>) responseObserver);
           break;
         case METHODID_GET_SESSION:
-          serviceImpl.getSession((luosho.v1.Agent.GetSessionRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.GetSessionResponse>) responseObserver);
+          serviceImpl.getSession((dev.luosho.v1.GetSessionRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.GetSessionResponse>) responseObserver);
           break;
         case METHODID_LIST_SESSIONS:
-          serviceImpl.listSessions((luosho.v1.Agent.ListSessionsRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ListSessionsResponse>) responseObserver);
+          serviceImpl.listSessions((dev.luosho.v1.ListSessionsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ListSessionsResponse>) responseObserver);
           break;
         case METHODID_DELETE_SESSION:
-          serviceImpl.deleteSession((luosho.v1.Agent.DeleteSessionRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.DeleteSessionResponse>) responseObserver);
+          serviceImpl.deleteSession((dev.luosho.v1.DeleteSessionRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.DeleteSessionResponse>) responseObserver);
           break;
         case METHODID_RESOLVE:
-          serviceImpl.resolve((luosho.v1.Agent.ResolveRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ResolveResponse>) responseObserver);
+          serviceImpl.resolve((dev.luosho.v1.ResolveRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ResolveResponse>) responseObserver);
           break;
         case METHODID_LIST_APPROVALS:
-          serviceImpl.listApprovals((luosho.v1.Agent.ListApprovalsRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ListApprovalsResponse>) responseObserver);
+          serviceImpl.listApprovals((dev.luosho.v1.ListApprovalsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ListApprovalsResponse>) responseObserver);
           break;
         case METHODID_HISTORY:
-          serviceImpl.history((luosho.v1.Agent.HistoryRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.HistoryResponse>) responseObserver);
+          serviceImpl.history((dev.luosho.v1.HistoryRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.HistoryResponse>) responseObserver);
           break;
         case METHODID_FORK:
-          serviceImpl.fork((luosho.v1.Agent.ForkRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ForkResponse>) responseObserver);
+          serviceImpl.fork((dev.luosho.v1.ForkRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ForkResponse>) responseObserver);
           break;
         case METHODID_COMPARE:
-          serviceImpl.compare((luosho.v1.Agent.CompareRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.CompareResponse>) responseObserver);
+          serviceImpl.compare((dev.luosho.v1.CompareRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.CompareResponse>) responseObserver);
           break;
         case METHODID_WATCH:
-          serviceImpl.watch((luosho.v1.Agent.WatchRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.WatchResponse>) responseObserver);
+          serviceImpl.watch((dev.luosho.v1.WatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.WatchResponse>) responseObserver);
           break;
         case METHODID_LIST_MCP_SERVERS:
-          serviceImpl.listMcpServers((luosho.v1.Agent.ListMcpServersRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.ListMcpServersResponse>) responseObserver);
+          serviceImpl.listMcpServers((dev.luosho.v1.ListMcpServersRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.ListMcpServersResponse>) responseObserver);
           break;
         case METHODID_DEQUEUE_INPUT:
-          serviceImpl.dequeueInput((luosho.v1.Agent.DequeueInputRequest) request,
-              (io.grpc.stub.StreamObserver<luosho.v1.Agent.DequeueInputResponse>) responseObserver);
+          serviceImpl.dequeueInput((dev.luosho.v1.DequeueInputRequest) request,
+              (io.grpc.stub.StreamObserver<dev.luosho.v1.DequeueInputResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1539,106 +1539,106 @@ public final class AgentServiceGrpc {
           getExecuteMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
-              luosho.v1.Agent.ExecuteRequest,
-              luosho.v1.Agent.ExecuteResponse>(
+              dev.luosho.v1.ExecuteRequest,
+              dev.luosho.v1.ExecuteResponse>(
                 service, METHODID_EXECUTE)))
         .addMethod(
           getResumeMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
-              luosho.v1.Agent.ResumeRequest,
-              luosho.v1.Agent.ResumeResponse>(
+              dev.luosho.v1.ResumeRequest,
+              dev.luosho.v1.ResumeResponse>(
                 service, METHODID_RESUME)))
         .addMethod(
           getSubmitToolResultMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.SubmitToolResultRequest,
-              luosho.v1.Agent.SubmitToolResultResponse>(
+              dev.luosho.v1.SubmitToolResultRequest,
+              dev.luosho.v1.SubmitToolResultResponse>(
                 service, METHODID_SUBMIT_TOOL_RESULT)))
         .addMethod(
           getCancelMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.CancelRequest,
-              luosho.v1.Agent.CancelResponse>(
+              dev.luosho.v1.CancelRequest,
+              dev.luosho.v1.CancelResponse>(
                 service, METHODID_CANCEL)))
         .addMethod(
           getGetSessionMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.GetSessionRequest,
-              luosho.v1.Agent.GetSessionResponse>(
+              dev.luosho.v1.GetSessionRequest,
+              dev.luosho.v1.GetSessionResponse>(
                 service, METHODID_GET_SESSION)))
         .addMethod(
           getListSessionsMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.ListSessionsRequest,
-              luosho.v1.Agent.ListSessionsResponse>(
+              dev.luosho.v1.ListSessionsRequest,
+              dev.luosho.v1.ListSessionsResponse>(
                 service, METHODID_LIST_SESSIONS)))
         .addMethod(
           getDeleteSessionMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.DeleteSessionRequest,
-              luosho.v1.Agent.DeleteSessionResponse>(
+              dev.luosho.v1.DeleteSessionRequest,
+              dev.luosho.v1.DeleteSessionResponse>(
                 service, METHODID_DELETE_SESSION)))
         .addMethod(
           getResolveMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
-              luosho.v1.Agent.ResolveRequest,
-              luosho.v1.Agent.ResolveResponse>(
+              dev.luosho.v1.ResolveRequest,
+              dev.luosho.v1.ResolveResponse>(
                 service, METHODID_RESOLVE)))
         .addMethod(
           getListApprovalsMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.ListApprovalsRequest,
-              luosho.v1.Agent.ListApprovalsResponse>(
+              dev.luosho.v1.ListApprovalsRequest,
+              dev.luosho.v1.ListApprovalsResponse>(
                 service, METHODID_LIST_APPROVALS)))
         .addMethod(
           getHistoryMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.HistoryRequest,
-              luosho.v1.Agent.HistoryResponse>(
+              dev.luosho.v1.HistoryRequest,
+              dev.luosho.v1.HistoryResponse>(
                 service, METHODID_HISTORY)))
         .addMethod(
           getForkMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.ForkRequest,
-              luosho.v1.Agent.ForkResponse>(
+              dev.luosho.v1.ForkRequest,
+              dev.luosho.v1.ForkResponse>(
                 service, METHODID_FORK)))
         .addMethod(
           getCompareMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.CompareRequest,
-              luosho.v1.Agent.CompareResponse>(
+              dev.luosho.v1.CompareRequest,
+              dev.luosho.v1.CompareResponse>(
                 service, METHODID_COMPARE)))
         .addMethod(
           getWatchMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
-              luosho.v1.Agent.WatchRequest,
-              luosho.v1.Agent.WatchResponse>(
+              dev.luosho.v1.WatchRequest,
+              dev.luosho.v1.WatchResponse>(
                 service, METHODID_WATCH)))
         .addMethod(
           getListMcpServersMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.ListMcpServersRequest,
-              luosho.v1.Agent.ListMcpServersResponse>(
+              dev.luosho.v1.ListMcpServersRequest,
+              dev.luosho.v1.ListMcpServersResponse>(
                 service, METHODID_LIST_MCP_SERVERS)))
         .addMethod(
           getDequeueInputMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              luosho.v1.Agent.DequeueInputRequest,
-              luosho.v1.Agent.DequeueInputResponse>(
+              dev.luosho.v1.DequeueInputRequest,
+              dev.luosho.v1.DequeueInputResponse>(
                 service, METHODID_DEQUEUE_INPUT)))
         .build();
   }
@@ -1649,7 +1649,7 @@ public final class AgentServiceGrpc {
 
     @java.lang.Override
     public com.google.protobuf.Descriptors.FileDescriptor getFileDescriptor() {
-      return luosho.v1.Agent.getDescriptor();
+      return dev.luosho.v1.AgentProto.getDescriptor();
     }
 
     @java.lang.Override
