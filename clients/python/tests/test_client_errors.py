@@ -17,6 +17,7 @@ from google.rpc import error_details_pb2, status_pb2
 import luosho.client as lc
 from luosho.client import AsyncClient, Client
 from luosho.client._errors import _ERROR_BY_REASON, from_rpc_error
+from luosho.v1.agent_pb2 import ErrorReason
 
 AGENT = scripted(text("never"))
 
@@ -181,7 +182,20 @@ EXPECTED = {
 
 
 def test_every_documented_reason_has_its_class() -> None:
-    assert _ERROR_BY_REASON == EXPECTED
+    # The table is keyed by the proto's ErrorReason; the wire reason is the name without
+    # its ERROR_REASON_ prefix.
+    assert {ErrorReason.Name(k).removeprefix("ERROR_REASON_"): v for k, v in _ERROR_BY_REASON.items()} == EXPECTED
+
+
+def test_reasons_map_through_the_enum() -> None:
+    for name in ErrorReason.keys()[1:]:
+        assert lc.error_reason(name.removeprefix("ERROR_REASON_")) == ErrorReason.Value(name)
+    assert lc.error_reason("A_NEWER_DAEMONS_REASON") == ErrorReason.ERROR_REASON_UNSPECIFIED
+    assert lc.error_reason("") == ErrorReason.ERROR_REASON_UNSPECIFIED
+    err = from_rpc_error(failed(grpc.StatusCode.ABORTED, "SESSION_BUSY"))
+    assert err.error_reason == ErrorReason.ERROR_REASON_SESSION_BUSY
+    newer = from_rpc_error(failed(grpc.StatusCode.ABORTED, "A_NEWER_DAEMONS_REASON"))
+    assert type(newer) is lc.LuoshoError and newer.error_reason == ErrorReason.ERROR_REASON_UNSPECIFIED
 
 
 @pytest.mark.parametrize("reason", sorted(EXPECTED))

@@ -31,6 +31,7 @@ from ._errors import (
     ToolCallNotFoundError,
     ToolCallNotPendingError,
     UnavailableError,
+    error_reason,
 )
 from ._mcp import McpRetry, McpServer, McpToolOverride, is_daemon_call
 from ._messages import message_from_dict, message_to_dict
@@ -87,6 +88,7 @@ __all__ = [
     "Watch",
     "message_from_dict",
     "message_to_dict",
+    "error_reason",
 ]
 
 __version__ = "0.1.0"

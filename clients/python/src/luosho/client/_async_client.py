@@ -366,7 +366,7 @@ class AsyncClient:
         request_id: str = "",
         history_limit: int | None = None,
         if_busy: IfBusyLike = None,
-        retention_seconds: int | None = None,
+        retention_ms: int | None = None,
     ) -> AsyncRun:
         """Start, continue or resume the run of ``session_id`` (the Execute RPC).
 
@@ -387,7 +387,7 @@ class AsyncClient:
             request_id=request_id,
             history_limit=history_limit,
             if_busy=if_busy,
-            retention_seconds=retention_seconds,
+            retention_ms=retention_ms,
         )
         return self._run(session_id, "Execute", request, tools)
 

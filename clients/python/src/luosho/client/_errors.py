@@ -40,6 +40,8 @@ from typing import Any
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 
+from luosho.v1.agent_pb2 import ErrorReason
+
 __all__ = [
     "AgentDriftError",
     "ApprovalNotFoundError",
@@ -57,6 +59,7 @@ __all__ = [
     "SessionBusyError",
     "SessionExistsError",
     "ShuttingDownError",
+    "error_reason",
     "StoreFullError",
     "ToolCallNotFoundError",
     "ToolCallNotPendingError",
@@ -82,6 +85,11 @@ class LuoshoError(Exception):
         self.reason = reason
         self.message = message
         self.metadata: dict[str, str] = dict(metadata or {})
+
+    @property
+    def error_reason(self) -> int:
+        """``reason`` as the proto's ``ErrorReason`` value (0 when unknown or absent)."""
+        return error_reason(self.reason)
 
     def __str__(self) -> str:
         label = self.reason or self.code.name
@@ -212,24 +220,38 @@ class IncompleteRunError(LuoshoError):
     """A run's event stream ended without its run.done event."""
 
 
-# The one mapping table: ErrorInfo reason (domain luosho.dev) -> class.
-_ERROR_BY_REASON: dict[str, type[LuoshoError]] = {
-    "SESSION_BUSY": SessionBusyError,
-    "SESSION_AWAITING_APPROVAL": SessionAwaitingApprovalError,
-    "CHECKPOINT_NOT_FOUND": CheckpointNotFoundError,
-    "APPROVAL_NOT_FOUND": ApprovalNotFoundError,
-    "TOOL_CALL_NOT_FOUND": ToolCallNotFoundError,
-    "TOOL_CALL_NOT_PENDING": ToolCallNotPendingError,
-    "SESSION_EXISTS": SessionExistsError,
-    "EVENTS_OUT_OF_RANGE": EventsOutOfRangeError,
-    "AGENT_DRIFT": AgentDriftError,
-    "RESUME_TOOL_MISSING": ResumeToolMissingError,
-    "LEASE_LOST": LeaseLostError,
-    "PAYLOAD_TOO_LARGE": PayloadTooLargeError,
-    "STORE_FULL": StoreFullError,
-    "PROVIDER_ERROR": ProviderError,
-    "PROVIDER_REJECTED": ProviderRejectedError,
-    "SHUTTING_DOWN": ShuttingDownError,
+#: The prefix of every ErrorReason value's name: the ErrorInfo reason is the name without it
+#: (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY").
+REASON_PREFIX = "ERROR_REASON_"
+
+
+def error_reason(reason: str) -> int:
+    """The proto's ``ErrorReason`` value of an ErrorInfo reason; ``ERROR_REASON_UNSPECIFIED``
+    (0) for a reason this client's proto does not know (a newer daemon's)."""
+    try:
+        return ErrorReason.Value(REASON_PREFIX + reason) if reason else ErrorReason.ERROR_REASON_UNSPECIFIED
+    except ValueError:
+        return ErrorReason.ERROR_REASON_UNSPECIFIED
+
+
+# The one mapping table: ErrorReason (the ErrorInfo reason, domain luosho.dev) -> class.
+_ERROR_BY_REASON: dict[int, type[LuoshoError]] = {
+    ErrorReason.ERROR_REASON_SESSION_BUSY: SessionBusyError,
+    ErrorReason.ERROR_REASON_SESSION_AWAITING_APPROVAL: SessionAwaitingApprovalError,
+    ErrorReason.ERROR_REASON_CHECKPOINT_NOT_FOUND: CheckpointNotFoundError,
+    ErrorReason.ERROR_REASON_APPROVAL_NOT_FOUND: ApprovalNotFoundError,
+    ErrorReason.ERROR_REASON_TOOL_CALL_NOT_FOUND: ToolCallNotFoundError,
+    ErrorReason.ERROR_REASON_TOOL_CALL_NOT_PENDING: ToolCallNotPendingError,
+    ErrorReason.ERROR_REASON_SESSION_EXISTS: SessionExistsError,
+    ErrorReason.ERROR_REASON_EVENTS_OUT_OF_RANGE: EventsOutOfRangeError,
+    ErrorReason.ERROR_REASON_AGENT_DRIFT: AgentDriftError,
+    ErrorReason.ERROR_REASON_RESUME_TOOL_MISSING: ResumeToolMissingError,
+    ErrorReason.ERROR_REASON_LEASE_LOST: LeaseLostError,
+    ErrorReason.ERROR_REASON_PAYLOAD_TOO_LARGE: PayloadTooLargeError,
+    ErrorReason.ERROR_REASON_STORE_FULL: StoreFullError,
+    ErrorReason.ERROR_REASON_PROVIDER_ERROR: ProviderError,
+    ErrorReason.ERROR_REASON_PROVIDER_REJECTED: ProviderRejectedError,
+    ErrorReason.ERROR_REASON_SHUTTING_DOWN: ShuttingDownError,
 }
 
 # Fallbacks by gRPC code, for reasons not in the table (or no ErrorInfo at all).
@@ -272,7 +294,7 @@ def from_rpc_error(error: grpc.RpcError) -> LuoshoError:
     metadata = dict(info.metadata) if info is not None else {}
     cls: type[LuoshoError] | None = None
     if info is not None and info.domain == ERROR_DOMAIN:
-        cls = _ERROR_BY_REASON.get(reason)
+        cls = _ERROR_BY_REASON.get(error_reason(reason))
     if cls is None:
         cls = _ERROR_BY_CODE.get(code, LuoshoError)
     message = status.message if status is not None and status.message else details

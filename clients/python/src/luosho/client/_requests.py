@@ -75,7 +75,7 @@ def execute_request(
     request_id: str,
     history_limit: int | None = None,
     if_busy: IfBusyLike = None,
-    retention_seconds: int | None = None,
+    retention_ms: int | None = None,
 ) -> agent_pb2.ExecuteRequest:
     request = agent_pb2.ExecuteRequest(
         session_id=session_id,
@@ -88,8 +88,8 @@ def execute_request(
         request.business_state_json = dumps(business_state)
     if history_limit is not None:
         request.history_limit = history_limit
-    if retention_seconds is not None:
-        request.retention_seconds = retention_seconds
+    if retention_ms is not None:
+        request.retention_ms = retention_ms
     return request
 
 
