@@ -98,7 +98,7 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 		spec.ToolConcurrency = proto.Int32(a.ToolConcurrency)
 	}
 	if a.ToolTimeout != 0 {
-		spec.ToolTimeoutMs = proto.Int32(int32(a.ToolTimeout.Milliseconds()))
+		spec.ToolTimeoutMs = proto.Int64(a.ToolTimeout.Milliseconds())
 	}
 	if a.ApprovalTimeout != 0 {
 		spec.ApprovalTimeoutMs = proto.Int64(a.ApprovalTimeout.Milliseconds())

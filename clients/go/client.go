@@ -109,7 +109,7 @@ type runOptions struct {
 	agent         *Agent
 	historyLimit  *int32
 	ifBusy        pb.IfBusy
-	retention     *uint64
+	retention     *int64
 	retry         *RetryPolicy
 	sessionID     string
 }
@@ -155,8 +155,11 @@ func WithHistoryLimit(n int32) RunOption { return func(o *runOptions) { o.histor
 // the session first goes back to its checkpoint from before the aborted run).
 func WithIfBusy(m pb.IfBusy) RunOption { return func(o *runOptions) { o.ifBusy = m } }
 
-// WithRetention sets how long the daemon keeps the session once finished (0: forever).
-func WithRetention(seconds uint64) RunOption { return func(o *runOptions) { o.retention = &seconds } }
+// WithRetention sets how long the daemon keeps the session once finished (0: forever),
+// sent in whole milliseconds.
+func WithRetention(d time.Duration) RunOption {
+	return func(o *runOptions) { ms := d.Milliseconds(); o.retention = &ms }
+}
 
 func (c *Client) collect(opts []RunOption) *runOptions {
 	o := &runOptions{}
@@ -213,7 +216,7 @@ func (c *Client) Execute(ctx context.Context, sessionID string, agent *Agent, in
 	req := &pb.ExecuteRequest{
 		SessionId: sessionID, Agent: spec, RequestId: o.requestID,
 		BusinessStateJson: o.businessState, HistoryLimit: o.historyLimit,
-		IfBusy: o.ifBusy, RetentionSeconds: o.retention,
+		IfBusy: o.ifBusy, RetentionMs: o.retention,
 	}
 	if input != "" {
 		req.Input = append(req.Input, UserMessage(input))

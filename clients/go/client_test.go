@@ -182,7 +182,7 @@ func TestSessionBusyIsTyped(t *testing.T) {
 	<-holding
 	_, err := c.Execute(ctx, "busy-1", agent, "hold", luosho.Tools{"add": add})
 	var le *luosho.Error
-	if !errors.Is(err, luosho.ErrSessionBusy) || !errors.As(err, &le) || le.Reason != "SESSION_BUSY" {
+	if !errors.Is(err, luosho.ErrSessionBusy) || !errors.As(err, &le) || le.ErrorReason() != pb.ErrorReason_ERROR_REASON_SESSION_BUSY {
 		t.Fatalf("want SESSION_BUSY, got %v", err)
 	}
 	if errors.Is(err, luosho.ErrCheckpointNotFound) {
@@ -303,7 +303,7 @@ func TestCrashAndResumeFromAFreshProcess(t *testing.T) {
 		t.Fatalf("after the crash: %v", cp.GetStatus())
 	}
 	for _, rec := range cp.GetToolCalls() {
-		if rec.GetCall().GetId() == held && rec.GetHasResult() {
+		if rec.GetCall().GetId() == held && rec.ResultJson != nil {
 			t.Fatalf("the held call %s has a result", held)
 		}
 	}

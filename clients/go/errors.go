@@ -11,6 +11,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	pb "github.com/luoshod/luoshod/clients/go/luoshov1"
 )
 
 // ErrorDomain is the ErrorInfo domain of every error the daemon sends.
@@ -70,25 +72,38 @@ type narrower struct {
 func (n *narrower) Error() string { return n.msg }
 func (n *narrower) Unwrap() error { return n.wider }
 
-var reasonSentinels = map[string]error{
-	"CHECKPOINT_NOT_FOUND":      ErrCheckpointNotFound,
-	"APPROVAL_NOT_FOUND":        ErrApprovalNotFound,
-	"TOOL_CALL_NOT_FOUND":       ErrToolCallNotFound,
-	"SESSION_EXISTS":            ErrSessionExists,
-	"EVENTS_OUT_OF_RANGE":       ErrEventsOutOfRange,
-	"TOOL_CALL_NOT_PENDING":     ErrToolCallNotPending,
-	"SESSION_AWAITING_APPROVAL": ErrSessionAwaitingApproval,
-	"AGENT_DRIFT":               ErrAgentDrift,
-	"RESUME_TOOL_MISSING":       ErrResumeToolMissing,
-	"SESSION_BUSY":              ErrSessionBusy,
-	"LEASE_LOST":                ErrLeaseLost,
-	"PAYLOAD_TOO_LARGE":         ErrPayloadTooLarge,
-	"STORE_FULL":                ErrStoreFull,
-	"STORE_UNAVAILABLE":         ErrStoreUnavailable,
-	"PROVIDER_ERROR":            ErrProvider,
-	"PROVIDER_REJECTED":         ErrProviderRejected,
-	"SHUTTING_DOWN":             ErrShuttingDown,
-	"REQUEST_ID_REUSED":         ErrRequestIDReused,
+// reasonPrefix begins every ErrorReason value's name; the ErrorInfo reason is the name
+// without it (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY").
+const reasonPrefix = "ERROR_REASON_"
+
+// ReasonOf is the proto's ErrorReason of an ErrorInfo reason: ERROR_REASON_UNSPECIFIED for ""
+// or a reason this client's proto does not know (a newer daemon's).
+func ReasonOf(reason string) pb.ErrorReason {
+	if reason == "" {
+		return pb.ErrorReason_ERROR_REASON_UNSPECIFIED
+	}
+	return pb.ErrorReason(pb.ErrorReason_value[reasonPrefix+reason])
+}
+
+var reasonSentinels = map[pb.ErrorReason]error{
+	pb.ErrorReason_ERROR_REASON_CHECKPOINT_NOT_FOUND:      ErrCheckpointNotFound,
+	pb.ErrorReason_ERROR_REASON_APPROVAL_NOT_FOUND:        ErrApprovalNotFound,
+	pb.ErrorReason_ERROR_REASON_TOOL_CALL_NOT_FOUND:       ErrToolCallNotFound,
+	pb.ErrorReason_ERROR_REASON_SESSION_EXISTS:            ErrSessionExists,
+	pb.ErrorReason_ERROR_REASON_EVENTS_OUT_OF_RANGE:       ErrEventsOutOfRange,
+	pb.ErrorReason_ERROR_REASON_TOOL_CALL_NOT_PENDING:     ErrToolCallNotPending,
+	pb.ErrorReason_ERROR_REASON_SESSION_AWAITING_APPROVAL: ErrSessionAwaitingApproval,
+	pb.ErrorReason_ERROR_REASON_AGENT_DRIFT:               ErrAgentDrift,
+	pb.ErrorReason_ERROR_REASON_RESUME_TOOL_MISSING:       ErrResumeToolMissing,
+	pb.ErrorReason_ERROR_REASON_SESSION_BUSY:              ErrSessionBusy,
+	pb.ErrorReason_ERROR_REASON_LEASE_LOST:                ErrLeaseLost,
+	pb.ErrorReason_ERROR_REASON_PAYLOAD_TOO_LARGE:         ErrPayloadTooLarge,
+	pb.ErrorReason_ERROR_REASON_STORE_FULL:                ErrStoreFull,
+	pb.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE:         ErrStoreUnavailable,
+	pb.ErrorReason_ERROR_REASON_PROVIDER_ERROR:            ErrProvider,
+	pb.ErrorReason_ERROR_REASON_PROVIDER_REJECTED:         ErrProviderRejected,
+	pb.ErrorReason_ERROR_REASON_SHUTTING_DOWN:             ErrShuttingDown,
+	pb.ErrorReason_ERROR_REASON_REQUEST_ID_REUSED:         ErrRequestIDReused,
 }
 
 // Error is a failed RPC: the gRPC code and the ErrorInfo the daemon attached.
@@ -99,6 +114,9 @@ type Error struct {
 	Metadata map[string]string
 	cause    error
 }
+
+// ErrorReason is Reason as the proto's enum (ERROR_REASON_UNSPECIFIED when unknown or absent).
+func (e *Error) ErrorReason() pb.ErrorReason { return ReasonOf(e.Reason) }
 
 func (e *Error) Error() string {
 	label := e.Reason
@@ -117,7 +135,7 @@ func (e *Error) Unwrap() error { return e.cause }
 // Is makes errors.Is(err, ErrSessionBusy) and friends work (and errors.Is(err,
 // ErrProvider) for a PROVIDER_REJECTED error, whose sentinel wraps ErrProvider).
 func (e *Error) Is(target error) bool {
-	if s, ok := reasonSentinels[e.Reason]; ok && errors.Is(s, target) {
+	if s, ok := reasonSentinels[ReasonOf(e.Reason)]; ok && errors.Is(s, target) {
 		return true
 	}
 	switch target {

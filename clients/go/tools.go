@@ -23,7 +23,7 @@ type ToolCall struct {
 	ID        string
 	Name      string
 	Step      int32
-	TimeoutMs int32
+	TimeoutMs int64
 	// Subagent is the sub-agent that asks (nil: the lead); its calls' IDs are qualified
 	// by their path ("<lead call id>/<its call id>").
 	Subagent *pb.SubAgentTag

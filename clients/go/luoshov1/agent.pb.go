@@ -43,13 +43,12 @@ const (
 // the reason stays a string: the value's name without the ERROR_REASON_ prefix
 // (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY"). Clients map a reason back with
 // "ERROR_REASON_" + reason; a reason that maps to no value (a newer daemon's) is still an
-// error of its gRPC code. The daemon never sends ERROR_REASON_UNSPECIFIED. New reasons are
-// added at the end with new numbers; none is renamed or renumbered (docs/compatibility.md).
+// error of its gRPC code. The daemon never sends ERROR_REASON_UNSPECIFIED. A new reason takes
+// a number never used before; none is renamed or renumbered (docs/compatibility.md).
 type ErrorReason int32
 
 const (
 	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
-	// ---- Errors of their own kind (each with its gRPC code; the README's error table).
 	// INTERNAL: a bug of the daemon (see its log).
 	ErrorReason_ERROR_REASON_INTERNAL ErrorReason = 1
 	// INVALID_ARGUMENT without a more precise reason.
@@ -101,8 +100,7 @@ const (
 	// UNAUTHENTICATED: no bearer token.
 	ErrorReason_ERROR_REASON_TOKEN_REQUIRED ErrorReason = 25
 	// UNAUTHENTICATED: the bearer token is not valid.
-	ErrorReason_ERROR_REASON_TOKEN_INVALID ErrorReason = 26
-	// ---- INVALID_ARGUMENT: which part of the request is wrong (the field in metadata when it helps).
+	ErrorReason_ERROR_REASON_TOKEN_INVALID                 ErrorReason = 26
 	ErrorReason_ERROR_REASON_AGENT_REQUIRED                ErrorReason = 40
 	ErrorReason_ERROR_REASON_DUPLICATE_SUBAGENT_NAME       ErrorReason = 41
 	ErrorReason_ERROR_REASON_DUPLICATE_TOOL_NAME           ErrorReason = 42
@@ -146,19 +144,18 @@ const (
 	ErrorReason_ERROR_REASON_UNKNOWN_PROVIDER              ErrorReason = 80
 	ErrorReason_ERROR_REASON_UNKNOWN_TOOL_CALL             ErrorReason = 81
 	ErrorReason_ERROR_REASON_INVALID_RETENTION             ErrorReason = 82
-	// ---- The HTTP/JSON API's own (its routes, query strings and browser guards).
-	ErrorReason_ERROR_REASON_INVALID_REQUEST            ErrorReason = 100
-	ErrorReason_ERROR_REASON_UNSUPPORTED_MEDIA_TYPE     ErrorReason = 101
-	ErrorReason_ERROR_REASON_NO_SUCH_ROUTE              ErrorReason = 102
-	ErrorReason_ERROR_REASON_METHOD_NOT_ALLOWED         ErrorReason = 103
-	ErrorReason_ERROR_REASON_HOST_NOT_ALLOWED           ErrorReason = 104
-	ErrorReason_ERROR_REASON_CSRF_ORIGIN_MISMATCH       ErrorReason = 105
-	ErrorReason_ERROR_REASON_CSRF_TOKEN_INVALID         ErrorReason = 106
-	ErrorReason_ERROR_REASON_INVALID_LAST_EVENT_ID      ErrorReason = 107
-	ErrorReason_ERROR_REASON_INVALID_KEEP_HISTORY       ErrorReason = 108
-	ErrorReason_ERROR_REASON_INVALID_INCLUDE_CHECKPOINT ErrorReason = 109
-	ErrorReason_ERROR_REASON_INVALID_AFTER_SEQ          ErrorReason = 110
-	ErrorReason_ERROR_REASON_INVALID_FOLLOW             ErrorReason = 111
+	ErrorReason_ERROR_REASON_INVALID_REQUEST               ErrorReason = 100
+	ErrorReason_ERROR_REASON_UNSUPPORTED_MEDIA_TYPE        ErrorReason = 101
+	ErrorReason_ERROR_REASON_NO_SUCH_ROUTE                 ErrorReason = 102
+	ErrorReason_ERROR_REASON_METHOD_NOT_ALLOWED            ErrorReason = 103
+	ErrorReason_ERROR_REASON_HOST_NOT_ALLOWED              ErrorReason = 104
+	ErrorReason_ERROR_REASON_CSRF_ORIGIN_MISMATCH          ErrorReason = 105
+	ErrorReason_ERROR_REASON_CSRF_TOKEN_INVALID            ErrorReason = 106
+	ErrorReason_ERROR_REASON_INVALID_LAST_EVENT_ID         ErrorReason = 107
+	ErrorReason_ERROR_REASON_INVALID_KEEP_HISTORY          ErrorReason = 108
+	ErrorReason_ERROR_REASON_INVALID_INCLUDE_CHECKPOINT    ErrorReason = 109
+	ErrorReason_ERROR_REASON_INVALID_AFTER_SEQ             ErrorReason = 110
+	ErrorReason_ERROR_REASON_INVALID_FOLLOW                ErrorReason = 111
 )
 
 // Enum value maps for ErrorReason.
