@@ -532,8 +532,8 @@ export interface ExecuteOptions {
    * before the aborted run).
    */
   ifBusy?: IfBusyName;
-  /** Seconds the daemon keeps the session once finished (0: forever). */
-  retentionSeconds?: number;
+  /** Milliseconds the daemon keeps the session once finished (0: forever). */
+  retentionMs?: number;
 }
 
 export type IfBusyName = "reject" | "enqueue" | "interrupt" | "rollback";
@@ -586,7 +586,7 @@ export class LuoshoClient {
       requestId: options.requestId || newRequestId(),
       historyLimit: options.historyLimit,
       ifBusy: ifBusyValue(options.ifBusy),
-      retentionSeconds: options.retentionSeconds,
+      retentionMs: options.retentionMs,
     });
     return this.run(sessionId, request.requestId, () => this.stub.execute(request, this.metadata), options.tools, false);
   }

@@ -6,6 +6,7 @@
 // UnavailableError). The original grpc-js error is kept as `cause`.
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { status as Status, type Metadata, type ServiceError } from "@grpc/grpc-js";
+import { ErrorReason, errorReasonFromJSON } from "./gen/luosho/v1/agent.js";
 
 export const ERROR_DOMAIN = "luosho.dev";
 const STATUS_DETAILS_KEY = "grpc-status-details-bin";
@@ -23,6 +24,11 @@ export class LuoshoError extends Error {
     this.code = code;
     this.reason = reason;
     this.metadata = { ...metadata };
+  }
+
+  /** `reason` as the proto's ErrorReason (ERROR_REASON_UNSPECIFIED when unknown or absent). */
+  get errorReason(): ErrorReason {
+    return errorReasonOf(this.reason);
   }
 
   override toString(): string {
@@ -117,24 +123,36 @@ export function retryAfterMs(error: unknown): number | undefined {
 
 type ErrorClass = new (code: Status, reason: string, message: string, metadata?: Record<string, string>, options?: { cause?: unknown }) => LuoshoError;
 
-/** The one mapping table: ErrorInfo reason (domain luosho.dev) -> class. */
-export const ERROR_BY_REASON: Readonly<Record<string, ErrorClass>> = {
-  SESSION_BUSY: SessionBusyError,
-  SESSION_AWAITING_APPROVAL: SessionAwaitingApprovalError,
-  CHECKPOINT_NOT_FOUND: CheckpointNotFoundError,
-  APPROVAL_NOT_FOUND: ApprovalNotFoundError,
-  TOOL_CALL_NOT_FOUND: ToolCallNotFoundError,
-  TOOL_CALL_NOT_PENDING: ToolCallNotPendingError,
-  SESSION_EXISTS: SessionExistsError,
-  EVENTS_OUT_OF_RANGE: EventsOutOfRangeError,
-  AGENT_DRIFT: AgentDriftError,
-  RESUME_TOOL_MISSING: ResumeToolMissingError,
-  LEASE_LOST: LeaseLostError,
-  PAYLOAD_TOO_LARGE: PayloadTooLargeError,
-  STORE_FULL: StoreFullError,
-  PROVIDER_ERROR: ProviderError,
-  PROVIDER_REJECTED: ProviderRejectedError,
-  SHUTTING_DOWN: ShuttingDownError,
+/** The prefix of every ErrorReason value's name; the ErrorInfo reason is the name without it
+ * (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY"). */
+export const REASON_PREFIX = "ERROR_REASON_";
+
+/** The proto's ErrorReason of an ErrorInfo reason: ERROR_REASON_UNSPECIFIED for "" or a
+ * reason this client's proto does not know (a newer daemon's). */
+export function errorReasonOf(reason: string): ErrorReason {
+  if (!reason) return ErrorReason.ERROR_REASON_UNSPECIFIED;
+  const value = errorReasonFromJSON(REASON_PREFIX + reason);
+  return value === ErrorReason.UNRECOGNIZED ? ErrorReason.ERROR_REASON_UNSPECIFIED : value;
+}
+
+/** The one mapping table: ErrorReason (the ErrorInfo reason, domain luosho.dev) -> class. */
+export const ERROR_BY_REASON: Readonly<Partial<Record<ErrorReason, ErrorClass>>> = {
+  [ErrorReason.ERROR_REASON_SESSION_BUSY]: SessionBusyError,
+  [ErrorReason.ERROR_REASON_SESSION_AWAITING_APPROVAL]: SessionAwaitingApprovalError,
+  [ErrorReason.ERROR_REASON_CHECKPOINT_NOT_FOUND]: CheckpointNotFoundError,
+  [ErrorReason.ERROR_REASON_APPROVAL_NOT_FOUND]: ApprovalNotFoundError,
+  [ErrorReason.ERROR_REASON_TOOL_CALL_NOT_FOUND]: ToolCallNotFoundError,
+  [ErrorReason.ERROR_REASON_TOOL_CALL_NOT_PENDING]: ToolCallNotPendingError,
+  [ErrorReason.ERROR_REASON_SESSION_EXISTS]: SessionExistsError,
+  [ErrorReason.ERROR_REASON_EVENTS_OUT_OF_RANGE]: EventsOutOfRangeError,
+  [ErrorReason.ERROR_REASON_AGENT_DRIFT]: AgentDriftError,
+  [ErrorReason.ERROR_REASON_RESUME_TOOL_MISSING]: ResumeToolMissingError,
+  [ErrorReason.ERROR_REASON_LEASE_LOST]: LeaseLostError,
+  [ErrorReason.ERROR_REASON_PAYLOAD_TOO_LARGE]: PayloadTooLargeError,
+  [ErrorReason.ERROR_REASON_STORE_FULL]: StoreFullError,
+  [ErrorReason.ERROR_REASON_PROVIDER_ERROR]: ProviderError,
+  [ErrorReason.ERROR_REASON_PROVIDER_REJECTED]: ProviderRejectedError,
+  [ErrorReason.ERROR_REASON_SHUTTING_DOWN]: ShuttingDownError,
 };
 
 const ERROR_BY_CODE: Partial<Record<Status, ErrorClass>> = {
@@ -218,7 +236,7 @@ export function fromServiceError(error: unknown): unknown {
   const status = richStatus(error.metadata);
   const info = status?.info;
   let cls: ErrorClass | undefined;
-  if (info && info.domain === ERROR_DOMAIN) cls = ERROR_BY_REASON[info.reason];
+  if (info && info.domain === ERROR_DOMAIN) cls = ERROR_BY_REASON[errorReasonOf(info.reason)];
   cls ??= ERROR_BY_CODE[error.code as Status] ?? LuoshoError;
   const message = status?.message || error.details || "";
   return new cls(error.code as Status, info?.reason ?? "", message, info?.metadata ?? {}, { cause: error });

@@ -131,7 +131,7 @@ describe("crash", () => {
     const before = await client.getSession("ts-crash");
     assert.equal(before.status, pb.CheckpointStatus.CHECKPOINT_STATUS_IN_PROGRESS);
     const pending = before.toolCalls.find((r) => r.call?.id === held);
-    assert.ok(pending && !pending.hasResult, "the held call has no result");
+    assert.ok(pending && pending.resultJson === undefined, "the held call has no result");
 
     const out = await output(node(["dist-test/test/crash_client.js", "resume", daemon.address, "ts-crash"]));
     assert.match(out, new RegExp(`ANSWERED ${held}`), "the fresh process ran the same call id");

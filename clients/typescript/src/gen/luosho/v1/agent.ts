@@ -50,15 +50,12 @@ export const protobufFileName = "luosho/v1/agent.proto";
  * the reason stays a string: the value's name without the ERROR_REASON_ prefix
  * (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY"). Clients map a reason back with
  * "ERROR_REASON_" + reason; a reason that maps to no value (a newer daemon's) is still an
- * error of its gRPC code. The daemon never sends ERROR_REASON_UNSPECIFIED. New reasons are
- * added at the end with new numbers; none is renamed or renumbered (docs/compatibility.md).
+ * error of its gRPC code. The daemon never sends ERROR_REASON_UNSPECIFIED. A new reason takes
+ * a number never used before; none is renamed or renumbered (docs/compatibility.md).
  */
 export enum ErrorReason {
   ERROR_REASON_UNSPECIFIED = 0,
-  /**
-   * ERROR_REASON_INTERNAL - ---- Errors of their own kind (each with its gRPC code; the README's error table).
-   * INTERNAL: a bug of the daemon (see its log).
-   */
+  /** ERROR_REASON_INTERNAL - INTERNAL: a bug of the daemon (see its log). */
   ERROR_REASON_INTERNAL = 1,
   /** ERROR_REASON_INVALID_ARGUMENT - INVALID_ARGUMENT without a more precise reason. */
   ERROR_REASON_INVALID_ARGUMENT = 2,
@@ -110,7 +107,6 @@ export enum ErrorReason {
   ERROR_REASON_TOKEN_REQUIRED = 25,
   /** ERROR_REASON_TOKEN_INVALID - UNAUTHENTICATED: the bearer token is not valid. */
   ERROR_REASON_TOKEN_INVALID = 26,
-  /** ERROR_REASON_AGENT_REQUIRED - ---- INVALID_ARGUMENT: which part of the request is wrong (the field in metadata when it helps). */
   ERROR_REASON_AGENT_REQUIRED = 40,
   ERROR_REASON_DUPLICATE_SUBAGENT_NAME = 41,
   ERROR_REASON_DUPLICATE_TOOL_NAME = 42,
@@ -154,7 +150,6 @@ export enum ErrorReason {
   ERROR_REASON_UNKNOWN_PROVIDER = 80,
   ERROR_REASON_UNKNOWN_TOOL_CALL = 81,
   ERROR_REASON_INVALID_RETENTION = 82,
-  /** ERROR_REASON_INVALID_REQUEST - ---- The HTTP/JSON API's own (its routes, query strings and browser guards). */
   ERROR_REASON_INVALID_REQUEST = 100,
   ERROR_REASON_UNSUPPORTED_MEDIA_TYPE = 101,
   ERROR_REASON_NO_SUCH_ROUTE = 102,
