@@ -11,8 +11,8 @@ package dev.luosho.v1;
  * the reason stays a string: the value's name without the ERROR_REASON_ prefix
  * (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY"). Clients map a reason back with
  * "ERROR_REASON_" + reason; a reason that maps to no value (a newer daemon's) is still an
- * error of its gRPC code. The daemon never sends ERROR_REASON_UNSPECIFIED. New reasons are
- * added at the end with new numbers; none is renamed or renumbered (docs/compatibility.md).
+ * error of its gRPC code. The daemon never sends ERROR_REASON_UNSPECIFIED. A new reason takes
+ * a number never used before; none is renamed or renumbered (docs/compatibility.md).
  * </pre>
  *
  * Protobuf enum {@code luosho.v1.ErrorReason}
@@ -26,7 +26,6 @@ public enum ErrorReason
   ERROR_REASON_UNSPECIFIED(0),
   /**
    * <pre>
-   * ---- Errors of their own kind (each with its gRPC code; the README's error table).
    * INTERNAL: a bug of the daemon (see its log).
    * </pre>
    *
@@ -234,10 +233,6 @@ public enum ErrorReason
    */
   ERROR_REASON_TOKEN_INVALID(26),
   /**
-   * <pre>
-   * ---- INVALID_ARGUMENT: which part of the request is wrong (the field in metadata when it helps).
-   * </pre>
-   *
    * <code>ERROR_REASON_AGENT_REQUIRED = 40;</code>
    */
   ERROR_REASON_AGENT_REQUIRED(40),
@@ -410,10 +405,6 @@ public enum ErrorReason
    */
   ERROR_REASON_INVALID_RETENTION(82),
   /**
-   * <pre>
-   * ---- The HTTP/JSON API's own (its routes, query strings and browser guards).
-   * </pre>
-   *
    * <code>ERROR_REASON_INVALID_REQUEST = 100;</code>
    */
   ERROR_REASON_INVALID_REQUEST(100),
@@ -479,7 +470,6 @@ public enum ErrorReason
   public static final int ERROR_REASON_UNSPECIFIED_VALUE = 0;
   /**
    * <pre>
-   * ---- Errors of their own kind (each with its gRPC code; the README's error table).
    * INTERNAL: a bug of the daemon (see its log).
    * </pre>
    *
@@ -687,10 +677,6 @@ public enum ErrorReason
    */
   public static final int ERROR_REASON_TOKEN_INVALID_VALUE = 26;
   /**
-   * <pre>
-   * ---- INVALID_ARGUMENT: which part of the request is wrong (the field in metadata when it helps).
-   * </pre>
-   *
    * <code>ERROR_REASON_AGENT_REQUIRED = 40;</code>
    */
   public static final int ERROR_REASON_AGENT_REQUIRED_VALUE = 40;
@@ -863,10 +849,6 @@ public enum ErrorReason
    */
   public static final int ERROR_REASON_INVALID_RETENTION_VALUE = 82;
   /**
-   * <pre>
-   * ---- The HTTP/JSON API's own (its routes, query strings and browser guards).
-   * </pre>
-   *
    * <code>ERROR_REASON_INVALID_REQUEST = 100;</code>
    */
   public static final int ERROR_REASON_INVALID_REQUEST_VALUE = 100;

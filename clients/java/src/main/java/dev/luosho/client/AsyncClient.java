@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import luosho.v1.Agent;
-import luosho.v1.AgentServiceGrpc;
+import dev.luosho.v1.*;
+import dev.luosho.v1.AgentServiceGrpc;
 
 /**
  * The asynchronous client: runs complete {@link CompletableFuture}s and report each event to
@@ -80,36 +80,36 @@ public final class AsyncClient implements AutoCloseable {
   /** How this client's runs retry. */
   public RetryPolicy retryPolicy() { return retry; }
 
-  public CompletableFuture<RunResult> execute(String sessionId, String input, Agent.AgentSpec agent,
-      Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent) {
+  public CompletableFuture<RunResult> execute(String sessionId, String input, AgentSpec agent,
+      Map<String, ToolHandler> tools, Consumer<Event> onEvent) {
     return execute(Requests.execute(sessionId, agent, input), tools, onEvent);
   }
 
   /** A run from a full ExecuteRequest; an empty {@code request_id} gets a new UUIDv7. */
-  public CompletableFuture<RunResult> execute(Agent.ExecuteRequest request, Map<String, ToolHandler> tools,
-      Consumer<Agent.Event> onEvent) {
-    Agent.ExecuteRequest sent = request.getRequestId().isEmpty()
+  public CompletableFuture<RunResult> execute(ExecuteRequest request, Map<String, ToolHandler> tools,
+      Consumer<Event> onEvent) {
+    ExecuteRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
-    return new AsyncRun<Agent.ExecuteResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
-        Agent.ExecuteResponse::getEvent, (known, o) -> stub.execute(sent, o)).start();
+    return new AsyncRun<ExecuteResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
+        ExecuteResponse::getEvent, (known, o) -> stub.execute(sent, o)).start();
   }
 
   public CompletableFuture<RunResult> resume(String sessionId, Map<String, ToolHandler> tools,
-      Consumer<Agent.Event> onEvent) {
+      Consumer<Event> onEvent) {
     return resume(Requests.resume(sessionId, null), tools, onEvent);
   }
 
   /** A Resume from a full ResumeRequest; an empty {@code request_id} gets a new UUIDv7. */
-  public CompletableFuture<RunResult> resume(Agent.ResumeRequest request, Map<String, ToolHandler> tools,
-      Consumer<Agent.Event> onEvent) {
-    Agent.ResumeRequest sent = request.getRequestId().isEmpty()
+  public CompletableFuture<RunResult> resume(ResumeRequest request, Map<String, ToolHandler> tools,
+      Consumer<Event> onEvent) {
+    ResumeRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
-    return new AsyncRun<Agent.ResumeResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, true,
-        Agent.ResumeResponse::getEvent, (known, o) -> stub.resume(sent, o)).start();
+    return new AsyncRun<ResumeResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, true,
+        ResumeResponse::getEvent, (known, o) -> stub.resume(sent, o)).start();
   }
 
   public CompletableFuture<RunResult> resolve(String approvalId, boolean approved, String note,
-      Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent) {
+      Map<String, ToolHandler> tools, Consumer<Event> onEvent) {
     return resolve(Requests.resolve(approvalId, approved, note), tools, onEvent);
   }
 
@@ -117,44 +117,44 @@ public final class AsyncClient implements AutoCloseable {
    * A Resolve from a full ResolveRequest; an empty {@code request_id} gets a new UUIDv7, and an
    * empty {@code session_id} is filled in for a retry once an event named it.
    */
-  public CompletableFuture<RunResult> resolve(Agent.ResolveRequest request, Map<String, ToolHandler> tools,
-      Consumer<Agent.Event> onEvent) {
-    Agent.ResolveRequest sent = request.getRequestId().isEmpty()
+  public CompletableFuture<RunResult> resolve(ResolveRequest request, Map<String, ToolHandler> tools,
+      Consumer<Event> onEvent) {
+    ResolveRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
-    return new AsyncRun<Agent.ResolveResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
-        Agent.ResolveResponse::getEvent, (known, o) -> stub.resolve(
+    return new AsyncRun<ResolveResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
+        ResolveResponse::getEvent, (known, o) -> stub.resolve(
             sent.getSessionId().isEmpty() && !known.isEmpty() ? sent.toBuilder().setSessionId(known).build() : sent,
             o)).start();
   }
 
-  public CompletableFuture<Agent.Checkpoint> getSession(String sessionId) {
-    return AsyncClient.<Agent.GetSessionResponse>unary(o -> stub.getSession(Agent.GetSessionRequest.newBuilder().setSessionId(sessionId).build(), o))
-        .thenApply(Agent.GetSessionResponse::getCheckpoint);
+  public CompletableFuture<Checkpoint> getSession(String sessionId) {
+    return AsyncClient.<GetSessionResponse>unary(o -> stub.getSession(GetSessionRequest.newBuilder().setSessionId(sessionId).build(), o))
+        .thenApply(GetSessionResponse::getCheckpoint);
   }
 
   /** The inputs queued on the session (if_busy), in the order they will run. */
-  public CompletableFuture<java.util.List<Agent.QueuedInput>> queue(String sessionId) {
-    return AsyncClient.<Agent.GetSessionResponse>unary(o -> stub.getSession(Agent.GetSessionRequest.newBuilder().setSessionId(sessionId).build(), o))
-        .thenApply(Agent.GetSessionResponse::getQueueList);
+  public CompletableFuture<java.util.List<QueuedInput>> queue(String sessionId) {
+    return AsyncClient.<GetSessionResponse>unary(o -> stub.getSession(GetSessionRequest.newBuilder().setSessionId(sessionId).build(), o))
+        .thenApply(GetSessionResponse::getQueueList);
   }
 
   /** Remove a queued input; false when the session queues none of that request id. */
   public CompletableFuture<Boolean> dequeueInput(String sessionId, String requestId) {
-    return AsyncClient.<Agent.DequeueInputResponse>unary(o -> stub.dequeueInput(Agent.DequeueInputRequest.newBuilder()
+    return AsyncClient.<DequeueInputResponse>unary(o -> stub.dequeueInput(DequeueInputRequest.newBuilder()
         .setSessionId(sessionId).setRequestId(requestId).build(), o))
-        .thenApply(Agent.DequeueInputResponse::getRemoved);
+        .thenApply(DequeueInputResponse::getRemoved);
   }
 
   public CompletableFuture<Boolean> cancel(String sessionId) {
-    return AsyncClient.<Agent.CancelResponse>unary(o -> stub.cancel(Agent.CancelRequest.newBuilder().setSessionId(sessionId).build(), o))
-        .thenApply(Agent.CancelResponse::getCancelled);
+    return AsyncClient.<CancelResponse>unary(o -> stub.cancel(CancelRequest.newBuilder().setSessionId(sessionId).build(), o))
+        .thenApply(CancelResponse::getCancelled);
   }
 
-  public CompletableFuture<Agent.HistoryResponse> history(Agent.HistoryRequest request) {
+  public CompletableFuture<HistoryResponse> history(HistoryRequest request) {
     return unary(o -> stub.history(request, o));
   }
 
-  public CompletableFuture<Agent.ForkResponse> fork(Agent.ForkRequest request) {
+  public CompletableFuture<ForkResponse> fork(ForkRequest request) {
     return unary(o -> stub.fork(request, o));
   }
 
@@ -173,20 +173,20 @@ public final class AsyncClient implements AutoCloseable {
     final CompletableFuture<RunResult> future = new CompletableFuture<>();
     private final String requestId;
     private final Tools handlers;
-    private final Consumer<Agent.Event> onEvent;
+    private final Consumer<Event> onEvent;
     private final boolean emptyMeansFinished;
-    private final Function<T, Agent.Event> eventOf;
+    private final Function<T, Event> eventOf;
     private final BiConsumer<String, StreamObserver<T>> call;
-    private final List<Agent.Event> events = Collections.synchronizedList(new ArrayList<>());
+    private final List<Event> events = Collections.synchronizedList(new ArrayList<>());
     private final List<CompletableFuture<Void>> submissions = Collections.synchronizedList(new ArrayList<>());
-    private final Map<String, CompletableFuture<Agent.SubmitToolResultRequest>> outcomes = new ConcurrentHashMap<>();
+    private final Map<String, CompletableFuture<SubmitToolResultRequest>> outcomes = new ConcurrentHashMap<>();
     private volatile String sessionId;
     private int attempts;
     private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
     private long seen; // the highest seq delivered: a retry skips what came before
 
-    AsyncRun(String sessionId, String requestId, Map<String, ToolHandler> tools, Consumer<Agent.Event> onEvent,
-        boolean emptyMeansFinished, Function<T, Agent.Event> eventOf, BiConsumer<String, StreamObserver<T>> call) {
+    AsyncRun(String sessionId, String requestId, Map<String, ToolHandler> tools, Consumer<Event> onEvent,
+        boolean emptyMeansFinished, Function<T, Event> eventOf, BiConsumer<String, StreamObserver<T>> call) {
       this.sessionId = sessionId;
       this.requestId = requestId;
       this.handlers = new Tools(tools);
@@ -212,7 +212,7 @@ public final class AsyncClient implements AutoCloseable {
     }
 
     /** Whether the event is new (not delivered by an earlier attempt); records it if so. */
-    private synchronized boolean fresh(Agent.Event event) {
+    private synchronized boolean fresh(Event event) {
       if (event.getSeq() > 0 && event.getSeq() <= seen) return false;
       seen = Math.max(seen, event.getSeq());
       if (RetryPolicy.isProgress(event)) fruitless = 0; // the run got further: the count starts again
@@ -221,14 +221,14 @@ public final class AsyncClient implements AutoCloseable {
       return true;
     }
 
-    private void answer(Agent.Event event) {
+    private void answer(Event event) {
       String session = sessionId;
       // The tool runs once; a call asked again (after a retry) gets the same result.
-      CompletableFuture<Agent.SubmitToolResultRequest> outcome = outcomes.computeIfAbsent(
+      CompletableFuture<SubmitToolResultRequest> outcome = outcomes.computeIfAbsent(
           event.getToolCall().getCall().getId(),
           id -> CompletableFuture.supplyAsync(() -> handlers.answer(session, event), tools));
       submissions.add(outcome
-          .thenCompose(req -> AsyncClient.<Agent.SubmitToolResultResponse>unary(o -> stub.submitToolResult(req, o)))
+          .thenCompose(req -> AsyncClient.<SubmitToolResultResponse>unary(o -> stub.submitToolResult(req, o)))
           .handle((response, err) -> {
             if (err == null) return null;
             Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
@@ -289,7 +289,7 @@ public final class AsyncClient implements AutoCloseable {
 
       @Override
       public void onNext(T response) {
-        Agent.Event event = eventOf.apply(response);
+        Event event = eventOf.apply(response);
         got++;
         if (!fresh(event)) return; // delivered by an earlier attempt
         if (onEvent != null) onEvent.accept(event);

@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import luosho.v1.Agent;
-import luosho.v1.AgentServiceGrpc;
+import dev.luosho.v1.*;
+import dev.luosho.v1.AgentServiceGrpc;
 
 /**
  * The blocking client of a luoshod daemon. Streams are {@link Run}s and {@link Watch}es read
@@ -61,7 +61,7 @@ public final class Client implements AutoCloseable {
   public RetryPolicy retryPolicy() { return retry; }
 
   /** Start, continue or resume the run of sessionId with one user message. */
-  public Run execute(String sessionId, String input, Agent.AgentSpec agent, Map<String, ToolHandler> tools) {
+  public Run execute(String sessionId, String input, AgentSpec agent, Map<String, ToolHandler> tools) {
     return execute(Requests.execute(sessionId, agent, input), tools);
   }
 
@@ -69,11 +69,11 @@ public final class Client implements AutoCloseable {
    * Start, continue or resume a run from a full ExecuteRequest. Its {@code request_id} is the
    * call's idempotency key, sent unchanged on every attempt; empty, a new UUIDv7 is used.
    */
-  public Run execute(Agent.ExecuteRequest request, Map<String, ToolHandler> tools) {
-    Agent.ExecuteRequest sent = request.getRequestId().isEmpty()
+  public Run execute(ExecuteRequest request, Map<String, ToolHandler> tools) {
+    ExecuteRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return run(sent.getSessionId(), sent.getRequestId(), known -> stub.execute(sent),
-        r -> ((Agent.ExecuteResponse) r).getEvent(), tools, false);
+        r -> ((ExecuteResponse) r).getEvent(), tools, false);
   }
 
   /** Finish an interrupted run with the agent saved in its checkpoint. */
@@ -82,11 +82,11 @@ public final class Client implements AutoCloseable {
   }
 
   /** Finish an interrupted run; an empty {@code request_id} gets a new UUIDv7. */
-  public Run resume(Agent.ResumeRequest request, Map<String, ToolHandler> tools) {
-    Agent.ResumeRequest sent = request.getRequestId().isEmpty()
+  public Run resume(ResumeRequest request, Map<String, ToolHandler> tools) {
+    ResumeRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return run(sent.getSessionId(), sent.getRequestId(), known -> stub.resume(sent),
-        r -> ((Agent.ResumeResponse) r).getEvent(), tools, true);
+        r -> ((ResumeResponse) r).getEvent(), tools, true);
   }
 
   /** Decide a pending approval and continue its run. */
@@ -107,74 +107,74 @@ public final class Client implements AutoCloseable {
    * Decide a pending approval from a full ResolveRequest; an empty {@code request_id} gets a
    * new UUIDv7, and an empty {@code session_id} is filled in for a retry once an event named it.
    */
-  public Run resolve(Agent.ResolveRequest request, Map<String, ToolHandler> tools) {
-    Agent.ResolveRequest sent = request.getRequestId().isEmpty()
+  public Run resolve(ResolveRequest request, Map<String, ToolHandler> tools) {
+    ResolveRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return run(sent.getSessionId(), sent.getRequestId(), known -> stub.resolve(
             sent.getSessionId().isEmpty() && !known.isEmpty() ? sent.toBuilder().setSessionId(known).build() : sent),
-        r -> ((Agent.ResolveResponse) r).getEvent(), tools, false);
+        r -> ((ResolveResponse) r).getEvent(), tools, false);
   }
 
   private Run run(String sessionId, String requestId,
       java.util.function.Function<String, java.util.Iterator<? extends com.google.protobuf.Message>> start,
-      java.util.function.Function<Object, Agent.Event> eventOf, Map<String, ToolHandler> tools,
+      java.util.function.Function<Object, Event> eventOf, Map<String, ToolHandler> tools,
       boolean emptyMeansFinished) {
     return new Run(sessionId, requestId, start, eventOf, new Tools(tools), this::submit, emptyMeansFinished,
         retry, limit -> ChannelReady.await(channel, limit));
   }
 
-  private void submit(Agent.SubmitToolResultRequest request) {
+  private void submit(SubmitToolResultRequest request) {
     call(() -> stub.submitToolResult(request));
   }
 
   /** Answer a tool call by hand; the outcome (ACCEPTED or DUPLICATE). */
-  public Agent.SubmitOutcome submitToolResult(String sessionId, String toolCallId, Object result, boolean isError) {
+  public SubmitOutcome submitToolResult(String sessionId, String toolCallId, Object result, boolean isError) {
     String json;
     try {
       json = Tools.dumps(result);
     } catch (Exception e) {
       throw new IllegalArgumentException("the result is not JSON-serialisable", e);
     }
-    return call(() -> stub.submitToolResult(Agent.SubmitToolResultRequest.newBuilder()
+    return call(() -> stub.submitToolResult(SubmitToolResultRequest.newBuilder()
         .setSessionId(sessionId).setToolCallId(toolCallId).setResultJson(json).setIsError(isError)
         .build())).getOutcome();
   }
 
   /** Abort the session's running run; false when none was running in the daemon. */
   public boolean cancel(String sessionId) {
-    return call(() -> stub.cancel(Agent.CancelRequest.newBuilder().setSessionId(sessionId).build())).getCancelled();
+    return call(() -> stub.cancel(CancelRequest.newBuilder().setSessionId(sessionId).build())).getCancelled();
   }
 
   /** The inputs queued on the session (if_busy), in the order they will run. */
-  public List<Agent.QueuedInput> queue(String sessionId) {
-    return call(() -> stub.getSession(Agent.GetSessionRequest.newBuilder().setSessionId(sessionId).build()))
+  public List<QueuedInput> queue(String sessionId) {
+    return call(() -> stub.getSession(GetSessionRequest.newBuilder().setSessionId(sessionId).build()))
         .getQueueList();
   }
 
   /** Remove a queued input; false when the session queues none of that request id. */
   public boolean dequeueInput(String sessionId, String requestId) {
-    return call(() -> stub.dequeueInput(Agent.DequeueInputRequest.newBuilder().setSessionId(sessionId)
+    return call(() -> stub.dequeueInput(DequeueInputRequest.newBuilder().setSessionId(sessionId)
         .setRequestId(requestId).build())).getRemoved();
   }
 
   /** The session's latest checkpoint. */
-  public Agent.Checkpoint getSession(String sessionId) {
-    return call(() -> stub.getSession(Agent.GetSessionRequest.newBuilder().setSessionId(sessionId).build()))
+  public Checkpoint getSession(String sessionId) {
+    return call(() -> stub.getSession(GetSessionRequest.newBuilder().setSessionId(sessionId).build()))
         .getCheckpoint();
   }
 
   public boolean deleteSession(String sessionId) {
-    return call(() -> stub.deleteSession(Agent.DeleteSessionRequest.newBuilder().setSessionId(sessionId).build()))
+    return call(() -> stub.deleteSession(DeleteSessionRequest.newBuilder().setSessionId(sessionId).build()))
         .getDeleted();
   }
 
   /** Pending approvals (of one session, or all when sessionId is empty), every page. */
-  public List<Agent.Approval> listApprovals(String sessionId) {
-    List<Agent.Approval> out = new ArrayList<>();
+  public List<Approval> listApprovals(String sessionId) {
+    List<Approval> out = new ArrayList<>();
     String token = "";
     do {
-      Agent.ListApprovalsResponse page = call(stub::listApprovals,
-          Agent.ListApprovalsRequest.newBuilder().setSessionId(sessionId).setPageToken(token).build());
+      ListApprovalsResponse page = call(stub::listApprovals,
+          ListApprovalsRequest.newBuilder().setSessionId(sessionId).setPageToken(token).build());
       out.addAll(page.getApprovalsList());
       token = page.getNextPageToken();
     } while (!token.isEmpty());
@@ -182,11 +182,11 @@ public final class Client implements AutoCloseable {
   }
 
   /** The session's checkpoint history, newest first, every page. */
-  public List<Agent.HistoryEntry> history(String sessionId, boolean includeCheckpoint) {
-    List<Agent.HistoryEntry> out = new ArrayList<>();
+  public List<HistoryEntry> history(String sessionId, boolean includeCheckpoint) {
+    List<HistoryEntry> out = new ArrayList<>();
     String token = "";
     do {
-      Agent.HistoryResponse page = call(stub::history, Agent.HistoryRequest.newBuilder()
+      HistoryResponse page = call(stub::history, HistoryRequest.newBuilder()
           .setSessionId(sessionId).setIncludeCheckpoint(includeCheckpoint).setPageToken(token).build());
       out.addAll(page.getEntriesList());
       token = page.getNextPageToken();
@@ -195,22 +195,22 @@ public final class Client implements AutoCloseable {
   }
 
   /** A new session from step fromStep of sessionId's history, with a patch (may be null). */
-  public Agent.ForkResponse fork(String sessionId, int fromStep, String newSessionId, Agent.ForkPatch patch) {
-    Agent.ForkRequest.Builder b = Agent.ForkRequest.newBuilder()
+  public ForkResponse fork(String sessionId, int fromStep, String newSessionId, ForkPatch patch) {
+    ForkRequest.Builder b = ForkRequest.newBuilder()
         .setSessionId(sessionId).setFromStep(fromStep).setNewSessionId(newSessionId == null ? "" : newSessionId);
     if (patch != null) b.setPatch(patch);
     return call(stub::fork, b.build());
   }
 
   /** Two sessions' trajectories side by side. */
-  public Agent.CompareResponse compare(String sessionIdA, String sessionIdB) {
-    return call(stub::compare, Agent.CompareRequest.newBuilder()
+  public CompareResponse compare(String sessionIdA, String sessionIdB) {
+    return call(stub::compare, CompareRequest.newBuilder()
         .setSessionIdA(sessionIdA).setSessionIdB(sessionIdB).build());
   }
 
   /** The session's events with seq greater than afterSeq; with follow, live events too. */
   public Watch watch(String sessionId, long afterSeq, boolean follow) {
-    Agent.WatchRequest request = Agent.WatchRequest.newBuilder()
+    WatchRequest request = WatchRequest.newBuilder()
         .setSessionId(sessionId).setAfterSeq(afterSeq).setFollow(follow).build();
     return new Watch(afterSeq, () -> stub.watch(request));
   }

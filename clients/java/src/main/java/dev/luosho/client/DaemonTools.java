@@ -1,6 +1,6 @@
 package dev.luosho.client;
 
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /**
  * Daemon tools: tools of the MCP servers in the daemon's configuration, named by an agent's
@@ -12,12 +12,12 @@ public final class DaemonTools {
   private DaemonTools() {}
 
   /** Whether a {@code tool.call} event is run by the daemon (its tool.result follows by itself). */
-  public static boolean isDaemonCall(Agent.Event event) {
-    return event.getToolCall().getExecutor() == Agent.ToolExecutor.TOOL_EXECUTOR_DAEMON;
+  public static boolean isDaemonCall(Event event) {
+    return event.getToolCall().getExecutor() == ToolExecutor.TOOL_EXECUTOR_DAEMON;
   }
 
   /** An MCP server of the daemon's configuration, optionally limited to some of its tools. */
-  public static Agent.McpServerUse server(String name, String... allowTools) {
-    return Agent.McpServerUse.newBuilder().setName(name).addAllAllowTools(java.util.List.of(allowTools)).build();
+  public static McpServerUse server(String name, String... allowTools) {
+    return McpServerUse.newBuilder().setName(name).addAllAllowTools(java.util.List.of(allowTools)).build();
   }
 }

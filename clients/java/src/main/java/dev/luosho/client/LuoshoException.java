@@ -28,6 +28,9 @@ public class LuoshoException extends RuntimeException {
   /** The ErrorInfo reason, e.g. "SESSION_BUSY" ("" when the server sent none). */
   public String reason() { return reason; }
 
+  /** {@link #reason()} as the proto's ErrorReason (ERROR_REASON_UNSPECIFIED when unknown or absent). */
+  public dev.luosho.v1.ErrorReason errorReason() { return Errors.reasonOf(reason); }
+
   /** The ErrorInfo metadata: the message's variables. */
   public Map<String, String> metadata() { return metadata; }
 

@@ -1,19 +1,19 @@
 package dev.luosho.client;
 
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /** Small builders for the requests the facades send. */
 public final class Requests {
   private Requests() {}
 
   /** A user message. */
-  public static Agent.Message user(String text) {
-    return Agent.Message.newBuilder().setRole(Agent.Role.ROLE_USER).setContent(text).build();
+  public static Message user(String text) {
+    return Message.newBuilder().setRole(Role.ROLE_USER).setContent(text).build();
   }
 
   /** An Execute request with one user message (input may be null: no new input). */
-  public static Agent.ExecuteRequest execute(String sessionId, Agent.AgentSpec agent, String input) {
-    Agent.ExecuteRequest.Builder b = Agent.ExecuteRequest.newBuilder().setSessionId(sessionId);
+  public static ExecuteRequest execute(String sessionId, AgentSpec agent, String input) {
+    ExecuteRequest.Builder b = ExecuteRequest.newBuilder().setSessionId(sessionId);
     if (agent != null) b.setAgent(agent);
     if (input != null) b.addInput(user(input));
     return b.build();
@@ -24,24 +24,24 @@ public final class Requests {
    * IF_BUSY_ENQUEUE queues the input (the run's first event is input.queued), IF_BUSY_INTERRUPT
    * aborts the current run first, IF_BUSY_ROLLBACK also puts back the checkpoint from before it.
    */
-  public static Agent.ExecuteRequest execute(String sessionId, Agent.AgentSpec agent, String input,
-      Agent.IfBusy ifBusy) {
+  public static ExecuteRequest execute(String sessionId, AgentSpec agent, String input,
+      IfBusy ifBusy) {
     return execute(sessionId, agent, input).toBuilder().setIfBusy(ifBusy).build();
   }
 
-  public static Agent.ResumeRequest resume(String sessionId, Agent.AgentSpec agent) {
-    Agent.ResumeRequest.Builder b = Agent.ResumeRequest.newBuilder().setSessionId(sessionId);
+  public static ResumeRequest resume(String sessionId, AgentSpec agent) {
+    ResumeRequest.Builder b = ResumeRequest.newBuilder().setSessionId(sessionId);
     if (agent != null) b.setAgent(agent);
     return b.build();
   }
 
-  public static Agent.ResolveRequest resolve(String approvalId, boolean approved, String note) {
+  public static ResolveRequest resolve(String approvalId, boolean approved, String note) {
     return resolve(approvalId, approved, note, "");
   }
 
   /** A Resolve request naming the approval's session (lets a retry be recognised, R74). */
-  public static Agent.ResolveRequest resolve(String approvalId, boolean approved, String note, String sessionId) {
-    return Agent.ResolveRequest.newBuilder().setApprovalId(approvalId).setApproved(approved)
+  public static ResolveRequest resolve(String approvalId, boolean approved, String note, String sessionId) {
+    return ResolveRequest.newBuilder().setApprovalId(approvalId).setApproved(approved)
         .setNote(note == null ? "" : note).setSessionId(sessionId == null ? "" : sessionId).build();
   }
 }

@@ -4,7 +4,7 @@ import io.grpc.Status;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /**
  * How a run (execute, resume, resolve) retries a stream the daemon or the network broke. Every
@@ -113,7 +113,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
    * {@code replayed} from the log of a finished run. Such an event starts the count of
    * attempts in a row again.
    */
-  public static boolean isProgress(Agent.Event event) {
+  public static boolean isProgress(Event event) {
     if (event.getReplayed()) return false;
     String type = event.getType();
     return type.equals("model.turn") || type.equals("tool.result")

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /**
  * One run's event stream on the blocking client: {@code for (Event e : run)} and/or
@@ -32,12 +32,12 @@ import luosho.v1.Agent;
  * {@link RetryPolicy#isProgress}), and each retry waits at least the failure's
  * {@code retry_after_s}; then the last failure is thrown.
  */
-public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, AutoCloseable {
+public final class Run implements Iterable<Event>, Iterator<Event>, AutoCloseable {
   /** Opens one attempt's stream, given the session id known so far. */
   private final Function<String, Iterator<? extends Message>> start;
-  private final Function<Object, Agent.Event> eventOf;
+  private final Function<Object, Event> eventOf;
   private final Tools tools;
-  private final Consumer<Agent.SubmitToolResultRequest> submit;
+  private final Consumer<SubmitToolResultRequest> submit;
   private final boolean emptyMeansFinished;
   private final String requestId;
   private final RetryPolicy retry;
@@ -45,13 +45,13 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   private final Function<Duration, java.util.concurrent.CompletableFuture<Void>> ready;
   private volatile java.util.concurrent.CompletableFuture<Void> waiting;
   private final Context.CancellableContext context = Context.current().withCancellation();
-  private final List<Agent.Event> events = Collections.synchronizedList(new ArrayList<>());
-  private final Map<String, Agent.SubmitToolResultRequest> outcomes = new HashMap<>();
+  private final List<Event> events = Collections.synchronizedList(new ArrayList<>());
+  private final Map<String, SubmitToolResultRequest> outcomes = new HashMap<>();
   private volatile boolean closed;
   private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
   private String sessionId;
   private Iterator<? extends Message> stream;
-  private Agent.Event pending;
+  private Event pending;
   private boolean ended;
   private int attempts;
   private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
@@ -60,7 +60,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   private RunResult result;
 
   Run(String sessionId, String requestId, Function<String, Iterator<? extends Message>> start,
-      Function<Object, Agent.Event> eventOf, Tools tools, Consumer<Agent.SubmitToolResultRequest> submit,
+      Function<Object, Event> eventOf, Tools tools, Consumer<SubmitToolResultRequest> submit,
       boolean emptyMeansFinished, RetryPolicy retry,
       Function<Duration, java.util.concurrent.CompletableFuture<Void>> ready) {
     this.sessionId = sessionId;
@@ -84,10 +84,10 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   public int attempts() { return attempts; }
 
   /** The events received so far. */
-  public List<Agent.Event> events() { return List.copyOf(events); }
+  public List<Event> events() { return List.copyOf(events); }
 
   @Override
-  public Iterator<Agent.Event> iterator() { return this; }
+  public Iterator<Event> iterator() { return this; }
 
   @Override
   public boolean hasNext() {
@@ -102,7 +102,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   }
 
   /** The next event not delivered yet, across attempts; null at the end of the stream. */
-  private Agent.Event advance() {
+  private Event advance() {
     while (true) {
       try {
         if (stream == null) {
@@ -113,7 +113,7 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
           stream = context.call(() -> start.apply(known));
         }
         while (stream.hasNext()) {
-          Agent.Event event = eventOf.apply(stream.next());
+          Event event = eventOf.apply(stream.next());
           got++;
           if (event.getSeq() > 0 && event.getSeq() <= seen) continue; // delivered by an earlier attempt
           seen = Math.max(seen, event.getSeq());
@@ -165,9 +165,9 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
   }
 
   @Override
-  public Agent.Event next() {
+  public Event next() {
     if (!hasNext()) throw new NoSuchElementException();
-    Agent.Event event = pending;
+    Event event = pending;
     pending = null;
     events.add(event);
     if (sessionId.isEmpty()) sessionId = event.getSessionId();
@@ -176,9 +176,9 @@ public final class Run implements Iterable<Agent.Event>, Iterator<Agent.Event>, 
     return event;
   }
 
-  private void answer(Agent.Event event) {
+  private void answer(Event event) {
     // The tool runs once; a call asked again (after a retry) gets the same result.
-    Agent.SubmitToolResultRequest outcome =
+    SubmitToolResultRequest outcome =
         outcomes.computeIfAbsent(event.getToolCall().getCall().getId(), id -> tools.answer(sessionId, event));
     try {
       submit.accept(outcome);

@@ -1,7 +1,7 @@
 package dev.luosho.client;
 
 import java.util.List;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /**
  * The outcome of one Execute, Resume or Resolve stream, read from its {@code run.done} event.
@@ -14,30 +14,30 @@ import luosho.v1.Agent;
 public record RunResult(
     String sessionId,
     boolean ran,
-    Agent.FinishReason finishReason,
-    Agent.CheckpointStatus status,
+    FinishReason finishReason,
+    CheckpointStatus status,
     String finalText,
     int stepIndex,
-    Agent.Usage usage,
+    Usage usage,
     String approvalId,
     int messageCount,
     String runId,
-    List<Agent.Event> events,
-    Agent.Approval approval,
+    List<Event> events,
+    Approval approval,
     String requestId,
     int attempts) {
 
-  static RunResult of(String sessionId, List<Agent.Event> events, boolean emptyMeansFinished,
+  static RunResult of(String sessionId, List<Event> events, boolean emptyMeansFinished,
       String requestId, int attempts) {
     if (events.isEmpty() && emptyMeansFinished) {
-      return new RunResult(sessionId, false, Agent.FinishReason.FINISH_REASON_UNSPECIFIED,
-          Agent.CheckpointStatus.CHECKPOINT_STATUS_FINISHED, "", 0, Agent.Usage.getDefaultInstance(),
+      return new RunResult(sessionId, false, FinishReason.FINISH_REASON_UNSPECIFIED,
+          CheckpointStatus.CHECKPOINT_STATUS_FINISHED, "", 0, Usage.getDefaultInstance(),
           "", 0, "", List.of(), null, requestId, attempts);
     }
-    Agent.Event last = null;
-    Agent.Approval approval = null;
+    Event last = null;
+    Approval approval = null;
     for (int i = events.size() - 1; i >= 0; i--) {
-      Agent.Event e = events.get(i);
+      Event e = events.get(i);
       if (last == null && e.hasRunDone()) last = e;
       if (approval == null && e.hasApprovalRequested()) approval = e.getApprovalRequested().getApproval();
     }
@@ -47,7 +47,7 @@ public record RunResult(
               + events.size() + " events received)",
           java.util.Map.of("session_id", sessionId, "events", String.valueOf(events.size())), null);
     }
-    Agent.RunDone done = last.getRunDone();
+    RunDone done = last.getRunDone();
     if (approval != null && !approval.getApprovalId().equals(done.getApprovalId())) approval = null;
     return new RunResult(
         last.getSessionId().isEmpty() ? sessionId : last.getSessionId(), true,

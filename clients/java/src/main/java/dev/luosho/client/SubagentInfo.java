@@ -2,7 +2,7 @@ package dev.luosho.client;
 
 import java.util.List;
 import java.util.Optional;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /**
  * Which sub-agent caused an event (docs/reference/rules.md R58): its name, its depth (1 for a sub-agent of
@@ -16,12 +16,12 @@ public record SubagentInfo(String name, int depth, List<String> path, String tas
   }
 
   /** The sub-agent an event comes from; empty for the lead's own events. */
-  public static Optional<SubagentInfo> of(Agent.Event event) {
+  public static Optional<SubagentInfo> of(Event event) {
     return event.hasSubagent() ? Optional.of(of(event.getSubagent())) : Optional.empty();
   }
 
   /** The typed form of an event's {@code subagent} tag. */
-  public static SubagentInfo of(Agent.SubAgentTag tag) {
+  public static SubagentInfo of(SubAgentTag tag) {
     return new SubagentInfo(tag.getName(), tag.getDepth(), tag.getPathList(), tag.getTaskId());
   }
 
@@ -29,7 +29,7 @@ public record SubagentInfo(String name, int depth, List<String> path, String tas
    * The sub-agents an approval's call is nested in, outermost first ({@code ["researcher"]},
    * {@code ["researcher", "helper"]}); empty for the lead's own call.
    */
-  public static List<String> pathOf(Agent.Approval approval) {
+  public static List<String> pathOf(Approval approval) {
     return List.copyOf(approval.getSubagentPathList());
   }
 }

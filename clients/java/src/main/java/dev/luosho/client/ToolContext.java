@@ -14,7 +14,7 @@ import java.util.Optional;
  * @param timeoutMs how long the run waits for the result before recording a timeout
  * @param subagent the sub-agent that asks; empty when the lead asks
  */
-public record ToolContext(String sessionId, String toolCallId, String toolName, int step, int timeoutMs,
+public record ToolContext(String sessionId, String toolCallId, String toolName, int step, long timeoutMs,
     Optional<SubagentInfo> subagent) {
   public ToolContext {
     subagent = subagent == null ? Optional.empty() : subagent;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.Map;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /** Runs the handler of a {@code tool.call} event and encodes its answer. */
 final class Tools {
@@ -20,17 +20,17 @@ final class Tools {
     return JSON.writeValueAsString(value);
   }
 
-  private static Agent.SubmitToolResultRequest.Builder error(Throwable e) {
+  private static SubmitToolResultRequest.Builder error(Throwable e) {
     String text = e.getClass().getSimpleName() + ": " + e.getMessage();
-    return Agent.SubmitToolResultRequest.newBuilder()
+    return SubmitToolResultRequest.newBuilder()
         .setResultJson(JSON.createObjectNode().put("error", text).toString())
         .setIsError(true);
   }
 
   /** The SubmitToolResult request that answers the call of a tool.call event. Never throws. */
-  Agent.SubmitToolResultRequest answer(String sessionId, Agent.Event event) {
-    Agent.ToolCall call = event.getToolCall().getCall();
-    Agent.SubmitToolResultRequest.Builder out;
+  SubmitToolResultRequest answer(String sessionId, Event event) {
+    ToolCall call = event.getToolCall().getCall();
+    SubmitToolResultRequest.Builder out;
     ToolHandler handler = handlers.get(call.getName());
     if (handler == null) {
       out = error(new IllegalArgumentException("no tool named '" + call.getName() + "' was given to the client"));
@@ -41,7 +41,7 @@ final class Tools {
         ToolContext context = new ToolContext(event.getSessionId().isEmpty() ? sessionId : event.getSessionId(),
             call.getId(), call.getName(), event.getToolCall().getStep(), event.getToolCall().getTimeoutMs(),
             SubagentInfo.of(event));
-        out = Agent.SubmitToolResultRequest.newBuilder().setResultJson(dumps(handler.call(args, context)));
+        out = SubmitToolResultRequest.newBuilder().setResultJson(dumps(handler.call(args, context)));
       } catch (Exception e) {
         out = error(e);
       }

@@ -4,20 +4,20 @@ import io.grpc.Context;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.function.Supplier;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /**
  * One Watch stream: a session's events after a cursor. {@link #lastSeq()} is the cursor to
  * watch again from after the stream broke off. {@link #close()} cancels it.
  */
-public final class Watch implements Iterable<Agent.Event>, Iterator<Agent.Event>, AutoCloseable {
-  private final Supplier<Iterator<Agent.WatchResponse>> start;
+public final class Watch implements Iterable<Event>, Iterator<Event>, AutoCloseable {
+  private final Supplier<Iterator<WatchResponse>> start;
   private final Context.CancellableContext context = Context.current().withCancellation();
-  private Iterator<Agent.WatchResponse> stream;
+  private Iterator<WatchResponse> stream;
   private long lastSeq;
   private volatile boolean closed;
 
-  Watch(long afterSeq, Supplier<Iterator<Agent.WatchResponse>> start) {
+  Watch(long afterSeq, Supplier<Iterator<WatchResponse>> start) {
     this.lastSeq = afterSeq;
     this.start = start;
   }
@@ -25,7 +25,7 @@ public final class Watch implements Iterable<Agent.Event>, Iterator<Agent.Event>
   public long lastSeq() { return lastSeq; }
 
   @Override
-  public Iterator<Agent.Event> iterator() { return this; }
+  public Iterator<Event> iterator() { return this; }
 
   @Override
   public boolean hasNext() {
@@ -40,9 +40,9 @@ public final class Watch implements Iterable<Agent.Event>, Iterator<Agent.Event>
   }
 
   @Override
-  public Agent.Event next() {
+  public Event next() {
     if (!hasNext()) throw new NoSuchElementException();
-    Agent.Event event = stream.next().getEvent();
+    Event event = stream.next().getEvent();
     lastSeq = Math.max(lastSeq, event.getSeq());
     return event;
   }

@@ -7,9 +7,9 @@ import dev.luosho.client.ToolHandler;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-import luosho.v1.Agent;
-import luosho.v1.Agent.AgentSpec;
-import luosho.v1.Agent.ToolSpec;
+import dev.luosho.v1.*;
+import dev.luosho.v1.AgentSpec;
+import dev.luosho.v1.ToolSpec;
 
 /**
  * The Java client's quickstart: a scripted travel agent whose two tools run here, in the
@@ -46,7 +46,7 @@ public final class Quickstart {
 
     try (Client client = new Client(address)) {
       Run run = client.execute(session, "Plan a day in Lisbon", agent, Map.of("get_weather", weather, "convert", convert));
-      for (Agent.Event event : run) System.out.printf("%3d %s%n", event.getSeq(), event.getType());
+      for (Event event : run) System.out.printf("%3d %s%n", event.getSeq(), event.getType());
       RunResult result = run.result();
       // "stop", as the other quickstarts print it.
       String reason = result.finishReason().name().replaceFirst("^FINISH_REASON_", "").toLowerCase(Locale.ROOT);

@@ -16,7 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,45 +37,45 @@ class ClientTest {
     client.close();
   }
 
-  private static List<String> types(List<Agent.Event> events) {
-    return events.stream().map(Agent.Event::getType).collect(Collectors.toList());
+  private static List<String> types(List<Event> events) {
+    return events.stream().map(Event::getType).collect(Collectors.toList());
   }
 
   @Test
   void multiStepRunWithClientTool() {
     List<String> seen = new ArrayList<>();
     Run run = client.execute("java-multi", "Add twice", Scripts.twoAdds(), Map.of("add", Scripts.add()));
-    for (Agent.Event event : run) seen.add(event.getType());
+    for (Event event : run) seen.add(event.getType());
     RunResult result = run.result();
 
-    assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
-    assertEquals(Agent.CheckpointStatus.CHECKPOINT_STATUS_FINISHED, result.status());
+    assertEquals(FinishReason.FINISH_REASON_STOP, result.finishReason());
+    assertEquals(CheckpointStatus.CHECKPOINT_STATUS_FINISHED, result.status());
     assertEquals("done", result.finalText());
     assertEquals(3, result.stepIndex());
     assertEquals(seen, types(result.events()));
     assertEquals("run.start", seen.get(0));
     assertEquals("run.done", seen.get(seen.size() - 1));
     assertEquals(2, seen.stream().filter("tool.call"::equals).count());
-    List<String> results = result.events().stream().filter(Agent.Event::hasToolResult)
+    List<String> results = result.events().stream().filter(Event::hasToolResult)
         .map(e -> e.getToolResult().getResultJson()).collect(Collectors.toList());
     assertEquals(List.of("3", "7"), results);
 
-    Agent.Checkpoint cp = client.getSession("java-multi");
-    List<Agent.Message> tools = cp.getMessagesList().stream()
-        .filter(m -> m.getRole() == Agent.Role.ROLE_TOOL).collect(Collectors.toList());
-    assertEquals(List.of("3", "7"), tools.stream().map(Agent.Message::getContent).collect(Collectors.toList()));
+    Checkpoint cp = client.getSession("java-multi");
+    List<Message> tools = cp.getMessagesList().stream()
+        .filter(m -> m.getRole() == Role.ROLE_TOOL).collect(Collectors.toList());
+    assertEquals(List.of("3", "7"), tools.stream().map(Message::getContent).collect(Collectors.toList()));
 
     // history, fork, watch
-    List<Agent.HistoryEntry> history = client.history("java-multi", false);
+    List<HistoryEntry> history = client.history("java-multi", false);
     assertFalse(history.isEmpty());
-    Agent.ForkResponse fork = client.fork("java-multi", 1, "java-multi-fork", null);
+    ForkResponse fork = client.fork("java-multi", 1, "java-multi-fork", null);
     assertEquals("java-multi-fork", fork.getSessionId());
     RunResult forked = client.resume("java-multi-fork", Map.of("add", Scripts.add())).result();
-    assertEquals(Agent.FinishReason.FINISH_REASON_STOP, forked.finishReason());
+    assertEquals(FinishReason.FINISH_REASON_STOP, forked.finishReason());
     try (Watch watch = client.watch("java-multi", 0, false)) {
       List<Long> seqs = new ArrayList<>();
-      for (Agent.Event e : watch) seqs.add(e.getSeq());
-      assertEquals(result.events().stream().map(Agent.Event::getSeq).collect(Collectors.toList()), seqs);
+      for (Event e : watch) seqs.add(e.getSeq());
+      assertEquals(result.events().stream().map(Event::getSeq).collect(Collectors.toList()), seqs);
       assertEquals(seqs.get(seqs.size() - 1), watch.lastSeq());
     }
   }
@@ -86,7 +86,7 @@ class ClientTest {
       List<String> seen = new ArrayList<>();
       RunResult result = async.execute("java-async", "Add twice", Scripts.twoAdds(),
           Map.of("add", Scripts.add()), e -> seen.add(e.getType())).get(60, TimeUnit.SECONDS);
-      assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
+      assertEquals(FinishReason.FINISH_REASON_STOP, result.finishReason());
       assertEquals("done", result.finalText());
       assertEquals(seen, types(result.events()));
       assertEquals(result.messageCount(), async.getSession("java-async").get().getMessagesCount());
@@ -106,8 +106,8 @@ class ClientTest {
     assertEquals(3, p.exitValue(), output);
 
     // The run stopped with its tool call unanswered: the checkpoint stays in progress.
-    Agent.Checkpoint cp = client.getSession("java-crash");
-    assertEquals(Agent.CheckpointStatus.CHECKPOINT_STATUS_IN_PROGRESS, cp.getStatus());
+    Checkpoint cp = client.getSession("java-crash");
+    assertEquals(CheckpointStatus.CHECKPOINT_STATUS_IN_PROGRESS, cp.getStatus());
 
     // A fresh client (its own channel) resumes; the daemon may need a moment to see the crash.
     try (Client fresh = new Client(daemon.address)) {
@@ -122,17 +122,17 @@ class ClientTest {
         }
       }
       assertTrue(result.ran());
-      Agent.Event start = result.events().get(0);
-      assertEquals(Agent.RunMode.RUN_MODE_RESUME, start.getRunStart().getMode());
+      Event start = result.events().get(0);
+      assertEquals(RunMode.RUN_MODE_RESUME, start.getRunStart().getMode());
       // The call the crashed client never answered (step 1) is handed out again, and the
       // checkpointed model turn of step 1 is not made (nor paid for) twice.
-      Agent.Event firstCall = result.events().stream().filter(Agent.Event::hasToolCall).findFirst().orElseThrow();
+      Event firstCall = result.events().stream().filter(Event::hasToolCall).findFirst().orElseThrow();
       assertEquals(1, firstCall.getToolCall().getStep());
       assertTrue(result.events().stream().noneMatch(e -> e.hasModelTurn() && e.getModelTurn().getStep() == 1));
-      assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
+      assertEquals(FinishReason.FINISH_REASON_STOP, result.finishReason());
       assertEquals("done", result.finalText());
       List<String> contents = fresh.getSession("java-crash").getMessagesList().stream()
-          .filter(m -> m.getRole() == Agent.Role.ROLE_TOOL).map(Agent.Message::getContent)
+          .filter(m -> m.getRole() == Role.ROLE_TOOL).map(Message::getContent)
           .collect(Collectors.toList());
       assertEquals(List.of("3", "7"), contents); // each call got exactly one result
       // Nothing left to run: Resume ends at once.
@@ -142,10 +142,10 @@ class ClientTest {
 
   @Test
   void approvalPausedAndResolved() {
-    Agent.AgentSpec agent = Scripts.agent(true, Scripts.call("add", 2, 5), Scripts.text("approved and done"));
+    AgentSpec agent = Scripts.agent(true, Scripts.call("add", 2, 5), Scripts.text("approved and done"));
     RunResult paused = client.execute("java-approval", "Add with approval", agent, Map.of("add", Scripts.add())).result();
-    assertEquals(Agent.FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
-    assertEquals(Agent.CheckpointStatus.CHECKPOINT_STATUS_AWAITING_APPROVAL, paused.status());
+    assertEquals(FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
+    assertEquals(CheckpointStatus.CHECKPOINT_STATUS_AWAITING_APPROVAL, paused.status());
     assertFalse(paused.approvalId().isEmpty());
     assertNotNull(paused.approval());
     assertEquals("add", paused.approval().getToolCall().getName());
@@ -157,12 +157,12 @@ class ClientTest {
     assertEquals("SESSION_AWAITING_APPROVAL", waiting.reason());
 
     assertEquals(List.of(paused.approvalId()), client.listApprovals("java-approval").stream()
-        .map(Agent.Approval::getApprovalId).collect(Collectors.toList()));
+        .map(Approval::getApprovalId).collect(Collectors.toList()));
 
     Run resolved = client.resolve(paused.approvalId(), true, "fine", Map.of("add", Scripts.add()));
     RunResult done = resolved.result();
     assertEquals("java-approval", resolved.sessionId());
-    assertEquals(Agent.FinishReason.FINISH_REASON_STOP, done.finishReason());
+    assertEquals(FinishReason.FINISH_REASON_STOP, done.finishReason());
     assertEquals("approved and done", done.finalText());
     assertTrue(done.events().stream().anyMatch(e -> e.hasToolResult() && e.getToolResult().getResultJson().equals("7")));
 
@@ -192,21 +192,21 @@ class ClientTest {
       assertTrue(busy instanceof LuoshoException);
 
       release.countDown();
-      assertEquals(Agent.FinishReason.FINISH_REASON_STOP, first.get(60, TimeUnit.SECONDS).finishReason());
+      assertEquals(FinishReason.FINISH_REASON_STOP, first.get(60, TimeUnit.SECONDS).finishReason());
     }
   }
 
   @Test
   void failingToolBecomesAnErrorResult() {
-    Agent.AgentSpec agent = Scripts.agent(false, Scripts.call("add", 1, 1), Scripts.call("nope", 0, 0), Scripts.text("ok"))
-        .toBuilder().addTools(Agent.ToolSpec.newBuilder().setName("nope")).build();
+    AgentSpec agent = Scripts.agent(false, Scripts.call("add", 1, 1), Scripts.call("nope", 0, 0), Scripts.text("ok"))
+        .toBuilder().addTools(ToolSpec.newBuilder().setName("nope")).build();
     ToolHandler broken = args -> {
       throw new IllegalStateException("boom");
     };
     RunResult result = client.execute("java-tool-error", "Fail", agent, Map.of("add", broken)).result();
-    assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
-    List<Agent.ToolResult> results = result.events().stream().filter(Agent.Event::hasToolResult)
-        .map(Agent.Event::getToolResult).collect(Collectors.toList());
+    assertEquals(FinishReason.FINISH_REASON_STOP, result.finishReason());
+    List<ToolResult> results = result.events().stream().filter(Event::hasToolResult)
+        .map(Event::getToolResult).collect(Collectors.toList());
     assertEquals(2, results.size());
     assertTrue(results.get(0).getIsError());
     assertEquals("{\"error\":\"IllegalStateException: boom\"}", results.get(0).getResultJson());
@@ -223,16 +223,16 @@ class ClientTest {
 
   @Test
   void ifBusyEnqueueKeepsTheInputWhileTheSessionIsPausedThenRunsIt() {
-    Agent.AgentSpec agent = Scripts.agent(true, Scripts.call("add", 1, 2), Scripts.text("first"), Scripts.text("second"));
+    AgentSpec agent = Scripts.agent(true, Scripts.call("add", 1, 2), Scripts.text("first"), Scripts.text("second"));
     String approvalId = client.execute("java-q", "one", agent, Map.of()).result().approvalId();
-    Run two = client.execute(Requests.execute("java-q", agent, "two", Agent.IfBusy.IF_BUSY_ENQUEUE).toBuilder()
+    Run two = client.execute(Requests.execute("java-q", agent, "two", IfBusy.IF_BUSY_ENQUEUE).toBuilder()
         .setRequestId("two").build(), Map.of());
     assertEquals("input.queued", two.next().getType());
-    Run three = client.execute(Requests.execute("java-q", agent, "three", Agent.IfBusy.IF_BUSY_ENQUEUE).toBuilder()
+    Run three = client.execute(Requests.execute("java-q", agent, "three", IfBusy.IF_BUSY_ENQUEUE).toBuilder()
         .setRequestId("three").build(), Map.of());
     assertEquals("input.queued", three.next().getType());
     assertEquals(List.of("two", "three"), client.queue("java-q").stream()
-        .map(Agent.QueuedInput::getRequestId).collect(Collectors.toList()));
+        .map(QueuedInput::getRequestId).collect(Collectors.toList()));
     assertTrue(client.dequeueInput("java-q", "three"));
     assertFalse(client.dequeueInput("java-q", "three"));
     LuoshoException dequeued = assertThrows(LuoshoException.class, three::result);
@@ -242,7 +242,7 @@ class ClientTest {
     assertEquals("second", two.result().finalText());
     assertTrue(client.queue("java-q").isEmpty());
     List<String> users = client.getSession("java-q").getMessagesList().stream()
-        .filter(m -> m.getRole() == Agent.Role.ROLE_USER).map(Agent.Message::getContent).collect(Collectors.toList());
+        .filter(m -> m.getRole() == Role.ROLE_USER).map(Message::getContent).collect(Collectors.toList());
     assertEquals(List.of("one", "two"), users);
   }
 }

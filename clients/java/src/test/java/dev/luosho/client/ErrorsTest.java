@@ -63,4 +63,18 @@ class ErrorsTest {
     assertEquals(120L, ((EventsOutOfRangeException) Errors.translate(error(Code.OUT_OF_RANGE, Errors.DOMAIN,
         "EVENTS_OUT_OF_RANGE", Map.of("oldest_kept_seq", "120")))).oldestKeptSeq());
   }
+
+  @Test
+  void reasonsMapThroughTheEnum() {
+    for (dev.luosho.v1.ErrorReason r : dev.luosho.v1.ErrorReason.values()) {
+      if (r == dev.luosho.v1.ErrorReason.UNRECOGNIZED || r == dev.luosho.v1.ErrorReason.ERROR_REASON_UNSPECIFIED) continue;
+      assertEquals(r, Errors.reasonOf(r.name().substring(Errors.REASON_PREFIX.length())));
+    }
+    assertEquals(dev.luosho.v1.ErrorReason.ERROR_REASON_UNSPECIFIED, Errors.reasonOf("A_NEWER_DAEMONS_REASON"));
+    assertEquals(dev.luosho.v1.ErrorReason.ERROR_REASON_UNSPECIFIED, Errors.reasonOf(""));
+    LuoshoException busy = Errors.translate(error(Code.ABORTED, Errors.DOMAIN, "SESSION_BUSY", Map.of()));
+    assertEquals(dev.luosho.v1.ErrorReason.ERROR_REASON_SESSION_BUSY, busy.errorReason());
+    LuoshoException newer = Errors.translate(error(Code.ABORTED, Errors.DOMAIN, "A_NEWER_DAEMONS_REASON", Map.of()));
+    assertSame(LuoshoException.class, newer.getClass());
+  }
 }

@@ -10,7 +10,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,9 +29,9 @@ class McpTest {
     try (Client client = new Client(daemon.address)) {
       String script = "{\"script\": [{\"tool_calls\": [{\"name\": \"note\", \"arguments\": {}, \"id\": \"c-note\"},"
           + " {\"name\": \"files__add\", \"arguments\": {\"a\": 40, \"b\": 2}, \"id\": \"c-add\"}]}, {\"text\": \"42\"}]}";
-      Agent.AgentSpec spec = Agent.AgentSpec.newBuilder()
+      AgentSpec spec = AgentSpec.newBuilder()
           .setModel("scripted:java-mcp")
-          .addTools(Agent.ToolSpec.newBuilder().setName("note"))
+          .addTools(ToolSpec.newBuilder().setName("note"))
           .addMcpServers(DaemonTools.server("files"))
           .setToolConcurrency(2)
           .setModelSettingsJson(script)
@@ -42,14 +42,14 @@ class McpTest {
           "files__add", args -> { asked.add("files__add"); return "from the app"; });
       Run run = client.execute("java-mcp", "go", spec, handlers);
       Map<String, Boolean> daemonCalls = new LinkedHashMap<>();
-      for (Agent.Event event : run) {
+      for (Event event : run) {
         if (event.hasToolCall()) daemonCalls.put(event.getToolCall().getCall().getId(), DaemonTools.isDaemonCall(event));
       }
       RunResult result = run.result();
       assertEquals("42", result.finalText());
       assertEquals(Map.of("c-note", false, "c-add", true), daemonCalls);
       assertEquals(List.of("note"), asked);
-      Agent.Checkpoint cp = client.getSession("java-mcp");
+      Checkpoint cp = client.getSession("java-mcp");
       assertTrue(cp.getMessagesList().stream().anyMatch(
           m -> m.getToolCallId().equals("c-add") && m.getContent().contains("42")), cp.toString());
     } finally {

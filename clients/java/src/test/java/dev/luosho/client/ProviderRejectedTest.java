@@ -23,7 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -80,9 +80,9 @@ class ProviderRejectedTest {
     }
   }
 
-  private Agent.AgentSpec agent() {
-    return Agent.AgentSpec.newBuilder().setModel(info.get("model").asText())
-        .addTools(Agent.ToolSpec.newBuilder().setName(info.get("tool").asText()).setInputSchemaJson("{\"type\":\"object\"}"))
+  private AgentSpec agent() {
+    return AgentSpec.newBuilder().setModel(info.get("model").asText())
+        .addTools(ToolSpec.newBuilder().setName(info.get("tool").asText()).setInputSchemaJson("{\"type\":\"object\"}"))
         .build();
   }
 

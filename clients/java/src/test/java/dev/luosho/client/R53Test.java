@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
 import java.util.Map;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,8 +30,8 @@ class R53Test {
     client.close();
   }
 
-  private static Agent.Message tool(String callId, String content) {
-    return Agent.Message.newBuilder().setRole(Agent.Role.ROLE_TOOL).setToolCallId(callId)
+  private static Message tool(String callId, String content) {
+    return Message.newBuilder().setRole(Role.ROLE_TOOL).setToolCallId(callId)
         .setToolName("add").setContent(content).build();
   }
 
@@ -46,7 +46,7 @@ class R53Test {
 
   @Test
   void anOrphanToolResultInANewSession() {
-    Agent.ExecuteRequest request = Requests.execute("java-r53-new", Scripts.agent(false, Scripts.text("done")),
+    ExecuteRequest request = Requests.execute("java-r53-new", Scripts.agent(false, Scripts.text("done")),
         "Read gauge G-1").toBuilder().addInput(tool("call_x_9", "{\"bar\": 1}")).build();
     refused(client.execute(request, Map.of()), "1", "call_x_9");
     assertThrows(CheckpointNotFoundException.class, () -> client.getSession("java-r53-new"));
@@ -54,14 +54,14 @@ class R53Test {
 
   @Test
   void aSecondResultAfterAFinishedRun() {
-    Agent.AgentSpec agent = Scripts.agent(false, Scripts.call("add", 1, 2), Scripts.text("done"));
-    assertEquals(Agent.FinishReason.FINISH_REASON_STOP,
+    AgentSpec agent = Scripts.agent(false, Scripts.call("add", 1, 2), Scripts.text("done"));
+    assertEquals(FinishReason.FINISH_REASON_STOP,
         client.execute("java-r53-done", "add", agent, Map.of("add", Scripts.add())).result().finishReason());
-    Agent.Checkpoint before = client.getSession("java-r53-done");
-    Agent.ExecuteRequest request = Requests.execute("java-r53-done", agent, null).toBuilder()
+    Checkpoint before = client.getSession("java-r53-done");
+    ExecuteRequest request = Requests.execute("java-r53-done", agent, null).toBuilder()
         .addInput(tool("call_0_0", "{\"bar\": 9}")).build();
     refused(client.execute(request, Map.of("add", Scripts.add())), "0", "call_0_0");
-    Agent.Checkpoint after = client.getSession("java-r53-done");
+    Checkpoint after = client.getSession("java-r53-done");
     assertEquals(before.getVersion(), after.getVersion());
     assertEquals(before.getMessagesCount(), after.getMessagesCount());
   }

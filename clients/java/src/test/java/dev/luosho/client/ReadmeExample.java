@@ -1,9 +1,9 @@
 package dev.luosho.client;
 
+import dev.luosho.v1.AgentSpec;
+import dev.luosho.v1.Event;
+import dev.luosho.v1.ToolSpec;
 import java.util.Map;
-import luosho.v1.Agent;
-import luosho.v1.Agent.AgentSpec;
-import luosho.v1.Agent.ToolSpec;
 
 /** The README's example, verbatim between the markers (ReadmeTest checks both agree). */
 final class ReadmeExample {
@@ -17,7 +17,7 @@ final class ReadmeExample {
           .addTools(ToolSpec.newBuilder().setName("add")).build();
       Map<String, ToolHandler> tools = Map.of("add", args -> args.get("a").asInt() + args.get("b").asInt());
       Run run = client.execute("readme-1", "What is 1 + 2?", agent, tools);
-      for (Agent.Event event : run) System.out.println(event.getSeq() + " " + event.getType());
+      for (Event event : run) System.out.println(event.getSeq() + " " + event.getType());
       RunResult result = run.result();
       System.out.println(result.finishReason() + ": " + result.finalText()); // FINISH_REASON_STOP: 1 + 2 = 3
       return result;

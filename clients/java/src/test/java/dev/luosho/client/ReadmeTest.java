@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.Test;
 
 /** The README's example is ReadmeExample's code, and it runs. */
@@ -41,7 +41,7 @@ class ReadmeTest {
   @Test
   void readmeExampleRuns() {
     RunResult result = ReadmeExample.run(Daemon.shared().address);
-    assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
+    assertEquals(FinishReason.FINISH_REASON_STOP, result.finishReason());
     assertEquals("1 + 2 = 3", result.finalText());
     assertTrue(result.events().stream().anyMatch(e -> e.hasToolResult() && e.getToolResult().getResultJson().equals("3")));
   }

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Collectors;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,7 +41,7 @@ class ReadyRetryTest {
   }
 
   /** Input k plays turns 3k..3k+2: two tool turns, then text. */
-  private static Agent.AgentSpec agent() {
+  private static AgentSpec agent() {
     ObjectNode settings = Tools.JSON.createObjectNode();
     ArrayNode script = settings.putArray("script");
     for (int k = 0; k < MAX_INPUTS; k++) {
@@ -52,8 +52,8 @@ class ReadyRetryTest {
       }
       script.add(Tools.JSON.createObjectNode().put("text", "sum").put("delay_ms", 30));
     }
-    return Agent.AgentSpec.newBuilder().setModel("scripted:java-ready")
-        .addTools(Agent.ToolSpec.newBuilder().setName("add"))
+    return AgentSpec.newBuilder().setModel("scripted:java-ready")
+        .addTools(ToolSpec.newBuilder().setName("add"))
         .setModelSettingsJson(settings.toString()).build();
   }
 
@@ -92,16 +92,16 @@ class ReadyRetryTest {
     }
   }
 
-  private static void check(Agent.Checkpoint cp, List<String> sent) {
-    assertEquals(sent, cp.getMessagesList().stream().filter(m -> m.getRole() == Agent.Role.ROLE_USER)
-        .map(Agent.Message::getContent).collect(Collectors.toList()), "each input once, in order");
+  private static void check(Checkpoint cp, List<String> sent) {
+    assertEquals(sent, cp.getMessagesList().stream().filter(m -> m.getRole() == Role.ROLE_USER)
+        .map(Message::getContent).collect(Collectors.toList()), "each input once, in order");
     List<String> calls = cp.getMessagesList().stream().flatMap(m -> m.getToolCallsList().stream())
-        .map(Agent.ToolCall::getId).collect(Collectors.toList());
-    List<String> results = cp.getMessagesList().stream().filter(m -> m.getRole() == Agent.Role.ROLE_TOOL)
-        .map(Agent.Message::getToolCallId).collect(Collectors.toList());
+        .map(ToolCall::getId).collect(Collectors.toList());
+    List<String> results = cp.getMessagesList().stream().filter(m -> m.getRole() == Role.ROLE_TOOL)
+        .map(Message::getToolCallId).collect(Collectors.toList());
     assertEquals(2 * sent.size(), calls.size());
     assertEquals(calls.stream().sorted().toList(), results.stream().sorted().toList(), "every call one result");
-    assertEquals(Agent.CheckpointStatus.CHECKPOINT_STATUS_FINISHED, cp.getStatus());
+    assertEquals(CheckpointStatus.CHECKPOINT_STATUS_FINISHED, cp.getStatus());
   }
 
   /** Inputs one after the other through run(sid, input) until the killer is done. */
@@ -147,7 +147,7 @@ class ReadyRetryTest {
 
   @Test
   void blockingRunsOutlastShortWindowsUp() throws Exception {
-    Agent.AgentSpec agent = agent();
+    AgentSpec agent = agent();
     Client[] client = {null};
     try {
       drive("java-ready-blocking", arg -> {
@@ -162,7 +162,7 @@ class ReadyRetryTest {
 
   @Test
   void asyncRunsOutlastShortWindowsUp() throws Exception {
-    Agent.AgentSpec agent = agent();
+    AgentSpec agent = agent();
     AsyncClient[] client = {null};
     try {
       drive("java-ready-async", arg -> {

@@ -27,8 +27,8 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
-import luosho.v1.Agent;
-import luosho.v1.AgentServiceGrpc;
+import dev.luosho.v1.*;
+import dev.luosho.v1.AgentServiceGrpc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -44,7 +44,7 @@ class RetryProgressTest {
   private static final int CAP = 8;
 
   /** What one attempt of the fake sends: events, then a failure (null: run.done and the end). */
-  private record Attempt(List<Agent.Event> events, StatusRuntimeException failure) {}
+  private record Attempt(List<Event> events, StatusRuntimeException failure) {}
 
   /** A fake AgentService whose n-th Execute (from 1) plays script(n), recording when each began and failed. */
   private static final class FakeService extends AgentServiceGrpc.AgentServiceImplBase {
@@ -57,11 +57,11 @@ class RetryProgressTest {
     }
 
     @Override
-    public void execute(Agent.ExecuteRequest request, StreamObserver<Agent.ExecuteResponse> out) {
+    public void execute(ExecuteRequest request, StreamObserver<ExecuteResponse> out) {
       started.add(System.nanoTime());
       int n = started.size();
       Attempt attempt = n > CAP ? finish(n) : script.apply(n);
-      for (Agent.Event e : attempt.events()) out.onNext(Agent.ExecuteResponse.newBuilder().setEvent(e).build());
+      for (Event e : attempt.events()) out.onNext(ExecuteResponse.newBuilder().setEvent(e).build());
       if (attempt.failure() != null) {
         failed.add(System.nanoTime());
         out.onError(attempt.failure());
@@ -90,16 +90,16 @@ class RetryProgressTest {
 
   private static final String SID = "progress-1";
 
-  private static Agent.Event event(long seq, String type) {
-    Agent.Event.Builder b = Agent.Event.newBuilder().setSessionId(SID).setRunId("run-1").setSeq(seq).setType(type);
+  private static Event event(long seq, String type) {
+    Event.Builder b = Event.newBuilder().setSessionId(SID).setRunId("run-1").setSeq(seq).setType(type);
     switch (type) {
-      case "run.start" -> b.setRunStart(Agent.RunStart.newBuilder().setMode(Agent.RunMode.RUN_MODE_RESUME));
-      case "step.start" -> b.setStepStart(Agent.StepStart.newBuilder().setStep(1));
-      case "model.turn" -> b.setModelTurn(Agent.ModelTurn.newBuilder().setStep(1));
-      case "tool.result" -> b.setToolResult(Agent.ToolResult.newBuilder().setStep(1).setToolCallId("c1")
+      case "run.start" -> b.setRunStart(RunStart.newBuilder().setMode(RunMode.RUN_MODE_RESUME));
+      case "step.start" -> b.setStepStart(StepStart.newBuilder().setStep(1));
+      case "model.turn" -> b.setModelTurn(ModelTurn.newBuilder().setStep(1));
+      case "tool.result" -> b.setToolResult(ToolResult.newBuilder().setStep(1).setToolCallId("c1")
           .setToolName("lookup").setResultJson("{}"));
-      case "run.done" -> b.setRunDone(Agent.RunDone.newBuilder().setFinishReason(Agent.FinishReason.FINISH_REASON_STOP)
-          .setStatus(Agent.CheckpointStatus.CHECKPOINT_STATUS_FINISHED).setFinalText("done"));
+      case "run.done" -> b.setRunDone(RunDone.newBuilder().setFinishReason(FinishReason.FINISH_REASON_STOP)
+          .setStatus(CheckpointStatus.CHECKPOINT_STATUS_FINISHED).setFinalText("done"));
       default -> { }
     }
     return b.build();
@@ -131,7 +131,7 @@ class RetryProgressTest {
 
   /** The seqs of the events a blocking run handed out before it ended (normally or not). */
   private static List<Long> drain(Run run, List<Long> seqs) {
-    for (Agent.Event e : run) seqs.add(e.getSeq());
+    for (Event e : run) seqs.add(e.getSeq());
     return seqs;
   }
 
@@ -152,7 +152,7 @@ class RetryProgressTest {
   void attemptsWithoutProgressStopAfterMaxAttemptsAndWaitRetryAfter() throws Exception {
     FakeService service = new FakeService(n -> noProgress(n, String.valueOf(RETRY_AFTER_S)));
     Client client = new Client(serve(service), THREE);
-    Run run = client.execute(SID, "hi", Agent.AgentSpec.newBuilder().setModel("llm:test-model").build(), Map.of());
+    Run run = client.execute(SID, "hi", AgentSpec.newBuilder().setModel("llm:test-model").build(), Map.of());
     List<Long> seqs = new ArrayList<>();
     ProviderException error = assertThrows(ProviderException.class, () -> drain(run, seqs));
     // The last failure, typed, with its metadata; every new event was still handed out.
@@ -172,7 +172,7 @@ class RetryProgressTest {
     List<Long> seqs = Collections.synchronizedList(new ArrayList<>());
     try (AsyncClient client = new AsyncClient(serve(service), THREE)) {
       ExecutionException failed = assertThrows(ExecutionException.class, () -> client.execute(SID, "hi",
-          Agent.AgentSpec.newBuilder().setModel("llm:test-model").build(), Map.of(), e -> seqs.add(e.getSeq()))
+          AgentSpec.newBuilder().setModel("llm:test-model").build(), Map.of(), e -> seqs.add(e.getSeq()))
           .get(30, TimeUnit.SECONDS));
       ProviderException error = assertInstanceOf(ProviderException.class, failed.getCause());
       assertEquals(Status.Code.UNAVAILABLE, error.code());
@@ -202,13 +202,13 @@ class RetryProgressTest {
   void aModelTurnOrToolResultStartsTheCountAgain() throws Exception {
     FakeService service = new FakeService(RetryProgressTest::alternating);
     Client client = new Client(serve(service), TWO);
-    RunResult result = client.execute(SID, "hi", Agent.AgentSpec.getDefaultInstance(), Map.of()).result();
+    RunResult result = client.execute(SID, "hi", AgentSpec.getDefaultInstance(), Map.of()).result();
     assertEquals("done", result.finalText());
     assertEquals(7, result.attempts());
 
     FakeService again = new FakeService(RetryProgressTest::alternating);
     try (AsyncClient async = new AsyncClient(serve(again), TWO)) {
-      RunResult r = async.execute(SID, "hi", Agent.AgentSpec.getDefaultInstance(), Map.of(), null)
+      RunResult r = async.execute(SID, "hi", AgentSpec.getDefaultInstance(), Map.of(), null)
           .get(30, TimeUnit.SECONDS);
       assertEquals(7, r.attempts());
     }
@@ -230,7 +230,7 @@ class RetryProgressTest {
     };
     FakeService service = new FakeService(script);
     Client client = new Client(serve(service), new RetryPolicy(3, Duration.ZERO, Duration.ZERO, 2.0, 0));
-    Run run = client.execute(SID, "hi", Agent.AgentSpec.getDefaultInstance(), Map.of());
+    Run run = client.execute(SID, "hi", AgentSpec.getDefaultInstance(), Map.of());
     List<Long> seqs = new ArrayList<>();
     assertThrows(ProviderException.class, () -> drain(run, seqs));
     assertEquals(4, run.attempts());
@@ -243,7 +243,7 @@ class RetryProgressTest {
     assertTrue(RetryPolicy.isProgress(event(9, "model.turn")));
     assertTrue(RetryPolicy.isProgress(event(9, "tool.result")));
     assertTrue(RetryPolicy.isProgress(event(9, "tool.result").toBuilder()
-        .setSubagent(Agent.SubAgentTag.newBuilder().setName("researcher").setDepth(1)).build())); // a sub-agent's
+        .setSubagent(SubAgentTag.newBuilder().setName("researcher").setDepth(1)).build())); // a sub-agent's
     assertFalse(RetryPolicy.isProgress(event(9, "tool.result").toBuilder().setReplayed(true).build()));
   }
 
@@ -255,7 +255,7 @@ class RetryProgressTest {
     FakeService service = new FakeService(n -> new Attempt(
         List.of(event(1, "run.start"), event(2, "step.start")), failure(Code.FAILED_PRECONDITION, "PROVIDER_REJECTED", md)));
     Client client = new Client(serve(service), RetryPolicy.DEFAULT);
-    Run run = client.execute(SID, "hi", Agent.AgentSpec.getDefaultInstance(), Map.of());
+    Run run = client.execute(SID, "hi", AgentSpec.getDefaultInstance(), Map.of());
     ProviderRejectedException e = assertThrows(ProviderRejectedException.class, run::result);
     assertEquals(1, run.attempts());
     assertEquals(1, service.started.size());
@@ -274,7 +274,7 @@ class RetryProgressTest {
     try (AsyncClient async = new AsyncClient(serve(new FakeService(n -> new Attempt(List.of(),
         failure(Code.FAILED_PRECONDITION, "PROVIDER_REJECTED", md)))), RetryPolicy.DEFAULT)) {
       ExecutionException failed = assertThrows(ExecutionException.class,
-          () -> async.execute(SID, "hi", Agent.AgentSpec.getDefaultInstance(), Map.of(), null).get(30, TimeUnit.SECONDS));
+          () -> async.execute(SID, "hi", AgentSpec.getDefaultInstance(), Map.of(), null).get(30, TimeUnit.SECONDS));
       assertInstanceOf(ProviderRejectedException.class, failed.getCause());
     }
   }

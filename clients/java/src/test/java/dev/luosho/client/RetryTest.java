@@ -37,7 +37,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.Test;
 
 /** Retries without duplicates (docs/reference/rules.md R74–R75). */
@@ -69,25 +69,25 @@ class RetryTest {
     }
   }
 
-  private static List<String> userInputs(Agent.Checkpoint cp) {
-    return cp.getMessagesList().stream().filter(m -> m.getRole() == Agent.Role.ROLE_USER)
-        .map(Agent.Message::getContent).collect(Collectors.toList());
+  private static List<String> userInputs(Checkpoint cp) {
+    return cp.getMessagesList().stream().filter(m -> m.getRole() == Role.ROLE_USER)
+        .map(Message::getContent).collect(Collectors.toList());
   }
 
   /** Every tool call of the transcript has exactly one result, and every result a call. */
-  private static void assertOneResultPerCall(Agent.Checkpoint cp, int expectedCalls) {
+  private static void assertOneResultPerCall(Checkpoint cp, int expectedCalls) {
     List<String> calls = cp.getMessagesList().stream().flatMap(m -> m.getToolCallsList().stream())
-        .map(Agent.ToolCall::getId).collect(Collectors.toList());
-    Map<String, Long> results = cp.getMessagesList().stream().filter(m -> m.getRole() == Agent.Role.ROLE_TOOL)
-        .collect(Collectors.groupingBy(Agent.Message::getToolCallId, Collectors.counting()));
+        .map(ToolCall::getId).collect(Collectors.toList());
+    Map<String, Long> results = cp.getMessagesList().stream().filter(m -> m.getRole() == Role.ROLE_TOOL)
+        .collect(Collectors.groupingBy(Message::getToolCallId, Collectors.counting()));
     assertEquals(expectedCalls, calls.size(), cp.getSessionId());
     assertEquals(calls.size(), results.size(), cp.getSessionId());
     for (String call : calls) assertEquals(1L, results.get(call), cp.getSessionId() + " " + call);
   }
 
-  private static void assertDeliveredOnce(List<Agent.Event> events) {
+  private static void assertDeliveredOnce(List<Event> events) {
     long last = 0;
-    for (Agent.Event e : events) {
+    for (Event e : events) {
       if (e.getSeq() == 0) continue; // progress (text.delta)
       assertTrue(e.getSeq() > last, "event " + e.getSeq() + " after " + last + ": delivered twice or out of order");
       last = e.getSeq();
@@ -175,7 +175,7 @@ class RetryTest {
       assertEquals(List.of(run.requestId(), run.requestId(), run.requestId()), sent.ids);
 
       sent.ids.clear();
-      Agent.ExecuteRequest mine = Requests.execute("down-1", Scripts.twoAdds(), "hi").toBuilder()
+      ExecuteRequest mine = Requests.execute("down-1", Scripts.twoAdds(), "hi").toBuilder()
           .setRequestId("mine-1").build();
       Run given = new Client(channel, QUICK.withMaxAttempts(2)).execute(mine, Map.of());
       assertThrows(UnavailableException.class, given::result);
@@ -212,26 +212,26 @@ class RetryTest {
       return args.get("a").asInt() + args.get("b").asInt();
     });
     try (Client client = new Client(daemon.address)) {
-      Agent.ExecuteRequest request = Requests.execute("java-rid-replay", Scripts.twoAdds(), "Add twice").toBuilder()
+      ExecuteRequest request = Requests.execute("java-rid-replay", Scripts.twoAdds(), "Add twice").toBuilder()
           .setRequestId("java-rid-1").build();
       RunResult first = client.execute(request, tools).result();
       assertEquals("java-rid-1", first.requestId());
       assertEquals(1, first.attempts());
       assertEquals(2, ran.get());
-      assertTrue(first.events().stream().noneMatch(Agent.Event::getReplayed));
+      assertTrue(first.events().stream().noneMatch(Event::getReplayed));
 
       RunResult again = client.execute(request, tools).result();
       assertEquals(2, ran.get()); // replayed tool.calls are not answered
-      assertTrue(again.events().stream().allMatch(Agent.Event::getReplayed), again.events().toString());
-      assertEquals(first.events().stream().map(Agent.Event::getSeq).collect(Collectors.toList()),
-          again.events().stream().map(Agent.Event::getSeq).collect(Collectors.toList()));
+      assertTrue(again.events().stream().allMatch(Event::getReplayed), again.events().toString());
+      assertEquals(first.events().stream().map(Event::getSeq).collect(Collectors.toList()),
+          again.events().stream().map(Event::getSeq).collect(Collectors.toList()));
       assertEquals(first.finalText(), again.finalText());
       assertEquals(first.messageCount(), again.messageCount());
-      Agent.Checkpoint cp = client.getSession("java-rid-replay");
+      Checkpoint cp = client.getSession("java-rid-replay");
       assertEquals(List.of("Add twice"), userInputs(cp)); // the input once
       assertOneResultPerCall(cp, 2);
 
-      Agent.ExecuteRequest other = Requests.execute("java-rid-replay", Scripts.twoAdds(), "Something else")
+      ExecuteRequest other = Requests.execute("java-rid-replay", Scripts.twoAdds(), "Something else")
           .toBuilder().setRequestId("java-rid-1").build();
       InvalidArgumentException reused = assertThrows(InvalidArgumentException.class,
           () -> client.execute(other, tools).result());
@@ -276,11 +276,11 @@ class RetryTest {
       ran.incrementAndGet();
       return args.get("a").asInt() + args.get("b").asInt();
     });
-    Agent.AgentSpec agent = Scripts.agent(true, Scripts.call("add", 2, 5), Scripts.text("approved and done"));
+    AgentSpec agent = Scripts.agent(true, Scripts.call("add", 2, 5), Scripts.text("approved and done"));
     try (Client client = new Client(Daemon.shared().address)) {
       RunResult paused = client.execute("java-rid-resolve", "Add with approval", agent, tools).result();
-      assertEquals(Agent.FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
-      Agent.ResolveRequest request = Requests.resolve(paused.approvalId(), true, "fine", "java-rid-resolve")
+      assertEquals(FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
+      ResolveRequest request = Requests.resolve(paused.approvalId(), true, "fine", "java-rid-resolve")
           .toBuilder().setRequestId("java-resolve-1").build();
       RunResult done = client.resolve(request, tools).result();
       assertEquals("approved and done", done.finalText());
@@ -288,7 +288,7 @@ class RetryTest {
       RunResult again = client.resolve(request, tools).result();
       assertEquals("approved and done", again.finalText());
       assertEquals(1, ran.get()); // replayed: the approved call is not run again
-      assertTrue(again.events().stream().allMatch(Agent.Event::getReplayed));
+      assertTrue(again.events().stream().allMatch(Event::getReplayed));
       assertEquals(List.of("Add with approval"), userInputs(client.getSession("java-rid-resolve")));
       assertOneResultPerCall(client.getSession("java-rid-resolve"), 1);
     }
@@ -319,14 +319,14 @@ class RetryTest {
       return args.get("a").asInt() + args.get("b").asInt();
     });
     try (Client client = new Client(listen)) { // the default retries
-      Agent.ExecuteRequest request = Requests.execute("java-kill", Scripts.twoAdds(), "Add twice");
+      ExecuteRequest request = Requests.execute("java-kill", Scripts.twoAdds(), "Add twice");
       Run run = client.execute(request, tools);
-      List<Agent.Event> seen = new ArrayList<>();
-      for (Agent.Event e : run) seen.add(e);
+      List<Event> seen = new ArrayList<>();
+      for (Event e : run) seen.add(e);
       RunResult result = run.result();
       for (Thread t : restarts) t.join(30_000);
 
-      assertEquals(Agent.FinishReason.FINISH_REASON_STOP, result.finishReason());
+      assertEquals(FinishReason.FINISH_REASON_STOP, result.finishReason());
       assertEquals("done", result.finalText());
       assertTrue(result.attempts() >= 2, "attempts: " + result.attempts());
       assertEquals(result.attempts(), run.attempts());
@@ -335,12 +335,12 @@ class RetryTest {
       // The retry resumed the run and asked for the first call again: it got the result the
       // tool had already computed (the tool ran once per call).
       assertEquals(2, ran.get());
-      assertEquals(2, seen.stream().filter(Agent.Event::hasRunStart).count());
-      Agent.Checkpoint cp = client.getSession("java-kill");
+      assertEquals(2, seen.stream().filter(Event::hasRunStart).count());
+      Checkpoint cp = client.getSession("java-kill");
       assertEquals(List.of("Add twice"), userInputs(cp));
       assertOneResultPerCall(cp, 2);
-      assertEquals(List.of("3", "7"), cp.getMessagesList().stream().filter(m -> m.getRole() == Agent.Role.ROLE_TOOL)
-          .map(Agent.Message::getContent).collect(Collectors.toList()));
+      assertEquals(List.of("3", "7"), cp.getMessagesList().stream().filter(m -> m.getRole() == Role.ROLE_TOOL)
+          .map(Message::getContent).collect(Collectors.toList()));
 
       // Killed again after the run ended: the same request, sent again, is recognised from
       // the store and replayed; nothing new is applied.
@@ -350,7 +350,7 @@ class RetryTest {
           : request.toBuilder().setRequestId(run.requestId()).build(), tools).result();
       assertEquals(2, ran.get());
       assertEquals("done", replay.finalText());
-      assertTrue(replay.events().stream().allMatch(Agent.Event::getReplayed));
+      assertTrue(replay.events().stream().allMatch(Event::getReplayed));
       assertEquals(List.of("Add twice"), userInputs(client.getSession("java-kill")));
     } finally {
       daemon[0].stop();
@@ -358,7 +358,7 @@ class RetryTest {
   }
 
   /** Inputs of a session's script: per input two tool turns (3 calls), then text. */
-  private static Agent.AgentSpec soakAgent(int inputs) {
+  private static AgentSpec soakAgent(int inputs) {
     ObjectNode settings = Tools.JSON.createObjectNode();
     ArrayNode script = settings.putArray("script");
     for (int k = 0; k < inputs; k++) {
@@ -372,8 +372,8 @@ class RetryTest {
       script.add(one);
       script.add(Tools.JSON.createObjectNode().put("text", "sum").put("delay_ms", 15));
     }
-    return Agent.AgentSpec.newBuilder().setModel("scripted:java-soak")
-        .addTools(Agent.ToolSpec.newBuilder().setName("add"))
+    return AgentSpec.newBuilder().setModel("scripted:java-soak")
+        .addTools(ToolSpec.newBuilder().setName("add"))
         .setModelSettingsJson(settings.toString()).build();
   }
 
@@ -400,7 +400,7 @@ class RetryTest {
         daemon[0] = Daemon.start(dir, listen);
       }
     }, "killer");
-    Agent.AgentSpec agent = soakAgent(maxInputs);
+    AgentSpec agent = soakAgent(maxInputs);
     Map<String, ToolHandler> tools = Map.of("add", args -> {
       Thread.sleep(new Random().nextInt(30)); // tools of many sessions interleave
       return args.get("a").asInt();
@@ -417,7 +417,7 @@ class RetryTest {
           while (k < 2 || (killed.get() < kills && k < maxInputs)) {
             RunResult r = client.execute(sid, sid + " input " + k, agent, tools, null).get(120, TimeUnit.SECONDS);
             assertEquals("sum", r.finalText(), sid + " " + k);
-            assertEquals(Agent.CheckpointStatus.CHECKPOINT_STATUS_FINISHED, r.status());
+            assertEquals(CheckpointStatus.CHECKPOINT_STATUS_FINISHED, r.status());
             assertDeliveredOnce(r.events());
             attempts += r.attempts();
             k++;
@@ -442,11 +442,11 @@ class RetryTest {
 
       try (Client check = new Client(listen)) {
         for (var e : sent.entrySet()) {
-          Agent.Checkpoint cp = check.getSession(e.getKey());
+          Checkpoint cp = check.getSession(e.getKey());
           List<String> expected = new ArrayList<>();
           for (int k = 0; k < e.getValue(); k++) expected.add(e.getKey() + " input " + k);
           assertEquals(expected, userInputs(cp)); // each input once, in order
-          assertEquals(Agent.CheckpointStatus.CHECKPOINT_STATUS_FINISHED, cp.getStatus());
+          assertEquals(CheckpointStatus.CHECKPOINT_STATUS_FINISHED, cp.getStatus());
           assertOneResultPerCall(cp, 3 * e.getValue());
         }
       }

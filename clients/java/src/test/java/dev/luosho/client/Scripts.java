@@ -2,7 +2,7 @@ package dev.luosho.client;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 
 /** Agents on the daemon's deterministic `scripted` provider. */
 final class Scripts {
@@ -21,19 +21,19 @@ final class Scripts {
   }
 
   /** An agent with the tool `add` (needing approval when asked) playing these turns. */
-  static Agent.AgentSpec agent(boolean addNeedsApproval, ObjectNode... turns) {
+  static AgentSpec agent(boolean addNeedsApproval, ObjectNode... turns) {
     ObjectNode settings = Tools.JSON.createObjectNode();
     ArrayNode script = settings.putArray("script");
     for (ObjectNode t : turns) script.add(t);
-    return Agent.AgentSpec.newBuilder()
+    return AgentSpec.newBuilder()
         .setModel("scripted:java")
         .setInstructions("You add numbers.")
-        .addTools(Agent.ToolSpec.newBuilder().setName("add").setNeedsApproval(addNeedsApproval))
+        .addTools(ToolSpec.newBuilder().setName("add").setNeedsApproval(addNeedsApproval))
         .setModelSettingsJson(settings.toString())
         .build();
   }
 
-  static Agent.AgentSpec twoAdds() {
+  static AgentSpec twoAdds() {
     return agent(false, call("add", 1, 2), call("add", 3, 4), text("done"));
   }
 

@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import luosho.v1.Agent;
+import dev.luosho.v1.*;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,10 +30,10 @@ class SubagentTest {
     return Tools.JSON.valueToTree(Map.of(key, value));
   }
 
-  private static Agent.AgentSpec scripted(String model, List<ObjectNode> turns, Agent.ToolSpec... tools) {
+  private static AgentSpec scripted(String model, List<ObjectNode> turns, ToolSpec... tools) {
     ObjectNode settings = Tools.JSON.createObjectNode();
     settings.putArray("script").addAll(turns);
-    return Agent.AgentSpec.newBuilder().setModel("scripted:" + model).addAllTools(List.of(tools))
+    return AgentSpec.newBuilder().setModel("scripted:" + model).addAllTools(List.of(tools))
         .setModelSettingsJson(settings.toString()).build();
   }
 
@@ -41,21 +41,21 @@ class SubagentTest {
    * The lead looks something up itself, then hands a task to "researcher", whose own
    * sub-agent "helper" looks up too; the researcher then books, which needs approval.
    */
-  private static Agent.AgentSpec lead() {
-    Agent.ToolSpec lookup = Agent.ToolSpec.newBuilder().setName("lookup").build();
-    Agent.ToolSpec book = Agent.ToolSpec.newBuilder().setName("book").setNeedsApproval(true).build();
-    Agent.AgentSpec helper = scripted("helper", List.of(turn("lookup", args("q", "helper's")),
+  private static AgentSpec lead() {
+    ToolSpec lookup = ToolSpec.newBuilder().setName("lookup").build();
+    ToolSpec book = ToolSpec.newBuilder().setName("book").setNeedsApproval(true).build();
+    AgentSpec helper = scripted("helper", List.of(turn("lookup", args("q", "helper's")),
         Tools.JSON.createObjectNode().put("text", "helped")), lookup);
     ObjectNode toHelper = Tools.JSON.createObjectNode().put("agent", "helper").put("prompt", "look it up");
-    Agent.AgentSpec researcher = scripted("researcher", List.of(turn("lookup", args("q", "researcher's")),
+    AgentSpec researcher = scripted("researcher", List.of(turn("lookup", args("q", "researcher's")),
         turn("task", toHelper), turn("book", args("order", 42)),
         Tools.JSON.createObjectNode().put("text", "booked")), lookup, book).toBuilder()
-        .addSubagents(Agent.SubAgent.newBuilder().setName("helper").setDescription("helps").setAgent(helper))
+        .addSubagents(SubAgent.newBuilder().setName("helper").setDescription("helps").setAgent(helper))
         .build();
     ObjectNode toResearcher = Tools.JSON.createObjectNode().put("agent", "researcher").put("prompt", "find and book");
     return scripted("lead", List.of(turn("lookup", args("q", "lead's")), turn("task", toResearcher),
         Tools.JSON.createObjectNode().put("text", "all done")), lookup).toBuilder()
-        .addSubagents(Agent.SubAgent.newBuilder().setName("researcher").setDescription("finds and books")
+        .addSubagents(SubAgent.newBuilder().setName("researcher").setDescription("finds and books")
             .setAgent(researcher))
         .setMaxSubagentDepth(2)
         .build();
@@ -85,7 +85,7 @@ class SubagentTest {
     try (Client client = new Client(Daemon.shared().address)) {
       Run run = client.execute("java-sub-1", "plan it", lead(), tools);
       RunResult paused = run.result();
-      assertEquals(Agent.FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
+      assertEquals(FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
       assertEquals(Map.of("lead's", "lead", "researcher's", "researcher", "helper's", "researcher/helper"), askedBy);
 
       ToolContext lead = contexts.get("lead's");
@@ -105,7 +105,7 @@ class SubagentTest {
 
       // Events say who caused them: the lead's have no tag, the sub-agents' their path (the
       // `task` calls are the daemon's: no tool.call event).
-      List<Agent.Event> calls = paused.events().stream().filter(e -> e.getType().equals("tool.call")).toList();
+      List<Event> calls = paused.events().stream().filter(e -> e.getType().equals("tool.call")).toList();
       assertEquals(List.of(List.of(), List.of("researcher"), List.of("researcher", "helper")),
           calls.stream().map(e -> SubagentInfo.of(e).map(SubagentInfo::path).orElse(List.of())).toList());
       assertEquals(List.of(Optional.empty(), Optional.of(1), Optional.of(2)),
@@ -113,7 +113,7 @@ class SubagentTest {
       assertEquals(Optional.empty(), SubagentInfo.of(paused.events().get(0))); // run.start is the lead's
 
       // The researcher's book call paused the run: its approval names the path.
-      List<Agent.Approval> approvals = client.listApprovals("java-sub-1");
+      List<Approval> approvals = client.listApprovals("java-sub-1");
       assertEquals(1, approvals.size());
       assertEquals(List.of("researcher"), SubagentInfo.pathOf(approvals.get(0)));
       RunResult done = client.resolve(approvals.get(0).getApprovalId(), true, "ok", "java-sub-1", tools).result();
@@ -129,7 +129,7 @@ class SubagentTest {
     Map<String, ToolHandler> tools = tools(askedBy, new ConcurrentHashMap<>());
     try (AsyncClient client = new AsyncClient(Daemon.shared().address)) {
       RunResult paused = client.execute("java-sub-2", "plan it", lead(), tools, null).get(60, TimeUnit.SECONDS);
-      assertEquals(Agent.FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
+      assertEquals(FinishReason.FINISH_REASON_AWAITING_APPROVAL, paused.finishReason());
       assertEquals(Map.of("lead's", "lead", "researcher's", "researcher", "helper's", "researcher/helper"), askedBy);
     }
   }
