@@ -11,11 +11,14 @@ STORE  ?= lmdb:.luoshod/store
 GO      ?= go
 TOOLS   := $(CURDIR)/.tools/bin
 GRPCURL := $(TOOLS)/grpcurl
+BUF     := $(TOOLS)/buf
+# The frozen v1 contract that buf breaking compares proto/ with (docs/compatibility.md).
+PROTO_BASELINE := proto/baseline/v1.binpb
 TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test lint fmt test-go test-ts test-java postgres chromium bench bench-store proto docs clean
+.PHONY: run test lint fmt test-go test-ts test-java test-proto proto-baseline postgres chromium bench bench-store proto docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +44,10 @@ run: $(STAMP)
 $(GRPCURL):
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
 
+# buf lints proto/ and checks it against the v1 baseline; installed once, like grpcurl.
+$(BUF):
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@v1.75.0
+
 # A node_modules that is a symbolic link (a git worktree sharing another tree's packages) is
 # left alone: npm ci through the link would empty the other tree's copy.
 $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
@@ -52,12 +59,14 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
 # The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
 # pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
-# lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml); then
+# lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml); buf's
+# lint and breaking check of the proto (test-proto); then
 # the format, lint and type checks of `make lint`. mkdocs build --strict after pytest: no
 # broken link or anchor, no page left out of nav.
-test: $(STAMP) $(GRPCURL) $(TS_STAMP) postgres chromium
+test: $(STAMP) $(GRPCURL) $(BUF) $(TS_STAMP) postgres chromium
 	cd $(TS) && npm run -s build && npm run -s build:test
 	$(VENV)/bin/lint-imports --no-cache
+	$(MAKE) --no-print-directory test-proto
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
@@ -85,6 +94,18 @@ fmt: $(STAMP)
 docs: $(STAMP)
 	$(PY) scripts/gendocs.py
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+## test-proto: buf lint (STANDARD) and buf breaking against the committed v1 baseline
+# A change that would break a client already deployed (a field renumbered, renamed or
+# retyped, an RPC or enum value removed) fails here; docs/compatibility.md is the policy.
+test-proto: $(BUF)
+	$(BUF) lint
+	$(BUF) breaking proto --against $(PROTO_BASELINE)
+
+## proto-baseline: rewrite the v1 baseline from proto/ (only for a change the policy allows
+# to move it: see docs/compatibility.md); commit the image with the proto change.
+proto-baseline: $(BUF)
+	$(BUF) build proto -o $(PROTO_BASELINE)
 
 ## postgres: PostgreSQL's server programs for the tests, from Debian's packages when missing
 # Quick, and needs no network, when they are installed.
