@@ -31,35 +31,15 @@ here is mapped.
 
 Every reason is a value of the proto's ``ErrorReason`` enum: the wire string is the value's
 name without its ``ERROR_REASON_`` prefix (``ERROR_REASON_SESSION_BUSY`` is sent as
-``SESSION_BUSY``). A class or an error naming a reason the enum lacks fails at once
-(``TypeError`` on import, ``ValueError`` when raised), and tests/test_error_reasons.py scans
+``SESSION_BUSY``). ``server/status.py`` sends a reason only through that enum (one the enum
+lacks is a bug: logged, and the caller gets INTERNAL), and tests/test_error_reasons.py scans
 the code for reason strings, so the daemon cannot send a reason its clients cannot map.
+(This module stays free of the generated code: the engine imports it and no gRPC.)
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from luosho.v1.agent_pb2 import ErrorReason
-
-#: The prefix of every ErrorReason value's name; the reason on the wire is the name without it.
-REASON_PREFIX = "ERROR_REASON_"
-
-#: Every reason the daemon may send: ErrorReason's names without the prefix (UNSPECIFIED aside).
-REASONS: frozenset[str] = frozenset(
-    name.removeprefix(REASON_PREFIX) for name in ErrorReason.keys() if name != REASON_PREFIX + "UNSPECIFIED"
-)
-
-
-def reason_value(reason: str) -> int:
-    """The ErrorReason number of a wire reason (0, UNSPECIFIED, for one the enum lacks)."""
-    return ErrorReason.Value(REASON_PREFIX + reason) if reason in REASONS else 0
-
-
-def _known(reason: str) -> str:
-    if reason not in REASONS:
-        raise ValueError(f"error reason {reason!r} is not in the proto's ErrorReason enum (add it there)")
-    return reason
 
 
 class LuoshoError(Exception):
@@ -67,16 +47,11 @@ class LuoshoError(Exception):
 
     reason: str = "INTERNAL"
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.reason not in REASONS:
-            raise TypeError(f"{cls.__name__}.reason {cls.reason!r} is not in the proto's ErrorReason enum")
-
     def __init__(self, message: str, *, reason: str | None = None, **metadata: Any) -> None:
         super().__init__(message)
         self.message = message
         if reason is not None:
-            self.reason = _known(reason)
+            self.reason = reason
         self.metadata: dict[str, str] = {k: str(v) for k, v in metadata.items() if v is not None}
 
 

@@ -16,12 +16,31 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from luosho.v1.agent_pb2 import ErrorReason
 
 from .. import errors as E
 
 log = logging.getLogger("luoshod.server")
 
 DOMAIN = "luosho.dev"
+
+#: The prefix of every ErrorReason value's name; the reason on the wire is the name without it.
+REASON_PREFIX = "ERROR_REASON_"
+
+#: Every reason the daemon may send: ErrorReason's names without the prefix (UNSPECIFIED aside).
+REASONS: frozenset[str] = frozenset(
+    name.removeprefix(REASON_PREFIX) for name in ErrorReason.keys() if name != REASON_PREFIX + "UNSPECIFIED"
+)
+
+
+def reason_value(reason: str) -> int:
+    """The ErrorReason number of a wire reason (0, UNSPECIFIED, for one the enum lacks)."""
+    return ErrorReason.Value(REASON_PREFIX + reason) if reason in REASONS else 0
+
+
+def wire_reason(value: int) -> str:
+    """The ErrorInfo reason of an ErrorReason value: its name without the prefix."""
+    return ErrorReason.Name(value).removeprefix(REASON_PREFIX)
 
 #: The one mapping table. Subclasses not listed take their nearest listed base's code.
 GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
@@ -59,8 +78,15 @@ def code_for(err: E.LuoshoError) -> grpc.StatusCode:
 
 
 def to_status(err: E.LuoshoError) -> grpc.Status:
+    """The status of ``err``; its reason goes through the ErrorReason enum, and a reason the
+    enum lacks is a bug (logged; the caller gets INTERNAL)."""
+    value = reason_value(err.reason)
+    if value == 0:
+        log.error("error reason %r is not in the proto's ErrorReason enum (add it there)", err.reason, exc_info=err)
+        err = E.LuoshoError("internal error (see the daemon's log)", reason="INTERNAL")
+        value = reason_value(err.reason)
     code = code_for(err)
-    info = error_details_pb2.ErrorInfo(reason=err.reason, domain=DOMAIN, metadata=err.metadata)
+    info = error_details_pb2.ErrorInfo(reason=wire_reason(value), domain=DOMAIN, metadata=err.metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
     return rpc_status.to_status(
