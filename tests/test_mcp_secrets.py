@@ -119,7 +119,10 @@ def test_r73_secrets_appear_nowhere(tmp_path: Path) -> None:
             listed = stub.ListMcpServers(pb.ListMcpServersRequest(refresh=True))
             seen.append(str(listed))
             states = {s.name: s for s in listed.servers}
-            assert states["web"].state == pb.MCP_SERVER_STATE_RUNNING and states["refused"].state == pb.MCP_SERVER_STATE_DOWN
+            assert (
+                states["web"].state == pb.MCP_SERVER_STATE_RUNNING
+                and states["refused"].state == pb.MCP_SERVER_STATE_DOWN
+            )
             assert "401" in states["refused"].last_error or states["refused"].last_error
         cli_env = {**os.environ, **env, "LUOSHOD_ADDRESS": daemon.address}
         mcp_list = subprocess.run(

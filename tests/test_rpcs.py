@@ -333,7 +333,12 @@ async def test_get_session_converts_the_checkpoint(h: Harness) -> None:
     ]
     assert cp.messages[2].tool_calls[0].id == "call_0_0" and cp.messages[3].tool_name == "add"
     (record,) = cp.tool_calls
-    assert (record.call.id, record.step, record.HasField("result_json"), record.result_json) == ("call_0_0", 1, True, "10")
+    assert (record.call.id, record.step, record.HasField("result_json"), record.result_json) == (
+        "call_0_0",
+        1,
+        True,
+        "10",
+    )
     assert cp.step_index == 2 and cp.usage.model_calls == cp.total_usage.model_calls == 2
     assert json.loads(cp.business_state_json) == {"cart": [1, 2]}
     assert cp.fingerprint.hash == log.of("run.start")[0].run_start.fingerprint.hash
@@ -515,7 +520,13 @@ async def test_compare_converts_both_trajectories(h: Harness) -> None:
     step = diff.a[0]
     assert (step.index, step.text) == (1, "adding")
     (c,) = step.calls
-    assert (c.tool_call_id, c.name, c.HasField("result_json"), c.result_json, c.is_error) == ("call_0_0", "add", True, "10", False)
+    assert (c.tool_call_id, c.name, c.HasField("result_json"), c.result_json, c.is_error) == (
+        "call_0_0",
+        "add",
+        True,
+        "10",
+        False,
+    )
     assert [s.text for s in diff.b] == ["adding", "done"]
     d = diff.drift
     assert (list(d.tool_order_a), list(d.tool_order_b), d.tool_order_changed) == (

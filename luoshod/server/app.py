@@ -209,7 +209,7 @@ class Config:
         0.0,
         "seconds a finished session is kept before the daemon deletes it (0: forever)",
         doc="seconds a finished session is kept before the daemon deletes it with its history (0: "
-        "forever; a request's `retention_seconds` sets a session's own)",
+        "forever; a request's `retention_ms` sets a session's own)",
         metavar="S",
         ge=0,
         old="retention",

@@ -67,10 +67,10 @@ from .runner import Runner
 from .validation import (
     check_agent,
     check_history_limit,
-    check_retention_ms,
     check_json,
     check_messages,
     check_request_id,
+    check_retention_ms,
     check_session_id,
 )
 
@@ -113,7 +113,9 @@ def run_request(request: pb.ExecuteRequest) -> RunRequest:
         history_limit=check_history_limit(request.history_limit)
         if request.HasField("history_limit")
         else None,
-        retention_s=check_retention_ms(request.retention_ms) if request.HasField("retention_ms") else None,
+        retention_s=check_retention_ms(request.retention_ms)
+        if request.HasField("retention_ms")
+        else None,
         # REJECT (or unset) as 0: the digest of a plain Execute stays what it was (R74).
         if_busy=0 if (busy := check_if_busy(request.if_busy)) == pb.IF_BUSY_REJECT else busy,
     )

@@ -16,6 +16,7 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+
 from luosho.v1.agent_pb2 import ErrorReason
 
 from .. import errors as E
@@ -29,7 +30,9 @@ REASON_PREFIX = "ERROR_REASON_"
 
 #: Every reason the daemon may send: ErrorReason's names without the prefix (UNSPECIFIED aside).
 REASONS: frozenset[str] = frozenset(
-    name.removeprefix(REASON_PREFIX) for name in ErrorReason.keys() if name != REASON_PREFIX + "UNSPECIFIED"
+    name.removeprefix(REASON_PREFIX)
+    for name in ErrorReason.DESCRIPTOR.values_by_name
+    if name != REASON_PREFIX + "UNSPECIFIED"
 )
 
 
@@ -41,6 +44,7 @@ def reason_value(reason: str) -> int:
 def wire_reason(value: int) -> str:
     """The ErrorInfo reason of an ErrorReason value: its name without the prefix."""
     return ErrorReason.Name(value).removeprefix(REASON_PREFIX)
+
 
 #: The one mapping table. Subclasses not listed take their nearest listed base's code.
 GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
@@ -82,11 +86,17 @@ def to_status(err: E.LuoshoError) -> grpc.Status:
     enum lacks is a bug (logged; the caller gets INTERNAL)."""
     value = reason_value(err.reason)
     if value == 0:
-        log.error("error reason %r is not in the proto's ErrorReason enum (add it there)", err.reason, exc_info=err)
+        log.error(
+            "error reason %r is not in the proto's ErrorReason enum (add it there)",
+            err.reason,
+            exc_info=err,
+        )
         err = E.LuoshoError("internal error (see the daemon's log)", reason="INTERNAL")
         value = reason_value(err.reason)
     code = code_for(err)
-    info = error_details_pb2.ErrorInfo(reason=wire_reason(value), domain=DOMAIN, metadata=err.metadata)
+    info = error_details_pb2.ErrorInfo(
+        reason=wire_reason(value), domain=DOMAIN, metadata=err.metadata
+    )
     detail = any_pb2.Any()
     detail.Pack(info)
     return rpc_status.to_status(

@@ -216,7 +216,9 @@ def check_history_limit(limit: int) -> int:
 def check_retention_ms(ms: int) -> float:
     """ExecuteRequest.retention_ms as the seconds the engine keeps (0: forever)."""
     if ms < 0:
-        raise InvalidArgument(f"retention_ms must be >= 0, got {ms}", reason="INVALID_RETENTION", retention_ms=ms)
+        raise InvalidArgument(
+            f"retention_ms must be >= 0, got {ms}", reason="INVALID_RETENTION", retention_ms=ms
+        )
     return ms / 1000
 
 

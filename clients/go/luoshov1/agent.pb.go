@@ -100,7 +100,10 @@ const (
 	// UNAUTHENTICATED: no bearer token.
 	ErrorReason_ERROR_REASON_TOKEN_REQUIRED ErrorReason = 25
 	// UNAUTHENTICATED: the bearer token is not valid.
-	ErrorReason_ERROR_REASON_TOKEN_INVALID                 ErrorReason = 26
+	ErrorReason_ERROR_REASON_TOKEN_INVALID ErrorReason = 26
+	// PERMISSION_DENIED: the token's role does not allow the call (role, needed, method in
+	// metadata; R92).
+	ErrorReason_ERROR_REASON_ROLE_NOT_ALLOWED              ErrorReason = 27
 	ErrorReason_ERROR_REASON_AGENT_REQUIRED                ErrorReason = 40
 	ErrorReason_ERROR_REASON_DUPLICATE_SUBAGENT_NAME       ErrorReason = 41
 	ErrorReason_ERROR_REASON_DUPLICATE_TOOL_NAME           ErrorReason = 42
@@ -188,6 +191,7 @@ var (
 		24:  "ERROR_REASON_REQUEST_ID_REUSED",
 		25:  "ERROR_REASON_TOKEN_REQUIRED",
 		26:  "ERROR_REASON_TOKEN_INVALID",
+		27:  "ERROR_REASON_ROLE_NOT_ALLOWED",
 		40:  "ERROR_REASON_AGENT_REQUIRED",
 		41:  "ERROR_REASON_DUPLICATE_SUBAGENT_NAME",
 		42:  "ERROR_REASON_DUPLICATE_TOOL_NAME",
@@ -272,6 +276,7 @@ var (
 		"ERROR_REASON_REQUEST_ID_REUSED":             24,
 		"ERROR_REASON_TOKEN_REQUIRED":                25,
 		"ERROR_REASON_TOKEN_INVALID":                 26,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":              27,
 		"ERROR_REASON_AGENT_REQUIRED":                40,
 		"ERROR_REASON_DUPLICATE_SUBAGENT_NAME":       41,
 		"ERROR_REASON_DUPLICATE_TOOL_NAME":           42,
@@ -6847,7 +6852,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xbe\x17\n" +
+	"\x11_destructive_hint*\xe1\x17\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -6876,7 +6881,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1bERROR_REASON_INPUT_DEQUEUED\x10\x17\x12\"\n" +
 	"\x1eERROR_REASON_REQUEST_ID_REUSED\x10\x18\x12\x1f\n" +
 	"\x1bERROR_REASON_TOKEN_REQUIRED\x10\x19\x12\x1e\n" +
-	"\x1aERROR_REASON_TOKEN_INVALID\x10\x1a\x12\x1f\n" +
+	"\x1aERROR_REASON_TOKEN_INVALID\x10\x1a\x12!\n" +
+	"\x1dERROR_REASON_ROLE_NOT_ALLOWED\x10\x1b\x12\x1f\n" +
 	"\x1bERROR_REASON_AGENT_REQUIRED\x10(\x12(\n" +
 	"$ERROR_REASON_DUPLICATE_SUBAGENT_NAME\x10)\x12$\n" +
 	" ERROR_REASON_DUPLICATE_TOOL_NAME\x10*\x12$\n" +

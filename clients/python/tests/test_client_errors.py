@@ -184,7 +184,9 @@ EXPECTED = {
 def test_every_documented_reason_has_its_class() -> None:
     # The table is keyed by the proto's ErrorReason; the wire reason is the name without
     # its ERROR_REASON_ prefix.
-    assert {ErrorReason.Name(k).removeprefix("ERROR_REASON_"): v for k, v in _ERROR_BY_REASON.items()} == EXPECTED
+    assert {
+        ErrorReason.Name(k).removeprefix("ERROR_REASON_"): v for k, v in _ERROR_BY_REASON.items()
+    } == EXPECTED
 
 
 def test_reasons_map_through_the_enum() -> None:
@@ -195,7 +197,9 @@ def test_reasons_map_through_the_enum() -> None:
     err = from_rpc_error(failed(grpc.StatusCode.ABORTED, "SESSION_BUSY"))
     assert err.error_reason == ErrorReason.ERROR_REASON_SESSION_BUSY
     newer = from_rpc_error(failed(grpc.StatusCode.ABORTED, "A_NEWER_DAEMONS_REASON"))
-    assert type(newer) is lc.LuoshoError and newer.error_reason == ErrorReason.ERROR_REASON_UNSPECIFIED
+    assert (
+        type(newer) is lc.LuoshoError and newer.error_reason == ErrorReason.ERROR_REASON_UNSPECIFIED
+    )
 
 
 @pytest.mark.parametrize("reason", sorted(EXPECTED))

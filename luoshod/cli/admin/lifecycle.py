@@ -210,8 +210,20 @@ def compare(d: Any, args: argparse.Namespace) -> int:
 def _key(s: pb.TrajectoryStep) -> tuple[object, ...]:
     """A step without its call ids (which two runs draw differently), JSON compared parsed,
     as the daemon compares."""
-    return (s.text, tuple((c.name, _json(c.arguments_json), c.HasField("result_json"), _json(c.result_json), c.is_error,
-                           tuple(_key(t) for t in c.task_steps)) for c in s.calls))
+    return (
+        s.text,
+        tuple(
+            (
+                c.name,
+                _json(c.arguments_json),
+                c.HasField("result_json"),
+                _json(c.result_json),
+                c.is_error,
+                tuple(_key(t) for t in c.task_steps),
+            )
+            for c in s.calls
+        ),
+    )
 
 
 def _json(text: str) -> str:
@@ -244,10 +256,16 @@ def _difference(n: int, steps_a: Any, steps_b: Any, name_a: str, name_b: str) ->
             lines.append(f"step {n}: only {name_a if cb is None else name_b} calls {only.name}")
             continue
         if ca.name != cb.name or _json(ca.arguments_json) != _json(cb.arguments_json):
-            lines.append(f"step {n} {ca.name}: arguments {render.clip(ca.arguments_json, 50)} vs "
-                         f"{render.clip(cb.arguments_json, 50)}")
+            lines.append(
+                f"step {n} {ca.name}: arguments {render.clip(ca.arguments_json, 50)} vs "
+                f"{render.clip(cb.arguments_json, 50)}"
+            )
         has_a, has_b = ca.HasField("result_json"), cb.HasField("result_json")
-        if (has_a, _json(ca.result_json), ca.is_error) != (has_b, _json(cb.result_json), cb.is_error):
+        if (has_a, _json(ca.result_json), ca.is_error) != (
+            has_b,
+            _json(cb.result_json),
+            cb.is_error,
+        ):
             ra = render.clip(ca.result_json, 50) if has_a else "(no result)"
             rb = render.clip(cb.result_json, 50) if has_b else "(no result)"
             lines.append(f"step {n} {ca.name} result: {ra} vs {rb}")

@@ -33,10 +33,22 @@ def mcp_list(d: Any, args: argparse.Namespace) -> int:
     if not resp.servers:
         print("no MCP servers configured ([mcp_servers.NAME] in the daemon's TOML file)")
         return 0
-    print(render.table(
-        ["SERVER", "TRANSPORT", "STATE", "STARTS", "TOOLS", "LAST ERROR"],
-        [(s.name, _word(pb.McpTransport, s.transport), _word(pb.McpServerState, s.state), s.starts, len(s.tools), render.clip(s.last_error, 60)) for s in resp.servers],
-    ))
+    print(
+        render.table(
+            ["SERVER", "TRANSPORT", "STATE", "STARTS", "TOOLS", "LAST ERROR"],
+            [
+                (
+                    s.name,
+                    _word(pb.McpTransport, s.transport),
+                    _word(pb.McpServerState, s.state),
+                    s.starts,
+                    len(s.tools),
+                    render.clip(s.last_error, 60),
+                )
+                for s in resp.servers
+            ],
+        )
+    )
     rows = [
         (f"{s.name}__{t.name}", _approval(t), render.clip(t.description, 60))
         for s in resp.servers

@@ -229,7 +229,11 @@ def error_reason(reason: str) -> int:
     """The proto's ``ErrorReason`` value of an ErrorInfo reason; ``ERROR_REASON_UNSPECIFIED``
     (0) for a reason this client's proto does not know (a newer daemon's)."""
     try:
-        return ErrorReason.Value(REASON_PREFIX + reason) if reason else ErrorReason.ERROR_REASON_UNSPECIFIED
+        return (
+            ErrorReason.Value(REASON_PREFIX + reason)
+            if reason
+            else ErrorReason.ERROR_REASON_UNSPECIFIED
+        )
     except ValueError:
         return ErrorReason.ERROR_REASON_UNSPECIFIED
 

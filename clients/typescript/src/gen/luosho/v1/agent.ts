@@ -107,6 +107,11 @@ export enum ErrorReason {
   ERROR_REASON_TOKEN_REQUIRED = 25,
   /** ERROR_REASON_TOKEN_INVALID - UNAUTHENTICATED: the bearer token is not valid. */
   ERROR_REASON_TOKEN_INVALID = 26,
+  /**
+   * ERROR_REASON_ROLE_NOT_ALLOWED - PERMISSION_DENIED: the token's role does not allow the call (role, needed, method in
+   * metadata; R92).
+   */
+  ERROR_REASON_ROLE_NOT_ALLOWED = 27,
   ERROR_REASON_AGENT_REQUIRED = 40,
   ERROR_REASON_DUPLICATE_SUBAGENT_NAME = 41,
   ERROR_REASON_DUPLICATE_TOOL_NAME = 42,
@@ -248,6 +253,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 26:
     case "ERROR_REASON_TOKEN_INVALID":
       return ErrorReason.ERROR_REASON_TOKEN_INVALID;
+    case 27:
+    case "ERROR_REASON_ROLE_NOT_ALLOWED":
+      return ErrorReason.ERROR_REASON_ROLE_NOT_ALLOWED;
     case 40:
     case "ERROR_REASON_AGENT_REQUIRED":
       return ErrorReason.ERROR_REASON_AGENT_REQUIRED;
@@ -476,6 +484,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_TOKEN_REQUIRED";
     case ErrorReason.ERROR_REASON_TOKEN_INVALID:
       return "ERROR_REASON_TOKEN_INVALID";
+    case ErrorReason.ERROR_REASON_ROLE_NOT_ALLOWED:
+      return "ERROR_REASON_ROLE_NOT_ALLOWED";
     case ErrorReason.ERROR_REASON_AGENT_REQUIRED:
       return "ERROR_REASON_AGENT_REQUIRED";
     case ErrorReason.ERROR_REASON_DUPLICATE_SUBAGENT_NAME:

@@ -233,6 +233,15 @@ public enum ErrorReason
    */
   ERROR_REASON_TOKEN_INVALID(26),
   /**
+   * <pre>
+   * PERMISSION_DENIED: the token's role does not allow the call (role, needed, method in
+   * metadata; R92).
+   * </pre>
+   *
+   * <code>ERROR_REASON_ROLE_NOT_ALLOWED = 27;</code>
+   */
+  ERROR_REASON_ROLE_NOT_ALLOWED(27),
+  /**
    * <code>ERROR_REASON_AGENT_REQUIRED = 40;</code>
    */
   ERROR_REASON_AGENT_REQUIRED(40),
@@ -677,6 +686,15 @@ public enum ErrorReason
    */
   public static final int ERROR_REASON_TOKEN_INVALID_VALUE = 26;
   /**
+   * <pre>
+   * PERMISSION_DENIED: the token's role does not allow the call (role, needed, method in
+   * metadata; R92).
+   * </pre>
+   *
+   * <code>ERROR_REASON_ROLE_NOT_ALLOWED = 27;</code>
+   */
+  public static final int ERROR_REASON_ROLE_NOT_ALLOWED_VALUE = 27;
+  /**
    * <code>ERROR_REASON_AGENT_REQUIRED = 40;</code>
    */
   public static final int ERROR_REASON_AGENT_REQUIRED_VALUE = 40;
@@ -949,6 +967,7 @@ public enum ErrorReason
       case 24: return ERROR_REASON_REQUEST_ID_REUSED;
       case 25: return ERROR_REASON_TOKEN_REQUIRED;
       case 26: return ERROR_REASON_TOKEN_INVALID;
+      case 27: return ERROR_REASON_ROLE_NOT_ALLOWED;
       case 40: return ERROR_REASON_AGENT_REQUIRED;
       case 41: return ERROR_REASON_DUPLICATE_SUBAGENT_NAME;
       case 42: return ERROR_REASON_DUPLICATE_TOOL_NAME;
