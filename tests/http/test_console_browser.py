@@ -317,6 +317,11 @@ async def test_approve_from_the_inbox_and_the_run_goes_on(
         await card.locator(".outcome .result", has_text="is finished (stop)").wait_for()
         assert "Done with the refund." in await card.locator(".outcome .result").inner_text()
         assert await card.locator('.events li[data-type="tool.result"]').count() == 1
+        # The session page says who decided, with the note (R92; a daemon without tokens).
+        await b.goto("/#/session/refund-1")
+        decided = b.page.locator('#events li[data-type="approval.resolved"]')
+        await decided.wait_for()
+        assert "refund approved by anonymous · “ok by Ana”" in await decided.inner_text()
     finally:
         app.cancel()
     cp = await console.app.get("refund-1")
