@@ -78,7 +78,7 @@ def code_reasons() -> dict[str, set[str]]:
 def query_field_reasons() -> set[str]:
     """``INVALID_<FIELD>`` for each non-string field the HTTP routes read from a query string."""
     source = (ROOT / "luoshod" / "http" / "api.py").read_text()
-    messages = set(re.findall(r"query_request\(request, pb\.(\w+)\(", source))
+    messages = set(re.findall(r"query_request\(\s*request,\s*pb\.(\w+)\(", source))
     assert messages, "no query_request(request, pb.X()) found in luoshod/http/api.py"
     assert 'reason = f"INVALID_{field.name.upper()}"' in source, (
         "the computed reason changed: update this test"

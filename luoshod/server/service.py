@@ -339,14 +339,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
             )
         except ValueError as e:
             raise InvalidArgument(str(e), reason="INVALID_PAGE_TOKEN") from None
-        total = (
-            await self.store.count_sessions(status=status, prefix=prefix)
-            if request.include_total_size
-            else 0
+        answer = pb.ListSessionsResponse(
+            sessions=[convert.summary_pb(s) for s in page], next_page_token=token
         )
-        return pb.ListSessionsResponse(
-            sessions=[convert.summary_pb(s) for s in page], next_page_token=token, total_size=total
-        )
+        if request.include_total_size:
+            answer.total_size = await self.store.count_sessions(status=status, prefix=prefix)
+        return answer
 
     @unary
     async def DeleteSession(

@@ -159,6 +159,8 @@ const (
 	ErrorReason_ERROR_REASON_INVALID_INCLUDE_CHECKPOINT    ErrorReason = 109
 	ErrorReason_ERROR_REASON_INVALID_AFTER_SEQ             ErrorReason = 110
 	ErrorReason_ERROR_REASON_INVALID_FOLLOW                ErrorReason = 111
+	ErrorReason_ERROR_REASON_INVALID_NEWEST_FIRST          ErrorReason = 112
+	ErrorReason_ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE    ErrorReason = 113
 )
 
 // Enum value maps for ErrorReason.
@@ -247,6 +249,8 @@ var (
 		109: "ERROR_REASON_INVALID_INCLUDE_CHECKPOINT",
 		110: "ERROR_REASON_INVALID_AFTER_SEQ",
 		111: "ERROR_REASON_INVALID_FOLLOW",
+		112: "ERROR_REASON_INVALID_NEWEST_FIRST",
+		113: "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -332,6 +336,8 @@ var (
 		"ERROR_REASON_INVALID_INCLUDE_CHECKPOINT":    109,
 		"ERROR_REASON_INVALID_AFTER_SEQ":             110,
 		"ERROR_REASON_INVALID_FOLLOW":                111,
+		"ERROR_REASON_INVALID_NEWEST_FIRST":          112,
+		"ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":    113,
 	}
 )
 
@@ -4734,8 +4740,8 @@ type ListSessionsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sessions      []*SessionSummary      `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
 	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
-	// How many sessions the listing has in all, when include_total_size was set; else 0.
-	TotalSize     int32 `protobuf:"varint,3,opt,name=total_size,json=totalSize,proto3" json:"total_size,omitempty"`
+	// How many sessions the listing has in all: set when include_total_size was, else absent.
+	TotalSize     *int32 `protobuf:"varint,3,opt,name=total_size,json=totalSize,proto3,oneof" json:"total_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4785,8 +4791,8 @@ func (x *ListSessionsResponse) GetNextPageToken() string {
 }
 
 func (x *ListSessionsResponse) GetTotalSize() int32 {
-	if x != nil {
-		return x.TotalSize
+	if x != nil && x.TotalSize != nil {
+		return *x.TotalSize
 	}
 	return 0
 }
@@ -6710,12 +6716,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12*\n" +
 	"\x11session_id_prefix\x18\x04 \x01(\tR\x0fsessionIdPrefix\x12!\n" +
 	"\fnewest_first\x18\x05 \x01(\bR\vnewestFirst\x12,\n" +
-	"\x12include_total_size\x18\x06 \x01(\bR\x10includeTotalSize\"\x94\x01\n" +
+	"\x12include_total_size\x18\x06 \x01(\bR\x10includeTotalSize\"\xa8\x01\n" +
 	"\x14ListSessionsResponse\x125\n" +
 	"\bsessions\x18\x01 \x03(\v2\x19.luosho.v1.SessionSummaryR\bsessions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\"\n" +
 	"\n" +
-	"total_size\x18\x03 \x01(\x05R\ttotalSize\"X\n" +
+	"total_size\x18\x03 \x01(\x05H\x00R\ttotalSize\x88\x01\x01B\r\n" +
+	"\v_total_size\"X\n" +
 	"\x14DeleteSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
@@ -6852,7 +6859,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xe1\x17\n" +
+	"\x11_destructive_hint*\xb5\x18\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -6937,7 +6944,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"!ERROR_REASON_INVALID_KEEP_HISTORY\x10l\x12+\n" +
 	"'ERROR_REASON_INVALID_INCLUDE_CHECKPOINT\x10m\x12\"\n" +
 	"\x1eERROR_REASON_INVALID_AFTER_SEQ\x10n\x12\x1f\n" +
-	"\x1bERROR_REASON_INVALID_FOLLOW\x10o*_\n" +
+	"\x1bERROR_REASON_INVALID_FOLLOW\x10o\x12%\n" +
+	"!ERROR_REASON_INVALID_NEWEST_FIRST\x10p\x12+\n" +
+	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -7290,6 +7299,7 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ApprovalResolved)(nil),
 	}
 	file_luosho_v1_agent_proto_msgTypes[30].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[46].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[64].OneofWrappers = []any{}

@@ -95,6 +95,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_INCLUDE_CHECKPOINT: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_AFTER_SEQ: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_FOLLOW: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_NEWEST_FIRST: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -261,6 +263,8 @@ ERROR_REASON_INVALID_KEEP_HISTORY: ErrorReason
 ERROR_REASON_INVALID_INCLUDE_CHECKPOINT: ErrorReason
 ERROR_REASON_INVALID_AFTER_SEQ: ErrorReason
 ERROR_REASON_INVALID_FOLLOW: ErrorReason
+ERROR_REASON_INVALID_NEWEST_FIRST: ErrorReason
+ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role

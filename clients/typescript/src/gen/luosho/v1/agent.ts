@@ -167,6 +167,8 @@ export enum ErrorReason {
   ERROR_REASON_INVALID_INCLUDE_CHECKPOINT = 109,
   ERROR_REASON_INVALID_AFTER_SEQ = 110,
   ERROR_REASON_INVALID_FOLLOW = 111,
+  ERROR_REASON_INVALID_NEWEST_FIRST = 112,
+  ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113,
   UNRECOGNIZED = -1,
 }
 
@@ -421,6 +423,12 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 111:
     case "ERROR_REASON_INVALID_FOLLOW":
       return ErrorReason.ERROR_REASON_INVALID_FOLLOW;
+    case 112:
+    case "ERROR_REASON_INVALID_NEWEST_FIRST":
+      return ErrorReason.ERROR_REASON_INVALID_NEWEST_FIRST;
+    case 113:
+    case "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":
+      return ErrorReason.ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -596,6 +604,10 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INVALID_AFTER_SEQ";
     case ErrorReason.ERROR_REASON_INVALID_FOLLOW:
       return "ERROR_REASON_INVALID_FOLLOW";
+    case ErrorReason.ERROR_REASON_INVALID_NEWEST_FIRST:
+      return "ERROR_REASON_INVALID_NEWEST_FIRST";
+    case ErrorReason.ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE:
+      return "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1821,8 +1833,8 @@ export interface ListSessionsRequest {
 export interface ListSessionsResponse {
   sessions: SessionSummary[];
   nextPageToken: string;
-  /** How many sessions the listing has in all, when include_total_size was set; else 0. */
-  totalSize: number;
+  /** How many sessions the listing has in all: set when include_total_size was, else absent. */
+  totalSize?: number | undefined;
 }
 
 export interface DeleteSessionRequest {
@@ -8951,7 +8963,7 @@ export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
 };
 
 function createBaseListSessionsResponse(): ListSessionsResponse {
-  return { sessions: [], nextPageToken: "", totalSize: 0 };
+  return { sessions: [], nextPageToken: "", totalSize: undefined };
 }
 
 export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
@@ -8962,7 +8974,7 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
     if (message.nextPageToken !== "") {
       writer.uint32(18).string(message.nextPageToken);
     }
-    if (message.totalSize !== 0) {
+    if (message.totalSize !== undefined) {
       writer.uint32(24).int32(message.totalSize);
     }
     return writer;
@@ -9031,7 +9043,7 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
         ? globalThis.Number(object.totalSize)
         : isSet(object.total_size)
         ? globalThis.Number(object.total_size)
-        : 0,
+        : undefined,
     };
   },
 
@@ -9043,7 +9055,7 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
     if (message.nextPageToken !== "") {
       obj.nextPageToken = message.nextPageToken;
     }
-    if (message.totalSize !== 0) {
+    if (message.totalSize !== undefined) {
       obj.totalSize = Math.round(message.totalSize);
     }
     return obj;
@@ -9056,7 +9068,7 @@ export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
     const message = createBaseListSessionsResponse();
     message.sessions = object.sessions?.map((e) => SessionSummary.fromPartial(e)) || [];
     message.nextPageToken = object.nextPageToken ?? "";
-    message.totalSize = object.totalSize ?? 0;
+    message.totalSize = object.totalSize ?? undefined;
     return message;
   },
 };

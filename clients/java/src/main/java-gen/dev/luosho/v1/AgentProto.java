@@ -589,219 +589,222 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "ge_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho." +
       "v1.CheckpointStatus\022\031\n\021session_id_prefix" +
       "\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n\022include_" +
-      "total_size\030\006 \001(\010\"p\n\024ListSessionsResponse" +
-      "\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.SessionSu" +
-      "mmary\022\027\n\017next_page_token\030\002 \001(\t\022\022\n\ntotal_" +
-      "size\030\003 \001(\005\"@\n\024DeleteSessionRequest\022\022\n\nse" +
-      "ssion_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025" +
-      "DeleteSessionResponse\022\017\n\007deleted\030\001 \001(\010\"\257" +
-      "\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001(\t\022\020" +
-      "\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030" +
-      "\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_i" +
-      "d\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on" +
-      "_tool_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005e" +
-      "vent\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListAppr" +
-      "ovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage" +
-      "_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListA" +
-      "pprovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023.lu" +
-      "osho.v1.Approval\022\027\n\017next_page_token\030\002 \001(" +
-      "\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
-      "\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032" +
-      "\n\022include_checkpoint\030\004 \001(\010\"T\n\017HistoryRes" +
-      "ponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.Histo" +
-      "ryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tFor" +
-      "kPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010mess" +
-      "ages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023busine" +
-      "ss_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030" +
-      "\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014app" +
-      "end_input\030\005 \001(\tB\026\n\024_business_state_json\"" +
-      "N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001 \001(\t" +
-      "\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"" +
-      "q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfr" +
-      "om_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n" +
-      "\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014Fo" +
-      "rkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002" +
-      " \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Che" +
-      "ckpoint\"<\n\016CompareRequest\022\024\n\014session_id_" +
-      "a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Traject" +
-      "oryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005" +
-      "calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"\332" +
-      "\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t\022" +
-      "\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\030\n" +
-      "\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(" +
-      "\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031" +
-      ".luosho.v1.TrajectoryStepB\016\n\014_result_jso" +
-      "nJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022\014\n\004" +
-      "step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_js" +
-      "on_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n" +
-      "\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024" +
-      "\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_chang" +
-      "ed\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1." +
-      "ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_" +
-      "b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luosh" +
-      "o.v1.FinishReason\0220\n\017finish_reason_b\030\010 \001" +
-      "(\0162\027.luosho.v1.FinishReason\"\262\001\n\017CompareR" +
-      "esponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajector" +
-      "yStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.TrajectoryS" +
-      "tep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004" +
-      " \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_div" +
-      "erged_at\"E\n\014WatchRequest\022\022\n\nsession_id\030\001" +
-      " \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"" +
-      "0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luosho" +
-      ".v1.Event\"(\n\025ListMcpServersRequest\022\017\n\007re" +
-      "fresh\030\001 \001(\010\"?\n\026ListMcpServersResponse\022%\n" +
-      "\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"\302\001\n" +
-      "\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport\030\007 " +
-      "\001(\0162\027.luosho.v1.McpTransport\022(\n\005state\030\010 " +
-      "\001(\0162\031.luosho.v1.McpServerState\022\016\n\006starts" +
-      "\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(" +
-      "\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007Mc" +
-      "pTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t" +
-      "\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_only" +
-      "_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001" +
-      "(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destructi" +
-      "ve_hint*\341\027\n\013ErrorReason\022\034\n\030ERROR_REASON_" +
-      "UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001" +
-      "\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"\n\036E" +
-      "RROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR" +
-      "_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR_" +
-      "REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_REA" +
-      "SON_SESSION_EXISTS\020\006\022$\n ERROR_REASON_EVE" +
-      "NTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TOOL_" +
-      "CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL_CA" +
-      "LL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESSION" +
-      "_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_AGE" +
-      "NT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOOL_M" +
-      "ISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY\020\r\022" +
-      "\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR_RE" +
-      "ASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON_PR" +
-      "OVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHUTTI" +
-      "NG_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RUNS\020" +
-      "\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023\022 \n" +
-      "\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ERROR" +
-      "_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_REA" +
-      "SON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPUT_D" +
-      "EQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_REU" +
-      "SED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020\031\022\036" +
-      "\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERROR_" +
-      "REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_REASO" +
-      "N_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DUPLI" +
-      "CATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_DUP" +
-      "LICATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF_BU" +
-      "SY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPUT_R" +
-      "EQUIRED\020,\022$\n ERROR_REASON_INVALID_APPROV" +
-      "AL_ID\020-\022)\n%ERROR_REASON_INVALID_APPROVAL" +
-      "_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_DRIFT" +
-      "_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HISTOR" +
-      "Y_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\0201\022 " +
-      "\n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031ERRO" +
-      "R_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REASON_" +
-      "INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_INVA" +
-      "LID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INVALI" +
-      "D_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_MODE" +
-      "L\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SETTIN" +
-      "GS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZE\0209" +
-      "\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:\022#\n" +
-      "\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037\n\033ER" +
-      "ROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_REA" +
-      "SON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REASON" +
-      "_INVALID_STATUS\020>\022!\n\035ERROR_REASON_INVALI" +
-      "D_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_SUB" +
-      "AGENT_NAME\020@\022%\n!ERROR_REASON_INVALID_TOO" +
-      "L_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_TOOL" +
-      "_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALID_T" +
-      "OOL_NAME\020C\022$\n ERROR_REASON_INVALID_TOOL_" +
-      "SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL_TI" +
-      "MEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOUND\020" +
-      "F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER_LI" +
-      "MIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTI" +
-      "ON_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGENT_D" +
-      "ESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON_SU" +
-      "BAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REASON_" +
-      "SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_REASO" +
-      "N_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_TOOL" +
-      "_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASON_T" +
-      "OO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_UNKN" +
-      "OWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKNOWN" +
-      "_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_TOOL" +
-      "_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETENTIO" +
-      "N\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d\022\'\n" +
-      "#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE\020e\022\036" +
-      "\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_" +
-      "REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_REA" +
-      "SON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASON_C" +
-      "SRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON_CS" +
-      "RF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_INVAL" +
-      "ID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_INVAL" +
-      "ID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INVALI" +
-      "D_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASON_I" +
-      "NVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_INVAL" +
-      "ID_FOLLOW\020o*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020" +
-      "\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROL" +
-      "E_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDr" +
-      "iftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIF" +
-      "IED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AG" +
-      "ENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_" +
-      "POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035" +
-      "CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECK" +
-      "POINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT" +
-      "_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOIN" +
-      "T_STATUS_FINISHED\020\003*\242\001\n\014FinishReason\022\035\n\031" +
-      "FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_RE" +
-      "ASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002" +
-      "\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_RE" +
-      "ASON_AWAITING_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034" +
-      "\n\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETR" +
-      "Y_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILAB" +
-      "LE\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013Mcp" +
-      "Approval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025" +
-      "\n\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UN" +
-      "GATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIE" +
-      "D\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTIN" +
-      "UE\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecuto" +
-      "r\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL" +
-      "_EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEM" +
-      "ON\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022" +
-      "\022\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002" +
-      "\022\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLB" +
-      "ACK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME" +
-      "_UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTE" +
-      "D\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014Mcp" +
-      "Transport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000" +
-      "\022\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPO" +
-      "RT_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERV" +
-      "ER_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STA" +
-      "TE_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUN" +
-      "NING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014Ag" +
-      "entService\022B\n\007Execute\022\031.luosho.v1.Execut" +
-      "eRequest\032\032.luosho.v1.ExecuteResponse0\001\022?" +
-      "\n\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luo" +
-      "sho.v1.ResumeResponse0\001\022[\n\020SubmitToolRes" +
-      "ult\022\".luosho.v1.SubmitToolResultRequest\032" +
-      "#.luosho.v1.SubmitToolResultResponse\022=\n\006" +
-      "Cancel\022\030.luosho.v1.CancelRequest\032\031.luosh" +
-      "o.v1.CancelResponse\022I\n\nGetSession\022\034.luos" +
-      "ho.v1.GetSessionRequest\032\035.luosho.v1.GetS" +
-      "essionResponse\022O\n\014ListSessions\022\036.luosho." +
-      "v1.ListSessionsRequest\032\037.luosho.v1.ListS" +
-      "essionsResponse\022R\n\rDeleteSession\022\037.luosh" +
-      "o.v1.DeleteSessionRequest\032 .luosho.v1.De" +
-      "leteSessionResponse\022B\n\007Resolve\022\031.luosho." +
-      "v1.ResolveRequest\032\032.luosho.v1.ResolveRes" +
-      "ponse0\001\022R\n\rListApprovals\022\037.luosho.v1.Lis" +
-      "tApprovalsRequest\032 .luosho.v1.ListApprov" +
-      "alsResponse\022@\n\007History\022\031.luosho.v1.Histo" +
-      "ryRequest\032\032.luosho.v1.HistoryResponse\0227\n" +
-      "\004Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v" +
-      "1.ForkResponse\022@\n\007Compare\022\031.luosho.v1.Co" +
-      "mpareRequest\032\032.luosho.v1.CompareResponse" +
-      "\022<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luo" +
-      "sho.v1.WatchResponse0\001\022U\n\016ListMcpServers" +
-      "\022 .luosho.v1.ListMcpServersRequest\032!.luo" +
-      "sho.v1.ListMcpServersResponse\022O\n\014Dequeue" +
-      "Input\022\036.luosho.v1.DequeueInputRequest\032\037.",
-      "luosho.v1.DequeueInputResponseB\035\n\rdev.lu" +
-      "osho.v1B\nAgentProtoP\001b\006proto3"
+      "total_size\030\006 \001(\010\"\204\001\n\024ListSessionsRespons" +
+      "e\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.SessionS" +
+      "ummary\022\027\n\017next_page_token\030\002 \001(\t\022\027\n\ntotal" +
+      "_size\030\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024Delet" +
+      "eSessionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014k" +
+      "eep_history\030\002 \001(\010\"(\n\025DeleteSessionRespon" +
+      "se\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023" +
+      "\n\013approval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n" +
+      "\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.A" +
+      "gentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_" +
+      "id\030\006 \001(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\"2\n" +
+      "\017ResolveResponse\022\037\n\005event\030\001 \001(\0132\020.luosho" +
+      ".v1.Event\"Q\n\024ListApprovalsRequest\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage" +
+      "_token\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n" +
+      "\tapprovals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n" +
+      "\017next_page_token\030\002 \001(\t\"g\n\016HistoryRequest" +
+      "\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022" +
+      "\022\n\npage_token\030\003 \001(\t\022\032\n\022include_checkpoin" +
+      "t\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 " +
+      "\003(\0132\027.luosho.v1.HistoryEntry\022\027\n\017next_pag" +
+      "e_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_m" +
+      "essages\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho" +
+      ".v1.Message\022 \n\023business_state_json\030\003 \001(\t" +
+      "H\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.T" +
+      "oolResultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024" +
+      "_business_state_json\"N\n\017ToolResultPatch\022" +
+      "\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001" +
+      "(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016ne" +
+      "w_session_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luos" +
+      "ho.v1.ForkPatch\"[\n\014ForkResponse\022\022\n\nsessi" +
+      "on_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030" +
+      "\003 \001(\0132\025.luosho.v1.Checkpoint\"<\n\016CompareR" +
+      "equest\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_" +
+      "id_b\030\002 \001(\t\"W\n\016TrajectoryStep\022\r\n\005index\030\001 " +
+      "\001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosh" +
+      "o.v1.TrajectoryCall\"\332\001\n\016TrajectoryCall\022\024" +
+      "\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016ar" +
+      "guments_json\030\003 \001(\t\022\030\n\013result_json\030\005 \001(\tH" +
+      "\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022" +
+      "-\n\ntask_steps\030` \003(\0132\031.luosho.v1.Trajecto" +
+      "ryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\nhas_result" +
+      "\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030" +
+      "\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020argum" +
+      "ents_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n" +
+      "\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(" +
+      "\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\targumen" +
+      "ts\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007st" +
+      "eps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_r" +
+      "eason_a\030\007 \001(\0162\027.luosho.v1.FinishReason\0220" +
+      "\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1.Fini" +
+      "shReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132" +
+      "\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031." +
+      "luosho.v1.TrajectoryStep\022\030\n\013diverged_at\030" +
+      "\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Tr" +
+      "ajectoryDriftB\016\n\014_diverged_at\"E\n\014WatchRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002" +
+      " \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n" +
+      "\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025ListMc" +
+      "pServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026List" +
+      "McpServersResponse\022%\n\007servers\030\001 \003(\0132\024.lu" +
+      "osho.v1.McpServer\"\302\001\n\tMcpServer\022\014\n\004name\030" +
+      "\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luosho.v1.Mcp" +
+      "Transport\022(\n\005state\030\010 \001(\0162\031.luosho.v1.Mcp" +
+      "ServerState\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_erro" +
+      "r\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTo" +
+      "olJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t" +
+      "\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema_js" +
+      "on\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n" +
+      "\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_on" +
+      "ly_hintB\023\n\021_destructive_hint*\265\030\n\013ErrorRe" +
+      "ason\022\034\n\030ERROR_REASON_UNSPECIFIED\020\000\022\031\n\025ER" +
+      "ROR_REASON_INTERNAL\020\001\022!\n\035ERROR_REASON_IN" +
+      "VALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_PAYLOAD" +
+      "_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHECKPOINT_" +
+      "NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPROVAL_NOT" +
+      "_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_EXISTS\020" +
+      "\006\022$\n ERROR_REASON_EVENTS_OUT_OF_RANGE\020\007\022" +
+      "$\n ERROR_REASON_TOOL_CALL_NOT_FOUND\020\010\022&\n" +
+      "\"ERROR_REASON_TOOL_CALL_NOT_PENDING\020\t\022*\n" +
+      "&ERROR_REASON_SESSION_AWAITING_APPROVAL\020" +
+      "\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$\n ERROR" +
+      "_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031ERROR_R" +
+      "EASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REASON_LEA" +
+      "SE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDER_ERROR" +
+      "\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJECTED\020\020\022\036" +
+      "\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n\032ERROR_" +
+      "REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_REASON_D" +
+      "AEMON_OVERLOADED\020\023\022 \n\034ERROR_REASON_UNAUT" +
+      "HENTICATED\020\024\022\"\n\036ERROR_REASON_STORE_UNAVA" +
+      "ILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FULL\020\026\022\037\n" +
+      "\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_" +
+      "REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERROR_REAS" +
+      "ON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REASON_TOKE" +
+      "N_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_NOT_ALL" +
+      "OWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQUIRED\020(\022" +
+      "(\n$ERROR_REASON_DUPLICATE_SUBAGENT_NAME\020" +
+      ")\022$\n ERROR_REASON_DUPLICATE_TOOL_NAME\020*\022" +
+      "$\n ERROR_REASON_IF_BUSY_UNSUPPORTED\020+\022\037\n" +
+      "\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n ERROR_" +
+      "REASON_INVALID_APPROVAL_ID\020-\022)\n%ERROR_RE" +
+      "ASON_INVALID_APPROVAL_TIMEOUT\020.\022%\n!ERROR" +
+      "_REASON_INVALID_DRIFT_POLICY\020/\022&\n\"ERROR_" +
+      "REASON_INVALID_HISTORY_LIMIT\0200\022\033\n\027ERROR_" +
+      "REASON_INVALID_ID\0201\022 \n\034ERROR_REASON_INVA" +
+      "LID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INVALID_JS" +
+      "ON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_STEPS\0204" +
+      "\022$\n ERROR_REASON_INVALID_MCP_SERVERS\0205\022 " +
+      "\n\034ERROR_REASON_INVALID_MESSAGE\0206\022\036\n\032ERRO" +
+      "R_REASON_INVALID_MODEL\0207\022\'\n#ERROR_REASON" +
+      "_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERROR_REASO" +
+      "N_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_REASON_IN" +
+      "VALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASON_INVAL" +
+      "ID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_INVALID_" +
+      "SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_SESSION" +
+      "_ID\020=\022\037\n\033ERROR_REASON_INVALID_STATUS\020>\022!" +
+      "\n\035ERROR_REASON_INVALID_SUBAGENT\020?\022&\n\"ERR" +
+      "OR_REASON_INVALID_SUBAGENT_NAME\020@\022%\n!ERR" +
+      "OR_REASON_INVALID_TOOL_CALL_ID\020A\022)\n%ERRO" +
+      "R_REASON_INVALID_TOOL_CONCURRENCY\020B\022\"\n\036E" +
+      "RROR_REASON_INVALID_TOOL_NAME\020C\022$\n ERROR" +
+      "_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!ERROR_R" +
+      "EASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034ERROR_RE" +
+      "ASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_REASON_S" +
+      "UBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERROR_REAS" +
+      "ON_SUBAGENT_DESCRIPTION_REQUIRED\020H\022.\n*ER" +
+      "ROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG" +
+      "\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_TOO_LAR" +
+      "GE\020J\022(\n$ERROR_REASON_SUBAGENT_TASK_NOT_F" +
+      "OUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_CLASH\020L" +
+      "\022)\n%ERROR_REASON_TOOL_RESULT_OUT_OF_ORDE" +
+      "R\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBAGENTS\020N" +
+      "\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERVER\020O\022!\n" +
+      "\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022\"\n\036ERRO" +
+      "R_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR_RE" +
+      "ASON_INVALID_RETENTION\020R\022 \n\034ERROR_REASON" +
+      "_INVALID_REQUEST\020d\022\'\n#ERROR_REASON_UNSUP" +
+      "PORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REASON_NO_S" +
+      "UCH_ROUTE\020f\022#\n\037ERROR_REASON_METHOD_NOT_A" +
+      "LLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT_ALLOWE" +
+      "D\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_MISMATCH" +
+      "\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INVALID\020j\022" +
+      "&\n\"ERROR_REASON_INVALID_LAST_EVENT_ID\020k\022" +
+      "%\n!ERROR_REASON_INVALID_KEEP_HISTORY\020l\022+" +
+      "\n\'ERROR_REASON_INVALID_INCLUDE_CHECKPOIN" +
+      "T\020m\022\"\n\036ERROR_REASON_INVALID_AFTER_SEQ\020n\022" +
+      "\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022%\n!ERRO" +
+      "R_REASON_INVALID_NEWEST_FIRST\020p\022+\n\'ERROR" +
+      "_REASON_INVALID_INCLUDE_TOTAL_SIZE\020q*_\n\004" +
+      "Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTE" +
+      "M\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r" +
+      "\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AG" +
+      "ENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_" +
+      "DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLIC" +
+      "Y_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003" +
+      "*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_STAT" +
+      "US_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN" +
+      "_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITIN" +
+      "G_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISH" +
+      "ED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REASON_U" +
+      "NSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027" +
+      "FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REAS" +
+      "ON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITING_A" +
+      "PPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_" +
+      "UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022" +
+      "\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RET" +
+      "RY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP" +
+      "_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_" +
+      "GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMo" +
+      "de\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE" +
+      "_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MOD" +
+      "E_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECU" +
+      "TOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIEN" +
+      "T\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022" +
+      "\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJE" +
+      "CT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INT" +
+      "ERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmit" +
+      "Outcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022" +
+      "\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_O" +
+      "UTCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MC" +
+      "P_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPO" +
+      "RT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016M" +
+      "cpServerState\022 \n\034MCP_SERVER_STATE_UNSPEC" +
+      "IFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020" +
+      "\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_S" +
+      "ERVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n\007E" +
+      "xecute\022\031.luosho.v1.ExecuteRequest\032\032.luos" +
+      "ho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luos" +
+      "ho.v1.ResumeRequest\032\031.luosho.v1.ResumeRe" +
+      "sponse0\001\022[\n\020SubmitToolResult\022\".luosho.v1" +
+      ".SubmitToolResultRequest\032#.luosho.v1.Sub" +
+      "mitToolResultResponse\022=\n\006Cancel\022\030.luosho" +
+      ".v1.CancelRequest\032\031.luosho.v1.CancelResp" +
+      "onse\022I\n\nGetSession\022\034.luosho.v1.GetSessio" +
+      "nRequest\032\035.luosho.v1.GetSessionResponse\022" +
+      "O\n\014ListSessions\022\036.luosho.v1.ListSessions" +
+      "Request\032\037.luosho.v1.ListSessionsResponse" +
+      "\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSess" +
+      "ionRequest\032 .luosho.v1.DeleteSessionResp" +
+      "onse\022B\n\007Resolve\022\031.luosho.v1.ResolveReque" +
+      "st\032\032.luosho.v1.ResolveResponse0\001\022R\n\rList" +
+      "Approvals\022\037.luosho.v1.ListApprovalsReque" +
+      "st\032 .luosho.v1.ListApprovalsResponse\022@\n\007" +
+      "History\022\031.luosho.v1.HistoryRequest\032\032.luo" +
+      "sho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho." +
+      "v1.ForkRequest\032\027.luosho.v1.ForkResponse\022" +
+      "@\n\007Compare\022\031.luosho.v1.CompareRequest\032\032." +
+      "luosho.v1.CompareResponse\022<\n\005Watch\022\027.luo" +
+      "sho.v1.WatchRequest\032\030.luosho.v1.WatchRes" +
+      "ponse0\001\022U\n\016ListMcpServers\022 .luosho.v1.Li",
+      "stMcpServersRequest\032!.luosho.v1.ListMcpS" +
+      "erversResponse\022O\n\014DequeueInput\022\036.luosho." +
+      "v1.DequeueInputRequest\032\037.luosho.v1.Deque" +
+      "ueInputResponseB\035\n\rdev.luosho.v1B\nAgentP" +
+      "rotoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

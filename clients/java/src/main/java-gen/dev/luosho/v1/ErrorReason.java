@@ -461,6 +461,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FOLLOW = 111;</code>
    */
   ERROR_REASON_INVALID_FOLLOW(111),
+  /**
+   * <code>ERROR_REASON_INVALID_NEWEST_FIRST = 112;</code>
+   */
+  ERROR_REASON_INVALID_NEWEST_FIRST(112),
+  /**
+   * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
+   */
+  ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE(113),
   UNRECOGNIZED(-1),
   ;
 
@@ -914,6 +922,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_FOLLOW = 111;</code>
    */
   public static final int ERROR_REASON_INVALID_FOLLOW_VALUE = 111;
+  /**
+   * <code>ERROR_REASON_INVALID_NEWEST_FIRST = 112;</code>
+   */
+  public static final int ERROR_REASON_INVALID_NEWEST_FIRST_VALUE = 112;
+  /**
+   * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
+   */
+  public static final int ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE_VALUE = 113;
 
 
   public final int getNumber() {
@@ -1023,6 +1039,8 @@ public enum ErrorReason
       case 109: return ERROR_REASON_INVALID_INCLUDE_CHECKPOINT;
       case 110: return ERROR_REASON_INVALID_AFTER_SEQ;
       case 111: return ERROR_REASON_INVALID_FOLLOW;
+      case 112: return ERROR_REASON_INVALID_NEWEST_FIRST;
+      case 113: return ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
       default: return null;
     }
   }

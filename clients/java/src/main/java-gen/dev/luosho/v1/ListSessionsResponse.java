@@ -50,6 +50,7 @@ private static final long serialVersionUID = 0L;
             dev.luosho.v1.ListSessionsResponse.class, dev.luosho.v1.ListSessionsResponse.Builder.class);
   }
 
+  private int bitField0_;
   public static final int SESSIONS_FIELD_NUMBER = 1;
   @SuppressWarnings("serial")
   private java.util.List<dev.luosho.v1.SessionSummary> sessions_;
@@ -134,10 +135,22 @@ private static final long serialVersionUID = 0L;
   private int totalSize_ = 0;
   /**
    * <pre>
-   * How many sessions the listing has in all, when include_total_size was set; else 0.
+   * How many sessions the listing has in all: set when include_total_size was, else absent.
    * </pre>
    *
-   * <code>int32 total_size = 3;</code>
+   * <code>optional int32 total_size = 3;</code>
+   * @return Whether the totalSize field is set.
+   */
+  @java.lang.Override
+  public boolean hasTotalSize() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * How many sessions the listing has in all: set when include_total_size was, else absent.
+   * </pre>
+   *
+   * <code>optional int32 total_size = 3;</code>
    * @return The totalSize.
    */
   @java.lang.Override
@@ -165,7 +178,7 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(nextPageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 2, nextPageToken_);
     }
-    if (totalSize_ != 0) {
+    if (((bitField0_ & 0x00000001) != 0)) {
       output.writeInt32(3, totalSize_);
     }
     getUnknownFields().writeTo(output);
@@ -184,7 +197,7 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(nextPageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(2, nextPageToken_);
     }
-    if (totalSize_ != 0) {
+    if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(3, totalSize_);
     }
@@ -216,8 +229,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getSessionsList())) return false;
     if (!getNextPageToken()
         .equals(other.getNextPageToken())) return false;
-    if (getTotalSize()
-        != other.getTotalSize()) return false;
+    if (hasTotalSize() != other.hasTotalSize()) return false;
+    if (hasTotalSize()) {
+      if (getTotalSize()
+          != other.getTotalSize()) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -235,8 +251,10 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + NEXT_PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getNextPageToken().hashCode();
-    hash = (37 * hash) + TOTAL_SIZE_FIELD_NUMBER;
-    hash = (53 * hash) + getTotalSize();
+    if (hasTotalSize()) {
+      hash = (37 * hash) + TOTAL_SIZE_FIELD_NUMBER;
+      hash = (53 * hash) + getTotalSize();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -426,9 +444,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.nextPageToken_ = nextPageToken_;
       }
+      int to_bitField0_ = 0;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.totalSize_ = totalSize_;
+        to_bitField0_ |= 0x00000001;
       }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -474,7 +495,7 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00000002;
         onChanged();
       }
-      if (other.getTotalSize() != 0) {
+      if (other.hasTotalSize()) {
         setTotalSize(other.getTotalSize());
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -858,10 +879,22 @@ private static final long serialVersionUID = 0L;
     private int totalSize_ ;
     /**
      * <pre>
-     * How many sessions the listing has in all, when include_total_size was set; else 0.
+     * How many sessions the listing has in all: set when include_total_size was, else absent.
      * </pre>
      *
-     * <code>int32 total_size = 3;</code>
+     * <code>optional int32 total_size = 3;</code>
+     * @return Whether the totalSize field is set.
+     */
+    @java.lang.Override
+    public boolean hasTotalSize() {
+      return ((bitField0_ & 0x00000004) != 0);
+    }
+    /**
+     * <pre>
+     * How many sessions the listing has in all: set when include_total_size was, else absent.
+     * </pre>
+     *
+     * <code>optional int32 total_size = 3;</code>
      * @return The totalSize.
      */
     @java.lang.Override
@@ -870,10 +903,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * How many sessions the listing has in all, when include_total_size was set; else 0.
+     * How many sessions the listing has in all: set when include_total_size was, else absent.
      * </pre>
      *
-     * <code>int32 total_size = 3;</code>
+     * <code>optional int32 total_size = 3;</code>
      * @param value The totalSize to set.
      * @return This builder for chaining.
      */
@@ -886,10 +919,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * How many sessions the listing has in all, when include_total_size was set; else 0.
+     * How many sessions the listing has in all: set when include_total_size was, else absent.
      * </pre>
      *
-     * <code>int32 total_size = 3;</code>
+     * <code>optional int32 total_size = 3;</code>
      * @return This builder for chaining.
      */
     public Builder clearTotalSize() {

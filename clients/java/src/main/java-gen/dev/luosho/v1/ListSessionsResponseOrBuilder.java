@@ -48,10 +48,19 @@ public interface ListSessionsResponseOrBuilder extends
 
   /**
    * <pre>
-   * How many sessions the listing has in all, when include_total_size was set; else 0.
+   * How many sessions the listing has in all: set when include_total_size was, else absent.
    * </pre>
    *
-   * <code>int32 total_size = 3;</code>
+   * <code>optional int32 total_size = 3;</code>
+   * @return Whether the totalSize field is set.
+   */
+  boolean hasTotalSize();
+  /**
+   * <pre>
+   * How many sessions the listing has in all: set when include_total_size was, else absent.
+   * </pre>
+   *
+   * <code>optional int32 total_size = 3;</code>
    * @return The totalSize.
    */
   int getTotalSize();
