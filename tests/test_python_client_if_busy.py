@@ -45,6 +45,9 @@ async def test_python_client_enqueues_lists_and_dequeues(daemon: Daemon) -> None
         assert (await second.__anext__()).type == "input.queued"
         assert (await third.__anext__()).type == "input.queued"
         assert [q.request_id for q in await client.queue("py-q")] == ["two", "three"]
+        whole = await client.session("py-q")  # one GetSession: checkpoint and queue together
+        assert [q.request_id for q in whole.queue] == ["two", "three"]
+        assert whole.checkpoint.session_id == "py-q" and not whole.HasField("last_model_failure")
         assert await client.dequeue_input("py-q", "three") is True
         assert await client.dequeue_input("py-q", "three") is False
         with pytest.raises(LuoshoError) as err:

@@ -76,10 +76,10 @@ def sessions_list(d: Daemon, args: argparse.Namespace) -> int:
 
 
 def sessions_show(d: Daemon, args: argparse.Namespace) -> int:
-    cp = d.client.get_session(args.session_id)
+    got = d.client.session(args.session_id)  # one GetSession: checkpoint, queue, failure
+    cp, queue = got.checkpoint, list(got.queue)
+    failure = got.last_model_failure if got.HasField("last_model_failure") else None
     history = list(d.client.history(args.session_id, page_size=PAGE_SIZE))
-    queue = d.client.queue(args.session_id)
-    failure = d.client.last_model_failure(args.session_id)
     if args.json:
         render.emit(
             {

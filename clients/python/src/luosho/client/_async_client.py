@@ -532,10 +532,13 @@ class AsyncClient:
 
     async def get_session(self, session_id: str) -> agent_pb2.Checkpoint:
         """The session's latest checkpoint, as the proto (see ``message_to_dict``)."""
-        response = await self._unary(
-            "GetSession", agent_pb2.GetSessionRequest(session_id=session_id)
-        )
-        return response.checkpoint
+        return (await self.session(session_id)).checkpoint
+
+    async def session(self, session_id: str) -> agent_pb2.GetSessionResponse:
+        """Everything ``GetSession`` answers in one call: the checkpoint, the queue and the
+        last model failure of one moment (``get_session``, ``queue`` and
+        ``last_model_failure`` each take one part of it)."""
+        return await self._unary("GetSession", agent_pb2.GetSessionRequest(session_id=session_id))
 
     def list_sessions(
         self, status: StatusLike = None, *, page_size: int = 100, prefix: str = ""
