@@ -308,3 +308,26 @@ def test_a_read_only_store_is_one_line_saying_so(tmp_path: Path, kind: str) -> N
         )
     finally:
         subprocess.run(["chattr", "-i", str(target), str(target.parent)], capture_output=True)
+
+
+@pytest.mark.parametrize(
+    ("flag", "setting"),
+    [
+        ("--listen", "listen"),
+        ("--metrics-listen", "metrics_listen"),
+        ("--http-listen", "http_listen"),
+    ],
+)
+def test_a_port_out_of_range_is_one_line_not_another_port_or_a_traceback(
+    flag: str, setting: str
+) -> None:
+    """grpc took 127.0.0.1:99999 as port 34463 (99999 - 65536); the metrics listener died
+    with a traceback."""
+    args = ["--store", "memory://", flag, "127.0.0.1:99999"]
+    if flag != "--listen":
+        args += ["--listen", "127.0.0.1:0"]
+    code, err = serve(*args)
+    line = one_line(err)
+    assert code == 2 and f"{setting}: " in line and "'127.0.0.1:99999' is not host:port" in line, (
+        line
+    )

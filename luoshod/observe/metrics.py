@@ -238,8 +238,8 @@ class MetricsServer:
 
     async def start(self, listen: str) -> None:
         host, sep, port = listen.rpartition(":")
-        if not sep or not port.isdigit():
-            raise ValueError(f"metrics_listen: {listen!r} is not host:port")
+        if not sep or not port.isdigit() or int(port) > 65535:
+            raise ValueError(f"{listen!r} is not host:port (a port from 0 to 65535)")
         self._server = await asyncio.start_server(self._serve, host.strip("[]") or None, int(port))
         bound = self._server.sockets[0].getsockname()
         self.address = f"{host}:{bound[1]}"

@@ -31,7 +31,13 @@ def is_loopback(address: str) -> bool:
     """Raises ``ConfigError`` for what is neither ``host:port`` nor ``unix:/path``."""
     if is_unix(address):
         return True
-    host = address.rsplit(":", 1)[0].strip("[]")
+    rest, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        # grpc would take 99999 as 99999 % 65536: a daemon listening where nobody looks.
+        raise ConfigError(
+            f"listen: {address!r} is not host:port (a port from 0 to 65535) or unix:/path"
+        )
+    host = rest.strip("[]")
     if host == "localhost":
         return True
     try:
