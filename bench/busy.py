@@ -28,8 +28,8 @@ from pathlib import Path
 
 from luosho.v1 import agent_pb2 as pb
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support import Harness, agent, calls, user  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.harness import Harness, agent, calls, user  # noqa: E402
 
 from luoshod.server.app import Config, Daemon  # noqa: E402
 

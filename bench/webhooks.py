@@ -29,8 +29,8 @@ from pathlib import Path
 from aiohttp import web
 from luosho.v1 import agent_pb2 as pb
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support import Harness, agent, user  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.harness import Harness, agent, user  # noqa: E402
 
 from luoshod.config import Secret  # noqa: E402
 from luoshod.server.app import Config, Daemon  # noqa: E402

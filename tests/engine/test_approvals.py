@@ -10,7 +10,7 @@ import pytest
 from luoshod.domain import Approval, FinishReason, Status
 from luoshod.errors import ApprovalNotFound, LeaseLost, SessionAwaitingApproval
 
-from .harness import EngineHarness, RunLog, agent, assert_valid_transcript, calls, tool_results
+from tests.support.engine_harness import EngineHarness, RunLog, agent, assert_valid_transcript, calls, tool_results
 
 SCHEMAS = {"a": {"type": "object"}, "b": {"type": "object"}, "c": {"type": "object", "required": ["x"]}}
 TURN = calls(("a", {"x": 1}), ("b", {"x": 2}), ("c", {"x": 3}))

@@ -16,7 +16,7 @@ from luoshod.domain import FinishReason, Status
 from luoshod.errors import ApprovalNotFound, LeaseLost, SessionBusy
 from luoshod.store.memory import MemoryStore
 
-from .harness import EngineHarness, RunLog, Tools, agent, assert_valid_transcript, calls, tool_results
+from tests.support.engine_harness import EngineHarness, RunLog, Tools, agent, assert_valid_transcript, calls, tool_results
 
 SCRIPT = [calls(("add", {"a": 1}), ("add", {"a": 2})), {"text": "total"}]
 TTL_S = 60.0

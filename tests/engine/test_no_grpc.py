@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
+from tests.support import ROOT
 
-HERE = Path(__file__).parent
+HERE = ROOT / "tests" / "engine"
 
 
 def test_the_engine_tests_import_no_grpc() -> None:
-    modules = sorted(f"engine.{p.stem}" for p in HERE.glob("*.py") if p.stem not in ("__init__", "conftest"))
-    assert "engine.harness" in modules and "engine.test_approvals" in modules
+    modules = sorted(f"tests.engine.{p.stem}" for p in HERE.glob("*.py") if p.stem not in ("__init__", "conftest"))
+    modules.append("tests.support.engine_harness")
+    assert "tests.engine.test_approvals" in modules
     code = (
         "import importlib, sys\n"
-        f"sys.path.insert(0, {str(HERE.parent)!r})\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"
-        "importlib.import_module('engine.conftest')\n"
+        "importlib.import_module('tests.engine.conftest')\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('grpc', 'luosho') or m.startswith('luoshod.server'))\n"
         "print(' '.join(loaded))\n"
     )

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import executable
-from console_kit import Console, ConsoleFactory, trip_agent
+from tests.support.browser import executable
+from tests.support.console import Console, ConsoleFactory, trip_agent
 from luosho.v1 import agent_pb2 as pb
-from support import agent
+from tests.support.harness import agent
 
 from luoshod.config import Secret
+from tests.support import ROOT
 
 try:
     from playwright import async_api as playwright_api
@@ -36,9 +37,9 @@ except ImportError:  # pragma: no cover - the dev extra installs it
 
 # The README's screenshots are retaken into docs/console/ only when asked
 # (LUOSHOD_SCREENSHOTS=1); otherwise a run of the tests leaves the tree as it was.
-SHOTS = (Path(__file__).parents[2] / "docs" / "console" if os.environ.get("LUOSHOD_SCREENSHOTS") == "1"
+SHOTS = (ROOT / "docs" / "console" if os.environ.get("LUOSHOD_SCREENSHOTS") == "1"
          else Path(tempfile.mkdtemp(prefix="luoshod-console-shots-")))
-if not SHOTS.is_relative_to(Path(__file__).parents[2]):
+if not SHOTS.is_relative_to(ROOT):
     atexit.register(shutil.rmtree, SHOTS, True)
 TIMEOUT_MS = 10_000
 pytestmark = pytest.mark.timeout(90)
@@ -394,7 +395,7 @@ async def test_a_session_shows_its_queue_and_removes_an_input(make_console: Cons
     and text; one queued after the page opened appears; Remove dequeues it (its caller's
     stream ends with INPUT_DEQUEUED)."""
     import grpc
-    from support import error_info, user
+    from tests.support.harness import error_info, user
 
     console = await make_console()
     await console.paused_refund("queued-1")

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from console_kit import Console
+from tests.support.console import Console
 from luosho.v1 import agent_pb2 as pb
-from support import agent, calls
+from tests.support.harness import agent, calls
 
 API = "/api/v1"
 

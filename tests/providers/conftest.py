@@ -18,9 +18,9 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 
 from luoshod.server.app import Config, Daemon
-from support import Harness
+from tests.support.harness import Harness
 
-from .fakes import WIRES, FakeServer
+from tests.support.model_fakes import WIRES, FakeServer
 
 KEY_ENV = "LUOSHOD_TEST_PROVIDER_KEY"
 MODEL = "test-model"

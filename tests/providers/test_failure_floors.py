@@ -21,10 +21,10 @@ from luosho.v1 import agent_pb2 as pb
 from luoshod.errors import ProviderError as DaemonProviderError
 from luoshod.errors import ProviderRejected
 from luoshod.providers.guard import GuardPolicy, ModelGuard
-from support import error_info
+from tests.support.harness import error_info
 
 from .conftest import StartDaemon, llm_agent
-from .fakes import Fault, FakeServer, Seen, turn
+from tests.support.model_fakes import Fault, FakeServer, Seen, turn
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import grpc
 from luosho.v1 import agent_pb2 as pb
 
-from daemon_proc import DaemonProcess, db_url
-from support import Harness, assert_valid_transcript, error_info
+from tests.support.daemon_process import DaemonProcess, db_url
+from tests.support.harness import Harness, assert_valid_transcript, error_info
 
 from .conftest import KEY_ENV, add, llm_agent, provider_toml
-from .fakes import Fault, FakeServer, turn
+from tests.support.model_fakes import Fault, FakeServer, turn
 
 async def test_kill9_between_the_models_answer_and_the_tool_results(fake: FakeServer, tmp_path: Path) -> None:
     config = tmp_path / "luoshod.toml"

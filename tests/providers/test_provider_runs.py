@@ -9,10 +9,10 @@ import grpc
 import pytest
 from luosho.v1 import agent_pb2 as pb
 
-from support import Harness, assert_valid_transcript, error_info
+from tests.support.harness import Harness, assert_valid_transcript, error_info
 
 from .conftest import MODEL, PRICE, StartDaemon, add, llm_agent
-from .fakes import FakeServer, turn
+from tests.support.model_fakes import FakeServer, turn
 
 pytestmark = pytest.mark.asyncio
 
