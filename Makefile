@@ -40,7 +40,7 @@ run: $(STAMP)
 	$(VENV)/bin/luoshod serve --listen $(LISTEN) --store $(STORE) --scripts-dir examples/scripts \
 	  $(if $(HTTP),--http-listen $(HTTP))
 
-# The real grpcurl for tests/test_grpcurl.py; installed once, skipped when present.
+# The real grpcurl for tests/docs/test_readme_grpcurl.py; installed once, skipped when present.
 $(GRPCURL):
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
 
@@ -57,8 +57,8 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 
 ## test: install what the tests need and run every test (pytest, then each client's runner)
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
-# The TypeScript client is built first: tests/test_cross_language.py runs one of its examples.
-# pytest starts a throw-away PostgreSQL server itself (tests/postgres_server.py).
+# The TypeScript client is built first: tests/clients/test_cross_language.py runs one of its examples.
+# pytest starts a throw-away PostgreSQL server itself (tests/support/postgres_server.py).
 # lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml); buf's
 # lint and breaking check of the proto (test-proto); then
 # the format, lint and type checks of `make lint`. mkdocs build --strict after pytest: no
@@ -110,12 +110,12 @@ proto-baseline: $(BUF)
 ## postgres: PostgreSQL's server programs for the tests, from Debian's packages when missing
 # Quick, and needs no network, when they are installed.
 postgres: $(STAMP)
-	$(PY) tests/postgres_server.py install
+	$(PY) tests/support/postgres_server.py install
 
 ## chromium: Debian's Chromium for the web console's browser tests (Playwright drives it;
 # it never downloads a browser of its own). Quick, and needs no network, when installed.
 chromium: $(STAMP)
-	$(PY) tests/http/browser.py install
+	$(PY) tests/support/browser.py install
 
 ## test-go: go vet and the Go client's tests against a daemon
 # -count=1: the Go tests drive a Python daemon whose changes go's test cache cannot see.

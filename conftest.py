@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from postgres_server import PostgresServer, ServerUnavailable, bin_dir  # noqa: E402
+sys.path.insert(0, str(ROOT))  # tests.support, whatever pytest's import mode
 
 from luoshod.store.conformance.backend import DriverCase  # noqa: E402
+from tests.support.postgres_server import PostgresServer, ServerUnavailable, bin_dir  # noqa: E402
 
 
 def _postgres() -> DriverCase:
@@ -37,7 +36,7 @@ def _postgres() -> DriverCase:
     if not url:
         reason = (
             "no PostgreSQL server: set LUOSHOD_TEST_POSTGRES_URL, or install PostgreSQL "
-            "(`python tests/postgres_server.py install`; make test does)"
+            "(`python tests/support/postgres_server.py install`; make test does)"
         )
         return DriverCase("postgres", "", reason)
     if "{test_id}" not in url:
@@ -62,7 +61,7 @@ def pytest_luoshod_drivers(config: pytest.Config) -> list[DriverCase]:
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
-    """A throw-away PostgreSQL server for the whole session (tests/postgres_server.py),
+    """A throw-away PostgreSQL server for the whole session (tests/support/postgres_server.py),
     started by the first test that needs it and removed at the end, whatever the tests did.
 
     Without PostgreSQL's programs the tests that need it are skipped, except in CI (``CI``

@@ -28,10 +28,9 @@ from pathlib import Path
 
 from luosho.v1 import agent_pb2 as pb
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support import Harness, agent, calls, user  # noqa: E402
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from luoshod.server.app import Config, Daemon  # noqa: E402
+from tests.support.harness import Harness, agent, calls, user  # noqa: E402
 
 N = 30
 URLS = {"sqlite": "sqlite:///{d}/x.db", "lmdb": "lmdb://{d}/l"}

@@ -19,11 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from daemon_proc import DaemonProcess  # noqa: E402
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from luosho.client import AsyncClient  # noqa: E402
 from luosho.v1 import agent_pb2 as pb  # noqa: E402
+from tests.support.daemon_process import DaemonProcess  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:

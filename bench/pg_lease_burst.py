@@ -5,7 +5,7 @@ A burst of run starts on a daemon sharing PostgreSQL takes N leases together. Th
 group-commits them (one transaction a batch, ``PostgresStore._apply_leases``); this
 measures that side by side with one commit a lease (each take a statement of its own in
 autocommit, as the driver did before), on a throw-away local server with fsync on
-(tests/postgres_server.py) or ``--postgres-url``: the burst's wall time, the transactions
+(tests/support/postgres_server.py) or ``--postgres-url``: the burst's wall time, the transactions
 that wrote the lease rows (their distinct ``xmin``), then the same for the releases.
 
     .venv/bin/python bench/pg_lease_burst.py            # 2,000 leases, 3 rounds
@@ -27,12 +27,11 @@ from typing import Any
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from postgres_server import PostgresServer, ServerUnavailable  # noqa: E402
-
+sys.path.insert(0, str(ROOT))
 from luoshod.store import store_from_url  # noqa: E402
 from luoshod_postgres import PostgresStore  # noqa: E402
 from luoshod_postgres import driver as pg  # noqa: E402
+from tests.support.postgres_server import PostgresServer, ServerUnavailable  # noqa: E402
 
 
 async def burst(url: str, leases: int, batched: bool) -> tuple[float, int, float, int]:

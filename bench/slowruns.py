@@ -59,7 +59,7 @@ STORES = {
     "sqlite": lambda tmp: f"sqlite://{tmp / 'slow.db'}",
     "memory": lambda tmp: "memory://",
     # A database of its own each cell, on the server LUOSHOD_TEST_POSTGRES_URL names
-    # (``python tests/postgres_server.py run -- .venv/bin/python bench/slowruns.py
+    # (``python tests/support/postgres_server.py run -- .venv/bin/python bench/slowruns.py
     # --stores postgres``).
     "postgres": lambda tmp: postgres_database(tmp.name),
     # bench/null_server.py: the same messages, no engine, no store (gRPC's own share).
@@ -74,7 +74,8 @@ def postgres_database(name: str) -> str:
     url = os.environ.get("LUOSHOD_TEST_POSTGRES_URL", "")
     if not url:
         raise SystemExit(
-            "--stores postgres needs LUOSHOD_TEST_POSTGRES_URL (tests/postgres_server.py run)"
+            "--stores postgres needs LUOSHOD_TEST_POSTGRES_URL "
+            "(tests/support/postgres_server.py run)"
         )
     name = "slow_" + name.replace("-", "_")
     with psycopg.connect(url, autocommit=True) as conn:

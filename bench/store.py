@@ -9,7 +9,7 @@ In one run, on one disk (a temporary directory under ``--dir``, default ``bench/
      save adding 8 KiB of messages (two of 4 KiB) to its session; memory:// for reference.
      Target: with 64 sessions, sqlite and lmdb reach 5x the raw fsync rate. postgres
      runs on ``--postgres-url``, or else on a throw-away local server (started with
-     tests/postgres_server.py, its data in the same directory, fsync on), each cell in a
+     tests/support/postgres_server.py, its data in the same directory, fsync on), each cell in a
      schema of its own; its bytes on disk are the sizes of its tables and their indexes;
      then LMDB and SQLite alone, with no luoshod code (``library_ceiling``): the same
      batches of 64 saves, each its 8 KiB (and with "+ rows" its session and history rows),
@@ -49,8 +49,8 @@ from luoshod.store import Store, store_from_url
 from luoshod_lmdb.layout import PAGE_HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from postgres_server import PostgresServer  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from tests.support.postgres_server import PostgresServer  # noqa: E402
 
 KiB = 1024
 THROUGHPUT_TARGET = 5.0  # x the raw fsync rate, with 64 sessions

@@ -10,12 +10,13 @@ alike), ``--cycles`` cycles (20) on a fresh SQLite and LMDB store each:
 Both kill a real daemon process a cycle (kill -9 by pid); the figures are seconds a cycle
 (the median of the rounds) and the report's split (waiting for daemons to listen, running
 sessions until the kill, checking the store). ``--ci`` also runs the configuration of
-``tests/test_torture.py`` (SQLite 140, LMDB 140 and PostgreSQL 24 cycles with two daemons, at
+``tests/processes/test_torture.py`` (SQLite 140, LMDB 140 and PostgreSQL 24 cycles with two
+daemons, at
 once) when ``LUOSHOD_TEST_POSTGRES_URL`` names a server, and prints its wall time against the
 target (300 cycles, 0 violations, under 5 minutes).
 
     .venv/bin/python bench/torture.py                # 2 rounds of 20 cycles
-    .venv/bin/python tests/postgres_server.py run -- .venv/bin/python bench/torture.py --ci
+    .venv/bin/python tests/support/postgres_server.py run -- .venv/bin/python bench/torture.py --ci
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def ci_run(root: Path) -> int:
     pg = os.environ.get("LUOSHOD_TEST_POSTGRES_URL", "")
     if not pg:
         print(
-            "--ci: LUOSHOD_TEST_POSTGRES_URL is not set (run under tests/postgres_server.py run --)"
+            "--ci: LUOSHOD_TEST_POSTGRES_URL is not set "
+            "(run under tests/support/postgres_server.py run --)"
         )
         return 1
     stores = {
@@ -167,7 +169,8 @@ def ci_run(root: Path) -> int:
         )
     wall = time.perf_counter() - start
     print(
-        f"CI run (tests/test_torture.py's configuration, the three at once): {total} cycles, "
+        "CI run (tests/processes/test_torture.py's configuration, the three at once): "
+        f"{total} cycles, "
         f"{violations} violation(s), {wall:.0f} s wall"
     )
     print("\n".join(lines))

@@ -30,11 +30,10 @@ from aiohttp import web
 
 from luosho.v1 import agent_pb2 as pb
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support import Harness, agent, user  # noqa: E402
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from luoshod.config import Secret  # noqa: E402
 from luoshod.server.app import Config, Daemon  # noqa: E402
+from tests.support.harness import Harness, agent, user  # noqa: E402
 
 N = 40
 TARGET = 1.5

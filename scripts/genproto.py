@@ -11,7 +11,7 @@ clients/python/src/luosho/v1/. Go: the same protoc with protoc-gen-go and protoc
 language is one function registered in GENERATORS. TypeScript: the same protoc with ts-proto
 (pinned in clients/typescript/package-lock.json) writes clients/typescript/src/gen/. Java:
 Maven Central's protoc and protoc-gen-grpc-java write clients/java/src/main/java-gen/. The output
-is committed; tests/test_genproto.py runs
+is committed; tests/codebase/test_genproto.py runs
 --check so a proto change without regeneration fails the tests.
 """
 

@@ -1,16 +1,12 @@
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from support import Harness  # noqa: E402
-
 from luoshod.server.app import Config, Daemon  # noqa: E402
+from tests.support.harness import Harness  # noqa: E402
 
 STORES = {
     "memory": lambda tmp: "memory://",

@@ -13,14 +13,14 @@ import (
 	pb "github.com/luoshod/luoshod/clients/go/luoshov1"
 )
 
-// A daemon with the repository's stdio MCP test server (tests/mcp_servers/tools.py) as
+// A daemon with the repository's stdio MCP test server (tests/support/mcp_server.py) as
 // [mcp_servers.files]: its tool.calls say executor DAEMON and never reach the app's Tools.
 func TestDaemonToolsAreNeverHandedToTheApp(t *testing.T) {
 	python, err := daemonPython()
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, _ := filepath.Abs(filepath.Join("..", "..", "tests", "mcp_servers", "tools.py"))
+	server, _ := filepath.Abs(filepath.Join("..", "..", "tests", "support", "mcp_server.py"))
 	dir := t.TempDir()
 	toml := filepath.Join(dir, "luoshod.toml")
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -1,7 +1,7 @@
 package luosho_test
 
 // A model call no retry can fix, end to end: a real daemon calling a fake Anthropic server
-// (tests/providers/fake_model_server.py) that refuses every continuation with HTTP 400.
+// (tests/support/fake_model_server.py) that refuses every continuation with HTTP 400.
 
 import (
 	"bufio"
@@ -49,7 +49,7 @@ func startFakeModel(t *testing.T, wire, scenario string) *fakeModel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := filepath.Abs(filepath.Join("..", "..", "tests", "providers", "fake_model_server.py"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "tests", "support", "fake_model_server.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

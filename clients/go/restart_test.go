@@ -2,7 +2,7 @@ package luosho_test
 
 // R74 + R75 against a real daemon killed (-9) and restarted in place: `luoshod serve` on
 // SQLite over a unix socket with a stable --lease-owner (the restarted daemon takes the
-// killed one's leases back at once), as tests/test_retry_soak.py does for Python.
+// killed one's leases back at once), as tests/processes/test_retry_soak.py does for Python.
 
 import (
 	"context"

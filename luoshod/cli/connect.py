@@ -20,7 +20,7 @@ import grpc
 
 TOKEN_ENV = "LUOSHOD_TOKEN"
 #: Where ``luoshod serve`` listens by default (``server.app.DEFAULT_LISTEN``, which a client
-#: must not import; tests/test_admin_cli.py checks that the two agree).
+#: must not import; tests/cli/test_admin_commands.py checks that the two agree).
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 
 

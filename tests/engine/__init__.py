@@ -1,1 +1,1 @@
-"""Tests of the engine itself (tests/engine/harness.py): no server, no disk."""
+"""Tests of the engine itself (tests/support/engine_harness.py): no server, no disk."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import EngineHarness
+from tests.support.engine_harness import EngineHarness
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """docs/reference/rules.md R54: a submitted result is acknowledged only once it is durable, in the
 engine. The service answers ``SubmitToolResult`` ``ACCEPTED`` when the ``saved`` future it
-handed over with the result is done (tests/test_crash.py kills a real daemon right after
+handed over with the result is done (tests/processes/test_crash.py kills a real daemon right after
 ``ACCEPTED``); here the engine's side: which save settles it, and how."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import json
 
 from luoshod.domain import FinishReason, Role
 from luoshod.errors import StoreFull
-
-from .harness import EngineHarness, agent, calls
+from tests.support.engine_harness import EngineHarness, agent, calls
 
 
 def three_calls(**kw):  # type: ignore[no-untyped-def]

@@ -9,8 +9,14 @@ import pytest
 
 from luoshod.domain import Approval, FinishReason, Status
 from luoshod.errors import ApprovalNotFound, LeaseLost, SessionAwaitingApproval
-
-from .harness import EngineHarness, RunLog, agent, assert_valid_transcript, calls, tool_results
+from tests.support.engine_harness import (
+    EngineHarness,
+    RunLog,
+    agent,
+    assert_valid_transcript,
+    calls,
+    tool_results,
+)
 
 SCHEMAS = {
     "a": {"type": "object"},

@@ -10,8 +10,13 @@ import pytest
 
 from luoshod.domain import FinishReason, Role, Status, ToolCall
 from luoshod.errors import LeaseLost, ProviderError
-
-from .harness import EngineHarness, agent, assert_valid_transcript, calls, tool_results
+from tests.support.engine_harness import (
+    EngineHarness,
+    agent,
+    assert_valid_transcript,
+    calls,
+    tool_results,
+)
 
 
 def add(args):

@@ -10,8 +10,7 @@ import pytest
 from luoshod.domain import AgentSpec, Checkpoint, DriftPolicy, FinishReason, ToolSpec
 from luoshod.engine.fingerprint import drift, fingerprint
 from luoshod.errors import AgentDrift, ResumeToolMissing
-
-from .harness import EngineHarness, agent, calls
+from tests.support.engine_harness import EngineHarness, agent, calls
 
 SCRIPT = [calls(("add", {"a": 1}), ("mul", {"a": 2})), {"text": "done"}]
 TOOLS = {"add": {"type": "object"}, "mul": {"type": "object"}}

@@ -15,8 +15,7 @@ from luoshod.domain import AgentSpec, Checkpoint, Drift, DriftPolicy
 from luoshod.store import Store, store_from_url
 from luoshod.store.kit import codec
 from luoshod.store.memory import MemoryStore
-
-from .harness import EngineHarness, agent, calls
+from tests.support.engine_harness import EngineHarness, agent, calls
 
 SCRIPT = [calls(("add", {"a": 1})), calls(("add", {"a": 2})), {"text": "done"}]
 TOOLS = {"add": {"type": "object"}}

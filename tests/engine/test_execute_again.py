@@ -10,8 +10,14 @@ import pytest
 from luoshod.domain import Checkpoint, FinishReason, Role, Status
 from luoshod.engine.events import Event
 from luoshod.errors import SessionAwaitingApproval
-
-from .harness import EngineHarness, agent, assert_valid_transcript, calls, system, user
+from tests.support.engine_harness import (
+    EngineHarness,
+    agent,
+    assert_valid_transcript,
+    calls,
+    system,
+    user,
+)
 
 
 def add(args):

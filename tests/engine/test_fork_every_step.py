@@ -4,8 +4,13 @@ fork run to completion with R20–R24 intact."""
 from __future__ import annotations
 
 from luoshod.domain import FinishReason
-
-from .harness import EngineHarness, agent, assert_valid_transcript, calls, tool_results
+from tests.support.engine_harness import (
+    EngineHarness,
+    agent,
+    assert_valid_transcript,
+    calls,
+    tool_results,
+)
 
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": -k})) for k in range(4)] + [{"text": "done"}]
 

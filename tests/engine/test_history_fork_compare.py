@@ -10,8 +10,13 @@ from luoshod.domain import FinishReason, Message, Role, Status
 from luoshod.engine.forking import ForkPatch
 from luoshod.errors import CheckpointNotFound, InvalidArgument, SessionExists
 from luoshod.store import DEFAULT_HISTORY_LIMIT
-
-from .harness import EngineHarness, agent, assert_valid_transcript, calls, tool_results
+from tests.support.engine_harness import (
+    EngineHarness,
+    agent,
+    assert_valid_transcript,
+    calls,
+    tool_results,
+)
 
 SCRIPT = [calls(("add", {"a": 1})), calls(("add", {"a": 2})), {"text": "done"}]
 

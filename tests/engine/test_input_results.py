@@ -13,8 +13,14 @@ import json
 from luoshod.domain import Message, Role, Status
 from luoshod.engine.events import Event
 from luoshod.errors import InvalidArgument
-
-from .harness import EngineHarness, agent, assert_valid_transcript, calls, tool_results, user
+from tests.support.engine_harness import (
+    EngineHarness,
+    agent,
+    assert_valid_transcript,
+    calls,
+    tool_results,
+    user,
+)
 
 GAUGE = [calls(("read_gauge", {"id": "G-1"})), {"text": "the bar is read"}]
 TWO = [calls(("read_gauge", {"id": "G-1"}), ("read_gauge", {"id": "G-2"})), {"text": "both read"}]

@@ -15,8 +15,7 @@ import pytest
 from luoshod.domain import FinishReason, Status
 from luoshod.errors import ApprovalNotFound, LeaseLost, SessionBusy
 from luoshod.store.memory import MemoryStore
-
-from .harness import (
+from tests.support.engine_harness import (
     EngineHarness,
     RunLog,
     Tools,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from luoshod.domain import Role, Status
-
-from .harness import EngineHarness, agent, calls
+from tests.support.engine_harness import EngineHarness, agent, calls
 
 
 async def test_a_run_numbers_its_events_and_leaves_a_valid_transcript(h: EngineHarness) -> None:

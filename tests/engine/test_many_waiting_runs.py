@@ -14,8 +14,7 @@ from luoshod.domain import FinishReason, Lease
 from luoshod.engine.engine import RunControl, RunRequest
 from luoshod.store.kit import Renewal
 from luoshod.store.memory import MemoryStore
-
-from .harness import EngineHarness, Tools, agent, calls, user
+from tests.support.engine_harness import EngineHarness, Tools, agent, calls, user
 
 RUNS = int(os.environ.get("LUOSHOD_MANY_RUNS", "10000"))
 #: The process's RSS growth for one waiting run (its checkpoint and history in the store,

@@ -10,8 +10,13 @@ from collections import Counter
 import pytest
 
 from luoshod.domain import FinishReason, Role, Status
-
-from .harness import EngineHarness, agent, assert_valid_transcript, calls, tool_results
+from tests.support.engine_harness import (
+    EngineHarness,
+    agent,
+    assert_valid_transcript,
+    calls,
+    tool_results,
+)
 
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": k + 10})) for k in range(5)] + [{"text": "done"}]
 

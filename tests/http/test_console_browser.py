@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import executable
-from console_kit import Console, ConsoleFactory, trip_agent
-from support import agent
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
+from tests.support.browser import executable
+from tests.support.console import Console, ConsoleFactory, trip_agent
+from tests.support.harness import agent
 
 try:
     from playwright import async_api as playwright_api
@@ -497,7 +497,8 @@ async def test_a_session_shows_its_queue_and_removes_an_input(
     and text; one queued after the page opened appears; Remove dequeues it (its caller's
     stream ends with INPUT_DEQUEUED)."""
     import grpc
-    from support import error_info, user
+
+    from tests.support.harness import error_info, user
 
     console = await make_console()
     await console.paused_refund("queued-1")

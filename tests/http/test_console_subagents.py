@@ -11,12 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from console_kit import ConsoleFactory
-from mcp_support import attempts, stdio_config
-from test_console_browser import answer_tools, chromium, open_browser  # noqa: F401 - fixtures
-from test_http_tasks import finished_tree, helper, lead, sub, task_call, turn
-
 from luosho.v1 import agent_pb2 as pb
+from tests.http.test_console_browser import answer_tools, chromium, open_browser  # noqa: F401 - fixtures
+from tests.http.test_http_tasks import finished_tree, helper, lead, sub, task_call, turn
+from tests.support.console import ConsoleFactory
+from tests.support.mcp_servers import attempts, stdio_config
 
 
 def paused_spec() -> pb.AgentSpec:

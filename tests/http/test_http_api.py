@@ -10,10 +10,10 @@ import logging
 from typing import Any
 
 import pytest
-from console_kit import Console, ConsoleFactory
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
+from tests.support.console import Console, ConsoleFactory
 
 API = "/api/v1"
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from console_kit import Console, trip_agent
-from test_http_api import assert_error
-from test_http_events import sse
-
 from luosho.v1 import agent_pb2 as pb
+from tests.http.test_http_api import assert_error
+from tests.http.test_http_events import sse
+from tests.support.console import Console, trip_agent
 
 API = "/api/v1"
 SKY = {"get_weather": lambda a: {"sky": "sunny"}}

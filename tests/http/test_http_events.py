@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-from console_kit import Console, ConsoleFactory, trip_agent
-from test_http_api import assert_error
+
+from tests.http.test_http_api import assert_error
+from tests.support.console import Console, ConsoleFactory, trip_agent
 
 
 async def sse(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:

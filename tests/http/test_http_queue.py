@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from console_kit import Console
-from support import error_info, user
-from test_if_busy import users
 
 from luosho.v1 import agent_pb2 as pb
+from tests.daemon.test_if_busy import users
+from tests.support.console import Console
+from tests.support.harness import error_info, user
 
 API = "/api/v1"
 

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from certs import CA
-from console_kit import ConsoleFactory, http_config
-from test_http_api import assert_error
 
 from luoshod.config import ConfigError, Secret
 from luoshod.http.security import CSP
 from luoshod.server.app import Daemon
+from tests.http.test_http_api import assert_error
+from tests.support import ROOT
+from tests.support.certs import CA
+from tests.support.console import ConsoleFactory, http_config
 
 TOKEN = "s3cret-token-for-tests"
 
@@ -152,7 +153,7 @@ async def test_headers_and_no_inline_script(make_console: ConsoleFactory) -> Non
     assert parser.scripts and all(s.get("src", "").startswith("/static/") for s in parser.scripts)
     assert parser.inline == [] and parser.handlers == []
     # Every asset is the daemon's own: nothing names another origin.
-    static = Path(__file__).parents[2] / "luoshod" / "http" / "static"
+    static = ROOT / "luoshod" / "http" / "static"
     for path in static.rglob("*"):
         if path.is_file():
             assert not re.search(r"https?://", path.read_text()), path

@@ -8,7 +8,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from daemon_proc import DaemonProcess, db_url
+
+from tests.support.daemon_process import DaemonProcess, db_url
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from console_kit import Console
-from support import agent
 
 from luosho.v1 import agent_pb2 as pb
+from tests.support.console import Console
+from tests.support.harness import agent
 
 API = "/api/v1"
 

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import Harness
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
-
-from .fakes import WIRES, FakeServer
+from tests.support.harness import Harness
+from tests.support.model_fakes import WIRES, FakeServer
 
 KEY_ENV = "LUOSHOD_TEST_PROVIDER_KEY"
 MODEL = "test-model"

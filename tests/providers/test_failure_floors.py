@@ -15,16 +15,16 @@ import time
 
 import grpc
 import pytest
-from support import error_info
 
 from luosho.client import AsyncClient, ProviderError, ProviderRejectedError
 from luosho.v1 import agent_pb2 as pb
 from luoshod.errors import ProviderError as DaemonProviderError
 from luoshod.errors import ProviderRejected
 from luoshod.providers.guard import GuardPolicy, ModelGuard
+from tests.support.harness import error_info
+from tests.support.model_fakes import FakeServer, Fault, Seen, turn
 
 from .conftest import StartDaemon, llm_agent
-from .fakes import FakeServer, Fault, Seen, turn
 
 pytestmark = pytest.mark.asyncio
 

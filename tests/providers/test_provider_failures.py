@@ -10,12 +10,12 @@ import re
 
 import grpc
 import pytest
-from support import Harness, assert_valid_transcript, error_info
 
 from luosho.v1 import agent_pb2 as pb
+from tests.support.harness import Harness, assert_valid_transcript, error_info
+from tests.support.model_fakes import FakeServer, Fault, turn
 
 from .conftest import StartDaemon, add, llm_agent
-from .fakes import FakeServer, Fault, turn
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import grpc
-from daemon_proc import DaemonProcess, db_url
-from support import Harness, assert_valid_transcript, error_info
 
 from luosho.v1 import agent_pb2 as pb
+from tests.support.daemon_process import DaemonProcess, db_url
+from tests.support.harness import Harness, assert_valid_transcript, error_info
+from tests.support.model_fakes import FakeServer, Fault, turn
 
 from .conftest import KEY_ENV, add, llm_agent, provider_toml
-from .fakes import FakeServer, Fault, turn
 
 
 async def test_kill9_between_the_models_answer_and_the_tool_results(

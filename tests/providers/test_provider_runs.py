@@ -7,12 +7,12 @@ import json
 
 import grpc
 import pytest
-from support import Harness, assert_valid_transcript, error_info
 
 from luosho.v1 import agent_pb2 as pb
+from tests.support.harness import Harness, assert_valid_transcript, error_info
+from tests.support.model_fakes import FakeServer, turn
 
 from .conftest import MODEL, PRICE, StartDaemon, add, llm_agent
-from .fakes import FakeServer, turn
 
 pytestmark = pytest.mark.asyncio
 

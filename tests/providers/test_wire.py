@@ -8,8 +8,7 @@ import json
 from luoshod.domain import Message, Role, ToolCall
 from luoshod.providers import anthropic_messages, openai_chat
 from luoshod.providers.remote import unique_call_ids
-
-from .fakes import check_anthropic, check_openai
+from tests.support.model_fakes import check_anthropic, check_openai
 
 A, B = ToolCall("id_a", "add", '{"a": 1}'), ToolCall("id_b", "add", '{"a": 2')  # B's JSON is broken
 TRANSCRIPT = [

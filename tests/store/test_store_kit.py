@@ -21,8 +21,8 @@ import pytest
 
 from luoshod.store import CONTRACT_VERSION
 from luoshod.store.conformance.plugin import CASES
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "luoshod-driver-example"
 DRIVER = "luoshod_files/driver.py"
 BIN = Path(sys.executable).parent

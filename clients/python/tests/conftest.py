@@ -1,4 +1,7 @@
-"""Fixtures: the null server (bench/null_server.py) on a real port, in a thread of its own.
+"""Fixtures: the null server (bench/null_server.py) on a real port, in a thread of its own;
+and ``daemon``, a real luoshod daemon in the test's own event loop on each store the
+daemon's own tests use (memory, an SQLite file, LMDB), for the async tests that check the
+client against what the daemon really does.
 
 The server runs in its own event loop thread so both clients can be tested against it:
 the blocking client would otherwise block the loop that serves it. start_null_server()
@@ -10,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
@@ -20,6 +23,14 @@ BENCH = Path(__file__).resolve().parents[3] / "bench"
 sys.path.insert(0, str(BENCH))
 
 from null_server import start_null_server  # noqa: E402
+
+from luoshod.server.app import Config, Daemon  # noqa: E402
+
+STORES = {
+    "memory": lambda tmp: "memory://",
+    "sqlite-file": lambda tmp: f"sqlite:///{tmp}/luoshod.db",
+    "lmdb": lambda tmp: f"lmdb://{tmp}/lmdb",
+}
 
 
 class ServerThread:
@@ -55,3 +66,21 @@ def target() -> Iterator[str]:
         yield f"127.0.0.1:{server.port}"
     finally:
         server.stop()
+
+
+@pytest.fixture(params=sorted(STORES))
+async def daemon(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Daemon]:
+    """A real daemon on loopback, started and stopped in the test's event loop."""
+    d = Daemon(
+        Config(
+            listen=["127.0.0.1:0"],
+            store=STORES[request.param](tmp_path),
+            tool_timeout_s=30,
+            drain_timeout_s=5,
+        )
+    )
+    await d.start()
+    try:
+        yield d
+    finally:
+        await d.stop()

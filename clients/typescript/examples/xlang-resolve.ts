@@ -1,4 +1,4 @@
-// The TypeScript leg of the cross-language test (tests/test_cross_language.py):
+// The TypeScript leg of the cross-language test (tests/clients/test_cross_language.py):
 // `node dist-test/examples/xlang-resolve.js ADDR APPROVAL_ID` approves the pending call and
 // runs it; at the next turn's tool call it prints IN_TOOL and holds it until it is killed.
 import { LuoshoClient } from "@luosho/client";

@@ -1,4 +1,4 @@
-// The TypeScript leg of the sub-agent cross-language test (tests/test_subagents_xlang.py):
+// The TypeScript leg of the sub-agent cross-language test (tests/clients/test_subagents_across_languages.py):
 // `node dist-test/examples/xlang-subagent-finish.js ADDR SESSION_ID` resumes the session
 // whose sub-agent's approval was decided from the people CLI, runs the sub-agent's call,
 // and prints the sub-agent that asked, the call id and the run's final text.

@@ -69,7 +69,7 @@ export function scripted(name: string, script: unknown[], tools: { name: string;
 
 export const call = (name: string, args: unknown) => ({ tool_calls: [{ name, arguments: args }] });
 
-/** What tests/providers/fake_model_server.py prints once it serves. */
+/** What tests/support/fake_model_server.py prints once it serves. */
 export interface FakeModel {
   base_url: string;
   stats_url: string;
@@ -90,7 +90,7 @@ export interface FakeModel {
 /** The repository's fake model server (an HTTP model API as a process of its own), run with
  * the daemon's interpreter: `--wire anthropic --scenario refuse-continuation` and so on. */
 export async function startFakeModel(...args: string[]): Promise<FakeModel> {
-  const proc = spawn(PYTHON, [join(REPO_ROOT, "tests", "providers", "fake_model_server.py"), ...args], {
+  const proc = spawn(PYTHON, [join(REPO_ROOT, "tests", "support", "fake_model_server.py"), ...args], {
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";

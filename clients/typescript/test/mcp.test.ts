@@ -1,6 +1,6 @@
 // Daemon tools (MCP): tool.call says who runs it, and the client never hands a daemon
 // tool's call to the app's tools. A real daemon with the repository's stdio MCP test
-// server (tests/mcp_servers/tools.py) as [mcp_servers.files].
+// server (tests/support/mcp_server.py) as [mcp_servers.files].
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,7 @@ let client: LuoshoClient;
 
 before(async () => {
   const python = process.env.LUOSHOD_PYTHON ?? join(REPO_ROOT, ".venv", "bin", "python");
-  const server = join(REPO_ROOT, "tests", "mcp_servers", "tools.py");
+  const server = join(REPO_ROOT, "tests", "support", "mcp_server.py");
   const toml = join(mkdtempSync(join(tmpdir(), "luoshod-ts-mcp-")), "luoshod.toml");
   writeFileSync(toml, `[mcp_servers.files]\ncommand = ${JSON.stringify(python)}\nargs = [${JSON.stringify(server)}, "stdio"]\n`);
   daemon = await startDaemon("--config", toml);

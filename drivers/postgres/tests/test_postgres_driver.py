@@ -1,6 +1,6 @@
 """What is particular to the ``postgresql:`` driver: URLs, migrations, the layout in its
 tables, its errors, and the server going away and coming back (on the session's real
-throw-away server, tests/postgres_server.py)."""
+throw-away server, tests/support/postgres_server.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
-from postgres_server import PostgresServer, free_port
 
 from luoshod.domain import Checkpoint
 from luoshod.errors import NEWER_LUOSHOD, StoreError
@@ -20,6 +19,7 @@ from luoshod.store.kit.codec import FORMAT_VERSION
 from luoshod_postgres import PostgresStore
 from luoshod_postgres.connection import target_from_url
 from luoshod_postgres.migrations import SCHEMA_VERSION
+from tests.support.postgres_server import PostgresServer, free_port
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 SQLite and LMDB drivers do: a burst of run starts (each takes its session's lease) shares
 a few transactions instead of one commit each, and one refused (a lease another daemon
 holds) is refused alone. Seen in the rows themselves: the rows one transaction wrote share
-its id (``xmin``). On the session's real throw-away server (tests/postgres_server.py)."""
+its id (``xmin``). On the session's real throw-away server (tests/support/postgres_server.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import psycopg
 import pytest
-from postgres_server import PostgresServer
 
 from luoshod.errors import SessionBusy
 from luoshod.store import store_from_url
 from luoshod_postgres import PostgresStore
+from tests.support.postgres_server import PostgresServer
 
 BURST = 300
 HELD_ELSEWHERE = 15

@@ -1,4 +1,4 @@
-// Command xlang-start is the Go leg of the cross-language test (tests/test_cross_language.py):
+// Command xlang-start is the Go leg of the cross-language test (tests/clients/test_cross_language.py):
 // it starts a run whose turn pauses on an approval, answering the calls it may run, and
 // prints the approval id.
 //

@@ -1,5 +1,5 @@
 // Command xlang-subagent-start is the Go leg of the sub-agent cross-language test
-// (tests/test_subagents_xlang.py): it starts a run whose sub-agent's call pauses on an
+// (tests/clients/test_subagents_across_languages.py): it starts a run whose sub-agent's call pauses on an
 // approval, answering the sub-agent's lookup (and recording which sub-agent asked), and
 // prints the approval id and the sub-agent's path.
 //

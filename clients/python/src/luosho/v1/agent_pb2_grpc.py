@@ -5,7 +5,7 @@ import warnings
 
 from luosho.v1 import agent_pb2 as luosho_dot_v1_dot_agent__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.85.0'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 

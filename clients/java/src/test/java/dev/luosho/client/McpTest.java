@@ -14,14 +14,14 @@ import dev.luosho.v1.*;
 import org.junit.jupiter.api.Test;
 
 /**
- * Daemon tools: a daemon with the repository's stdio MCP test server (tests/mcp_servers/tools.py)
+ * Daemon tools: a daemon with the repository's stdio MCP test server (tests/support/mcp_server.py)
  * as [mcp_servers.files]. Its tool.calls say executor DAEMON and never reach the app's handlers.
  */
 class McpTest {
   @Test
   void daemonToolsAreNeverHandedToTheApp() throws Exception {
     Path dir = Daemon.tempDir("luoshod-java-mcp");
-    Path server = Path.of("../../tests/mcp_servers/tools.py").toAbsolutePath().normalize();
+    Path server = Path.of("../../tests/support/mcp_server.py").toAbsolutePath().normalize();
     Path toml = dir.resolve("luoshod.toml");
     Files.writeString(toml, "[mcp_servers.files]\ncommand = " + Tools.dumps(Daemon.python())
         + "\nargs = [" + Tools.dumps(server.toString()) + ", \"stdio\"]\n");

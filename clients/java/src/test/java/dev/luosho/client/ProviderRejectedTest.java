@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Issue 35 end to end: a real daemon whose provider {@code llm} is the fake model server
- * ({@code tests/providers/fake_model_server.py --wire anthropic --scenario refuse-continuation}):
+ * ({@code tests/support/fake_model_server.py --wire anthropic --scenario refuse-continuation}):
  * the first model call asks for the client tool {@code lookup}, the continuation is refused
  * with HTTP 400. With the client's default retry policy, the run ends with the typed
  * PROVIDER_REJECTED after exactly one model call for the continuation.
@@ -50,7 +50,7 @@ class ProviderRejectedTest {
   @BeforeEach
   void start() throws IOException {
     Path dir = Daemon.tempDir("luoshod-java-rejected");
-    Path script = repoRoot().resolve("tests/providers/fake_model_server.py");
+    Path script = repoRoot().resolve("tests/support/fake_model_server.py");
     ProcessBuilder pb = new ProcessBuilder(Daemon.python(), script.toString(), "--wire", "anthropic",
         "--scenario", "refuse-continuation", "--dir", dir.resolve("fake").toString(), "--max-seconds", "300");
     pb.redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("fake-stderr.log").toFile()));

@@ -1,0 +1,257 @@
+"""R68, R69 with real daemon processes: three inputs queued when the daemon is killed -9 run
+after its restart, in order, each exactly once (SQLite file); and two daemons sharing
+PostgreSQL, where an input queued through one runs when the other's run ends, and an
+INTERRUPT sent to one aborts the run the other holds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from luosho.v1 import agent_pb2 as pb
+from tests.daemon.test_if_busy import busy_with_a_tool, execute, queue_one, users
+from tests.support.daemon_process import DaemonProcess, db_url
+from tests.support.harness import Harness, agent, assert_valid_transcript, calls
+
+pytestmark = pytest.mark.asyncio
+
+
+async def settled(h: Harness, sid: str, timeout: float = 60) -> pb.GetSessionResponse:
+    """GetSession once the queue is empty and the session finished (polled)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = await h.stub.GetSession(pb.GetSessionRequest(session_id=sid))
+        if not got.queue and got.checkpoint.status == pb.CHECKPOINT_STATUS_FINISHED:
+            return got
+        assert time.monotonic() < deadline, got
+        await asyncio.sleep(0.1)
+
+
+async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_restart(
+    tmp_path: Path,
+) -> None:
+    calls_log = tmp_path / "calls.jsonl"
+    args = (
+        "--store",
+        db_url(tmp_path),
+        "--scripted-call-log",
+        str(calls_log),
+        "--lease-owner",
+        "the-daemon",
+        "--queue-sweep-s",
+        "0.2",
+    )
+    spec = agent([calls(("add", {"a": 1})), {"text": "r2"}, {"text": "r3"}, {"text": "r4"}])
+    first = DaemonProcess(*args).start()
+    try:
+        h = Harness(first.address, call_log=calls_log)
+        busy, call = await busy_with_a_tool(h, "k9", spec)  # its tool call is never answered
+        waiting = [
+            await queue_one(h, "k9", text, spec, pb.IF_BUSY_ENQUEUE, request_id=f"r-{text}")
+            for text in ("two", "three", "four")
+        ]
+        shown = await h.stub.GetSession(pb.GetSessionRequest(session_id="k9"))
+        assert [q.request_id for q in shown.queue] == ["r-two", "r-three", "r-four"]
+        first.kill9()
+        for t in (busy, *waiting):
+            await t  # their streams end with the daemon
+        await h.close()
+    finally:
+        first.stop()
+    assert len(calls_log.read_text().splitlines()) == 1  # one model call before the kill
+    second = DaemonProcess(*args).start()
+    try:
+        h = Harness(second.address, call_log=calls_log)
+        # The caller of "two" retries (R75): it follows the run that applies it, whose
+        # first act is the pending call of "one" (R10), answered here, then "two" (R12).
+        two = await execute(
+            h, "k9", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two", tools={"add": lambda a: 1}
+        )
+        assert two.error is None, two.error
+        assert two.done.final_text == "r2"
+        assert [e.tool_call.call.id for e in two.of("tool.call")] == [call.id]
+        got = await settled(h, "k9")
+        cp = got.checkpoint
+        assert users(cp) == ["one", "two", "three", "four"]  # in order, each once
+        texts = [m.content for m in cp.messages if m.role == pb.ROLE_ASSISTANT and m.content]
+        assert texts == ["r2", "r3", "r4"]
+        assert h.model_calls("k9") == 4  # no model call twice
+        assert_valid_transcript(cp)
+        # Retrying a queued Execute after it ran replays its run: nothing runs twice (R74).
+        again = await execute(h, "k9", "three", spec, pb.IF_BUSY_ENQUEUE, request_id="r-three")
+        assert again.done.final_text == "r3" and all(e.replayed for e in again.events)
+        assert users(await h.get("k9")) == ["one", "two", "three", "four"]
+        await h.close()
+    finally:
+        second.stop()
+
+
+async def test_r69_r74_a_queued_input_whose_run_was_killed_resumes_when_its_caller_retries(
+    tmp_path: Path,
+) -> None:
+    calls_log = tmp_path / "calls.jsonl"
+    args = (
+        "--store",
+        db_url(tmp_path),
+        "--scripted-call-log",
+        str(calls_log),
+        "--lease-owner",
+        "the-daemon",
+        "--queue-sweep-s",
+        "0.2",
+    )
+    spec = agent(
+        [
+            calls(("add", {"a": 1})),
+            {"text": "one done"},
+            calls(("add", {"a": 2})),
+            {"text": "two done"},
+        ]
+    )
+    first = DaemonProcess(*args).start()
+    try:
+        h = Harness(first.address, call_log=calls_log)
+        busy, call = await busy_with_a_tool(h, "k9b", spec)
+        queued = await queue_one(h, "k9b", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two")
+        await h.submit("k9b", call.id, "1")
+        assert (await busy).done.final_text == "one done"
+        # The queued run starts and asks for its own tool; nobody answers; the daemon dies.
+        while len(calls_log.read_text().splitlines()) < 3:
+            await asyncio.sleep(0.05)
+        shown = await h.stub.GetSession(pb.GetSessionRequest(session_id="k9b"))
+        first.kill9()
+        await queued
+        await h.close()
+    finally:
+        first.stop()
+    second = DaemonProcess(*args).start()
+    try:
+        h = Harness(second.address, call_log=calls_log)
+        again = await execute(
+            h,
+            "k9b",
+            "two",
+            spec,
+            pb.IF_BUSY_ENQUEUE,
+            request_id="r-two",
+            tools={"add": lambda a: a["a"]},
+        )
+        assert again.error is None, again.error
+        assert again.done.final_text == "two done"
+        cp = await h.get("k9b")
+        assert users(cp) == ["one", "two"]  # applied once
+        assert_valid_transcript(cp)
+        assert (await h.stub.GetSession(pb.GetSessionRequest(session_id="k9b"))).queue == []
+        assert shown.checkpoint.status == pb.CHECKPOINT_STATUS_IN_PROGRESS
+        await h.close()
+    finally:
+        second.stop()
+
+
+@pytest.fixture
+def two_daemons(postgres_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+    args = ("--store", postgres_url, "--queue-sweep-s", "0.2")
+    daemons = [DaemonProcess(*args).start() for _ in range(2)]
+    try:
+        yield daemons
+    finally:
+        for d in daemons:
+            d.stop()
+
+
+async def test_r68_r69_across_two_daemons_on_postgres(two_daemons: list[DaemonProcess]) -> None:
+    a, b = (Harness(d.address) for d in two_daemons)
+    spec = agent(
+        [calls(("add", {"a": 1})), {"text": "one done"}, {"text": "reply 2"}, {"text": "reply 3"}]
+    )
+    first, call = await busy_with_a_tool(a, "pg", spec)
+    # B is free, A holds the session's lease: B queues the input in the shared store.
+    queued = await queue_one(b, "pg", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="via-b")
+    shown = await a.stub.GetSession(pb.GetSessionRequest(session_id="pg"))
+    assert [q.request_id for q in shown.queue] == ["via-b"]  # seen through either daemon
+    removed = await b.stub.DequeueInput(pb.DequeueInputRequest(session_id="pg", request_id="nope"))
+    assert removed.removed is False
+    await a.submit("pg", call.id, json.dumps(1))
+    assert (await first).done.final_text == "one done"
+    log = await queued  # run by A when its run ended (or by a sweep), followed by B
+    assert log.error is None, log.error
+    assert log.done.final_text == "reply 2" and log.events[1].run_start.request_id == "via-b"
+    assert users(await a.get("pg")) == ["one", "two"]
+    await a.close()
+    await b.close()
+
+
+async def test_r68_interrupt_through_one_daemon_aborts_the_run_of_the_other(
+    two_daemons: list[DaemonProcess],
+) -> None:
+    a, b = (Harness(d.address) for d in two_daemons)
+    spec = agent([calls(("add", {"a": 1})), {"text": "redirected"}])
+    first, call = await busy_with_a_tool(a, "pgi", spec)
+    log = await execute(b, "pgi", "stop", spec, pb.IF_BUSY_INTERRUPT)
+    aborted = await first  # A's sweep saw the interrupt queued through B
+    assert aborted.done.finish_reason == pb.FINISH_REASON_ABORTED
+    assert log.error is None, log.error
+    assert log.done.final_text == "redirected"
+    cp = await b.get("pgi")
+    assert users(cp) == ["one", "stop"]
+    assert_valid_transcript(cp)
+    await a.close()
+    await b.close()
+
+
+async def test_r68_a_daemon_does_not_spin_on_an_input_queued_while_another_holds_the_session(
+    postgres_url: str,
+) -> None:
+    """B queues an input on a session A's run holds: B tries it once and leaves it to A
+    (whose run's end runs it), rather than retrying at once in a loop of lease
+    acquisitions until A lets go."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pa = DaemonProcess(
+        "--store", postgres_url, "--lease-owner", "a", "--queue-sweep-s", "0.2"
+    ).start()
+    pb_ = DaemonProcess(
+        "--store",
+        postgres_url,
+        "--lease-owner",
+        "b",
+        "--queue-sweep-s",
+        "3600",
+        "--metrics-listen",
+        f"127.0.0.1:{port}",
+    ).start()
+
+    def acquisitions() -> float:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("luoshod_store_lease_writes_total") and 'op="acquire"' in line
+        )
+
+    try:
+        a, b = Harness(pa.address), Harness(pb_.address)
+        spec = agent([calls(("add", {"a": 1})), {"text": "one done"}, {"text": "reply 2"}])
+        first, call = await busy_with_a_tool(a, "spin", spec)
+        queued = await queue_one(b, "spin", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="via-b")
+        await asyncio.sleep(1.5)
+        tried = await asyncio.to_thread(acquisitions)
+        assert tried <= 3, f"B acquired the lease {tried} times in 1.5 s while A held it"
+        await a.submit("spin", call.id, json.dumps(1))
+        assert (await first).done.final_text == "one done"
+        log = await queued
+        assert log.error is None and log.done.final_text == "reply 2"
+        await a.close()
+        await b.close()
+    finally:
+        pa.stop()
+        pb_.stop()

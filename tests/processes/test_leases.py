@@ -1,0 +1,328 @@
+"""One writer per session across daemons (R51, R52): two real daemon processes on one
+store, a daemon killed or paused while it holds a session's lease.
+
+Every test runs on each store that several processes can share (``shared_store``): a
+PostgreSQL database (the session's throw-away server), an SQLite file, an LMDB directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from luosho.v1 import agent_pb2 as pb
+from tests.support.daemon_process import DaemonProcess
+from tests.support.harness import Harness, RunLog, agent, assert_valid_transcript, calls, error_info
+
+TTL = ("--lease-ttl-s", "2", "--lease-renew-s", "0.5")
+SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 100 + k})) for k in range(3)] + [{"text": "total"}]
+SPEC = agent(SCRIPT)
+
+
+@pytest.fixture(params=["postgres", "sqlite", "lmdb"])
+def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
+    return {"sqlite": f"sqlite:///{tmp_path}/luoshod.db", "lmdb": f"lmdb://{tmp_path}/lmdb"}[
+        request.param
+    ]
+
+
+@pytest.fixture
+def daemons(shared_store: str, tmp_path: Path) -> Iterator[tuple[DaemonProcess, DaemonProcess]]:
+    """Daemons ``daemon-a`` and ``daemon-b`` on one store, with a 2 s lease TTL."""
+    log = str(tmp_path / "calls.jsonl")
+    started = []
+    try:
+        for name in ("daemon-a", "daemon-b"):
+            args = (
+                "--store",
+                shared_store,
+                "--scripted-call-log",
+                log,
+                "--lease-owner",
+                name,
+                *TTL,
+            )
+            started.append(DaemonProcess(*args).start())
+        yield started[0], started[1]
+    finally:
+        for d in started:
+            if d.proc and d.proc.poll() is None:
+                d.proc.send_signal(signal.SIGCONT)  # a paused one must be able to die
+            d.stop()
+
+
+def killed_logs(daemons: tuple[DaemonProcess, ...]) -> str:
+    """Stop the daemons at once and return the end of each one's log."""
+    for d in daemons:
+        assert d.proc is not None
+        d.proc.kill()
+        d.proc.wait(10)
+    return "\n".join(d.stderr()[-4000:] for d in daemons)
+
+
+def harness(d: DaemonProcess, tmp_path: Path) -> Harness:
+    return Harness(d.address, call_log=tmp_path / "calls.jsonl")
+
+
+async def waiting_for_a_tool(h: Harness, sid: str) -> asyncio.Task[RunLog]:
+    """A run of ``sid`` started through ``h``, once it waits for its first tool result
+    (which nobody gives: the test decides what happens to it)."""
+    asked = asyncio.Event()
+
+    async def on_event(e: pb.Event) -> None:
+        if e.type == "tool.call":
+            asked.set()
+
+    run = asyncio.create_task(h.run(sid, "go", SPEC, on_event=on_event))
+    await asyncio.wait_for(asked.wait(), 20)
+    return run
+
+
+def add(args: dict[str, int]) -> int:
+    return args["a"]
+
+
+def check_finished(cp: pb.Checkpoint, h: Harness, sid: str) -> None:
+    """R20–R24 after a takeover: every call answered once, in order; no turn generated twice."""
+    assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
+    assert_valid_transcript(cp)
+    results = [m.tool_call_id for m in cp.messages if m.role == pb.ROLE_TOOL]
+    assert results == [f"call_{k}_{j}" for k in range(3) for j in range(2)]
+    turns = sum(1 for m in cp.messages if m.role == pb.ROLE_ASSISTANT)
+    assert h.model_calls(sid) == turns == 4
+
+
+async def resume_when_free(h: Harness, sid: str, deadline_s: float = 20) -> tuple[int, object]:
+    """Resume ``sid`` until its lease is free; (refusals seen, the finished run's log)."""
+    refusals, end = 0, time.monotonic() + deadline_s
+    while True:
+        log = await h.run(sid, agent=SPEC, tools={"add": add}, resume=True)
+        if log.reason != "SESSION_BUSY":
+            return refusals, log
+        refusals += 1
+        assert time.monotonic() < end, "the lease never became free"
+        # The thing under test: a lease held by a daemon that died or froze runs out in
+        # real time in another process (R51 refuses until then, R52 takes over after), and
+        # only a try tells. The pause paces the tries; it waits for nothing to subscribe.
+        await asyncio.sleep(0.2)
+
+
+async def test_r51_a_session_run_by_one_daemon_is_busy_on_the_other(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    a, b = daemons
+    ha, hb = harness(a, tmp_path), harness(b, tmp_path)
+    # The run on A waits for its first tool result, which the test gives only later.
+    running = await waiting_for_a_tool(ha, "s")
+
+    busy = await hb.run("s", "again", SPEC, tools={"add": add})
+    assert busy.error is not None and busy.events == []
+    code, reason, meta = error_info(busy.error)
+    assert (code, reason) == (grpc.StatusCode.ABORTED, "SESSION_BUSY")
+    assert meta["holder"] == "daemon-a" and meta["expires_at"].endswith("Z")
+    with pytest.raises(grpc.aio.AioRpcError) as deleted:
+        await hb.stub.DeleteSession(pb.DeleteSessionRequest(session_id="s"))
+    assert error_info(deleted.value)[1] == "SESSION_BUSY"
+
+    # A finishes the run; its lease is released at once, not after the TTL.
+    for j in range(2):
+        await ha.submit("s", f"call_0_{j}", "1")
+    running.cancel()  # the rest of the run is B's
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    refusals, log = await resume_when_free(hb, "s")
+    assert log.error is None and log.done is not None
+    check_finished(await hb.get("s"), hb, "s")
+    await ha.close()
+    await hb.close()
+
+
+async def test_r52_a_killed_holders_run_is_resumed_by_another_daemon_after_the_ttl(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    a, b = daemons
+    ha, hb = harness(a, tmp_path), harness(b, tmp_path)
+    executed: list[str] = []
+
+    async def tool_then_kill(e: pb.Event) -> None:
+        if e.type != "tool.call":
+            return
+        cid = e.tool_call.call.id
+        if cid == "call_1_0":  # step 2's turn is checkpointed (R1), its tools not run
+            a.kill9()
+            return
+        executed.append(cid)
+        await ha.submit("s", cid, json.dumps(json.loads(e.tool_call.call.arguments_json)["a"]))
+
+    log = await ha.run("s", "go", SPEC, on_event=tool_then_kill)
+    assert log.error is not None and log.error.code() == grpc.StatusCode.UNAVAILABLE
+    killed_at = time.monotonic()
+
+    refusals, resumed = await resume_when_free(hb, "s")
+    # The killed daemon's lease held the session until it expired (R51), then B ran it (R52).
+    assert refusals >= 1 and time.monotonic() - killed_at >= 1.5
+    assert resumed.error is None and resumed.done is not None
+    again = [e.tool_call.call.id for e in resumed.of("tool.call")]
+    assert again == ["call_1_0", "call_1_1", "call_2_0", "call_2_1"]  # R21/R22: nothing redone
+    assert executed == ["call_0_0", "call_0_1"]
+    check_finished(await hb.get("s"), hb, "s")
+    await ha.close()
+    await hb.close()
+
+
+async def test_a_clean_stop_releases_the_lease_at_once(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    a, b = daemons
+    ha, hb = harness(a, tmp_path), harness(b, tmp_path)
+    stopped = await waiting_for_a_tool(ha, "s")
+    assert await asyncio.to_thread(a.terminate) == 0  # SIGTERM: drain, checkpoint, release
+    log = await stopped
+    assert log.error is not None and error_info(log.error)[1] == "SHUTTING_DOWN"
+    # No TTL to wait out: B resumes at its first try.
+    resumed = await hb.run("s", agent=SPEC, tools={"add": add}, resume=True)
+    assert resumed.error is None and resumed.done is not None
+    check_finished(await hb.get("s"), hb, "s")
+    await ha.close()
+    await hb.close()
+
+
+async def test_a_paused_holder_taken_over_cannot_write_and_stops_with_lease_lost(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    a, b = daemons
+    ha, hb = harness(a, tmp_path), harness(b, tmp_path)
+    stalled = await waiting_for_a_tool(ha, "s")
+    assert a.proc is not None
+    a.proc.send_signal(signal.SIGSTOP)  # a GC pause, a frozen VM: A holds a lease it cannot renew
+    try:
+        refusals, resumed = await resume_when_free(hb, "s")
+        assert refusals >= 1 and resumed.error is None and resumed.done is not None
+        done = await hb.get("s")
+    finally:
+        a.proc.send_signal(signal.SIGCONT)
+    # A wakes up believing it runs the session: its renewal, or the save of the result
+    # given to it now, finds the lease taken over. Its stream ends with LEASE_LOST...
+    try:
+        await ha.submit("s", "call_0_0", "1")  # accepted, if A's run still waits for it
+    except grpc.aio.AioRpcError as e:
+        assert error_info(e)[1] in ("TOOL_CALL_NOT_PENDING", "LEASE_LOST")
+    log = await asyncio.wait_for(stalled, 20)
+    assert log.error is not None
+    assert error_info(log.error)[:2] == (grpc.StatusCode.ABORTED, "LEASE_LOST")
+    # ... and nothing of it reached the store: B's finished run is what is there.
+    after = await hb.get("s")
+    assert after == done
+    check_finished(after, hb, "s")
+    # A stopped cleanly: it serves other sessions.
+    other = await ha.run("t", "go", SPEC, tools={"add": add})
+    assert other.error is None and other.done is not None
+    await ha.close()
+    await hb.close()
+
+
+async def test_r33_two_daemons_resolving_one_approval_exactly_one_wins(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    hs = [harness(d, tmp_path) for d in daemons]
+    spec = agent([calls(("pay", {"eur": 40})), {"text": "paid"}], ["pay"])
+    spec.tools[0].needs_approval = True
+    for r in range(3):  # a few rounds: the race can go either way
+        sid = f"pay-{r}"
+        log = await hs[0].run(sid, "charge", spec)
+        approval_id = log.of("approval.requested")[0].approval_requested.approval.approval_id
+
+        async def resolve(h: Harness) -> tuple[list[pb.Event], str]:
+            events: list[pb.Event] = []
+            try:
+                async for resp in h.stub.Resolve(
+                    pb.ResolveRequest(approval_id=approval_id, approved=True)
+                ):
+                    events.append(resp.event)
+                    if resp.event.type == "tool.call":
+                        await h.submit(sid, resp.event.tool_call.call.id, '"ok"')
+            except grpc.aio.AioRpcError as e:
+                return events, error_info(e)[1]
+            return events, ""
+
+        outcomes = await asyncio.gather(*(resolve(h) for h in hs))
+        assert sorted(reason for _, reason in outcomes) == ["", "APPROVAL_NOT_FOUND"]
+        won = next(events for events, reason in outcomes if not reason)
+        assert won[-1].run_done.final_text == "paid"
+        assert [e.type for e in won].count("tool.call") == 1  # the call ran once
+    for h in hs:
+        await h.close()
+
+
+SESSIONS, CLIENTS, RUNS = 8, 32, 3
+HAMMER = agent(
+    [
+        t
+        for k in range(2 * RUNS * CLIENTS // SESSIONS)
+        for t in (calls(("add", {"a": k})), {"text": f"ok {k}"})
+    ]
+)
+
+
+async def test_32_clients_hammering_8_sessions_through_two_daemons(
+    daemons: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    hs = [harness(d, tmp_path) for d in daemons]
+    refused: list[str] = []
+    failures: list[str] = []
+
+    async def client(c: int) -> None:
+        sid = f"h{c % SESSIONS}"
+        for r in range(RUNS):
+            attempt = 0
+            while True:
+                h = hs[(c + attempt) % 2]  # each try through the other daemon
+                attempt += 1
+                log = await h.run(sid, f"c{c}-r{r}", HAMMER, tools={"add": add})
+                if log.error is None and log.done is not None:
+                    break
+                if (
+                    log.error is not None
+                    and error_info(log.error)[:2]
+                    == (
+                        grpc.StatusCode.ABORTED,
+                        "SESSION_BUSY",
+                    )
+                    and not log.events
+                ):
+                    refused.append(sid)
+                    # Back-off of a contended client: paces the load, waits for no event.
+                    await asyncio.sleep(0.02 * (c % 5 + 1))
+                    continue
+                failures.append(f"{sid} c{c} r{r}: {log.error or log.types}")
+                return
+
+    await asyncio.wait_for(asyncio.gather(*(client(c) for c in range(CLIENTS))), 240)
+    if failures:  # with what the daemons logged, which says why
+        raise AssertionError(f"{failures[:3]}\n{killed_logs(daemons)}")
+    assert refused  # the sessions were contended: the refusals were all clean SESSION_BUSY
+    for i in range(SESSIONS):
+        sid = f"h{i}"
+        cp = await hs[0].get(sid)
+        assert cp.status == pb.CHECKPOINT_STATUS_FINISHED
+        assert_valid_transcript(cp)  # no interleaved saves: every call answered once, in order
+        inputs = [m.content for m in cp.messages if m.role == pb.ROLE_USER]
+        expected = {f"c{c}-r{r}" for c in range(i, CLIENTS, SESSIONS) for r in range(RUNS)}
+        assert sorted(inputs) == sorted(expected)
+        # Each run is user, call, result, text: nothing of two runs interleaved.
+        body = [m.role for m in cp.messages if m.role != pb.ROLE_SYSTEM]
+        run = [pb.ROLE_USER, pb.ROLE_ASSISTANT, pb.ROLE_TOOL, pb.ROLE_ASSISTANT]
+        assert body == run * len(expected)
+        turns = sum(1 for m in cp.messages if m.role == pb.ROLE_ASSISTANT)
+        assert hs[0].model_calls(sid) == turns == 2 * len(expected)
+    for h in hs:
+        await h.close()
