@@ -308,6 +308,7 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         last_drift=_drift_pb(cp.last_drift) if cp.last_drift else None,
         delegated_usage=usage_pb(cp.delegated_usage) if cp.delegated_usage.model_calls else None,
         subagents=_subagent_states(cp.subtasks, ""),
+        early_results=[message_pb(m) for m in cp.early_results.values()],
         tasks=[
             pb.SubAgentState(
                 name=t.name,

@@ -1018,18 +1018,20 @@ class Torture:
         finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
         if finished and open_turn:
             self.violate("R20", s, f"finished with calls {open_turn} unanswered")
+        # A result saved ahead of its turn (R76) is stored, outside the transcript.
+        stored = results | {m.tool_call_id: m.content for m in cp.early_results}
         for cid, body in s.accepted.items():
-            if cid not in results:
+            if cid not in stored:
                 self.violate(
                     "R54",
                     s,
                     f"lost save: the result of call {cid} was ACCEPTED in cycle "
                     f"{s.accepted_in[cid]} but the store has no result for it",
                 )
-            elif results[cid] != body:
+            elif stored[cid] != body:
                 self.violate("R54", s, f"the stored result of call {cid} is not the one ACCEPTED")
         self.check_decisions(s, cp, msgs, results)
-        s.stored_results = set(results)
+        s.stored_results = set(stored)  # the early ones too: never handed out again (R76)
         s.pending = open_turn
         s.durable_turns = max(s.durable_turns, sum(1 for m in msgs if m.role == pb.ROLE_ASSISTANT))
         s.finished = finished

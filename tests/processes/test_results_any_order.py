@@ -56,6 +56,7 @@ async def test_r76_results_submitted_in_reverse_order_are_each_accepted_at_once(
     assert outcome == pb.SUBMIT_OUTCOME_ACCEPTED
     cp = await h.get("any-order")
     assert results(cp) == []  # saved, but not in the transcript ahead of calls 1 and 2 (R2)
+    assert [(m.tool_call_id, m.content) for m in cp.early_results] == [(third.id, "3")]
     assert await h.submit("any-order", third.id, "3") == pb.SUBMIT_OUTCOME_DUPLICATE
     assert (
         await asyncio.wait_for(h.submit("any-order", second.id, "2"), 5)
@@ -69,6 +70,7 @@ async def test_r76_results_submitted_in_reverse_order_are_each_accepted_at_once(
     assert log.done is not None and log.done.status == pb.CHECKPOINT_STATUS_FINISHED
     cp = await h.get("any-order")
     assert_valid_transcript(cp)
+    assert not cp.early_results  # moved into the transcript, in call order
     assert results(cp) == [first.id, second.id, third.id]
     assert [m.content for m in cp.messages if m.role == pb.ROLE_TOOL] == ["1", "2", "3"]
     # Each result is announced once, in call order.

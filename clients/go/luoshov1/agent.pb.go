@@ -1994,6 +1994,10 @@ type Checkpoint struct {
 	// The unfinished sub-agents of the pending turn (R59), each level flattened, outermost
 	// first. A finished task leaves it in the save that records its result.
 	Subagents []*SubAgentState `protobuf:"bytes,41,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	// Results of the pending turn saved before an earlier call of the turn had its own
+	// (R76): durable, outside `messages` until every earlier call has its result, then moved
+	// there in call order. A resumed run takes them without handing their calls out again.
+	EarlyResults []*Message `protobuf:"bytes,42,rep,name=early_results,json=earlyResults,proto3" json:"early_results,omitempty"`
 	// The session's finished tasks (R65), in the order they were first saved: each with its
 	// task_id, name, depth, path, whole transcript and step count (call_id, usage and
 	// fingerprint unset). A `task` call with a task_id continues one of them.
@@ -2154,6 +2158,13 @@ func (x *Checkpoint) GetDelegatedUsage() *Usage {
 func (x *Checkpoint) GetSubagents() []*SubAgentState {
 	if x != nil {
 		return x.Subagents
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetEarlyResults() []*Message {
+	if x != nil {
+		return x.EarlyResults
 	}
 	return nil
 }
@@ -6448,7 +6459,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x83\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbc\a\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -6476,7 +6487,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x129\n" +
 	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\x126\n" +
-	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\x12.\n" +
+	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\x127\n" +
+	"\rearly_results\x18* \x03(\v2\x12.luosho.v1.MessageR\fearlyResults\x12.\n" +
 	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\"\xb5\x02\n" +
 	"\rSubAgentState\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
@@ -7157,121 +7169,122 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	40,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
 	22,  // 24: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
 	26,  // 25: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	26,  // 26: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	21,  // 27: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	22,  // 28: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	24,  // 29: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	20,  // 30: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	20,  // 31: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	24,  // 32: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	86,  // 33: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	86,  // 34: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	86,  // 35: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 36: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	25,  // 37: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	3,   // 38: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 39: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	86,  // 40: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	40,  // 41: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	86,  // 42: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	31,  // 43: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	33,  // 44: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	34,  // 45: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	35,  // 46: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	37,  // 47: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	38,  // 48: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	42,  // 49: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	40,  // 50: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	39,  // 51: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	41,  // 52: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	36,  // 53: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	45,  // 54: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	32,  // 55: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	16,  // 56: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 57: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	24,  // 58: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	21,  // 59: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	22,  // 60: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	20,  // 61: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	8,   // 62: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	27,  // 63: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	4,   // 64: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 65: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	22,  // 66: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	21,  // 67: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	14,  // 68: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	9,   // 69: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	21,  // 70: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	9,   // 71: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	86,  // 72: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	30,  // 73: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	14,  // 74: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	30,  // 75: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	10,  // 76: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	25,  // 77: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	44,  // 78: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	57,  // 79: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	85,  // 80: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	86,  // 81: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	86,  // 82: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 83: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	29,  // 84: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	14,  // 85: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	30,  // 86: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	27,  // 87: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	28,  // 88: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	21,  // 89: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	69,  // 90: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	68,  // 91: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	25,  // 92: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	74,  // 93: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	73,  // 94: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	75,  // 95: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 96: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 97: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	73,  // 98: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	73,  // 99: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	76,  // 100: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	30,  // 101: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	82,  // 102: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	11,  // 103: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	12,  // 104: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	83,  // 105: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	43,  // 106: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	49,  // 107: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	51,  // 108: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	53,  // 109: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	55,  // 110: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	58,  // 111: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	60,  // 112: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	62,  // 113: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	64,  // 114: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	66,  // 115: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	70,  // 116: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	72,  // 117: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	78,  // 118: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	80,  // 119: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	46,  // 120: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	48,  // 121: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	50,  // 122: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	52,  // 123: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	54,  // 124: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	56,  // 125: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	59,  // 126: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	61,  // 127: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	63,  // 128: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	65,  // 129: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	67,  // 130: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	71,  // 131: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	77,  // 132: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	79,  // 133: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	81,  // 134: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	47,  // 135: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	121, // [121:136] is the sub-list for method output_type
-	106, // [106:121] is the sub-list for method input_type
-	106, // [106:106] is the sub-list for extension type_name
-	106, // [106:106] is the sub-list for extension extendee
-	0,   // [0:106] is the sub-list for field type_name
+	21,  // 26: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	26,  // 27: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	21,  // 28: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	22,  // 29: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	24,  // 30: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	20,  // 31: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	20,  // 32: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	24,  // 33: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	86,  // 34: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 35: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	86,  // 36: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 37: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	25,  // 38: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	3,   // 39: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 40: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	86,  // 41: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	40,  // 42: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	86,  // 43: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	31,  // 44: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	33,  // 45: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	34,  // 46: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	35,  // 47: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	37,  // 48: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	38,  // 49: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	42,  // 50: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	40,  // 51: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	39,  // 52: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	41,  // 53: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	36,  // 54: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	45,  // 55: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	32,  // 56: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	16,  // 57: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 58: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	24,  // 59: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	21,  // 60: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	22,  // 61: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	20,  // 62: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	8,   // 63: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	27,  // 64: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	4,   // 65: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 66: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	22,  // 67: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	21,  // 68: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	14,  // 69: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	9,   // 70: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	21,  // 71: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	9,   // 72: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	86,  // 73: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	30,  // 74: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	14,  // 75: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	30,  // 76: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	10,  // 77: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	25,  // 78: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	44,  // 79: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	57,  // 80: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	85,  // 81: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	86,  // 82: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	86,  // 83: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 84: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	29,  // 85: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	14,  // 86: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	30,  // 87: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	27,  // 88: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	28,  // 89: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	21,  // 90: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	69,  // 91: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	68,  // 92: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	25,  // 93: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	74,  // 94: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	73,  // 95: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	75,  // 96: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 97: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 98: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	73,  // 99: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	73,  // 100: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	76,  // 101: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	30,  // 102: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	82,  // 103: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	11,  // 104: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	12,  // 105: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	83,  // 106: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	43,  // 107: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	49,  // 108: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	51,  // 109: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	53,  // 110: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	55,  // 111: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	58,  // 112: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	60,  // 113: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	62,  // 114: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	64,  // 115: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	66,  // 116: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	70,  // 117: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	72,  // 118: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	78,  // 119: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	80,  // 120: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	46,  // 121: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	48,  // 122: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	50,  // 123: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	52,  // 124: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	54,  // 125: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	56,  // 126: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	59,  // 127: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	61,  // 128: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	63,  // 129: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	65,  // 130: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	67,  // 131: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	71,  // 132: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	77,  // 133: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	79,  // 134: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	81,  // 135: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	47,  // 136: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	122, // [122:137] is the sub-list for method output_type
+	107, // [107:122] is the sub-list for method input_type
+	107, // [107:107] is the sub-list for extension type_name
+	107, // [107:107] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

@@ -1410,6 +1410,12 @@ export interface Checkpoint {
    */
   subagents: SubAgentState[];
   /**
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   */
+  earlyResults: Message[];
+  /**
    * The session's finished tasks (R65), in the order they were first saved: each with its
    * task_id, name, depth, path, whole transcript and step count (call_id, usage and
    * fingerprint unset). A `task` call with a task_id continues one of them.
@@ -3898,6 +3904,7 @@ function createBaseCheckpoint(): Checkpoint {
     lastDrift: undefined,
     delegatedUsage: undefined,
     subagents: [],
+    earlyResults: [],
     tasks: [],
   };
 }
@@ -3957,6 +3964,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     }
     for (const v of message.subagents) {
       SubAgentState.encode(v!, writer.uint32(330).fork()).join();
+    }
+    for (const v of message.earlyResults) {
+      Message.encode(v!, writer.uint32(338).fork()).join();
     }
     for (const v of message.tasks) {
       SubAgentState.encode(v!, writer.uint32(762).fork()).join();
@@ -4121,6 +4131,14 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.subagents.push(SubAgentState.decode(reader, reader.uint32()));
             continue;
           }
+          case 42: {
+            if (tag !== 338) {
+              break;
+            }
+
+            message.earlyResults.push(Message.decode(reader, reader.uint32()));
+            continue;
+          }
           case 95: {
             if (tag !== 762) {
               break;
@@ -4207,6 +4225,11 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       subagents: globalThis.Array.isArray(object?.subagents)
         ? object.subagents.map((e: any) => SubAgentState.fromJSON(e))
         : [],
+      earlyResults: globalThis.Array.isArray(object?.earlyResults)
+        ? object.earlyResults.map((e: any) => Message.fromJSON(e))
+        : globalThis.Array.isArray(object?.early_results)
+        ? object.early_results.map((e: any) => Message.fromJSON(e))
+        : [],
       tasks: globalThis.Array.isArray(object?.tasks)
         ? object.tasks.map((e: any) => SubAgentState.fromJSON(e))
         : [],
@@ -4269,6 +4292,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.subagents?.length) {
       obj.subagents = message.subagents.map((e) => SubAgentState.toJSON(e));
     }
+    if (message.earlyResults?.length) {
+      obj.earlyResults = message.earlyResults.map((e) => Message.toJSON(e));
+    }
     if (message.tasks?.length) {
       obj.tasks = message.tasks.map((e) => SubAgentState.toJSON(e));
     }
@@ -4308,6 +4334,7 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       ? Usage.fromPartial(object.delegatedUsage)
       : undefined;
     message.subagents = object.subagents?.map((e) => SubAgentState.fromPartial(e)) || [];
+    message.earlyResults = object.earlyResults?.map((e) => Message.fromPartial(e)) || [];
     message.tasks = object.tasks?.map((e) => SubAgentState.fromPartial(e)) || [];
     return message;
   },

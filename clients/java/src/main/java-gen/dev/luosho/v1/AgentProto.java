@@ -449,7 +449,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "21.luosho.v1.AgentFingerprint.ToolSchema" +
       "HashesEntry\022\031\n\021instructions_hash\030\004 \001(\t\0327" +
       "\n\025ToolSchemaHashesEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005" +
-      "value\030\002 \001(\t:\0028\001\"\264\005\n\nCheckpoint\022\022\n\nsessio" +
+      "value\030\002 \001(\t:\0028\001\"\337\005\n\nCheckpoint\022\022\n\nsessio" +
       "n_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.luosho.v1" +
       ".Message\022\022\n\nstep_index\030\003 \001(\005\022\037\n\005usage\030\004 " +
       "\001(\0132\020.luosho.v1.Usage\022\033\n\023business_state_" +
@@ -465,346 +465,347 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\nlast_drift\030\020 \001(\0132\025" +
       ".luosho.v1.AgentDrift\022)\n\017delegated_usage" +
       "\030( \001(\0132\020.luosho.v1.Usage\022+\n\tsubagents\030) " +
-      "\003(\0132\030.luosho.v1.SubAgentState\022\'\n\005tasks\030_" +
-      " \003(\0132\030.luosho.v1.SubAgentState\"\351\001\n\rSubAg" +
-      "entState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022" +
-      "\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_id\030" +
-      "\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosho.v1.Mess" +
-      "age\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020" +
-      ".luosho.v1.Usage\0220\n\013fingerprint\030\t \001(\0132\033." +
-      "luosho.v1.AgentFingerprint\"\272\002\n\010Approval\022" +
-      "\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 \001(\t" +
-      "\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolCall" +
-      "\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolCall" +
-      "\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022.\n\ncreated_at\030\007" +
-      " \001(\0132\032.google.protobuf.Timestamp\022.\n\nexpi" +
-      "res_at\030\010 \001(\0132\032.google.protobuf.Timestamp" +
-      "\022\025\n\rsubagent_path\030( \003(\t\"\312\001\n\014HistoryEntry" +
-      "\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001(\0132\032.googl" +
-      "e.protobuf.Timestamp\022+\n\006status\030\003 \001(\0162\033.l" +
-      "uosho.v1.CheckpointStatus\022\017\n\007version\030\004 \001" +
-      "(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\ncheckpoint\030" +
-      "\006 \001(\0132\025.luosho.v1.Checkpoint\"\234\002\n\016Session" +
-      "Summary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006status\030\002 " +
-      "\001(\0162\033.luosho.v1.CheckpointStatus\022.\n\rfini" +
-      "sh_reason\030\003 \001(\0162\027.luosho.v1.FinishReason" +
-      "\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_count\030\005 " +
-      "\001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdated_at\030\007" +
-      " \001(\0132\032.google.protobuf.Timestamp\022)\n\nlast" +
-      "_drift\030\010 \001(\0132\025.luosho.v1.AgentDrift\"\230\006\n\005" +
-      "Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(" +
-      "\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.google.pr" +
-      "otobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010replay" +
-      "ed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luosho.v1." +
-      "RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.luosho." +
-      "v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024.luo" +
-      "sho.v1.ModelTurnH\000\0221\n\ttool_call\030\r \001(\0132\034." +
-      "luosho.v1.ToolCallRequestedH\000\022,\n\013tool_re" +
-      "sult\030\016 \001(\0132\025.luosho.v1.ToolResultH\000\022(\n\ts" +
-      "tep_done\030\017 \001(\0132\023.luosho.v1.StepDoneH\000\022&\n" +
-      "\010run_done\030\020 \001(\0132\022.luosho.v1.RunDoneH\000\022,\n" +
-      "\013agent_drift\030\021 \001(\0132\025.luosho.v1.AgentDrif" +
-      "tH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v1.Text" +
-      "DeltaH\000\022:\n\022approval_requested\030\023 \001(\0132\034.lu" +
-      "osho.v1.ApprovalRequestedH\000\022*\n\ntool_retr" +
-      "y\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000\022.\n\014input" +
-      "_queued\030\037 \001(\0132\026.luosho.v1.InputQueuedH\000\022" +
-      "8\n\021approval_resolved\030  \001(\0132\033.luosho.v1.A" +
-      "pprovalResolvedH\000\022(\n\010subagent\030( \001(\0132\026.lu" +
-      "osho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunSt" +
-      "art\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n" +
-      "\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033" +
-      ".luosho.v1.AgentFingerprint\022\022\n\nrequest_i" +
-      "d\030\004 \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013approval" +
-      "_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_" +
-      "name\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001" +
-      "(\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"" +
-      "\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022" +
-      "\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho." +
-      "v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Us" +
-      "age\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022" +
-      "!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\nti" +
-      "meout_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosh" +
-      "o.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001" +
-      " \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030" +
-      "\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n" +
-      "\010delay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004step\030\001 " +
-      "\001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003" +
-      " \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 " +
-      "\001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDel" +
-      "ta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgent" +
-      "Drift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 " +
-      "\001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_remove" +
-      "d\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instru" +
-      "ctions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n" +
-      "\021ApprovalRequested\022%\n\010approval\030\001 \001(\0132\023.l" +
-      "uosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfinish_" +
-      "reason\030\001 \001(\0162\027.luosho.v1.FinishReason\022+\n" +
-      "\006status\030\002 \001(\0162\033.luosho.v1.CheckpointStat" +
-      "us\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001" +
-      "(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013a" +
-      "pproval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"" +
-      "\321\002\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(\t\022!" +
-      "\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005age" +
-      "nt\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023busine" +
-      "ss_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005" +
-      " \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_b" +
-      "usy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\031\n\014retentio" +
-      "n_ms\030\t \001(\003H\002\210\001\001B\026\n\024_business_state_jsonB" +
-      "\020\n\016_history_limitB\017\n\r_retention_msJ\004\010\010\020\t" +
-      "R\021retention_seconds\"\253\001\n\013QueuedInput\022\022\n\nr" +
-      "equest_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho." +
-      "v1.Message\022\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1." +
-      "IfBusy\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_at\030" +
-      "\005 \001(\0132\032.google.protobuf.Timestamp\"0\n\013Inp" +
-      "utQueued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 " +
-      "\001(\005\"=\n\023DequeueInputRequest\022\022\n\nsession_id" +
-      "\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024DequeueInp" +
-      "utResponse\022\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteRe" +
-      "sponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"" +
-      "\\\n\rResumeRequest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005" +
-      "agent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreq" +
-      "uest_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005event" +
-      "\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027SubmitToolRe" +
-      "sultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_" +
-      "call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is" +
-      "_error\030\004 \001(\010\"E\n\030SubmitToolResultResponse" +
-      "\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.SubmitOutc" +
-      "ome\"#\n\rCancelRequest\022\022\n\nsession_id\030\001 \001(\t" +
-      "\"#\n\016CancelResponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n" +
-      "\021GetSessionRequest\022\022\n\nsession_id\030\001 \001(\t\"\233" +
-      "\001\n\022GetSessionResponse\022)\n\ncheckpoint\030\001 \001(" +
-      "\0132\025.luosho.v1.Checkpoint\022%\n\005queue\030\002 \003(\0132" +
-      "\026.luosho.v1.QueuedInput\0223\n\022last_model_fa" +
-      "ilure\030\003 \001(\0132\027.luosho.v1.ModelFailure\"\220\002\n" +
-      "\014ModelFailure\022\016\n\006reason\030\001 \001(\t\022\017\n\007message" +
-      "\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luosho.v1.Mod" +
-      "elFailure.MetadataEntry\022-\n\tfailed_at\030\004 \001" +
-      "(\0132\032.google.protobuf.Timestamp\022\020\n\010failur" +
-      "es\030\005 \001(\005\0224\n\020retry_not_before\030\006 \001(\0132\032.goo" +
-      "gle.protobuf.Timestamp\032/\n\rMetadataEntry\022" +
-      "\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\266\001\n\023List" +
-      "SessionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npa" +
-      "ge_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luosho." +
-      "v1.CheckpointStatus\022\031\n\021session_id_prefix" +
-      "\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n\022include_" +
-      "total_size\030\006 \001(\010\"\204\001\n\024ListSessionsRespons" +
-      "e\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.SessionS" +
-      "ummary\022\027\n\017next_page_token\030\002 \001(\t\022\027\n\ntotal" +
-      "_size\030\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024Delet" +
-      "eSessionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014k" +
-      "eep_history\030\002 \001(\010\"(\n\025DeleteSessionRespon" +
-      "se\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023" +
-      "\n\013approval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n" +
-      "\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.A" +
-      "gentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_" +
-      "id\030\006 \001(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\"2\n" +
-      "\017ResolveResponse\022\037\n\005event\030\001 \001(\0132\020.luosho" +
-      ".v1.Event\"Q\n\024ListApprovalsRequest\022\022\n\nses" +
-      "sion_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage" +
-      "_token\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n" +
-      "\tapprovals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n" +
-      "\017next_page_token\030\002 \001(\t\"g\n\016HistoryRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022" +
-      "\022\n\npage_token\030\003 \001(\t\022\032\n\022include_checkpoin" +
-      "t\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 " +
-      "\003(\0132\027.luosho.v1.HistoryEntry\022\027\n\017next_pag" +
-      "e_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_m" +
-      "essages\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho" +
-      ".v1.Message\022 \n\023business_state_json\030\003 \001(\t" +
-      "H\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.T" +
-      "oolResultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024" +
-      "_business_state_json\"N\n\017ToolResultPatch\022" +
-      "\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001" +
-      "(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\ns" +
-      "ession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016ne" +
-      "w_session_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luos" +
-      "ho.v1.ForkPatch\"[\n\014ForkResponse\022\022\n\nsessi" +
-      "on_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030" +
-      "\003 \001(\0132\025.luosho.v1.Checkpoint\"<\n\016CompareR" +
-      "equest\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_" +
-      "id_b\030\002 \001(\t\"W\n\016TrajectoryStep\022\r\n\005index\030\001 " +
-      "\001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosh" +
-      "o.v1.TrajectoryCall\"\332\001\n\016TrajectoryCall\022\024" +
-      "\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016ar" +
-      "guments_json\030\003 \001(\t\022\030\n\013result_json\030\005 \001(\tH" +
-      "\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001(\t\022" +
-      "-\n\ntask_steps\030` \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\nhas_result" +
-      "\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004tool\030" +
-      "\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020argum" +
-      "ents_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift\022\024\n" +
-      "\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002 \003(" +
-      "\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\targumen" +
-      "ts\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n\007st" +
-      "eps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finish_r" +
-      "eason_a\030\007 \001(\0162\027.luosho.v1.FinishReason\0220" +
-      "\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1.Fini" +
-      "shReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003(\0132" +
-      "\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\0132\031." +
-      "luosho.v1.TrajectoryStep\022\030\n\013diverged_at\030" +
-      "\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1.Tr" +
-      "ajectoryDriftB\016\n\014_diverged_at\"E\n\014WatchRe" +
-      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_seq\030\002" +
-      " \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse\022\037\n" +
-      "\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025ListMc" +
-      "pServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026List" +
-      "McpServersResponse\022%\n\007servers\030\001 \003(\0132\024.lu" +
-      "osho.v1.McpServer\"\302\001\n\tMcpServer\022\014\n\004name\030" +
-      "\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luosho.v1.Mcp" +
-      "Transport\022(\n\005state\030\010 \001(\0162\031.luosho.v1.Mcp" +
-      "ServerState\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_erro" +
-      "r\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.McpTo" +
-      "olJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004name\030\001 \001(\t" +
-      "\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema_js" +
-      "on\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001\022\035\n" +
-      "\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read_on" +
-      "ly_hintB\023\n\021_destructive_hint*\265\030\n\013ErrorRe" +
-      "ason\022\034\n\030ERROR_REASON_UNSPECIFIED\020\000\022\031\n\025ER" +
-      "ROR_REASON_INTERNAL\020\001\022!\n\035ERROR_REASON_IN" +
-      "VALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_PAYLOAD" +
-      "_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHECKPOINT_" +
-      "NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPROVAL_NOT" +
-      "_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_EXISTS\020" +
-      "\006\022$\n ERROR_REASON_EVENTS_OUT_OF_RANGE\020\007\022" +
-      "$\n ERROR_REASON_TOOL_CALL_NOT_FOUND\020\010\022&\n" +
-      "\"ERROR_REASON_TOOL_CALL_NOT_PENDING\020\t\022*\n" +
-      "&ERROR_REASON_SESSION_AWAITING_APPROVAL\020" +
-      "\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$\n ERROR" +
-      "_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031ERROR_R" +
-      "EASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REASON_LEA" +
-      "SE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDER_ERROR" +
-      "\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJECTED\020\020\022\036" +
-      "\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n\032ERROR_" +
-      "REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_REASON_D" +
-      "AEMON_OVERLOADED\020\023\022 \n\034ERROR_REASON_UNAUT" +
-      "HENTICATED\020\024\022\"\n\036ERROR_REASON_STORE_UNAVA" +
-      "ILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FULL\020\026\022\037\n" +
-      "\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n\036ERROR_" +
-      "REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERROR_REAS" +
-      "ON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REASON_TOKE" +
-      "N_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_NOT_ALL" +
-      "OWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQUIRED\020(\022" +
-      "(\n$ERROR_REASON_DUPLICATE_SUBAGENT_NAME\020" +
-      ")\022$\n ERROR_REASON_DUPLICATE_TOOL_NAME\020*\022" +
-      "$\n ERROR_REASON_IF_BUSY_UNSUPPORTED\020+\022\037\n" +
-      "\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n ERROR_" +
-      "REASON_INVALID_APPROVAL_ID\020-\022)\n%ERROR_RE" +
-      "ASON_INVALID_APPROVAL_TIMEOUT\020.\022%\n!ERROR" +
-      "_REASON_INVALID_DRIFT_POLICY\020/\022&\n\"ERROR_" +
-      "REASON_INVALID_HISTORY_LIMIT\0200\022\033\n\027ERROR_" +
-      "REASON_INVALID_ID\0201\022 \n\034ERROR_REASON_INVA" +
-      "LID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INVALID_JS" +
-      "ON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_STEPS\0204" +
-      "\022$\n ERROR_REASON_INVALID_MCP_SERVERS\0205\022 " +
-      "\n\034ERROR_REASON_INVALID_MESSAGE\0206\022\036\n\032ERRO" +
-      "R_REASON_INVALID_MODEL\0207\022\'\n#ERROR_REASON" +
-      "_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERROR_REASO" +
-      "N_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_REASON_IN" +
-      "VALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASON_INVAL" +
-      "ID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_INVALID_" +
-      "SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_SESSION" +
-      "_ID\020=\022\037\n\033ERROR_REASON_INVALID_STATUS\020>\022!" +
-      "\n\035ERROR_REASON_INVALID_SUBAGENT\020?\022&\n\"ERR" +
-      "OR_REASON_INVALID_SUBAGENT_NAME\020@\022%\n!ERR" +
-      "OR_REASON_INVALID_TOOL_CALL_ID\020A\022)\n%ERRO" +
-      "R_REASON_INVALID_TOOL_CONCURRENCY\020B\022\"\n\036E" +
-      "RROR_REASON_INVALID_TOOL_NAME\020C\022$\n ERROR" +
-      "_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!ERROR_R" +
-      "EASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034ERROR_RE" +
-      "ASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_REASON_S" +
-      "UBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERROR_REAS" +
-      "ON_SUBAGENT_DESCRIPTION_REQUIRED\020H\022.\n*ER" +
-      "ROR_REASON_SUBAGENT_DESCRIPTION_TOO_LONG" +
-      "\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_TOO_LAR" +
-      "GE\020J\022(\n$ERROR_REASON_SUBAGENT_TASK_NOT_F" +
-      "OUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_CLASH\020L" +
-      "\022)\n%ERROR_REASON_TOOL_RESULT_OUT_OF_ORDE" +
-      "R\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBAGENTS\020N" +
-      "\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERVER\020O\022!\n" +
-      "\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022\"\n\036ERRO" +
-      "R_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR_RE" +
-      "ASON_INVALID_RETENTION\020R\022 \n\034ERROR_REASON" +
-      "_INVALID_REQUEST\020d\022\'\n#ERROR_REASON_UNSUP" +
-      "PORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REASON_NO_S" +
-      "UCH_ROUTE\020f\022#\n\037ERROR_REASON_METHOD_NOT_A" +
-      "LLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT_ALLOWE" +
-      "D\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_MISMATCH" +
-      "\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INVALID\020j\022" +
-      "&\n\"ERROR_REASON_INVALID_LAST_EVENT_ID\020k\022" +
-      "%\n!ERROR_REASON_INVALID_KEEP_HISTORY\020l\022+" +
-      "\n\'ERROR_REASON_INVALID_INCLUDE_CHECKPOIN" +
-      "T\020m\022\"\n\036ERROR_REASON_INVALID_AFTER_SEQ\020n\022" +
-      "\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022%\n!ERRO" +
-      "R_REASON_INVALID_NEWEST_FIRST\020p\022+\n\'ERROR" +
-      "_REASON_INVALID_INCLUDE_TOTAL_SIZE\020q*_\n\004" +
-      "Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SYSTE" +
-      "M\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020\003\022\r" +
-      "\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n\036AG" +
-      "ENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGENT_" +
-      "DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_POLIC" +
-      "Y_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNORE\020\003" +
-      "*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_STAT" +
-      "US_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS_IN" +
-      "_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAITIN" +
-      "G_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FINISH" +
-      "ED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REASON_U" +
-      "NSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022\033\n\027" +
-      "FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_REAS" +
-      "ON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITING_A" +
-      "PPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_" +
-      "UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022" +
-      "\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RET" +
-      "RY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP" +
-      "_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_" +
-      "GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMo" +
-      "de\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE" +
-      "_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MOD" +
-      "E_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECU" +
-      "TOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIEN" +
-      "T\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022" +
-      "\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJE" +
-      "CT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INT" +
-      "ERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmit" +
-      "Outcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022" +
-      "\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_O" +
-      "UTCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MC" +
-      "P_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPO" +
-      "RT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016M" +
-      "cpServerState\022 \n\034MCP_SERVER_STATE_UNSPEC" +
-      "IFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020" +
-      "\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_S" +
-      "ERVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n\007E" +
-      "xecute\022\031.luosho.v1.ExecuteRequest\032\032.luos" +
-      "ho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luos" +
-      "ho.v1.ResumeRequest\032\031.luosho.v1.ResumeRe" +
-      "sponse0\001\022[\n\020SubmitToolResult\022\".luosho.v1" +
-      ".SubmitToolResultRequest\032#.luosho.v1.Sub" +
-      "mitToolResultResponse\022=\n\006Cancel\022\030.luosho" +
-      ".v1.CancelRequest\032\031.luosho.v1.CancelResp" +
-      "onse\022I\n\nGetSession\022\034.luosho.v1.GetSessio" +
-      "nRequest\032\035.luosho.v1.GetSessionResponse\022" +
-      "O\n\014ListSessions\022\036.luosho.v1.ListSessions" +
-      "Request\032\037.luosho.v1.ListSessionsResponse" +
-      "\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSess" +
-      "ionRequest\032 .luosho.v1.DeleteSessionResp" +
-      "onse\022B\n\007Resolve\022\031.luosho.v1.ResolveReque" +
-      "st\032\032.luosho.v1.ResolveResponse0\001\022R\n\rList" +
-      "Approvals\022\037.luosho.v1.ListApprovalsReque" +
-      "st\032 .luosho.v1.ListApprovalsResponse\022@\n\007" +
-      "History\022\031.luosho.v1.HistoryRequest\032\032.luo" +
-      "sho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho." +
-      "v1.ForkRequest\032\027.luosho.v1.ForkResponse\022" +
-      "@\n\007Compare\022\031.luosho.v1.CompareRequest\032\032." +
-      "luosho.v1.CompareResponse\022<\n\005Watch\022\027.luo" +
-      "sho.v1.WatchRequest\032\030.luosho.v1.WatchRes" +
-      "ponse0\001\022U\n\016ListMcpServers\022 .luosho.v1.Li",
-      "stMcpServersRequest\032!.luosho.v1.ListMcpS" +
-      "erversResponse\022O\n\014DequeueInput\022\036.luosho." +
-      "v1.DequeueInputRequest\032\037.luosho.v1.Deque" +
-      "ueInputResponseB\035\n\rdev.luosho.v1B\nAgentP" +
-      "rotoP\001b\006proto3"
+      "\003(\0132\030.luosho.v1.SubAgentState\022)\n\rearly_r" +
+      "esults\030* \003(\0132\022.luosho.v1.Message\022\'\n\005task" +
+      "s\030_ \003(\0132\030.luosho.v1.SubAgentState\"\351\001\n\rSu" +
+      "bAgentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002 \001" +
+      "(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007task_" +
+      "id\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosho.v1.M" +
+      "essage\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 \001(" +
+      "\0132\020.luosho.v1.Usage\0220\n\013fingerprint\030\t \001(\013" +
+      "2\033.luosho.v1.AgentFingerprint\"\272\002\n\010Approv" +
+      "al\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030\002 " +
+      "\001(\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.ToolC" +
+      "all\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.ToolC" +
+      "all\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\0132\033" +
+      ".luosho.v1.AgentFingerprint\022.\n\ncreated_a" +
+      "t\030\007 \001(\0132\032.google.protobuf.Timestamp\022.\n\ne" +
+      "xpires_at\030\010 \001(\0132\032.google.protobuf.Timest" +
+      "amp\022\025\n\rsubagent_path\030( \003(\t\"\312\001\n\014HistoryEn" +
+      "try\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001(\0132\032.go" +
+      "ogle.protobuf.Timestamp\022+\n\006status\030\003 \001(\0162" +
+      "\033.luosho.v1.CheckpointStatus\022\017\n\007version\030" +
+      "\004 \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\ncheckpoi" +
+      "nt\030\006 \001(\0132\025.luosho.v1.Checkpoint\"\234\002\n\016Sess" +
+      "ionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006status" +
+      "\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022.\n\rf" +
+      "inish_reason\030\003 \001(\0162\027.luosho.v1.FinishRea" +
+      "son\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_count" +
+      "\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdated_a" +
+      "t\030\007 \001(\0132\032.google.protobuf.Timestamp\022)\n\nl" +
+      "ast_drift\030\010 \001(\0132\025.luosho.v1.AgentDrift\"\230" +
+      "\006\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030\002" +
+      " \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.google" +
+      ".protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010rep" +
+      "layed\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luosho." +
+      "v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.luos" +
+      "ho.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024." +
+      "luosho.v1.ModelTurnH\000\0221\n\ttool_call\030\r \001(\013" +
+      "2\034.luosho.v1.ToolCallRequestedH\000\022,\n\013tool" +
+      "_result\030\016 \001(\0132\025.luosho.v1.ToolResultH\000\022(" +
+      "\n\tstep_done\030\017 \001(\0132\023.luosho.v1.StepDoneH\000" +
+      "\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunDoneH\000" +
+      "\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.AgentD" +
+      "riftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v1.T" +
+      "extDeltaH\000\022:\n\022approval_requested\030\023 \001(\0132\034" +
+      ".luosho.v1.ApprovalRequestedH\000\022*\n\ntool_r" +
+      "etry\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000\022.\n\014in" +
+      "put_queued\030\037 \001(\0132\026.luosho.v1.InputQueued" +
+      "H\000\0228\n\021approval_resolved\030  \001(\0132\033.luosho.v" +
+      "1.ApprovalResolvedH\000\022(\n\010subagent\030( \001(\0132\026" +
+      ".luosho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010Ru" +
+      "nStart\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode" +
+      "\022\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(" +
+      "\0132\033.luosho.v1.AgentFingerprint\022\022\n\nreques" +
+      "t_id\030\004 \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013appro" +
+      "val_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tto" +
+      "ol_name\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030" +
+      "\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001" +
+      "(\010\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTu" +
+      "rn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luos" +
+      "ho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1" +
+      ".Usage\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001" +
+      "(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n" +
+      "\ntimeout_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.lu" +
+      "osho.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004ste" +
+      "p\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_na" +
+      "me\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t" +
+      "\022\020\n\010delay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004step" +
+      "\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_nam" +
+      "e\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error" +
+      "\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tText" +
+      "Delta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAg" +
+      "entDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to" +
+      "\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_rem" +
+      "oved\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024ins" +
+      "tructions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010" +
+      "\":\n\021ApprovalRequested\022%\n\010approval\030\001 \001(\0132" +
+      "\023.luosho.v1.Approval\"\333\001\n\007RunDone\022.\n\rfini" +
+      "sh_reason\030\001 \001(\0162\027.luosho.v1.FinishReason" +
+      "\022+\n\006status\030\002 \001(\0162\033.luosho.v1.CheckpointS" +
+      "tatus\022\022\n\nfinal_text\030\003 \001(\t\022\022\n\nstep_index\030" +
+      "\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020.luosho.v1.Usage\022\023" +
+      "\n\013approval_id\030\006 \001(\t\022\025\n\rmessage_count\030\007 \001" +
+      "(\005\"\321\002\n\016ExecuteRequest\022\022\n\nsession_id\030\001 \001(" +
+      "\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022#\n\005" +
+      "agent\030\003 \001(\0132\024.luosho.v1.AgentSpec\022 \n\023bus" +
+      "iness_state_json\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_i" +
+      "d\030\005 \001(\t\022\032\n\rhistory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007i" +
+      "f_busy\030\007 \001(\0162\021.luosho.v1.IfBusy\022\031\n\014reten" +
+      "tion_ms\030\t \001(\003H\002\210\001\001B\026\n\024_business_state_js" +
+      "onB\020\n\016_history_limitB\017\n\r_retention_msJ\004\010" +
+      "\010\020\tR\021retention_seconds\"\253\001\n\013QueuedInput\022\022" +
+      "\n\nrequest_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luos" +
+      "ho.v1.Message\022\"\n\007if_busy\030\003 \001(\0162\021.luosho." +
+      "v1.IfBusy\022\020\n\010position\030\004 \001(\003\022/\n\013enqueued_" +
+      "at\030\005 \001(\0132\032.google.protobuf.Timestamp\"0\n\013" +
+      "InputQueued\022\022\n\nrequest_id\030\001 \001(\t\022\r\n\005ahead" +
+      "\030\002 \001(\005\"=\n\023DequeueInputRequest\022\022\n\nsession" +
+      "_id\030\001 \001(\t\022\022\n\nrequest_id\030\002 \001(\t\"\'\n\024Dequeue" +
+      "InputResponse\022\017\n\007removed\030\001 \001(\010\"2\n\017Execut" +
+      "eResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Eve" +
+      "nt\"\\\n\rResumeRequest\022\022\n\nsession_id\030\001 \001(\t\022" +
+      "#\n\005agent\030\002 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\n" +
+      "request_id\030\003 \001(\t\"1\n\016ResumeResponse\022\037\n\005ev" +
+      "ent\030\001 \001(\0132\020.luosho.v1.Event\"j\n\027SubmitToo" +
+      "lResultRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014to" +
+      "ol_call_id\030\002 \001(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n" +
+      "\010is_error\030\004 \001(\010\"E\n\030SubmitToolResultRespo" +
+      "nse\022)\n\007outcome\030\001 \001(\0162\030.luosho.v1.SubmitO" +
+      "utcome\"#\n\rCancelRequest\022\022\n\nsession_id\030\001 " +
+      "\001(\t\"#\n\016CancelResponse\022\021\n\tcancelled\030\001 \001(\010" +
+      "\"\'\n\021GetSessionRequest\022\022\n\nsession_id\030\001 \001(" +
+      "\t\"\233\001\n\022GetSessionResponse\022)\n\ncheckpoint\030\001" +
+      " \001(\0132\025.luosho.v1.Checkpoint\022%\n\005queue\030\002 \003" +
+      "(\0132\026.luosho.v1.QueuedInput\0223\n\022last_model" +
+      "_failure\030\003 \001(\0132\027.luosho.v1.ModelFailure\"" +
+      "\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001(\t\022\017\n\007mess" +
+      "age\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luosho.v1." +
+      "ModelFailure.MetadataEntry\022-\n\tfailed_at\030" +
+      "\004 \001(\0132\032.google.protobuf.Timestamp\022\020\n\010fai" +
+      "lures\030\005 \001(\005\0224\n\020retry_not_before\030\006 \001(\0132\032." +
+      "google.protobuf.Timestamp\032/\n\rMetadataEnt" +
+      "ry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\266\001\n\023L" +
+      "istSessionsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n" +
+      "\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\0162\033.luos" +
+      "ho.v1.CheckpointStatus\022\031\n\021session_id_pre" +
+      "fix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032\n\022inclu" +
+      "de_total_size\030\006 \001(\010\"\204\001\n\024ListSessionsResp" +
+      "onse\022+\n\010sessions\030\001 \003(\0132\031.luosho.v1.Sessi" +
+      "onSummary\022\027\n\017next_page_token\030\002 \001(\t\022\027\n\nto" +
+      "tal_size\030\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024De" +
+      "leteSessionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024" +
+      "\n\014keep_history\030\002 \001(\010\"(\n\025DeleteSessionRes" +
+      "ponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016ResolveReques" +
+      "t\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010" +
+      "\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v" +
+      "1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsessi" +
+      "on_id\030\006 \001(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010" +
+      "\"2\n\017ResolveResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
+      "sho.v1.Event\"Q\n\024ListApprovalsRequest\022\022\n\n" +
+      "session_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\np" +
+      "age_token\030\003 \001(\t\"X\n\025ListApprovalsResponse" +
+      "\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v1.Approval" +
+      "\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016HistoryRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001" +
+      "(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022include_checkp" +
+      "oint\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007entries" +
+      "\030\001 \003(\0132\027.luosho.v1.HistoryEntry\022\027\n\017next_" +
+      "page_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replac" +
+      "e_messages\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luo" +
+      "sho.v1.Message\022 \n\023business_state_json\030\003 " +
+      "\001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.luosho.v" +
+      "1.ToolResultPatch\022\024\n\014append_input\030\005 \001(\tB" +
+      "\026\n\024_business_state_json\"N\n\017ToolResultPat" +
+      "ch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013result_json\030" +
+      "\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022" +
+      "\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n" +
+      "\016new_session_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.l" +
+      "uosho.v1.ForkPatch\"[\n\014ForkResponse\022\022\n\nse" +
+      "ssion_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoi" +
+      "nt\030\003 \001(\0132\025.luosho.v1.Checkpoint\"<\n\016Compa" +
+      "reRequest\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014sessi" +
+      "on_id_b\030\002 \001(\t\"W\n\016TrajectoryStep\022\r\n\005index" +
+      "\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.lu" +
+      "osho.v1.TrajectoryCall\"\332\001\n\016TrajectoryCal" +
+      "l\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n" +
+      "\016arguments_json\030\003 \001(\t\022\030\n\013result_json\030\005 \001" +
+      "(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id\030_ \001" +
+      "(\t\022-\n\ntask_steps\030` \003(\0132\031.luosho.v1.Traje" +
+      "ctoryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\nhas_res" +
+      "ult\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014\n\004to" +
+      "ol\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030\n\020ar" +
+      "guments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryDrift" +
+      "\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order_b\030\002" +
+      " \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\targu" +
+      "ments\030\004 \003(\0132\030.luosho.v1.ArgumentDrift\022\017\n" +
+      "\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017finis" +
+      "h_reason_a\030\007 \001(\0162\027.luosho.v1.FinishReaso" +
+      "n\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho.v1.F" +
+      "inishReason\"\262\001\n\017CompareResponse\022$\n\001a\030\001 \003" +
+      "(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002 \003(\013" +
+      "2\031.luosho.v1.TrajectoryStep\022\030\n\013diverged_" +
+      "at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosho.v1" +
+      ".TrajectoryDriftB\016\n\014_diverged_at\"E\n\014Watc" +
+      "hRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafter_se" +
+      "q\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResponse" +
+      "\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n\025Lis" +
+      "tMcpServersRequest\022\017\n\007refresh\030\001 \001(\010\"?\n\026L" +
+      "istMcpServersResponse\022%\n\007servers\030\001 \003(\0132\024" +
+      ".luosho.v1.McpServer\"\302\001\n\tMcpServer\022\014\n\004na" +
+      "me\030\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luosho.v1." +
+      "McpTransport\022(\n\005state\030\010 \001(\0162\031.luosho.v1." +
+      "McpServerState\022\016\n\006starts\030\004 \001(\005\022\022\n\nlast_e" +
+      "rror\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v1.Mc" +
+      "pToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004name\030\001 " +
+      "\001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_schema" +
+      "_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H\000\210\001\001" +
+      "\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_read" +
+      "_only_hintB\023\n\021_destructive_hint*\265\030\n\013Erro" +
+      "rReason\022\034\n\030ERROR_REASON_UNSPECIFIED\020\000\022\031\n" +
+      "\025ERROR_REASON_INTERNAL\020\001\022!\n\035ERROR_REASON" +
+      "_INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_PAYL" +
+      "OAD_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHECKPOI" +
+      "NT_NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPROVAL_" +
+      "NOT_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_EXIS" +
+      "TS\020\006\022$\n ERROR_REASON_EVENTS_OUT_OF_RANGE" +
+      "\020\007\022$\n ERROR_REASON_TOOL_CALL_NOT_FOUND\020\010" +
+      "\022&\n\"ERROR_REASON_TOOL_CALL_NOT_PENDING\020\t" +
+      "\022*\n&ERROR_REASON_SESSION_AWAITING_APPROV" +
+      "AL\020\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$\n ER" +
+      "ROR_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031ERRO" +
+      "R_REASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REASON_" +
+      "LEASE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDER_ER" +
+      "ROR\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJECTED\020" +
+      "\020\022\036\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n\032ERR" +
+      "OR_REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_REASO" +
+      "N_DAEMON_OVERLOADED\020\023\022 \n\034ERROR_REASON_UN" +
+      "AUTHENTICATED\020\024\022\"\n\036ERROR_REASON_STORE_UN" +
+      "AVAILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FULL\020\026" +
+      "\022\037\n\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n\036ERR" +
+      "OR_REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERROR_R" +
+      "EASON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REASON_T" +
+      "OKEN_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_NOT_" +
+      "ALLOWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQUIRED" +
+      "\020(\022(\n$ERROR_REASON_DUPLICATE_SUBAGENT_NA" +
+      "ME\020)\022$\n ERROR_REASON_DUPLICATE_TOOL_NAME" +
+      "\020*\022$\n ERROR_REASON_IF_BUSY_UNSUPPORTED\020+" +
+      "\022\037\n\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n ERR" +
+      "OR_REASON_INVALID_APPROVAL_ID\020-\022)\n%ERROR" +
+      "_REASON_INVALID_APPROVAL_TIMEOUT\020.\022%\n!ER" +
+      "ROR_REASON_INVALID_DRIFT_POLICY\020/\022&\n\"ERR" +
+      "OR_REASON_INVALID_HISTORY_LIMIT\0200\022\033\n\027ERR" +
+      "OR_REASON_INVALID_ID\0201\022 \n\034ERROR_REASON_I" +
+      "NVALID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INVALID" +
+      "_JSON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_STEP" +
+      "S\0204\022$\n ERROR_REASON_INVALID_MCP_SERVERS\020" +
+      "5\022 \n\034ERROR_REASON_INVALID_MESSAGE\0206\022\036\n\032E" +
+      "RROR_REASON_INVALID_MODEL\0207\022\'\n#ERROR_REA" +
+      "SON_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERROR_RE" +
+      "ASON_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_REASON" +
+      "_INVALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASON_IN" +
+      "VALID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_INVAL" +
+      "ID_SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_SESS" +
+      "ION_ID\020=\022\037\n\033ERROR_REASON_INVALID_STATUS\020" +
+      ">\022!\n\035ERROR_REASON_INVALID_SUBAGENT\020?\022&\n\"" +
+      "ERROR_REASON_INVALID_SUBAGENT_NAME\020@\022%\n!" +
+      "ERROR_REASON_INVALID_TOOL_CALL_ID\020A\022)\n%E" +
+      "RROR_REASON_INVALID_TOOL_CONCURRENCY\020B\022\"" +
+      "\n\036ERROR_REASON_INVALID_TOOL_NAME\020C\022$\n ER" +
+      "ROR_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!ERRO" +
+      "R_REASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034ERROR" +
+      "_REASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_REASO" +
+      "N_SUBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERROR_R" +
+      "EASON_SUBAGENT_DESCRIPTION_REQUIRED\020H\022.\n" +
+      "*ERROR_REASON_SUBAGENT_DESCRIPTION_TOO_L" +
+      "ONG\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_TOO_" +
+      "LARGE\020J\022(\n$ERROR_REASON_SUBAGENT_TASK_NO" +
+      "T_FOUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_CLAS" +
+      "H\020L\022)\n%ERROR_REASON_TOOL_RESULT_OUT_OF_O" +
+      "RDER\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBAGENT" +
+      "S\020N\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERVER\020O" +
+      "\022!\n\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022\"\n\036E" +
+      "RROR_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036ERROR" +
+      "_REASON_INVALID_RETENTION\020R\022 \n\034ERROR_REA" +
+      "SON_INVALID_REQUEST\020d\022\'\n#ERROR_REASON_UN" +
+      "SUPPORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REASON_N" +
+      "O_SUCH_ROUTE\020f\022#\n\037ERROR_REASON_METHOD_NO" +
+      "T_ALLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT_ALL" +
+      "OWED\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_MISMA" +
+      "TCH\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INVALID" +
+      "\020j\022&\n\"ERROR_REASON_INVALID_LAST_EVENT_ID" +
+      "\020k\022%\n!ERROR_REASON_INVALID_KEEP_HISTORY\020" +
+      "l\022+\n\'ERROR_REASON_INVALID_INCLUDE_CHECKP" +
+      "OINT\020m\022\"\n\036ERROR_REASON_INVALID_AFTER_SEQ" +
+      "\020n\022\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022%\n!E" +
+      "RROR_REASON_INVALID_NEWEST_FIRST\020p\022+\n\'ER" +
+      "ROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\020q*" +
+      "_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROLE_SY" +
+      "STEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSISTANT\020" +
+      "\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolicy\022\"\n" +
+      "\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n\027AGE" +
+      "NT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIFT_PO" +
+      "LICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_IGNOR" +
+      "E\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOINT_S" +
+      "TATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_STATUS" +
+      "_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_AWAI" +
+      "TING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS_FIN" +
+      "ISHED\020\003*\242\001\n\014FinishReason\022\035\n\031FINISH_REASO" +
+      "N_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STOP\020\001\022" +
+      "\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINISH_R" +
+      "EASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWAITIN" +
+      "G_APPROVAL\020\004*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_" +
+      "ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT" +
+      "\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_" +
+      "RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030" +
+      "MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROV" +
+      "AL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007Ru" +
+      "nMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_M" +
+      "ODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_" +
+      "MODE_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EX" +
+      "ECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CL" +
+      "IENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBu" +
+      "sy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_R" +
+      "EJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_" +
+      "INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSub" +
+      "mitOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED" +
+      "\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMI" +
+      "T_OUTCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n" +
+      "\031MCP_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRAN" +
+      "SPORT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001" +
+      "\n\016McpServerState\022 \n\034MCP_SERVER_STATE_UNS" +
+      "PECIFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_START" +
+      "ED\020\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MC" +
+      "P_SERVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B" +
+      "\n\007Execute\022\031.luosho.v1.ExecuteRequest\032\032.l" +
+      "uosho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.l" +
+      "uosho.v1.ResumeRequest\032\031.luosho.v1.Resum" +
+      "eResponse0\001\022[\n\020SubmitToolResult\022\".luosho" +
+      ".v1.SubmitToolResultRequest\032#.luosho.v1." +
+      "SubmitToolResultResponse\022=\n\006Cancel\022\030.luo" +
+      "sho.v1.CancelRequest\032\031.luosho.v1.CancelR" +
+      "esponse\022I\n\nGetSession\022\034.luosho.v1.GetSes" +
+      "sionRequest\032\035.luosho.v1.GetSessionRespon" +
+      "se\022O\n\014ListSessions\022\036.luosho.v1.ListSessi" +
+      "onsRequest\032\037.luosho.v1.ListSessionsRespo" +
+      "nse\022R\n\rDeleteSession\022\037.luosho.v1.DeleteS" +
+      "essionRequest\032 .luosho.v1.DeleteSessionR" +
+      "esponse\022B\n\007Resolve\022\031.luosho.v1.ResolveRe" +
+      "quest\032\032.luosho.v1.ResolveResponse0\001\022R\n\rL" +
+      "istApprovals\022\037.luosho.v1.ListApprovalsRe" +
+      "quest\032 .luosho.v1.ListApprovalsResponse\022" +
+      "@\n\007History\022\031.luosho.v1.HistoryRequest\032\032." +
+      "luosho.v1.HistoryResponse\0227\n\004Fork\022\026.luos" +
+      "ho.v1.ForkRequest\032\027.luosho.v1.ForkRespon" +
+      "se\022@\n\007Compare\022\031.luosho.v1.CompareRequest" +
+      "\032\032.luosho.v1.CompareResponse\022<\n\005Watch\022\027." +
+      "luosho.v1.WatchRequest\032\030.luosho.v1.Watch",
+      "Response0\001\022U\n\016ListMcpServers\022 .luosho.v1" +
+      ".ListMcpServersRequest\032!.luosho.v1.ListM" +
+      "cpServersResponse\022O\n\014DequeueInput\022\036.luos" +
+      "ho.v1.DequeueInputRequest\032\037.luosho.v1.De" +
+      "queueInputResponseB\035\n\rdev.luosho.v1B\nAge" +
+      "ntProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -894,7 +895,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "Tasks", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Tasks", });
     internal_static_luosho_v1_SubAgentState_descriptor =
       getDescriptor().getMessageType(13);
     internal_static_luosho_v1_SubAgentState_fieldAccessorTable = new

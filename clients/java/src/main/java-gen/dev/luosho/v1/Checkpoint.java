@@ -41,6 +41,7 @@ private static final long serialVersionUID = 0L;
     toolCalls_ = java.util.Collections.emptyList();
     runId_ = "";
     subagents_ = java.util.Collections.emptyList();
+    earlyResults_ = java.util.Collections.emptyList();
     tasks_ = java.util.Collections.emptyList();
   }
 
@@ -689,6 +690,77 @@ private static final long serialVersionUID = 0L;
     return subagents_.get(index);
   }
 
+  public static final int EARLY_RESULTS_FIELD_NUMBER = 42;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.luosho.v1.Message> earlyResults_;
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.luosho.v1.Message> getEarlyResultsList() {
+    return earlyResults_;
+  }
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.luosho.v1.MessageOrBuilder> 
+      getEarlyResultsOrBuilderList() {
+    return earlyResults_;
+  }
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  @java.lang.Override
+  public int getEarlyResultsCount() {
+    return earlyResults_.size();
+  }
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Message getEarlyResults(int index) {
+    return earlyResults_.get(index);
+  }
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.MessageOrBuilder getEarlyResultsOrBuilder(
+      int index) {
+    return earlyResults_.get(index);
+  }
+
   public static final int TASKS_FIELD_NUMBER = 95;
   @SuppressWarnings("serial")
   private java.util.List<dev.luosho.v1.SubAgentState> tasks_;
@@ -828,6 +900,9 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < subagents_.size(); i++) {
       output.writeMessage(41, subagents_.get(i));
     }
+    for (int i = 0; i < earlyResults_.size(); i++) {
+      output.writeMessage(42, earlyResults_.get(i));
+    }
     for (int i = 0; i < tasks_.size(); i++) {
       output.writeMessage(95, tasks_.get(i));
     }
@@ -920,6 +995,15 @@ private static final long serialVersionUID = 0L;
         }
 
         {
+          final int count = earlyResults_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(earlyResults_.get(i));
+          }
+          size += 2 * count;
+        }
+
+        {
           final int count = tasks_.size();
           for (int i = 0; i < count; i++) {
             size += com.google.protobuf.CodedOutputStream
@@ -1006,6 +1090,8 @@ private static final long serialVersionUID = 0L;
     }
     if (!getSubagentsList()
         .equals(other.getSubagentsList())) return false;
+    if (!getEarlyResultsList()
+        .equals(other.getEarlyResultsList())) return false;
     if (!getTasksList()
         .equals(other.getTasksList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
@@ -1075,6 +1161,10 @@ private static final long serialVersionUID = 0L;
     if (getSubagentsCount() > 0) {
       hash = (37 * hash) + SUBAGENTS_FIELD_NUMBER;
       hash = (53 * hash) + getSubagentsList().hashCode();
+    }
+    if (getEarlyResultsCount() > 0) {
+      hash = (37 * hash) + EARLY_RESULTS_FIELD_NUMBER;
+      hash = (53 * hash) + getEarlyResultsList().hashCode();
     }
     if (getTasksCount() > 0) {
       hash = (37 * hash) + TASKS_FIELD_NUMBER;
@@ -1224,6 +1314,7 @@ private static final long serialVersionUID = 0L;
         internalGetLastDriftFieldBuilder();
         internalGetDelegatedUsageFieldBuilder();
         internalGetSubagentsFieldBuilder();
+        internalGetEarlyResultsFieldBuilder();
         internalGetTasksFieldBuilder();
       }
     }
@@ -1295,13 +1386,20 @@ private static final long serialVersionUID = 0L;
         subagentsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00020000);
+      if (earlyResultsBuilder_ == null) {
+        earlyResults_ = java.util.Collections.emptyList();
+      } else {
+        earlyResults_ = null;
+        earlyResultsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00040000);
       if (tasksBuilder_ == null) {
         tasks_ = java.util.Collections.emptyList();
       } else {
         tasks_ = null;
         tasksBuilder_.clear();
       }
-      bitField0_ = (bitField0_ & ~0x00040000);
+      bitField0_ = (bitField0_ & ~0x00080000);
       return this;
     }
 
@@ -1362,10 +1460,19 @@ private static final long serialVersionUID = 0L;
       } else {
         result.subagents_ = subagentsBuilder_.build();
       }
-      if (tasksBuilder_ == null) {
+      if (earlyResultsBuilder_ == null) {
         if (((bitField0_ & 0x00040000) != 0)) {
-          tasks_ = java.util.Collections.unmodifiableList(tasks_);
+          earlyResults_ = java.util.Collections.unmodifiableList(earlyResults_);
           bitField0_ = (bitField0_ & ~0x00040000);
+        }
+        result.earlyResults_ = earlyResults_;
+      } else {
+        result.earlyResults_ = earlyResultsBuilder_.build();
+      }
+      if (tasksBuilder_ == null) {
+        if (((bitField0_ & 0x00080000) != 0)) {
+          tasks_ = java.util.Collections.unmodifiableList(tasks_);
+          bitField0_ = (bitField0_ & ~0x00080000);
         }
         result.tasks_ = tasks_;
       } else {
@@ -1588,11 +1695,37 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (earlyResultsBuilder_ == null) {
+        if (!other.earlyResults_.isEmpty()) {
+          if (earlyResults_.isEmpty()) {
+            earlyResults_ = other.earlyResults_;
+            bitField0_ = (bitField0_ & ~0x00040000);
+          } else {
+            ensureEarlyResultsIsMutable();
+            earlyResults_.addAll(other.earlyResults_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.earlyResults_.isEmpty()) {
+          if (earlyResultsBuilder_.isEmpty()) {
+            earlyResultsBuilder_.dispose();
+            earlyResultsBuilder_ = null;
+            earlyResults_ = other.earlyResults_;
+            bitField0_ = (bitField0_ & ~0x00040000);
+            earlyResultsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetEarlyResultsFieldBuilder() : null;
+          } else {
+            earlyResultsBuilder_.addAllMessages(other.earlyResults_);
+          }
+        }
+      }
       if (tasksBuilder_ == null) {
         if (!other.tasks_.isEmpty()) {
           if (tasks_.isEmpty()) {
             tasks_ = other.tasks_;
-            bitField0_ = (bitField0_ & ~0x00040000);
+            bitField0_ = (bitField0_ & ~0x00080000);
           } else {
             ensureTasksIsMutable();
             tasks_.addAll(other.tasks_);
@@ -1605,7 +1738,7 @@ private static final long serialVersionUID = 0L;
             tasksBuilder_.dispose();
             tasksBuilder_ = null;
             tasks_ = other.tasks_;
-            bitField0_ = (bitField0_ & ~0x00040000);
+            bitField0_ = (bitField0_ & ~0x00080000);
             tasksBuilder_ = 
               com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
                  internalGetTasksFieldBuilder() : null;
@@ -1768,6 +1901,19 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 330
+            case 338: {
+              dev.luosho.v1.Message m =
+                  input.readMessage(
+                      dev.luosho.v1.Message.parser(),
+                      extensionRegistry);
+              if (earlyResultsBuilder_ == null) {
+                ensureEarlyResultsIsMutable();
+                earlyResults_.add(m);
+              } else {
+                earlyResultsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 338
             case 762: {
               dev.luosho.v1.SubAgentState m =
                   input.readMessage(
@@ -4153,12 +4299,360 @@ private static final long serialVersionUID = 0L;
       return subagentsBuilder_;
     }
 
+    private java.util.List<dev.luosho.v1.Message> earlyResults_ =
+      java.util.Collections.emptyList();
+    private void ensureEarlyResultsIsMutable() {
+      if (!((bitField0_ & 0x00040000) != 0)) {
+        earlyResults_ = new java.util.ArrayList<dev.luosho.v1.Message>(earlyResults_);
+        bitField0_ |= 0x00040000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.luosho.v1.Message, dev.luosho.v1.Message.Builder, dev.luosho.v1.MessageOrBuilder> earlyResultsBuilder_;
+
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public java.util.List<dev.luosho.v1.Message> getEarlyResultsList() {
+      if (earlyResultsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(earlyResults_);
+      } else {
+        return earlyResultsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public int getEarlyResultsCount() {
+      if (earlyResultsBuilder_ == null) {
+        return earlyResults_.size();
+      } else {
+        return earlyResultsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public dev.luosho.v1.Message getEarlyResults(int index) {
+      if (earlyResultsBuilder_ == null) {
+        return earlyResults_.get(index);
+      } else {
+        return earlyResultsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder setEarlyResults(
+        int index, dev.luosho.v1.Message value) {
+      if (earlyResultsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureEarlyResultsIsMutable();
+        earlyResults_.set(index, value);
+        onChanged();
+      } else {
+        earlyResultsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder setEarlyResults(
+        int index, dev.luosho.v1.Message.Builder builderForValue) {
+      if (earlyResultsBuilder_ == null) {
+        ensureEarlyResultsIsMutable();
+        earlyResults_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        earlyResultsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder addEarlyResults(dev.luosho.v1.Message value) {
+      if (earlyResultsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureEarlyResultsIsMutable();
+        earlyResults_.add(value);
+        onChanged();
+      } else {
+        earlyResultsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder addEarlyResults(
+        int index, dev.luosho.v1.Message value) {
+      if (earlyResultsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureEarlyResultsIsMutable();
+        earlyResults_.add(index, value);
+        onChanged();
+      } else {
+        earlyResultsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder addEarlyResults(
+        dev.luosho.v1.Message.Builder builderForValue) {
+      if (earlyResultsBuilder_ == null) {
+        ensureEarlyResultsIsMutable();
+        earlyResults_.add(builderForValue.build());
+        onChanged();
+      } else {
+        earlyResultsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder addEarlyResults(
+        int index, dev.luosho.v1.Message.Builder builderForValue) {
+      if (earlyResultsBuilder_ == null) {
+        ensureEarlyResultsIsMutable();
+        earlyResults_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        earlyResultsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder addAllEarlyResults(
+        java.lang.Iterable<? extends dev.luosho.v1.Message> values) {
+      if (earlyResultsBuilder_ == null) {
+        ensureEarlyResultsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, earlyResults_);
+        onChanged();
+      } else {
+        earlyResultsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder clearEarlyResults() {
+      if (earlyResultsBuilder_ == null) {
+        earlyResults_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00040000);
+        onChanged();
+      } else {
+        earlyResultsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public Builder removeEarlyResults(int index) {
+      if (earlyResultsBuilder_ == null) {
+        ensureEarlyResultsIsMutable();
+        earlyResults_.remove(index);
+        onChanged();
+      } else {
+        earlyResultsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public dev.luosho.v1.Message.Builder getEarlyResultsBuilder(
+        int index) {
+      return internalGetEarlyResultsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public dev.luosho.v1.MessageOrBuilder getEarlyResultsOrBuilder(
+        int index) {
+      if (earlyResultsBuilder_ == null) {
+        return earlyResults_.get(index);  } else {
+        return earlyResultsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public java.util.List<? extends dev.luosho.v1.MessageOrBuilder> 
+         getEarlyResultsOrBuilderList() {
+      if (earlyResultsBuilder_ != null) {
+        return earlyResultsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(earlyResults_);
+      }
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public dev.luosho.v1.Message.Builder addEarlyResultsBuilder() {
+      return internalGetEarlyResultsFieldBuilder().addBuilder(
+          dev.luosho.v1.Message.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public dev.luosho.v1.Message.Builder addEarlyResultsBuilder(
+        int index) {
+      return internalGetEarlyResultsFieldBuilder().addBuilder(
+          index, dev.luosho.v1.Message.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * Results of the pending turn saved before an earlier call of the turn had its own
+     * (R76): durable, outside `messages` until every earlier call has its result, then moved
+     * there in call order. A resumed run takes them without handing their calls out again.
+     * </pre>
+     *
+     * <code>repeated .luosho.v1.Message early_results = 42;</code>
+     */
+    public java.util.List<dev.luosho.v1.Message.Builder> 
+         getEarlyResultsBuilderList() {
+      return internalGetEarlyResultsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.luosho.v1.Message, dev.luosho.v1.Message.Builder, dev.luosho.v1.MessageOrBuilder> 
+        internalGetEarlyResultsFieldBuilder() {
+      if (earlyResultsBuilder_ == null) {
+        earlyResultsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.luosho.v1.Message, dev.luosho.v1.Message.Builder, dev.luosho.v1.MessageOrBuilder>(
+                earlyResults_,
+                ((bitField0_ & 0x00040000) != 0),
+                getParentForChildren(),
+                isClean());
+        earlyResults_ = null;
+      }
+      return earlyResultsBuilder_;
+    }
+
     private java.util.List<dev.luosho.v1.SubAgentState> tasks_ =
       java.util.Collections.emptyList();
     private void ensureTasksIsMutable() {
-      if (!((bitField0_ & 0x00040000) != 0)) {
+      if (!((bitField0_ & 0x00080000) != 0)) {
         tasks_ = new java.util.ArrayList<dev.luosho.v1.SubAgentState>(tasks_);
-        bitField0_ |= 0x00040000;
+        bitField0_ |= 0x00080000;
        }
     }
 
@@ -4374,7 +4868,7 @@ private static final long serialVersionUID = 0L;
     public Builder clearTasks() {
       if (tasksBuilder_ == null) {
         tasks_ = java.util.Collections.emptyList();
-        bitField0_ = (bitField0_ & ~0x00040000);
+        bitField0_ = (bitField0_ & ~0x00080000);
         onChanged();
       } else {
         tasksBuilder_.clear();
@@ -4493,7 +4987,7 @@ private static final long serialVersionUID = 0L;
         tasksBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
             dev.luosho.v1.SubAgentState, dev.luosho.v1.SubAgentState.Builder, dev.luosho.v1.SubAgentStateOrBuilder>(
                 tasks_,
-                ((bitField0_ & 0x00040000) != 0),
+                ((bitField0_ & 0x00080000) != 0),
                 getParentForChildren(),
                 isClean());
         tasks_ = null;

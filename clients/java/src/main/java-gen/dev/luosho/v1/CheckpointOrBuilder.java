@@ -378,6 +378,60 @@ public interface CheckpointOrBuilder extends
 
   /**
    * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  java.util.List<dev.luosho.v1.Message> 
+      getEarlyResultsList();
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  dev.luosho.v1.Message getEarlyResults(int index);
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  int getEarlyResultsCount();
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  java.util.List<? extends dev.luosho.v1.MessageOrBuilder> 
+      getEarlyResultsOrBuilderList();
+  /**
+   * <pre>
+   * Results of the pending turn saved before an earlier call of the turn had its own
+   * (R76): durable, outside `messages` until every earlier call has its result, then moved
+   * there in call order. A resumed run takes them without handing their calls out again.
+   * </pre>
+   *
+   * <code>repeated .luosho.v1.Message early_results = 42;</code>
+   */
+  dev.luosho.v1.MessageOrBuilder getEarlyResultsOrBuilder(
+      int index);
+
+  /**
+   * <pre>
    * The session's finished tasks (R65), in the order they were first saved: each with its
    * task_id, name, depth, path, whole transcript and step count (call_id, usage and
    * fingerprint unset). A `task` call with a task_id continues one of them.
