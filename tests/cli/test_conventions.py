@@ -9,7 +9,6 @@ import os
 import pty
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -20,29 +19,13 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 from tests.support.certs import CA
+from tests.support.cli import luoshod
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import agent, calls, user
 
 ADD = agent([calls(("add", {"a": 1})), {"text": "two"}])
 PAY = agent([calls(("charge", {"eur": 40})), {"text": "charged"}], tools=["charge"])
 PAY.tools[0].needs_approval = True
-
-
-def luoshod(
-    *argv: str,
-    address: str = "",
-    env: dict[str, str] | None = None,
-    stdin: int | None = subprocess.DEVNULL,
-) -> subprocess.CompletedProcess[str]:
-    full = [sys.executable, "-m", "luoshod", *argv, *(["--address", address] if address else [])]
-    return subprocess.run(
-        full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-        stdin=stdin,
-    )
 
 
 def execute(

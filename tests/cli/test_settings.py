@@ -15,7 +15,7 @@ import pytest
 from luoshod import settings
 from luoshod.config import Secret
 from luoshod.server.app import Config
-from tests.support import ROOT
+from tests.support import ROOT, cli
 
 
 @pytest.fixture(autouse=True)
@@ -272,14 +272,8 @@ def test_tls_files_go_together(tmp_path: Path) -> None:
 
 
 def luoshod(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in __import__("os").environ.items() if not k.startswith("LUOSHOD_")}
-    return subprocess.run(
-        [sys.executable, "-m", "luoshod", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**base, **(env or {})},
-    )
+    """``luoshod ARGS`` with only the test's LUOSHOD_* settings."""
+    return cli.luoshod(*args, env=env, clean_env=True, timeout=60)
 
 
 def test_a_bad_config_stops_serve_with_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -5,22 +5,15 @@ tests/processes/test_leases.py.)"""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import grpc
 
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
+from tests.support.cli import luoshod
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import agent, calls, user
-
-
-def luoshod(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "luoshod", *argv], capture_output=True, text=True, timeout=120
-    )
 
 
 def test_status_shows_health_sessions_and_what_the_metrics_say(tmp_path: Path) -> None:

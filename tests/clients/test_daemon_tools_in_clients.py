@@ -6,7 +6,6 @@ their own test suites."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from luosho.client import (
 from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
 from tests.support.daemon_process import DaemonProcess, db_url
-from tests.support.mcp_servers import SERVER, attempts, stdio_config
+from tests.support.mcp_servers import attempts, stdio_config, stdio_toml
 
 SCRIPT = [
     {
@@ -98,12 +97,7 @@ async def test_r71_async_python_client_leaves_daemon_tools_to_the_daemon(tmp_pat
 
 def test_r71_blocking_python_client_leaves_daemon_tools_to_the_daemon(tmp_path: Path) -> None:
     attempts_file = tmp_path / "attempts.jsonl"
-    config = tmp_path / "luoshod.toml"
-    config.write_text(
-        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n'
-        f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
-    )
+    config = stdio_toml(tmp_path, attempts_file)
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()
     asked: list[str] = []
     try:

@@ -5,17 +5,16 @@ stdio MCP test server: the docs cannot rot."""
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import ROOT
 from tests.support.daemon_process import DaemonProcess, db_url
-from tests.support.mcp_servers import SERVER
+from tests.support.mcp_servers import stdio_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 GRPCURL = ROOT / ".tools" / "bin" / "grpcurl"
@@ -38,11 +37,7 @@ def commands() -> list[str]:
     not GRPCURL.exists(), reason="grpcurl not installed (make test installs it into .tools/bin)"
 )
 def test_the_readme_grpcurl_commands_run_a_daemon_tool(tmp_path: Path) -> None:
-    config = tmp_path / "luoshod.toml"
-    config.write_text(
-        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n'
-    )
+    config = stdio_toml(tmp_path)
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()
     try:
         cmds = commands()

@@ -9,13 +9,13 @@ import json
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import ROOT
 from tests.support.daemon_process import DaemonProcess, db_url
-from tests.support.mcp_servers import SERVER, attempts
+from tests.support.mcp_servers import attempts, stdio_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 GRPCURL = ROOT / ".tools" / "bin" / "grpcurl"
@@ -42,12 +42,7 @@ def test_the_readme_grpcurl_commands_run_a_subagents_daemon_tool_through_its_app
     tmp_path: Path,
 ) -> None:
     attempts_file = tmp_path / "attempts.jsonl"
-    config = tmp_path / "luoshod.toml"
-    config.write_text(
-        f"[mcp_servers.files]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n'
-        f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
-    )
+    config = stdio_toml(tmp_path, attempts_file)
     daemon = DaemonProcess("--store", db_url(tmp_path), "--config", str(config)).start()
 
     def grpcurl(command: str, approval_id: str = "") -> str:

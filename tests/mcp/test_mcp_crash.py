@@ -8,11 +8,6 @@ tests/mcp_servers/tools.py over stdio, started by the daemon from its TOML file.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import signal
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,47 +15,7 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import Harness, agent, assert_valid_transcript
-from tests.support.mcp_servers import SERVER, attempts
-
-
-def _config(tmp: Path, attempts_file: Path) -> Path:
-    path = tmp / "luoshod.toml"
-    path.write_text(
-        "[mcp_servers.files]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n'
-        f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n"
-    )
-    return path
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for p in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path(f"/proc/{p}/stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            out.append(int(p))
-    return out
-
-
-def _reap(pids: list[int]) -> None:
-    """The stdio servers of a killed daemon end on their closed stdin; make sure."""
-    deadline = time.monotonic() + 10
-    for pid in pids:
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if Path(f"/proc/{pid}").exists():
-            os.kill(pid, signal.SIGKILL)
-
-
-async def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
+from tests.support.mcp_servers import attempts, children, reap, stdio_toml, wait_for
 
 
 def _spec(script: list[dict], tools: tuple[str, ...] = ()) -> pb.AgentSpec:
@@ -80,7 +35,7 @@ def _daemon(tmp_path: Path, attempts_file: Path) -> DaemonProcess:
         "--store",
         db_url(tmp_path),
         "--config",
-        str(_config(tmp_path, attempts_file)),
+        str(stdio_toml(tmp_path, attempts_file)),
         "--lease-owner",
         "mcp-crash",
     ).start()
@@ -94,19 +49,19 @@ async def test_r71_kill9_during_a_daemon_call_runs_it_again_with_the_same_key(
         {"text": "ok"},
     ]
     first = _daemon(tmp_path, attempts_file)
-    children: list[int] = []
+    spawned: list[int] = []
     try:
         h = Harness(first.address)
         run = asyncio.create_task(h.run("s-k1", "go", _spec(script)))
-        await _wait_for(lambda: len(attempts(attempts_file, "c-k1")) == 1)  # in flight, hanging
-        children = _children(first.proc.pid)
+        await wait_for(lambda: len(attempts(attempts_file, "c-k1")) == 1)  # in flight, hanging
+        spawned = children(first.proc.pid)
         first.kill9()
         log = await run
         assert log.error is not None and log.done is None
         await h.close()
     finally:
         first.stop()
-        _reap(children)
+        reap(spawned)
 
     second = _daemon(tmp_path, attempts_file)
     try:
@@ -122,9 +77,9 @@ async def test_r71_kill9_during_a_daemon_call_runs_it_again_with_the_same_key(
         assert_valid_transcript(cp)
         await h.close()
     finally:
-        children = _children(second.proc.pid)
+        spawned = children(second.proc.pid)
         second.stop()
-        _reap(children)
+        reap(spawned)
 
 
 async def test_r71_kill9_after_the_result_was_saved_never_runs_it_again(
@@ -140,7 +95,7 @@ async def test_r71_kill9_after_the_result_was_saved_never_runs_it_again(
     ]
     spec = _spec(script, ("wait",))
     first = _daemon(tmp_path, attempts_file)
-    children: list[int] = []
+    spawned: list[int] = []
     try:
         h = Harness(first.address)
         asked = asyncio.Event()
@@ -153,13 +108,13 @@ async def test_r71_kill9_after_the_result_was_saved_never_runs_it_again(
             )
         )
         await asyncio.wait_for(asked.wait(), 30)  # the app's tool waits: c-k2's result is saved
-        children = _children(first.proc.pid)
+        spawned = children(first.proc.pid)
         first.kill9()
         await run
         await h.close()
     finally:
         first.stop()
-        _reap(children)
+        reap(spawned)
 
     second = _daemon(tmp_path, attempts_file)
     try:
@@ -173,6 +128,6 @@ async def test_r71_kill9_after_the_result_was_saved_never_runs_it_again(
         assert_valid_transcript(cp)
         await h.close()
     finally:
-        children = _children(second.proc.pid)
+        spawned = children(second.proc.pid)
         second.stop()
-        _reap(children)
+        reap(spawned)

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.mcp.test_mcp_crash import _children, _config, _reap, _wait_for
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import Harness, agent, assert_valid_transcript
-from tests.support.mcp_servers import attempts
+from tests.support.mcp_servers import attempts, children, reap, stdio_toml, wait_for
 
 STORES = {
     "sqlite": lambda tmp: f"sqlite:///{tmp}/luoshod.db",
@@ -69,26 +68,26 @@ async def test_r71_kill9_during_a_subagents_mcp_call_runs_it_again_with_the_same
         "--store",
         STORES[store](tmp_path),
         "--config",
-        str(_config(tmp_path, attempts_file)),
+        str(stdio_toml(tmp_path, attempts_file)),
         "--lease-owner",
         "mcp-sub-crash",
         "--scripted-call-log",
         str(calls_log),
     )
     first = DaemonProcess(*args).start()
-    children: list[int] = []
+    spawned: list[int] = []
     try:
         h = Harness(first.address)
         run = asyncio.create_task(h.run("s-sub-k", "go", _spec()))
-        await _wait_for(lambda: len(attempts(attempts_file, KEY)) == 1)  # in flight, hanging
-        children = _children(first.proc.pid)
+        await wait_for(lambda: len(attempts(attempts_file, KEY)) == 1)  # in flight, hanging
+        spawned = children(first.proc.pid)
         first.kill9()
         log = await run
         assert log.error is not None and log.done is None
         await h.close()
     finally:
         first.stop()
-        _reap(children)
+        reap(spawned)
 
     second = DaemonProcess(*args).start()
     try:
@@ -112,6 +111,6 @@ async def test_r71_kill9_during_a_subagents_mcp_call_runs_it_again_with_the_same
         assert_valid_transcript(cp)
         await h.close()
     finally:
-        children = _children(second.proc.pid)
+        spawned = children(second.proc.pid)
         second.stop()
-        _reap(children)
+        reap(spawned)

@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import socket
 import time
 import urllib.request
 from collections.abc import AsyncIterator
@@ -27,6 +26,7 @@ from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
 from luoshod.server.app import Config, Daemon
 from luoshod.server.webhooks import OUTBOX, decode_entry
+from tests.support import free_port
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import Harness, agent, calls
 
@@ -34,12 +34,6 @@ pytestmark = pytest.mark.asyncio
 
 KEY = b"a test key of 24 bytes!!"
 SECRET = "whsec_" + base64.b64encode(KEY).decode()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Receiver:

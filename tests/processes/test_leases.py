@@ -11,15 +11,27 @@ import asyncio
 import json
 import signal
 import time
+import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.support.daemon_process import DaemonProcess
-from tests.support.harness import Harness, RunLog, agent, assert_valid_transcript, calls, error_info
+from luosho.v1 import agent_pb2_grpc as pb_grpc
+from tests.support.cli import luoshod
+from tests.support.daemon_process import DaemonProcess, db_url
+from tests.support.harness import (
+    Harness,
+    RunLog,
+    agent,
+    assert_valid_transcript,
+    calls,
+    error_info,
+    user,
+)
 
 TTL = ("--lease-ttl-s", "2", "--lease-renew-s", "0.5")
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 100 + k})) for k in range(3)] + [{"text": "total"}]
@@ -326,3 +338,204 @@ async def test_32_clients_hammering_8_sessions_through_two_daemons(
         assert hs[0].model_calls(sid) == turns == 2 * len(expected)
     for h in hs:
         await h.close()
+
+
+# -- lease upkeep: one write an interval per daemon (PostgreSQL) ----------------------------
+
+HELD = 12
+RENEW_S = 0.5
+
+
+def lease_writes(metrics: str) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("luoshod_store_lease_writes_total{"):
+            op = line.split('op="')[1].split('"')[0]
+            found[op] = float(line.rsplit(" ", 1)[1])
+    return {op: found.get(op, 0.0) for op in ("acquire", "renew", "release")}
+
+
+@pytest.fixture
+def pg_daemons(
+    postgres_url: str, tmp_path: Path
+) -> Iterator[tuple[DaemonProcess, DaemonProcess, str]]:
+    """``daemon-a`` (with metrics) and ``daemon-b`` on one PostgreSQL database, 2 s TTL."""
+    log = str(tmp_path / "calls.jsonl")
+    ttl = ("--lease-ttl-s", "2", "--lease-renew-s", str(RENEW_S), "--scripted-call-log", log)
+    a = DaemonProcess(
+        "--store",
+        postgres_url,
+        "--lease-owner",
+        "daemon-a",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        *ttl,
+    )
+    b = DaemonProcess("--store", postgres_url, "--lease-owner", "daemon-b", *ttl)
+    started: list[DaemonProcess] = []
+    try:
+        started.append(a.start())
+        assert a.proc is not None and a.proc.stdout is not None
+        metrics = (
+            a.proc.stdout.readline()
+            .removeprefix("luoshod metrics on http://")
+            .removesuffix("/metrics\n")
+        )
+        started.append(b.start())
+        yield a, b, metrics
+    finally:
+        for d in started:
+            if d.proc and d.proc.poll() is None:
+                d.proc.send_signal(signal.SIGCONT)  # a paused one must be able to die
+            d.stop()
+
+
+async def test_one_renewal_write_an_interval_covers_every_session_and_a_frozen_holder_is_fenced(
+    pg_daemons: tuple[DaemonProcess, DaemonProcess, str], tmp_path: Path
+) -> None:
+    a, b, metrics = pg_daemons
+    ha, hb = harness(a, tmp_path), harness(b, tmp_path)
+    stalled = await waiting_for_a_tool(ha, "s")
+    others = {f"o{k}": await waiting_for_a_tool(ha, f"o{k}") for k in range(HELD)}
+    before = await asyncio.to_thread(lease_writes, metrics)
+    assert before["acquire"] == HELD + 1
+    start = time.monotonic()
+    while (now := await asyncio.to_thread(lease_writes, metrics))["renew"] < before["renew"] + 4:
+        await asyncio.sleep(RENEW_S / 2)  # paces the scrapes; the count is what is checked
+    intervals = (time.monotonic() - start) / RENEW_S
+    # One write an interval for HELD + 1 sessions, not one a session.
+    assert now["renew"] - before["renew"] <= intervals + 2 < HELD
+
+    assert a.proc is not None
+    a.proc.send_signal(signal.SIGSTOP)  # frozen past its TTL: B takes "s" over
+    try:
+        refusals, resumed = await resume_when_free(hb, "s")
+        assert refusals >= 1 and resumed.error is None and resumed.done is not None
+        done = await hb.get("s")
+    finally:
+        a.proc.send_signal(signal.SIGCONT)
+    # A's renewal finds "s" taken over: that run alone stops with LEASE_LOST, and nothing
+    # of it reaches the store.
+    log = await asyncio.wait_for(stalled, 20)
+    assert log.error is not None and error_info(log.error)[:2] == (
+        grpc.StatusCode.ABORTED,
+        "LEASE_LOST",
+    )
+    assert await hb.get("s") == done
+    check_finished(done, hb, "s")
+    # The sessions nobody took over were renewed with the rest (same tokens): A still
+    # writes them. A result is ACCEPTED only once saved under the session's lease (R54).
+    accepted = pb.SUBMIT_OUTCOME_ACCEPTED
+    for sid, run in others.items():
+        assert [await ha.submit(sid, f"call_0_{j}", "1") for j in range(2)] == [accepted, accepted]
+        results = [m.tool_call_id for m in (await ha.get(sid)).messages if m.role == pb.ROLE_TOOL]
+        assert results == ["call_0_0", "call_0_1"] and not run.done(), sid
+        run.cancel()
+    await ha.close()
+    await hb.close()
+
+
+# -- the people CLI: leases list and release ------------------------------------------------
+
+
+def test_leases_list_shows_the_holders_and_release_session_frees_one(tmp_path: Path) -> None:
+    url = db_url(tmp_path)
+    spec = agent([calls(("add", {"a": 1})), {"text": "two"}])
+    a = DaemonProcess(
+        "--store", url, "--lease-owner", "web-1", "--lease-ttl-s", "600", "--lease-renew-s", "200"
+    ).start()
+    with grpc.insecure_channel(a.address) as ch:
+        stub = pb_grpc.AgentServiceStub(ch)
+        streams = []
+        for sid in ("held-a", "held-b"):
+            call = stub.Execute(pb.ExecuteRequest(session_id=sid, input=[user("go")], agent=spec))
+            events = iter(call)
+            while next(events).event.type != "tool.call":
+                pass
+            streams.append(call)
+        listed = luoshod("leases", "list", "--store", url)
+        assert listed.returncode == 0, listed.stderr
+        head, *rows = listed.stdout.splitlines()
+        assert head.split() == ["SESSION", "HOLDER", "TOKEN", "EXPIRES"]
+        assert [r.split()[:3] for r in rows] == [["held-a", "web-1", "1"], ["held-b", "web-1", "1"]]
+        shown = json.loads(
+            luoshod("leases", "list", "--store", url, "--owner", "web-1", "--json").stdout
+        )
+        assert [(lease["session_id"], lease["holder"], lease["token"]) for lease in shown] == [
+            ("held-a", "web-1", 1),
+            ("held-b", "web-1", 1),
+        ]
+        expires = datetime.fromisoformat(shown[0]["expires_at"].replace("Z", "+00:00"))
+        assert 500 < (expires - datetime.now(UTC)).total_seconds() <= 600
+        assert (
+            luoshod("leases", "list", "--store", url, "--owner", "nobody").stdout
+            == "no live leases held by nobody\n"
+        )
+        a.kill9()  # both runs keep their sessions' leases for ten minutes
+    a.stop()
+    out = luoshod("leases", "release", "--store", url, "--session", "held-a")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"released the lease of session held-a (holder web-1, token 1) in {url}\n"
+    again = luoshod("leases", "release", "--store", url, "--session", "held-a")
+    assert again.returncode == 1 and "holds no live lease" in again.stderr
+    assert [
+        lease["session_id"]
+        for lease in json.loads(luoshod("leases", "list", "--store", url, "--json").stdout)
+    ] == ["held-b"]
+    b = DaemonProcess("--store", url).start()
+    try:
+        with grpc.insecure_channel(b.address) as ch:
+            stub = pb_grpc.AgentServiceStub(ch)
+            resumed = stub.Resume(pb.ResumeRequest(session_id="held-a"))
+            assert next(iter(resumed)).event.type == "run.start"  # freed: a new holder
+            resumed.cancel()
+            try:
+                list(stub.Resume(pb.ResumeRequest(session_id="held-b")))
+                raise AssertionError("held-b's lease was not released")
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.ABORTED and "web-1" in e.details()
+    finally:
+        b.stop()
+    missing = luoshod("leases", "release", "--store", url)
+    assert missing.returncode == 2 and "--owner" in missing.stderr and "--session" in missing.stderr
+
+
+def test_leases_release_frees_what_a_killed_daemon_held(tmp_path: Path) -> None:
+    spec = agent([calls(("add", {"a": 1})), {"text": "two"}])
+    # A chosen --lease-owner: whether its daemon is alive cannot be told from its name, so
+    # its lease stays until the TTL (a default owner that is gone is taken back at once by
+    # the next daemon on this machine: test_dead_holder.py).
+    owner = ("--lease-owner", "app-0")
+    a = DaemonProcess(
+        "--store", db_url(tmp_path), "--lease-ttl-s", "600", "--lease-renew-s", "200", *owner
+    ).start()
+    with grpc.insecure_channel(a.address) as ch:
+        call = pb_grpc.AgentServiceStub(ch).Execute(
+            pb.ExecuteRequest(session_id="held", input=[user("go")], agent=spec)
+        )
+        events = iter(call)
+        while next(events).event.type != "tool.call":
+            pass
+        a.kill9()  # the run holds the session's lease, for ten minutes
+    a.stop()
+    b = DaemonProcess("--store", db_url(tmp_path)).start()
+    try:
+        with grpc.insecure_channel(b.address) as ch:
+            stub = pb_grpc.AgentServiceStub(ch)
+            try:
+                list(stub.Resume(pb.ResumeRequest(session_id="held")))
+                raise AssertionError("the killed daemon's lease should make the session busy")
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.ABORTED and "is leased by" in e.details()
+                holder = e.details().split("is leased by ")[1].split("'")[1]
+                assert holder == "app-0" and "holder alive: unknown" in e.details()
+            out = luoshod("leases", "release", "--store", db_url(tmp_path), "--owner", holder)
+            assert out.returncode == 0, out.stderr
+            assert out.stdout == f"released 1 lease of {holder} in {db_url(tmp_path)}\n"
+            resumed = stub.Resume(pb.ResumeRequest(session_id="held"))
+            assert next(iter(resumed)).event.type == "run.start"
+            resumed.cancel()
+    finally:
+        b.stop()

@@ -8,3 +8,12 @@ from pathlib import Path
 
 SUPPORT = Path(__file__).resolve().parent
 ROOT = SUPPORT.parents[1]
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -17,6 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+if not __package__:  # run as a script (python tests/support/NAME.py): the repository's root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.support.debian import apt_install  # noqa: E402
+
 
 class BrowserUnavailable(RuntimeError):
     """Chromium is missing and cannot be installed here."""
@@ -36,26 +41,11 @@ def install() -> Path:
     :class:`BrowserUnavailable`."""
     if (found := executable()) is not None:
         return found
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        raise BrowserUnavailable(
-            "Chromium is not installed and cannot be installed here (needs root and apt-get): "
-            "install Debian's 'chromium' package, or set LUOSHOD_CHROMIUM"
-        )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    print("installing Chromium from Debian's packages", file=sys.stderr, flush=True)
-    subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
-    subprocess.run(
-        [
-            "apt-get",
-            "install",
-            "-y",
-            "-q",
-            "--no-install-recommends",
-            "chromium",
-            "fonts-dejavu-core",
-        ],
-        check=True,
-        env=env,
+    apt_install(
+        "Chromium",
+        ["chromium", "fonts-dejavu-core"],
+        BrowserUnavailable,
+        "install Debian's 'chromium' package, or set LUOSHOD_CHROMIUM",
     )
     if (found := executable()) is None:
         raise BrowserUnavailable("apt-get installed chromium but no chromium executable was found")

@@ -4,17 +4,21 @@ record of their attempts per idempotency key."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from luoshod.config import Secret
 from luoshod.domain.mcpspec import RetryPolicy
 from luoshod.mcpclient import McpServerConfig
+from tests.support import free_port
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
@@ -27,12 +31,6 @@ def stdio_config(name: str, attempts: Path, *, variant: str = "1", **kw: object)
 def http_config(name: str, url: str, token: str = "", **kw: object) -> McpServerConfig:
     headers = {"Authorization": Secret(f"Bearer {token}")} if token else {}
     return McpServerConfig(name, url=url, headers=headers, **kw)  # type: ignore[arg-type]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class HttpServer:
@@ -90,3 +88,46 @@ def attempts(path: Path, key: str | None = None) -> list[dict]:
 
 def retry(attempts: int, backoff_ms: int = 0, *on: str) -> RetryPolicy:
     return RetryPolicy(attempts, backoff_ms, tuple(on) or RetryPolicy().retry_on)
+
+
+def stdio_toml(tmp: Path, attempts_file: Path | None = None) -> Path:
+    """``tmp/luoshod.toml`` naming the stdio test server as ``[mcp_servers.files]`` (its
+    attempts recorded in ``attempts_file`` when given)."""
+    path = tmp / "luoshod.toml"
+    env = f"env = {{ MCP_ATTEMPTS = {json.dumps(str(attempts_file))} }}\n" if attempts_file else ""
+    path.write_text(
+        "[mcp_servers.files]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(SERVER))}, "stdio"]\n' + env
+    )
+    return path
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (a daemon's stdio servers)."""
+    out = []
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(p))
+    return out
+
+
+def reap(pids: list[int]) -> None:
+    """The stdio servers of a killed daemon end on their closed stdin; make sure."""
+    deadline = time.monotonic() + 10
+    for pid in pids:
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+
+
+async def wait_for(predicate: Callable[[], bool], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)

@@ -33,6 +33,11 @@ import tempfile
 import uuid
 from pathlib import Path
 
+if not __package__:  # run as a script (python tests/support/NAME.py): the repository's root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.support.debian import apt_install  # noqa: E402
+
 DATABASE = "luoshod"
 USER = "postgres"
 #: The system user the server runs as when we are root (created by Debian's package).
@@ -62,18 +67,8 @@ def install() -> Path:
     root and ``apt-get``). Raises :class:`ServerUnavailable`."""
     if (found := bin_dir()) is not None:
         return found
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        raise ServerUnavailable(
-            "PostgreSQL's server is not installed and cannot be installed here "
-            "(needs root and apt-get): install the 'postgresql' package"
-        )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    print("installing PostgreSQL from Debian's packages", file=sys.stderr, flush=True)
-    subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
-    subprocess.run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"],
-        check=True,
-        env=env,
+    apt_install(
+        "PostgreSQL's server", ["postgresql"], ServerUnavailable, "install the 'postgresql' package"
     )
     if (found := bin_dir()) is None:
         raise ServerUnavailable("apt-get installed postgresql but no initdb was found")
