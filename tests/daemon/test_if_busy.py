@@ -6,7 +6,6 @@ never queue an input twice."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import grpc
@@ -16,12 +15,14 @@ from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Daemon
 from tests.support.harness import (
     Harness,
-    RunLog,
     agent,
     assert_valid_transcript,
+    busy_with_a_tool,
     calls,
     error_info,
-    user,
+    execute_if_busy,
+    queue_one,
+    users,
 )
 
 pytestmark = pytest.mark.asyncio
@@ -36,78 +37,14 @@ SCRIPT = [
 ]
 
 
-async def execute(
-    h: Harness,
-    sid: str,
-    text: str,
-    spec: pb.AgentSpec,
-    if_busy: int,
-    *,
-    request_id: str = "",
-    tools: dict[str, Any] | None = None,
-    queued: asyncio.Event | None = None,
-) -> RunLog:
-    """Execute with ``if_busy``; answers tool calls with ``tools``; sets ``queued`` at the
-    ``input.queued`` event."""
-    log = RunLog()
-    call = h.stub.Execute(
-        pb.ExecuteRequest(
-            session_id=sid, input=[user(text)], agent=spec, if_busy=if_busy, request_id=request_id
-        )
-    )
-    try:
-        async for resp in call:
-            e = resp.event
-            log.events.append(e)
-            if e.type == "input.queued" and queued is not None:
-                queued.set()
-            if e.type == "tool.call" and tools and e.tool_call.call.name in tools:
-                result = tools[e.tool_call.call.name](json.loads(e.tool_call.call.arguments_json))
-                await h.submit(sid, e.tool_call.call.id, json.dumps(result))
-    except grpc.aio.AioRpcError as err:
-        log.error = err
-    return log
-
-
-async def queue_one(
-    h: Harness, sid: str, text: str, spec: pb.AgentSpec, if_busy: int, **kw: Any
-) -> asyncio.Task[RunLog]:
-    """Start an Execute that gets queued; return once it is (its stream keeps following)."""
-    queued = asyncio.Event()
-    task = asyncio.create_task(execute(h, sid, text, spec, if_busy, queued=queued, **kw))
-    waiter = asyncio.create_task(queued.wait())
-    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED, timeout=20)
-    waiter.cancel()
-    assert queued.is_set(), (await task).error if task.done() else "not queued"
-    return task
-
-
-async def busy_with_a_tool(
-    h: Harness, sid: str, spec: pb.AgentSpec
-) -> tuple[asyncio.Task[RunLog], pb.ToolCall]:
-    """Start a run that waits for its tool call (answered by the test)."""
-    call: asyncio.Future[pb.ToolCall] = asyncio.get_running_loop().create_future()
-
-    def seen(e: pb.Event) -> None:
-        if e.type == "tool.call" and not call.done():
-            call.set_result(e.tool_call.call)
-
-    task = asyncio.create_task(h.run(sid, "one", spec, {}, on_event=seen))
-    return task, await asyncio.wait_for(call, 20)
-
-
-def users(cp: pb.Checkpoint) -> list[str]:
-    return [m.content for m in cp.messages if m.role == pb.ROLE_USER]
-
-
 async def test_r68_reject_is_the_default_and_an_unknown_mode_is_invalid(h: Harness) -> None:
     spec = agent(SCRIPT)
     first, call = await busy_with_a_tool(h, "rej", spec)
-    refused = await execute(h, "rej", "two", spec, pb.IF_BUSY_UNSPECIFIED)
+    refused = await execute_if_busy(h, "rej", "two", spec, pb.IF_BUSY_UNSPECIFIED)
     assert error_info(refused.error)[:2] == (grpc.StatusCode.ABORTED, "SESSION_BUSY")
-    refused = await execute(h, "rej", "two", spec, pb.IF_BUSY_REJECT)
+    refused = await execute_if_busy(h, "rej", "two", spec, pb.IF_BUSY_REJECT)
     assert refused.reason == "SESSION_BUSY"
-    bad = await execute(h, "rej", "two", spec, 42)
+    bad = await execute_if_busy(h, "rej", "two", spec, 42)
     assert error_info(bad.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_IF_BUSY")
     await h.submit("rej", call.id, "1")
     assert (await first).done.finish_reason == pb.FINISH_REASON_STOP
@@ -115,7 +52,7 @@ async def test_r68_reject_is_the_default_and_an_unknown_mode_is_invalid(h: Harne
 
 
 async def test_r68_a_free_session_runs_an_enqueued_input_at_once(h: Harness) -> None:
-    log = await execute(h, "free", "hello", agent([{"text": "hi"}]), pb.IF_BUSY_ENQUEUE)
+    log = await execute_if_busy(h, "free", "hello", agent([{"text": "hi"}]), pb.IF_BUSY_ENQUEUE)
     assert log.error is None and "input.queued" not in log.types
     assert log.done.final_text == "hi"
 
@@ -181,7 +118,7 @@ async def test_r69_r74_a_retried_enqueue_with_its_request_id_queues_once(h: Harn
     first, call = await busy_with_a_tool(h, "rid", spec)
     a = await queue_one(h, "rid", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="same")
     b = await queue_one(h, "rid", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="same")
-    other = await execute(h, "rid", "not two", spec, pb.IF_BUSY_ENQUEUE, request_id="same")
+    other = await execute_if_busy(h, "rid", "not two", spec, pb.IF_BUSY_ENQUEUE, request_id="same")
     assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
     shown = await h.stub.GetSession(pb.GetSessionRequest(session_id="rid"))
     assert [q.request_id for q in shown.queue] == ["same"]
@@ -191,7 +128,7 @@ async def test_r69_r74_a_retried_enqueue_with_its_request_id_queues_once(h: Harn
     assert la.done.final_text == lb.done.final_text == "reply 2"
     assert users(await h.get("rid")) == ["one", "two"]
     # Once applied, the same request again replays that run: nothing queued or appended.
-    late = await execute(h, "rid", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="same")
+    late = await execute_if_busy(h, "rid", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="same")
     assert late.done.final_text == "reply 2" and all(e.replayed for e in late.events)
     assert users(await h.get("rid")) == ["one", "two"]
 
@@ -269,7 +206,7 @@ async def test_r68_interrupt_cancels_a_pending_tool_call_then_runs_the_new_input
 ) -> None:
     spec = agent(SCRIPT)
     first, call = await busy_with_a_tool(h, "intr", spec)
-    log = await execute(h, "intr", "stop, do this instead", spec, pb.IF_BUSY_INTERRUPT)
+    log = await execute_if_busy(h, "intr", "stop, do this instead", spec, pb.IF_BUSY_INTERRUPT)
     aborted = await first
     assert aborted.done.finish_reason == pb.FINISH_REASON_ABORTED
     assert log.error is None, log.error
@@ -298,7 +235,9 @@ async def test_r68_rollback_restores_the_checkpoint_from_before_the_interrupted_
     assert done.done.final_text == "first answer"
     before = await h.get("rb")
     second, call = await busy_with_a_tool(h, "rb", spec)
-    log = await execute(h, "rb", "instead", spec, pb.IF_BUSY_ROLLBACK, tools={"add": lambda a: 1})
+    log = await execute_if_busy(
+        h, "rb", "instead", spec, pb.IF_BUSY_ROLLBACK, tools={"add": lambda a: 1}
+    )
     assert (await second).done.finish_reason == pb.FINISH_REASON_ABORTED
     assert log.error is None, log.error
     cp = await h.get("rb")
@@ -331,7 +270,9 @@ async def test_r68_rollback_restores_the_checkpoint_from_before_the_interrupted_
 async def test_r68_rollback_of_a_first_run_starts_the_session_afresh(h: Harness) -> None:
     spec = agent([calls(("add", {"a": 1})), {"text": "fresh"}])
     first, call = await busy_with_a_tool(h, "rb0", spec)
-    log = await execute(h, "rb0", "instead", spec, pb.IF_BUSY_ROLLBACK, tools={"add": lambda a: 1})
+    log = await execute_if_busy(
+        h, "rb0", "instead", spec, pb.IF_BUSY_ROLLBACK, tools={"add": lambda a: 1}
+    )
     await first
     assert log.error is None, log.error
     cp = await h.get("rb0")
@@ -346,7 +287,9 @@ async def test_r74_an_applied_queued_request_id_with_another_body_is_refused(h: 
     await h.submit("rid2", call.id, "1")
     await first
     assert (await queued).done.final_text == "reply 2"
-    other = await execute(h, "rid2", "something else", spec, pb.IF_BUSY_ENQUEUE, request_id="x")
+    other = await execute_if_busy(
+        h, "rid2", "something else", spec, pb.IF_BUSY_ENQUEUE, request_id="x"
+    )
     assert error_info(other.error)[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
 
 
@@ -354,27 +297,27 @@ async def test_r74_if_busy_is_part_of_the_request_a_retry_must_repeat(h: Harness
     """The same request id with the same input but another ``if_busy`` is another request:
     refused, whichever mode applied it, while the same mode again replays."""
     spec = agent([{"text": "reply 1"}, {"text": "reply 2"}, {"text": "reply 3"}])
-    plain = await execute(h, "ifb", "hi", spec, pb.IF_BUSY_UNSPECIFIED, request_id="p")
+    plain = await execute_if_busy(h, "ifb", "hi", spec, pb.IF_BUSY_UNSPECIFIED, request_id="p")
     assert plain.done.final_text == "reply 1"
     for mode in (pb.IF_BUSY_ENQUEUE, pb.IF_BUSY_INTERRUPT, pb.IF_BUSY_ROLLBACK):
-        other = await execute(h, "ifb", "hi", spec, mode, request_id="p")
+        other = await execute_if_busy(h, "ifb", "hi", spec, mode, request_id="p")
         assert error_info(other.error)[:2] == (
             grpc.StatusCode.INVALID_ARGUMENT,
             "REQUEST_ID_REUSED",
         ), mode
-    same = await execute(
+    same = await execute_if_busy(
         h, "ifb", "hi", spec, pb.IF_BUSY_REJECT, request_id="p"
     )  # REJECT is the default
     assert same.error is None and all(e.replayed for e in same.events)
-    queued = await execute(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
+    queued = await execute_if_busy(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
     assert queued.done.final_text == "reply 2"
     for mode in (pb.IF_BUSY_UNSPECIFIED, pb.IF_BUSY_INTERRUPT):
-        other = await execute(h, "ifb", "again", spec, mode, request_id="q")
+        other = await execute_if_busy(h, "ifb", "again", spec, mode, request_id="q")
         assert error_info(other.error)[:2] == (
             grpc.StatusCode.INVALID_ARGUMENT,
             "REQUEST_ID_REUSED",
         ), mode
-    again = await execute(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
+    again = await execute_if_busy(h, "ifb", "again", spec, pb.IF_BUSY_ENQUEUE, request_id="q")
     assert again.error is None and all(e.replayed for e in again.events)
     cp = await h.get("ifb")
     assert users(cp) == ["hi", "again"]  # each applied once

@@ -13,8 +13,8 @@ import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
-from tests.observability.test_webhooks import metric, scrape
 from tests.support.harness import Harness, agent, calls, error_info, user
+from tests.support.webhooks import metric, scrape
 
 pytestmark = pytest.mark.asyncio
 

@@ -7,9 +7,8 @@ import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.daemon.test_if_busy import users
 from tests.support.console import Console
-from tests.support.harness import error_info, user
+from tests.support.harness import error_info, user, users
 
 API = "/api/v1"
 

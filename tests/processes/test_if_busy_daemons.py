@@ -13,9 +13,17 @@ from pathlib import Path
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.daemon.test_if_busy import busy_with_a_tool, execute, queue_one, users
 from tests.support.daemon_process import DaemonProcess, db_url
-from tests.support.harness import Harness, agent, assert_valid_transcript, calls
+from tests.support.harness import (
+    Harness,
+    agent,
+    assert_valid_transcript,
+    busy_with_a_tool,
+    calls,
+    execute_if_busy,
+    queue_one,
+    users,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -68,7 +76,7 @@ async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_resta
         h = Harness(second.address, call_log=calls_log)
         # The caller of "two" retries (R75): it follows the run that applies it, whose
         # first act is the pending call of "one" (R10), answered here, then "two" (R12).
-        two = await execute(
+        two = await execute_if_busy(
             h, "k9", "two", spec, pb.IF_BUSY_ENQUEUE, request_id="r-two", tools={"add": lambda a: 1}
         )
         assert two.error is None, two.error
@@ -82,7 +90,9 @@ async def test_r69_three_inputs_queued_at_a_kill_9_run_in_order_once_after_resta
         assert h.model_calls("k9") == 4  # no model call twice
         assert_valid_transcript(cp)
         # Retrying a queued Execute after it ran replays its run: nothing runs twice (R74).
-        again = await execute(h, "k9", "three", spec, pb.IF_BUSY_ENQUEUE, request_id="r-three")
+        again = await execute_if_busy(
+            h, "k9", "three", spec, pb.IF_BUSY_ENQUEUE, request_id="r-three"
+        )
         assert again.done.final_text == "r3" and all(e.replayed for e in again.events)
         assert users(await h.get("k9")) == ["one", "two", "three", "four"]
         await h.close()
@@ -131,7 +141,7 @@ async def test_r69_r74_a_queued_input_whose_run_was_killed_resumes_when_its_call
     second = DaemonProcess(*args).start()
     try:
         h = Harness(second.address, call_log=calls_log)
-        again = await execute(
+        again = await execute_if_busy(
             h,
             "k9b",
             "two",
@@ -191,7 +201,7 @@ async def test_r68_interrupt_through_one_daemon_aborts_the_run_of_the_other(
     a, b = (Harness(d.address) for d in two_daemons)
     spec = agent([calls(("add", {"a": 1})), {"text": "redirected"}])
     first, call = await busy_with_a_tool(a, "pgi", spec)
-    log = await execute(b, "pgi", "stop", spec, pb.IF_BUSY_INTERRUPT)
+    log = await execute_if_busy(b, "pgi", "stop", spec, pb.IF_BUSY_INTERRUPT)
     aborted = await first  # A's sweep saw the interrupt queued through B
     assert aborted.done.finish_reason == pb.FINISH_REASON_ABORTED
     assert log.error is None, log.error

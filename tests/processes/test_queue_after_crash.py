@@ -20,9 +20,16 @@ from pathlib import Path
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.daemon.test_if_busy import busy_with_a_tool, queue_one, users
 from tests.support.daemon_process import DaemonProcess
-from tests.support.harness import Harness, agent, assert_valid_transcript, calls
+from tests.support.harness import (
+    Harness,
+    agent,
+    assert_valid_transcript,
+    busy_with_a_tool,
+    calls,
+    queue_one,
+    users,
+)
 
 pytestmark = pytest.mark.asyncio
 

@@ -15,9 +15,8 @@ import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
-from tests.daemon.test_if_busy import busy_with_a_tool
 from tests.support.daemon_process import DaemonProcess
-from tests.support.harness import Harness, agent, calls, error_info, user
+from tests.support.harness import Harness, agent, busy_with_a_tool, calls, error_info, user
 
 pytestmark = pytest.mark.asyncio
 

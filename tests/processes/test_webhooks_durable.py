@@ -17,10 +17,10 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 from luoshod.server.webhooks import OUTBOX, Notifier, WebhookConfig, decode_entry
 from luoshod.store import store_from_url
-from tests.observability.test_webhooks import SECRET, Receiver, verify
 from tests.support import free_port
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import Harness, agent, calls
+from tests.support.webhooks import SECRET, Receiver, verify
 
 pytestmark = pytest.mark.asyncio
 

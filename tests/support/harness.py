@@ -238,3 +238,70 @@ def assert_valid_transcript(cp: pb.Checkpoint) -> None:
                 assert got == ids[: len(got)], f"results {got} out of order for {ids}"
             all_ids += ids
     assert len(all_ids) == len(set(all_ids)), "duplicate tool call ids"
+
+
+# -- busy sessions and their queue (if_busy, R68, R69) ------------------------------------
+
+
+async def execute_if_busy(
+    h: Harness,
+    sid: str,
+    text: str,
+    spec: pb.AgentSpec,
+    if_busy: int,
+    *,
+    request_id: str = "",
+    tools: dict[str, Any] | None = None,
+    queued: asyncio.Event | None = None,
+) -> RunLog:
+    """Execute with ``if_busy``; answers tool calls with ``tools``; sets ``queued`` at the
+    ``input.queued`` event."""
+    log = RunLog()
+    call = h.stub.Execute(
+        pb.ExecuteRequest(
+            session_id=sid, input=[user(text)], agent=spec, if_busy=if_busy, request_id=request_id
+        )
+    )
+    try:
+        async for resp in call:
+            e = resp.event
+            log.events.append(e)
+            if e.type == "input.queued" and queued is not None:
+                queued.set()
+            if e.type == "tool.call" and tools and e.tool_call.call.name in tools:
+                result = tools[e.tool_call.call.name](json.loads(e.tool_call.call.arguments_json))
+                await h.submit(sid, e.tool_call.call.id, json.dumps(result))
+    except grpc.aio.AioRpcError as err:
+        log.error = err
+    return log
+
+
+async def queue_one(
+    h: Harness, sid: str, text: str, spec: pb.AgentSpec, if_busy: int, **kw: Any
+) -> asyncio.Task[RunLog]:
+    """Start an Execute that gets queued; return once it is (its stream keeps following)."""
+    queued = asyncio.Event()
+    task = asyncio.create_task(execute_if_busy(h, sid, text, spec, if_busy, queued=queued, **kw))
+    waiter = asyncio.create_task(queued.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED, timeout=20)
+    waiter.cancel()
+    assert queued.is_set(), (await task).error if task.done() else "not queued"
+    return task
+
+
+async def busy_with_a_tool(
+    h: Harness, sid: str, spec: pb.AgentSpec
+) -> tuple[asyncio.Task[RunLog], pb.ToolCall]:
+    """Start a run that waits for its tool call (answered by the test)."""
+    call: asyncio.Future[pb.ToolCall] = asyncio.get_running_loop().create_future()
+
+    def seen(e: pb.Event) -> None:
+        if e.type == "tool.call" and not call.done():
+            call.set_result(e.tool_call.call)
+
+    task = asyncio.create_task(h.run(sid, "one", spec, {}, on_event=seen))
+    return task, await asyncio.wait_for(call, 20)
+
+
+def users(cp: pb.Checkpoint) -> list[str]:
+    return [m.content for m in cp.messages if m.role == pb.ROLE_USER]
