@@ -14,7 +14,7 @@ Writes under docs/reference/:
 - rules.md: the rules of durable runs (scripts/rules.toml) with, for each, the tests that
   cite it (test names like test_r14_..., and R-numbers in docstrings and comments).
 
-`--check` writes nothing and exits 1 naming each page that differs (tests/test_docs.py
+`--check` writes nothing and exits 1 naming each page that differs (tests/docs/test_docs_site.py
 runs it), so a page can never drift from the code.
 """
 
@@ -555,7 +555,7 @@ def layout_page() -> str:
 RULE = re.compile(r"\bR(\d{1,2})(?:\s*[–-]\s*R(\d{1,2}))?\b")
 NAME_RULE = re.compile(r"(?:^|_)r(\d{1,2})(?=_|$)")
 #: Files that speak of the rules page itself rather than cite a rule.
-NOT_CITATIONS = {"tests/test_docs.py"}
+NOT_CITATIONS = {"tests/docs/test_docs_site.py"}
 TEST_ROOTS = [
     "tests",
     "drivers",

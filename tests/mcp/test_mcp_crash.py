@@ -3,7 +3,7 @@ call in
 flight runs again on resume with the same idempotency key (the server sees exactly two
 attempts with it, the transcript one result); a call whose result was saved is never run
 again. The daemon is a real ``luoshod serve`` process on a SQLite file; the MCP server is
-tests/mcp_servers/tools.py over stdio, started by the daemon from its TOML file."""
+tests/support/mcp_server.py over stdio, started by the daemon from its TOML file."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ every level, R59): resumed on a fresh ``luoshod serve`` process over the same SQ
 or LMDB directory, the call runs again with the same idempotency key — the sub-agent's
 qualified call id — so the MCP server sees exactly two attempts with it, and the
 sub-agent's transcript holds one result; no model turn of the tree is generated twice.
-The MCP server is tests/mcp_servers/tools.py over stdio, started by the daemon."""
+The MCP server is tests/support/mcp_server.py over stdio, started by the daemon."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The daemon's HTTP connections to a streamable-HTTP MCP server (tests/mcp_servers/tools.py
+"""The daemon's HTTP connections to a streamable-HTTP MCP server (tests/support/mcp_server.py
 on loopback, the official SDK on both sides): calls in flight at once each hold an HTTP/1.1
 connection, and every one of them is kept for the next calls. httpx's default pool keeps 20
 idle connections, so before, each call beyond 20 at once opened a connection and closed it

@@ -1,6 +1,6 @@
 """Daemon tools (MCP, docs/reference/rules.md R70–R73) inside sub-agents (R55–R64), through the gRPC
 API on memory, an SQLite file and LMDB, against the real MCP server of
-tests/mcp_servers/tools.py (the official SDK, over stdio, started by the daemon).
+tests/support/mcp_server.py (the official SDK, over stdio, started by the daemon).
 
 A sub-agent's MCP tools work as the lead's: listed when the run starts and joined to the
 sub-agent's own tools (so in its own fingerprint), its calls run by the daemon

@@ -1,6 +1,6 @@
 """Daemon tools over MCP (docs/reference/rules.md R70–R73), against real MCP servers written with
 the
-official SDK (tests/mcp_servers/tools.py): over stdio, started by the daemon, and over
+official SDK (tests/support/mcp_server.py): over stdio, started by the daemon, and over
 streamable HTTP on loopback, started by the test."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 While a gRPC channel is in TRANSIENT_FAILURE, every call fails at once ("failed to
 connect to all addresses") until the channel's reconnect backoff ends. A retry sent in
 that window is an attempt spent on nothing: with short backoffs a client used to give up
-while the daemon was already coming back (tests/test_retry_soak.py failed so in CI). Here
+while the daemon was already coming back (tests/processes/test_retry_soak.py failed so in CI). Here
 no daemon listens when the run starts; one starts a second later. The policy allows three
 attempts with backoffs of a few milliseconds, which without the wait are all spent before
 the daemon listens; with it, the second attempt waits for the connection and the run

@@ -155,7 +155,7 @@ def broken_driver(tmp_path: Path, scheme: str, entry: str) -> dict[str, str]:
 
 
 def lazy_driver(tmp_path: Path) -> dict[str, str]:
-    """tests/torture_drivers/lazy_sqlite.py as the ``lazysqlite://`` driver."""
+    """tests/support/torture_drivers/lazy_sqlite.py as the ``lazysqlite://`` driver."""
     return broken_driver(tmp_path, "lazysqlite", "lazy_sqlite:LazySqliteStore")
 
 
@@ -189,7 +189,7 @@ def test_torture_catches_a_driver_that_acknowledges_before_durable(tmp_path: Pat
 
 @pytest.mark.timeout(300)
 def test_torture_catches_a_driver_that_never_claims_a_decided_approval(tmp_path: Path) -> None:
-    # tests/torture_drivers/sticky_approvals.py: the approval a Resolve decided stays stored
+    # tests/support/torture_drivers/sticky_approvals.py: the approval a Resolve decided stays stored
     # as pending, while the checkpoint has moved on.
     env = broken_driver(tmp_path, "stickysqlite", "sticky_approvals:StickyApprovalsStore")
     code, out, report = torture(
@@ -216,7 +216,7 @@ def test_torture_catches_a_driver_that_never_claims_a_decided_approval(tmp_path:
 def test_torture_catches_a_driver_that_acknowledges_queued_input_it_never_stores(
     tmp_path: Path,
 ) -> None:
-    # tests/torture_drivers/forgetful_queue.py: the input queue lives in the daemon's memory,
+    # tests/support/torture_drivers/forgetful_queue.py: the input queue lives in the daemon's memory,
     # so an input acknowledged with input.queued is gone after a kill -9 (R69).
     env = broken_driver(tmp_path, "forgetfulsqlite", "forgetful_queue:ForgetfulQueueStore")
     code, out, report = torture(

@@ -1,7 +1,7 @@
 """Webhooks that survive crashes at their worst moments (server/webhooks.py):
 
 - a notification is written in the same store transaction as the event that causes it: a
-  daemon SIGKILLed the instant the event's save returned (tests/fault_daemon.py's kill
+  daemon SIGKILLed the instant the event's save returned (tests/support/fault_daemon.py's kill
   point, before anything else runs) delivers the notification after its restart;
 - a delivery's attempt count and next attempt time are kept in the store with the
   notification: a restarted daemon does not start its backoff over."""
