@@ -32,7 +32,8 @@ here is mapped.
 Every reason is a value of the proto's ``ErrorReason`` enum: the wire string is the value's
 name without its ``ERROR_REASON_`` prefix (``ERROR_REASON_SESSION_BUSY`` is sent as
 ``SESSION_BUSY``). ``server/status.py`` sends a reason only through that enum (one the enum
-lacks is a bug: logged, and the caller gets INTERNAL), and tests/codebase/test_error_reasons.py scans
+lacks is a bug: logged, and the caller gets INTERNAL), and tests/codebase/test_error_reasons.py
+scans
 the code for reason strings, so the daemon cannot send a reason its clients cannot map.
 (This module stays free of the generated code: the engine imports it and no gRPC.)
 """

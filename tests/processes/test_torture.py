@@ -216,7 +216,8 @@ def test_torture_catches_a_driver_that_never_claims_a_decided_approval(tmp_path:
 def test_torture_catches_a_driver_that_acknowledges_queued_input_it_never_stores(
     tmp_path: Path,
 ) -> None:
-    # tests/support/torture_drivers/forgetful_queue.py: the input queue lives in the daemon's memory,
+    # tests/support/torture_drivers/forgetful_queue.py: the input queue lives in the daemon's
+    # memory,
     # so an input acknowledged with input.queued is gone after a kill -9 (R69).
     env = broken_driver(tmp_path, "forgetfulsqlite", "forgetful_queue:ForgetfulQueueStore")
     code, out, report = torture(
