@@ -6,8 +6,9 @@ import grpc
 import pytest
 
 from luoshod.server.app import Config
-from tests.daemon.test_watch import STEPS, watch
-from tests.support.harness import Harness, agent, error_info
+from tests.support.harness import Harness, agent, calls, error_info, watch
+
+STEPS = [calls(("add", {"a": k})) for k in range(20)] + [{"text": "done"}]
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from luoshod.server.app import Daemon
 from tests.support.certs import CA
 from tests.support.daemon_process import DaemonProcess
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

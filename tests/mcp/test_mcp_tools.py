@@ -360,7 +360,7 @@ def _stdio_children() -> list[int]:
         if (
             ppid == os.getpid()
             and b"stdio" in cmd
-            and any(c.endswith(b"mcp_servers/tools.py") for c in cmd)
+            and any(c.endswith(b"support/mcp_server.py") for c in cmd)
         ):
             out.append(int(pid))
     return out

@@ -14,6 +14,7 @@ import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
+from tests.support import SUPPORT
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import Harness, agent, assert_valid_transcript, calls
 
@@ -117,7 +118,7 @@ async def test_client_process_kill9_mid_run_then_resume_from_a_fresh_client(tmp_
         client = subprocess.Popen(
             [
                 sys.executable,
-                str(Path(__file__).parent / "crash_client.py"),
+                str(SUPPORT / "crash_client.py"),
                 daemon.address,
                 "cc",
                 SPEC.SerializeToString().hex(),

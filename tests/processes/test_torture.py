@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).parent
+from tests.support import SUPPORT
+
+HERE = SUPPORT
 
 
 def torture(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, dict]:
@@ -141,7 +143,7 @@ def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violat
 
 
 def broken_driver(tmp_path: Path, scheme: str, entry: str) -> dict[str, str]:
-    """Install a driver of tests/torture_drivers/ as ``scheme://``: an entry point in a
+    """Install a driver of tests/support/torture_drivers/ as ``scheme://``: an entry point in a
     dist-info folder on PYTHONPATH, as an installed distribution has."""
     site = tmp_path / "site"
     info = site / f"luoshod_{scheme}-0.dist-info"

@@ -147,7 +147,7 @@ def test_a_driver_built_for_another_contract_is_refused_naming_both_versions(
 
 def test_postgres_is_listed_here_even_without_a_server(pytestconfig: pytest.Config) -> None:
     [postgres] = [case for case in pytestconfig.stash[CASES] if case.id == "postgres"]
-    import postgres_server
+    from tests.support import postgres_server
 
     if os.environ.get("LUOSHOD_TEST_POSTGRES_URL") or postgres_server.bin_dir() is not None:
         assert not postgres.skip
