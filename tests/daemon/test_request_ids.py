@@ -42,22 +42,7 @@ async def send(
         pb.ResumeRequest: h.stub.Resume,
         pb.ResolveRequest: h.stub.Resolve,
     }[type(request)]
-    sid = getattr(request, "session_id", "")
-    log = RunLog()
-    call = method(request)
-    try:
-        async for resp in call:
-            e = resp.event
-            if stop_at and stop_at(e):
-                log.dropped = True
-                call.cancel()
-                break
-            log.events.append(e)
-            if e.type == "tool.call" and tools and e.tool_call.call.name in tools:
-                await h._answer(sid or e.session_id, e.tool_call.call, tools)
-    except grpc.aio.AioRpcError as err:
-        log.error = err
-    return log
+    return await h.follow(method(request), getattr(request, "session_id", ""), tools, stop_at=stop_at, answer_in_turn=True)
 
 
 def execute(sid: str, text: str, request_id: str, spec: pb.AgentSpec = SPEC) -> pb.ExecuteRequest:

@@ -145,7 +145,6 @@ class Harness:
     ) -> RunLog:
         """Execute (or Resume) and answer tool calls with ``tools``. ``stop_at`` drops the
         stream (a client crash) at the first event it accepts, before acting on it."""
-        tools = tools or {}
         if resume:
             call = self.stub.Resume(pb.ResumeRequest(session_id=session_id, agent=agent))
         else:
@@ -156,6 +155,22 @@ class Harness:
             if history_limit is not None:
                 req.history_limit = history_limit
             call = self.stub.Execute(req)
+        return await self.follow(call, session_id, tools, stop_at=stop_at, on_event=on_event)
+
+    async def follow(
+        self,
+        call: Any,
+        session_id: str,
+        tools: dict[str, ToolFn] | None = None,
+        *,
+        stop_at: Callable[[pb.Event], bool] | None = None,
+        on_event: Callable[[pb.Event], Awaitable[None] | None] | None = None,
+        answer_in_turn: bool = False,
+    ) -> RunLog:
+        """Read a run's stream ``call`` into a RunLog, answering tool calls with ``tools``
+        (in tasks of their own, or before reading on with ``answer_in_turn``). ``stop_at``
+        drops the stream (a client crash) at the first event it accepts."""
+        tools = tools or {}
         log = RunLog()
         pending: set[asyncio.Task[None]] = set()
         try:
@@ -171,7 +186,11 @@ class Harness:
                     if inspect.isawaitable(r):
                         await r
                 if e.type == "tool.call":
-                    t = asyncio.create_task(self._answer(session_id, e.tool_call.call, tools))
+                    answer = self._answer(session_id or e.session_id, e.tool_call.call, tools)
+                    if answer_in_turn:
+                        await answer
+                        continue
+                    t = asyncio.create_task(answer)
                     pending.add(t)
                     t.add_done_callback(pending.discard)
         except grpc.aio.AioRpcError as err:
