@@ -42,7 +42,13 @@ async def send(
         pb.ResumeRequest: h.stub.Resume,
         pb.ResolveRequest: h.stub.Resolve,
     }[type(request)]
-    return await h.follow(method(request), getattr(request, "session_id", ""), tools, stop_at=stop_at, answer_in_turn=True)
+    return await h.follow(
+        method(request),
+        getattr(request, "session_id", ""),
+        tools,
+        stop_at=stop_at,
+        answer_in_turn=True,
+    )
 
 
 def execute(sid: str, text: str, request_id: str, spec: pb.AgentSpec = SPEC) -> pb.ExecuteRequest:

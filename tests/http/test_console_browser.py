@@ -551,10 +551,9 @@ async def test_the_session_page_cli_and_api_say_why_a_model_call_failed(
     """A provider that refuses the continuation (HTTP 400): the run ends PROVIDER_REJECTED,
     and GetSession's last_model_failure reaches the API's JSON, `sessions show` and the
     session page, with the provider's status and message."""
-    from tests.support.providers import KEY_ENV, provider_toml
-    from tests.support.model_fakes import FakeAnthropic, Fault, turn
-
     from luoshod.cli import main
+    from tests.support.model_fakes import FakeAnthropic, Fault, turn
+    from tests.support.providers import KEY_ENV, provider_toml
 
     fake = await FakeAnthropic().start()
     try:
