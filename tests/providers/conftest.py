@@ -4,38 +4,22 @@
 every test taking it runs once per provider; it fails the test if any request it received
 was not a valid transcript of its format. ``llm`` starts an in-process daemon whose config
 file names that server as provider ``llm`` (the model id is ``llm:test-model``) and
-returns a :class:`Harness` on it; keyword overrides change the entry.
+returns a :class:`Harness` on it; keyword overrides change the entry (the entry and the
+agent: tests/support/providers.py).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from luosho.v1 import agent_pb2 as pb
 from luoshod.server.app import Config, Daemon
 from tests.support.harness import Harness
 from tests.support.model_fakes import WIRES, FakeServer
-
-KEY_ENV = "LUOSHOD_TEST_PROVIDER_KEY"
-MODEL = "test-model"
-#: Small waits so the retry tests stay fast; the failure floors (guard.py) near zero, so a
-#: test may resume at once after a failure (tests/providers/test_failure_floors.py keeps
-#: the defaults).
-FAST = {
-    "timeout_s": 0.5,
-    "max_retries": 3,
-    "backoff_base_s": 0.001,
-    "backoff_max_s": 1.0,
-    "failure_backoff_base_s": 0.001,
-    "failure_backoff_max_s": 0.01,
-    "circuit_open_s": 0.001,
-}
-PRICE = {"prompt_per_mtok": 0.15, "completion_per_mtok": 0.6}
+from tests.support.providers import KEY_ENV, StartDaemon, provider_toml
 
 
 @pytest.fixture(params=sorted(WIRES))
@@ -46,26 +30,6 @@ async def fake(request: pytest.FixtureRequest) -> AsyncIterator[FakeServer]:
     finally:
         await server.close()
     assert not server.violations, "invalid transcripts sent:\n" + "\n".join(server.violations)
-
-
-def provider_toml(fake: FakeServer, name: str = "llm", **overrides: Any) -> str:
-    """A config file with one provider entry for ``fake``."""
-    entry: dict[str, Any] = {
-        "kind": fake.kind,
-        "base_url": fake.base_url,
-        "api_key_env": KEY_ENV,
-        **FAST,
-    }
-    entry.update(overrides)
-    prices = entry.pop("prices", {MODEL: PRICE})
-    lines = [f"[providers.{name}]"] + [f"{k} = {json.dumps(v)}" for k, v in entry.items()]
-    for model, price in prices.items():
-        lines.append(f'[providers.{name}.prices."{model}"]')
-        lines += [f"{k} = {v}" for k, v in price.items()]
-    return "\n".join(lines) + "\n"
-
-
-StartDaemon = Callable[..., Awaitable[Harness]]
 
 
 @pytest.fixture
@@ -104,33 +68,3 @@ async def llm_daemon(
 @pytest.fixture
 async def llm(llm_daemon: StartDaemon) -> Harness:
     return await llm_daemon()
-
-
-def llm_agent(
-    tools: dict[str, dict[str, Any]] | None = None,
-    *,
-    settings: dict[str, Any] | None = None,
-    instructions: str = "You add numbers with the tools.",
-    **kw: Any,
-) -> pb.AgentSpec:
-    if tools is None:
-        tools = {
-            "add": {
-                "type": "object",
-                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-            }
-        }
-    return pb.AgentSpec(
-        model=f"llm:{MODEL}",
-        instructions=instructions,
-        tools=[
-            pb.ToolSpec(name=n, description=f"the {n} tool", input_schema_json=json.dumps(s))
-            for n, s in tools.items()
-        ],
-        model_settings_json=json.dumps(settings) if settings else "",
-        **kw,
-    )
-
-
-def add(args: dict[str, Any]) -> float:
-    return args.get("a", 0) + args.get("b", 0)

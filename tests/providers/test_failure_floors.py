@@ -23,8 +23,7 @@ from luoshod.errors import ProviderRejected
 from luoshod.providers.guard import GuardPolicy, ModelGuard
 from tests.support.harness import error_info
 from tests.support.model_fakes import FakeServer, Fault, Seen, turn
-
-from .conftest import StartDaemon, llm_agent
+from tests.support.providers import StartDaemon, llm_agent
 
 pytestmark = pytest.mark.asyncio
 

@@ -15,8 +15,7 @@ from luosho.v1 import agent_pb2 as pb
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import Harness, assert_valid_transcript, error_info
 from tests.support.model_fakes import FakeServer, Fault, turn
-
-from .conftest import KEY_ENV, add, llm_agent, provider_toml
+from tests.support.providers import KEY_ENV, add, llm_agent, provider_toml
 
 
 async def test_kill9_between_the_models_answer_and_the_tool_results(

@@ -11,8 +11,7 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 from tests.support.harness import Harness, assert_valid_transcript, error_info
 from tests.support.model_fakes import FakeServer, turn
-
-from .conftest import MODEL, PRICE, StartDaemon, add, llm_agent
+from tests.support.providers import MODEL, PRICE, StartDaemon, add, llm_agent
 
 pytestmark = pytest.mark.asyncio
 
