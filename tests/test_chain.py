@@ -1,0 +1,317 @@
+"""R91: a hash chain over each session's saves, and ``luoshod store verify``.
+
+A normal run (tools, a sub-agent, a continued run, a fork, a rollback-free restart)
+verifies clean on every driver; a stored save changed behind the daemon's back (one
+message's content, or one header field) is named by ``luoshod store verify`` run as a
+process, exit 1, on SQLite, LMDB and PostgreSQL. The memory store cannot be changed from
+outside its process, so only its clean case is tested (in process)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from daemon_proc import DaemonProcess
+from support import Harness, agent, calls
+from test_subagents import lead, lookup, researcher, task
+
+from luosho.v1 import agent_pb2 as pb
+from luoshod.domain import Checkpoint, Message, Role
+from luoshod.engine.forking import fork
+from luoshod.store import store_from_url
+from luoshod.store.kit import chain, codec
+from luoshod.store.verify import check, verify_session
+
+pytestmark = pytest.mark.asyncio
+
+
+def add(args: dict) -> dict:
+    return {"sum": sum(v for v in args.values() if isinstance(v, int))}
+
+
+SCRIPT = [
+    calls(("add", {"a": 10, "b": 20})),
+    calls(("add", {"a": 3}), ("add", {"a": 4})),
+    {"text": "the sums are thirty, three and four"},
+    calls(("add", {"a": 5})),
+    {"text": "and 5"},
+]
+
+
+async def a_session(h: Harness, sid: str) -> None:
+    """Two runs of a few steps with tools, the second continuing the first."""
+    spec = agent(SCRIPT)
+    first = await h.run(sid, "add some numbers", spec, {"add": add})
+    assert first.error is None and first.done.finish_reason == pb.FINISH_REASON_STOP
+    second = await h.run(sid, "and one more", spec, {"add": add})
+    assert second.error is None and second.done.finish_reason == pb.FINISH_REASON_STOP
+
+
+def verify(url: str, *sessions: str, as_json: bool = False) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "luoshod", "store", "verify", "--store", url, *sessions]
+    return subprocess.run(
+        args + (["--json"] if as_json else []), capture_output=True, text=True, timeout=60
+    )
+
+
+# -- (1) a normal run verifies clean -----------------------------------------------------
+
+
+async def test_r91_a_run_with_tools_and_a_subagent_verifies_clean(h: Harness, store_url: str):
+    await a_session(h, "r91-tools")
+    sub = researcher([calls(("lookup", {"q": "tides"})), {"text": "the moon"}])
+    spec = lead([calls(task("researcher", "why tides?")), {"text": "done"}], [sub])
+    log = await h.run("r91-sub", "why?", spec, {"lookup": lookup})
+    assert log.error is None and log.done.finish_reason == pb.FINISH_REASON_STOP
+    store = h.daemon.store
+    forked = await fork(store, "r91-tools", 2, clock=lambda: 1.0e9)
+    for sid in ("r91-tools", "r91-sub", forked.session_id):
+        report = await verify_session(store, sid)
+        assert report.state == "ok", report.line()
+        assert report.checked >= 1 and report.checked == len(await store.history(sid))
+        assert report.first_version == 1, report.line()  # checked from the very first save
+    latest = await store.load("r91-tools")
+    assert latest is not None and len(latest.chain) == 64
+    fork_first = (await store.history(forked.session_id))[-1].checkpoint
+    source = [e.checkpoint for e in await store.history("r91-tools") if e.step == 2][0]
+    assert fork_first.chain_from == source.chain  # the fork's chain starts from its entry
+    if not store_url.startswith("memory"):
+        done = verify(store_url)
+        assert done.returncode == 0, done.stderr
+        assert f"r91-tools: ok, {report.checked}" not in done.stderr
+        lines = done.stdout.splitlines()
+        assert len(lines) == 3 and all(": ok, " in x for x in lines), done.stdout
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "lmdb"])
+async def test_r91_a_session_verifies_clean_through_a_daemon_restart(tmp_path: Path, kind: str):
+    url = f"sqlite:///{tmp_path}/luoshod.db" if kind == "sqlite" else f"lmdb://{tmp_path}/lmdb"
+    spec = agent(SCRIPT)
+    daemon = DaemonProcess("--store", url).start()
+    try:
+        h = Harness(daemon.address)
+        first = await h.run("r91-restart", "add some numbers", spec, {"add": add})
+        assert first.done.finish_reason == pb.FINISH_REASON_STOP
+        await h.close()
+        daemon.kill9()
+        daemon.stop()
+        daemon = DaemonProcess("--store", url).start()
+        h = Harness(daemon.address)
+        second = await h.run("r91-restart", "and one more", spec, {"add": add})
+        assert second.done.finish_reason == pb.FINISH_REASON_STOP
+        await h.close()
+        done = verify(url, "r91-restart", as_json=True)  # while the daemon serves the store
+    finally:
+        daemon.stop()
+    assert done.returncode == 0, done.stderr
+    (report,) = json.loads(done.stdout)["sessions"]
+    assert report["state"] == "ok" and report["first_version"] == 1
+    assert report["checked"] == report["last_version"] >= 8
+
+
+# -- (2) an edit behind the daemon's back is named ---------------------------------------
+
+RESULT = b'{"sum": 30}'  # the first tool result, in one stored record only
+EDITED = b'{"sum": 31}'  # same length: the LMDB log's byte counts stay right
+
+
+async def saves_of(url: str, sid: str) -> list[Checkpoint]:
+    store = store_from_url(url)
+    await store.open()
+    try:
+        return [e.checkpoint for e in reversed(await store.history(sid))]
+    finally:
+        await store.close()
+
+
+def first_with_result(saves: list[Checkpoint]) -> Checkpoint:
+    """The save that added the first tool result."""
+    return next(cp for cp in saves if any(m.content == RESULT.decode() for m in cp.messages))
+
+
+def bumped(header: str | bytes) -> dict:
+    h = json.loads(codec.header_json(header))
+    h["usage"]["total_tokens"] = h["usage"].get("total_tokens", 0) + 1000
+    return h
+
+
+def sqlite_edit(path: str, sid: str, what: str, version: int) -> int:
+    db = sqlite3.connect(path)
+    try:
+        if what == "message":
+            rows = db.execute(
+                "SELECT m.log_id, m.idx, m.body FROM messages m JOIN logs l USING (log_id) "
+                "WHERE l.session_id = ?",
+                (sid,),
+            ).fetchall()
+            hits = [(log_id, idx, bytes(body)) for log_id, idx, body in rows if RESULT in body]
+            for log_id, idx, body in hits:
+                db.execute(
+                    "UPDATE messages SET body = ? WHERE log_id = ? AND idx = ?",
+                    (body.replace(RESULT, EDITED), log_id, idx),
+                )
+        else:
+            hits = [
+                (row_id, header)
+                for row_id, header in db.execute(
+                    "SELECT id, header FROM history WHERE session_id = ?", (sid,)
+                )
+                if json.loads(codec.header_json(header))["version"] == version
+            ]
+            for row_id, header in hits:
+                db.execute(
+                    "UPDATE history SET header = ? WHERE id = ?",
+                    (codec.compact_header(json.dumps(bumped(header))), row_id),
+                )
+        db.commit()
+        return len(hits)
+    finally:
+        db.close()
+
+
+def lmdb_edit(path: str, sid: str, what: str, version: int) -> int:
+    import lmdb
+
+    env = lmdb.open(path, subdir=True, max_dbs=32)
+    hits = 0
+    try:
+        chunks = env.open_db(b"chunks", create=False)  # every log's stream
+        history = env.open_db(b"history", create=False)
+        with env.begin(write=True) as txn:
+            if what == "message":
+                logs = env.open_db(b"logs", create=False, txn=txn)
+                prefix = sid.encode() + b"\0"
+                mine = {key[len(prefix) :] for key, _ in txn.cursor(logs) if key.startswith(prefix)}
+                for key, value in list(txn.cursor(chunks)):
+                    if key[:8] in mine and RESULT in value:  # a chunk key: u64 log id, u32 n
+                        txn.put(key, value.replace(RESULT, EDITED), db=chunks)
+                        hits += 1
+            else:
+                from luoshod_lmdb.layout import Row
+
+                for key, value in list(txn.cursor(history)):
+                    row = Row.decode(value)
+                    if key.startswith(sid.encode() + b"\0") and row.version == version:
+                        header = codec.compact_header(json.dumps(bumped(row.header)))
+                        row = Row(
+                            row.log_id, row.count, row.nbytes, row.version, row.status, header
+                        )
+                        txn.put(key, row.encode(), db=history)
+                        hits += 1
+    finally:
+        env.close()
+    return hits
+
+
+def postgres_edit(url: str, sid: str, what: str, version: int) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        if what == "message":
+            rows = conn.execute(
+                "SELECT m.log_id, m.idx, m.body FROM messages m JOIN logs l USING (log_id) "
+                "WHERE l.session_id = %s",
+                (sid,),
+            ).fetchall()
+            hits = [(log_id, idx, bytes(body)) for log_id, idx, body in rows if RESULT in body]
+            for log_id, idx, body in hits:
+                conn.execute(
+                    "UPDATE messages SET body = %s WHERE log_id = %s AND idx = %s",
+                    (body.replace(RESULT, EDITED), log_id, idx),
+                )
+        else:
+            hits = conn.execute(
+                "UPDATE history SET header = (jsonb_set(header::jsonb, '{usage,total_tokens}', "
+                "to_jsonb(coalesce((header->'usage'->>'total_tokens')::bigint, 0) + 1000)))"
+                "::json WHERE session_id = %s AND (header->>'version')::bigint = %s "
+                "RETURNING id",
+                (sid, version),
+            ).fetchall()
+    return len(hits)
+
+
+EDITS = {"sqlite": sqlite_edit, "lmdb": lmdb_edit, "postgres": postgres_edit}
+
+
+@pytest.mark.parametrize("what", ["message", "header"])
+@pytest.mark.parametrize("kind", ["sqlite", "lmdb", "postgres"])
+async def test_r91_verify_names_a_save_edited_behind_the_daemons_back(
+    tmp_path: Path, kind: str, what: str, request: pytest.FixtureRequest
+) -> None:
+    if kind == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        where = url
+    elif kind == "sqlite":
+        where = f"{tmp_path}/luoshod.db"
+        url = f"sqlite:///{where}"
+    else:
+        where = f"{tmp_path}/lmdb"
+        url = f"lmdb://{where}"
+    sid = f"r91-{kind}-{what}"
+    daemon = DaemonProcess("--store", url).start()
+    try:
+        h = Harness(daemon.address)
+        await a_session(h, sid)
+        await a_session(h, "r91-bystander")  # another session: left alone, still ok
+        await h.close()
+        saves = await saves_of(url, sid)
+        # The save that added the first tool result, or a save in the middle (not the latest).
+        target = first_with_result(saves) if what == "message" else saves[len(saves) // 2]
+        clean = verify(url)
+        assert clean.returncode == 0, clean.stderr
+        # The edit, with the driver's own library, while the daemon serves the store.
+        assert EDITS[kind](where, sid, what, target.version) >= 1
+        done = verify(url)
+        alone = verify(url, sid, as_json=True)
+    finally:
+        daemon.stop()
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    bad = f"{sid}: BAD at version {target.version} (step {target.step_index}): "
+    assert done.stderr.startswith(bad), done.stderr
+    assert len(done.stderr.splitlines()) == 1  # the first bad save only
+    if what == "message":  # it names the record the edit changed
+        index = next(i for i, m in enumerate(target.messages) if m.content == RESULT.decode())
+        assert f"messages {index + 1}-" in done.stderr or f"message {index + 1})" in done.stderr
+    assert "r91-bystander: ok, " in done.stdout
+    assert alone.returncode == 1
+    (report,) = json.loads(alone.stdout)["sessions"]
+    assert report["state"] == "bad"
+    assert report["bad"]["version"] == target.version
+
+
+async def test_r91_the_memory_store_cannot_be_edited_from_outside_so_only_runs_are_checked(
+    tmp_path: Path,
+) -> None:
+    """``memory://`` lives in its daemon's process: nothing outside it can change a save,
+    and ``luoshod store verify`` has nothing to open (a new memory store holds nothing)."""
+    done = verify("memory://")
+    assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+# -- the checks themselves, without a store ----------------------------------------------
+
+
+async def test_r91_a_save_without_a_chain_reads_as_none_recorded() -> None:
+    cps = [Checkpoint("old", [Message(Role.USER, "hi")], version=v) for v in (1, 2)]
+    assert check("old", cps, cps[-1]).state == "no-chain"
+
+
+async def test_r91_the_oldest_kept_save_is_where_the_check_starts_and_a_gap_is_bad() -> None:
+    cps = []
+    for v in range(1, 6):
+        cp = Checkpoint("s", [Message(Role.USER, f"m{i}") for i in range(v)], version=v)
+        cp.chain = cps[-1].chain if cps else ""
+        cp.chain = chain.link_save(cp, v - 1)
+        cps.append(cp)
+    assert check("s", cps, cps[-1]).checked == 5
+    pruned = check("s", cps[2:], cps[-1])  # the history limit pruned versions 1 and 2
+    assert pruned.state == "ok" and pruned.checked == 2 and "oldest kept" in pruned.line()
+    gap = check("s", cps[:2] + cps[3:], cps[-1])
+    assert gap.state == "bad" and gap.bad is not None and gap.bad.version == 4
+    cps[3].usage.total_tokens = 7  # a header field changed
+    changed = check("s", cps, cps[-1])
+    assert changed.state == "bad" and changed.bad is not None and changed.bad.version == 4
