@@ -22,6 +22,7 @@ from test_subagents import lead, lookup, researcher, task
 from luosho.v1 import agent_pb2 as pb
 from luoshod.domain import Checkpoint, Message, Role
 from luoshod.engine.forking import fork
+from luoshod.engine.rollbacks import rollback
 from luoshod.store import store_from_url
 from luoshod.store.kit import chain, codec
 from luoshod.store.verify import check, verify_session
@@ -69,7 +70,12 @@ async def test_r91_a_run_with_tools_and_a_subagent_verifies_clean(h: Harness, st
     assert log.error is None and log.done.finish_reason == pb.FINISH_REASON_STOP
     store = h.daemon.store
     forked = await fork(store, "r91-tools", 2, clock=lambda: 1.0e9)
-    for sid in ("r91-tools", "r91-sub", forked.session_id):
+    # A rollback of a second run's saves is a save linked to the one it follows.
+    await a_session(h, "r91-rolled")
+    second_run = (await store.load("r91-rolled")).run_id  # type: ignore[union-attr]
+    assert await rollback(store, None, "r91-rolled", second_run, 2.0e9)
+    assert (await store.load("r91-rolled")).run_id != second_run  # type: ignore[union-attr]
+    for sid in ("r91-tools", "r91-sub", forked.session_id, "r91-rolled"):
         report = await verify_session(store, sid)
         assert report.state == "ok", report.line()
         assert report.checked >= 1 and report.checked == len(await store.history(sid))
@@ -84,7 +90,7 @@ async def test_r91_a_run_with_tools_and_a_subagent_verifies_clean(h: Harness, st
         assert done.returncode == 0, done.stderr
         assert f"r91-tools: ok, {report.checked}" not in done.stderr
         lines = done.stdout.splitlines()
-        assert len(lines) == 3 and all(": ok, " in x for x in lines), done.stdout
+        assert len(lines) == 4 and all(": ok, " in x for x in lines), done.stdout
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "lmdb"])
@@ -111,6 +117,41 @@ async def test_r91_a_session_verifies_clean_through_a_daemon_restart(tmp_path: P
     (report,) = json.loads(done.stdout)["sessions"]
     assert report["state"] == "ok" and report["first_version"] == 1
     assert report["checked"] == report["last_version"] >= 8
+
+
+async def test_r91_a_chain_survives_a_copy_to_another_driver(tmp_path: Path) -> None:
+    """``luoshod store copy`` writes each header as it is: the copy verifies too."""
+    source, target = f"sqlite:///{tmp_path}/a.db", f"lmdb://{tmp_path}/b"
+    daemon = DaemonProcess("--store", source).start()
+    try:
+        h = Harness(daemon.address)
+        await a_session(h, "r91-copied")
+        await h.close()
+    finally:
+        daemon.stop()
+    copied = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "luoshod",
+            "store",
+            "copy",
+            "--from",
+            source,
+            "--to",
+            target,
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert copied.returncode == 0, copied.stderr
+    done = verify(target, as_json=True)
+    assert done.returncode == 0, done.stderr
+    (report,) = json.loads(done.stdout)["sessions"]
+    assert report["state"] == "ok" and report["first_version"] == 1 and report["checked"] >= 8
+    assert report["head"] == json.loads(verify(source, as_json=True).stdout)["sessions"][0]["head"]
 
 
 # -- (2) an edit behind the daemon's back is named ---------------------------------------
@@ -281,6 +322,51 @@ async def test_r91_verify_names_a_save_edited_behind_the_daemons_back(
     (report,) = json.loads(alone.stdout)["sessions"]
     assert report["state"] == "bad"
     assert report["bad"]["version"] == target.version
+
+
+async def test_r91_verify_names_the_save_that_added_an_edited_subagent_record(
+    tmp_path: Path,
+) -> None:
+    """A sub-agent's messages are records of the session's log too (R59): an edit of one
+    is named at the save that added it."""
+    where = tmp_path / "luoshod.db"
+    url = f"sqlite:///{where}"
+    sub = researcher([calls(("lookup", {"q": "tides"})), {"text": "the moon"}])
+    spec = lead([calls(task("researcher", "why tides?")), {"text": "done"}], [sub])
+    daemon = DaemonProcess("--store", url).start()
+    try:
+        h = Harness(daemon.address)
+        log = await h.run("r91-sub", "why?", spec, {"lookup": lookup})
+        assert log.done.finish_reason == pb.FINISH_REASON_STOP
+        await h.close()
+        fact = json.dumps(lookup({"q": "tides"})).encode()
+        saves = await saves_of(url, "r91-sub")
+        target = next(
+            cp
+            for cp in saves
+            if any(m.content == fact.decode() for t in cp.all_tasks() for m in t.messages)
+        )
+        db = sqlite3.connect(where)
+        try:
+            rows = db.execute("SELECT log_id, idx, body FROM messages").fetchall()
+            hits = [(a, b, bytes(c)) for a, b, c in rows if fact in bytes(c)]
+            assert len(hits) == 1
+            for log_id, idx, body in hits:
+                db.execute(
+                    "UPDATE messages SET body = ? WHERE log_id = ? AND idx = ?",
+                    (body.replace(b"tides", b"TIDES"), log_id, idx),
+                )
+            db.commit()
+        finally:
+            db.close()
+        done = verify(url)
+    finally:
+        daemon.stop()
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"r91-sub: BAD at version {target.version} (step {target.step_index}): "
+    ), done.stderr
+    assert "task_1 messages" in done.stderr
 
 
 async def test_r91_the_memory_store_cannot_be_edited_from_outside_so_only_runs_are_checked(

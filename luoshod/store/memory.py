@@ -119,6 +119,7 @@ class MemoryStore(Store):
         enqueue: Sequence[Enqueue] = (),
     ) -> None:
         enqueue = check_enqueue(self, enqueue)
+        link = chain.link_save(checkpoint, stored_messages)  # R91, before any await
         async with self._lock:
             sid = checkpoint.session_id
             s = self._sessions.get(sid) or _Session()
@@ -139,7 +140,7 @@ class MemoryStore(Store):
                 del self._approvals[claim]
             if approval is not None:
                 self._approvals[approval.approval_id] = approval
-            checkpoint.chain = chain.link_save(checkpoint, stored_messages)  # R91
+            checkpoint.chain = link
             msgs = checkpoint.messages
             if s.latest is not None and stored_messages == s.latest.count == len(s.latest.log):
                 log = s.latest.log

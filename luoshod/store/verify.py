@@ -53,6 +53,9 @@ class SessionReport:
     last_version: int = 0
     notes: list[str] = field(default_factory=list)
     bad: Finding | None = None
+    #: The latest save's chain value: kept elsewhere (a ticket, another system), it lets a
+    #: later check tell that nothing was rewritten since, chain values included.
+    head: str = ""
 
     def line(self) -> str:
         span = f"versions {self.first_version}-{self.last_version}"
@@ -172,6 +175,7 @@ def check(session_id: str, saves: Sequence[Checkpoint], latest: Checkpoint | Non
     if not chained:
         report.state = "no-chain"
         return report
+    report.head = saves[-1].chain
     if latest is not None and saves[-1] is not latest and saves[-1].version == latest.version:
         entry = saves[-1]
         fields = _differs(entry, latest)

@@ -84,7 +84,7 @@ def header_bytes(cp: Checkpoint) -> bytes:
     without what the records hold), then its agent text."""
     h = cp.header_dict(with_agent=False, with_tasks=False)
     h.pop("chain", None)
-    return b"%s\n%s" % (codec.encode_json(h).encode(), codec.agent_text(cp).encode())
+    return "\n".join((codec.encode_json(h), codec.agent_text(cp))).encode()
 
 
 def link(prev: str, header: bytes, added: bytes) -> str:
