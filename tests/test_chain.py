@@ -158,6 +158,7 @@ async def test_r91_a_chain_survives_a_copy_to_another_driver(tmp_path: Path) -> 
 
 RESULT = b'{"sum": 30}'  # the first tool result, in one stored record only
 EDITED = b'{"sum": 31}'  # same length: the LMDB log's byte counts stay right
+STATUS = "awaiting-approval"  # a status no save of the session has
 
 
 async def saves_of(url: str, sid: str) -> list[Checkpoint]:
@@ -195,6 +196,16 @@ def sqlite_edit(path: str, sid: str, what: str, version: int) -> int:
                     "UPDATE messages SET body = ? WHERE log_id = ? AND idx = ?",
                     (body.replace(RESULT, EDITED), log_id, idx),
                 )
+        elif what == "status":  # the row's own column, which History shows
+            hits = [
+                row_id
+                for row_id, header in db.execute(
+                    "SELECT id, header FROM history WHERE session_id = ?", (sid,)
+                )
+                if json.loads(codec.header_json(header))["version"] == version
+            ]
+            for row_id in hits:
+                db.execute("UPDATE history SET status = ? WHERE id = ?", (STATUS, row_id))
         else:
             hits = [
                 (row_id, header)
@@ -237,7 +248,11 @@ def lmdb_edit(path: str, sid: str, what: str, version: int) -> int:
                 for key, value in list(txn.cursor(history)):
                     row = Row.decode(value)
                     if key.startswith(sid.encode() + b"\0") and row.version == version:
-                        header = codec.compact_header(json.dumps(bumped(row.header)))
+                        h = bumped(row.header)
+                        if what == "status":  # in the header (LMDB keeps no column of it)
+                            h = json.loads(codec.header_json(row.header))
+                            h["status"] = STATUS
+                        header = codec.compact_header(json.dumps(h))
                         row = Row(
                             row.log_id, row.count, row.nbytes, row.version, row.status, header
                         )
@@ -264,6 +279,12 @@ def postgres_edit(url: str, sid: str, what: str, version: int) -> int:
                     "UPDATE messages SET body = %s WHERE log_id = %s AND idx = %s",
                     (body.replace(RESULT, EDITED), log_id, idx),
                 )
+        elif what == "status":  # the row's own column, which History shows
+            hits = conn.execute(
+                "UPDATE history SET status = %s WHERE session_id = %s "
+                "AND (header->>'version')::bigint = %s RETURNING id",
+                (STATUS, sid, version),
+            ).fetchall()
         else:
             hits = conn.execute(
                 "UPDATE history SET header = (jsonb_set(header::jsonb, '{usage,total_tokens}', "
@@ -278,7 +299,7 @@ def postgres_edit(url: str, sid: str, what: str, version: int) -> int:
 EDITS = {"sqlite": sqlite_edit, "lmdb": lmdb_edit, "postgres": postgres_edit}
 
 
-@pytest.mark.parametrize("what", ["message", "header"])
+@pytest.mark.parametrize("what", ["message", "header", "status"])
 @pytest.mark.parametrize("kind", ["sqlite", "lmdb", "postgres"])
 async def test_r91_verify_names_a_save_edited_behind_the_daemons_back(
     tmp_path: Path, kind: str, what: str, request: pytest.FixtureRequest

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from ..domain import Checkpoint, Message
+from ..domain import Checkpoint, HistoryEntry, Message
 from ..errors import LuoshoError
 from . import store_from_url
 from .kit import chain
@@ -129,8 +129,31 @@ def _differs(a: Checkpoint, b: Checkpoint) -> list[str]:
     return keys
 
 
-def check(session_id: str, saves: Sequence[Checkpoint], latest: Checkpoint | None) -> SessionReport:
-    """Check the chain of ``saves`` (the kept history, oldest first) and ``latest``."""
+def _columns(entry: HistoryEntry) -> str:
+    """How a history entry's own step, status and time (columns of their own in SQLite
+    and PostgreSQL, which ``History`` shows) differ from its checkpoint's; ``""``: not."""
+    cp = entry.checkpoint
+    found = [
+        f"{name} {mine!r} where its header has {theirs!r}"
+        for name, mine, theirs in (
+            ("step", entry.step, cp.step_index),
+            ("status", str(entry.status), str(cp.status)),
+            ("time", entry.saved_at, cp.updated_at),
+        )
+        if mine != theirs
+    ]
+    return "its history row says " + ", ".join(found) if found else ""
+
+
+def check(
+    session_id: str,
+    saves: Sequence[Checkpoint],
+    latest: Checkpoint | None,
+    rows: Sequence[str] = (),
+) -> SessionReport:
+    """Check the chain of ``saves`` (the kept history, oldest first) and ``latest``;
+    ``rows[i]``, when given and not empty, says how the history row of ``saves[i]``
+    differs from its checkpoint (:func:`_columns`): that save is bad too."""
     if latest is not None and (not saves or saves[-1].version < latest.version):
         saves = [*saves, latest]  # a store without history (or none kept)
     if not saves:
@@ -144,6 +167,8 @@ def check(session_id: str, saves: Sequence[Checkpoint], latest: Checkpoint | Non
     before: Checkpoint | None = None
     chained = False
     for i, cp in enumerate(saves):
+        if i < len(rows) and rows[i]:
+            return bad(cp, rows[i])
         if not cp.chain:
             if chained:
                 return bad(cp, "no chain recorded, after saves that recorded one")
@@ -196,11 +221,11 @@ def check(session_id: str, saves: Sequence[Checkpoint], latest: Checkpoint | Non
 async def verify_session(store: Store, session_id: str) -> SessionReport:
     """Read ``session_id``'s kept saves from ``store`` and check them."""
     latest = await store.load(session_id)
-    saves: list[Checkpoint] = []
+    entries: list[HistoryEntry] = []
     if Capability.HISTORY in store.capabilities:
-        entries = await store.history(session_id)
-        saves = [e.checkpoint for e in reversed(entries)]
-    return check(session_id, saves, latest)
+        entries = list(reversed(await store.history(session_id)))
+    saves = [e.checkpoint for e in entries]
+    return check(session_id, saves, latest, [_columns(e) for e in entries])
 
 
 async def _every_session(store: Store) -> list[str]:
