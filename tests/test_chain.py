@@ -93,6 +93,17 @@ async def test_r91_a_run_with_tools_and_a_subagent_verifies_clean(h: Harness, st
         assert len(lines) == 4 and all(": ok, " in x for x in lines), done.stdout
 
 
+async def test_r91_with_a_history_limit_the_check_starts_at_the_oldest_kept_save(
+    h: Harness,
+) -> None:
+    log = await h.run("r91-pruned", "add", agent(SCRIPT), {"add": add}, history_limit=3)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    report = await verify_session(h.daemon.store, "r91-pruned")
+    assert report.state == "ok", report.line()
+    assert report.first_version > 1 and report.checked == 2  # 3 kept: the oldest anchors
+    assert f"version {report.first_version} is the oldest kept save" in report.line()
+
+
 @pytest.mark.parametrize("kind", ["sqlite", "lmdb"])
 async def test_r91_a_session_verifies_clean_through_a_daemon_restart(tmp_path: Path, kind: str):
     url = f"sqlite:///{tmp_path}/luoshod.db" if kind == "sqlite" else f"lmdb://{tmp_path}/lmdb"
