@@ -153,10 +153,13 @@ def _store_arguments(
     v = store.add_parser(
         "verify",
         help="check the hash chain of each session's saves (R91); exit 1 naming the first bad save",
-        description="Recomputes the hash chain of each kept save of the sessions named (every "
-        "session of the store when none) and names the first save whose stored content no "
-        "longer matches it. Exit 0: every chain checks out; 1: a save is bad; 2: a usage or "
-        "store error, or a named session the store does not hold.",
+        description="Recomputes the hash chain of each kept save of the sessions named\n"
+        "(every session of the store when none) and names the first save whose stored\n"
+        "content no longer matches it. Exit 0: every chain checks out; 1: a save is bad;\n"
+        "2: a usage or store error, or a named session the store does not hold.",
+        epilog="examples:\n  luoshod store verify --store sqlite:///var/lib/luoshod/luoshod.db\n"
+        "  luoshod store verify --store lmdb:///srv/luoshod order-7 order-8 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     v.add_argument("--store", required=True, metavar="URL", help="the store URL")
     v.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="sessions to check")
