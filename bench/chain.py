@@ -3,10 +3,10 @@
 
 1. Per step, through the daemon: ``bench/steps.py``'s scripted agent (20 tool steps and
    a final turn, driven over gRPC by the Python client), on ``sqlite://`` and
-   ``lmdb://``, by a daemon as released and by the same daemon with the link replaced
-   by none (this script started as ``serve-unchained``: the headers then carry no
-   ``chain``). Steps/s and the daemon's CPU a step, the median of ``--rounds`` rounds in
-   which the two alternate.
+   ``lmdb://``, by the daemon as released and by the same daemon with the link replaced
+   by none (both started by this script, as ``serve-chained`` and ``serve-unchained``:
+   the headers of the latter carry no ``chain``). Steps/s and the daemon's CPU a step,
+   the median of ``--rounds`` rounds in which the two alternate.
 2. Per save, through the store API alone (no engine, no gRPC: the chain's share is the
    largest it can be): the process's CPU a save, the two modes alternating, median of
    the rounds; 16 sessions, two saves a turn as a run makes them (a turn with a tool
@@ -47,15 +47,18 @@ def _no_link(cp: Checkpoint, stored_messages: int) -> str:
 async def engine_cells(rounds: int, sessions: int, concurrency: int) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from _common import PYTHON
-    from steps import TARGETS, Target, bench_target
+    from steps import Target, bench_target
 
-    def unchained(store: str) -> Target:
+    def daemon(store: str, linked: bool) -> Target:
+        """A daemon started by this script (the same way with the chain and without)."""
+        mode = "serve-chained" if linked else "serve-unchained"
+
         def argv(port: int, tmp: Path) -> list[str]:
             url = store.format(tmp=tmp)
             listen = f"127.0.0.1:{port}"
-            return [PYTHON, __file__, "serve-unchained", "--listen", listen, "--store", url]
+            return [PYTHON, __file__, mode, "--listen", listen, "--store", url]
 
-        return Target(f"{store.split(':')[0]}:// no chain", argv, True)
+        return Target(f"{store.split(':')[0]}:// {mode}", argv, True)
 
     stores = {"sqlite": "sqlite://{tmp}/bench.db", "lmdb": "lmdb://{tmp}/bench-lmdb"}
     print(f"per step: {sessions} sessions, {concurrency} at once, median of {rounds} rounds")
@@ -64,7 +67,7 @@ async def engine_cells(rounds: int, sessions: int, concurrency: int) -> None:
         got: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         for r in range(rounds):
             for linked in (True, False) if r % 2 == 0 else (False, True):
-                target = TARGETS[name] if linked else unchained(template)
+                target = daemon(template, linked)
                 tmp = Path(tempfile.mkdtemp(prefix="chain-steps-"))
                 try:
                     (cell,) = await bench_target(target, [(concurrency, sessions)], tmp)
@@ -160,20 +163,23 @@ async def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-engine", action="store_true", help="skip the daemon cells")
+    ap.add_argument("--no-store", action="store_true", help="skip the store cells")
     args = ap.parse_args()
     rounds = 1 if args.quick else args.rounds
     if not args.no_engine:
         await engine_cells(rounds, 8 if args.quick else 64, 8 if args.quick else 16)
-    await store_cells(rounds, 4 if args.quick else 16, 10 if args.quick else 40)
+    if not args.no_store:
+        await store_cells(rounds, 4 if args.quick else 16, 10 if args.quick else 40)
     print("\nthe link alone (best of 5), a save adding 2 messages (a 1 KiB result):")
     for n in (10, 1_000, 10_000):
         print(f"  transcript of {n:>6,} messages: {link_us(n):6.1f} µs")
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["serve-unchained"]:  # a daemon whose saves record no chain
-        from luoshod.cli import main as luoshod_main
+    if sys.argv[1:2] in (["serve-chained"], ["serve-unchained"]):  # a daemon, and whether
+        from luoshod.cli import main as luoshod_main  # its saves record the chain
 
-        chain.link_save = _no_link
+        if sys.argv[1] == "serve-unchained":
+            chain.link_save = _no_link
         sys.exit(luoshod_main(["serve", *sys.argv[2:]]))
     asyncio.run(main())

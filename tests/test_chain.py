@@ -20,7 +20,7 @@ from support import Harness, agent, calls
 from test_subagents import lead, lookup, researcher, task
 
 from luosho.v1 import agent_pb2 as pb
-from luoshod.domain import Checkpoint, Message, Role
+from luoshod.domain import Checkpoint, Message, Role, StoredEvent
 from luoshod.engine.forking import fork
 from luoshod.engine.rollbacks import rollback
 from luoshod.store import store_from_url
@@ -411,6 +411,23 @@ async def test_r91_the_memory_store_cannot_be_edited_from_outside_so_only_runs_a
 
 
 # -- the checks themselves, without a store ----------------------------------------------
+
+
+async def test_r91_a_session_without_saves_is_not_an_error_but_a_named_unknown_one_is(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path}/q.db"
+    store = store_from_url(url)
+    await store.open()
+    try:
+        await store.append_events("events-only", [StoredEvent(1, b"an event")])
+    finally:
+        await store.close()
+    whole = verify(url)
+    assert whole.returncode == 0, whole.stderr
+    assert "events-only: no saves kept" in whole.stdout
+    named = verify(url, "nobody")
+    assert named.returncode == 2 and "nobody: no such session" in named.stderr
 
 
 async def test_r91_a_save_without_a_chain_reads_as_none_recorded() -> None:

@@ -44,7 +44,9 @@ class Finding:
 @dataclass
 class SessionReport:
     """How one session's chain checked out. ``state``: ``ok``, ``bad``, ``no-chain``
-    (nothing recorded to check) or ``missing`` (no such session)."""
+    (nothing recorded to check), ``missing`` (a session named that the store does not
+    hold) or ``no-saves`` (a session of the store with no checkpoint nor history: only
+    events or queued input)."""
 
     session_id: str
     state: str
@@ -64,6 +66,8 @@ class SessionReport:
             return f"{self.session_id}: BAD at version {b.version} (step {b.step}): {b.what}"
         if self.state == "missing":
             return f"{self.session_id}: no such session"
+        if self.state == "no-saves":
+            return f"{self.session_id}: no saves kept (only events or queued input)"
         if self.state == "no-chain":
             return f"{self.session_id}: no chain recorded ({span} saved before the chain existed)"
         notes = "".join(f"; {n}" for n in self.notes)
@@ -246,8 +250,15 @@ async def verify_store(url: str, session_ids: Sequence[str]) -> list[SessionRepo
         raise ValueError(f"the store {url} does not exist: there is nothing to verify")
     await store.open()
     try:
-        ids = list(session_ids) or await _every_session(store)
-        return [await verify_session(store, sid) for sid in ids]
+        if session_ids:
+            return [await verify_session(store, sid) for sid in session_ids]
+        reports = []
+        for sid in await _every_session(store):  # some hold only events or queued input
+            report = await verify_session(store, sid)
+            if report.state == "missing":
+                report.state = "no-saves"
+            reports.append(report)
+        return reports
     finally:
         await store.close()
 

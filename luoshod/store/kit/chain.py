@@ -6,8 +6,7 @@ Each save's header carries ``chain``, the hex SHA-256 of:
   save after saves that recorded none; a fork's first save: the ``chain`` of the history
   entry it was forked from, which its header keeps as ``chain_from``);
 - this save's header without ``chain`` (``Checkpoint.header_dict`` without the agent
-  spec and the tasks' transcripts, as compact JSON) and its agent record's text (agent
-  spec and fingerprint, :func:`.codec.agent_text`);
+  spec and the tasks' transcripts, as compact JSON), then its agent spec's JSON;
 - the records this save adds to the session's log: the lead's new messages, then, task
   by task in task number order, each task's new messages, preceded by its description
   when they are its first.
@@ -28,7 +27,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
-from ...domain import Checkpoint, Message, Role, SubTask
+from ...domain import AgentSpec, Checkpoint, Message, Role, SubTask
 from . import codec
 from .codec import owner_of
 
@@ -79,12 +78,28 @@ def records(
     return b"".join(out)
 
 
+#: The last agent spec hashed and its JSON: a run's saves share one spec object, whose
+#: JSON is then neither encoded nor looked up again (one entry, replaced whole: safe
+#: from any thread).
+_last_agent: tuple[AgentSpec | None, str] = (None, "null")
+
+
+def _agent(agent: AgentSpec | None) -> str:
+    global _last_agent
+    last = _last_agent
+    if agent is last[0]:
+        return last[1]
+    text = codec.agent_spec_json(agent)
+    _last_agent = (agent, text)
+    return text
+
+
 def header_bytes(cp: Checkpoint) -> bytes:
-    """What a save's link hashes of its header: the header without ``chain`` (and
-    without what the records hold), then its agent text."""
+    """What a save's link hashes of its header: the header without ``chain`` and without
+    what the records hold (with its fingerprint), then its agent spec."""
     h = cp.header_dict(with_agent=False, with_tasks=False)
     h.pop("chain", None)
-    return "\n".join((codec.encode_json(h), codec.agent_text(cp))).encode()
+    return "\n".join((codec.encode_json(h), _agent(cp.agent))).encode()
 
 
 def link(prev: str, header: bytes, added: bytes) -> str:
