@@ -123,7 +123,8 @@ def _store_arguments(
         sub,
         name,
         help,
-        "luoshod store copy --from lmdb:///srv/old --to postgresql://luoshod@db/luoshod",
+        "luoshod store copy --from lmdb:///srv/old --to postgresql://luoshod@db/luoshod\n"
+        "  luoshod store verify --store lmdb:///srv/luoshod [SESSION_ID ...]",
     )
     c = store.add_parser(
         "copy",
@@ -149,6 +150,20 @@ def _store_arguments(
         help="events the destination keeps per session",
     )
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
+    v = store.add_parser(
+        "verify",
+        help="check the hash chain of each session's saves (R91); exit 1 naming the first bad save",
+        description="Recomputes the hash chain of each kept save of the sessions named\n"
+        "(every session of the store when none) and names the first save whose stored\n"
+        "content no longer matches it. Exit 0: every chain checks out; 1: a save is bad;\n"
+        "2: a usage or store error, or a named session the store does not hold.",
+        epilog="examples:\n  luoshod store verify --store sqlite:///var/lib/luoshod/luoshod.db\n"
+        "  luoshod store verify --store lmdb:///srv/luoshod order-7 order-8 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument("--store", required=True, metavar="URL", help="the store URL")
+    v.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="sessions to check")
+    v.add_argument("--json", action="store_true", help="one JSON document instead of lines")
 
 
 def _group(
@@ -451,6 +466,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.leases_command == "list":
             return list_leases(args.store, args.owner, args.json)
         return release(args.store, args.owner, args.session)
+    if args.command == "store" and args.store_command == "verify":
+        from ..store.verify import run_verify
+
+        return run_verify(args.store, args.session_ids, args.json)
     if args.command == "store":
         from ..store.copy import run_copy
 

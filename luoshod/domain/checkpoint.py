@@ -306,6 +306,16 @@ class Checkpoint:
     #: load and save, like ``SubTask.stored``, so a save writes the agent only when it
     #: changed. Not part of the state's value.
     stored_agent: tuple[int, str] = field(default=(0, ""), compare=False, repr=False)
+    #: R91: this save's link of the session's hash chain (hex SHA-256 of the previous
+    #: save's link, this header without it, and the log records this save added; see
+    #: ``store.kit.chain``), set by the store kit at each save. ``""``: none recorded (a
+    #: header saved before the chain existed, or never saved). A property of the stored
+    #: history rather than of the state's value, so not compared.
+    chain: str = field(default="", compare=False, repr=False)
+    #: R91: a fork's first save links to the chain of the history entry it was forked
+    #: from; that link is kept here, in the header of the fork's first save (version 1)
+    #: only, so ``luoshod store verify`` can check that save too.
+    chain_from: str = field(default="", compare=False, repr=False)
 
     def all_tasks(self) -> list[SubTask]:
         """Every task of the session: the unfinished ones at every level, outermost
@@ -378,6 +388,10 @@ class Checkpoint:
             h["early_results"] = {k: m.to_dict() for k, m in self.early_results.items()}
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
+        if self.chain_from and self.version == 1:  # a fork's first save only (R91)
+            h["chain_from"] = self.chain_from
+        if self.chain:  # last, absent when none (R91), as in headers older than it
+            h["chain"] = self.chain
         return h
 
     @classmethod
@@ -413,6 +427,8 @@ class Checkpoint:
             task_count=h.get("task_count", 0),
             tasks={k: SubTask.from_dict(v) for k, v in h.get("tasks", {}).items()},
             early_results={k: Message.from_dict(m) for k, m in h.get("early_results", {}).items()},
+            chain=h.get("chain", ""),
+            chain_from=h.get("chain_from", ""),
         )
 
 

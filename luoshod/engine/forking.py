@@ -122,6 +122,9 @@ async def fork(
     cp.run_requests = []  # the source's requests are the source's (R74): a new session has none
     cp.last_drift = None  # the source's resumes are the source's too
     cp.version, cp.last_seq, cp.updated_at = 1, 0, clock()
+    # R91: the fork's chain starts from the entry it was forked from (its first save
+    # records that entry's link, so verify checks that save too).
+    cp.chain_from = cp.chain
     while True:
         try:
             await store.save(cp, stored_messages=0)

@@ -39,6 +39,7 @@ async def rollback(
     restored = copy.deepcopy(before)
     restored.version = cp.version + 1
     restored.updated_at = now
+    restored.chain, restored.chain_from = cp.chain, ""  # R91: links to the save it follows
     # Events go on numbering after everything the session's log ever held.
     restored.last_seq = max(cp.last_seq, restored.last_seq)
     await store.save(restored, stored_messages=0, lease=lease)

@@ -30,6 +30,7 @@ from .kit import (
     Capability,
     Renewal,
     Store,
+    chain,
     check_enqueue,
     eventblocks,
     lease_busy,
@@ -49,7 +50,10 @@ class _Entry:
     count: int
 
     def checkpoint(self) -> Checkpoint:
-        return _detached(self.header, self.log[: self.count])
+        cp = _detached(self.header, self.log[: self.count])
+        for task in cp.all_tasks():  # what the store holds of each, as a durable load says
+            task.stored = len(task.messages)
+        return cp
 
 
 @dataclass(slots=True)
@@ -115,6 +119,7 @@ class MemoryStore(Store):
         enqueue: Sequence[Enqueue] = (),
     ) -> None:
         enqueue = check_enqueue(self, enqueue)
+        link = chain.link_save(checkpoint, stored_messages)  # R91, before any await
         async with self._lock:
             sid = checkpoint.session_id
             s = self._sessions.get(sid) or _Session()
@@ -135,6 +140,7 @@ class MemoryStore(Store):
                 del self._approvals[claim]
             if approval is not None:
                 self._approvals[approval.approval_id] = approval
+            checkpoint.chain = link
             msgs = checkpoint.messages
             if s.latest is not None and stored_messages == s.latest.count == len(s.latest.log):
                 log = s.latest.log

@@ -86,7 +86,7 @@ def test_version_and_help_with_examples() -> None:
         ("sessions", ["list", "show", "watch", "cancel", "resume", "compare"]),
         ("approvals", ["approve", "reject"]),
         ("config", ["show"]),
-        ("store", ["copy"]),
+        ("store", ["copy", "verify"]),
     ],
 )
 def test_a_bare_group_prints_its_subcommands(group: str, subcommands: list[str]) -> None:

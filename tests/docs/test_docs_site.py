@@ -55,6 +55,7 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     # cited here by number), and the proto has none of their surface.
     proto = (ROOT / "proto" / "luosho" / "v1" / "agent.proto").read_text()
     assert "(docs/reference/rules.md#planned)" in status
+    assert (ROOT / "luoshod" / "store" / "verify.py").exists()  # the hash chain is built
     for planned in (
         "fallback_models",
         "output_schema_json",

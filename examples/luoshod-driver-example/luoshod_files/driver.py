@@ -41,6 +41,7 @@ from luoshod.store.kit import (
     DEFAULT_HISTORY_LIMIT,
     Capability,
     Store,
+    chain_link,
 )
 
 T = TypeVar("T")
@@ -141,7 +142,9 @@ class FilesStore(Store):
     ) -> None:
         if events or approval is not None or claim is not None or lease is not None:
             raise NotImplementedError("FilesStore keeps no event log, approvals or leases")
+        link = chain_link(checkpoint, stored_messages)  # R91: this save's link of the chain
         header = checkpoint.header_dict()  # now: the caller may change it once we return
+        header["chain"] = link
         messages = [m.to_dict() for m in checkpoint.messages]
         sid = checkpoint.session_id
         async with self._write_lock:
@@ -163,6 +166,7 @@ class FilesStore(Store):
                 else []
             )
             await self._io("save", self._write, sid, _encode(header, messages, kept))
+        checkpoint.chain = link  # saved: the next save links to it
 
     async def find_request(self, session_id: str, request_id: str) -> AppliedRequest | None:
         found = [r for r in await self.requests(session_id) if r.id == request_id]

@@ -63,8 +63,8 @@ async def save_three(store: Store) -> list[Checkpoint]:
             cp.version, cp.step_index = i + 1, i
             if i:
                 cp.messages.append(Message(Role.USER, f"more {i}"))
-            saved.append(copy.deepcopy(cp))
             await store.save(cp, stored_messages=len(cp.messages) - (1 if i else len(cp.messages)))
+            saved.append(copy.deepcopy(cp))  # as saved: with the chain the save set (R91)
     finally:
         await store.close()
     return saved

@@ -14,6 +14,9 @@
 - :mod:`.codec`, the on-disk encoding of checkpoints and messages, with its format version;
 - :mod:`.tasklog`, the sub-agents' transcripts in the session's message log (a log of
   records: what a save appends, what a log prefix decodes to);
+- :mod:`.chain`, the link of each save in the session's hash chain (R91): a driver whose
+  ``save`` is :mod:`.prepared`'s records it; one with a ``save`` of its own stores
+  :func:`chain_link`'s value as the header's ``chain`` and sets ``checkpoint.chain`` to it;
 - :mod:`.groupcommit`, many sessions' saves in one transaction and one sync;
 - :mod:`.prepared`, writes encoded before they are queued, and :mod:`.planning`, the pure
   plan of a batch of them (refusals, message logs, approvals, event logs) that a driver
@@ -34,6 +37,7 @@ from .base import (
     Store,
     check_enqueue,
 )
+from .chain import link_save as chain_link
 from .events import MAX_SEQ, clamp_seq
 from .files import file_in_the_way, local_path, read_only
 from .importing import check_import, extends, newest
@@ -52,6 +56,7 @@ __all__ = [
     "Capability",
     "Renewal",
     "Store",
+    "chain_link",
     "check_enqueue",
     "check_import",
     "renewal_of",

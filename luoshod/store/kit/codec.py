@@ -297,6 +297,11 @@ def agent_text(cp: Checkpoint) -> str:
     return f'{{"agent":{_agent_json(cp.agent)},"fingerprint":{fingerprint}}}'
 
 
+def agent_spec_json(agent: AgentSpec | None) -> str:
+    """The JSON of an agent spec (``null`` for none), cached by the spec's value."""
+    return _agent_json(agent)
+
+
 def with_agent(h: dict[str, Any], text: str) -> dict[str, Any]:
     """Header ``h`` of any format (:func:`decode_header`) made whole for
     :meth:`Checkpoint.from_header`: the agent and fingerprint taken from ``text`` (the

@@ -20,7 +20,7 @@ from ...domain import (
     StoredEvent,
 )
 from ...errors import ApprovalNotFound, LeaseLost
-from . import codec, tasklog
+from . import chain, codec, tasklog
 from .base import Store, check_enqueue
 from .leases import lease_lost
 
@@ -210,22 +210,28 @@ class QueuedWrites(Store):
         request_limit: int = DEFAULT_REQUEST_ID_LIMIT,
         enqueue: Sequence[Enqueue] = (),
     ) -> None:
-        prepared = prepare(
-            checkpoint,
-            stored_messages,
-            self.history_limit_for(checkpoint),
-            events=events,
-            event_log_limit=self.event_log_limit,
-            approval=approval,
-            claim=claim,
-            lease=lease,
-            requests=requests,
-            request_limit=request_limit,
-            enqueue=check_enqueue(self, enqueue),
-            compact_header=self.compact_headers,
-        )
-        self._before_write("save", prepared)
-        await self._saves.submit(prepared)
+        previous = checkpoint.chain
+        checkpoint.chain = chain.link_save(checkpoint, stored_messages)  # R91
+        try:
+            prepared = prepare(
+                checkpoint,
+                stored_messages,
+                self.history_limit_for(checkpoint),
+                events=events,
+                event_log_limit=self.event_log_limit,
+                approval=approval,
+                claim=claim,
+                lease=lease,
+                requests=requests,
+                request_limit=request_limit,
+                enqueue=check_enqueue(self, enqueue),
+                compact_header=self.compact_headers,
+            )
+            self._before_write("save", prepared)
+            await self._saves.submit(prepared)
+        except BaseException:
+            checkpoint.chain = previous  # not saved: the next try links to the same save
+            raise
         # What the log holds of the agent now, for the next save (O(new records)): as
         # the plan found it (a driver writing its own plan: as appended).
         agents = prepared.outcome[-1] if prepared.outcome else prepared.agents
