@@ -1,10 +1,18 @@
-"""The people CLI as a user runs it: ``python -m luoshod ...`` as a subprocess."""
+"""The people CLI as a user runs it: ``python -m luoshod ...`` as a subprocess; ``PAY``,
+an agent whose tool needs approval, and ``execute``, an app's Execute that stops reading
+where the test says, to give the CLI something to show."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+
+import grpc
+
+from luosho.v1 import agent_pb2 as pb
+from luosho.v1 import agent_pb2_grpc as pb_grpc
+from tests.support.harness import agent, calls, user
 
 
 def luoshod(
@@ -28,3 +36,39 @@ def luoshod(
         env={**base, **(env or {})},
         stdin=stdin,
     )
+
+
+PAY = agent([calls(("charge", {"eur": 40})), {"text": "charged"}], tools=["charge"])
+PAY.tools[0].needs_approval = True
+
+
+def execute(
+    address: str,
+    session_id: str,
+    spec: pb.AgentSpec,
+    *,
+    until: str = "run.done",
+    answer: bool = False,
+) -> list[pb.Event]:
+    """Execute and read the stream up to the first ``until`` event; then drop it (an app
+    that crashed there), unless it is the end. ``answer``: answer tool calls with 2."""
+    with grpc.insecure_channel(address) as ch:
+        stub = pb_grpc.AgentServiceStub(ch)
+        call = stub.Execute(
+            pb.ExecuteRequest(session_id=session_id, input=[user("go")], agent=spec)
+        )
+        events = []
+        for r in call:
+            events.append(r.event)
+            if r.event.type == "tool.call" and answer:
+                stub.SubmitToolResult(
+                    pb.SubmitToolResultRequest(
+                        session_id=session_id,
+                        tool_call_id=r.event.tool_call.call.id,
+                        result_json="2",
+                    )
+                )
+            if r.event.type == until:
+                call.cancel()
+                break
+        return events

@@ -5,7 +5,7 @@ harness to make sessions with (the app's side), and a real HTTP client (aiohttp)
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -121,3 +121,25 @@ def _token_stub(channel: Any, token: str) -> Any:
             )
 
     return WithToken()
+
+
+def assert_error(status: int, body: Any, http: int, code: str, reason: str) -> dict[str, Any]:
+    assert status == http, (status, body)
+    assert isinstance(body, dict) and set(body) == {"code", "reason", "message", "metadata"}, body
+    assert (body["code"], body["reason"]) == (code, reason), body
+    assert "Traceback" not in body["message"] and body["message"], body
+    return body
+
+
+async def sse(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
+    """The frames of an event stream: ``{"id", "event", "data"}`` (comments skipped)."""
+    frame: dict[str, Any] = {}
+    async for raw in response.content:
+        line = raw.decode().rstrip("\n")
+        if not line:
+            if "event" in frame or "data" in frame:
+                yield frame
+            frame = {}
+        elif not line.startswith(":"):
+            key, _, value = line.partition(":")
+            frame[key] = value.removeprefix(" ")

@@ -259,6 +259,19 @@ def assert_valid_transcript(cp: pb.Checkpoint) -> None:
     assert len(all_ids) == len(set(all_ids)), "duplicate tool call ids"
 
 
+async def watch(
+    h: Harness, sid: str, after: int = 0, *, stop_after: int | None = None, follow: bool = False
+) -> list[pb.Event]:
+    out = []
+    call = h.stub.Watch(pb.WatchRequest(session_id=sid, after_seq=after, follow=follow))
+    async for resp in call:
+        out.append(resp.event)
+        if stop_after is not None and len(out) >= stop_after:
+            call.cancel()
+            break
+    return out
+
+
 # -- busy sessions and their queue (if_busy, R68, R69) ------------------------------------
 
 
