@@ -58,6 +58,19 @@ CI_RUN = {
 }
 
 
+#: The kill plan aimed at queued input: see the two tests that use it.
+QUEUE_AIMED = (
+    "--queue-share",
+    "1",
+    "--abandon-share",
+    "1",
+    "--boundary",
+    "queued step.start",
+    "--boundary",
+    "queued model.turn",
+)
+
+
 def start_torture(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     report = tmp_path / "report.json"
@@ -242,3 +255,67 @@ def test_torture_catches_a_driver_that_acknowledges_queued_input_it_never_stores
     assert f"request {v['session_id']}-q" in v["message"] and "(seed 14)" in v["message"], v
     assert f"session {v['session_id']}, cycle {v['cycle']}: {v['message']}" in out
     assert "reproduce: luoshod torture --store forgetfulsqlite://" in out and "--seed 14" in out
+
+
+@pytest.mark.timeout(300)
+def test_torture_catches_a_daemon_that_drops_a_queued_input_whose_run_a_kill_cut_short(
+    tmp_path: Path,
+) -> None:
+    # tests/torture_drivers/dropping_queue.py: the daemon's InputQueue._next as it was before
+    # issue 29's fix. Killed inside a queued input's own run after the save that applied it,
+    # the restarted daemon drops the input from its queue: an abandoned input (its caller
+    # gone) is then answered by nobody, or together with the next one in one merged turn.
+    env = broken_driver(tmp_path, "droppingsqlite", "dropping_queue:DroppingQueueStore")
+    code, out, report = torture(
+        tmp_path,
+        "--store",
+        f"droppingsqlite:///{tmp_path}/t.db",
+        "--cycles",
+        "12",
+        "--seed",
+        "14",
+        # Aimed at the defect: every run gets input queued, every caller leaves once it is
+        # acknowledged, and every kill lands inside a queued input's own run.
+        *QUEUE_AIMED,
+        env=env,
+    )
+    assert code == 1, out
+    found = [
+        v
+        for v in report["violations"]
+        if v["rule"] == "R69"
+        and (
+            "(its caller left after input.queued) was applied but its run never answered it"
+            in v["message"]
+            or "answered by one merged turn" in v["message"]
+        )
+    ]
+    assert found, out
+    v = found[0]
+    assert f"{v['session_id']}-q" in v["message"] and "(seed 14)" in v["message"], v
+    assert f"session {v['session_id']}, cycle {v['cycle']}: {v['message']}" in out
+    # Kills inside queued inputs' own runs, and inputs whose callers left, are what finds it.
+    assert any(b.startswith("after queued ") for b in report["boundaries"]), report["boundaries"]
+    assert report["stats"]["queued inputs abandoned (caller gone after input.queued)"] >= 1
+
+
+@pytest.mark.timeout(300)
+def test_torture_aimed_at_queued_input_finds_nothing_on_the_fixed_daemon(tmp_path: Path) -> None:
+    # The same aimed run as above on the real daemon: every abandoned input is run to its
+    # end by the daemon alone, each in a run of its own (the check that catches the broken
+    # one cannot fire on a correct one).
+    code, out, report = torture(
+        tmp_path,
+        "--store",
+        f"sqlite:///{tmp_path}/t.db",
+        "--cycles",
+        "12",
+        "--seed",
+        "14",
+        *QUEUE_AIMED,
+    )
+    assert code == 0 and report["violations"] == [], out
+    stats = report["stats"]
+    assert stats["queued inputs abandoned (caller gone after input.queued)"] >= 3, stats
+    assert stats["abandoned queued inputs seen run (by the daemon alone)"] >= 3, stats
+    assert any(b.startswith("after queued ") for b in report["boundaries"]), report["boundaries"]

@@ -156,7 +156,7 @@ class Torture:
 
     def plan(self) -> Plan:
         how = "sigstop" if self.multi and self.rng.random() < self.o.sigstop_share else "kill9"
-        boundary = self.rng.choice(BOUNDARIES)
+        boundary = self.rng.choice(self.o.boundary or BOUNDARIES)
         return Plan(
             boundary=boundary,
             nth=self.rng.randint(1, max(1, self.o.sessions * PER_RUN.get(boundary, 8) // 2)),
@@ -424,7 +424,7 @@ class Torture:
             if_busy=pb.IF_BUSY_ENQUEUE,
         )
         self.stats["queued inputs sent (if_busy ENQUEUE)"] += 1
-        if self.rng.random() < ABANDON_SHARE:
+        if self.rng.random() < self.o.abandon_share:
             s.abandoned.add(rid)
 
         def acked() -> None:
@@ -632,7 +632,7 @@ class Torture:
         # R68: some runs get more input queued while they are active, at one of their calls.
         at = (
             self.rng.randint(1, 3)
-            if enqueue and s.may_enqueue() and self.rng.random() < QUEUE_SHARE
+            if enqueue and s.may_enqueue() and self.rng.random() < self.o.queue_share
             else 0
         )
         two = self.rng.random() < 0.4
@@ -1545,6 +1545,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=0.2,
         help="share of the cycles that SIGSTOP instead of kill -9 (two daemons)",
+    )
+    p.add_argument(
+        "--queue-share",
+        type=float,
+        default=QUEUE_SHARE,
+        help=f"share of runs that get input queued while active (default {QUEUE_SHARE:g})",
+    )
+    p.add_argument(
+        "--abandon-share",
+        type=float,
+        default=ABANDON_SHARE,
+        help="share of queued inputs whose caller goes away once input.queued acknowledges "
+        f"them, never to send them again: the daemon must run them alone (default "
+        f"{ABANDON_SHARE:g})",
+    )
+    p.add_argument(
+        "--boundary",
+        action="append",
+        choices=sorted(set(BOUNDARIES)),
+        help="kill only after this boundary (repeatable; default: any, chosen by the seed)",
     )
     p.add_argument(
         "--lease-ttl", type=float, default=1.0, help="the daemons' lease TTL in seconds (default 1)"

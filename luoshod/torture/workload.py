@@ -59,7 +59,7 @@ ABANDON_SHARE = 0.5
 WATCH_IDLE_S = 1.5
 #: How long a session waiting for the daemon to run its abandoned inputs may not move
 #: before its client gives up on it for this cycle.
-ABANDONED_WAIT_S = 4.0
+ABANDONED_WAIT_S = 2.5
 #: A queued input's stream that brings no event for this long is sent again (a retry, the
 #: same request id): it may follow a run that died in the other daemon, which nobody
 #: resumes until a client does (the retry runs it here once the dead one's lease is gone).
