@@ -147,6 +147,10 @@ def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violat
         # to the end (a lost or doubled one is a violation, checked every cycle and at the end).
         assert stats["queued inputs acknowledged (input.queued)"] >= 5, (name, stats)
         assert stats["queued inputs seen applied by their follower"] >= 5, (name, stats)
+        # Some callers leave once input.queued acknowledges their input: the daemon runs it
+        # alone, and torture sees it answered by a run of its own (issue 29).
+        assert stats["queued inputs abandoned (caller gone after input.queued)"] >= 1, (name, stats)
+        assert stats["abandoned queued inputs seen run (by the daemon alone)"] >= 1, (name, stats)
     pg = reports["postgresql"]
     assert pg["daemons"] == 2 and pg["kills"].get("SIGSTOP past the lease TTL", 0) >= 1, pg["kills"]
     assert pg["stats"].get("takeovers", 0) >= 1
