@@ -192,10 +192,14 @@ def test_torture_catches_a_driver_that_acknowledges_before_durable(tmp_path: Pat
         env=lazy_driver(tmp_path),
     )
     assert code == 1, out
+    # A lost save shows as a result ACCEPTED and not stored, or as events the client saw
+    # that the log no longer has (an ACCEPTED result of a call still pending may be held
+    # outside the transcript, R76, so the first check of a cycle may see only the latter).
     lost = [
         v
         for v in report["violations"]
-        if v["rule"] == "R54" and "lost save: the result of call call_" in v["message"]
+        if (v["rule"] == "R54" and "lost save: the result of call call_" in v["message"])
+        or (v["rule"] == "event log" and "the log has nothing there" in v["message"])
     ]
     assert lost, out
     # The violation names the save it lost (session and call), the events that session's
