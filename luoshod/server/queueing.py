@@ -444,9 +444,15 @@ class InputQueue:
             error = await started.ended()  # its callers follow it through the store's log
         finally:
             self._running.pop(sid, None)
-        if await store.find_request(sid, head.request_id) is not None:
+        applied = await store.find_request(sid, head.request_id)
+        if applied is not None and applied.end is not None:
             await store.remove_queued_input(sid, head.request_id)
             return True
+        # Applied and not ended: this attempt failed after the save that applied it, or
+        # found the session held (another daemon's lease, its run then resumed there). It
+        # stays first and its request runs again (resuming that run, R74); removing it
+        # here let the next queued input merge into its unfinished run, or left it
+        # unanswered (found by `luoshod torture` with two daemons on PostgreSQL).
         if isinstance(error, SessionBusy):
             # Held elsewhere (another daemon's lease): that run's end kicks there. The kick
             # of this attempt's own end is no news: looping on it retried at once, hundreds

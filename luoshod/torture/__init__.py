@@ -33,7 +33,14 @@ lease. After each cycle it reads every session back (``GetSession``, the event l
   R75), and answers them (a check's ``Watch`` answers those of a run it finds live). At the
   end every session with queued input is driven to its end, unkilled, and then every
   acknowledged input must be in its transcript exactly once, and no queue holds anything
-  unless its session is paused on an approval.
+  unless its session is paused on an approval;
+- R68/R69/R74, abandoned queued input: half of the queued inputs' callers leave once
+  ``input.queued`` acknowledges them and never retry; the session's client then sends no
+  retry of its own and only ``Watch``es the session, answering the calls of the runs the
+  daemon starts by itself. Kills land inside a queued input's own run, after the save that
+  applied it (``queued step.start``, ``queued model.turn``). A queued input's message is
+  never directly followed by another's (one merged turn answering both), and at the end
+  each abandoned input has been run to its end, answered, by the daemon alone.
 
 It ends with a report (cycles, kills, boundaries hit, violations with a reproduction: the
 seed, the cycle, the session and the events it saw) and exits 1 on any violation.

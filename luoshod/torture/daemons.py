@@ -122,6 +122,9 @@ class Daemon:
             f"{self.lease_ttl:g}",
             "--lease-renew-s",
             f"{self.lease_ttl / 4:g}",
+            # Abandoned queued inputs are run by the daemon alone (R69): soon, not in a second.
+            "--queue-sweep-s",
+            "0.2",
         ]
 
     def start(self) -> None:

@@ -25,6 +25,8 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from .daemons import Daemon, Zygote
 from .workload import (
+    ABANDON_SHARE,
+    ABANDONED_WAIT_S,
     BOUNDARIES,
     FOLLOW_IDLE_S,
     INPUT_QUEUED,
@@ -35,6 +37,7 @@ from .workload import (
     SHOWN,
     STALL_S,
     UNKNOWN_SEQ,
+    WATCH_IDLE_S,
     Session,
     Violation,
     queued_text,
@@ -153,7 +156,7 @@ class Torture:
 
     def plan(self) -> Plan:
         how = "sigstop" if self.multi and self.rng.random() < self.o.sigstop_share else "kill9"
-        boundary = self.rng.choice(BOUNDARIES)
+        boundary = self.rng.choice(self.o.boundary or BOUNDARIES)
         return Plan(
             boundary=boundary,
             nth=self.rng.randint(1, max(1, self.o.sessions * PER_RUN.get(boundary, 8) // 2)),
@@ -305,6 +308,7 @@ class Torture:
         an approval is resolved, and the resolved run driven on. Queued inputs sent and not
         yet seen applied are followed first (and those ``enqueue`` sends while a run is
         active), each by its own task: it answers the tool calls of the run that applies it."""
+        s.watcher, s.gave_up = None, False
         s.followers = [
             asyncio.ensure_future(self.follow(s, daemon, stub, rid, boundary))
             for rid in s.outstanding()
@@ -327,6 +331,14 @@ class Torture:
         idle = 0
         for _attempt in range(100):
             try:
+                if (
+                    s.left_to_daemon()
+                    and not s.awaiting
+                    and not self.watching(s, daemon, stub, boundary)
+                ):
+                    return  # the watcher failed: the daemon died
+                if s.gave_up:
+                    return  # nothing moved: looked at again next cycle
                 if s.awaiting:
                     if not await self.resolve(s, daemon, stub, boundary):
                         continue  # decided already, by a Resolve whose answer was lost: resume
@@ -346,6 +358,8 @@ class Torture:
                     continue
                 elif s.finished:
                     return
+                elif s.left_to_daemon():
+                    continue  # never "go" while the daemon alone must run abandoned input
                 else:
                     if s.queued and (cp := await self.stored(stub, s)) is not None:
                         # Queued input may have finished the session meanwhile: a "go" now
@@ -410,6 +424,8 @@ class Torture:
             if_busy=pb.IF_BUSY_ENQUEUE,
         )
         self.stats["queued inputs sent (if_busy ENQUEUE)"] += 1
+        if self.rng.random() < self.o.abandon_share:
+            s.abandoned.add(rid)
 
         def acked() -> None:
             if then:
@@ -454,6 +470,12 @@ class Torture:
                         f"queued inputs' streams sent again after {FOLLOW_IDLE_S:g} s without an "
                         "event"
                     ] += 1
+                if rid in s.abandoned and rid in s.acked:
+                    # Its caller went away once it was acknowledged, and never comes back:
+                    # the daemon must run it alone; the session's watcher answers its calls.
+                    self.stats["queued inputs abandoned (caller gone after input.queued)"] += 1
+                    self.watching(s, daemon, stub, boundary)
+                    return
                 cp = await self.stored(stub, s)
             except grpc.aio.AioRpcError as e:
                 reason = _reason(e)
@@ -496,6 +518,90 @@ class Torture:
                 return
             await asyncio.sleep(0.1)
 
+    def watching(
+        self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary
+    ) -> bool:
+        """Make sure the session's watcher runs (the abandoned inputs' runs need their tool
+        calls answered); False if it ended by an error (its daemon died)."""
+        w = s.watcher
+        if w is not None and not w.done():
+            return True
+        if w is not None and not w.cancelled() and w.exception() is not None:
+            return False
+        s.watcher = asyncio.ensure_future(self.watch(s, daemon, stub, boundary))
+        s.followers.append(s.watcher)
+        return True
+
+    async def watch(
+        self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary
+    ) -> None:
+        """What an app watching its sessions does: ``Watch`` the session (``follow``) and
+        answer the tool calls of the runs the daemon starts by itself for abandoned inputs,
+        until each of them is in the transcript (or the session pauses on an approval).
+        Gives up on this cycle (``s.gave_up``) when the session does not move for
+        ``ABANDONED_WAIT_S``: the end says whether the daemon ever ran them."""
+        loop = asyncio.get_running_loop()
+        version, moved = -1, loop.time()
+        while s.left_to_daemon() and not daemon.stopped:
+            with contextlib.suppress(Idle):
+                await self.stream(
+                    s,
+                    daemon,
+                    stub,
+                    lambda: stub.Watch(
+                        pb.WatchRequest(session_id=s.sid, after_seq=s.checked_seq, follow=True)
+                    ),
+                    boundary,
+                    set(),
+                    idle_s=WATCH_IDLE_S,
+                    watch=True,
+                )
+            cp = await self.stored(stub, s)
+            if cp is None:
+                continue
+            if cp.version != version:
+                version, moved = cp.version, loop.time()
+            elif loop.time() - moved > ABANDONED_WAIT_S:
+                self.stats["waits for the daemon to run abandoned input given up for a cycle"] += 1
+                s.gave_up = True
+                return
+            self.mark_applied(s, cp)
+            if cp.status == pb.CHECKPOINT_STATUS_AWAITING_APPROVAL:
+                s.awaiting = s.awaiting or cp.approval_id
+                return
+
+    def mark_applied(self, s: Session, cp: pb.Checkpoint) -> None:
+        """Queued inputs seen in the transcript: none left to follow. An abandoned one is
+        left to the daemon until its run has answered it too (text after it, or the gated
+        call whose approval a Resolve's run then owns): the client sends nothing meanwhile,
+        so a run the daemon dropped halfway stays unanswered, and the end says so."""
+        msgs = list(cp.messages)
+        for rid in s.queued:
+            if rid in s.completed:
+                continue
+            at = next(
+                (
+                    i
+                    for i, m in enumerate(msgs)
+                    if m.role == pb.ROLE_USER and m.content == queued_text(rid)
+                ),
+                None,
+            )
+            if at is None:
+                continue
+            if rid in s.abandoned:
+                if not any(
+                    m.role == pb.ROLE_ASSISTANT
+                    and (
+                        (m.content and not m.tool_calls)
+                        or any(c.name == "pay" for c in m.tool_calls)
+                    )
+                    for m in msgs[at + 1 :]
+                ):
+                    continue
+                self.stats["abandoned queued inputs seen run (by the daemon alone)"] += 1
+            s.completed.add(rid)
+
     async def execute(
         self,
         s: Session,
@@ -526,7 +632,7 @@ class Torture:
         # R68: some runs get more input queued while they are active, at one of their calls.
         at = (
             self.rng.randint(1, 3)
-            if enqueue and s.may_enqueue() and self.rng.random() < QUEUE_SHARE
+            if enqueue and s.may_enqueue() and self.rng.random() < self.o.queue_share
             else 0
         )
         two = self.rng.random() < 0.4
@@ -629,17 +735,20 @@ class Torture:
         enqueue_at: int = 0,
         on_busy=None,
         idle_s: float = 0,
+        watch: bool = False,
     ) -> None:
         """One stream's events, its tool calls answered. ``queued``: the stream of that
         queued input (``input.queued`` acknowledges it, then ``on_ack``; its events are read
         from the log, so a tool call in it may be an older hand-out than the one a run waits
         for); ``enqueue_at``: call ``on_busy`` at this stream's n-th tool call (the run is
-        active: R68)."""
+        active: R68); ``watch``: a ``Watch`` of the session, whose tool calls are answered
+        while the run is an abandoned input's (read from the log, as a queued input's)."""
         submits: list[asyncio.Future[bool]] = []
         answered: set[str] = set()
         calls = 0
+        rpc = call()
         try:
-            async for resp in _responses(call(), idle_s):
+            async for resp in _responses(rpc, idle_s):
                 e = resp.event
                 if daemon.stopped:
                     return  # a frozen daemon's late events: this client moved on
@@ -650,6 +759,8 @@ class Torture:
                         if on_ack is not None:
                             on_ack()
                     await boundary(INPUT_QUEUED, daemon)
+                    if queued in s.abandoned:
+                        return  # its caller goes away, and never sends it again
                     continue
                 if on_start is not None:
                     on_start()  # a Resolve's first event: the save that claimed it is done
@@ -659,7 +770,12 @@ class Torture:
                 # client saw already, or a retried request's replay, is history.
                 new = not e.replayed and e.seq not in s.seen
                 self.see(s, e, new)
-                if e.type == "tool.call" and not e.replayed:
+                if (
+                    e.type == "tool.call"
+                    and not e.replayed
+                    and (not watch or s.run_rid in s.abandoned)
+                    and e.tool_call.executor != pb.TOOL_EXECUTOR_DAEMON
+                ):
                     cid = e.tool_call.call.id
                     if new and cid in given:
                         self.violate(
@@ -673,7 +789,9 @@ class Torture:
                         answered.add(cid)
                         submits.append(
                             asyncio.ensure_future(
-                                self.run_tool(s, daemon, stub, e, boundary, live=not queued)
+                                self.run_tool(
+                                    s, daemon, stub, e, boundary, live=not (queued or watch)
+                                )
                             )
                         )
                     if new:
@@ -682,11 +800,15 @@ class Torture:
                             on_busy()
                 if new:
                     await boundary(e.type, daemon)
+                    if e.type in ("step.start", "model.turn") and s.run_rid in s.queued:
+                        # Inside a queued input's own run, after the save that applied it.
+                        await boundary(f"queued {e.type}", daemon)
         except BaseException:
             for t in submits:  # given up on (cancelled) or failed: so are its submissions
                 t.cancel()
             raise
         finally:
+            rpc.cancel()  # a no-op once it ended; else this caller goes away
             for t in submits:
                 if daemon.stopped:
                     t.cancel()
@@ -696,6 +818,8 @@ class Torture:
     def see(self, s: Session, e: pb.Event, new: bool = True) -> None:
         if e.seq == 0:
             return  # not in the log (text.delta)
+        if e.type == "run.start":
+            s.run_rid = e.run_start.request_id
         if e.seq in s.seen and s.seen[e.seq] != e.type:
             self.violate(
                 "event log", s, f"seq {e.seq} came as {s.seen[e.seq]} and later as {e.type}"
@@ -703,7 +827,8 @@ class Torture:
         s.seen[e.seq] = e.type
         if not new:
             return
-        s.trail.append(f"{self.cycle}:{e.seq}:{e.type}")
+        rid = e.run_start.request_id.rpartition("-")[2] if e.type == "run.start" else ""
+        s.trail.append(f"{self.cycle}:{e.seq}:{e.type}" + (f"({rid})" if rid else ""))
         del s.trail[:-40]
         if e.type == "model.turn":
             s.durable_turns = max(s.durable_turns, e.model_turn.step)  # saved before seen
@@ -825,10 +950,14 @@ class Torture:
         async def nothing(kind: str, daemon: Daemon) -> None:
             return None
 
+        versions: dict[str, int] = {}
+        before: list[tuple[str, int]] = []
         for _ in range(3):
             todo = [s for s in self.sessions if s.queued and (not s.done or s.awaiting)]
-            if not todo:
-                return
+            now = [(s.sid, versions.get(s.sid, -1)) for s in todo]
+            if not todo or now == before:
+                return  # done, or a round moved nothing (the final check says what is left)
+            before = now
             known = self.turns_known()
             async with grpc.aio.insecure_channel(daemon.address) as channel:
                 stub = pb_grpc.AgentServiceStub(channel)
@@ -843,6 +972,7 @@ class Torture:
                     with contextlib.suppress(grpc.aio.AioRpcError):
                         cp = await self.stored(stub, s)
                         if cp is not None:
+                            versions[s.sid] = cp.version
                             s.finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
                             s.awaiting = (
                                 cp.approval_id
@@ -883,6 +1013,7 @@ class Torture:
         started = await self.check_events(stub, s, daemon)
         if not s.queued:
             return
+        self.mark_applied(s, cp)
         problems = self.check_queue(s, cp, queue, started, final=final)
         if problems:
             # Read once more: GetSession shows the checkpoint and the queue of one moment
@@ -927,6 +1058,35 @@ class Torture:
         # Applied by a run that has not ended, behind calls still pending (R12): the input
         # waits in the checkpoint, shown neither in the transcript nor in the queue.
         behind = {rid for rid in started if rid not in where and rid not in queue and not finished}
+        msgs = [m for m in cp.messages if m.role != pb.ROLE_SYSTEM]
+        for a, b in zip(msgs, msgs[1:], strict=False):
+            # Each queued input a run of its own (R68): the scripted agent answers each with
+            # a call, then text, so a queued input's message directly followed by another's
+            # is one merged turn answering both.
+            if all(
+                m.role == pb.ROLE_USER and m.content.startswith("queued input ") for m in (a, b)
+            ):
+                found.append(
+                    (
+                        "R69",
+                        f"queued inputs {a.content.removeprefix('queued input ')} and "
+                        f"{b.content.removeprefix('queued input ')} answered by one merged turn, "
+                        f"not each by a run of its own: {shape(cp)}; the log's runs: "
+                        f"{' '.join(s.outline)} (seed {seed})",
+                    )
+                )
+        for rid in s.left_to_daemon():
+            if final and rid in where and not paused:
+                found.append(
+                    (
+                        "R69",
+                        f"abandoned queued input {rid} (its caller left after input.queued) was "
+                        f"applied but its run never answered it: the daemon did not run it to "
+                        f"its end by itself; the session "
+                        f"{pb.CheckpointStatus.Name(cp.status)}, {shape(cp)}; the log's runs: "
+                        f"{' '.join(s.outline)} (seed {seed})",
+                    )
+                )
         for rid, cycle in s.acked.items():
             if rid in where or rid in queue:
                 continue
@@ -934,7 +1094,13 @@ class Torture:
                 found.append(
                     (
                         "R69",
-                        f"lost queued input: request {rid}, acknowledged (input.queued) in cycle "
+                        f"lost queued input: request {rid}"
+                        + (
+                            " (abandoned: its caller left, so the daemon had to run it alone)"
+                            if rid in s.abandoned
+                            else ""
+                        )
+                        + f", acknowledged (input.queued) in cycle "
                         f"{cycle}, is not in the transcript at the end (queue {queue}, status "
                         f"{pb.CheckpointStatus.Name(cp.status)}; seed {seed})",
                     )
@@ -1153,6 +1319,7 @@ class Torture:
         A run the daemon holds live is followed to its end, its tool calls answered: a queued
         input a sweep ran after a crash waits on calls nobody else answers."""
         log: dict[int, str] = {}
+        outline: list[str] = []
         started: set[str] = set()
         last = 0
         submits: list[asyncio.Future[bool]] = []
@@ -1170,8 +1337,19 @@ class Torture:
                     self.violate("event log", s, f"seq {e.seq} replayed after seq {last}")
                 last = e.seq
                 log[e.seq] = e.type
-                if e.type == "run.start" and e.run_start.request_id:
-                    started.add(e.run_start.request_id)
+                if e.type in ("run.start", "run.done", "input.queued", "run.error"):
+                    outline.append(
+                        f"{e.seq}:{e.type}"
+                        + (
+                            f"({e.run_start.request_id.rpartition('-')[2]})"
+                            if e.type == "run.start"
+                            else ""
+                        )
+                    )
+                if e.type == "run.start":
+                    s.run_rid = e.run_start.request_id  # the log's last run, at the end
+                    if e.run_start.request_id:
+                        started.add(e.run_start.request_id)
                 elif (
                     e.type == "tool.call"
                     and e.tool_call.call.id not in s.stored_results | set(s.accepted)
@@ -1205,6 +1383,8 @@ class Torture:
                     "crash)"
                 ] += n
         s.checked_seq = max(s.checked_seq, last)
+        if outline:
+            s.outline = outline
         first = min(log, default=0)
         for seq, type_ in s.seen.items():
             if seq >= first and log.get(seq) != type_:
@@ -1256,7 +1436,7 @@ class Torture:
         if (rule, s.sid, message) in self._reported:  # found again by a later cycle's check
             return
         self._reported.add((rule, s.sid, message))
-        self.violations.append(Violation(rule, s.sid, self.cycle, message, list(s.trail[-12:])))
+        self.violations.append(Violation(rule, s.sid, self.cycle, message, list(s.trail[-40:])))
 
     # -- the report ------------------------------------------------------------------------
 
@@ -1274,6 +1454,21 @@ class Torture:
             "seconds_spent": {k: round(v, 1) for k, v in self.phases.items()},
             "violations": [v.as_dict() for v in self.violations],
         }
+
+
+def shape(cp: pb.Checkpoint) -> str:
+    """The transcript in short: ``A2`` a turn of two calls, ``T`` a result, ``A`` text,
+    ``u`` user input, ``q<n>`` queued input n."""
+    out = []
+    for m in cp.messages:
+        if m.role == pb.ROLE_ASSISTANT:
+            out.append(f"A{len(m.tool_calls)}" if m.tool_calls else "A")
+        elif m.role == pb.ROLE_TOOL:
+            out.append("T")
+        elif m.role == pb.ROLE_USER:
+            rid = m.content.removeprefix("queued input ")
+            out.append("q" + rid.rpartition("-q")[2] if rid != m.content else "u")
+    return "[" + " ".join(out) + "]"
 
 
 def _reason(e: grpc.aio.AioRpcError) -> str:
@@ -1344,6 +1539,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=0.2,
         help="share of the cycles that SIGSTOP instead of kill -9 (two daemons)",
+    )
+    p.add_argument(
+        "--queue-share",
+        type=float,
+        default=QUEUE_SHARE,
+        help=f"share of runs that get input queued while active (default {QUEUE_SHARE:g})",
+    )
+    p.add_argument(
+        "--abandon-share",
+        type=float,
+        default=ABANDON_SHARE,
+        help="share of queued inputs whose caller goes away once input.queued acknowledges "
+        f"them, never to send them again: the daemon must run them alone (default "
+        f"{ABANDON_SHARE:g})",
+    )
+    p.add_argument(
+        "--boundary",
+        action="append",
+        choices=sorted(set(BOUNDARIES)),
+        help="kill only after this boundary (repeatable; default: any, chosen by the seed)",
     )
     p.add_argument(
         "--lease-ttl", type=float, default=1.0, help="the daemons' lease TTL in seconds (default 1)"

@@ -23,6 +23,12 @@ BOUNDARIES = (
     "approval.requested",
     "resolved",
     "input.queued",
+    # Inside a queued input's own run (its run.start names a queued request id), after the
+    # save that applied the input: the kill a restarted daemon must resume that run on
+    # its own from, neither dropping the input nor merging it with the next one (R69).
+    "queued step.start",
+    "queued model.turn",
+    "queued step.start",
 )
 #: How many of each a session's run sees at most (the script: 4 steps of 2 calls, then text).
 PER_RUN = {
@@ -33,6 +39,8 @@ PER_RUN = {
     "approval.requested": 1,
     "resolved": 1,
     "input.queued": 1,
+    "queued step.start": 2,
+    "queued model.turn": 2,
 }
 TOOL_STEPS = 4
 #: Queued input (R68, R69): the share of a session's runs that send input with
@@ -43,6 +51,15 @@ TOOL_STEPS = 4
 QUEUE_SHARE = 0.35
 MAX_QUEUED = 4
 INPUT_QUEUED = "input.queued"
+#: The share of queued inputs whose caller goes away once they are acknowledged and never
+#: sends them again: the daemon must run them by itself (R69), and the session's client,
+#: as an app watching the session would, answers their runs' tool calls through ``Watch``.
+ABANDON_SHARE = 0.5
+#: How long the session's watcher waits for an event before it looks at the store.
+WATCH_IDLE_S = 1.5
+#: How long a session waiting for the daemon to run its abandoned inputs may not move
+#: before its client gives up on it for this cycle.
+ABANDONED_WAIT_S = 2.5
 #: A queued input's stream that brings no event for this long is sent again (a retry, the
 #: same request id): it may follow a run that died in the other daemon, which nobody
 #: resumes until a client does (the retry runs it here once the dead one's lease is gone).
@@ -127,14 +144,35 @@ class Session:
     acked: dict[str, int] = field(default_factory=dict)
     completed: set[str] = field(default_factory=set)
     followers: list[asyncio.Future[None]] = field(default_factory=list)
+    # Abandoned queued inputs: their caller left once they were acknowledged and never
+    # retries; ``watcher``: the task answering their runs' tool calls through Watch.
+    abandoned: set[str] = field(default_factory=set)
+    watcher: asyncio.Future[None] | None = None
+    gave_up: bool = False  # the watcher saw nothing move for ABANDONED_WAIT_S
+    run_rid: str = ""  # the request id of the run whose run.start was seen last
+    outline: list[str] = field(default_factory=list)  # the log's runs, at the last check
 
     def outstanding(self) -> list[str]:
-        """Queued inputs sent and not yet seen in the transcript: the client follows them."""
-        return [rid for rid in self.queued if rid not in self.completed]
+        """Queued inputs sent and not yet seen in the transcript whose caller still follows
+        them (an abandoned one only until it is acknowledged)."""
+        return [
+            rid
+            for rid in self.queued
+            if rid not in self.completed and not (rid in self.abandoned and rid in self.acked)
+        ]
+
+    def left_to_daemon(self) -> list[str]:
+        """Abandoned inputs, acknowledged and not yet seen in the transcript: the daemon
+        alone must run them."""
+        return [
+            rid
+            for rid in self.queued
+            if rid in self.abandoned and rid in self.acked and rid not in self.completed
+        ]
 
     @property
     def done(self) -> bool:
-        return self.finished and not self.outstanding()
+        return self.finished and not self.outstanding() and not self.left_to_daemon()
 
     def may_enqueue(self) -> bool:
         """One more queued input: under the cap, every earlier one acknowledged (or run),
