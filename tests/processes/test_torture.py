@@ -274,8 +274,8 @@ def test_torture_catches_a_driver_that_acknowledges_queued_input_it_never_stores
 def test_torture_catches_a_daemon_that_drops_a_queued_input_whose_run_a_kill_cut_short(
     tmp_path: Path,
 ) -> None:
-    # tests/support/torture_drivers/dropping_queue.py: the daemon's InputQueue._next as it was before
-    # issue 29's fix. Killed inside a queued input's own run after the save that applied it,
+    # tests/support/torture_drivers/dropping_queue.py: the daemon's InputQueue._next as it was
+    # before issue 29's fix. Killed inside a queued input's own run after the save that applied it,
     # the restarted daemon drops the input from its queue: an abandoned input (its caller
     # gone) is then answered by nobody, or together with the next one in one merged turn.
     env = broken_driver(tmp_path, "droppingsqlite", "dropping_queue:DroppingQueueStore")
