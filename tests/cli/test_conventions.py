@@ -19,45 +19,11 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 from tests.support.certs import CA
-from tests.support.cli import luoshod
+from tests.support.cli import PAY, execute, luoshod
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import agent, calls, user
 
 ADD = agent([calls(("add", {"a": 1})), {"text": "two"}])
-PAY = agent([calls(("charge", {"eur": 40})), {"text": "charged"}], tools=["charge"])
-PAY.tools[0].needs_approval = True
-
-
-def execute(
-    address: str,
-    session_id: str,
-    spec: pb.AgentSpec,
-    *,
-    until: str = "run.done",
-    answer: bool = False,
-) -> list[pb.Event]:
-    """Execute and read the stream up to the first ``until`` event; then drop it (an app
-    that crashed there), unless it is the end. ``answer``: answer tool calls with 2."""
-    with grpc.insecure_channel(address) as ch:
-        stub = pb_grpc.AgentServiceStub(ch)
-        call = stub.Execute(
-            pb.ExecuteRequest(session_id=session_id, input=[user("go")], agent=spec)
-        )
-        events = []
-        for r in call:
-            events.append(r.event)
-            if r.event.type == "tool.call" and answer:
-                stub.SubmitToolResult(
-                    pb.SubmitToolResultRequest(
-                        session_id=session_id,
-                        tool_call_id=r.event.tool_call.call.id,
-                        result_json="2",
-                    )
-                )
-            if r.event.type == until:
-                call.cancel()
-                break
-        return events
 
 
 @pytest.fixture()

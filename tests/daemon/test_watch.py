@@ -7,22 +7,9 @@ import asyncio
 import grpc
 
 from luosho.v1 import agent_pb2 as pb
-from tests.support.harness import Harness, agent, calls, error_info
+from tests.support.harness import Harness, agent, calls, error_info, watch
 
 STEPS = [calls(("add", {"a": k})) for k in range(20)] + [{"text": "done"}]
-
-
-async def watch(
-    h: Harness, sid: str, after: int = 0, *, stop_after: int | None = None, follow=False
-) -> list[pb.Event]:
-    out = []
-    call = h.stub.Watch(pb.WatchRequest(session_id=sid, after_seq=after, follow=follow))
-    async for resp in call:
-        out.append(resp.event)
-        if stop_after is not None and len(out) >= stop_after:
-            call.cancel()
-            break
-    return out
 
 
 async def test_replay_of_a_finished_run(h: Harness) -> None:

@@ -17,9 +17,8 @@ from luoshod.server.app import Config
 from luoshod.store import Capability, store_from_url
 from luoshod.store.kit import eventblocks
 from luoshod.store.kit.eventblocks import BLOCK
-from tests.daemon.test_watch import watch
 from tests.support.daemon_process import DaemonProcess
-from tests.support.harness import Harness, agent, calls, error_info
+from tests.support.harness import Harness, agent, calls, error_info, watch
 
 STEPS = 70  # tool steps: a few events each, well over three blocks
 

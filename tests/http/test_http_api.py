@@ -7,23 +7,14 @@ import asyncio
 import hashlib
 import json
 import logging
-from typing import Any
 
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
-from tests.support.console import Console, ConsoleFactory
+from tests.support.console import Console, ConsoleFactory, assert_error
 
 API = "/api/v1"
-
-
-def assert_error(status: int, body: Any, http: int, code: str, reason: str) -> dict[str, Any]:
-    assert status == http, (status, body)
-    assert isinstance(body, dict) and set(body) == {"code", "reason", "message", "metadata"}, body
-    assert (body["code"], body["reason"]) == (code, reason), body
-    assert "Traceback" not in body["message"] and body["message"], body
-    return body
 
 
 async def test_list_sessions_pages_and_filters(console: Console) -> None:

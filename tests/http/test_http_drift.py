@@ -8,9 +8,7 @@ import json
 from typing import Any
 
 from luosho.v1 import agent_pb2 as pb
-from tests.http.test_http_api import assert_error
-from tests.http.test_http_events import sse
-from tests.support.console import Console, trip_agent
+from tests.support.console import Console, assert_error, sse, trip_agent
 
 API = "/api/v1"
 SKY = {"get_weather": lambda a: {"sky": "sunny"}}

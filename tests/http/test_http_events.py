@@ -5,27 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
-
-from tests.http.test_http_api import assert_error
-from tests.support.console import Console, ConsoleFactory, trip_agent
-
-
-async def sse(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
-    """The frames of an event stream: ``{"id", "event", "data"}`` (comments skipped)."""
-    frame: dict[str, Any] = {}
-    async for raw in response.content:
-        line = raw.decode().rstrip("\n")
-        if not line:
-            if "event" in frame or "data" in frame:
-                yield frame
-            frame = {}
-        elif not line.startswith(":"):
-            key, _, value = line.partition(":")
-            frame[key] = value.removeprefix(" ")
+from tests.support.console import Console, ConsoleFactory, assert_error, sse, trip_agent
 
 
 async def test_a_run_arrives_live_then_resumes_from_last_event_id(console: Console) -> None:

@@ -15,10 +15,9 @@ import pytest
 from luoshod.config import ConfigError, Secret
 from luoshod.http.security import CSP
 from luoshod.server.app import Daemon
-from tests.http.test_http_api import assert_error
 from tests.support import ROOT
 from tests.support.certs import CA
-from tests.support.console import ConsoleFactory, http_config
+from tests.support.console import ConsoleFactory, assert_error, http_config
 
 TOKEN = "s3cret-token-for-tests"
 

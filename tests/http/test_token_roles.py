@@ -13,8 +13,7 @@ import pytest
 from luosho.v1 import agent_pb2 as pb
 from luoshod.config import ConfigError, Secret
 from luoshod.server.auth import Role, TokenAuth, load_tokens, role_needed
-from tests.http.test_http_api import assert_error
-from tests.support.console import ConsoleFactory, _token_stub
+from tests.support.console import ConsoleFactory, _token_stub, assert_error
 from tests.support.harness import error_info
 
 TOKENS = (
