@@ -543,6 +543,11 @@ const (
 	FinishReason_FINISH_REASON_ABORTED FinishReason = 3
 	// The run paused on a tool that needs approval.
 	FinishReason_FINISH_REASON_AWAITING_APPROVAL FinishReason = 4
+	// The next model call could have crossed a token, cost or model-call limit; the
+	// checkpoint is as after Cancel, and raising the limit then Resume continues.
+	FinishReason_FINISH_REASON_BUDGET_EXCEEDED FinishReason = 5
+	// The run's wall-clock limit passed, measured from stored times.
+	FinishReason_FINISH_REASON_DEADLINE_EXCEEDED FinishReason = 6
 )
 
 // Enum value maps for FinishReason.
@@ -553,6 +558,8 @@ var (
 		2: "FINISH_REASON_MAX_STEPS",
 		3: "FINISH_REASON_ABORTED",
 		4: "FINISH_REASON_AWAITING_APPROVAL",
+		5: "FINISH_REASON_BUDGET_EXCEEDED",
+		6: "FINISH_REASON_DEADLINE_EXCEEDED",
 	}
 	FinishReason_value = map[string]int32{
 		"FINISH_REASON_UNSPECIFIED":       0,
@@ -560,6 +567,8 @@ var (
 		"FINISH_REASON_MAX_STEPS":         2,
 		"FINISH_REASON_ABORTED":           3,
 		"FINISH_REASON_AWAITING_APPROVAL": 4,
+		"FINISH_REASON_BUDGET_EXCEEDED":   5,
+		"FINISH_REASON_DEADLINE_EXCEEDED": 6,
 	}
 )
 
@@ -1125,8 +1134,10 @@ type AgentSpec struct {
 	// How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
 	// delegate further). Read on the top-level agent only; at most the daemon's limit.
 	MaxSubagentDepth *int32 `protobuf:"varint,41,opt,name=max_subagent_depth,json=maxSubagentDepth,proto3,oneof" json:"max_subagent_depth,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Caps on spend and time. Unset: none but max_steps.
+	Limits        *Limits `protobuf:"bytes,50,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -1243,6 +1254,165 @@ func (x *AgentSpec) GetMaxSubagentDepth() int32 {
 	return 0
 }
 
+func (x *AgentSpec) GetLimits() *Limits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// Limits of an agent: per run and over the session's whole life.
+type Limits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Counted over one run (reset by a new input, never by Resume, a restart or a fork).
+	Run *Budget `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	// Counted over the session's whole life (its total_usage).
+	Session *Budget `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	// Whether time a run spends paused on an approval or a question counts toward
+	// wall_clock_ms (default false: it does not).
+	CountPausedTime bool `protobuf:"varint,3,opt,name=count_paused_time,json=countPausedTime,proto3" json:"count_paused_time,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Limits) Reset() {
+	*x = Limits{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Limits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Limits) ProtoMessage() {}
+
+func (x *Limits) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Limits.ProtoReflect.Descriptor instead.
+func (*Limits) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Limits) GetRun() *Budget {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+func (x *Limits) GetSession() *Budget {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *Limits) GetCountPausedTime() bool {
+	if x != nil {
+		return x.CountPausedTime
+	}
+	return false
+}
+
+// One set of caps; an unset field is no cap. Zero is a cap of zero.
+type Budget struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens  *int64                 `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3,oneof" json:"input_tokens,omitempty"`
+	OutputTokens *int64                 `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3,oneof" json:"output_tokens,omitempty"`
+	TotalTokens  *int64                 `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3,oneof" json:"total_tokens,omitempty"`
+	// Needs a price for every model the agent may call (the provider's reported cost or the
+	// daemon's price table), else the run is refused at start (INVALID_ARGUMENT).
+	CostUsd       *float64 `protobuf:"fixed64,4,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	ModelCalls    *int64   `protobuf:"varint,5,opt,name=model_calls,json=modelCalls,proto3,oneof" json:"model_calls,omitempty"`
+	WallClockMs   *int64   `protobuf:"varint,6,opt,name=wall_clock_ms,json=wallClockMs,proto3,oneof" json:"wall_clock_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Budget) Reset() {
+	*x = Budget{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Budget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Budget) ProtoMessage() {}
+
+func (x *Budget) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Budget.ProtoReflect.Descriptor instead.
+func (*Budget) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Budget) GetInputTokens() int64 {
+	if x != nil && x.InputTokens != nil {
+		return *x.InputTokens
+	}
+	return 0
+}
+
+func (x *Budget) GetOutputTokens() int64 {
+	if x != nil && x.OutputTokens != nil {
+		return *x.OutputTokens
+	}
+	return 0
+}
+
+func (x *Budget) GetTotalTokens() int64 {
+	if x != nil && x.TotalTokens != nil {
+		return *x.TotalTokens
+	}
+	return 0
+}
+
+func (x *Budget) GetCostUsd() float64 {
+	if x != nil && x.CostUsd != nil {
+		return *x.CostUsd
+	}
+	return 0
+}
+
+func (x *Budget) GetModelCalls() int64 {
+	if x != nil && x.ModelCalls != nil {
+		return *x.ModelCalls
+	}
+	return 0
+}
+
+func (x *Budget) GetWallClockMs() int64 {
+	if x != nil && x.WallClockMs != nil {
+		return *x.WallClockMs
+	}
+	return 0
+}
+
 // A sub-agent the lead may delegate to (R55).
 type SubAgent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1258,7 +1428,7 @@ type SubAgent struct {
 
 func (x *SubAgent) Reset() {
 	*x = SubAgent{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1440,7 @@ func (x *SubAgent) String() string {
 func (*SubAgent) ProtoMessage() {}
 
 func (x *SubAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[2]
+	mi := &file_luosho_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1453,7 @@ func (x *SubAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgent.ProtoReflect.Descriptor instead.
 func (*SubAgent) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SubAgent) GetName() string {
@@ -1323,7 +1493,7 @@ type SubAgentTag struct {
 
 func (x *SubAgentTag) Reset() {
 	*x = SubAgentTag{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1335,7 +1505,7 @@ func (x *SubAgentTag) String() string {
 func (*SubAgentTag) ProtoMessage() {}
 
 func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[3]
+	mi := &file_luosho_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1348,7 +1518,7 @@ func (x *SubAgentTag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentTag.ProtoReflect.Descriptor instead.
 func (*SubAgentTag) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubAgentTag) GetName() string {
@@ -1400,7 +1570,7 @@ type McpServerUse struct {
 
 func (x *McpServerUse) Reset() {
 	*x = McpServerUse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1582,7 @@ func (x *McpServerUse) String() string {
 func (*McpServerUse) ProtoMessage() {}
 
 func (x *McpServerUse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[4]
+	mi := &file_luosho_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1595,7 @@ func (x *McpServerUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerUse.ProtoReflect.Descriptor instead.
 func (*McpServerUse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *McpServerUse) GetName() string {
@@ -1478,7 +1648,7 @@ type McpRetryPolicy struct {
 
 func (x *McpRetryPolicy) Reset() {
 	*x = McpRetryPolicy{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1660,7 @@ func (x *McpRetryPolicy) String() string {
 func (*McpRetryPolicy) ProtoMessage() {}
 
 func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[5]
+	mi := &file_luosho_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1673,7 @@ func (x *McpRetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpRetryPolicy.ProtoReflect.Descriptor instead.
 func (*McpRetryPolicy) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *McpRetryPolicy) GetAttempts() int32 {
@@ -1540,7 +1710,7 @@ type McpToolOverride struct {
 
 func (x *McpToolOverride) Reset() {
 	*x = McpToolOverride{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1722,7 @@ func (x *McpToolOverride) String() string {
 func (*McpToolOverride) ProtoMessage() {}
 
 func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[6]
+	mi := &file_luosho_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1735,7 @@ func (x *McpToolOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpToolOverride.ProtoReflect.Descriptor instead.
 func (*McpToolOverride) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *McpToolOverride) GetTool() string {
@@ -1608,7 +1778,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1790,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[7]
+	mi := &file_luosho_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1803,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolCall) GetId() string {
@@ -1665,16 +1835,20 @@ type Message struct {
 	// Assistant messages: the calls this turn asks for.
 	ToolCalls []*ToolCall `protobuf:"bytes,3,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
 	// Tool messages: the call answered.
-	ToolCallId    string `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	ToolName      string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
-	IsError       bool   `protobuf:"varint,6,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	ToolCallId string `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	IsError    bool   `protobuf:"varint,6,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// Assistant messages: the model that produced the turn ("provider:model") and what the
+	// call cost. Unset on messages saved before they were recorded.
+	Model         string `protobuf:"bytes,7,opt,name=model,proto3" json:"model,omitempty"`
+	Usage         *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1860,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[8]
+	mi := &file_luosho_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1873,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Message) GetRole() Role {
@@ -1744,20 +1918,42 @@ func (x *Message) GetIsError() bool {
 	return false
 }
 
+func (x *Message) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *Message) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 type Usage struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	PromptTokens     int64                  `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
-	CompletionTokens int64                  `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
-	TotalTokens      int64                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
-	ModelCalls       int64                  `protobuf:"varint,4,opt,name=model_calls,json=modelCalls,proto3" json:"model_calls,omitempty"`
-	CostUsd          float64                `protobuf:"fixed64,5,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Input tokens, cached ones included.
+	PromptTokens int64 `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	// Output tokens, reasoning ones included.
+	CompletionTokens int64   `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
+	TotalTokens      int64   `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	ModelCalls       int64   `protobuf:"varint,4,opt,name=model_calls,json=modelCalls,proto3" json:"model_calls,omitempty"`
+	CostUsd          float64 `protobuf:"fixed64,5,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	// Of prompt_tokens: read from the provider's prompt cache, where it reports them.
+	CachedInputTokens int64 `protobuf:"varint,6,opt,name=cached_input_tokens,json=cachedInputTokens,proto3" json:"cached_input_tokens,omitempty"`
+	// Of prompt_tokens: written to the provider's prompt cache, where it reports them.
+	CacheWriteTokens int64 `protobuf:"varint,7,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
+	// Of completion_tokens: the model's reasoning, where the provider reports them.
+	ReasoningTokens int64 `protobuf:"varint,8,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1965,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[9]
+	mi := &file_luosho_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1978,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -1820,6 +2016,27 @@ func (x *Usage) GetCostUsd() float64 {
 	return 0
 }
 
+func (x *Usage) GetCachedInputTokens() int64 {
+	if x != nil {
+		return x.CachedInputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCacheWriteTokens() int64 {
+	if x != nil {
+		return x.CacheWriteTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetReasoningTokens() int64 {
+	if x != nil {
+		return x.ReasoningTokens
+	}
+	return 0
+}
+
 // A tool call made in the current run and its recorded result, if any.
 type ToolCallRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1834,7 +2051,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +2063,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[10]
+	mi := &file_luosho_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +2076,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolCallRecord) GetCall() *ToolCall {
@@ -1905,7 +2122,7 @@ type AgentFingerprint struct {
 
 func (x *AgentFingerprint) Reset() {
 	*x = AgentFingerprint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1917,7 +2134,7 @@ func (x *AgentFingerprint) String() string {
 func (*AgentFingerprint) ProtoMessage() {}
 
 func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[11]
+	mi := &file_luosho_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1930,7 +2147,7 @@ func (x *AgentFingerprint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFingerprint.ProtoReflect.Descriptor instead.
 func (*AgentFingerprint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AgentFingerprint) GetHash() string {
@@ -2008,7 +2225,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2237,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[12]
+	mi := &file_luosho_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2250,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Checkpoint) GetSessionId() string {
@@ -2198,7 +2415,7 @@ type SubAgentState struct {
 
 func (x *SubAgentState) Reset() {
 	*x = SubAgentState{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2427,7 @@ func (x *SubAgentState) String() string {
 func (*SubAgentState) ProtoMessage() {}
 
 func (x *SubAgentState) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[13]
+	mi := &file_luosho_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2440,7 @@ func (x *SubAgentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubAgentState.ProtoReflect.Descriptor instead.
 func (*SubAgentState) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubAgentState) GetCallId() string {
@@ -2312,7 +2529,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2541,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[14]
+	mi := &file_luosho_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2554,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -2419,7 +2636,7 @@ type HistoryEntry struct {
 
 func (x *HistoryEntry) Reset() {
 	*x = HistoryEntry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2431,7 +2648,7 @@ func (x *HistoryEntry) String() string {
 func (*HistoryEntry) ProtoMessage() {}
 
 func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[15]
+	mi := &file_luosho_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2444,7 +2661,7 @@ func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
 func (*HistoryEntry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HistoryEntry) GetStep() int32 {
@@ -2499,14 +2716,16 @@ type SessionSummary struct {
 	ApprovalId   string                 `protobuf:"bytes,6,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
 	UpdatedAt    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// The checkpoint's last_drift: the last resume drifted (a badge in the console).
-	LastDrift     *AgentDrift `protobuf:"bytes,8,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
+	LastDrift *AgentDrift `protobuf:"bytes,8,opt,name=last_drift,json=lastDrift,proto3" json:"last_drift,omitempty"`
+	// Usage over the session's whole life (the checkpoint's total_usage).
+	TotalUsage    *Usage `protobuf:"bytes,9,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionSummary) Reset() {
 	*x = SessionSummary{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +2737,7 @@ func (x *SessionSummary) String() string {
 func (*SessionSummary) ProtoMessage() {}
 
 func (x *SessionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[16]
+	mi := &file_luosho_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2750,7 @@ func (x *SessionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSummary.ProtoReflect.Descriptor instead.
 func (*SessionSummary) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionSummary) GetSessionId() string {
@@ -2590,6 +2809,13 @@ func (x *SessionSummary) GetLastDrift() *AgentDrift {
 	return nil
 }
 
+func (x *SessionSummary) GetTotalUsage() *Usage {
+	if x != nil {
+		return x.TotalUsage
+	}
+	return nil
+}
+
 // One event of a session. type is the dotted name ("run.start", "tool.call", …) and
 // matches the payload that is set.
 type Event struct {
@@ -2618,6 +2844,7 @@ type Event struct {
 	//	*Event_ToolRetry
 	//	*Event_InputQueued
 	//	*Event_ApprovalResolved
+	//	*Event_BudgetExceeded
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -2627,7 +2854,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2866,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[17]
+	mi := &file_luosho_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2879,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Event) GetSessionId() string {
@@ -2821,6 +3048,15 @@ func (x *Event) GetApprovalResolved() *ApprovalResolved {
 	return nil
 }
 
+func (x *Event) GetBudgetExceeded() *BudgetExceeded {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_BudgetExceeded); ok {
+			return x.BudgetExceeded
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -2884,6 +3120,10 @@ type Event_ApprovalResolved struct {
 	ApprovalResolved *ApprovalResolved `protobuf:"bytes,32,opt,name=approval_resolved,json=approvalResolved,proto3,oneof"`
 }
 
+type Event_BudgetExceeded struct {
+	BudgetExceeded *BudgetExceeded `protobuf:"bytes,33,opt,name=budget_exceeded,json=budgetExceeded,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -2910,6 +3150,8 @@ func (*Event_InputQueued) isEvent_Payload() {}
 
 func (*Event_ApprovalResolved) isEvent_Payload() {}
 
+func (*Event_BudgetExceeded) isEvent_Payload() {}
+
 // type "run.start"
 type RunStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2924,7 +3166,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2936,7 +3178,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[18]
+	mi := &file_luosho_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2949,7 +3191,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunStart) GetMode() RunMode {
@@ -3002,7 +3244,7 @@ type ApprovalResolved struct {
 
 func (x *ApprovalResolved) Reset() {
 	*x = ApprovalResolved{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3014,7 +3256,7 @@ func (x *ApprovalResolved) String() string {
 func (*ApprovalResolved) ProtoMessage() {}
 
 func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[19]
+	mi := &file_luosho_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3027,7 +3269,7 @@ func (x *ApprovalResolved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalResolved.ProtoReflect.Descriptor instead.
 func (*ApprovalResolved) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApprovalResolved) GetApprovalId() string {
@@ -3089,7 +3331,7 @@ type StepStart struct {
 
 func (x *StepStart) Reset() {
 	*x = StepStart{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3101,7 +3343,7 @@ func (x *StepStart) String() string {
 func (*StepStart) ProtoMessage() {}
 
 func (x *StepStart) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[20]
+	mi := &file_luosho_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3114,7 +3356,7 @@ func (x *StepStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStart.ProtoReflect.Descriptor instead.
 func (*StepStart) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StepStart) GetStep() int32 {
@@ -3136,7 +3378,7 @@ type ModelTurn struct {
 
 func (x *ModelTurn) Reset() {
 	*x = ModelTurn{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3148,7 +3390,7 @@ func (x *ModelTurn) String() string {
 func (*ModelTurn) ProtoMessage() {}
 
 func (x *ModelTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[21]
+	mi := &file_luosho_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3161,7 +3403,7 @@ func (x *ModelTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTurn.ProtoReflect.Descriptor instead.
 func (*ModelTurn) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ModelTurn) GetStep() int32 {
@@ -3201,7 +3443,7 @@ type ToolCallRequested struct {
 
 func (x *ToolCallRequested) Reset() {
 	*x = ToolCallRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3213,7 +3455,7 @@ func (x *ToolCallRequested) String() string {
 func (*ToolCallRequested) ProtoMessage() {}
 
 func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[22]
+	mi := &file_luosho_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3226,7 +3468,7 @@ func (x *ToolCallRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequested.ProtoReflect.Descriptor instead.
 func (*ToolCallRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ToolCallRequested) GetStep() int32 {
@@ -3274,7 +3516,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3286,7 +3528,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[23]
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3299,7 +3541,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -3358,7 +3600,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3370,7 +3612,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[24]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3383,7 +3625,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -3431,7 +3673,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3443,7 +3685,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3456,7 +3698,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -3479,7 +3721,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3491,7 +3733,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3504,7 +3746,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -3541,7 +3783,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3553,7 +3795,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3566,7 +3808,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -3629,7 +3871,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3641,7 +3883,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3654,12 +3896,115 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
 	if x != nil {
 		return x.Approval
+	}
+	return nil
+}
+
+// type "budget.exceeded": a limit stops the run; its run.done follows with
+// finish_reason BUDGET_EXCEEDED or DEADLINE_EXCEEDED.
+type BudgetExceeded struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "run" or "session": which Budget of the Limits; "ancestor" when a sub-agent's call was
+	// stopped by the budget of an agent above it, named by `path`.
+	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The Budget field that tripped: input_tokens, output_tokens, total_tokens, cost_usd,
+	// model_calls or wall_clock_ms.
+	Limit string `protobuf:"bytes,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The limit's value, and what was used of it before the call.
+	Value float64 `protobuf:"fixed64,3,opt,name=value,proto3" json:"value,omitempty"`
+	Used  float64 `protobuf:"fixed64,4,opt,name=used,proto3" json:"used,omitempty"`
+	// The call's worst case that would have crossed it (0 for wall_clock_ms).
+	WorstCase float64 `protobuf:"fixed64,5,opt,name=worst_case,json=worstCase,proto3" json:"worst_case,omitempty"`
+	// The scope's usage when it tripped.
+	Usage *Usage `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
+	// For scope "ancestor": the agent whose budget it was, sub-agent names outermost first
+	// (empty: the lead).
+	Path          []string `protobuf:"bytes,7,rep,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BudgetExceeded) Reset() {
+	*x = BudgetExceeded{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetExceeded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetExceeded) ProtoMessage() {}
+
+func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetExceeded.ProtoReflect.Descriptor instead.
+func (*BudgetExceeded) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *BudgetExceeded) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *BudgetExceeded) GetLimit() string {
+	if x != nil {
+		return x.Limit
+	}
+	return ""
+}
+
+func (x *BudgetExceeded) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *BudgetExceeded) GetUsed() float64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *BudgetExceeded) GetWorstCase() float64 {
+	if x != nil {
+		return x.WorstCase
+	}
+	return 0
+}
+
+func (x *BudgetExceeded) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *BudgetExceeded) GetPath() []string {
+	if x != nil {
+		return x.Path
 	}
 	return nil
 }
@@ -3682,7 +4027,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3694,7 +4039,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3707,7 +4052,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -3790,7 +4135,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3802,7 +4147,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3815,7 +4160,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -3889,7 +4234,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3901,7 +4246,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3914,7 +4259,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -3964,7 +4309,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3976,7 +4321,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3989,7 +4334,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -4016,7 +4361,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4028,7 +4373,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4041,7 +4386,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -4069,7 +4414,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4081,7 +4426,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4094,7 +4439,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -4113,7 +4458,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4125,7 +4470,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4138,7 +4483,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -4161,7 +4506,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4518,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4531,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -4219,7 +4564,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4231,7 +4576,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4244,7 +4589,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -4267,7 +4612,7 @@ type SubmitToolResultRequest struct {
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4279,7 +4624,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4292,7 +4637,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -4332,7 +4677,7 @@ type SubmitToolResultResponse struct {
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4344,7 +4689,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4357,7 +4702,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -4376,7 +4721,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4388,7 +4733,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4401,7 +4746,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -4421,7 +4766,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4433,7 +4778,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4446,7 +4791,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -4465,7 +4810,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4477,7 +4822,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4490,7 +4835,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -4515,7 +4860,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4527,7 +4872,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4540,7 +4885,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -4586,7 +4931,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4598,7 +4943,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4611,7 +4956,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -4677,7 +5022,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4689,7 +5034,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4702,7 +5047,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -4759,7 +5104,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4771,7 +5116,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4784,7 +5129,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -4818,7 +5163,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4830,7 +5175,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4843,7 +5188,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -4870,7 +5215,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4882,7 +5227,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4895,7 +5240,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -4929,7 +5274,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4941,7 +5286,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4954,7 +5299,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -5015,7 +5360,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5027,7 +5372,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5040,7 +5385,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -5062,7 +5407,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5074,7 +5419,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5087,7 +5432,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -5121,7 +5466,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5133,7 +5478,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5146,7 +5491,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -5177,7 +5522,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5189,7 +5534,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5202,7 +5547,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -5243,7 +5588,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5255,7 +5600,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5268,7 +5613,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -5303,7 +5648,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5315,7 +5660,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5328,7 +5673,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -5377,7 +5722,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5389,7 +5734,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5402,7 +5747,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -5439,7 +5784,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5451,7 +5796,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5464,7 +5809,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -5506,7 +5851,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5518,7 +5863,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5531,7 +5876,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -5565,7 +5910,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5577,7 +5922,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5590,7 +5935,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -5620,7 +5965,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5632,7 +5977,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5645,7 +5990,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -5687,7 +6032,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5699,7 +6044,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5712,7 +6057,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -5776,7 +6121,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5788,7 +6133,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5801,7 +6146,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -5850,7 +6195,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5862,7 +6207,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5875,7 +6220,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -5947,7 +6292,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5959,7 +6304,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5972,7 +6317,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -6016,7 +6361,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6028,7 +6373,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6041,7 +6386,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -6074,7 +6419,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6086,7 +6431,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6099,7 +6444,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -6120,7 +6465,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6132,7 +6477,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6145,7 +6490,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -6165,7 +6510,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6177,7 +6522,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6190,7 +6535,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -6216,7 +6561,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6228,7 +6573,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6241,7 +6586,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *McpServer) GetName() string {
@@ -6301,7 +6646,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6313,7 +6658,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6326,7 +6671,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *McpTool) GetName() string {
@@ -6373,7 +6718,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
-	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\x9d\x05\n" +
+	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\xc8\x05\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -6387,13 +6732,32 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vmcp_servers\x18\x14 \x03(\v2\x17.luosho.v1.McpServerUseR\n" +
 	"mcpServers\x121\n" +
 	"\tsubagents\x18( \x03(\v2\x13.luosho.v1.SubAgentR\tsubagents\x121\n" +
-	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01B\f\n" +
+	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01\x12)\n" +
+	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limitsB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
 	"\x10_tool_timeout_msB\x16\n" +
 	"\x14_approval_timeout_msB\x15\n" +
-	"\x13_max_subagent_depth\"l\n" +
+	"\x13_max_subagent_depth\"\x86\x01\n" +
+	"\x06Limits\x12#\n" +
+	"\x03run\x18\x01 \x01(\v2\x11.luosho.v1.BudgetR\x03run\x12+\n" +
+	"\asession\x18\x02 \x01(\v2\x11.luosho.v1.BudgetR\asession\x12*\n" +
+	"\x11count_paused_time\x18\x03 \x01(\bR\x0fcountPausedTime\"\xd4\x02\n" +
+	"\x06Budget\x12&\n" +
+	"\finput_tokens\x18\x01 \x01(\x03H\x00R\vinputTokens\x88\x01\x01\x12(\n" +
+	"\routput_tokens\x18\x02 \x01(\x03H\x01R\foutputTokens\x88\x01\x01\x12&\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x03H\x02R\vtotalTokens\x88\x01\x01\x12\x1e\n" +
+	"\bcost_usd\x18\x04 \x01(\x01H\x03R\acostUsd\x88\x01\x01\x12$\n" +
+	"\vmodel_calls\x18\x05 \x01(\x03H\x04R\n" +
+	"modelCalls\x88\x01\x01\x12'\n" +
+	"\rwall_clock_ms\x18\x06 \x01(\x03H\x05R\vwallClockMs\x88\x01\x01B\x0f\n" +
+	"\r_input_tokensB\x10\n" +
+	"\x0e_output_tokensB\x0f\n" +
+	"\r_total_tokensB\v\n" +
+	"\t_cost_usdB\x0e\n" +
+	"\f_model_callsB\x10\n" +
+	"\x0e_wall_clock_ms\"l\n" +
 	"\bSubAgent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
@@ -6427,7 +6791,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12%\n" +
-	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\xd6\x01\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\"\x94\x02\n" +
 	"\aMessage\x12#\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x0f.luosho.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x122\n" +
@@ -6436,14 +6800,19 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x04 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12\x19\n" +
-	"\bis_error\x18\x06 \x01(\bR\aisError\"\xb8\x01\n" +
+	"\bis_error\x18\x06 \x01(\bR\aisError\x12\x14\n" +
+	"\x05model\x18\a \x01(\tR\x05model\x12&\n" +
+	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xc1\x02\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12!\n" +
 	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\x12\x1f\n" +
 	"\vmodel_calls\x18\x04 \x01(\x03R\n" +
 	"modelCalls\x12\x19\n" +
-	"\bcost_usd\x18\x05 \x01(\x01R\acostUsd\"\xb0\x01\n" +
+	"\bcost_usd\x18\x05 \x01(\x01R\acostUsd\x12.\n" +
+	"\x13cached_input_tokens\x18\x06 \x01(\x03R\x11cachedInputTokens\x12,\n" +
+	"\x12cache_write_tokens\x18\a \x01(\x03R\x10cacheWriteTokens\x12)\n" +
+	"\x10reasoning_tokens\x18\b \x01(\x03R\x0freasoningTokens\"\xb0\x01\n" +
 	"\x0eToolCallRecord\x12'\n" +
 	"\x04call\x18\x01 \x01(\v2\x13.luosho.v1.ToolCallR\x04call\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x05R\x04step\x12$\n" +
@@ -6523,7 +6892,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\rmessage_count\x18\x05 \x01(\x05R\fmessageCount\x125\n" +
 	"\n" +
 	"checkpoint\x18\x06 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint\"\xf8\x02\n" +
+	"checkpoint\"\xab\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +
@@ -6537,7 +6906,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x124\n" +
 	"\n" +
-	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\"\xec\a\n" +
+	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
+	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
+	"totalUsage\"\xb2\b\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -6565,7 +6936,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetry\x12;\n" +
 	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueued\x12J\n" +
-	"\x11approval_resolved\x18  \x01(\v2\x1b.luosho.v1.ApprovalResolvedH\x00R\x10approvalResolved\x122\n" +
+	"\x11approval_resolved\x18  \x01(\v2\x1b.luosho.v1.ApprovalResolvedH\x00R\x10approvalResolved\x12D\n" +
+	"\x0fbudget_exceeded\x18! \x01(\v2\x19.luosho.v1.BudgetExceededH\x00R\x0ebudgetExceeded\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -6632,7 +7004,16 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x14instructions_changed\x18\x06 \x01(\bR\x13instructionsChanged\x12\x18\n" +
 	"\arefused\x18\a \x01(\bR\arefused\"D\n" +
 	"\x11ApprovalRequested\x12/\n" +
-	"\bapproval\x18\x01 \x01(\v2\x13.luosho.v1.ApprovalR\bapproval\"\xa8\x02\n" +
+	"\bapproval\x18\x01 \x01(\v2\x13.luosho.v1.ApprovalR\bapproval\"\xc1\x01\n" +
+	"\x0eBudgetExceeded\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\tR\x05limit\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\x01R\x05value\x12\x12\n" +
+	"\x04used\x18\x04 \x01(\x01R\x04used\x12\x1d\n" +
+	"\n" +
+	"worst_case\x18\x05 \x01(\x01R\tworstCase\x12&\n" +
+	"\x05usage\x18\x06 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x12\n" +
+	"\x04path\x18\a \x03(\tR\x04path\"\xa8\x02\n" +
 	"\aRunDone\x12<\n" +
 	"\rfinish_reason\x18\x01 \x01(\x0e2\x17.luosho.v1.FinishReasonR\ffinishReason\x123\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12\x1d\n" +
@@ -6974,13 +7355,15 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1dCHECKPOINT_STATUS_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dCHECKPOINT_STATUS_IN_PROGRESS\x10\x01\x12'\n" +
 	"#CHECKPOINT_STATUS_AWAITING_APPROVAL\x10\x02\x12\x1e\n" +
-	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03*\xa2\x01\n" +
+	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03*\xea\x01\n" +
 	"\fFinishReason\x12\x1d\n" +
 	"\x19FINISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12FINISH_REASON_STOP\x10\x01\x12\x1b\n" +
 	"\x17FINISH_REASON_MAX_STEPS\x10\x02\x12\x19\n" +
 	"\x15FINISH_REASON_ABORTED\x10\x03\x12#\n" +
-	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04*\x7f\n" +
+	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04\x12!\n" +
+	"\x1dFINISH_REASON_BUDGET_EXCEEDED\x10\x05\x12#\n" +
+	"\x1fFINISH_REASON_DEADLINE_EXCEEDED\x10\x06*\x7f\n" +
 	"\n" +
 	"McpRetryOn\x12\x1c\n" +
 	"\x18MCP_RETRY_ON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -7052,7 +7435,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -7069,222 +7452,232 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(McpServerState)(0),              // 12: luosho.v1.McpServerState
 	(*ToolSpec)(nil),                 // 13: luosho.v1.ToolSpec
 	(*AgentSpec)(nil),                // 14: luosho.v1.AgentSpec
-	(*SubAgent)(nil),                 // 15: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 16: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 17: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 18: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 19: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 20: luosho.v1.ToolCall
-	(*Message)(nil),                  // 21: luosho.v1.Message
-	(*Usage)(nil),                    // 22: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 23: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 24: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 25: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 26: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 27: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 28: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 29: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 30: luosho.v1.Event
-	(*RunStart)(nil),                 // 31: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 32: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 33: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 34: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 35: luosho.v1.ToolCallRequested
-	(*ToolRetry)(nil),                // 36: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 37: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 38: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 39: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 40: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 41: luosho.v1.ApprovalRequested
-	(*RunDone)(nil),                  // 42: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 43: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 44: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 45: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 46: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 47: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 48: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 49: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 50: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 51: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 52: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 53: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 54: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 55: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 56: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 57: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 58: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 59: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 60: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 61: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 62: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 63: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 64: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 65: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 66: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 67: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 68: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 69: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 70: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 71: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 72: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 73: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 74: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 75: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 76: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 77: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 78: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 79: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 80: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 81: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 82: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 83: luosho.v1.McpTool
-	nil,                              // 84: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 85: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 86: google.protobuf.Timestamp
+	(*Limits)(nil),                   // 15: luosho.v1.Limits
+	(*Budget)(nil),                   // 16: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 17: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 18: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 19: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 20: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 21: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 22: luosho.v1.ToolCall
+	(*Message)(nil),                  // 23: luosho.v1.Message
+	(*Usage)(nil),                    // 24: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 25: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 26: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 27: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 28: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 29: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 30: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 31: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 32: luosho.v1.Event
+	(*RunStart)(nil),                 // 33: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 34: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 35: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 36: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 37: luosho.v1.ToolCallRequested
+	(*ToolRetry)(nil),                // 38: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 39: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 40: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 41: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 42: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 43: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 44: luosho.v1.BudgetExceeded
+	(*RunDone)(nil),                  // 45: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 46: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 47: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 48: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 49: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 50: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 51: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 52: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 53: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 54: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 55: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 56: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 57: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 58: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 59: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 60: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 61: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 62: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 63: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 64: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 65: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 66: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 67: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 68: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 69: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 70: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 71: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 72: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 73: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 74: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 75: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 76: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 77: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 78: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 79: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 80: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 81: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 82: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 83: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 84: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 85: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 86: luosho.v1.McpTool
+	nil,                              // 87: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 88: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 89: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	13,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	17,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	15,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	14,  // 4: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	18,  // 5: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	19,  // 6: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
-	5,   // 7: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
-	6,   // 8: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	18,  // 9: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
-	1,   // 10: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	20,  // 11: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	20,  // 12: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	84,  // 13: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	21,  // 14: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	22,  // 15: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
-	3,   // 16: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 17: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	24,  // 18: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	23,  // 19: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	86,  // 20: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	14,  // 21: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	22,  // 22: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	40,  // 23: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	22,  // 24: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	26,  // 25: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	21,  // 26: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	26,  // 27: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	21,  // 28: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	22,  // 29: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	24,  // 30: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	20,  // 31: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	20,  // 32: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	24,  // 33: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	86,  // 34: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	86,  // 35: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	86,  // 36: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 37: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	25,  // 38: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	3,   // 39: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 40: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	86,  // 41: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	40,  // 42: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	86,  // 43: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	31,  // 44: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	33,  // 45: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	34,  // 46: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	35,  // 47: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	37,  // 48: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	38,  // 49: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	42,  // 50: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	40,  // 51: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	39,  // 52: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	41,  // 53: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	36,  // 54: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	45,  // 55: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	32,  // 56: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	16,  // 57: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 58: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	24,  // 59: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	21,  // 60: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	22,  // 61: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	20,  // 62: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	8,   // 63: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	27,  // 64: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	4,   // 65: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 66: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	22,  // 67: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	21,  // 68: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	14,  // 69: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	9,   // 70: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	21,  // 71: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	9,   // 72: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	86,  // 73: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	30,  // 74: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	14,  // 75: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	30,  // 76: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	10,  // 77: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	25,  // 78: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	44,  // 79: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	57,  // 80: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	85,  // 81: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	86,  // 82: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	86,  // 83: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 84: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	29,  // 85: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	14,  // 86: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	30,  // 87: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	27,  // 88: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	28,  // 89: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	21,  // 90: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	69,  // 91: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	68,  // 92: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	25,  // 93: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	74,  // 94: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	73,  // 95: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	75,  // 96: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 97: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 98: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	73,  // 99: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	73,  // 100: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	76,  // 101: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	30,  // 102: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	82,  // 103: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	11,  // 104: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	12,  // 105: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	83,  // 106: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	43,  // 107: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	49,  // 108: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	51,  // 109: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	53,  // 110: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	55,  // 111: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	58,  // 112: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	60,  // 113: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	62,  // 114: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	64,  // 115: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	66,  // 116: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	70,  // 117: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	72,  // 118: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	78,  // 119: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	80,  // 120: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	46,  // 121: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	48,  // 122: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	50,  // 123: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	52,  // 124: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	54,  // 125: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	56,  // 126: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	59,  // 127: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	61,  // 128: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	63,  // 129: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	65,  // 130: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	67,  // 131: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	71,  // 132: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	77,  // 133: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	79,  // 134: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	81,  // 135: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	47,  // 136: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	122, // [122:137] is the sub-list for method output_type
-	107, // [107:122] is the sub-list for method input_type
-	107, // [107:107] is the sub-list for extension type_name
-	107, // [107:107] is the sub-list for extension extendee
-	0,   // [0:107] is the sub-list for field type_name
+	19,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	17,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	15,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	16,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	16,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	14,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	20,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	21,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	5,   // 10: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
+	6,   // 11: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
+	20,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	1,   // 13: luosho.v1.Message.role:type_name -> luosho.v1.Role
+	22,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	24,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	22,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	87,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	23,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	24,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
+	26,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	25,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	89,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	14,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	24,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	42,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	24,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	28,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	23,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	28,  // 31: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	23,  // 32: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	24,  // 33: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	26,  // 34: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	22,  // 35: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	22,  // 36: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	26,  // 37: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	89,  // 38: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 39: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	89,  // 40: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 41: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	27,  // 42: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	3,   // 43: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 44: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	89,  // 45: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	42,  // 46: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	24,  // 47: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	89,  // 48: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	33,  // 49: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	35,  // 50: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	36,  // 51: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	37,  // 52: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	39,  // 53: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	40,  // 54: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	45,  // 55: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	42,  // 56: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	41,  // 57: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	43,  // 58: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	38,  // 59: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	48,  // 60: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	34,  // 61: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	44,  // 62: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	18,  // 63: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 64: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	26,  // 65: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	23,  // 66: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	24,  // 67: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	22,  // 68: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	8,   // 69: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	29,  // 70: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	24,  // 71: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 72: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 73: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	24,  // 74: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	23,  // 75: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	14,  // 76: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	9,   // 77: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	23,  // 78: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	9,   // 79: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	89,  // 80: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	32,  // 81: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	14,  // 82: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	32,  // 83: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	10,  // 84: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	27,  // 85: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	47,  // 86: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	60,  // 87: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	88,  // 88: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	89,  // 89: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	89,  // 90: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 91: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	31,  // 92: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	14,  // 93: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	32,  // 94: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	29,  // 95: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	30,  // 96: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	23,  // 97: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	72,  // 98: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	71,  // 99: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	27,  // 100: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	77,  // 101: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	76,  // 102: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	78,  // 103: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 104: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 105: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	76,  // 106: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	76,  // 107: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	79,  // 108: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	32,  // 109: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	85,  // 110: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	11,  // 111: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	12,  // 112: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	86,  // 113: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	46,  // 114: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	52,  // 115: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	54,  // 116: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	56,  // 117: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	58,  // 118: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	61,  // 119: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	63,  // 120: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	65,  // 121: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	67,  // 122: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	69,  // 123: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	73,  // 124: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	75,  // 125: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	81,  // 126: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	83,  // 127: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	49,  // 128: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	51,  // 129: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	53,  // 130: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	55,  // 131: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	57,  // 132: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	59,  // 133: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	62,  // 134: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	64,  // 135: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	66,  // 136: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	68,  // 137: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	70,  // 138: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	74,  // 139: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	80,  // 140: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	82,  // 141: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	84,  // 142: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	50,  // 143: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	129, // [129:144] is the sub-list for method output_type
+	114, // [114:129] is the sub-list for method input_type
+	114, // [114:114] is the sub-list for extension type_name
+	114, // [114:114] is the sub-list for extension extendee
+	0,   // [0:114] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -7293,10 +7686,11 @@ func file_luosho_v1_agent_proto_init() {
 		return
 	}
 	file_luosho_v1_agent_proto_msgTypes[1].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[3].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[17].OneofWrappers = []any{
+	file_luosho_v1_agent_proto_msgTypes[8].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[12].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[19].OneofWrappers = []any{
 		(*Event_RunStart)(nil),
 		(*Event_StepStart)(nil),
 		(*Event_ModelTurn)(nil),
@@ -7310,20 +7704,21 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_ToolRetry)(nil),
 		(*Event_InputQueued)(nil),
 		(*Event_ApprovalResolved)(nil),
+		(*Event_BudgetExceeded)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[30].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[46].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[55].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[61].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[33].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[49].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[58].OneofWrappers = []any{}
 	file_luosho_v1_agent_proto_msgTypes[64].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[70].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[67].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[73].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   73,
+			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

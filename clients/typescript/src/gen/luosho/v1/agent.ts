@@ -770,6 +770,13 @@ export enum FinishReason {
   FINISH_REASON_ABORTED = 3,
   /** FINISH_REASON_AWAITING_APPROVAL - The run paused on a tool that needs approval. */
   FINISH_REASON_AWAITING_APPROVAL = 4,
+  /**
+   * FINISH_REASON_BUDGET_EXCEEDED - The next model call could have crossed a token, cost or model-call limit; the
+   * checkpoint is as after Cancel, and raising the limit then Resume continues.
+   */
+  FINISH_REASON_BUDGET_EXCEEDED = 5,
+  /** FINISH_REASON_DEADLINE_EXCEEDED - The run's wall-clock limit passed, measured from stored times. */
+  FINISH_REASON_DEADLINE_EXCEEDED = 6,
   UNRECOGNIZED = -1,
 }
 
@@ -790,6 +797,12 @@ export function finishReasonFromJSON(object: any): FinishReason {
     case 4:
     case "FINISH_REASON_AWAITING_APPROVAL":
       return FinishReason.FINISH_REASON_AWAITING_APPROVAL;
+    case 5:
+    case "FINISH_REASON_BUDGET_EXCEEDED":
+      return FinishReason.FINISH_REASON_BUDGET_EXCEEDED;
+    case 6:
+    case "FINISH_REASON_DEADLINE_EXCEEDED":
+      return FinishReason.FINISH_REASON_DEADLINE_EXCEEDED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -809,6 +822,10 @@ export function finishReasonToJSON(object: FinishReason): string {
       return "FINISH_REASON_ABORTED";
     case FinishReason.FINISH_REASON_AWAITING_APPROVAL:
       return "FINISH_REASON_AWAITING_APPROVAL";
+    case FinishReason.FINISH_REASON_BUDGET_EXCEEDED:
+      return "FINISH_REASON_BUDGET_EXCEEDED";
+    case FinishReason.FINISH_REASON_DEADLINE_EXCEEDED:
+      return "FINISH_REASON_DEADLINE_EXCEEDED";
     case FinishReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1244,7 +1261,44 @@ export interface AgentSpec {
    * How deep the tree of sub-agents may go (default 1: the lead's sub-agents do not
    * delegate further). Read on the top-level agent only; at most the daemon's limit.
    */
-  maxSubagentDepth?: number | undefined;
+  maxSubagentDepth?:
+    | number
+    | undefined;
+  /** Caps on spend and time. Unset: none but max_steps. */
+  limits: Limits | undefined;
+}
+
+/** Limits of an agent: per run and over the session's whole life. */
+export interface Limits {
+  /** Counted over one run (reset by a new input, never by Resume, a restart or a fork). */
+  run:
+    | Budget
+    | undefined;
+  /** Counted over the session's whole life (its total_usage). */
+  session:
+    | Budget
+    | undefined;
+  /**
+   * Whether time a run spends paused on an approval or a question counts toward
+   * wall_clock_ms (default false: it does not).
+   */
+  countPausedTime: boolean;
+}
+
+/** One set of caps; an unset field is no cap. Zero is a cap of zero. */
+export interface Budget {
+  inputTokens?: number | undefined;
+  outputTokens?: number | undefined;
+  totalTokens?:
+    | number
+    | undefined;
+  /**
+   * Needs a price for every model the agent may call (the provider's reported cost or the
+   * daemon's price table), else the run is refused at start (INVALID_ARGUMENT).
+   */
+  costUsd?: number | undefined;
+  modelCalls?: number | undefined;
+  wallClockMs?: number | undefined;
 }
 
 /** A sub-agent the lead may delegate to (R55). */
@@ -1327,14 +1381,28 @@ export interface Message {
   toolCallId: string;
   toolName: string;
   isError: boolean;
+  /**
+   * Assistant messages: the model that produced the turn ("provider:model") and what the
+   * call cost. Unset on messages saved before they were recorded.
+   */
+  model: string;
+  usage: Usage | undefined;
 }
 
 export interface Usage {
+  /** Input tokens, cached ones included. */
   promptTokens: number;
+  /** Output tokens, reasoning ones included. */
   completionTokens: number;
   totalTokens: number;
   modelCalls: number;
   costUsd: number;
+  /** Of prompt_tokens: read from the provider's prompt cache, where it reports them. */
+  cachedInputTokens: number;
+  /** Of prompt_tokens: written to the provider's prompt cache, where it reports them. */
+  cacheWriteTokens: number;
+  /** Of completion_tokens: the model's reasoning, where the provider reports them. */
+  reasoningTokens: number;
 }
 
 /** A tool call made in the current run and its recorded result, if any. */
@@ -1486,7 +1554,11 @@ export interface SessionSummary {
     | Date
     | undefined;
   /** The checkpoint's last_drift: the last resume drifted (a badge in the console). */
-  lastDrift: AgentDrift | undefined;
+  lastDrift:
+    | AgentDrift
+    | undefined;
+  /** Usage over the session's whole life (the checkpoint's total_usage). */
+  totalUsage: Usage | undefined;
 }
 
 /**
@@ -1517,8 +1589,9 @@ export interface Event {
   approvalRequested?: ApprovalRequested | undefined;
   toolRetry?: ToolRetry | undefined;
   inputQueued?: InputQueued | undefined;
-  approvalResolved?:
-    | ApprovalResolved
+  approvalResolved?: ApprovalResolved | undefined;
+  budgetExceeded?:
+    | BudgetExceeded
     | undefined;
   /** Set on every event a sub-agent causes (R58); unset on the lead's. */
   subagent: SubAgentTag | undefined;
@@ -1642,6 +1715,37 @@ export interface AgentDrift {
  */
 export interface ApprovalRequested {
   approval: Approval | undefined;
+}
+
+/**
+ * type "budget.exceeded": a limit stops the run; its run.done follows with
+ * finish_reason BUDGET_EXCEEDED or DEADLINE_EXCEEDED.
+ */
+export interface BudgetExceeded {
+  /**
+   * "run" or "session": which Budget of the Limits; "ancestor" when a sub-agent's call was
+   * stopped by the budget of an agent above it, named by `path`.
+   */
+  scope: string;
+  /**
+   * The Budget field that tripped: input_tokens, output_tokens, total_tokens, cost_usd,
+   * model_calls or wall_clock_ms.
+   */
+  limit: string;
+  /** The limit's value, and what was used of it before the call. */
+  value: number;
+  used: number;
+  /** The call's worst case that would have crossed it (0 for wall_clock_ms). */
+  worstCase: number;
+  /** The scope's usage when it tripped. */
+  usage:
+    | Usage
+    | undefined;
+  /**
+   * For scope "ancestor": the agent whose budget it was, sub-agent names outermost first
+   * (empty: the lead).
+   */
+  path: string[];
 }
 
 /** type "run.done": the last event of a run's stream. */
@@ -2188,6 +2292,7 @@ function createBaseAgentSpec(): AgentSpec {
     mcpServers: [],
     subagents: [],
     maxSubagentDepth: undefined,
+    limits: undefined,
   };
 }
 
@@ -2228,6 +2333,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.maxSubagentDepth !== undefined) {
       writer.uint32(328).int32(message.maxSubagentDepth);
+    }
+    if (message.limits !== undefined) {
+      Limits.encode(message.limits, writer.uint32(402).fork()).join();
     }
     return writer;
   },
@@ -2341,6 +2449,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.maxSubagentDepth = reader.int32();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.limits = Limits.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2401,6 +2517,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         : isSet(object.max_subagent_depth)
         ? globalThis.Number(object.max_subagent_depth)
         : undefined,
+      limits: isSet(object.limits) ? Limits.fromJSON(object.limits) : undefined,
     };
   },
 
@@ -2442,6 +2559,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.maxSubagentDepth !== undefined) {
       obj.maxSubagentDepth = Math.round(message.maxSubagentDepth);
     }
+    if (message.limits !== undefined) {
+      obj.limits = Limits.toJSON(message.limits);
+    }
     return obj;
   },
 
@@ -2462,6 +2582,296 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.mcpServers = object.mcpServers?.map((e) => McpServerUse.fromPartial(e)) || [];
     message.subagents = object.subagents?.map((e) => SubAgent.fromPartial(e)) || [];
     message.maxSubagentDepth = object.maxSubagentDepth ?? undefined;
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? Limits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseLimits(): Limits {
+  return { run: undefined, session: undefined, countPausedTime: false };
+}
+
+export const Limits: MessageFns<Limits> = {
+  encode(message: Limits, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      Budget.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    if (message.session !== undefined) {
+      Budget.encode(message.session, writer.uint32(18).fork()).join();
+    }
+    if (message.countPausedTime !== false) {
+      writer.uint32(24).bool(message.countPausedTime);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Limits {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLimits();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = Budget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.session = Budget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.countPausedTime = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Limits {
+    return {
+      run: isSet(object.run) ? Budget.fromJSON(object.run) : undefined,
+      session: isSet(object.session) ? Budget.fromJSON(object.session) : undefined,
+      countPausedTime: isSet(object.countPausedTime)
+        ? globalThis.Boolean(object.countPausedTime)
+        : isSet(object.count_paused_time)
+        ? globalThis.Boolean(object.count_paused_time)
+        : false,
+    };
+  },
+
+  toJSON(message: Limits): unknown {
+    const obj: any = {};
+    if (message.run !== undefined) {
+      obj.run = Budget.toJSON(message.run);
+    }
+    if (message.session !== undefined) {
+      obj.session = Budget.toJSON(message.session);
+    }
+    if (message.countPausedTime !== false) {
+      obj.countPausedTime = message.countPausedTime;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Limits>, I>>(base?: I): Limits {
+    return Limits.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Limits>, I>>(object: I): Limits {
+    const message = createBaseLimits();
+    message.run = (object.run !== undefined && object.run !== null) ? Budget.fromPartial(object.run) : undefined;
+    message.session = (object.session !== undefined && object.session !== null)
+      ? Budget.fromPartial(object.session)
+      : undefined;
+    message.countPausedTime = object.countPausedTime ?? false;
+    return message;
+  },
+};
+
+function createBaseBudget(): Budget {
+  return {
+    inputTokens: undefined,
+    outputTokens: undefined,
+    totalTokens: undefined,
+    costUsd: undefined,
+    modelCalls: undefined,
+    wallClockMs: undefined,
+  };
+}
+
+export const Budget: MessageFns<Budget> = {
+  encode(message: Budget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.inputTokens !== undefined) {
+      writer.uint32(8).int64(message.inputTokens);
+    }
+    if (message.outputTokens !== undefined) {
+      writer.uint32(16).int64(message.outputTokens);
+    }
+    if (message.totalTokens !== undefined) {
+      writer.uint32(24).int64(message.totalTokens);
+    }
+    if (message.costUsd !== undefined) {
+      writer.uint32(33).double(message.costUsd);
+    }
+    if (message.modelCalls !== undefined) {
+      writer.uint32(40).int64(message.modelCalls);
+    }
+    if (message.wallClockMs !== undefined) {
+      writer.uint32(48).int64(message.wallClockMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Budget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.inputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.outputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.totalTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.costUsd = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.modelCalls = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.wallClockMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Budget {
+    return {
+      inputTokens: isSet(object.inputTokens)
+        ? globalThis.Number(object.inputTokens)
+        : isSet(object.input_tokens)
+        ? globalThis.Number(object.input_tokens)
+        : undefined,
+      outputTokens: isSet(object.outputTokens)
+        ? globalThis.Number(object.outputTokens)
+        : isSet(object.output_tokens)
+        ? globalThis.Number(object.output_tokens)
+        : undefined,
+      totalTokens: isSet(object.totalTokens)
+        ? globalThis.Number(object.totalTokens)
+        : isSet(object.total_tokens)
+        ? globalThis.Number(object.total_tokens)
+        : undefined,
+      costUsd: isSet(object.costUsd)
+        ? globalThis.Number(object.costUsd)
+        : isSet(object.cost_usd)
+        ? globalThis.Number(object.cost_usd)
+        : undefined,
+      modelCalls: isSet(object.modelCalls)
+        ? globalThis.Number(object.modelCalls)
+        : isSet(object.model_calls)
+        ? globalThis.Number(object.model_calls)
+        : undefined,
+      wallClockMs: isSet(object.wallClockMs)
+        ? globalThis.Number(object.wallClockMs)
+        : isSet(object.wall_clock_ms)
+        ? globalThis.Number(object.wall_clock_ms)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Budget): unknown {
+    const obj: any = {};
+    if (message.inputTokens !== undefined) {
+      obj.inputTokens = Math.round(message.inputTokens);
+    }
+    if (message.outputTokens !== undefined) {
+      obj.outputTokens = Math.round(message.outputTokens);
+    }
+    if (message.totalTokens !== undefined) {
+      obj.totalTokens = Math.round(message.totalTokens);
+    }
+    if (message.costUsd !== undefined) {
+      obj.costUsd = floatToJson(message.costUsd);
+    }
+    if (message.modelCalls !== undefined) {
+      obj.modelCalls = Math.round(message.modelCalls);
+    }
+    if (message.wallClockMs !== undefined) {
+      obj.wallClockMs = Math.round(message.wallClockMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Budget>, I>>(base?: I): Budget {
+    return Budget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Budget>, I>>(object: I): Budget {
+    const message = createBaseBudget();
+    message.inputTokens = object.inputTokens ?? undefined;
+    message.outputTokens = object.outputTokens ?? undefined;
+    message.totalTokens = object.totalTokens ?? undefined;
+    message.costUsd = object.costUsd ?? undefined;
+    message.modelCalls = object.modelCalls ?? undefined;
+    message.wallClockMs = object.wallClockMs ?? undefined;
     return message;
   },
 };
@@ -3189,7 +3599,16 @@ export const ToolCall: MessageFns<ToolCall> = {
 };
 
 function createBaseMessage(): Message {
-  return { role: 0, content: "", toolCalls: [], toolCallId: "", toolName: "", isError: false };
+  return {
+    role: 0,
+    content: "",
+    toolCalls: [],
+    toolCallId: "",
+    toolName: "",
+    isError: false,
+    model: "",
+    usage: undefined,
+  };
 }
 
 export const Message: MessageFns<Message> = {
@@ -3211,6 +3630,12 @@ export const Message: MessageFns<Message> = {
     }
     if (message.isError !== false) {
       writer.uint32(48).bool(message.isError);
+    }
+    if (message.model !== "") {
+      writer.uint32(58).string(message.model);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -3276,6 +3701,22 @@ export const Message: MessageFns<Message> = {
             message.isError = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3312,6 +3753,8 @@ export const Message: MessageFns<Message> = {
         : isSet(object.is_error)
         ? globalThis.Boolean(object.is_error)
         : false,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
     };
   },
 
@@ -3335,6 +3778,12 @@ export const Message: MessageFns<Message> = {
     if (message.isError !== false) {
       obj.isError = message.isError;
     }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
     return obj;
   },
 
@@ -3349,12 +3798,23 @@ export const Message: MessageFns<Message> = {
     message.toolCallId = object.toolCallId ?? "";
     message.toolName = object.toolName ?? "";
     message.isError = object.isError ?? false;
+    message.model = object.model ?? "";
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
     return message;
   },
 };
 
 function createBaseUsage(): Usage {
-  return { promptTokens: 0, completionTokens: 0, totalTokens: 0, modelCalls: 0, costUsd: 0 };
+  return {
+    promptTokens: 0,
+    completionTokens: 0,
+    totalTokens: 0,
+    modelCalls: 0,
+    costUsd: 0,
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+  };
 }
 
 export const Usage: MessageFns<Usage> = {
@@ -3373,6 +3833,15 @@ export const Usage: MessageFns<Usage> = {
     }
     if (message.costUsd !== 0) {
       writer.uint32(41).double(message.costUsd);
+    }
+    if (message.cachedInputTokens !== 0) {
+      writer.uint32(48).int64(message.cachedInputTokens);
+    }
+    if (message.cacheWriteTokens !== 0) {
+      writer.uint32(56).int64(message.cacheWriteTokens);
+    }
+    if (message.reasoningTokens !== 0) {
+      writer.uint32(64).int64(message.reasoningTokens);
     }
     return writer;
   },
@@ -3430,6 +3899,30 @@ export const Usage: MessageFns<Usage> = {
             message.costUsd = reader.double();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.cachedInputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.cacheWriteTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.reasoningTokens = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3469,6 +3962,21 @@ export const Usage: MessageFns<Usage> = {
         : isSet(object.cost_usd)
         ? globalThis.Number(object.cost_usd)
         : 0,
+      cachedInputTokens: isSet(object.cachedInputTokens)
+        ? globalThis.Number(object.cachedInputTokens)
+        : isSet(object.cached_input_tokens)
+        ? globalThis.Number(object.cached_input_tokens)
+        : 0,
+      cacheWriteTokens: isSet(object.cacheWriteTokens)
+        ? globalThis.Number(object.cacheWriteTokens)
+        : isSet(object.cache_write_tokens)
+        ? globalThis.Number(object.cache_write_tokens)
+        : 0,
+      reasoningTokens: isSet(object.reasoningTokens)
+        ? globalThis.Number(object.reasoningTokens)
+        : isSet(object.reasoning_tokens)
+        ? globalThis.Number(object.reasoning_tokens)
+        : 0,
     };
   },
 
@@ -3489,6 +3997,15 @@ export const Usage: MessageFns<Usage> = {
     if (message.costUsd !== 0) {
       obj.costUsd = floatToJson(message.costUsd);
     }
+    if (message.cachedInputTokens !== 0) {
+      obj.cachedInputTokens = Math.round(message.cachedInputTokens);
+    }
+    if (message.cacheWriteTokens !== 0) {
+      obj.cacheWriteTokens = Math.round(message.cacheWriteTokens);
+    }
+    if (message.reasoningTokens !== 0) {
+      obj.reasoningTokens = Math.round(message.reasoningTokens);
+    }
     return obj;
   },
 
@@ -3502,6 +4019,9 @@ export const Usage: MessageFns<Usage> = {
     message.totalTokens = object.totalTokens ?? 0;
     message.modelCalls = object.modelCalls ?? 0;
     message.costUsd = object.costUsd ?? 0;
+    message.cachedInputTokens = object.cachedInputTokens ?? 0;
+    message.cacheWriteTokens = object.cacheWriteTokens ?? 0;
+    message.reasoningTokens = object.reasoningTokens ?? 0;
     return message;
   },
 };
@@ -4967,6 +5487,7 @@ function createBaseSessionSummary(): SessionSummary {
     approvalId: "",
     updatedAt: undefined,
     lastDrift: undefined,
+    totalUsage: undefined,
   };
 }
 
@@ -4995,6 +5516,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     }
     if (message.lastDrift !== undefined) {
       AgentDrift.encode(message.lastDrift, writer.uint32(66).fork()).join();
+    }
+    if (message.totalUsage !== undefined) {
+      Usage.encode(message.totalUsage, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -5076,6 +5600,14 @@ export const SessionSummary: MessageFns<SessionSummary> = {
             message.lastDrift = AgentDrift.decode(reader, reader.uint32());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.totalUsage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5126,6 +5658,11 @@ export const SessionSummary: MessageFns<SessionSummary> = {
         : isSet(object.last_drift)
         ? AgentDrift.fromJSON(object.last_drift)
         : undefined,
+      totalUsage: isSet(object.totalUsage)
+        ? Usage.fromJSON(object.totalUsage)
+        : isSet(object.total_usage)
+        ? Usage.fromJSON(object.total_usage)
+        : undefined,
     };
   },
 
@@ -5155,6 +5692,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     if (message.lastDrift !== undefined) {
       obj.lastDrift = AgentDrift.toJSON(message.lastDrift);
     }
+    if (message.totalUsage !== undefined) {
+      obj.totalUsage = Usage.toJSON(message.totalUsage);
+    }
     return obj;
   },
 
@@ -5172,6 +5712,9 @@ export const SessionSummary: MessageFns<SessionSummary> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.lastDrift = (object.lastDrift !== undefined && object.lastDrift !== null)
       ? AgentDrift.fromPartial(object.lastDrift)
+      : undefined;
+    message.totalUsage = (object.totalUsage !== undefined && object.totalUsage !== null)
+      ? Usage.fromPartial(object.totalUsage)
       : undefined;
     return message;
   },
@@ -5198,6 +5741,7 @@ function createBaseEvent(): Event {
     toolRetry: undefined,
     inputQueued: undefined,
     approvalResolved: undefined,
+    budgetExceeded: undefined,
     subagent: undefined,
   };
 }
@@ -5260,6 +5804,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.approvalResolved !== undefined) {
       ApprovalResolved.encode(message.approvalResolved, writer.uint32(258).fork()).join();
+    }
+    if (message.budgetExceeded !== undefined) {
+      BudgetExceeded.encode(message.budgetExceeded, writer.uint32(266).fork()).join();
     }
     if (message.subagent !== undefined) {
       SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
@@ -5432,6 +5979,14 @@ export const Event: MessageFns<Event> = {
             message.approvalResolved = ApprovalResolved.decode(reader, reader.uint32());
             continue;
           }
+          case 33: {
+            if (tag !== 266) {
+              break;
+            }
+
+            message.budgetExceeded = BudgetExceeded.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -5533,6 +6088,11 @@ export const Event: MessageFns<Event> = {
         : isSet(object.approval_resolved)
         ? ApprovalResolved.fromJSON(object.approval_resolved)
         : undefined,
+      budgetExceeded: isSet(object.budgetExceeded)
+        ? BudgetExceeded.fromJSON(object.budgetExceeded)
+        : isSet(object.budget_exceeded)
+        ? BudgetExceeded.fromJSON(object.budget_exceeded)
+        : undefined,
       subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
@@ -5596,6 +6156,9 @@ export const Event: MessageFns<Event> = {
     if (message.approvalResolved !== undefined) {
       obj.approvalResolved = ApprovalResolved.toJSON(message.approvalResolved);
     }
+    if (message.budgetExceeded !== undefined) {
+      obj.budgetExceeded = BudgetExceeded.toJSON(message.budgetExceeded);
+    }
     if (message.subagent !== undefined) {
       obj.subagent = SubAgentTag.toJSON(message.subagent);
     }
@@ -5651,6 +6214,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.approvalResolved = (object.approvalResolved !== undefined && object.approvalResolved !== null)
       ? ApprovalResolved.fromPartial(object.approvalResolved)
+      : undefined;
+    message.budgetExceeded = (object.budgetExceeded !== undefined && object.budgetExceeded !== null)
+      ? BudgetExceeded.fromPartial(object.budgetExceeded)
       : undefined;
     message.subagent = (object.subagent !== undefined && object.subagent !== null)
       ? SubAgentTag.fromPartial(object.subagent)
@@ -6982,6 +7548,175 @@ export const ApprovalRequested: MessageFns<ApprovalRequested> = {
     message.approval = (object.approval !== undefined && object.approval !== null)
       ? Approval.fromPartial(object.approval)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseBudgetExceeded(): BudgetExceeded {
+  return { scope: "", limit: "", value: 0, used: 0, worstCase: 0, usage: undefined, path: [] };
+}
+
+export const BudgetExceeded: MessageFns<BudgetExceeded> = {
+  encode(message: BudgetExceeded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== "") {
+      writer.uint32(10).string(message.scope);
+    }
+    if (message.limit !== "") {
+      writer.uint32(18).string(message.limit);
+    }
+    if (message.value !== 0) {
+      writer.uint32(25).double(message.value);
+    }
+    if (message.used !== 0) {
+      writer.uint32(33).double(message.used);
+    }
+    if (message.worstCase !== 0) {
+      writer.uint32(41).double(message.worstCase);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.path) {
+      writer.uint32(58).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BudgetExceeded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudgetExceeded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.limit = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.value = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.used = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.worstCase = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.path.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BudgetExceeded {
+    return {
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      limit: isSet(object.limit) ? globalThis.String(object.limit) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+      used: isSet(object.used) ? globalThis.Number(object.used) : 0,
+      worstCase: isSet(object.worstCase)
+        ? globalThis.Number(object.worstCase)
+        : isSet(object.worst_case)
+        ? globalThis.Number(object.worst_case)
+        : 0,
+      usage: isSet(object.usage) ? Usage.fromJSON(object.usage) : undefined,
+      path: globalThis.Array.isArray(object?.path) ? object.path.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: BudgetExceeded): unknown {
+    const obj: any = {};
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.limit !== "") {
+      obj.limit = message.limit;
+    }
+    if (message.value !== 0) {
+      obj.value = floatToJson(message.value);
+    }
+    if (message.used !== 0) {
+      obj.used = floatToJson(message.used);
+    }
+    if (message.worstCase !== 0) {
+      obj.worstCase = floatToJson(message.worstCase);
+    }
+    if (message.usage !== undefined) {
+      obj.usage = Usage.toJSON(message.usage);
+    }
+    if (message.path?.length) {
+      obj.path = message.path;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BudgetExceeded>, I>>(base?: I): BudgetExceeded {
+    return BudgetExceeded.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BudgetExceeded>, I>>(object: I): BudgetExceeded {
+    const message = createBaseBudgetExceeded();
+    message.scope = object.scope ?? "";
+    message.limit = object.limit ?? "";
+    message.value = object.value ?? 0;
+    message.used = object.used ?? 0;
+    message.worstCase = object.worstCase ?? 0;
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.path = object.path?.map((e) => e) || [];
     return message;
   },
 };

@@ -529,6 +529,44 @@ private static final long serialVersionUID = 0L;
     return maxSubagentDepth_;
   }
 
+  public static final int LIMITS_FIELD_NUMBER = 50;
+  private dev.luosho.v1.Limits limits_;
+  /**
+   * <pre>
+   * Caps on spend and time. Unset: none but max_steps.
+   * </pre>
+   *
+   * <code>.luosho.v1.Limits limits = 50;</code>
+   * @return Whether the limits field is set.
+   */
+  @java.lang.Override
+  public boolean hasLimits() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * Caps on spend and time. Unset: none but max_steps.
+   * </pre>
+   *
+   * <code>.luosho.v1.Limits limits = 50;</code>
+   * @return The limits.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Limits getLimits() {
+    return limits_ == null ? dev.luosho.v1.Limits.getDefaultInstance() : limits_;
+  }
+  /**
+   * <pre>
+   * Caps on spend and time. Unset: none but max_steps.
+   * </pre>
+   *
+   * <code>.luosho.v1.Limits limits = 50;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.LimitsOrBuilder getLimitsOrBuilder() {
+    return limits_ == null ? dev.luosho.v1.Limits.getDefaultInstance() : limits_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -578,6 +616,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000010) != 0)) {
       output.writeInt32(41, maxSubagentDepth_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeMessage(50, getLimits());
     }
     getUnknownFields().writeTo(output);
   }
@@ -643,6 +684,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(41, maxSubagentDepth_);
     }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(50, getLimits());
+    }
     return size;
   }
   @java.lang.Override
@@ -705,6 +750,11 @@ private static final long serialVersionUID = 0L;
       if (getMaxSubagentDepth()
           != other.getMaxSubagentDepth()) return false;
     }
+    if (hasLimits() != other.hasLimits()) return false;
+    if (hasLimits()) {
+      if (!getLimits()
+          .equals(other.getLimits())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -757,6 +807,10 @@ private static final long serialVersionUID = 0L;
     if (hasMaxSubagentDepth()) {
       hash = (37 * hash) + MAX_SUBAGENT_DEPTH_FIELD_NUMBER;
       hash = (53 * hash) + getMaxSubagentDepth();
+    }
+    if (hasLimits()) {
+      hash = (37 * hash) + LIMITS_FIELD_NUMBER;
+      hash = (53 * hash) + getLimits().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -881,13 +935,22 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.luosho.v1.AgentSpec.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetToolsFieldBuilder();
+        internalGetMcpServersFieldBuilder();
+        internalGetSubagentsFieldBuilder();
+        internalGetLimitsFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -923,6 +986,11 @@ private static final long serialVersionUID = 0L;
       }
       bitField0_ = (bitField0_ & ~0x00000400);
       maxSubagentDepth_ = 0;
+      limits_ = null;
+      if (limitsBuilder_ != null) {
+        limitsBuilder_.dispose();
+        limitsBuilder_ = null;
+      }
       return this;
     }
 
@@ -1019,6 +1087,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000800) != 0)) {
         result.maxSubagentDepth_ = maxSubagentDepth_;
         to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.limits_ = limitsBuilder_ == null
+            ? limits_
+            : limitsBuilder_.build();
+        to_bitField0_ |= 0x00000020;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1146,6 +1220,9 @@ private static final long serialVersionUID = 0L;
       if (other.hasMaxSubagentDepth()) {
         setMaxSubagentDepth(other.getMaxSubagentDepth());
       }
+      if (other.hasLimits()) {
+        mergeLimits(other.getLimits());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1256,6 +1333,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000800;
               break;
             } // case 328
+            case 402: {
+              input.readMessage(
+                  internalGetLimitsFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 402
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2783,6 +2867,163 @@ private static final long serialVersionUID = 0L;
       maxSubagentDepth_ = 0;
       onChanged();
       return this;
+    }
+
+    private dev.luosho.v1.Limits limits_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Limits, dev.luosho.v1.Limits.Builder, dev.luosho.v1.LimitsOrBuilder> limitsBuilder_;
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     * @return Whether the limits field is set.
+     */
+    public boolean hasLimits() {
+      return ((bitField0_ & 0x00001000) != 0);
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     * @return The limits.
+     */
+    public dev.luosho.v1.Limits getLimits() {
+      if (limitsBuilder_ == null) {
+        return limits_ == null ? dev.luosho.v1.Limits.getDefaultInstance() : limits_;
+      } else {
+        return limitsBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     */
+    public Builder setLimits(dev.luosho.v1.Limits value) {
+      if (limitsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        limits_ = value;
+      } else {
+        limitsBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     */
+    public Builder setLimits(
+        dev.luosho.v1.Limits.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        limits_ = builderForValue.build();
+      } else {
+        limitsBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     */
+    public Builder mergeLimits(dev.luosho.v1.Limits value) {
+      if (limitsBuilder_ == null) {
+        if (((bitField0_ & 0x00001000) != 0) &&
+          limits_ != null &&
+          limits_ != dev.luosho.v1.Limits.getDefaultInstance()) {
+          getLimitsBuilder().mergeFrom(value);
+        } else {
+          limits_ = value;
+        }
+      } else {
+        limitsBuilder_.mergeFrom(value);
+      }
+      if (limits_ != null) {
+        bitField0_ |= 0x00001000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     */
+    public Builder clearLimits() {
+      bitField0_ = (bitField0_ & ~0x00001000);
+      limits_ = null;
+      if (limitsBuilder_ != null) {
+        limitsBuilder_.dispose();
+        limitsBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     */
+    public dev.luosho.v1.Limits.Builder getLimitsBuilder() {
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return internalGetLimitsFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     */
+    public dev.luosho.v1.LimitsOrBuilder getLimitsOrBuilder() {
+      if (limitsBuilder_ != null) {
+        return limitsBuilder_.getMessageOrBuilder();
+      } else {
+        return limits_ == null ?
+            dev.luosho.v1.Limits.getDefaultInstance() : limits_;
+      }
+    }
+    /**
+     * <pre>
+     * Caps on spend and time. Unset: none but max_steps.
+     * </pre>
+     *
+     * <code>.luosho.v1.Limits limits = 50;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Limits, dev.luosho.v1.Limits.Builder, dev.luosho.v1.LimitsOrBuilder> 
+        internalGetLimitsFieldBuilder() {
+      if (limitsBuilder_ == null) {
+        limitsBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Limits, dev.luosho.v1.Limits.Builder, dev.luosho.v1.LimitsOrBuilder>(
+                getLimits(),
+                getParentForChildren(),
+                isClean());
+        limits_ = null;
+      }
+      return limitsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)

@@ -299,4 +299,31 @@ public interface AgentSpecOrBuilder extends
    * @return The maxSubagentDepth.
    */
   int getMaxSubagentDepth();
+
+  /**
+   * <pre>
+   * Caps on spend and time. Unset: none but max_steps.
+   * </pre>
+   *
+   * <code>.luosho.v1.Limits limits = 50;</code>
+   * @return Whether the limits field is set.
+   */
+  boolean hasLimits();
+  /**
+   * <pre>
+   * Caps on spend and time. Unset: none but max_steps.
+   * </pre>
+   *
+   * <code>.luosho.v1.Limits limits = 50;</code>
+   * @return The limits.
+   */
+  dev.luosho.v1.Limits getLimits();
+  /**
+   * <pre>
+   * Caps on spend and time. Unset: none but max_steps.
+   * </pre>
+   *
+   * <code>.luosho.v1.Limits limits = 50;</code>
+   */
+  dev.luosho.v1.LimitsOrBuilder getLimitsOrBuilder();
 }

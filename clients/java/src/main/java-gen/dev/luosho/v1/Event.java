@@ -76,6 +76,7 @@ private static final long serialVersionUID = 0L;
     TOOL_RETRY(30),
     INPUT_QUEUED(31),
     APPROVAL_RESOLVED(32),
+    BUDGET_EXCEEDED(33),
     PAYLOAD_NOT_SET(0);
     private final int value;
     private PayloadCase(int value) {
@@ -106,6 +107,7 @@ private static final long serialVersionUID = 0L;
         case 30: return TOOL_RETRY;
         case 31: return INPUT_QUEUED;
         case 32: return APPROVAL_RESOLVED;
+        case 33: return BUDGET_EXCEEDED;
         case 0: return PAYLOAD_NOT_SET;
         default: return null;
       }
@@ -698,6 +700,37 @@ private static final long serialVersionUID = 0L;
     return dev.luosho.v1.ApprovalResolved.getDefaultInstance();
   }
 
+  public static final int BUDGET_EXCEEDED_FIELD_NUMBER = 33;
+  /**
+   * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+   * @return Whether the budgetExceeded field is set.
+   */
+  @java.lang.Override
+  public boolean hasBudgetExceeded() {
+    return payloadCase_ == 33;
+  }
+  /**
+   * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+   * @return The budgetExceeded.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.BudgetExceeded getBudgetExceeded() {
+    if (payloadCase_ == 33) {
+       return (dev.luosho.v1.BudgetExceeded) payload_;
+    }
+    return dev.luosho.v1.BudgetExceeded.getDefaultInstance();
+  }
+  /**
+   * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.BudgetExceededOrBuilder getBudgetExceededOrBuilder() {
+    if (payloadCase_ == 33) {
+       return (dev.luosho.v1.BudgetExceeded) payload_;
+    }
+    return dev.luosho.v1.BudgetExceeded.getDefaultInstance();
+  }
+
   public static final int SUBAGENT_FIELD_NUMBER = 40;
   private dev.luosho.v1.SubAgentTag subagent_;
   /**
@@ -807,6 +840,9 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 32) {
       output.writeMessage(32, (dev.luosho.v1.ApprovalResolved) payload_);
     }
+    if (payloadCase_ == 33) {
+      output.writeMessage(33, (dev.luosho.v1.BudgetExceeded) payload_);
+    }
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(40, getSubagent());
     }
@@ -886,6 +922,10 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 32) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(32, (dev.luosho.v1.ApprovalResolved) payload_);
+    }
+    if (payloadCase_ == 33) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(33, (dev.luosho.v1.BudgetExceeded) payload_);
     }
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
@@ -989,6 +1029,10 @@ private static final long serialVersionUID = 0L;
         if (!getApprovalResolved()
             .equals(other.getApprovalResolved())) return false;
         break;
+      case 33:
+        if (!getBudgetExceeded()
+            .equals(other.getBudgetExceeded())) return false;
+        break;
       case 0:
       default:
     }
@@ -1075,6 +1119,10 @@ private static final long serialVersionUID = 0L;
       case 32:
         hash = (37 * hash) + APPROVAL_RESOLVED_FIELD_NUMBER;
         hash = (53 * hash) + getApprovalResolved().hashCode();
+        break;
+      case 33:
+        hash = (37 * hash) + BUDGET_EXCEEDED_FIELD_NUMBER;
+        hash = (53 * hash) + getBudgetExceeded().hashCode();
         break;
       case 0:
       default:
@@ -1271,6 +1319,9 @@ private static final long serialVersionUID = 0L;
       if (approvalResolvedBuilder_ != null) {
         approvalResolvedBuilder_.clear();
       }
+      if (budgetExceededBuilder_ != null) {
+        budgetExceededBuilder_.clear();
+      }
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -1334,7 +1385,7 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.replayed_ = replayed_;
       }
-      if (((from_bitField0_ & 0x00080000) != 0)) {
+      if (((from_bitField0_ & 0x00100000) != 0)) {
         result.subagent_ = subagentBuilder_ == null
             ? subagent_
             : subagentBuilder_.build();
@@ -1397,6 +1448,10 @@ private static final long serialVersionUID = 0L;
       if (payloadCase_ == 32 &&
           approvalResolvedBuilder_ != null) {
         result.payload_ = approvalResolvedBuilder_.build();
+      }
+      if (payloadCase_ == 33 &&
+          budgetExceededBuilder_ != null) {
+        result.payload_ = budgetExceededBuilder_.build();
       }
     }
 
@@ -1490,6 +1545,10 @@ private static final long serialVersionUID = 0L;
         }
         case APPROVAL_RESOLVED: {
           mergeApprovalResolved(other.getApprovalResolved());
+          break;
+        }
+        case BUDGET_EXCEEDED: {
+          mergeBudgetExceeded(other.getBudgetExceeded());
           break;
         }
         case PAYLOAD_NOT_SET: {
@@ -1645,11 +1704,18 @@ private static final long serialVersionUID = 0L;
               payloadCase_ = 32;
               break;
             } // case 258
+            case 266: {
+              input.readMessage(
+                  internalGetBudgetExceededFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              payloadCase_ = 33;
+              break;
+            } // case 266
             case 322: {
               input.readMessage(
                   internalGetSubagentFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00080000;
+              bitField0_ |= 0x00100000;
               break;
             } // case 322
             default: {
@@ -3958,6 +4024,148 @@ private static final long serialVersionUID = 0L;
       return approvalResolvedBuilder_;
     }
 
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.BudgetExceeded, dev.luosho.v1.BudgetExceeded.Builder, dev.luosho.v1.BudgetExceededOrBuilder> budgetExceededBuilder_;
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     * @return Whether the budgetExceeded field is set.
+     */
+    @java.lang.Override
+    public boolean hasBudgetExceeded() {
+      return payloadCase_ == 33;
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     * @return The budgetExceeded.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.BudgetExceeded getBudgetExceeded() {
+      if (budgetExceededBuilder_ == null) {
+        if (payloadCase_ == 33) {
+          return (dev.luosho.v1.BudgetExceeded) payload_;
+        }
+        return dev.luosho.v1.BudgetExceeded.getDefaultInstance();
+      } else {
+        if (payloadCase_ == 33) {
+          return budgetExceededBuilder_.getMessage();
+        }
+        return dev.luosho.v1.BudgetExceeded.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     */
+    public Builder setBudgetExceeded(dev.luosho.v1.BudgetExceeded value) {
+      if (budgetExceededBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        payload_ = value;
+        onChanged();
+      } else {
+        budgetExceededBuilder_.setMessage(value);
+      }
+      payloadCase_ = 33;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     */
+    public Builder setBudgetExceeded(
+        dev.luosho.v1.BudgetExceeded.Builder builderForValue) {
+      if (budgetExceededBuilder_ == null) {
+        payload_ = builderForValue.build();
+        onChanged();
+      } else {
+        budgetExceededBuilder_.setMessage(builderForValue.build());
+      }
+      payloadCase_ = 33;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     */
+    public Builder mergeBudgetExceeded(dev.luosho.v1.BudgetExceeded value) {
+      if (budgetExceededBuilder_ == null) {
+        if (payloadCase_ == 33 &&
+            payload_ != dev.luosho.v1.BudgetExceeded.getDefaultInstance()) {
+          payload_ = dev.luosho.v1.BudgetExceeded.newBuilder((dev.luosho.v1.BudgetExceeded) payload_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          payload_ = value;
+        }
+        onChanged();
+      } else {
+        if (payloadCase_ == 33) {
+          budgetExceededBuilder_.mergeFrom(value);
+        } else {
+          budgetExceededBuilder_.setMessage(value);
+        }
+      }
+      payloadCase_ = 33;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     */
+    public Builder clearBudgetExceeded() {
+      if (budgetExceededBuilder_ == null) {
+        if (payloadCase_ == 33) {
+          payloadCase_ = 0;
+          payload_ = null;
+          onChanged();
+        }
+      } else {
+        if (payloadCase_ == 33) {
+          payloadCase_ = 0;
+          payload_ = null;
+        }
+        budgetExceededBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     */
+    public dev.luosho.v1.BudgetExceeded.Builder getBudgetExceededBuilder() {
+      return internalGetBudgetExceededFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.BudgetExceededOrBuilder getBudgetExceededOrBuilder() {
+      if ((payloadCase_ == 33) && (budgetExceededBuilder_ != null)) {
+        return budgetExceededBuilder_.getMessageOrBuilder();
+      } else {
+        if (payloadCase_ == 33) {
+          return (dev.luosho.v1.BudgetExceeded) payload_;
+        }
+        return dev.luosho.v1.BudgetExceeded.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.BudgetExceeded, dev.luosho.v1.BudgetExceeded.Builder, dev.luosho.v1.BudgetExceededOrBuilder> 
+        internalGetBudgetExceededFieldBuilder() {
+      if (budgetExceededBuilder_ == null) {
+        if (!(payloadCase_ == 33)) {
+          payload_ = dev.luosho.v1.BudgetExceeded.getDefaultInstance();
+        }
+        budgetExceededBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.BudgetExceeded, dev.luosho.v1.BudgetExceeded.Builder, dev.luosho.v1.BudgetExceededOrBuilder>(
+                (dev.luosho.v1.BudgetExceeded) payload_,
+                getParentForChildren(),
+                isClean());
+        payload_ = null;
+      }
+      payloadCase_ = 33;
+      onChanged();
+      return budgetExceededBuilder_;
+    }
+
     private dev.luosho.v1.SubAgentTag subagent_;
     private com.google.protobuf.SingleFieldBuilder<
         dev.luosho.v1.SubAgentTag, dev.luosho.v1.SubAgentTag.Builder, dev.luosho.v1.SubAgentTagOrBuilder> subagentBuilder_;
@@ -3970,7 +4178,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the subagent field is set.
      */
     public boolean hasSubagent() {
-      return ((bitField0_ & 0x00080000) != 0);
+      return ((bitField0_ & 0x00100000) != 0);
     }
     /**
      * <pre>
@@ -4003,7 +4211,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00080000;
+      bitField0_ |= 0x00100000;
       onChanged();
       return this;
     }
@@ -4021,7 +4229,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00080000;
+      bitField0_ |= 0x00100000;
       onChanged();
       return this;
     }
@@ -4034,7 +4242,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeSubagent(dev.luosho.v1.SubAgentTag value) {
       if (subagentBuilder_ == null) {
-        if (((bitField0_ & 0x00080000) != 0) &&
+        if (((bitField0_ & 0x00100000) != 0) &&
           subagent_ != null &&
           subagent_ != dev.luosho.v1.SubAgentTag.getDefaultInstance()) {
           getSubagentBuilder().mergeFrom(value);
@@ -4045,7 +4253,7 @@ private static final long serialVersionUID = 0L;
         subagentBuilder_.mergeFrom(value);
       }
       if (subagent_ != null) {
-        bitField0_ |= 0x00080000;
+        bitField0_ |= 0x00100000;
         onChanged();
       }
       return this;
@@ -4058,7 +4266,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public Builder clearSubagent() {
-      bitField0_ = (bitField0_ & ~0x00080000);
+      bitField0_ = (bitField0_ & ~0x00100000);
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -4075,7 +4283,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public dev.luosho.v1.SubAgentTag.Builder getSubagentBuilder() {
-      bitField0_ |= 0x00080000;
+      bitField0_ |= 0x00100000;
       onChanged();
       return internalGetSubagentFieldBuilder().getBuilder();
     }

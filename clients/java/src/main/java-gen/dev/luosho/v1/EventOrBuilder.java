@@ -278,6 +278,21 @@ public interface EventOrBuilder extends
   dev.luosho.v1.ApprovalResolvedOrBuilder getApprovalResolvedOrBuilder();
 
   /**
+   * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+   * @return Whether the budgetExceeded field is set.
+   */
+  boolean hasBudgetExceeded();
+  /**
+   * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+   * @return The budgetExceeded.
+   */
+  dev.luosho.v1.BudgetExceeded getBudgetExceeded();
+  /**
+   * <code>.luosho.v1.BudgetExceeded budget_exceeded = 33;</code>
+   */
+  dev.luosho.v1.BudgetExceededOrBuilder getBudgetExceededOrBuilder();
+
+  /**
    * <pre>
    * Set on every event a sub-agent causes (R58); unset on the lead's.
    * </pre>

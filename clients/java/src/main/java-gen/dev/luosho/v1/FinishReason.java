@@ -51,6 +51,23 @@ public enum FinishReason
    * <code>FINISH_REASON_AWAITING_APPROVAL = 4;</code>
    */
   FINISH_REASON_AWAITING_APPROVAL(4),
+  /**
+   * <pre>
+   * The next model call could have crossed a token, cost or model-call limit; the
+   * checkpoint is as after Cancel, and raising the limit then Resume continues.
+   * </pre>
+   *
+   * <code>FINISH_REASON_BUDGET_EXCEEDED = 5;</code>
+   */
+  FINISH_REASON_BUDGET_EXCEEDED(5),
+  /**
+   * <pre>
+   * The run's wall-clock limit passed, measured from stored times.
+   * </pre>
+   *
+   * <code>FINISH_REASON_DEADLINE_EXCEEDED = 6;</code>
+   */
+  FINISH_REASON_DEADLINE_EXCEEDED(6),
   UNRECOGNIZED(-1),
   ;
 
@@ -103,6 +120,23 @@ public enum FinishReason
    * <code>FINISH_REASON_AWAITING_APPROVAL = 4;</code>
    */
   public static final int FINISH_REASON_AWAITING_APPROVAL_VALUE = 4;
+  /**
+   * <pre>
+   * The next model call could have crossed a token, cost or model-call limit; the
+   * checkpoint is as after Cancel, and raising the limit then Resume continues.
+   * </pre>
+   *
+   * <code>FINISH_REASON_BUDGET_EXCEEDED = 5;</code>
+   */
+  public static final int FINISH_REASON_BUDGET_EXCEEDED_VALUE = 5;
+  /**
+   * <pre>
+   * The run's wall-clock limit passed, measured from stored times.
+   * </pre>
+   *
+   * <code>FINISH_REASON_DEADLINE_EXCEEDED = 6;</code>
+   */
+  public static final int FINISH_REASON_DEADLINE_EXCEEDED_VALUE = 6;
 
 
   public final int getNumber() {
@@ -134,6 +168,8 @@ public enum FinishReason
       case 2: return FINISH_REASON_MAX_STEPS;
       case 3: return FINISH_REASON_ABORTED;
       case 4: return FINISH_REASON_AWAITING_APPROVAL;
+      case 5: return FINISH_REASON_BUDGET_EXCEEDED;
+      case 6: return FINISH_REASON_DEADLINE_EXCEEDED;
       default: return null;
     }
   }

@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
     toolCalls_ = java.util.Collections.emptyList();
     toolCallId_ = "";
     toolName_ = "";
+    model_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -53,6 +54,7 @@ private static final long serialVersionUID = 0L;
             dev.luosho.v1.Message.class, dev.luosho.v1.Message.Builder.class);
   }
 
+  private int bitField0_;
   public static final int ROLE_FIELD_NUMBER = 1;
   private int role_ = 0;
   /**
@@ -276,6 +278,81 @@ private static final long serialVersionUID = 0L;
     return isError_;
   }
 
+  public static final int MODEL_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object model_ = "";
+  /**
+   * <pre>
+   * Assistant messages: the model that produced the turn ("provider:model") and what the
+   * call cost. Unset on messages saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The model.
+   */
+  @java.lang.Override
+  public java.lang.String getModel() {
+    java.lang.Object ref = model_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      model_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Assistant messages: the model that produced the turn ("provider:model") and what the
+   * call cost. Unset on messages saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The bytes for model.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getModelBytes() {
+    java.lang.Object ref = model_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      model_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int USAGE_FIELD_NUMBER = 8;
+  private dev.luosho.v1.Usage usage_;
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return Whether the usage field is set.
+   */
+  @java.lang.Override
+  public boolean hasUsage() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return The usage.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Usage getUsage() {
+    return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+  }
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.UsageOrBuilder getUsageOrBuilder() {
+    return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -308,6 +385,12 @@ private static final long serialVersionUID = 0L;
     if (isError_ != false) {
       output.writeBool(6, isError_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(model_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, model_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(8, getUsage());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -337,6 +420,13 @@ private static final long serialVersionUID = 0L;
     if (isError_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(6, isError_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(model_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(7, model_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, getUsage());
     }
     return size;
   }
@@ -373,6 +463,13 @@ private static final long serialVersionUID = 0L;
         .equals(other.getToolName())) return false;
     if (getIsError()
         != other.getIsError()) return false;
+    if (!getModel()
+        .equals(other.getModel())) return false;
+    if (hasUsage() != other.hasUsage()) return false;
+    if (hasUsage()) {
+      if (!getUsage()
+          .equals(other.getUsage())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -399,6 +496,12 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + IS_ERROR_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getIsError());
+    hash = (37 * hash) + MODEL_FIELD_NUMBER;
+    hash = (53 * hash) + getModel().hashCode();
+    if (hasUsage()) {
+      hash = (37 * hash) + USAGE_FIELD_NUMBER;
+      hash = (53 * hash) + getUsage().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -518,13 +621,20 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.luosho.v1.Message.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetToolCallsFieldBuilder();
+        internalGetUsageFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -542,6 +652,12 @@ private static final long serialVersionUID = 0L;
       toolCallId_ = "";
       toolName_ = "";
       isError_ = false;
+      model_ = "";
+      usage_ = null;
+      if (usageBuilder_ != null) {
+        usageBuilder_.dispose();
+        usageBuilder_ = null;
+      }
       return this;
     }
 
@@ -603,6 +719,17 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.isError_ = isError_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.model_ = model_;
+      }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.usage_ = usageBuilder_ == null
+            ? usage_
+            : usageBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -663,6 +790,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getIsError() != false) {
         setIsError(other.getIsError());
+      }
+      if (!other.getModel().isEmpty()) {
+        model_ = other.model_;
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      if (other.hasUsage()) {
+        mergeUsage(other.getUsage());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -728,6 +863,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 58: {
+              model_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetUsageFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1395,6 +1542,224 @@ private static final long serialVersionUID = 0L;
       isError_ = false;
       onChanged();
       return this;
+    }
+
+    private java.lang.Object model_ = "";
+    /**
+     * <pre>
+     * Assistant messages: the model that produced the turn ("provider:model") and what the
+     * call cost. Unset on messages saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @return The model.
+     */
+    public java.lang.String getModel() {
+      java.lang.Object ref = model_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        model_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Assistant messages: the model that produced the turn ("provider:model") and what the
+     * call cost. Unset on messages saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @return The bytes for model.
+     */
+    public com.google.protobuf.ByteString
+        getModelBytes() {
+      java.lang.Object ref = model_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        model_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Assistant messages: the model that produced the turn ("provider:model") and what the
+     * call cost. Unset on messages saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @param value The model to set.
+     * @return This builder for chaining.
+     */
+    public Builder setModel(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      model_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages: the model that produced the turn ("provider:model") and what the
+     * call cost. Unset on messages saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearModel() {
+      model_ = getDefaultInstance().getModel();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Assistant messages: the model that produced the turn ("provider:model") and what the
+     * call cost. Unset on messages saved before they were recorded.
+     * </pre>
+     *
+     * <code>string model = 7;</code>
+     * @param value The bytes for model to set.
+     * @return This builder for chaining.
+     */
+    public Builder setModelBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      model_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private dev.luosho.v1.Usage usage_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> usageBuilder_;
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return Whether the usage field is set.
+     */
+    public boolean hasUsage() {
+      return ((bitField0_ & 0x00000080) != 0);
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     * @return The usage.
+     */
+    public dev.luosho.v1.Usage getUsage() {
+      if (usageBuilder_ == null) {
+        return usage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+      } else {
+        return usageBuilder_.getMessage();
+      }
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder setUsage(dev.luosho.v1.Usage value) {
+      if (usageBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        usage_ = value;
+      } else {
+        usageBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder setUsage(
+        dev.luosho.v1.Usage.Builder builderForValue) {
+      if (usageBuilder_ == null) {
+        usage_ = builderForValue.build();
+      } else {
+        usageBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder mergeUsage(dev.luosho.v1.Usage value) {
+      if (usageBuilder_ == null) {
+        if (((bitField0_ & 0x00000080) != 0) &&
+          usage_ != null &&
+          usage_ != dev.luosho.v1.Usage.getDefaultInstance()) {
+          getUsageBuilder().mergeFrom(value);
+        } else {
+          usage_ = value;
+        }
+      } else {
+        usageBuilder_.mergeFrom(value);
+      }
+      if (usage_ != null) {
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public Builder clearUsage() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      usage_ = null;
+      if (usageBuilder_ != null) {
+        usageBuilder_.dispose();
+        usageBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public dev.luosho.v1.Usage.Builder getUsageBuilder() {
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return internalGetUsageFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    public dev.luosho.v1.UsageOrBuilder getUsageOrBuilder() {
+      if (usageBuilder_ != null) {
+        return usageBuilder_.getMessageOrBuilder();
+      } else {
+        return usage_ == null ?
+            dev.luosho.v1.Usage.getDefaultInstance() : usage_;
+      }
+    }
+    /**
+     * <code>.luosho.v1.Usage usage = 8;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> 
+        internalGetUsageFieldBuilder() {
+      if (usageBuilder_ == null) {
+        usageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder>(
+                getUsage(),
+                getParentForChildren(),
+                isClean());
+        usage_ = null;
+      }
+      return usageBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.Message)

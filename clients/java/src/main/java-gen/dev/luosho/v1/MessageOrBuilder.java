@@ -122,4 +122,41 @@ public interface MessageOrBuilder extends
    * @return The isError.
    */
   boolean getIsError();
+
+  /**
+   * <pre>
+   * Assistant messages: the model that produced the turn ("provider:model") and what the
+   * call cost. Unset on messages saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The model.
+   */
+  java.lang.String getModel();
+  /**
+   * <pre>
+   * Assistant messages: the model that produced the turn ("provider:model") and what the
+   * call cost. Unset on messages saved before they were recorded.
+   * </pre>
+   *
+   * <code>string model = 7;</code>
+   * @return The bytes for model.
+   */
+  com.google.protobuf.ByteString
+      getModelBytes();
+
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return Whether the usage field is set.
+   */
+  boolean hasUsage();
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   * @return The usage.
+   */
+  dev.luosho.v1.Usage getUsage();
+  /**
+   * <code>.luosho.v1.Usage usage = 8;</code>
+   */
+  dev.luosho.v1.UsageOrBuilder getUsageOrBuilder();
 }

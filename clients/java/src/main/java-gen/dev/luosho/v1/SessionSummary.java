@@ -253,6 +253,44 @@ private static final long serialVersionUID = 0L;
     return lastDrift_ == null ? dev.luosho.v1.AgentDrift.getDefaultInstance() : lastDrift_;
   }
 
+  public static final int TOTAL_USAGE_FIELD_NUMBER = 9;
+  private dev.luosho.v1.Usage totalUsage_;
+  /**
+   * <pre>
+   * Usage over the session's whole life (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return Whether the totalUsage field is set.
+   */
+  @java.lang.Override
+  public boolean hasTotalUsage() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * Usage over the session's whole life (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return The totalUsage.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.Usage getTotalUsage() {
+    return totalUsage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+  }
+  /**
+   * <pre>
+   * Usage over the session's whole life (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.UsageOrBuilder getTotalUsageOrBuilder() {
+    return totalUsage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -291,6 +329,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(8, getLastDrift());
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(9, getTotalUsage());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -324,6 +365,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(8, getLastDrift());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(9, getTotalUsage());
     }
     return size;
   }
@@ -369,6 +414,11 @@ private static final long serialVersionUID = 0L;
       if (!getLastDrift()
           .equals(other.getLastDrift())) return false;
     }
+    if (hasTotalUsage() != other.hasTotalUsage()) return false;
+    if (hasTotalUsage()) {
+      if (!getTotalUsage()
+          .equals(other.getTotalUsage())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -399,6 +449,10 @@ private static final long serialVersionUID = 0L;
     if (hasLastDrift()) {
       hash = (37 * hash) + LAST_DRIFT_FIELD_NUMBER;
       hash = (53 * hash) + getLastDrift().hashCode();
+    }
+    if (hasTotalUsage()) {
+      hash = (37 * hash) + TOTAL_USAGE_FIELD_NUMBER;
+      hash = (53 * hash) + getTotalUsage().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -532,6 +586,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetUpdatedAtFieldBuilder();
         internalGetLastDriftFieldBuilder();
+        internalGetTotalUsageFieldBuilder();
       }
     }
     @java.lang.Override
@@ -553,6 +608,11 @@ private static final long serialVersionUID = 0L;
       if (lastDriftBuilder_ != null) {
         lastDriftBuilder_.dispose();
         lastDriftBuilder_ = null;
+      }
+      totalUsage_ = null;
+      if (totalUsageBuilder_ != null) {
+        totalUsageBuilder_.dispose();
+        totalUsageBuilder_ = null;
       }
       return this;
     }
@@ -618,6 +678,12 @@ private static final long serialVersionUID = 0L;
             : lastDriftBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.totalUsage_ = totalUsageBuilder_ == null
+            ? totalUsage_
+            : totalUsageBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -660,6 +726,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasLastDrift()) {
         mergeLastDrift(other.getLastDrift());
+      }
+      if (other.hasTotalUsage()) {
+        mergeTotalUsage(other.getTotalUsage());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -731,6 +800,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 74: {
+              input.readMessage(
+                  internalGetTotalUsageFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 74
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1336,6 +1412,163 @@ private static final long serialVersionUID = 0L;
         lastDrift_ = null;
       }
       return lastDriftBuilder_;
+    }
+
+    private dev.luosho.v1.Usage totalUsage_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> totalUsageBuilder_;
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     * @return Whether the totalUsage field is set.
+     */
+    public boolean hasTotalUsage() {
+      return ((bitField0_ & 0x00000100) != 0);
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     * @return The totalUsage.
+     */
+    public dev.luosho.v1.Usage getTotalUsage() {
+      if (totalUsageBuilder_ == null) {
+        return totalUsage_ == null ? dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+      } else {
+        return totalUsageBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder setTotalUsage(dev.luosho.v1.Usage value) {
+      if (totalUsageBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        totalUsage_ = value;
+      } else {
+        totalUsageBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder setTotalUsage(
+        dev.luosho.v1.Usage.Builder builderForValue) {
+      if (totalUsageBuilder_ == null) {
+        totalUsage_ = builderForValue.build();
+      } else {
+        totalUsageBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder mergeTotalUsage(dev.luosho.v1.Usage value) {
+      if (totalUsageBuilder_ == null) {
+        if (((bitField0_ & 0x00000100) != 0) &&
+          totalUsage_ != null &&
+          totalUsage_ != dev.luosho.v1.Usage.getDefaultInstance()) {
+          getTotalUsageBuilder().mergeFrom(value);
+        } else {
+          totalUsage_ = value;
+        }
+      } else {
+        totalUsageBuilder_.mergeFrom(value);
+      }
+      if (totalUsage_ != null) {
+        bitField0_ |= 0x00000100;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public Builder clearTotalUsage() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      totalUsage_ = null;
+      if (totalUsageBuilder_ != null) {
+        totalUsageBuilder_.dispose();
+        totalUsageBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public dev.luosho.v1.Usage.Builder getTotalUsageBuilder() {
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return internalGetTotalUsageFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    public dev.luosho.v1.UsageOrBuilder getTotalUsageOrBuilder() {
+      if (totalUsageBuilder_ != null) {
+        return totalUsageBuilder_.getMessageOrBuilder();
+      } else {
+        return totalUsage_ == null ?
+            dev.luosho.v1.Usage.getDefaultInstance() : totalUsage_;
+      }
+    }
+    /**
+     * <pre>
+     * Usage over the session's whole life (the checkpoint's total_usage).
+     * </pre>
+     *
+     * <code>.luosho.v1.Usage total_usage = 9;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder> 
+        internalGetTotalUsageFieldBuilder() {
+      if (totalUsageBuilder_ == null) {
+        totalUsageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.Usage, dev.luosho.v1.Usage.Builder, dev.luosho.v1.UsageOrBuilder>(
+                getTotalUsage(),
+                getParentForChildren(),
+                isClean());
+        totalUsage_ = null;
+      }
+      return totalUsageBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.SessionSummary)

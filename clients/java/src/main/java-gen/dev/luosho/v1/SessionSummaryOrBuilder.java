@@ -109,4 +109,31 @@ public interface SessionSummaryOrBuilder extends
    * <code>.luosho.v1.AgentDrift last_drift = 8;</code>
    */
   dev.luosho.v1.AgentDriftOrBuilder getLastDriftOrBuilder();
+
+  /**
+   * <pre>
+   * Usage over the session's whole life (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return Whether the totalUsage field is set.
+   */
+  boolean hasTotalUsage();
+  /**
+   * <pre>
+   * Usage over the session's whole life (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   * @return The totalUsage.
+   */
+  dev.luosho.v1.Usage getTotalUsage();
+  /**
+   * <pre>
+   * Usage over the session's whole life (the checkpoint's total_usage).
+   * </pre>
+   *
+   * <code>.luosho.v1.Usage total_usage = 9;</code>
+   */
+  dev.luosho.v1.UsageOrBuilder getTotalUsageOrBuilder();
 }

@@ -51,6 +51,10 @@ private static final long serialVersionUID = 0L;
   public static final int PROMPT_TOKENS_FIELD_NUMBER = 1;
   private long promptTokens_ = 0L;
   /**
+   * <pre>
+   * Input tokens, cached ones included.
+   * </pre>
+   *
    * <code>int64 prompt_tokens = 1;</code>
    * @return The promptTokens.
    */
@@ -62,6 +66,10 @@ private static final long serialVersionUID = 0L;
   public static final int COMPLETION_TOKENS_FIELD_NUMBER = 2;
   private long completionTokens_ = 0L;
   /**
+   * <pre>
+   * Output tokens, reasoning ones included.
+   * </pre>
+   *
    * <code>int64 completion_tokens = 2;</code>
    * @return The completionTokens.
    */
@@ -103,6 +111,51 @@ private static final long serialVersionUID = 0L;
     return costUsd_;
   }
 
+  public static final int CACHED_INPUT_TOKENS_FIELD_NUMBER = 6;
+  private long cachedInputTokens_ = 0L;
+  /**
+   * <pre>
+   * Of prompt_tokens: read from the provider's prompt cache, where it reports them.
+   * </pre>
+   *
+   * <code>int64 cached_input_tokens = 6;</code>
+   * @return The cachedInputTokens.
+   */
+  @java.lang.Override
+  public long getCachedInputTokens() {
+    return cachedInputTokens_;
+  }
+
+  public static final int CACHE_WRITE_TOKENS_FIELD_NUMBER = 7;
+  private long cacheWriteTokens_ = 0L;
+  /**
+   * <pre>
+   * Of prompt_tokens: written to the provider's prompt cache, where it reports them.
+   * </pre>
+   *
+   * <code>int64 cache_write_tokens = 7;</code>
+   * @return The cacheWriteTokens.
+   */
+  @java.lang.Override
+  public long getCacheWriteTokens() {
+    return cacheWriteTokens_;
+  }
+
+  public static final int REASONING_TOKENS_FIELD_NUMBER = 8;
+  private long reasoningTokens_ = 0L;
+  /**
+   * <pre>
+   * Of completion_tokens: the model's reasoning, where the provider reports them.
+   * </pre>
+   *
+   * <code>int64 reasoning_tokens = 8;</code>
+   * @return The reasoningTokens.
+   */
+  @java.lang.Override
+  public long getReasoningTokens() {
+    return reasoningTokens_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -132,6 +185,15 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(costUsd_) != 0) {
       output.writeDouble(5, costUsd_);
     }
+    if (cachedInputTokens_ != 0L) {
+      output.writeInt64(6, cachedInputTokens_);
+    }
+    if (cacheWriteTokens_ != 0L) {
+      output.writeInt64(7, cacheWriteTokens_);
+    }
+    if (reasoningTokens_ != 0L) {
+      output.writeInt64(8, reasoningTokens_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -155,6 +217,18 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(costUsd_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(5, costUsd_);
+    }
+    if (cachedInputTokens_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(6, cachedInputTokens_);
+    }
+    if (cacheWriteTokens_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(7, cacheWriteTokens_);
+    }
+    if (reasoningTokens_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(8, reasoningTokens_);
     }
     return size;
   }
@@ -191,6 +265,12 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getCostUsd())
         != java.lang.Double.doubleToLongBits(
             other.getCostUsd())) return false;
+    if (getCachedInputTokens()
+        != other.getCachedInputTokens()) return false;
+    if (getCacheWriteTokens()
+        != other.getCacheWriteTokens()) return false;
+    if (getReasoningTokens()
+        != other.getReasoningTokens()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -217,6 +297,15 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + COST_USD_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getCostUsd()));
+    hash = (37 * hash) + CACHED_INPUT_TOKENS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getCachedInputTokens());
+    hash = (37 * hash) + CACHE_WRITE_TOKENS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getCacheWriteTokens());
+    hash = (37 * hash) + REASONING_TOKENS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getReasoningTokens());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -353,6 +442,9 @@ private static final long serialVersionUID = 0L;
       totalTokens_ = 0L;
       modelCalls_ = 0L;
       costUsd_ = 0D;
+      cachedInputTokens_ = 0L;
+      cacheWriteTokens_ = 0L;
+      reasoningTokens_ = 0L;
       return this;
     }
 
@@ -401,6 +493,15 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.costUsd_ = costUsd_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.cachedInputTokens_ = cachedInputTokens_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.cacheWriteTokens_ = cacheWriteTokens_;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.reasoningTokens_ = reasoningTokens_;
+      }
     }
 
     @java.lang.Override
@@ -429,6 +530,15 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getCostUsd()) != 0) {
         setCostUsd(other.getCostUsd());
+      }
+      if (other.getCachedInputTokens() != 0L) {
+        setCachedInputTokens(other.getCachedInputTokens());
+      }
+      if (other.getCacheWriteTokens() != 0L) {
+        setCacheWriteTokens(other.getCacheWriteTokens());
+      }
+      if (other.getReasoningTokens() != 0L) {
+        setReasoningTokens(other.getReasoningTokens());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -481,6 +591,21 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 41
+            case 48: {
+              cachedInputTokens_ = input.readInt64();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
+            case 56: {
+              cacheWriteTokens_ = input.readInt64();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
+            case 64: {
+              reasoningTokens_ = input.readInt64();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 64
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -500,6 +625,10 @@ private static final long serialVersionUID = 0L;
 
     private long promptTokens_ ;
     /**
+     * <pre>
+     * Input tokens, cached ones included.
+     * </pre>
+     *
      * <code>int64 prompt_tokens = 1;</code>
      * @return The promptTokens.
      */
@@ -508,6 +637,10 @@ private static final long serialVersionUID = 0L;
       return promptTokens_;
     }
     /**
+     * <pre>
+     * Input tokens, cached ones included.
+     * </pre>
+     *
      * <code>int64 prompt_tokens = 1;</code>
      * @param value The promptTokens to set.
      * @return This builder for chaining.
@@ -520,6 +653,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Input tokens, cached ones included.
+     * </pre>
+     *
      * <code>int64 prompt_tokens = 1;</code>
      * @return This builder for chaining.
      */
@@ -532,6 +669,10 @@ private static final long serialVersionUID = 0L;
 
     private long completionTokens_ ;
     /**
+     * <pre>
+     * Output tokens, reasoning ones included.
+     * </pre>
+     *
      * <code>int64 completion_tokens = 2;</code>
      * @return The completionTokens.
      */
@@ -540,6 +681,10 @@ private static final long serialVersionUID = 0L;
       return completionTokens_;
     }
     /**
+     * <pre>
+     * Output tokens, reasoning ones included.
+     * </pre>
+     *
      * <code>int64 completion_tokens = 2;</code>
      * @param value The completionTokens to set.
      * @return This builder for chaining.
@@ -552,6 +697,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Output tokens, reasoning ones included.
+     * </pre>
+     *
      * <code>int64 completion_tokens = 2;</code>
      * @return This builder for chaining.
      */
@@ -654,6 +803,138 @@ private static final long serialVersionUID = 0L;
     public Builder clearCostUsd() {
       bitField0_ = (bitField0_ & ~0x00000010);
       costUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private long cachedInputTokens_ ;
+    /**
+     * <pre>
+     * Of prompt_tokens: read from the provider's prompt cache, where it reports them.
+     * </pre>
+     *
+     * <code>int64 cached_input_tokens = 6;</code>
+     * @return The cachedInputTokens.
+     */
+    @java.lang.Override
+    public long getCachedInputTokens() {
+      return cachedInputTokens_;
+    }
+    /**
+     * <pre>
+     * Of prompt_tokens: read from the provider's prompt cache, where it reports them.
+     * </pre>
+     *
+     * <code>int64 cached_input_tokens = 6;</code>
+     * @param value The cachedInputTokens to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCachedInputTokens(long value) {
+
+      cachedInputTokens_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Of prompt_tokens: read from the provider's prompt cache, where it reports them.
+     * </pre>
+     *
+     * <code>int64 cached_input_tokens = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCachedInputTokens() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      cachedInputTokens_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private long cacheWriteTokens_ ;
+    /**
+     * <pre>
+     * Of prompt_tokens: written to the provider's prompt cache, where it reports them.
+     * </pre>
+     *
+     * <code>int64 cache_write_tokens = 7;</code>
+     * @return The cacheWriteTokens.
+     */
+    @java.lang.Override
+    public long getCacheWriteTokens() {
+      return cacheWriteTokens_;
+    }
+    /**
+     * <pre>
+     * Of prompt_tokens: written to the provider's prompt cache, where it reports them.
+     * </pre>
+     *
+     * <code>int64 cache_write_tokens = 7;</code>
+     * @param value The cacheWriteTokens to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCacheWriteTokens(long value) {
+
+      cacheWriteTokens_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Of prompt_tokens: written to the provider's prompt cache, where it reports them.
+     * </pre>
+     *
+     * <code>int64 cache_write_tokens = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCacheWriteTokens() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      cacheWriteTokens_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private long reasoningTokens_ ;
+    /**
+     * <pre>
+     * Of completion_tokens: the model's reasoning, where the provider reports them.
+     * </pre>
+     *
+     * <code>int64 reasoning_tokens = 8;</code>
+     * @return The reasoningTokens.
+     */
+    @java.lang.Override
+    public long getReasoningTokens() {
+      return reasoningTokens_;
+    }
+    /**
+     * <pre>
+     * Of completion_tokens: the model's reasoning, where the provider reports them.
+     * </pre>
+     *
+     * <code>int64 reasoning_tokens = 8;</code>
+     * @param value The reasoningTokens to set.
+     * @return This builder for chaining.
+     */
+    public Builder setReasoningTokens(long value) {
+
+      reasoningTokens_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Of completion_tokens: the model's reasoning, where the provider reports them.
+     * </pre>
+     *
+     * <code>int64 reasoning_tokens = 8;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearReasoningTokens() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      reasoningTokens_ = 0L;
       onChanged();
       return this;
     }

@@ -11,12 +11,20 @@ public interface UsageOrBuilder extends
     com.google.protobuf.MessageOrBuilder {
 
   /**
+   * <pre>
+   * Input tokens, cached ones included.
+   * </pre>
+   *
    * <code>int64 prompt_tokens = 1;</code>
    * @return The promptTokens.
    */
   long getPromptTokens();
 
   /**
+   * <pre>
+   * Output tokens, reasoning ones included.
+   * </pre>
+   *
    * <code>int64 completion_tokens = 2;</code>
    * @return The completionTokens.
    */
@@ -39,4 +47,34 @@ public interface UsageOrBuilder extends
    * @return The costUsd.
    */
   double getCostUsd();
+
+  /**
+   * <pre>
+   * Of prompt_tokens: read from the provider's prompt cache, where it reports them.
+   * </pre>
+   *
+   * <code>int64 cached_input_tokens = 6;</code>
+   * @return The cachedInputTokens.
+   */
+  long getCachedInputTokens();
+
+  /**
+   * <pre>
+   * Of prompt_tokens: written to the provider's prompt cache, where it reports them.
+   * </pre>
+   *
+   * <code>int64 cache_write_tokens = 7;</code>
+   * @return The cacheWriteTokens.
+   */
+  long getCacheWriteTokens();
+
+  /**
+   * <pre>
+   * Of completion_tokens: the model's reasoning, where the provider reports them.
+   * </pre>
+   *
+   * <code>int64 reasoning_tokens = 8;</code>
+   * @return The reasoningTokens.
+   */
+  long getReasoningTokens();
 }
