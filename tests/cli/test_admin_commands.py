@@ -9,13 +9,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
 from luosho.client import Agent, Client, Tool
-from luoshod.cli import main
 from luoshod.cli.admin.prune import parse_duration
+from tests.support.cli import PAY_SCRIPT as PAY
+from tests.support.cli import cli, cli_json
 from tests.support.threaded_daemon import ThreadedDaemon as Daemon
 from tests.support.threaded_daemon import threaded_daemon
 
@@ -23,7 +23,6 @@ TRIP = [
     {"text": "Let me look.", "tool_calls": [{"name": "weather", "arguments": {"city": "Lisbon"}}]},
     {"text": "Sunny in Lisbon."},
 ]
-PAY = [{"tool_calls": [{"name": "charge", "arguments": {"eur": 40}}]}, {"text": "charged"}]
 DAY = 86400.0
 
 
@@ -70,21 +69,6 @@ def age(daemon: Daemon, session_id: str, days: float) -> None:
         )
 
     daemon.call(go())
-
-
-def cli(
-    daemon: Daemon | str, capsys: pytest.CaptureFixture[str], *argv: str
-) -> tuple[int, str, str]:
-    address = daemon if isinstance(daemon, str) else daemon.address
-    code = main([*argv, "--address", address])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def cli_json(daemon: Daemon, capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    code, out, err = cli(daemon, capsys, *argv, "--json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 def test_sessions_list_table_and_json(

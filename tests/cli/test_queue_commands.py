@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from luosho.client import Agent, Client, LuoshoError, Tool
-from tests.cli.test_admin_commands import PAY, cli, cli_json
+from tests.support.cli import PAY_SCRIPT as PAY
+from tests.support.cli import cli, cli_json
 from tests.support.threaded_daemon import ThreadedDaemon as Daemon
 from tests.support.threaded_daemon import threaded_daemon
 

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 from luosho.client import Client
-from tests.cli.test_conventions import execute, luoshod
-from tests.support.cli import luoshod
+from tests.support.cli import execute, luoshod
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import agent
 

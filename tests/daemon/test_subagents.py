@@ -14,33 +14,15 @@ from luosho.v1 import agent_pb2 as pb
 from luoshod.domain import AgentSpec, Message, Role, SubAgent, ToolSpec
 from luoshod.engine.subagents import model_view
 from tests.support.harness import Harness, agent, assert_valid_transcript, calls, error_info, user
-
-RESEARCHER_INSTRUCTIONS = "You research."
-
-
-def task(agent_name: str, prompt: str, **extra: str) -> tuple[str, dict]:
-    return ("task", {"agent": agent_name, "prompt": prompt, "description": "d", **extra})
-
-
-def researcher(script: list[dict], tools=("lookup",), subagents=(), **kw) -> pb.SubAgent:
-    spec = agent(script, tools, instructions=RESEARCHER_INSTRUCTIONS, **kw)
-    spec.subagents.extend(subagents)
-    return pb.SubAgent(name="researcher", description="finds facts", agent=spec)
-
-
-def lead(script: list[dict], subs: list[pb.SubAgent], tools=("add",), **kw) -> pb.AgentSpec:
-    spec = agent(script, tools, instructions="You lead.", **kw)
-    spec.subagents.extend(subs)
-    return spec
-
-
-def lookup(args):
-    return {"fact": f"fact about {args.get('q', '?')}"}
-
-
-def result_of(cp: pb.Checkpoint, call_id: str) -> pb.Message:
-    return next(m for m in cp.messages if m.role == pb.ROLE_TOOL and m.tool_call_id == call_id)
-
+from tests.support.subagents import (
+    RESEARCHER_INSTRUCTIONS,
+    helper,
+    lead,
+    lookup,
+    researcher,
+    result_of,
+    task,
+)
 
 # -- R55: the task tool and the system-prompt block ----------------------------------------
 
@@ -130,14 +112,6 @@ async def test_r56_a_subagent_provider_error_is_its_error_result(h: Harness) -> 
 
 
 # -- R57: depth ---------------------------------------------------------------------------
-
-
-def helper(script: list[dict]) -> pb.SubAgent:
-    return pb.SubAgent(
-        name="helper",
-        description="helps",
-        agent=agent(script, ("lookup",), instructions="You help."),
-    )
 
 
 async def test_r57_a_task_deeper_than_max_subagent_depth_runs_nothing(h: Harness) -> None:

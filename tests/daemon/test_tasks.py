@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 
 from luosho.v1 import agent_pb2 as pb
-from tests.daemon.test_subagents import lead, lookup, researcher, result_of, task
 from tests.support.harness import Harness, assert_valid_transcript, calls
+from tests.support.subagents import lead, lookup, researcher, result_of, task
 
 SUB_SCRIPT = [
     calls(("lookup", {"q": "a"})),

@@ -6,8 +6,8 @@ from the path)."""
 from __future__ import annotations
 
 from luosho.v1 import agent_pb2 as pb
-from tests.daemon.test_subagents import helper, lead, lookup, researcher, task
 from tests.support.harness import Harness, calls
+from tests.support.subagents import helper, lead, lookup, researcher, task
 
 
 async def test_watch_returns_the_live_events_exactly_from_any_kept_seq(h: Harness) -> None:

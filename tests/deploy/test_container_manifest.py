@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.test_container_files import ROOT, dockerfile, final_stage, image_env, manifest
+from tests.support.container import ROOT, dockerfile, final_stage, image_env, manifest
 from tests.support.daemon_process import DaemonProcess
 
 #: The page that shows the image being built and run.

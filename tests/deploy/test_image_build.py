@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.test_container_files import (
+from tests.support.container import (
     ROOT,
     dockerfile,
     final_stage,

@@ -14,8 +14,8 @@ import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from tests.support.daemon_process import DaemonProcess, db_url
-from tests.support.harness import Harness, agent, assert_valid_transcript
-from tests.support.mcp_servers import attempts, children, reap, stdio_toml, wait_for
+from tests.support.harness import Harness, agent, assert_valid_transcript, until
+from tests.support.mcp_servers import attempts, children, reap, stdio_toml
 
 
 def _spec(script: list[dict], tools: tuple[str, ...] = ()) -> pb.AgentSpec:
@@ -53,7 +53,7 @@ async def test_r71_kill9_during_a_daemon_call_runs_it_again_with_the_same_key(
     try:
         h = Harness(first.address)
         run = asyncio.create_task(h.run("s-k1", "go", _spec(script)))
-        await wait_for(lambda: len(attempts(attempts_file, "c-k1")) == 1)  # in flight, hanging
+        await until(lambda: len(attempts(attempts_file, "c-k1")) == 1)  # in flight, hanging
         spawned = children(first.proc.pid)
         first.kill9()
         log = await run

@@ -11,8 +11,7 @@ import grpc
 
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
-from tests.cli.test_conventions import PAY
-from tests.support.cli import luoshod
+from tests.support.cli import PAY, luoshod
 from tests.support.daemon_process import DaemonProcess, db_url
 from tests.support.harness import user
 

@@ -13,8 +13,6 @@ single queued input does not stay ``in-progress`` with its input lost."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +26,7 @@ from tests.support.harness import (
     busy_with_a_tool,
     calls,
     queue_one,
+    until,
     users,
 )
 
@@ -43,20 +42,6 @@ def model_calls(log: Path, sid: str) -> list[int]:
     return [
         x["turn"] for x in map(json.loads, log.read_text().splitlines()) if x["session_id"] == sid
     ]
-
-
-async def until(check, timeout: float = 30, what: object = "") -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if asyncio.iscoroutine(got):
-            got = await got
-        if got:
-            return
-        assert time.monotonic() < deadline, (
-            f"timed out waiting for {what() if callable(what) else what}"
-        )
-        await asyncio.sleep(0.05)
 
 
 async def killed_twice(tmp_path: Path, url: str, queued_texts: list[str]) -> pb.GetSessionResponse:

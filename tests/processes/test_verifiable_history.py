@@ -23,9 +23,9 @@ from luoshod.engine.rollbacks import rollback
 from luoshod.store import store_from_url
 from luoshod.store.kit import chain, codec
 from luoshod.store.verify import check, verify_session
-from tests.daemon.test_subagents import lead, lookup, researcher, task
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import Harness, agent, calls
+from tests.support.subagents import lead, lookup, researcher, task
 
 pytestmark = pytest.mark.asyncio
 

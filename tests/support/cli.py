@@ -1,18 +1,27 @@
-"""The people CLI as a user runs it: ``python -m luoshod ...`` as a subprocess; ``PAY``,
-an agent whose tool needs approval, and ``execute``, an app's Execute that stops reading
-where the test says, to give the CLI something to show."""
+"""The people CLI as a user runs it: ``python -m luoshod ...`` as a subprocess, or ``cli``
+in this process against a daemon (its exit code and what it printed); ``PAY``, an agent
+whose tool needs approval, and ``execute``, an app's Execute that stops reading where the
+test says, to give the CLI something to show."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import grpc
+import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
+from luoshod.cli import main
 from tests.support.harness import agent, calls, user
+from tests.support.threaded_daemon import ThreadedDaemon
+
+#: A scripted model that charges 40 EUR (a tool that needs approval), then says so.
+PAY_SCRIPT = [{"tool_calls": [{"name": "charge", "arguments": {"eur": 40}}]}, {"text": "charged"}]
 
 
 def luoshod(
@@ -72,3 +81,18 @@ def execute(
                 call.cancel()
                 break
         return events
+
+
+def cli(
+    daemon: ThreadedDaemon | str, capsys: pytest.CaptureFixture[str], *argv: str
+) -> tuple[int, str, str]:
+    address = daemon if isinstance(daemon, str) else daemon.address
+    code = main([*argv, "--address", address])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_json(daemon: ThreadedDaemon, capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    code, out, err = cli(daemon, capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)

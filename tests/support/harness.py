@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -337,3 +338,24 @@ async def busy_with_a_tool(
 
 def users(cp: pb.Checkpoint) -> list[str]:
     return [m.content for m in cp.messages if m.role == pb.ROLE_USER]
+
+
+async def until(
+    check: Callable[[], object],
+    timeout: float = 30,
+    what: object = "",
+) -> None:
+    """Poll ``check`` (a function, or one returning an awaitable) every 50 ms until it is
+    true; fail after ``timeout`` seconds naming ``what`` (a value, or a function called then
+    to describe the state)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if inspect.isawaitable(got):
+            got = await got
+        if got:
+            return
+        assert time.monotonic() < deadline, (
+            f"timed out waiting for {what() if callable(what) else what}"
+        )
+        await asyncio.sleep(0.05)

@@ -4,7 +4,6 @@ record of their attempts per idempotency key."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -12,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from luoshod.config import Secret
@@ -124,10 +122,3 @@ def reap(pids: list[int]) -> None:
             time.sleep(0.05)
         if Path(f"/proc/{pid}").exists():
             os.kill(pid, signal.SIGKILL)
-
-
-async def wait_for(predicate: Callable[[], bool], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
