@@ -329,22 +329,31 @@ class AgentService(pb_grpc.AgentServiceServicer):
         prefix = request.session_id_prefix and check_session_id(
             request.session_id_prefix, "session_id_prefix"
         )
+        total: int | None = None
         try:
-            page, token = await self.store.list_sessions(
-                status=status,
-                page_size=page_size,
-                page_token=request.page_token,
-                prefix=prefix,
-                newest_first=request.newest_first,
-            )
+            if request.include_total_size:  # one read of the sessions for both
+                page, token, total = await self.store.list_sessions_counted(
+                    status=status,
+                    page_size=page_size,
+                    page_token=request.page_token,
+                    prefix=prefix,
+                    newest_first=request.newest_first,
+                )
+            else:
+                page, token = await self.store.list_sessions(
+                    status=status,
+                    page_size=page_size,
+                    page_token=request.page_token,
+                    prefix=prefix,
+                    newest_first=request.newest_first,
+                )
         except ValueError as e:
             raise InvalidArgument(str(e), reason="INVALID_PAGE_TOKEN") from None
-        answer = pb.ListSessionsResponse(
-            sessions=[convert.summary_pb(s) for s in page], next_page_token=token
+        return pb.ListSessionsResponse(
+            sessions=[convert.summary_pb(s) for s in page],
+            next_page_token=token,
+            total_size=total,
         )
-        if request.include_total_size:
-            answer.total_size = await self.store.count_sessions(status=status, prefix=prefix)
-        return answer
 
     @unary
     async def DeleteSession(

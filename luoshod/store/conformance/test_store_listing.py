@@ -124,6 +124,17 @@ async def test_list_sessions_newest_first_pages_by_update_then_id_and_counts(dri
     assert await driver.count_sessions(status=None, prefix="b") == 2
     assert await driver.count_sessions(status=Status.IN_PROGRESS) == 5
     assert await driver.count_sessions(status=None, prefix="zz") == 0
+    # The page and the count in one call, in either order.
+    for newest in (True, False):
+        page, token, total = await driver.list_sessions_counted(
+            status=None, page_size=2, page_token="", prefix="b", newest_first=newest
+        )
+        assert ([s.session_id for s in page], total) == (["b", "bx"], 2), newest
+        assert token == ""
+        page, token, total = await driver.list_sessions_counted(
+            status=Status.IN_PROGRESS, page_size=2, page_token="", newest_first=newest
+        )
+        assert (len(page), total) == (2, 5) and token, newest
     # A token of the id order is not one of this order (and the other way round).
     _, by_id = await driver.list_sessions(status=None, page_size=1, page_token="")
     with pytest.raises(ValueError, match="malformed page token"):

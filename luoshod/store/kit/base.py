@@ -308,7 +308,8 @@ class Store(abc.ABC):
         store cannot be read.
         """
         if newest_first:
-            return await self._list_newest_first(status, page_size, page_token, prefix)
+            page, token, _ = await self._list_newest_first(status, page_size, page_token, prefix)
+            return page, token
         after = page_start(page_size, page_token)
         if not prefix:
             found = await self._list_sessions(status, after, page_size + 1)
@@ -324,6 +325,25 @@ class Store(abc.ABC):
         ``StoreError``."""
         return len(await self._every_session(status, prefix))
 
+    async def list_sessions_counted(
+        self,
+        *,
+        status: Status | None,
+        page_size: int,
+        page_token: str,
+        prefix: str = "",
+        newest_first: bool = False,
+    ) -> tuple[list[SessionSummary], str, int]:
+        """:meth:`list_sessions` and :meth:`count_sessions` together: the page, the next
+        token and how many sessions the listing has. A newest-first listing reads the
+        sessions once for both (it scans them anyway). Raises as they do."""
+        if newest_first:
+            return await self._list_newest_first(status, page_size, page_token, prefix)
+        page, token = await self.list_sessions(
+            status=status, page_size=page_size, page_token=page_token, prefix=prefix
+        )
+        return page, token, await self.count_sessions(status=status, prefix=prefix)
+
     async def _every_session(self, status: Status | None, prefix: str) -> list[SessionSummary]:
         found: list[SessionSummary] = []
         token = ""
@@ -337,10 +357,11 @@ class Store(abc.ABC):
 
     async def _list_newest_first(
         self, status: Status | None, page_size: int, page_token: str, prefix: str
-    ) -> tuple[list[SessionSummary], str]:
+    ) -> tuple[list[SessionSummary], str, int]:
         """:meth:`list_sessions` with ``newest_first``: every listed session read in id
         order and sorted (a driver with an index on ``updated_at`` may do better). The
-        token is the last session's ``updated_at`` and id."""
+        token is the last session's ``updated_at`` and id; the count is of every session
+        listed."""
         after = page_start(page_size, page_token)
         start: tuple[float, str] | None = None
         if after:
@@ -355,9 +376,10 @@ class Store(abc.ABC):
                 )
         ordered = sorted(await self._every_session(status, prefix), key=_newest_first)
         found = ordered if start is None else [s for s in ordered if _newest_first(s) > start]
-        return page_of(
+        page, token = page_of(
             found[: page_size + 1], page_size, lambda s: f"{s.updated_at!r}\n{s.session_id}"
         )
+        return page, token, len(ordered)
 
     @abc.abstractmethod
     async def _list_sessions(
