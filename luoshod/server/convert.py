@@ -218,6 +218,7 @@ def history_entry_pb(e: HistoryEntry, *, include_checkpoint: bool) -> pb.History
         version=e.checkpoint.version,
         message_count=len(e.checkpoint.messages),
         checkpoint=checkpoint_pb(e.checkpoint) if include_checkpoint else None,
+        chain=e.checkpoint.chain,
     )
 
 

@@ -93,6 +93,20 @@ async def test_r91_a_run_with_tools_and_a_subagent_verifies_clean(h: Harness, st
         assert len(lines) == 4 and all(": ok, " in x for x in lines), done.stdout
 
 
+async def test_r91_history_shows_each_saves_link_as_the_store_keeps_it(h: Harness) -> None:
+    """A client reads the chain without the store: each History entry carries its save's
+    link, the store's own, one per save and each different."""
+    await a_session(h, "r91-shown")
+    answer = await h.stub.History(pb.HistoryRequest(session_id="r91-shown", page_size=100))
+    stored = {
+        e.checkpoint.version: e.checkpoint.chain for e in await h.daemon.store.history("r91-shown")
+    }
+    shown = {e.version: e.chain for e in answer.entries}
+    assert shown == stored and len(shown) >= 2
+    assert all(len(link) == 64 for link in shown.values())
+    assert len(set(shown.values())) == len(shown)
+
+
 async def test_r91_with_a_history_limit_the_check_starts_at_the_oldest_kept_save(
     h: Harness,
 ) -> None:

@@ -2629,7 +2629,11 @@ type HistoryEntry struct {
 	Version      int64                  `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
 	MessageCount int32                  `protobuf:"varint,5,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
 	// Set when HistoryRequest.include_checkpoint.
-	Checkpoint    *Checkpoint `protobuf:"bytes,6,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Checkpoint *Checkpoint `protobuf:"bytes,6,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+	// save's link and what this save wrote. Empty for a save recorded without one.
+	// `luoshod store verify` recomputes it.
+	Chain         string `protobuf:"bytes,10,opt,name=chain,proto3" json:"chain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2704,6 +2708,13 @@ func (x *HistoryEntry) GetCheckpoint() *Checkpoint {
 		return x.Checkpoint
 	}
 	return nil
+}
+
+func (x *HistoryEntry) GetChain() string {
+	if x != nil {
+		return x.Chain
+	}
+	return ""
 }
 
 type SessionSummary struct {
@@ -6883,7 +6894,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
-	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x84\x02\n" +
+	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x9a\x02\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -6892,7 +6903,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\rmessage_count\x18\x05 \x01(\x05R\fmessageCount\x125\n" +
 	"\n" +
 	"checkpoint\x18\x06 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint\"\xab\x03\n" +
+	"checkpoint\x12\x14\n" +
+	"\x05chain\x18\n" +
+	" \x01(\tR\x05chain\"\xab\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +

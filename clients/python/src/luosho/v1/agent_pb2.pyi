@@ -613,20 +613,22 @@ class Approval(_message.Message):
     def __init__(self, approval_id: _Optional[str] = ..., session_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., remaining: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., step: _Optional[int] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., subagent_path: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint")
+    __slots__ = ("step", "saved_at", "status", "version", "message_count", "checkpoint", "chain")
     STEP_FIELD_NUMBER: _ClassVar[int]
     SAVED_AT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    CHAIN_FIELD_NUMBER: _ClassVar[int]
     step: int
     saved_at: _timestamp_pb2.Timestamp
     status: CheckpointStatus
     version: int
     message_count: int
     checkpoint: Checkpoint
-    def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
+    chain: str
+    def __init__(self, step: _Optional[int] = ..., saved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., chain: _Optional[str] = ...) -> None: ...
 
 class SessionSummary(_message.Message):
     __slots__ = ("session_id", "status", "finish_reason", "step_index", "message_count", "approval_id", "updated_at", "last_drift", "total_usage")

@@ -1540,7 +1540,15 @@ export interface HistoryEntry {
   version: number;
   messageCount: number;
   /** Set when HistoryRequest.include_checkpoint. */
-  checkpoint: Checkpoint | undefined;
+  checkpoint:
+    | Checkpoint
+    | undefined;
+  /**
+   * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+   * save's link and what this save wrote. Empty for a save recorded without one.
+   * `luoshod store verify` recomputes it.
+   */
+  chain: string;
 }
 
 export interface SessionSummary {
@@ -5319,7 +5327,7 @@ export const Approval: MessageFns<Approval> = {
 };
 
 function createBaseHistoryEntry(): HistoryEntry {
-  return { step: 0, savedAt: undefined, status: 0, version: 0, messageCount: 0, checkpoint: undefined };
+  return { step: 0, savedAt: undefined, status: 0, version: 0, messageCount: 0, checkpoint: undefined, chain: "" };
 }
 
 export const HistoryEntry: MessageFns<HistoryEntry> = {
@@ -5341,6 +5349,9 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     }
     if (message.checkpoint !== undefined) {
       Checkpoint.encode(message.checkpoint, writer.uint32(50).fork()).join();
+    }
+    if (message.chain !== "") {
+      writer.uint32(82).string(message.chain);
     }
     return writer;
   },
@@ -5406,6 +5417,14 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
             message.checkpoint = Checkpoint.decode(reader, reader.uint32());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.chain = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5434,6 +5453,7 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
         ? globalThis.Number(object.message_count)
         : 0,
       checkpoint: isSet(object.checkpoint) ? Checkpoint.fromJSON(object.checkpoint) : undefined,
+      chain: isSet(object.chain) ? globalThis.String(object.chain) : "",
     };
   },
 
@@ -5457,6 +5477,9 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     if (message.checkpoint !== undefined) {
       obj.checkpoint = Checkpoint.toJSON(message.checkpoint);
     }
+    if (message.chain !== "") {
+      obj.chain = message.chain;
+    }
     return obj;
   },
 
@@ -5473,6 +5496,7 @@ export const HistoryEntry: MessageFns<HistoryEntry> = {
     message.checkpoint = (object.checkpoint !== undefined && object.checkpoint !== null)
       ? Checkpoint.fromPartial(object.checkpoint)
       : undefined;
+    message.chain = object.chain ?? "";
     return message;
   },
 };

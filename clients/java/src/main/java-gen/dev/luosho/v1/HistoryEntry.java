@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private HistoryEntry() {
     status_ = 0;
+    chain_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -169,6 +170,57 @@ private static final long serialVersionUID = 0L;
     return checkpoint_ == null ? dev.luosho.v1.Checkpoint.getDefaultInstance() : checkpoint_;
   }
 
+  public static final int CHAIN_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object chain_ = "";
+  /**
+   * <pre>
+   * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+   * save's link and what this save wrote. Empty for a save recorded without one.
+   * `luoshod store verify` recomputes it.
+   * </pre>
+   *
+   * <code>string chain = 10;</code>
+   * @return The chain.
+   */
+  @java.lang.Override
+  public java.lang.String getChain() {
+    java.lang.Object ref = chain_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      chain_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+   * save's link and what this save wrote. Empty for a save recorded without one.
+   * `luoshod store verify` recomputes it.
+   * </pre>
+   *
+   * <code>string chain = 10;</code>
+   * @return The bytes for chain.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getChainBytes() {
+    java.lang.Object ref = chain_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      chain_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -201,6 +253,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(6, getCheckpoint());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(chain_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, chain_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -228,6 +283,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, getCheckpoint());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(chain_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, chain_);
     }
     return size;
   }
@@ -270,6 +328,8 @@ private static final long serialVersionUID = 0L;
       if (!getCheckpoint()
           .equals(other.getCheckpoint())) return false;
     }
+    if (!getChain()
+        .equals(other.getChain())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -298,6 +358,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + CHECKPOINT_FIELD_NUMBER;
       hash = (53 * hash) + getCheckpoint().hashCode();
     }
+    hash = (37 * hash) + CHAIN_FIELD_NUMBER;
+    hash = (53 * hash) + getChain().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -454,6 +516,7 @@ private static final long serialVersionUID = 0L;
         checkpointBuilder_.dispose();
         checkpointBuilder_ = null;
       }
+      chain_ = "";
       return this;
     }
 
@@ -512,6 +575,9 @@ private static final long serialVersionUID = 0L;
             : checkpointBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.chain_ = chain_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -544,6 +610,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasCheckpoint()) {
         mergeCheckpoint(other.getCheckpoint());
+      }
+      if (!other.getChain().isEmpty()) {
+        chain_ = other.chain_;
+        bitField0_ |= 0x00000040;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -605,6 +676,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 82: {
+              chain_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1046,6 +1122,108 @@ private static final long serialVersionUID = 0L;
         checkpoint_ = null;
       }
       return checkpointBuilder_;
+    }
+
+    private java.lang.Object chain_ = "";
+    /**
+     * <pre>
+     * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+     * save's link and what this save wrote. Empty for a save recorded without one.
+     * `luoshod store verify` recomputes it.
+     * </pre>
+     *
+     * <code>string chain = 10;</code>
+     * @return The chain.
+     */
+    public java.lang.String getChain() {
+      java.lang.Object ref = chain_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        chain_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+     * save's link and what this save wrote. Empty for a save recorded without one.
+     * `luoshod store verify` recomputes it.
+     * </pre>
+     *
+     * <code>string chain = 10;</code>
+     * @return The bytes for chain.
+     */
+    public com.google.protobuf.ByteString
+        getChainBytes() {
+      java.lang.Object ref = chain_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        chain_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+     * save's link and what this save wrote. Empty for a save recorded without one.
+     * `luoshod store verify` recomputes it.
+     * </pre>
+     *
+     * <code>string chain = 10;</code>
+     * @param value The chain to set.
+     * @return This builder for chaining.
+     */
+    public Builder setChain(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      chain_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+     * save's link and what this save wrote. Empty for a save recorded without one.
+     * `luoshod store verify` recomputes it.
+     * </pre>
+     *
+     * <code>string chain = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearChain() {
+      chain_ = getDefaultInstance().getChain();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+     * save's link and what this save wrote. Empty for a save recorded without one.
+     * `luoshod store verify` recomputes it.
+     * </pre>
+     *
+     * <code>string chain = 10;</code>
+     * @param value The bytes for chain to set.
+     * @return This builder for chaining.
+     */
+    public Builder setChainBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      chain_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.HistoryEntry)

@@ -80,4 +80,28 @@ public interface HistoryEntryOrBuilder extends
    * <code>.luosho.v1.Checkpoint checkpoint = 6;</code>
    */
   dev.luosho.v1.CheckpointOrBuilder getCheckpointOrBuilder();
+
+  /**
+   * <pre>
+   * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+   * save's link and what this save wrote. Empty for a save recorded without one.
+   * `luoshod store verify` recomputes it.
+   * </pre>
+   *
+   * <code>string chain = 10;</code>
+   * @return The chain.
+   */
+  java.lang.String getChain();
+  /**
+   * <pre>
+   * This save's link of the session's hash chain (R91): hex SHA-256 over the previous
+   * save's link and what this save wrote. Empty for a save recorded without one.
+   * `luoshod store verify` recomputes it.
+   * </pre>
+   *
+   * <code>string chain = 10;</code>
+   * @return The bytes for chain.
+   */
+  com.google.protobuf.ByteString
+      getChainBytes();
 }
