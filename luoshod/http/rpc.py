@@ -73,7 +73,9 @@ class RpcFailure(grpc.aio.AbortError):
                     info = error_details_pb2.ErrorInfo()
                     if detail.Unpack(info) and info.domain == DOMAIN:
                         reason, metadata = info.reason, dict(info.metadata)
-        return cls(code, reason or code.name, status.details or "", metadata)
+        if not reason:  # a status without luoshod's ErrorInfo: gRPC's own, or a crash
+            reason = "INTERNAL"
+        return cls(code, reason, status.details or "", metadata)
 
     @property
     def http_status(self) -> int:

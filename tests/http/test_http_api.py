@@ -8,10 +8,12 @@ import hashlib
 import json
 import logging
 
+import grpc
 import pytest
 
 from luosho.v1 import agent_pb2 as pb
 from luoshod.config import Secret
+from luoshod.http.rpc import CallContext, RpcFailure
 from tests.support.console import Console, ConsoleFactory, assert_error
 
 API = "/api/v1"
@@ -390,3 +392,24 @@ async def test_a_decision_taken_over_http_is_audited_with_its_caller(
     assert "delete" in line and "trip-1" in line, line
     assert f"by='token sha256:{digest}'" in line and "peer=http:127.0.0.1" in line, line
     assert "s3cret-token" not in line
+
+
+async def test_a_status_without_error_info_answers_an_enum_reason() -> None:
+    """Every answer's reason is an ErrorReason name: a status that carries no ErrorInfo of
+    luoshod's (gRPC's own, or one from outside the service) answers INTERNAL, its gRPC code
+    kept in ``code``."""
+
+    class Bare(grpc.Status):
+        code = grpc.StatusCode.DEADLINE_EXCEEDED
+        details = "deadline"
+        trailing_metadata = ()
+
+    with pytest.raises(RpcFailure) as caught:
+        await CallContext().abort_with_status(Bare())
+    body = caught.value.body()
+    assert (body["code"], body["reason"], body["message"]) == (
+        "DEADLINE_EXCEEDED",
+        "INTERNAL",
+        "deadline",
+    )
+    assert "ERROR_REASON_" + body["reason"] in pb.ErrorReason.DESCRIPTOR.values_by_name
