@@ -32,7 +32,8 @@ Query parameters and bodies are the request message's fields (proto JSON mapping
 values by full or short name, ``in-progress`` for ``CHECKPOINT_STATUS_IN_PROGRESS``);
 answers are the response message in the proto JSON mapping with the proto's field names.
 An error is ``{"code", "reason", "message", "metadata"}`` — the gRPC code's name and the
-``ErrorInfo`` (reason ``INTERNAL`` for a status without one) — with the HTTP status of :data:`~luoshod.http.rpc.HTTP_STATUS`.
+``ErrorInfo`` (reason ``INTERNAL`` for a status without one) — with the HTTP status of
+:data:`~luoshod.http.rpc.HTTP_STATUS`.
 
 A streamed RPC (``Resume``, ``Resolve``) answers one JSON object a line,
 ``{"event": …}``, and ``{"error": …}`` last if it failed after its first event (before,
