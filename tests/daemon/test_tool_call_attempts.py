@@ -77,6 +77,25 @@ async def test_r77_a_call_handed_out_again_after_a_resume_carries_attempt_2(h: H
     assert [(r.call.id, r.attempts) for r in cp.tool_calls] == [("call_0_0", 2)]
 
 
+async def test_r77_each_resume_that_hands_the_call_out_counts_one_more(h: Harness) -> None:
+    await handed_out_then_left(h, "thrice", pay_agent(reconcile=False))
+    # Resumed, handed out again (attempt 2: saved by that hand-out), and left again.
+    log = await h.run("thrice", None, resume=True, stop_at=lambda e: e.type == "tool.call")
+    assert log.dropped
+    await h.idle("thrice")
+    assert (await h.get("thrice")).attempts == {"call_0_0": 2}
+    log = await h.run("thrice", None, resume=True, tools={"pay": lambda a: "ok"})
+    assert [e.tool_call.attempt for e in log.of("tool.call")] == [3]
+    cp = await h.get("thrice")
+    assert [r.attempts for r in cp.tool_calls] == [3]
+    # A new run of the session (a next user turn) counts its own calls only.
+    spec = pay_agent(reconcile=False)
+    spec.model_settings_json = json.dumps({"script": SCRIPT + SCRIPT})
+    log = await h.run("thrice", "again", spec, {"pay": lambda a: "ok"})
+    assert [e.tool_call.call.id for e in log.of("tool.call")] == ["call_2_0"]
+    assert (await h.get("thrice")).attempts == {"call_2_0": 1}
+
+
 async def test_r77_done_records_the_result_without_handing_the_call_out_again(
     h: Harness,
 ) -> None:
