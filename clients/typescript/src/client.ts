@@ -47,7 +47,7 @@ import {
   WatchRequest,
 } from "./gen/luosho/v1/agent.js";
 import { IncompleteRunError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
-import { NO_RETRY, RetryPolicy, channelOptions, isProgress, newRequestId, type RetryOptions } from "./retry.js";
+import { NO_RETRY, RetryPolicy, channelOptions, isProgress, newRequestId, refusedByAdmission, type Refusals, type RetryOptions } from "./retry.js";
 
 // ---- agents, input, tools -------------------------------------------------------------
 
@@ -370,6 +370,7 @@ export class Run implements AsyncIterable<Event> {
 
   private async *read(): AsyncGenerator<Event, void, undefined> {
     let fruitless = 0; // attempts in a row that made no progress (no new model.turn or tool.result)
+    const refusals: Refusals = { count: 0, since: 0 }; // attempts the daemon's admission refused
     for (;;) {
       this.attempts += 1;
       fruitless += 1;
@@ -405,9 +406,18 @@ export class Run implements AsyncIterable<Event> {
       if (!failed) break;
       const error = fromServiceError(failure);
       const row = Math.max(1, fruitless);
-      if (this.closed || !this.retry.shouldRetry(error, row, got)) throw error;
+      if (this.closed) throw error;
+      let waitMs: number | undefined;
+      if (refusedByAdmission(error, got)) {
+        // Refused before it started: come back when told, not counted in the row.
+        waitMs = this.retry.overloadWaitMs(error, refusals);
+        fruitless -= 1;
+      } else if (this.retry.shouldRetry(error, row, got)) {
+        waitMs = this.retry.waitMs(error, row); // backoff, or retry_after_s when longer
+      }
+      if (waitMs === undefined) throw error;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.retry.waitMs(error, row)); // backoff, or retry_after_s when longer
+        const timer = setTimeout(resolve, waitMs);
         this.wake = () => {
           clearTimeout(timer);
           resolve();
