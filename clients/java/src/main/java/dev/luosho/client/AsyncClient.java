@@ -3,6 +3,7 @@ package dev.luosho.client;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -183,6 +184,7 @@ public final class AsyncClient implements AutoCloseable {
     private volatile String sessionId;
     private int attempts;
     private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
+    private final RetryPolicy.Refusals refusals = new RetryPolicy.Refusals(); // attempts the admission refused
     private long seen; // the highest seq delivered: a retry skips what came before
 
     AsyncRun(String sessionId, String requestId, Map<String, ToolHandler> tools, Consumer<Event> onEvent,
@@ -243,7 +245,17 @@ public final class AsyncClient implements AutoCloseable {
       synchronized (this) {
         row = Math.max(1, fruitless);
       }
-      if (!retry.shouldRetry(error, row, got)) {
+      Duration wait;
+      if (RetryPolicy.refusedByAdmission(error, got)) {
+        // Refused before it started: come back when told, not counted in the row.
+        wait = retry.overloadWait(error, refusals).orElse(null);
+        synchronized (this) {
+          fruitless--;
+        }
+      } else {
+        wait = retry.shouldRetry(error, row, got) ? retry.delay(row, error) : null;
+      }
+      if (wait == null) {
         future.completeExceptionally(error);
         return;
       }
@@ -251,7 +263,7 @@ public final class AsyncClient implements AutoCloseable {
         // After the backoff, the attempt waits for the channel to be READY (at most the max
         // backoff): in TRANSIENT_FAILURE every call would fail at once (see ChannelReady).
         retries.schedule(() -> ChannelReady.await(channel, retry.maxBackoff())
-            .whenComplete((v, e) -> retryNow(error)), retry.delay(row, error).toNanos(), TimeUnit.NANOSECONDS);
+            .whenComplete((v, e) -> retryNow(error)), wait.toNanos(), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException closed) {
         future.completeExceptionally(error); // the client was closed
       }

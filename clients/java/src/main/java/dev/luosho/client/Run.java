@@ -55,6 +55,7 @@ public final class Run implements Iterable<Event>, Iterator<Event>, AutoCloseabl
   private boolean ended;
   private int attempts;
   private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
+  private final RetryPolicy.Refusals refusals = new RetryPolicy.Refusals(); // attempts the admission refused
   private int got; // responses of the current attempt
   private long seen; // the highest seq delivered: a retry skips what came before
   private RunResult result;
@@ -124,9 +125,19 @@ public final class Run implements Iterable<Event>, Iterator<Event>, AutoCloseabl
       } catch (Exception e) {
         LuoshoException error = Errors.translate(e);
         int row = Math.max(1, fruitless);
-        if (closed || !retry.shouldRetry(error, row, got)) throw error;
+        if (closed) throw error;
+        Duration wait;
+        if (RetryPolicy.refusedByAdmission(error, got)) {
+          // Refused before it started: come back when told, not counted in the row.
+          wait = retry.overloadWait(error, refusals).orElseThrow(() -> error);
+          fruitless--;
+        } else if (retry.shouldRetry(error, row, got)) {
+          wait = retry.delay(row, error);
+        } else {
+          throw error;
+        }
         stream = null;
-        pause(retry.delay(row, error), error);
+        pause(wait, error);
         awaitReady(error);
       }
     }
