@@ -87,17 +87,17 @@ func TestR75ABurstTheDaemonRefusesComesBackAsToldAndEveryRunFinishes(t *testing.
 	}
 }
 
-// trailerDaemon is the fake daemon whose streams also end with the trailer md(attempt).
+// trailerDaemon is the fake daemon whose streams also end with trailer(attempt).
 type trailerDaemon struct {
 	*fakeDaemon
-	md func(attempt int) metadata.MD
+	trailer func(attempt int) metadata.MD
 }
 
 func (d trailerDaemon) Execute(req *pb.ExecuteRequest, s grpc.ServerStreamingServer[pb.ExecuteResponse]) error {
 	d.mu.Lock()
 	n := len(d.requests) + 1
 	d.mu.Unlock()
-	s.SetTrailer(d.md(n))
+	s.SetTrailer(d.trailer(n))
 	return d.fakeDaemon.Execute(req, s)
 }
 
@@ -117,7 +117,7 @@ func overloaded(t *testing.T, pushback string, opened *[]time.Time) trailerDaemo
 			send(runDone(2, false))
 			return nil
 		}},
-		md: func(attempt int) metadata.MD {
+		trailer: func(attempt int) metadata.MD {
 			if attempt == 1 && pushback != "" {
 				return metadata.Pairs("grpc-retry-pushback-ms", pushback)
 			}
