@@ -14,6 +14,7 @@ here is mapped.
     ├── EventsOutOfRange           OUT_OF_RANGE (the oldest kept seq in metadata)
     ├── ToolCallNotFound           NOT_FOUND
     ├── ToolCallNotPending         FAILED_PRECONDITION
+    ├── ReconcileNotAsked          FAILED_PRECONDITION (R77)
     ├── SessionAwaitingApproval    FAILED_PRECONDITION
     ├── AgentDrift                 FAILED_PRECONDITION
     ├── ResumeToolMissing          FAILED_PRECONDITION
@@ -94,6 +95,12 @@ class ToolCallNotPending(LuoshoError):
     """The call exists but no run of this daemon waits for its result."""
 
     reason = "TOOL_CALL_NOT_PENDING"
+
+
+class ReconcileNotAsked(LuoshoError):
+    """R77: NOT_STARTED or UNKNOWN for a call whose tool.reconcile is not waiting."""
+
+    reason = "RECONCILE_NOT_ASKED"
 
 
 class SessionAwaitingApproval(LuoshoError):

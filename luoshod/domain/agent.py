@@ -53,7 +53,7 @@ class AgentSpec:
         # Field by field rather than dataclasses.asdict, whose recursive deep copy was most
         # of the cost of encoding a checkpoint (this runs on every save).
         d = _fields_of(self)
-        d["tools"] = [_fields_of(t) for t in self.tools]
+        d["tools"] = [_tool_fields(t) for t in self.tools]
         d["on_agent_drift"] = self.on_agent_drift.value
         if self.mcp_servers:
             d["mcp_servers"] = [u.to_dict() for u in self.mcp_servers]
@@ -168,3 +168,12 @@ class Drift:
             tuple(d["tools_changed"]),
             d["instructions_changed"],
         )
+
+
+def _tool_fields(t: ToolSpec) -> dict[str, Any]:
+    """A tool's fields; ``reconcile`` (R77) only when set, so specs saved before it existed
+    encode as they did."""
+    d = _fields_of(t)
+    if not t.reconcile:
+        del d["reconcile"]
+    return d

@@ -31,6 +31,8 @@ class ToolCallRecord:
     call: ToolCall
     step: int
     result: Message | None
+    #: How many times the call was handed out (R77); 0: never.
+    attempts: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +302,11 @@ class Checkpoint:
     #: own, by call id (R76): durable, but outside the transcript until every earlier call
     #: has its result (the transcript stays in call order, R2).
     early_results: dict[str, Message] = field(default_factory=dict)
+    #: R77: how many times each call of the run was handed out (a ``tool.call`` event), by
+    #: call id (a sub-agent's by its qualified id). Saved by the save that hands the call
+    #: out, so a hand-out after a restart, a takeover or a Resume counts one more. Entries
+    #: of earlier runs are dropped when a run starts.
+    attempts: dict[str, int] = field(default_factory=dict)
     #: What the store's message log holds of ``agent`` and ``fingerprint`` (store kit,
     #: ``store.kit.tasklog``): how many agent records the stored prefix holds, and the
     #: text of its last one (``""``: none, the agent unset). Set by a durable store's
@@ -339,7 +346,10 @@ class Checkpoint:
         for m in self.messages[self.run_start :]:
             if m.role is Role.ASSISTANT:
                 step += 1
-                records.extend(ToolCallRecord(c, step, results.get(c.id)) for c in m.tool_calls)
+                records.extend(
+                    ToolCallRecord(c, step, results.get(c.id), self.attempts.get(c.id, 0))
+                    for c in m.tool_calls
+                )
         return records
 
     def header_dict(self, *, with_agent: bool = True, with_tasks: bool = True) -> dict[str, Any]:
@@ -386,6 +396,8 @@ class Checkpoint:
             h["task_count"] = self.task_count
         if self.early_results:  # absent when none (R76), as in headers older than it
             h["early_results"] = {k: m.to_dict() for k, m in self.early_results.items()}
+        if self.attempts:  # absent when none (R77), as in headers older than it
+            h["attempts"] = dict(self.attempts)
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
         if self.chain_from and self.version == 1:  # a fork's first save only (R91)
@@ -427,6 +439,7 @@ class Checkpoint:
             task_count=h.get("task_count", 0),
             tasks={k: SubTask.from_dict(v) for k, v in h.get("tasks", {}).items()},
             early_results={k: Message.from_dict(m) for k, m in h.get("early_results", {}).items()},
+            attempts=dict(h.get("attempts", {})),
             chain=h.get("chain", ""),
             chain_from=h.get("chain_from", ""),
         )

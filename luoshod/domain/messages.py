@@ -111,6 +111,12 @@ class ToolSpec:
     needs_approval: bool = False
     #: A daemon tool (R70): the MCP server that serves it; "" for the app's own tools.
     server: str = ""
+    #: R77: a call handed out before with no recorded result is first put to the client
+    #: as a ``tool.reconcile`` event (DONE, NOT_STARTED or UNKNOWN) before it runs again.
+    reconcile: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        if not self.reconcile:  # absent when unset, as in specs saved before it existed
+            del d["reconcile"]
+        return d

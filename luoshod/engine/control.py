@@ -21,21 +21,36 @@ class Sink(Protocol):
     async def emit(self, event: Event, encoded: bytes | None = None) -> None: ...
 
 
+#: R77: the answers to a ``tool.reconcile``. DONE: the outcome's result is the call's;
+#: NOT_STARTED / UNKNOWN: no result, the call is handed out again (UNKNOWN marked so).
+RECONCILE_DONE = "done"
+RECONCILE_NOT_STARTED = "not_started"
+RECONCILE_UNKNOWN = "unknown"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
     result_json: str
     is_error: bool = False
     #: Done once the result is durable — saved with the checkpoint — or failed with the
     #: error of the save that should have held it. ``SubmitToolResult`` answers
-    #: ``ACCEPTED`` only then (R54).
+    #: ``ACCEPTED`` only then (R54). For a NOT_STARTED or UNKNOWN reconcile answer: done
+    #: once the call's next hand-out is saved (R77).
     saved: asyncio.Future[None] | None = None
+    #: R77: the answer to a ``tool.reconcile`` (``RECONCILE_*``); "": a plain result.
+    reconcile: str = ""
+    #: R77: set by the run for a NOT_STARTED or UNKNOWN answer before ``saved`` is done:
+    #: the attempt the call is handed out again as.
+    attempt: list[int] | None = None
 
 
 class ToolPort(Protocol):
     """Where client-executed tool calls are awaited (the service layer's bridge)."""
 
-    def expect(self, call_id: str) -> asyncio.Future[ToolOutcome]:
-        """Register interest in ``call_id``'s result before the tool.call event goes out."""
+    def expect(self, call_id: str, *, reconcile: bool = False) -> asyncio.Future[ToolOutcome]:
+        """Register interest in ``call_id``'s result before the tool.call event goes out;
+        ``reconcile``: in the answer to its tool.reconcile (R77), which may be NOT_STARTED
+        or UNKNOWN rather than a result."""
 
     def forget(self, call_id: str) -> None:
         """The run no longer waits for ``call_id``."""

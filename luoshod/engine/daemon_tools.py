@@ -231,10 +231,14 @@ async def execute(
     *,
     session_id: str,
     default_timeout_s: float,
+    hand_out: int = 0,
 ) -> Message:
     """Run one daemon tool call (R71, R73) of the lead or of a sub-agent (``caller``) in
     session ``session_id``, with the daemon's servers ``tools``; returns its result message
-    (under ``call``'s own id, for its owner's transcript)."""
+    (under ``call``'s own id, for its owner's transcript). ``hand_out`` is the call's
+    attempt (R77: how many times it was handed out, this time included), shown on its
+    ``tool.call``; the attempts of the retry policy (R73, ``tool.retry``) are tries within
+    this one hand-out and are counted apart."""
     key = caller.key
     timeout_s, retry = (
         attempt_policy(caller.spec, tool, tools, default_timeout_s)
@@ -243,7 +247,12 @@ async def execute(
     )
     shown = call if key == call.id else ToolCall(key, call.name, call.arguments_json)
     await caller.emit(
-        ev.TOOL_CALL, step=step, call=shown, timeout_ms=int(timeout_s * 1000), executor=DAEMON
+        ev.TOOL_CALL,
+        step=step,
+        call=shown,
+        timeout_ms=int(timeout_s * 1000),
+        executor=DAEMON,
+        attempt=hand_out,
     )
     await caller.flush()  # the turn is durable before its tool runs (R1)
     if tools is None:

@@ -36,6 +36,7 @@ MODEL_TURN = "model.turn"
 TOOL_CALL = "tool.call"
 TOOL_RESULT = "tool.result"
 TOOL_RETRY = "tool.retry"  # a daemon tool's attempt failed and is tried again (R73)
+TOOL_RECONCILE = "tool.reconcile"  # a call handed out before: did it run? (R77)
 APPROVAL_REQUESTED = "approval.requested"
 APPROVAL_RESOLVED = "approval.resolved"  # the decision, who made it (R92)
 STEP_DONE = "step.done"

@@ -40,7 +40,7 @@ from ..domain import (
 )
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, SaveOptions, Store
-from . import daemon_tools, requests, subagents
+from . import daemon_tools, handout, requests, subagents
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
 from .daemon_tools import DaemonTools
@@ -168,6 +168,7 @@ class Run:
     async def call_daemon_tool(
         self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller
     ) -> Message:
+        attempt = handout.note_daemon_hand_out(self, caller.key)  # R77
         return await daemon_tools.execute(
             self.s.daemon_tools,
             call,
@@ -176,6 +177,7 @@ class Run:
             caller,
             session_id=self.cp.session_id,
             default_timeout_s=self.s.default_tool_timeout_s,
+            hand_out=attempt,
         )
 
     # -- events and saves -----------------------------------------------------------------
@@ -319,6 +321,11 @@ class Run:
             # session's backoff, an open circuit) refuses the run before it writes anything,
             # so a client retrying in a loop adds no run.start and step.start to the log.
             self.p.provider.ready(self.p.model, cp.session_id)
+        if cp.attempts:  # R77: the counts of this run's calls only (sub-agents' under theirs)
+            ours = {c.id for m in cp.messages[cp.run_start :] for c in m.tool_calls}
+            cp.attempts = {
+                k: n for k, n in cp.attempts.items() if k.split(subagents.ID_SEPARATOR)[0] in ours
+            }
         log.info(
             "run start session=%s run=%s mode=%s step=%d",
             cp.session_id,
@@ -508,23 +515,13 @@ class Run:
                 return await self.call_daemon_tool(
                     call, tool, step, Caller(self.spec, self.emit, self.flush, call.id)
                 )
-        async with limit:
-            fut = self.tools.expect(call.id)
-            try:
-                await self.emit(
-                    ev.TOOL_CALL, step=step, call=call, timeout_ms=int(self.tool_timeout_s * 1000)
-                )
-                await self.flush()
-                try:
-                    out = await asyncio.wait_for(fut, self.tool_timeout_s)
-                except TimeoutError:
-                    return error_result(
-                        call,
-                        f"no result within {self.tool_timeout_s:g}s (tool timeout)",
-                        timeout=True,
-                    )
-            finally:
-                self.tools.forget(call.id)
+        assert tool is not None  # check_call refused undeclared tools
+        async with limit:  # R77: its attempt, and a reconcile first when handed out before
+            out = await handout.hand_out(self, call, tool, step, self.tool_timeout_s)
+        if out is None:
+            return error_result(
+                call, f"no result within {self.tool_timeout_s:g}s (tool timeout)", timeout=True
+            )
         result = Message(Role.TOOL, out.result_json, (), call.id, call.name, out.is_error)
         if out.saved is not None:
             self.acks[call.id] = out.saved

@@ -66,6 +66,7 @@ from . import events as ev
 from .control import RunInterrupted, settle_acks
 from .events import SubagentTag
 from .fingerprint import Drift, drift, fingerprint
+from .handout import hand_out
 from .runport import Caller, RunPort
 from .tools import check_call, error_result, rejection_result
 
@@ -478,23 +479,14 @@ class SubRun:
             caller = Caller(spec, self._emit, self._flush, qid)
             return await root.call_daemon_tool(call, tool, step, caller), None
         timeout_s = spec.tool_timeout_ms / 1000 if spec.tool_timeout_ms else root.tool_timeout_s
-        fut = root.tools.expect(qid)
-        try:
-            self.emit(
-                ev.TOOL_CALL,
-                step=step,
-                call=ToolCall(qid, call.name, call.arguments_json),
-                timeout_ms=int(timeout_s * 1000),
-            )
-            await asyncio.shield(root.flush())  # may save (see ``_record``)
-            try:
-                outcome = await asyncio.wait_for(fut, timeout_s)
-            except TimeoutError:
-                return error_result(
-                    call, f"no result within {timeout_s:g}s (tool timeout)", timeout=True
-                ), None
-        finally:
-            root.tools.forget(qid)
+        # R77 at this level: its attempt, and a reconcile first when handed out before.
+        outcome = await hand_out(
+            root, ToolCall(qid, call.name, call.arguments_json), tool, step, timeout_s, self.tag
+        )
+        if outcome is None:
+            return error_result(
+                call, f"no result within {timeout_s:g}s (tool timeout)", timeout=True
+            ), None
         return (
             Message(Role.TOOL, outcome.result_json, (), call.id, call.name, outcome.is_error),
             outcome.saved,

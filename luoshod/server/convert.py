@@ -102,7 +102,10 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         model=a.model,
         instructions=a.instructions,
         tools=tuple(
-            ToolSpec(t.name, t.description, t.input_schema_json, t.needs_approval) for t in a.tools
+            ToolSpec(
+                t.name, t.description, t.input_schema_json, t.needs_approval, reconcile=t.reconcile
+            )
+            for t in a.tools
         ),
         max_steps=a.max_steps if a.HasField("max_steps") else DEFAULT_MAX_STEPS,
         tool_concurrency=a.tool_concurrency
@@ -173,6 +176,7 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
                 description=t.description,
                 input_schema_json=t.input_schema_json,
                 needs_approval=t.needs_approval,
+                reconcile=t.reconcile,
             )
             for t in a.tools
             if not t.server  # a daemon tool (R70) comes from mcp_servers, not the request
@@ -286,6 +290,7 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
             step=r.step,
             result_json=r.result.content if r.result else None,
             is_error=bool(r.result and r.result.is_error),
+            attempts=r.attempts,
         )
         for r in cp.tool_call_records()
     ]
@@ -309,6 +314,7 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         delegated_usage=usage_pb(cp.delegated_usage) if cp.delegated_usage.model_calls else None,
         subagents=_subagent_states(cp.subtasks, ""),
         early_results=[message_pb(m) for m in cp.early_results.values()],
+        attempts=cp.attempts,
         tasks=[
             pb.SubAgentState(
                 name=t.name,
@@ -370,6 +376,16 @@ def _drift_pb(d: Drift, *, refused: bool = False) -> pb.AgentDrift:
     )
 
 
+#: R77: a reconcile answer, as the engine names it ("": a plain result, no reconcile).
+RECONCILE_TO_PB = {
+    "": pb.RECONCILE_OUTCOME_UNSPECIFIED,
+    engine.RECONCILE_DONE: pb.RECONCILE_OUTCOME_DONE,
+    engine.RECONCILE_NOT_STARTED: pb.RECONCILE_OUTCOME_NOT_STARTED,
+    engine.RECONCILE_UNKNOWN: pb.RECONCILE_OUTCOME_UNKNOWN,
+}
+RECONCILE_FROM_PB = {v: k for k, v in RECONCILE_TO_PB.items()}
+
+
 def _payload(e: Event) -> dict[str, Any]:
     d = e.data
     match e.type:
@@ -399,6 +415,17 @@ def _payload(e: Event) -> dict[str, Any]:
                     call=tool_call_pb(d["call"]),
                     timeout_ms=d["timeout_ms"],
                     executor=mcp_convert.EXECUTOR_TO_PB[d.get("executor", "client")],
+                    attempt=d.get("attempt", 0),
+                    reconciled=RECONCILE_TO_PB[d.get("reconciled", "")],
+                )
+            }
+        case engine.TOOL_RECONCILE:
+            return {
+                "tool_reconcile": pb.ToolReconcile(
+                    step=d["step"],
+                    call=tool_call_pb(d["call"]),
+                    attempt=d["attempt"],
+                    timeout_ms=d["timeout_ms"],
                 )
             }
         case engine.TOOL_RETRY:

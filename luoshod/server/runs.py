@@ -10,7 +10,13 @@ from contextlib import contextmanager
 from enum import Enum
 from typing import Any
 
-from ..engine import CALLER_LEFT, RunControl, ToolOutcome
+from ..engine import (
+    CALLER_LEFT,
+    RECONCILE_NOT_STARTED,
+    RECONCILE_UNKNOWN,
+    RunControl,
+    ToolOutcome,
+)
 from ..errors import ApprovalNotFound, SessionBusy, ShuttingDown
 from .admission import Admission
 
@@ -22,6 +28,8 @@ ORPHAN_WAIT_S = 5.0
 class Delivery(Enum):
     ACCEPTED = "accepted"
     DUPLICATE = "duplicate"
+    #: R77: a NOT_STARTED or UNKNOWN answer for a call whose tool.reconcile is not waiting.
+    NOT_ASKED = "not asked"
 
 
 class ActiveRun:
@@ -32,6 +40,9 @@ class ActiveRun:
         self.control = RunControl()
         self._waiting: dict[str, asyncio.Future[ToolOutcome]] = {}
         self._answered: set[str] = set()
+        #: R77: calls whose tool.reconcile waits for its answer, and those answered.
+        self._reconciling: set[str] = set()
+        self._reconciled: set[str] = set()
         self.done = asyncio.Event()
         #: The acknowledgements (R54) that ``SubmitToolResult`` calls wait on: cancelled
         #: when the run ends without having settled them (its result was not recorded).
@@ -52,22 +63,34 @@ class ActiveRun:
         for ack in acks:
             ack.cancel()
 
-    def expect(self, call_id: str) -> asyncio.Future[ToolOutcome]:
+    def expect(self, call_id: str, *, reconcile: bool = False) -> asyncio.Future[ToolOutcome]:
         fut: asyncio.Future[ToolOutcome] = asyncio.get_running_loop().create_future()
         self._waiting[call_id] = fut
+        if reconcile:
+            self._reconciling.add(call_id)
         return fut
 
     def forget(self, call_id: str) -> None:
         self._waiting.pop(call_id, None)
+        self._reconciling.discard(call_id)
         self._answered.add(call_id)
 
     def deliver(self, call_id: str, outcome: ToolOutcome) -> Delivery | None:
-        """Hand a result to the waiting call. ``None``: this run is not waiting for it."""
+        """Hand a result (or a reconcile answer, R77) to the waiting call. ``None``: this
+        run is not waiting for it."""
         fut = self._waiting.get(call_id)
+        no_result = outcome.reconcile in (RECONCILE_NOT_STARTED, RECONCILE_UNKNOWN)
+        if no_result and call_id in self._reconciled:
+            return Delivery.DUPLICATE  # the answer again (a retry): the call went out again
         if fut is None:
             return Delivery.DUPLICATE if call_id in self._answered else None
         if fut.done():
             return Delivery.DUPLICATE
+        if no_result and call_id not in self._reconciling:
+            return Delivery.NOT_ASKED
+        if call_id in self._reconciling:
+            self._reconciling.discard(call_id)
+            self._reconciled.add(call_id)
         fut.set_result(outcome)
         return Delivery.ACCEPTED
 

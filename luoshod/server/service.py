@@ -21,6 +21,8 @@ from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from ..domain import Lease, Role
 from ..engine import (
+    RECONCILE_NOT_STARTED,
+    RECONCILE_UNKNOWN,
     Engine,
     ForkPatch,
     ResolveRequest,
@@ -36,6 +38,7 @@ from ..errors import (
     CheckpointNotFound,
     EventsOutOfRange,
     InvalidArgument,
+    ReconcileNotAsked,
     ShuttingDown,
     ToolCallNotFound,
     ToolCallNotPending,
@@ -213,17 +216,42 @@ class AgentService(pb_grpc.AgentServiceServicer):
         sid = check_session_id(request.session_id)
         if not request.tool_call_id:
             raise InvalidArgument("tool_call_id is required", reason="INVALID_TOOL_CALL_ID")
-        check_json(request.result_json, "result_json")
+        reconcile = convert.RECONCILE_FROM_PB.get(request.reconcile)
+        if reconcile is None:
+            raise InvalidArgument(
+                f"unknown reconcile outcome {request.reconcile}",
+                reason="INVALID_RECONCILE_OUTCOME",
+            )
+        no_result = reconcile in (RECONCILE_NOT_STARTED, RECONCILE_UNKNOWN)
+        if not no_result:  # NOT_STARTED and UNKNOWN carry no result (R77)
+            check_json(request.result_json, "result_json")
         run = self.runs.get(sid)
         if run is not None:
             saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            outcome = ToolOutcome(request.result_json, request.is_error, saved)
+            attempt: list[int] = []
+            outcome = ToolOutcome(
+                request.result_json if not no_result else "null",
+                request.is_error and not no_result,
+                saved,
+                reconcile,
+                attempt,
+            )
             delivered = run.deliver(request.tool_call_id, outcome)
             if delivered is Delivery.ACCEPTED:
                 await _durable(run, saved, sid, request.tool_call_id)
-                return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_ACCEPTED)
+                return pb.SubmitToolResultResponse(
+                    outcome=pb.SUBMIT_OUTCOME_ACCEPTED, attempt=attempt[0] if attempt else 0
+                )
             if delivered is Delivery.DUPLICATE:
                 return pb.SubmitToolResultResponse(outcome=pb.SUBMIT_OUTCOME_DUPLICATE)
+            if delivered is Delivery.NOT_ASKED:
+                raise ReconcileNotAsked(
+                    f"tool call {request.tool_call_id!r} of session {sid!r} is not being "
+                    "reconciled (no tool.reconcile of it waits for an answer): submit its "
+                    "result instead",
+                    session_id=sid,
+                    tool_call_id=request.tool_call_id,
+                )
         return await self._submit_without_waiter(sid, request.tool_call_id, run)
 
     async def _submit_without_waiter(

@@ -57,6 +57,7 @@ GRPC_CODES: dict[type[E.LuoshoError], grpc.StatusCode] = {
     E.EventsOutOfRange: grpc.StatusCode.OUT_OF_RANGE,
     E.ToolCallNotFound: grpc.StatusCode.NOT_FOUND,
     E.ToolCallNotPending: grpc.StatusCode.FAILED_PRECONDITION,
+    E.ReconcileNotAsked: grpc.StatusCode.FAILED_PRECONDITION,
     E.SessionAwaitingApproval: grpc.StatusCode.FAILED_PRECONDITION,
     E.AgentDrift: grpc.StatusCode.FAILED_PRECONDITION,
     E.ResumeToolMissing: grpc.StatusCode.FAILED_PRECONDITION,

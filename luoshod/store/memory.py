@@ -436,6 +436,7 @@ def _detached(cp: Checkpoint, messages: list[Message]) -> Checkpoint:
         tasks={k: SubTask.from_dict(v.to_dict()) for k, v in cp.tasks.items()},
         delegated_usage=cp.delegated_usage.copy(),
         early_results=dict(cp.early_results),  # its messages are immutable
+        attempts=dict(cp.attempts),
     )
 
 

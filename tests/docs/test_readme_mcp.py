@@ -53,9 +53,11 @@ def test_the_readme_grpcurl_commands_run_a_daemon_tool(tmp_path: Path) -> None:
                 assert done.returncode == 0, done.stderr
                 outputs.append(done.stdout)
             _, execute, listed = outputs
-            assert '"timeout_ms": "300000",\n      "executor": "TOOL_EXECUTOR_DAEMON"' in execute, (
-                execute
+            shown = (
+                '"timeout_ms": "300000",\n      "attempt": 1,\n'
+                '      "executor": "TOOL_EXECUTOR_DAEMON"'
             )
+            assert shown in execute, execute
             assert '"result_json": "{\\"result\\": \\"5\\"}"' in execute, execute
             assert '"final_text": "5"' in execute
             assert (

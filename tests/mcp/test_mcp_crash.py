@@ -1,9 +1,9 @@
-"""kill -9 of the daemon around a daemon tool's call (docs/reference/rules.md R71, R24, R21): a
-call in
-flight runs again on resume with the same idempotency key (the server sees exactly two
-attempts with it, the transcript one result); a call whose result was saved is never run
-again. The daemon is a real ``luoshod serve`` process on a SQLite file; the MCP server is
-tests/support/mcp_server.py over stdio, started by the daemon from its TOML file."""
+"""kill -9 of the daemon around a daemon tool's call (docs/reference/rules.md R71, R24, R21,
+R77): a call in flight runs again on resume with the same idempotency key (the server sees
+exactly two attempts with it, the transcript one result, its tool.call attempt 2); a call
+whose result was saved is never run again. The daemon is a real ``luoshod serve`` process
+on a SQLite file; the MCP server is tests/support/mcp_server.py over stdio, started by the
+daemon from its TOML file."""
 
 from __future__ import annotations
 
@@ -70,8 +70,10 @@ async def test_r71_kill9_during_a_daemon_call_runs_it_again_with_the_same_key(
         assert log.done is not None and log.done.finish_reason == pb.FINISH_REASON_STOP, log.error
         (tc,) = [e.tool_call for e in log.of("tool.call")]
         assert (tc.call.id, tc.executor) == ("c-k1", pb.TOOL_EXECUTOR_DAEMON)
+        assert tc.attempt == 2  # R77: its second hand-out, counted like an app's call
         assert len(attempts(attempts_file, "c-k1")) == 2  # exactly two attempts with that key
         cp = await h.get("s-k1")
+        assert [(r.call.id, r.attempts) for r in cp.tool_calls] == [("c-k1", 2)]
         mine = [m for m in cp.messages if m.role == pb.ROLE_TOOL and m.tool_call_id == "c-k1"]
         assert len(mine) == 1 and "answered on attempt 2" in mine[0].content
         assert_valid_transcript(cp)

@@ -122,7 +122,7 @@ class Tools:
     def __init__(self) -> None:
         self.waiting: dict[str, asyncio.Future[ToolOutcome]] = {}
 
-    def expect(self, call_id: str) -> asyncio.Future[ToolOutcome]:
+    def expect(self, call_id: str, *, reconcile: bool = False) -> asyncio.Future[ToolOutcome]:
         fut: asyncio.Future[ToolOutcome] = asyncio.get_running_loop().create_future()
         self.waiting[call_id] = fut
         return fut

@@ -161,6 +161,11 @@ const (
 	ErrorReason_ERROR_REASON_INVALID_FOLLOW                ErrorReason = 111
 	ErrorReason_ERROR_REASON_INVALID_NEWEST_FIRST          ErrorReason = 112
 	ErrorReason_ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE    ErrorReason = 113
+	// FAILED_PRECONDITION: SubmitToolResult with reconcile NOT_STARTED or UNKNOWN for a call
+	// the run does not reconcile (no tool.reconcile of it is waiting for an answer).
+	ErrorReason_ERROR_REASON_RECONCILE_NOT_ASKED ErrorReason = 120
+	// INVALID_ARGUMENT: SubmitToolResult.reconcile is not a known ReconcileOutcome.
+	ErrorReason_ERROR_REASON_INVALID_RECONCILE_OUTCOME ErrorReason = 121
 )
 
 // Enum value maps for ErrorReason.
@@ -251,6 +256,8 @@ var (
 		111: "ERROR_REASON_INVALID_FOLLOW",
 		112: "ERROR_REASON_INVALID_NEWEST_FIRST",
 		113: "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE",
+		120: "ERROR_REASON_RECONCILE_NOT_ASKED",
+		121: "ERROR_REASON_INVALID_RECONCILE_OUTCOME",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -338,6 +345,8 @@ var (
 		"ERROR_REASON_INVALID_FOLLOW":                111,
 		"ERROR_REASON_INVALID_NEWEST_FIRST":          112,
 		"ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":    113,
+		"ERROR_REASON_RECONCILE_NOT_ASKED":           120,
+		"ERROR_REASON_INVALID_RECONCILE_OUTCOME":     121,
 	}
 )
 
@@ -760,6 +769,65 @@ func (RunMode) EnumDescriptor() ([]byte, []int) {
 	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
+// The answer to a tool.reconcile (R77), in SubmitToolResultRequest.reconcile.
+type ReconcileOutcome int32
+
+const (
+	// Not a reconcile answer: a plain result.
+	ReconcileOutcome_RECONCILE_OUTCOME_UNSPECIFIED ReconcileOutcome = 0
+	// The call's side effect happened: result_json/is_error is its result, recorded as if
+	// the tool had answered; the tool is not run again.
+	ReconcileOutcome_RECONCILE_OUTCOME_DONE ReconcileOutcome = 1
+	// The call never started: it is handed out again.
+	ReconcileOutcome_RECONCILE_OUTCOME_NOT_STARTED ReconcileOutcome = 2
+	// The client cannot tell: it is handed out again with reconciled UNKNOWN, and the tool
+	// checks its side effect by the call id.
+	ReconcileOutcome_RECONCILE_OUTCOME_UNKNOWN ReconcileOutcome = 3
+)
+
+// Enum value maps for ReconcileOutcome.
+var (
+	ReconcileOutcome_name = map[int32]string{
+		0: "RECONCILE_OUTCOME_UNSPECIFIED",
+		1: "RECONCILE_OUTCOME_DONE",
+		2: "RECONCILE_OUTCOME_NOT_STARTED",
+		3: "RECONCILE_OUTCOME_UNKNOWN",
+	}
+	ReconcileOutcome_value = map[string]int32{
+		"RECONCILE_OUTCOME_UNSPECIFIED": 0,
+		"RECONCILE_OUTCOME_DONE":        1,
+		"RECONCILE_OUTCOME_NOT_STARTED": 2,
+		"RECONCILE_OUTCOME_UNKNOWN":     3,
+	}
+)
+
+func (x ReconcileOutcome) Enum() *ReconcileOutcome {
+	p := new(ReconcileOutcome)
+	*p = x
+	return p
+}
+
+func (x ReconcileOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReconcileOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
+}
+
+func (ReconcileOutcome) Type() protoreflect.EnumType {
+	return &file_luosho_v1_agent_proto_enumTypes[8]
+}
+
+func (x ReconcileOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReconcileOutcome.Descriptor instead.
+func (ReconcileOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+}
+
 type ToolExecutor int32
 
 const (
@@ -794,11 +862,11 @@ func (x ToolExecutor) String() string {
 }
 
 func (ToolExecutor) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[8].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
 }
 
 func (ToolExecutor) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[8]
+	return &file_luosho_v1_agent_proto_enumTypes[9]
 }
 
 func (x ToolExecutor) Number() protoreflect.EnumNumber {
@@ -807,7 +875,7 @@ func (x ToolExecutor) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolExecutor.Descriptor instead.
 func (ToolExecutor) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 // ExecuteRequest.if_busy (R68). Every mode but REJECT queues the input durably with the
@@ -859,11 +927,11 @@ func (x IfBusy) String() string {
 }
 
 func (IfBusy) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[9].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
 }
 
 func (IfBusy) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[9]
+	return &file_luosho_v1_agent_proto_enumTypes[10]
 }
 
 func (x IfBusy) Number() protoreflect.EnumNumber {
@@ -872,7 +940,7 @@ func (x IfBusy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use IfBusy.Descriptor instead.
 func (IfBusy) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 type SubmitOutcome int32
@@ -910,11 +978,11 @@ func (x SubmitOutcome) String() string {
 }
 
 func (SubmitOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[10].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
 }
 
 func (SubmitOutcome) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[10]
+	return &file_luosho_v1_agent_proto_enumTypes[11]
 }
 
 func (x SubmitOutcome) Number() protoreflect.EnumNumber {
@@ -923,7 +991,7 @@ func (x SubmitOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubmitOutcome.Descriptor instead.
 func (SubmitOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 // How the daemon reaches an MCP server ([mcp_servers.NAME] command or url).
@@ -962,11 +1030,11 @@ func (x McpTransport) String() string {
 }
 
 func (McpTransport) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[11].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
 }
 
 func (McpTransport) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[11]
+	return &file_luosho_v1_agent_proto_enumTypes[12]
 }
 
 func (x McpTransport) Number() protoreflect.EnumNumber {
@@ -975,7 +1043,7 @@ func (x McpTransport) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpTransport.Descriptor instead.
 func (McpTransport) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 // The state of the daemon's connection to an MCP server.
@@ -1017,11 +1085,11 @@ func (x McpServerState) String() string {
 }
 
 func (McpServerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_luosho_v1_agent_proto_enumTypes[12].Descriptor()
+	return file_luosho_v1_agent_proto_enumTypes[13].Descriptor()
 }
 
 func (McpServerState) Type() protoreflect.EnumType {
-	return &file_luosho_v1_agent_proto_enumTypes[12]
+	return &file_luosho_v1_agent_proto_enumTypes[13]
 }
 
 func (x McpServerState) Number() protoreflect.EnumNumber {
@@ -1030,7 +1098,7 @@ func (x McpServerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use McpServerState.Descriptor instead.
 func (McpServerState) EnumDescriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 // A tool the agent may call. The caller runs it (tool.call → SubmitToolResult).
@@ -1044,6 +1112,11 @@ type ToolSpec struct {
 	InputSchemaJson string `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
 	// Pause the run for a human decision before the call runs.
 	NeedsApproval bool `protobuf:"varint,4,opt,name=needs_approval,json=needsApproval,proto3" json:"needs_approval,omitempty"`
+	// R77: a call of this tool that was handed out before (a tool.call with no recorded
+	// result: the daemon died, another daemon took the session over, the run was resumed)
+	// is first put to the client as a "tool.reconcile" event, answered with
+	// SubmitToolResult.reconcile, before it is handed out again.
+	Reconcile     bool `protobuf:"varint,5,opt,name=reconcile,proto3" json:"reconcile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1102,6 +1175,13 @@ func (x *ToolSpec) GetInputSchemaJson() string {
 func (x *ToolSpec) GetNeedsApproval() bool {
 	if x != nil {
 		return x.NeedsApproval
+	}
+	return false
+}
+
+func (x *ToolSpec) GetReconcile() bool {
+	if x != nil {
+		return x.Reconcile
 	}
 	return false
 }
@@ -2043,8 +2123,12 @@ type ToolCallRecord struct {
 	Call  *ToolCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
 	Step  int32                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
 	// The recorded result; unset while the call has none.
-	ResultJson    *string `protobuf:"bytes,4,opt,name=result_json,json=resultJson,proto3,oneof" json:"result_json,omitempty"`
-	IsError       bool    `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	ResultJson *string `protobuf:"bytes,4,opt,name=result_json,json=resultJson,proto3,oneof" json:"result_json,omitempty"`
+	IsError    bool    `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// How many times the call was handed out (its last tool.call's attempt, R77); 0: never
+	// (a daemon tool's call counts too; a call refused, rejected or answered by the input
+	// was never handed out).
+	Attempts      int32 `protobuf:"varint,6,opt,name=attempts,proto3" json:"attempts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2105,6 +2189,13 @@ func (x *ToolCallRecord) GetIsError() bool {
 		return x.IsError
 	}
 	return false
+}
+
+func (x *ToolCallRecord) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
 }
 
 // Identifies the agent that wrote a checkpoint (docs/reference/rules.md R46).
@@ -2215,6 +2306,11 @@ type Checkpoint struct {
 	// (R76): durable, outside `messages` until every earlier call has its result, then moved
 	// there in call order. A resumed run takes them without handing their calls out again.
 	EarlyResults []*Message `protobuf:"bytes,42,rep,name=early_results,json=earlyResults,proto3" json:"early_results,omitempty"`
+	// R77: how many times each call of the run was handed out (a tool.call event, to the
+	// app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+	// Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+	// hands it out again counts one more.
+	Attempts map[string]int32 `protobuf:"bytes,60,rep,name=attempts,proto3" json:"attempts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// The session's finished tasks (R65), in the order they were first saved: each with its
 	// task_id, name, depth, path, whole transcript and step count (call_id, usage and
 	// fingerprint unset). A `task` call with a task_id continues one of them.
@@ -2382,6 +2478,13 @@ func (x *Checkpoint) GetSubagents() []*SubAgentState {
 func (x *Checkpoint) GetEarlyResults() []*Message {
 	if x != nil {
 		return x.EarlyResults
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetAttempts() map[string]int32 {
+	if x != nil {
+		return x.Attempts
 	}
 	return nil
 }
@@ -2845,6 +2948,7 @@ type Event struct {
 	//	*Event_InputQueued
 	//	*Event_ApprovalResolved
 	//	*Event_BudgetExceeded
+	//	*Event_ToolReconcile
 	Payload isEvent_Payload `protobuf_oneof:"payload"`
 	// Set on every event a sub-agent causes (R58); unset on the lead's.
 	Subagent      *SubAgentTag `protobuf:"bytes,40,opt,name=subagent,proto3" json:"subagent,omitempty"`
@@ -3057,6 +3161,15 @@ func (x *Event) GetBudgetExceeded() *BudgetExceeded {
 	return nil
 }
 
+func (x *Event) GetToolReconcile() *ToolReconcile {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_ToolReconcile); ok {
+			return x.ToolReconcile
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetSubagent() *SubAgentTag {
 	if x != nil {
 		return x.Subagent
@@ -3124,6 +3237,10 @@ type Event_BudgetExceeded struct {
 	BudgetExceeded *BudgetExceeded `protobuf:"bytes,33,opt,name=budget_exceeded,json=budgetExceeded,proto3,oneof"`
 }
 
+type Event_ToolReconcile struct {
+	ToolReconcile *ToolReconcile `protobuf:"bytes,34,opt,name=tool_reconcile,json=toolReconcile,proto3,oneof"`
+}
+
 func (*Event_RunStart) isEvent_Payload() {}
 
 func (*Event_StepStart) isEvent_Payload() {}
@@ -3151,6 +3268,8 @@ func (*Event_InputQueued) isEvent_Payload() {}
 func (*Event_ApprovalResolved) isEvent_Payload() {}
 
 func (*Event_BudgetExceeded) isEvent_Payload() {}
+
+func (*Event_ToolReconcile) isEvent_Payload() {}
 
 // type "run.start"
 type RunStart struct {
@@ -3436,7 +3555,18 @@ type ToolCallRequested struct {
 	TimeoutMs int64 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	// Who runs the call: the app (answer with SubmitToolResult) or the daemon (an MCP
 	// tool: nothing to do, its tool.result follows).
-	Executor      ToolExecutor `protobuf:"varint,8,opt,name=executor,proto3,enum=luosho.v1.ToolExecutor" json:"executor,omitempty"`
+	Executor ToolExecutor `protobuf:"varint,8,opt,name=executor,proto3,enum=luosho.v1.ToolExecutor" json:"executor,omitempty"`
+	// R77: 1 the first time the call is handed out; one more each time the same call is
+	// handed out again after a daemon restart, a takeover by another daemon or a Resume
+	// (the call id stays the same, R24). A tool.call sent again within one live run (a
+	// Watch that reconnects, a replay) carries the attempt it was saved with. 0: a daemon
+	// older than the field.
+	Attempt int32 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// R77: how the call's tool.reconcile was answered when this hand-out follows one.
+	// UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+	// had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+	// the client said it had not run. UNSPECIFIED: no reconcile came first.
+	Reconciled    ReconcileOutcome `protobuf:"varint,5,opt,name=reconciled,proto3,enum=luosho.v1.ReconcileOutcome" json:"reconciled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3499,6 +3629,97 @@ func (x *ToolCallRequested) GetExecutor() ToolExecutor {
 	return ToolExecutor_TOOL_EXECUTOR_UNSPECIFIED
 }
 
+func (x *ToolCallRequested) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ToolCallRequested) GetReconciled() ReconcileOutcome {
+	if x != nil {
+		return x.Reconciled
+	}
+	return ReconcileOutcome_RECONCILE_OUTCOME_UNSPECIFIED
+}
+
+// type "tool.reconcile" (R77): a call of a tool with `reconcile` set was handed out before
+// and has no recorded result. Answer with SubmitToolResult on the same tool_call_id and
+// `reconcile` set: DONE with the result (recorded, the tool is not run again), NOT_STARTED
+// or UNKNOWN (the call is handed out again as a tool.call with the next attempt). A plain
+// SubmitToolResult (reconcile unset) counts as DONE. No answer within timeout_ms: the call
+// is handed out again as UNKNOWN.
+type ToolReconcile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// The call, as its earlier tool.call carried it (a sub-agent's by its qualified id).
+	Call *ToolCall `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
+	// The attempt of the last hand-out, whose outcome the daemon does not know.
+	Attempt int32 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// Milliseconds the run waits for the answer (the tool's timeout).
+	TimeoutMs     int64 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolReconcile) Reset() {
+	*x = ToolReconcile{}
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolReconcile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolReconcile) ProtoMessage() {}
+
+func (x *ToolReconcile) ProtoReflect() protoreflect.Message {
+	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolReconcile.ProtoReflect.Descriptor instead.
+func (*ToolReconcile) Descriptor() ([]byte, []int) {
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ToolReconcile) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ToolReconcile) GetCall() *ToolCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ToolReconcile) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *ToolReconcile) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
 // type "tool.retry": an attempt of a daemon tool's call failed and it is tried again (R73).
 type ToolRetry struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -3516,7 +3737,7 @@ type ToolRetry struct {
 
 func (x *ToolRetry) Reset() {
 	*x = ToolRetry{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3528,7 +3749,7 @@ func (x *ToolRetry) String() string {
 func (*ToolRetry) ProtoMessage() {}
 
 func (x *ToolRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[25]
+	mi := &file_luosho_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3541,7 +3762,7 @@ func (x *ToolRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRetry.ProtoReflect.Descriptor instead.
 func (*ToolRetry) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ToolRetry) GetStep() int32 {
@@ -3600,7 +3821,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3612,7 +3833,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[26]
+	mi := &file_luosho_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3625,7 +3846,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ToolResult) GetStep() int32 {
@@ -3673,7 +3894,7 @@ type StepDone struct {
 
 func (x *StepDone) Reset() {
 	*x = StepDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3685,7 +3906,7 @@ func (x *StepDone) String() string {
 func (*StepDone) ProtoMessage() {}
 
 func (x *StepDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[27]
+	mi := &file_luosho_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3698,7 +3919,7 @@ func (x *StepDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepDone.ProtoReflect.Descriptor instead.
 func (*StepDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StepDone) GetStep() int32 {
@@ -3721,7 +3942,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3733,7 +3954,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[28]
+	mi := &file_luosho_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3746,7 +3967,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TextDelta) GetStep() int32 {
@@ -3783,7 +4004,7 @@ type AgentDrift struct {
 
 func (x *AgentDrift) Reset() {
 	*x = AgentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3795,7 +4016,7 @@ func (x *AgentDrift) String() string {
 func (*AgentDrift) ProtoMessage() {}
 
 func (x *AgentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[29]
+	mi := &file_luosho_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3808,7 +4029,7 @@ func (x *AgentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDrift.ProtoReflect.Descriptor instead.
 func (*AgentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AgentDrift) GetModelFrom() string {
@@ -3871,7 +4092,7 @@ type ApprovalRequested struct {
 
 func (x *ApprovalRequested) Reset() {
 	*x = ApprovalRequested{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3883,7 +4104,7 @@ func (x *ApprovalRequested) String() string {
 func (*ApprovalRequested) ProtoMessage() {}
 
 func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[30]
+	mi := &file_luosho_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3896,7 +4117,7 @@ func (x *ApprovalRequested) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequested.ProtoReflect.Descriptor instead.
 func (*ApprovalRequested) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ApprovalRequested) GetApproval() *Approval {
@@ -3932,7 +4153,7 @@ type BudgetExceeded struct {
 
 func (x *BudgetExceeded) Reset() {
 	*x = BudgetExceeded{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3944,7 +4165,7 @@ func (x *BudgetExceeded) String() string {
 func (*BudgetExceeded) ProtoMessage() {}
 
 func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[31]
+	mi := &file_luosho_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3957,7 +4178,7 @@ func (x *BudgetExceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetExceeded.ProtoReflect.Descriptor instead.
 func (*BudgetExceeded) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BudgetExceeded) GetScope() string {
@@ -4027,7 +4248,7 @@ type RunDone struct {
 
 func (x *RunDone) Reset() {
 	*x = RunDone{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4039,7 +4260,7 @@ func (x *RunDone) String() string {
 func (*RunDone) ProtoMessage() {}
 
 func (x *RunDone) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[32]
+	mi := &file_luosho_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4052,7 +4273,7 @@ func (x *RunDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDone.ProtoReflect.Descriptor instead.
 func (*RunDone) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RunDone) GetFinishReason() FinishReason {
@@ -4135,7 +4356,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4147,7 +4368,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[33]
+	mi := &file_luosho_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4160,7 +4381,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ExecuteRequest) GetSessionId() string {
@@ -4234,7 +4455,7 @@ type QueuedInput struct {
 
 func (x *QueuedInput) Reset() {
 	*x = QueuedInput{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4246,7 +4467,7 @@ func (x *QueuedInput) String() string {
 func (*QueuedInput) ProtoMessage() {}
 
 func (x *QueuedInput) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[34]
+	mi := &file_luosho_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4259,7 +4480,7 @@ func (x *QueuedInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueuedInput.ProtoReflect.Descriptor instead.
 func (*QueuedInput) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *QueuedInput) GetRequestId() string {
@@ -4309,7 +4530,7 @@ type InputQueued struct {
 
 func (x *InputQueued) Reset() {
 	*x = InputQueued{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4321,7 +4542,7 @@ func (x *InputQueued) String() string {
 func (*InputQueued) ProtoMessage() {}
 
 func (x *InputQueued) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[35]
+	mi := &file_luosho_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4334,7 +4555,7 @@ func (x *InputQueued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputQueued.ProtoReflect.Descriptor instead.
 func (*InputQueued) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *InputQueued) GetRequestId() string {
@@ -4361,7 +4582,7 @@ type DequeueInputRequest struct {
 
 func (x *DequeueInputRequest) Reset() {
 	*x = DequeueInputRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4373,7 +4594,7 @@ func (x *DequeueInputRequest) String() string {
 func (*DequeueInputRequest) ProtoMessage() {}
 
 func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[36]
+	mi := &file_luosho_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4386,7 +4607,7 @@ func (x *DequeueInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputRequest.ProtoReflect.Descriptor instead.
 func (*DequeueInputRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DequeueInputRequest) GetSessionId() string {
@@ -4414,7 +4635,7 @@ type DequeueInputResponse struct {
 
 func (x *DequeueInputResponse) Reset() {
 	*x = DequeueInputResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4426,7 +4647,7 @@ func (x *DequeueInputResponse) String() string {
 func (*DequeueInputResponse) ProtoMessage() {}
 
 func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[37]
+	mi := &file_luosho_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4439,7 +4660,7 @@ func (x *DequeueInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DequeueInputResponse.ProtoReflect.Descriptor instead.
 func (*DequeueInputResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DequeueInputResponse) GetRemoved() bool {
@@ -4458,7 +4679,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4470,7 +4691,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[38]
+	mi := &file_luosho_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4483,7 +4704,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ExecuteResponse) GetEvent() *Event {
@@ -4506,7 +4727,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4518,7 +4739,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[39]
+	mi := &file_luosho_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4531,7 +4752,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResumeRequest) GetSessionId() string {
@@ -4564,7 +4785,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4576,7 +4797,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[40]
+	mi := &file_luosho_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4589,7 +4810,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResumeResponse) GetEvent() *Event {
@@ -4604,15 +4825,22 @@ type SubmitToolResultRequest struct {
 	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	ToolCallId string                 `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// The result as JSON (a string result is "\"text\"").
-	ResultJson    string `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
-	IsError       bool   `protobuf:"varint,4,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	ResultJson string `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	IsError    bool   `protobuf:"varint,4,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+	// call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+	// handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+	// plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+	// for a call the run does not reconcile fails with FAILED_PRECONDITION
+	// RECONCILE_NOT_ASKED.
+	Reconcile     ReconcileOutcome `protobuf:"varint,5,opt,name=reconcile,proto3,enum=luosho.v1.ReconcileOutcome" json:"reconcile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitToolResultRequest) Reset() {
 	*x = SubmitToolResultRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4624,7 +4852,7 @@ func (x *SubmitToolResultRequest) String() string {
 func (*SubmitToolResultRequest) ProtoMessage() {}
 
 func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[41]
+	mi := &file_luosho_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4637,7 +4865,7 @@ func (x *SubmitToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultRequest.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SubmitToolResultRequest) GetSessionId() string {
@@ -4668,16 +4896,26 @@ func (x *SubmitToolResultRequest) GetIsError() bool {
 	return false
 }
 
+func (x *SubmitToolResultRequest) GetReconcile() ReconcileOutcome {
+	if x != nil {
+		return x.Reconcile
+	}
+	return ReconcileOutcome_RECONCILE_OUTCOME_UNSPECIFIED
+}
+
 type SubmitToolResultResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Outcome       SubmitOutcome          `protobuf:"varint,1,opt,name=outcome,proto3,enum=luosho.v1.SubmitOutcome" json:"outcome,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Outcome SubmitOutcome          `protobuf:"varint,1,opt,name=outcome,proto3,enum=luosho.v1.SubmitOutcome" json:"outcome,omitempty"`
+	// R77: after an ACCEPTED NOT_STARTED or UNKNOWN answer, the attempt the call is handed
+	// out again as (its new tool.call's attempt); 0 otherwise.
+	Attempt       int32 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitToolResultResponse) Reset() {
 	*x = SubmitToolResultResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4689,7 +4927,7 @@ func (x *SubmitToolResultResponse) String() string {
 func (*SubmitToolResultResponse) ProtoMessage() {}
 
 func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[42]
+	mi := &file_luosho_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4702,7 +4940,7 @@ func (x *SubmitToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitToolResultResponse.ProtoReflect.Descriptor instead.
 func (*SubmitToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
@@ -4710,6 +4948,13 @@ func (x *SubmitToolResultResponse) GetOutcome() SubmitOutcome {
 		return x.Outcome
 	}
 	return SubmitOutcome_SUBMIT_OUTCOME_UNSPECIFIED
+}
+
+func (x *SubmitToolResultResponse) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 type CancelRequest struct {
@@ -4721,7 +4966,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4733,7 +4978,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[43]
+	mi := &file_luosho_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4746,7 +4991,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CancelRequest) GetSessionId() string {
@@ -4766,7 +5011,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4778,7 +5023,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[44]
+	mi := &file_luosho_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4791,7 +5036,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CancelResponse) GetCancelled() bool {
@@ -4810,7 +5055,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4822,7 +5067,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[45]
+	mi := &file_luosho_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4835,7 +5080,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -4860,7 +5105,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4872,7 +5117,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[46]
+	mi := &file_luosho_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4885,7 +5130,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetSessionResponse) GetCheckpoint() *Checkpoint {
@@ -4931,7 +5176,7 @@ type ModelFailure struct {
 
 func (x *ModelFailure) Reset() {
 	*x = ModelFailure{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4943,7 +5188,7 @@ func (x *ModelFailure) String() string {
 func (*ModelFailure) ProtoMessage() {}
 
 func (x *ModelFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[47]
+	mi := &file_luosho_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4956,7 +5201,7 @@ func (x *ModelFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelFailure.ProtoReflect.Descriptor instead.
 func (*ModelFailure) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ModelFailure) GetReason() string {
@@ -5022,7 +5267,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5034,7 +5279,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[48]
+	mi := &file_luosho_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5047,7 +5292,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -5104,7 +5349,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5116,7 +5361,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[49]
+	mi := &file_luosho_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5129,7 +5374,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
@@ -5163,7 +5408,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5175,7 +5420,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[50]
+	mi := &file_luosho_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5188,7 +5433,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -5215,7 +5460,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5227,7 +5472,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[51]
+	mi := &file_luosho_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5240,7 +5485,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteSessionResponse) GetDeleted() bool {
@@ -5274,7 +5519,7 @@ type ResolveRequest struct {
 
 func (x *ResolveRequest) Reset() {
 	*x = ResolveRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5286,7 +5531,7 @@ func (x *ResolveRequest) String() string {
 func (*ResolveRequest) ProtoMessage() {}
 
 func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[52]
+	mi := &file_luosho_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5299,7 +5544,7 @@ func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
 func (*ResolveRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ResolveRequest) GetApprovalId() string {
@@ -5360,7 +5605,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5372,7 +5617,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[53]
+	mi := &file_luosho_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5385,7 +5630,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ResolveResponse) GetEvent() *Event {
@@ -5407,7 +5652,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5419,7 +5664,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[54]
+	mi := &file_luosho_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5432,7 +5677,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListApprovalsRequest) GetSessionId() string {
@@ -5466,7 +5711,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5478,7 +5723,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[55]
+	mi := &file_luosho_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5491,7 +5736,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -5522,7 +5767,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5534,7 +5779,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[56]
+	mi := &file_luosho_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5547,7 +5792,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *HistoryRequest) GetSessionId() string {
@@ -5588,7 +5833,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5600,7 +5845,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[57]
+	mi := &file_luosho_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5613,7 +5858,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *HistoryResponse) GetEntries() []*HistoryEntry {
@@ -5648,7 +5893,7 @@ type ForkPatch struct {
 
 func (x *ForkPatch) Reset() {
 	*x = ForkPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5660,7 +5905,7 @@ func (x *ForkPatch) String() string {
 func (*ForkPatch) ProtoMessage() {}
 
 func (x *ForkPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[58]
+	mi := &file_luosho_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5673,7 +5918,7 @@ func (x *ForkPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkPatch.ProtoReflect.Descriptor instead.
 func (*ForkPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ForkPatch) GetReplaceMessages() bool {
@@ -5722,7 +5967,7 @@ type ToolResultPatch struct {
 
 func (x *ToolResultPatch) Reset() {
 	*x = ToolResultPatch{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5734,7 +5979,7 @@ func (x *ToolResultPatch) String() string {
 func (*ToolResultPatch) ProtoMessage() {}
 
 func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[59]
+	mi := &file_luosho_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5747,7 +5992,7 @@ func (x *ToolResultPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultPatch.ProtoReflect.Descriptor instead.
 func (*ToolResultPatch) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ToolResultPatch) GetToolCallId() string {
@@ -5784,7 +6029,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5796,7 +6041,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[60]
+	mi := &file_luosho_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5809,7 +6054,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ForkRequest) GetSessionId() string {
@@ -5851,7 +6096,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5863,7 +6108,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[61]
+	mi := &file_luosho_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5876,7 +6121,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{61}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ForkResponse) GetSessionId() string {
@@ -5910,7 +6155,7 @@ type CompareRequest struct {
 
 func (x *CompareRequest) Reset() {
 	*x = CompareRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5922,7 +6167,7 @@ func (x *CompareRequest) String() string {
 func (*CompareRequest) ProtoMessage() {}
 
 func (x *CompareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[62]
+	mi := &file_luosho_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5935,7 +6180,7 @@ func (x *CompareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareRequest.ProtoReflect.Descriptor instead.
 func (*CompareRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{62}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CompareRequest) GetSessionIdA() string {
@@ -5965,7 +6210,7 @@ type TrajectoryStep struct {
 
 func (x *TrajectoryStep) Reset() {
 	*x = TrajectoryStep{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5977,7 +6222,7 @@ func (x *TrajectoryStep) String() string {
 func (*TrajectoryStep) ProtoMessage() {}
 
 func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[63]
+	mi := &file_luosho_v1_agent_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5990,7 +6235,7 @@ func (x *TrajectoryStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryStep.ProtoReflect.Descriptor instead.
 func (*TrajectoryStep) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{63}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *TrajectoryStep) GetIndex() int32 {
@@ -6032,7 +6277,7 @@ type TrajectoryCall struct {
 
 func (x *TrajectoryCall) Reset() {
 	*x = TrajectoryCall{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6044,7 +6289,7 @@ func (x *TrajectoryCall) String() string {
 func (*TrajectoryCall) ProtoMessage() {}
 
 func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[64]
+	mi := &file_luosho_v1_agent_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6057,7 +6302,7 @@ func (x *TrajectoryCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryCall.ProtoReflect.Descriptor instead.
 func (*TrajectoryCall) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{64}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *TrajectoryCall) GetToolCallId() string {
@@ -6121,7 +6366,7 @@ type ArgumentDrift struct {
 
 func (x *ArgumentDrift) Reset() {
 	*x = ArgumentDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6133,7 +6378,7 @@ func (x *ArgumentDrift) String() string {
 func (*ArgumentDrift) ProtoMessage() {}
 
 func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[65]
+	mi := &file_luosho_v1_agent_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6146,7 +6391,7 @@ func (x *ArgumentDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentDrift.ProtoReflect.Descriptor instead.
 func (*ArgumentDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{65}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ArgumentDrift) GetStep() int32 {
@@ -6195,7 +6440,7 @@ type TrajectoryDrift struct {
 
 func (x *TrajectoryDrift) Reset() {
 	*x = TrajectoryDrift{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6207,7 +6452,7 @@ func (x *TrajectoryDrift) String() string {
 func (*TrajectoryDrift) ProtoMessage() {}
 
 func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[66]
+	mi := &file_luosho_v1_agent_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6220,7 +6465,7 @@ func (x *TrajectoryDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrajectoryDrift.ProtoReflect.Descriptor instead.
 func (*TrajectoryDrift) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{66}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *TrajectoryDrift) GetToolOrderA() []string {
@@ -6292,7 +6537,7 @@ type CompareResponse struct {
 
 func (x *CompareResponse) Reset() {
 	*x = CompareResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6304,7 +6549,7 @@ func (x *CompareResponse) String() string {
 func (*CompareResponse) ProtoMessage() {}
 
 func (x *CompareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[67]
+	mi := &file_luosho_v1_agent_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6317,7 +6562,7 @@ func (x *CompareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompareResponse.ProtoReflect.Descriptor instead.
 func (*CompareResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{67}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *CompareResponse) GetA() []*TrajectoryStep {
@@ -6361,7 +6606,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6373,7 +6618,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[68]
+	mi := &file_luosho_v1_agent_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6386,7 +6631,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{68}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *WatchRequest) GetSessionId() string {
@@ -6419,7 +6664,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6431,7 +6676,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[69]
+	mi := &file_luosho_v1_agent_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6444,7 +6689,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{69}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *WatchResponse) GetEvent() *Event {
@@ -6465,7 +6710,7 @@ type ListMcpServersRequest struct {
 
 func (x *ListMcpServersRequest) Reset() {
 	*x = ListMcpServersRequest{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6477,7 +6722,7 @@ func (x *ListMcpServersRequest) String() string {
 func (*ListMcpServersRequest) ProtoMessage() {}
 
 func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[70]
+	mi := &file_luosho_v1_agent_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6490,7 +6735,7 @@ func (x *ListMcpServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersRequest.ProtoReflect.Descriptor instead.
 func (*ListMcpServersRequest) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{70}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListMcpServersRequest) GetRefresh() bool {
@@ -6510,7 +6755,7 @@ type ListMcpServersResponse struct {
 
 func (x *ListMcpServersResponse) Reset() {
 	*x = ListMcpServersResponse{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6522,7 +6767,7 @@ func (x *ListMcpServersResponse) String() string {
 func (*ListMcpServersResponse) ProtoMessage() {}
 
 func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[71]
+	mi := &file_luosho_v1_agent_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6535,7 +6780,7 @@ func (x *ListMcpServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMcpServersResponse.ProtoReflect.Descriptor instead.
 func (*ListMcpServersResponse) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{71}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListMcpServersResponse) GetServers() []*McpServer {
@@ -6561,7 +6806,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6573,7 +6818,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[72]
+	mi := &file_luosho_v1_agent_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6586,7 +6831,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{72}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *McpServer) GetName() string {
@@ -6646,7 +6891,7 @@ type McpTool struct {
 
 func (x *McpTool) Reset() {
 	*x = McpTool{}
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6658,7 +6903,7 @@ func (x *McpTool) String() string {
 func (*McpTool) ProtoMessage() {}
 
 func (x *McpTool) ProtoReflect() protoreflect.Message {
-	mi := &file_luosho_v1_agent_proto_msgTypes[73]
+	mi := &file_luosho_v1_agent_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6671,7 +6916,7 @@ func (x *McpTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpTool.ProtoReflect.Descriptor instead.
 func (*McpTool) Descriptor() ([]byte, []int) {
-	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{73}
+	return file_luosho_v1_agent_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *McpTool) GetName() string {
@@ -6713,12 +6958,13 @@ var File_luosho_v1_agent_proto protoreflect.FileDescriptor
 
 const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x15luosho/v1/agent.proto\x12\tluosho.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x01\n" +
+	"\x15luosho/v1/agent.proto\x12\tluosho.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
-	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\xc8\x05\n" +
+	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
+	"\treconcile\x18\x05 \x01(\bR\treconcile\"\xc8\x05\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -6812,13 +7058,14 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\bcost_usd\x18\x05 \x01(\x01R\acostUsd\x12.\n" +
 	"\x13cached_input_tokens\x18\x06 \x01(\x03R\x11cachedInputTokens\x12,\n" +
 	"\x12cache_write_tokens\x18\a \x01(\x03R\x10cacheWriteTokens\x12)\n" +
-	"\x10reasoning_tokens\x18\b \x01(\x03R\x0freasoningTokens\"\xb0\x01\n" +
+	"\x10reasoning_tokens\x18\b \x01(\x03R\x0freasoningTokens\"\xcc\x01\n" +
 	"\x0eToolCallRecord\x12'\n" +
 	"\x04call\x18\x01 \x01(\v2\x13.luosho.v1.ToolCallR\x04call\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x05R\x04step\x12$\n" +
 	"\vresult_json\x18\x04 \x01(\tH\x00R\n" +
 	"resultJson\x88\x01\x01\x12\x19\n" +
-	"\bis_error\x18\x05 \x01(\bR\aisErrorB\x0e\n" +
+	"\bis_error\x18\x05 \x01(\bR\aisError\x12\x1a\n" +
+	"\battempts\x18\x06 \x01(\x05R\battemptsB\x0e\n" +
 	"\f_result_jsonJ\x04\b\x03\x10\x04R\n" +
 	"has_result\"\x8f\x02\n" +
 	"\x10AgentFingerprint\x12\x12\n" +
@@ -6828,7 +7075,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbc\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xba\b\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -6857,8 +7104,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"last_drift\x18\x10 \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x129\n" +
 	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\x126\n" +
 	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\x127\n" +
-	"\rearly_results\x18* \x03(\v2\x12.luosho.v1.MessageR\fearlyResults\x12.\n" +
-	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\"\xb5\x02\n" +
+	"\rearly_results\x18* \x03(\v2\x12.luosho.v1.MessageR\fearlyResults\x12?\n" +
+	"\battempts\x18< \x03(\v2#.luosho.v1.Checkpoint.AttemptsEntryR\battempts\x12.\n" +
+	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\x1a;\n" +
+	"\rAttemptsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xb5\x02\n" +
 	"\rSubAgentState\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -6908,7 +7159,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"last_drift\x18\b \x01(\v2\x15.luosho.v1.AgentDriftR\tlastDrift\x121\n" +
 	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
-	"totalUsage\"\xb2\b\n" +
+	"totalUsage\"\xf5\b\n" +
 	"\x05Event\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -6937,7 +7188,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"tool_retry\x18\x1e \x01(\v2\x14.luosho.v1.ToolRetryH\x00R\ttoolRetry\x12;\n" +
 	"\finput_queued\x18\x1f \x01(\v2\x16.luosho.v1.InputQueuedH\x00R\vinputQueued\x12J\n" +
 	"\x11approval_resolved\x18  \x01(\v2\x1b.luosho.v1.ApprovalResolvedH\x00R\x10approvalResolved\x12D\n" +
-	"\x0fbudget_exceeded\x18! \x01(\v2\x19.luosho.v1.BudgetExceededH\x00R\x0ebudgetExceeded\x122\n" +
+	"\x0fbudget_exceeded\x18! \x01(\v2\x19.luosho.v1.BudgetExceededH\x00R\x0ebudgetExceeded\x12A\n" +
+	"\x0etool_reconcile\x18\" \x01(\v2\x18.luosho.v1.ToolReconcileH\x00R\rtoolReconcile\x122\n" +
 	"\bsubagent\x18( \x01(\v2\x16.luosho.v1.SubAgentTagR\bsubagentB\t\n" +
 	"\apayload\"\xaf\x01\n" +
 	"\bRunStart\x12&\n" +
@@ -6963,13 +7215,23 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tModelTurn\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12,\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.luosho.v1.MessageR\amessage\x12&\n" +
-	"\x05usage\x18\x03 \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xa4\x01\n" +
+	"\x05usage\x18\x03 \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xfb\x01\n" +
 	"\x11ToolCallRequested\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12'\n" +
 	"\x04call\x18\x02 \x01(\v2\x13.luosho.v1.ToolCallR\x04call\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x03 \x01(\x03R\ttimeoutMs\x123\n" +
-	"\bexecutor\x18\b \x01(\x0e2\x17.luosho.v1.ToolExecutorR\bexecutor\"\xa9\x01\n" +
+	"\bexecutor\x18\b \x01(\x0e2\x17.luosho.v1.ToolExecutorR\bexecutor\x12\x18\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\x12;\n" +
+	"\n" +
+	"reconciled\x18\x05 \x01(\x0e2\x1b.luosho.v1.ReconcileOutcomeR\n" +
+	"reconciled\"\x85\x01\n" +
+	"\rToolReconcile\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12'\n" +
+	"\x04call\x18\x02 \x01(\v2\x13.luosho.v1.ToolCallR\x04call\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\x05R\aattempt\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x04 \x01(\x03R\ttimeoutMs\"\xa9\x01\n" +
 	"\tToolRetry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
 	"\ftool_call_id\x18\x02 \x01(\tR\n" +
@@ -7067,7 +7329,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\"8\n" +
 	"\x0eResumeResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"\x96\x01\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.luosho.v1.EventR\x05event\"\xd1\x01\n" +
 	"\x17SubmitToolResultRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
@@ -7075,9 +7337,11 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"toolCallId\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
 	"resultJson\x12\x19\n" +
-	"\bis_error\x18\x04 \x01(\bR\aisError\"N\n" +
+	"\bis_error\x18\x04 \x01(\bR\aisError\x129\n" +
+	"\treconcile\x18\x05 \x01(\x0e2\x1b.luosho.v1.ReconcileOutcomeR\treconcile\"h\n" +
 	"\x18SubmitToolResultResponse\x122\n" +
-	"\aoutcome\x18\x01 \x01(\x0e2\x18.luosho.v1.SubmitOutcomeR\aoutcome\".\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2\x18.luosho.v1.SubmitOutcomeR\aoutcome\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x05R\aattempt\".\n" +
 	"\rCancelRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\".\n" +
@@ -7252,7 +7516,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xb5\x18\n" +
+	"\x11_destructive_hint*\x87\x19\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7339,7 +7603,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1eERROR_REASON_INVALID_AFTER_SEQ\x10n\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_FOLLOW\x10o\x12%\n" +
 	"!ERROR_REASON_INVALID_NEWEST_FIRST\x10p\x12+\n" +
-	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q*_\n" +
+	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q\x12$\n" +
+	" ERROR_REASON_RECONCILE_NOT_ASKED\x10x\x12*\n" +
+	"&ERROR_REASON_INVALID_RECONCILE_OUTCOME\x10y*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -7378,7 +7644,12 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x14RUN_MODE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fRUN_MODE_NEW\x10\x01\x12\x15\n" +
 	"\x11RUN_MODE_CONTINUE\x10\x02\x12\x13\n" +
-	"\x0fRUN_MODE_RESUME\x10\x03*a\n" +
+	"\x0fRUN_MODE_RESUME\x10\x03*\x93\x01\n" +
+	"\x10ReconcileOutcome\x12!\n" +
+	"\x1dRECONCILE_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16RECONCILE_OUTCOME_DONE\x10\x01\x12!\n" +
+	"\x1dRECONCILE_OUTCOME_NOT_STARTED\x10\x02\x12\x1d\n" +
+	"\x19RECONCILE_OUTCOME_UNKNOWN\x10\x03*a\n" +
 	"\fToolExecutor\x12\x1d\n" +
 	"\x19TOOL_EXECUTOR_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TOOL_EXECUTOR_CLIENT\x10\x01\x12\x18\n" +
@@ -7434,8 +7705,8 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 	return file_luosho_v1_agent_proto_rawDescData
 }
 
-var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -7445,239 +7716,247 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(McpRetryOn)(0),                  // 5: luosho.v1.McpRetryOn
 	(McpApproval)(0),                 // 6: luosho.v1.McpApproval
 	(RunMode)(0),                     // 7: luosho.v1.RunMode
-	(ToolExecutor)(0),                // 8: luosho.v1.ToolExecutor
-	(IfBusy)(0),                      // 9: luosho.v1.IfBusy
-	(SubmitOutcome)(0),               // 10: luosho.v1.SubmitOutcome
-	(McpTransport)(0),                // 11: luosho.v1.McpTransport
-	(McpServerState)(0),              // 12: luosho.v1.McpServerState
-	(*ToolSpec)(nil),                 // 13: luosho.v1.ToolSpec
-	(*AgentSpec)(nil),                // 14: luosho.v1.AgentSpec
-	(*Limits)(nil),                   // 15: luosho.v1.Limits
-	(*Budget)(nil),                   // 16: luosho.v1.Budget
-	(*SubAgent)(nil),                 // 17: luosho.v1.SubAgent
-	(*SubAgentTag)(nil),              // 18: luosho.v1.SubAgentTag
-	(*McpServerUse)(nil),             // 19: luosho.v1.McpServerUse
-	(*McpRetryPolicy)(nil),           // 20: luosho.v1.McpRetryPolicy
-	(*McpToolOverride)(nil),          // 21: luosho.v1.McpToolOverride
-	(*ToolCall)(nil),                 // 22: luosho.v1.ToolCall
-	(*Message)(nil),                  // 23: luosho.v1.Message
-	(*Usage)(nil),                    // 24: luosho.v1.Usage
-	(*ToolCallRecord)(nil),           // 25: luosho.v1.ToolCallRecord
-	(*AgentFingerprint)(nil),         // 26: luosho.v1.AgentFingerprint
-	(*Checkpoint)(nil),               // 27: luosho.v1.Checkpoint
-	(*SubAgentState)(nil),            // 28: luosho.v1.SubAgentState
-	(*Approval)(nil),                 // 29: luosho.v1.Approval
-	(*HistoryEntry)(nil),             // 30: luosho.v1.HistoryEntry
-	(*SessionSummary)(nil),           // 31: luosho.v1.SessionSummary
-	(*Event)(nil),                    // 32: luosho.v1.Event
-	(*RunStart)(nil),                 // 33: luosho.v1.RunStart
-	(*ApprovalResolved)(nil),         // 34: luosho.v1.ApprovalResolved
-	(*StepStart)(nil),                // 35: luosho.v1.StepStart
-	(*ModelTurn)(nil),                // 36: luosho.v1.ModelTurn
-	(*ToolCallRequested)(nil),        // 37: luosho.v1.ToolCallRequested
-	(*ToolRetry)(nil),                // 38: luosho.v1.ToolRetry
-	(*ToolResult)(nil),               // 39: luosho.v1.ToolResult
-	(*StepDone)(nil),                 // 40: luosho.v1.StepDone
-	(*TextDelta)(nil),                // 41: luosho.v1.TextDelta
-	(*AgentDrift)(nil),               // 42: luosho.v1.AgentDrift
-	(*ApprovalRequested)(nil),        // 43: luosho.v1.ApprovalRequested
-	(*BudgetExceeded)(nil),           // 44: luosho.v1.BudgetExceeded
-	(*RunDone)(nil),                  // 45: luosho.v1.RunDone
-	(*ExecuteRequest)(nil),           // 46: luosho.v1.ExecuteRequest
-	(*QueuedInput)(nil),              // 47: luosho.v1.QueuedInput
-	(*InputQueued)(nil),              // 48: luosho.v1.InputQueued
-	(*DequeueInputRequest)(nil),      // 49: luosho.v1.DequeueInputRequest
-	(*DequeueInputResponse)(nil),     // 50: luosho.v1.DequeueInputResponse
-	(*ExecuteResponse)(nil),          // 51: luosho.v1.ExecuteResponse
-	(*ResumeRequest)(nil),            // 52: luosho.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 53: luosho.v1.ResumeResponse
-	(*SubmitToolResultRequest)(nil),  // 54: luosho.v1.SubmitToolResultRequest
-	(*SubmitToolResultResponse)(nil), // 55: luosho.v1.SubmitToolResultResponse
-	(*CancelRequest)(nil),            // 56: luosho.v1.CancelRequest
-	(*CancelResponse)(nil),           // 57: luosho.v1.CancelResponse
-	(*GetSessionRequest)(nil),        // 58: luosho.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),       // 59: luosho.v1.GetSessionResponse
-	(*ModelFailure)(nil),             // 60: luosho.v1.ModelFailure
-	(*ListSessionsRequest)(nil),      // 61: luosho.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),     // 62: luosho.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),     // 63: luosho.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),    // 64: luosho.v1.DeleteSessionResponse
-	(*ResolveRequest)(nil),           // 65: luosho.v1.ResolveRequest
-	(*ResolveResponse)(nil),          // 66: luosho.v1.ResolveResponse
-	(*ListApprovalsRequest)(nil),     // 67: luosho.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),    // 68: luosho.v1.ListApprovalsResponse
-	(*HistoryRequest)(nil),           // 69: luosho.v1.HistoryRequest
-	(*HistoryResponse)(nil),          // 70: luosho.v1.HistoryResponse
-	(*ForkPatch)(nil),                // 71: luosho.v1.ForkPatch
-	(*ToolResultPatch)(nil),          // 72: luosho.v1.ToolResultPatch
-	(*ForkRequest)(nil),              // 73: luosho.v1.ForkRequest
-	(*ForkResponse)(nil),             // 74: luosho.v1.ForkResponse
-	(*CompareRequest)(nil),           // 75: luosho.v1.CompareRequest
-	(*TrajectoryStep)(nil),           // 76: luosho.v1.TrajectoryStep
-	(*TrajectoryCall)(nil),           // 77: luosho.v1.TrajectoryCall
-	(*ArgumentDrift)(nil),            // 78: luosho.v1.ArgumentDrift
-	(*TrajectoryDrift)(nil),          // 79: luosho.v1.TrajectoryDrift
-	(*CompareResponse)(nil),          // 80: luosho.v1.CompareResponse
-	(*WatchRequest)(nil),             // 81: luosho.v1.WatchRequest
-	(*WatchResponse)(nil),            // 82: luosho.v1.WatchResponse
-	(*ListMcpServersRequest)(nil),    // 83: luosho.v1.ListMcpServersRequest
-	(*ListMcpServersResponse)(nil),   // 84: luosho.v1.ListMcpServersResponse
-	(*McpServer)(nil),                // 85: luosho.v1.McpServer
-	(*McpTool)(nil),                  // 86: luosho.v1.McpTool
-	nil,                              // 87: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 88: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 89: google.protobuf.Timestamp
+	(ReconcileOutcome)(0),            // 8: luosho.v1.ReconcileOutcome
+	(ToolExecutor)(0),                // 9: luosho.v1.ToolExecutor
+	(IfBusy)(0),                      // 10: luosho.v1.IfBusy
+	(SubmitOutcome)(0),               // 11: luosho.v1.SubmitOutcome
+	(McpTransport)(0),                // 12: luosho.v1.McpTransport
+	(McpServerState)(0),              // 13: luosho.v1.McpServerState
+	(*ToolSpec)(nil),                 // 14: luosho.v1.ToolSpec
+	(*AgentSpec)(nil),                // 15: luosho.v1.AgentSpec
+	(*Limits)(nil),                   // 16: luosho.v1.Limits
+	(*Budget)(nil),                   // 17: luosho.v1.Budget
+	(*SubAgent)(nil),                 // 18: luosho.v1.SubAgent
+	(*SubAgentTag)(nil),              // 19: luosho.v1.SubAgentTag
+	(*McpServerUse)(nil),             // 20: luosho.v1.McpServerUse
+	(*McpRetryPolicy)(nil),           // 21: luosho.v1.McpRetryPolicy
+	(*McpToolOverride)(nil),          // 22: luosho.v1.McpToolOverride
+	(*ToolCall)(nil),                 // 23: luosho.v1.ToolCall
+	(*Message)(nil),                  // 24: luosho.v1.Message
+	(*Usage)(nil),                    // 25: luosho.v1.Usage
+	(*ToolCallRecord)(nil),           // 26: luosho.v1.ToolCallRecord
+	(*AgentFingerprint)(nil),         // 27: luosho.v1.AgentFingerprint
+	(*Checkpoint)(nil),               // 28: luosho.v1.Checkpoint
+	(*SubAgentState)(nil),            // 29: luosho.v1.SubAgentState
+	(*Approval)(nil),                 // 30: luosho.v1.Approval
+	(*HistoryEntry)(nil),             // 31: luosho.v1.HistoryEntry
+	(*SessionSummary)(nil),           // 32: luosho.v1.SessionSummary
+	(*Event)(nil),                    // 33: luosho.v1.Event
+	(*RunStart)(nil),                 // 34: luosho.v1.RunStart
+	(*ApprovalResolved)(nil),         // 35: luosho.v1.ApprovalResolved
+	(*StepStart)(nil),                // 36: luosho.v1.StepStart
+	(*ModelTurn)(nil),                // 37: luosho.v1.ModelTurn
+	(*ToolCallRequested)(nil),        // 38: luosho.v1.ToolCallRequested
+	(*ToolReconcile)(nil),            // 39: luosho.v1.ToolReconcile
+	(*ToolRetry)(nil),                // 40: luosho.v1.ToolRetry
+	(*ToolResult)(nil),               // 41: luosho.v1.ToolResult
+	(*StepDone)(nil),                 // 42: luosho.v1.StepDone
+	(*TextDelta)(nil),                // 43: luosho.v1.TextDelta
+	(*AgentDrift)(nil),               // 44: luosho.v1.AgentDrift
+	(*ApprovalRequested)(nil),        // 45: luosho.v1.ApprovalRequested
+	(*BudgetExceeded)(nil),           // 46: luosho.v1.BudgetExceeded
+	(*RunDone)(nil),                  // 47: luosho.v1.RunDone
+	(*ExecuteRequest)(nil),           // 48: luosho.v1.ExecuteRequest
+	(*QueuedInput)(nil),              // 49: luosho.v1.QueuedInput
+	(*InputQueued)(nil),              // 50: luosho.v1.InputQueued
+	(*DequeueInputRequest)(nil),      // 51: luosho.v1.DequeueInputRequest
+	(*DequeueInputResponse)(nil),     // 52: luosho.v1.DequeueInputResponse
+	(*ExecuteResponse)(nil),          // 53: luosho.v1.ExecuteResponse
+	(*ResumeRequest)(nil),            // 54: luosho.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 55: luosho.v1.ResumeResponse
+	(*SubmitToolResultRequest)(nil),  // 56: luosho.v1.SubmitToolResultRequest
+	(*SubmitToolResultResponse)(nil), // 57: luosho.v1.SubmitToolResultResponse
+	(*CancelRequest)(nil),            // 58: luosho.v1.CancelRequest
+	(*CancelResponse)(nil),           // 59: luosho.v1.CancelResponse
+	(*GetSessionRequest)(nil),        // 60: luosho.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),       // 61: luosho.v1.GetSessionResponse
+	(*ModelFailure)(nil),             // 62: luosho.v1.ModelFailure
+	(*ListSessionsRequest)(nil),      // 63: luosho.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),     // 64: luosho.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),     // 65: luosho.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),    // 66: luosho.v1.DeleteSessionResponse
+	(*ResolveRequest)(nil),           // 67: luosho.v1.ResolveRequest
+	(*ResolveResponse)(nil),          // 68: luosho.v1.ResolveResponse
+	(*ListApprovalsRequest)(nil),     // 69: luosho.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),    // 70: luosho.v1.ListApprovalsResponse
+	(*HistoryRequest)(nil),           // 71: luosho.v1.HistoryRequest
+	(*HistoryResponse)(nil),          // 72: luosho.v1.HistoryResponse
+	(*ForkPatch)(nil),                // 73: luosho.v1.ForkPatch
+	(*ToolResultPatch)(nil),          // 74: luosho.v1.ToolResultPatch
+	(*ForkRequest)(nil),              // 75: luosho.v1.ForkRequest
+	(*ForkResponse)(nil),             // 76: luosho.v1.ForkResponse
+	(*CompareRequest)(nil),           // 77: luosho.v1.CompareRequest
+	(*TrajectoryStep)(nil),           // 78: luosho.v1.TrajectoryStep
+	(*TrajectoryCall)(nil),           // 79: luosho.v1.TrajectoryCall
+	(*ArgumentDrift)(nil),            // 80: luosho.v1.ArgumentDrift
+	(*TrajectoryDrift)(nil),          // 81: luosho.v1.TrajectoryDrift
+	(*CompareResponse)(nil),          // 82: luosho.v1.CompareResponse
+	(*WatchRequest)(nil),             // 83: luosho.v1.WatchRequest
+	(*WatchResponse)(nil),            // 84: luosho.v1.WatchResponse
+	(*ListMcpServersRequest)(nil),    // 85: luosho.v1.ListMcpServersRequest
+	(*ListMcpServersResponse)(nil),   // 86: luosho.v1.ListMcpServersResponse
+	(*McpServer)(nil),                // 87: luosho.v1.McpServer
+	(*McpTool)(nil),                  // 88: luosho.v1.McpTool
+	nil,                              // 89: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	nil,                              // 90: luosho.v1.Checkpoint.AttemptsEntry
+	nil,                              // 91: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 92: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
-	13,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
+	14,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
 	2,   // 1: luosho.v1.AgentSpec.on_agent_drift:type_name -> luosho.v1.AgentDriftPolicy
-	19,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
-	17,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
-	15,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
-	16,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
-	16,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
-	14,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
-	20,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
-	21,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
+	20,  // 2: luosho.v1.AgentSpec.mcp_servers:type_name -> luosho.v1.McpServerUse
+	18,  // 3: luosho.v1.AgentSpec.subagents:type_name -> luosho.v1.SubAgent
+	16,  // 4: luosho.v1.AgentSpec.limits:type_name -> luosho.v1.Limits
+	17,  // 5: luosho.v1.Limits.run:type_name -> luosho.v1.Budget
+	17,  // 6: luosho.v1.Limits.session:type_name -> luosho.v1.Budget
+	15,  // 7: luosho.v1.SubAgent.agent:type_name -> luosho.v1.AgentSpec
+	21,  // 8: luosho.v1.McpServerUse.retry:type_name -> luosho.v1.McpRetryPolicy
+	22,  // 9: luosho.v1.McpServerUse.tool_overrides:type_name -> luosho.v1.McpToolOverride
 	5,   // 10: luosho.v1.McpRetryPolicy.retry_on:type_name -> luosho.v1.McpRetryOn
 	6,   // 11: luosho.v1.McpToolOverride.approval:type_name -> luosho.v1.McpApproval
-	20,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
+	21,  // 12: luosho.v1.McpToolOverride.retry:type_name -> luosho.v1.McpRetryPolicy
 	1,   // 13: luosho.v1.Message.role:type_name -> luosho.v1.Role
-	22,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
-	24,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
-	22,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
-	87,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	23,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
-	24,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
+	23,  // 14: luosho.v1.Message.tool_calls:type_name -> luosho.v1.ToolCall
+	25,  // 15: luosho.v1.Message.usage:type_name -> luosho.v1.Usage
+	23,  // 16: luosho.v1.ToolCallRecord.call:type_name -> luosho.v1.ToolCall
+	89,  // 17: luosho.v1.AgentFingerprint.tool_schema_hashes:type_name -> luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
+	24,  // 18: luosho.v1.Checkpoint.messages:type_name -> luosho.v1.Message
+	25,  // 19: luosho.v1.Checkpoint.usage:type_name -> luosho.v1.Usage
 	3,   // 20: luosho.v1.Checkpoint.status:type_name -> luosho.v1.CheckpointStatus
 	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
-	26,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	25,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	89,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
-	14,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
-	24,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
-	42,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
-	24,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
-	28,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
-	23,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
-	28,  // 31: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	23,  // 32: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	24,  // 33: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	26,  // 34: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	22,  // 35: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	22,  // 36: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	26,  // 37: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	89,  // 38: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 39: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	89,  // 40: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 41: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	27,  // 42: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	3,   // 43: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 44: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	89,  // 45: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	42,  // 46: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	24,  // 47: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	89,  // 48: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	33,  // 49: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	35,  // 50: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	36,  // 51: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	37,  // 52: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	39,  // 53: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	40,  // 54: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	45,  // 55: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	42,  // 56: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	41,  // 57: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	43,  // 58: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	38,  // 59: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	48,  // 60: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	34,  // 61: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	44,  // 62: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	18,  // 63: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 64: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	26,  // 65: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	23,  // 66: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	24,  // 67: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	22,  // 68: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	8,   // 69: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	29,  // 70: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	24,  // 71: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 72: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 73: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	24,  // 74: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	23,  // 75: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	14,  // 76: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	9,   // 77: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	23,  // 78: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	9,   // 79: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	89,  // 80: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	32,  // 81: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	14,  // 82: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	32,  // 83: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	10,  // 84: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	27,  // 85: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	47,  // 86: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	60,  // 87: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	88,  // 88: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	89,  // 89: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	89,  // 90: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 91: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	31,  // 92: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	14,  // 93: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	32,  // 94: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	29,  // 95: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	30,  // 96: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	23,  // 97: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	72,  // 98: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	71,  // 99: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	27,  // 100: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	77,  // 101: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	76,  // 102: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	78,  // 103: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 104: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 105: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	76,  // 106: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	76,  // 107: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	79,  // 108: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	32,  // 109: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	85,  // 110: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	11,  // 111: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	12,  // 112: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	86,  // 113: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	46,  // 114: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	52,  // 115: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	54,  // 116: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	56,  // 117: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	58,  // 118: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	61,  // 119: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	63,  // 120: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	65,  // 121: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	67,  // 122: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	69,  // 123: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	73,  // 124: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	75,  // 125: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	81,  // 126: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	83,  // 127: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	49,  // 128: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	51,  // 129: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	53,  // 130: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	55,  // 131: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	57,  // 132: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	59,  // 133: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	62,  // 134: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	64,  // 135: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	66,  // 136: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	68,  // 137: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	70,  // 138: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	74,  // 139: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	80,  // 140: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	82,  // 141: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	84,  // 142: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	50,  // 143: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	129, // [129:144] is the sub-list for method output_type
-	114, // [114:129] is the sub-list for method input_type
-	114, // [114:114] is the sub-list for extension type_name
-	114, // [114:114] is the sub-list for extension extendee
-	0,   // [0:114] is the sub-list for field type_name
+	27,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	26,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
+	92,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	15,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
+	25,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
+	44,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
+	25,  // 28: luosho.v1.Checkpoint.delegated_usage:type_name -> luosho.v1.Usage
+	29,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
+	24,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
+	90,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
+	29,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
+	24,  // 33: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	25,  // 34: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	27,  // 35: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	23,  // 36: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	23,  // 37: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	27,  // 38: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	92,  // 39: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	92,  // 40: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	92,  // 41: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 42: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	28,  // 43: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	3,   // 44: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 45: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	92,  // 46: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	44,  // 47: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	25,  // 48: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	92,  // 49: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	34,  // 50: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	36,  // 51: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	37,  // 52: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	38,  // 53: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	41,  // 54: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	42,  // 55: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	47,  // 56: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	44,  // 57: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	43,  // 58: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	45,  // 59: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	40,  // 60: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	50,  // 61: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	35,  // 62: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	46,  // 63: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	39,  // 64: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	19,  // 65: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 66: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	27,  // 67: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	24,  // 68: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	25,  // 69: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	23,  // 70: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	9,   // 71: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	8,   // 72: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	23,  // 73: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	30,  // 74: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	25,  // 75: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 76: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 77: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	25,  // 78: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	24,  // 79: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	15,  // 80: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	10,  // 81: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	24,  // 82: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	10,  // 83: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	92,  // 84: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	33,  // 85: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	15,  // 86: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 87: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	8,   // 88: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	11,  // 89: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	28,  // 90: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	49,  // 91: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	62,  // 92: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	91,  // 93: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	92,  // 94: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	92,  // 95: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 96: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	32,  // 97: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	15,  // 98: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 99: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	30,  // 100: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	31,  // 101: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	24,  // 102: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	74,  // 103: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	73,  // 104: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	28,  // 105: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	79,  // 106: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	78,  // 107: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	80,  // 108: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 109: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 110: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	78,  // 111: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	78,  // 112: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	81,  // 113: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	33,  // 114: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	87,  // 115: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	12,  // 116: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	13,  // 117: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	88,  // 118: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	48,  // 119: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	54,  // 120: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	56,  // 121: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	58,  // 122: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	60,  // 123: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	63,  // 124: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	65,  // 125: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	67,  // 126: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	69,  // 127: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	71,  // 128: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	75,  // 129: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	77,  // 130: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	83,  // 131: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	85,  // 132: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	51,  // 133: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	53,  // 134: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	55,  // 135: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	57,  // 136: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	59,  // 137: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	61,  // 138: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	64,  // 139: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	66,  // 140: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	68,  // 141: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	70,  // 142: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	72,  // 143: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	76,  // 144: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	82,  // 145: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	84,  // 146: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	86,  // 147: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	52,  // 148: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	134, // [134:149] is the sub-list for method output_type
+	119, // [119:134] is the sub-list for method input_type
+	119, // [119:119] is the sub-list for extension type_name
+	119, // [119:119] is the sub-list for extension extendee
+	0,   // [0:119] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -7705,20 +7984,21 @@ func file_luosho_v1_agent_proto_init() {
 		(*Event_InputQueued)(nil),
 		(*Event_ApprovalResolved)(nil),
 		(*Event_BudgetExceeded)(nil),
+		(*Event_ToolReconcile)(nil),
 	}
-	file_luosho_v1_agent_proto_msgTypes[33].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[49].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[58].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[64].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[67].OneofWrappers = []any{}
-	file_luosho_v1_agent_proto_msgTypes[73].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[34].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[50].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[59].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[65].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[68].OneofWrappers = []any{}
+	file_luosho_v1_agent_proto_msgTypes[74].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
-			NumEnums:      13,
-			NumMessages:   76,
+			NumEnums:      14,
+			NumMessages:   78,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

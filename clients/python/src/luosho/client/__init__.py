@@ -39,9 +39,23 @@ from ._requests import UNSET, ToolResultPatch
 from ._result import RunResult, Usage
 from ._retry import NO_RETRY, RetryPolicy, new_request_id
 from ._sync_client import Client, Run, Watch
-from ._tools import SubagentInfo, ToolContext, subagent_of
+from ._tools import (
+    NOT_STARTED,
+    UNKNOWN,
+    Done,
+    ReconcileCall,
+    SubagentInfo,
+    ToolContext,
+    Undone,
+    subagent_of,
+)
 
 __all__ = [
+    "NOT_STARTED",
+    "UNKNOWN",
+    "Done",
+    "ReconcileCall",
+    "Undone",
     "NO_RETRY",
     "RetryPolicy",
     "new_request_id",

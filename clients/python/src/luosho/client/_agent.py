@@ -40,6 +40,9 @@ class Tool:
     # A JSON Schema for the arguments; None means any JSON object.
     input_schema: dict[str, Any] | None = None
     needs_approval: bool = False
+    # R77: a call handed out before with no recorded result is first put to the client
+    # as tool.reconcile (set for you on the tools given a reconcile function).
+    reconcile: bool = False
 
     def to_proto(self) -> agent_pb2.ToolSpec:
         return agent_pb2.ToolSpec(
@@ -47,6 +50,7 @@ class Tool:
             description=self.description,
             input_schema_json="" if self.input_schema is None else dumps(self.input_schema),
             needs_approval=self.needs_approval,
+            reconcile=self.reconcile,
         )
 
 

@@ -28,6 +28,7 @@ from ._requests import (
     fork_request,
     history_query,
     list_sessions_query,
+    mark_reconciled,
     normalize_metadata,
     resolve_request,
     resume_request,
@@ -43,7 +44,7 @@ from ._retry import (
     channel_options,
     wait_until_ready_async,
 )
-from ._tools import ToolBox, ToolOutcome, ToolsLike
+from ._tools import ReconcileLike, ToolBox, ToolOutcome, ToolsLike, done_outcome
 from ._watch import WatchCursor
 
 __all__ = ["AsyncClient", "AsyncRun", "AsyncWatch"]
@@ -211,13 +212,21 @@ class AsyncRun(Delivered):
         task.add_done_callback(self._on_answered)
 
     async def _answer(self, event: agent_pb2.Event) -> None:
-        call_id = event.tool_call.call.id
-        outcome = self._outcomes.get(call_id)
-        if outcome is None:  # the tool runs once; a call asked again gets the same result
-            outcome = self._outcomes[call_id] = asyncio.ensure_future(
-                self._toolbox.run_async(self.session_id, event)
-            )
-        result = await asyncio.shield(outcome)
+        if event.type == "tool.reconcile":  # R77
+            call_id = event.tool_reconcile.call.id
+            ran = self._outcomes.get(call_id)
+            if ran is not None:  # the tool ran in this run object: that is its result
+                result = done_outcome(await asyncio.shield(ran))
+            else:
+                result = await self._toolbox.reconcile_async(self.session_id, event)
+        else:
+            call_id = event.tool_call.call.id
+            outcome = self._outcomes.get(call_id)
+            if outcome is None:  # the tool runs once; a call asked again gets the same result
+                outcome = self._outcomes[call_id] = asyncio.ensure_future(
+                    self._toolbox.run_async(self.session_id, event)
+                )
+            result = await asyncio.shield(outcome)
         try:
             await self._submit(event.session_id or self.session_id, call_id, result)
         except (UnavailableError, ToolCallNotPendingError):
@@ -369,6 +378,7 @@ class AsyncClient:
         *,
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
+        reconcile: ReconcileLike | None = None,
         business_state: Any = UNSET,
         request_id: str = "",
         history_limit: int | None = None,
@@ -396,7 +406,9 @@ class AsyncClient:
             if_busy=if_busy,
             retention_ms=retention_ms,
         )
-        return self._run(session_id, "Execute", request, tools)
+        if reconcile and request.HasField("agent"):
+            mark_reconciled(request.agent, reconcile)
+        return self._run(session_id, "Execute", request, tools, reconcile)
 
     def resume(
         self,
@@ -404,6 +416,7 @@ class AsyncClient:
         *,
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
+        reconcile: ReconcileLike | None = None,
         request_id: str = "",
     ) -> AsyncRun:
         """Finish an interrupted run (the Resume RPC); no agent means the saved one.
@@ -411,7 +424,9 @@ class AsyncClient:
         A session with nothing to run gives ``RunResult(ran=False, status="finished")``.
         """
         request = resume_request(session_id, agent=agent, request_id=request_id)
-        return self._run(session_id, "Resume", request, tools, empty_means_finished=True)
+        if reconcile and request.HasField("agent"):
+            mark_reconciled(request.agent, reconcile)
+        return self._run(session_id, "Resume", request, tools, reconcile, empty_means_finished=True)
 
     def resolve(
         self,
@@ -421,6 +436,7 @@ class AsyncClient:
         note: str = "",
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
+        reconcile: ReconcileLike | None = None,
         request_id: str = "",
         session_id: str = "",
     ) -> AsyncRun:
@@ -443,7 +459,9 @@ class AsyncClient:
             request_id=request_id,
             session_id=session_id,
         )
-        return self._run(session_id, "Resolve", request, tools)
+        if reconcile and request.HasField("agent"):
+            mark_reconciled(request.agent, reconcile)
+        return self._run(session_id, "Resolve", request, tools, reconcile)
 
     def _run(
         self,
@@ -451,6 +469,7 @@ class AsyncClient:
         rpc: str,
         request: Any,
         tools: ToolsLike | None,
+        reconcile: ReconcileLike | None = None,
         *,
         empty_means_finished: bool = False,
     ) -> AsyncRun:
@@ -462,7 +481,7 @@ class AsyncClient:
             session_id,
             start,
             self._submit_outcome,
-            ToolBox(tools),
+            ToolBox(tools, reconcile),
             empty_means_finished=empty_means_finished,
             request_id=request.request_id,
             retry=self._retry,
@@ -492,6 +511,7 @@ class AsyncClient:
             tool_call_id=tool_call_id,
             result_json=outcome.result_json,
             is_error=outcome.is_error,
+            reconcile=outcome.reconcile,  # type: ignore[arg-type]  # the proto enum's int
         )
         response = await self._unary("SubmitToolResult", request)
         return submit_outcome_name(response.outcome)

@@ -7,7 +7,7 @@ are described by a ``PageQuery`` that both clients' pagers follow.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
@@ -33,6 +33,7 @@ __all__ = [
     "history_query",
     "list_sessions_query",
     "list_sessions_request",
+    "mark_reconciled",
     "normalize_metadata",
     "resolve_request",
     "resume_request",
@@ -285,3 +286,16 @@ def watch_request(session_id: str, after_seq: int, follow: bool) -> agent_pb2.Wa
     if after_seq < 0:
         raise ValueError(f"after_seq must be >= 0, got {after_seq}")
     return agent_pb2.WatchRequest(session_id=session_id, after_seq=after_seq, follow=follow)
+
+
+def mark_reconciled(spec: agent_pb2.AgentSpec, names: Iterable[str]) -> None:
+    """Set ``reconcile`` on the tools of ``spec`` (and of its sub-agents, at every level)
+    that have a reconcile function (R77): the flag goes with the function."""
+    wanted = set(names)
+    if not wanted:
+        return
+    for tool in spec.tools:
+        if tool.name in wanted:
+            tool.reconcile = True
+    for sub in spec.subagents:
+        mark_reconciled(sub.agent, wanted)

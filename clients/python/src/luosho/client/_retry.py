@@ -297,7 +297,10 @@ class Delivered:
     @staticmethod
     def _asks_for_a_tool(event: agent_pb2.Event) -> bool:
         """A ``tool.call`` to answer: a replayed one already has its result, and a daemon
-        tool's (``executor`` DAEMON, an MCP tool) is run by the daemon itself."""
+        tool's (``executor`` DAEMON, an MCP tool) is run by the daemon itself. Or a
+        ``tool.reconcile`` to answer (R77), unless replayed."""
+        if event.type == "tool.reconcile":
+            return event.HasField("tool_reconcile") and not event.replayed
         return (
             event.type == "tool.call"
             and event.HasField("tool_call")

@@ -31,6 +31,7 @@ from ._requests import (
     fork_request,
     history_query,
     list_sessions_query,
+    mark_reconciled,
     normalize_metadata,
     resolve_request,
     resume_request,
@@ -46,7 +47,7 @@ from ._retry import (
     channel_options,
     wait_until_ready,
 )
-from ._tools import ToolBox, ToolOutcome, ToolsLike
+from ._tools import ReconcileLike, ToolBox, ToolOutcome, ToolsLike, done_outcome
 from ._watch import WatchCursor
 
 __all__ = ["Client", "Run", "Watch"]
@@ -198,6 +199,9 @@ class Run(Delivered):
         future.add_done_callback(self._on_answered)
 
     def _answer(self, event: agent_pb2.Event) -> None:
+        if event.type == "tool.reconcile":  # R77
+            self._reconcile(event)
+            return
         call_id = event.tool_call.call.id
         with self._lock:
             mine = call_id not in self._outcomes
@@ -216,6 +220,20 @@ class Run(Delivered):
         except (UnavailableError, ToolCallNotPendingError):
             # The daemon went away with the run: the stream fails too, and its retry asks
             # for this call again. Without retries this is the run's failure.
+            if self._retry.max_attempts == 1:
+                raise
+
+    def _reconcile(self, event: agent_pb2.Event) -> None:
+        call_id = event.tool_reconcile.call.id
+        with self._lock:
+            ran = self._outcomes.get(call_id)
+        if ran is not None:  # the tool ran in this run object: that is its result
+            outcome = done_outcome(ran.result())
+        else:
+            outcome = self._toolbox.reconcile_sync(self.session_id, event)
+        try:
+            self._submit(event.session_id or self.session_id, call_id, outcome)
+        except (UnavailableError, ToolCallNotPendingError):
             if self._retry.max_attempts == 1:
                 raise
 
@@ -370,6 +388,7 @@ class Client:
         *,
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
+        reconcile: ReconcileLike | None = None,
         business_state: Any = UNSET,
         request_id: str = "",
         history_limit: int | None = None,
@@ -387,7 +406,9 @@ class Client:
             if_busy=if_busy,
             retention_ms=retention_ms,
         )
-        return self._run(session_id, "Execute", request, tools)
+        if reconcile and request.HasField("agent"):
+            mark_reconciled(request.agent, reconcile)
+        return self._run(session_id, "Execute", request, tools, reconcile)
 
     def resume(
         self,
@@ -395,11 +416,14 @@ class Client:
         *,
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
+        reconcile: ReconcileLike | None = None,
         request_id: str = "",
     ) -> Run:
         """Finish an interrupted run; see ``AsyncClient.resume``."""
         request = resume_request(session_id, agent=agent, request_id=request_id)
-        return self._run(session_id, "Resume", request, tools, empty_means_finished=True)
+        if reconcile and request.HasField("agent"):
+            mark_reconciled(request.agent, reconcile)
+        return self._run(session_id, "Resume", request, tools, reconcile, empty_means_finished=True)
 
     def resolve(
         self,
@@ -409,6 +433,7 @@ class Client:
         note: str = "",
         agent: AgentLike | None = None,
         tools: ToolsLike | None = None,
+        reconcile: ReconcileLike | None = None,
         request_id: str = "",
         session_id: str = "",
     ) -> Run:
@@ -421,7 +446,9 @@ class Client:
             request_id=request_id,
             session_id=session_id,
         )
-        return self._run(session_id, "Resolve", request, tools)
+        if reconcile and request.HasField("agent"):
+            mark_reconciled(request.agent, reconcile)
+        return self._run(session_id, "Resolve", request, tools, reconcile)
 
     def _run(
         self,
@@ -429,6 +456,7 @@ class Client:
         rpc: str,
         request: Any,
         tools: ToolsLike | None,
+        reconcile: ReconcileLike | None = None,
         *,
         empty_means_finished: bool = False,
     ) -> Run:
@@ -440,7 +468,7 @@ class Client:
             session_id,
             start,
             self._submit_outcome,
-            ToolBox(tools),
+            ToolBox(tools, reconcile),
             self._tool_pool,
             empty_means_finished=empty_means_finished,
             request_id=request.request_id,
@@ -468,6 +496,7 @@ class Client:
             tool_call_id=tool_call_id,
             result_json=outcome.result_json,
             is_error=outcome.is_error,
+            reconcile=outcome.reconcile,  # type: ignore[arg-type]  # the proto enum's int
         )
         return submit_outcome_name(self._unary("SubmitToolResult", request).outcome)
 

@@ -1,10 +1,18 @@
-"""Running the app's tools for ``tool.call`` events, and encoding what they return.
+"""Running the app's tools for ``tool.call`` events, and encoding what they return; and
+answering ``tool.reconcile`` events (R77) with the app's reconcile functions.
 
 A tool is any callable, sync or async, called as ``fn(args)`` or, when it takes a second
 positional parameter, ``fn(args, ctx)`` with a ``ToolContext``. Its return value is sent
 as JSON. Every failure becomes an error result the model can read, so a run never waits
 on a tool the client could not run: an exception is ``{"error": "<Type>: <message>"}``,
 and so are an unknown tool name, undecodable arguments and an unencodable return value.
+
+A reconcile function (``reconcile={"pay": check_payment}``) is called as ``fn(call)`` with a
+``ReconcileCall`` when the daemon asks whether a call handed out before happened; it
+returns ``Done(result)`` (recorded as the call's result, the tool is not run again),
+``NOT_STARTED`` (the call is handed out again) or ``UNKNOWN`` (handed out again, the tool
+told through ``ToolContext.may_have_run``). A reconcile function that raises, and a tool
+without one, answer ``UNKNOWN``.
 """
 
 from __future__ import annotations
@@ -12,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, NamedTuple, TypeAlias
 
 from luosho.v1 import agent_pb2
@@ -21,7 +30,14 @@ from luosho.v1 import agent_pb2
 from ._agent import dumps
 
 __all__ = [
+    "NOT_STARTED",
+    "UNKNOWN",
+    "Done",
+    "ReconcileCall",
+    "ReconcileFunction",
+    "ReconcileLike",
     "SubagentInfo",
+    "Undone",
     "ToolBox",
     "ToolContext",
     "ToolFunction",
@@ -32,6 +48,46 @@ __all__ = [
 
 ToolFunction: TypeAlias = Callable[..., Any]
 ToolsLike: TypeAlias = Mapping[str, ToolFunction]
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A reconcile answer: the call happened; ``result`` (any JSON value) is its result."""
+
+    result: Any
+    is_error: bool = False
+
+
+class Undone(Enum):
+    """A reconcile answer without a result: the call is handed out again."""
+
+    #: The call never started.
+    NOT_STARTED = "NOT_STARTED"
+    #: The client cannot tell: the tool checks its side effect by the call id.
+    UNKNOWN = "UNKNOWN"
+
+
+NOT_STARTED = Undone.NOT_STARTED
+UNKNOWN = Undone.UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileCall:
+    """A call handed out before whose fate the daemon does not know (``tool.reconcile``)."""
+
+    session_id: str
+    # The call's id: the same on every hand-out, the idempotency key to look it up by.
+    tool_call_id: str
+    tool_name: str
+    arguments: Any
+    # The attempt of the last hand-out (1 = the first).
+    attempt: int
+    step: int = 0
+    subagent: SubagentInfo | None = None
+
+
+ReconcileFunction: TypeAlias = Callable[[ReconcileCall], "Done | Undone | Awaitable[Done | Undone]"]
+ReconcileLike: TypeAlias = Mapping[str, ReconcileFunction]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +123,27 @@ class ToolContext:
     # The sub-agent that asks (None: the lead). Its calls' ids are qualified by their
     # path ("<lead call id>/<its call id>"), and stay stable across re-runs too.
     subagent: SubagentInfo | None = None
+    # Which hand-out of the call this is (R77): 1 the first time, one more each time the
+    # same call is handed out again after a daemon restart, a takeover or a resume.
+    attempt: int = 0
+    # How the call's reconcile was answered when this hand-out follows one: "" (none),
+    # "NOT_STARTED" or "UNKNOWN" (also when the reconcile went unanswered).
+    reconciled: str = ""
+
+    @property
+    def may_have_run(self) -> bool:
+        """An earlier hand-out may have had its effect (``reconciled`` is "UNKNOWN"): check
+        by ``tool_call_id`` before acting again."""
+        return self.reconciled == "UNKNOWN"
 
 
 class ToolOutcome(NamedTuple):
-    """A tool call's answer, ready for SubmitToolResult."""
+    """A tool call's answer, ready for SubmitToolResult (``reconcile``: the proto's
+    ``ReconcileOutcome`` when it answers a ``tool.reconcile``, else 0)."""
 
     result_json: str
     is_error: bool
+    reconcile: int = 0
 
 
 class UnknownToolError(LookupError):
@@ -121,14 +191,69 @@ async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
-class ToolBox:
-    """The tools of one run, by name, with how each is to be called."""
+_RECONCILED = {
+    agent_pb2.RECONCILE_OUTCOME_NOT_STARTED: "NOT_STARTED",
+    agent_pb2.RECONCILE_OUTCOME_UNKNOWN: "UNKNOWN",
+}
 
-    def __init__(self, tools: ToolsLike | None) -> None:
+
+class ToolBox:
+    """The tools of one run, by name, with how each is to be called, and their reconcile
+    functions."""
+
+    def __init__(self, tools: ToolsLike | None, reconcile: ReconcileLike | None = None) -> None:
         self._entries = {
             name: _Entry(fn, _is_async(fn), _takes_context(fn))
             for name, fn in (tools or {}).items()
         }
+        self._reconcilers = dict(reconcile or {})
+
+    def _reconcile_call(self, session_id: str, event: agent_pb2.Event) -> ReconcileCall:
+        asked = event.tool_reconcile
+        call = asked.call
+        try:
+            args = json.loads(call.arguments_json) if call.arguments_json else {}
+        except ValueError:
+            args = call.arguments_json
+        return ReconcileCall(
+            session_id=event.session_id or session_id,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            arguments=args,
+            attempt=asked.attempt,
+            step=asked.step,
+            subagent=subagent_of(event),
+        )
+
+    async def reconcile_async(self, session_id: str, event: agent_pb2.Event) -> ToolOutcome:
+        """The answer to a tool.reconcile event; sync functions run in a worker thread."""
+        fn = self._reconcilers.get(event.tool_reconcile.call.name)
+        if fn is None:
+            return _UNKNOWN
+        call = self._reconcile_call(session_id, event)
+        try:
+            if _is_async(fn):
+                answer = await fn(call)  # type: ignore[misc]
+            else:
+                answer = await asyncio.to_thread(fn, call)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception:  # noqa: BLE001 - the client cannot tell: UNKNOWN
+            return _UNKNOWN
+        return _reconciled(answer)
+
+    def reconcile_sync(self, session_id: str, event: agent_pb2.Event) -> ToolOutcome:
+        """The answer to a tool.reconcile event, in this thread."""
+        fn = self._reconcilers.get(event.tool_reconcile.call.name)
+        if fn is None:
+            return _UNKNOWN
+        try:
+            answer = fn(self._reconcile_call(session_id, event))
+            if inspect.isawaitable(answer):
+                answer = asyncio.run(_await(answer))
+        except Exception:  # noqa: BLE001 - the client cannot tell: UNKNOWN
+            return _UNKNOWN
+        return _reconciled(answer)
 
     def _prepare(
         self, session_id: str, event: agent_pb2.Event
@@ -151,6 +276,8 @@ class ToolBox:
             step=request.step,
             timeout_ms=request.timeout_ms,
             subagent=subagent_of(event),
+            attempt=request.attempt,
+            reconciled=_RECONCILED.get(request.reconciled, ""),
         )
         return entry, (args, ctx)
 
@@ -184,3 +311,26 @@ class ToolBox:
         except Exception as exc:
             return _error(exc)
         return _encode(value)
+
+
+_UNKNOWN = ToolOutcome("", False, agent_pb2.RECONCILE_OUTCOME_UNKNOWN)
+
+
+def _reconciled(answer: Any) -> ToolOutcome:
+    """A reconcile function's answer as SubmitToolResult's fields; anything but ``Done``
+    or ``NOT_STARTED`` is ``UNKNOWN``."""
+    if isinstance(answer, Done):
+        encoded = _encode(answer.result)
+        return ToolOutcome(
+            encoded.result_json,
+            encoded.is_error or answer.is_error,
+            agent_pb2.RECONCILE_OUTCOME_DONE,
+        )
+    if answer is NOT_STARTED:
+        return ToolOutcome("", False, agent_pb2.RECONCILE_OUTCOME_NOT_STARTED)
+    return _UNKNOWN
+
+
+def done_outcome(outcome: ToolOutcome) -> ToolOutcome:
+    """A result the tool already computed in this run object, as a DONE reconcile answer."""
+    return ToolOutcome(outcome.result_json, outcome.is_error, agent_pb2.RECONCILE_OUTCOME_DONE)

@@ -97,6 +97,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_FOLLOW: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_NEWEST_FIRST: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: _ClassVar[ErrorReason]
+    ERROR_REASON_RECONCILE_NOT_ASKED: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_RECONCILE_OUTCOME: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -149,6 +151,13 @@ class RunMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RUN_MODE_NEW: _ClassVar[RunMode]
     RUN_MODE_CONTINUE: _ClassVar[RunMode]
     RUN_MODE_RESUME: _ClassVar[RunMode]
+
+class ReconcileOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECONCILE_OUTCOME_UNSPECIFIED: _ClassVar[ReconcileOutcome]
+    RECONCILE_OUTCOME_DONE: _ClassVar[ReconcileOutcome]
+    RECONCILE_OUTCOME_NOT_STARTED: _ClassVar[ReconcileOutcome]
+    RECONCILE_OUTCOME_UNKNOWN: _ClassVar[ReconcileOutcome]
 
 class ToolExecutor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -267,6 +276,8 @@ ERROR_REASON_INVALID_AFTER_SEQ: ErrorReason
 ERROR_REASON_INVALID_FOLLOW: ErrorReason
 ERROR_REASON_INVALID_NEWEST_FIRST: ErrorReason
 ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: ErrorReason
+ERROR_REASON_RECONCILE_NOT_ASKED: ErrorReason
+ERROR_REASON_INVALID_RECONCILE_OUTCOME: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -298,6 +309,10 @@ RUN_MODE_UNSPECIFIED: RunMode
 RUN_MODE_NEW: RunMode
 RUN_MODE_CONTINUE: RunMode
 RUN_MODE_RESUME: RunMode
+RECONCILE_OUTCOME_UNSPECIFIED: ReconcileOutcome
+RECONCILE_OUTCOME_DONE: ReconcileOutcome
+RECONCILE_OUTCOME_NOT_STARTED: ReconcileOutcome
+RECONCILE_OUTCOME_UNKNOWN: ReconcileOutcome
 TOOL_EXECUTOR_UNSPECIFIED: ToolExecutor
 TOOL_EXECUTOR_CLIENT: ToolExecutor
 TOOL_EXECUTOR_DAEMON: ToolExecutor
@@ -318,16 +333,18 @@ MCP_SERVER_STATE_RUNNING: McpServerState
 MCP_SERVER_STATE_DOWN: McpServerState
 
 class ToolSpec(_message.Message):
-    __slots__ = ("name", "description", "input_schema_json", "needs_approval")
+    __slots__ = ("name", "description", "input_schema_json", "needs_approval", "reconcile")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     NEEDS_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    RECONCILE_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     input_schema_json: str
     needs_approval: bool
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ...) -> None: ...
+    reconcile: bool
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
     __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits")
@@ -494,16 +511,18 @@ class Usage(_message.Message):
     def __init__(self, prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model_calls: _Optional[int] = ..., cost_usd: _Optional[float] = ..., cached_input_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., reasoning_tokens: _Optional[int] = ...) -> None: ...
 
 class ToolCallRecord(_message.Message):
-    __slots__ = ("call", "step", "result_json", "is_error")
+    __slots__ = ("call", "step", "result_json", "is_error", "attempts")
     CALL_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     call: ToolCall
     step: int
     result_json: str
     is_error: bool
-    def __init__(self, call: _Optional[_Union[ToolCall, _Mapping]] = ..., step: _Optional[int] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+    attempts: int
+    def __init__(self, call: _Optional[_Union[ToolCall, _Mapping]] = ..., step: _Optional[int] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ..., attempts: _Optional[int] = ...) -> None: ...
 
 class AgentFingerprint(_message.Message):
     __slots__ = ("hash", "model", "tool_schema_hashes", "instructions_hash")
@@ -525,7 +544,14 @@ class AgentFingerprint(_message.Message):
     def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "tasks")
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "attempts", "tasks")
+    class AttemptsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     STEP_INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -545,6 +571,7 @@ class Checkpoint(_message.Message):
     DELEGATED_USAGE_FIELD_NUMBER: _ClassVar[int]
     SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
     EARLY_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
@@ -565,8 +592,9 @@ class Checkpoint(_message.Message):
     delegated_usage: Usage
     subagents: _containers.RepeatedCompositeFieldContainer[SubAgentState]
     early_results: _containers.RepeatedCompositeFieldContainer[Message]
+    attempts: _containers.ScalarMap[str, int]
     tasks: _containers.RepeatedCompositeFieldContainer[SubAgentState]
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., attempts: _Optional[_Mapping[str, int]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ...) -> None: ...
 
 class SubAgentState(_message.Message):
     __slots__ = ("call_id", "name", "depth", "path", "task_id", "messages", "step_index", "usage", "fingerprint")
@@ -651,7 +679,7 @@ class SessionSummary(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., step_index: _Optional[int] = ..., message_count: _Optional[int] = ..., approval_id: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "subagent")
+    __slots__ = ("session_id", "run_id", "seq", "time", "type", "replayed", "run_start", "step_start", "model_turn", "tool_call", "tool_result", "step_done", "run_done", "agent_drift", "text_delta", "approval_requested", "tool_retry", "input_queued", "approval_resolved", "budget_exceeded", "tool_reconcile", "subagent")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -672,6 +700,7 @@ class Event(_message.Message):
     INPUT_QUEUED_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_RESOLVED_FIELD_NUMBER: _ClassVar[int]
     BUDGET_EXCEEDED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RECONCILE_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     run_id: str
@@ -693,8 +722,9 @@ class Event(_message.Message):
     input_queued: InputQueued
     approval_resolved: ApprovalResolved
     budget_exceeded: BudgetExceeded
+    tool_reconcile: ToolReconcile
     subagent: SubAgentTag
-    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., run_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., replayed: _Optional[bool] = ..., run_start: _Optional[_Union[RunStart, _Mapping]] = ..., step_start: _Optional[_Union[StepStart, _Mapping]] = ..., model_turn: _Optional[_Union[ModelTurn, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallRequested, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., step_done: _Optional[_Union[StepDone, _Mapping]] = ..., run_done: _Optional[_Union[RunDone, _Mapping]] = ..., agent_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., tool_retry: _Optional[_Union[ToolRetry, _Mapping]] = ..., input_queued: _Optional[_Union[InputQueued, _Mapping]] = ..., approval_resolved: _Optional[_Union[ApprovalResolved, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceeded, _Mapping]] = ..., tool_reconcile: _Optional[_Union[ToolReconcile, _Mapping]] = ..., subagent: _Optional[_Union[SubAgentTag, _Mapping]] = ...) -> None: ...
 
 class RunStart(_message.Message):
     __slots__ = ("mode", "step_index", "fingerprint", "request_id")
@@ -743,16 +773,32 @@ class ModelTurn(_message.Message):
     def __init__(self, step: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class ToolCallRequested(_message.Message):
-    __slots__ = ("step", "call", "timeout_ms", "executor")
+    __slots__ = ("step", "call", "timeout_ms", "executor", "attempt", "reconciled")
     STEP_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     EXECUTOR_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    RECONCILED_FIELD_NUMBER: _ClassVar[int]
     step: int
     call: ToolCall
     timeout_ms: int
     executor: ToolExecutor
-    def __init__(self, step: _Optional[int] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., executor: _Optional[_Union[ToolExecutor, str]] = ...) -> None: ...
+    attempt: int
+    reconciled: ReconcileOutcome
+    def __init__(self, step: _Optional[int] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., executor: _Optional[_Union[ToolExecutor, str]] = ..., attempt: _Optional[int] = ..., reconciled: _Optional[_Union[ReconcileOutcome, str]] = ...) -> None: ...
+
+class ToolReconcile(_message.Message):
+    __slots__ = ("step", "call", "attempt", "timeout_ms")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    call: ToolCall
+    attempt: int
+    timeout_ms: int
+    def __init__(self, step: _Optional[int] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ..., attempt: _Optional[int] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class ToolRetry(_message.Message):
     __slots__ = ("step", "tool_call_id", "tool_name", "attempt", "error", "delay_ms")
@@ -937,22 +983,26 @@ class ResumeResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
 
 class SubmitToolResultRequest(_message.Message):
-    __slots__ = ("session_id", "tool_call_id", "result_json", "is_error")
+    __slots__ = ("session_id", "tool_call_id", "result_json", "is_error", "reconcile")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    RECONCILE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     tool_call_id: str
     result_json: str
     is_error: bool
-    def __init__(self, session_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+    reconcile: ReconcileOutcome
+    def __init__(self, session_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., result_json: _Optional[str] = ..., is_error: _Optional[bool] = ..., reconcile: _Optional[_Union[ReconcileOutcome, str]] = ...) -> None: ...
 
 class SubmitToolResultResponse(_message.Message):
-    __slots__ = ("outcome",)
+    __slots__ = ("outcome", "attempt")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     outcome: SubmitOutcome
-    def __init__(self, outcome: _Optional[_Union[SubmitOutcome, str]] = ...) -> None: ...
+    attempt: int
+    def __init__(self, outcome: _Optional[_Union[SubmitOutcome, str]] = ..., attempt: _Optional[int] = ...) -> None: ...
 
 class CancelRequest(_message.Message):
     __slots__ = ("session_id",)

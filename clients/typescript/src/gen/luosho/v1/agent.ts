@@ -169,6 +169,13 @@ export enum ErrorReason {
   ERROR_REASON_INVALID_FOLLOW = 111,
   ERROR_REASON_INVALID_NEWEST_FIRST = 112,
   ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113,
+  /**
+   * ERROR_REASON_RECONCILE_NOT_ASKED - FAILED_PRECONDITION: SubmitToolResult with reconcile NOT_STARTED or UNKNOWN for a call
+   * the run does not reconcile (no tool.reconcile of it is waiting for an answer).
+   */
+  ERROR_REASON_RECONCILE_NOT_ASKED = 120,
+  /** ERROR_REASON_INVALID_RECONCILE_OUTCOME - INVALID_ARGUMENT: SubmitToolResult.reconcile is not a known ReconcileOutcome. */
+  ERROR_REASON_INVALID_RECONCILE_OUTCOME = 121,
   UNRECOGNIZED = -1,
 }
 
@@ -429,6 +436,12 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 113:
     case "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":
       return ErrorReason.ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
+    case 120:
+    case "ERROR_REASON_RECONCILE_NOT_ASKED":
+      return ErrorReason.ERROR_REASON_RECONCILE_NOT_ASKED;
+    case 121:
+    case "ERROR_REASON_INVALID_RECONCILE_OUTCOME":
+      return ErrorReason.ERROR_REASON_INVALID_RECONCILE_OUTCOME;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -608,6 +621,10 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INVALID_NEWEST_FIRST";
     case ErrorReason.ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE:
       return "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE";
+    case ErrorReason.ERROR_REASON_RECONCILE_NOT_ASKED:
+      return "ERROR_REASON_RECONCILE_NOT_ASKED";
+    case ErrorReason.ERROR_REASON_INVALID_RECONCILE_OUTCOME:
+      return "ERROR_REASON_INVALID_RECONCILE_OUTCOME";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -969,6 +986,62 @@ export function runModeToJSON(object: RunMode): string {
   }
 }
 
+/** The answer to a tool.reconcile (R77), in SubmitToolResultRequest.reconcile. */
+export enum ReconcileOutcome {
+  /** RECONCILE_OUTCOME_UNSPECIFIED - Not a reconcile answer: a plain result. */
+  RECONCILE_OUTCOME_UNSPECIFIED = 0,
+  /**
+   * RECONCILE_OUTCOME_DONE - The call's side effect happened: result_json/is_error is its result, recorded as if
+   * the tool had answered; the tool is not run again.
+   */
+  RECONCILE_OUTCOME_DONE = 1,
+  /** RECONCILE_OUTCOME_NOT_STARTED - The call never started: it is handed out again. */
+  RECONCILE_OUTCOME_NOT_STARTED = 2,
+  /**
+   * RECONCILE_OUTCOME_UNKNOWN - The client cannot tell: it is handed out again with reconciled UNKNOWN, and the tool
+   * checks its side effect by the call id.
+   */
+  RECONCILE_OUTCOME_UNKNOWN = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function reconcileOutcomeFromJSON(object: any): ReconcileOutcome {
+  switch (object) {
+    case 0:
+    case "RECONCILE_OUTCOME_UNSPECIFIED":
+      return ReconcileOutcome.RECONCILE_OUTCOME_UNSPECIFIED;
+    case 1:
+    case "RECONCILE_OUTCOME_DONE":
+      return ReconcileOutcome.RECONCILE_OUTCOME_DONE;
+    case 2:
+    case "RECONCILE_OUTCOME_NOT_STARTED":
+      return ReconcileOutcome.RECONCILE_OUTCOME_NOT_STARTED;
+    case 3:
+    case "RECONCILE_OUTCOME_UNKNOWN":
+      return ReconcileOutcome.RECONCILE_OUTCOME_UNKNOWN;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ReconcileOutcome.UNRECOGNIZED;
+  }
+}
+
+export function reconcileOutcomeToJSON(object: ReconcileOutcome): string {
+  switch (object) {
+    case ReconcileOutcome.RECONCILE_OUTCOME_UNSPECIFIED:
+      return "RECONCILE_OUTCOME_UNSPECIFIED";
+    case ReconcileOutcome.RECONCILE_OUTCOME_DONE:
+      return "RECONCILE_OUTCOME_DONE";
+    case ReconcileOutcome.RECONCILE_OUTCOME_NOT_STARTED:
+      return "RECONCILE_OUTCOME_NOT_STARTED";
+    case ReconcileOutcome.RECONCILE_OUTCOME_UNKNOWN:
+      return "RECONCILE_OUTCOME_UNKNOWN";
+    case ReconcileOutcome.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum ToolExecutor {
   /** TOOL_EXECUTOR_UNSPECIFIED - Older daemons: the client. */
   TOOL_EXECUTOR_UNSPECIFIED = 0,
@@ -1221,6 +1294,13 @@ export interface ToolSpec {
   inputSchemaJson: string;
   /** Pause the run for a human decision before the call runs. */
   needsApproval: boolean;
+  /**
+   * R77: a call of this tool that was handed out before (a tool.call with no recorded
+   * result: the daemon died, another daemon took the session over, the run was resumed)
+   * is first put to the client as a "tool.reconcile" event, answered with
+   * SubmitToolResult.reconcile, before it is handed out again.
+   */
+  reconcile: boolean;
 }
 
 /** The agent: what the run's fingerprint is made of, plus its limits. */
@@ -1412,6 +1492,12 @@ export interface ToolCallRecord {
   /** The recorded result; unset while the call has none. */
   resultJson?: string | undefined;
   isError: boolean;
+  /**
+   * How many times the call was handed out (its last tool.call's attempt, R77); 0: never
+   * (a daemon tool's call counts too; a call refused, rejected or answered by the input
+   * was never handed out).
+   */
+  attempts: number;
 }
 
 /** Identifies the agent that wrote a checkpoint (docs/reference/rules.md R46). */
@@ -1484,11 +1570,23 @@ export interface Checkpoint {
    */
   earlyResults: Message[];
   /**
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   */
+  attempts: { [key: string]: number };
+  /**
    * The session's finished tasks (R65), in the order they were first saved: each with its
    * task_id, name, depth, path, whole transcript and step count (call_id, usage and
    * fingerprint unset). A `task` call with a task_id continues one of them.
    */
   tasks: SubAgentState[];
+}
+
+export interface Checkpoint_AttemptsEntry {
+  key: string;
+  value: number;
 }
 
 /** The nested state of one unfinished sub-agent (R59). */
@@ -1590,8 +1688,9 @@ export interface Event {
   toolRetry?: ToolRetry | undefined;
   inputQueued?: InputQueued | undefined;
   approvalResolved?: ApprovalResolved | undefined;
-  budgetExceeded?:
-    | BudgetExceeded
+  budgetExceeded?: BudgetExceeded | undefined;
+  toolReconcile?:
+    | ToolReconcile
     | undefined;
   /** Set on every event a sub-agent causes (R58); unset on the lead's. */
   subagent: SubAgentTag | undefined;
@@ -1652,6 +1751,41 @@ export interface ToolCallRequested {
    * tool: nothing to do, its tool.result follows).
    */
   executor: ToolExecutor;
+  /**
+   * R77: 1 the first time the call is handed out; one more each time the same call is
+   * handed out again after a daemon restart, a takeover by another daemon or a Resume
+   * (the call id stays the same, R24). A tool.call sent again within one live run (a
+   * Watch that reconnects, a replay) carries the attempt it was saved with. 0: a daemon
+   * older than the field.
+   */
+  attempt: number;
+  /**
+   * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+   * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+   * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+   * the client said it had not run. UNSPECIFIED: no reconcile came first.
+   */
+  reconciled: ReconcileOutcome;
+}
+
+/**
+ * type "tool.reconcile" (R77): a call of a tool with `reconcile` set was handed out before
+ * and has no recorded result. Answer with SubmitToolResult on the same tool_call_id and
+ * `reconcile` set: DONE with the result (recorded, the tool is not run again), NOT_STARTED
+ * or UNKNOWN (the call is handed out again as a tool.call with the next attempt). A plain
+ * SubmitToolResult (reconcile unset) counts as DONE. No answer within timeout_ms: the call
+ * is handed out again as UNKNOWN.
+ */
+export interface ToolReconcile {
+  step: number;
+  /** The call, as its earlier tool.call carried it (a sub-agent's by its qualified id). */
+  call:
+    | ToolCall
+    | undefined;
+  /** The attempt of the last hand-out, whose outcome the daemon does not know. */
+  attempt: number;
+  /** Milliseconds the run waits for the answer (the tool's timeout). */
+  timeoutMs: number;
 }
 
 /** type "tool.retry": an attempt of a daemon tool's call failed and it is tried again (R73). */
@@ -1857,10 +1991,24 @@ export interface SubmitToolResultRequest {
   /** The result as JSON (a string result is "\"text\""). */
   resultJson: string;
   isError: boolean;
+  /**
+   * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+   * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+   * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+   * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+   * for a call the run does not reconcile fails with FAILED_PRECONDITION
+   * RECONCILE_NOT_ASKED.
+   */
+  reconcile: ReconcileOutcome;
 }
 
 export interface SubmitToolResultResponse {
   outcome: SubmitOutcome;
+  /**
+   * R77: after an ACCEPTED NOT_STARTED or UNKNOWN answer, the attempt the call is handed
+   * out again as (its new tool.call's attempt); 0 otherwise.
+   */
+  attempt: number;
 }
 
 export interface CancelRequest {
@@ -2154,7 +2302,7 @@ export interface McpTool {
 }
 
 function createBaseToolSpec(): ToolSpec {
-  return { name: "", description: "", inputSchemaJson: "", needsApproval: false };
+  return { name: "", description: "", inputSchemaJson: "", needsApproval: false, reconcile: false };
 }
 
 export const ToolSpec: MessageFns<ToolSpec> = {
@@ -2170,6 +2318,9 @@ export const ToolSpec: MessageFns<ToolSpec> = {
     }
     if (message.needsApproval !== false) {
       writer.uint32(32).bool(message.needsApproval);
+    }
+    if (message.reconcile !== false) {
+      writer.uint32(40).bool(message.reconcile);
     }
     return writer;
   },
@@ -2219,6 +2370,14 @@ export const ToolSpec: MessageFns<ToolSpec> = {
             message.needsApproval = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.reconcile = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2245,6 +2404,7 @@ export const ToolSpec: MessageFns<ToolSpec> = {
         : isSet(object.needs_approval)
         ? globalThis.Boolean(object.needs_approval)
         : false,
+      reconcile: isSet(object.reconcile) ? globalThis.Boolean(object.reconcile) : false,
     };
   },
 
@@ -2262,6 +2422,9 @@ export const ToolSpec: MessageFns<ToolSpec> = {
     if (message.needsApproval !== false) {
       obj.needsApproval = message.needsApproval;
     }
+    if (message.reconcile !== false) {
+      obj.reconcile = message.reconcile;
+    }
     return obj;
   },
 
@@ -2274,6 +2437,7 @@ export const ToolSpec: MessageFns<ToolSpec> = {
     message.description = object.description ?? "";
     message.inputSchemaJson = object.inputSchemaJson ?? "";
     message.needsApproval = object.needsApproval ?? false;
+    message.reconcile = object.reconcile ?? false;
     return message;
   },
 };
@@ -4027,7 +4191,7 @@ export const Usage: MessageFns<Usage> = {
 };
 
 function createBaseToolCallRecord(): ToolCallRecord {
-  return { call: undefined, step: 0, resultJson: undefined, isError: false };
+  return { call: undefined, step: 0, resultJson: undefined, isError: false, attempts: 0 };
 }
 
 export const ToolCallRecord: MessageFns<ToolCallRecord> = {
@@ -4043,6 +4207,9 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
     }
     if (message.isError !== false) {
       writer.uint32(40).bool(message.isError);
+    }
+    if (message.attempts !== 0) {
+      writer.uint32(48).int32(message.attempts);
     }
     return writer;
   },
@@ -4092,6 +4259,14 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
             message.isError = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.attempts = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4118,6 +4293,7 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
         : isSet(object.is_error)
         ? globalThis.Boolean(object.is_error)
         : false,
+      attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
     };
   },
 
@@ -4135,6 +4311,9 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
     if (message.isError !== false) {
       obj.isError = message.isError;
     }
+    if (message.attempts !== 0) {
+      obj.attempts = Math.round(message.attempts);
+    }
     return obj;
   },
 
@@ -4147,6 +4326,7 @@ export const ToolCallRecord: MessageFns<ToolCallRecord> = {
     message.step = object.step ?? 0;
     message.resultJson = object.resultJson ?? undefined;
     message.isError = object.isError ?? false;
+    message.attempts = object.attempts ?? 0;
     return message;
   },
 };
@@ -4425,6 +4605,7 @@ function createBaseCheckpoint(): Checkpoint {
     delegatedUsage: undefined,
     subagents: [],
     earlyResults: [],
+    attempts: {},
     tasks: [],
   };
 }
@@ -4488,6 +4669,9 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     for (const v of message.earlyResults) {
       Message.encode(v!, writer.uint32(338).fork()).join();
     }
+    globalThis.Object.entries(message.attempts).forEach(([key, value]: [string, number]) => {
+      Checkpoint_AttemptsEntry.encode({ key: key as any, value }, writer.uint32(482).fork()).join();
+    });
     for (const v of message.tasks) {
       SubAgentState.encode(v!, writer.uint32(762).fork()).join();
     }
@@ -4659,6 +4843,17 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.earlyResults.push(Message.decode(reader, reader.uint32()));
             continue;
           }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            const entry60 = Checkpoint_AttemptsEntry.decode(reader, reader.uint32());
+            if (entry60.value !== undefined) {
+              message.attempts[entry60.key] = entry60.value;
+            }
+            continue;
+          }
           case 95: {
             if (tag !== 762) {
               break;
@@ -4750,6 +4945,20 @@ export const Checkpoint: MessageFns<Checkpoint> = {
         : globalThis.Array.isArray(object?.early_results)
         ? object.early_results.map((e: any) => Message.fromJSON(e))
         : [],
+      attempts: isObject(object.attempts)
+        ? (globalThis.Object.entries(object.attempts) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
       tasks: globalThis.Array.isArray(object?.tasks)
         ? object.tasks.map((e: any) => SubAgentState.fromJSON(e))
         : [],
@@ -4815,6 +5024,15 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.earlyResults?.length) {
       obj.earlyResults = message.earlyResults.map((e) => Message.toJSON(e));
     }
+    if (message.attempts) {
+      const entries = globalThis.Object.entries(message.attempts) as [string, number][];
+      if (entries.length > 0) {
+        obj.attempts = {};
+        entries.forEach(([k, v]) => {
+          obj.attempts[k] = Math.round(v);
+        });
+      }
+    }
     if (message.tasks?.length) {
       obj.tasks = message.tasks.map((e) => SubAgentState.toJSON(e));
     }
@@ -4855,7 +5073,101 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       : undefined;
     message.subagents = object.subagents?.map((e) => SubAgentState.fromPartial(e)) || [];
     message.earlyResults = object.earlyResults?.map((e) => Message.fromPartial(e)) || [];
+    message.attempts = (globalThis.Object.entries(object.attempts ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
     message.tasks = object.tasks?.map((e) => SubAgentState.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCheckpoint_AttemptsEntry(): Checkpoint_AttemptsEntry {
+  return { key: "", value: 0 };
+}
+
+export const Checkpoint_AttemptsEntry: MessageFns<Checkpoint_AttemptsEntry> = {
+  encode(message: Checkpoint_AttemptsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Checkpoint_AttemptsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckpoint_AttemptsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Checkpoint_AttemptsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: Checkpoint_AttemptsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Checkpoint_AttemptsEntry>, I>>(base?: I): Checkpoint_AttemptsEntry {
+    return Checkpoint_AttemptsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Checkpoint_AttemptsEntry>, I>>(object: I): Checkpoint_AttemptsEntry {
+    const message = createBaseCheckpoint_AttemptsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };
@@ -5742,6 +6054,7 @@ function createBaseEvent(): Event {
     inputQueued: undefined,
     approvalResolved: undefined,
     budgetExceeded: undefined,
+    toolReconcile: undefined,
     subagent: undefined,
   };
 }
@@ -5807,6 +6120,9 @@ export const Event: MessageFns<Event> = {
     }
     if (message.budgetExceeded !== undefined) {
       BudgetExceeded.encode(message.budgetExceeded, writer.uint32(266).fork()).join();
+    }
+    if (message.toolReconcile !== undefined) {
+      ToolReconcile.encode(message.toolReconcile, writer.uint32(274).fork()).join();
     }
     if (message.subagent !== undefined) {
       SubAgentTag.encode(message.subagent, writer.uint32(322).fork()).join();
@@ -5987,6 +6303,14 @@ export const Event: MessageFns<Event> = {
             message.budgetExceeded = BudgetExceeded.decode(reader, reader.uint32());
             continue;
           }
+          case 34: {
+            if (tag !== 274) {
+              break;
+            }
+
+            message.toolReconcile = ToolReconcile.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -6093,6 +6417,11 @@ export const Event: MessageFns<Event> = {
         : isSet(object.budget_exceeded)
         ? BudgetExceeded.fromJSON(object.budget_exceeded)
         : undefined,
+      toolReconcile: isSet(object.toolReconcile)
+        ? ToolReconcile.fromJSON(object.toolReconcile)
+        : isSet(object.tool_reconcile)
+        ? ToolReconcile.fromJSON(object.tool_reconcile)
+        : undefined,
       subagent: isSet(object.subagent) ? SubAgentTag.fromJSON(object.subagent) : undefined,
     };
   },
@@ -6159,6 +6488,9 @@ export const Event: MessageFns<Event> = {
     if (message.budgetExceeded !== undefined) {
       obj.budgetExceeded = BudgetExceeded.toJSON(message.budgetExceeded);
     }
+    if (message.toolReconcile !== undefined) {
+      obj.toolReconcile = ToolReconcile.toJSON(message.toolReconcile);
+    }
     if (message.subagent !== undefined) {
       obj.subagent = SubAgentTag.toJSON(message.subagent);
     }
@@ -6217,6 +6549,9 @@ export const Event: MessageFns<Event> = {
       : undefined;
     message.budgetExceeded = (object.budgetExceeded !== undefined && object.budgetExceeded !== null)
       ? BudgetExceeded.fromPartial(object.budgetExceeded)
+      : undefined;
+    message.toolReconcile = (object.toolReconcile !== undefined && object.toolReconcile !== null)
+      ? ToolReconcile.fromPartial(object.toolReconcile)
       : undefined;
     message.subagent = (object.subagent !== undefined && object.subagent !== null)
       ? SubAgentTag.fromPartial(object.subagent)
@@ -6704,7 +7039,7 @@ export const ModelTurn: MessageFns<ModelTurn> = {
 };
 
 function createBaseToolCallRequested(): ToolCallRequested {
-  return { step: 0, call: undefined, timeoutMs: 0, executor: 0 };
+  return { step: 0, call: undefined, timeoutMs: 0, executor: 0, attempt: 0, reconciled: 0 };
 }
 
 export const ToolCallRequested: MessageFns<ToolCallRequested> = {
@@ -6720,6 +7055,12 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
     }
     if (message.executor !== 0) {
       writer.uint32(64).int32(message.executor);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(32).int32(message.attempt);
+    }
+    if (message.reconciled !== 0) {
+      writer.uint32(40).int32(message.reconciled);
     }
     return writer;
   },
@@ -6769,6 +7110,22 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
             message.executor = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.reconciled = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6791,6 +7148,8 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
         ? globalThis.Number(object.timeout_ms)
         : 0,
       executor: isSet(object.executor) ? toolExecutorFromJSON(object.executor) : 0,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      reconciled: isSet(object.reconciled) ? reconcileOutcomeFromJSON(object.reconciled) : 0,
     };
   },
 
@@ -6808,6 +7167,12 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
     if (message.executor !== 0) {
       obj.executor = toolExecutorToJSON(message.executor);
     }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.reconciled !== 0) {
+      obj.reconciled = reconcileOutcomeToJSON(message.reconciled);
+    }
     return obj;
   },
 
@@ -6820,6 +7185,129 @@ export const ToolCallRequested: MessageFns<ToolCallRequested> = {
     message.call = (object.call !== undefined && object.call !== null) ? ToolCall.fromPartial(object.call) : undefined;
     message.timeoutMs = object.timeoutMs ?? 0;
     message.executor = object.executor ?? 0;
+    message.attempt = object.attempt ?? 0;
+    message.reconciled = object.reconciled ?? 0;
+    return message;
+  },
+};
+
+function createBaseToolReconcile(): ToolReconcile {
+  return { step: 0, call: undefined, attempt: 0, timeoutMs: 0 };
+}
+
+export const ToolReconcile: MessageFns<ToolReconcile> = {
+  encode(message: ToolReconcile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.call !== undefined) {
+      ToolCall.encode(message.call, writer.uint32(18).fork()).join();
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(24).int32(message.attempt);
+    }
+    if (message.timeoutMs !== 0) {
+      writer.uint32(32).int64(message.timeoutMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolReconcile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolReconcile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.call = ToolCall.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.timeoutMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ToolReconcile {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      call: isSet(object.call) ? ToolCall.fromJSON(object.call) : undefined,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: ToolReconcile): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.call !== undefined) {
+      obj.call = ToolCall.toJSON(message.call);
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.timeoutMs !== 0) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ToolReconcile>, I>>(base?: I): ToolReconcile {
+    return ToolReconcile.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ToolReconcile>, I>>(object: I): ToolReconcile {
+    const message = createBaseToolReconcile();
+    message.step = object.step ?? 0;
+    message.call = (object.call !== undefined && object.call !== null) ? ToolCall.fromPartial(object.call) : undefined;
+    message.attempt = object.attempt ?? 0;
+    message.timeoutMs = object.timeoutMs ?? 0;
     return message;
   },
 };
@@ -8762,7 +9250,7 @@ export const ResumeResponse: MessageFns<ResumeResponse> = {
 };
 
 function createBaseSubmitToolResultRequest(): SubmitToolResultRequest {
-  return { sessionId: "", toolCallId: "", resultJson: "", isError: false };
+  return { sessionId: "", toolCallId: "", resultJson: "", isError: false, reconcile: 0 };
 }
 
 export const SubmitToolResultRequest: MessageFns<SubmitToolResultRequest> = {
@@ -8778,6 +9266,9 @@ export const SubmitToolResultRequest: MessageFns<SubmitToolResultRequest> = {
     }
     if (message.isError !== false) {
       writer.uint32(32).bool(message.isError);
+    }
+    if (message.reconcile !== 0) {
+      writer.uint32(40).int32(message.reconcile);
     }
     return writer;
   },
@@ -8827,6 +9318,14 @@ export const SubmitToolResultRequest: MessageFns<SubmitToolResultRequest> = {
             message.isError = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.reconcile = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8861,6 +9360,7 @@ export const SubmitToolResultRequest: MessageFns<SubmitToolResultRequest> = {
         : isSet(object.is_error)
         ? globalThis.Boolean(object.is_error)
         : false,
+      reconcile: isSet(object.reconcile) ? reconcileOutcomeFromJSON(object.reconcile) : 0,
     };
   },
 
@@ -8878,6 +9378,9 @@ export const SubmitToolResultRequest: MessageFns<SubmitToolResultRequest> = {
     if (message.isError !== false) {
       obj.isError = message.isError;
     }
+    if (message.reconcile !== 0) {
+      obj.reconcile = reconcileOutcomeToJSON(message.reconcile);
+    }
     return obj;
   },
 
@@ -8890,18 +9393,22 @@ export const SubmitToolResultRequest: MessageFns<SubmitToolResultRequest> = {
     message.toolCallId = object.toolCallId ?? "";
     message.resultJson = object.resultJson ?? "";
     message.isError = object.isError ?? false;
+    message.reconcile = object.reconcile ?? 0;
     return message;
   },
 };
 
 function createBaseSubmitToolResultResponse(): SubmitToolResultResponse {
-  return { outcome: 0 };
+  return { outcome: 0, attempt: 0 };
 }
 
 export const SubmitToolResultResponse: MessageFns<SubmitToolResultResponse> = {
   encode(message: SubmitToolResultResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.outcome !== 0) {
       writer.uint32(8).int32(message.outcome);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(16).int32(message.attempt);
     }
     return writer;
   },
@@ -8927,6 +9434,14 @@ export const SubmitToolResultResponse: MessageFns<SubmitToolResultResponse> = {
             message.outcome = reader.int32() as any;
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8940,13 +9455,19 @@ export const SubmitToolResultResponse: MessageFns<SubmitToolResultResponse> = {
   },
 
   fromJSON(object: any): SubmitToolResultResponse {
-    return { outcome: isSet(object.outcome) ? submitOutcomeFromJSON(object.outcome) : 0 };
+    return {
+      outcome: isSet(object.outcome) ? submitOutcomeFromJSON(object.outcome) : 0,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+    };
   },
 
   toJSON(message: SubmitToolResultResponse): unknown {
     const obj: any = {};
     if (message.outcome !== 0) {
       obj.outcome = submitOutcomeToJSON(message.outcome);
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
     }
     return obj;
   },
@@ -8957,6 +9478,7 @@ export const SubmitToolResultResponse: MessageFns<SubmitToolResultResponse> = {
   fromPartial<I extends Exact<DeepPartial<SubmitToolResultResponse>, I>>(object: I): SubmitToolResultResponse {
     const message = createBaseSubmitToolResultResponse();
     message.outcome = object.outcome ?? 0;
+    message.attempt = object.attempt ?? 0;
     return message;
   },
 };

@@ -107,6 +107,11 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_Checkpoint_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_Checkpoint_AttemptsEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_SubAgentState_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -156,6 +161,11 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_ToolReconcile_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_ToolReconcile_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ToolRetry_descriptor;
   static final 
@@ -416,432 +426,449 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\025luosho/v1/agent.proto\022\tluosho.v1\032\037goog" +
-      "le/protobuf/timestamp.proto\"`\n\010ToolSpec\022" +
+      "le/protobuf/timestamp.proto\"s\n\010ToolSpec\022" +
       "\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021in" +
       "put_schema_json\030\003 \001(\t\022\026\n\016needs_approval\030" +
-      "\004 \001(\010\"\235\004\n\tAgentSpec\022\r\n\005model\030\001 \001(\t\022\024\n\014in" +
-      "structions\030\002 \001(\t\022\"\n\005tools\030\003 \003(\0132\023.luosho" +
-      ".v1.ToolSpec\022\026\n\tmax_steps\030\004 \001(\005H\000\210\001\001\022\035\n\020" +
-      "tool_concurrency\030\005 \001(\005H\001\210\001\001\0223\n\016on_agent_" +
-      "drift\030\006 \001(\0162\033.luosho.v1.AgentDriftPolicy" +
-      "\022\033\n\023model_settings_json\030\007 \001(\t\022\034\n\017tool_ti" +
-      "meout_ms\030\010 \001(\003H\002\210\001\001\022 \n\023approval_timeout_" +
-      "ms\030\t \001(\003H\003\210\001\001\022,\n\013mcp_servers\030\024 \003(\0132\027.luo" +
-      "sho.v1.McpServerUse\022&\n\tsubagents\030( \003(\0132\023" +
-      ".luosho.v1.SubAgent\022\037\n\022max_subagent_dept" +
-      "h\030) \001(\005H\004\210\001\001\022!\n\006limits\0302 \001(\0132\021.luosho.v1" +
-      ".LimitsB\014\n\n_max_stepsB\023\n\021_tool_concurren" +
-      "cyB\022\n\020_tool_timeout_msB\026\n\024_approval_time" +
-      "out_msB\025\n\023_max_subagent_depth\"g\n\006Limits\022" +
-      "\036\n\003run\030\001 \001(\0132\021.luosho.v1.Budget\022\"\n\007sessi" +
-      "on\030\002 \001(\0132\021.luosho.v1.Budget\022\031\n\021count_pau" +
-      "sed_time\030\003 \001(\010\"\212\002\n\006Budget\022\031\n\014input_token" +
-      "s\030\001 \001(\003H\000\210\001\001\022\032\n\routput_tokens\030\002 \001(\003H\001\210\001\001" +
-      "\022\031\n\014total_tokens\030\003 \001(\003H\002\210\001\001\022\025\n\010cost_usd\030" +
-      "\004 \001(\001H\003\210\001\001\022\030\n\013model_calls\030\005 \001(\003H\004\210\001\001\022\032\n\r" +
-      "wall_clock_ms\030\006 \001(\003H\005\210\001\001B\017\n\r_input_token" +
-      "sB\020\n\016_output_tokensB\017\n\r_total_tokensB\013\n\t" +
-      "_cost_usdB\016\n\014_model_callsB\020\n\016_wall_clock" +
-      "_ms\"R\n\010SubAgent\022\014\n\004name\030\001 \001(\t\022\023\n\013descrip" +
-      "tion\030\002 \001(\t\022#\n\005agent\030\003 \001(\0132\024.luosho.v1.Ag" +
-      "entSpec\"I\n\013SubAgentTag\022\014\n\004name\030\001 \001(\t\022\r\n\005" +
-      "depth\030\002 \001(\005\022\014\n\004path\030\003 \003(\t\022\017\n\007task_id\030\004 \001" +
-      "(\t\"\267\001\n\014McpServerUse\022\014\n\004name\030\001 \001(\t\022\023\n\013all" +
-      "ow_tools\030\002 \003(\t\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022" +
-      "(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetryPolic" +
-      "y\0222\n\016tool_overrides\030\005 \003(\0132\032.luosho.v1.Mc" +
-      "pToolOverrideB\r\n\013_timeout_ms\"_\n\016McpRetry" +
-      "Policy\022\020\n\010attempts\030\001 \001(\005\022\022\n\nbackoff_ms\030\002" +
-      " \001(\003\022\'\n\010retry_on\030\003 \003(\0162\025.luosho.v1.McpRe" +
-      "tryOn\"\233\001\n\017McpToolOverride\022\014\n\004tool\030\001 \001(\t\022" +
-      "(\n\010approval\030\002 \001(\0162\026.luosho.v1.McpApprova" +
-      "l\022\027\n\ntimeout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(" +
-      "\0132\031.luosho.v1.McpRetryPolicyB\r\n\013_timeout" +
-      "_ms\"<\n\010ToolCall\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(" +
-      "\t\022\026\n\016arguments_json\030\003 \001(\t\"\315\001\n\007Message\022\035\n" +
-      "\004role\030\001 \001(\0162\017.luosho.v1.Role\022\017\n\007content\030" +
-      "\002 \001(\t\022\'\n\ntool_calls\030\003 \003(\0132\023.luosho.v1.To" +
-      "olCall\022\024\n\014tool_call_id\030\004 \001(\t\022\021\n\ttool_nam" +
-      "e\030\005 \001(\t\022\020\n\010is_error\030\006 \001(\010\022\r\n\005model\030\007 \001(\t" +
-      "\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\"\311\001\n\005Us" +
-      "age\022\025\n\rprompt_tokens\030\001 \001(\003\022\031\n\021completion" +
-      "_tokens\030\002 \001(\003\022\024\n\014total_tokens\030\003 \001(\003\022\023\n\013m" +
-      "odel_calls\030\004 \001(\003\022\020\n\010cost_usd\030\005 \001(\001\022\033\n\023ca" +
-      "ched_input_tokens\030\006 \001(\003\022\032\n\022cache_write_t" +
-      "okens\030\007 \001(\003\022\030\n\020reasoning_tokens\030\010 \001(\003\"\217\001" +
-      "\n\016ToolCallRecord\022!\n\004call\030\001 \001(\0132\023.luosho." +
-      "v1.ToolCall\022\014\n\004step\030\002 \001(\005\022\030\n\013result_json" +
-      "\030\004 \001(\tH\000\210\001\001\022\020\n\010is_error\030\005 \001(\010B\016\n\014_result" +
-      "_jsonJ\004\010\003\020\004R\nhas_result\"\322\001\n\020AgentFingerp" +
-      "rint\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022too" +
-      "l_schema_hashes\030\003 \003(\01321.luosho.v1.AgentF" +
-      "ingerprint.ToolSchemaHashesEntry\022\031\n\021inst" +
-      "ructions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesE" +
-      "ntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\337\005\n" +
-      "\nCheckpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messa" +
-      "ges\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_in" +
-      "dex\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usa" +
-      "ge\022\033\n\023business_state_json\030\005 \001(\t\022+\n\006statu" +
-      "s\030\006 \001(\0162\033.luosho.v1.CheckpointStatus\022\023\n\013" +
-      "approval_id\030\007 \001(\t\022.\n\rfinish_reason\030\010 \001(\016" +
-      "2\027.luosho.v1.FinishReason\0220\n\013fingerprint" +
-      "\030\t \001(\0132\033.luosho.v1.AgentFingerprint\022-\n\nt" +
-      "ool_calls\030\n \003(\0132\031.luosho.v1.ToolCallReco" +
-      "rd\022.\n\nupdated_at\030\013 \001(\0132\032.google.protobuf" +
-      ".Timestamp\022#\n\005agent\030\014 \001(\0132\024.luosho.v1.Ag" +
-      "entSpec\022%\n\013total_usage\030\r \001(\0132\020.luosho.v1" +
-      ".Usage\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022" +
-      ")\n\nlast_drift\030\020 \001(\0132\025.luosho.v1.AgentDri" +
-      "ft\022)\n\017delegated_usage\030( \001(\0132\020.luosho.v1." +
-      "Usage\022+\n\tsubagents\030) \003(\0132\030.luosho.v1.Sub" +
-      "AgentState\022)\n\rearly_results\030* \003(\0132\022.luos" +
-      "ho.v1.Message\022\'\n\005tasks\030_ \003(\0132\030.luosho.v1" +
-      ".SubAgentState\"\351\001\n\rSubAgentState\022\017\n\007call" +
-      "_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014" +
-      "\n\004path\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010message" +
-      "s\030\006 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_inde" +
-      "x\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage" +
-      "\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1.AgentF" +
-      "ingerprint\"\272\002\n\010Approval\022\023\n\013approval_id\030\001" +
-      " \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 " +
-      "\001(\0132\023.luosho.v1.ToolCall\022&\n\tremaining\030\004 " +
-      "\003(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220" +
-      "\n\013fingerprint\030\006 \001(\0132\033.luosho.v1.AgentFin" +
-      "gerprint\022.\n\ncreated_at\030\007 \001(\0132\032.google.pr" +
-      "otobuf.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.g" +
-      "oogle.protobuf.Timestamp\022\025\n\rsubagent_pat" +
-      "h\030( \003(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022," +
-      "\n\010saved_at\030\002 \001(\0132\032.google.protobuf.Times" +
-      "tamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Checkpo" +
-      "intStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_co" +
-      "unt\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v" +
-      "1.Checkpoint\"\303\002\n\016SessionSummary\022\022\n\nsessi" +
-      "on_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1." +
-      "CheckpointStatus\022.\n\rfinish_reason\030\003 \001(\0162" +
-      "\027.luosho.v1.FinishReason\022\022\n\nstep_index\030\004" +
-      " \001(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_" +
-      "id\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.pr" +
-      "otobuf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.l" +
-      "uosho.v1.AgentDrift\022%\n\013total_usage\030\t \001(\013" +
-      "2\020.luosho.v1.Usage\"\316\006\n\005Event\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n" +
-      "\004time\030\004 \001(\0132\032.google.protobuf.Timestamp\022" +
-      "\014\n\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_s" +
-      "tart\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nste" +
-      "p_start\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n" +
-      "\nmodel_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH" +
-      "\000\0221\n\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCal" +
-      "lRequestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luos" +
-      "ho.v1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023." +
-      "luosho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022" +
-      ".luosho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(" +
-      "\0132\025.luosho.v1.AgentDriftH\000\022*\n\ntext_delta" +
-      "\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approv" +
-      "al_requested\030\023 \001(\0132\034.luosho.v1.ApprovalR" +
-      "equestedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho." +
-      "v1.ToolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.l" +
-      "uosho.v1.InputQueuedH\000\0228\n\021approval_resol" +
-      "ved\030  \001(\0132\033.luosho.v1.ApprovalResolvedH\000" +
-      "\0224\n\017budget_exceeded\030! \001(\0132\031.luosho.v1.Bu" +
-      "dgetExceededH\000\022(\n\010subagent\030( \001(\0132\026.luosh" +
-      "o.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart" +
-      "\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nst" +
-      "ep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022\022\n\nrequest_id\030\004" +
-      " \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013approval_id" +
-      "\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_nam" +
-      "e\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022" +
-      "\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"\031\n\t" +
-      "StepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004" +
-      "step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1." +
-      "Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage" +
-      "\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004" +
-      "call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeo" +
-      "ut_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho.v" +
-      "1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001 \001(" +
-      "\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001" +
-      "(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010de" +
-      "lay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005" +
-      "\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(" +
-      "\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010" +
-      "\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDri" +
-      "ft\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t" +
-      "\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed\030\004" +
-      " \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instructi" +
-      "ons_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021Ap" +
-      "provalRequested\022%\n\010approval\030\001 \001(\0132\023.luos" +
-      "ho.v1.Approval\"\216\001\n\016BudgetExceeded\022\r\n\005sco" +
-      "pe\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014" +
-      "\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(\001\022\037\n\005usag" +
-      "e\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004path\030\007 \003(\t\"" +
-      "\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.luo" +
-      "sho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033.lu" +
-      "osho.v1.CheckpointStatus\022\022\n\nfinal_text\030\003" +
-      " \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132" +
-      "\020.luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t\022\025" +
-      "\n\rmessage_count\030\007 \001(\005\"\321\002\n\016ExecuteRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.lu" +
-      "osho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosho." +
-      "v1.AgentSpec\022 \n\023business_state_json\030\004 \001(" +
-      "\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_li" +
-      "mit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho" +
-      ".v1.IfBusy\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001B\026\n" +
-      "\024_business_state_jsonB\020\n\016_history_limitB" +
-      "\017\n\r_retention_msJ\004\010\010\020\tR\021retention_second" +
-      "s\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001 \001(\t\022!\n" +
-      "\005input\030\002 \003(\0132\022.luosho.v1.Message\022\"\n\007if_b" +
-      "usy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010position" +
-      "\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.google.pro" +
-      "tobuf.Timestamp\"0\n\013InputQueued\022\022\n\nreques" +
-      "t_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueInpu" +
-      "tRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_" +
-      "id\030\002 \001(\t\"\'\n\024DequeueInputResponse\022\017\n\007remo" +
-      "ved\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005event\030\001 " +
-      "\001(\0132\020.luosho.v1.Event\"\\\n\rResumeRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.luos" +
-      "ho.v1.AgentSpec\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016R" +
-      "esumeResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1" +
-      ".Event\"j\n\027SubmitToolResultRequest\022\022\n\nses" +
-      "sion_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013r" +
-      "esult_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030Su" +
-      "bmitToolResultResponse\022)\n\007outcome\030\001 \001(\0162" +
-      "\030.luosho.v1.SubmitOutcome\"#\n\rCancelReque" +
-      "st\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelResponse" +
-      "\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\"\233\001\n\022GetSessionRespo" +
-      "nse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Chec" +
-      "kpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.Queued" +
-      "Input\0223\n\022last_model_failure\030\003 \001(\0132\027.luos" +
-      "ho.v1.ModelFailure\"\220\002\n\014ModelFailure\022\016\n\006r" +
-      "eason\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata" +
-      "\030\003 \003(\0132%.luosho.v1.ModelFailure.Metadata" +
-      "Entry\022-\n\tfailed_at\030\004 \001(\0132\032.google.protob" +
-      "uf.Timestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_" +
-      "not_before\030\006 \001(\0132\032.google.protobuf.Times" +
-      "tamp\032/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005va" +
-      "lue\030\002 \001(\t:\0028\001\"\266\001\n\023ListSessionsRequest\022\021\n" +
-      "\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006" +
-      "status\030\003 \001(\0162\033.luosho.v1.CheckpointStatu" +
-      "s\022\031\n\021session_id_prefix\030\004 \001(\t\022\024\n\014newest_f" +
-      "irst\030\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\"\204" +
-      "\001\n\024ListSessionsResponse\022+\n\010sessions\030\001 \003(" +
-      "\0132\031.luosho.v1.SessionSummary\022\027\n\017next_pag" +
-      "e_token\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r" +
-      "\n\013_total_size\"@\n\024DeleteSessionRequest\022\022\n" +
-      "\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"" +
-      "(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 \001(" +
-      "\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001(" +
-      "\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005age" +
-      "nt\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreques" +
-      "t_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach" +
-      "_on_tool_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037" +
-      "\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListA" +
-      "pprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tp" +
-      "age_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025Li" +
-      "stApprovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023" +
-      ".luosho.v1.Approval\022\027\n\017next_page_token\030\002" +
-      " \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(" +
-      "\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017History" +
-      "Response\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.Hi" +
-      "storyEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\t" +
-      "ForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010m" +
-      "essages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023bus" +
-      "iness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_resu" +
-      "lt\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014" +
-      "append_input\030\005 \001(\tB\026\n\024_business_state_js" +
-      "on\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001 " +
-      "\001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001" +
-      "(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
-      "\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t" +
-      "\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n" +
-      "\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004ste" +
-      "p\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1." +
-      "Checkpoint\"<\n\016CompareRequest\022\024\n\014session_" +
-      "id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Traj" +
-      "ectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022" +
-      "(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCal" +
-      "l\"\332\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001" +
-      "(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t" +
-      "\022\030\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006" +
-      " \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(" +
-      "\0132\031.luosho.v1.TrajectoryStepB\016\n\014_result_" +
-      "jsonJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments" +
-      "_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"" +
-      "\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(" +
-      "\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_ch" +
-      "anged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho." +
-      "v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007ste" +
-      "ps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\0220\n\017finish_reason_b\030" +
-      "\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compa" +
-      "reResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajec" +
-      "toryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drif" +
-      "t\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_" +
-      "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
-      "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
-      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
-      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
-      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
-      "\302\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport" +
-      "\030\007 \001(\0162\027.luosho.v1.McpTransport\022(\n\005state" +
-      "\030\010 \001(\0162\031.luosho.v1.McpServerState\022\016\n\006sta" +
-      "rts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006" +
-      " \003(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n" +
-      "\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 " +
-      "\001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_o" +
-      "nly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030" +
-      "\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destru" +
-      "ctive_hint*\265\030\n\013ErrorReason\022\034\n\030ERROR_REAS" +
-      "ON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNA" +
-      "L\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"" +
-      "\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ER" +
-      "ROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERR" +
-      "OR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_" +
-      "REASON_SESSION_EXISTS\020\006\022$\n ERROR_REASON_" +
-      "EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TO" +
-      "OL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL" +
-      "_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESS" +
-      "ION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_" +
-      "AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOO" +
-      "L_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY" +
-      "\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR" +
-      "_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON" +
-      "_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHU" +
-      "TTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RU" +
-      "NS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023" +
-      "\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ER" +
-      "ROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_" +
-      "REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPU" +
-      "T_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_" +
-      "REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020" +
-      "\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERR" +
-      "OR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_RE" +
-      "ASON_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DU" +
-      "PLICATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_" +
-      "DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF" +
-      "_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPU" +
-      "T_REQUIRED\020,\022$\n ERROR_REASON_INVALID_APP" +
-      "ROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_APPRO" +
-      "VAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_DR" +
-      "IFT_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HIS" +
-      "TORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\020" +
-      "1\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031E" +
-      "RROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REAS" +
-      "ON_INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_I" +
-      "NVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INV" +
-      "ALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_M" +
-      "ODEL\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SET" +
-      "TINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZ" +
-      "E\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:" +
-      "\022#\n\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037\n" +
-      "\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_" +
-      "REASON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REA" +
-      "SON_INVALID_STATUS\020>\022!\n\035ERROR_REASON_INV" +
-      "ALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_" +
-      "SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INVALID_" +
-      "TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_T" +
-      "OOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALI" +
-      "D_TOOL_NAME\020C\022$\n ERROR_REASON_INVALID_TO" +
-      "OL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL" +
-      "_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOU" +
-      "ND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER" +
-      "_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRI" +
-      "PTION_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGEN" +
-      "T_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON" +
-      "_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REAS" +
-      "ON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_RE" +
-      "ASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_T" +
-      "OOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASO" +
-      "N_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_U" +
-      "NKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKN" +
-      "OWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_T" +
-      "OOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETEN" +
-      "TION\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d" +
-      "\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE\020" +
-      "e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERR" +
-      "OR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_" +
-      "REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASO" +
-      "N_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON" +
-      "_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_IN" +
-      "VALID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_IN" +
-      "VALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INV" +
-      "ALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASO" +
-      "N_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_IN" +
-      "VALID_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_N" +
-      "EWEST_FIRST\020p\022+\n\'ERROR_REASON_INVALID_IN" +
-      "CLUDE_TOTAL_SIZE\020q*_\n\004Role\022\024\n\020ROLE_UNSPE" +
-      "CIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002" +
-      "\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020" +
-      "AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_U" +
-      "NSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020" +
-      "\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT" +
-      "_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointSta" +
-      "tus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!" +
-      "\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHE" +
-      "CKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CH" +
-      "ECKPOINT_STATUS_FINISHED\020\003*\352\001\n\014FinishRea" +
-      "son\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FI" +
-      "NISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_" +
-      "STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FI" +
-      "NISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINIS" +
-      "H_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REA" +
-      "SON_DEADLINE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n" +
-      "\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY" +
-      "_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABL" +
-      "E\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpA" +
-      "pproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n" +
-      "\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNG" +
-      "ATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED" +
-      "\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINU" +
-      "E\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecutor" +
-      "\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_" +
-      "EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMO" +
-      "N\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022" +
-      "\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022" +
-      "\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBA" +
-      "CK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_" +
-      "UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED" +
-      "\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014McpT" +
-      "ransport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000\022" +
-      "\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPOR" +
-      "T_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERVE" +
-      "R_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STAT" +
-      "E_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUNN" +
-      "ING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014Age" +
-      "ntService\022B\n\007Execute\022\031.luosho.v1.Execute" +
-      "Request\032\032.luosho.v1.ExecuteResponse0\001\022?\n",
-      "\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luos" +
-      "ho.v1.ResumeResponse0\001\022[\n\020SubmitToolResu" +
-      "lt\022\".luosho.v1.SubmitToolResultRequest\032#" +
-      ".luosho.v1.SubmitToolResultResponse\022=\n\006C" +
-      "ancel\022\030.luosho.v1.CancelRequest\032\031.luosho" +
-      ".v1.CancelResponse\022I\n\nGetSession\022\034.luosh" +
-      "o.v1.GetSessionRequest\032\035.luosho.v1.GetSe" +
-      "ssionResponse\022O\n\014ListSessions\022\036.luosho.v" +
-      "1.ListSessionsRequest\032\037.luosho.v1.ListSe" +
-      "ssionsResponse\022R\n\rDeleteSession\022\037.luosho" +
-      ".v1.DeleteSessionRequest\032 .luosho.v1.Del" +
-      "eteSessionResponse\022B\n\007Resolve\022\031.luosho.v" +
-      "1.ResolveRequest\032\032.luosho.v1.ResolveResp" +
-      "onse0\001\022R\n\rListApprovals\022\037.luosho.v1.List" +
-      "ApprovalsRequest\032 .luosho.v1.ListApprova" +
-      "lsResponse\022@\n\007History\022\031.luosho.v1.Histor" +
-      "yRequest\032\032.luosho.v1.HistoryResponse\0227\n\004" +
-      "Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1" +
-      ".ForkResponse\022@\n\007Compare\022\031.luosho.v1.Com" +
-      "pareRequest\032\032.luosho.v1.CompareResponse\022" +
-      "<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luos" +
-      "ho.v1.WatchResponse0\001\022U\n\016ListMcpServers\022" +
-      " .luosho.v1.ListMcpServersRequest\032!.luos" +
-      "ho.v1.ListMcpServersResponse\022O\n\014DequeueI" +
-      "nput\022\036.luosho.v1.DequeueInputRequest\032\037.l" +
-      "uosho.v1.DequeueInputResponseB\035\n\rdev.luo" +
-      "sho.v1B\nAgentProtoP\001b\006proto3"
+      "\004 \001(\010\022\021\n\treconcile\030\005 \001(\010\"\235\004\n\tAgentSpec\022\r" +
+      "\n\005model\030\001 \001(\t\022\024\n\014instructions\030\002 \001(\t\022\"\n\005t" +
+      "ools\030\003 \003(\0132\023.luosho.v1.ToolSpec\022\026\n\tmax_s" +
+      "teps\030\004 \001(\005H\000\210\001\001\022\035\n\020tool_concurrency\030\005 \001(" +
+      "\005H\001\210\001\001\0223\n\016on_agent_drift\030\006 \001(\0162\033.luosho." +
+      "v1.AgentDriftPolicy\022\033\n\023model_settings_js" +
+      "on\030\007 \001(\t\022\034\n\017tool_timeout_ms\030\010 \001(\003H\002\210\001\001\022 " +
+      "\n\023approval_timeout_ms\030\t \001(\003H\003\210\001\001\022,\n\013mcp_" +
+      "servers\030\024 \003(\0132\027.luosho.v1.McpServerUse\022&" +
+      "\n\tsubagents\030( \003(\0132\023.luosho.v1.SubAgent\022\037" +
+      "\n\022max_subagent_depth\030) \001(\005H\004\210\001\001\022!\n\006limit" +
+      "s\0302 \001(\0132\021.luosho.v1.LimitsB\014\n\n_max_steps" +
+      "B\023\n\021_tool_concurrencyB\022\n\020_tool_timeout_m" +
+      "sB\026\n\024_approval_timeout_msB\025\n\023_max_subage" +
+      "nt_depth\"g\n\006Limits\022\036\n\003run\030\001 \001(\0132\021.luosho" +
+      ".v1.Budget\022\"\n\007session\030\002 \001(\0132\021.luosho.v1." +
+      "Budget\022\031\n\021count_paused_time\030\003 \001(\010\"\212\002\n\006Bu" +
+      "dget\022\031\n\014input_tokens\030\001 \001(\003H\000\210\001\001\022\032\n\routpu" +
+      "t_tokens\030\002 \001(\003H\001\210\001\001\022\031\n\014total_tokens\030\003 \001(" +
+      "\003H\002\210\001\001\022\025\n\010cost_usd\030\004 \001(\001H\003\210\001\001\022\030\n\013model_c" +
+      "alls\030\005 \001(\003H\004\210\001\001\022\032\n\rwall_clock_ms\030\006 \001(\003H\005" +
+      "\210\001\001B\017\n\r_input_tokensB\020\n\016_output_tokensB\017" +
+      "\n\r_total_tokensB\013\n\t_cost_usdB\016\n\014_model_c" +
+      "allsB\020\n\016_wall_clock_ms\"R\n\010SubAgent\022\014\n\004na" +
+      "me\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022#\n\005agent\030\003" +
+      " \001(\0132\024.luosho.v1.AgentSpec\"I\n\013SubAgentTa" +
+      "g\022\014\n\004name\030\001 \001(\t\022\r\n\005depth\030\002 \001(\005\022\014\n\004path\030\003" +
+      " \003(\t\022\017\n\007task_id\030\004 \001(\t\"\267\001\n\014McpServerUse\022\014" +
+      "\n\004name\030\001 \001(\t\022\023\n\013allow_tools\030\002 \003(\t\022\027\n\ntim" +
+      "eout_ms\030\003 \001(\003H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luos" +
+      "ho.v1.McpRetryPolicy\0222\n\016tool_overrides\030\005" +
+      " \003(\0132\032.luosho.v1.McpToolOverrideB\r\n\013_tim" +
+      "eout_ms\"_\n\016McpRetryPolicy\022\020\n\010attempts\030\001 " +
+      "\001(\005\022\022\n\nbackoff_ms\030\002 \001(\003\022\'\n\010retry_on\030\003 \003(" +
+      "\0162\025.luosho.v1.McpRetryOn\"\233\001\n\017McpToolOver" +
+      "ride\022\014\n\004tool\030\001 \001(\t\022(\n\010approval\030\002 \001(\0162\026.l" +
+      "uosho.v1.McpApproval\022\027\n\ntimeout_ms\030\003 \001(\003" +
+      "H\000\210\001\001\022(\n\005retry\030\004 \001(\0132\031.luosho.v1.McpRetr" +
+      "yPolicyB\r\n\013_timeout_ms\"<\n\010ToolCall\022\n\n\002id" +
+      "\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003" +
+      " \001(\t\"\315\001\n\007Message\022\035\n\004role\030\001 \001(\0162\017.luosho." +
+      "v1.Role\022\017\n\007content\030\002 \001(\t\022\'\n\ntool_calls\030\003" +
+      " \003(\0132\023.luosho.v1.ToolCall\022\024\n\014tool_call_i" +
+      "d\030\004 \001(\t\022\021\n\ttool_name\030\005 \001(\t\022\020\n\010is_error\030\006" +
+      " \001(\010\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001(\0132\020.luo" +
+      "sho.v1.Usage\"\311\001\n\005Usage\022\025\n\rprompt_tokens\030" +
+      "\001 \001(\003\022\031\n\021completion_tokens\030\002 \001(\003\022\024\n\014tota" +
+      "l_tokens\030\003 \001(\003\022\023\n\013model_calls\030\004 \001(\003\022\020\n\010c" +
+      "ost_usd\030\005 \001(\001\022\033\n\023cached_input_tokens\030\006 \001" +
+      "(\003\022\032\n\022cache_write_tokens\030\007 \001(\003\022\030\n\020reason" +
+      "ing_tokens\030\010 \001(\003\"\241\001\n\016ToolCallRecord\022!\n\004c" +
+      "all\030\001 \001(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\002" +
+      " \001(\005\022\030\n\013result_json\030\004 \001(\tH\000\210\001\001\022\020\n\010is_err" +
+      "or\030\005 \001(\010\022\020\n\010attempts\030\006 \001(\005B\016\n\014_result_js" +
+      "onJ\004\010\003\020\004R\nhas_result\"\322\001\n\020AgentFingerprin" +
+      "t\022\014\n\004hash\030\001 \001(\t\022\r\n\005model\030\002 \001(\t\022M\n\022tool_s" +
+      "chema_hashes\030\003 \003(\01321.luosho.v1.AgentFing" +
+      "erprint.ToolSchemaHashesEntry\022\031\n\021instruc" +
+      "tions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesEntr" +
+      "y\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\307\006\n\nCh" +
+      "eckpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messages" +
+      "\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_index" +
+      "\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usage\022" +
+      "\033\n\023business_state_json\030\005 \001(\t\022+\n\006status\030\006" +
+      " \001(\0162\033.luosho.v1.CheckpointStatus\022\023\n\013app" +
+      "roval_id\030\007 \001(\t\022.\n\rfinish_reason\030\010 \001(\0162\027." +
+      "luosho.v1.FinishReason\0220\n\013fingerprint\030\t " +
+      "\001(\0132\033.luosho.v1.AgentFingerprint\022-\n\ntool" +
+      "_calls\030\n \003(\0132\031.luosho.v1.ToolCallRecord\022" +
+      ".\n\nupdated_at\030\013 \001(\0132\032.google.protobuf.Ti" +
+      "mestamp\022#\n\005agent\030\014 \001(\0132\024.luosho.v1.Agent" +
+      "Spec\022%\n\013total_usage\030\r \001(\0132\020.luosho.v1.Us" +
+      "age\022\017\n\007version\030\016 \001(\003\022\016\n\006run_id\030\017 \001(\t\022)\n\n" +
+      "last_drift\030\020 \001(\0132\025.luosho.v1.AgentDrift\022" +
+      ")\n\017delegated_usage\030( \001(\0132\020.luosho.v1.Usa" +
+      "ge\022+\n\tsubagents\030) \003(\0132\030.luosho.v1.SubAge" +
+      "ntState\022)\n\rearly_results\030* \003(\0132\022.luosho." +
+      "v1.Message\0225\n\010attempts\030< \003(\0132#.luosho.v1" +
+      ".Checkpoint.AttemptsEntry\022\'\n\005tasks\030_ \003(\013" +
+      "2\030.luosho.v1.SubAgentState\032/\n\rAttemptsEn" +
+      "try\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"\351\001\n\r" +
+      "SubAgentState\022\017\n\007call_id\030\001 \001(\t\022\014\n\004name\030\002" +
+      " \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004path\030\004 \003(\t\022\017\n\007tas" +
+      "k_id\030\005 \001(\t\022$\n\010messages\030\006 \003(\0132\022.luosho.v1" +
+      ".Message\022\022\n\nstep_index\030\007 \001(\005\022\037\n\005usage\030\010 " +
+      "\001(\0132\020.luosho.v1.Usage\0220\n\013fingerprint\030\t \001" +
+      "(\0132\033.luosho.v1.AgentFingerprint\"\272\002\n\010Appr" +
+      "oval\022\023\n\013approval_id\030\001 \001(\t\022\022\n\nsession_id\030" +
+      "\002 \001(\t\022&\n\ttool_call\030\003 \001(\0132\023.luosho.v1.Too" +
+      "lCall\022&\n\tremaining\030\004 \003(\0132\023.luosho.v1.Too" +
+      "lCall\022\014\n\004step\030\005 \001(\005\0220\n\013fingerprint\030\006 \001(\013" +
+      "2\033.luosho.v1.AgentFingerprint\022.\n\ncreated" +
+      "_at\030\007 \001(\0132\032.google.protobuf.Timestamp\022.\n" +
+      "\nexpires_at\030\010 \001(\0132\032.google.protobuf.Time" +
+      "stamp\022\025\n\rsubagent_path\030( \003(\t\"\312\001\n\014History" +
+      "Entry\022\014\n\004step\030\001 \001(\005\022,\n\010saved_at\030\002 \001(\0132\032." +
+      "google.protobuf.Timestamp\022+\n\006status\030\003 \001(" +
+      "\0162\033.luosho.v1.CheckpointStatus\022\017\n\007versio" +
+      "n\030\004 \001(\003\022\025\n\rmessage_count\030\005 \001(\005\022)\n\ncheckp" +
+      "oint\030\006 \001(\0132\025.luosho.v1.Checkpoint\"\303\002\n\016Se" +
+      "ssionSummary\022\022\n\nsession_id\030\001 \001(\t\022+\n\006stat" +
+      "us\030\002 \001(\0162\033.luosho.v1.CheckpointStatus\022.\n" +
+      "\rfinish_reason\030\003 \001(\0162\027.luosho.v1.FinishR" +
+      "eason\022\022\n\nstep_index\030\004 \001(\005\022\025\n\rmessage_cou" +
+      "nt\030\005 \001(\005\022\023\n\013approval_id\030\006 \001(\t\022.\n\nupdated" +
+      "_at\030\007 \001(\0132\032.google.protobuf.Timestamp\022)\n" +
+      "\nlast_drift\030\010 \001(\0132\025.luosho.v1.AgentDrift" +
+      "\022%\n\013total_usage\030\t \001(\0132\020.luosho.v1.Usage\"" +
+      "\202\007\n\005Event\022\022\n\nsession_id\030\001 \001(\t\022\016\n\006run_id\030" +
+      "\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004time\030\004 \001(\0132\032.googl" +
+      "e.protobuf.Timestamp\022\014\n\004type\030\005 \001(\t\022\020\n\010re" +
+      "played\030\006 \001(\010\022(\n\trun_start\030\n \001(\0132\023.luosho" +
+      ".v1.RunStartH\000\022*\n\nstep_start\030\013 \001(\0132\024.luo" +
+      "sho.v1.StepStartH\000\022*\n\nmodel_turn\030\014 \001(\0132\024" +
+      ".luosho.v1.ModelTurnH\000\0221\n\ttool_call\030\r \001(" +
+      "\0132\034.luosho.v1.ToolCallRequestedH\000\022,\n\013too" +
+      "l_result\030\016 \001(\0132\025.luosho.v1.ToolResultH\000\022" +
+      "(\n\tstep_done\030\017 \001(\0132\023.luosho.v1.StepDoneH" +
+      "\000\022&\n\010run_done\030\020 \001(\0132\022.luosho.v1.RunDoneH" +
+      "\000\022,\n\013agent_drift\030\021 \001(\0132\025.luosho.v1.Agent" +
+      "DriftH\000\022*\n\ntext_delta\030\022 \001(\0132\024.luosho.v1." +
+      "TextDeltaH\000\022:\n\022approval_requested\030\023 \001(\0132" +
+      "\034.luosho.v1.ApprovalRequestedH\000\022*\n\ntool_" +
+      "retry\030\036 \001(\0132\024.luosho.v1.ToolRetryH\000\022.\n\014i" +
+      "nput_queued\030\037 \001(\0132\026.luosho.v1.InputQueue" +
+      "dH\000\0228\n\021approval_resolved\030  \001(\0132\033.luosho." +
+      "v1.ApprovalResolvedH\000\0224\n\017budget_exceeded" +
+      "\030! \001(\0132\031.luosho.v1.BudgetExceededH\000\0222\n\016t" +
+      "ool_reconcile\030\" \001(\0132\030.luosho.v1.ToolReco" +
+      "ncileH\000\022(\n\010subagent\030( \001(\0132\026.luosho.v1.Su" +
+      "bAgentTagB\t\n\007payload\"\206\001\n\010RunStart\022 \n\004mod" +
+      "e\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep_inde" +
+      "x\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luosho.v1" +
+      ".AgentFingerprint\022\022\n\nrequest_id\030\004 \001(\t\"\225\001" +
+      "\n\020ApprovalResolved\022\023\n\013approval_id\030\001 \001(\t\022" +
+      "\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t" +
+      "\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n\ndeci" +
+      "ded_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"\031\n\tStepSta" +
+      "rt\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004step\030\001 " +
+      "\001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1.Message" +
+      "\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage\"\305\001\n\021To" +
+      "olCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 " +
+      "\001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeout_ms\030\003" +
+      " \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho.v1.ToolE" +
+      "xecutor\022\017\n\007attempt\030\004 \001(\005\022/\n\nreconciled\030\005" +
+      " \001(\0162\033.luosho.v1.ReconcileOutcome\"e\n\rToo" +
+      "lReconcile\022\014\n\004step\030\001 \001(\005\022!\n\004call\030\002 \001(\0132\023" +
+      ".luosho.v1.ToolCall\022\017\n\007attempt\030\003 \001(\005\022\022\n\n" +
+      "timeout_ms\030\004 \001(\003\"t\n\tToolRetry\022\014\n\004step\030\001 " +
+      "\001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003" +
+      " \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010" +
+      "delay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004step\030\001 \001" +
+      "(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 " +
+      "\001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001" +
+      "(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelt" +
+      "a\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentD" +
+      "rift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001" +
+      "(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed" +
+      "\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instruc" +
+      "tions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021" +
+      "ApprovalRequested\022%\n\010approval\030\001 \001(\0132\023.lu" +
+      "osho.v1.Approval\"\216\001\n\016BudgetExceeded\022\r\n\005s" +
+      "cope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005value\030\003 \001(\001" +
+      "\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(\001\022\037\n\005us" +
+      "age\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004path\030\007 \003(" +
+      "\t\"\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.l" +
+      "uosho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033." +
+      "luosho.v1.CheckpointStatus\022\022\n\nfinal_text" +
+      "\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(" +
+      "\0132\020.luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t" +
+      "\022\025\n\rmessage_count\030\007 \001(\005\"\321\002\n\016ExecuteReque" +
+      "st\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022." +
+      "luosho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosh" +
+      "o.v1.AgentSpec\022 \n\023business_state_json\030\004 " +
+      "\001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_" +
+      "limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luos" +
+      "ho.v1.IfBusy\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001B" +
+      "\026\n\024_business_state_jsonB\020\n\016_history_limi" +
+      "tB\017\n\r_retention_msJ\004\010\010\020\tR\021retention_seco" +
+      "nds\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001 \001(\t\022" +
+      "!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022\"\n\007if" +
+      "_busy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010positi" +
+      "on\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.google.p" +
+      "rotobuf.Timestamp\"0\n\013InputQueued\022\022\n\nrequ" +
+      "est_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueIn" +
+      "putRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nreques" +
+      "t_id\030\002 \001(\t\"\'\n\024DequeueInputResponse\022\017\n\007re" +
+      "moved\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005event\030" +
+      "\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResumeRequest" +
+      "\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.lu" +
+      "osho.v1.AgentSpec\022\022\n\nrequest_id\030\003 \001(\t\"1\n" +
+      "\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020.luosho." +
+      "v1.Event\"\232\001\n\027SubmitToolResultRequest\022\022\n\n" +
+      "session_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\023" +
+      "\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001(\010\022.\n" +
+      "\treconcile\030\005 \001(\0162\033.luosho.v1.ReconcileOu" +
+      "tcome\"V\n\030SubmitToolResultResponse\022)\n\007out" +
+      "come\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\022\017\n\007" +
+      "attempt\030\002 \001(\005\"#\n\rCancelRequest\022\022\n\nsessio" +
+      "n_id\030\001 \001(\t\"#\n\016CancelResponse\022\021\n\tcancelle" +
+      "d\030\001 \001(\010\"\'\n\021GetSessionRequest\022\022\n\nsession_" +
+      "id\030\001 \001(\t\"\233\001\n\022GetSessionResponse\022)\n\ncheck" +
+      "point\030\001 \001(\0132\025.luosho.v1.Checkpoint\022%\n\005qu" +
+      "eue\030\002 \003(\0132\026.luosho.v1.QueuedInput\0223\n\022las" +
+      "t_model_failure\030\003 \001(\0132\027.luosho.v1.ModelF" +
+      "ailure\"\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001(\t\022" +
+      "\017\n\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%.luo" +
+      "sho.v1.ModelFailure.MetadataEntry\022-\n\tfai" +
+      "led_at\030\004 \001(\0132\032.google.protobuf.Timestamp" +
+      "\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_not_before\030\006" +
+      " \001(\0132\032.google.protobuf.Timestamp\032/\n\rMeta" +
+      "dataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028" +
+      "\001\"\266\001\n\023ListSessionsRequest\022\021\n\tpage_size\030\001" +
+      " \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 \001(\016" +
+      "2\033.luosho.v1.CheckpointStatus\022\031\n\021session" +
+      "_id_prefix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(\010\022\032" +
+      "\n\022include_total_size\030\006 \001(\010\"\204\001\n\024ListSessi" +
+      "onsResponse\022+\n\010sessions\030\001 \003(\0132\031.luosho.v" +
+      "1.SessionSummary\022\027\n\017next_page_token\030\002 \001(" +
+      "\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r\n\013_total_siz" +
+      "e\"@\n\024DeleteSessionRequest\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n\025DeleteSes" +
+      "sionResponse\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016Resolv" +
+      "eRequest\022\023\n\013approval_id\030\001 \001(\t\022\020\n\010approve" +
+      "d\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.l" +
+      "uosho.v1.AgentSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022" +
+      "\n\nsession_id\030\006 \001(\t\022\033\n\023detach_on_tool_cal" +
+      "l\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005event\030\001 \001(" +
+      "\0132\020.luosho.v1.Event\"Q\n\024ListApprovalsRequ" +
+      "est\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001" +
+      "(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025ListApprovalsR" +
+      "esponse\022&\n\tapprovals\030\001 \003(\0132\023.luosho.v1.A" +
+      "pproval\022\027\n\017next_page_token\030\002 \001(\t\"g\n\016Hist" +
+      "oryRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpage_s" +
+      "ize\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022\032\n\022include" +
+      "_checkpoint\030\004 \001(\010\"T\n\017HistoryResponse\022(\n\007" +
+      "entries\030\001 \003(\0132\027.luosho.v1.HistoryEntry\022\027" +
+      "\n\017next_page_token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n" +
+      "\020replace_messages\030\001 \001(\010\022$\n\010messages\030\002 \003(" +
+      "\0132\022.luosho.v1.Message\022 \n\023business_state_" +
+      "json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.l" +
+      "uosho.v1.ToolResultPatch\022\024\n\014append_input" +
+      "\030\005 \001(\tB\026\n\024_business_state_json\"N\n\017ToolRe" +
+      "sultPatch\022\024\n\014tool_call_id\030\001 \001(\t\022\023\n\013resul" +
+      "t_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tfrom_step\030\002" +
+      " \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#\n\005patch\030\004 " +
+      "\001(\0132\024.luosho.v1.ForkPatch\"[\n\014ForkRespons" +
+      "e\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\nc" +
+      "heckpoint\030\003 \001(\0132\025.luosho.v1.Checkpoint\"<" +
+      "\n\016CompareRequest\022\024\n\014session_id_a\030\001 \001(\t\022\024" +
+      "\n\014session_id_b\030\002 \001(\t\"W\n\016TrajectoryStep\022\r" +
+      "\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003" +
+      "(\0132\031.luosho.v1.TrajectoryCall\"\332\001\n\016Trajec" +
+      "toryCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002" +
+      " \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\030\n\013result_j" +
+      "son\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task" +
+      "_id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031.luosho.v" +
+      "1.TrajectoryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\n" +
+      "has_result\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(" +
+      "\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(" +
+      "\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017Trajecto" +
+      "ryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_or" +
+      "der_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022" +
+      "+\n\targuments\030\004 \003(\0132\030.luosho.v1.ArgumentD" +
+      "rift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220" +
+      "\n\017finish_reason_a\030\007 \001(\0162\027.luosho.v1.Fini" +
+      "shReason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luos" +
+      "ho.v1.FinishReason\"\262\001\n\017CompareResponse\022$" +
+      "\n\001a\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001" +
+      "b\030\002 \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013di" +
+      "verged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.lu" +
+      "osho.v1.TrajectoryDriftB\016\n\014_diverged_at\"" +
+      "E\n\014WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\ta" +
+      "fter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchR" +
+      "esponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event" +
+      "\"(\n\025ListMcpServersRequest\022\017\n\007refresh\030\001 \001" +
+      "(\010\"?\n\026ListMcpServersResponse\022%\n\007servers\030" +
+      "\001 \003(\0132\024.luosho.v1.McpServer\"\302\001\n\tMcpServe" +
+      "r\022\014\n\004name\030\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luo" +
+      "sho.v1.McpTransport\022(\n\005state\030\010 \001(\0162\031.luo" +
+      "sho.v1.McpServerState\022\016\n\006starts\030\004 \001(\005\022\022\n" +
+      "\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosh" +
+      "o.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004" +
+      "name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input" +
+      "_schema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001" +
+      "(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021" +
+      "\n\017_read_only_hintB\023\n\021_destructive_hint*\207" +
+      "\031\n\013ErrorReason\022\034\n\030ERROR_REASON_UNSPECIFI" +
+      "ED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n\035ERROR" +
+      "_REASON_INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REAS" +
+      "ON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_REASON_C" +
+      "HECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR_REASON_AP" +
+      "PROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_REASON_SESSI" +
+      "ON_EXISTS\020\006\022$\n ERROR_REASON_EVENTS_OUT_O" +
+      "F_RANGE\020\007\022$\n ERROR_REASON_TOOL_CALL_NOT_" +
+      "FOUND\020\010\022&\n\"ERROR_REASON_TOOL_CALL_NOT_PE" +
+      "NDING\020\t\022*\n&ERROR_REASON_SESSION_AWAITING" +
+      "_APPROVAL\020\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020" +
+      "\013\022$\n ERROR_REASON_RESUME_TOOL_MISSING\020\014\022" +
+      "\035\n\031ERROR_REASON_SESSION_BUSY\020\r\022\033\n\027ERROR_" +
+      "REASON_LEASE_LOST\020\016\022\037\n\033ERROR_REASON_PROV" +
+      "IDER_ERROR\020\017\022\"\n\036ERROR_REASON_PROVIDER_RE" +
+      "JECTED\020\020\022\036\n\032ERROR_REASON_SHUTTING_DOWN\020\021" +
+      "\022\036\n\032ERROR_REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERRO" +
+      "R_REASON_DAEMON_OVERLOADED\020\023\022 \n\034ERROR_RE" +
+      "ASON_UNAUTHENTICATED\020\024\022\"\n\036ERROR_REASON_S" +
+      "TORE_UNAVAILABLE\020\025\022\033\n\027ERROR_REASON_STORE" +
+      "_FULL\020\026\022\037\n\033ERROR_REASON_INPUT_DEQUEUED\020\027" +
+      "\022\"\n\036ERROR_REASON_REQUEST_ID_REUSED\020\030\022\037\n\033" +
+      "ERROR_REASON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_R" +
+      "EASON_TOKEN_INVALID\020\032\022!\n\035ERROR_REASON_RO" +
+      "LE_NOT_ALLOWED\020\033\022\037\n\033ERROR_REASON_AGENT_R" +
+      "EQUIRED\020(\022(\n$ERROR_REASON_DUPLICATE_SUBA" +
+      "GENT_NAME\020)\022$\n ERROR_REASON_DUPLICATE_TO" +
+      "OL_NAME\020*\022$\n ERROR_REASON_IF_BUSY_UNSUPP" +
+      "ORTED\020+\022\037\n\033ERROR_REASON_INPUT_REQUIRED\020," +
+      "\022$\n ERROR_REASON_INVALID_APPROVAL_ID\020-\022)" +
+      "\n%ERROR_REASON_INVALID_APPROVAL_TIMEOUT\020" +
+      ".\022%\n!ERROR_REASON_INVALID_DRIFT_POLICY\020/" +
+      "\022&\n\"ERROR_REASON_INVALID_HISTORY_LIMIT\0200" +
+      "\022\033\n\027ERROR_REASON_INVALID_ID\0201\022 \n\034ERROR_R" +
+      "EASON_INVALID_IF_BUSY\0202\022\035\n\031ERROR_REASON_" +
+      "INVALID_JSON\0203\022\"\n\036ERROR_REASON_INVALID_M" +
+      "AX_STEPS\0204\022$\n ERROR_REASON_INVALID_MCP_S" +
+      "ERVERS\0205\022 \n\034ERROR_REASON_INVALID_MESSAGE" +
+      "\0206\022\036\n\032ERROR_REASON_INVALID_MODEL\0207\022\'\n#ER" +
+      "ROR_REASON_INVALID_MODEL_SETTINGS\0208\022\"\n\036E" +
+      "RROR_REASON_INVALID_PAGE_SIZE\0209\022#\n\037ERROR" +
+      "_REASON_INVALID_PAGE_TOKEN\020:\022#\n\037ERROR_RE" +
+      "ASON_INVALID_REQUEST_ID\020;\022\037\n\033ERROR_REASO" +
+      "N_INVALID_SCRIPT\020<\022#\n\037ERROR_REASON_INVAL" +
+      "ID_SESSION_ID\020=\022\037\n\033ERROR_REASON_INVALID_" +
+      "STATUS\020>\022!\n\035ERROR_REASON_INVALID_SUBAGEN" +
+      "T\020?\022&\n\"ERROR_REASON_INVALID_SUBAGENT_NAM" +
+      "E\020@\022%\n!ERROR_REASON_INVALID_TOOL_CALL_ID" +
+      "\020A\022)\n%ERROR_REASON_INVALID_TOOL_CONCURRE" +
+      "NCY\020B\022\"\n\036ERROR_REASON_INVALID_TOOL_NAME\020" +
+      "C\022$\n ERROR_REASON_INVALID_TOOL_SCHEMA\020D\022" +
+      "%\n!ERROR_REASON_INVALID_TOOL_TIMEOUT\020E\022 " +
+      "\n\034ERROR_REASON_MODEL_NOT_FOUND\020F\022*\n&ERRO" +
+      "R_REASON_SUBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*" +
+      "ERROR_REASON_SUBAGENT_DESCRIPTION_REQUIR" +
+      "ED\020H\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTIO" +
+      "N_TOO_LONG\020I\022(\n$ERROR_REASON_SUBAGENT_SP" +
+      "EC_TOO_LARGE\020J\022(\n$ERROR_REASON_SUBAGENT_" +
+      "TASK_NOT_FOUND\020K\022 \n\034ERROR_REASON_TASK_TO" +
+      "OL_CLASH\020L\022)\n%ERROR_REASON_TOOL_RESULT_O" +
+      "UT_OF_ORDER\020M\022#\n\037ERROR_REASON_TOO_MANY_S" +
+      "UBAGENTS\020N\022#\n\037ERROR_REASON_UNKNOWN_MCP_S" +
+      "ERVER\020O\022!\n\035ERROR_REASON_UNKNOWN_PROVIDER" +
+      "\020P\022\"\n\036ERROR_REASON_UNKNOWN_TOOL_CALL\020Q\022\"" +
+      "\n\036ERROR_REASON_INVALID_RETENTION\020R\022 \n\034ER" +
+      "ROR_REASON_INVALID_REQUEST\020d\022\'\n#ERROR_RE" +
+      "ASON_UNSUPPORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_R" +
+      "EASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_REASON_ME" +
+      "THOD_NOT_ALLOWED\020g\022!\n\035ERROR_REASON_HOST_" +
+      "NOT_ALLOWED\020h\022%\n!ERROR_REASON_CSRF_ORIGI" +
+      "N_MISMATCH\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_" +
+      "INVALID\020j\022&\n\"ERROR_REASON_INVALID_LAST_E" +
+      "VENT_ID\020k\022%\n!ERROR_REASON_INVALID_KEEP_H" +
+      "ISTORY\020l\022+\n\'ERROR_REASON_INVALID_INCLUDE" +
+      "_CHECKPOINT\020m\022\"\n\036ERROR_REASON_INVALID_AF" +
+      "TER_SEQ\020n\022\037\n\033ERROR_REASON_INVALID_FOLLOW" +
+      "\020o\022%\n!ERROR_REASON_INVALID_NEWEST_FIRST\020" +
+      "p\022+\n\'ERROR_REASON_INVALID_INCLUDE_TOTAL_" +
+      "SIZE\020q\022$\n ERROR_REASON_RECONCILE_NOT_ASK" +
+      "ED\020x\022*\n&ERROR_REASON_INVALID_RECONCILE_O" +
+      "UTCOME\020y*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017" +
+      "\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_A" +
+      "SSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDrift" +
+      "Policy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIED" +
+      "\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT" +
+      "_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POL" +
+      "ICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHE" +
+      "CKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOI" +
+      "NT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_ST" +
+      "ATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_S" +
+      "TATUS_FINISHED\020\003*\352\001\n\014FinishReason\022\035\n\031FIN" +
+      "ISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASO" +
+      "N_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n" +
+      "\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_REASO" +
+      "N_AWAITING_APPROVAL\020\004\022!\n\035FINISH_REASON_B" +
+      "UDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_DEADLI" +
+      "NE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY" +
+      "_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOU" +
+      "T\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP" +
+      "_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n" +
+      "\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPRO" +
+      "VAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007R" +
+      "unMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_" +
+      "MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN" +
+      "_MODE_RESUME\020\003*\223\001\n\020ReconcileOutcome\022!\n\035R" +
+      "ECONCILE_OUTCOME_UNSPECIFIED\020\000\022\032\n\026RECONC" +
+      "ILE_OUTCOME_DONE\020\001\022!\n\035RECONCILE_OUTCOME_" +
+      "NOT_STARTED\020\002\022\035\n\031RECONCILE_OUTCOME_UNKNO",
+      "WN\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUTOR_UN" +
+      "SPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT\020\001\022\030\n" +
+      "\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027\n\023IF_" +
+      "BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJECT\020\001\022\023" +
+      "\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTERRUPT" +
+      "\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitOutcom" +
+      "e\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033\n\027SUB" +
+      "MIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OUTCOME" +
+      "_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MCP_TRAN" +
+      "SPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPORT_STD" +
+      "IO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016McpServ" +
+      "erState\022 \n\034MCP_SERVER_STATE_UNSPECIFIED\020" +
+      "\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020\001\022\034\n\030M" +
+      "CP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SERVER_" +
+      "STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n\007Execute" +
+      "\022\031.luosho.v1.ExecuteRequest\032\032.luosho.v1." +
+      "ExecuteResponse0\001\022?\n\006Resume\022\030.luosho.v1." +
+      "ResumeRequest\032\031.luosho.v1.ResumeResponse" +
+      "0\001\022[\n\020SubmitToolResult\022\".luosho.v1.Submi" +
+      "tToolResultRequest\032#.luosho.v1.SubmitToo" +
+      "lResultResponse\022=\n\006Cancel\022\030.luosho.v1.Ca" +
+      "ncelRequest\032\031.luosho.v1.CancelResponse\022I" +
+      "\n\nGetSession\022\034.luosho.v1.GetSessionReque" +
+      "st\032\035.luosho.v1.GetSessionResponse\022O\n\014Lis" +
+      "tSessions\022\036.luosho.v1.ListSessionsReques" +
+      "t\032\037.luosho.v1.ListSessionsResponse\022R\n\rDe" +
+      "leteSession\022\037.luosho.v1.DeleteSessionReq" +
+      "uest\032 .luosho.v1.DeleteSessionResponse\022B" +
+      "\n\007Resolve\022\031.luosho.v1.ResolveRequest\032\032.l" +
+      "uosho.v1.ResolveResponse0\001\022R\n\rListApprov" +
+      "als\022\037.luosho.v1.ListApprovalsRequest\032 .l" +
+      "uosho.v1.ListApprovalsResponse\022@\n\007Histor" +
+      "y\022\031.luosho.v1.HistoryRequest\032\032.luosho.v1" +
+      ".HistoryResponse\0227\n\004Fork\022\026.luosho.v1.For" +
+      "kRequest\032\027.luosho.v1.ForkResponse\022@\n\007Com" +
+      "pare\022\031.luosho.v1.CompareRequest\032\032.luosho" +
+      ".v1.CompareResponse\022<\n\005Watch\022\027.luosho.v1" +
+      ".WatchRequest\032\030.luosho.v1.WatchResponse0" +
+      "\001\022U\n\016ListMcpServers\022 .luosho.v1.ListMcpS" +
+      "erversRequest\032!.luosho.v1.ListMcpServers" +
+      "Response\022O\n\014DequeueInput\022\036.luosho.v1.Deq" +
+      "ueueInputRequest\032\037.luosho.v1.DequeueInpu" +
+      "tResponseB\035\n\rdev.luosho.v1B\nAgentProtoP\001" +
+      "b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -853,7 +880,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ToolSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolSpec_descriptor,
-        new java.lang.String[] { "Name", "Description", "InputSchemaJson", "NeedsApproval", });
+        new java.lang.String[] { "Name", "Description", "InputSchemaJson", "NeedsApproval", "Reconcile", });
     internal_static_luosho_v1_AgentSpec_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_luosho_v1_AgentSpec_fieldAccessorTable = new
@@ -925,7 +952,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ToolCallRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRecord_descriptor,
-        new java.lang.String[] { "Call", "Step", "ResultJson", "IsError", });
+        new java.lang.String[] { "Call", "Step", "ResultJson", "IsError", "Attempts", });
     internal_static_luosho_v1_AgentFingerprint_descriptor =
       getDescriptor().getMessageType(13);
     internal_static_luosho_v1_AgentFingerprint_fieldAccessorTable = new
@@ -943,7 +970,13 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Tasks", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Attempts", "Tasks", });
+    internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor =
+      internal_static_luosho_v1_Checkpoint_descriptor.getNestedType(0);
+    internal_static_luosho_v1_Checkpoint_AttemptsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_SubAgentState_descriptor =
       getDescriptor().getMessageType(15);
     internal_static_luosho_v1_SubAgentState_fieldAccessorTable = new
@@ -973,7 +1006,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Event_descriptor,
-        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "ApprovalResolved", "BudgetExceeded", "Subagent", "Payload", });
+        new java.lang.String[] { "SessionId", "RunId", "Seq", "Time", "Type", "Replayed", "RunStart", "StepStart", "ModelTurn", "ToolCall", "ToolResult", "StepDone", "RunDone", "AgentDrift", "TextDelta", "ApprovalRequested", "ToolRetry", "InputQueued", "ApprovalResolved", "BudgetExceeded", "ToolReconcile", "Subagent", "Payload", });
     internal_static_luosho_v1_RunStart_descriptor =
       getDescriptor().getMessageType(20);
     internal_static_luosho_v1_RunStart_fieldAccessorTable = new
@@ -1003,141 +1036,147 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ToolCallRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolCallRequested_descriptor,
-        new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", });
-    internal_static_luosho_v1_ToolRetry_descriptor =
+        new java.lang.String[] { "Step", "Call", "TimeoutMs", "Executor", "Attempt", "Reconciled", });
+    internal_static_luosho_v1_ToolReconcile_descriptor =
       getDescriptor().getMessageType(25);
+    internal_static_luosho_v1_ToolReconcile_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_ToolReconcile_descriptor,
+        new java.lang.String[] { "Step", "Call", "Attempt", "TimeoutMs", });
+    internal_static_luosho_v1_ToolRetry_descriptor =
+      getDescriptor().getMessageType(26);
     internal_static_luosho_v1_ToolRetry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolRetry_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "Attempt", "Error", "DelayMs", });
     internal_static_luosho_v1_ToolResult_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(27);
     internal_static_luosho_v1_ToolResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResult_descriptor,
         new java.lang.String[] { "Step", "ToolCallId", "ToolName", "ResultJson", "IsError", });
     internal_static_luosho_v1_StepDone_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(28);
     internal_static_luosho_v1_StepDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_StepDone_descriptor,
         new java.lang.String[] { "Step", });
     internal_static_luosho_v1_TextDelta_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(29);
     internal_static_luosho_v1_TextDelta_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TextDelta_descriptor,
         new java.lang.String[] { "Step", "Text", });
     internal_static_luosho_v1_AgentDrift_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(30);
     internal_static_luosho_v1_AgentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_AgentDrift_descriptor,
         new java.lang.String[] { "ModelFrom", "ModelTo", "ToolsAdded", "ToolsRemoved", "ToolsChanged", "InstructionsChanged", "Refused", });
     internal_static_luosho_v1_ApprovalRequested_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(31);
     internal_static_luosho_v1_ApprovalRequested_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ApprovalRequested_descriptor,
         new java.lang.String[] { "Approval", });
     internal_static_luosho_v1_BudgetExceeded_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(32);
     internal_static_luosho_v1_BudgetExceeded_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_BudgetExceeded_descriptor,
         new java.lang.String[] { "Scope", "Limit", "Value", "Used", "WorstCase", "Usage", "Path", });
     internal_static_luosho_v1_RunDone_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(33);
     internal_static_luosho_v1_RunDone_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_RunDone_descriptor,
         new java.lang.String[] { "FinishReason", "Status", "FinalText", "StepIndex", "Usage", "ApprovalId", "MessageCount", });
     internal_static_luosho_v1_ExecuteRequest_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(34);
     internal_static_luosho_v1_ExecuteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteRequest_descriptor,
         new java.lang.String[] { "SessionId", "Input", "Agent", "BusinessStateJson", "RequestId", "HistoryLimit", "IfBusy", "RetentionMs", });
     internal_static_luosho_v1_QueuedInput_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(35);
     internal_static_luosho_v1_QueuedInput_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_QueuedInput_descriptor,
         new java.lang.String[] { "RequestId", "Input", "IfBusy", "Position", "EnqueuedAt", });
     internal_static_luosho_v1_InputQueued_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(36);
     internal_static_luosho_v1_InputQueued_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_InputQueued_descriptor,
         new java.lang.String[] { "RequestId", "Ahead", });
     internal_static_luosho_v1_DequeueInputRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(37);
     internal_static_luosho_v1_DequeueInputRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputRequest_descriptor,
         new java.lang.String[] { "SessionId", "RequestId", });
     internal_static_luosho_v1_DequeueInputResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(38);
     internal_static_luosho_v1_DequeueInputResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DequeueInputResponse_descriptor,
         new java.lang.String[] { "Removed", });
     internal_static_luosho_v1_ExecuteResponse_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(39);
     internal_static_luosho_v1_ExecuteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(40);
     internal_static_luosho_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "SessionId", "Agent", "RequestId", });
     internal_static_luosho_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(41);
     internal_static_luosho_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResumeResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_SubmitToolResultRequest_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(42);
     internal_static_luosho_v1_SubmitToolResultRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultRequest_descriptor,
-        new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", });
+        new java.lang.String[] { "SessionId", "ToolCallId", "ResultJson", "IsError", "Reconcile", });
     internal_static_luosho_v1_SubmitToolResultResponse_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(43);
     internal_static_luosho_v1_SubmitToolResultResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_SubmitToolResultResponse_descriptor,
-        new java.lang.String[] { "Outcome", });
+        new java.lang.String[] { "Outcome", "Attempt", });
     internal_static_luosho_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(44);
     internal_static_luosho_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(45);
     internal_static_luosho_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CancelResponse_descriptor,
         new java.lang.String[] { "Cancelled", });
     internal_static_luosho_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(46);
     internal_static_luosho_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_luosho_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(47);
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", });
     internal_static_luosho_v1_ModelFailure_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(48);
     internal_static_luosho_v1_ModelFailure_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ModelFailure_descriptor,
@@ -1149,157 +1188,157 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
         internal_static_luosho_v1_ModelFailure_MetadataEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(50);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", "TotalSize", });
     internal_static_luosho_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(51);
     internal_static_luosho_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", "KeepHistory", });
     internal_static_luosho_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(52);
     internal_static_luosho_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_luosho_v1_ResolveRequest_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(53);
     internal_static_luosho_v1_ResolveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveRequest_descriptor,
         new java.lang.String[] { "ApprovalId", "Approved", "Note", "Agent", "RequestId", "SessionId", "DetachOnToolCall", });
     internal_static_luosho_v1_ResolveResponse_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(54);
     internal_static_luosho_v1_ResolveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ResolveResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListApprovalsRequest_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(55);
     internal_static_luosho_v1_ListApprovalsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", });
     internal_static_luosho_v1_ListApprovalsResponse_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(56);
     internal_static_luosho_v1_ListApprovalsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListApprovalsResponse_descriptor,
         new java.lang.String[] { "Approvals", "NextPageToken", });
     internal_static_luosho_v1_HistoryRequest_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(57);
     internal_static_luosho_v1_HistoryRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryRequest_descriptor,
         new java.lang.String[] { "SessionId", "PageSize", "PageToken", "IncludeCheckpoint", });
     internal_static_luosho_v1_HistoryResponse_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(58);
     internal_static_luosho_v1_HistoryResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryResponse_descriptor,
         new java.lang.String[] { "Entries", "NextPageToken", });
     internal_static_luosho_v1_ForkPatch_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(59);
     internal_static_luosho_v1_ForkPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkPatch_descriptor,
         new java.lang.String[] { "ReplaceMessages", "Messages", "BusinessStateJson", "ToolResult", "AppendInput", });
     internal_static_luosho_v1_ToolResultPatch_descriptor =
-      getDescriptor().getMessageType(59);
+      getDescriptor().getMessageType(60);
     internal_static_luosho_v1_ToolResultPatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ToolResultPatch_descriptor,
         new java.lang.String[] { "ToolCallId", "ResultJson", "IsError", });
     internal_static_luosho_v1_ForkRequest_descriptor =
-      getDescriptor().getMessageType(60);
+      getDescriptor().getMessageType(61);
     internal_static_luosho_v1_ForkRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkRequest_descriptor,
         new java.lang.String[] { "SessionId", "FromStep", "NewSessionId", "Patch", });
     internal_static_luosho_v1_ForkResponse_descriptor =
-      getDescriptor().getMessageType(61);
+      getDescriptor().getMessageType(62);
     internal_static_luosho_v1_ForkResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ForkResponse_descriptor,
         new java.lang.String[] { "SessionId", "Step", "Checkpoint", });
     internal_static_luosho_v1_CompareRequest_descriptor =
-      getDescriptor().getMessageType(62);
+      getDescriptor().getMessageType(63);
     internal_static_luosho_v1_CompareRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareRequest_descriptor,
         new java.lang.String[] { "SessionIdA", "SessionIdB", });
     internal_static_luosho_v1_TrajectoryStep_descriptor =
-      getDescriptor().getMessageType(63);
+      getDescriptor().getMessageType(64);
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
         new java.lang.String[] { "Index", "Text", "Calls", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
-      getDescriptor().getMessageType(64);
+      getDescriptor().getMessageType(65);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryCall_descriptor,
         new java.lang.String[] { "ToolCallId", "Name", "ArgumentsJson", "ResultJson", "IsError", "TaskId", "TaskSteps", });
     internal_static_luosho_v1_ArgumentDrift_descriptor =
-      getDescriptor().getMessageType(65);
+      getDescriptor().getMessageType(66);
     internal_static_luosho_v1_ArgumentDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ArgumentDrift_descriptor,
         new java.lang.String[] { "Step", "Tool", "ArgumentsJsonA", "ArgumentsJsonB", });
     internal_static_luosho_v1_TrajectoryDrift_descriptor =
-      getDescriptor().getMessageType(66);
+      getDescriptor().getMessageType(67);
     internal_static_luosho_v1_TrajectoryDrift_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryDrift_descriptor,
         new java.lang.String[] { "ToolOrderA", "ToolOrderB", "ToolOrderChanged", "Arguments", "StepsA", "StepsB", "FinishReasonA", "FinishReasonB", });
     internal_static_luosho_v1_CompareResponse_descriptor =
-      getDescriptor().getMessageType(67);
+      getDescriptor().getMessageType(68);
     internal_static_luosho_v1_CompareResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_CompareResponse_descriptor,
         new java.lang.String[] { "A", "B", "DivergedAt", "Drift", });
     internal_static_luosho_v1_WatchRequest_descriptor =
-      getDescriptor().getMessageType(68);
+      getDescriptor().getMessageType(69);
     internal_static_luosho_v1_WatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchRequest_descriptor,
         new java.lang.String[] { "SessionId", "AfterSeq", "Follow", });
     internal_static_luosho_v1_WatchResponse_descriptor =
-      getDescriptor().getMessageType(69);
+      getDescriptor().getMessageType(70);
     internal_static_luosho_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_WatchResponse_descriptor,
         new java.lang.String[] { "Event", });
     internal_static_luosho_v1_ListMcpServersRequest_descriptor =
-      getDescriptor().getMessageType(70);
+      getDescriptor().getMessageType(71);
     internal_static_luosho_v1_ListMcpServersRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersRequest_descriptor,
         new java.lang.String[] { "Refresh", });
     internal_static_luosho_v1_ListMcpServersResponse_descriptor =
-      getDescriptor().getMessageType(71);
+      getDescriptor().getMessageType(72);
     internal_static_luosho_v1_ListMcpServersResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListMcpServersResponse_descriptor,
         new java.lang.String[] { "Servers", });
     internal_static_luosho_v1_McpServer_descriptor =
-      getDescriptor().getMessageType(72);
+      getDescriptor().getMessageType(73);
     internal_static_luosho_v1_McpServer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpServer_descriptor,
         new java.lang.String[] { "Name", "Transport", "State", "Starts", "LastError", "Tools", });
     internal_static_luosho_v1_McpTool_descriptor =
-      getDescriptor().getMessageType(73);
+      getDescriptor().getMessageType(74);
     internal_static_luosho_v1_McpTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_McpTool_descriptor,

@@ -55,6 +55,18 @@ private static final long serialVersionUID = 0L;
     return dev.luosho.v1.AgentProto.internal_static_luosho_v1_Checkpoint_descriptor;
   }
 
+  @SuppressWarnings({"rawtypes"})
+  @java.lang.Override
+  protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+      int number) {
+    switch (number) {
+      case 60:
+        return internalGetAttempts();
+      default:
+        throw new RuntimeException(
+            "Invalid map field number: " + number);
+    }
+  }
   @java.lang.Override
   protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internalGetFieldAccessorTable() {
@@ -761,6 +773,111 @@ private static final long serialVersionUID = 0L;
     return earlyResults_.get(index);
   }
 
+  public static final int ATTEMPTS_FIELD_NUMBER = 60;
+  private static final class AttemptsDefaultEntryHolder {
+    static final com.google.protobuf.MapEntry<
+        java.lang.String, java.lang.Integer> defaultEntry =
+            com.google.protobuf.MapEntry
+            .<java.lang.String, java.lang.Integer>newDefaultInstance(
+                dev.luosho.v1.AgentProto.internal_static_luosho_v1_Checkpoint_AttemptsEntry_descriptor, 
+                com.google.protobuf.WireFormat.FieldType.STRING,
+                "",
+                com.google.protobuf.WireFormat.FieldType.INT32,
+                0);
+  }
+  @SuppressWarnings("serial")
+  private com.google.protobuf.MapField<
+      java.lang.String, java.lang.Integer> attempts_;
+  private com.google.protobuf.MapField<java.lang.String, java.lang.Integer>
+  internalGetAttempts() {
+    if (attempts_ == null) {
+      return com.google.protobuf.MapField.emptyMapField(
+          AttemptsDefaultEntryHolder.defaultEntry);
+    }
+    return attempts_;
+  }
+  public int getAttemptsCount() {
+    return internalGetAttempts().getMap().size();
+  }
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  @java.lang.Override
+  public boolean containsAttempts(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    return internalGetAttempts().getMap().containsKey(key);
+  }
+  /**
+   * Use {@link #getAttemptsMap()} instead.
+   */
+  @java.lang.Override
+  @java.lang.Deprecated
+  public java.util.Map<java.lang.String, java.lang.Integer> getAttempts() {
+    return getAttemptsMap();
+  }
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  @java.lang.Override
+  public java.util.Map<java.lang.String, java.lang.Integer> getAttemptsMap() {
+    return internalGetAttempts().getMap();
+  }
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  @java.lang.Override
+  public int getAttemptsOrDefault(
+      java.lang.String key,
+      int defaultValue) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, java.lang.Integer> map =
+        internalGetAttempts().getMap();
+    return map.containsKey(key) ? map.get(key) : defaultValue;
+  }
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  @java.lang.Override
+  public int getAttemptsOrThrow(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, java.lang.Integer> map =
+        internalGetAttempts().getMap();
+    if (!map.containsKey(key)) {
+      throw new java.lang.IllegalArgumentException();
+    }
+    return map.get(key);
+  }
+
   public static final int TASKS_FIELD_NUMBER = 95;
   @SuppressWarnings("serial")
   private java.util.List<dev.luosho.v1.SubAgentState> tasks_;
@@ -903,6 +1020,12 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < earlyResults_.size(); i++) {
       output.writeMessage(42, earlyResults_.get(i));
     }
+    com.google.protobuf.GeneratedMessage
+      .serializeStringMapTo(
+        output,
+        internalGetAttempts(),
+        AttemptsDefaultEntryHolder.defaultEntry,
+        60);
     for (int i = 0; i < tasks_.size(); i++) {
       output.writeMessage(95, tasks_.get(i));
     }
@@ -1002,6 +1125,16 @@ private static final long serialVersionUID = 0L;
           }
           size += 2 * count;
         }
+    for (java.util.Map.Entry<java.lang.String, java.lang.Integer> entry
+         : internalGetAttempts().getMap().entrySet()) {
+      com.google.protobuf.MapEntry<java.lang.String, java.lang.Integer>
+      attempts__ = AttemptsDefaultEntryHolder.defaultEntry.newBuilderForType()
+          .setKey(entry.getKey())
+          .setValue(entry.getValue())
+          .buildPartial();
+      size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(60, attempts__);
+    }
 
         {
           final int count = tasks_.size();
@@ -1092,6 +1225,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getSubagentsList())) return false;
     if (!getEarlyResultsList()
         .equals(other.getEarlyResultsList())) return false;
+    if (!internalGetAttempts().equals(
+        other.internalGetAttempts())) return false;
     if (!getTasksList()
         .equals(other.getTasksList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
@@ -1165,6 +1300,10 @@ private static final long serialVersionUID = 0L;
     if (getEarlyResultsCount() > 0) {
       hash = (37 * hash) + EARLY_RESULTS_FIELD_NUMBER;
       hash = (53 * hash) + getEarlyResultsList().hashCode();
+    }
+    if (!internalGetAttempts().getMap().isEmpty()) {
+      hash = (37 * hash) + ATTEMPTS_FIELD_NUMBER;
+      hash = (53 * hash) + internalGetAttempts().hashCode();
     }
     if (getTasksCount() > 0) {
       hash = (37 * hash) + TASKS_FIELD_NUMBER;
@@ -1283,6 +1422,28 @@ private static final long serialVersionUID = 0L;
       return dev.luosho.v1.AgentProto.internal_static_luosho_v1_Checkpoint_descriptor;
     }
 
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 60:
+          return internalGetAttempts();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMutableMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 60:
+          return internalGetMutableAttempts();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
     @java.lang.Override
     protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
         internalGetFieldAccessorTable() {
@@ -1393,13 +1554,14 @@ private static final long serialVersionUID = 0L;
         earlyResultsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00040000);
+      internalGetMutableAttempts().clear();
       if (tasksBuilder_ == null) {
         tasks_ = java.util.Collections.emptyList();
       } else {
         tasks_ = null;
         tasksBuilder_.clear();
       }
-      bitField0_ = (bitField0_ & ~0x00080000);
+      bitField0_ = (bitField0_ & ~0x00100000);
       return this;
     }
 
@@ -1470,9 +1632,9 @@ private static final long serialVersionUID = 0L;
         result.earlyResults_ = earlyResultsBuilder_.build();
       }
       if (tasksBuilder_ == null) {
-        if (((bitField0_ & 0x00080000) != 0)) {
+        if (((bitField0_ & 0x00100000) != 0)) {
           tasks_ = java.util.Collections.unmodifiableList(tasks_);
-          bitField0_ = (bitField0_ & ~0x00080000);
+          bitField0_ = (bitField0_ & ~0x00100000);
         }
         result.tasks_ = tasks_;
       } else {
@@ -1548,6 +1710,10 @@ private static final long serialVersionUID = 0L;
             ? delegatedUsage_
             : delegatedUsageBuilder_.build();
         to_bitField0_ |= 0x00000040;
+      }
+      if (((from_bitField0_ & 0x00080000) != 0)) {
+        result.attempts_ = internalGetAttempts();
+        result.attempts_.makeImmutable();
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1721,11 +1887,14 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      internalGetMutableAttempts().mergeFrom(
+          other.internalGetAttempts());
+      bitField0_ |= 0x00080000;
       if (tasksBuilder_ == null) {
         if (!other.tasks_.isEmpty()) {
           if (tasks_.isEmpty()) {
             tasks_ = other.tasks_;
-            bitField0_ = (bitField0_ & ~0x00080000);
+            bitField0_ = (bitField0_ & ~0x00100000);
           } else {
             ensureTasksIsMutable();
             tasks_.addAll(other.tasks_);
@@ -1738,7 +1907,7 @@ private static final long serialVersionUID = 0L;
             tasksBuilder_.dispose();
             tasksBuilder_ = null;
             tasks_ = other.tasks_;
-            bitField0_ = (bitField0_ & ~0x00080000);
+            bitField0_ = (bitField0_ & ~0x00100000);
             tasksBuilder_ = 
               com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
                  internalGetTasksFieldBuilder() : null;
@@ -1914,6 +2083,15 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 338
+            case 482: {
+              com.google.protobuf.MapEntry<java.lang.String, java.lang.Integer>
+              attempts__ = input.readMessage(
+                  AttemptsDefaultEntryHolder.defaultEntry.getParserForType(), extensionRegistry);
+              internalGetMutableAttempts().getMutableMap().put(
+                  attempts__.getKey(), attempts__.getValue());
+              bitField0_ |= 0x00080000;
+              break;
+            } // case 482
             case 762: {
               dev.luosho.v1.SubAgentState m =
                   input.readMessage(
@@ -4647,12 +4825,186 @@ private static final long serialVersionUID = 0L;
       return earlyResultsBuilder_;
     }
 
+    private com.google.protobuf.MapField<
+        java.lang.String, java.lang.Integer> attempts_;
+    private com.google.protobuf.MapField<java.lang.String, java.lang.Integer>
+        internalGetAttempts() {
+      if (attempts_ == null) {
+        return com.google.protobuf.MapField.emptyMapField(
+            AttemptsDefaultEntryHolder.defaultEntry);
+      }
+      return attempts_;
+    }
+    private com.google.protobuf.MapField<java.lang.String, java.lang.Integer>
+        internalGetMutableAttempts() {
+      if (attempts_ == null) {
+        attempts_ = com.google.protobuf.MapField.newMapField(
+            AttemptsDefaultEntryHolder.defaultEntry);
+      }
+      if (!attempts_.isMutable()) {
+        attempts_ = attempts_.copy();
+      }
+      bitField0_ |= 0x00080000;
+      onChanged();
+      return attempts_;
+    }
+    public int getAttemptsCount() {
+      return internalGetAttempts().getMap().size();
+    }
+    /**
+     * <pre>
+     * R77: how many times each call of the run was handed out (a tool.call event, to the
+     * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+     * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+     * hands it out again counts one more.
+     * </pre>
+     *
+     * <code>map&lt;string, int32&gt; attempts = 60;</code>
+     */
+    @java.lang.Override
+    public boolean containsAttempts(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      return internalGetAttempts().getMap().containsKey(key);
+    }
+    /**
+     * Use {@link #getAttemptsMap()} instead.
+     */
+    @java.lang.Override
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, java.lang.Integer> getAttempts() {
+      return getAttemptsMap();
+    }
+    /**
+     * <pre>
+     * R77: how many times each call of the run was handed out (a tool.call event, to the
+     * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+     * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+     * hands it out again counts one more.
+     * </pre>
+     *
+     * <code>map&lt;string, int32&gt; attempts = 60;</code>
+     */
+    @java.lang.Override
+    public java.util.Map<java.lang.String, java.lang.Integer> getAttemptsMap() {
+      return internalGetAttempts().getMap();
+    }
+    /**
+     * <pre>
+     * R77: how many times each call of the run was handed out (a tool.call event, to the
+     * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+     * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+     * hands it out again counts one more.
+     * </pre>
+     *
+     * <code>map&lt;string, int32&gt; attempts = 60;</code>
+     */
+    @java.lang.Override
+    public int getAttemptsOrDefault(
+        java.lang.String key,
+        int defaultValue) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.Integer> map =
+          internalGetAttempts().getMap();
+      return map.containsKey(key) ? map.get(key) : defaultValue;
+    }
+    /**
+     * <pre>
+     * R77: how many times each call of the run was handed out (a tool.call event, to the
+     * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+     * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+     * hands it out again counts one more.
+     * </pre>
+     *
+     * <code>map&lt;string, int32&gt; attempts = 60;</code>
+     */
+    @java.lang.Override
+    public int getAttemptsOrThrow(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.Integer> map =
+          internalGetAttempts().getMap();
+      if (!map.containsKey(key)) {
+        throw new java.lang.IllegalArgumentException();
+      }
+      return map.get(key);
+    }
+    public Builder clearAttempts() {
+      bitField0_ = (bitField0_ & ~0x00080000);
+      internalGetMutableAttempts().getMutableMap()
+          .clear();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: how many times each call of the run was handed out (a tool.call event, to the
+     * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+     * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+     * hands it out again counts one more.
+     * </pre>
+     *
+     * <code>map&lt;string, int32&gt; attempts = 60;</code>
+     */
+    public Builder removeAttempts(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      internalGetMutableAttempts().getMutableMap()
+          .remove(key);
+      return this;
+    }
+    /**
+     * Use alternate mutation accessors instead.
+     */
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, java.lang.Integer>
+        getMutableAttempts() {
+      bitField0_ |= 0x00080000;
+      return internalGetMutableAttempts().getMutableMap();
+    }
+    /**
+     * <pre>
+     * R77: how many times each call of the run was handed out (a tool.call event, to the
+     * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+     * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+     * hands it out again counts one more.
+     * </pre>
+     *
+     * <code>map&lt;string, int32&gt; attempts = 60;</code>
+     */
+    public Builder putAttempts(
+        java.lang.String key,
+        int value) {
+      if (key == null) { throw new NullPointerException("map key"); }
+
+      internalGetMutableAttempts().getMutableMap()
+          .put(key, value);
+      bitField0_ |= 0x00080000;
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: how many times each call of the run was handed out (a tool.call event, to the
+     * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+     * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+     * hands it out again counts one more.
+     * </pre>
+     *
+     * <code>map&lt;string, int32&gt; attempts = 60;</code>
+     */
+    public Builder putAllAttempts(
+        java.util.Map<java.lang.String, java.lang.Integer> values) {
+      internalGetMutableAttempts().getMutableMap()
+          .putAll(values);
+      bitField0_ |= 0x00080000;
+      return this;
+    }
+
     private java.util.List<dev.luosho.v1.SubAgentState> tasks_ =
       java.util.Collections.emptyList();
     private void ensureTasksIsMutable() {
-      if (!((bitField0_ & 0x00080000) != 0)) {
+      if (!((bitField0_ & 0x00100000) != 0)) {
         tasks_ = new java.util.ArrayList<dev.luosho.v1.SubAgentState>(tasks_);
-        bitField0_ |= 0x00080000;
+        bitField0_ |= 0x00100000;
        }
     }
 
@@ -4868,7 +5220,7 @@ private static final long serialVersionUID = 0L;
     public Builder clearTasks() {
       if (tasksBuilder_ == null) {
         tasks_ = java.util.Collections.emptyList();
-        bitField0_ = (bitField0_ & ~0x00080000);
+        bitField0_ = (bitField0_ & ~0x00100000);
         onChanged();
       } else {
         tasksBuilder_.clear();
@@ -4987,7 +5339,7 @@ private static final long serialVersionUID = 0L;
         tasksBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
             dev.luosho.v1.SubAgentState, dev.luosho.v1.SubAgentState.Builder, dev.luosho.v1.SubAgentStateOrBuilder>(
                 tasks_,
-                ((bitField0_ & 0x00080000) != 0),
+                ((bitField0_ & 0x00100000) != 0),
                 getParentForChildren(),
                 isClean());
         tasks_ = null;

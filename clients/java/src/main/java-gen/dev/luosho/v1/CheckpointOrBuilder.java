@@ -432,6 +432,73 @@ public interface CheckpointOrBuilder extends
 
   /**
    * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  int getAttemptsCount();
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  boolean containsAttempts(
+      java.lang.String key);
+  /**
+   * Use {@link #getAttemptsMap()} instead.
+   */
+  @java.lang.Deprecated
+  java.util.Map<java.lang.String, java.lang.Integer>
+  getAttempts();
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  java.util.Map<java.lang.String, java.lang.Integer>
+  getAttemptsMap();
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  int getAttemptsOrDefault(
+      java.lang.String key,
+      int defaultValue);
+  /**
+   * <pre>
+   * R77: how many times each call of the run was handed out (a tool.call event, to the
+   * app or to the daemon's MCP tool), by call id — a sub-agent's by its qualified id.
+   * Saved by the save that hands the call out, so a restart, a takeover or a Resume that
+   * hands it out again counts one more.
+   * </pre>
+   *
+   * <code>map&lt;string, int32&gt; attempts = 60;</code>
+   */
+  int getAttemptsOrThrow(
+      java.lang.String key);
+
+  /**
+   * <pre>
    * The session's finished tasks (R65), in the order they were first saved: each with its
    * task_id, name, depth, path, whole transcript and step count (call_id, usage and
    * fingerprint unset). A `task` call with a task_id continues one of them.

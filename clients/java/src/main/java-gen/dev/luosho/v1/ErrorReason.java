@@ -469,6 +469,23 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
    */
   ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE(113),
+  /**
+   * <pre>
+   * FAILED_PRECONDITION: SubmitToolResult with reconcile NOT_STARTED or UNKNOWN for a call
+   * the run does not reconcile (no tool.reconcile of it is waiting for an answer).
+   * </pre>
+   *
+   * <code>ERROR_REASON_RECONCILE_NOT_ASKED = 120;</code>
+   */
+  ERROR_REASON_RECONCILE_NOT_ASKED(120),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: SubmitToolResult.reconcile is not a known ReconcileOutcome.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_RECONCILE_OUTCOME = 121;</code>
+   */
+  ERROR_REASON_INVALID_RECONCILE_OUTCOME(121),
   UNRECOGNIZED(-1),
   ;
 
@@ -930,6 +947,23 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
    */
   public static final int ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE_VALUE = 113;
+  /**
+   * <pre>
+   * FAILED_PRECONDITION: SubmitToolResult with reconcile NOT_STARTED or UNKNOWN for a call
+   * the run does not reconcile (no tool.reconcile of it is waiting for an answer).
+   * </pre>
+   *
+   * <code>ERROR_REASON_RECONCILE_NOT_ASKED = 120;</code>
+   */
+  public static final int ERROR_REASON_RECONCILE_NOT_ASKED_VALUE = 120;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: SubmitToolResult.reconcile is not a known ReconcileOutcome.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_RECONCILE_OUTCOME = 121;</code>
+   */
+  public static final int ERROR_REASON_INVALID_RECONCILE_OUTCOME_VALUE = 121;
 
 
   public final int getNumber() {
@@ -1041,6 +1075,8 @@ public enum ErrorReason
       case 111: return ERROR_REASON_INVALID_FOLLOW;
       case 112: return ERROR_REASON_INVALID_NEWEST_FIRST;
       case 113: return ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
+      case 120: return ERROR_REASON_RECONCILE_NOT_ASKED;
+      case 121: return ERROR_REASON_INVALID_RECONCILE_OUTCOME;
       default: return null;
     }
   }

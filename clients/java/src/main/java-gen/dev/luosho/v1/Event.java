@@ -77,6 +77,7 @@ private static final long serialVersionUID = 0L;
     INPUT_QUEUED(31),
     APPROVAL_RESOLVED(32),
     BUDGET_EXCEEDED(33),
+    TOOL_RECONCILE(34),
     PAYLOAD_NOT_SET(0);
     private final int value;
     private PayloadCase(int value) {
@@ -108,6 +109,7 @@ private static final long serialVersionUID = 0L;
         case 31: return INPUT_QUEUED;
         case 32: return APPROVAL_RESOLVED;
         case 33: return BUDGET_EXCEEDED;
+        case 34: return TOOL_RECONCILE;
         case 0: return PAYLOAD_NOT_SET;
         default: return null;
       }
@@ -731,6 +733,37 @@ private static final long serialVersionUID = 0L;
     return dev.luosho.v1.BudgetExceeded.getDefaultInstance();
   }
 
+  public static final int TOOL_RECONCILE_FIELD_NUMBER = 34;
+  /**
+   * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+   * @return Whether the toolReconcile field is set.
+   */
+  @java.lang.Override
+  public boolean hasToolReconcile() {
+    return payloadCase_ == 34;
+  }
+  /**
+   * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+   * @return The toolReconcile.
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ToolReconcile getToolReconcile() {
+    if (payloadCase_ == 34) {
+       return (dev.luosho.v1.ToolReconcile) payload_;
+    }
+    return dev.luosho.v1.ToolReconcile.getDefaultInstance();
+  }
+  /**
+   * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+   */
+  @java.lang.Override
+  public dev.luosho.v1.ToolReconcileOrBuilder getToolReconcileOrBuilder() {
+    if (payloadCase_ == 34) {
+       return (dev.luosho.v1.ToolReconcile) payload_;
+    }
+    return dev.luosho.v1.ToolReconcile.getDefaultInstance();
+  }
+
   public static final int SUBAGENT_FIELD_NUMBER = 40;
   private dev.luosho.v1.SubAgentTag subagent_;
   /**
@@ -843,6 +876,9 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 33) {
       output.writeMessage(33, (dev.luosho.v1.BudgetExceeded) payload_);
     }
+    if (payloadCase_ == 34) {
+      output.writeMessage(34, (dev.luosho.v1.ToolReconcile) payload_);
+    }
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(40, getSubagent());
     }
@@ -926,6 +962,10 @@ private static final long serialVersionUID = 0L;
     if (payloadCase_ == 33) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(33, (dev.luosho.v1.BudgetExceeded) payload_);
+    }
+    if (payloadCase_ == 34) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(34, (dev.luosho.v1.ToolReconcile) payload_);
     }
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
@@ -1033,6 +1073,10 @@ private static final long serialVersionUID = 0L;
         if (!getBudgetExceeded()
             .equals(other.getBudgetExceeded())) return false;
         break;
+      case 34:
+        if (!getToolReconcile()
+            .equals(other.getToolReconcile())) return false;
+        break;
       case 0:
       default:
     }
@@ -1123,6 +1167,10 @@ private static final long serialVersionUID = 0L;
       case 33:
         hash = (37 * hash) + BUDGET_EXCEEDED_FIELD_NUMBER;
         hash = (53 * hash) + getBudgetExceeded().hashCode();
+        break;
+      case 34:
+        hash = (37 * hash) + TOOL_RECONCILE_FIELD_NUMBER;
+        hash = (53 * hash) + getToolReconcile().hashCode();
         break;
       case 0:
       default:
@@ -1322,6 +1370,9 @@ private static final long serialVersionUID = 0L;
       if (budgetExceededBuilder_ != null) {
         budgetExceededBuilder_.clear();
       }
+      if (toolReconcileBuilder_ != null) {
+        toolReconcileBuilder_.clear();
+      }
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -1385,7 +1436,7 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.replayed_ = replayed_;
       }
-      if (((from_bitField0_ & 0x00100000) != 0)) {
+      if (((from_bitField0_ & 0x00200000) != 0)) {
         result.subagent_ = subagentBuilder_ == null
             ? subagent_
             : subagentBuilder_.build();
@@ -1452,6 +1503,10 @@ private static final long serialVersionUID = 0L;
       if (payloadCase_ == 33 &&
           budgetExceededBuilder_ != null) {
         result.payload_ = budgetExceededBuilder_.build();
+      }
+      if (payloadCase_ == 34 &&
+          toolReconcileBuilder_ != null) {
+        result.payload_ = toolReconcileBuilder_.build();
       }
     }
 
@@ -1549,6 +1604,10 @@ private static final long serialVersionUID = 0L;
         }
         case BUDGET_EXCEEDED: {
           mergeBudgetExceeded(other.getBudgetExceeded());
+          break;
+        }
+        case TOOL_RECONCILE: {
+          mergeToolReconcile(other.getToolReconcile());
           break;
         }
         case PAYLOAD_NOT_SET: {
@@ -1711,11 +1770,18 @@ private static final long serialVersionUID = 0L;
               payloadCase_ = 33;
               break;
             } // case 266
+            case 274: {
+              input.readMessage(
+                  internalGetToolReconcileFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              payloadCase_ = 34;
+              break;
+            } // case 274
             case 322: {
               input.readMessage(
                   internalGetSubagentFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00100000;
+              bitField0_ |= 0x00200000;
               break;
             } // case 322
             default: {
@@ -4166,6 +4232,148 @@ private static final long serialVersionUID = 0L;
       return budgetExceededBuilder_;
     }
 
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ToolReconcile, dev.luosho.v1.ToolReconcile.Builder, dev.luosho.v1.ToolReconcileOrBuilder> toolReconcileBuilder_;
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     * @return Whether the toolReconcile field is set.
+     */
+    @java.lang.Override
+    public boolean hasToolReconcile() {
+      return payloadCase_ == 34;
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     * @return The toolReconcile.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ToolReconcile getToolReconcile() {
+      if (toolReconcileBuilder_ == null) {
+        if (payloadCase_ == 34) {
+          return (dev.luosho.v1.ToolReconcile) payload_;
+        }
+        return dev.luosho.v1.ToolReconcile.getDefaultInstance();
+      } else {
+        if (payloadCase_ == 34) {
+          return toolReconcileBuilder_.getMessage();
+        }
+        return dev.luosho.v1.ToolReconcile.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     */
+    public Builder setToolReconcile(dev.luosho.v1.ToolReconcile value) {
+      if (toolReconcileBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        payload_ = value;
+        onChanged();
+      } else {
+        toolReconcileBuilder_.setMessage(value);
+      }
+      payloadCase_ = 34;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     */
+    public Builder setToolReconcile(
+        dev.luosho.v1.ToolReconcile.Builder builderForValue) {
+      if (toolReconcileBuilder_ == null) {
+        payload_ = builderForValue.build();
+        onChanged();
+      } else {
+        toolReconcileBuilder_.setMessage(builderForValue.build());
+      }
+      payloadCase_ = 34;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     */
+    public Builder mergeToolReconcile(dev.luosho.v1.ToolReconcile value) {
+      if (toolReconcileBuilder_ == null) {
+        if (payloadCase_ == 34 &&
+            payload_ != dev.luosho.v1.ToolReconcile.getDefaultInstance()) {
+          payload_ = dev.luosho.v1.ToolReconcile.newBuilder((dev.luosho.v1.ToolReconcile) payload_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          payload_ = value;
+        }
+        onChanged();
+      } else {
+        if (payloadCase_ == 34) {
+          toolReconcileBuilder_.mergeFrom(value);
+        } else {
+          toolReconcileBuilder_.setMessage(value);
+        }
+      }
+      payloadCase_ = 34;
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     */
+    public Builder clearToolReconcile() {
+      if (toolReconcileBuilder_ == null) {
+        if (payloadCase_ == 34) {
+          payloadCase_ = 0;
+          payload_ = null;
+          onChanged();
+        }
+      } else {
+        if (payloadCase_ == 34) {
+          payloadCase_ = 0;
+          payload_ = null;
+        }
+        toolReconcileBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     */
+    public dev.luosho.v1.ToolReconcile.Builder getToolReconcileBuilder() {
+      return internalGetToolReconcileFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ToolReconcileOrBuilder getToolReconcileOrBuilder() {
+      if ((payloadCase_ == 34) && (toolReconcileBuilder_ != null)) {
+        return toolReconcileBuilder_.getMessageOrBuilder();
+      } else {
+        if (payloadCase_ == 34) {
+          return (dev.luosho.v1.ToolReconcile) payload_;
+        }
+        return dev.luosho.v1.ToolReconcile.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.luosho.v1.ToolReconcile, dev.luosho.v1.ToolReconcile.Builder, dev.luosho.v1.ToolReconcileOrBuilder> 
+        internalGetToolReconcileFieldBuilder() {
+      if (toolReconcileBuilder_ == null) {
+        if (!(payloadCase_ == 34)) {
+          payload_ = dev.luosho.v1.ToolReconcile.getDefaultInstance();
+        }
+        toolReconcileBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.luosho.v1.ToolReconcile, dev.luosho.v1.ToolReconcile.Builder, dev.luosho.v1.ToolReconcileOrBuilder>(
+                (dev.luosho.v1.ToolReconcile) payload_,
+                getParentForChildren(),
+                isClean());
+        payload_ = null;
+      }
+      payloadCase_ = 34;
+      onChanged();
+      return toolReconcileBuilder_;
+    }
+
     private dev.luosho.v1.SubAgentTag subagent_;
     private com.google.protobuf.SingleFieldBuilder<
         dev.luosho.v1.SubAgentTag, dev.luosho.v1.SubAgentTag.Builder, dev.luosho.v1.SubAgentTagOrBuilder> subagentBuilder_;
@@ -4178,7 +4386,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the subagent field is set.
      */
     public boolean hasSubagent() {
-      return ((bitField0_ & 0x00100000) != 0);
+      return ((bitField0_ & 0x00200000) != 0);
     }
     /**
      * <pre>
@@ -4211,7 +4419,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00100000;
+      bitField0_ |= 0x00200000;
       onChanged();
       return this;
     }
@@ -4229,7 +4437,7 @@ private static final long serialVersionUID = 0L;
       } else {
         subagentBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00100000;
+      bitField0_ |= 0x00200000;
       onChanged();
       return this;
     }
@@ -4242,7 +4450,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeSubagent(dev.luosho.v1.SubAgentTag value) {
       if (subagentBuilder_ == null) {
-        if (((bitField0_ & 0x00100000) != 0) &&
+        if (((bitField0_ & 0x00200000) != 0) &&
           subagent_ != null &&
           subagent_ != dev.luosho.v1.SubAgentTag.getDefaultInstance()) {
           getSubagentBuilder().mergeFrom(value);
@@ -4253,7 +4461,7 @@ private static final long serialVersionUID = 0L;
         subagentBuilder_.mergeFrom(value);
       }
       if (subagent_ != null) {
-        bitField0_ |= 0x00100000;
+        bitField0_ |= 0x00200000;
         onChanged();
       }
       return this;
@@ -4266,7 +4474,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public Builder clearSubagent() {
-      bitField0_ = (bitField0_ & ~0x00100000);
+      bitField0_ = (bitField0_ & ~0x00200000);
       subagent_ = null;
       if (subagentBuilder_ != null) {
         subagentBuilder_.dispose();
@@ -4283,7 +4491,7 @@ private static final long serialVersionUID = 0L;
      * <code>.luosho.v1.SubAgentTag subagent = 40;</code>
      */
     public dev.luosho.v1.SubAgentTag.Builder getSubagentBuilder() {
-      bitField0_ |= 0x00100000;
+      bitField0_ |= 0x00200000;
       onChanged();
       return internalGetSubagentFieldBuilder().getBuilder();
     }

@@ -293,6 +293,21 @@ public interface EventOrBuilder extends
   dev.luosho.v1.BudgetExceededOrBuilder getBudgetExceededOrBuilder();
 
   /**
+   * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+   * @return Whether the toolReconcile field is set.
+   */
+  boolean hasToolReconcile();
+  /**
+   * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+   * @return The toolReconcile.
+   */
+  dev.luosho.v1.ToolReconcile getToolReconcile();
+  /**
+   * <code>.luosho.v1.ToolReconcile tool_reconcile = 34;</code>
+   */
+  dev.luosho.v1.ToolReconcileOrBuilder getToolReconcileOrBuilder();
+
+  /**
    * <pre>
    * Set on every event a sub-agent causes (R58); unset on the lead's.
    * </pre>

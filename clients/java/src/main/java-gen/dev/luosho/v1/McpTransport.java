@@ -126,7 +126,7 @@ public enum McpTransport
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(11);
+    return dev.luosho.v1.AgentProto.getDescriptor().getEnumType(12);
   }
 
   private static final McpTransport[] VALUES = values();

@@ -31,6 +31,7 @@ private static final long serialVersionUID = 0L;
     sessionId_ = "";
     toolCallId_ = "";
     resultJson_ = "";
+    reconcile_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -187,6 +188,42 @@ private static final long serialVersionUID = 0L;
     return isError_;
   }
 
+  public static final int RECONCILE_FIELD_NUMBER = 5;
+  private int reconcile_ = 0;
+  /**
+   * <pre>
+   * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+   * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+   * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+   * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+   * for a call the run does not reconcile fails with FAILED_PRECONDITION
+   * RECONCILE_NOT_ASKED.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+   * @return The enum numeric value on the wire for reconcile.
+   */
+  @java.lang.Override public int getReconcileValue() {
+    return reconcile_;
+  }
+  /**
+   * <pre>
+   * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+   * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+   * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+   * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+   * for a call the run does not reconcile fails with FAILED_PRECONDITION
+   * RECONCILE_NOT_ASKED.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+   * @return The reconcile.
+   */
+  @java.lang.Override public dev.luosho.v1.ReconcileOutcome getReconcile() {
+    dev.luosho.v1.ReconcileOutcome result = dev.luosho.v1.ReconcileOutcome.forNumber(reconcile_);
+    return result == null ? dev.luosho.v1.ReconcileOutcome.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -213,6 +250,9 @@ private static final long serialVersionUID = 0L;
     if (isError_ != false) {
       output.writeBool(4, isError_);
     }
+    if (reconcile_ != dev.luosho.v1.ReconcileOutcome.RECONCILE_OUTCOME_UNSPECIFIED.getNumber()) {
+      output.writeEnum(5, reconcile_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -229,6 +269,10 @@ private static final long serialVersionUID = 0L;
     if (isError_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(4, isError_);
+    }
+    if (reconcile_ != dev.luosho.v1.ReconcileOutcome.RECONCILE_OUTCOME_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(5, reconcile_);
     }
     return size;
   }
@@ -262,6 +306,7 @@ private static final long serialVersionUID = 0L;
         .equals(other.getResultJson())) return false;
     if (getIsError()
         != other.getIsError()) return false;
+    if (reconcile_ != other.reconcile_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -282,6 +327,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + IS_ERROR_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getIsError());
+    hash = (37 * hash) + RECONCILE_FIELD_NUMBER;
+    hash = (53 * hash) + reconcile_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -417,6 +464,7 @@ private static final long serialVersionUID = 0L;
       toolCallId_ = "";
       resultJson_ = "";
       isError_ = false;
+      reconcile_ = 0;
       return this;
     }
 
@@ -462,6 +510,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.isError_ = isError_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.reconcile_ = reconcile_;
+      }
     }
 
     @java.lang.Override
@@ -493,6 +544,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getIsError() != false) {
         setIsError(other.getIsError());
+      }
+      if (other.reconcile_ != 0) {
+        setReconcileValue(other.getReconcileValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -540,6 +594,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 40: {
+              reconcile_ = input.readEnum();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -821,6 +880,103 @@ private static final long serialVersionUID = 0L;
     public Builder clearIsError() {
       bitField0_ = (bitField0_ & ~0x00000008);
       isError_ = false;
+      onChanged();
+      return this;
+    }
+
+    private int reconcile_ = 0;
+    /**
+     * <pre>
+     * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+     * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+     * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+     * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+     * for a call the run does not reconcile fails with FAILED_PRECONDITION
+     * RECONCILE_NOT_ASKED.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+     * @return The enum numeric value on the wire for reconcile.
+     */
+    @java.lang.Override public int getReconcileValue() {
+      return reconcile_;
+    }
+    /**
+     * <pre>
+     * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+     * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+     * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+     * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+     * for a call the run does not reconcile fails with FAILED_PRECONDITION
+     * RECONCILE_NOT_ASKED.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+     * @param value The enum numeric value on the wire for reconcile to set.
+     * @return This builder for chaining.
+     */
+    public Builder setReconcileValue(int value) {
+      reconcile_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+     * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+     * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+     * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+     * for a call the run does not reconcile fails with FAILED_PRECONDITION
+     * RECONCILE_NOT_ASKED.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+     * @return The reconcile.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ReconcileOutcome getReconcile() {
+      dev.luosho.v1.ReconcileOutcome result = dev.luosho.v1.ReconcileOutcome.forNumber(reconcile_);
+      return result == null ? dev.luosho.v1.ReconcileOutcome.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+     * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+     * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+     * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+     * for a call the run does not reconcile fails with FAILED_PRECONDITION
+     * RECONCILE_NOT_ASKED.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+     * @param value The reconcile to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setReconcile(dev.luosho.v1.ReconcileOutcome value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000010;
+      reconcile_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+     * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+     * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+     * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+     * for a call the run does not reconcile fails with FAILED_PRECONDITION
+     * RECONCILE_NOT_ASKED.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearReconcile() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      reconcile_ = 0;
       onChanged();
       return this;
     }

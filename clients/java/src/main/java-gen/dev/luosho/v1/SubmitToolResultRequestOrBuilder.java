@@ -59,4 +59,33 @@ public interface SubmitToolResultRequestOrBuilder extends
    * @return The isError.
    */
   boolean getIsError();
+
+  /**
+   * <pre>
+   * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+   * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+   * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+   * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+   * for a call the run does not reconcile fails with FAILED_PRECONDITION
+   * RECONCILE_NOT_ASKED.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+   * @return The enum numeric value on the wire for reconcile.
+   */
+  int getReconcileValue();
+  /**
+   * <pre>
+   * R77: the answer to a tool.reconcile of this call. DONE: result_json/is_error is the
+   * call's result. NOT_STARTED, UNKNOWN: no result (result_json is ignored); the call is
+   * handed out again, and the answer is ACCEPTED once that hand-out is saved. Unset: a
+   * plain result, which answers a pending tool.reconcile as DONE. NOT_STARTED or UNKNOWN
+   * for a call the run does not reconcile fails with FAILED_PRECONDITION
+   * RECONCILE_NOT_ASKED.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconcile = 5;</code>
+   * @return The reconcile.
+   */
+  dev.luosho.v1.ReconcileOutcome getReconcile();
 }

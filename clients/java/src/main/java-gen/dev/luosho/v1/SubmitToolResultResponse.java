@@ -67,6 +67,22 @@ private static final long serialVersionUID = 0L;
     return result == null ? dev.luosho.v1.SubmitOutcome.UNRECOGNIZED : result;
   }
 
+  public static final int ATTEMPT_FIELD_NUMBER = 2;
+  private int attempt_ = 0;
+  /**
+   * <pre>
+   * R77: after an ACCEPTED NOT_STARTED or UNKNOWN answer, the attempt the call is handed
+   * out again as (its new tool.call's attempt); 0 otherwise.
+   * </pre>
+   *
+   * <code>int32 attempt = 2;</code>
+   * @return The attempt.
+   */
+  @java.lang.Override
+  public int getAttempt() {
+    return attempt_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -84,6 +100,9 @@ private static final long serialVersionUID = 0L;
     if (outcome_ != dev.luosho.v1.SubmitOutcome.SUBMIT_OUTCOME_UNSPECIFIED.getNumber()) {
       output.writeEnum(1, outcome_);
     }
+    if (attempt_ != 0) {
+      output.writeInt32(2, attempt_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -91,6 +110,10 @@ private static final long serialVersionUID = 0L;
     if (outcome_ != dev.luosho.v1.SubmitOutcome.SUBMIT_OUTCOME_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(1, outcome_);
+    }
+    if (attempt_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(2, attempt_);
     }
     return size;
   }
@@ -117,6 +140,8 @@ private static final long serialVersionUID = 0L;
     dev.luosho.v1.SubmitToolResultResponse other = (dev.luosho.v1.SubmitToolResultResponse) obj;
 
     if (outcome_ != other.outcome_) return false;
+    if (getAttempt()
+        != other.getAttempt()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -130,6 +155,8 @@ private static final long serialVersionUID = 0L;
     hash = (19 * hash) + getDescriptor().hashCode();
     hash = (37 * hash) + OUTCOME_FIELD_NUMBER;
     hash = (53 * hash) + outcome_;
+    hash = (37 * hash) + ATTEMPT_FIELD_NUMBER;
+    hash = (53 * hash) + getAttempt();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -262,6 +289,7 @@ private static final long serialVersionUID = 0L;
       super.clear();
       bitField0_ = 0;
       outcome_ = 0;
+      attempt_ = 0;
       return this;
     }
 
@@ -298,6 +326,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.outcome_ = outcome_;
       }
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.attempt_ = attempt_;
+      }
     }
 
     @java.lang.Override
@@ -314,6 +345,9 @@ private static final long serialVersionUID = 0L;
       if (other == dev.luosho.v1.SubmitToolResultResponse.getDefaultInstance()) return this;
       if (other.outcome_ != 0) {
         setOutcomeValue(other.getOutcomeValue());
+      }
+      if (other.getAttempt() != 0) {
+        setAttempt(other.getAttempt());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -346,6 +380,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000001;
               break;
             } // case 8
+            case 16: {
+              attempt_ = input.readInt32();
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 16
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -411,6 +450,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearOutcome() {
       bitField0_ = (bitField0_ & ~0x00000001);
       outcome_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int attempt_ ;
+    /**
+     * <pre>
+     * R77: after an ACCEPTED NOT_STARTED or UNKNOWN answer, the attempt the call is handed
+     * out again as (its new tool.call's attempt); 0 otherwise.
+     * </pre>
+     *
+     * <code>int32 attempt = 2;</code>
+     * @return The attempt.
+     */
+    @java.lang.Override
+    public int getAttempt() {
+      return attempt_;
+    }
+    /**
+     * <pre>
+     * R77: after an ACCEPTED NOT_STARTED or UNKNOWN answer, the attempt the call is handed
+     * out again as (its new tool.call's attempt); 0 otherwise.
+     * </pre>
+     *
+     * <code>int32 attempt = 2;</code>
+     * @param value The attempt to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAttempt(int value) {
+
+      attempt_ = value;
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: after an ACCEPTED NOT_STARTED or UNKNOWN answer, the attempt the call is handed
+     * out again as (its new tool.call's attempt); 0 otherwise.
+     * </pre>
+     *
+     * <code>int32 attempt = 2;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearAttempt() {
+      bitField0_ = (bitField0_ & ~0x00000002);
+      attempt_ = 0;
       onChanged();
       return this;
     }

@@ -20,4 +20,15 @@ public interface SubmitToolResultResponseOrBuilder extends
    * @return The outcome.
    */
   dev.luosho.v1.SubmitOutcome getOutcome();
+
+  /**
+   * <pre>
+   * R77: after an ACCEPTED NOT_STARTED or UNKNOWN answer, the attempt the call is handed
+   * out again as (its new tool.call's attempt); 0 otherwise.
+   * </pre>
+   *
+   * <code>int32 attempt = 2;</code>
+   * @return The attempt.
+   */
+  int getAttempt();
 }

@@ -161,6 +161,23 @@ private static final long serialVersionUID = 0L;
     return isError_;
   }
 
+  public static final int ATTEMPTS_FIELD_NUMBER = 6;
+  private int attempts_ = 0;
+  /**
+   * <pre>
+   * How many times the call was handed out (its last tool.call's attempt, R77); 0: never
+   * (a daemon tool's call counts too; a call refused, rejected or answered by the input
+   * was never handed out).
+   * </pre>
+   *
+   * <code>int32 attempts = 6;</code>
+   * @return The attempts.
+   */
+  @java.lang.Override
+  public int getAttempts() {
+    return attempts_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -187,6 +204,9 @@ private static final long serialVersionUID = 0L;
     if (isError_ != false) {
       output.writeBool(5, isError_);
     }
+    if (attempts_ != 0) {
+      output.writeInt32(6, attempts_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -205,6 +225,10 @@ private static final long serialVersionUID = 0L;
     if (isError_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(5, isError_);
+    }
+    if (attempts_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(6, attempts_);
     }
     return size;
   }
@@ -244,6 +268,8 @@ private static final long serialVersionUID = 0L;
     }
     if (getIsError()
         != other.getIsError()) return false;
+    if (getAttempts()
+        != other.getAttempts()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -268,6 +294,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + IS_ERROR_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getIsError());
+    hash = (37 * hash) + ATTEMPTS_FIELD_NUMBER;
+    hash = (53 * hash) + getAttempts();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -417,6 +445,7 @@ private static final long serialVersionUID = 0L;
       step_ = 0;
       resultJson_ = "";
       isError_ = false;
+      attempts_ = 0;
       return this;
     }
 
@@ -467,6 +496,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.isError_ = isError_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.attempts_ = attempts_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -495,6 +527,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getIsError() != false) {
         setIsError(other.getIsError());
+      }
+      if (other.getAttempts() != 0) {
+        setAttempts(other.getAttempts());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -544,6 +579,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 40
+            case 48: {
+              attempts_ = input.readInt32();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -845,6 +885,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearIsError() {
       bitField0_ = (bitField0_ & ~0x00000008);
       isError_ = false;
+      onChanged();
+      return this;
+    }
+
+    private int attempts_ ;
+    /**
+     * <pre>
+     * How many times the call was handed out (its last tool.call's attempt, R77); 0: never
+     * (a daemon tool's call counts too; a call refused, rejected or answered by the input
+     * was never handed out).
+     * </pre>
+     *
+     * <code>int32 attempts = 6;</code>
+     * @return The attempts.
+     */
+    @java.lang.Override
+    public int getAttempts() {
+      return attempts_;
+    }
+    /**
+     * <pre>
+     * How many times the call was handed out (its last tool.call's attempt, R77); 0: never
+     * (a daemon tool's call counts too; a call refused, rejected or answered by the input
+     * was never handed out).
+     * </pre>
+     *
+     * <code>int32 attempts = 6;</code>
+     * @param value The attempts to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAttempts(int value) {
+
+      attempts_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How many times the call was handed out (its last tool.call's attempt, R77); 0: never
+     * (a daemon tool's call counts too; a call refused, rejected or answered by the input
+     * was never handed out).
+     * </pre>
+     *
+     * <code>int32 attempts = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearAttempts() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      attempts_ = 0;
       onChanged();
       return this;
     }

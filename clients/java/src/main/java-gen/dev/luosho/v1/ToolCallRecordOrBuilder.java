@@ -65,4 +65,16 @@ public interface ToolCallRecordOrBuilder extends
    * @return The isError.
    */
   boolean getIsError();
+
+  /**
+   * <pre>
+   * How many times the call was handed out (its last tool.call's attempt, R77); 0: never
+   * (a daemon tool's call counts too; a call refused, rejected or answered by the input
+   * was never handed out).
+   * </pre>
+   *
+   * <code>int32 attempts = 6;</code>
+   * @return The attempts.
+   */
+  int getAttempts();
 }

@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private ToolCallRequested() {
     executor_ = 0;
+    reconciled_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -134,6 +135,57 @@ private static final long serialVersionUID = 0L;
     return result == null ? dev.luosho.v1.ToolExecutor.UNRECOGNIZED : result;
   }
 
+  public static final int ATTEMPT_FIELD_NUMBER = 4;
+  private int attempt_ = 0;
+  /**
+   * <pre>
+   * R77: 1 the first time the call is handed out; one more each time the same call is
+   * handed out again after a daemon restart, a takeover by another daemon or a Resume
+   * (the call id stays the same, R24). A tool.call sent again within one live run (a
+   * Watch that reconnects, a replay) carries the attempt it was saved with. 0: a daemon
+   * older than the field.
+   * </pre>
+   *
+   * <code>int32 attempt = 4;</code>
+   * @return The attempt.
+   */
+  @java.lang.Override
+  public int getAttempt() {
+    return attempt_;
+  }
+
+  public static final int RECONCILED_FIELD_NUMBER = 5;
+  private int reconciled_ = 0;
+  /**
+   * <pre>
+   * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+   * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+   * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+   * the client said it had not run. UNSPECIFIED: no reconcile came first.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+   * @return The enum numeric value on the wire for reconciled.
+   */
+  @java.lang.Override public int getReconciledValue() {
+    return reconciled_;
+  }
+  /**
+   * <pre>
+   * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+   * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+   * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+   * the client said it had not run. UNSPECIFIED: no reconcile came first.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+   * @return The reconciled.
+   */
+  @java.lang.Override public dev.luosho.v1.ReconcileOutcome getReconciled() {
+    dev.luosho.v1.ReconcileOutcome result = dev.luosho.v1.ReconcileOutcome.forNumber(reconciled_);
+    return result == null ? dev.luosho.v1.ReconcileOutcome.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -157,6 +209,12 @@ private static final long serialVersionUID = 0L;
     if (timeoutMs_ != 0L) {
       output.writeInt64(3, timeoutMs_);
     }
+    if (attempt_ != 0) {
+      output.writeInt32(4, attempt_);
+    }
+    if (reconciled_ != dev.luosho.v1.ReconcileOutcome.RECONCILE_OUTCOME_UNSPECIFIED.getNumber()) {
+      output.writeEnum(5, reconciled_);
+    }
     if (executor_ != dev.luosho.v1.ToolExecutor.TOOL_EXECUTOR_UNSPECIFIED.getNumber()) {
       output.writeEnum(8, executor_);
     }
@@ -175,6 +233,14 @@ private static final long serialVersionUID = 0L;
     if (timeoutMs_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(3, timeoutMs_);
+    }
+    if (attempt_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(4, attempt_);
+    }
+    if (reconciled_ != dev.luosho.v1.ReconcileOutcome.RECONCILE_OUTCOME_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(5, reconciled_);
     }
     if (executor_ != dev.luosho.v1.ToolExecutor.TOOL_EXECUTOR_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
@@ -214,6 +280,9 @@ private static final long serialVersionUID = 0L;
     if (getTimeoutMs()
         != other.getTimeoutMs()) return false;
     if (executor_ != other.executor_) return false;
+    if (getAttempt()
+        != other.getAttempt()) return false;
+    if (reconciled_ != other.reconciled_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -236,6 +305,10 @@ private static final long serialVersionUID = 0L;
         getTimeoutMs());
     hash = (37 * hash) + EXECUTOR_FIELD_NUMBER;
     hash = (53 * hash) + executor_;
+    hash = (37 * hash) + ATTEMPT_FIELD_NUMBER;
+    hash = (53 * hash) + getAttempt();
+    hash = (37 * hash) + RECONCILED_FIELD_NUMBER;
+    hash = (53 * hash) + reconciled_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -385,6 +458,8 @@ private static final long serialVersionUID = 0L;
       }
       timeoutMs_ = 0L;
       executor_ = 0;
+      attempt_ = 0;
+      reconciled_ = 0;
       return this;
     }
 
@@ -434,6 +509,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.executor_ = executor_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.attempt_ = attempt_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.reconciled_ = reconciled_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -460,6 +541,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.executor_ != 0) {
         setExecutorValue(other.getExecutorValue());
+      }
+      if (other.getAttempt() != 0) {
+        setAttempt(other.getAttempt());
+      }
+      if (other.reconciled_ != 0) {
+        setReconciledValue(other.getReconciledValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -504,6 +591,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 32: {
+              attempt_ = input.readInt32();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 32
+            case 40: {
+              reconciled_ = input.readEnum();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 40
             case 64: {
               executor_ = input.readEnum();
               bitField0_ |= 0x00000008;
@@ -796,6 +893,149 @@ private static final long serialVersionUID = 0L;
     public Builder clearExecutor() {
       bitField0_ = (bitField0_ & ~0x00000008);
       executor_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int attempt_ ;
+    /**
+     * <pre>
+     * R77: 1 the first time the call is handed out; one more each time the same call is
+     * handed out again after a daemon restart, a takeover by another daemon or a Resume
+     * (the call id stays the same, R24). A tool.call sent again within one live run (a
+     * Watch that reconnects, a replay) carries the attempt it was saved with. 0: a daemon
+     * older than the field.
+     * </pre>
+     *
+     * <code>int32 attempt = 4;</code>
+     * @return The attempt.
+     */
+    @java.lang.Override
+    public int getAttempt() {
+      return attempt_;
+    }
+    /**
+     * <pre>
+     * R77: 1 the first time the call is handed out; one more each time the same call is
+     * handed out again after a daemon restart, a takeover by another daemon or a Resume
+     * (the call id stays the same, R24). A tool.call sent again within one live run (a
+     * Watch that reconnects, a replay) carries the attempt it was saved with. 0: a daemon
+     * older than the field.
+     * </pre>
+     *
+     * <code>int32 attempt = 4;</code>
+     * @param value The attempt to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAttempt(int value) {
+
+      attempt_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: 1 the first time the call is handed out; one more each time the same call is
+     * handed out again after a daemon restart, a takeover by another daemon or a Resume
+     * (the call id stays the same, R24). A tool.call sent again within one live run (a
+     * Watch that reconnects, a replay) carries the attempt it was saved with. 0: a daemon
+     * older than the field.
+     * </pre>
+     *
+     * <code>int32 attempt = 4;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearAttempt() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      attempt_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int reconciled_ = 0;
+    /**
+     * <pre>
+     * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+     * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+     * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+     * the client said it had not run. UNSPECIFIED: no reconcile came first.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+     * @return The enum numeric value on the wire for reconciled.
+     */
+    @java.lang.Override public int getReconciledValue() {
+      return reconciled_;
+    }
+    /**
+     * <pre>
+     * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+     * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+     * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+     * the client said it had not run. UNSPECIFIED: no reconcile came first.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+     * @param value The enum numeric value on the wire for reconciled to set.
+     * @return This builder for chaining.
+     */
+    public Builder setReconciledValue(int value) {
+      reconciled_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+     * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+     * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+     * the client said it had not run. UNSPECIFIED: no reconcile came first.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+     * @return The reconciled.
+     */
+    @java.lang.Override
+    public dev.luosho.v1.ReconcileOutcome getReconciled() {
+      dev.luosho.v1.ReconcileOutcome result = dev.luosho.v1.ReconcileOutcome.forNumber(reconciled_);
+      return result == null ? dev.luosho.v1.ReconcileOutcome.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+     * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+     * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+     * the client said it had not run. UNSPECIFIED: no reconcile came first.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+     * @param value The reconciled to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setReconciled(dev.luosho.v1.ReconcileOutcome value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000020;
+      reconciled_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+     * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+     * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+     * the client said it had not run. UNSPECIFIED: no reconcile came first.
+     * </pre>
+     *
+     * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearReconciled() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      reconciled_ = 0;
       onChanged();
       return this;
     }

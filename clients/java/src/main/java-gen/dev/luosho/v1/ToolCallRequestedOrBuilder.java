@@ -61,4 +61,43 @@ public interface ToolCallRequestedOrBuilder extends
    * @return The executor.
    */
   dev.luosho.v1.ToolExecutor getExecutor();
+
+  /**
+   * <pre>
+   * R77: 1 the first time the call is handed out; one more each time the same call is
+   * handed out again after a daemon restart, a takeover by another daemon or a Resume
+   * (the call id stays the same, R24). A tool.call sent again within one live run (a
+   * Watch that reconnects, a replay) carries the attempt it was saved with. 0: a daemon
+   * older than the field.
+   * </pre>
+   *
+   * <code>int32 attempt = 4;</code>
+   * @return The attempt.
+   */
+  int getAttempt();
+
+  /**
+   * <pre>
+   * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+   * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+   * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+   * the client said it had not run. UNSPECIFIED: no reconcile came first.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+   * @return The enum numeric value on the wire for reconciled.
+   */
+  int getReconciledValue();
+  /**
+   * <pre>
+   * R77: how the call's tool.reconcile was answered when this hand-out follows one.
+   * UNKNOWN (also when the reconcile got no answer in time): the earlier attempt may have
+   * had its side effect; the tool checks by the call id before acting again. NOT_STARTED:
+   * the client said it had not run. UNSPECIFIED: no reconcile came first.
+   * </pre>
+   *
+   * <code>.luosho.v1.ReconcileOutcome reconciled = 5;</code>
+   * @return The reconciled.
+   */
+  dev.luosho.v1.ReconcileOutcome getReconciled();
 }

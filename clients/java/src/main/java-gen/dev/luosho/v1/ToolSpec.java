@@ -205,6 +205,24 @@ private static final long serialVersionUID = 0L;
     return needsApproval_;
   }
 
+  public static final int RECONCILE_FIELD_NUMBER = 5;
+  private boolean reconcile_ = false;
+  /**
+   * <pre>
+   * R77: a call of this tool that was handed out before (a tool.call with no recorded
+   * result: the daemon died, another daemon took the session over, the run was resumed)
+   * is first put to the client as a "tool.reconcile" event, answered with
+   * SubmitToolResult.reconcile, before it is handed out again.
+   * </pre>
+   *
+   * <code>bool reconcile = 5;</code>
+   * @return The reconcile.
+   */
+  @java.lang.Override
+  public boolean getReconcile() {
+    return reconcile_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -231,6 +249,9 @@ private static final long serialVersionUID = 0L;
     if (needsApproval_ != false) {
       output.writeBool(4, needsApproval_);
     }
+    if (reconcile_ != false) {
+      output.writeBool(5, reconcile_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -247,6 +268,10 @@ private static final long serialVersionUID = 0L;
     if (needsApproval_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(4, needsApproval_);
+    }
+    if (reconcile_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(5, reconcile_);
     }
     return size;
   }
@@ -280,6 +305,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getInputSchemaJson())) return false;
     if (getNeedsApproval()
         != other.getNeedsApproval()) return false;
+    if (getReconcile()
+        != other.getReconcile()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -300,6 +327,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + NEEDS_APPROVAL_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getNeedsApproval());
+    hash = (37 * hash) + RECONCILE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getReconcile());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -439,6 +469,7 @@ private static final long serialVersionUID = 0L;
       description_ = "";
       inputSchemaJson_ = "";
       needsApproval_ = false;
+      reconcile_ = false;
       return this;
     }
 
@@ -484,6 +515,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.needsApproval_ = needsApproval_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.reconcile_ = reconcile_;
+      }
     }
 
     @java.lang.Override
@@ -515,6 +549,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getNeedsApproval() != false) {
         setNeedsApproval(other.getNeedsApproval());
+      }
+      if (other.getReconcile() != false) {
+        setReconcile(other.getReconcile());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -562,6 +599,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 40: {
+              reconcile_ = input.readBool();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -880,6 +922,59 @@ private static final long serialVersionUID = 0L;
     public Builder clearNeedsApproval() {
       bitField0_ = (bitField0_ & ~0x00000008);
       needsApproval_ = false;
+      onChanged();
+      return this;
+    }
+
+    private boolean reconcile_ ;
+    /**
+     * <pre>
+     * R77: a call of this tool that was handed out before (a tool.call with no recorded
+     * result: the daemon died, another daemon took the session over, the run was resumed)
+     * is first put to the client as a "tool.reconcile" event, answered with
+     * SubmitToolResult.reconcile, before it is handed out again.
+     * </pre>
+     *
+     * <code>bool reconcile = 5;</code>
+     * @return The reconcile.
+     */
+    @java.lang.Override
+    public boolean getReconcile() {
+      return reconcile_;
+    }
+    /**
+     * <pre>
+     * R77: a call of this tool that was handed out before (a tool.call with no recorded
+     * result: the daemon died, another daemon took the session over, the run was resumed)
+     * is first put to the client as a "tool.reconcile" event, answered with
+     * SubmitToolResult.reconcile, before it is handed out again.
+     * </pre>
+     *
+     * <code>bool reconcile = 5;</code>
+     * @param value The reconcile to set.
+     * @return This builder for chaining.
+     */
+    public Builder setReconcile(boolean value) {
+
+      reconcile_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R77: a call of this tool that was handed out before (a tool.call with no recorded
+     * result: the daemon died, another daemon took the session over, the run was resumed)
+     * is first put to the client as a "tool.reconcile" event, answered with
+     * SubmitToolResult.reconcile, before it is handed out again.
+     * </pre>
+     *
+     * <code>bool reconcile = 5;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearReconcile() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      reconcile_ = false;
       onChanged();
       return this;
     }

@@ -73,4 +73,17 @@ public interface ToolSpecOrBuilder extends
    * @return The needsApproval.
    */
   boolean getNeedsApproval();
+
+  /**
+   * <pre>
+   * R77: a call of this tool that was handed out before (a tool.call with no recorded
+   * result: the daemon died, another daemon took the session over, the run was resumed)
+   * is first put to the client as a "tool.reconcile" event, answered with
+   * SubmitToolResult.reconcile, before it is handed out again.
+   * </pre>
+   *
+   * <code>bool reconcile = 5;</code>
+   * @return The reconcile.
+   */
+  boolean getReconcile();
 }
