@@ -89,6 +89,7 @@ public final class AsyncClient implements AutoCloseable {
   /** A run from a full ExecuteRequest; an empty {@code request_id} gets a new UUIDv7. */
   public CompletableFuture<RunResult> execute(ExecuteRequest request, Map<String, ToolHandler> tools,
       Consumer<Event> onEvent) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ExecuteRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return new AsyncRun<ExecuteResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
@@ -103,6 +104,7 @@ public final class AsyncClient implements AutoCloseable {
   /** A Resume from a full ResumeRequest; an empty {@code request_id} gets a new UUIDv7. */
   public CompletableFuture<RunResult> resume(ResumeRequest request, Map<String, ToolHandler> tools,
       Consumer<Event> onEvent) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ResumeRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return new AsyncRun<ResumeResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, true,
@@ -120,6 +122,7 @@ public final class AsyncClient implements AutoCloseable {
    */
   public CompletableFuture<RunResult> resolve(ResolveRequest request, Map<String, ToolHandler> tools,
       Consumer<Event> onEvent) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ResolveRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return new AsyncRun<ResolveResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
@@ -239,6 +242,23 @@ public final class AsyncClient implements AutoCloseable {
           }));
     }
 
+    private void reconcile(Event event) {
+      String session = sessionId;
+      // The tool ran in this run object: that is the call's result (DONE).
+      CompletableFuture<SubmitToolResultRequest> ran = outcomes.get(event.getToolReconcile().getCall().getId());
+      CompletableFuture<SubmitToolResultRequest> answer = ran != null
+          ? ran.thenApply(r -> handlers.reconcile(session, event, r))
+          : CompletableFuture.supplyAsync(() -> handlers.reconcile(session, event, null), tools);
+      submissions.add(answer
+          .thenCompose(req -> AsyncClient.<SubmitToolResultResponse>unary(o -> stub.submitToolResult(req, o)))
+          .handle((response, err) -> {
+            if (err == null) return null;
+            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            if (retry.leavesSubmissionToRetry(cause)) return null;
+            throw err instanceof CompletionException ce ? ce : new CompletionException(cause);
+          }));
+    }
+
     private void failed(Throwable t, int got) {
       LuoshoException error = Errors.translate(t);
       int row;
@@ -307,6 +327,8 @@ public final class AsyncClient implements AutoCloseable {
         if (onEvent != null) onEvent.accept(event);
         // A replayed call has its result; a daemon tool's call (an MCP tool) is the daemon's.
         if (event.hasToolCall() && !event.getReplayed() && !DaemonTools.isDaemonCall(event)) answer(event);
+        // A call handed out before whose fate the daemon asks about (R77).
+        if (event.hasToolReconcile() && !event.getReplayed()) reconcile(event);
       }
 
       @Override

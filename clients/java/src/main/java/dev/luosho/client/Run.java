@@ -184,7 +184,19 @@ public final class Run implements Iterable<Event>, Iterator<Event>, AutoCloseabl
     if (sessionId.isEmpty()) sessionId = event.getSessionId();
     // A replayed call has its result; a daemon tool's call (an MCP tool) is the daemon's to run.
     if (event.hasToolCall() && !event.getReplayed() && !DaemonTools.isDaemonCall(event)) answer(event);
+    // A call handed out before whose fate the daemon asks about (R77).
+    if (event.hasToolReconcile() && !event.getReplayed()) reconcile(event);
     return event;
+  }
+
+  private void reconcile(Event event) {
+    SubmitToolResultRequest ran = outcomes.get(event.getToolReconcile().getCall().getId());
+    SubmitToolResultRequest answer = tools.reconcile(sessionId, event, ran);
+    try {
+      submit.accept(answer);
+    } catch (LuoshoException e) {
+      if (!retry.leavesSubmissionToRetry(e)) throw e;
+    }
   }
 
   private void answer(Event event) {
