@@ -32,6 +32,7 @@ import contextlib
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 
 from ..errors import DaemonOverloaded, TooManyRuns
 
@@ -145,13 +146,17 @@ class Pacer:
     alone. At most :data:`MAX_RETRY_AFTER_S` ahead: past that the refused come back early
     and are paced again."""
 
-    def __init__(self, spacing_s: float = START_COST_S) -> None:
+    def __init__(
+        self, spacing_s: float = START_COST_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.spacing_s = spacing_s
-        self._next = 0.0  # monotonic: the first free slot
+        self._clock = clock
+        self._next = 0.0  # on the clock: the first free slot
 
     def slot(self, wait_s: float, now: float | None = None) -> float:
-        """Seconds from ``now`` to the slot this refusal takes (at least ``wait_s``)."""
-        now = time.monotonic() if now is None else now
+        """Seconds from ``now`` (the clock's time) to the slot this refusal takes (at least
+        ``wait_s``)."""
+        now = self._clock() if now is None else now
         at = min(now + MAX_RETRY_AFTER_S, max(now + wait_s, self._next))
         self._next = at + self.spacing_s
         return at - now

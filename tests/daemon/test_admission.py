@@ -158,6 +158,8 @@ def test_a_burst_s_refusals_are_told_to_come_back_one_start_s_work_after_another
     budget admits in a second; a refusal once the slots have passed gets the gate's wait."""
     lag = LoopLag()
     admission = Admission(max_loop_lag_ms=100, lag=lag)
+    clock = [1000.0]
+    admission.pacer = Pacer(clock=lambda: clock[0])  # the refusals come at one instant
     fits = round(0.1 / START_COST_S)
     for k in range(fits):
         admission.check(k, f"s{k}")
@@ -170,7 +172,7 @@ def test_a_burst_s_refusals_are_told_to_come_back_one_start_s_work_after_another
     per_second = round(1 / START_COST_S)
     assert max(hints.count(h) for h in set(hints)) <= per_second
     assert hints[-1] == math.ceil(0.2 + 600 * START_COST_S)  # 600 starts' work: 2.6 s -> 3
-    admission.pacer = Pacer()  # the slots passed (a fresh pacer: no real time to wait)
+    clock[0] = 1010.0  # the slots passed
     with pytest.raises(DaemonOverloaded) as later:
         admission.check(fits, "later")
     assert later.value.metadata["retry_after_s"] == "1"
