@@ -18,6 +18,9 @@ type Tool struct {
 	InputSchema any
 	// NeedsApproval pauses the run for a human decision (Resolve) before the call runs.
 	NeedsApproval bool
+	// Reconcile (R77): a call handed out before with no recorded result is first put to
+	// the client as tool.reconcile (set for you on the tools WithReconcile gives a function).
+	Reconcile bool
 }
 
 // Agent is what runs: the model, its instructions, its tools and its limits.
@@ -121,6 +124,7 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 		}
 		spec.Tools = append(spec.Tools, &pb.ToolSpec{
 			Name: t.Name, Description: t.Description, InputSchemaJson: schema, NeedsApproval: t.NeedsApproval,
+			Reconcile: t.Reconcile,
 		})
 	}
 	return spec, nil

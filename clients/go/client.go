@@ -113,6 +113,7 @@ type runOptions struct {
 	retention     *int64
 	retry         *RetryPolicy
 	sessionID     string
+	reconcile     Reconcilers
 }
 
 // OnEvent calls fn with every event of the run, in order, as it arrives (each once, also
@@ -142,6 +143,13 @@ func WithBusinessState(jsonText string) RunOption {
 func WithMessages(msgs ...*pb.Message) RunOption {
 	return func(o *runOptions) { o.messages = append(o.messages, msgs...) }
 }
+
+// WithReconcile gives the run a reconcile function per tool (R77): a call of such a tool
+// handed out before with no recorded result comes as tool.reconcile, answered with the
+// function's Done(result), NotStarted or Unknown. The tools it names get Reconcile set in
+// the agent sent (Execute's, or WithAgent's). A tool.reconcile of a tool without a
+// function is answered Unknown.
+func WithReconcile(rs Reconcilers) RunOption { return func(o *runOptions) { o.reconcile = rs } }
 
 // WithAgent gives Resume and Resolve an agent instead of the one saved with the checkpoint.
 func WithAgent(a *Agent) RunOption { return func(o *runOptions) { o.agent = a } }
@@ -219,6 +227,7 @@ func (c *Client) Execute(ctx context.Context, sessionID string, agent *Agent, in
 	if err != nil {
 		return nil, err
 	}
+	markReconciled(spec, o.reconcile)
 	req := &pb.ExecuteRequest{
 		SessionId: sessionID, Agent: spec, RequestId: o.requestID,
 		BusinessStateJson: o.businessState, HistoryLimit: o.historyLimit,
@@ -246,6 +255,7 @@ func (c *Client) Resume(ctx context.Context, sessionID string, tools Tools, opts
 	if err != nil {
 		return nil, err
 	}
+	markReconciled(spec, o.reconcile)
 	req := &pb.ResumeRequest{SessionId: sessionID, Agent: spec, RequestId: o.requestID}
 	res, err := c.run(ctx, sessionID, tools, o, func(ctx context.Context, _ string) (eventStream, error) {
 		s, err := c.rpc.Resume(ctx, req)
@@ -270,6 +280,7 @@ func (c *Client) Resolve(ctx context.Context, approvalID string, approved bool, 
 	if err != nil {
 		return nil, err
 	}
+	markReconciled(spec, o.reconcile)
 	req := &pb.ResolveRequest{
 		ApprovalId: approvalID, Approved: approved, Note: note, Agent: spec,
 		RequestId: o.requestID, SessionId: o.sessionID,
@@ -435,6 +446,10 @@ func (r *runState) attempt(open openFunc) (got int, moved, done bool, err error)
 			if ev.GetToolCall() != nil && !ev.GetReplayed() && !IsDaemonCall(ev) {
 				r.answer(ev)
 			}
+		case "tool.reconcile":
+			if ev.GetToolReconcile() != nil && !ev.GetReplayed() {
+				r.answer(ev)
+			}
 		case "run.done":
 			d := ev.GetRunDone()
 			res.FinishReason = d.GetFinishReason()
@@ -456,7 +471,9 @@ func (r *runState) attempt(open openFunc) (got int, moved, done bool, err error)
 }
 
 // answer runs a tool.call's tool (once per call id and run: a call asked again after a
-// retry waits for the first one's result) and submits the result, in a goroutine.
+// retry waits for the first one's result) and submits the result, in a goroutine; or
+// answers a tool.reconcile (R77): DONE with the result when the tool already ran in this
+// run, else with the tool's ReconcileFunc.
 func (r *runState) answer(ev *Event) {
 	sessionID := ev.GetSessionId()
 	if sessionID == "" {
@@ -465,26 +482,39 @@ func (r *runState) answer(ev *Event) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
+		req := &pb.SubmitToolResultRequest{SessionId: sessionID}
+		asked := ev.GetToolReconcile()
 		id := ev.GetToolCall().GetCall().GetId()
+		if asked != nil {
+			id = asked.GetCall().GetId()
+		}
 		r.mu.Lock()
 		out, ok := r.outcomes[id]
-		if !ok {
+		if !ok && asked == nil {
 			out = &outcome{done: make(chan struct{})}
 			r.outcomes[id] = out
 		}
 		r.mu.Unlock()
-		if !ok {
+		switch {
+		case asked != nil && !ok:
+			req.Reconcile, req.ResultJson, req.IsError = r.o.reconcile.reconcile(r.ctx, ev)
+		case !ok:
 			out.result, out.isError = r.tools.run(r.ctx, ev)
 			close(out.done)
 		}
-		select {
-		case <-out.done:
-		case <-r.ctx.Done():
-			return
+		if out != nil {
+			select {
+			case <-out.done:
+			case <-r.ctx.Done():
+				return
+			}
+			req.ResultJson, req.IsError = out.result, out.isError
+			if asked != nil {
+				req.Reconcile = pb.ReconcileOutcome_RECONCILE_OUTCOME_DONE // it ran here
+			}
 		}
-		_, err := r.c.rpc.SubmitToolResult(r.ctx, &pb.SubmitToolResultRequest{
-			SessionId: sessionID, ToolCallId: id, ResultJson: out.result, IsError: out.isError,
-		})
+		req.ToolCallId = id
+		_, err := r.c.rpc.SubmitToolResult(r.ctx, req)
 		if err == nil || r.ctx.Err() != nil {
 			return // done, or the run is over anyway
 		}

@@ -253,3 +253,18 @@ async def test_r77_a_subagents_call_is_reconciled_by_its_qualified_id(h: Harness
     cp = await h.get("sub")
     assert_valid_transcript(cp)
     assert cp.attempts == {qid: 2}
+
+
+async def test_r77_a_fork_hands_its_pending_call_out_as_the_same_call_again(h: Harness) -> None:
+    await handed_out_then_left(h, "src", pay_agent(reconcile=True))
+    forked = await h.stub.Fork(pb.ForkRequest(session_id="src", from_step=1, new_session_id="fk"))
+    assert forked.checkpoint.attempts == {"call_0_0": 1}  # the same call, by the same id
+
+    async def answer(e: pb.Event) -> None:
+        if e.type == "tool.reconcile":
+            await reconcile_answer(h, "fk", e.tool_reconcile.call.id, pb.RECONCILE_OUTCOME_UNKNOWN)
+
+    log = await h.run("fk", None, resume=True, tools={"pay": lambda a: "ok"}, on_event=answer)
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    assert [e.tool_call.attempt for e in log.of("tool.call")] == [2]
+    assert (await h.get("src")).attempts == {"call_0_0": 1}  # the source is unchanged

@@ -10,7 +10,8 @@ export function describe(ev) {
       const calls = (m.tool_calls || []).map((c) => c.name);
       return [m.content && short(m.content), calls.length && `calls ${calls.join(", ")}`].filter(Boolean).join(" · ");
     }
-    case "tool.call": return `${ev.tool_call.call.name} [${ev.tool_call.call.id}] ${short(ev.tool_call.call.arguments_json)}`;
+    case "tool.call": return `${ev.tool_call.call.name} [${ev.tool_call.call.id}] ${short(ev.tool_call.call.arguments_json)}${attempt(ev.tool_call)}`;
+    case "tool.reconcile": return `${ev.tool_reconcile.call.name} [${ev.tool_reconcile.call.id}] handed out before (attempt ${ev.tool_reconcile.attempt}): asks the client whether it ran`;
     case "tool.result": return `${ev.tool_result.tool_name} [${ev.tool_result.tool_call_id}]${ev.tool_result.is_error ? " (error)" : ""} ${short(ev.tool_result.result_json)}`;
     case "approval.requested": return `${ev.approval_requested.approval.tool_call.name} waits for approval`;
     case "approval.resolved": {
@@ -24,6 +25,13 @@ export function describe(ev) {
     case "text.delta": return short(ev.text_delta.text);
     default: return "";
   }
+}
+
+// A hand-out after the first (R77): its attempt, and whether the call may have run.
+function attempt(call) {
+  if (!(call.attempt > 1)) return "";
+  const unknown = call.reconciled === "RECONCILE_OUTCOME_UNKNOWN" ? ", may have run" : "";
+  return ` · attempt ${call.attempt}${unknown}`;
 }
 
 function short(text, n = 80) {
