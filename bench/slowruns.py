@@ -191,7 +191,13 @@ async def worker_main(opts: argparse.Namespace) -> dict[str, Any]:
         extra.extend(mine)
         walls.append(time.perf_counter() - start)
 
-    async with AsyncClient(opts.address) as client:
+    from luosho.client import RetryPolicy
+
+    # The client's default policy, or one with --overload-attempts (bench/burst.py's 1:
+    # an admission refusal is the run's failure).
+    n = opts.overload_attempts
+    retry = RetryPolicy(overload_attempts=n) if n else RetryPolicy()
+    async with AsyncClient(opts.address, retry=retry) as client:
         delay = opts.start_at - time.time()
         if delay > 0:
             await asyncio.sleep(delay)
@@ -332,6 +338,8 @@ async def bench_cell(cell: Cell, opts: argparse.Namespace, tmp: Path) -> None:
                         repr(start_at),
                         "--out",
                         str(tmp / f"worker-{k}.json"),
+                        "--overload-attempts",
+                        str(getattr(opts, "overload_attempts", 0)),
                     ],  # fmt: skip
                 )
             )
@@ -539,6 +547,7 @@ def main() -> int:
     parser.add_argument("--prefix", help=argparse.SUPPRESS)
     parser.add_argument("--start-at", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--overload-attempts", type=int, default=0, help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.worker:
         # A file, not stdout: a pipe nobody reads until the end would block the worker.

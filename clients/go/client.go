@@ -21,6 +21,7 @@ import (
 	pb "github.com/luoshod/luoshod/clients/go/luoshov1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 // Event is one event of a session ("run.start", "tool.call", "run.done", …).
@@ -197,6 +198,11 @@ func events[R interface{ GetEvent() *Event }](s interface{ Recv() (R, error) }) 
 	return recvFunc(func() (*Event, error) {
 		r, err := s.Recv()
 		if err != nil {
+			if t, ok := s.(interface{ Trailer() metadata.MD }); ok && err != io.EOF {
+				if v := t.Trailer().Get(pushbackKey); len(v) > 0 {
+					return nil, &pushbackError{err, v[0]}
+				}
+			}
 			return nil, err
 		}
 		return r.GetEvent(), nil
@@ -335,7 +341,8 @@ func (c *Client) run(ctx context.Context, sessionID string, tools Tools, o *runO
 		r.wg.Wait()
 		return r.res, err
 	}
-	fruitless := 0 // attempts in a row that made no progress (see RetryPolicy)
+	fruitless := 0       // attempts in a row that made no progress (see RetryPolicy)
+	var refused refusals // attempts the daemon's admission refused (see RetryPolicy)
 	for {
 		r.res.Attempts++
 		fruitless++
@@ -359,13 +366,24 @@ func (c *Client) run(ctx context.Context, sessionID string, tools Tools, o *runO
 			return stop(ctx.Err())
 		case err == io.EOF:
 			return stop(ErrIncompleteRun)
-		case !r.policy.ShouldRetry(err, max(1, fruitless), got):
+		}
+		var wait time.Duration
+		if RefusedByAdmission(err, got) {
+			// Refused before it started: come back when told, not counted in the row.
+			d, ok := r.policy.overloadWait(ctx, err, &refused)
+			if !ok {
+				return stop(err)
+			}
+			wait, fruitless = d, fruitless-1
+		} else if r.policy.ShouldRetry(err, max(1, fruitless), got) {
+			// The policy's backoff, or longer when the daemon said when it will try again
+			// (retry_after_s: a provider's backoff or open circuit).
+			wait = r.policy.Delay(max(1, fruitless), err)
+		} else {
 			return stop(err)
 		}
-		// The policy's backoff, or longer when the daemon said when it will try again
-		// (retry_after_s: a provider's backoff or open circuit).
 		select {
-		case <-time.After(r.policy.Delay(max(1, fruitless), err)):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return stop(ctx.Err())
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -113,6 +114,33 @@ type Error struct {
 	Message  string
 	Metadata map[string]string
 	cause    error
+	pushback string // the grpc-retry-pushback-ms trailer, "" when there was none
+}
+
+// pushbackKey is gRPC's trailer naming when to retry (milliseconds; negative: never).
+const pushbackKey = "grpc-retry-pushback-ms"
+
+// pushbackError carries a failed stream's grpc-retry-pushback-ms trailer to convert.
+type pushbackError struct {
+	err   error
+	value string
+}
+
+func (p *pushbackError) Error() string { return p.err.Error() }
+func (p *pushbackError) Unwrap() error { return p.err }
+
+// Pushback is the grpc-retry-pushback-ms trailer of a failed stream: the wait the server
+// asked for before a retry (negative: do not retry). ok is false when it sent none (or not
+// a number).
+func (e *Error) Pushback() (d time.Duration, ok bool) {
+	if e.pushback == "" {
+		return 0, false
+	}
+	ms, err := strconv.ParseInt(strings.TrimSpace(e.pushback), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
 }
 
 // ErrorReason is Reason as the proto's enum (ERROR_REASON_UNSPECIFIED when unknown or absent).
@@ -205,6 +233,10 @@ func convert(ctx context.Context, err error) error {
 		return err
 	}
 	out := &Error{Code: st.Code(), Message: st.Message(), Metadata: map[string]string{}, cause: err}
+	var pushed *pushbackError
+	if errors.As(err, &pushed) {
+		out.pushback = pushed.value
+	}
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok {
 			out.Reason = info.GetReason()

@@ -50,22 +50,104 @@ import (
 // attempt's error names a retry_after_s (see Delay). After MaxAttempts attempts without
 // progress the run returns the last attempt's error.
 //
+// An attempt the daemon's admission refused before the run started (RESOURCE_EXHAUSTED
+// with reason DAEMON_OVERLOADED or TOO_MANY_RUNS, or with gRPC's grpc-retry-pushback-ms
+// trailer) is not counted in MaxAttempts: the run comes back after the wait the daemon
+// named (the trailer's when present, else retry_after_s, else the backoff), lengthened by
+// up to Jitter of it so that a refused burst comes back spread, sending the same request
+// (its request id too). OverloadAttempts bounds those attempts in all (1: a refusal is the
+// run's failure), OverloadMaxWait the time from the first refusal, and the run's context
+// deadline the rest: a wait that would end past either gives up at once with the refusal.
+// A negative pushback (the server asking not to retry) is final.
+//
 // A zero field takes its default (so RetryPolicy{} is DefaultRetryPolicy()); a negative
 // Jitter means none. The default rides out a daemon that stays away some 30 seconds.
 type RetryPolicy struct {
-	MaxAttempts    int           // default 20
-	InitialBackoff time.Duration // default 100ms
-	MaxBackoff     time.Duration // default 2s
-	Multiplier     float64       // default 2
-	Jitter         float64       // default 0.2
+	MaxAttempts      int           // default 20
+	InitialBackoff   time.Duration // default 100ms
+	MaxBackoff       time.Duration // default 2s
+	Multiplier       float64       // default 2
+	Jitter           float64       // default 0.2
+	OverloadAttempts int           // default 30
+	OverloadMaxWait  time.Duration // default 5m
 }
 
 // NoRetry is one attempt, its failure returned.
-var NoRetry = RetryPolicy{MaxAttempts: 1}
+var NoRetry = RetryPolicy{MaxAttempts: 1, OverloadAttempts: 1}
 
 // DefaultRetryPolicy is what a Client uses unless told otherwise.
 func DefaultRetryPolicy() RetryPolicy {
-	return RetryPolicy{MaxAttempts: 20, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Multiplier: 2, Jitter: 0.2}
+	return RetryPolicy{MaxAttempts: 20, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Multiplier: 2, Jitter: 0.2,
+		OverloadAttempts: 30, OverloadMaxWait: 5 * time.Minute}
+}
+
+// admissionReasons are the daemon's admission refusing a run before it starts, with a
+// retry_after_s: its event loop too busy for one more run, or its count of runs full.
+var admissionReasons = map[string]bool{"DAEMON_OVERLOADED": true, "TOO_MANY_RUNS": true}
+
+// refusals counts a run's attempts refused by the daemon's admission, and since when.
+type refusals struct {
+	count int
+	since time.Time
+}
+
+// RefusedByAdmission reports whether err refused a run before it started (eventsInAttempt
+// 0), saying when to come back: the daemon's admission (DAEMON_OVERLOADED, TOO_MANY_RUNS)
+// or a server's grpc-retry-pushback-ms trailer on RESOURCE_EXHAUSTED.
+func RefusedByAdmission(err error, eventsInAttempt int) bool {
+	var e *Error
+	if eventsInAttempt > 0 || !errors.As(err, &e) || e.Code != codes.ResourceExhausted {
+		return false
+	}
+	_, pushed := e.Pushback()
+	return admissionReasons[e.Reason] || pushed
+}
+
+// OverloadWait is how long to wait before trying again a run refused by the daemon's
+// admission with err, the refused-th refusal of the run (from 1): the pushback trailer's
+// wait, else retry_after_s, else Backoff(refused), lengthened by up to Jitter of it. ok
+// is false when the run gives up: at OverloadAttempts, or on a negative pushback.
+func (p RetryPolicy) OverloadWait(err error, refused int) (d time.Duration, ok bool) {
+	p = p.normalized()
+	if refused >= p.OverloadAttempts {
+		return 0, false
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		return 0, false
+	}
+	hint, pushed := e.Pushback()
+	if pushed && hint < 0 {
+		return 0, false
+	}
+	if !pushed {
+		if after, found := e.RetryAfter(); found && after > 0 {
+			hint = after
+		} else {
+			hint = p.Backoff(refused)
+		}
+	}
+	return time.Duration(float64(hint) * (1 + p.Jitter*mrand.Float64())), true
+}
+
+// overloadWait counts a refusal of the run in r and returns the wait before the next
+// attempt; ok is false when the run gives up (see OverloadWait, OverloadMaxWait and the
+// context's deadline).
+func (p RetryPolicy) overloadWait(ctx context.Context, err error, r *refusals) (time.Duration, bool) {
+	p = p.normalized()
+	now := time.Now()
+	if r.count == 0 {
+		r.since = now
+	}
+	r.count++
+	d, ok := p.OverloadWait(err, r.count)
+	if !ok || now.Add(d).Sub(r.since) > p.OverloadMaxWait {
+		return 0, false
+	}
+	if deadline, has := ctx.Deadline(); has && now.Add(d).After(deadline) {
+		return 0, false
+	}
+	return d, true
 }
 
 // normalized fills the zero fields with the defaults.
@@ -82,6 +164,12 @@ func (p RetryPolicy) normalized() RetryPolicy {
 	}
 	if p.Multiplier < 1 {
 		p.Multiplier = d.Multiplier
+	}
+	if p.OverloadAttempts <= 0 {
+		p.OverloadAttempts = d.OverloadAttempts
+	}
+	if p.OverloadMaxWait <= 0 {
+		p.OverloadMaxWait = d.OverloadMaxWait
 	}
 	switch {
 	case p.Jitter == 0:

@@ -168,9 +168,16 @@ func (f *fakeDaemon) SubmitToolResult(_ context.Context, req *pb.SubmitToolResul
 // serveFake serves f over an in-memory listener and returns a client of it.
 func serveFake(t *testing.T, f *fakeDaemon) *luosho.Client {
 	t.Helper()
+	return serveAgentService(t, f)
+}
+
+// serveAgentService serves impl over an in-memory listener and returns a client of it
+// (MaxAttempts 4, backoff 1ms to 5ms).
+func serveAgentService(t *testing.T, impl pb.AgentServiceServer) *luosho.Client {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
-	pb.RegisterAgentServiceServer(srv, f)
+	pb.RegisterAgentServiceServer(srv, impl)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient("passthrough:///fake",

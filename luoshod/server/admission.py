@@ -18,7 +18,11 @@ Two gates, each answering ``RESOURCE_EXHAUSTED``:
   limit gets ``DAEMON_OVERLOADED`` for its excess, at once.
 
 ``retry_after_s`` is a hint for the client: the time a run slot takes to free up at the
-rate runs ended lately (count gate), or twice the lag (lag gate), within 1..60 s.
+rate runs ended lately (count gate), or twice the lag (lag gate), within 1..60 s. A
+``DAEMON_OVERLOADED`` refusal's is spread by :class:`Pacer`: the refusals of a burst are
+told to come back one after the other, each :data:`START_COST_S` of loop work after the one
+before, so that clients which wait as told (the luosho clients do) come back at the pace the
+start budget admits them rather than all at once, to be refused again.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import contextlib
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 
 from ..errors import DaemonOverloaded, TooManyRuns
 
@@ -40,6 +45,8 @@ LAG_WINDOW_S = 2.0
 #: How far back run ends are counted for the count gate's retry-after (seconds).
 END_WINDOW_S = 30.0
 DEFAULT_MAX_LOOP_LAG_MS = 1000
+#: The longest ``retry_after_s`` a refusal names (seconds).
+MAX_RETRY_AFTER_S = 60
 #: The event-loop time a run's start costs the daemon (seconds): its Execute call, the
 #: session's lease taken, its checkpoint loaded and saved, its first events sent, its
 #: first model call. Measured with bench/slowruns.py (``--turns 1``: a start and one
@@ -131,6 +138,30 @@ class StartBudget:
         self.level_s = min(self.capacity_s, self.level_s + worked)
 
 
+class Pacer:
+    """The times given to refused starts to come back: each refusal takes the next free
+    slot, ``spacing_s`` after the one before (the loop work of one start: the start budget
+    fills again by that much in that time) and no sooner than the gate's own wait; the
+    slots a burst took pass with time, so a refusal in a quiet daemon gets the gate's wait
+    alone. At most :data:`MAX_RETRY_AFTER_S` ahead: past that the refused come back early
+    and are paced again."""
+
+    def __init__(
+        self, spacing_s: float = START_COST_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.spacing_s = spacing_s
+        self._clock = clock
+        self._next = 0.0  # on the clock: the first free slot
+
+    def slot(self, wait_s: float, now: float | None = None) -> float:
+        """Seconds from ``now`` (the clock's time) to the slot this refusal takes (at least
+        ``wait_s``)."""
+        now = self._clock() if now is None else now
+        at = min(now + MAX_RETRY_AFTER_S, max(now + wait_s, self._next))
+        self._next = at + self.spacing_s
+        return at - now
+
+
 class Admission:
     """The gates a new run passes (see the module docstring); 0 turns a gate off."""
 
@@ -141,6 +172,7 @@ class Admission:
         self.max_loop_lag_ms = max_loop_lag_ms
         self.lag = lag if lag is not None else LoopLag()
         self.starts = StartBudget(max_loop_lag_ms / 1000, self.lag) if max_loop_lag_ms else None
+        self.pacer = Pacer()
         self._ends: deque[float] = deque()
 
     def check(self, active: int, session_id: str) -> None:
@@ -156,7 +188,7 @@ class Admission:
             )
         lag_ms = self.lag.lag_s * 1000
         if self.max_loop_lag_ms and lag_ms > self.max_loop_lag_ms:
-            retry = _clamp(2 * lag_ms / 1000)
+            retry = _clamp(self.pacer.slot(2 * lag_ms / 1000))
             raise DaemonOverloaded(
                 f"this daemon is overloaded: its event loop runs {lag_ms:.0f} ms late "
                 f"(limit {self.max_loop_lag_ms} ms, max_loop_lag_ms), so every run's steps "
@@ -168,7 +200,7 @@ class Admission:
             )
         if self.starts is not None and not self.starts.take():
             queued_ms = round(self.starts.queued_s * 1000)
-            retry = _clamp(2 * queued_ms / 1000)
+            retry = _clamp(self.pacer.slot(2 * queued_ms / 1000))
             raise DaemonOverloaded(
                 f"this daemon is overloaded: the runs it just started bring ~{queued_ms} ms "
                 f"of work to its event loop (limit {self.max_loop_lag_ms} ms, "
@@ -194,4 +226,4 @@ class Admission:
 
 
 def _clamp(seconds: float) -> int:
-    return int(min(60, max(1, math.ceil(seconds))))
+    return int(min(MAX_RETRY_AFTER_S, max(1, math.ceil(seconds - 1e-9))))

@@ -6,13 +6,21 @@ Real daemons over real gRPC; the loop is made late by real work blocking it."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 
 import grpc
 import pytest
 
 from luoshod.errors import DaemonOverloaded
-from luoshod.server.admission import LAG_WINDOW_S, START_COST_S, Admission, LoopLag
+from luoshod.server.admission import (
+    LAG_WINDOW_S,
+    MAX_RETRY_AFTER_S,
+    START_COST_S,
+    Admission,
+    LoopLag,
+    Pacer,
+)
 from luoshod.server.app import Config, Daemon
 from tests.support.harness import Harness, a_run_waiting_on_a_tool, agent, error_info
 
@@ -141,3 +149,37 @@ async def test_a_burst_of_runs_gets_its_excess_refused_early_and_the_rest_finish
     finally:
         await h.close()
         await d.stop()
+
+
+def test_a_burst_s_refusals_are_told_to_come_back_one_start_s_work_after_another() -> None:
+    """The excess of a burst is not told to come back all at once (to be refused again,
+    all but a budget's worth): each refusal's retry_after_s takes the next slot, one
+    start's loop work after the one before, so no more are told the same second than the
+    budget admits in a second; a refusal once the slots have passed gets the gate's wait."""
+    lag = LoopLag()
+    admission = Admission(max_loop_lag_ms=100, lag=lag)
+    clock = [1000.0]
+    admission.pacer = Pacer(clock=lambda: clock[0])  # the refusals come at one instant
+    fits = round(0.1 / START_COST_S)
+    for k in range(fits):
+        admission.check(k, f"s{k}")
+    hints = []
+    for k in range(600):
+        with pytest.raises(DaemonOverloaded) as refused:
+            admission.check(fits, f"more-{k}")
+        hints.append(int(refused.value.metadata["retry_after_s"]))
+    assert hints == sorted(hints) and hints[0] == 1  # 2 x the 0.1 s admitted, rounded up
+    per_second = round(1 / START_COST_S)
+    assert max(hints.count(h) for h in set(hints)) <= per_second
+    assert hints[-1] == math.ceil(0.2 + 600 * START_COST_S)  # 600 starts' work: 2.6 s -> 3
+    clock[0] = 1010.0  # the slots passed
+    with pytest.raises(DaemonOverloaded) as later:
+        admission.check(fits, "later")
+    assert later.value.metadata["retry_after_s"] == "1"
+
+
+def test_the_pacer_never_names_more_than_a_minute() -> None:
+    pacer = Pacer(spacing_s=1.0)
+    waits = [pacer.slot(2.0, now=100.0) for _ in range(100)]
+    assert waits[:3] == [2.0, 3.0, 4.0] and max(waits) == MAX_RETRY_AFTER_S
+    assert pacer.slot(2.0, now=1000.0) == 2.0  # long after: the gate's own wait again

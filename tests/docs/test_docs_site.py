@@ -62,23 +62,6 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
         "CreateSchedule",
     ):
         assert planned not in proto, f"{planned} is in the proto: update the README's status"
-    # R77 is built in the daemon and the Python and Go clients; the TypeScript and Java
-    # clients' tool loops do not answer tool.reconcile yet.
-    assert "tool.reconcile" in proto and "`tool.reconcile` yet" in status
-    for loop in (
-        ROOT / "clients" / "typescript" / "src" / "client.ts",
-        ROOT
-        / "clients"
-        / "java"
-        / "src"
-        / "main"
-        / "java"
-        / "dev"
-        / "luosho"
-        / "client"
-        / "Tools.java",
-    ):
-        assert "reconcile" not in loop.read_text(), f"{loop.name} reconciles: update the status"
     # Limits have their proto; the engine does not send budget.exceeded yet.
     events = (ROOT / "luoshod" / "engine" / "events.py").read_text()
     assert "budget.exceeded" not in events, "budget.exceeded is sent: update the README's status"

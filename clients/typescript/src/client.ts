@@ -43,11 +43,12 @@ import {
   Role,
   type SessionSummary,
   SubmitOutcome,
+  ReconcileOutcome,
   type SubAgentTag,
   WatchRequest,
 } from "./gen/luosho/v1/agent.js";
 import { IncompleteRunError, ToolCallNotPendingError, UnavailableError, fromServiceError } from "./errors.js";
-import { NO_RETRY, RetryPolicy, channelOptions, isProgress, newRequestId, type RetryOptions } from "./retry.js";
+import { NO_RETRY, RetryPolicy, channelOptions, isProgress, newRequestId, refusedByAdmission, type Refusals, type RetryOptions } from "./retry.js";
 
 // ---- agents, input, tools -------------------------------------------------------------
 
@@ -59,6 +60,11 @@ export interface ToolDef {
   inputSchema?: unknown;
   /** Pause the run for a human decision before the call runs. */
   needsApproval?: boolean;
+  /**
+   * A call of it handed out before with no recorded result is first put to the client as a
+   * tool.reconcile (R77). Set for you on the tools given a reconcile function.
+   */
+  reconcile?: boolean;
 }
 
 /** The agent: model, instructions, tools and limits. */
@@ -105,6 +111,22 @@ const DRIFT: Record<NonNullable<Agent["onAgentDrift"]>, AgentDriftPolicy> = {
   ignore: AgentDriftPolicy.AGENT_DRIFT_POLICY_IGNORE,
 };
 
+/** Sets `reconcile` on the tools of `spec` (and of its sub-agents) that have a reconcile
+ * function (R77): the flag goes with the function. */
+function markReconciled(spec: DeepPartial<AgentSpec> | undefined, names: ReadonlySet<string>): void {
+  if (!spec || names.size === 0) return;
+  for (const tool of spec.tools ?? []) if (tool?.name && names.has(tool.name)) tool.reconcile = true;
+  for (const sub of spec.subagents ?? []) markReconciled(sub?.agent, names);
+}
+
+/** The AgentSpec proto of an Agent (with `reconcile` set on the tools named in `reconcile`). */
+function agentSpecFor(agent: Agent | undefined, reconcile: Reconcilers | undefined): DeepPartial<AgentSpec> | undefined {
+  if (!agent) return undefined;
+  const spec = agentSpec(agent);
+  markReconciled(spec, new Set(Object.keys(reconcile ?? {})));
+  return spec;
+}
+
 /** The AgentSpec proto of an Agent. */
 export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
   return {
@@ -115,6 +137,7 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
       description: t.description ?? "",
       inputSchemaJson: t.inputSchema === undefined ? "" : JSON.stringify(t.inputSchema),
       needsApproval: t.needsApproval ?? false,
+      reconcile: t.reconcile ?? false,
     })),
     maxSteps: agent.maxSteps,
     toolConcurrency: agent.toolConcurrency,
@@ -162,14 +185,92 @@ export interface ToolContext {
   /** The sub-agent that asks (undefined: the lead); its calls' ids are qualified by their
    * path ("<lead call id>/<its call id>"). */
   subagent?: SubAgentTag;
+  /** Which hand-out of the call this is (R77): 1 the first time, one more each time the same
+   * call is handed out again after a daemon restart, a takeover or a resume. */
+  attempt: number;
+  /** How the call's tool.reconcile was answered when this hand-out follows one: "" (none),
+   * "NOT_STARTED" or "UNKNOWN" (also when it went unanswered). */
+  reconciled: "" | "NOT_STARTED" | "UNKNOWN";
+  /** An earlier hand-out may have had its effect (reconciled "UNKNOWN"): check by
+   * toolCallId before acting again. */
+  mayHaveRun: boolean;
 }
+
+/** A reconcile answer (R77): the call happened; `result` (any JSON value) is its result. */
+export class Done {
+  constructor(readonly result: unknown, readonly isError = false) {}
+}
+/** A reconcile answer: the call never started; it is handed out again. */
+export const NOT_STARTED = "NOT_STARTED";
+/** A reconcile answer: the client cannot tell; it is handed out again with ctx.mayHaveRun. */
+export const UNKNOWN = "UNKNOWN";
+export type ReconcileAnswer = Done | typeof NOT_STARTED | typeof UNKNOWN;
+
+/** A call handed out before whose fate the daemon does not know (a tool.reconcile event). */
+export interface ReconcileCall {
+  sessionId: string;
+  /** The call's id: the same on every hand-out, the idempotency key to look it up by. */
+  toolCallId: string;
+  toolName: string;
+  arguments: unknown;
+  /** The attempt of the last hand-out (1: the first). */
+  attempt: number;
+  step: number;
+  subagent?: SubAgentTag;
+}
+
+/**
+ * Answers whether a call handed out before happened: Done(result) (recorded as its result,
+ * the tool is not run again), NOT_STARTED or UNKNOWN (handed out again). One that throws,
+ * and a tool without one, answer UNKNOWN.
+ */
+export type ReconcileFunction = (call: ReconcileCall) => ReconcileAnswer | Promise<ReconcileAnswer>;
+/** Tool name → its reconcile function. */
+export type Reconcilers = Record<string, ReconcileFunction>;
+
+const RECONCILED: Partial<Record<ReconcileOutcome, ToolContext["reconciled"]>> = {
+  [ReconcileOutcome.RECONCILE_OUTCOME_NOT_STARTED]: "NOT_STARTED",
+  [ReconcileOutcome.RECONCILE_OUTCOME_UNKNOWN]: "UNKNOWN",
+};
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ToolHandler = (args: any, ctx: ToolContext) => Promise<unknown>;
 /** Tool name → async function; its return value is sent as JSON. */
 export type Tools = Record<string, ToolHandler>;
 
-interface ToolOutcome { resultJson: string; isError: boolean }
+interface ToolOutcome { resultJson: string; isError: boolean; reconcile?: ReconcileOutcome }
+
+const UNKNOWN_OUTCOME: ToolOutcome = { resultJson: "", isError: false, reconcile: ReconcileOutcome.RECONCILE_OUTCOME_UNKNOWN };
+
+/** Answers a tool.reconcile event with the tool's reconcile function (UNKNOWN without one, or when it throws). */
+async function reconcileCall(reconcilers: Reconcilers, sessionId: string, event: Event): Promise<ToolOutcome> {
+  const asked = event.toolReconcile!;
+  const call = asked.call!;
+  const fn = Object.hasOwn(reconcilers, call.name) ? reconcilers[call.name] : undefined;
+  if (!fn) return UNKNOWN_OUTCOME;
+  let args: unknown;
+  try {
+    args = call.argumentsJson ? JSON.parse(call.argumentsJson) : {};
+  } catch {
+    args = call.argumentsJson;
+  }
+  let answer: ReconcileAnswer;
+  try {
+    answer = await fn({ sessionId: event.sessionId || sessionId, toolCallId: call.id, toolName: call.name, arguments: args, attempt: asked.attempt, step: asked.step, subagent: event.subagent });
+  } catch {
+    return UNKNOWN_OUTCOME;
+  }
+  if (answer instanceof Done) {
+    try {
+      const json = JSON.stringify(answer.result);
+      return { resultJson: json === undefined ? "null" : json, isError: answer.isError, reconcile: ReconcileOutcome.RECONCILE_OUTCOME_DONE };
+    } catch (error) {
+      return { ...errorOutcome(error), reconcile: ReconcileOutcome.RECONCILE_OUTCOME_DONE };
+    }
+  }
+  if (answer === NOT_STARTED) return { resultJson: "", isError: false, reconcile: ReconcileOutcome.RECONCILE_OUTCOME_NOT_STARTED };
+  return UNKNOWN_OUTCOME;
+}
 
 function errorOutcome(error: unknown): ToolOutcome {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : `Error: ${String(error)}`;
@@ -195,6 +296,9 @@ async function runTool(tools: Tools, sessionId: string, event: Event): Promise<T
     step: requested.step,
     timeoutMs: requested.timeoutMs,
     subagent: event.subagent,
+    attempt: requested.attempt,
+    reconciled: RECONCILED[requested.reconciled] ?? "",
+    mayHaveRun: requested.reconciled === ReconcileOutcome.RECONCILE_OUTCOME_UNKNOWN,
   };
   let value: unknown;
   try {
@@ -342,6 +446,7 @@ export class Run implements AsyncIterable<Event> {
     private readonly retry: RetryPolicy = NO_RETRY,
     /** Settles when the channel is READY (connecting it) or at the deadline, whichever is first. */
     private readonly ready?: (deadline: Date) => Promise<void>,
+    private readonly reconcilers: Reconcilers = {},
   ) {
     this.sessionId = sessionId;
     this.stream = this.read();
@@ -370,6 +475,7 @@ export class Run implements AsyncIterable<Event> {
 
   private async *read(): AsyncGenerator<Event, void, undefined> {
     let fruitless = 0; // attempts in a row that made no progress (no new model.turn or tool.result)
+    const refusals: Refusals = { count: 0, since: 0 }; // attempts the daemon's admission refused
     for (;;) {
       this.attempts += 1;
       fruitless += 1;
@@ -391,6 +497,8 @@ export class Run implements AsyncIterable<Event> {
           // A replayed tool.call already has its result: it is history, not a request.
           // A daemon tool's call (an MCP tool) is the daemon's to run, never the app's.
           if (event.type === "tool.call" && event.toolCall?.call && !event.replayed && !isDaemonCall(event)) this.spawn(event);
+          // A call handed out before whose fate the daemon asks about (R77).
+          if (event.type === "tool.reconcile" && event.toolReconcile?.call && !event.replayed) this.spawn(event);
           yield event;
         }
         ended = true;
@@ -405,9 +513,18 @@ export class Run implements AsyncIterable<Event> {
       if (!failed) break;
       const error = fromServiceError(failure);
       const row = Math.max(1, fruitless);
-      if (this.closed || !this.retry.shouldRetry(error, row, got)) throw error;
+      if (this.closed) throw error;
+      let waitMs: number | undefined;
+      if (refusedByAdmission(error, got)) {
+        // Refused before it started: come back when told, not counted in the row.
+        waitMs = this.retry.overloadWaitMs(error, refusals);
+        fruitless -= 1;
+      } else if (this.retry.shouldRetry(error, row, got)) {
+        waitMs = this.retry.waitMs(error, row); // backoff, or retry_after_s when longer
+      }
+      if (waitMs === undefined) throw error;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.retry.waitMs(error, row)); // backoff, or retry_after_s when longer
+        const timer = setTimeout(resolve, waitMs);
         this.wake = () => {
           clearTimeout(timer);
           resolve();
@@ -433,14 +550,25 @@ export class Run implements AsyncIterable<Event> {
   }
 
   private spawn(event: Event): void {
-    const callId = event.toolCall!.call!.id;
-    let outcome = this.outcomes.get(callId);
-    if (!outcome) {
-      // The tool runs once; a call asked again (after a retry) gets the same result.
-      outcome = runTool(this.tools, this.sessionId, event);
-      this.outcomes.set(callId, outcome);
+    let callId: string;
+    let answer: Promise<ToolOutcome>;
+    if (event.type === "tool.reconcile") {
+      callId = event.toolReconcile!.call!.id;
+      const ran = this.outcomes.get(callId);
+      // The tool ran in this run object: that is the call's result, DONE.
+      answer = ran
+        ? ran.then((o) => ({ ...o, reconcile: ReconcileOutcome.RECONCILE_OUTCOME_DONE }))
+        : reconcileCall(this.reconcilers, this.sessionId, event);
+    } else {
+      callId = event.toolCall!.call!.id;
+      let outcome = this.outcomes.get(callId);
+      if (!outcome) {
+        // The tool runs once; a call asked again (after a retry) gets the same result.
+        outcome = runTool(this.tools, this.sessionId, event);
+        this.outcomes.set(callId, outcome);
+      }
+      answer = outcome;
     }
-    const answer = outcome;
     const task = (async () => {
       const result = await answer;
       try {
@@ -519,6 +647,8 @@ export interface ClientOptions {
 export interface ExecuteOptions {
   agent?: Agent;
   tools?: Tools;
+  /** Tool name → reconcile function (R77); the tools named get `reconcile` set in the agent sent. */
+  reconcile?: Reconcilers;
   /** Any JSON value; left out, the stored one is kept; null is JSON null. */
   businessState?: unknown;
   /** The call's idempotency key (a new UUIDv7 when left out), the same on every retry. */
@@ -581,24 +711,24 @@ export class LuoshoClient {
     const request = ExecuteRequest.fromPartial({
       sessionId,
       input: messages(input),
-      agent: options.agent ? agentSpec(options.agent) : undefined,
+      agent: agentSpecFor(options.agent, options.reconcile),
       businessStateJson: "businessState" in options ? JSON.stringify(options.businessState ?? null) : undefined,
       requestId: options.requestId || newRequestId(),
       historyLimit: options.historyLimit,
       ifBusy: ifBusyValue(options.ifBusy),
       retentionMs: options.retentionMs,
     });
-    return this.run(sessionId, request.requestId, () => this.stub.execute(request, this.metadata), options.tools, false);
+    return this.run(sessionId, request.requestId, () => this.stub.execute(request, this.metadata), options.tools, false, options.reconcile);
   }
 
   /** Finish an interrupted run (the Resume RPC); no agent means the saved one. */
-  resume(sessionId: string, options: { agent?: Agent; tools?: Tools; requestId?: string } = {}): Run {
+  resume(sessionId: string, options: { agent?: Agent; tools?: Tools; reconcile?: Reconcilers; requestId?: string } = {}): Run {
     const request = ResumeRequest.fromPartial({
       sessionId,
-      agent: options.agent ? agentSpec(options.agent) : undefined,
+      agent: agentSpecFor(options.agent, options.reconcile),
       requestId: options.requestId || newRequestId(),
     });
-    return this.run(sessionId, request.requestId, () => this.stub.resume(request, this.metadata), options.tools, true);
+    return this.run(sessionId, request.requestId, () => this.stub.resume(request, this.metadata), options.tools, true, options.reconcile);
   }
 
   /**
@@ -606,19 +736,19 @@ export class LuoshoClient {
    * approval's session) lets a retry be recognised even when the first attempt's stream
    * broke before its first event, after the approval was claimed.
    */
-  resolve(approvalId: string, approved: boolean, options: { note?: string; agent?: Agent; tools?: Tools; requestId?: string; sessionId?: string } = {}): Run {
+  resolve(approvalId: string, approved: boolean, options: { note?: string; agent?: Agent; tools?: Tools; reconcile?: Reconcilers; requestId?: string; sessionId?: string } = {}): Run {
     const request = ResolveRequest.fromPartial({
       approvalId,
       approved,
       note: options.note ?? "",
-      agent: options.agent ? agentSpec(options.agent) : undefined,
+      agent: agentSpecFor(options.agent, options.reconcile),
       requestId: options.requestId || newRequestId(),
       sessionId: options.sessionId ?? "",
     });
     return this.run(options.sessionId ?? "", request.requestId, (run) => {
       if (!request.sessionId && run.sessionId) request.sessionId = run.sessionId; // learnt from an earlier attempt's events
       return this.stub.resolve(request, this.metadata);
-    }, options.tools, false);
+    }, options.tools, false, options.reconcile);
   }
 
   /** The session's events with seq > afterSeq, then live ones (see Watch). */
@@ -719,9 +849,9 @@ export class LuoshoClient {
     return this.unary<CompareResponse>((cb) => this.stub.compare(CompareRequest.fromPartial({ sessionIdA, sessionIdB }), this.metadata, cb));
   }
 
-  private run(sessionId: string, requestId: string, start: (run: Run) => EventStream, tools: Tools | undefined, emptyMeansFinished: boolean): Run {
+  private run(sessionId: string, requestId: string, start: (run: Run) => EventStream, tools: Tools | undefined, emptyMeansFinished: boolean, reconcile?: Reconcilers): Run {
     return new Run(sessionId, requestId, start, (s, id, outcome) => this.submitOutcome(s, id, outcome), tools ?? {}, emptyMeansFinished, this.retry,
-      (deadline) => new Promise<void>((resolve) => (this.stub as Client).waitForReady(deadline, () => resolve())));
+      (deadline) => new Promise<void>((resolve) => (this.stub as Client).waitForReady(deadline, () => resolve())), reconcile ?? {});
   }
 
   private async submitOutcome(sessionId: string, toolCallId: string, outcome: ToolOutcome): Promise<"accepted" | "duplicate" | ""> {

@@ -17,13 +17,16 @@ export class LuoshoError extends Error {
   readonly code: Status;
   readonly reason: string;
   readonly metadata: Readonly<Record<string, string>>;
+  /** gRPC's `grpc-retry-pushback-ms` trailer, when the server sent one (negative: do not retry). */
+  readonly pushbackMs: number | undefined;
 
-  constructor(code: Status, reason: string, message: string, metadata: Record<string, string> = {}, options?: { cause?: unknown }) {
+  constructor(code: Status, reason: string, message: string, metadata: Record<string, string> = {}, options?: { cause?: unknown; pushbackMs?: number }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
     this.reason = reason;
     this.metadata = { ...metadata };
+    this.pushbackMs = options?.pushbackMs;
   }
 
   /** `reason` as the proto's ErrorReason (ERROR_REASON_UNSPECIFIED when unknown or absent). */
@@ -121,7 +124,7 @@ export function retryAfterMs(error: unknown): number | undefined {
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
 }
 
-type ErrorClass = new (code: Status, reason: string, message: string, metadata?: Record<string, string>, options?: { cause?: unknown }) => LuoshoError;
+type ErrorClass = new (code: Status, reason: string, message: string, metadata?: Record<string, string>, options?: { cause?: unknown; pushbackMs?: number }) => LuoshoError;
 
 /** The prefix of every ErrorReason value's name; the ErrorInfo reason is the name without it
  * (ERROR_REASON_SESSION_BUSY travels as "SESSION_BUSY"). */
@@ -239,5 +242,13 @@ export function fromServiceError(error: unknown): unknown {
   if (info && info.domain === ERROR_DOMAIN) cls = ERROR_BY_REASON[errorReasonOf(info.reason)];
   cls ??= ERROR_BY_CODE[error.code as Status] ?? LuoshoError;
   const message = status?.message || error.details || "";
-  return new cls(error.code as Status, info?.reason ?? "", message, info?.metadata ?? {}, { cause: error });
+  return new cls(error.code as Status, info?.reason ?? "", message, info?.metadata ?? {}, { cause: error, pushbackMs: pushbackMs(error.metadata) });
+}
+
+/** The `grpc-retry-pushback-ms` trailer in ms; undefined when absent or not an integer. */
+function pushbackMs(metadata: Metadata | undefined): number | undefined {
+  const value = metadata?.get("grpc-retry-pushback-ms")?.[0];
+  if (value === undefined) return undefined;
+  const text = (typeof value === "string" ? value : value.toString()).trim();
+  return /^-?\d+$/.test(text) ? Number(text) : undefined;
 }

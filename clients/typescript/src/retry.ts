@@ -38,7 +38,30 @@ export interface RetryOptions {
   multiplier?: number;
   /** Each wait is spread by ±jitter (a fraction of it). Default 0.2. */
   jitter?: number;
+  /** Attempts in all that the daemon's admission may refuse before the run gives up (1: a refusal is its failure). Default 30. */
+  overloadAttempts?: number;
+  /** The longest a run keeps coming back after admission refusals, from the first, in ms. Default 300000 (5 minutes). */
+  overloadMaxWaitMs?: number;
 }
+
+/**
+ * The daemon's admission refusing a run before it starts, with a `retry_after_s`: its event
+ * loop too busy for one more run, or its count of active runs full.
+ */
+export const ADMISSION_REASONS: ReadonlySet<string> = new Set(["DAEMON_OVERLOADED", "TOO_MANY_RUNS"]);
+
+/**
+ * Whether `error` refused a run before it started (`eventsInAttempt` 0), saying when to
+ * come back: RESOURCE_EXHAUSTED from the daemon's admission (DAEMON_OVERLOADED,
+ * TOO_MANY_RUNS) or with a `grpc-retry-pushback-ms` trailer.
+ */
+export function refusedByAdmission(error: unknown, eventsInAttempt: number): boolean {
+  if (eventsInAttempt > 0 || !(error instanceof LuoshoError) || error.code !== Status.RESOURCE_EXHAUSTED) return false;
+  return ADMISSION_REASONS.has(error.reason) || error.pushbackMs !== undefined;
+}
+
+/** A run's attempts refused by the daemon's admission: how many, since when (ms, Date.now()). */
+export interface Refusals { count: number; since: number }
 
 /**
  * How a run retries. `maxAttempts` bounds the attempts in a row that make no progress (1:
@@ -52,6 +75,14 @@ export interface RetryOptions {
  * `±jitter` so that many clients do not come back at once, or the failure's `retry_after_s`
  * when that is longer (see `waitMs`). The default rides out a daemon that stays away some
  * 30 seconds.
+ *
+ * An attempt the daemon's admission refused before the run started (see
+ * `refusedByAdmission`) is not counted in `maxAttempts`: the run comes back after the wait
+ * the daemon named (the `grpc-retry-pushback-ms` trailer's when present, else
+ * `retry_after_s`, else the backoff), lengthened by up to `jitter` of it so that a refused
+ * burst comes back spread, with the same request id. `overloadAttempts` bounds those
+ * attempts in all and `overloadMaxWaitMs` the time from the first refusal: a wait that
+ * would end later gives up at once with the refusal. A negative pushback is final.
  */
 export class RetryPolicy {
   readonly maxAttempts: number;
@@ -59,6 +90,8 @@ export class RetryPolicy {
   readonly maxBackoffMs: number;
   readonly multiplier: number;
   readonly jitter: number;
+  readonly overloadAttempts: number;
+  readonly overloadMaxWaitMs: number;
 
   constructor(options: RetryOptions = {}) {
     this.maxAttempts = options.maxAttempts ?? 20;
@@ -66,6 +99,11 @@ export class RetryPolicy {
     this.maxBackoffMs = options.maxBackoffMs ?? 2000;
     this.multiplier = options.multiplier ?? 2;
     this.jitter = options.jitter ?? 0.2;
+    this.overloadAttempts = options.overloadAttempts ?? 30;
+    this.overloadMaxWaitMs = options.overloadMaxWaitMs ?? 300_000;
+    if (!Number.isInteger(this.overloadAttempts) || this.overloadAttempts < 1 || !(this.overloadMaxWaitMs >= 0)) {
+      throw new RangeError("overloadAttempts must be an integer of at least 1 and overloadMaxWaitMs non-negative");
+    }
     if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) {
       throw new RangeError(`maxAttempts must be an integer of at least 1, got ${this.maxAttempts}`);
     }
@@ -88,6 +126,23 @@ export class RetryPolicy {
     if (attempt >= this.maxAttempts || !(error instanceof LuoshoError) || error instanceof ProviderRejectedError) return false;
     if (error.code === Status.UNAVAILABLE) return true;
     return eventsInAttempt === 0 && !error.reason && TRANSPORT.has(error.code);
+  }
+
+  /**
+   * Milliseconds to wait before trying again a run the daemon's admission refused with
+   * `error` (see the class), counting the refusal in `refusals`; undefined when the run
+   * gives up: at `overloadAttempts`, past `overloadMaxWaitMs`, or on a negative pushback.
+   */
+  overloadWaitMs(error: unknown, refusals: Refusals): number | undefined {
+    const now = Date.now();
+    if (refusals.count === 0) refusals.since = now;
+    refusals.count += 1;
+    const pushback = error instanceof LuoshoError ? error.pushbackMs : undefined;
+    if (refusals.count >= this.overloadAttempts || (pushback !== undefined && pushback < 0)) return undefined;
+    let hint = pushback ?? retryAfterMs(error) ?? 0;
+    if (hint <= 0) hint = this.backoffMs(refusals.count);
+    const wait = Math.min(MAX_TIMER_MS, hint * (1 + Math.random() * this.jitter));
+    return now + wait - refusals.since > this.overloadMaxWaitMs ? undefined : wait;
   }
 
   /** Milliseconds to wait after the `attempt`-th failed attempt in a row (from 1). */
@@ -117,7 +172,7 @@ export function isProgress(event: Event): boolean {
 }
 
 /** Never retry: one attempt, and its failure thrown. */
-export const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
+export const NO_RETRY = new RetryPolicy({ maxAttempts: 1, overloadAttempts: 1 });
 
 /**
  * Options of a channel the client makes: grpc-js's own reconnect backoff (1 s growing to

@@ -6,6 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { Metadata, type status as GrpcStatus } from "@grpc/grpc-js";
 
 /** clients/typescript (this file runs from dist-test/test/). */
 export const PACKAGE_DIR = fileURLToPath(new URL("../../", import.meta.url));
@@ -124,4 +126,24 @@ export async function startFakeModel(...args: string[]): Promise<FakeModel> {
       clearTimeout(timer);
     },
   };
+}
+
+/** The trailers of a daemon's error: a google.rpc.Status with one ErrorInfo (luosho.dev). */
+export function errorTrailers(code: GrpcStatus, message: string, reason: string, metadata: Record<string, string>): Metadata {
+  const info = new BinaryWriter().tag(1, WireType.LengthDelimited).string(reason).tag(2, WireType.LengthDelimited).string("luosho.dev");
+  for (const [key, value] of Object.entries(metadata)) {
+    info.tag(3, WireType.LengthDelimited).fork().tag(1, WireType.LengthDelimited).string(key).tag(2, WireType.LengthDelimited).string(value).join();
+  }
+  const any = new BinaryWriter()
+    .tag(1, WireType.LengthDelimited).string("type.googleapis.com/google.rpc.ErrorInfo")
+    .tag(2, WireType.LengthDelimited).bytes(info.finish())
+    .finish();
+  const status = new BinaryWriter()
+    .tag(1, WireType.Varint).int32(code)
+    .tag(2, WireType.LengthDelimited).string(message)
+    .tag(3, WireType.LengthDelimited).bytes(any)
+    .finish();
+  const trailers = new Metadata();
+  trailers.set("grpc-status-details-bin", Buffer.from(status));
+  return trailers;
 }

@@ -6,7 +6,6 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { InterceptingCall, Metadata, Server as GrpcServer, ServerCredentials, status as GrpcStatus, type Interceptor, type ServerWritableStream } from "@grpc/grpc-js";
 import {
   InvalidArgumentError,
@@ -24,7 +23,7 @@ import {
   type Checkpoint,
   type ClientOptions,
 } from "@luosho/client";
-import { call, scripted, startDaemon, startDaemonOn, startDaemonWith, startFakeModel, type Daemon, type FakeModel } from "./daemon.js";
+import { call, errorTrailers, scripted, startDaemon, startDaemonOn, startDaemonWith, startFakeModel, type Daemon, type FakeModel } from "./daemon.js";
 
 const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -414,26 +413,6 @@ describe("retries against a daemon that goes away", () => {
 });
 
 // ---- issue 35: progress-counted retries, retry_after_s, PROVIDER_REJECTED ---------------
-
-/** The trailers of a daemon's error: a google.rpc.Status with one ErrorInfo (luosho.dev). */
-function errorTrailers(code: GrpcStatus, message: string, reason: string, metadata: Record<string, string>): Metadata {
-  const info = new BinaryWriter().tag(1, WireType.LengthDelimited).string(reason).tag(2, WireType.LengthDelimited).string("luosho.dev");
-  for (const [key, value] of Object.entries(metadata)) {
-    info.tag(3, WireType.LengthDelimited).fork().tag(1, WireType.LengthDelimited).string(key).tag(2, WireType.LengthDelimited).string(value).join();
-  }
-  const any = new BinaryWriter()
-    .tag(1, WireType.LengthDelimited).string("type.googleapis.com/google.rpc.ErrorInfo")
-    .tag(2, WireType.LengthDelimited).bytes(info.finish())
-    .finish();
-  const status = new BinaryWriter()
-    .tag(1, WireType.Varint).int32(code)
-    .tag(2, WireType.LengthDelimited).string(message)
-    .tag(3, WireType.LengthDelimited).bytes(any)
-    .finish();
-  const trailers = new Metadata();
-  trailers.set("grpc-status-details-bin", Buffer.from(status));
-  return trailers;
-}
 
 type ExecuteCall = ServerWritableStream<pb.ExecuteRequest, pb.ExecuteResponse>;
 

@@ -38,6 +38,7 @@ from ._result import RunResult, build_result, submit_outcome_name
 from ._retry import (
     NO_RETRY,
     Delivered,
+    Refusals,
     RetryPolicy,
     attempt_starter,
     channel_options,
@@ -152,6 +153,7 @@ class AsyncRun(Delivered):
 
     async def _read(self) -> AsyncGenerator[agent_pb2.Event, None]:
         fruitless = 0  # attempts in a row that made no progress (RetryPolicy)
+        refusals = Refusals()  # attempts the daemon's admission refused (RetryPolicy)
         try:
             while True:
                 self.attempts += 1
@@ -180,12 +182,17 @@ class AsyncRun(Delivered):
                             raise self._failure
                     break
                 except LuoshoError as e:
-                    if e is self._failure or not self._retry.should_retry(
-                        e, max(1, fruitless), got
-                    ):
+                    if e is self._failure:
                         raise
-                    failed = e
-                await asyncio.sleep(self._retry.pause(self.session_id, max(1, fruitless), failed))
+                    before = refusals.count
+                    wait = self._retry.next_wait(
+                        self.session_id, e, max(1, fruitless), got, refusals
+                    )
+                    if wait is None:
+                        raise
+                    if refusals.count > before:
+                        fruitless -= 1  # refused before it started: not a row's attempt
+                await asyncio.sleep(wait)
                 if self._channel is not None:
                     await wait_until_ready_async(self._channel, self._retry.max_backoff)
             await self._drain()

@@ -68,6 +68,7 @@ __all__ = [
 
 ERROR_DOMAIN = "luosho.dev"
 _STATUS_DETAILS_KEY = "grpc-status-details-bin"
+_PUSHBACK_KEY = "grpc-retry-pushback-ms"
 
 
 class LuoshoError(Exception):
@@ -79,12 +80,16 @@ class LuoshoError(Exception):
         reason: str,
         message: str,
         metadata: Mapping[str, str] | None = None,
+        pushback_s: float | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
         self.metadata: dict[str, str] = dict(metadata or {})
+        #: gRPC's ``grpc-retry-pushback-ms`` trailer in seconds, when the server sent one
+        #: (negative: do not retry).
+        self.pushback_s = pushback_s
 
     @property
     def error_reason(self) -> int:
@@ -272,6 +277,16 @@ def _rich_status(trailing_metadata: Any) -> status_pb2.Status | None:
     return None
 
 
+def _pushback_s(trailing_metadata: Any) -> float | None:
+    for key, value in trailing_metadata or ():
+        if key == _PUSHBACK_KEY:
+            try:
+                return int(value.decode() if isinstance(value, bytes) else value) / 1000
+            except ValueError:
+                return None
+    return None
+
+
 def _error_info(status: status_pb2.Status | None) -> error_details_pb2.ErrorInfo | None:
     if status is None:
         return None
@@ -302,7 +317,7 @@ def from_rpc_error(error: grpc.RpcError) -> LuoshoError:
     if cls is None:
         cls = _ERROR_BY_CODE.get(code, LuoshoError)
     message = status.message if status is not None and status.message else details
-    return cls(code, reason, message, metadata)
+    return cls(code, reason, message, metadata, _pushback_s(trailing))
 
 
 @contextlib.contextmanager

@@ -30,8 +30,10 @@ from luosho.v1 import agent_pb2
 from ._errors import LuoshoError
 
 __all__ = [
+    "ADMISSION_REASONS",
     "NO_RETRY",
     "Delivered",
+    "Refusals",
     "RetryPolicy",
     "attempt_starter",
     "channel_options",
@@ -46,6 +48,19 @@ log = logging.getLogger("luosho.client")
 # Failures of the connection itself rather than answers of the daemon (which always
 # carry an ErrorInfo reason): before any event they mean the request may not have arrived.
 _TRANSPORT = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+
+#: The daemon's admission refusing a run before it starts, with a ``retry_after_s``: its
+#: event loop too busy for one more run, or its count of active runs full.
+ADMISSION_REASONS = frozenset({"DAEMON_OVERLOADED", "TOO_MANY_RUNS"})
+
+
+@dataclass(slots=True)
+class Refusals:
+    """A run's attempts refused by the daemon's admission: how many, and since when
+    (``time.monotonic()`` of the first)."""
+
+    count: int = 0
+    since: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +78,25 @@ class RetryPolicy:
     model, its admission); then the retry waits, at most ``max_backoff`` seconds more, for
     the channel to connect, so that an attempt is not spent while gRPC's own reconnect
     backoff still refuses every call. The default rides out a daemon that stays away 30
-    seconds to a minute."""
+    seconds to a minute.
+
+    An attempt the daemon's admission refused before the run started (``RESOURCE_EXHAUSTED``
+    with reason ``DAEMON_OVERLOADED`` or ``TOO_MANY_RUNS``, or with gRPC's
+    ``grpc-retry-pushback-ms`` trailer) is not counted there: the run comes back after the
+    wait the daemon named (the trailer's when present, else ``retry_after_s``, else the
+    backoff), lengthened by up to ``jitter`` of it so that a refused burst comes back
+    spread, with the same request id. ``overload_attempts`` bounds those attempts in all (1:
+    an admission refusal is the run's failure) and ``overload_max_wait`` the seconds from the
+    first refusal: a wait that would end later gives up at once with the refusal. A negative
+    pushback (the server asking not to retry) is final."""
 
     max_attempts: int = 20
     initial_backoff: float = 0.1
     max_backoff: float = 2.0
     multiplier: float = 2.0
     jitter: float = 0.2
+    overload_attempts: int = 30
+    overload_max_wait: float = 300.0
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -78,6 +105,55 @@ class RetryPolicy:
             raise ValueError("backoffs must be non-negative and the multiplier at least 1")
         if not 0 <= self.jitter <= 1:
             raise ValueError(f"jitter is a fraction between 0 and 1, got {self.jitter}")
+        if self.overload_attempts < 1 or self.overload_max_wait < 0:
+            raise ValueError(
+                "overload_attempts must be at least 1 and overload_max_wait non-negative"
+            )
+
+    def next_wait(
+        self,
+        session_id: str,
+        error: BaseException,
+        attempt: int,
+        events_in_attempt: int,
+        refusals: Refusals,
+    ) -> float | None:
+        """The wait before the attempt after one that failed with ``error``, or ``None``
+        when the run gives up: an admission refusal as :meth:`overload_wait` says (counted
+        in ``refusals``), any other failure as :meth:`should_retry` and :meth:`pause` say,
+        ``attempt`` being its number in the current row without progress (from 1)."""
+        if refused_by_admission(error, events_in_attempt):
+            return self.overload_wait(session_id, error, refusals)
+        if not self.should_retry(error, attempt, events_in_attempt):
+            return None
+        return self.pause(session_id, attempt, error)
+
+    def overload_wait(
+        self, session_id: str, error: BaseException, refusals: Refusals
+    ) -> float | None:
+        """The wait before trying again a run the daemon's admission refused (see the
+        class), or ``None`` when it gives up; counts the refusal in ``refusals``."""
+        now = time.monotonic()
+        if refusals.count == 0:
+            refusals.since = now
+        refusals.count += 1
+        pushback = getattr(error, "pushback_s", None)
+        if refusals.count >= self.overload_attempts or (pushback is not None and pushback < 0):
+            return None
+        hint = pushback if pushback is not None else retry_after(error)
+        if hint <= 0:
+            hint = self.backoff(refusals.count)
+        wait = hint * (1 + random.uniform(0, self.jitter))
+        if now + wait - refusals.since > self.overload_max_wait:
+            return None
+        log.info(
+            "run of session %r: %s; refused %d time(s), trying again in %.1fs",
+            session_id,
+            error,
+            refusals.count,
+            wait,
+        )
+        return wait
 
     def should_retry(self, error: BaseException, attempt: int, events_in_attempt: int) -> bool:
         """Whether an attempt that failed with ``error`` after ``events_in_attempt``
@@ -111,8 +187,22 @@ class RetryPolicy:
         return max(wait, retry_after(error))
 
 
+def refused_by_admission(error: BaseException, events_in_attempt: int) -> bool:
+    """Whether ``error`` refused a run before it started (no event of the attempt), telling
+    when to come back: the daemon's admission, or a server's ``grpc-retry-pushback-ms``."""
+    if events_in_attempt or not isinstance(error, LuoshoError):
+        return False
+    if error.code != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return False
+    return error.reason in ADMISSION_REASONS or error.pushback_s is not None
+
+
 def retry_after(error: BaseException | None) -> float:
-    """The ``retry_after_s`` of a daemon's answer (its ErrorInfo metadata), or 0."""
+    """The ``retry_after_s`` of a daemon's answer (its ErrorInfo metadata), or 0; gRPC's
+    ``grpc-retry-pushback-ms`` trailer instead when the answer has one (not negative)."""
+    pushback = getattr(error, "pushback_s", None)
+    if pushback is not None and pushback >= 0:
+        return float(pushback)
     try:
         return max(0.0, float(getattr(error, "metadata", {}).get("retry_after_s", 0)))
     except (TypeError, ValueError):
@@ -165,7 +255,7 @@ async def wait_until_ready_async(channel: grpc.aio.Channel, timeout: float) -> N
 
 
 #: Never retry: one attempt, and its failure raised.
-NO_RETRY = RetryPolicy(max_attempts=1)
+NO_RETRY = RetryPolicy(max_attempts=1, overload_attempts=1)
 
 
 def new_request_id() -> str:

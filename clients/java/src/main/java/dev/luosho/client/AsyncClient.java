@@ -3,6 +3,7 @@ package dev.luosho.client;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -88,6 +89,7 @@ public final class AsyncClient implements AutoCloseable {
   /** A run from a full ExecuteRequest; an empty {@code request_id} gets a new UUIDv7. */
   public CompletableFuture<RunResult> execute(ExecuteRequest request, Map<String, ToolHandler> tools,
       Consumer<Event> onEvent) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ExecuteRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return new AsyncRun<ExecuteResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
@@ -102,6 +104,7 @@ public final class AsyncClient implements AutoCloseable {
   /** A Resume from a full ResumeRequest; an empty {@code request_id} gets a new UUIDv7. */
   public CompletableFuture<RunResult> resume(ResumeRequest request, Map<String, ToolHandler> tools,
       Consumer<Event> onEvent) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ResumeRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return new AsyncRun<ResumeResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, true,
@@ -119,6 +122,7 @@ public final class AsyncClient implements AutoCloseable {
    */
   public CompletableFuture<RunResult> resolve(ResolveRequest request, Map<String, ToolHandler> tools,
       Consumer<Event> onEvent) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ResolveRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return new AsyncRun<ResolveResponse>(sent.getSessionId(), sent.getRequestId(), tools, onEvent, false,
@@ -183,6 +187,7 @@ public final class AsyncClient implements AutoCloseable {
     private volatile String sessionId;
     private int attempts;
     private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
+    private final RetryPolicy.Refusals refusals = new RetryPolicy.Refusals(); // attempts the admission refused
     private long seen; // the highest seq delivered: a retry skips what came before
 
     AsyncRun(String sessionId, String requestId, Map<String, ToolHandler> tools, Consumer<Event> onEvent,
@@ -237,13 +242,40 @@ public final class AsyncClient implements AutoCloseable {
           }));
     }
 
+    private void reconcile(Event event) {
+      String session = sessionId;
+      // The tool ran in this run object: that is the call's result (DONE).
+      CompletableFuture<SubmitToolResultRequest> ran = outcomes.get(event.getToolReconcile().getCall().getId());
+      CompletableFuture<SubmitToolResultRequest> answer = ran != null
+          ? ran.thenApply(r -> handlers.reconcile(session, event, r))
+          : CompletableFuture.supplyAsync(() -> handlers.reconcile(session, event, null), tools);
+      submissions.add(answer
+          .thenCompose(req -> AsyncClient.<SubmitToolResultResponse>unary(o -> stub.submitToolResult(req, o)))
+          .handle((response, err) -> {
+            if (err == null) return null;
+            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            if (retry.leavesSubmissionToRetry(cause)) return null;
+            throw err instanceof CompletionException ce ? ce : new CompletionException(cause);
+          }));
+    }
+
     private void failed(Throwable t, int got) {
       LuoshoException error = Errors.translate(t);
       int row;
       synchronized (this) {
         row = Math.max(1, fruitless);
       }
-      if (!retry.shouldRetry(error, row, got)) {
+      Duration wait;
+      if (RetryPolicy.refusedByAdmission(error, got)) {
+        // Refused before it started: come back when told, not counted in the row.
+        wait = retry.overloadWait(error, refusals).orElse(null);
+        synchronized (this) {
+          fruitless--;
+        }
+      } else {
+        wait = retry.shouldRetry(error, row, got) ? retry.delay(row, error) : null;
+      }
+      if (wait == null) {
         future.completeExceptionally(error);
         return;
       }
@@ -251,7 +283,7 @@ public final class AsyncClient implements AutoCloseable {
         // After the backoff, the attempt waits for the channel to be READY (at most the max
         // backoff): in TRANSIENT_FAILURE every call would fail at once (see ChannelReady).
         retries.schedule(() -> ChannelReady.await(channel, retry.maxBackoff())
-            .whenComplete((v, e) -> retryNow(error)), retry.delay(row, error).toNanos(), TimeUnit.NANOSECONDS);
+            .whenComplete((v, e) -> retryNow(error)), wait.toNanos(), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException closed) {
         future.completeExceptionally(error); // the client was closed
       }
@@ -295,6 +327,8 @@ public final class AsyncClient implements AutoCloseable {
         if (onEvent != null) onEvent.accept(event);
         // A replayed call has its result; a daemon tool's call (an MCP tool) is the daemon's.
         if (event.hasToolCall() && !event.getReplayed() && !DaemonTools.isDaemonCall(event)) answer(event);
+        // A call handed out before whose fate the daemon asks about (R77).
+        if (event.hasToolReconcile() && !event.getReplayed()) reconcile(event);
       }
 
       @Override

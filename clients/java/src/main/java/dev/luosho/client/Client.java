@@ -70,6 +70,7 @@ public final class Client implements AutoCloseable {
    * call's idempotency key, sent unchanged on every attempt; empty, a new UUIDv7 is used.
    */
   public Run execute(ExecuteRequest request, Map<String, ToolHandler> tools) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ExecuteRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return run(sent.getSessionId(), sent.getRequestId(), known -> stub.execute(sent),
@@ -83,6 +84,7 @@ public final class Client implements AutoCloseable {
 
   /** Finish an interrupted run; an empty {@code request_id} gets a new UUIDv7. */
   public Run resume(ResumeRequest request, Map<String, ToolHandler> tools) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ResumeRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return run(sent.getSessionId(), sent.getRequestId(), known -> stub.resume(sent),
@@ -108,6 +110,7 @@ public final class Client implements AutoCloseable {
    * new UUIDv7, and an empty {@code session_id} is filled in for a retry once an event named it.
    */
   public Run resolve(ResolveRequest request, Map<String, ToolHandler> tools) {
+    request = Tools.markReconciled(request, tools); // R77: the flag goes with the function
     ResolveRequest sent = request.getRequestId().isEmpty()
         ? request.toBuilder().setRequestId(RequestIds.newRequestId()).build() : request;
     return run(sent.getSessionId(), sent.getRequestId(), known -> stub.resolve(

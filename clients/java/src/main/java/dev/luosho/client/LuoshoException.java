@@ -1,5 +1,6 @@
 package dev.luosho.client;
 
+import io.grpc.Metadata;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.Map;
@@ -14,6 +15,8 @@ public class LuoshoException extends RuntimeException {
   private final Status.Code code;
   private final String reason;
   private final Map<String, String> metadata;
+  private static final Metadata.Key<String> PUSHBACK =
+      Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
 
   public LuoshoException(Status.Code code, String reason, String message, Map<String, String> metadata, Throwable cause) {
     super((reason.isEmpty() ? code.name() : reason) + (message.isEmpty() ? "" : ": " + message), cause);
@@ -46,6 +49,22 @@ public class LuoshoException extends RuntimeException {
       double seconds = Double.parseDouble(s.trim());
       if (!(seconds >= 0) || Double.isInfinite(seconds)) return Optional.empty();
       return Optional.of(Duration.ofNanos((long) Math.min(Long.MAX_VALUE, Math.ceil(seconds * 1e9))));
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * gRPC's {@code grpc-retry-pushback-ms} trailer of the failed call (from the cause), when the
+   * server sent one: the wait it asks for before a retry; negative means do not retry. Empty
+   * when absent or not a whole number of milliseconds.
+   */
+  public Optional<Duration> pushback() {
+    Metadata trailers = getCause() == null ? null : Status.trailersFromThrowable(getCause());
+    String value = trailers == null ? null : trailers.get(PUSHBACK);
+    if (value == null) return Optional.empty();
+    try {
+      return Optional.of(Duration.ofMillis(Long.parseLong(value.trim())));
     } catch (NumberFormatException e) {
       return Optional.empty();
     }

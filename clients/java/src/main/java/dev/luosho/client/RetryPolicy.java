@@ -3,6 +3,7 @@ package dev.luosho.client;
 import io.grpc.Status;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import dev.luosho.v1.*;
 
@@ -33,18 +34,36 @@ import dev.luosho.v1.*;
  * {@code retry_after_s} of the failed attempt's {@code ErrorInfo} when it has one. After
  * {@code maxAttempts} attempts in a row without progress the run throws the last attempt's
  * (typed) failure. The {@link #DEFAULT} rides out a daemon that stays away some 30 seconds.
+ *
+ * <p>An attempt the daemon's admission refused before the run started ({@code RESOURCE_EXHAUSTED}
+ * with reason {@code DAEMON_OVERLOADED} or {@code TOO_MANY_RUNS}, or with gRPC's
+ * {@code grpc-retry-pushback-ms} trailer; see {@link #refusedByAdmission}) is not counted in
+ * {@code maxAttempts}: the run comes back after the wait the daemon named (the trailer's when
+ * present, else {@code retry_after_s}, else the backoff), lengthened by up to {@code jitter} of
+ * it so that a refused burst comes back spread, with the same request id.
+ * {@code overloadAttempts} bounds those attempts in all (1: a refusal is the run's failure) and
+ * {@code overloadMaxWait} the time from the first refusal: a wait that would end later gives up
+ * at once with the refusal. A negative pushback is final.
  */
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier,
-    double jitter) {
+    double jitter, int overloadAttempts, Duration overloadMaxWait) {
 
-  /** 20 attempts in a row without progress, 100 ms doubling to 2 s, ±20 %. */
+  /** 20 attempts in a row without progress, 100 ms doubling to 2 s, ±20 %; 30 admission refusals within 5 minutes. */
   public static final RetryPolicy DEFAULT =
       new RetryPolicy(20, Duration.ofMillis(100), Duration.ofSeconds(2), 2.0, 0.2);
 
   /** Never retry: one attempt, and its failure thrown. */
-  public static final RetryPolicy NO_RETRY = DEFAULT.withMaxAttempts(1);
+  public static final RetryPolicy NO_RETRY = DEFAULT.withMaxAttempts(1).withOverload(1, DEFAULT.overloadMaxWait());
+
+  /** A policy with the default overload settings (30 admission refusals within 5 minutes). */
+  public RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier, double jitter) {
+    this(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter, 30, Duration.ofMinutes(5));
+  }
 
   public RetryPolicy {
+    if (overloadAttempts < 1 || overloadMaxWait == null || overloadMaxWait.isNegative()) {
+      throw new IllegalArgumentException("overloadAttempts must be at least 1 and overloadMaxWait non-negative");
+    }
     if (maxAttempts < 1) throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
     if (initialBackoff == null || maxBackoff == null || initialBackoff.isNegative() || maxBackoff.isNegative()
         || !(multiplier >= 1)) {
@@ -56,12 +75,61 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
   }
 
   public RetryPolicy withMaxAttempts(int maxAttempts) {
-    return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter);
+    return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter, overloadAttempts, overloadMaxWait);
   }
 
   /** The same policy with these backoff bounds. */
   public RetryPolicy withBackoff(Duration initialBackoff, Duration maxBackoff) {
-    return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter);
+    return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter, overloadAttempts, overloadMaxWait);
+  }
+
+  /** The same policy with these bounds on admission refusals ({@code attempts} 1: none retried). */
+  public RetryPolicy withOverload(int attempts, Duration maxWait) {
+    return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter, attempts, maxWait);
+  }
+
+  /** A run's attempts refused by the daemon's admission: how many, and since when. */
+  public static final class Refusals {
+    private int count;
+    private long sinceNanos;
+
+    /** How many attempts were refused so far. */
+    public synchronized int count() { return count; }
+  }
+
+  /**
+   * Whether {@code error} refused a run before it started ({@code eventsInAttempt} 0), saying
+   * when to come back: {@code RESOURCE_EXHAUSTED} from the daemon's admission
+   * ({@code DAEMON_OVERLOADED}, {@code TOO_MANY_RUNS}) or with a {@code grpc-retry-pushback-ms}
+   * trailer.
+   */
+  public static boolean refusedByAdmission(LuoshoException error, int eventsInAttempt) {
+    if (eventsInAttempt > 0 || error.code() != Status.Code.RESOURCE_EXHAUSTED) return false;
+    return error.reason().equals("DAEMON_OVERLOADED") || error.reason().equals("TOO_MANY_RUNS")
+        || error.pushback().isPresent();
+  }
+
+  /**
+   * The wait before trying again a run the daemon's admission refused with {@code error} (see
+   * the class), counting the refusal in {@code refusals}; empty when the run gives up: at
+   * {@code overloadAttempts}, past {@code overloadMaxWait}, or on a negative pushback.
+   */
+  public Optional<Duration> overloadWait(LuoshoException error, Refusals refusals) {
+    long now = System.nanoTime();
+    int count;
+    long since;
+    synchronized (refusals) {
+      if (refusals.count == 0) refusals.sinceNanos = now;
+      count = ++refusals.count;
+      since = refusals.sinceNanos;
+    }
+    Optional<Duration> pushback = error.pushback();
+    if (count >= overloadAttempts || pushback.map(Duration::isNegative).orElse(false)) return Optional.empty();
+    Duration hint = pushback.or(error::retryAfter).filter(d -> !d.isZero()).orElseGet(() -> backoff(count));
+    double spread = jitter == 0 ? 0 : ThreadLocalRandom.current().nextDouble(0, jitter);
+    Duration wait = Duration.ofNanos((long) Math.min(Long.MAX_VALUE / 2, hint.toNanos() * (1 + spread)));
+    if (now + wait.toNanos() - since > overloadMaxWait.toNanos()) return Optional.empty();
+    return Optional.of(wait);
   }
 
   /** Whether this policy ever retries. */
@@ -128,7 +196,8 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
    */
   public Duration delay(int attempt, LuoshoException error) {
     Duration backoff = backoff(attempt);
-    Duration after = error == null ? null : error.retryAfter().orElse(null);
+    Duration after = error == null ? null
+        : error.pushback().filter(d -> !d.isNegative()).or(error::retryAfter).orElse(null);
     return after != null && after.compareTo(backoff) > 0 ? after : backoff;
   }
 

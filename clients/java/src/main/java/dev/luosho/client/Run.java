@@ -55,6 +55,7 @@ public final class Run implements Iterable<Event>, Iterator<Event>, AutoCloseabl
   private boolean ended;
   private int attempts;
   private int fruitless; // attempts in a row without progress (a new model.turn or tool.result)
+  private final RetryPolicy.Refusals refusals = new RetryPolicy.Refusals(); // attempts the admission refused
   private int got; // responses of the current attempt
   private long seen; // the highest seq delivered: a retry skips what came before
   private RunResult result;
@@ -124,9 +125,19 @@ public final class Run implements Iterable<Event>, Iterator<Event>, AutoCloseabl
       } catch (Exception e) {
         LuoshoException error = Errors.translate(e);
         int row = Math.max(1, fruitless);
-        if (closed || !retry.shouldRetry(error, row, got)) throw error;
+        if (closed) throw error;
+        Duration wait;
+        if (RetryPolicy.refusedByAdmission(error, got)) {
+          // Refused before it started: come back when told, not counted in the row.
+          wait = retry.overloadWait(error, refusals).orElseThrow(() -> error);
+          fruitless--;
+        } else if (retry.shouldRetry(error, row, got)) {
+          wait = retry.delay(row, error);
+        } else {
+          throw error;
+        }
         stream = null;
-        pause(retry.delay(row, error), error);
+        pause(wait, error);
         awaitReady(error);
       }
     }
@@ -173,7 +184,19 @@ public final class Run implements Iterable<Event>, Iterator<Event>, AutoCloseabl
     if (sessionId.isEmpty()) sessionId = event.getSessionId();
     // A replayed call has its result; a daemon tool's call (an MCP tool) is the daemon's to run.
     if (event.hasToolCall() && !event.getReplayed() && !DaemonTools.isDaemonCall(event)) answer(event);
+    // A call handed out before whose fate the daemon asks about (R77).
+    if (event.hasToolReconcile() && !event.getReplayed()) reconcile(event);
     return event;
+  }
+
+  private void reconcile(Event event) {
+    SubmitToolResultRequest ran = outcomes.get(event.getToolReconcile().getCall().getId());
+    SubmitToolResultRequest answer = tools.reconcile(sessionId, event, ran);
+    try {
+      submit.accept(answer);
+    } catch (LuoshoException e) {
+      if (!retry.leavesSubmissionToRetry(e)) throw e;
+    }
   }
 
   private void answer(Event event) {

@@ -13,10 +13,30 @@ import java.util.Optional;
  * @param step the step of the run that asked
  * @param timeoutMs how long the run waits for the result before recording a timeout
  * @param subagent the sub-agent that asks; empty when the lead asks
+ * @param attempt which hand-out of the call this is (R77): 1 the first time, one more each time
+ *     the same call is handed out again after a daemon restart, a takeover or a resume (0: a
+ *     daemon older than the field)
+ * @param reconciled how the call's {@code tool.reconcile} was answered when this hand-out
+ *     follows one: "" (none), "NOT_STARTED" or "UNKNOWN" (also when it went unanswered)
  */
 public record ToolContext(String sessionId, String toolCallId, String toolName, int step, long timeoutMs,
-    Optional<SubagentInfo> subagent) {
+    Optional<SubagentInfo> subagent, int attempt, String reconciled) {
   public ToolContext {
     subagent = subagent == null ? Optional.empty() : subagent;
+    reconciled = reconciled == null ? "" : reconciled;
+  }
+
+  /** A context without the hand-out's attempt (0) and reconcile answer (""). */
+  public ToolContext(String sessionId, String toolCallId, String toolName, int step, long timeoutMs,
+      Optional<SubagentInfo> subagent) {
+    this(sessionId, toolCallId, toolName, step, timeoutMs, subagent, 0, "");
+  }
+
+  /**
+   * An earlier hand-out may have had its effect ({@code reconciled} is "UNKNOWN"): check by
+   * {@link #toolCallId} before acting again.
+   */
+  public boolean mayHaveRun() {
+    return reconciled.equals("UNKNOWN");
   }
 }

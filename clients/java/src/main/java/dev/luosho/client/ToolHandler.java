@@ -22,6 +22,36 @@ public interface ToolHandler {
     return call(args);
   }
 
+  /** The tool's reconcile function (R77); null (the default) when it has none. */
+  default Reconciler reconciler() {
+    return null;
+  }
+
+  /**
+   * {@code handler} with a reconcile function (R77): {@code Map.of("pay",
+   * ToolHandler.reconciled(pay, call -> found(call.toolCallId()) ? ReconcileAnswer.done(...) :
+   * ReconcileAnswer.NOT_STARTED))}. The client sets {@code reconcile} on the tools whose handler
+   * has one, in the agent it sends, and answers their {@code tool.reconcile} events with it.
+   */
+  static ToolHandler reconciled(ToolHandler handler, Reconciler reconciler) {
+    return new ToolHandler() {
+      @Override
+      public Object call(JsonNode args) throws Exception {
+        return handler.call(args);
+      }
+
+      @Override
+      public Object call(JsonNode args, ToolContext context) throws Exception {
+        return handler.call(args, context);
+      }
+
+      @Override
+      public Reconciler reconciler() {
+        return reconciler;
+      }
+    };
+  }
+
   /** A tool that sees its call's {@link ToolContext} (e.g. {@code context.subagent()}). */
   @FunctionalInterface
   interface WithContext {
