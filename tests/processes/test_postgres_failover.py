@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from luosho.v1 import agent_pb2 as pb
 from luoshod.errors import SessionBusy
 from luoshod.store import store_from_url
-from luosho.v1 import agent_pb2 as pb
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import Harness, RunLog, agent, assert_valid_transcript, calls
 from tests.support.patroni_cluster import TTL, PatroniCluster

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 from urllib.parse import urlsplit, urlunsplit
 
-
 #: A transaction's COMMIT as psycopg sends it (the statement's text, then its NUL): not
 #: the name of a table that merely starts with "commit".
 COMMIT = b"COMMIT\x00"
