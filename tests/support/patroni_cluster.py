@@ -170,6 +170,17 @@ class PatroniCluster:
         self._kill_node(leader)
         return leader
 
+    def revive(self, node: Node) -> None:
+        """Start a killed node's Patroni again: it rewinds its PostgreSQL (or clones it anew)
+        and joins as a standby (:meth:`wait_for` ``sync_standby`` to see it synchronous)."""
+        assert self.folder is not None and self.found is not None
+        for _ in range(3):  # one that died at once (a loaded machine) is started again
+            self._spawn(node.name, [self.found[0], str(self.folder / f"{node.name}.yml")])
+            time.sleep(2)
+            if self.procs[node.name].poll() is None:
+                return
+        raise ClusterUnavailable(f"{node.name}'s Patroni would not start again:\n{self.logs()}")
+
     def logs(self) -> str:
         """The end of every process's log, for a failure's message."""
         if self.folder is None:
@@ -258,6 +269,7 @@ class PatroniCluster:
             "shared_buffers": "64MB",
             "wal_keep_size": "128MB",
             "fsync": "on" if self.fsync else "off",
+            "wal_log_hints": "on",  # pg_rewind: a dead primary comes back as a standby
         }
         return {
             "scope": "luoshod-test",
@@ -276,7 +288,12 @@ class PatroniCluster:
                     "maximum_lag_on_failover": 1048576,
                     "synchronous_mode": True,
                     "synchronous_mode_strict": False,
-                    "postgresql": {"use_pg_rewind": False, "parameters": parameters},
+                    "postgresql": {
+                        "use_pg_rewind": True,
+                        "remove_data_directory_on_rewind_failure": True,
+                        "remove_data_directory_on_diverged_timelines": True,
+                        "parameters": parameters,
+                    },
                 },
                 "initdb": [{"encoding": "UTF8"}, {"locale": "C"}],
                 "pg_hba": [
@@ -294,6 +311,7 @@ class PatroniCluster:
                 "authentication": {
                     "superuser": {"username": USER, "password": "luoshod"},
                     "replication": {"username": "replicator", "password": "luoshod"},
+                    "rewind": {"username": USER, "password": "luoshod"},
                 },
                 "parameters": {"unix_socket_directories": str(self.folder)},
             },
