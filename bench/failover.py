@@ -14,7 +14,8 @@ synchronous standby, and the next failover comes. At the end every session is re
   never two writers);
 
 and for each failover, the takeover: the seconds from the kill to the first event of any
-run after it (those of the first half second answer commits made before the kill). Exits 1 on any violation.
+run after it (those of the first half second answer commits made before the kill).
+Exits 1 on any violation.
 
     .venv/bin/python bench/failover.py                       # 5 failovers, 8 clients
     .venv/bin/python bench/failover.py --failovers 20 --clients 16
