@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -187,3 +188,35 @@ async def test_r90_a_commit_whose_answer_was_lost_is_applied_once_and_the_run_go
         daemon.stop()
         assert proxy.server is not None
         proxy.server.close()
+
+
+async def test_r90_a_lease_taken_on_the_old_primary_and_not_replicated_lets_no_second_writer_in(
+    cluster: PatroniCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The standby stops receiving (its WAL receiver stopped), a daemon takes a lease: the
+    primary commits it and waits for the standby, unacknowledged. The primary dies and the
+    standby, synchronous until then, is promoted without that lease. The daemon that asked
+    is not told it holds a lease that is not there: its commit mark is missing on the new
+    primary, it takes the lease again there, and another daemon is refused the session."""
+    standby = cluster.wait_for("leader", "sync_standby")["sync_standby"]
+    first, second = store_from_url(cluster.url), store_from_url(cluster.url)
+    await first.open()
+    await second.open()
+    try:
+        cluster.signal_receiver(standby, signal.SIGSTOP)
+        taking = asyncio.create_task(first.acquire_lease("one", owner="first", ttl=120))
+        await asyncio.sleep(1.0)
+        assert not taking.done()  # committed on the primary, waiting for the standby
+        await asyncio.to_thread(cluster.kill_leader)
+        # The standby's receiver dies with the WAL it had not written: the lease is lost.
+        cluster.signal_receiver(standby, signal.SIGKILL)
+        lease = await asyncio.wait_for(taking, 45)
+        assert lease.owner == "first"
+        assert "was not committed" in caplog.text  # looked up by its mark, then taken again
+        with pytest.raises(SessionBusy) as busy:
+            await second.acquire_lease("one", owner="second", ttl=120)
+        assert busy.value.metadata.get("holder") == "first"
+        assert (await first.renew_lease(lease, ttl=120)).token == lease.token
+    finally:
+        await first.close()
+        await second.close()
