@@ -7,6 +7,8 @@ primary and a synchronous standby, for the failover tests (R90).
                                                    # URL in LUOSHOD_TEST_POSTGRES_URL), then gone
     python tests/support/patroni_cluster.py start DIR      # a cluster in DIR (idempotent): its URL
     python tests/support/patroni_cluster.py stop DIR       # stop it (its data stays in DIR)
+    python tests/support/patroni_cluster.py failover DIR   # kill its leader; the dead node
+                                                   # comes back as the new standby
 
 :class:`PatroniCluster` makes a folder (a fresh temporary one, or the one given), starts
 one etcd member and one Patroni per node on free loopback ports, each PostgreSQL with its
@@ -269,6 +271,42 @@ class PatroniCluster:
             proc.kill()
             proc.wait(10)
 
+    @classmethod
+    def attach(cls, folder: Path) -> PatroniCluster:
+        """The cluster ``start DIR`` runs in ``folder`` (its nodes from their configs)."""
+        cluster = cls(folder=folder)
+        for config in sorted(folder.glob("node*.yml")):
+            c = json.loads(config.read_text())
+            cluster.nodes.append(
+                Node(
+                    c["name"],
+                    int(c["postgresql"]["listen"].rpartition(":")[2]),
+                    int(c["restapi"]["listen"].rpartition(":")[2]),
+                )
+            )
+        if not cluster.nodes:
+            raise ClusterUnavailable(f"no cluster in {folder}")
+        if os.geteuid() == 0:
+            user = pwd.getpwnam(SYSTEM_USER)
+            cluster._as_user = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+        return cluster
+
+    def failover(self, timeout: float = 120.0) -> tuple[Node, Node, float]:
+        """Kill the leader (:meth:`kill_leader`), wait for the standby's promotion, then
+        start the dead node again and wait until it is the synchronous standby. The node
+        killed, the one promoted, and the seconds from the kill to the promotion."""
+        old = self.kill_leader()
+        killed = time.monotonic()
+        deadline = killed + timeout
+        while (new := self.role("leader")) is None or new.name == old.name:
+            if time.monotonic() > deadline:
+                raise ClusterUnavailable(f"no standby promoted in {timeout:g} s\n{self.logs()}")
+            time.sleep(0.1)
+        promoted = time.monotonic() - killed
+        self.revive(old)
+        self.wait_for("leader", "sync_standby", timeout=timeout)
+        return old, new, promoted
+
     # -- the pieces ------------------------------------------------------------------------
 
     def _config(self, node: Node) -> dict[str, Any]:
@@ -367,6 +405,9 @@ class PatroniCluster:
             proc.kill()
             proc.wait(10)
         assert self.folder is not None
+        if proc is None:  # attached (a cluster of `start DIR`): the Patroni of its pid file
+            with contextlib.suppress(OSError, ValueError, ProcessLookupError):
+                os.kill(int((self.folder / f"{node.name}.pid").read_text()), signal.SIGKILL)
         pidfile = self.folder / node.name / "data" / "postmaster.pid"
         with contextlib.suppress(OSError, ValueError, IndexError):
             postmaster = int(pidfile.read_text().split()[0])
@@ -426,6 +467,12 @@ def main() -> int:
     start.add_argument("dir", type=Path)
     stop = sub.add_parser("stop", help="stop the cluster in DIR (its data stays)")
     stop.add_argument("dir", type=Path)
+    failover = sub.add_parser(
+        "failover",
+        help="kill the leader of the cluster in DIR (kill -9 of its Patroni and PostgreSQL), "
+        "wait for the standby's promotion, start the dead node again as the new standby",
+    )
+    failover.add_argument("dir", type=Path)
     opts = parser.parse_args()
     try:
         if opts.command == "install":
@@ -435,6 +482,10 @@ def main() -> int:
             return _start_in(opts.dir.resolve())
         if opts.command == "stop":
             return _stop_in(opts.dir.resolve())
+        if opts.command == "failover":
+            old, new, promoted = PatroniCluster.attach(opts.dir.resolve()).failover()
+            print(f"{old.name} killed, {new.name} promoted after {promoted:.1f} s, {old.name} back")
+            return 0
         cmd = opts.cmd[1:] if opts.cmd[:1] == ["--"] else opts.cmd
         cluster = PatroniCluster().start()
     except (ClusterUnavailable, subprocess.CalledProcessError) as e:
