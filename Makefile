@@ -18,7 +18,7 @@ TS     := clients/typescript
 # npm ci again only when the lock file changes.
 TS_STAMP := $(TS)/node_modules/.installed
 
-.PHONY: run test lint fmt test-go test-ts test-java test-proto proto-baseline postgres chromium bench bench-store proto docs clean
+.PHONY: run test lint fmt test-go test-ts test-java test-proto proto-baseline postgres patroni ha-postgres ha-postgres-stop chromium bench bench-store proto docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -58,12 +58,13 @@ $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
 ## test: install what the tests need and run every test (pytest, then each client's runner)
 # Each runner's failure fails the target (pytest's exit code 5, no tests, included).
 # The TypeScript client is built first: tests/clients/test_cross_language.py runs one of its examples.
-# pytest starts a throw-away PostgreSQL server itself (tests/support/postgres_server.py).
+# pytest starts a throw-away PostgreSQL server itself (tests/support/postgres_server.py),
+# and for the failover test a Patroni cluster (tests/support/patroni_cluster.py).
 # lint-imports first: the layout's boundaries ([tool.importlinter] in pyproject.toml); buf's
 # lint and breaking check of the proto (test-proto); then
 # the format, lint and type checks of `make lint`. mkdocs build --strict after pytest: no
 # broken link or anchor, no page left out of nav.
-test: $(STAMP) $(GRPCURL) $(BUF) $(TS_STAMP) postgres chromium
+test: $(STAMP) $(GRPCURL) $(BUF) $(TS_STAMP) postgres patroni chromium
 	cd $(TS) && npm run -s build && npm run -s build:test
 	$(VENV)/bin/lint-imports --no-cache
 	$(MAKE) --no-print-directory test-proto
@@ -111,6 +112,21 @@ proto-baseline: $(BUF)
 # Quick, and needs no network, when they are installed.
 postgres: $(STAMP)
 	$(PY) tests/support/postgres_server.py install
+
+## patroni: Patroni and etcd for the failover tests, from Debian's packages when missing
+patroni: $(STAMP)
+	$(PY) tests/support/patroni_cluster.py install
+
+## ha-postgres: a highly available PostgreSQL on loopback under .luoshod/ha (etcd, Patroni,
+# a primary and a synchronous standby); prints its multi-host URL. Idempotent: a running
+# one's URL is printed again. `make ha-postgres-stop` stops it.
+HA_DIR ?= .luoshod/ha
+ha-postgres: patroni
+	$(PY) tests/support/patroni_cluster.py start $(HA_DIR)
+
+## ha-postgres-stop: stop the cluster `make ha-postgres` started
+ha-postgres-stop:
+	$(PY) tests/support/patroni_cluster.py stop $(HA_DIR)
 
 ## chromium: Debian's Chromium for the web console's browser tests (Playwright drives it;
 # it never downloads a browser of its own). Quick, and needs no network, when installed.

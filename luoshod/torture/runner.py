@@ -9,6 +9,8 @@ import contextlib
 import json
 import os
 import random
+import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +47,9 @@ from .workload import (
     tool_result,
 )
 
+#: Seconds the end of a run waits for a --store-fault command still running.
+STORE_FAULT_WAIT_S = 300
+
 
 class Idle(Exception):
     """A stream brought no event for ``FOLLOW_IDLE_S``."""
@@ -76,7 +81,7 @@ class Plan:
     boundary: str
     nth: int
     delay_ms: float
-    how: str
+    how: str  # kill9, sigstop, or store (--store-fault)
     target: int  # which daemon's events count (and which one dies)
 
 
@@ -100,6 +105,7 @@ class Torture:
         self.last_strike = ""
         self.call_log_offset = 0
         self.prefix = f"t{opts.seed}-{os.getpid()}"
+        self.store_fault: subprocess.Popen[bytes] | None = None  # the --store-fault running
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -145,6 +151,12 @@ class Torture:
                 everything=True, final=whole
             )  # the settled sessions once more, at the end
         finally:
+            if self.store_fault is not None and self.store_fault.poll() is None:
+                try:  # the store whole again before the daemons go
+                    self.store_fault.wait(STORE_FAULT_WAIT_S)
+                except subprocess.TimeoutExpired:
+                    self.store_fault.kill()
+                    self.store_fault.wait()
             for d in self.daemons:
                 d.thaw()
                 d.kill()
@@ -156,6 +168,12 @@ class Torture:
 
     def plan(self) -> Plan:
         how = "sigstop" if self.multi and self.rng.random() < self.o.sigstop_share else "kill9"
+        if (
+            self.o.store_fault
+            and self.rng.random() < self.o.store_fault_share
+            and (self.store_fault is None or self.store_fault.poll() is not None)
+        ):
+            how = "store"  # the store fails instead, its last fault over
         boundary = self.rng.choice(self.o.boundary or BOUNDARIES)
         return Plan(
             boundary=boundary,
@@ -246,6 +264,13 @@ class Torture:
         self.client_errors([t.exception() for t in tasks if t.done() and not t.cancelled()])
 
     def strike(self, daemon: Daemon, how: str, when: str) -> None:
+        if how == "store":  # --store-fault: no daemon dies, the store fails under them
+            self.last_strike = f"store fault ({self.o.store_fault}) {when}"
+            self.store_fault = subprocess.Popen(
+                shlex.split(self.o.store_fault), stdin=subprocess.DEVNULL
+            )
+            self.kills["store fault"] += 1
+            return
         self.last_strike = (
             f"{'SIGSTOP' if how == 'sigstop' else 'kill -9'} daemon {daemon.name} {when}"
         )
@@ -1539,6 +1564,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=0.2,
         help="share of the cycles that SIGSTOP instead of kill -9 (two daemons)",
+    )
+    p.add_argument(
+        "--store-fault",
+        metavar="COMMAND",
+        help="a command run in place of a kill in some cycles (--store-fault-share), while "
+        "the sessions go on: a fault of the store itself, e.g. one that kills a PostgreSQL "
+        "cluster's primary (`python tests/support/patroni_cluster.py failover DIR`); the "
+        "next waits until it has ended",
+    )
+    p.add_argument(
+        "--store-fault-share",
+        type=float,
+        default=0.25,
+        help="share of the cycles that run --store-fault instead of a kill (default 0.25)",
     )
     p.add_argument(
         "--queue-share",

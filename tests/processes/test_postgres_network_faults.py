@@ -12,98 +12,16 @@ import asyncio
 import contextlib
 import json
 from collections import Counter
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import grpc
 
 from luosho.v1 import agent_pb2 as pb
 from tests.support.daemon_process import DaemonProcess
 from tests.support.harness import Harness, agent, assert_valid_transcript, calls
+from tests.support.pg_proxy import Proxy, through
 
 SCRIPT = [calls(("add", {"a": k}), ("add", {"a": 10 + k})) for k in range(3)] + [{"text": "done"}]
-
-
-class Proxy:
-    """Loopback TCP between the daemon and PostgreSQL, with faults on demand."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.target = (host, port)
-        self.conns: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
-        self.cut_after_commit = False
-        self.cuts = 0
-        # A stall: the connection whose client sends ``stall_on`` forwards nothing, either
-        # way, for ``stall_s`` (what it sent included), then flows again.
-        self.stall_on: bytes | None = None
-        self.stall_s = 0.0
-        self.stalls: list[bytes] = []
-        self.flowing: dict[tuple[asyncio.StreamWriter, asyncio.StreamWriter], asyncio.Event] = {}
-        self.server: asyncio.Server | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    async def _serve(self, cr: asyncio.StreamReader, cw: asyncio.StreamWriter) -> None:
-        sr, sw = await asyncio.open_connection(*self.target)
-        pair = (cw, sw)
-        self.conns.add(pair)
-        self.flowing[pair] = asyncio.Event()
-        self.flowing[pair].set()
-        try:
-            await asyncio.gather(
-                self._pump(cr, sw, pair, to_server=True), self._pump(sr, cw, pair, to_server=False)
-            )
-        finally:
-            self.conns.discard(pair)
-            self.flowing.pop(pair, None)
-            self._close(pair)
-
-    async def _pump(
-        self, r: asyncio.StreamReader, w: asyncio.StreamWriter, pair, *, to_server: bool
-    ) -> None:  # type: ignore[no-untyped-def]
-        with contextlib.suppress(Exception):
-            while data := await r.read(65536):
-                if to_server and self.stall_on and self.stall_on in data.upper():
-                    self.stalls.append(self.stall_on)
-                    self.stall_on = None
-                    flow = self.flowing[pair]
-                    flow.clear()
-                    asyncio.get_running_loop().call_later(self.stall_s, flow.set)
-                await self.flowing[pair].wait()
-                w.write(data)
-                await w.drain()
-                if to_server and self.cut_after_commit and b"COMMIT" in data.upper():
-                    # The COMMIT reached the server; its answer never reaches the daemon.
-                    self.cut_after_commit = False
-                    self.cuts += 1
-                    await asyncio.sleep(0.2)
-                    self._close(pair)
-                    return
-        self._close(pair)
-
-    @staticmethod
-    def _close(pair) -> None:  # type: ignore[no-untyped-def]
-        for w in pair:
-            with contextlib.suppress(Exception):
-                w.transport.abort()
-
-    def stall(self, on: bytes, seconds: float) -> None:
-        """Stall the next connection that sends ``on`` (a statement's text, upper case)."""
-        self.stall_on, self.stall_s = on, seconds
-
-    def drop_all(self) -> int:
-        n = len(self.conns)
-        for pair in list(self.conns):
-            self._close(pair)
-        return n
-
-
-def through(url: str, port: int) -> str:
-    parts = urlsplit(url)
-    netloc = parts.netloc.rsplit("@", 1)
-    host = f"127.0.0.1:{port}"
-    return urlunsplit(parts._replace(netloc=f"{netloc[0]}@{host}" if len(netloc) == 2 else host))
 
 
 async def test_commit_cut_and_dropped_connections_lose_and_double_nothing(

@@ -6,9 +6,12 @@ a full disk) through :func:`translated`, the driver's one edge.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import random
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -43,6 +46,16 @@ DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = 5.0
 #: :data:`LOCK_RETRIES` times, then fails (``StoreError``, sqlstate 55P03).
 DEFAULT_LOCK_TIMEOUT = 5.0
 LOCK_RETRIES = 3
+#: Seconds a call goes on trying through a lost connection (a failover of the server) before
+#: it fails, when the URL names several hosts; 0 (no retry) with one host, unless the
+#: URL's ``failover_timeout`` says otherwise.
+DEFAULT_FAILOVER_TIMEOUT = 30.0
+#: The first and the longest pause between two tries through a failover (doubling, jittered).
+FAILOVER_FIRST_PAUSE = 0.05
+FAILOVER_LONGEST_PAUSE = 1.0
+#: Seconds commit marks are kept (queries.PRUNE_MARKS) and between two prunings.
+MARKS_KEPT = 600.0
+MARKS_PRUNED_EVERY = 60.0
 #: libpq's TCP keepalives and user timeout (a stalled or vanished server is noticed), and
 #: the server's keepalives on its end (a vanished daemon host is noticed), in seconds.
 DEFAULT_KEEPALIVES = {
@@ -72,6 +85,7 @@ class Target:
     pool_timeout: float = DEFAULT_POOL_TIMEOUT
     idle_in_transaction_timeout: float = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    failover_timeout: float = 0.0
 
     @property
     def redacted(self) -> str:
@@ -89,7 +103,9 @@ def target_from_url(url: str) -> Target:
     Query parameters the driver takes itself: ``schema`` (created at open; default: the
     connection's current schema, usually ``public``), ``pool_min_size``, ``pool_max_size``
     and ``pool_timeout`` (seconds), ``idle_in_transaction_timeout`` and ``lock_timeout``
-    (seconds, 0 turns one off; see the defaults above). Every other one goes to libpq as
+    (seconds, 0 turns one off; see the defaults above), ``failover_timeout`` (seconds a call
+    goes on trying through a lost connection; default :data:`DEFAULT_FAILOVER_TIMEOUT` when
+    the URL names several hosts, else 0: off). Every other one goes to libpq as
     it is (``sslmode``, ``connect_timeout``, ``application_name``, ``keepalives*``,
     ``tcp_user_timeout``, ...); ``connect_timeout`` defaults to 5 seconds,
     ``application_name`` to ``luoshod``, and the keepalives to :data:`DEFAULT_KEEPALIVES`.
@@ -112,6 +128,7 @@ def target_from_url(url: str) -> Target:
             ("pool_timeout", float),
             ("idle_in_transaction_timeout", float),
             ("lock_timeout", float),
+            ("failover_timeout", float),
         ):
             if name in params:
                 ours[name] = kind(params.pop(name))
@@ -123,9 +140,11 @@ def target_from_url(url: str) -> Target:
         params.setdefault(name, value)
     conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(params)))
     try:
-        conninfo_to_dict(conninfo)  # libpq's own check of the URL
+        hosts = str(conninfo_to_dict(conninfo).get("host") or "")  # libpq's own check
     except psycopg.Error as e:
         raise ValueError(f"bad postgresql URL {url!r}: {e}") from e
+    if "failover_timeout" not in ours and "," in hosts:
+        ours["failover_timeout"] = DEFAULT_FAILOVER_TIMEOUT
     target = Target(conninfo, **ours)
     if not 0 <= target.pool_min_size <= target.pool_max_size or target.pool_max_size < 1:
         raise ValueError(f"need 0 <= pool_min_size <= pool_max_size, >= 1: {url!r}")
@@ -134,6 +153,8 @@ def target_from_url(url: str) -> Target:
     for name in ("idle_in_transaction_timeout", "lock_timeout"):
         if not 0 <= getattr(target, name) < 2**31 / 1000:  # PostgreSQL's limit, in ms
             raise ValueError(f"{name} must be seconds >= 0 (0: off): {url!r}")
+    if not 0 <= target.failover_timeout < 86400:
+        raise ValueError(f"failover_timeout must be seconds >= 0 (0: off): {url!r}")
     return target
 
 
@@ -197,13 +218,18 @@ async def snapshot(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnection]:
 
 @contextlib.asynccontextmanager
 async def writing(
-    pool: AsyncConnectionPool, session_ids: list[str]
+    pool: AsyncConnectionPool,
+    session_ids: list[str],
+    mark: int | None = None,
+    prune_marks: bool = False,
 ) -> AsyncIterator[AsyncConnection]:
     """A write transaction holding the lock of each of ``session_ids`` until it ends.
 
     Every transaction that reads a session's state to write it takes these locks first,
     in id order, so two of them (in any process) never interleave on a session and never
     deadlock; the checks of R7, R33 and the fencing token run inside, before any write.
+    With ``mark``, the transaction inserts it as its commit mark (:func:`committed` then
+    tells whether it committed), and with ``prune_marks`` deletes the old ones.
     """
     # Pipeline mode: statements are sent without waiting for the previous one's result,
     # and a round trip is made only where a result is read (and at commit).
@@ -221,6 +247,10 @@ async def writing(
                 await conn.execute(
                     queries.LOCK_SESSIONS, (queries.LOCK_SESSION, sorted(session_ids))
                 )
+            if mark is not None:
+                await conn.execute(queries.MARK_COMMIT, {"mark": mark})
+            if prune_marks:
+                await conn.execute(queries.PRUNE_MARKS, (MARKS_KEPT,))
             yield conn
         finally:
             conn.cursor_factory = factory
@@ -245,6 +275,91 @@ def _syncing(pipeline: AsyncPipeline) -> type[AsyncCursor[Any]]:
     return SyncingCursor
 
 
+def new_mark() -> int:
+    """A commit mark: a random positive bigint."""
+    return random.SystemRandom().randrange(1, 2**63)
+
+
+async def committed(pool: AsyncConnectionPool, mark: int) -> bool:
+    """Whether the write transaction marked ``mark`` committed: on a connection to whichever
+    server takes writes now, wait for the mark's lock (that transaction has then ended,
+    whatever became of it) and touch the mark. True once the touch commits (synchronous
+    commit: the standby has it, and the marked transaction before it); False when there
+    is no mark (it was rolled back, or lost with the old primary: it will never land).
+    Raises ``psycopg.Error`` when that cannot be told now (a lost connection again, or the
+    lock not given within ``lock_timeout``)."""
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            await conn.execute(queries.LOCK_MARK, (mark,))
+            found = await (await conn.execute(queries.CONFIRM_MARK, (mark,))).fetchone()
+            return found is not None
+    except psycopg.errors.LockNotAvailable as e:  # the marked transaction has not ended yet
+        raise Undecided(str(e)) from e
+
+
+class NotCommitted(Exception):
+    """A write transaction whose commit's answer was lost turned out not committed: it is
+    tried again whole."""
+
+
+class Undecided(Exception):
+    """Whether a commit landed cannot be told yet: asked again (:func:`through_failover`)."""
+
+
+class CommitUnknown(Exception):
+    """Whether a commit landed could not be told within ``failover_timeout``: the call
+    fails, and is never tried again whole."""
+
+
+#: SQLSTATEs of a connection lost or a server that does not take writes (yet): the
+#: connection exceptions (class 08), a server shutting down or starting (57P01-57P03), a
+#: standby (read-only transaction: a server demoted under a pooled connection).
+_LOST_STATES = ("57P01", "57P02", "57P03", "25006")
+
+
+def connection_lost(e: BaseException) -> bool:
+    """Whether ``e`` is a lost connection (or no server taking writes): a call may be tried
+    again on another connection once a server takes writes. A pool that gave no connection
+    in time is one (``PoolTimeout``, no SQLSTATE)."""
+    if isinstance(e, (NotCommitted, Undecided)):
+        return True
+    if not isinstance(e, psycopg.Error):
+        return False
+    state = e.sqlstate
+    if state is None:
+        return isinstance(e, psycopg.OperationalError)
+    return state.startswith("08") or state in _LOST_STATES
+
+
+async def through_failover(target: Target, attempt: Callable[[], Awaitable[T]]) -> T:
+    """``attempt()``, tried again after a lost connection (:func:`connection_lost`) with a
+    doubling, jittered pause until ``target.failover_timeout`` seconds have passed; the
+    last error then. With ``failover_timeout`` 0, ``attempt()`` once."""
+    if not target.failover_timeout:
+        return await attempt()
+    deadline = time.monotonic() + target.failover_timeout
+    pause, tries = FAILOVER_FIRST_PAUSE, 0
+    while True:
+        try:
+            result = await attempt()
+        except Exception as e:
+            if not connection_lost(e) or time.monotonic() + pause > deadline:
+                raise
+            tries += 1
+            if tries == 1:
+                log.warning(
+                    "PostgreSQL connection lost (%s): trying again for up to %g s",
+                    str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__,
+                    target.failover_timeout,
+                )
+            await asyncio.sleep(pause * random.uniform(0.5, 1.0))
+            pause = min(pause * 2, FAILOVER_LONGEST_PAUSE)
+            continue
+        if tries:
+            log.warning("PostgreSQL reached again after %d tries", tries)
+        return result
+
+
 def translate(e: BaseException, what: str) -> StoreError:
     """The :mod:`luoshod.errors` equivalent of a database-layer exception."""
     if isinstance(e, psycopg.Error):
@@ -259,6 +374,8 @@ def translate(e: BaseException, what: str) -> StoreError:
         )
     if isinstance(e, OSError):
         return StoreError(f"PostgreSQL {what} failed: {e}", operation=what)
+    if isinstance(e, (NotCommitted, Undecided, CommitUnknown)):
+        return StoreError(f"PostgreSQL {what} failed: {e}", operation=what, code="08006")
     raise TypeError(f"not a database error: {e!r}")
 
 
@@ -297,5 +414,5 @@ def translated(what: str) -> Iterator[None]:
     """The driver's edge: database-layer exceptions leave as ``StoreError``/``StoreFull``."""
     try:
         yield
-    except (psycopg.Error, SchemaTooNew, OSError) as e:
+    except (psycopg.Error, SchemaTooNew, OSError, NotCommitted, Undecided, CommitUnknown) as e:
         raise translate(e, what) from e

@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
@@ -32,12 +33,20 @@ from luoshod.store.kit.prepared import Prepared, QueuedWrites
 
 from . import ops, queries, queue
 from .connection import (
+    MARKS_PRUNED_EVERY,
+    CommitUnknown,
+    NotCommitted,
     Target,
     bounded_lock_waits,
+    committed,
+    connection_lost,
+    log,
+    new_mark,
     new_pool,
     open_pool,
     snapshot,
     target_from_url,
+    through_failover,
     translated,
     writing,
 )
@@ -67,6 +76,14 @@ class PostgresStore(QueuedWrites):
 
     While the server is unreachable every call fails with ``StoreError`` within
     ``pool_timeout`` (default 10 s); the pool reconnects by itself when it is back.
+
+    Through a failover (a URL naming the cluster's hosts, libpq keeping the one that takes
+    writes with ``target_session_attrs=read-write``), a call that loses its connection is
+    tried again on a new one for up to ``failover_timeout`` seconds (default 30 with
+    several hosts). A write transaction whose commit's answer was lost is never simply
+    tried again: its commit mark tells whether it landed (:func:`.connection.committed`),
+    and only one that did not is written again, so a save is neither applied twice nor
+    reported failed when it landed.
     """
 
     #: The store contract this release is written for (a literal: a driver is released
@@ -93,6 +110,7 @@ class PostgresStore(QueuedWrites):
         self._lease_writes: AsyncGroupCommit[LeaseOp] = AsyncGroupCommit(
             "luoshod-postgres-leases", self._apply_leases
         )
+        self._marks_pruned = 0.0  # time.monotonic() of the last pruning of commit marks
 
     @classmethod
     def from_url(cls, url: str, *, history_limit: int = DEFAULT_HISTORY_LIMIT) -> PostgresStore:
@@ -305,28 +323,66 @@ class PostgresStore(QueuedWrites):
             async with pool.connection() as conn:
                 return await fn(conn, *args)
 
+        # Tried again whole through a failover: reads, and writes that may land twice
+        # harmlessly (a renewal, a release).
         with translated(what):
-            return await bounded_lock_waits(self.target, pool, attempt)
+            return await through_failover(
+                self.target, lambda: bounded_lock_waits(self.target, pool, attempt)
+            )
 
     async def _snapshot(self, what: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """``fn(conn, *args)`` in a read-only transaction on one snapshot."""
         pool = self._require(what)
-        with translated(what):
+
+        async def attempt() -> T:
             async with snapshot(pool) as conn:
                 return await fn(conn, *args)
+
+        with translated(what):
+            return await through_failover(self.target, attempt)
 
     async def _write(
         self, what: str, sessions: list[str], fn: Callable[..., Awaitable[T]], *args: Any
     ) -> T:
         """``fn(conn, *args)`` in a write transaction holding the sessions' locks."""
         pool = self._require(what)
+        if not self.target.failover_timeout:
 
-        async def attempt() -> T:
-            async with writing(pool, sessions) as conn:
-                return await fn(conn, *args)
+            async def attempt() -> T:
+                async with writing(pool, sessions) as conn:
+                    return await fn(conn, *args)
+
+            with translated(what):
+                return await bounded_lock_waits(self.target, pool, attempt)
+
+        async def marked() -> T:
+            mark, ran = new_mark(), False
+            prune = time.monotonic() - self._marks_pruned > MARKS_PRUNED_EVERY
+            try:
+                async with writing(pool, sessions, mark, prune) as conn:
+                    result = await fn(conn, *args)
+                    ran = True  # what fails from here on is the commit
+            except psycopg.Error as e:
+                if not (ran and connection_lost(e)):
+                    raise  # nothing was committed: tried again whole, or failed
+                log.warning("PostgreSQL %s: the commit's answer was lost (%s)", what, e)
+                try:
+                    landed = await through_failover(self.target, lambda: committed(pool, mark))
+                except Exception as unknown:
+                    raise CommitUnknown(
+                        f"{what}: whether it was committed could not be told: {unknown}"
+                    ) from e
+                if not landed:
+                    raise NotCommitted(f"{what} was not committed before the failover") from e
+                log.warning("PostgreSQL %s: committed after all (its mark is there)", what)
+            if prune:
+                self._marks_pruned = time.monotonic()
+            return result
 
         with translated(what):
-            return await bounded_lock_waits(self.target, pool, attempt)
+            return await through_failover(
+                self.target, lambda: bounded_lock_waits(self.target, pool, marked)
+            )
 
     async def _fetchone(self, what: str, statement: str, args: Any) -> tuple[Any, ...] | None:
         return await self._autocommit(what, _fetchone, statement, args)

@@ -125,6 +125,17 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE UNIQUE INDEX queued_inputs_in_order ON queued_inputs (session_id, position)",
     ),
+    # the marks of write transactions, by which a commit whose answer was lost in a failover
+    # is found committed or not (queries.MARK_COMMIT); pruned by age.
+    (
+        """
+        CREATE TABLE commit_marks (
+            mark    bigint PRIMARY KEY,
+            made_at timestamptz NOT NULL DEFAULT now()
+        )
+        """,
+        "CREATE INDEX commit_marks_by_age ON commit_marks (made_at)",
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -393,3 +393,24 @@ WITH stalled AS MATERIALIZED (
 )
 SELECT pid FROM stalled WHERE pg_terminate_backend(pid)
 """
+
+# -- commit marks ------------------------------------------------------------------------
+# With failover on (a URL naming several hosts, or failover_timeout set), every write
+# transaction inserts a random mark and holds the one-key advisory lock of it (the one-key
+# and two-key lock spaces do not overlap) until it ends. When a commit's answer is lost
+# (the connection broke during COMMIT), a new transaction on whichever server now takes
+# writes waits for that lock (the first transaction has then ended, whatever became of it)
+# and touches the mark: a mark found was committed, and once the touching transaction's own
+# commit is acknowledged (synchronous commit: the standby has it) so is everything before
+# it; no mark: it was not committed, and never will be.
+MARK_COMMIT = """
+WITH locked AS (SELECT pg_advisory_xact_lock(%(mark)s))
+INSERT INTO commit_marks (mark) SELECT %(mark)s FROM locked
+"""
+
+LOCK_MARK = "SELECT pg_advisory_xact_lock(%s)"
+
+CONFIRM_MARK = "UPDATE commit_marks SET made_at = made_at WHERE mark = %s RETURNING mark"
+
+# Marks older than this are only ever asked about by a call that gave up long ago.
+PRUNE_MARKS = "DELETE FROM commit_marks WHERE made_at < now() - make_interval(secs => %s)"
