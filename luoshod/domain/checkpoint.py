@@ -24,6 +24,9 @@ class FinishReason(StrEnum):
     MAX_STEPS = "max_steps"
     ABORTED = "aborted"
     AWAITING_APPROVAL = "awaiting-approval"
+    #: A limit on spend (R79) or on time (R81) stopped the run before a model call.
+    BUDGET_EXCEEDED = "budget_exceeded"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +319,13 @@ class Checkpoint:
     #: from; that link is kept here, in the header of the fork's first save (version 1)
     #: only, so ``luoshod store verify`` can check that save too.
     chain_from: str = field(default="", compare=False, repr=False)
+    #: R81: when the current run, and the session, started (the engine's clock, stored so
+    #: a wall-clock limit holds across daemons and restarts), and the time each spent
+    #: paused on approvals. 0: not recorded (a header saved before limits existed).
+    run_started_at: float = 0.0
+    run_paused_s: float = 0.0
+    session_started_at: float = 0.0
+    session_paused_s: float = 0.0
 
     def all_tasks(self) -> list[SubTask]:
         """Every task of the session: the unfinished ones at every level, outermost
@@ -388,6 +398,9 @@ class Checkpoint:
             h["early_results"] = {k: m.to_dict() for k, m in self.early_results.items()}
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
+        for k in ("run_started_at", "run_paused_s", "session_started_at", "session_paused_s"):
+            if v := getattr(self, k):  # absent when 0, as in headers older than them (R81)
+                h[k] = v
         if self.chain_from and self.version == 1:  # a fork's first save only (R91)
             h["chain_from"] = self.chain_from
         if self.chain:  # last, absent when none (R91), as in headers older than it
@@ -429,6 +442,10 @@ class Checkpoint:
             early_results={k: Message.from_dict(m) for k, m in h.get("early_results", {}).items()},
             chain=h.get("chain", ""),
             chain_from=h.get("chain_from", ""),
+            run_started_at=h.get("run_started_at", 0.0),
+            run_paused_s=h.get("run_paused_s", 0.0),
+            session_started_at=h.get("session_started_at", 0.0),
+            session_paused_s=h.get("session_paused_s", 0.0),
         )
 
 

@@ -46,6 +46,7 @@ from ..errors import (
     StoreError,
 )
 from ..providers import ProviderRegistry
+from ..providers.pricing import priced
 from ..store import Capability, SaveOptions, Store
 from . import events as ev
 from . import requests, subagents
@@ -350,11 +351,13 @@ class Engine:
         if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
             _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
+        _check_prices(self.providers, spec)
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
         else:
             decision = Decision(req.approved, req.note, decided_by=req.decided_by)
         cp.decisions[approval.call.id] = decision
+        _paused(cp, approval, self.clock())
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
         cp.last_drift = found if spec.on_agent_drift is DriftPolicy.WARN else None
@@ -422,6 +425,7 @@ class Engine:
             if cp is None or cp.approval_id != approval.approval_id:
                 return False
             cp.decisions[approval.call.id] = Decision(False, EXPIRED_NOTE, expired=True)
+            _paused(cp, approval, now)
             cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
             cp.version += 1
             cp.updated_at = now
@@ -475,6 +479,7 @@ class Engine:
             spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         _resolve_subagents(self.providers, spec)
+        _check_prices(self.providers, spec)
         fp = fingerprint(spec)
         queued: list[Message] = []
         answers: dict[str, Message] = {}  # R53: results given in the input for pending calls
@@ -488,6 +493,7 @@ class Engine:
             take_answers(req.session_id, req.input, _not_system(req.input), ())  # R53: none
             mode, stored = "new", 0
             cp = Checkpoint(req.session_id, run_id=_new_run_id())
+            cp.session_started_at = self.clock()
             if spec.instructions:
                 cp.messages.append(Message(Role.SYSTEM, spec.instructions))
             cp.messages.extend(req.input)
@@ -499,6 +505,7 @@ class Engine:
             mode, stored = "continue", len(cp.messages)
             cp.run_start, cp.run_id = len(cp.messages), _new_run_id()
             cp.step_index, cp.usage, cp.delegated_usage = 0, Usage(), Usage()
+            cp.run_started_at, cp.run_paused_s = 0.0, 0.0
             cp.messages.extend(appended)
         else:
             mode, stored = "resume", len(cp.messages)
@@ -521,6 +528,9 @@ class Engine:
             cp.retention_s = req.retention_s
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
+        # R81: a run's start is stored with it (a session saved before limits: from now).
+        cp.run_started_at = cp.run_started_at or self.clock()
+        cp.session_started_at = cp.session_started_at or cp.run_started_at
         # Each run's first save says whether this resume drifted (a new or continued
         # conversation is not compared, R47: none).
         cp.last_drift = found if spec.on_agent_drift is DriftPolicy.WARN else None
@@ -567,6 +577,32 @@ def _warned(
     takes the resuming fingerprint, so the same agent never warns twice."""
     subagents.renew_fingerprints(spec, cp.subtasks)
     return levels if spec.on_agent_drift is DriftPolicy.WARN else []
+
+
+def _paused(cp: Checkpoint, approval: Approval, now: float) -> None:
+    """R81: the time the run waited on ``approval``, which wall-clock limits leave out
+    unless the agent counts it."""
+    waited = max(0.0, now - approval.created_at)
+    cp.run_paused_s += waited
+    cp.session_paused_s += waited
+
+
+def _check_prices(providers: ProviderRegistry, spec: AgentSpec, capped: bool = False) -> None:
+    """R78: an agent under a cost limit (its own or an ancestor's) needs a known cost for
+    every model call: a price in the daemon's table, or a provider that reports it."""
+    capped = capped or (spec.limits is not None and spec.limits.has_cost_cap())
+    if capped:
+        provider, model, settings = providers.resolve(spec.model, spec.model_settings_json)
+        if not priced(provider, model, settings):
+            raise InvalidArgument(
+                f"the model {spec.model!r} has no price and its provider reports no cost, so "
+                "a cost_usd limit cannot be kept: add the model to the provider's price "
+                f'table ([providers.NAME.prices."{model}"]) or drop the cost limit',
+                reason="COST_LIMIT_WITHOUT_PRICE",
+                model=spec.model,
+            )
+    for sub in spec.subagents:
+        _check_prices(providers, sub.agent, capped)
 
 
 def _resolve_subagents(providers: ProviderRegistry, spec: AgentSpec) -> None:

@@ -38,6 +38,7 @@ TOOL_RESULT = "tool.result"
 TOOL_RETRY = "tool.retry"  # a daemon tool's attempt failed and is tried again (R73)
 APPROVAL_REQUESTED = "approval.requested"
 APPROVAL_RESOLVED = "approval.resolved"  # the decision, who made it (R92)
+BUDGET_EXCEEDED = "budget.exceeded"  # a limit stops the run before a model call (R79)
 STEP_DONE = "step.done"
 RUN_DONE = "run.done"
 TEXT_DELTA = "text.delta"  # streamed text of a model call in flight (progress only)

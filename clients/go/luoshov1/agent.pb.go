@@ -161,6 +161,11 @@ const (
 	ErrorReason_ERROR_REASON_INVALID_FOLLOW                ErrorReason = 111
 	ErrorReason_ERROR_REASON_INVALID_NEWEST_FIRST          ErrorReason = 112
 	ErrorReason_ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE    ErrorReason = 113
+	// A limit is negative.
+	ErrorReason_ERROR_REASON_INVALID_LIMITS ErrorReason = 125
+	// A cost limit on an agent whose model has no price (neither reported by its provider
+	// nor in the daemon's price table).
+	ErrorReason_ERROR_REASON_COST_LIMIT_WITHOUT_PRICE ErrorReason = 126
 )
 
 // Enum value maps for ErrorReason.
@@ -251,6 +256,8 @@ var (
 		111: "ERROR_REASON_INVALID_FOLLOW",
 		112: "ERROR_REASON_INVALID_NEWEST_FIRST",
 		113: "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE",
+		125: "ERROR_REASON_INVALID_LIMITS",
+		126: "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -338,6 +345,8 @@ var (
 		"ERROR_REASON_INVALID_FOLLOW":                111,
 		"ERROR_REASON_INVALID_NEWEST_FIRST":          112,
 		"ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":    113,
+		"ERROR_REASON_INVALID_LIMITS":                125,
+		"ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":      126,
 	}
 )
 
@@ -2218,9 +2227,16 @@ type Checkpoint struct {
 	// The session's finished tasks (R65), in the order they were first saved: each with its
 	// task_id, name, depth, path, whole transcript and step count (call_id, usage and
 	// fingerprint unset). A `task` call with a task_id continues one of them.
-	Tasks         []*SubAgentState `protobuf:"bytes,95,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Tasks []*SubAgentState `protobuf:"bytes,95,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// R81: when the current run and the session started, as the daemon's clock read them
+	// (a wall-clock limit counts from these, across restarts and daemons), and the time
+	// each spent paused on approvals. Unset on checkpoints saved before limits existed.
+	RunStartedAt     *timestamppb.Timestamp `protobuf:"bytes,50,opt,name=run_started_at,json=runStartedAt,proto3" json:"run_started_at,omitempty"`
+	RunPausedMs      int64                  `protobuf:"varint,51,opt,name=run_paused_ms,json=runPausedMs,proto3" json:"run_paused_ms,omitempty"`
+	SessionStartedAt *timestamppb.Timestamp `protobuf:"bytes,52,opt,name=session_started_at,json=sessionStartedAt,proto3" json:"session_started_at,omitempty"`
+	SessionPausedMs  int64                  `protobuf:"varint,53,opt,name=session_paused_ms,json=sessionPausedMs,proto3" json:"session_paused_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
@@ -2391,6 +2407,34 @@ func (x *Checkpoint) GetTasks() []*SubAgentState {
 		return x.Tasks
 	}
 	return nil
+}
+
+func (x *Checkpoint) GetRunStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RunStartedAt
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetRunPausedMs() int64 {
+	if x != nil {
+		return x.RunPausedMs
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetSessionStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionStartedAt
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetSessionPausedMs() int64 {
+	if x != nil {
+		return x.SessionPausedMs
+	}
+	return 0
 }
 
 // The nested state of one unfinished sub-agent (R59).
@@ -6828,7 +6872,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbc\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\t\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -6858,7 +6902,11 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0fdelegated_usage\x18( \x01(\v2\x10.luosho.v1.UsageR\x0edelegatedUsage\x126\n" +
 	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\x127\n" +
 	"\rearly_results\x18* \x03(\v2\x12.luosho.v1.MessageR\fearlyResults\x12.\n" +
-	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\"\xb5\x02\n" +
+	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\x12@\n" +
+	"\x0erun_started_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\frunStartedAt\x12\"\n" +
+	"\rrun_paused_ms\x183 \x01(\x03R\vrunPausedMs\x12H\n" +
+	"\x12session_started_at\x184 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartedAt\x12*\n" +
+	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\"\xb5\x02\n" +
 	"\rSubAgentState\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -7252,7 +7300,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xb5\x18\n" +
+	"\x11_destructive_hint*\x81\x19\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7339,7 +7387,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1eERROR_REASON_INVALID_AFTER_SEQ\x10n\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_FOLLOW\x10o\x12%\n" +
 	"!ERROR_REASON_INVALID_NEWEST_FIRST\x10p\x12+\n" +
-	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q*_\n" +
+	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q\x12\x1f\n" +
+	"\x1bERROR_REASON_INVALID_LIMITS\x10}\x12)\n" +
+	"%ERROR_REASON_COST_LIMIT_WITHOUT_PRICE\x10~*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -7561,123 +7611,125 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	28,  // 29: luosho.v1.Checkpoint.subagents:type_name -> luosho.v1.SubAgentState
 	23,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
 	28,  // 31: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	23,  // 32: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	24,  // 33: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	26,  // 34: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	22,  // 35: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	22,  // 36: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	26,  // 37: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	89,  // 38: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 39: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	89,  // 40: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 41: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	27,  // 42: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	3,   // 43: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 44: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	89,  // 45: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	42,  // 46: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	24,  // 47: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	89,  // 48: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	33,  // 49: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	35,  // 50: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	36,  // 51: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	37,  // 52: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	39,  // 53: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	40,  // 54: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	45,  // 55: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	42,  // 56: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	41,  // 57: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	43,  // 58: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	38,  // 59: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	48,  // 60: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	34,  // 61: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	44,  // 62: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	18,  // 63: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 64: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	26,  // 65: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	23,  // 66: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	24,  // 67: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	22,  // 68: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	8,   // 69: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	29,  // 70: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	24,  // 71: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 72: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 73: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	24,  // 74: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	23,  // 75: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	14,  // 76: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	9,   // 77: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	23,  // 78: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	9,   // 79: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	89,  // 80: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	32,  // 81: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	14,  // 82: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	32,  // 83: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	10,  // 84: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	27,  // 85: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	47,  // 86: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	60,  // 87: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	88,  // 88: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	89,  // 89: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	89,  // 90: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 91: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	31,  // 92: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	14,  // 93: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	32,  // 94: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	29,  // 95: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	30,  // 96: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	23,  // 97: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	72,  // 98: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	71,  // 99: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	27,  // 100: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	77,  // 101: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	76,  // 102: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	78,  // 103: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 104: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 105: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	76,  // 106: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	76,  // 107: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	79,  // 108: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	32,  // 109: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	85,  // 110: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	11,  // 111: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	12,  // 112: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	86,  // 113: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	46,  // 114: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	52,  // 115: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	54,  // 116: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	56,  // 117: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	58,  // 118: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	61,  // 119: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	63,  // 120: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	65,  // 121: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	67,  // 122: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	69,  // 123: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	73,  // 124: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	75,  // 125: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	81,  // 126: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	83,  // 127: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	49,  // 128: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	51,  // 129: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	53,  // 130: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	55,  // 131: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	57,  // 132: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	59,  // 133: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	62,  // 134: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	64,  // 135: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	66,  // 136: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	68,  // 137: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	70,  // 138: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	74,  // 139: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	80,  // 140: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	82,  // 141: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	84,  // 142: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	50,  // 143: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	129, // [129:144] is the sub-list for method output_type
-	114, // [114:129] is the sub-list for method input_type
-	114, // [114:114] is the sub-list for extension type_name
-	114, // [114:114] is the sub-list for extension extendee
-	0,   // [0:114] is the sub-list for field type_name
+	89,  // 32: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	89,  // 33: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	23,  // 34: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	24,  // 35: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	26,  // 36: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	22,  // 37: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	22,  // 38: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	26,  // 39: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	89,  // 40: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 41: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	89,  // 42: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 43: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	27,  // 44: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	3,   // 45: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 46: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	89,  // 47: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	42,  // 48: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	24,  // 49: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	89,  // 50: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	33,  // 51: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	35,  // 52: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	36,  // 53: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	37,  // 54: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	39,  // 55: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	40,  // 56: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	45,  // 57: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	42,  // 58: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	41,  // 59: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	43,  // 60: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	38,  // 61: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	48,  // 62: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	34,  // 63: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	44,  // 64: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	18,  // 65: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 66: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	26,  // 67: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	23,  // 68: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	24,  // 69: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	22,  // 70: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	8,   // 71: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	29,  // 72: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	24,  // 73: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 74: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 75: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	24,  // 76: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	23,  // 77: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	14,  // 78: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	9,   // 79: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	23,  // 80: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	9,   // 81: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	89,  // 82: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	32,  // 83: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	14,  // 84: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	32,  // 85: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	10,  // 86: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	27,  // 87: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	47,  // 88: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	60,  // 89: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	88,  // 90: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	89,  // 91: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	89,  // 92: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 93: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	31,  // 94: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	14,  // 95: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	32,  // 96: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	29,  // 97: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	30,  // 98: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	23,  // 99: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	72,  // 100: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	71,  // 101: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	27,  // 102: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	77,  // 103: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	76,  // 104: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	78,  // 105: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 106: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 107: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	76,  // 108: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	76,  // 109: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	79,  // 110: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	32,  // 111: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	85,  // 112: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	11,  // 113: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	12,  // 114: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	86,  // 115: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	46,  // 116: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	52,  // 117: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	54,  // 118: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	56,  // 119: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	58,  // 120: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	61,  // 121: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	63,  // 122: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	65,  // 123: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	67,  // 124: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	69,  // 125: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	73,  // 126: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	75,  // 127: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	81,  // 128: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	83,  // 129: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	49,  // 130: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	51,  // 131: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	53,  // 132: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	55,  // 133: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	57,  // 134: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	59,  // 135: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	62,  // 136: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	64,  // 137: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	66,  // 138: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	68,  // 139: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	70,  // 140: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	74,  // 141: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	80,  // 142: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	82,  // 143: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	84,  // 144: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	50,  // 145: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	131, // [131:146] is the sub-list for method output_type
+	116, // [116:131] is the sub-list for method input_type
+	116, // [116:116] is the sub-list for extension type_name
+	116, // [116:116] is the sub-list for extension extendee
+	0,   // [0:116] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

@@ -477,7 +477,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "l_schema_hashes\030\003 \003(\01321.luosho.v1.AgentF" +
       "ingerprint.ToolSchemaHashesEntry\022\031\n\021inst" +
       "ructions_hash\030\004 \001(\t\0327\n\025ToolSchemaHashesE" +
-      "ntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\337\005\n" +
+      "ntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"\375\006\n" +
       "\nCheckpoint\022\022\n\nsession_id\030\001 \001(\t\022$\n\010messa" +
       "ges\030\002 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_in" +
       "dex\030\003 \001(\005\022\037\n\005usage\030\004 \001(\0132\020.luosho.v1.Usa" +
@@ -496,352 +496,358 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "Usage\022+\n\tsubagents\030) \003(\0132\030.luosho.v1.Sub" +
       "AgentState\022)\n\rearly_results\030* \003(\0132\022.luos" +
       "ho.v1.Message\022\'\n\005tasks\030_ \003(\0132\030.luosho.v1" +
-      ".SubAgentState\"\351\001\n\rSubAgentState\022\017\n\007call" +
-      "_id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014" +
-      "\n\004path\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010message" +
-      "s\030\006 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_inde" +
-      "x\030\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage" +
-      "\0220\n\013fingerprint\030\t \001(\0132\033.luosho.v1.AgentF" +
-      "ingerprint\"\272\002\n\010Approval\022\023\n\013approval_id\030\001" +
-      " \001(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 " +
-      "\001(\0132\023.luosho.v1.ToolCall\022&\n\tremaining\030\004 " +
-      "\003(\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220" +
-      "\n\013fingerprint\030\006 \001(\0132\033.luosho.v1.AgentFin" +
-      "gerprint\022.\n\ncreated_at\030\007 \001(\0132\032.google.pr" +
-      "otobuf.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.g" +
-      "oogle.protobuf.Timestamp\022\025\n\rsubagent_pat" +
-      "h\030( \003(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022," +
-      "\n\010saved_at\030\002 \001(\0132\032.google.protobuf.Times" +
-      "tamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Checkpo" +
-      "intStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_co" +
-      "unt\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v" +
-      "1.Checkpoint\"\303\002\n\016SessionSummary\022\022\n\nsessi" +
-      "on_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1." +
-      "CheckpointStatus\022.\n\rfinish_reason\030\003 \001(\0162" +
-      "\027.luosho.v1.FinishReason\022\022\n\nstep_index\030\004" +
-      " \001(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_" +
-      "id\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.pr" +
-      "otobuf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.l" +
-      "uosho.v1.AgentDrift\022%\n\013total_usage\030\t \001(\013" +
-      "2\020.luosho.v1.Usage\"\316\006\n\005Event\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n" +
-      "\004time\030\004 \001(\0132\032.google.protobuf.Timestamp\022" +
-      "\014\n\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_s" +
-      "tart\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nste" +
-      "p_start\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n" +
-      "\nmodel_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH" +
-      "\000\0221\n\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCal" +
-      "lRequestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luos" +
-      "ho.v1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023." +
-      "luosho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022" +
-      ".luosho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(" +
-      "\0132\025.luosho.v1.AgentDriftH\000\022*\n\ntext_delta" +
-      "\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approv" +
-      "al_requested\030\023 \001(\0132\034.luosho.v1.ApprovalR" +
-      "equestedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho." +
-      "v1.ToolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.l" +
-      "uosho.v1.InputQueuedH\000\0228\n\021approval_resol" +
-      "ved\030  \001(\0132\033.luosho.v1.ApprovalResolvedH\000" +
-      "\0224\n\017budget_exceeded\030! \001(\0132\031.luosho.v1.Bu" +
-      "dgetExceededH\000\022(\n\010subagent\030( \001(\0132\026.luosh" +
-      "o.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart" +
-      "\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nst" +
-      "ep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022\022\n\nrequest_id\030\004" +
-      " \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013approval_id" +
-      "\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_nam" +
-      "e\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022" +
-      "\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"\031\n\t" +
-      "StepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004" +
-      "step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1." +
-      "Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage" +
-      "\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004" +
-      "call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeo" +
-      "ut_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho.v" +
-      "1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001 \001(" +
-      "\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001" +
-      "(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010de" +
-      "lay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005" +
-      "\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(" +
-      "\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010" +
-      "\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDri" +
-      "ft\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t" +
-      "\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed\030\004" +
-      " \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instructi" +
-      "ons_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021Ap" +
-      "provalRequested\022%\n\010approval\030\001 \001(\0132\023.luos" +
-      "ho.v1.Approval\"\216\001\n\016BudgetExceeded\022\r\n\005sco" +
-      "pe\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014" +
-      "\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(\001\022\037\n\005usag" +
-      "e\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004path\030\007 \003(\t\"" +
-      "\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.luo" +
-      "sho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033.lu" +
-      "osho.v1.CheckpointStatus\022\022\n\nfinal_text\030\003" +
-      " \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132" +
-      "\020.luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t\022\025" +
-      "\n\rmessage_count\030\007 \001(\005\"\321\002\n\016ExecuteRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.lu" +
-      "osho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosho." +
-      "v1.AgentSpec\022 \n\023business_state_json\030\004 \001(" +
-      "\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_li" +
-      "mit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho" +
-      ".v1.IfBusy\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001B\026\n" +
-      "\024_business_state_jsonB\020\n\016_history_limitB" +
-      "\017\n\r_retention_msJ\004\010\010\020\tR\021retention_second" +
-      "s\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001 \001(\t\022!\n" +
-      "\005input\030\002 \003(\0132\022.luosho.v1.Message\022\"\n\007if_b" +
-      "usy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010position" +
-      "\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.google.pro" +
-      "tobuf.Timestamp\"0\n\013InputQueued\022\022\n\nreques" +
-      "t_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueInpu" +
-      "tRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_" +
-      "id\030\002 \001(\t\"\'\n\024DequeueInputResponse\022\017\n\007remo" +
-      "ved\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005event\030\001 " +
-      "\001(\0132\020.luosho.v1.Event\"\\\n\rResumeRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.luos" +
-      "ho.v1.AgentSpec\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016R" +
-      "esumeResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1" +
-      ".Event\"j\n\027SubmitToolResultRequest\022\022\n\nses" +
-      "sion_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013r" +
-      "esult_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030Su" +
-      "bmitToolResultResponse\022)\n\007outcome\030\001 \001(\0162" +
-      "\030.luosho.v1.SubmitOutcome\"#\n\rCancelReque" +
-      "st\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelResponse" +
-      "\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\"\233\001\n\022GetSessionRespo" +
-      "nse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Chec" +
-      "kpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.Queued" +
-      "Input\0223\n\022last_model_failure\030\003 \001(\0132\027.luos" +
-      "ho.v1.ModelFailure\"\220\002\n\014ModelFailure\022\016\n\006r" +
-      "eason\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata" +
-      "\030\003 \003(\0132%.luosho.v1.ModelFailure.Metadata" +
-      "Entry\022-\n\tfailed_at\030\004 \001(\0132\032.google.protob" +
-      "uf.Timestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_" +
-      "not_before\030\006 \001(\0132\032.google.protobuf.Times" +
-      "tamp\032/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005va" +
-      "lue\030\002 \001(\t:\0028\001\"\266\001\n\023ListSessionsRequest\022\021\n" +
-      "\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006" +
-      "status\030\003 \001(\0162\033.luosho.v1.CheckpointStatu" +
-      "s\022\031\n\021session_id_prefix\030\004 \001(\t\022\024\n\014newest_f" +
-      "irst\030\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\"\204" +
-      "\001\n\024ListSessionsResponse\022+\n\010sessions\030\001 \003(" +
-      "\0132\031.luosho.v1.SessionSummary\022\027\n\017next_pag" +
-      "e_token\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r" +
-      "\n\013_total_size\"@\n\024DeleteSessionRequest\022\022\n" +
-      "\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"" +
-      "(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 \001(" +
-      "\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001(" +
-      "\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005age" +
-      "nt\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreques" +
-      "t_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach" +
-      "_on_tool_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037" +
-      "\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListA" +
-      "pprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tp" +
-      "age_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025Li" +
-      "stApprovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023" +
-      ".luosho.v1.Approval\022\027\n\017next_page_token\030\002" +
-      " \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(" +
-      "\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017History" +
-      "Response\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.Hi" +
-      "storyEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\t" +
-      "ForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010m" +
-      "essages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023bus" +
-      "iness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_resu" +
-      "lt\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014" +
-      "append_input\030\005 \001(\tB\026\n\024_business_state_js" +
-      "on\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001 " +
-      "\001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001" +
-      "(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
-      "\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t" +
-      "\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n" +
-      "\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004ste" +
-      "p\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1." +
-      "Checkpoint\"<\n\016CompareRequest\022\024\n\014session_" +
-      "id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Traj" +
-      "ectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022" +
-      "(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCal" +
-      "l\"\332\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001" +
-      "(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t" +
-      "\022\030\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006" +
-      " \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(" +
-      "\0132\031.luosho.v1.TrajectoryStepB\016\n\014_result_" +
-      "jsonJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments" +
-      "_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"" +
-      "\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(" +
-      "\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_ch" +
-      "anged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho." +
-      "v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007ste" +
-      "ps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\0220\n\017finish_reason_b\030" +
-      "\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compa" +
-      "reResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajec" +
-      "toryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drif" +
-      "t\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_" +
-      "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
-      "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
-      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
-      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
-      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
-      "\302\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport" +
-      "\030\007 \001(\0162\027.luosho.v1.McpTransport\022(\n\005state" +
-      "\030\010 \001(\0162\031.luosho.v1.McpServerState\022\016\n\006sta" +
-      "rts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006" +
-      " \003(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n" +
-      "\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 " +
-      "\001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_o" +
-      "nly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030" +
-      "\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destru" +
-      "ctive_hint*\265\030\n\013ErrorReason\022\034\n\030ERROR_REAS" +
-      "ON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNA" +
-      "L\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"" +
-      "\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ER" +
-      "ROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERR" +
-      "OR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_" +
-      "REASON_SESSION_EXISTS\020\006\022$\n ERROR_REASON_" +
-      "EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TO" +
-      "OL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL" +
-      "_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESS" +
-      "ION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_" +
-      "AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOO" +
-      "L_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY" +
-      "\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR" +
-      "_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON" +
-      "_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHU" +
-      "TTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RU" +
-      "NS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023" +
-      "\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ER" +
-      "ROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_" +
-      "REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPU" +
-      "T_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_" +
-      "REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020" +
-      "\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERR" +
-      "OR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_RE" +
-      "ASON_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DU" +
-      "PLICATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_" +
-      "DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF" +
-      "_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPU" +
-      "T_REQUIRED\020,\022$\n ERROR_REASON_INVALID_APP" +
-      "ROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_APPRO" +
-      "VAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_DR" +
-      "IFT_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HIS" +
-      "TORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\020" +
-      "1\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031E" +
-      "RROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REAS" +
-      "ON_INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_I" +
-      "NVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INV" +
-      "ALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_M" +
-      "ODEL\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SET" +
-      "TINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZ" +
-      "E\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:" +
-      "\022#\n\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037\n" +
-      "\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_" +
-      "REASON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REA" +
-      "SON_INVALID_STATUS\020>\022!\n\035ERROR_REASON_INV" +
-      "ALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_" +
-      "SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INVALID_" +
-      "TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_T" +
-      "OOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALI" +
-      "D_TOOL_NAME\020C\022$\n ERROR_REASON_INVALID_TO" +
-      "OL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL" +
-      "_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOU" +
-      "ND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER" +
-      "_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRI" +
-      "PTION_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGEN" +
-      "T_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON" +
-      "_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REAS" +
-      "ON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_RE" +
-      "ASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_T" +
-      "OOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASO" +
-      "N_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_U" +
-      "NKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKN" +
-      "OWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_T" +
-      "OOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETEN" +
-      "TION\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d" +
-      "\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE\020" +
-      "e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERR" +
-      "OR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_" +
-      "REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASO" +
-      "N_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON" +
-      "_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_IN" +
-      "VALID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_IN" +
-      "VALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INV" +
-      "ALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASO" +
-      "N_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_IN" +
-      "VALID_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_N" +
-      "EWEST_FIRST\020p\022+\n\'ERROR_REASON_INVALID_IN" +
-      "CLUDE_TOTAL_SIZE\020q*_\n\004Role\022\024\n\020ROLE_UNSPE" +
-      "CIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002" +
-      "\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020" +
-      "AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_U" +
-      "NSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020" +
-      "\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT" +
-      "_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointSta" +
-      "tus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!" +
-      "\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHE" +
-      "CKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CH" +
-      "ECKPOINT_STATUS_FINISHED\020\003*\352\001\n\014FinishRea" +
-      "son\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FI" +
-      "NISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_" +
-      "STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FI" +
-      "NISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINIS" +
-      "H_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REA" +
-      "SON_DEADLINE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n" +
-      "\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY" +
-      "_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABL" +
-      "E\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpA" +
-      "pproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n" +
-      "\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNG" +
-      "ATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED" +
-      "\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINU" +
-      "E\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecutor" +
-      "\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_" +
-      "EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMO" +
-      "N\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022" +
-      "\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022" +
-      "\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBA" +
-      "CK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_" +
-      "UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED" +
-      "\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014McpT" +
-      "ransport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000\022" +
-      "\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPOR" +
-      "T_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERVE" +
-      "R_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STAT" +
-      "E_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUNN" +
-      "ING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014Age" +
-      "ntService\022B\n\007Execute\022\031.luosho.v1.Execute" +
-      "Request\032\032.luosho.v1.ExecuteResponse0\001\022?\n",
-      "\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luos" +
-      "ho.v1.ResumeResponse0\001\022[\n\020SubmitToolResu" +
-      "lt\022\".luosho.v1.SubmitToolResultRequest\032#" +
-      ".luosho.v1.SubmitToolResultResponse\022=\n\006C" +
-      "ancel\022\030.luosho.v1.CancelRequest\032\031.luosho" +
-      ".v1.CancelResponse\022I\n\nGetSession\022\034.luosh" +
-      "o.v1.GetSessionRequest\032\035.luosho.v1.GetSe" +
-      "ssionResponse\022O\n\014ListSessions\022\036.luosho.v" +
-      "1.ListSessionsRequest\032\037.luosho.v1.ListSe" +
-      "ssionsResponse\022R\n\rDeleteSession\022\037.luosho" +
-      ".v1.DeleteSessionRequest\032 .luosho.v1.Del" +
-      "eteSessionResponse\022B\n\007Resolve\022\031.luosho.v" +
-      "1.ResolveRequest\032\032.luosho.v1.ResolveResp" +
-      "onse0\001\022R\n\rListApprovals\022\037.luosho.v1.List" +
-      "ApprovalsRequest\032 .luosho.v1.ListApprova" +
-      "lsResponse\022@\n\007History\022\031.luosho.v1.Histor" +
-      "yRequest\032\032.luosho.v1.HistoryResponse\0227\n\004" +
-      "Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1" +
-      ".ForkResponse\022@\n\007Compare\022\031.luosho.v1.Com" +
-      "pareRequest\032\032.luosho.v1.CompareResponse\022" +
-      "<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luos" +
-      "ho.v1.WatchResponse0\001\022U\n\016ListMcpServers\022" +
-      " .luosho.v1.ListMcpServersRequest\032!.luos" +
-      "ho.v1.ListMcpServersResponse\022O\n\014DequeueI" +
-      "nput\022\036.luosho.v1.DequeueInputRequest\032\037.l" +
-      "uosho.v1.DequeueInputResponseB\035\n\rdev.luo" +
-      "sho.v1B\nAgentProtoP\001b\006proto3"
+      ".SubAgentState\0222\n\016run_started_at\0302 \001(\0132\032" +
+      ".google.protobuf.Timestamp\022\025\n\rrun_paused" +
+      "_ms\0303 \001(\003\0226\n\022session_started_at\0304 \001(\0132\032." +
+      "google.protobuf.Timestamp\022\031\n\021session_pau" +
+      "sed_ms\0305 \001(\003\"\351\001\n\rSubAgentState\022\017\n\007call_i" +
+      "d\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\r\n\005depth\030\003 \001(\005\022\014\n\004" +
+      "path\030\004 \003(\t\022\017\n\007task_id\030\005 \001(\t\022$\n\010messages\030" +
+      "\006 \003(\0132\022.luosho.v1.Message\022\022\n\nstep_index\030" +
+      "\007 \001(\005\022\037\n\005usage\030\010 \001(\0132\020.luosho.v1.Usage\0220" +
+      "\n\013fingerprint\030\t \001(\0132\033.luosho.v1.AgentFin" +
+      "gerprint\"\272\002\n\010Approval\022\023\n\013approval_id\030\001 \001" +
+      "(\t\022\022\n\nsession_id\030\002 \001(\t\022&\n\ttool_call\030\003 \001(" +
+      "\0132\023.luosho.v1.ToolCall\022&\n\tremaining\030\004 \003(" +
+      "\0132\023.luosho.v1.ToolCall\022\014\n\004step\030\005 \001(\005\0220\n\013" +
+      "fingerprint\030\006 \001(\0132\033.luosho.v1.AgentFinge" +
+      "rprint\022.\n\ncreated_at\030\007 \001(\0132\032.google.prot" +
+      "obuf.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.goo" +
+      "gle.protobuf.Timestamp\022\025\n\rsubagent_path\030" +
+      "( \003(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022,\n\010" +
+      "saved_at\030\002 \001(\0132\032.google.protobuf.Timesta" +
+      "mp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Checkpoin" +
+      "tStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_coun" +
+      "t\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v1." +
+      "Checkpoint\"\303\002\n\016SessionSummary\022\022\n\nsession" +
+      "_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1.Ch" +
+      "eckpointStatus\022.\n\rfinish_reason\030\003 \001(\0162\027." +
+      "luosho.v1.FinishReason\022\022\n\nstep_index\030\004 \001" +
+      "(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_id" +
+      "\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.prot" +
+      "obuf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.luo" +
+      "sho.v1.AgentDrift\022%\n\013total_usage\030\t \001(\0132\020" +
+      ".luosho.v1.Usage\"\316\006\n\005Event\022\022\n\nsession_id" +
+      "\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n\004t" +
+      "ime\030\004 \001(\0132\032.google.protobuf.Timestamp\022\014\n" +
+      "\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_sta" +
+      "rt\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nstep_" +
+      "start\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n\nm" +
+      "odel_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH\000\022" +
+      "1\n\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCallR" +
+      "equestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luosho" +
+      ".v1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023.lu" +
+      "osho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022.l" +
+      "uosho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(\0132" +
+      "\025.luosho.v1.AgentDriftH\000\022*\n\ntext_delta\030\022" +
+      " \001(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approval" +
+      "_requested\030\023 \001(\0132\034.luosho.v1.ApprovalReq" +
+      "uestedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho.v1" +
+      ".ToolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.luo" +
+      "sho.v1.InputQueuedH\000\0228\n\021approval_resolve" +
+      "d\030  \001(\0132\033.luosho.v1.ApprovalResolvedH\000\0224" +
+      "\n\017budget_exceeded\030! \001(\0132\031.luosho.v1.Budg" +
+      "etExceededH\000\022(\n\010subagent\030( \001(\0132\026.luosho." +
+      "v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart\022 " +
+      "\n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nstep" +
+      "_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.luos" +
+      "ho.v1.AgentFingerprint\022\022\n\nrequest_id\030\004 \001" +
+      "(\t\"\225\001\n\020ApprovalResolved\022\023\n\013approval_id\030\001" +
+      " \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030" +
+      "\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022\022\n" +
+      "\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"\031\n\tSt" +
+      "epStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004st" +
+      "ep\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1.Me" +
+      "ssage\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage\"\203" +
+      "\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004ca" +
+      "ll\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeout" +
+      "_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho.v1." +
+      "ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001 \001(\005\022" +
+      "\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t" +
+      "\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010dela" +
+      "y_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005\022\024" +
+      "\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(\t\022" +
+      "\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010\"\030" +
+      "\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022\014\n" +
+      "\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDrift" +
+      "\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t\022\023" +
+      "\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed\030\004 \003" +
+      "(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instruction" +
+      "s_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021Appr" +
+      "ovalRequested\022%\n\010approval\030\001 \001(\0132\023.luosho" +
+      ".v1.Approval\"\216\001\n\016BudgetExceeded\022\r\n\005scope" +
+      "\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014\n\004" +
+      "used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(\001\022\037\n\005usage\030" +
+      "\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004path\030\007 \003(\t\"\333\001" +
+      "\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.luosh" +
+      "o.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033.luos" +
+      "ho.v1.CheckpointStatus\022\022\n\nfinal_text\030\003 \001" +
+      "(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132\020." +
+      "luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t\022\025\n\r" +
+      "message_count\030\007 \001(\005\"\321\002\n\016ExecuteRequest\022\022" +
+      "\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.luos" +
+      "ho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosho.v1" +
+      ".AgentSpec\022 \n\023business_state_json\030\004 \001(\tH" +
+      "\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_limi" +
+      "t\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho.v" +
+      "1.IfBusy\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001B\026\n\024_" +
+      "business_state_jsonB\020\n\016_history_limitB\017\n" +
+      "\r_retention_msJ\004\010\010\020\tR\021retention_seconds\"" +
+      "\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001 \001(\t\022!\n\005i" +
+      "nput\030\002 \003(\0132\022.luosho.v1.Message\022\"\n\007if_bus" +
+      "y\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010position\030\004" +
+      " \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.google.proto" +
+      "buf.Timestamp\"0\n\013InputQueued\022\022\n\nrequest_" +
+      "id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueInputR" +
+      "equest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_id" +
+      "\030\002 \001(\t\"\'\n\024DequeueInputResponse\022\017\n\007remove" +
+      "d\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005event\030\001 \001(" +
+      "\0132\020.luosho.v1.Event\"\\\n\rResumeRequest\022\022\n\n" +
+      "session_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.luosho" +
+      ".v1.AgentSpec\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016Res" +
+      "umeResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.E" +
+      "vent\"j\n\027SubmitToolResultRequest\022\022\n\nsessi" +
+      "on_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013res" +
+      "ult_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030Subm" +
+      "itToolResultResponse\022)\n\007outcome\030\001 \001(\0162\030." +
+      "luosho.v1.SubmitOutcome\"#\n\rCancelRequest" +
+      "\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelResponse\022\021" +
+      "\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionRequest\022\022" +
+      "\n\nsession_id\030\001 \001(\t\"\233\001\n\022GetSessionRespons" +
+      "e\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Checkp" +
+      "oint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.QueuedIn" +
+      "put\0223\n\022last_model_failure\030\003 \001(\0132\027.luosho" +
+      ".v1.ModelFailure\"\220\002\n\014ModelFailure\022\016\n\006rea" +
+      "son\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata\030\003" +
+      " \003(\0132%.luosho.v1.ModelFailure.MetadataEn" +
+      "try\022-\n\tfailed_at\030\004 \001(\0132\032.google.protobuf" +
+      ".Timestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_no" +
+      "t_before\030\006 \001(\0132\032.google.protobuf.Timesta" +
+      "mp\032/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005valu" +
+      "e\030\002 \001(\t:\0028\001\"\266\001\n\023ListSessionsRequest\022\021\n\tp" +
+      "age_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006st" +
+      "atus\030\003 \001(\0162\033.luosho.v1.CheckpointStatus\022" +
+      "\031\n\021session_id_prefix\030\004 \001(\t\022\024\n\014newest_fir" +
+      "st\030\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\"\204\001\n" +
+      "\024ListSessionsResponse\022+\n\010sessions\030\001 \003(\0132" +
+      "\031.luosho.v1.SessionSummary\022\027\n\017next_page_" +
+      "token\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r\n\013" +
+      "_total_size\"@\n\024DeleteSessionRequest\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"(\n" +
+      "\025DeleteSessionResponse\022\017\n\007deleted\030\001 \001(\010\"" +
+      "\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001(\t\022" +
+      "\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005agent" +
+      "\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nrequest_" +
+      "id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach_o" +
+      "n_tool_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037\n\005" +
+      "event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListApp" +
+      "rovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tpag" +
+      "e_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025List" +
+      "ApprovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023.l" +
+      "uosho.v1.Approval\022\027\n\017next_page_token\030\002 \001" +
+      "(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001(\t" +
+      "\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\022" +
+      "\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017HistoryRe" +
+      "sponse\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.Hist" +
+      "oryEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\tFo" +
+      "rkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010mes" +
+      "sages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023busin" +
+      "ess_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_result" +
+      "\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014ap" +
+      "pend_input\030\005 \001(\tB\026\n\024_business_state_json" +
+      "\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001 \001(" +
+      "\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001(\010" +
+      "\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tf" +
+      "rom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t\022#" +
+      "\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n\014F" +
+      "orkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004step\030" +
+      "\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1.Ch" +
+      "eckpoint\"<\n\016CompareRequest\022\024\n\014session_id" +
+      "_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Trajec" +
+      "toryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022(\n" +
+      "\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCall\"" +
+      "\332\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001(\t" +
+      "\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t\022\030" +
+      "\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001" +
+      "(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132" +
+      "\031.luosho.v1.TrajectoryStepB\016\n\014_result_js" +
+      "onJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022\014\n" +
+      "\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments_j" +
+      "son_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"\214\002" +
+      "\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(\t\022" +
+      "\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_chan" +
+      "ged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho.v1" +
+      ".ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps" +
+      "_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.luos" +
+      "ho.v1.FinishReason\0220\n\017finish_reason_b\030\010 " +
+      "\001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compare" +
+      "Response\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajecto" +
+      "ryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajectory" +
+      "Step\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030" +
+      "\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_di" +
+      "verged_at\"E\n\014WatchRequest\022\022\n\nsession_id\030" +
+      "\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010" +
+      "\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luosh" +
+      "o.v1.Event\"(\n\025ListMcpServersRequest\022\017\n\007r" +
+      "efresh\030\001 \001(\010\"?\n\026ListMcpServersResponse\022%" +
+      "\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"\302\001" +
+      "\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport\030\007" +
+      " \001(\0162\027.luosho.v1.McpTransport\022(\n\005state\030\010" +
+      " \001(\0162\031.luosho.v1.McpServerState\022\016\n\006start" +
+      "s\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006 \003" +
+      "(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007M" +
+      "cpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(" +
+      "\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_onl" +
+      "y_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030\005 " +
+      "\001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destruct" +
+      "ive_hint*\201\031\n\013ErrorReason\022\034\n\030ERROR_REASON" +
+      "_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNAL\020" +
+      "\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"\n\036" +
+      "ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ERRO" +
+      "R_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERROR" +
+      "_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_RE" +
+      "ASON_SESSION_EXISTS\020\006\022$\n ERROR_REASON_EV" +
+      "ENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TOOL" +
+      "_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL_C" +
+      "ALL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESSIO" +
+      "N_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_AG" +
+      "ENT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOOL_" +
+      "MISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY\020\r" +
+      "\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR_R" +
+      "EASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON_P" +
+      "ROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHUTT" +
+      "ING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RUNS" +
+      "\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023\022 " +
+      "\n\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ERRO" +
+      "R_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_RE" +
+      "ASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPUT_" +
+      "DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_RE" +
+      "USED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020\031\022" +
+      "\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERROR" +
+      "_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_REAS" +
+      "ON_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DUPL" +
+      "ICATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_DU" +
+      "PLICATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF_B" +
+      "USY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPUT_" +
+      "REQUIRED\020,\022$\n ERROR_REASON_INVALID_APPRO" +
+      "VAL_ID\020-\022)\n%ERROR_REASON_INVALID_APPROVA" +
+      "L_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_DRIF" +
+      "T_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HISTO" +
+      "RY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\0201\022" +
+      " \n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031ERR" +
+      "OR_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REASON" +
+      "_INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_INV" +
+      "ALID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INVAL" +
+      "ID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_MOD" +
+      "EL\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SETTI" +
+      "NGS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZE\020" +
+      "9\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:\022#" +
+      "\n\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037\n\033E" +
+      "RROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_RE" +
+      "ASON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REASO" +
+      "N_INVALID_STATUS\020>\022!\n\035ERROR_REASON_INVAL" +
+      "ID_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_SU" +
+      "BAGENT_NAME\020@\022%\n!ERROR_REASON_INVALID_TO" +
+      "OL_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_TOO" +
+      "L_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALID_" +
+      "TOOL_NAME\020C\022$\n ERROR_REASON_INVALID_TOOL" +
+      "_SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL_T" +
+      "IMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOUND" +
+      "\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER_L" +
+      "IMIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRIPT" +
+      "ION_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGENT_" +
+      "DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON_S" +
+      "UBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REASON" +
+      "_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_REAS" +
+      "ON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_TOO" +
+      "L_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASON_" +
+      "TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_UNK" +
+      "NOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKNOW" +
+      "N_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_TOO" +
+      "L_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETENTI" +
+      "ON\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d\022\'" +
+      "\n#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE\020e\022" +
+      "\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERROR" +
+      "_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_RE" +
+      "ASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASON_" +
+      "CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON_C" +
+      "SRF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_INVA" +
+      "LID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_INVA" +
+      "LID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INVAL" +
+      "ID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASON_" +
+      "INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_INVA" +
+      "LID_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_NEW" +
+      "EST_FIRST\020p\022+\n\'ERROR_REASON_INVALID_INCL" +
+      "UDE_TOTAL_SIZE\020q\022\037\n\033ERROR_REASON_INVALID" +
+      "_LIMITS\020}\022)\n%ERROR_REASON_COST_LIMIT_WIT" +
+      "HOUT_PRICE\020~*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED" +
+      "\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016RO" +
+      "LE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentD" +
+      "riftPolicy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECI" +
+      "FIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030A" +
+      "GENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT" +
+      "_POLICY_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n" +
+      "\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHEC" +
+      "KPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOIN" +
+      "T_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOI" +
+      "NT_STATUS_FINISHED\020\003*\352\001\n\014FinishReason\022\035\n" +
+      "\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_R" +
+      "EASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020" +
+      "\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FINISH_R" +
+      "EASON_AWAITING_APPROVAL\020\004\022!\n\035FINISH_REAS" +
+      "ON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REASON_DE" +
+      "ADLINE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP_R" +
+      "ETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TI" +
+      "MEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n" +
+      "\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpApprova" +
+      "l\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_A" +
+      "PPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*" +
+      "a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014" +
+      "RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n" +
+      "\017RUN_MODE_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TO" +
+      "OL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUT" +
+      "OR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n" +
+      "\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_B" +
+      "USY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_" +
+      "BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j" +
+      "\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPEC" +
+      "IFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030" +
+      "SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014McpTranspo" +
+      "rt\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP" +
+      "_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP",
+      "\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERVER_STAT" +
+      "E_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_" +
+      "STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022" +
+      "\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014AgentServ" +
+      "ice\022B\n\007Execute\022\031.luosho.v1.ExecuteReques" +
+      "t\032\032.luosho.v1.ExecuteResponse0\001\022?\n\006Resum" +
+      "e\022\030.luosho.v1.ResumeRequest\032\031.luosho.v1." +
+      "ResumeResponse0\001\022[\n\020SubmitToolResult\022\".l" +
+      "uosho.v1.SubmitToolResultRequest\032#.luosh" +
+      "o.v1.SubmitToolResultResponse\022=\n\006Cancel\022" +
+      "\030.luosho.v1.CancelRequest\032\031.luosho.v1.Ca" +
+      "ncelResponse\022I\n\nGetSession\022\034.luosho.v1.G" +
+      "etSessionRequest\032\035.luosho.v1.GetSessionR" +
+      "esponse\022O\n\014ListSessions\022\036.luosho.v1.List" +
+      "SessionsRequest\032\037.luosho.v1.ListSessions" +
+      "Response\022R\n\rDeleteSession\022\037.luosho.v1.De" +
+      "leteSessionRequest\032 .luosho.v1.DeleteSes" +
+      "sionResponse\022B\n\007Resolve\022\031.luosho.v1.Reso" +
+      "lveRequest\032\032.luosho.v1.ResolveResponse0\001" +
+      "\022R\n\rListApprovals\022\037.luosho.v1.ListApprov" +
+      "alsRequest\032 .luosho.v1.ListApprovalsResp" +
+      "onse\022@\n\007History\022\031.luosho.v1.HistoryReque" +
+      "st\032\032.luosho.v1.HistoryResponse\0227\n\004Fork\022\026" +
+      ".luosho.v1.ForkRequest\032\027.luosho.v1.ForkR" +
+      "esponse\022@\n\007Compare\022\031.luosho.v1.CompareRe" +
+      "quest\032\032.luosho.v1.CompareResponse\022<\n\005Wat" +
+      "ch\022\027.luosho.v1.WatchRequest\032\030.luosho.v1." +
+      "WatchResponse0\001\022U\n\016ListMcpServers\022 .luos" +
+      "ho.v1.ListMcpServersRequest\032!.luosho.v1." +
+      "ListMcpServersResponse\022O\n\014DequeueInput\022\036" +
+      ".luosho.v1.DequeueInputRequest\032\037.luosho." +
+      "v1.DequeueInputResponseB\035\n\rdev.luosho.v1" +
+      "B\nAgentProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -943,7 +949,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_Checkpoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_Checkpoint_descriptor,
-        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Tasks", });
+        new java.lang.String[] { "SessionId", "Messages", "StepIndex", "Usage", "BusinessStateJson", "Status", "ApprovalId", "FinishReason", "Fingerprint", "ToolCalls", "UpdatedAt", "Agent", "TotalUsage", "Version", "RunId", "LastDrift", "DelegatedUsage", "Subagents", "EarlyResults", "Tasks", "RunStartedAt", "RunPausedMs", "SessionStartedAt", "SessionPausedMs", });
     internal_static_luosho_v1_SubAgentState_descriptor =
       getDescriptor().getMessageType(15);
     internal_static_luosho_v1_SubAgentState_fieldAccessorTable = new

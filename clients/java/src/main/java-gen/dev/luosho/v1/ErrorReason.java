@@ -469,6 +469,23 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
    */
   ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE(113),
+  /**
+   * <pre>
+   * A limit is negative.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_LIMITS = 125;</code>
+   */
+  ERROR_REASON_INVALID_LIMITS(125),
+  /**
+   * <pre>
+   * A cost limit on an agent whose model has no price (neither reported by its provider
+   * nor in the daemon's price table).
+   * </pre>
+   *
+   * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
+   */
+  ERROR_REASON_COST_LIMIT_WITHOUT_PRICE(126),
   UNRECOGNIZED(-1),
   ;
 
@@ -930,6 +947,23 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
    */
   public static final int ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE_VALUE = 113;
+  /**
+   * <pre>
+   * A limit is negative.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_LIMITS = 125;</code>
+   */
+  public static final int ERROR_REASON_INVALID_LIMITS_VALUE = 125;
+  /**
+   * <pre>
+   * A cost limit on an agent whose model has no price (neither reported by its provider
+   * nor in the daemon's price table).
+   * </pre>
+   *
+   * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
+   */
+  public static final int ERROR_REASON_COST_LIMIT_WITHOUT_PRICE_VALUE = 126;
 
 
   public final int getNumber() {
@@ -1041,6 +1075,8 @@ public enum ErrorReason
       case 111: return ERROR_REASON_INVALID_FOLLOW;
       case 112: return ERROR_REASON_INVALID_NEWEST_FIRST;
       case 113: return ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
+      case 125: return ERROR_REASON_INVALID_LIMITS;
+      case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
       default: return null;
     }
   }
