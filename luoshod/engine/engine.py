@@ -182,7 +182,7 @@ class Engine:
         self.daemon_tools = daemon_tools
         self.request_id_limit = request_id_limit
         self.providers = providers
-        self.clock = clock
+        self._clock = clock
         self.leases = leases or LeasePolicy()
         #: Told of each event recorded outside a run (a resume refused for drift) once it
         #: is in the log, with its encoded form: the daemon hands it to the session's
@@ -195,6 +195,17 @@ class Engine:
         )
         #: The inputs an expired approval queues with the save that resolves it.
         self._of_expiry: Callable[[Approval], Sequence[Enqueue]] | None = None
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The engine's one clock (seconds since the epoch): event times, saves, approvals'
+        expiry and the limits' time (R81) all read it."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._loop = replace(self._loop, clock=clock)
 
     def notify_with(
         self,
@@ -493,7 +504,7 @@ class Engine:
             take_answers(req.session_id, req.input, _not_system(req.input), ())  # R53: none
             mode, stored = "new", 0
             cp = Checkpoint(req.session_id, run_id=_new_run_id())
-            cp.session_started_at = self.clock()
+            cp.session_started_at = cp.run_started_at = self.clock()
             if spec.instructions:
                 cp.messages.append(Message(Role.SYSTEM, spec.instructions))
             cp.messages.extend(req.input)
