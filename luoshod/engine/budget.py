@@ -24,10 +24,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ..config import Price
-from ..domain import USAGE_CAPS, AgentSpec, Budget, Checkpoint, Limits, Message, Usage
+from ..domain import USAGE_CAPS, AgentSpec, Checkpoint, Limits, Message, Usage
 
 #: The output a call may write when its model settings give no ``max_tokens`` (nor
 #: ``max_completion_tokens``, ``max_output_tokens``): its worst case's output tokens.
@@ -125,16 +126,43 @@ class Trip:
         }
 
 
+#: What the usage caps of a Budget count of a Usage, in ``USAGE_CAPS`` order.
+_COUNTS = attrgetter(
+    "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "model_calls"
+)
+_NONE = (0, 0, 0, 0.0, 0)
+
+
 @dataclass(frozen=True, slots=True)
 class Level:
     """One agent a model call counts toward: its limits, the usage its run and session
-    budgets count (live objects of the checkpoint), and its path of sub-agent names."""
+    budgets count (live objects of the checkpoint), and its path of sub-agent names.
+    Build it with :func:`level`, which lays out its caps once for the checks."""
 
     limits: Limits | None
     run: Usage
     session: Usage
     path: tuple[str, ...]
     key: int
+    #: (scope, cap, value, the cap's index in ``USAGE_CAPS``) of each usage cap set.
+    caps: tuple[tuple[str, str, float, int], ...] = ()
+    #: (scope, wall_clock_ms) of each time cap set.
+    clocks: tuple[tuple[str, int], ...] = ()
+
+
+def level(
+    limits: Limits | None, run: Usage, session: Usage, path: tuple[str, ...], key: int
+) -> Level:
+    caps: list[tuple[str, str, float, int]] = []
+    clocks: list[tuple[str, int]] = []
+    if limits is not None:
+        for scope, budget in limits.scopes():
+            for i, cap in enumerate(USAGE_CAPS):
+                if (value := getattr(budget, cap)) is not None:
+                    caps.append((scope, cap, value, i))
+            if budget.wall_clock_ms is not None:
+                clocks.append((scope, budget.wall_clock_ms))
+    return Level(limits, run, session, path, key, tuple(caps), tuple(clocks))
 
 
 class Budgets:
@@ -158,25 +186,23 @@ class Budgets:
     def deadline(self, levels: Sequence[Level]) -> Trip | None:
         """The first wall-clock limit of ``levels`` that has passed (R81), or ``None``."""
         last = len(levels) - 1
-        for n, level in enumerate(levels):
-            if level.limits is None:
+        for n, lv in enumerate(levels):
+            if lv.limits is None:
                 continue
-            for scope, budget in level.limits.scopes():
-                if budget.wall_clock_ms is None:
-                    continue
+            for scope, value in lv.clocks:
                 # A sub-agent's time counts from its lead's run's start.
-                elapsed = self.elapsed_ms(scope if n == 0 else "run", level.limits)
-                if elapsed >= budget.wall_clock_ms:
-                    usage = level.run if scope == "run" else level.session
+                elapsed = self.elapsed_ms(scope if n == 0 else "run", lv.limits)
+                if elapsed >= value:
+                    usage = lv.run if scope == "run" else lv.session
                     return Trip(
                         "ancestor" if n < last else scope,
                         "wall_clock_ms",
-                        budget.wall_clock_ms,
+                        value,
                         math.floor(elapsed),
                         0,
                         usage.copy(),
-                        level.path,
-                        level.key,
+                        lv.path,
+                        lv.key,
                     )
         return None
 
@@ -187,50 +213,40 @@ class Budgets:
         if (trip := self.deadline(levels)) is not None:
             return trip
         last = len(levels) - 1
-        for n, level in enumerate(levels):
-            if level.limits is None:
+        calls = _COUNTS(worst)
+        for n, lv in enumerate(levels):
+            if not lv.caps:
                 continue
-            reserved = self.reserved.get(level.key)
-            for scope, budget in level.limits.scopes():
-                usage = level.run if scope == "run" else level.session
-                found = _crossed(budget, usage, reserved, worst)
-                if found is not None:
-                    cap, value = found
+            reserved = self.reserved.get(lv.key)
+            held = _COUNTS(reserved) if reserved is not None else _NONE
+            run, session = _COUNTS(lv.run), _COUNTS(lv.session)
+            for scope, cap, value, i in lv.caps:
+                used = run[i] if scope == "run" else session[i]
+                have, call = used + held[i], calls[i]
+                # A worst case of unknown cost (0): no call once the cap is reached.
+                if have + call > value + _EPSILON or (call == 0 and have >= value):
+                    usage = lv.run if scope == "run" else lv.session
                     return Trip(
                         "ancestor" if n < last else scope,
                         cap,
                         value,
-                        usage.counted(cap),
-                        worst.counted(cap),
+                        used,
+                        call,
                         usage.copy(),
-                        level.path,
-                        level.key,
+                        lv.path,
+                        lv.key,
                     )
-        for level in levels:
-            if level.limits is not None:
-                self.reserved.setdefault(level.key, Usage()).add(worst)
+        if last:  # the lead's own calls never run beside another: nothing to reserve
+            for lv in levels:
+                if lv.caps:
+                    self.reserved.setdefault(lv.key, Usage()).add(worst)
         return None
 
     def release(self, levels: Sequence[Level], worst: Usage) -> None:
-        for level in levels:
-            if level.limits is not None and (r := self.reserved.get(level.key)) is not None:
-                r.subtract(worst)
-
-
-def _crossed(
-    budget: Budget, used: Usage, reserved: Usage | None, worst: Usage
-) -> tuple[str, float] | None:
-    for cap in USAGE_CAPS:
-        value = getattr(budget, cap)
-        if value is None:
-            continue
-        have = used.counted(cap) + (reserved.counted(cap) if reserved is not None else 0)
-        call = worst.counted(cap)
-        if have + call > value + _EPSILON:
-            return cap, value
-        if cap == "cost_usd" and call == 0 and have >= value:
-            return cap, value  # an unknown worst case: no call once the cap is reached
-    return None
+        if len(levels) > 1:
+            for lv in levels:
+                if lv.caps and (r := self.reserved.get(lv.key)) is not None:
+                    r.subtract(worst)
 
 
 def any_limits(spec: AgentSpec) -> bool:
@@ -244,6 +260,7 @@ __all__ = [
     "InputEstimate",
     "Level",
     "Trip",
+    "level",
     "any_limits",
     "max_output_tokens",
     "spec_chars",

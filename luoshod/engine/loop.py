@@ -158,6 +158,8 @@ class Run:
         #: The checks of the limits (R79–R81); ``None`` when no agent of the run has any.
         self.budgets = budget.Budgets(self.cp, s.clock) if budget.any_limits(p.spec) else None
         self.estimate = budget.InputEstimate(budget.spec_chars(p.spec))
+        self._level = budget.level(p.spec.limits, p.cp.usage, p.cp.total_usage, (), id(p.cp))
+        self.price = p.provider.price(p.model, p.settings) if self.budgets is not None else None
 
     # -- what the sub-agents see (runport.RunPort) -------------------------------------------
 
@@ -170,7 +172,7 @@ class Run:
 
     def level(self) -> budget.Level:
         """The lead agent as a level of the limits (R80): its run and session usage."""
-        return budget.Level(self.spec.limits, self.cp.usage, self.cp.total_usage, (), id(self.cp))
+        return self._level
 
     async def call_daemon_tool(
         self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller
@@ -382,7 +384,7 @@ class Run:
                 worst = budget.worst_case(
                     self.estimate.tokens(cp.messages),
                     budget.max_output_tokens(self.p.settings),
-                    self.p.provider.price(self.p.model, self.p.settings),
+                    self.price,
                 )
                 if (trip := self.budgets.admit([self.level()], worst)) is not None:
                     return await self.stop(trip, [])

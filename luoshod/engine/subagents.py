@@ -333,9 +333,10 @@ class SubRun:
         #: its own calls and its sub-agents'.
         self.levels = (
             *above,
-            budget.Level(spec.limits, state.usage, state.usage, state.path, id(state)),
+            budget.level(spec.limits, state.usage, state.usage, state.path, id(state)),
         )
         self.estimate = budget.InputEstimate(budget.spec_chars(spec))
+        self.price: tuple[Price | None] | None = None  # the model's, looked up once
 
     def emit(self, type_: str, **data: object) -> None:
         """Queue a tagged event on the lead's outbox (written by its next save or flush)."""
@@ -400,7 +401,9 @@ class SubRun:
                 self.spec.model, self.spec.model_settings_json
             )
             messages = list(st.messages)
-            worst = self._admit(provider.price(model, settings), settings, messages)
+            if self.price is None and self.root.budgets is not None:
+                self.price = (provider.price(model, settings),)
+            worst = self._admit(self.price[0] if self.price else None, settings, messages)
             if isinstance(worst, budget.Trip):
                 return _trip_reason(worst), "", worst.describe()
             self.emit(ev.STEP_START, step=step)
