@@ -161,6 +161,7 @@ def _usage(u: Any) -> Usage:
         if isinstance(cost, int | float) and not isinstance(cost, bool)
         else 0.0,
         cached_input_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+        cache_write_tokens=getattr(prompt_details, "cache_write_tokens", None) or 0,
         reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
     )
 

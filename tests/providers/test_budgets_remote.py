@@ -63,3 +63,33 @@ async def test_r78_a_cost_limit_on_an_unpriced_model_never_reaches_the_server(
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "COST_LIMIT_WITHOUT_PRICE")
     assert meta["model"] == "llm:test-model"
     assert fake.requests == []
+
+
+async def test_r78_cache_and_reasoning_tokens_are_counted_apart_and_priced(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
+    price = {**PRICE, "cached_input_per_mtok": 0.015, "cache_write_per_mtok": 0.3}
+    h = await llm_daemon(prices={"test-model": price})
+    reasoning = 30 if fake.kind == "openai" else 0
+    fake.script = [turn("done", usage=(1000, 100), cache=(600, 200), reasoning=reasoning)]
+    spec = llm_agent(settings={"max_tokens": 200})
+    spec.limits.run.cost_usd = 1.0
+    log = await h.run("cached", "hi", spec)
+    usage = log.done.usage
+    assert (usage.prompt_tokens, usage.completion_tokens) == (1000, 100)
+    assert (usage.cached_input_tokens, usage.cache_write_tokens) == (600, 200)
+    assert usage.reasoning_tokens == reasoning
+    want = (200 * 0.15 + 600 * 0.015 + 200 * 0.3 + 100 * 0.6) / 1e6
+    assert usage.cost_usd == pytest.approx(want)
+    assert (await h.get("cached")).total_usage == usage
+
+
+async def test_r78_a_cost_the_server_reports_wins_over_the_price_table(
+    fake: FakeServer, llm_daemon: StartDaemon
+) -> None:
+    if fake.kind != "openai":
+        pytest.skip("a reported cost comes on OpenAI-compatible servers (OpenRouter)")
+    h = await llm_daemon()
+    fake.script = [turn("done", usage=(1000, 100), cost=0.25)]
+    log = await h.run("reported", "hi", llm_agent())
+    assert log.done.usage.cost_usd == 0.25  # not the table's 0.00021
