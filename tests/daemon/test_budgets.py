@@ -346,6 +346,25 @@ async def test_r81_paused_time_on_an_approval_does_not_count_unless_asked(
         assert cp.run_paused_ms >= 3_600_000
 
 
+async def test_r81_a_fork_keeps_its_usage_and_its_clock_starts_at_the_fork(
+    h: Harness, daemon: Daemon
+) -> None:
+    clock = move_clock(daemon, 0)
+    spec = agent(tool_turns(3))
+    spec.limits.run.wall_clock_ms = 60_000
+    spec.limits.run.model_calls = 10
+    log = await h.run("source", "go", spec, {"add": add})
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP
+    clock.ahead += 3600  # an hour later the source's minute is long gone
+    forked = await h.stub.Fork(pb.ForkRequest(session_id="source", from_step=2))
+    assert forked.checkpoint.usage.model_calls == 2  # R44: the usage up to step 2 is kept
+    log = await h.run(forked.session_id, None, spec, {"add": add}, resume=True)
+    assert log.error is None, log.error
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP  # its own minute, from the fork
+    cp = await h.get(forked.session_id)
+    assert cp.usage.model_calls == 4 and cp.run_started_at.seconds >= time.time() + 3000
+
+
 async def test_r81_a_daemon_started_after_the_deadline_ends_the_run(config: Config) -> None:
     if config.store == "memory://":
         pytest.skip("a second daemon reads what the first saved: a store on disk")
