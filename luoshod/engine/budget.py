@@ -72,13 +72,16 @@ class InputEstimate:
         return self.chars // CHARS_PER_TOKEN + 1
 
 
-def worst_case(input_tokens: int, output_tokens: int, price: Price | None) -> Usage:
+#: A call's worst case as the usage caps count it, in ``USAGE_CAPS`` order: input,
+#: output and total tokens, cost, model calls.
+Worst = tuple[int, int, int, float, int]
+
+
+def worst_case(input_tokens: int, output_tokens: int, price: Price | None) -> Worst:
     """A call's worst case: all of ``max_tokens`` written; its cost at ``price`` (0
     without one: the model's provider reports each call's cost afterwards)."""
-    u = Usage(input_tokens, output_tokens, input_tokens + output_tokens, 1)
-    if price is not None:
-        u.cost_usd = price.cost(input_tokens, output_tokens)
-    return u
+    cost = price.cost(input_tokens, output_tokens) if price is not None else 0.0
+    return (input_tokens, output_tokens, input_tokens + output_tokens, cost, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +173,10 @@ class Budgets:
 
     def __init__(self, cp: Checkpoint, clock: Callable[[], float]) -> None:
         self.cp, self.clock = cp, clock
-        self.reserved: dict[int, Usage] = {}
+        #: What the calls in flight reserved at each level, in ``USAGE_CAPS`` order.
+        self.reserved: dict[int, list[float]] = {}
 
-    def elapsed_ms(self, scope: str, limits: Limits) -> float:
+    def elapsed_ms(self, scope: str, limits: Limits, now: float | None = None) -> float:
         cp = self.cp
         if scope == "session":
             start, paused = cp.session_started_at, cp.session_paused_s
@@ -180,18 +184,20 @@ class Budgets:
             start, paused = cp.run_started_at, cp.run_paused_s
         if not start:
             return 0.0
-        spent = self.clock() - start - (0.0 if limits.count_paused_time else paused)
+        now = self.clock() if now is None else now
+        spent = now - start - (0.0 if limits.count_paused_time else paused)
         return max(0.0, spent * 1000)
 
     def deadline(self, levels: Sequence[Level]) -> Trip | None:
         """The first wall-clock limit of ``levels`` that has passed (R81), or ``None``."""
-        last = len(levels) - 1
+        last, now = len(levels) - 1, 0.0
         for n, lv in enumerate(levels):
             if lv.limits is None:
                 continue
             for scope, value in lv.clocks:
+                now = now or self.clock()
                 # A sub-agent's time counts from its lead's run's start.
-                elapsed = self.elapsed_ms(scope if n == 0 else "run", lv.limits)
+                elapsed = self.elapsed_ms(scope if n == 0 else "run", lv.limits, now)
                 if elapsed >= value:
                     usage = lv.run if scope == "run" else lv.session
                     return Trip(
@@ -206,23 +212,21 @@ class Budgets:
                     )
         return None
 
-    def admit(self, levels: Sequence[Level], worst: Usage) -> Trip | None:
+    def admit(self, levels: Sequence[Level], worst: Worst) -> Trip | None:
         """Check a call whose worst case is ``worst`` against every limit of ``levels``
         (outermost first, the caller last); reserve it at each level when it may be
         made (then :meth:`release` it), else return the limit it could cross."""
         if (trip := self.deadline(levels)) is not None:
             return trip
         last = len(levels) - 1
-        calls = _COUNTS(worst)
         for n, lv in enumerate(levels):
             if not lv.caps:
                 continue
-            reserved = self.reserved.get(lv.key)
-            held = _COUNTS(reserved) if reserved is not None else _NONE
+            held: Sequence[float] = self.reserved.get(lv.key) or _NONE
             run, session = _COUNTS(lv.run), _COUNTS(lv.session)
             for scope, cap, value, i in lv.caps:
                 used = run[i] if scope == "run" else session[i]
-                have, call = used + held[i], calls[i]
+                have, call = used + held[i], worst[i]
                 # A worst case of unknown cost (0): no call once the cap is reached.
                 if have + call > value + _EPSILON or (call == 0 and have >= value):
                     usage = lv.run if scope == "run" else lv.session
@@ -239,14 +243,17 @@ class Budgets:
         if last:  # the lead's own calls never run beside another: nothing to reserve
             for lv in levels:
                 if lv.caps:
-                    self.reserved.setdefault(lv.key, Usage()).add(worst)
+                    held = self.reserved.setdefault(lv.key, [0, 0, 0, 0.0, 0])
+                    for i, v in enumerate(worst):
+                        held[i] += v
         return None
 
-    def release(self, levels: Sequence[Level], worst: Usage) -> None:
+    def release(self, levels: Sequence[Level], worst: Worst) -> None:
         if len(levels) > 1:
             for lv in levels:
-                if lv.caps and (r := self.reserved.get(lv.key)) is not None:
-                    r.subtract(worst)
+                if lv.caps and (held := self.reserved.get(lv.key)) is not None:
+                    for i, v in enumerate(worst):
+                        held[i] -= v
 
 
 def any_limits(spec: AgentSpec) -> bool:
@@ -260,6 +267,7 @@ __all__ = [
     "InputEstimate",
     "Level",
     "Trip",
+    "Worst",
     "level",
     "any_limits",
     "max_output_tokens",

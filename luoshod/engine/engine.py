@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .. import logs
 from ..domain import (
@@ -45,7 +46,7 @@ from ..errors import (
     SessionBusy,
     StoreError,
 )
-from ..providers import ProviderRegistry
+from ..providers import Provider, ProviderRegistry
 from ..providers.pricing import priced
 from ..store import Capability, SaveOptions, Store
 from . import events as ev
@@ -362,7 +363,7 @@ class Engine:
         if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
             _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
-        _check_prices(self.providers, spec)
+        _check_prices(self.providers, spec, resolved=(provider, model, settings))
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
         else:
@@ -490,7 +491,7 @@ class Engine:
             spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         _resolve_subagents(self.providers, spec)
-        _check_prices(self.providers, spec)
+        _check_prices(self.providers, spec, resolved=(provider, model, settings))
         fp = fingerprint(spec)
         queued: list[Message] = []
         answers: dict[str, Message] = {}  # R53: results given in the input for pending calls
@@ -598,12 +599,20 @@ def _paused(cp: Checkpoint, approval: Approval, now: float) -> None:
     cp.session_paused_s += waited
 
 
-def _check_prices(providers: ProviderRegistry, spec: AgentSpec, capped: bool = False) -> None:
+def _check_prices(
+    providers: ProviderRegistry,
+    spec: AgentSpec,
+    capped: bool = False,
+    resolved: tuple[Provider, str, dict[str, Any]] | None = None,
+) -> None:
     """R78: an agent under a cost limit (its own or an ancestor's) needs a known cost for
-    every model call: a price in the daemon's table, or a provider that reports it."""
+    every model call: a price in the daemon's table, or a provider that reports it.
+    ``resolved``: ``spec``'s model as the registry resolved it already."""
     capped = capped or (spec.limits is not None and spec.limits.has_cost_cap())
     if capped:
-        provider, model, settings = providers.resolve(spec.model, spec.model_settings_json)
+        provider, model, settings = resolved or providers.resolve(
+            spec.model, spec.model_settings_json
+        )
         if not priced(provider, model, settings):
             raise InvalidArgument(
                 f"the model {spec.model!r} has no price and its provider reports no cost, so "

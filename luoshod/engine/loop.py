@@ -158,8 +158,10 @@ class Run:
         #: The checks of the limits (R79–R81); ``None`` when no agent of the run has any.
         self.budgets = budget.Budgets(self.cp, s.clock) if budget.any_limits(p.spec) else None
         self.estimate = budget.InputEstimate(budget.spec_chars(p.spec))
-        self._level = budget.level(p.spec.limits, p.cp.usage, p.cp.total_usage, (), id(p.cp))
+        #: The lead agent as the one level of the limits its own calls count toward (R80).
+        self._levels = (budget.level(p.spec.limits, p.cp.usage, p.cp.total_usage, (), id(p.cp)),)
         self.price = p.provider.price(p.model, p.settings) if self.budgets is not None else None
+        self.max_output = budget.max_output_tokens(p.settings)
 
     # -- what the sub-agents see (runport.RunPort) -------------------------------------------
 
@@ -169,10 +171,6 @@ class Run:
 
     def defer_save(self) -> None:
         self.unsaved = True
-
-    def level(self) -> budget.Level:
-        """The lead agent as a level of the limits (R80): its run and session usage."""
-        return self._level
 
     async def call_daemon_tool(
         self, call: ToolCall, tool: ToolSpec, step: int, caller: Caller
@@ -354,7 +352,7 @@ class Run:
             await self.emit(ev.APPROVAL_RESOLVED, **self.p.resolved)
         if self.p.claim is not None:
             await self.save()  # claims the approval: exactly one resolution wins (R33)
-        if self.budgets is not None and (late := self.budgets.deadline([self.level()])):
+        if self.budgets is not None and (late := self.budgets.deadline(self._levels)):
             return await self.stop(late, pending_calls(cp))  # R81: past its deadline
 
         pending = pending_calls(cp)
@@ -383,10 +381,10 @@ class Run:
             if self.budgets is not None:  # R79: the call's worst case must fit every limit
                 worst = budget.worst_case(
                     self.estimate.tokens(cp.messages),
-                    budget.max_output_tokens(self.p.settings),
+                    self.max_output,
                     self.price,
                 )
-                if (trip := self.budgets.admit([self.level()], worst)) is not None:
+                if (trip := self.budgets.admit(self._levels, worst)) is not None:
                     return await self.stop(trip, [])
             step = cp.step_index + 1
             await self.emit(ev.STEP_START, step=step)
@@ -395,7 +393,7 @@ class Run:
                 resp = await self.call_model(step)
             finally:
                 if worst is not None and self.budgets is not None:
-                    self.budgets.release([self.level()], worst)
+                    self.budgets.release(self._levels, worst)
             if resp is None:  # aborted while the model was answering
                 return await self.finish(FinishReason.ABORTED)
             cp.step_index = step
@@ -544,7 +542,7 @@ class Run:
                     depth=1,
                     path=(),
                     prefix="",
-                    above=(self.level(),),
+                    above=self._levels,
                 )
         given = self.p.answers.pop(call.id, None)
         if given is not None:  # R53: answered by the input, recorded as a submitted result

@@ -60,7 +60,6 @@ from ..domain import (
     Role,
     SubTask,
     ToolCall,
-    Usage,
 )
 from ..errors import ProviderError, ResumeToolMissing
 from ..providers import ModelRequest, ModelResponse, Provider
@@ -441,7 +440,7 @@ class SubRun:
 
     def _admit(
         self, price: Price | None, settings: dict[str, Any], messages: list[Message]
-    ) -> Usage | budget.Trip | None:
+    ) -> budget.Worst | budget.Trip | None:
         """R79/R80: the worst case of the next call, reserved at every level above it;
         the limit it could cross instead (its own: returned, the task ends; one above
         it: ``budget.exceeded`` and ``BudgetStop``); ``None`` when no limit applies."""
