@@ -198,6 +198,9 @@ class SubTask:
     usage: Usage = field(default_factory=Usage)
     fingerprint: Fingerprint | None = None
     children: dict[str, SubTask] = field(default_factory=dict)
+    #: The usage of its own sub-agents' model calls (``usage`` counts its own): with
+    #: ``usage``, what its limits count (R80).
+    delegated: Usage = field(default_factory=Usage)
     #: How many of ``messages`` the store holds (the sub-agent's ``stored_messages``):
     #: set by the store's load and by the run after each save, so a save writes only
     #: the rest (O(new messages) at every level). Not part of the state's value.
@@ -221,6 +224,8 @@ class SubTask:
             d["children"] = {
                 k: v.to_dict(with_messages=with_messages) for k, v in self.children.items()
             }
+        if self.delegated.model_calls:  # absent when none, as in states older than it
+            d["delegated"] = self.delegated.to_dict()
         return d
 
     @classmethod
@@ -236,6 +241,7 @@ class SubTask:
             Usage.from_dict(d["usage"]),
             Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
             {k: SubTask.from_dict(v) for k, v in d.get("children", {}).items()},
+            Usage.from_dict(d["delegated"]) if "delegated" in d else Usage(),
         )
 
     def end(self) -> SubTask:
@@ -245,6 +251,7 @@ class SubTask:
         the run's business, not kept. Returns it."""
         self.step_index = sum(1 for m in self.messages if m.role is Role.ASSISTANT)
         self.usage, self.fingerprint, self.children = Usage(), None, {}
+        self.delegated = Usage()
         return self
 
 

@@ -151,10 +151,24 @@ class Level:
     caps: tuple[tuple[str, str, float, int], ...] = ()
     #: (scope, wall_clock_ms) of each time cap set.
     clocks: tuple[tuple[str, int], ...] = ()
+    #: A sub-agent's: its own sub-agents' usage, counted with ``run`` and ``session``.
+    delegated: Usage | None = None
+
+    def used(self, scope: str) -> Usage:
+        """What the ``scope`` budget counts, as one usage."""
+        u = (self.run if scope == "run" else self.session).copy()
+        if self.delegated is not None:
+            u.add(self.delegated)
+        return u
 
 
 def level(
-    limits: Limits | None, run: Usage, session: Usage, path: tuple[str, ...], key: int
+    limits: Limits | None,
+    run: Usage,
+    session: Usage,
+    path: tuple[str, ...],
+    key: int,
+    delegated: Usage | None = None,
 ) -> Level:
     caps: list[tuple[str, str, float, int]] = []
     clocks: list[tuple[str, int]] = []
@@ -165,7 +179,7 @@ def level(
                     caps.append((scope, cap, value, i))
             if budget.wall_clock_ms is not None:
                 clocks.append((scope, budget.wall_clock_ms))
-    return Level(limits, run, session, path, key, tuple(caps), tuple(clocks))
+    return Level(limits, run, session, path, key, tuple(caps), tuple(clocks), delegated)
 
 
 class Budgets:
@@ -199,14 +213,13 @@ class Budgets:
                 # A sub-agent's time counts from its lead's run's start.
                 elapsed = self.elapsed_ms(scope if n == 0 else "run", lv.limits, now)
                 if elapsed >= value:
-                    usage = lv.run if scope == "run" else lv.session
                     return Trip(
                         "ancestor" if n < last else scope,
                         "wall_clock_ms",
                         value,
                         math.floor(elapsed),
                         0,
-                        usage.copy(),
+                        lv.used(scope),
                         lv.path,
                         lv.key,
                     )
@@ -224,19 +237,22 @@ class Budgets:
                 continue
             held: Sequence[float] = self.reserved.get(lv.key) or _NONE
             run, session = _COUNTS(lv.run), _COUNTS(lv.session)
+            if lv.delegated is not None:  # a sub-agent's: its own and its sub-agents'
+                below = _COUNTS(lv.delegated)
+                run = tuple(a + b for a, b in zip(run, below))
+                session = tuple(a + b for a, b in zip(session, below))
             for scope, cap, value, i in lv.caps:
                 used = run[i] if scope == "run" else session[i]
                 have, call = used + held[i], worst[i]
                 # A worst case of unknown cost (0): no call once the cap is reached.
                 if have + call > value + _EPSILON or (call == 0 and have >= value):
-                    usage = lv.run if scope == "run" else lv.session
                     return Trip(
                         "ancestor" if n < last else scope,
                         cap,
                         value,
                         used,
                         call,
-                        usage.copy(),
+                        lv.used(scope),
                         lv.path,
                         lv.key,
                     )

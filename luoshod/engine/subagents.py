@@ -328,11 +328,13 @@ class SubRun:
         self.root, self.state, self.spec, self.qualified = root, state, spec, qualified
         self.tag = tag(state)
         #: The agents its model calls count toward (R80), outermost first, itself last.
-        #: A sub-agent's run and session budgets both count its task's usage, which holds
-        #: its own calls and its sub-agents'.
+        #: A sub-agent's run and session budgets both count its task: its own calls
+        #: (``usage``) and its sub-agents' (``delegated``).
         self.levels = (
             *above,
-            budget.level(spec.limits, state.usage, state.usage, state.path, id(state)),
+            budget.level(
+                spec.limits, state.usage, state.usage, state.path, id(state), state.delegated
+            ),
         )
         self.estimate = budget.InputEstimate(budget.spec_chars(spec))
         self.price: tuple[Price | None] | None = None  # the model's, looked up once
@@ -422,7 +424,8 @@ class SubRun:
             usage.model_calls = 1
             st.usage.add(usage)
             for level in self.levels[1:-1]:  # R80: counted by the sub-agents above it
-                level.run.add(usage)
+                if level.delegated is not None:
+                    level.delegated.add(usage)
             cp = self.root.cp
             cp.usage.add(usage)  # R56: added to the lead's, and reported apart
             cp.total_usage.add(usage)

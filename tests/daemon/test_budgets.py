@@ -317,6 +317,35 @@ async def test_r80_a_subagents_own_limit_ends_its_task_and_the_lead_goes_on(h: H
     assert h.model_calls("own") == 2 + 2  # the worker's two, the lead's two
 
 
+async def test_r80_a_subagents_limit_counts_its_own_subagents_calls(h: Harness) -> None:
+    # lead → worker (2 calls at most) → helper: the worker's first call, then its task to
+    # the helper, whose second call would be the worker's third.
+    helper = pb.SubAgent(
+        name="helper", description="helps", agent=agent(tool_turns(3) + [{"text": "h"}])
+    )
+    sub = worker([calls(("task", {"agent": "helper", "prompt": "help", "description": "d"}))])
+    sub.agent.subagents.append(helper)
+    sub.agent.limits.run.model_calls = 2
+    lead = agent([calls(task("work")), {"text": "lead done"}])
+    lead.subagents.append(sub)
+    lead.max_subagent_depth = 2
+    log = await h.run("nested", "go", lead, {"add": add})
+    assert log.error is None, log.error
+    assert log.done.finish_reason == pb.FINISH_REASON_STOP  # the lead goes on
+    [tripped] = budget_events(log)
+    assert (tripped.scope, tripped.limit, list(tripped.path)) == (
+        "ancestor",
+        "model_calls",
+        ["worker"],
+    )
+    assert tripped.usage.model_calls == 2  # the worker's own call and the helper's
+    assert h.model_calls("nested") == 2 + 2  # worker 1, helper 1, the lead's 2
+    cp = await h.get("nested")
+    assert_valid_transcript(cp)
+    result = next(m for m in cp.messages if m.role == pb.ROLE_TOOL)
+    assert result.is_error and "budget_exceeded" in result.content
+
+
 # -- R81: time from stored times ------------------------------------------------------------
 
 
