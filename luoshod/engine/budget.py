@@ -80,7 +80,11 @@ Worst = tuple[int, int, int, float, int]
 def worst_case(input_tokens: int, output_tokens: int, price: Price | None) -> Worst:
     """A call's worst case: all of ``max_tokens`` written; its cost at ``price`` (0
     without one: the model's provider reports each call's cost afterwards)."""
-    cost = price.cost(input_tokens, output_tokens) if price is not None else 0.0
+    cost = 0.0
+    if price is not None:  # no cache tokens: what Price.cost gives, without its cases
+        cost = (
+            input_tokens * price.prompt_per_mtok + output_tokens * price.completion_per_mtok
+        ) / 1e6
     return (input_tokens, output_tokens, input_tokens + output_tokens, cost, 1)
 
 
@@ -206,7 +210,7 @@ class Budgets:
         """The first wall-clock limit of ``levels`` that has passed (R81), or ``None``."""
         last, now = len(levels) - 1, 0.0
         for n, lv in enumerate(levels):
-            if lv.limits is None:
+            if not lv.clocks or lv.limits is None:
                 continue
             for scope, value in lv.clocks:
                 now = now or self.clock()
