@@ -20,6 +20,8 @@ NAME (``scripted`` is built in and always there)::
     [providers.openai.prices."gpt-4o-mini"]   # optional: USD per million tokens
     prompt_per_mtok = 0.15
     completion_per_mtok = 0.6
+    cached_input_per_mtok = 0.075         # optional: prompt tokens read from the cache
+    cache_write_per_mtok = 0.15           # optional: prompt tokens written to the cache
 
 The key is read from the environment when the file is loaded and kept in a
 :class:`Secret`, whose repr hides it; no error of this module contains it. Every error is a
@@ -85,14 +87,34 @@ def redact_url(url: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """USD per million tokens."""
+    """USD per million tokens. Cached-input and cache-write tokens are priced as other
+    prompt tokens unless their own price is given."""
 
     prompt_per_mtok: float = 0.0
     completion_per_mtok: float = 0.0
+    cached_input_per_mtok: float | None = None
+    cache_write_per_mtok: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+    def cost(
+        self,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """USD for a call's tokens (``prompt_tokens`` includes the cached ones)."""
+        cached_price = self.prompt_per_mtok
+        if self.cached_input_per_mtok is not None:
+            cached_price = self.cached_input_per_mtok
+        write_price = self.prompt_per_mtok
+        if self.cache_write_per_mtok is not None:
+            write_price = self.cache_write_per_mtok
+        plain = max(0, prompt_tokens - cached_input_tokens - cache_write_tokens)
         return (
-            prompt_tokens * self.prompt_per_mtok + completion_tokens * self.completion_per_mtok
+            plain * self.prompt_per_mtok
+            + cached_input_tokens * cached_price
+            + cache_write_tokens * write_price
+            + completion_tokens * self.completion_per_mtok
         ) / 1e6
 
 
@@ -201,10 +223,20 @@ def _provider(name: str, entry: Any, environ: Mapping[str, str]) -> ProviderConf
 
 def _price(entry: Any, where: str) -> Price:
     _table(entry, where)
-    _known(entry, where, {"prompt_per_mtok", "completion_per_mtok"})
+    _known(
+        entry,
+        where,
+        {"prompt_per_mtok", "completion_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok"},
+    )
     return Price(
         _number(entry, "prompt_per_mtok", where, 0.0),
         _number(entry, "completion_per_mtok", where, 0.0),
+        _number(entry, "cached_input_per_mtok", where, 0.0)
+        if "cached_input_per_mtok" in entry
+        else None,
+        _number(entry, "cache_write_per_mtok", where, 0.0)
+        if "cache_write_per_mtok" in entry
+        else None,
     )
 
 

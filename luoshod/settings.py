@@ -523,6 +523,16 @@ def _shown_providers(tables: dict[str, Any]) -> dict[str, Any]:
                 model: {
                     "prompt_per_mtok": pr.prompt_per_mtok,
                     "completion_per_mtok": pr.completion_per_mtok,
+                    **(
+                        {"cached_input_per_mtok": pr.cached_input_per_mtok}
+                        if pr.cached_input_per_mtok is not None
+                        else {}
+                    ),
+                    **(
+                        {"cache_write_per_mtok": pr.cache_write_per_mtok}
+                        if pr.cache_write_per_mtok is not None
+                        else {}
+                    ),
                 }
                 for model, pr in p.prices.items()
             },

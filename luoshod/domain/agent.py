@@ -20,6 +20,62 @@ DEFAULT_MAX_STEPS = 10
 DEFAULT_TOOL_CONCURRENCY = 1
 DEFAULT_MAX_SUBAGENT_DEPTH = 1
 
+#: The caps of a :class:`Budget` that count usage, in the order they are checked.
+USAGE_CAPS = ("input_tokens", "output_tokens", "total_tokens", "cost_usd", "model_calls")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One set of caps (R78); ``None`` is no cap, zero a cap of zero."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cost_usd: float | None = None
+    model_calls: int | None = None
+    wall_clock_ms: int | None = None
+
+    def caps(self) -> dict[str, Any]:
+        """The caps that are set, by field name."""
+        return {k: v for k, v in _fields_of(self).items() if v is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.caps()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Budget:
+        return cls(**d)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """An agent's limits on spend and time (R78): per run and over the session's life."""
+
+    run: Budget = Budget()
+    session: Budget = Budget()
+    #: Whether time paused on an approval counts toward ``wall_clock_ms`` (R81).
+    count_paused_time: bool = False
+
+    def scopes(self) -> tuple[tuple[str, Budget], ...]:
+        return (("run", self.run), ("session", self.session))
+
+    def has_cost_cap(self) -> bool:
+        return self.run.cost_usd is not None or self.session.cost_usd is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"run": self.run.to_dict(), "session": self.session.to_dict()}
+        if self.count_paused_time:
+            d["count_paused_time"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Limits:
+        return cls(
+            Budget.from_dict(d.get("run", {})),
+            Budget.from_dict(d.get("session", {})),
+            d.get("count_paused_time", False),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
@@ -39,6 +95,9 @@ class AgentSpec:
     subagents: tuple[SubAgent, ...] = ()
     #: How deep the tree of sub-agents goes (R57); read on the top-level agent only.
     max_subagent_depth: int = DEFAULT_MAX_SUBAGENT_DEPTH
+    #: Caps on spend and time (R78–R81); ``None``: none. Not part of the fingerprint, so
+    #: raising a limit and resuming is never agent drift.
+    limits: Limits | None = None
 
     def tool(self, name: str) -> ToolSpec | None:
         found = next((t for t in self.tools if t.name == name), None)
@@ -66,6 +125,10 @@ class AgentSpec:
             del d["subagents"]
         if self.max_subagent_depth == DEFAULT_MAX_SUBAGENT_DEPTH:
             del d["max_subagent_depth"]
+        if self.limits is not None:  # absent when none, as in specs saved before limits
+            d["limits"] = self.limits.to_dict()
+        else:
+            del d["limits"]
         return d
 
     @classmethod
@@ -83,6 +146,7 @@ class AgentSpec:
             mcp_servers=tuple(McpUse.from_dict(u) for u in d.get("mcp_servers", ())),
             subagents=tuple(SubAgent.from_dict(s) for s in d.get("subagents", ())),
             max_subagent_depth=d.get("max_subagent_depth", DEFAULT_MAX_SUBAGENT_DEPTH),
+            limits=Limits.from_dict(d["limits"]) if "limits" in d else None,
         )
 
 

@@ -24,6 +24,9 @@ class FinishReason(StrEnum):
     MAX_STEPS = "max_steps"
     ABORTED = "aborted"
     AWAITING_APPROVAL = "awaiting-approval"
+    #: A limit on spend (R79) or on time (R81) stopped the run before a model call.
+    BUDGET_EXCEEDED = "budget_exceeded"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +200,9 @@ class SubTask:
     usage: Usage = field(default_factory=Usage)
     fingerprint: Fingerprint | None = None
     children: dict[str, SubTask] = field(default_factory=dict)
+    #: The usage of its own sub-agents' model calls (``usage`` counts its own): with
+    #: ``usage``, what its limits count (R80).
+    delegated: Usage = field(default_factory=Usage)
     #: How many of ``messages`` the store holds (the sub-agent's ``stored_messages``):
     #: set by the store's load and by the run after each save, so a save writes only
     #: the rest (O(new messages) at every level). Not part of the state's value.
@@ -220,6 +226,8 @@ class SubTask:
             d["children"] = {
                 k: v.to_dict(with_messages=with_messages) for k, v in self.children.items()
             }
+        if self.delegated.model_calls:  # absent when none, as in states older than it
+            d["delegated"] = self.delegated.to_dict()
         return d
 
     @classmethod
@@ -235,6 +243,7 @@ class SubTask:
             Usage.from_dict(d["usage"]),
             Fingerprint.from_dict(d["fingerprint"]) if d["fingerprint"] else None,
             {k: SubTask.from_dict(v) for k, v in d.get("children", {}).items()},
+            Usage.from_dict(d["delegated"]) if "delegated" in d else Usage(),
         )
 
     def end(self) -> SubTask:
@@ -244,6 +253,7 @@ class SubTask:
         the run's business, not kept. Returns it."""
         self.step_index = sum(1 for m in self.messages if m.role is Role.ASSISTANT)
         self.usage, self.fingerprint, self.children = Usage(), None, {}
+        self.delegated = Usage()
         return self
 
 
@@ -323,6 +333,13 @@ class Checkpoint:
     #: from; that link is kept here, in the header of the fork's first save (version 1)
     #: only, so ``luoshod store verify`` can check that save too.
     chain_from: str = field(default="", compare=False, repr=False)
+    #: R81: when the current run, and the session, started (the engine's clock, stored so
+    #: a wall-clock limit holds across daemons and restarts), and the time each spent
+    #: paused on approvals. 0: not recorded (a header saved before limits existed).
+    run_started_at: float = 0.0
+    run_paused_s: float = 0.0
+    session_started_at: float = 0.0
+    session_paused_s: float = 0.0
 
     def all_tasks(self) -> list[SubTask]:
         """Every task of the session: the unfinished ones at every level, outermost
@@ -400,6 +417,9 @@ class Checkpoint:
             h["attempts"] = dict(self.attempts)
         if with_agent:
             h["agent"] = self.agent.to_dict() if self.agent else None
+        for k in ("run_started_at", "run_paused_s", "session_started_at", "session_paused_s"):
+            if v := getattr(self, k):  # absent when 0, as in headers older than them (R81)
+                h[k] = v
         if self.chain_from and self.version == 1:  # a fork's first save only (R91)
             h["chain_from"] = self.chain_from
         if self.chain:  # last, absent when none (R91), as in headers older than it
@@ -442,6 +462,10 @@ class Checkpoint:
             attempts=dict(h.get("attempts", {})),
             chain=h.get("chain", ""),
             chain_from=h.get("chain_from", ""),
+            run_started_at=h.get("run_started_at", 0.0),
+            run_paused_s=h.get("run_paused_s", 0.0),
+            session_started_at=h.get("session_started_at", 0.0),
+            session_paused_s=h.get("session_paused_s", 0.0),
         )
 
 

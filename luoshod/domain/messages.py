@@ -77,6 +77,11 @@ class Usage:
     total_tokens: int = 0
     model_calls: int = 0
     cost_usd: float = 0.0
+    #: Of ``prompt_tokens``: read from, and written to, the provider's prompt cache.
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: Of ``completion_tokens``: the model's reasoning.
+    reasoning_tokens: int = 0
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
@@ -84,19 +89,48 @@ class Usage:
         self.total_tokens += other.total_tokens
         self.model_calls += other.model_calls
         self.cost_usd += other.cost_usd
+        self.cached_input_tokens += other.cached_input_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+
+    def subtract(self, other: Usage) -> None:
+        self.prompt_tokens -= other.prompt_tokens
+        self.completion_tokens -= other.completion_tokens
+        self.total_tokens -= other.total_tokens
+        self.model_calls -= other.model_calls
+        self.cost_usd -= other.cost_usd
+        self.cached_input_tokens -= other.cached_input_tokens
+        self.cache_write_tokens -= other.cache_write_tokens
+        self.reasoning_tokens -= other.reasoning_tokens
+
+    def counted(self, cap: str) -> float:
+        """What this usage counts toward a :class:`~.agent.Budget` cap (R78)."""
+        if cap == "input_tokens":
+            return self.prompt_tokens
+        if cap == "output_tokens":
+            return self.completion_tokens
+        return float(getattr(self, cap))
 
     def copy(self) -> Usage:
         return dataclasses.replace(self)
 
     def to_dict(self) -> dict[str, Any]:
         # Spelled out: dataclasses.asdict deep-copies recursively, and this runs on every save.
-        return {
+        d: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "model_calls": self.model_calls,
             "cost_usd": self.cost_usd,
         }
+        # Absent when zero, so usage saved before they were counted encodes as it did.
+        if self.cached_input_tokens:
+            d["cached_input_tokens"] = self.cached_input_tokens
+        if self.cache_write_tokens:
+            d["cache_write_tokens"] = self.cache_write_tokens
+        if self.reasoning_tokens:
+            d["reasoning_tokens"] = self.reasoning_tokens
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Usage:

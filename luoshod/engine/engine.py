@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .. import logs
 from ..domain import (
@@ -45,7 +46,8 @@ from ..errors import (
     SessionBusy,
     StoreError,
 )
-from ..providers import ProviderRegistry
+from ..providers import Provider, ProviderRegistry
+from ..providers.pricing import priced
 from ..store import Capability, SaveOptions, Store
 from . import events as ev
 from . import requests, subagents
@@ -181,7 +183,7 @@ class Engine:
         self.daemon_tools = daemon_tools
         self.request_id_limit = request_id_limit
         self.providers = providers
-        self.clock = clock
+        self._clock = clock
         self.leases = leases or LeasePolicy()
         #: Told of each event recorded outside a run (a resume refused for drift) once it
         #: is in the log, with its encoded form: the daemon hands it to the session's
@@ -194,6 +196,17 @@ class Engine:
         )
         #: The inputs an expired approval queues with the save that resolves it.
         self._of_expiry: Callable[[Approval], Sequence[Enqueue]] | None = None
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The engine's one clock (seconds since the epoch): event times, saves, approvals'
+        expiry and the limits' time (R81) all read it."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._loop = replace(self._loop, clock=clock)
 
     def notify_with(
         self,
@@ -350,11 +363,13 @@ class Engine:
         if not approval.subagent_path:  # a sub-agent's call is checked by its sub-agent
             _missing_tools(cp.session_id, spec, to_run)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
+        _check_prices(self.providers, spec, resolved=(provider, model, settings))
         if expired:
             decision = Decision(False, EXPIRED_NOTE, expired=True)
         else:
             decision = Decision(req.approved, req.note, decided_by=req.decided_by)
         cp.decisions[approval.call.id] = decision
+        _paused(cp, approval, self.clock())
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
         cp.last_drift = found if spec.on_agent_drift is DriftPolicy.WARN else None
@@ -422,6 +437,7 @@ class Engine:
             if cp is None or cp.approval_id != approval.approval_id:
                 return False
             cp.decisions[approval.call.id] = Decision(False, EXPIRED_NOTE, expired=True)
+            _paused(cp, approval, now)
             cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
             cp.version += 1
             cp.updated_at = now
@@ -475,6 +491,7 @@ class Engine:
             spec = await expand(spec, self.daemon_tools, cp.agent if cp else None, req.session_id)
         provider, model, settings = self.providers.resolve(spec.model, spec.model_settings_json)
         _resolve_subagents(self.providers, spec)
+        _check_prices(self.providers, spec, resolved=(provider, model, settings))
         fp = fingerprint(spec)
         queued: list[Message] = []
         answers: dict[str, Message] = {}  # R53: results given in the input for pending calls
@@ -488,6 +505,7 @@ class Engine:
             take_answers(req.session_id, req.input, _not_system(req.input), ())  # R53: none
             mode, stored = "new", 0
             cp = Checkpoint(req.session_id, run_id=_new_run_id())
+            cp.session_started_at = cp.run_started_at = self.clock()
             if spec.instructions:
                 cp.messages.append(Message(Role.SYSTEM, spec.instructions))
             cp.messages.extend(req.input)
@@ -499,6 +517,7 @@ class Engine:
             mode, stored = "continue", len(cp.messages)
             cp.run_start, cp.run_id = len(cp.messages), _new_run_id()
             cp.step_index, cp.usage, cp.delegated_usage = 0, Usage(), Usage()
+            cp.run_started_at, cp.run_paused_s = 0.0, 0.0
             cp.messages.extend(appended)
         else:
             mode, stored = "resume", len(cp.messages)
@@ -521,6 +540,9 @@ class Engine:
             cp.retention_s = req.retention_s
         cp.status, cp.finish_reason, cp.approval_id = Status.IN_PROGRESS, FinishReason.NONE, ""
         cp.agent, cp.fingerprint = spec, fp
+        # R81: a run's start is stored with it (a session saved before limits: from now).
+        cp.run_started_at = cp.run_started_at or self.clock()
+        cp.session_started_at = cp.session_started_at or cp.run_started_at
         # Each run's first save says whether this resume drifted (a new or continued
         # conversation is not compared, R47: none).
         cp.last_drift = found if spec.on_agent_drift is DriftPolicy.WARN else None
@@ -567,6 +589,40 @@ def _warned(
     takes the resuming fingerprint, so the same agent never warns twice."""
     subagents.renew_fingerprints(spec, cp.subtasks)
     return levels if spec.on_agent_drift is DriftPolicy.WARN else []
+
+
+def _paused(cp: Checkpoint, approval: Approval, now: float) -> None:
+    """R81: the time the run waited on ``approval``, which wall-clock limits leave out
+    unless the agent counts it."""
+    waited = max(0.0, now - approval.created_at)
+    cp.run_paused_s += waited
+    cp.session_paused_s += waited
+
+
+def _check_prices(
+    providers: ProviderRegistry,
+    spec: AgentSpec,
+    capped: bool = False,
+    resolved: tuple[Provider, str, dict[str, Any]] | None = None,
+) -> None:
+    """R78: an agent under a cost limit (its own or an ancestor's) needs a known cost for
+    every model call: a price in the daemon's table, or a provider that reports it.
+    ``resolved``: ``spec``'s model as the registry resolved it already."""
+    capped = capped or (spec.limits is not None and spec.limits.has_cost_cap())
+    if capped:
+        provider, model, settings = resolved or providers.resolve(
+            spec.model, spec.model_settings_json
+        )
+        if not priced(provider, model, settings):
+            raise InvalidArgument(
+                f"the model {spec.model!r} has no price and its provider reports no cost, so "
+                "a cost_usd limit cannot be kept: add the model to the provider's price "
+                f'table ([providers.NAME.prices."{model}"]) or drop the cost limit',
+                reason="COST_LIMIT_WITHOUT_PRICE",
+                model=spec.model,
+            )
+    for sub in spec.subagents:
+        _check_prices(providers, sub.agent, capped)
 
 
 def _resolve_subagents(providers: ProviderRegistry, spec: AgentSpec) -> None:

@@ -39,6 +39,7 @@ TOOL_RETRY = "tool.retry"  # a daemon tool's attempt failed and is tried again (
 TOOL_RECONCILE = "tool.reconcile"  # a call handed out before: did it run? (R77)
 APPROVAL_REQUESTED = "approval.requested"
 APPROVAL_RESOLVED = "approval.resolved"  # the decision, who made it (R92)
+BUDGET_EXCEEDED = "budget.exceeded"  # a limit stops the run before a model call (R79)
 STEP_DONE = "step.done"
 RUN_DONE = "run.done"
 TEXT_DELTA = "text.delta"  # streamed text of a model call in flight (progress only)

@@ -122,6 +122,10 @@ async def fork(
     cp.run_requests = []  # the source's requests are the source's (R74): a new session has none
     cp.last_drift = None  # the source's resumes are the source's too
     cp.version, cp.last_seq, cp.updated_at = 1, 0, clock()
+    # R81: a fork is a new session: its wall-clock limits count from now (its usage is
+    # kept, R44, and counts toward its limits).
+    cp.run_started_at = cp.session_started_at = cp.updated_at
+    cp.run_paused_s = cp.session_paused_s = 0.0
     # R91: the fork's chain starts from the entry it was forked from (its first save
     # records that entry's link, so verify checks that save too).
     cp.chain_from = cp.chain

@@ -40,7 +40,7 @@ from ..domain import (
 )
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, SaveOptions, Store
-from . import daemon_tools, handout, requests, subagents
+from . import budget, daemon_tools, handout, requests, subagents
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
 from .daemon_tools import DaemonTools
@@ -155,6 +155,13 @@ class Run:
         self.next_in_order: str | None = None
         timeout_ms = self.spec.tool_timeout_ms
         self.tool_timeout_s = timeout_ms / 1000 if timeout_ms else s.default_tool_timeout_s
+        #: The checks of the limits (R79–R81); ``None`` when no agent of the run has any.
+        self.budgets = budget.Budgets(self.cp, s.clock) if budget.any_limits(p.spec) else None
+        self.estimate = budget.InputEstimate(budget.spec_chars(p.spec))
+        #: The lead agent as the one level of the limits its own calls count toward (R80).
+        self._levels = (budget.level(p.spec.limits, p.cp.usage, p.cp.total_usage, (), id(p.cp)),)
+        self.price = p.provider.price(p.model, p.settings) if self.budgets is not None else None
+        self.max_output = budget.max_output_tokens(p.settings)
 
     # -- what the sub-agents see (runport.RunPort) -------------------------------------------
 
@@ -352,6 +359,8 @@ class Run:
             await self.emit(ev.APPROVAL_RESOLVED, **self.p.resolved)
         if self.p.claim is not None:
             await self.save()  # claims the approval: exactly one resolution wins (R33)
+        if self.budgets is not None and (late := self.budgets.deadline(self._levels)):
+            return await self.stop(late, pending_calls(cp))  # R81: past its deadline
 
         pending = pending_calls(cp)
         if pending:  # R10/R22: run exactly the unanswered calls, no model call for that turn
@@ -375,10 +384,23 @@ class Run:
                 raise RunInterrupted(self.control.interrupted)
             if cp.step_index >= spec.max_steps:
                 return await self.finish(FinishReason.MAX_STEPS)
+            worst = None
+            if self.budgets is not None:  # R79: the call's worst case must fit every limit
+                worst = budget.worst_case(
+                    self.estimate.tokens(cp.messages),
+                    self.max_output,
+                    self.price,
+                )
+                if (trip := self.budgets.admit(self._levels, worst)) is not None:
+                    return await self.stop(trip, [])
             step = cp.step_index + 1
             await self.emit(ev.STEP_START, step=step)
             await self.flush()
-            resp = await self.call_model(step)
+            try:
+                resp = await self.call_model(step)
+            finally:
+                if worst is not None and self.budgets is not None:
+                    self.budgets.release(self._levels, worst)
             if resp is None:  # aborted while the model was answering
                 return await self.finish(FinishReason.ABORTED)
             cp.step_index = step
@@ -447,6 +469,7 @@ class Run:
         stop = self.control.stopped_signal()
         recorded = 0
         paused: subagents.SubagentPaused | None = None
+        tripped: budget.Trip | None = None
         try:
             for call, task in zip(now, tasks):
                 self.next_in_order = call.id
@@ -457,6 +480,9 @@ class Run:
                     break
                 if isinstance(e := task.exception(), subagents.SubagentPaused):
                     paused = e  # R60/R63: the first in call order pauses the whole run
+                    break
+                if isinstance(e, subagents.BudgetStop):
+                    tripped = e.trip  # R80: a sub-agent's call would cross the lead's limit
                     break
                 recorded += 1
                 # The turn's last result with no call left for a human: the loop goes on
@@ -471,25 +497,40 @@ class Run:
             return await self.pause(
                 paused.call, list(paused.remaining), step, subagent_path=paused.path
             )
+        if tripped is not None:
+            self._end_turn(now[recorded:], tasks[recorded:], later, step, tripped.describe())
+            return await self.finish(_trip_reason(tripped))
         if recorded < len(now):
             if not self.control.aborted:
                 raise RunInterrupted(self.control.interrupted or "interrupted")
-            for call, task in zip(now[recorded:], tasks[recorded:]):
-                done = task.done() and not task.cancelled() and task.exception() is None
-                if not done:  # R66: a cancelled task's sub-agents get their results too
-                    subagents.cancel_nested(self, call.id, CANCELLED_ERROR)
-                self.cp.early_results.pop(call.id, None)
-                self.cp.messages.append(
-                    task.result() if done else error_result(call, CANCELLED_ERROR, cancelled=True)
-                )
-                self.unannounced.append((self.cp.messages[-1], step))
-            for call in later:  # R3: every call of the turn ends with one result
-                self.cp.messages.append(error_result(call, CANCELLED_ERROR, cancelled=True))
-                self.unannounced.append((self.cp.messages[-1], step))
+            self._end_turn(now[recorded:], tasks[recorded:], later, step, CANCELLED_ERROR)
             return await self.finish(FinishReason.ABORTED)
         if later:
             return await self.pause(later[0], later[1:], step)
         return None
+
+    def _end_turn(
+        self,
+        calls: list[ToolCall],
+        tasks: list[asyncio.Task[Message]],
+        later: list[ToolCall],
+        step: int,
+        why: str,
+    ) -> None:
+        """R3: the turn's calls without a recorded result each get one — a finished
+        call's own, else an error result saying ``why`` — announced by ``finish``."""
+        for call, task in zip(calls, tasks):
+            done = task.done() and not task.cancelled() and task.exception() is None
+            if not done:  # R66: a cancelled task's sub-agents get their results too
+                subagents.cancel_nested(self, call.id, why)
+            self.cp.early_results.pop(call.id, None)
+            self.cp.messages.append(
+                task.result() if done else error_result(call, why, cancelled=True)
+            )
+            self.unannounced.append((self.cp.messages[-1], step))
+        for call in later:  # R3: every call of the turn ends with one result
+            self.cp.messages.append(error_result(call, why, cancelled=True))
+            self.unannounced.append((self.cp.messages[-1], step))
 
     async def _one_call(self, call: ToolCall, step: int, limit: asyncio.Semaphore) -> Message:
         decision = self.cp.decisions.get(call.id)
@@ -501,7 +542,14 @@ class Run:
         if subagents.is_task(self.spec, call):  # R56: runs a sub-agent here
             async with limit:
                 return await subagents.run_task(
-                    self, self.spec, self.cp.subtasks, call, depth=1, path=(), prefix=""
+                    self,
+                    self.spec,
+                    self.cp.subtasks,
+                    call,
+                    depth=1,
+                    path=(),
+                    prefix="",
+                    above=self._levels,
                 )
         given = self.p.answers.pop(call.id, None)
         if given is not None:  # R53: answered by the input, recorded as a submitted result
@@ -560,6 +608,21 @@ class Run:
 
     # -- endings --------------------------------------------------------------------------
 
+    async def stop(self, trip: budget.Trip, unanswered: list[ToolCall]) -> RunOutcome:
+        """R79/R81: a limit stops the run before a model call, as ``Cancel`` would: the
+        ``budget.exceeded`` event, an error result naming the limit for each call without
+        one (R3), and an unfinished checkpoint that ``Resume`` continues once the limit
+        allows."""
+        log.info("limit reached session=%s %s", self.cp.session_id, trip.describe())
+        await self.emit(ev.BUDGET_EXCEEDED, **trip.event_data())
+        why = trip.describe()
+        for call in unanswered:
+            subagents.cancel_nested(self, call.id, why)
+            self.cp.early_results.pop(call.id, None)
+            self.cp.messages.append(error_result(call, why, limit=trip.limit))
+            self.unannounced.append((self.cp.messages[-1], self.cp.step_index))
+        return await self.finish(_trip_reason(trip))
+
     async def pause(
         self,
         call: ToolCall,
@@ -594,6 +657,8 @@ class Run:
         cp.finish_reason = reason
         cp.status = {
             FinishReason.ABORTED: Status.IN_PROGRESS,
+            FinishReason.BUDGET_EXCEEDED: Status.IN_PROGRESS,  # as Cancel: Resume goes on
+            FinishReason.DEADLINE_EXCEEDED: Status.IN_PROGRESS,
             FinishReason.AWAITING_APPROVAL: Status.AWAITING_APPROVAL,
         }.get(reason, Status.FINISHED)
         for msg, step in self.unannounced:
@@ -649,3 +714,7 @@ class Run:
             cp.step_index,
         )
         return out
+
+
+def _trip_reason(trip: budget.Trip) -> FinishReason:
+    return FinishReason.DEADLINE_EXCEEDED if trip.deadline else FinishReason.BUDGET_EXCEEDED

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from ..domain import AgentSpec, Checkpoint, Message, ToolCall, ToolSpec
 from ..providers import ProviderRegistry
+from .budget import Budgets
 from .control import RunControl, ToolPort
 from .events import SubagentTag
 
@@ -56,6 +57,11 @@ class RunPort(Protocol):
     @property
     def tool_timeout_s(self) -> float:
         """The lead's timeout of an app's tool call (its spec's, else the daemon's)."""
+
+    @property
+    def budgets(self) -> Budgets | None:
+        """The run's checks of the limits and its reservations (R79, R80); ``None`` when
+        no agent of the run has limits."""
 
     @property
     def providers(self) -> ProviderRegistry | None:

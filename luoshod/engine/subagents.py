@@ -50,6 +50,7 @@ import json
 import re
 from typing import Any
 
+from ..config import Price
 from ..domain import (
     TASK_TOOL,
     AgentSpec,
@@ -61,7 +62,8 @@ from ..domain import (
     ToolCall,
 )
 from ..errors import ProviderError, ResumeToolMissing
-from ..providers import ModelRequest, ModelResponse
+from ..providers import ModelRequest, ModelResponse, Provider
+from . import budget
 from . import events as ev
 from .control import RunInterrupted, settle_acks
 from .events import SubagentTag
@@ -85,6 +87,16 @@ class SubagentPaused(Exception):
     ) -> None:
         super().__init__(f"sub-agent {'/'.join(path)} waits for approval of {call.id}")
         self.call, self.remaining, self.path = call, remaining, path
+
+
+class BudgetStop(Exception):
+    """A sub-agent's model call would cross the limit of an agent above it (R80): raised
+    through the sub-agents up to the one whose limit it is (which ends, its task's result
+    an error naming the limit), or to the lead's ``run_tools``, which ends the run."""
+
+    def __init__(self, trip: budget.Trip) -> None:
+        super().__init__(trip.describe())
+        self.trip = trip
 
 
 def system_block(spec: AgentSpec) -> str:
@@ -118,6 +130,7 @@ def model_view(spec: AgentSpec, messages: list[Message]) -> tuple[AgentSpec, lis
         approval_timeout_ms=spec.approval_timeout_ms,
         subagents=spec.subagents,
         max_subagent_depth=spec.max_subagent_depth,
+        limits=spec.limits,
     )
     if messages and messages[0].role is Role.SYSTEM:
         first = Message(Role.SYSTEM, shown.instructions)
@@ -223,12 +236,14 @@ async def run_task(
     depth: int,
     path: tuple[str, ...],
     prefix: str,
+    above: tuple[budget.Level, ...] = (),
 ) -> Message:
     """The result of ``call`` (a ``task`` call of ``owner``, arguments already checked
     against the task tool's schema): the sub-agent's final answer with its footer, or an
     error result (R56, R57). ``children`` holds the owner's unfinished tasks; ``depth`` is
     the depth the sub-agent would run at, ``prefix`` the qualified id of the owner's call
-    path ("" for the lead)."""
+    path ("" for the lead); ``above`` the agents whose limits its calls count toward,
+    outermost first (R80)."""
     args = json.loads(call.arguments_json or "{}")
     name = args["agent"]
     sub = owner.subagent(name)
@@ -260,7 +275,7 @@ async def run_task(
         state.fingerprint = fingerprint(sub.agent)
         children[call.id] = state
     qualified = f"{prefix}{ID_SEPARATOR}{call.id}" if prefix else call.id
-    return await SubRun(root, state, sub.agent, qualified).result(call)
+    return await SubRun(root, state, sub.agent, qualified, above).result(call)
 
 
 def _continued(
@@ -303,9 +318,27 @@ class SubRun:
     """One sub-agent's loop inside the lead's run ``root``: model call → tool calls →
     results, saving through ``root``."""
 
-    def __init__(self, root: RunPort, state: SubTask, spec: AgentSpec, qualified: str) -> None:
+    def __init__(
+        self,
+        root: RunPort,
+        state: SubTask,
+        spec: AgentSpec,
+        qualified: str,
+        above: tuple[budget.Level, ...] = (),
+    ) -> None:
         self.root, self.state, self.spec, self.qualified = root, state, spec, qualified
         self.tag = tag(state)
+        #: The agents its model calls count toward (R80), outermost first, itself last.
+        #: A sub-agent's run and session budgets both count its task: its own calls
+        #: (``usage``) and its sub-agents' (``delegated``).
+        self.levels = (
+            *above,
+            budget.level(
+                spec.limits, state.usage, state.usage, state.path, id(state), state.delegated
+            ),
+        )
+        self.estimate = budget.InputEstimate(budget.spec_chars(spec))
+        self.price: tuple[Price | None] | None = None  # the model's, looked up once
 
     def emit(self, type_: str, **data: object) -> None:
         """Queue a tagged event on the lead's outbox (written by its next save or flush)."""
@@ -339,6 +372,18 @@ class SubRun:
     async def go(self) -> tuple[str, str, str]:
         """Run until the sub-agent stops; returns (finish reason, final text, why it did
         not finish or "")."""
+        st = self.state
+        try:
+            return await self._go()
+        except BudgetStop as e:
+            if e.trip.key != id(st):
+                raise
+            # R80: its own limit, crossed by a sub-agent's call: its calls without a
+            # result get one naming the limit (R3), and its task ends.
+            _cancel(self.root, st, self.qualified, e.trip.describe())
+            return _trip_reason(e.trip), "", e.trip.describe()
+
+    async def _go(self) -> tuple[str, str, str]:
         st, spec, control = self.state, self.spec, self.root.control
         pending = _pending(st.messages)
         if pending:  # R59/R22: the saved turn's calls without results, no model call
@@ -352,18 +397,36 @@ class SubRun:
             if st.step_index >= spec.max_steps:
                 return FinishReason.MAX_STEPS.value, "", f"its max_steps ({spec.max_steps}) ran out"
             step = st.step_index + 1
+            registry = self.root.providers
+            assert registry is not None, "an engine with sub-agents is given its providers"
+            provider, model, settings = registry.resolve(
+                self.spec.model, self.spec.model_settings_json
+            )
+            messages = list(st.messages)
+            if self.price is None and self.root.budgets is not None:
+                self.price = (provider.price(model, settings),)
+            worst = self._admit(self.price[0] if self.price else None, settings, messages)
+            if isinstance(worst, budget.Trip):
+                return _trip_reason(worst), "", worst.describe()
             self.emit(ev.STEP_START, step=step)
-            await asyncio.shield(self.root.flush())  # may save (see ``_record``)
             try:
-                resp = await self.call_model()
+                await asyncio.shield(self.root.flush())  # may save (see ``_record``)
+                resp = await self.call_model(provider, model, settings, messages)
             except ProviderError as e:  # R56: a provider error is the task's error result
                 return "error", "", f"its model call failed: {e}"
+            finally:
+                budgets = self.root.budgets
+                if worst is not None and budgets is not None:
+                    budgets.release(self.levels, worst)  # its real usage is added below
             if resp is None:
                 return FinishReason.ABORTED.value, "", "the run was aborted"
             st.step_index = step
             usage = resp.usage.copy()
             usage.model_calls = 1
             st.usage.add(usage)
+            for level in self.levels[1:-1]:  # R80: counted by the sub-agents above it
+                if level.delegated is not None:
+                    level.delegated.add(usage)
             cp = self.root.cp
             cp.usage.add(usage)  # R56: added to the lead's, and reported apart
             cp.total_usage.add(usage)
@@ -379,12 +442,31 @@ class SubRun:
             await self.run_tools(list(turn.tool_calls), step)
             self.emit(ev.STEP_DONE, step=step)
 
-    async def call_model(self) -> ModelResponse | None:
+    def _admit(
+        self, price: Price | None, settings: dict[str, Any], messages: list[Message]
+    ) -> budget.Worst | budget.Trip | None:
+        """R79/R80: the worst case of the next call, reserved at every level above it;
+        the limit it could cross instead (its own: returned, the task ends; one above
+        it: ``budget.exceeded`` and ``BudgetStop``); ``None`` when no limit applies."""
+        budgets = self.root.budgets
+        if budgets is None:
+            return None
+        worst = budget.worst_case(
+            self.estimate.tokens(messages), budget.max_output_tokens(settings), price
+        )
+        trip = budgets.admit(self.levels, worst)
+        if trip is None:
+            return worst
+        self.emit(ev.BUDGET_EXCEEDED, **trip.event_data())
+        if trip.key != id(self.state):
+            raise BudgetStop(trip)
+        return trip
+
+    async def call_model(
+        self, provider: Provider, model: str, settings: dict[str, Any], transcript: list[Message]
+    ) -> ModelResponse | None:
         root = self.root
-        registry = root.providers
-        assert registry is not None, "an engine with sub-agents is given its providers"
-        provider, model, settings = registry.resolve(self.spec.model, self.spec.model_settings_json)
-        spec, messages = model_view(self.spec, list(self.state.messages))
+        spec, messages = model_view(self.spec, transcript)
         request = ModelRequest(
             root.cp.session_id, model, messages, spec, settings, scope=self.state.task_id
         )
@@ -466,6 +548,7 @@ class SubRun:
                 depth=st.depth + 1,
                 path=st.path,
                 prefix=self.qualified,
+                above=self.levels,
             )
             return out, None
         tool = spec.tool(call.name)
@@ -547,3 +630,7 @@ def _pending(messages: list[Message]) -> list[ToolCall]:
             done = {r.tool_call_id for r in messages[i + 1 :] if r.role is Role.TOOL}
             return [c for c in m.tool_calls if c.id not in done]
     return []
+
+
+def _trip_reason(trip: budget.Trip) -> str:
+    return (FinishReason.DEADLINE_EXCEEDED if trip.deadline else FinishReason.BUDGET_EXCEEDED).value

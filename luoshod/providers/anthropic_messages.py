@@ -175,6 +175,16 @@ def _prompt_tokens(u: Any) -> int:
     )
 
 
+def _usage(u: Any, completion: int | None = None) -> Usage:
+    """Anthropic's usage: prompt tokens with the cache's read and written ones apart."""
+    return Usage(
+        _prompt_tokens(u),
+        completion if completion is not None else (getattr(u, "output_tokens", None) or 0),
+        cached_input_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+        cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
+    )
+
+
 def from_message(msg: Any) -> ModelResponse:
     content = getattr(msg, "content", None)
     if content is None:
@@ -183,10 +193,7 @@ def from_message(msg: Any) -> ModelResponse:
     calls = tuple(
         ToolCall(b.id, b.name, json.dumps(b.input)) for b in content if b.type == "tool_use"
     )
-    usage = msg.usage
-    return ModelResponse(
-        text, calls, Usage(_prompt_tokens(usage), usage.output_tokens if usage else 0)
-    )
+    return ModelResponse(text, calls, _usage(msg.usage) if msg.usage else Usage())
 
 
 async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
@@ -194,13 +201,13 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
     block's input from its ``input_json_delta`` pieces, usage from message_start and the
     cumulative counts of message_delta."""
     blocks: dict[int, dict[str, Any]] = {}
-    prompt = completion = 0
+    usage, completion = Usage(), 0
     stopped = False
     async for event in stream:
         match event.type:
             case "message_start":
-                prompt = _prompt_tokens(event.message.usage)
-                completion = event.message.usage.output_tokens or 0
+                usage = _usage(event.message.usage)
+                completion = usage.completion_tokens
             case "content_block_start":
                 cb = event.content_block
                 blocks[event.index] = {
@@ -227,7 +234,7 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
                 if event.usage is not None:
                     completion = event.usage.output_tokens or completion
                     if event.usage.input_tokens is not None:
-                        prompt = _prompt_tokens(event.usage)
+                        usage = _usage(event.usage)
             case "message_stop":
                 stopped = True
     if not stopped:
@@ -239,7 +246,8 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
         for b in ordered
         if b["type"] == "tool_use"
     )
-    return ModelResponse(text, calls, Usage(prompt, completion))
+    usage.completion_tokens = completion
+    return ModelResponse(text, calls, usage)
 
 
 __all__ = ["AnthropicProvider"]

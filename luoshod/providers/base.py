@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import Price
 from ..domain import AgentSpec, Message, ToolCall, Usage
 
 
@@ -44,6 +45,14 @@ class Provider(abc.ABC):
         """Raise the transient ``ProviderError`` that a call of ``model`` for this session
         would get without being made (a backoff or an open circuit), so that a run whose
         first act is that call is refused before it writes anything. Changes nothing."""
+
+    def price(self, model: str, settings: dict[str, Any]) -> Price | None:
+        """The price of ``model`` in the daemon's price table; ``None``: none (R78)."""
+        return None
+
+    def reports_cost(self, model: str, settings: dict[str, Any]) -> bool:
+        """Whether every call of ``model`` reports its own cost (R78)."""
+        return False
 
     @abc.abstractmethod
     async def complete(self, request: ModelRequest) -> ModelResponse:

@@ -151,7 +151,19 @@ def tool_to_wire(t: ToolSpec) -> dict[str, Any]:
 def _usage(u: Any) -> Usage:
     if u is None:  # some compatible servers send none
         return Usage()
-    return Usage(prompt_tokens=u.prompt_tokens or 0, completion_tokens=u.completion_tokens or 0)
+    prompt_details = getattr(u, "prompt_tokens_details", None)
+    completion_details = getattr(u, "completion_tokens_details", None)
+    cost = getattr(u, "cost", None)  # a server that reports what the call cost (OpenRouter)
+    return Usage(
+        prompt_tokens=u.prompt_tokens or 0,
+        completion_tokens=u.completion_tokens or 0,
+        cost_usd=float(cost)
+        if isinstance(cost, int | float) and not isinstance(cost, bool)
+        else 0.0,
+        cached_input_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+        cache_write_tokens=getattr(prompt_details, "cache_write_tokens", None) or 0,
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+    )
 
 
 def from_completion(resp: Any) -> ModelResponse:

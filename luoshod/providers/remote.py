@@ -16,11 +16,12 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from ..config import ProviderConfig
+from ..config import Price, ProviderConfig
 from ..domain import Message, Role, ToolCall
 from ..errors import InvalidArgument, ProviderError
 from .base import ModelRequest, ModelResponse, Provider
 from .guard import GuardPolicy, ModelGuard
+from .pricing import call_cost
 from .retry import Failure, RetryPolicy, call_with_retries
 
 OnText = Callable[[str], Awaitable[None]]
@@ -89,6 +90,9 @@ class RemoteProvider(Provider):
                 field="agent.model_settings_json.extra_body",
             )
 
+    def price(self, model: str, settings: dict[str, Any]) -> Price | None:
+        return self.config.prices.get(model)
+
     def ready(self, model: str, session_id: str, scope: str = "") -> None:
         self.guard.before_call(self.guard_policy, self.name, model, session_id, scope, probe=False)
 
@@ -116,8 +120,7 @@ class RemoteProvider(Provider):
         usage = resp.usage
         usage.model_calls = 1
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
-        if (price := self.config.prices.get(request.model)) is not None:
-            usage.cost_usd = price.cost(usage.prompt_tokens, usage.completion_tokens)
+        usage.cost_usd = call_cost(usage, self.config.prices.get(request.model))
         return ModelResponse(resp.text, unique_call_ids(resp.tool_calls, request.messages), usage)
 
     def _failure(self, e: Exception) -> Failure | None:

@@ -9,6 +9,13 @@ or in ``<scripts_dir>/<name>.json`` on the daemon's host. A turn is::
      "delay_ms": 0,                                  # optional: a slow model
      "error": "..."}                                 # optional: this call fails
 
+A turn's ``usage`` may report ``cost_usd`` (a provider that reports what each call cost)
+and the cache and reasoning tokens (``cached_input_tokens``, ``cache_write_tokens``,
+``reasoning_tokens``). A ``"price"`` setting beside the script (``{"prompt_per_mtok": 1,
+"completion_per_mtok": 2}``, the keys of a price-table entry) is the model's price: the
+calls whose usage reports no cost are priced by it, as the price table prices a remote
+model (R78).
+
 The turn played is chosen by the number of assistant messages already in the transcript,
 so the provider keeps no state: a daemon restarted after a crash plays the same turn, and
 tool-call ids (``call_<turn>_<n>`` unless given) are stable. Past the end of the script
@@ -26,9 +33,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..config import ConfigFileError, Price
+from ..config import _price as parse_price
 from ..domain import Role, ToolCall, Usage
 from ..errors import InvalidArgument, ProviderError
 from .base import ModelRequest, ModelResponse, Provider
+from .pricing import call_cost
 
 END_OF_SCRIPT = "(end of script)"
 _TURN_KEYS = {"text", "tool_calls", "usage", "delay_ms", "error"}
@@ -68,8 +78,31 @@ class ScriptedProvider(Provider):
 
     def validate(self, model: str, settings: dict[str, Any]) -> None:
         self._script(model, settings)
+        self.price(model, settings)
+
+    def price(self, model: str, settings: dict[str, Any]) -> Price | None:
+        if "price" not in settings:
+            return None
+        try:
+            return parse_price(settings["price"], "model_settings_json.price")
+        except ConfigFileError as e:
+            raise InvalidArgument(
+                f"invalid price for scripted:{model}: {e}", reason="INVALID_MODEL_SETTINGS"
+            ) from None
+
+    def reports_cost(self, model: str, settings: dict[str, Any]) -> bool:
+        script = self._script(model, settings, check=False)
+        if not script:
+            return False
+        return all("cost_usd" in turn.get("usage", {}) for turn in script if isinstance(turn, dict))
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        resp = await self._complete(request)
+        if "price" in request.settings:
+            resp.usage.cost_usd = call_cost(resp.usage, self.price(request.model, request.settings))
+        return resp
+
+    async def _complete(self, request: ModelRequest) -> ModelResponse:
         # validate() checked the script when the request arrived; this is the hot path.
         script = self._script(request.model, request.settings, check=False)
         turn_no = sum(1 for m in request.messages if m.role is Role.ASSISTANT)
@@ -117,6 +150,9 @@ def _usage(d: dict[str, Any]) -> Usage:
         int(d.get("total_tokens", 0)),
         1,
         float(d.get("cost_usd", 0.0)),
+        int(d.get("cached_input_tokens", 0)),
+        int(d.get("cache_write_tokens", 0)),
+        int(d.get("reasoning_tokens", 0)),
     )
     u.total_tokens = u.total_tokens or u.prompt_tokens + u.completion_tokens
     return u

@@ -15,12 +15,14 @@ from ..domain import (
     DEFAULT_TOOL_CONCURRENCY,
     AgentSpec,
     Approval,
+    Budget,
     Checkpoint,
     Drift,
     DriftPolicy,
     Fingerprint,
     FinishReason,
     HistoryEntry,
+    Limits,
     Message,
     Role,
     SessionSummary,
@@ -54,6 +56,8 @@ FINISH_TO_PB = {
     FinishReason.MAX_STEPS: pb.FINISH_REASON_MAX_STEPS,
     FinishReason.ABORTED: pb.FINISH_REASON_ABORTED,
     FinishReason.AWAITING_APPROVAL: pb.FINISH_REASON_AWAITING_APPROVAL,
+    FinishReason.BUDGET_EXCEEDED: pb.FINISH_REASON_BUDGET_EXCEEDED,
+    FinishReason.DEADLINE_EXCEEDED: pb.FINISH_REASON_DEADLINE_EXCEEDED,
 }
 DRIFT_FROM_PB = {
     pb.AGENT_DRIFT_POLICY_UNSPECIFIED: DriftPolicy.WARN,
@@ -122,6 +126,46 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         max_subagent_depth=a.max_subagent_depth
         if a.HasField("max_subagent_depth")
         else DEFAULT_MAX_SUBAGENT_DEPTH,
+        limits=limits_from_pb(a.limits) if a.HasField("limits") else None,
+    )
+
+
+BUDGET_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cost_usd",
+    "model_calls",
+    "wall_clock_ms",
+)
+
+
+def budget_from_pb(b: pb.Budget) -> Budget:
+    return Budget(**{k: getattr(b, k) for k in BUDGET_FIELDS if b.HasField(k)})
+
+
+def limits_from_pb(lim: pb.Limits) -> Limits:
+    return Limits(budget_from_pb(lim.run), budget_from_pb(lim.session), lim.count_paused_time)
+
+
+def limits_pb(lim: Limits) -> pb.Limits:
+    return pb.Limits(
+        run=pb.Budget(**lim.run.caps()),
+        session=pb.Budget(**lim.session.caps()),
+        count_paused_time=lim.count_paused_time,
+    )
+
+
+def usage_from_pb(u: pb.Usage) -> Usage:
+    return Usage(
+        u.prompt_tokens,
+        u.completion_tokens,
+        u.total_tokens,
+        u.model_calls,
+        u.cost_usd,
+        u.cached_input_tokens,
+        u.cache_write_tokens,
+        u.reasoning_tokens,
     )
 
 
@@ -150,6 +194,9 @@ def usage_pb(u: Usage) -> pb.Usage:
         total_tokens=u.total_tokens,
         model_calls=u.model_calls,
         cost_usd=u.cost_usd,
+        cached_input_tokens=u.cached_input_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        reasoning_tokens=u.reasoning_tokens,
     )
 
 
@@ -195,6 +242,8 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         spec.subagents.add(name=sub.name, description=sub.description, agent=agent_pb(sub.agent))
     if a.max_subagent_depth != DEFAULT_MAX_SUBAGENT_DEPTH:
         spec.max_subagent_depth = a.max_subagent_depth
+    if a.limits is not None:
+        spec.limits.CopyFrom(limits_pb(a.limits))
     return spec
 
 
@@ -316,6 +365,10 @@ def checkpoint_pb(cp: Checkpoint) -> pb.Checkpoint:
         subagents=_subagent_states(cp.subtasks, ""),
         early_results=[message_pb(m) for m in cp.early_results.values()],
         attempts=cp.attempts,
+        run_started_at=timestamp(cp.run_started_at) if cp.run_started_at else None,
+        run_paused_ms=round(cp.run_paused_s * 1000),
+        session_started_at=timestamp(cp.session_started_at) if cp.session_started_at else None,
+        session_paused_ms=round(cp.session_paused_s * 1000),
         tasks=[
             pb.SubAgentState(
                 name=t.name,
@@ -439,6 +492,18 @@ def _payload(e: Event) -> dict[str, Any]:
             return {"approval_requested": pb.ApprovalRequested(approval=approval_pb(d["approval"]))}
         case engine.APPROVAL_RESOLVED:
             return {"approval_resolved": pb.ApprovalResolved(**d)}
+        case engine.BUDGET_EXCEEDED:
+            return {
+                "budget_exceeded": pb.BudgetExceeded(
+                    scope=d["scope"],
+                    limit=d["limit"],
+                    value=d["value"],
+                    used=d["used"],
+                    worst_case=d["worst_case"],
+                    usage=usage_pb(d["usage"]),
+                    path=d["path"],
+                )
+            }
         case engine.TEXT_DELTA:
             return {"text_delta": pb.TextDelta(step=d["step"], text=d["text"])}
         case engine.RUN_DONE:

@@ -135,10 +135,29 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
         )
     if agent.model_settings_json:
         check_json(agent.model_settings_json, f"{field}.model_settings_json")
+    if agent.HasField("limits"):
+        _check_limits(agent.limits, f"{field}.limits")
     mcp_convert.check(agent, field)
     if field == "agent":  # the top-level agent: its tree is checked once, level by level
         subagent_checks.check(agent, field, _check_one)
     return convert.agent_from_pb(agent)
+
+
+def _check_limits(limits: pb.Limits, field: str) -> None:
+    """R78: every cap set is a number >= 0 (0 is a cap of zero; unset, no cap)."""
+    for scope in ("run", "session"):
+        budget = getattr(limits, scope)
+        for name in convert.BUDGET_FIELDS:
+            if not budget.HasField(name):
+                continue
+            value = getattr(budget, name)
+            if value < 0 or value != value or value == float("inf"):
+                raise InvalidArgument(
+                    f"{field}.{scope}.{name} must be >= 0 (0 is a cap of zero; leave it unset "
+                    f"for no cap), got {value}",
+                    reason="INVALID_LIMITS",
+                    field=f"{field}.{scope}.{name}",
+                )
 
 
 def _check_one(agent: pb.AgentSpec, field: str) -> None:

@@ -62,9 +62,10 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
         "CreateSchedule",
     ):
         assert planned not in proto, f"{planned} is in the proto: update the README's status"
-    # Limits have their proto; the engine does not send budget.exceeded yet.
-    events = (ROOT / "luoshod" / "engine" / "events.py").read_text()
-    assert "budget.exceeded" not in events, "budget.exceeded is sent: update the README's status"
+    # Limits are built; a client tool call's timeout is still the process's timer (no
+    # stored hand-out time in the checkpoint).
+    checkpoint = (ROOT / "luoshod" / "domain" / "checkpoint.py").read_text()
+    assert "handed_out_at" not in checkpoint and "`tool_timeout_ms` is timed" in status
     # torture sends ENQUEUE, not INTERRUPT or ROLLBACK.
     torture = "".join(p.read_text() for p in (ROOT / "luoshod" / "torture").glob("*.py"))
     assert "IF_BUSY_ENQUEUE" in torture and "`INTERRUPT`" in status

@@ -74,6 +74,22 @@ def test_price_is_per_million_tokens() -> None:
     assert Price(0.15, 0.6).cost(1_000_000, 500_000) == pytest.approx(0.45)
 
 
+def test_r78_cache_reads_and_writes_have_their_own_prices() -> None:
+    text = (
+        '[providers.x]\nkind = "anthropic"\n[providers.x.prices."m"]\n'
+        "prompt_per_mtok = 3\ncompletion_per_mtok = 15\n"
+        "cached_input_per_mtok = 0.3\ncache_write_per_mtok = 3.75\n"
+    )
+    price = parse(tomllib.loads(text), {}).providers["x"].prices["m"]
+    assert price == Price(3.0, 15.0, 0.3, 3.75)
+    # 1000 prompt tokens of which 600 read from the cache and 200 written to it; 100 out.
+    assert price.cost(1000, 100, 600, 200) == pytest.approx(
+        (200 * 3 + 600 * 0.3 + 200 * 3.75 + 100 * 15) / 1e6
+    )
+    # Without their own prices cached tokens cost as other prompt tokens.
+    assert Price(3.0, 15.0).cost(1000, 100, 600, 200) == Price(3.0, 15.0).cost(1000, 100)
+
+
 def test_an_empty_file_has_no_providers(tmp_path: Path) -> None:
     path = tmp_path / "empty.toml"
     path.write_text("")

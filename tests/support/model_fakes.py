@@ -30,10 +30,24 @@ class Turn:
     #: (tool name, arguments): a dict is sent as JSON, a str as it is (malformed on purpose).
     calls: list[tuple[str, Any]] = field(default_factory=list)
     usage: tuple[int, int] = (10, 5)  # prompt, completion
+    #: Of the prompt tokens: read from and written to the prompt cache (answers without
+    #: streaming report them, each wire in its own way).
+    cache: tuple[int, int] = (0, 0)
+    #: Of the completion tokens: reasoning (OpenAI's wire only).
+    reasoning: int = 0
+    #: A cost the server reports with its usage (OpenAI's wire, as OpenRouter does).
+    cost: float | None = None
 
 
-def turn(text: str = "", *calls: tuple[str, Any], usage: tuple[int, int] = (10, 5)) -> Turn:
-    return Turn(text, list(calls), usage)
+def turn(
+    text: str = "",
+    *calls: tuple[str, Any],
+    usage: tuple[int, int] = (10, 5),
+    cache: tuple[int, int] = (0, 0),
+    reasoning: int = 0,
+    cost: float | None = None,
+) -> Turn:
+    return Turn(text, list(calls), usage, cache, reasoning, cost)
 
 
 @dataclass
@@ -264,8 +278,23 @@ class FakeOpenAI(FakeServer):
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
+                **self._details(t),
             },
         }
+
+    @staticmethod
+    def _details(t: Turn) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if any(t.cache):
+            extra["prompt_tokens_details"] = {
+                "cached_tokens": t.cache[0],
+                "cache_write_tokens": t.cache[1],
+            }
+        if t.reasoning:
+            extra["completion_tokens_details"] = {"reasoning_tokens": t.reasoning}
+        if t.cost is not None:
+            extra["cost"] = t.cost
+        return extra
 
     def stream_events(self, t: Turn, turn_no: int, body: dict[str, Any]) -> list[str]:
         def chunk(choices: list[dict[str, Any]], **extra: Any) -> str:
@@ -433,7 +462,13 @@ class FakeAnthropic(FakeServer):
             "content": self._blocks(t, turn_no),
             "stop_reason": "tool_use" if t.calls else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": prompt, "output_tokens": completion},
+            # The Messages API counts cached prompt tokens apart from input_tokens.
+            "usage": {
+                "input_tokens": prompt - t.cache[0] - t.cache[1],
+                "output_tokens": completion,
+                "cache_read_input_tokens": t.cache[0],
+                "cache_creation_input_tokens": t.cache[1],
+            },
         }
 
     def stream_events(self, t: Turn, turn_no: int, body: dict[str, Any]) -> list[str]:

@@ -166,6 +166,11 @@ const (
 	ErrorReason_ERROR_REASON_RECONCILE_NOT_ASKED ErrorReason = 120
 	// INVALID_ARGUMENT: SubmitToolResult.reconcile is not a known ReconcileOutcome.
 	ErrorReason_ERROR_REASON_INVALID_RECONCILE_OUTCOME ErrorReason = 121
+	// A limit is negative.
+	ErrorReason_ERROR_REASON_INVALID_LIMITS ErrorReason = 125
+	// A cost limit on an agent whose model has no price (neither reported by its provider
+	// nor in the daemon's price table).
+	ErrorReason_ERROR_REASON_COST_LIMIT_WITHOUT_PRICE ErrorReason = 126
 )
 
 // Enum value maps for ErrorReason.
@@ -258,6 +263,8 @@ var (
 		113: "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE",
 		120: "ERROR_REASON_RECONCILE_NOT_ASKED",
 		121: "ERROR_REASON_INVALID_RECONCILE_OUTCOME",
+		125: "ERROR_REASON_INVALID_LIMITS",
+		126: "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -347,6 +354,8 @@ var (
 		"ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":    113,
 		"ERROR_REASON_RECONCILE_NOT_ASKED":           120,
 		"ERROR_REASON_INVALID_RECONCILE_OUTCOME":     121,
+		"ERROR_REASON_INVALID_LIMITS":                125,
+		"ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":      126,
 	}
 )
 
@@ -2314,9 +2323,16 @@ type Checkpoint struct {
 	// The session's finished tasks (R65), in the order they were first saved: each with its
 	// task_id, name, depth, path, whole transcript and step count (call_id, usage and
 	// fingerprint unset). A `task` call with a task_id continues one of them.
-	Tasks         []*SubAgentState `protobuf:"bytes,95,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Tasks []*SubAgentState `protobuf:"bytes,95,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// R81: when the current run and the session started, as the daemon's clock read them
+	// (a wall-clock limit counts from these, across restarts and daemons), and the time
+	// each spent paused on approvals. Unset on checkpoints saved before limits existed.
+	RunStartedAt     *timestamppb.Timestamp `protobuf:"bytes,50,opt,name=run_started_at,json=runStartedAt,proto3" json:"run_started_at,omitempty"`
+	RunPausedMs      int64                  `protobuf:"varint,51,opt,name=run_paused_ms,json=runPausedMs,proto3" json:"run_paused_ms,omitempty"`
+	SessionStartedAt *timestamppb.Timestamp `protobuf:"bytes,52,opt,name=session_started_at,json=sessionStartedAt,proto3" json:"session_started_at,omitempty"`
+	SessionPausedMs  int64                  `protobuf:"varint,53,opt,name=session_paused_ms,json=sessionPausedMs,proto3" json:"session_paused_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Checkpoint) Reset() {
@@ -2494,6 +2510,34 @@ func (x *Checkpoint) GetTasks() []*SubAgentState {
 		return x.Tasks
 	}
 	return nil
+}
+
+func (x *Checkpoint) GetRunStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RunStartedAt
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetRunPausedMs() int64 {
+	if x != nil {
+		return x.RunPausedMs
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetSessionStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionStartedAt
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetSessionPausedMs() int64 {
+	if x != nil {
+		return x.SessionPausedMs
+	}
+	return 0
 }
 
 // The nested state of one unfinished sub-agent (R59).
@@ -7086,7 +7130,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x11instructions_hash\x18\x04 \x01(\tR\x10instructionsHash\x1aC\n" +
 	"\x15ToolSchemaHashesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xba\b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\n" +
+	"\n" +
 	"\n" +
 	"Checkpoint\x12\x1d\n" +
 	"\n" +
@@ -7117,7 +7162,11 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tsubagents\x18) \x03(\v2\x18.luosho.v1.SubAgentStateR\tsubagents\x127\n" +
 	"\rearly_results\x18* \x03(\v2\x12.luosho.v1.MessageR\fearlyResults\x12?\n" +
 	"\battempts\x18< \x03(\v2#.luosho.v1.Checkpoint.AttemptsEntryR\battempts\x12.\n" +
-	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\x1a;\n" +
+	"\x05tasks\x18_ \x03(\v2\x18.luosho.v1.SubAgentStateR\x05tasks\x12@\n" +
+	"\x0erun_started_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\frunStartedAt\x12\"\n" +
+	"\rrun_paused_ms\x183 \x01(\x03R\vrunPausedMs\x12H\n" +
+	"\x12session_started_at\x184 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartedAt\x12*\n" +
+	"\x11session_paused_ms\x185 \x01(\x03R\x0fsessionPausedMs\x1a;\n" +
 	"\rAttemptsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xb5\x02\n" +
@@ -7529,7 +7578,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\x87\x19\n" +
+	"\x11_destructive_hint*\xd3\x19\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7618,7 +7667,9 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"!ERROR_REASON_INVALID_NEWEST_FIRST\x10p\x12+\n" +
 	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q\x12$\n" +
 	" ERROR_REASON_RECONCILE_NOT_ASKED\x10x\x12*\n" +
-	"&ERROR_REASON_INVALID_RECONCILE_OUTCOME\x10y*_\n" +
+	"&ERROR_REASON_INVALID_RECONCILE_OUTCOME\x10y\x12\x1f\n" +
+	"\x1bERROR_REASON_INVALID_LIMITS\x10}\x12)\n" +
+	"%ERROR_REASON_COST_LIMIT_WITHOUT_PRICE\x10~*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -7849,127 +7900,129 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	24,  // 30: luosho.v1.Checkpoint.early_results:type_name -> luosho.v1.Message
 	90,  // 31: luosho.v1.Checkpoint.attempts:type_name -> luosho.v1.Checkpoint.AttemptsEntry
 	29,  // 32: luosho.v1.Checkpoint.tasks:type_name -> luosho.v1.SubAgentState
-	24,  // 33: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
-	25,  // 34: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
-	27,  // 35: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	23,  // 36: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
-	23,  // 37: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
-	27,  // 38: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	92,  // 39: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	92,  // 40: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	92,  // 41: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
-	3,   // 42: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
-	28,  // 43: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	3,   // 44: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 45: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	92,  // 46: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	44,  // 47: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	25,  // 48: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	92,  // 49: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	34,  // 50: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	36,  // 51: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	37,  // 52: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	38,  // 53: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	41,  // 54: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	42,  // 55: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	47,  // 56: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	44,  // 57: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	43,  // 58: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	45,  // 59: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	40,  // 60: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	50,  // 61: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	35,  // 62: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	46,  // 63: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	39,  // 64: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
-	19,  // 65: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 66: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	27,  // 67: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	24,  // 68: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	25,  // 69: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	23,  // 70: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	9,   // 71: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	8,   // 72: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
-	23,  // 73: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
-	30,  // 74: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	25,  // 75: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 76: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 77: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	25,  // 78: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	24,  // 79: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	15,  // 80: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	10,  // 81: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	24,  // 82: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	10,  // 83: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	92,  // 84: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	33,  // 85: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	15,  // 86: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 87: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	8,   // 88: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
-	11,  // 89: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	28,  // 90: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	49,  // 91: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	62,  // 92: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	91,  // 93: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	92,  // 94: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	92,  // 95: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 96: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	32,  // 97: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	15,  // 98: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	33,  // 99: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	30,  // 100: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	31,  // 101: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	24,  // 102: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	74,  // 103: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	73,  // 104: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	28,  // 105: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	79,  // 106: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	78,  // 107: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	80,  // 108: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 109: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 110: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	78,  // 111: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	78,  // 112: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	81,  // 113: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	33,  // 114: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	87,  // 115: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	12,  // 116: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	13,  // 117: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	88,  // 118: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	48,  // 119: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	54,  // 120: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	56,  // 121: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	58,  // 122: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	60,  // 123: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	63,  // 124: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	65,  // 125: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	67,  // 126: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	69,  // 127: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	71,  // 128: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	75,  // 129: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	77,  // 130: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	83,  // 131: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	85,  // 132: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	51,  // 133: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	53,  // 134: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	55,  // 135: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	57,  // 136: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	59,  // 137: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	61,  // 138: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	64,  // 139: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	66,  // 140: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	68,  // 141: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	70,  // 142: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	72,  // 143: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	76,  // 144: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	82,  // 145: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	84,  // 146: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	86,  // 147: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	52,  // 148: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	134, // [134:149] is the sub-list for method output_type
-	119, // [119:134] is the sub-list for method input_type
-	119, // [119:119] is the sub-list for extension type_name
-	119, // [119:119] is the sub-list for extension extendee
-	0,   // [0:119] is the sub-list for field type_name
+	92,  // 33: luosho.v1.Checkpoint.run_started_at:type_name -> google.protobuf.Timestamp
+	92,  // 34: luosho.v1.Checkpoint.session_started_at:type_name -> google.protobuf.Timestamp
+	24,  // 35: luosho.v1.SubAgentState.messages:type_name -> luosho.v1.Message
+	25,  // 36: luosho.v1.SubAgentState.usage:type_name -> luosho.v1.Usage
+	27,  // 37: luosho.v1.SubAgentState.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	23,  // 38: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
+	23,  // 39: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
+	27,  // 40: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	92,  // 41: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	92,  // 42: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	92,  // 43: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	3,   // 44: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
+	28,  // 45: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
+	3,   // 46: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 47: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	92,  // 48: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	44,  // 49: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	25,  // 50: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	92,  // 51: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	34,  // 52: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	36,  // 53: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	37,  // 54: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	38,  // 55: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	41,  // 56: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	42,  // 57: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	47,  // 58: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	44,  // 59: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	43,  // 60: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	45,  // 61: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	40,  // 62: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	50,  // 63: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	35,  // 64: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	46,  // 65: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	39,  // 66: luosho.v1.Event.tool_reconcile:type_name -> luosho.v1.ToolReconcile
+	19,  // 67: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 68: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	27,  // 69: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	24,  // 70: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	25,  // 71: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	23,  // 72: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	9,   // 73: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	8,   // 74: luosho.v1.ToolCallRequested.reconciled:type_name -> luosho.v1.ReconcileOutcome
+	23,  // 75: luosho.v1.ToolReconcile.call:type_name -> luosho.v1.ToolCall
+	30,  // 76: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	25,  // 77: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 78: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 79: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	25,  // 80: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	24,  // 81: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	15,  // 82: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	10,  // 83: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	24,  // 84: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	10,  // 85: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	92,  // 86: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	33,  // 87: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	15,  // 88: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 89: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	8,   // 90: luosho.v1.SubmitToolResultRequest.reconcile:type_name -> luosho.v1.ReconcileOutcome
+	11,  // 91: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	28,  // 92: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	49,  // 93: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	62,  // 94: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	91,  // 95: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	92,  // 96: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	92,  // 97: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 98: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	32,  // 99: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	15,  // 100: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	33,  // 101: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	30,  // 102: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	31,  // 103: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	24,  // 104: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	74,  // 105: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	73,  // 106: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	28,  // 107: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	79,  // 108: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	78,  // 109: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	80,  // 110: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 111: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 112: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	78,  // 113: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	78,  // 114: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	81,  // 115: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	33,  // 116: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	87,  // 117: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	12,  // 118: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	13,  // 119: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	88,  // 120: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	48,  // 121: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	54,  // 122: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	56,  // 123: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	58,  // 124: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	60,  // 125: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	63,  // 126: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	65,  // 127: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	67,  // 128: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	69,  // 129: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	71,  // 130: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	75,  // 131: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	77,  // 132: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	83,  // 133: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	85,  // 134: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	51,  // 135: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	53,  // 136: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	55,  // 137: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	57,  // 138: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	59,  // 139: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	61,  // 140: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	64,  // 141: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	66,  // 142: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	68,  // 143: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	70,  // 144: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	72,  // 145: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	76,  // 146: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	82,  // 147: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	84,  // 148: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	86,  // 149: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	52,  // 150: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	136, // [136:151] is the sub-list for method output_type
+	121, // [121:136] is the sub-list for method input_type
+	121, // [121:121] is the sub-list for extension type_name
+	121, // [121:121] is the sub-list for extension extendee
+	0,   // [0:121] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }

@@ -99,6 +99,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: _ClassVar[ErrorReason]
     ERROR_REASON_RECONCILE_NOT_ASKED: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_RECONCILE_OUTCOME: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_LIMITS: _ClassVar[ErrorReason]
+    ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -278,6 +280,8 @@ ERROR_REASON_INVALID_NEWEST_FIRST: ErrorReason
 ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: ErrorReason
 ERROR_REASON_RECONCILE_NOT_ASKED: ErrorReason
 ERROR_REASON_INVALID_RECONCILE_OUTCOME: ErrorReason
+ERROR_REASON_INVALID_LIMITS: ErrorReason
+ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -544,7 +548,7 @@ class AgentFingerprint(_message.Message):
     def __init__(self, hash: _Optional[str] = ..., model: _Optional[str] = ..., tool_schema_hashes: _Optional[_Mapping[str, str]] = ..., instructions_hash: _Optional[str] = ...) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "attempts", "tasks")
+    __slots__ = ("session_id", "messages", "step_index", "usage", "business_state_json", "status", "approval_id", "finish_reason", "fingerprint", "tool_calls", "updated_at", "agent", "total_usage", "version", "run_id", "last_drift", "delegated_usage", "subagents", "early_results", "attempts", "tasks", "run_started_at", "run_paused_ms", "session_started_at", "session_paused_ms")
     class AttemptsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -573,6 +577,10 @@ class Checkpoint(_message.Message):
     EARLY_RESULTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
+    RUN_STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    RUN_PAUSED_MS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_PAUSED_MS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     step_index: int
@@ -594,7 +602,11 @@ class Checkpoint(_message.Message):
     early_results: _containers.RepeatedCompositeFieldContainer[Message]
     attempts: _containers.ScalarMap[str, int]
     tasks: _containers.RepeatedCompositeFieldContainer[SubAgentState]
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., attempts: _Optional[_Mapping[str, int]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ...) -> None: ...
+    run_started_at: _timestamp_pb2.Timestamp
+    run_paused_ms: int
+    session_started_at: _timestamp_pb2.Timestamp
+    session_paused_ms: int
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., business_state_json: _Optional[str] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., approval_id: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., fingerprint: _Optional[_Union[AgentFingerprint, _Mapping]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent: _Optional[_Union[AgentSpec, _Mapping]] = ..., total_usage: _Optional[_Union[Usage, _Mapping]] = ..., version: _Optional[int] = ..., run_id: _Optional[str] = ..., last_drift: _Optional[_Union[AgentDrift, _Mapping]] = ..., delegated_usage: _Optional[_Union[Usage, _Mapping]] = ..., subagents: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., early_results: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., attempts: _Optional[_Mapping[str, int]] = ..., tasks: _Optional[_Iterable[_Union[SubAgentState, _Mapping]]] = ..., run_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_paused_ms: _Optional[int] = ..., session_started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_paused_ms: _Optional[int] = ...) -> None: ...
 
 class SubAgentState(_message.Message):
     __slots__ = ("call_id", "name", "depth", "path", "task_id", "messages", "step_index", "usage", "fingerprint")

@@ -176,6 +176,13 @@ export enum ErrorReason {
   ERROR_REASON_RECONCILE_NOT_ASKED = 120,
   /** ERROR_REASON_INVALID_RECONCILE_OUTCOME - INVALID_ARGUMENT: SubmitToolResult.reconcile is not a known ReconcileOutcome. */
   ERROR_REASON_INVALID_RECONCILE_OUTCOME = 121,
+  /** ERROR_REASON_INVALID_LIMITS - A limit is negative. */
+  ERROR_REASON_INVALID_LIMITS = 125,
+  /**
+   * ERROR_REASON_COST_LIMIT_WITHOUT_PRICE - A cost limit on an agent whose model has no price (neither reported by its provider
+   * nor in the daemon's price table).
+   */
+  ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126,
   UNRECOGNIZED = -1,
 }
 
@@ -442,6 +449,12 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 121:
     case "ERROR_REASON_INVALID_RECONCILE_OUTCOME":
       return ErrorReason.ERROR_REASON_INVALID_RECONCILE_OUTCOME;
+    case 125:
+    case "ERROR_REASON_INVALID_LIMITS":
+      return ErrorReason.ERROR_REASON_INVALID_LIMITS;
+    case 126:
+    case "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":
+      return ErrorReason.ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -625,6 +638,10 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_RECONCILE_NOT_ASKED";
     case ErrorReason.ERROR_REASON_INVALID_RECONCILE_OUTCOME:
       return "ERROR_REASON_INVALID_RECONCILE_OUTCOME";
+    case ErrorReason.ERROR_REASON_INVALID_LIMITS:
+      return "ERROR_REASON_INVALID_LIMITS";
+    case ErrorReason.ERROR_REASON_COST_LIMIT_WITHOUT_PRICE:
+      return "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1582,6 +1599,15 @@ export interface Checkpoint {
    * fingerprint unset). A `task` call with a task_id continues one of them.
    */
   tasks: SubAgentState[];
+  /**
+   * R81: when the current run and the session started, as the daemon's clock read them
+   * (a wall-clock limit counts from these, across restarts and daemons), and the time
+   * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+   */
+  runStartedAt: Date | undefined;
+  runPausedMs: number;
+  sessionStartedAt: Date | undefined;
+  sessionPausedMs: number;
 }
 
 export interface Checkpoint_AttemptsEntry {
@@ -4615,6 +4641,10 @@ function createBaseCheckpoint(): Checkpoint {
     earlyResults: [],
     attempts: {},
     tasks: [],
+    runStartedAt: undefined,
+    runPausedMs: 0,
+    sessionStartedAt: undefined,
+    sessionPausedMs: 0,
   };
 }
 
@@ -4682,6 +4712,18 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     });
     for (const v of message.tasks) {
       SubAgentState.encode(v!, writer.uint32(762).fork()).join();
+    }
+    if (message.runStartedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.runStartedAt), writer.uint32(402).fork()).join();
+    }
+    if (message.runPausedMs !== 0) {
+      writer.uint32(408).int64(message.runPausedMs);
+    }
+    if (message.sessionStartedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.sessionStartedAt), writer.uint32(418).fork()).join();
+    }
+    if (message.sessionPausedMs !== 0) {
+      writer.uint32(424).int64(message.sessionPausedMs);
     }
     return writer;
   },
@@ -4870,6 +4912,38 @@ export const Checkpoint: MessageFns<Checkpoint> = {
             message.tasks.push(SubAgentState.decode(reader, reader.uint32()));
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.runStartedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 51: {
+            if (tag !== 408) {
+              break;
+            }
+
+            message.runPausedMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 52: {
+            if (tag !== 418) {
+              break;
+            }
+
+            message.sessionStartedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 53: {
+            if (tag !== 424) {
+              break;
+            }
+
+            message.sessionPausedMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4970,6 +5044,26 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       tasks: globalThis.Array.isArray(object?.tasks)
         ? object.tasks.map((e: any) => SubAgentState.fromJSON(e))
         : [],
+      runStartedAt: isSet(object.runStartedAt)
+        ? fromJsonTimestamp(object.runStartedAt)
+        : isSet(object.run_started_at)
+        ? fromJsonTimestamp(object.run_started_at)
+        : undefined,
+      runPausedMs: isSet(object.runPausedMs)
+        ? globalThis.Number(object.runPausedMs)
+        : isSet(object.run_paused_ms)
+        ? globalThis.Number(object.run_paused_ms)
+        : 0,
+      sessionStartedAt: isSet(object.sessionStartedAt)
+        ? fromJsonTimestamp(object.sessionStartedAt)
+        : isSet(object.session_started_at)
+        ? fromJsonTimestamp(object.session_started_at)
+        : undefined,
+      sessionPausedMs: isSet(object.sessionPausedMs)
+        ? globalThis.Number(object.sessionPausedMs)
+        : isSet(object.session_paused_ms)
+        ? globalThis.Number(object.session_paused_ms)
+        : 0,
     };
   },
 
@@ -5044,6 +5138,18 @@ export const Checkpoint: MessageFns<Checkpoint> = {
     if (message.tasks?.length) {
       obj.tasks = message.tasks.map((e) => SubAgentState.toJSON(e));
     }
+    if (message.runStartedAt !== undefined) {
+      obj.runStartedAt = message.runStartedAt.toISOString();
+    }
+    if (message.runPausedMs !== 0) {
+      obj.runPausedMs = Math.round(message.runPausedMs);
+    }
+    if (message.sessionStartedAt !== undefined) {
+      obj.sessionStartedAt = message.sessionStartedAt.toISOString();
+    }
+    if (message.sessionPausedMs !== 0) {
+      obj.sessionPausedMs = Math.round(message.sessionPausedMs);
+    }
     return obj;
   },
 
@@ -5091,6 +5197,10 @@ export const Checkpoint: MessageFns<Checkpoint> = {
       {},
     );
     message.tasks = object.tasks?.map((e) => SubAgentState.fromPartial(e)) || [];
+    message.runStartedAt = object.runStartedAt ?? undefined;
+    message.runPausedMs = object.runPausedMs ?? 0;
+    message.sessionStartedAt = object.sessionStartedAt ?? undefined;
+    message.sessionPausedMs = object.sessionPausedMs ?? 0;
     return message;
   },
 };

@@ -949,6 +949,98 @@ private static final long serialVersionUID = 0L;
     return tasks_.get(index);
   }
 
+  public static final int RUN_STARTED_AT_FIELD_NUMBER = 50;
+  private com.google.protobuf.Timestamp runStartedAt_;
+  /**
+   * <pre>
+   * R81: when the current run and the session started, as the daemon's clock read them
+   * (a wall-clock limit counts from these, across restarts and daemons), and the time
+   * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+   * @return Whether the runStartedAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasRunStartedAt() {
+    return ((bitField0_ & 0x00000080) != 0);
+  }
+  /**
+   * <pre>
+   * R81: when the current run and the session started, as the daemon's clock read them
+   * (a wall-clock limit counts from these, across restarts and daemons), and the time
+   * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+   * @return The runStartedAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getRunStartedAt() {
+    return runStartedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : runStartedAt_;
+  }
+  /**
+   * <pre>
+   * R81: when the current run and the session started, as the daemon's clock read them
+   * (a wall-clock limit counts from these, across restarts and daemons), and the time
+   * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getRunStartedAtOrBuilder() {
+    return runStartedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : runStartedAt_;
+  }
+
+  public static final int RUN_PAUSED_MS_FIELD_NUMBER = 51;
+  private long runPausedMs_ = 0L;
+  /**
+   * <code>int64 run_paused_ms = 51;</code>
+   * @return The runPausedMs.
+   */
+  @java.lang.Override
+  public long getRunPausedMs() {
+    return runPausedMs_;
+  }
+
+  public static final int SESSION_STARTED_AT_FIELD_NUMBER = 52;
+  private com.google.protobuf.Timestamp sessionStartedAt_;
+  /**
+   * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+   * @return Whether the sessionStartedAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasSessionStartedAt() {
+    return ((bitField0_ & 0x00000100) != 0);
+  }
+  /**
+   * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+   * @return The sessionStartedAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getSessionStartedAt() {
+    return sessionStartedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : sessionStartedAt_;
+  }
+  /**
+   * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getSessionStartedAtOrBuilder() {
+    return sessionStartedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : sessionStartedAt_;
+  }
+
+  public static final int SESSION_PAUSED_MS_FIELD_NUMBER = 53;
+  private long sessionPausedMs_ = 0L;
+  /**
+   * <code>int64 session_paused_ms = 53;</code>
+   * @return The sessionPausedMs.
+   */
+  @java.lang.Override
+  public long getSessionPausedMs() {
+    return sessionPausedMs_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1019,6 +1111,18 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < earlyResults_.size(); i++) {
       output.writeMessage(42, earlyResults_.get(i));
+    }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      output.writeMessage(50, getRunStartedAt());
+    }
+    if (runPausedMs_ != 0L) {
+      output.writeInt64(51, runPausedMs_);
+    }
+    if (((bitField0_ & 0x00000100) != 0)) {
+      output.writeMessage(52, getSessionStartedAt());
+    }
+    if (sessionPausedMs_ != 0L) {
+      output.writeInt64(53, sessionPausedMs_);
     }
     com.google.protobuf.GeneratedMessage
       .serializeStringMapTo(
@@ -1125,6 +1229,22 @@ private static final long serialVersionUID = 0L;
           }
           size += 2 * count;
         }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(50, getRunStartedAt());
+    }
+    if (runPausedMs_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(51, runPausedMs_);
+    }
+    if (((bitField0_ & 0x00000100) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(52, getSessionStartedAt());
+    }
+    if (sessionPausedMs_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(53, sessionPausedMs_);
+    }
     for (java.util.Map.Entry<java.lang.String, java.lang.Integer> entry
          : internalGetAttempts().getMap().entrySet()) {
       com.google.protobuf.MapEntry<java.lang.String, java.lang.Integer>
@@ -1229,6 +1349,20 @@ private static final long serialVersionUID = 0L;
         other.internalGetAttempts())) return false;
     if (!getTasksList()
         .equals(other.getTasksList())) return false;
+    if (hasRunStartedAt() != other.hasRunStartedAt()) return false;
+    if (hasRunStartedAt()) {
+      if (!getRunStartedAt()
+          .equals(other.getRunStartedAt())) return false;
+    }
+    if (getRunPausedMs()
+        != other.getRunPausedMs()) return false;
+    if (hasSessionStartedAt() != other.hasSessionStartedAt()) return false;
+    if (hasSessionStartedAt()) {
+      if (!getSessionStartedAt()
+          .equals(other.getSessionStartedAt())) return false;
+    }
+    if (getSessionPausedMs()
+        != other.getSessionPausedMs()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1309,6 +1443,20 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + TASKS_FIELD_NUMBER;
       hash = (53 * hash) + getTasksList().hashCode();
     }
+    if (hasRunStartedAt()) {
+      hash = (37 * hash) + RUN_STARTED_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getRunStartedAt().hashCode();
+    }
+    hash = (37 * hash) + RUN_PAUSED_MS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getRunPausedMs());
+    if (hasSessionStartedAt()) {
+      hash = (37 * hash) + SESSION_STARTED_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getSessionStartedAt().hashCode();
+    }
+    hash = (37 * hash) + SESSION_PAUSED_MS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getSessionPausedMs());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1477,6 +1625,8 @@ private static final long serialVersionUID = 0L;
         internalGetSubagentsFieldBuilder();
         internalGetEarlyResultsFieldBuilder();
         internalGetTasksFieldBuilder();
+        internalGetRunStartedAtFieldBuilder();
+        internalGetSessionStartedAtFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1562,6 +1712,18 @@ private static final long serialVersionUID = 0L;
         tasksBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00100000);
+      runStartedAt_ = null;
+      if (runStartedAtBuilder_ != null) {
+        runStartedAtBuilder_.dispose();
+        runStartedAtBuilder_ = null;
+      }
+      runPausedMs_ = 0L;
+      sessionStartedAt_ = null;
+      if (sessionStartedAtBuilder_ != null) {
+        sessionStartedAtBuilder_.dispose();
+        sessionStartedAtBuilder_ = null;
+      }
+      sessionPausedMs_ = 0L;
       return this;
     }
 
@@ -1714,6 +1876,24 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00080000) != 0)) {
         result.attempts_ = internalGetAttempts();
         result.attempts_.makeImmutable();
+      }
+      if (((from_bitField0_ & 0x00200000) != 0)) {
+        result.runStartedAt_ = runStartedAtBuilder_ == null
+            ? runStartedAt_
+            : runStartedAtBuilder_.build();
+        to_bitField0_ |= 0x00000080;
+      }
+      if (((from_bitField0_ & 0x00400000) != 0)) {
+        result.runPausedMs_ = runPausedMs_;
+      }
+      if (((from_bitField0_ & 0x00800000) != 0)) {
+        result.sessionStartedAt_ = sessionStartedAtBuilder_ == null
+            ? sessionStartedAt_
+            : sessionStartedAtBuilder_.build();
+        to_bitField0_ |= 0x00000100;
+      }
+      if (((from_bitField0_ & 0x01000000) != 0)) {
+        result.sessionPausedMs_ = sessionPausedMs_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1916,6 +2096,18 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (other.hasRunStartedAt()) {
+        mergeRunStartedAt(other.getRunStartedAt());
+      }
+      if (other.getRunPausedMs() != 0L) {
+        setRunPausedMs(other.getRunPausedMs());
+      }
+      if (other.hasSessionStartedAt()) {
+        mergeSessionStartedAt(other.getSessionStartedAt());
+      }
+      if (other.getSessionPausedMs() != 0L) {
+        setSessionPausedMs(other.getSessionPausedMs());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -2083,6 +2275,30 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 338
+            case 402: {
+              input.readMessage(
+                  internalGetRunStartedAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00200000;
+              break;
+            } // case 402
+            case 408: {
+              runPausedMs_ = input.readInt64();
+              bitField0_ |= 0x00400000;
+              break;
+            } // case 408
+            case 418: {
+              input.readMessage(
+                  internalGetSessionStartedAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00800000;
+              break;
+            } // case 418
+            case 424: {
+              sessionPausedMs_ = input.readInt64();
+              bitField0_ |= 0x01000000;
+              break;
+            } // case 424
             case 482: {
               com.google.protobuf.MapEntry<java.lang.String, java.lang.Integer>
               attempts__ = input.readMessage(
@@ -5345,6 +5561,366 @@ private static final long serialVersionUID = 0L;
         tasks_ = null;
       }
       return tasksBuilder_;
+    }
+
+    private com.google.protobuf.Timestamp runStartedAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> runStartedAtBuilder_;
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     * @return Whether the runStartedAt field is set.
+     */
+    public boolean hasRunStartedAt() {
+      return ((bitField0_ & 0x00200000) != 0);
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     * @return The runStartedAt.
+     */
+    public com.google.protobuf.Timestamp getRunStartedAt() {
+      if (runStartedAtBuilder_ == null) {
+        return runStartedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : runStartedAt_;
+      } else {
+        return runStartedAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     */
+    public Builder setRunStartedAt(com.google.protobuf.Timestamp value) {
+      if (runStartedAtBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        runStartedAt_ = value;
+      } else {
+        runStartedAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     */
+    public Builder setRunStartedAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (runStartedAtBuilder_ == null) {
+        runStartedAt_ = builderForValue.build();
+      } else {
+        runStartedAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     */
+    public Builder mergeRunStartedAt(com.google.protobuf.Timestamp value) {
+      if (runStartedAtBuilder_ == null) {
+        if (((bitField0_ & 0x00200000) != 0) &&
+          runStartedAt_ != null &&
+          runStartedAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getRunStartedAtBuilder().mergeFrom(value);
+        } else {
+          runStartedAt_ = value;
+        }
+      } else {
+        runStartedAtBuilder_.mergeFrom(value);
+      }
+      if (runStartedAt_ != null) {
+        bitField0_ |= 0x00200000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     */
+    public Builder clearRunStartedAt() {
+      bitField0_ = (bitField0_ & ~0x00200000);
+      runStartedAt_ = null;
+      if (runStartedAtBuilder_ != null) {
+        runStartedAtBuilder_.dispose();
+        runStartedAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getRunStartedAtBuilder() {
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return internalGetRunStartedAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getRunStartedAtOrBuilder() {
+      if (runStartedAtBuilder_ != null) {
+        return runStartedAtBuilder_.getMessageOrBuilder();
+      } else {
+        return runStartedAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : runStartedAt_;
+      }
+    }
+    /**
+     * <pre>
+     * R81: when the current run and the session started, as the daemon's clock read them
+     * (a wall-clock limit counts from these, across restarts and daemons), and the time
+     * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetRunStartedAtFieldBuilder() {
+      if (runStartedAtBuilder_ == null) {
+        runStartedAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getRunStartedAt(),
+                getParentForChildren(),
+                isClean());
+        runStartedAt_ = null;
+      }
+      return runStartedAtBuilder_;
+    }
+
+    private long runPausedMs_ ;
+    /**
+     * <code>int64 run_paused_ms = 51;</code>
+     * @return The runPausedMs.
+     */
+    @java.lang.Override
+    public long getRunPausedMs() {
+      return runPausedMs_;
+    }
+    /**
+     * <code>int64 run_paused_ms = 51;</code>
+     * @param value The runPausedMs to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunPausedMs(long value) {
+
+      runPausedMs_ = value;
+      bitField0_ |= 0x00400000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>int64 run_paused_ms = 51;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRunPausedMs() {
+      bitField0_ = (bitField0_ & ~0x00400000);
+      runPausedMs_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Timestamp sessionStartedAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> sessionStartedAtBuilder_;
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     * @return Whether the sessionStartedAt field is set.
+     */
+    public boolean hasSessionStartedAt() {
+      return ((bitField0_ & 0x00800000) != 0);
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     * @return The sessionStartedAt.
+     */
+    public com.google.protobuf.Timestamp getSessionStartedAt() {
+      if (sessionStartedAtBuilder_ == null) {
+        return sessionStartedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : sessionStartedAt_;
+      } else {
+        return sessionStartedAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     */
+    public Builder setSessionStartedAt(com.google.protobuf.Timestamp value) {
+      if (sessionStartedAtBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        sessionStartedAt_ = value;
+      } else {
+        sessionStartedAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00800000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     */
+    public Builder setSessionStartedAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (sessionStartedAtBuilder_ == null) {
+        sessionStartedAt_ = builderForValue.build();
+      } else {
+        sessionStartedAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00800000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     */
+    public Builder mergeSessionStartedAt(com.google.protobuf.Timestamp value) {
+      if (sessionStartedAtBuilder_ == null) {
+        if (((bitField0_ & 0x00800000) != 0) &&
+          sessionStartedAt_ != null &&
+          sessionStartedAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getSessionStartedAtBuilder().mergeFrom(value);
+        } else {
+          sessionStartedAt_ = value;
+        }
+      } else {
+        sessionStartedAtBuilder_.mergeFrom(value);
+      }
+      if (sessionStartedAt_ != null) {
+        bitField0_ |= 0x00800000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     */
+    public Builder clearSessionStartedAt() {
+      bitField0_ = (bitField0_ & ~0x00800000);
+      sessionStartedAt_ = null;
+      if (sessionStartedAtBuilder_ != null) {
+        sessionStartedAtBuilder_.dispose();
+        sessionStartedAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getSessionStartedAtBuilder() {
+      bitField0_ |= 0x00800000;
+      onChanged();
+      return internalGetSessionStartedAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getSessionStartedAtOrBuilder() {
+      if (sessionStartedAtBuilder_ != null) {
+        return sessionStartedAtBuilder_.getMessageOrBuilder();
+      } else {
+        return sessionStartedAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : sessionStartedAt_;
+      }
+    }
+    /**
+     * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetSessionStartedAtFieldBuilder() {
+      if (sessionStartedAtBuilder_ == null) {
+        sessionStartedAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getSessionStartedAt(),
+                getParentForChildren(),
+                isClean());
+        sessionStartedAt_ = null;
+      }
+      return sessionStartedAtBuilder_;
+    }
+
+    private long sessionPausedMs_ ;
+    /**
+     * <code>int64 session_paused_ms = 53;</code>
+     * @return The sessionPausedMs.
+     */
+    @java.lang.Override
+    public long getSessionPausedMs() {
+      return sessionPausedMs_;
+    }
+    /**
+     * <code>int64 session_paused_ms = 53;</code>
+     * @param value The sessionPausedMs to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSessionPausedMs(long value) {
+
+      sessionPausedMs_ = value;
+      bitField0_ |= 0x01000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>int64 session_paused_ms = 53;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSessionPausedMs() {
+      bitField0_ = (bitField0_ & ~0x01000000);
+      sessionPausedMs_ = 0L;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.Checkpoint)

@@ -550,4 +550,64 @@ public interface CheckpointOrBuilder extends
    */
   dev.luosho.v1.SubAgentStateOrBuilder getTasksOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * R81: when the current run and the session started, as the daemon's clock read them
+   * (a wall-clock limit counts from these, across restarts and daemons), and the time
+   * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+   * @return Whether the runStartedAt field is set.
+   */
+  boolean hasRunStartedAt();
+  /**
+   * <pre>
+   * R81: when the current run and the session started, as the daemon's clock read them
+   * (a wall-clock limit counts from these, across restarts and daemons), and the time
+   * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+   * @return The runStartedAt.
+   */
+  com.google.protobuf.Timestamp getRunStartedAt();
+  /**
+   * <pre>
+   * R81: when the current run and the session started, as the daemon's clock read them
+   * (a wall-clock limit counts from these, across restarts and daemons), and the time
+   * each spent paused on approvals. Unset on checkpoints saved before limits existed.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp run_started_at = 50;</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getRunStartedAtOrBuilder();
+
+  /**
+   * <code>int64 run_paused_ms = 51;</code>
+   * @return The runPausedMs.
+   */
+  long getRunPausedMs();
+
+  /**
+   * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+   * @return Whether the sessionStartedAt field is set.
+   */
+  boolean hasSessionStartedAt();
+  /**
+   * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+   * @return The sessionStartedAt.
+   */
+  com.google.protobuf.Timestamp getSessionStartedAt();
+  /**
+   * <code>.google.protobuf.Timestamp session_started_at = 52;</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getSessionStartedAtOrBuilder();
+
+  /**
+   * <code>int64 session_paused_ms = 53;</code>
+   * @return The sessionPausedMs.
+   */
+  long getSessionPausedMs();
 }

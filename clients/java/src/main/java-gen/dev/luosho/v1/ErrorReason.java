@@ -486,6 +486,23 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_RECONCILE_OUTCOME = 121;</code>
    */
   ERROR_REASON_INVALID_RECONCILE_OUTCOME(121),
+  /**
+   * <pre>
+   * A limit is negative.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_LIMITS = 125;</code>
+   */
+  ERROR_REASON_INVALID_LIMITS(125),
+  /**
+   * <pre>
+   * A cost limit on an agent whose model has no price (neither reported by its provider
+   * nor in the daemon's price table).
+   * </pre>
+   *
+   * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
+   */
+  ERROR_REASON_COST_LIMIT_WITHOUT_PRICE(126),
   UNRECOGNIZED(-1),
   ;
 
@@ -964,6 +981,23 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_RECONCILE_OUTCOME = 121;</code>
    */
   public static final int ERROR_REASON_INVALID_RECONCILE_OUTCOME_VALUE = 121;
+  /**
+   * <pre>
+   * A limit is negative.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_LIMITS = 125;</code>
+   */
+  public static final int ERROR_REASON_INVALID_LIMITS_VALUE = 125;
+  /**
+   * <pre>
+   * A cost limit on an agent whose model has no price (neither reported by its provider
+   * nor in the daemon's price table).
+   * </pre>
+   *
+   * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
+   */
+  public static final int ERROR_REASON_COST_LIMIT_WITHOUT_PRICE_VALUE = 126;
 
 
   public final int getNumber() {
@@ -1077,6 +1111,8 @@ public enum ErrorReason
       case 113: return ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
       case 120: return ERROR_REASON_RECONCILE_NOT_ASKED;
       case 121: return ERROR_REASON_INVALID_RECONCILE_OUTCOME;
+      case 125: return ERROR_REASON_INVALID_LIMITS;
+      case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
       default: return null;
     }
   }
