@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -42,6 +42,11 @@ class Message:
     tool_call_id: str = ""
     tool_name: str = ""
     is_error: bool = False
+    #: Assistant turns: the model that produced the turn ("provider:model") and what that
+    #: model call used; "" and ``None`` on other messages and on turns saved before they
+    #: were recorded. Not part of a message's identity (``key``, ``==``).
+    model: str = field(default="", compare=False)
+    usage: Usage | None = field(default=None, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         """Identity for merging input with a stored transcript: role, content, call ids."""
@@ -56,10 +61,15 @@ class Message:
             d["tool_name"] = self.tool_name
         if self.is_error:
             d["is_error"] = True
+        if self.model:
+            d["model"] = self.model
+        if self.usage is not None:
+            d["usage"] = self.usage.to_dict()
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Message:
+        usage = d.get("usage")
         return cls(
             Role(d["role"]),
             d.get("content", ""),
@@ -67,6 +77,8 @@ class Message:
             d.get("tool_call_id", ""),
             d.get("tool_name", ""),
             d.get("is_error", False),
+            d.get("model", ""),
+            Usage.from_dict(usage) if usage is not None else None,
         )
 
 
@@ -77,6 +89,11 @@ class Usage:
     total_tokens: int = 0
     model_calls: int = 0
     cost_usd: float = 0.0
+    #: Of ``prompt_tokens``: read from / written to the provider's prompt cache; of
+    #: ``completion_tokens``: the model's reasoning; where the provider reports them.
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
@@ -84,19 +101,31 @@ class Usage:
         self.total_tokens += other.total_tokens
         self.model_calls += other.model_calls
         self.cost_usd += other.cost_usd
+        self.cached_input_tokens += other.cached_input_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.reasoning_tokens += other.reasoning_tokens
 
     def copy(self) -> Usage:
         return dataclasses.replace(self)
 
     def to_dict(self) -> dict[str, Any]:
         # Spelled out: dataclasses.asdict deep-copies recursively, and this runs on every save.
-        return {
+        d: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "model_calls": self.model_calls,
             "cost_usd": self.cost_usd,
         }
+        # Only when counted: a header saved before these counts existed hashes (R91) and
+        # reads the same.
+        if self.cached_input_tokens:
+            d["cached_input_tokens"] = self.cached_input_tokens
+        if self.cache_write_tokens:
+            d["cache_write_tokens"] = self.cache_write_tokens
+        if self.reasoning_tokens:
+            d["reasoning_tokens"] = self.reasoning_tokens
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Usage:

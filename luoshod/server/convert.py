@@ -94,6 +94,21 @@ def message_from_pb(m: pb.Message) -> Message:
         m.tool_call_id,
         m.tool_name,
         m.is_error,
+        m.model,
+        usage_from_pb(m.usage) if m.HasField("usage") else None,
+    )
+
+
+def usage_from_pb(u: pb.Usage) -> Usage:
+    return Usage(
+        u.prompt_tokens,
+        u.completion_tokens,
+        u.total_tokens,
+        u.model_calls,
+        u.cost_usd,
+        u.cached_input_tokens,
+        u.cache_write_tokens,
+        u.reasoning_tokens,
     )
 
 
@@ -137,6 +152,8 @@ def message_pb(m: Message) -> pb.Message:
         tool_call_id=m.tool_call_id,
         tool_name=m.tool_name,
         is_error=m.is_error,
+        model=m.model,
+        usage=usage_pb(m.usage) if m.usage is not None else None,
     )
 
 
@@ -147,6 +164,9 @@ def usage_pb(u: Usage) -> pb.Usage:
         total_tokens=u.total_tokens,
         model_calls=u.model_calls,
         cost_usd=u.cost_usd,
+        cached_input_tokens=u.cached_input_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        reasoning_tokens=u.reasoning_tokens,
     )
 
 
