@@ -231,13 +231,18 @@ def approval_pb(a: Approval) -> pb.Approval:
 
 
 def history_entry_pb(e: HistoryEntry, *, include_checkpoint: bool) -> pb.HistoryEntry:
+    cp = e.checkpoint
+    turn = next((m for m in reversed(cp.messages) if m.role is Role.ASSISTANT), None)
     return pb.HistoryEntry(
         step=e.step,
         saved_at=timestamp(e.saved_at),
         status=STATUS_TO_PB[e.status],
-        version=e.checkpoint.version,
-        message_count=len(e.checkpoint.messages),
-        checkpoint=checkpoint_pb(e.checkpoint) if include_checkpoint else None,
+        version=cp.version,
+        message_count=len(cp.messages),
+        checkpoint=checkpoint_pb(cp) if include_checkpoint else None,
+        model=turn.model if turn is not None else "",
+        usage=usage_pb(turn.usage) if turn is not None and turn.usage is not None else None,
+        total_usage=usage_pb(cp.total_usage),
     )
 
 
@@ -246,6 +251,8 @@ def _steps_pb(steps: list[Step]) -> list[pb.TrajectoryStep]:
         pb.TrajectoryStep(
             index=s.index,
             text=s.text,
+            model=s.model,
+            usage=usage_pb(s.usage) if s.usage is not None else None,
             calls=[
                 pb.TrajectoryCall(
                     tool_call_id=c.id,
@@ -375,6 +382,7 @@ def summary_pb(s: SessionSummary) -> pb.SessionSummary:
         approval_id=s.approval_id,
         updated_at=timestamp(s.updated_at),
         last_drift=_drift_pb(s.last_drift) if s.last_drift else None,
+        total_usage=usage_pb(s.total_usage),
     )
 
 

@@ -2629,7 +2629,14 @@ type HistoryEntry struct {
 	Version      int64                  `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
 	MessageCount int32                  `protobuf:"varint,5,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
 	// Set when HistoryRequest.include_checkpoint.
-	Checkpoint    *Checkpoint `protobuf:"bytes,6,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Checkpoint *Checkpoint `protobuf:"bytes,6,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// The entry's step's assistant turn (the checkpoint's last one): the model that produced
+	// it and that call's usage. Empty and unset when the entry has no turn, or its turn was
+	// saved before they were recorded.
+	Model string `protobuf:"bytes,7,opt,name=model,proto3" json:"model,omitempty"`
+	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Usage over the session's whole life at this save (the checkpoint's total_usage).
+	TotalUsage    *Usage `protobuf:"bytes,9,opt,name=total_usage,json=totalUsage,proto3" json:"total_usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2702,6 +2709,27 @@ func (x *HistoryEntry) GetMessageCount() int32 {
 func (x *HistoryEntry) GetCheckpoint() *Checkpoint {
 	if x != nil {
 		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetTotalUsage() *Usage {
+	if x != nil {
+		return x.TotalUsage
 	}
 	return nil
 }
@@ -4854,8 +4882,13 @@ type GetSessionResponse struct {
 	// session succeeds. Kept by the daemon that made the call (not in the store): another
 	// daemon sharing the store, or this one restarted, does not know it.
 	LastModelFailure *ModelFailure `protobuf:"bytes,3,opt,name=last_model_failure,json=lastModelFailure,proto3" json:"last_model_failure,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The usage of the session's turns by the model that produced them ("provider:model"):
+	// the transcript's turns and its sub-agents' (the unfinished ones and the session's
+	// tasks). Turns saved before their usage was recorded are not in it; the checkpoint's
+	// total_usage counts them.
+	UsageByModel  map[string]*Usage `protobuf:"bytes,4,rep,name=usage_by_model,json=usageByModel,proto3" json:"usage_by_model,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
@@ -4905,6 +4938,13 @@ func (x *GetSessionResponse) GetQueue() []*QueuedInput {
 func (x *GetSessionResponse) GetLastModelFailure() *ModelFailure {
 	if x != nil {
 		return x.LastModelFailure
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetUsageByModel() map[string]*Usage {
+	if x != nil {
+		return x.UsageByModel
 	}
 	return nil
 }
@@ -5016,8 +5056,12 @@ type ListSessionsRequest struct {
 	// Also count the sessions listed (with status and session_id_prefix): total_size. A
 	// scan of them on every call that asks.
 	IncludeTotalSize bool `protobuf:"varint,6,opt,name=include_total_size,json=includeTotalSize,proto3" json:"include_total_size,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Ordered by the cost of the session's whole life (total_usage.cost_usd), the costliest
+	// first (ties by id), instead of by id. Each page is a scan of the sessions listed, like
+	// newest_first; asking for both is INVALID_ARGUMENT/INVALID_REQUEST.
+	CostliestFirst bool `protobuf:"varint,7,opt,name=costliest_first,json=costliestFirst,proto3" json:"costliest_first,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
@@ -5088,6 +5132,13 @@ func (x *ListSessionsRequest) GetNewestFirst() bool {
 func (x *ListSessionsRequest) GetIncludeTotalSize() bool {
 	if x != nil {
 		return x.IncludeTotalSize
+	}
+	return false
+}
+
+func (x *ListSessionsRequest) GetCostliestFirst() bool {
+	if x != nil {
+		return x.CostliestFirst
 	}
 	return false
 }
@@ -5956,9 +6007,13 @@ func (x *CompareRequest) GetSessionIdB() string {
 type TrajectoryStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The step's number, from 1 (as Fork's from_step and a checkpoint's step_index count).
-	Index         int32             `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Text          string            `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	Calls         []*TrajectoryCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	Index int32             `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Text  string            `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Calls []*TrajectoryCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	// The model that produced the step's turn and that call's usage (empty and unset for a
+	// turn saved before they were recorded).
+	Model         string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	Usage         *Usage `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6010,6 +6065,20 @@ func (x *TrajectoryStep) GetText() string {
 func (x *TrajectoryStep) GetCalls() []*TrajectoryCall {
 	if x != nil {
 		return x.Calls
+	}
+	return nil
+}
+
+func (x *TrajectoryStep) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *TrajectoryStep) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
 	}
 	return nil
 }
@@ -6883,7 +6952,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12#\n" +
-	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\x84\x02\n" +
+	"\rsubagent_path\x18( \x03(\tR\fsubagentPath\"\xf5\x02\n" +
 	"\fHistoryEntry\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x125\n" +
 	"\bsaved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\asavedAt\x123\n" +
@@ -6892,7 +6961,11 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\rmessage_count\x18\x05 \x01(\x05R\fmessageCount\x125\n" +
 	"\n" +
 	"checkpoint\x18\x06 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
-	"checkpoint\"\xab\x03\n" +
+	"checkpoint\x12\x14\n" +
+	"\x05model\x18\a \x01(\tR\x05model\x12&\n" +
+	"\x05usage\x18\b \x01(\v2\x10.luosho.v1.UsageR\x05usage\x121\n" +
+	"\vtotal_usage\x18\t \x01(\v2\x10.luosho.v1.UsageR\n" +
+	"totalUsage\"\xab\x03\n" +
 	"\x0eSessionSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x123\n" +
@@ -7085,13 +7158,17 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\xc0\x01\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xea\x02\n" +
 	"\x12GetSessionResponse\x125\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x15.luosho.v1.CheckpointR\n" +
 	"checkpoint\x12,\n" +
 	"\x05queue\x18\x02 \x03(\v2\x16.luosho.v1.QueuedInputR\x05queue\x12E\n" +
-	"\x12last_model_failure\x18\x03 \x01(\v2\x17.luosho.v1.ModelFailureR\x10lastModelFailure\"\xdb\x02\n" +
+	"\x12last_model_failure\x18\x03 \x01(\v2\x17.luosho.v1.ModelFailureR\x10lastModelFailure\x12U\n" +
+	"\x0eusage_by_model\x18\x04 \x03(\v2/.luosho.v1.GetSessionResponse.UsageByModelEntryR\fusageByModel\x1aQ\n" +
+	"\x11UsageByModelEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12&\n" +
+	"\x05value\x18\x02 \x01(\v2\x10.luosho.v1.UsageR\x05value:\x028\x01\"\xdb\x02\n" +
 	"\fModelFailure\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +
@@ -7101,7 +7178,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x10retry_not_before\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0eretryNotBefore\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x83\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x02\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -7109,7 +7186,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12*\n" +
 	"\x11session_id_prefix\x18\x04 \x01(\tR\x0fsessionIdPrefix\x12!\n" +
 	"\fnewest_first\x18\x05 \x01(\bR\vnewestFirst\x12,\n" +
-	"\x12include_total_size\x18\x06 \x01(\bR\x10includeTotalSize\"\xa8\x01\n" +
+	"\x12include_total_size\x18\x06 \x01(\bR\x10includeTotalSize\x12'\n" +
+	"\x0fcostliest_first\x18\a \x01(\bR\x0ecostliestFirst\"\xa8\x01\n" +
 	"\x14ListSessionsResponse\x125\n" +
 	"\bsessions\x18\x01 \x03(\v2\x19.luosho.v1.SessionSummaryR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\"\n" +
@@ -7185,11 +7263,13 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\fsession_id_a\x18\x01 \x01(\tR\n" +
 	"sessionIdA\x12 \n" +
 	"\fsession_id_b\x18\x02 \x01(\tR\n" +
-	"sessionIdB\"k\n" +
+	"sessionIdB\"\xa9\x01\n" +
 	"\x0eTrajectoryStep\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12/\n" +
-	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\"\xa3\x02\n" +
+	"\x05calls\x18\x03 \x03(\v2\x19.luosho.v1.TrajectoryCallR\x05calls\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12&\n" +
+	"\x05usage\x18\x05 \x01(\v2\x10.luosho.v1.UsageR\x05usage\"\xa3\x02\n" +
 	"\x0eTrajectoryCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
@@ -7435,7 +7515,7 @@ func file_luosho_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_luosho_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_luosho_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_luosho_v1_agent_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: luosho.v1.ErrorReason
 	(Role)(0),                        // 1: luosho.v1.Role
@@ -7525,8 +7605,9 @@ var file_luosho_v1_agent_proto_goTypes = []any{
 	(*McpServer)(nil),                // 85: luosho.v1.McpServer
 	(*McpTool)(nil),                  // 86: luosho.v1.McpTool
 	nil,                              // 87: luosho.v1.AgentFingerprint.ToolSchemaHashesEntry
-	nil,                              // 88: luosho.v1.ModelFailure.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 89: google.protobuf.Timestamp
+	nil,                              // 88: luosho.v1.GetSessionResponse.UsageByModelEntry
+	nil,                              // 89: luosho.v1.ModelFailure.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 90: google.protobuf.Timestamp
 }
 var file_luosho_v1_agent_proto_depIdxs = []int32{
 	13,  // 0: luosho.v1.AgentSpec.tools:type_name -> luosho.v1.ToolSpec
@@ -7553,7 +7634,7 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	4,   // 21: luosho.v1.Checkpoint.finish_reason:type_name -> luosho.v1.FinishReason
 	26,  // 22: luosho.v1.Checkpoint.fingerprint:type_name -> luosho.v1.AgentFingerprint
 	25,  // 23: luosho.v1.Checkpoint.tool_calls:type_name -> luosho.v1.ToolCallRecord
-	89,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
+	90,  // 24: luosho.v1.Checkpoint.updated_at:type_name -> google.protobuf.Timestamp
 	14,  // 25: luosho.v1.Checkpoint.agent:type_name -> luosho.v1.AgentSpec
 	24,  // 26: luosho.v1.Checkpoint.total_usage:type_name -> luosho.v1.Usage
 	42,  // 27: luosho.v1.Checkpoint.last_drift:type_name -> luosho.v1.AgentDrift
@@ -7567,117 +7648,122 @@ var file_luosho_v1_agent_proto_depIdxs = []int32{
 	22,  // 35: luosho.v1.Approval.tool_call:type_name -> luosho.v1.ToolCall
 	22,  // 36: luosho.v1.Approval.remaining:type_name -> luosho.v1.ToolCall
 	26,  // 37: luosho.v1.Approval.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	89,  // 38: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 39: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	89,  // 40: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
+	90,  // 38: luosho.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	90,  // 39: luosho.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	90,  // 40: luosho.v1.HistoryEntry.saved_at:type_name -> google.protobuf.Timestamp
 	3,   // 41: luosho.v1.HistoryEntry.status:type_name -> luosho.v1.CheckpointStatus
 	27,  // 42: luosho.v1.HistoryEntry.checkpoint:type_name -> luosho.v1.Checkpoint
-	3,   // 43: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
-	4,   // 44: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
-	89,  // 45: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	42,  // 46: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
-	24,  // 47: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
-	89,  // 48: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
-	33,  // 49: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
-	35,  // 50: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
-	36,  // 51: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
-	37,  // 52: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
-	39,  // 53: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
-	40,  // 54: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
-	45,  // 55: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
-	42,  // 56: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
-	41,  // 57: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
-	43,  // 58: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
-	38,  // 59: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
-	48,  // 60: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
-	34,  // 61: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
-	44,  // 62: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
-	18,  // 63: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
-	7,   // 64: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
-	26,  // 65: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
-	23,  // 66: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
-	24,  // 67: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
-	22,  // 68: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
-	8,   // 69: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
-	29,  // 70: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
-	24,  // 71: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
-	4,   // 72: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
-	3,   // 73: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
-	24,  // 74: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
-	23,  // 75: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
-	14,  // 76: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
-	9,   // 77: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
-	23,  // 78: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
-	9,   // 79: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
-	89,  // 80: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
-	32,  // 81: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
-	14,  // 82: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
-	32,  // 83: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
-	10,  // 84: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
-	27,  // 85: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	47,  // 86: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
-	60,  // 87: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
-	88,  // 88: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
-	89,  // 89: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
-	89,  // 90: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
-	3,   // 91: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
-	31,  // 92: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
-	14,  // 93: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
-	32,  // 94: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
-	29,  // 95: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
-	30,  // 96: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
-	23,  // 97: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
-	72,  // 98: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
-	71,  // 99: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
-	27,  // 100: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
-	77,  // 101: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
-	76,  // 102: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
-	78,  // 103: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
-	4,   // 104: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
-	4,   // 105: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
-	76,  // 106: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
-	76,  // 107: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
-	79,  // 108: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
-	32,  // 109: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
-	85,  // 110: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
-	11,  // 111: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
-	12,  // 112: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
-	86,  // 113: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
-	46,  // 114: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
-	52,  // 115: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
-	54,  // 116: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
-	56,  // 117: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
-	58,  // 118: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
-	61,  // 119: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
-	63,  // 120: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
-	65,  // 121: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
-	67,  // 122: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
-	69,  // 123: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
-	73,  // 124: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
-	75,  // 125: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
-	81,  // 126: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
-	83,  // 127: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
-	49,  // 128: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
-	51,  // 129: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
-	53,  // 130: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
-	55,  // 131: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
-	57,  // 132: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
-	59,  // 133: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
-	62,  // 134: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
-	64,  // 135: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
-	66,  // 136: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
-	68,  // 137: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
-	70,  // 138: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
-	74,  // 139: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
-	80,  // 140: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
-	82,  // 141: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
-	84,  // 142: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
-	50,  // 143: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
-	129, // [129:144] is the sub-list for method output_type
-	114, // [114:129] is the sub-list for method input_type
-	114, // [114:114] is the sub-list for extension type_name
-	114, // [114:114] is the sub-list for extension extendee
-	0,   // [0:114] is the sub-list for field type_name
+	24,  // 43: luosho.v1.HistoryEntry.usage:type_name -> luosho.v1.Usage
+	24,  // 44: luosho.v1.HistoryEntry.total_usage:type_name -> luosho.v1.Usage
+	3,   // 45: luosho.v1.SessionSummary.status:type_name -> luosho.v1.CheckpointStatus
+	4,   // 46: luosho.v1.SessionSummary.finish_reason:type_name -> luosho.v1.FinishReason
+	90,  // 47: luosho.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	42,  // 48: luosho.v1.SessionSummary.last_drift:type_name -> luosho.v1.AgentDrift
+	24,  // 49: luosho.v1.SessionSummary.total_usage:type_name -> luosho.v1.Usage
+	90,  // 50: luosho.v1.Event.time:type_name -> google.protobuf.Timestamp
+	33,  // 51: luosho.v1.Event.run_start:type_name -> luosho.v1.RunStart
+	35,  // 52: luosho.v1.Event.step_start:type_name -> luosho.v1.StepStart
+	36,  // 53: luosho.v1.Event.model_turn:type_name -> luosho.v1.ModelTurn
+	37,  // 54: luosho.v1.Event.tool_call:type_name -> luosho.v1.ToolCallRequested
+	39,  // 55: luosho.v1.Event.tool_result:type_name -> luosho.v1.ToolResult
+	40,  // 56: luosho.v1.Event.step_done:type_name -> luosho.v1.StepDone
+	45,  // 57: luosho.v1.Event.run_done:type_name -> luosho.v1.RunDone
+	42,  // 58: luosho.v1.Event.agent_drift:type_name -> luosho.v1.AgentDrift
+	41,  // 59: luosho.v1.Event.text_delta:type_name -> luosho.v1.TextDelta
+	43,  // 60: luosho.v1.Event.approval_requested:type_name -> luosho.v1.ApprovalRequested
+	38,  // 61: luosho.v1.Event.tool_retry:type_name -> luosho.v1.ToolRetry
+	48,  // 62: luosho.v1.Event.input_queued:type_name -> luosho.v1.InputQueued
+	34,  // 63: luosho.v1.Event.approval_resolved:type_name -> luosho.v1.ApprovalResolved
+	44,  // 64: luosho.v1.Event.budget_exceeded:type_name -> luosho.v1.BudgetExceeded
+	18,  // 65: luosho.v1.Event.subagent:type_name -> luosho.v1.SubAgentTag
+	7,   // 66: luosho.v1.RunStart.mode:type_name -> luosho.v1.RunMode
+	26,  // 67: luosho.v1.RunStart.fingerprint:type_name -> luosho.v1.AgentFingerprint
+	23,  // 68: luosho.v1.ModelTurn.message:type_name -> luosho.v1.Message
+	24,  // 69: luosho.v1.ModelTurn.usage:type_name -> luosho.v1.Usage
+	22,  // 70: luosho.v1.ToolCallRequested.call:type_name -> luosho.v1.ToolCall
+	8,   // 71: luosho.v1.ToolCallRequested.executor:type_name -> luosho.v1.ToolExecutor
+	29,  // 72: luosho.v1.ApprovalRequested.approval:type_name -> luosho.v1.Approval
+	24,  // 73: luosho.v1.BudgetExceeded.usage:type_name -> luosho.v1.Usage
+	4,   // 74: luosho.v1.RunDone.finish_reason:type_name -> luosho.v1.FinishReason
+	3,   // 75: luosho.v1.RunDone.status:type_name -> luosho.v1.CheckpointStatus
+	24,  // 76: luosho.v1.RunDone.usage:type_name -> luosho.v1.Usage
+	23,  // 77: luosho.v1.ExecuteRequest.input:type_name -> luosho.v1.Message
+	14,  // 78: luosho.v1.ExecuteRequest.agent:type_name -> luosho.v1.AgentSpec
+	9,   // 79: luosho.v1.ExecuteRequest.if_busy:type_name -> luosho.v1.IfBusy
+	23,  // 80: luosho.v1.QueuedInput.input:type_name -> luosho.v1.Message
+	9,   // 81: luosho.v1.QueuedInput.if_busy:type_name -> luosho.v1.IfBusy
+	90,  // 82: luosho.v1.QueuedInput.enqueued_at:type_name -> google.protobuf.Timestamp
+	32,  // 83: luosho.v1.ExecuteResponse.event:type_name -> luosho.v1.Event
+	14,  // 84: luosho.v1.ResumeRequest.agent:type_name -> luosho.v1.AgentSpec
+	32,  // 85: luosho.v1.ResumeResponse.event:type_name -> luosho.v1.Event
+	10,  // 86: luosho.v1.SubmitToolResultResponse.outcome:type_name -> luosho.v1.SubmitOutcome
+	27,  // 87: luosho.v1.GetSessionResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	47,  // 88: luosho.v1.GetSessionResponse.queue:type_name -> luosho.v1.QueuedInput
+	60,  // 89: luosho.v1.GetSessionResponse.last_model_failure:type_name -> luosho.v1.ModelFailure
+	88,  // 90: luosho.v1.GetSessionResponse.usage_by_model:type_name -> luosho.v1.GetSessionResponse.UsageByModelEntry
+	89,  // 91: luosho.v1.ModelFailure.metadata:type_name -> luosho.v1.ModelFailure.MetadataEntry
+	90,  // 92: luosho.v1.ModelFailure.failed_at:type_name -> google.protobuf.Timestamp
+	90,  // 93: luosho.v1.ModelFailure.retry_not_before:type_name -> google.protobuf.Timestamp
+	3,   // 94: luosho.v1.ListSessionsRequest.status:type_name -> luosho.v1.CheckpointStatus
+	31,  // 95: luosho.v1.ListSessionsResponse.sessions:type_name -> luosho.v1.SessionSummary
+	14,  // 96: luosho.v1.ResolveRequest.agent:type_name -> luosho.v1.AgentSpec
+	32,  // 97: luosho.v1.ResolveResponse.event:type_name -> luosho.v1.Event
+	29,  // 98: luosho.v1.ListApprovalsResponse.approvals:type_name -> luosho.v1.Approval
+	30,  // 99: luosho.v1.HistoryResponse.entries:type_name -> luosho.v1.HistoryEntry
+	23,  // 100: luosho.v1.ForkPatch.messages:type_name -> luosho.v1.Message
+	72,  // 101: luosho.v1.ForkPatch.tool_result:type_name -> luosho.v1.ToolResultPatch
+	71,  // 102: luosho.v1.ForkRequest.patch:type_name -> luosho.v1.ForkPatch
+	27,  // 103: luosho.v1.ForkResponse.checkpoint:type_name -> luosho.v1.Checkpoint
+	77,  // 104: luosho.v1.TrajectoryStep.calls:type_name -> luosho.v1.TrajectoryCall
+	24,  // 105: luosho.v1.TrajectoryStep.usage:type_name -> luosho.v1.Usage
+	76,  // 106: luosho.v1.TrajectoryCall.task_steps:type_name -> luosho.v1.TrajectoryStep
+	78,  // 107: luosho.v1.TrajectoryDrift.arguments:type_name -> luosho.v1.ArgumentDrift
+	4,   // 108: luosho.v1.TrajectoryDrift.finish_reason_a:type_name -> luosho.v1.FinishReason
+	4,   // 109: luosho.v1.TrajectoryDrift.finish_reason_b:type_name -> luosho.v1.FinishReason
+	76,  // 110: luosho.v1.CompareResponse.a:type_name -> luosho.v1.TrajectoryStep
+	76,  // 111: luosho.v1.CompareResponse.b:type_name -> luosho.v1.TrajectoryStep
+	79,  // 112: luosho.v1.CompareResponse.drift:type_name -> luosho.v1.TrajectoryDrift
+	32,  // 113: luosho.v1.WatchResponse.event:type_name -> luosho.v1.Event
+	85,  // 114: luosho.v1.ListMcpServersResponse.servers:type_name -> luosho.v1.McpServer
+	11,  // 115: luosho.v1.McpServer.transport:type_name -> luosho.v1.McpTransport
+	12,  // 116: luosho.v1.McpServer.state:type_name -> luosho.v1.McpServerState
+	86,  // 117: luosho.v1.McpServer.tools:type_name -> luosho.v1.McpTool
+	24,  // 118: luosho.v1.GetSessionResponse.UsageByModelEntry.value:type_name -> luosho.v1.Usage
+	46,  // 119: luosho.v1.AgentService.Execute:input_type -> luosho.v1.ExecuteRequest
+	52,  // 120: luosho.v1.AgentService.Resume:input_type -> luosho.v1.ResumeRequest
+	54,  // 121: luosho.v1.AgentService.SubmitToolResult:input_type -> luosho.v1.SubmitToolResultRequest
+	56,  // 122: luosho.v1.AgentService.Cancel:input_type -> luosho.v1.CancelRequest
+	58,  // 123: luosho.v1.AgentService.GetSession:input_type -> luosho.v1.GetSessionRequest
+	61,  // 124: luosho.v1.AgentService.ListSessions:input_type -> luosho.v1.ListSessionsRequest
+	63,  // 125: luosho.v1.AgentService.DeleteSession:input_type -> luosho.v1.DeleteSessionRequest
+	65,  // 126: luosho.v1.AgentService.Resolve:input_type -> luosho.v1.ResolveRequest
+	67,  // 127: luosho.v1.AgentService.ListApprovals:input_type -> luosho.v1.ListApprovalsRequest
+	69,  // 128: luosho.v1.AgentService.History:input_type -> luosho.v1.HistoryRequest
+	73,  // 129: luosho.v1.AgentService.Fork:input_type -> luosho.v1.ForkRequest
+	75,  // 130: luosho.v1.AgentService.Compare:input_type -> luosho.v1.CompareRequest
+	81,  // 131: luosho.v1.AgentService.Watch:input_type -> luosho.v1.WatchRequest
+	83,  // 132: luosho.v1.AgentService.ListMcpServers:input_type -> luosho.v1.ListMcpServersRequest
+	49,  // 133: luosho.v1.AgentService.DequeueInput:input_type -> luosho.v1.DequeueInputRequest
+	51,  // 134: luosho.v1.AgentService.Execute:output_type -> luosho.v1.ExecuteResponse
+	53,  // 135: luosho.v1.AgentService.Resume:output_type -> luosho.v1.ResumeResponse
+	55,  // 136: luosho.v1.AgentService.SubmitToolResult:output_type -> luosho.v1.SubmitToolResultResponse
+	57,  // 137: luosho.v1.AgentService.Cancel:output_type -> luosho.v1.CancelResponse
+	59,  // 138: luosho.v1.AgentService.GetSession:output_type -> luosho.v1.GetSessionResponse
+	62,  // 139: luosho.v1.AgentService.ListSessions:output_type -> luosho.v1.ListSessionsResponse
+	64,  // 140: luosho.v1.AgentService.DeleteSession:output_type -> luosho.v1.DeleteSessionResponse
+	66,  // 141: luosho.v1.AgentService.Resolve:output_type -> luosho.v1.ResolveResponse
+	68,  // 142: luosho.v1.AgentService.ListApprovals:output_type -> luosho.v1.ListApprovalsResponse
+	70,  // 143: luosho.v1.AgentService.History:output_type -> luosho.v1.HistoryResponse
+	74,  // 144: luosho.v1.AgentService.Fork:output_type -> luosho.v1.ForkResponse
+	80,  // 145: luosho.v1.AgentService.Compare:output_type -> luosho.v1.CompareResponse
+	82,  // 146: luosho.v1.AgentService.Watch:output_type -> luosho.v1.WatchResponse
+	84,  // 147: luosho.v1.AgentService.ListMcpServers:output_type -> luosho.v1.ListMcpServersResponse
+	50,  // 148: luosho.v1.AgentService.DequeueInput:output_type -> luosho.v1.DequeueInputResponse
+	134, // [134:149] is the sub-list for method output_type
+	119, // [119:134] is the sub-list for method input_type
+	119, // [119:119] is the sub-list for extension type_name
+	119, // [119:119] is the sub-list for extension extendee
+	0,   // [0:119] is the sub-list for field type_name
 }
 
 func init() { file_luosho_v1_agent_proto_init() }
@@ -7718,7 +7804,7 @@ func file_luosho_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_luosho_v1_agent_proto_rawDesc), len(file_luosho_v1_agent_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   76,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -409,6 +409,7 @@ def decode_summary(header: str | bytes, message_count: int) -> SessionSummary:
         h["approval_id"],
         h["updated_at"],
         drift_of(h),
+        Usage.from_dict(h["total_usage"]),
     )
 
 

@@ -267,6 +267,11 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_luosho_v1_ModelFailure_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -510,338 +515,346 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "gerprint\022.\n\ncreated_at\030\007 \001(\0132\032.google.pr" +
       "otobuf.Timestamp\022.\n\nexpires_at\030\010 \001(\0132\032.g" +
       "oogle.protobuf.Timestamp\022\025\n\rsubagent_pat" +
-      "h\030( \003(\t\"\312\001\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022," +
+      "h\030( \003(\t\"\241\002\n\014HistoryEntry\022\014\n\004step\030\001 \001(\005\022," +
       "\n\010saved_at\030\002 \001(\0132\032.google.protobuf.Times" +
       "tamp\022+\n\006status\030\003 \001(\0162\033.luosho.v1.Checkpo" +
       "intStatus\022\017\n\007version\030\004 \001(\003\022\025\n\rmessage_co" +
       "unt\030\005 \001(\005\022)\n\ncheckpoint\030\006 \001(\0132\025.luosho.v" +
-      "1.Checkpoint\"\303\002\n\016SessionSummary\022\022\n\nsessi" +
-      "on_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luosho.v1." +
-      "CheckpointStatus\022.\n\rfinish_reason\030\003 \001(\0162" +
-      "\027.luosho.v1.FinishReason\022\022\n\nstep_index\030\004" +
-      " \001(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013approval_" +
-      "id\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.google.pr" +
-      "otobuf.Timestamp\022)\n\nlast_drift\030\010 \001(\0132\025.l" +
-      "uosho.v1.AgentDrift\022%\n\013total_usage\030\t \001(\013" +
-      "2\020.luosho.v1.Usage\"\316\006\n\005Event\022\022\n\nsession_" +
-      "id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003 \001(\004\022(\n" +
-      "\004time\030\004 \001(\0132\032.google.protobuf.Timestamp\022" +
-      "\014\n\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(\n\trun_s" +
-      "tart\030\n \001(\0132\023.luosho.v1.RunStartH\000\022*\n\nste" +
-      "p_start\030\013 \001(\0132\024.luosho.v1.StepStartH\000\022*\n" +
-      "\nmodel_turn\030\014 \001(\0132\024.luosho.v1.ModelTurnH" +
-      "\000\0221\n\ttool_call\030\r \001(\0132\034.luosho.v1.ToolCal" +
-      "lRequestedH\000\022,\n\013tool_result\030\016 \001(\0132\025.luos" +
-      "ho.v1.ToolResultH\000\022(\n\tstep_done\030\017 \001(\0132\023." +
-      "luosho.v1.StepDoneH\000\022&\n\010run_done\030\020 \001(\0132\022" +
-      ".luosho.v1.RunDoneH\000\022,\n\013agent_drift\030\021 \001(" +
-      "\0132\025.luosho.v1.AgentDriftH\000\022*\n\ntext_delta" +
-      "\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000\022:\n\022approv" +
-      "al_requested\030\023 \001(\0132\034.luosho.v1.ApprovalR" +
-      "equestedH\000\022*\n\ntool_retry\030\036 \001(\0132\024.luosho." +
-      "v1.ToolRetryH\000\022.\n\014input_queued\030\037 \001(\0132\026.l" +
-      "uosho.v1.InputQueuedH\000\0228\n\021approval_resol" +
-      "ved\030  \001(\0132\033.luosho.v1.ApprovalResolvedH\000" +
-      "\0224\n\017budget_exceeded\030! \001(\0132\031.luosho.v1.Bu" +
-      "dgetExceededH\000\022(\n\010subagent\030( \001(\0132\026.luosh" +
-      "o.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010RunStart" +
-      "\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMode\022\022\n\nst" +
-      "ep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001(\0132\033.lu" +
-      "osho.v1.AgentFingerprint\022\022\n\nrequest_id\030\004" +
-      " \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013approval_id" +
-      "\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_nam" +
-      "e\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note\030\005 \001(\t\022" +
-      "\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 \001(\010\"\031\n\t" +
-      "StepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelTurn\022\014\n\004" +
-      "step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luosho.v1." +
-      "Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v1.Usage" +
-      "\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 \001(\005\022!\n\004" +
-      "call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022\n\ntimeo" +
-      "ut_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.luosho.v" +
-      "1.ToolExecutor\"t\n\tToolRetry\022\014\n\004step\030\001 \001(" +
-      "\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001" +
-      "(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(\t\022\020\n\010de" +
-      "lay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004step\030\001 \001(\005" +
-      "\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_name\030\003 \001(" +
-      "\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_error\030\005 \001(\010" +
-      "\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTextDelta\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nAgentDri" +
-      "ft\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_to\030\002 \001(\t" +
-      "\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_removed\030\004" +
-      " \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024instructi" +
-      "ons_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(\010\":\n\021Ap" +
-      "provalRequested\022%\n\010approval\030\001 \001(\0132\023.luos" +
-      "ho.v1.Approval\"\216\001\n\016BudgetExceeded\022\r\n\005sco" +
-      "pe\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\014" +
-      "\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(\001\022\037\n\005usag" +
-      "e\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004path\030\007 \003(\t\"" +
-      "\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(\0162\027.luo" +
-      "sho.v1.FinishReason\022+\n\006status\030\002 \001(\0162\033.lu" +
-      "osho.v1.CheckpointStatus\022\022\n\nfinal_text\030\003" +
-      " \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage\030\005 \001(\0132" +
-      "\020.luosho.v1.Usage\022\023\n\013approval_id\030\006 \001(\t\022\025" +
-      "\n\rmessage_count\030\007 \001(\005\"\321\002\n\016ExecuteRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003(\0132\022.lu" +
-      "osho.v1.Message\022#\n\005agent\030\003 \001(\0132\024.luosho." +
-      "v1.AgentSpec\022 \n\023business_state_json\030\004 \001(" +
-      "\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhistory_li" +
-      "mit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021.luosho" +
-      ".v1.IfBusy\022\031\n\014retention_ms\030\t \001(\003H\002\210\001\001B\026\n" +
-      "\024_business_state_jsonB\020\n\016_history_limitB" +
-      "\017\n\r_retention_msJ\004\010\010\020\tR\021retention_second" +
-      "s\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001 \001(\t\022!\n" +
-      "\005input\030\002 \003(\0132\022.luosho.v1.Message\022\"\n\007if_b" +
-      "usy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010position" +
-      "\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.google.pro" +
-      "tobuf.Timestamp\"0\n\013InputQueued\022\022\n\nreques" +
-      "t_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023DequeueInpu" +
-      "tRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nrequest_" +
-      "id\030\002 \001(\t\"\'\n\024DequeueInputResponse\022\017\n\007remo" +
-      "ved\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005event\030\001 " +
-      "\001(\0132\020.luosho.v1.Event\"\\\n\rResumeRequest\022\022" +
-      "\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\0132\024.luos" +
-      "ho.v1.AgentSpec\022\022\n\nrequest_id\030\003 \001(\t\"1\n\016R" +
-      "esumeResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1" +
-      ".Event\"j\n\027SubmitToolResultRequest\022\022\n\nses" +
-      "sion_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\023\n\013r" +
-      "esult_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001(\010\"E\n\030Su" +
-      "bmitToolResultResponse\022)\n\007outcome\030\001 \001(\0162" +
-      "\030.luosho.v1.SubmitOutcome\"#\n\rCancelReque" +
-      "st\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelResponse" +
-      "\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSessionRequest" +
-      "\022\022\n\nsession_id\030\001 \001(\t\"\233\001\n\022GetSessionRespo" +
-      "nse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho.v1.Chec" +
-      "kpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1.Queued" +
-      "Input\0223\n\022last_model_failure\030\003 \001(\0132\027.luos" +
-      "ho.v1.ModelFailure\"\220\002\n\014ModelFailure\022\016\n\006r" +
-      "eason\030\001 \001(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata" +
-      "\030\003 \003(\0132%.luosho.v1.ModelFailure.Metadata" +
-      "Entry\022-\n\tfailed_at\030\004 \001(\0132\032.google.protob" +
-      "uf.Timestamp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_" +
-      "not_before\030\006 \001(\0132\032.google.protobuf.Times" +
-      "tamp\032/\n\rMetadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005va" +
-      "lue\030\002 \001(\t:\0028\001\"\266\001\n\023ListSessionsRequest\022\021\n" +
-      "\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006" +
-      "status\030\003 \001(\0162\033.luosho.v1.CheckpointStatu" +
-      "s\022\031\n\021session_id_prefix\030\004 \001(\t\022\024\n\014newest_f" +
-      "irst\030\005 \001(\010\022\032\n\022include_total_size\030\006 \001(\010\"\204" +
-      "\001\n\024ListSessionsResponse\022+\n\010sessions\030\001 \003(" +
-      "\0132\031.luosho.v1.SessionSummary\022\027\n\017next_pag" +
-      "e_token\030\002 \001(\t\022\027\n\ntotal_size\030\003 \001(\005H\000\210\001\001B\r" +
-      "\n\013_total_size\"@\n\024DeleteSessionRequest\022\022\n" +
-      "\nsession_id\030\001 \001(\t\022\024\n\014keep_history\030\002 \001(\010\"" +
-      "(\n\025DeleteSessionResponse\022\017\n\007deleted\030\001 \001(" +
-      "\010\"\257\001\n\016ResolveRequest\022\023\n\013approval_id\030\001 \001(" +
-      "\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004note\030\003 \001(\t\022#\n\005age" +
-      "nt\030\004 \001(\0132\024.luosho.v1.AgentSpec\022\022\n\nreques" +
-      "t_id\030\005 \001(\t\022\022\n\nsession_id\030\006 \001(\t\022\033\n\023detach" +
-      "_on_tool_call\030\007 \001(\010\"2\n\017ResolveResponse\022\037" +
-      "\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"Q\n\024ListA" +
-      "pprovalsRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tp" +
-      "age_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"X\n\025Li" +
-      "stApprovalsResponse\022&\n\tapprovals\030\001 \003(\0132\023" +
-      ".luosho.v1.Approval\022\027\n\017next_page_token\030\002" +
-      " \001(\t\"g\n\016HistoryRequest\022\022\n\nsession_id\030\001 \001" +
-      "(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_token\030\003 \001(" +
-      "\t\022\032\n\022include_checkpoint\030\004 \001(\010\"T\n\017History" +
-      "Response\022(\n\007entries\030\001 \003(\0132\027.luosho.v1.Hi" +
-      "storyEntry\022\027\n\017next_page_token\030\002 \001(\t\"\314\001\n\t" +
-      "ForkPatch\022\030\n\020replace_messages\030\001 \001(\010\022$\n\010m" +
-      "essages\030\002 \003(\0132\022.luosho.v1.Message\022 \n\023bus" +
-      "iness_state_json\030\003 \001(\tH\000\210\001\001\022/\n\013tool_resu" +
-      "lt\030\004 \001(\0132\032.luosho.v1.ToolResultPatch\022\024\n\014" +
-      "append_input\030\005 \001(\tB\026\n\024_business_state_js" +
-      "on\"N\n\017ToolResultPatch\022\024\n\014tool_call_id\030\001 " +
-      "\001(\t\022\023\n\013result_json\030\002 \001(\t\022\020\n\010is_error\030\003 \001" +
-      "(\010\"q\n\013ForkRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n" +
-      "\tfrom_step\030\002 \001(\005\022\026\n\016new_session_id\030\003 \001(\t" +
-      "\022#\n\005patch\030\004 \001(\0132\024.luosho.v1.ForkPatch\"[\n" +
-      "\014ForkResponse\022\022\n\nsession_id\030\001 \001(\t\022\014\n\004ste" +
-      "p\030\002 \001(\005\022)\n\ncheckpoint\030\003 \001(\0132\025.luosho.v1." +
-      "Checkpoint\"<\n\016CompareRequest\022\024\n\014session_" +
-      "id_a\030\001 \001(\t\022\024\n\014session_id_b\030\002 \001(\t\"W\n\016Traj" +
-      "ectoryStep\022\r\n\005index\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\022" +
-      "(\n\005calls\030\003 \003(\0132\031.luosho.v1.TrajectoryCal" +
-      "l\"\332\001\n\016TrajectoryCall\022\024\n\014tool_call_id\030\001 \001" +
-      "(\t\022\014\n\004name\030\002 \001(\t\022\026\n\016arguments_json\030\003 \001(\t" +
-      "\022\030\n\013result_json\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006" +
-      " \001(\010\022\017\n\007task_id\030_ \001(\t\022-\n\ntask_steps\030` \003(" +
-      "\0132\031.luosho.v1.TrajectoryStepB\016\n\014_result_" +
-      "jsonJ\004\010\004\020\005R\nhas_result\"_\n\rArgumentDrift\022" +
-      "\014\n\004step\030\001 \001(\005\022\014\n\004tool\030\002 \001(\t\022\030\n\020arguments" +
-      "_json_a\030\003 \001(\t\022\030\n\020arguments_json_b\030\004 \001(\t\"" +
-      "\214\002\n\017TrajectoryDrift\022\024\n\014tool_order_a\030\001 \003(" +
-      "\t\022\024\n\014tool_order_b\030\002 \003(\t\022\032\n\022tool_order_ch" +
-      "anged\030\003 \001(\010\022+\n\targuments\030\004 \003(\0132\030.luosho." +
-      "v1.ArgumentDrift\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007ste" +
-      "ps_b\030\006 \001(\005\0220\n\017finish_reason_a\030\007 \001(\0162\027.lu" +
-      "osho.v1.FinishReason\0220\n\017finish_reason_b\030" +
-      "\010 \001(\0162\027.luosho.v1.FinishReason\"\262\001\n\017Compa" +
-      "reResponse\022$\n\001a\030\001 \003(\0132\031.luosho.v1.Trajec" +
-      "toryStep\022$\n\001b\030\002 \003(\0132\031.luosho.v1.Trajecto" +
-      "ryStep\022\030\n\013diverged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drif" +
-      "t\030\004 \001(\0132\032.luosho.v1.TrajectoryDriftB\016\n\014_" +
-      "diverged_at\"E\n\014WatchRequest\022\022\n\nsession_i" +
-      "d\030\001 \001(\t\022\021\n\tafter_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001" +
-      "(\010\"0\n\rWatchResponse\022\037\n\005event\030\001 \001(\0132\020.luo" +
-      "sho.v1.Event\"(\n\025ListMcpServersRequest\022\017\n" +
-      "\007refresh\030\001 \001(\010\"?\n\026ListMcpServersResponse" +
-      "\022%\n\007servers\030\001 \003(\0132\024.luosho.v1.McpServer\"" +
-      "\302\001\n\tMcpServer\022\014\n\004name\030\001 \001(\t\022*\n\ttransport" +
-      "\030\007 \001(\0162\027.luosho.v1.McpTransport\022(\n\005state" +
-      "\030\010 \001(\0162\031.luosho.v1.McpServerState\022\016\n\006sta" +
-      "rts\030\004 \001(\005\022\022\n\nlast_error\030\005 \001(\t\022!\n\005tools\030\006" +
-      " \003(\0132\022.luosho.v1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n" +
-      "\007McpTool\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 " +
-      "\001(\t\022\031\n\021input_schema_json\030\003 \001(\t\022\033\n\016read_o" +
-      "nly_hint\030\004 \001(\010H\000\210\001\001\022\035\n\020destructive_hint\030" +
-      "\005 \001(\010H\001\210\001\001B\021\n\017_read_only_hintB\023\n\021_destru" +
-      "ctive_hint*\265\030\n\013ErrorReason\022\034\n\030ERROR_REAS" +
-      "ON_UNSPECIFIED\020\000\022\031\n\025ERROR_REASON_INTERNA" +
-      "L\020\001\022!\n\035ERROR_REASON_INVALID_ARGUMENT\020\002\022\"" +
-      "\n\036ERROR_REASON_PAYLOAD_TOO_LARGE\020\003\022%\n!ER" +
-      "ROR_REASON_CHECKPOINT_NOT_FOUND\020\004\022#\n\037ERR" +
-      "OR_REASON_APPROVAL_NOT_FOUND\020\005\022\037\n\033ERROR_" +
-      "REASON_SESSION_EXISTS\020\006\022$\n ERROR_REASON_" +
-      "EVENTS_OUT_OF_RANGE\020\007\022$\n ERROR_REASON_TO" +
-      "OL_CALL_NOT_FOUND\020\010\022&\n\"ERROR_REASON_TOOL" +
-      "_CALL_NOT_PENDING\020\t\022*\n&ERROR_REASON_SESS" +
-      "ION_AWAITING_APPROVAL\020\n\022\034\n\030ERROR_REASON_" +
-      "AGENT_DRIFT\020\013\022$\n ERROR_REASON_RESUME_TOO" +
-      "L_MISSING\020\014\022\035\n\031ERROR_REASON_SESSION_BUSY" +
-      "\020\r\022\033\n\027ERROR_REASON_LEASE_LOST\020\016\022\037\n\033ERROR" +
-      "_REASON_PROVIDER_ERROR\020\017\022\"\n\036ERROR_REASON" +
-      "_PROVIDER_REJECTED\020\020\022\036\n\032ERROR_REASON_SHU" +
-      "TTING_DOWN\020\021\022\036\n\032ERROR_REASON_TOO_MANY_RU" +
-      "NS\020\022\022\"\n\036ERROR_REASON_DAEMON_OVERLOADED\020\023" +
-      "\022 \n\034ERROR_REASON_UNAUTHENTICATED\020\024\022\"\n\036ER" +
-      "ROR_REASON_STORE_UNAVAILABLE\020\025\022\033\n\027ERROR_" +
-      "REASON_STORE_FULL\020\026\022\037\n\033ERROR_REASON_INPU" +
-      "T_DEQUEUED\020\027\022\"\n\036ERROR_REASON_REQUEST_ID_" +
-      "REUSED\020\030\022\037\n\033ERROR_REASON_TOKEN_REQUIRED\020" +
-      "\031\022\036\n\032ERROR_REASON_TOKEN_INVALID\020\032\022!\n\035ERR" +
-      "OR_REASON_ROLE_NOT_ALLOWED\020\033\022\037\n\033ERROR_RE" +
-      "ASON_AGENT_REQUIRED\020(\022(\n$ERROR_REASON_DU" +
-      "PLICATE_SUBAGENT_NAME\020)\022$\n ERROR_REASON_" +
-      "DUPLICATE_TOOL_NAME\020*\022$\n ERROR_REASON_IF" +
-      "_BUSY_UNSUPPORTED\020+\022\037\n\033ERROR_REASON_INPU" +
-      "T_REQUIRED\020,\022$\n ERROR_REASON_INVALID_APP" +
-      "ROVAL_ID\020-\022)\n%ERROR_REASON_INVALID_APPRO" +
-      "VAL_TIMEOUT\020.\022%\n!ERROR_REASON_INVALID_DR" +
-      "IFT_POLICY\020/\022&\n\"ERROR_REASON_INVALID_HIS" +
-      "TORY_LIMIT\0200\022\033\n\027ERROR_REASON_INVALID_ID\020" +
-      "1\022 \n\034ERROR_REASON_INVALID_IF_BUSY\0202\022\035\n\031E" +
-      "RROR_REASON_INVALID_JSON\0203\022\"\n\036ERROR_REAS" +
-      "ON_INVALID_MAX_STEPS\0204\022$\n ERROR_REASON_I" +
-      "NVALID_MCP_SERVERS\0205\022 \n\034ERROR_REASON_INV" +
-      "ALID_MESSAGE\0206\022\036\n\032ERROR_REASON_INVALID_M" +
-      "ODEL\0207\022\'\n#ERROR_REASON_INVALID_MODEL_SET" +
-      "TINGS\0208\022\"\n\036ERROR_REASON_INVALID_PAGE_SIZ" +
-      "E\0209\022#\n\037ERROR_REASON_INVALID_PAGE_TOKEN\020:" +
-      "\022#\n\037ERROR_REASON_INVALID_REQUEST_ID\020;\022\037\n" +
-      "\033ERROR_REASON_INVALID_SCRIPT\020<\022#\n\037ERROR_" +
-      "REASON_INVALID_SESSION_ID\020=\022\037\n\033ERROR_REA" +
-      "SON_INVALID_STATUS\020>\022!\n\035ERROR_REASON_INV" +
-      "ALID_SUBAGENT\020?\022&\n\"ERROR_REASON_INVALID_" +
-      "SUBAGENT_NAME\020@\022%\n!ERROR_REASON_INVALID_" +
-      "TOOL_CALL_ID\020A\022)\n%ERROR_REASON_INVALID_T" +
-      "OOL_CONCURRENCY\020B\022\"\n\036ERROR_REASON_INVALI" +
-      "D_TOOL_NAME\020C\022$\n ERROR_REASON_INVALID_TO" +
-      "OL_SCHEMA\020D\022%\n!ERROR_REASON_INVALID_TOOL" +
-      "_TIMEOUT\020E\022 \n\034ERROR_REASON_MODEL_NOT_FOU" +
-      "ND\020F\022*\n&ERROR_REASON_SUBAGENT_DEPTH_OVER" +
-      "_LIMIT\020G\022.\n*ERROR_REASON_SUBAGENT_DESCRI" +
-      "PTION_REQUIRED\020H\022.\n*ERROR_REASON_SUBAGEN" +
-      "T_DESCRIPTION_TOO_LONG\020I\022(\n$ERROR_REASON" +
-      "_SUBAGENT_SPEC_TOO_LARGE\020J\022(\n$ERROR_REAS" +
-      "ON_SUBAGENT_TASK_NOT_FOUND\020K\022 \n\034ERROR_RE" +
-      "ASON_TASK_TOOL_CLASH\020L\022)\n%ERROR_REASON_T" +
-      "OOL_RESULT_OUT_OF_ORDER\020M\022#\n\037ERROR_REASO" +
-      "N_TOO_MANY_SUBAGENTS\020N\022#\n\037ERROR_REASON_U" +
-      "NKNOWN_MCP_SERVER\020O\022!\n\035ERROR_REASON_UNKN" +
-      "OWN_PROVIDER\020P\022\"\n\036ERROR_REASON_UNKNOWN_T" +
-      "OOL_CALL\020Q\022\"\n\036ERROR_REASON_INVALID_RETEN" +
-      "TION\020R\022 \n\034ERROR_REASON_INVALID_REQUEST\020d" +
-      "\022\'\n#ERROR_REASON_UNSUPPORTED_MEDIA_TYPE\020" +
-      "e\022\036\n\032ERROR_REASON_NO_SUCH_ROUTE\020f\022#\n\037ERR" +
-      "OR_REASON_METHOD_NOT_ALLOWED\020g\022!\n\035ERROR_" +
-      "REASON_HOST_NOT_ALLOWED\020h\022%\n!ERROR_REASO" +
-      "N_CSRF_ORIGIN_MISMATCH\020i\022#\n\037ERROR_REASON" +
-      "_CSRF_TOKEN_INVALID\020j\022&\n\"ERROR_REASON_IN" +
-      "VALID_LAST_EVENT_ID\020k\022%\n!ERROR_REASON_IN" +
-      "VALID_KEEP_HISTORY\020l\022+\n\'ERROR_REASON_INV" +
-      "ALID_INCLUDE_CHECKPOINT\020m\022\"\n\036ERROR_REASO" +
-      "N_INVALID_AFTER_SEQ\020n\022\037\n\033ERROR_REASON_IN" +
-      "VALID_FOLLOW\020o\022%\n!ERROR_REASON_INVALID_N" +
-      "EWEST_FIRST\020p\022+\n\'ERROR_REASON_INVALID_IN" +
-      "CLUDE_TOTAL_SIZE\020q*_\n\004Role\022\024\n\020ROLE_UNSPE" +
-      "CIFIED\020\000\022\017\n\013ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002" +
-      "\022\022\n\016ROLE_ASSISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020" +
-      "AgentDriftPolicy\022\"\n\036AGENT_DRIFT_POLICY_U" +
-      "NSPECIFIED\020\000\022\033\n\027AGENT_DRIFT_POLICY_WARN\020" +
-      "\001\022\034\n\030AGENT_DRIFT_POLICY_ERROR\020\002\022\035\n\031AGENT" +
-      "_DRIFT_POLICY_IGNORE\020\003*\241\001\n\020CheckpointSta" +
-      "tus\022!\n\035CHECKPOINT_STATUS_UNSPECIFIED\020\000\022!" +
-      "\n\035CHECKPOINT_STATUS_IN_PROGRESS\020\001\022\'\n#CHE" +
-      "CKPOINT_STATUS_AWAITING_APPROVAL\020\002\022\036\n\032CH" +
-      "ECKPOINT_STATUS_FINISHED\020\003*\352\001\n\014FinishRea" +
-      "son\022\035\n\031FINISH_REASON_UNSPECIFIED\020\000\022\026\n\022FI" +
-      "NISH_REASON_STOP\020\001\022\033\n\027FINISH_REASON_MAX_" +
-      "STEPS\020\002\022\031\n\025FINISH_REASON_ABORTED\020\003\022#\n\037FI" +
-      "NISH_REASON_AWAITING_APPROVAL\020\004\022!\n\035FINIS" +
-      "H_REASON_BUDGET_EXCEEDED\020\005\022#\n\037FINISH_REA" +
-      "SON_DEADLINE_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n" +
-      "\030MCP_RETRY_ON_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY" +
-      "_ON_TIMEOUT\020\001\022\034\n\030MCP_RETRY_ON_UNAVAILABL" +
-      "E\020\002\022\033\n\027MCP_RETRY_ON_TOOL_ERROR\020\003*[\n\013McpA" +
-      "pproval\022\034\n\030MCP_APPROVAL_UNSPECIFIED\020\000\022\025\n" +
-      "\021MCP_APPROVAL_GATE\020\001\022\027\n\023MCP_APPROVAL_UNG" +
-      "ATE\020\002*a\n\007RunMode\022\030\n\024RUN_MODE_UNSPECIFIED" +
-      "\020\000\022\020\n\014RUN_MODE_NEW\020\001\022\025\n\021RUN_MODE_CONTINU" +
-      "E\020\002\022\023\n\017RUN_MODE_RESUME\020\003*a\n\014ToolExecutor" +
-      "\022\035\n\031TOOL_EXECUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_" +
-      "EXECUTOR_CLIENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMO" +
-      "N\020\002*w\n\006IfBusy\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022" +
-      "\n\016IF_BUSY_REJECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022" +
-      "\025\n\021IF_BUSY_INTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBA" +
-      "CK\020\004*j\n\rSubmitOutcome\022\036\n\032SUBMIT_OUTCOME_" +
-      "UNSPECIFIED\020\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED" +
-      "\020\001\022\034\n\030SUBMIT_OUTCOME_DUPLICATE\020\002*^\n\014McpT" +
-      "ransport\022\035\n\031MCP_TRANSPORT_UNSPECIFIED\020\000\022" +
-      "\027\n\023MCP_TRANSPORT_STDIO\020\001\022\026\n\022MCP_TRANSPOR" +
-      "T_HTTP\020\002*\215\001\n\016McpServerState\022 \n\034MCP_SERVE" +
-      "R_STATE_UNSPECIFIED\020\000\022 \n\034MCP_SERVER_STAT" +
-      "E_NOT_STARTED\020\001\022\034\n\030MCP_SERVER_STATE_RUNN" +
-      "ING\020\002\022\031\n\025MCP_SERVER_STATE_DOWN\020\0032\332\010\n\014Age" +
-      "ntService\022B\n\007Execute\022\031.luosho.v1.Execute" +
-      "Request\032\032.luosho.v1.ExecuteResponse0\001\022?\n",
-      "\006Resume\022\030.luosho.v1.ResumeRequest\032\031.luos" +
-      "ho.v1.ResumeResponse0\001\022[\n\020SubmitToolResu" +
-      "lt\022\".luosho.v1.SubmitToolResultRequest\032#" +
-      ".luosho.v1.SubmitToolResultResponse\022=\n\006C" +
-      "ancel\022\030.luosho.v1.CancelRequest\032\031.luosho" +
-      ".v1.CancelResponse\022I\n\nGetSession\022\034.luosh" +
-      "o.v1.GetSessionRequest\032\035.luosho.v1.GetSe" +
-      "ssionResponse\022O\n\014ListSessions\022\036.luosho.v" +
-      "1.ListSessionsRequest\032\037.luosho.v1.ListSe" +
-      "ssionsResponse\022R\n\rDeleteSession\022\037.luosho" +
-      ".v1.DeleteSessionRequest\032 .luosho.v1.Del" +
-      "eteSessionResponse\022B\n\007Resolve\022\031.luosho.v" +
-      "1.ResolveRequest\032\032.luosho.v1.ResolveResp" +
-      "onse0\001\022R\n\rListApprovals\022\037.luosho.v1.List" +
-      "ApprovalsRequest\032 .luosho.v1.ListApprova" +
-      "lsResponse\022@\n\007History\022\031.luosho.v1.Histor" +
-      "yRequest\032\032.luosho.v1.HistoryResponse\0227\n\004" +
-      "Fork\022\026.luosho.v1.ForkRequest\032\027.luosho.v1" +
-      ".ForkResponse\022@\n\007Compare\022\031.luosho.v1.Com" +
-      "pareRequest\032\032.luosho.v1.CompareResponse\022" +
-      "<\n\005Watch\022\027.luosho.v1.WatchRequest\032\030.luos" +
-      "ho.v1.WatchResponse0\001\022U\n\016ListMcpServers\022" +
-      " .luosho.v1.ListMcpServersRequest\032!.luos" +
-      "ho.v1.ListMcpServersResponse\022O\n\014DequeueI" +
-      "nput\022\036.luosho.v1.DequeueInputRequest\032\037.l" +
-      "uosho.v1.DequeueInputResponseB\035\n\rdev.luo" +
-      "sho.v1B\nAgentProtoP\001b\006proto3"
+      "1.Checkpoint\022\r\n\005model\030\007 \001(\t\022\037\n\005usage\030\010 \001" +
+      "(\0132\020.luosho.v1.Usage\022%\n\013total_usage\030\t \001(" +
+      "\0132\020.luosho.v1.Usage\"\303\002\n\016SessionSummary\022\022" +
+      "\n\nsession_id\030\001 \001(\t\022+\n\006status\030\002 \001(\0162\033.luo" +
+      "sho.v1.CheckpointStatus\022.\n\rfinish_reason" +
+      "\030\003 \001(\0162\027.luosho.v1.FinishReason\022\022\n\nstep_" +
+      "index\030\004 \001(\005\022\025\n\rmessage_count\030\005 \001(\005\022\023\n\013ap" +
+      "proval_id\030\006 \001(\t\022.\n\nupdated_at\030\007 \001(\0132\032.go" +
+      "ogle.protobuf.Timestamp\022)\n\nlast_drift\030\010 " +
+      "\001(\0132\025.luosho.v1.AgentDrift\022%\n\013total_usag" +
+      "e\030\t \001(\0132\020.luosho.v1.Usage\"\316\006\n\005Event\022\022\n\ns" +
+      "ession_id\030\001 \001(\t\022\016\n\006run_id\030\002 \001(\t\022\013\n\003seq\030\003" +
+      " \001(\004\022(\n\004time\030\004 \001(\0132\032.google.protobuf.Tim" +
+      "estamp\022\014\n\004type\030\005 \001(\t\022\020\n\010replayed\030\006 \001(\010\022(" +
+      "\n\trun_start\030\n \001(\0132\023.luosho.v1.RunStartH\000" +
+      "\022*\n\nstep_start\030\013 \001(\0132\024.luosho.v1.StepSta" +
+      "rtH\000\022*\n\nmodel_turn\030\014 \001(\0132\024.luosho.v1.Mod" +
+      "elTurnH\000\0221\n\ttool_call\030\r \001(\0132\034.luosho.v1." +
+      "ToolCallRequestedH\000\022,\n\013tool_result\030\016 \001(\013" +
+      "2\025.luosho.v1.ToolResultH\000\022(\n\tstep_done\030\017" +
+      " \001(\0132\023.luosho.v1.StepDoneH\000\022&\n\010run_done\030" +
+      "\020 \001(\0132\022.luosho.v1.RunDoneH\000\022,\n\013agent_dri" +
+      "ft\030\021 \001(\0132\025.luosho.v1.AgentDriftH\000\022*\n\ntex" +
+      "t_delta\030\022 \001(\0132\024.luosho.v1.TextDeltaH\000\022:\n" +
+      "\022approval_requested\030\023 \001(\0132\034.luosho.v1.Ap" +
+      "provalRequestedH\000\022*\n\ntool_retry\030\036 \001(\0132\024." +
+      "luosho.v1.ToolRetryH\000\022.\n\014input_queued\030\037 " +
+      "\001(\0132\026.luosho.v1.InputQueuedH\000\0228\n\021approva" +
+      "l_resolved\030  \001(\0132\033.luosho.v1.ApprovalRes" +
+      "olvedH\000\0224\n\017budget_exceeded\030! \001(\0132\031.luosh" +
+      "o.v1.BudgetExceededH\000\022(\n\010subagent\030( \001(\0132" +
+      "\026.luosho.v1.SubAgentTagB\t\n\007payload\"\206\001\n\010R" +
+      "unStart\022 \n\004mode\030\001 \001(\0162\022.luosho.v1.RunMod" +
+      "e\022\022\n\nstep_index\030\002 \001(\005\0220\n\013fingerprint\030\003 \001" +
+      "(\0132\033.luosho.v1.AgentFingerprint\022\022\n\nreque" +
+      "st_id\030\004 \001(\t\"\225\001\n\020ApprovalResolved\022\023\n\013appr" +
+      "oval_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\tt" +
+      "ool_name\030\003 \001(\t\022\020\n\010approved\030\004 \001(\010\022\014\n\004note" +
+      "\030\005 \001(\t\022\022\n\ndecided_by\030\006 \001(\t\022\017\n\007expired\030\007 " +
+      "\001(\010\"\031\n\tStepStart\022\014\n\004step\030\001 \001(\005\"_\n\tModelT" +
+      "urn\022\014\n\004step\030\001 \001(\005\022#\n\007message\030\002 \001(\0132\022.luo" +
+      "sho.v1.Message\022\037\n\005usage\030\003 \001(\0132\020.luosho.v" +
+      "1.Usage\"\203\001\n\021ToolCallRequested\022\014\n\004step\030\001 " +
+      "\001(\005\022!\n\004call\030\002 \001(\0132\023.luosho.v1.ToolCall\022\022" +
+      "\n\ntimeout_ms\030\003 \001(\003\022)\n\010executor\030\010 \001(\0162\027.l" +
+      "uosho.v1.ToolExecutor\"t\n\tToolRetry\022\014\n\004st" +
+      "ep\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_n" +
+      "ame\030\003 \001(\t\022\017\n\007attempt\030\004 \001(\005\022\r\n\005error\030\005 \001(" +
+      "\t\022\020\n\010delay_ms\030\006 \001(\003\"j\n\nToolResult\022\014\n\004ste" +
+      "p\030\001 \001(\005\022\024\n\014tool_call_id\030\002 \001(\t\022\021\n\ttool_na" +
+      "me\030\003 \001(\t\022\023\n\013result_json\030\004 \001(\t\022\020\n\010is_erro" +
+      "r\030\005 \001(\010\"\030\n\010StepDone\022\014\n\004step\030\001 \001(\005\"\'\n\tTex" +
+      "tDelta\022\014\n\004step\030\001 \001(\005\022\014\n\004text\030\002 \001(\t\"\244\001\n\nA" +
+      "gentDrift\022\022\n\nmodel_from\030\001 \001(\t\022\020\n\010model_t" +
+      "o\030\002 \001(\t\022\023\n\013tools_added\030\003 \003(\t\022\025\n\rtools_re" +
+      "moved\030\004 \003(\t\022\025\n\rtools_changed\030\005 \003(\t\022\034\n\024in" +
+      "structions_changed\030\006 \001(\010\022\017\n\007refused\030\007 \001(" +
+      "\010\":\n\021ApprovalRequested\022%\n\010approval\030\001 \001(\013" +
+      "2\023.luosho.v1.Approval\"\216\001\n\016BudgetExceeded" +
+      "\022\r\n\005scope\030\001 \001(\t\022\r\n\005limit\030\002 \001(\t\022\r\n\005value\030" +
+      "\003 \001(\001\022\014\n\004used\030\004 \001(\001\022\022\n\nworst_case\030\005 \001(\001\022" +
+      "\037\n\005usage\030\006 \001(\0132\020.luosho.v1.Usage\022\014\n\004path" +
+      "\030\007 \003(\t\"\333\001\n\007RunDone\022.\n\rfinish_reason\030\001 \001(" +
+      "\0162\027.luosho.v1.FinishReason\022+\n\006status\030\002 \001" +
+      "(\0162\033.luosho.v1.CheckpointStatus\022\022\n\nfinal" +
+      "_text\030\003 \001(\t\022\022\n\nstep_index\030\004 \001(\005\022\037\n\005usage" +
+      "\030\005 \001(\0132\020.luosho.v1.Usage\022\023\n\013approval_id\030" +
+      "\006 \001(\t\022\025\n\rmessage_count\030\007 \001(\005\"\321\002\n\016Execute" +
+      "Request\022\022\n\nsession_id\030\001 \001(\t\022!\n\005input\030\002 \003" +
+      "(\0132\022.luosho.v1.Message\022#\n\005agent\030\003 \001(\0132\024." +
+      "luosho.v1.AgentSpec\022 \n\023business_state_js" +
+      "on\030\004 \001(\tH\000\210\001\001\022\022\n\nrequest_id\030\005 \001(\t\022\032\n\rhis" +
+      "tory_limit\030\006 \001(\005H\001\210\001\001\022\"\n\007if_busy\030\007 \001(\0162\021" +
+      ".luosho.v1.IfBusy\022\031\n\014retention_ms\030\t \001(\003H" +
+      "\002\210\001\001B\026\n\024_business_state_jsonB\020\n\016_history" +
+      "_limitB\017\n\r_retention_msJ\004\010\010\020\tR\021retention" +
+      "_seconds\"\253\001\n\013QueuedInput\022\022\n\nrequest_id\030\001" +
+      " \001(\t\022!\n\005input\030\002 \003(\0132\022.luosho.v1.Message\022" +
+      "\"\n\007if_busy\030\003 \001(\0162\021.luosho.v1.IfBusy\022\020\n\010p" +
+      "osition\030\004 \001(\003\022/\n\013enqueued_at\030\005 \001(\0132\032.goo" +
+      "gle.protobuf.Timestamp\"0\n\013InputQueued\022\022\n" +
+      "\nrequest_id\030\001 \001(\t\022\r\n\005ahead\030\002 \001(\005\"=\n\023Dequ" +
+      "eueInputRequest\022\022\n\nsession_id\030\001 \001(\t\022\022\n\nr" +
+      "equest_id\030\002 \001(\t\"\'\n\024DequeueInputResponse\022" +
+      "\017\n\007removed\030\001 \001(\010\"2\n\017ExecuteResponse\022\037\n\005e" +
+      "vent\030\001 \001(\0132\020.luosho.v1.Event\"\\\n\rResumeRe" +
+      "quest\022\022\n\nsession_id\030\001 \001(\t\022#\n\005agent\030\002 \001(\013" +
+      "2\024.luosho.v1.AgentSpec\022\022\n\nrequest_id\030\003 \001" +
+      "(\t\"1\n\016ResumeResponse\022\037\n\005event\030\001 \001(\0132\020.lu" +
+      "osho.v1.Event\"j\n\027SubmitToolResultRequest" +
+      "\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014tool_call_id\030\002 \001" +
+      "(\t\022\023\n\013result_json\030\003 \001(\t\022\020\n\010is_error\030\004 \001(" +
+      "\010\"E\n\030SubmitToolResultResponse\022)\n\007outcome" +
+      "\030\001 \001(\0162\030.luosho.v1.SubmitOutcome\"#\n\rCanc" +
+      "elRequest\022\022\n\nsession_id\030\001 \001(\t\"#\n\016CancelR" +
+      "esponse\022\021\n\tcancelled\030\001 \001(\010\"\'\n\021GetSession" +
+      "Request\022\022\n\nsession_id\030\001 \001(\t\"\253\002\n\022GetSessi" +
+      "onResponse\022)\n\ncheckpoint\030\001 \001(\0132\025.luosho." +
+      "v1.Checkpoint\022%\n\005queue\030\002 \003(\0132\026.luosho.v1" +
+      ".QueuedInput\0223\n\022last_model_failure\030\003 \001(\013" +
+      "2\027.luosho.v1.ModelFailure\022G\n\016usage_by_mo" +
+      "del\030\004 \003(\0132/.luosho.v1.GetSessionResponse" +
+      ".UsageByModelEntry\032E\n\021UsageByModelEntry\022" +
+      "\013\n\003key\030\001 \001(\t\022\037\n\005value\030\002 \001(\0132\020.luosho.v1." +
+      "Usage:\0028\001\"\220\002\n\014ModelFailure\022\016\n\006reason\030\001 \001" +
+      "(\t\022\017\n\007message\030\002 \001(\t\0227\n\010metadata\030\003 \003(\0132%." +
+      "luosho.v1.ModelFailure.MetadataEntry\022-\n\t" +
+      "failed_at\030\004 \001(\0132\032.google.protobuf.Timest" +
+      "amp\022\020\n\010failures\030\005 \001(\005\0224\n\020retry_not_befor" +
+      "e\030\006 \001(\0132\032.google.protobuf.Timestamp\032/\n\rM" +
+      "etadataEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t" +
+      ":\0028\001\"\317\001\n\023ListSessionsRequest\022\021\n\tpage_siz" +
+      "e\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022+\n\006status\030\003 " +
+      "\001(\0162\033.luosho.v1.CheckpointStatus\022\031\n\021sess" +
+      "ion_id_prefix\030\004 \001(\t\022\024\n\014newest_first\030\005 \001(" +
+      "\010\022\032\n\022include_total_size\030\006 \001(\010\022\027\n\017costlie" +
+      "st_first\030\007 \001(\010\"\204\001\n\024ListSessionsResponse\022" +
+      "+\n\010sessions\030\001 \003(\0132\031.luosho.v1.SessionSum" +
+      "mary\022\027\n\017next_page_token\030\002 \001(\t\022\027\n\ntotal_s" +
+      "ize\030\003 \001(\005H\000\210\001\001B\r\n\013_total_size\"@\n\024DeleteS" +
+      "essionRequest\022\022\n\nsession_id\030\001 \001(\t\022\024\n\014kee" +
+      "p_history\030\002 \001(\010\"(\n\025DeleteSessionResponse" +
+      "\022\017\n\007deleted\030\001 \001(\010\"\257\001\n\016ResolveRequest\022\023\n\013" +
+      "approval_id\030\001 \001(\t\022\020\n\010approved\030\002 \001(\010\022\014\n\004n" +
+      "ote\030\003 \001(\t\022#\n\005agent\030\004 \001(\0132\024.luosho.v1.Age" +
+      "ntSpec\022\022\n\nrequest_id\030\005 \001(\t\022\022\n\nsession_id" +
+      "\030\006 \001(\t\022\033\n\023detach_on_tool_call\030\007 \001(\010\"2\n\017R" +
+      "esolveResponse\022\037\n\005event\030\001 \001(\0132\020.luosho.v" +
+      "1.Event\"Q\n\024ListApprovalsRequest\022\022\n\nsessi" +
+      "on_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_t" +
+      "oken\030\003 \001(\t\"X\n\025ListApprovalsResponse\022&\n\ta" +
+      "pprovals\030\001 \003(\0132\023.luosho.v1.Approval\022\027\n\017n" +
+      "ext_page_token\030\002 \001(\t\"g\n\016HistoryRequest\022\022" +
+      "\n\nsession_id\030\001 \001(\t\022\021\n\tpage_size\030\002 \001(\005\022\022\n" +
+      "\npage_token\030\003 \001(\t\022\032\n\022include_checkpoint\030" +
+      "\004 \001(\010\"T\n\017HistoryResponse\022(\n\007entries\030\001 \003(" +
+      "\0132\027.luosho.v1.HistoryEntry\022\027\n\017next_page_" +
+      "token\030\002 \001(\t\"\314\001\n\tForkPatch\022\030\n\020replace_mes" +
+      "sages\030\001 \001(\010\022$\n\010messages\030\002 \003(\0132\022.luosho.v" +
+      "1.Message\022 \n\023business_state_json\030\003 \001(\tH\000" +
+      "\210\001\001\022/\n\013tool_result\030\004 \001(\0132\032.luosho.v1.Too" +
+      "lResultPatch\022\024\n\014append_input\030\005 \001(\tB\026\n\024_b" +
+      "usiness_state_json\"N\n\017ToolResultPatch\022\024\n" +
+      "\014tool_call_id\030\001 \001(\t\022\023\n\013result_json\030\002 \001(\t" +
+      "\022\020\n\010is_error\030\003 \001(\010\"q\n\013ForkRequest\022\022\n\nses" +
+      "sion_id\030\001 \001(\t\022\021\n\tfrom_step\030\002 \001(\005\022\026\n\016new_" +
+      "session_id\030\003 \001(\t\022#\n\005patch\030\004 \001(\0132\024.luosho" +
+      ".v1.ForkPatch\"[\n\014ForkResponse\022\022\n\nsession" +
+      "_id\030\001 \001(\t\022\014\n\004step\030\002 \001(\005\022)\n\ncheckpoint\030\003 " +
+      "\001(\0132\025.luosho.v1.Checkpoint\"<\n\016CompareReq" +
+      "uest\022\024\n\014session_id_a\030\001 \001(\t\022\024\n\014session_id" +
+      "_b\030\002 \001(\t\"\207\001\n\016TrajectoryStep\022\r\n\005index\030\001 \001" +
+      "(\005\022\014\n\004text\030\002 \001(\t\022(\n\005calls\030\003 \003(\0132\031.luosho" +
+      ".v1.TrajectoryCall\022\r\n\005model\030\004 \001(\t\022\037\n\005usa" +
+      "ge\030\005 \001(\0132\020.luosho.v1.Usage\"\332\001\n\016Trajector" +
+      "yCall\022\024\n\014tool_call_id\030\001 \001(\t\022\014\n\004name\030\002 \001(" +
+      "\t\022\026\n\016arguments_json\030\003 \001(\t\022\030\n\013result_json" +
+      "\030\005 \001(\tH\000\210\001\001\022\020\n\010is_error\030\006 \001(\010\022\017\n\007task_id" +
+      "\030_ \001(\t\022-\n\ntask_steps\030` \003(\0132\031.luosho.v1.T" +
+      "rajectoryStepB\016\n\014_result_jsonJ\004\010\004\020\005R\nhas" +
+      "_result\"_\n\rArgumentDrift\022\014\n\004step\030\001 \001(\005\022\014" +
+      "\n\004tool\030\002 \001(\t\022\030\n\020arguments_json_a\030\003 \001(\t\022\030" +
+      "\n\020arguments_json_b\030\004 \001(\t\"\214\002\n\017TrajectoryD" +
+      "rift\022\024\n\014tool_order_a\030\001 \003(\t\022\024\n\014tool_order" +
+      "_b\030\002 \003(\t\022\032\n\022tool_order_changed\030\003 \001(\010\022+\n\t" +
+      "arguments\030\004 \003(\0132\030.luosho.v1.ArgumentDrif" +
+      "t\022\017\n\007steps_a\030\005 \001(\005\022\017\n\007steps_b\030\006 \001(\005\0220\n\017f" +
+      "inish_reason_a\030\007 \001(\0162\027.luosho.v1.FinishR" +
+      "eason\0220\n\017finish_reason_b\030\010 \001(\0162\027.luosho." +
+      "v1.FinishReason\"\262\001\n\017CompareResponse\022$\n\001a" +
+      "\030\001 \003(\0132\031.luosho.v1.TrajectoryStep\022$\n\001b\030\002" +
+      " \003(\0132\031.luosho.v1.TrajectoryStep\022\030\n\013diver" +
+      "ged_at\030\003 \001(\005H\000\210\001\001\022)\n\005drift\030\004 \001(\0132\032.luosh" +
+      "o.v1.TrajectoryDriftB\016\n\014_diverged_at\"E\n\014" +
+      "WatchRequest\022\022\n\nsession_id\030\001 \001(\t\022\021\n\tafte" +
+      "r_seq\030\002 \001(\004\022\016\n\006follow\030\003 \001(\010\"0\n\rWatchResp" +
+      "onse\022\037\n\005event\030\001 \001(\0132\020.luosho.v1.Event\"(\n" +
+      "\025ListMcpServersRequest\022\017\n\007refresh\030\001 \001(\010\"" +
+      "?\n\026ListMcpServersResponse\022%\n\007servers\030\001 \003" +
+      "(\0132\024.luosho.v1.McpServer\"\302\001\n\tMcpServer\022\014" +
+      "\n\004name\030\001 \001(\t\022*\n\ttransport\030\007 \001(\0162\027.luosho" +
+      ".v1.McpTransport\022(\n\005state\030\010 \001(\0162\031.luosho" +
+      ".v1.McpServerState\022\016\n\006starts\030\004 \001(\005\022\022\n\nla" +
+      "st_error\030\005 \001(\t\022!\n\005tools\030\006 \003(\0132\022.luosho.v" +
+      "1.McpToolJ\004\010\002\020\003J\004\010\003\020\004\"\253\001\n\007McpTool\022\014\n\004nam" +
+      "e\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_sc" +
+      "hema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H" +
+      "\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_" +
+      "read_only_hintB\023\n\021_destructive_hint*\265\030\n\013" +
+      "ErrorReason\022\034\n\030ERROR_REASON_UNSPECIFIED\020" +
+      "\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n\035ERROR_RE" +
+      "ASON_INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_" +
+      "PAYLOAD_TOO_LARGE\020\003\022%\n!ERROR_REASON_CHEC" +
+      "KPOINT_NOT_FOUND\020\004\022#\n\037ERROR_REASON_APPRO" +
+      "VAL_NOT_FOUND\020\005\022\037\n\033ERROR_REASON_SESSION_" +
+      "EXISTS\020\006\022$\n ERROR_REASON_EVENTS_OUT_OF_R" +
+      "ANGE\020\007\022$\n ERROR_REASON_TOOL_CALL_NOT_FOU" +
+      "ND\020\010\022&\n\"ERROR_REASON_TOOL_CALL_NOT_PENDI" +
+      "NG\020\t\022*\n&ERROR_REASON_SESSION_AWAITING_AP" +
+      "PROVAL\020\n\022\034\n\030ERROR_REASON_AGENT_DRIFT\020\013\022$" +
+      "\n ERROR_REASON_RESUME_TOOL_MISSING\020\014\022\035\n\031" +
+      "ERROR_REASON_SESSION_BUSY\020\r\022\033\n\027ERROR_REA" +
+      "SON_LEASE_LOST\020\016\022\037\n\033ERROR_REASON_PROVIDE" +
+      "R_ERROR\020\017\022\"\n\036ERROR_REASON_PROVIDER_REJEC" +
+      "TED\020\020\022\036\n\032ERROR_REASON_SHUTTING_DOWN\020\021\022\036\n" +
+      "\032ERROR_REASON_TOO_MANY_RUNS\020\022\022\"\n\036ERROR_R" +
+      "EASON_DAEMON_OVERLOADED\020\023\022 \n\034ERROR_REASO" +
+      "N_UNAUTHENTICATED\020\024\022\"\n\036ERROR_REASON_STOR" +
+      "E_UNAVAILABLE\020\025\022\033\n\027ERROR_REASON_STORE_FU" +
+      "LL\020\026\022\037\n\033ERROR_REASON_INPUT_DEQUEUED\020\027\022\"\n" +
+      "\036ERROR_REASON_REQUEST_ID_REUSED\020\030\022\037\n\033ERR" +
+      "OR_REASON_TOKEN_REQUIRED\020\031\022\036\n\032ERROR_REAS" +
+      "ON_TOKEN_INVALID\020\032\022!\n\035ERROR_REASON_ROLE_" +
+      "NOT_ALLOWED\020\033\022\037\n\033ERROR_REASON_AGENT_REQU" +
+      "IRED\020(\022(\n$ERROR_REASON_DUPLICATE_SUBAGEN" +
+      "T_NAME\020)\022$\n ERROR_REASON_DUPLICATE_TOOL_" +
+      "NAME\020*\022$\n ERROR_REASON_IF_BUSY_UNSUPPORT" +
+      "ED\020+\022\037\n\033ERROR_REASON_INPUT_REQUIRED\020,\022$\n" +
+      " ERROR_REASON_INVALID_APPROVAL_ID\020-\022)\n%E" +
+      "RROR_REASON_INVALID_APPROVAL_TIMEOUT\020.\022%" +
+      "\n!ERROR_REASON_INVALID_DRIFT_POLICY\020/\022&\n" +
+      "\"ERROR_REASON_INVALID_HISTORY_LIMIT\0200\022\033\n" +
+      "\027ERROR_REASON_INVALID_ID\0201\022 \n\034ERROR_REAS" +
+      "ON_INVALID_IF_BUSY\0202\022\035\n\031ERROR_REASON_INV" +
+      "ALID_JSON\0203\022\"\n\036ERROR_REASON_INVALID_MAX_" +
+      "STEPS\0204\022$\n ERROR_REASON_INVALID_MCP_SERV" +
+      "ERS\0205\022 \n\034ERROR_REASON_INVALID_MESSAGE\0206\022" +
+      "\036\n\032ERROR_REASON_INVALID_MODEL\0207\022\'\n#ERROR" +
+      "_REASON_INVALID_MODEL_SETTINGS\0208\022\"\n\036ERRO" +
+      "R_REASON_INVALID_PAGE_SIZE\0209\022#\n\037ERROR_RE" +
+      "ASON_INVALID_PAGE_TOKEN\020:\022#\n\037ERROR_REASO" +
+      "N_INVALID_REQUEST_ID\020;\022\037\n\033ERROR_REASON_I" +
+      "NVALID_SCRIPT\020<\022#\n\037ERROR_REASON_INVALID_" +
+      "SESSION_ID\020=\022\037\n\033ERROR_REASON_INVALID_STA" +
+      "TUS\020>\022!\n\035ERROR_REASON_INVALID_SUBAGENT\020?" +
+      "\022&\n\"ERROR_REASON_INVALID_SUBAGENT_NAME\020@" +
+      "\022%\n!ERROR_REASON_INVALID_TOOL_CALL_ID\020A\022" +
+      ")\n%ERROR_REASON_INVALID_TOOL_CONCURRENCY" +
+      "\020B\022\"\n\036ERROR_REASON_INVALID_TOOL_NAME\020C\022$" +
+      "\n ERROR_REASON_INVALID_TOOL_SCHEMA\020D\022%\n!" +
+      "ERROR_REASON_INVALID_TOOL_TIMEOUT\020E\022 \n\034E" +
+      "RROR_REASON_MODEL_NOT_FOUND\020F\022*\n&ERROR_R" +
+      "EASON_SUBAGENT_DEPTH_OVER_LIMIT\020G\022.\n*ERR" +
+      "OR_REASON_SUBAGENT_DESCRIPTION_REQUIRED\020" +
+      "H\022.\n*ERROR_REASON_SUBAGENT_DESCRIPTION_T" +
+      "OO_LONG\020I\022(\n$ERROR_REASON_SUBAGENT_SPEC_" +
+      "TOO_LARGE\020J\022(\n$ERROR_REASON_SUBAGENT_TAS" +
+      "K_NOT_FOUND\020K\022 \n\034ERROR_REASON_TASK_TOOL_" +
+      "CLASH\020L\022)\n%ERROR_REASON_TOOL_RESULT_OUT_" +
+      "OF_ORDER\020M\022#\n\037ERROR_REASON_TOO_MANY_SUBA" +
+      "GENTS\020N\022#\n\037ERROR_REASON_UNKNOWN_MCP_SERV" +
+      "ER\020O\022!\n\035ERROR_REASON_UNKNOWN_PROVIDER\020P\022" +
+      "\"\n\036ERROR_REASON_UNKNOWN_TOOL_CALL\020Q\022\"\n\036E" +
+      "RROR_REASON_INVALID_RETENTION\020R\022 \n\034ERROR" +
+      "_REASON_INVALID_REQUEST\020d\022\'\n#ERROR_REASO" +
+      "N_UNSUPPORTED_MEDIA_TYPE\020e\022\036\n\032ERROR_REAS" +
+      "ON_NO_SUCH_ROUTE\020f\022#\n\037ERROR_REASON_METHO" +
+      "D_NOT_ALLOWED\020g\022!\n\035ERROR_REASON_HOST_NOT" +
+      "_ALLOWED\020h\022%\n!ERROR_REASON_CSRF_ORIGIN_M" +
+      "ISMATCH\020i\022#\n\037ERROR_REASON_CSRF_TOKEN_INV" +
+      "ALID\020j\022&\n\"ERROR_REASON_INVALID_LAST_EVEN" +
+      "T_ID\020k\022%\n!ERROR_REASON_INVALID_KEEP_HIST" +
+      "ORY\020l\022+\n\'ERROR_REASON_INVALID_INCLUDE_CH" +
+      "ECKPOINT\020m\022\"\n\036ERROR_REASON_INVALID_AFTER" +
+      "_SEQ\020n\022\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022" +
+      "%\n!ERROR_REASON_INVALID_NEWEST_FIRST\020p\022+" +
+      "\n\'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZ" +
+      "E\020q*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROL" +
+      "E_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSIST" +
+      "ANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolic" +
+      "y\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n" +
+      "\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIF" +
+      "T_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_I" +
+      "GNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOI" +
+      "NT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_ST" +
+      "ATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_" +
+      "AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS" +
+      "_FINISHED\020\003*\352\001\n\014FinishReason\022\035\n\031FINISH_R" +
+      "EASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STO" +
+      "P\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINI" +
+      "SH_REASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWA" +
+      "ITING_APPROVAL\020\004\022!\n\035FINISH_REASON_BUDGET" +
+      "_EXCEEDED\020\005\022#\n\037FINISH_REASON_DEADLINE_EX" +
+      "CEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_U" +
+      "NSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034" +
+      "\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETR" +
+      "Y_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_" +
+      "APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_G" +
+      "ATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMod" +
+      "e\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_" +
+      "NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE" +
+      "_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUT" +
+      "OR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT" +
+      "\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027" +
+      "\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJEC" +
+      "T\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTE" +
+      "RRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitO" +
+      "utcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033" +
+      "\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OU" +
+      "TCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MCP",
+      "_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPOR" +
+      "T_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016Mc" +
+      "pServerState\022 \n\034MCP_SERVER_STATE_UNSPECI" +
+      "FIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020\001" +
+      "\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SE" +
+      "RVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n\007Ex" +
+      "ecute\022\031.luosho.v1.ExecuteRequest\032\032.luosh" +
+      "o.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luosh" +
+      "o.v1.ResumeRequest\032\031.luosho.v1.ResumeRes" +
+      "ponse0\001\022[\n\020SubmitToolResult\022\".luosho.v1." +
+      "SubmitToolResultRequest\032#.luosho.v1.Subm" +
+      "itToolResultResponse\022=\n\006Cancel\022\030.luosho." +
+      "v1.CancelRequest\032\031.luosho.v1.CancelRespo" +
+      "nse\022I\n\nGetSession\022\034.luosho.v1.GetSession" +
+      "Request\032\035.luosho.v1.GetSessionResponse\022O" +
+      "\n\014ListSessions\022\036.luosho.v1.ListSessionsR" +
+      "equest\032\037.luosho.v1.ListSessionsResponse\022" +
+      "R\n\rDeleteSession\022\037.luosho.v1.DeleteSessi" +
+      "onRequest\032 .luosho.v1.DeleteSessionRespo" +
+      "nse\022B\n\007Resolve\022\031.luosho.v1.ResolveReques" +
+      "t\032\032.luosho.v1.ResolveResponse0\001\022R\n\rListA" +
+      "pprovals\022\037.luosho.v1.ListApprovalsReques" +
+      "t\032 .luosho.v1.ListApprovalsResponse\022@\n\007H" +
+      "istory\022\031.luosho.v1.HistoryRequest\032\032.luos" +
+      "ho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho.v" +
+      "1.ForkRequest\032\027.luosho.v1.ForkResponse\022@" +
+      "\n\007Compare\022\031.luosho.v1.CompareRequest\032\032.l" +
+      "uosho.v1.CompareResponse\022<\n\005Watch\022\027.luos" +
+      "ho.v1.WatchRequest\032\030.luosho.v1.WatchResp" +
+      "onse0\001\022U\n\016ListMcpServers\022 .luosho.v1.Lis" +
+      "tMcpServersRequest\032!.luosho.v1.ListMcpSe" +
+      "rversResponse\022O\n\014DequeueInput\022\036.luosho.v" +
+      "1.DequeueInputRequest\032\037.luosho.v1.Dequeu" +
+      "eInputResponseB\035\n\rdev.luosho.v1B\nAgentPr" +
+      "otoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -961,7 +974,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_HistoryEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_HistoryEntry_descriptor,
-        new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", });
+        new java.lang.String[] { "Step", "SavedAt", "Status", "Version", "MessageCount", "Checkpoint", "Model", "Usage", "TotalUsage", });
     internal_static_luosho_v1_SessionSummary_descriptor =
       getDescriptor().getMessageType(18);
     internal_static_luosho_v1_SessionSummary_fieldAccessorTable = new
@@ -1135,7 +1148,13 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_GetSessionResponse_descriptor,
-        new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", });
+        new java.lang.String[] { "Checkpoint", "Queue", "LastModelFailure", "UsageByModel", });
+    internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor =
+      internal_static_luosho_v1_GetSessionResponse_descriptor.getNestedType(0);
+    internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_luosho_v1_GetSessionResponse_UsageByModelEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
     internal_static_luosho_v1_ModelFailure_descriptor =
       getDescriptor().getMessageType(47);
     internal_static_luosho_v1_ModelFailure_fieldAccessorTable = new
@@ -1153,7 +1172,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_ListSessionsRequest_descriptor,
-        new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", });
+        new java.lang.String[] { "PageSize", "PageToken", "Status", "SessionIdPrefix", "NewestFirst", "IncludeTotalSize", "CostliestFirst", });
     internal_static_luosho_v1_ListSessionsResponse_descriptor =
       getDescriptor().getMessageType(49);
     internal_static_luosho_v1_ListSessionsResponse_fieldAccessorTable = new
@@ -1243,7 +1262,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_luosho_v1_TrajectoryStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_luosho_v1_TrajectoryStep_descriptor,
-        new java.lang.String[] { "Index", "Text", "Calls", });
+        new java.lang.String[] { "Index", "Text", "Calls", "Model", "Usage", });
     internal_static_luosho_v1_TrajectoryCall_descriptor =
       getDescriptor().getMessageType(64);
     internal_static_luosho_v1_TrajectoryCall_fieldAccessorTable = new
