@@ -185,7 +185,10 @@ def from_message(msg: Any) -> ModelResponse:
     )
     usage = msg.usage
     return ModelResponse(
-        text, calls, Usage(_prompt_tokens(usage), usage.output_tokens if usage else 0)
+        text,
+        calls,
+        Usage(_prompt_tokens(usage), usage.output_tokens if usage else 0),
+        getattr(msg, "model", "") or "",
     )
 
 
@@ -196,11 +199,13 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
     blocks: dict[int, dict[str, Any]] = {}
     prompt = completion = 0
     stopped = False
+    model = ""
     async for event in stream:
         match event.type:
             case "message_start":
                 prompt = _prompt_tokens(event.message.usage)
                 completion = event.message.usage.output_tokens or 0
+                model = getattr(event.message, "model", "") or ""
             case "content_block_start":
                 cb = event.content_block
                 blocks[event.index] = {
@@ -239,7 +244,7 @@ async def from_stream(stream: Any, on_text: OnText) -> ModelResponse:
         for b in ordered
         if b["type"] == "tool_use"
     )
-    return ModelResponse(text, calls, Usage(prompt, completion))
+    return ModelResponse(text, calls, Usage(prompt, completion), model)
 
 
 __all__ = ["AnthropicProvider"]

@@ -118,7 +118,8 @@ class RemoteProvider(Provider):
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
         if (price := self.config.prices.get(request.model)) is not None:
             usage.cost_usd = price.cost(usage.prompt_tokens, usage.completion_tokens)
-        return ModelResponse(resp.text, unique_call_ids(resp.tool_calls, request.messages), usage)
+        calls = unique_call_ids(resp.tool_calls, request.messages)
+        return ModelResponse(resp.text, calls, usage, resp.model)
 
     def _failure(self, e: Exception) -> Failure | None:
         if isinstance(e, MalformedResponse):
