@@ -161,6 +161,8 @@ const (
 	ErrorReason_ERROR_REASON_INVALID_FOLLOW                ErrorReason = 111
 	ErrorReason_ERROR_REASON_INVALID_NEWEST_FIRST          ErrorReason = 112
 	ErrorReason_ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE    ErrorReason = 113
+	// INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+	ErrorReason_ERROR_REASON_INVALID_COSTLIEST_FIRST ErrorReason = 130
 )
 
 // Enum value maps for ErrorReason.
@@ -251,6 +253,7 @@ var (
 		111: "ERROR_REASON_INVALID_FOLLOW",
 		112: "ERROR_REASON_INVALID_NEWEST_FIRST",
 		113: "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE",
+		130: "ERROR_REASON_INVALID_COSTLIEST_FIRST",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -338,6 +341,7 @@ var (
 		"ERROR_REASON_INVALID_FOLLOW":                111,
 		"ERROR_REASON_INVALID_NEWEST_FIRST":          112,
 		"ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":    113,
+		"ERROR_REASON_INVALID_COSTLIEST_FIRST":       130,
 	}
 )
 
@@ -7332,7 +7336,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xb5\x18\n" +
+	"\x11_destructive_hint*\xe0\x18\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7419,7 +7423,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1eERROR_REASON_INVALID_AFTER_SEQ\x10n\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_FOLLOW\x10o\x12%\n" +
 	"!ERROR_REASON_INVALID_NEWEST_FIRST\x10p\x12+\n" +
-	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q*_\n" +
+	"'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE\x10q\x12)\n" +
+	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +

@@ -97,6 +97,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_FOLLOW: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_NEWEST_FIRST: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_COSTLIEST_FIRST: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -267,6 +268,7 @@ ERROR_REASON_INVALID_AFTER_SEQ: ErrorReason
 ERROR_REASON_INVALID_FOLLOW: ErrorReason
 ERROR_REASON_INVALID_NEWEST_FIRST: ErrorReason
 ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE: ErrorReason
+ERROR_REASON_INVALID_COSTLIEST_FIRST: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role

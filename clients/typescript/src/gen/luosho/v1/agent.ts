@@ -169,6 +169,8 @@ export enum ErrorReason {
   ERROR_REASON_INVALID_FOLLOW = 111,
   ERROR_REASON_INVALID_NEWEST_FIRST = 112,
   ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113,
+  /** ERROR_REASON_INVALID_COSTLIEST_FIRST - INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean. */
+  ERROR_REASON_INVALID_COSTLIEST_FIRST = 130,
   UNRECOGNIZED = -1,
 }
 
@@ -429,6 +431,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 113:
     case "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE":
       return ErrorReason.ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
+    case 130:
+    case "ERROR_REASON_INVALID_COSTLIEST_FIRST":
+      return ErrorReason.ERROR_REASON_INVALID_COSTLIEST_FIRST;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -608,6 +613,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INVALID_NEWEST_FIRST";
     case ErrorReason.ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE:
       return "ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE";
+    case ErrorReason.ERROR_REASON_INVALID_COSTLIEST_FIRST:
+      return "ERROR_REASON_INVALID_COSTLIEST_FIRST";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";

@@ -708,7 +708,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "e\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\031\n\021input_sc" +
       "hema_json\030\003 \001(\t\022\033\n\016read_only_hint\030\004 \001(\010H" +
       "\000\210\001\001\022\035\n\020destructive_hint\030\005 \001(\010H\001\210\001\001B\021\n\017_" +
-      "read_only_hintB\023\n\021_destructive_hint*\265\030\n\013" +
+      "read_only_hintB\023\n\021_destructive_hint*\340\030\n\013" +
       "ErrorReason\022\034\n\030ERROR_REASON_UNSPECIFIED\020" +
       "\000\022\031\n\025ERROR_REASON_INTERNAL\020\001\022!\n\035ERROR_RE" +
       "ASON_INVALID_ARGUMENT\020\002\022\"\n\036ERROR_REASON_" +
@@ -787,74 +787,75 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "_SEQ\020n\022\037\n\033ERROR_REASON_INVALID_FOLLOW\020o\022" +
       "%\n!ERROR_REASON_INVALID_NEWEST_FIRST\020p\022+" +
       "\n\'ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZ" +
-      "E\020q*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013ROL" +
-      "E_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASSIST" +
-      "ANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPolic" +
-      "y\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000\022\033\n" +
-      "\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_DRIF" +
-      "T_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLICY_I" +
-      "GNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECKPOI" +
-      "NT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT_ST" +
-      "ATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STATUS_" +
-      "AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STATUS" +
-      "_FINISHED\020\003*\352\001\n\014FinishReason\022\035\n\031FINISH_R" +
-      "EASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_STO" +
-      "P\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025FINI" +
-      "SH_REASON_ABORTED\020\003\022#\n\037FINISH_REASON_AWA" +
-      "ITING_APPROVAL\020\004\022!\n\035FINISH_REASON_BUDGET" +
-      "_EXCEEDED\020\005\022#\n\037FINISH_REASON_DEADLINE_EX" +
-      "CEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_ON_U" +
-      "NSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020\001\022\034" +
-      "\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_RETR" +
-      "Y_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030MCP_" +
-      "APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVAL_G" +
-      "ATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007RunMod" +
-      "e\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MODE_" +
-      "NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_MODE" +
-      "_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXECUT" +
-      "OR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLIENT" +
-      "\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBusy\022\027" +
-      "\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_REJEC" +
-      "T\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_INTE" +
-      "RRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubmitO" +
-      "utcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020\000\022\033" +
-      "\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT_OU" +
-      "TCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031MCP",
-      "_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANSPOR" +
-      "T_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n\016Mc" +
-      "pServerState\022 \n\034MCP_SERVER_STATE_UNSPECI" +
-      "FIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTED\020\001" +
-      "\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP_SE" +
-      "RVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n\007Ex" +
-      "ecute\022\031.luosho.v1.ExecuteRequest\032\032.luosh" +
-      "o.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.luosh" +
-      "o.v1.ResumeRequest\032\031.luosho.v1.ResumeRes" +
-      "ponse0\001\022[\n\020SubmitToolResult\022\".luosho.v1." +
-      "SubmitToolResultRequest\032#.luosho.v1.Subm" +
-      "itToolResultResponse\022=\n\006Cancel\022\030.luosho." +
-      "v1.CancelRequest\032\031.luosho.v1.CancelRespo" +
-      "nse\022I\n\nGetSession\022\034.luosho.v1.GetSession" +
-      "Request\032\035.luosho.v1.GetSessionResponse\022O" +
-      "\n\014ListSessions\022\036.luosho.v1.ListSessionsR" +
-      "equest\032\037.luosho.v1.ListSessionsResponse\022" +
-      "R\n\rDeleteSession\022\037.luosho.v1.DeleteSessi" +
-      "onRequest\032 .luosho.v1.DeleteSessionRespo" +
-      "nse\022B\n\007Resolve\022\031.luosho.v1.ResolveReques" +
-      "t\032\032.luosho.v1.ResolveResponse0\001\022R\n\rListA" +
-      "pprovals\022\037.luosho.v1.ListApprovalsReques" +
-      "t\032 .luosho.v1.ListApprovalsResponse\022@\n\007H" +
-      "istory\022\031.luosho.v1.HistoryRequest\032\032.luos" +
-      "ho.v1.HistoryResponse\0227\n\004Fork\022\026.luosho.v" +
-      "1.ForkRequest\032\027.luosho.v1.ForkResponse\022@" +
-      "\n\007Compare\022\031.luosho.v1.CompareRequest\032\032.l" +
-      "uosho.v1.CompareResponse\022<\n\005Watch\022\027.luos" +
-      "ho.v1.WatchRequest\032\030.luosho.v1.WatchResp" +
-      "onse0\001\022U\n\016ListMcpServers\022 .luosho.v1.Lis" +
-      "tMcpServersRequest\032!.luosho.v1.ListMcpSe" +
-      "rversResponse\022O\n\014DequeueInput\022\036.luosho.v" +
-      "1.DequeueInputRequest\032\037.luosho.v1.Dequeu" +
-      "eInputResponseB\035\n\rdev.luosho.v1B\nAgentPr" +
-      "otoP\001b\006proto3"
+      "E\020q\022)\n$ERROR_REASON_INVALID_COSTLIEST_FI" +
+      "RST\020\202\001*_\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\017\n\013" +
+      "ROLE_SYSTEM\020\001\022\r\n\tROLE_USER\020\002\022\022\n\016ROLE_ASS" +
+      "ISTANT\020\003\022\r\n\tROLE_TOOL\020\004*\220\001\n\020AgentDriftPo" +
+      "licy\022\"\n\036AGENT_DRIFT_POLICY_UNSPECIFIED\020\000" +
+      "\022\033\n\027AGENT_DRIFT_POLICY_WARN\020\001\022\034\n\030AGENT_D" +
+      "RIFT_POLICY_ERROR\020\002\022\035\n\031AGENT_DRIFT_POLIC" +
+      "Y_IGNORE\020\003*\241\001\n\020CheckpointStatus\022!\n\035CHECK" +
+      "POINT_STATUS_UNSPECIFIED\020\000\022!\n\035CHECKPOINT" +
+      "_STATUS_IN_PROGRESS\020\001\022\'\n#CHECKPOINT_STAT" +
+      "US_AWAITING_APPROVAL\020\002\022\036\n\032CHECKPOINT_STA" +
+      "TUS_FINISHED\020\003*\352\001\n\014FinishReason\022\035\n\031FINIS" +
+      "H_REASON_UNSPECIFIED\020\000\022\026\n\022FINISH_REASON_" +
+      "STOP\020\001\022\033\n\027FINISH_REASON_MAX_STEPS\020\002\022\031\n\025F" +
+      "INISH_REASON_ABORTED\020\003\022#\n\037FINISH_REASON_" +
+      "AWAITING_APPROVAL\020\004\022!\n\035FINISH_REASON_BUD" +
+      "GET_EXCEEDED\020\005\022#\n\037FINISH_REASON_DEADLINE" +
+      "_EXCEEDED\020\006*\177\n\nMcpRetryOn\022\034\n\030MCP_RETRY_O" +
+      "N_UNSPECIFIED\020\000\022\030\n\024MCP_RETRY_ON_TIMEOUT\020" +
+      "\001\022\034\n\030MCP_RETRY_ON_UNAVAILABLE\020\002\022\033\n\027MCP_R" +
+      "ETRY_ON_TOOL_ERROR\020\003*[\n\013McpApproval\022\034\n\030M" +
+      "CP_APPROVAL_UNSPECIFIED\020\000\022\025\n\021MCP_APPROVA" +
+      "L_GATE\020\001\022\027\n\023MCP_APPROVAL_UNGATE\020\002*a\n\007Run" +
+      "Mode\022\030\n\024RUN_MODE_UNSPECIFIED\020\000\022\020\n\014RUN_MO" +
+      "DE_NEW\020\001\022\025\n\021RUN_MODE_CONTINUE\020\002\022\023\n\017RUN_M" +
+      "ODE_RESUME\020\003*a\n\014ToolExecutor\022\035\n\031TOOL_EXE" +
+      "CUTOR_UNSPECIFIED\020\000\022\030\n\024TOOL_EXECUTOR_CLI" +
+      "ENT\020\001\022\030\n\024TOOL_EXECUTOR_DAEMON\020\002*w\n\006IfBus" +
+      "y\022\027\n\023IF_BUSY_UNSPECIFIED\020\000\022\022\n\016IF_BUSY_RE" +
+      "JECT\020\001\022\023\n\017IF_BUSY_ENQUEUE\020\002\022\025\n\021IF_BUSY_I" +
+      "NTERRUPT\020\003\022\024\n\020IF_BUSY_ROLLBACK\020\004*j\n\rSubm" +
+      "itOutcome\022\036\n\032SUBMIT_OUTCOME_UNSPECIFIED\020" +
+      "\000\022\033\n\027SUBMIT_OUTCOME_ACCEPTED\020\001\022\034\n\030SUBMIT",
+      "_OUTCOME_DUPLICATE\020\002*^\n\014McpTransport\022\035\n\031" +
+      "MCP_TRANSPORT_UNSPECIFIED\020\000\022\027\n\023MCP_TRANS" +
+      "PORT_STDIO\020\001\022\026\n\022MCP_TRANSPORT_HTTP\020\002*\215\001\n" +
+      "\016McpServerState\022 \n\034MCP_SERVER_STATE_UNSP" +
+      "ECIFIED\020\000\022 \n\034MCP_SERVER_STATE_NOT_STARTE" +
+      "D\020\001\022\034\n\030MCP_SERVER_STATE_RUNNING\020\002\022\031\n\025MCP" +
+      "_SERVER_STATE_DOWN\020\0032\332\010\n\014AgentService\022B\n" +
+      "\007Execute\022\031.luosho.v1.ExecuteRequest\032\032.lu" +
+      "osho.v1.ExecuteResponse0\001\022?\n\006Resume\022\030.lu" +
+      "osho.v1.ResumeRequest\032\031.luosho.v1.Resume" +
+      "Response0\001\022[\n\020SubmitToolResult\022\".luosho." +
+      "v1.SubmitToolResultRequest\032#.luosho.v1.S" +
+      "ubmitToolResultResponse\022=\n\006Cancel\022\030.luos" +
+      "ho.v1.CancelRequest\032\031.luosho.v1.CancelRe" +
+      "sponse\022I\n\nGetSession\022\034.luosho.v1.GetSess" +
+      "ionRequest\032\035.luosho.v1.GetSessionRespons" +
+      "e\022O\n\014ListSessions\022\036.luosho.v1.ListSessio" +
+      "nsRequest\032\037.luosho.v1.ListSessionsRespon" +
+      "se\022R\n\rDeleteSession\022\037.luosho.v1.DeleteSe" +
+      "ssionRequest\032 .luosho.v1.DeleteSessionRe" +
+      "sponse\022B\n\007Resolve\022\031.luosho.v1.ResolveReq" +
+      "uest\032\032.luosho.v1.ResolveResponse0\001\022R\n\rLi" +
+      "stApprovals\022\037.luosho.v1.ListApprovalsReq" +
+      "uest\032 .luosho.v1.ListApprovalsResponse\022@" +
+      "\n\007History\022\031.luosho.v1.HistoryRequest\032\032.l" +
+      "uosho.v1.HistoryResponse\0227\n\004Fork\022\026.luosh" +
+      "o.v1.ForkRequest\032\027.luosho.v1.ForkRespons" +
+      "e\022@\n\007Compare\022\031.luosho.v1.CompareRequest\032" +
+      "\032.luosho.v1.CompareResponse\022<\n\005Watch\022\027.l" +
+      "uosho.v1.WatchRequest\032\030.luosho.v1.WatchR" +
+      "esponse0\001\022U\n\016ListMcpServers\022 .luosho.v1." +
+      "ListMcpServersRequest\032!.luosho.v1.ListMc" +
+      "pServersResponse\022O\n\014DequeueInput\022\036.luosh" +
+      "o.v1.DequeueInputRequest\032\037.luosho.v1.Deq" +
+      "ueueInputResponseB\035\n\rdev.luosho.v1B\nAgen" +
+      "tProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

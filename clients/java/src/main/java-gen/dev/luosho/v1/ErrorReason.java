@@ -469,6 +469,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
    */
   ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE(113),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
+   */
+  ERROR_REASON_INVALID_COSTLIEST_FIRST(130),
   UNRECOGNIZED(-1),
   ;
 
@@ -930,6 +938,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE = 113;</code>
    */
   public static final int ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE_VALUE = 113;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
+   */
+  public static final int ERROR_REASON_INVALID_COSTLIEST_FIRST_VALUE = 130;
 
 
   public final int getNumber() {
@@ -1041,6 +1057,7 @@ public enum ErrorReason
       case 111: return ERROR_REASON_INVALID_FOLLOW;
       case 112: return ERROR_REASON_INVALID_NEWEST_FIRST;
       case 113: return ERROR_REASON_INVALID_INCLUDE_TOTAL_SIZE;
+      case 130: return ERROR_REASON_INVALID_COSTLIEST_FIRST;
       default: return null;
     }
   }
