@@ -94,3 +94,11 @@ async def test_r93_the_console_lists_by_cost_and_shows_each_turn(
         "ls => ls.map(l => l.dataset.model)"
     ) == ["scripted:big", "scripted:small"]
     await b.shot("session-usage")
+    # Compare shows each step's model and usage beside its twin's.
+    await b.goto("/#/compare?a=s-a&b=s-b")
+    usages = b.page.locator("#comparison .turn-usage")
+    await usages.nth(1).wait_for()
+    assert [t.strip(" ·") for t in await usages.all_inner_texts()] == [
+        "scripted:priced · 1,000 in + 50 out · $0.5000",
+        "scripted:priced · 1,000 in + 50 out · $3.0000",
+    ]
