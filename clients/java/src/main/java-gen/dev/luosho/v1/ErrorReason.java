@@ -503,6 +503,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   ERROR_REASON_COST_LIMIT_WITHOUT_PRICE(126),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
+   */
+  ERROR_REASON_INVALID_COSTLIEST_FIRST(130),
   UNRECOGNIZED(-1),
   ;
 
@@ -998,6 +1006,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   public static final int ERROR_REASON_COST_LIMIT_WITHOUT_PRICE_VALUE = 126;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
+   */
+  public static final int ERROR_REASON_INVALID_COSTLIEST_FIRST_VALUE = 130;
 
 
   public final int getNumber() {
@@ -1113,6 +1129,7 @@ public enum ErrorReason
       case 121: return ERROR_REASON_INVALID_RECONCILE_OUTCOME;
       case 125: return ERROR_REASON_INVALID_LIMITS;
       case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
+      case 130: return ERROR_REASON_INVALID_COSTLIEST_FIRST;
       default: return null;
     }
   }
