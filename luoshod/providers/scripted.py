@@ -15,8 +15,9 @@ tool-call ids (``call_<turn>_<n>`` unless given) are stable. Past the end of the
 the model answers "(end of script)" without tools, which ends the run. ``scripted:echo``
 with no script answers with the last user message.
 
-``call_log`` (daemon option) appends one JSON line per model call, so tests can count
-calls across daemon restarts.
+``call_log`` (daemon option) appends one JSON line per model call (the session, the model
+after ``scripted:``, the turn), so tests can count calls across daemon restarts, per
+sub-agent when each level has a model name of its own.
 """
 
 from __future__ import annotations
@@ -75,7 +76,12 @@ class ScriptedProvider(Provider):
         turn_no = sum(1 for m in request.messages if m.role is Role.ASSISTANT)
         if self.call_log:
             with self.call_log.open("a") as f:
-                f.write(json.dumps({"session_id": request.session_id, "turn": turn_no}) + "\n")
+                f.write(
+                    json.dumps(
+                        {"session_id": request.session_id, "model": request.model, "turn": turn_no}
+                    )
+                    + "\n"
+                )
         if script is None:
             last_user = next((m for m in reversed(request.messages) if m.role is Role.USER), None)
             return _response(request.messages, last_user.content if last_user else "", ())
