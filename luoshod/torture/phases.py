@@ -1,7 +1,7 @@
 """Torture's phases beside the scripted sessions of :mod:`.workload`: sessions a client
 redirects with ``if_busy`` ``INTERRUPT`` or ``ROLLBACK`` (R68), sessions whose lead hands a
 task to a sub-agent that hands one to its own (depth 2, R55–R59), and sessions whose agent
-calls daemon tools (an MCP server each daemon starts, R70–R71). Each cycle drives one
+calls daemon tools (of an MCP server torture runs, R70–R71). Each cycle drives one
 unfinished session of each phase beside the others, with the same kill plan; kills can be
 aimed at their own moments (:data:`PHASE_BOUNDARIES`). What each phase checks is in
 ``docs/guides/torture.md``; the checks are :meth:`Phases.check_phase`'s."""
