@@ -808,12 +808,15 @@ class Torture(Phases):
                 if e.type == INPUT_QUEUED:
                     if queued and queued not in s.acked:
                         s.acked[queued] = self.cycle
-                        self.stats["queued inputs acknowledged (input.queued)"] += 1
+                        self.stats[
+                            "redirects acknowledged (input.queued)"
+                            if queued == s.redirect_rid
+                            else "queued inputs acknowledged (input.queued)"
+                        ] += 1
                         if on_ack is not None:
                             on_ack()
                     await boundary(INPUT_QUEUED, daemon)
                     if queued and queued == s.redirect_rid:
-                        self.stats["redirects acknowledged (input.queued)"] += 1
                         await boundary("redirect input.queued", daemon)
                     if queued in s.abandoned:
                         return  # its caller goes away, and never sends it again

@@ -154,6 +154,9 @@ def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violat
         # alone, and torture sees it answered by a run of its own (issue 29).
         assert stats["queued inputs abandoned (caller gone after input.queued)"] >= 1, (name, stats)
         assert stats["abandoned queued inputs seen run (by the daemon alone)"] >= 1, (name, stats)
+        # The phases ran beside them (luoshod/torture/phases.py): a session of each a cycle.
+        assert {"subagents", "daemon-tools"} <= set(r["phase_sessions"]), (name, r)
+        assert stats["redirects acknowledged (input.queued)"] >= 1, (name, stats)
     # R53 input: a retried "go" carries results whose ACCEPTED was never heard. Not sent while
     # the daemon alone must run abandoned input, so too rare to ask of each store's short run.
     assert sum(r["stats"].get("results sent as input (R53)", 0) for r in reports.values()) >= 1
