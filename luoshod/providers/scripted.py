@@ -9,9 +9,7 @@ or in ``<scripts_dir>/<name>.json`` on the daemon's host. A turn is::
      "delay_ms": 0,                                  # optional: a slow model
      "error": "..."}                                 # optional: this call fails
 
-A turn's ``usage`` may report ``cost_usd`` (a provider that reports what each call cost)
-and the cache and reasoning tokens (``cached_input_tokens``, ``cache_write_tokens``,
-``reasoning_tokens``). A ``"price"`` setting beside the script (``{"prompt_per_mtok": 1,
+A ``"price"`` setting beside the script (``{"prompt_per_mtok": 1,
 "completion_per_mtok": 2}``, the keys of a price-table entry) is the model's price: the
 calls whose usage reports no cost are priced by it, as the price table prices a remote
 model (R78).
@@ -28,8 +26,9 @@ A turn's ``usage`` states what the call reports, as a provider would: ``prompt_t
 out). Without it the usage is estimated from the text's length (a token per 4 characters),
 with no cost.
 
-``call_log`` (daemon option) appends one JSON line per model call, so tests can count
-calls across daemon restarts.
+``call_log`` (daemon option) appends one JSON line per model call (the session, the model
+after ``scripted:``, the turn), so tests can count calls across daemon restarts, per
+sub-agent when each level has a model name of its own.
 """
 
 from __future__ import annotations
@@ -114,7 +113,12 @@ class ScriptedProvider(Provider):
         turn_no = sum(1 for m in request.messages if m.role is Role.ASSISTANT)
         if self.call_log:
             with self.call_log.open("a") as f:
-                f.write(json.dumps({"session_id": request.session_id, "turn": turn_no}) + "\n")
+                f.write(
+                    json.dumps(
+                        {"session_id": request.session_id, "model": request.model, "turn": turn_no}
+                    )
+                    + "\n"
+                )
         if script is None:
             last_user = next((m for m in reversed(request.messages) if m.role is Role.USER), None)
             return _response(request.messages, last_user.content if last_user else "", ())

@@ -42,12 +42,23 @@ lease. After each cycle it reads every session back (``GetSession``, the event l
   never directly followed by another's (one merged turn answering both), and at the end
   each abandoned input has been run to its end, answered, by the daemon alone.
 
+Beside them, each cycle drives one session of each *phase* (:mod:`.phases`, ``--phases``):
+a run redirected by input sent with ``if_busy`` ``INTERRUPT`` or ``ROLLBACK`` (R68: applied
+once, by a run of its own, after the interrupted run's messages with its last checkpoint
+kept, R6, R12; or, rolled back, with nothing of that run left), a lead whose sub-agent has
+a sub-agent (R55-R59: each level resumed from its saved state, no turn of any level
+generated twice, the usage rolled up exactly once, R56), and an agent calling daemon tools
+of an MCP server torture runs (R71: a call whose result is recorded never runs again);
+kills can be aimed at their moments (``redirect input.queued``, ``depth-2 tool.call``,
+``daemon tool.call`` …).
+
 It ends with a report (cycles, kills, boundaries hit, violations with a reproduction: the
 seed, the cycle, the session and the events it saw) and exits 1 on any violation.
 
 The package: :mod:`.runner` (the run, its checks and report, the command),
-:mod:`.workload` (the scripted sessions and what their clients remember), :mod:`.daemons`
-(the processes it kills) and :mod:`.forkserver` (which forks them warm).
+:mod:`.workload` (the scripted sessions and what their clients remember), :mod:`.phases`
+(the phases' sessions, clients and checks), :mod:`.daemons` (the processes it kills),
+:mod:`.forkserver` (which forks them warm) and :mod:`.mcptool` (the MCP server).
 """
 
 import os

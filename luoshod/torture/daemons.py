@@ -96,9 +96,16 @@ class Daemon:
     """One ``luoshod serve`` process, its output in files of the work directory."""
 
     def __init__(
-        self, name: str, store: str, work: Path, lease_ttl: float, zygote: Zygote | None
+        self,
+        name: str,
+        store: str,
+        work: Path,
+        lease_ttl: float,
+        zygote: Zygote | None,
+        config: Path | None = None,
     ) -> None:
         self.name, self.store, self.work, self.lease_ttl = name, store, work, lease_ttl
+        self.config = config  # the daemon's configuration: torture's MCP server
         self.zygote = zygote
         self.proc: Process | None = None
         self.address = ""
@@ -125,6 +132,7 @@ class Daemon:
             # Abandoned queued inputs are run by the daemon alone (R69): soon, not in a second.
             "--queue-sweep-s",
             "0.2",
+            *(["--config", str(self.config)] if self.config else []),
         ]
 
     def start(self) -> None:

@@ -9,6 +9,7 @@ itself (:func:`luoshod.cli.main`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -30,6 +31,13 @@ def main(store: str) -> None:
     child is a daemon process of its own, killed with a real ``kill -9`` (or ``SIGSTOP``)
     by its pid, as one started by hand would be."""
     driver_for(store)
+    # What a daemon imports on its first daemon-tool call (luoshod/mcpclient/manager.py
+    # imports the MCP SDK lazily, ~1.5 s): once here, not in each forked daemon.
+    with contextlib.suppress(ImportError):
+        import httpx2  # noqa: F401
+        from mcp import Client  # noqa: F401
+        from mcp.client.streamable_http import streamable_http_client  # noqa: F401
+        from mcp.shared._httpx_utils import MCP_DEFAULT_TIMEOUT  # noqa: F401
     die_with_parent()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
     print("ready", flush=True)

@@ -26,6 +26,15 @@ from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
 from .daemons import Daemon, Zygote
+from .phases import (
+    BOUNDARY_PHASE,
+    LEVELS,
+    PHASE_BOUNDARIES,
+    PHASES,
+    McpServer,
+    Phases,
+    nested_results,
+)
 from .workload import (
     ABANDON_SHARE,
     ABANDONED_WAIT_S,
@@ -85,7 +94,7 @@ class Plan:
     target: int  # which daemon's events count (and which one dies)
 
 
-class Torture:
+class Torture(Phases):
     def __init__(self, opts: argparse.Namespace, work: Path, multi: bool) -> None:
         self.o = opts
         self.rng = random.Random(opts.seed)
@@ -93,8 +102,14 @@ class Torture:
         self.multi = multi and opts.daemons > 1
         n = 2 if self.multi else 1
         self.zygote: Zygote | None = None
-        self.daemons = [Daemon("ab"[i], opts.store, work, opts.lease_ttl, None) for i in range(n)]
+        self.mcp = McpServer(work) if "daemon-tools" in opts.phases else None
+        config = self.mcp.config if self.mcp else None
+        self.daemons = [
+            Daemon("ab"[i], opts.store, work, opts.lease_ttl, None, config) for i in range(n)
+        ]
         self.sessions: list[Session] = []
+        self.phase: list[Session] = []  # the phases' sessions (.phases)
+        self.kill_serial = 0  # kills and SIGSTOPs so far
         self.violations: list[Violation] = []
         self._reported: set[tuple[str, str, str]] = set()
         self.boundaries: Counter[str] = Counter()
@@ -144,6 +159,7 @@ class Torture:
             if whole:
                 began = time.monotonic()
                 await self.drain_queues()
+                await self.drain_phases()
                 self.phases["running queued inputs to the end"] += time.monotonic() - began
             else:
                 self.stats["queued inputs not run to the end: stopped at the first violation"] = 1
@@ -162,6 +178,8 @@ class Torture:
                 d.kill()
             if self.zygote is not None:
                 self.zygote.close()
+            if self.mcp is not None:
+                self.mcp.close()
         self.stats["seconds"] = round(time.monotonic() - started)
         self.phases["waiting for daemons to listen"] = sum(d.startup_s for d in self.daemons)
         return 1 if self.violations else 0
@@ -174,10 +192,19 @@ class Torture:
             and (self.store_fault is None or self.store_fault.poll() is not None)
         ):
             how = "store"  # the store fails instead, its last fault over
-        boundary = self.rng.choice(self.o.boundary or BOUNDARIES)
+        boundary = self.rng.choice(
+            self.o.boundary
+            or BOUNDARIES
+            + tuple(b for b, phase in BOUNDARY_PHASE.items() if phase in self.o.phases)
+        )
         return Plan(
             boundary=boundary,
-            nth=self.rng.randint(1, max(1, self.o.sessions * PER_RUN.get(boundary, 8) // 2)),
+            nth=self.rng.randint(
+                1,
+                max(1, PHASE_BOUNDARIES[boundary])
+                if boundary in PHASE_BOUNDARIES
+                else max(1, self.o.sessions * PER_RUN.get(boundary, 8) // 2),
+            ),
             delay_ms=self.rng.choice([0.0, 0.0, self.rng.uniform(0, 5)]),
             how=how,
             target=self.rng.randrange(len(self.daemons)),
@@ -189,6 +216,7 @@ class Torture:
             s = Session(f"{self.prefix}-{len(self.sessions)}", self.rng.choice([1, 1, 2]))
             self.sessions.append(s)
             live.append(s)
+        phase = self.phase_sessions(self.prefix, self.phase)
         plan = self.plan()
         fired = asyncio.Event()
         counts: Counter[str] = Counter()
@@ -220,6 +248,12 @@ class Torture:
                 tasks.append(asyncio.ensure_future(self.drive(s, d, stub, boundary, enqueue=True)))
                 if d is victim:
                     on_victim.append(tasks[-1])
+            for s in phase:
+                d = self.daemons[self.rng.randrange(len(self.daemons))]
+                stub = pb_grpc.AgentServiceStub(channels[d.name])
+                tasks.append(asyncio.ensure_future(self.drive_any(s, d, stub, boundary)))
+                if d is victim:
+                    on_victim.append(tasks[-1])
             await self.wait_for_clients(tasks, victim)
         finally:
             for c in channels.values():
@@ -231,7 +265,7 @@ class Torture:
         self.check_model_calls(known)
         if victim.stopped:
             began = time.monotonic()
-            await self.take_over(live, victim)
+            await self.take_over(live + phase, victim)
             self.phases["takeovers (lease TTL waits included)"] += time.monotonic() - began
         for d in self.daemons:
             if not d.alive:
@@ -271,6 +305,7 @@ class Torture:
             )
             self.kills["store fault"] += 1
             return
+        self.kill_serial += 1
         self.last_strike = (
             f"{'SIGSTOP' if how == 'sigstop' else 'kill -9'} daemon {daemon.name} {when}"
         )
@@ -296,13 +331,16 @@ class Torture:
 
             known = self.turns_known()
             for s in live:  # where the frozen daemon left them (and what it saved, R54)
-                await self.check_session(stub, s, other)
+                if s.kind:
+                    await self.check_phase(stub, s, other)
+                else:
+                    await self.check_session(stub, s, other)
             # The model calls of runs live meanwhile (a queued input a sweep runs), against
             # the turns known before the checks read newer ones.
             self.check_model_calls(known)
             known = self.turns_known()
             drives = asyncio.gather(
-                *(self.drive(s, other, stub, nothing) for s in live if not s.done),
+                *(self.drive_any(s, other, stub, nothing) for s in live if not s.done),
                 return_exceptions=True,
             )
             try:
@@ -317,8 +355,22 @@ class Torture:
         # What the woken daemon did before its lease loss stopped it is not a resumed run:
         # its model calls are counted apart, not checked against R22.
         self.stats["model calls by a daemon woken without its lease"] += self.skip_model_calls()
+        if n := self.forget_mcp_attempts():
+            self.stats["daemon tool attempts by a daemon woken without its lease"] += n
 
     # -- one session's client --------------------------------------------------------------
+
+    async def drive_any(
+        self, s: Session, daemon: Daemon, stub: pb_grpc.AgentServiceStub, boundary
+    ) -> None:
+        """A phase's session: a redirect session by its own client, the others as the
+        scripted ones (their agent is the phase's)."""
+        if s.kind in ("interrupt", "rollback"):
+            await self.drive_redirect(s, daemon, stub, boundary)
+        elif s.kind:
+            await self.drive(s, daemon, stub, boundary)
+        else:
+            await self.drive(s, daemon, stub, boundary, enqueue=True)
 
     async def drive(
         self,
@@ -653,7 +705,7 @@ class Torture:
                 )
                 given.add(cid)
                 self.stats["results sent as input (R53)"] += 1
-        request = pb.ExecuteRequest(session_id=s.sid, input=inputs, agent=spec_for(s.concurrency))
+        request = pb.ExecuteRequest(session_id=s.sid, input=inputs, agent=self.spec_of(s))
         # R68: some runs get more input queued while they are active, at one of their calls.
         at = (
             self.rng.randint(1, 3)
@@ -761,6 +813,7 @@ class Torture:
         on_busy=None,
         idle_s: float = 0,
         watch: bool = False,
+        on_event=None,
     ) -> None:
         """One stream's events, its tool calls answered. ``queued``: the stream of that
         queued input (``input.queued`` acknowledges it, then ``on_ack``; its events are read
@@ -780,10 +833,16 @@ class Torture:
                 if e.type == INPUT_QUEUED:
                     if queued and queued not in s.acked:
                         s.acked[queued] = self.cycle
-                        self.stats["queued inputs acknowledged (input.queued)"] += 1
+                        self.stats[
+                            "redirects acknowledged (input.queued)"
+                            if queued == s.redirect_rid
+                            else "queued inputs acknowledged (input.queued)"
+                        ] += 1
                         if on_ack is not None:
                             on_ack()
                     await boundary(INPUT_QUEUED, daemon)
+                    if queued and queued == s.redirect_rid:
+                        await boundary("redirect input.queued", daemon)
                     if queued in s.abandoned:
                         return  # its caller goes away, and never sends it again
                     continue
@@ -823,8 +882,12 @@ class Torture:
                         calls += 1
                         if calls == enqueue_at and on_busy is not None:
                             on_busy()
+                if new and on_event is not None:
+                    on_event(e)
                 if new:
                     await boundary(e.type, daemon)
+                    for kind in self.phase_kinds(s, e) if s.kind else ():
+                        await boundary(kind, daemon)
                     if e.type in ("step.start", "model.turn") and s.run_rid in s.queued:
                         # Inside a queued input's own run, after the save that applied it.
                         await boundary(f"queued {e.type}", daemon)
@@ -855,7 +918,12 @@ class Torture:
         rid = e.run_start.request_id.rpartition("-")[2] if e.type == "run.start" else ""
         s.trail.append(f"{self.cycle}:{e.seq}:{e.type}" + (f"({rid})" if rid else ""))
         del s.trail[:-40]
-        if e.type == "model.turn":
+        depth = e.subagent.depth if e.HasField("subagent") else 0
+        if e.type == "model.turn" and depth:  # a sub-agent's turn: its own count (R59)
+            level = LEVELS[depth] if depth < len(LEVELS) else str(depth)
+            s.level_turns[level] = max(s.level_turns.get(level, 0), e.model_turn.step)
+            self.stats["sub-agent model turns seen"] += 1
+        elif e.type == "model.turn":
             s.durable_turns = max(s.durable_turns, e.model_turn.step)  # saved before seen
             self.stats["model turns seen"] += 1
         elif e.type == "approval.requested":
@@ -892,7 +960,7 @@ class Torture:
                 self.violate("R21", s, f"call {cid} handed out again although its result is stored")
             elif cid in s.ran:
                 self.stats["calls run again after a kill (R24)"] += 1
-        elif e.type == "run.done":
+        elif e.type == "run.done" and not depth:
             s.finished = e.run_done.status == pb.CHECKPOINT_STATUS_FINISHED
 
     async def run_tool(self, s, daemon, stub, e: pb.Event, boundary, *, live: bool = True) -> bool:
@@ -962,6 +1030,45 @@ class Torture:
                             )
                         continue
                     s.settled = s.done
+            for s in self.phase:
+                if everything or not s.settled:
+                    try:
+                        await self.check_phase(stub, s, daemon, final=final)
+                    except grpc.aio.AioRpcError as e:
+                        if e.code() != grpc.StatusCode.UNAVAILABLE:
+                            raise
+                        self.stats["checks put off: the daemon did not answer (UNAVAILABLE)"] += 1
+                        continue
+                    s.settled = s.done
+
+    async def drain_phases(self) -> None:
+        """After the last cycle: the phases' unfinished sessions driven to their end, no
+        daemon killed (the final check then asks each to be whole)."""
+        for d in self.daemons:
+            d.thaw()
+            if not d.alive:
+                d.start()
+        daemon = self.daemons[0]
+
+        async def nothing(kind: str, daemon: Daemon) -> None:
+            return None
+
+        for _ in range(2):
+            todo = [s for s in self.phase if not s.finished]
+            if not todo:
+                return
+            known = self.turns_known()
+            async with grpc.aio.insecure_channel(daemon.address) as channel:
+                stub = pb_grpc.AgentServiceStub(channel)
+                drives = asyncio.gather(
+                    *(self.drive_any(s, daemon, stub, nothing) for s in todo),
+                    return_exceptions=True,
+                )
+                try:
+                    self.client_errors(await asyncio.wait_for(drives, RUN_TIMEOUT_S))
+                except TimeoutError:
+                    self.stats["the phases' final runs cut short: clients timed out"] += 1
+            self.check_model_calls(known)
 
     async def drain_queues(self) -> None:
         """After the last cycle: every session with queued input driven to its end, no
@@ -1006,8 +1113,15 @@ class Torture:
                             )
             self.check_model_calls(known)
 
-    def turns_known(self) -> dict[str, int]:
-        return {s.sid: s.durable_turns for s in self.sessions}
+    def turns_known(self) -> dict[str, Any]:
+        """Model turns known saved, per session (and per sub-agent level: ``sid/level``)."""
+        known: dict[str, Any] = {s.sid: s.durable_turns for s in self.sessions}
+        for s in self.phase:
+            known[s.sid] = s.durable_turns
+            known[f"{s.sid}/rolled"] = s.rolled
+            for level, n in s.level_turns.items():
+                known[f"{s.sid}/{level}"] = n
+        return known
 
     async def check_session(
         self, stub: pb_grpc.AgentServiceStub, s: Session, daemon: Daemon, *, final: bool = False
@@ -1211,6 +1325,8 @@ class Torture:
             self.violate("R20", s, f"finished with calls {open_turn} unanswered")
         # A result saved ahead of its turn (R76) is stored, outside the transcript.
         stored = results | {m.tool_call_id: m.content for m in cp.early_results}
+        if s.kind == "subagents":
+            stored |= nested_results(cp)  # the sub-agents' results, by qualified id (R58)
         for cid, body in s.accepted.items():
             if cid not in stored:
                 self.violate(
@@ -1438,13 +1554,30 @@ class Torture:
 
     def check_model_calls(self, known: dict[str, int]) -> None:
         """R22: a model call for a turn the client had seen saved before the runs began."""
-        by_id = {s.sid: s for s in self.sessions}
+        by_id = {s.sid: s for s in self.sessions + self.phase}
         for line in self.new_model_calls():
             with contextlib.suppress(ValueError):
                 entry = json.loads(line)
                 self.stats["model calls"] += 1
                 s = by_id.get(entry.get("session_id"))
-                if s is not None and entry["turn"] < known.get(s.sid, 0):
+                if s is None:
+                    continue
+                if s.kind == "rollback" and s.redirect_rid and not known.get(f"{s.sid}/rolled"):
+                    # A rollback sent and not seen applied when the turns were counted: the
+                    # session starts afresh at a moment the client does not see, and its
+                    # turns are generated anew on purpose.
+                    self.stats["model calls not checked (R22): a rollback in between"] += 1
+                    continue
+                level = entry.get("model", "") if s.kind == "subagents" else ""
+                if level in ("mid", "leaf"):
+                    if entry["turn"] < known.get(f"{s.sid}/{level}", 0):
+                        self.violate(
+                            "R59",
+                            s,
+                            f"sub-agent {level}'s model turn {entry['turn']} generated again "
+                            "after it was saved",
+                        )
+                elif s.sid in known and entry["turn"] < known[s.sid]:
                     self.violate(
                         "R22", s, f"model turn {entry['turn']} generated again after it was saved"
                     )
@@ -1475,6 +1608,8 @@ class Torture:
             "boundaries": dict(sorted(self.boundaries.items())),
             "sessions": len(self.sessions),
             "sessions_finished": sum(1 for s in self.sessions if s.finished),
+            "phase_sessions": dict(Counter(s.kind for s in self.phase)),
+            "phase_sessions_finished": dict(Counter(s.kind for s in self.phase if s.finished)),
             "stats": dict(self.stats),
             "seconds_spent": {k: round(v, 1) for k, v in self.phases.items()},
             "violations": [v.as_dict() for v in self.violations],
@@ -1516,6 +1651,14 @@ def render(r: dict[str, Any], argv: list[str]) -> str:
         "boundaries  " + (", ".join(f"{k} {v}" for k, v in r["boundaries"].items()) or "none"),
         f"sessions    {r['sessions']} ({r['sessions_finished']} finished)",
     ]
+    if r.get("phase_sessions"):
+        lines.append(
+            "phases      "
+            + ", ".join(
+                f"{k} {v} ({r['phase_sessions_finished'].get(k, 0)} finished)"
+                for k, v in sorted(r["phase_sessions"].items())
+            )
+        )
     lines += [f"            {k}: {v}" for k, v in sorted(r["stats"].items())]
     if r.get("seconds_spent"):
         lines.append(
@@ -1594,9 +1737,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         f"{ABANDON_SHARE:g})",
     )
     p.add_argument(
+        "--phases",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=list(PHASES),
+        help="the phases driven beside the scripted sessions, one session each a cycle, "
+        "comma-separated: redirect (if_busy INTERRUPT or ROLLBACK), subagents (depth 2), "
+        "daemon-tools (an MCP server's tools); '' for none (default: all)",
+    )
+    p.add_argument(
+        "--rollback-share",
+        type=float,
+        default=0.5,
+        help="share of the redirect sessions that redirect with ROLLBACK, not INTERRUPT "
+        "(default 0.5)",
+    )
+    p.add_argument(
         "--boundary",
         action="append",
-        choices=sorted(set(BOUNDARIES)),
+        choices=sorted(set(BOUNDARIES) | set(PHASE_BOUNDARIES)),
         help="kill only after this boundary (repeatable; default: any, chosen by the seed)",
     )
     p.add_argument(
@@ -1641,6 +1799,12 @@ def main(opts: argparse.Namespace, argv: list[str]) -> int:
         )
         return 2
     multi = Capability.MULTI_PROCESS in caps and Capability.LEASES in caps
+    if unknown := set(opts.phases) - set(PHASES):
+        print(
+            f"luoshod torture: unknown phase(s) {sorted(unknown)}: choose from {', '.join(PHASES)}",
+            file=sys.stderr,
+        )
+        return 2
     with contextlib.ExitStack() as stack:
         work = opts.work_dir or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="luoshod-torture-"))

@@ -151,6 +151,29 @@ class Session:
     gave_up: bool = False  # the watcher saw nothing move for ABANDONED_WAIT_S
     run_rid: str = ""  # the request id of the run whose run.start was seen last
     outline: list[str] = field(default_factory=list)  # the log's runs, at the last check
+    # The phases' sessions (:mod:`.phases`): "" for the scripted workload's, else
+    # "interrupt", "rollback", "subagents" or "daemon-tools"; their number in the run.
+    kind: str = ""
+    index: int = 0
+    # A redirect session's one redirect: the step at or after which it is sent, its request
+    # id and request, the step whose model call was in flight when it was sent, the kill
+    # count then (no kill until its run started: ``redirect_clean``), whether a check saw
+    # the rollback applied, and R6 checked.
+    redirect_at: int = 0
+    redirect_rid: str = ""
+    redirect_req: pb.ExecuteRequest | None = None
+    redirect_step: int = 0
+    redirect_serial: int = 0
+    redirect_clean: bool = False
+    rolled: bool = False
+    r6_checked: bool = False
+    # Sub-agents: model turns known saved per level (R59), each level's stored transcript at
+    # the last check, the usage roll-up checked (R56). Daemon tools: a call's attempts when
+    # its result was first seen recorded (R71).
+    level_turns: dict[str, int] = field(default_factory=dict)
+    nested_keys: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    usage_checked: bool = False
+    mcp_done: dict[str, int] = field(default_factory=dict)
 
     def outstanding(self) -> list[str]:
         """Queued inputs sent and not yet seen in the transcript whose caller still follows

@@ -66,10 +66,15 @@ def test_the_readme_status_not_yet_lines_hold_against_the_code() -> None:
     # stored hand-out time in the checkpoint).
     checkpoint = (ROOT / "luoshod" / "domain" / "checkpoint.py").read_text()
     assert "handed_out_at" not in checkpoint and "`tool_timeout_ms` is timed" in status
-    # torture sends ENQUEUE, not INTERRUPT or ROLLBACK.
+    # torture sends every if_busy mode; it never cancels a run or dequeues an input, and
+    # its sub-agents (luoshod/torture/phases.py) have no tool that needs approval.
     torture = "".join(p.read_text() for p in (ROOT / "luoshod" / "torture").glob("*.py"))
-    assert "IF_BUSY_ENQUEUE" in torture and "`INTERRUPT`" in status
-    assert "IF_BUSY_INTERRUPT" not in torture and "IF_BUSY_ROLLBACK" not in torture
+    for mode in ("IF_BUSY_ENQUEUE", "IF_BUSY_INTERRUPT", "IF_BUSY_ROLLBACK"):
+        assert mode in torture, f"torture no longer sends {mode}"
+    assert "`Cancel` or `DequeueInput`" in status and "pause on an" in status
+    assert "Cancel(" not in torture and "DequeueInput" not in torture
+    phases = (ROOT / "luoshod" / "torture" / "phases.py").read_text()
+    assert "needs_approval" not in phases
     # ListMcpServers has no route in the JSON API; MCP resources and prompts are not used.
     http = "".join(p.read_text() for p in (ROOT / "luoshod" / "http").glob("*.py"))
     assert "ListMcpServers" not in http and "`ListMcpServers` has no route" in status

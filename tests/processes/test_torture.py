@@ -4,7 +4,9 @@ picks, every invariant checked after each cycle. The CI run, 300 cycles over SQL
 and PostgreSQL at once, must find nothing;
 a driver that acknowledges a save before it is durable must be caught, named by the save
 it lost, and one that keeps a decided approval pending must be caught too, and one that
-acknowledges queued input it never stores, named by the input it lost."""
+acknowledges queued input it never stores, named by the input it lost; and a daemon that
+applies an interrupting input twice. Aimed at the phases (redirects with INTERRUPT and
+ROLLBACK, sub-agents two levels deep, daemon tools), the real daemon passes."""
 
 from __future__ import annotations
 
@@ -152,6 +154,9 @@ def test_torture_ci_run_300_cycles_on_sqlite_lmdb_and_postgresql_finds_no_violat
         # alone, and torture sees it answered by a run of its own (issue 29).
         assert stats["queued inputs abandoned (caller gone after input.queued)"] >= 1, (name, stats)
         assert stats["abandoned queued inputs seen run (by the daemon alone)"] >= 1, (name, stats)
+        # The phases ran beside them (luoshod/torture/phases.py): a session of each a cycle.
+        assert {"subagents", "daemon-tools"} <= set(r["phase_sessions"]), (name, r)
+        assert stats["redirects acknowledged (input.queued)"] >= 1, (name, stats)
     # R53 input: a retried "go" carries results whose ACCEPTED was never heard. Not sent while
     # the daemon alone must run abandoned input, so too rare to ask of each store's short run.
     assert sum(r["stats"].get("results sent as input (R53)", 0) for r in reports.values()) >= 1
@@ -332,3 +337,94 @@ def test_torture_aimed_at_queued_input_finds_nothing_on_the_fixed_daemon(tmp_pat
     assert stats["queued inputs abandoned (caller gone after input.queued)"] >= 3, stats
     assert stats["abandoned queued inputs seen run (by the daemon alone)"] >= 3, stats
     assert any(b.startswith("after queued ") for b in report["boundaries"]), report["boundaries"]
+
+
+#: The kill plan aimed at the phases (luoshod/torture/phases.py): kills only at their own
+#: moments — a redirect acknowledged, the run it aborts ending, the redirect's run starting,
+#: inside the sub-agent of a sub-agent, a daemon tool's call in flight.
+PHASES_AIMED = tuple(
+    arg
+    for b in (
+        "redirect input.queued",
+        "aborted run.done",
+        "redirect run.start",
+        "depth-2 model.turn",
+        "depth-2 tool.call",
+        "depth-1 model.turn",
+        "daemon tool.call",
+    )
+    for arg in ("--boundary", b)
+)
+
+
+@pytest.mark.timeout(300)
+def test_torture_catches_a_daemon_that_applies_an_interrupting_input_twice(
+    tmp_path: Path,
+) -> None:
+    # tests/support/torture_drivers/doubling_interrupt.py: once the run of an INTERRUPT (or
+    # ROLLBACK) input has ended, the daemon's queue runs that input again under another
+    # request id. The redirect sessions must catch it (R68: each input applied once).
+    env = broken_driver(tmp_path, "doublingsqlite", "doubling_interrupt:DoublingInterruptStore")
+    code, out, report = torture(
+        tmp_path,
+        "--store",
+        f"doublingsqlite:///{tmp_path}/t.db",
+        "--cycles",
+        "6",
+        "--seed",
+        "14",
+        "--sessions",
+        "1",
+        "--phases",
+        "redirect",
+        "--rollback-share",
+        "0",
+        env=env,
+    )
+    assert code == 1, out
+    twice = [
+        v for v in report["violations"] if v["rule"] == "R68" and "(applied twice)" in v["message"]
+    ]
+    assert twice, out
+    v = twice[0]
+    # It names the session, the redirect's request id (the session's own, "-r") and the seed.
+    assert f"INTERRUPT input {v['session_id']}-r is in the transcript 2 times" in v["message"], v
+    assert "(seed 14)" in v["message"]
+    assert f"session {v['session_id']}, cycle {v['cycle']}: {v['message']}" in out
+    assert "reproduce: luoshod torture --store doublingsqlite://" in out and "--seed 14" in out
+
+
+@pytest.mark.timeout(300)
+def test_torture_aimed_at_redirects_subagents_and_daemon_tools_finds_nothing(
+    tmp_path: Path,
+) -> None:
+    # The phases on the real daemon, every kill aimed at their moments: redirects with
+    # INTERRUPT and ROLLBACK (R68, R69, R6, R12), sub-agents two levels deep (R55-R59, R56's
+    # usage roll-up), daemon tools with a call in flight (R71). The checks that catch the
+    # doubling daemon above cannot fire on a correct one.
+    code, out, report = torture(
+        tmp_path,
+        "--store",
+        f"sqlite:///{tmp_path}/t.db",
+        "--cycles",
+        "14",
+        "--seed",
+        "14",
+        "--sessions",
+        "1",
+        *PHASES_AIMED,
+    )
+    assert code == 0 and report["violations"] == [], out
+    stats = report["stats"]
+    assert stats["redirects acknowledged (input.queued)"] >= 2, stats
+    assert stats.get("rollbacks seen applied (R68)", 0) >= 1, stats
+    assert stats["sub-agent sessions finished and their usage checked (R56)"] >= 1, stats
+    assert stats["sub-agent tool calls handed out (depth 2)"] >= 3, stats
+    assert stats["daemon tool calls seen recorded"] >= 2, stats
+    phases = report["phase_sessions"]
+    assert {"subagents", "daemon-tools"} <= set(phases) and (
+        "interrupt" in phases or "rollback" in phases
+    ), phases
+    # Every kill landed at a phase's moment (or after every run had ended).
+    aimed = {b.removeprefix("after ").removesuffix(" (+ms)") for b in report["boundaries"]}
+    assert aimed - {"every run ended"} and aimed <= set(PHASES_AIMED) | {"every run ended"}, aimed
