@@ -9,8 +9,9 @@ import copy
 from dataclasses import replace
 
 from luoshod.domain import Budget, Checkpoint, FinishReason, Limits, Status, Usage
-from luoshod.store import Store
+from luoshod.store import Capability, Store
 
+from .backend import Backend
 from .helpers import rich_checkpoint
 
 
@@ -41,7 +42,10 @@ async def test_r78_limits_usage_and_run_times_round_trip(driver: Store) -> None:
     assert loaded.agent.limits == expected.agent.limits  # type: ignore[union-attr]
 
 
-async def test_r81_history_keeps_each_saves_usage_and_times(driver: Store) -> None:
+async def test_r81_history_keeps_each_saves_usage_and_times(
+    backend: Backend, driver: Store
+) -> None:
+    backend.require(Capability.HISTORY)
     cp = limited("timed")
     await driver.save(cp, stored_messages=0)
     later = copy.deepcopy(cp)
