@@ -25,7 +25,7 @@ import grpc
 from luosho.v1 import agent_pb2 as pb
 from luosho.v1 import agent_pb2_grpc as pb_grpc
 
-from .workload import FOLLOW_IDLE_S, RUN_TIMEOUT_S, START_TIMEOUT_S, Session
+from .workload import FOLLOW_IDLE_S, RUN_TIMEOUT_S, START_TIMEOUT_S, Idle, Session, _reason, shape
 
 PHASES = ("redirect", "subagents", "daemon-tools")
 #: The kinds of session the phases drive ("redirect" is either of the first two).
@@ -406,7 +406,6 @@ class Phases:
     ) -> None:
         """Send (or send again) the redirect and follow its run; done once the session has
         finished with it in the transcript."""
-        from .runner import Idle
 
         assert s.redirect_req is not None
         req = s.redirect_req
@@ -442,7 +441,6 @@ class Phases:
     async def rpc_failed(self, s: Session, e: grpc.aio.AioRpcError) -> bool:
         """What a phase's client does on an error: True to go on (after a pause), False
         when its daemon died or the error is a violation (reported)."""
-        from .runner import _reason
 
         reason = _reason(e)
         if e.code() == grpc.StatusCode.ABORTED and "SESSION_BUSY" in reason:
@@ -541,7 +539,6 @@ class Phases:
         ]
         finished = cp.status == pb.CHECKPOINT_STATUS_FINISHED
         mode = "ROLLBACK" if s.kind == "rollback" else "INTERRUPT"
-        from .runner import shape
 
         if len(at) > 1:
             self.violate(  # type: ignore[attr-defined]

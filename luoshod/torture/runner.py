@@ -49,19 +49,18 @@ from .workload import (
     STALL_S,
     UNKNOWN_SEQ,
     WATCH_IDLE_S,
+    Idle,
     Session,
     Violation,
+    _reason,
     queued_text,
+    shape,
     spec_for,
     tool_result,
 )
 
 #: Seconds the end of a run waits for a --store-fault command still running.
 STORE_FAULT_WAIT_S = 300
-
-
-class Idle(Exception):
-    """A stream brought no event for ``FOLLOW_IDLE_S``."""
 
 
 async def _responses(call: Any, idle_s: float):
@@ -1614,33 +1613,6 @@ class Torture(Phases):
             "seconds_spent": {k: round(v, 1) for k, v in self.phases.items()},
             "violations": [v.as_dict() for v in self.violations],
         }
-
-
-def shape(cp: pb.Checkpoint) -> str:
-    """The transcript in short: ``A2`` a turn of two calls, ``T`` a result, ``A`` text,
-    ``u`` user input, ``q<n>`` queued input n."""
-    out = []
-    for m in cp.messages:
-        if m.role == pb.ROLE_ASSISTANT:
-            out.append(f"A{len(m.tool_calls)}" if m.tool_calls else "A")
-        elif m.role == pb.ROLE_TOOL:
-            out.append("T")
-        elif m.role == pb.ROLE_USER:
-            rid = m.content.removeprefix("queued input ")
-            out.append("q" + rid.rpartition("-q")[2] if rid != m.content else "u")
-    return "[" + " ".join(out) + "]"
-
-
-def _reason(e: grpc.aio.AioRpcError) -> str:
-    from google.rpc import error_details_pb2, status_pb2
-
-    for key, value in e.trailing_metadata() or ():
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            for detail in status_pb2.Status.FromString(value).details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    return info.reason
-    return ""
 
 
 def render(r: dict[str, Any], argv: list[str]) -> str:

@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
+
 from luosho.v1 import agent_pb2 as pb
 
 #: Where the client kills: right after it sees one of these (``accepted``: a
@@ -243,3 +245,35 @@ def spec_for(concurrency: int) -> pb.AgentSpec:
 def tool_result(call_id: str, arguments_json: str) -> str:
     args = json.loads(arguments_json or "{}")
     return json.dumps({"sum": args.get("a", 0) + args.get("b", 0), "call": call_id})
+
+
+class Idle(Exception):
+    """A stream brought no event for ``FOLLOW_IDLE_S``."""
+
+
+def shape(cp: pb.Checkpoint) -> str:
+    """The transcript in short: ``A2`` a turn of two calls, ``T`` a result, ``A`` text,
+    ``u`` user input, ``q<n>`` queued input n."""
+    out = []
+    for m in cp.messages:
+        if m.role == pb.ROLE_ASSISTANT:
+            out.append(f"A{len(m.tool_calls)}" if m.tool_calls else "A")
+        elif m.role == pb.ROLE_TOOL:
+            out.append("T")
+        elif m.role == pb.ROLE_USER:
+            rid = m.content.removeprefix("queued input ")
+            out.append("q" + rid.rpartition("-q")[2] if rid != m.content else "u")
+    return "[" + " ".join(out) + "]"
+
+
+def _reason(e: grpc.aio.AioRpcError) -> str:
+    """The ErrorInfo reason of a failed call, or ""."""
+    from google.rpc import error_details_pb2, status_pb2
+
+    for key, value in e.trailing_metadata() or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            for detail in status_pb2.Status.FromString(value).details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return info.reason
+    return ""
