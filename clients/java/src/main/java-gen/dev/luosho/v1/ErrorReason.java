@@ -503,6 +503,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   ERROR_REASON_COST_LIMIT_WITHOUT_PRICE(126),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150;</code>
+   */
+  ERROR_REASON_INVALID_OUTPUT_SCHEMA(150),
   UNRECOGNIZED(-1),
   ;
 
@@ -998,6 +1006,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   public static final int ERROR_REASON_COST_LIMIT_WITHOUT_PRICE_VALUE = 126;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150;</code>
+   */
+  public static final int ERROR_REASON_INVALID_OUTPUT_SCHEMA_VALUE = 150;
 
 
   public final int getNumber() {
@@ -1113,6 +1129,7 @@ public enum ErrorReason
       case 121: return ERROR_REASON_INVALID_RECONCILE_OUTCOME;
       case 125: return ERROR_REASON_INVALID_LIMITS;
       case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
+      case 150: return ERROR_REASON_INVALID_OUTPUT_SCHEMA;
       default: return null;
     }
   }
