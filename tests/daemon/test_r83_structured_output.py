@@ -115,3 +115,17 @@ async def test_r83_a_bad_output_schema_is_refused_before_the_run(
     code, got, meta = error_info(log.error)
     assert (code, got) == (grpc.StatusCode.INVALID_ARGUMENT, reason)
     assert log.events == []
+
+
+async def test_r83_a_retried_request_replays_the_output_json(h: Harness) -> None:
+    req = pb.ExecuteRequest(
+        session_id="retry",
+        input=[pb.Message(role=pb.ROLE_USER, content="where?")],
+        agent=structured('{"city": "Rome"}', '{"city": "Rome", "population": 3}'),
+        request_id="req-1",
+    )
+    first = await h.follow(h.stub.Execute(req), "retry")
+    again = await h.follow(h.stub.Execute(req), "retry")
+    assert first.done.output_json == '{"city":"Rome","population":3}'
+    assert again.done.output_json == first.done.output_json
+    assert again.done.step_index == 2
