@@ -50,6 +50,10 @@ type Agent struct {
 	// MaxSubagentDepth bounds the tree of sub-agents (0: the daemon's default, 1); read
 	// on the top-level agent only.
 	MaxSubagentDepth int32
+	// OutputSchema is a JSON Schema the run's final answer must be JSON valid against
+	// (docs/reference/rules.md R83): a json.RawMessage, a string of JSON, or a value
+	// marshaled to JSON. Result.Output decodes the answer.
+	OutputSchema any
 }
 
 // SubAgent is a named sub-agent: the lead's model chooses it by Description, and it runs
@@ -117,6 +121,11 @@ func (a *Agent) Proto() (*pb.AgentSpec, error) {
 	if a.MaxSubagentDepth != 0 {
 		spec.MaxSubagentDepth = proto.Int32(a.MaxSubagentDepth)
 	}
+	output, err := jsonText(a.OutputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("luosho: output schema: %w", err)
+	}
+	spec.OutputSchemaJson = output
 	for _, t := range a.Tools {
 		schema, err := jsonText(t.InputSchema)
 		if err != nil {

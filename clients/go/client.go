@@ -12,6 +12,7 @@ package luosho
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"iter"
@@ -102,6 +103,22 @@ type Result struct {
 	// BudgetExceeded is the run's budget.exceeded event when a limit stopped it: which
 	// budget and limit, its value, what was used, the call's worst case, the usage.
 	BudgetExceeded *pb.BudgetExceeded
+	// OutputJSON is the structured answer of an agent with an OutputSchema, valid against
+	// it (FinishReason STOP); empty otherwise. Output decodes it.
+	OutputJSON json.RawMessage
+	// OutputErrors say why the answer was not valid (FINISH_REASON_OUTPUT_INVALID).
+	OutputErrors []string
+}
+
+// ErrNoOutput is returned by Result.Output for a run without a structured answer.
+var ErrNoOutput = errors.New("luosho: the run has no structured output")
+
+// Output decodes the run's structured answer (OutputJSON) into v, as json.Unmarshal does.
+func (r *Result) Output(v any) error {
+	if len(r.OutputJSON) == 0 {
+		return ErrNoOutput
+	}
+	return json.Unmarshal(r.OutputJSON, v)
 }
 
 // RunOption tunes Execute, Resume and Resolve.
@@ -466,6 +483,10 @@ func (r *runState) attempt(open openFunc) (got int, moved, done bool, err error)
 			res.Usage = d.GetUsage()
 			res.ApprovalID = d.GetApprovalId()
 			res.MessageCount = d.GetMessageCount()
+			if out := d.GetOutputJson(); out != "" {
+				res.OutputJSON = json.RawMessage(out)
+			}
+			res.OutputErrors = d.GetOutputErrors()
 			// Read on to the stream's end: the daemon ends it once the run has let go of
 			// the session, so that the caller's next request does not find it busy.
 			for {

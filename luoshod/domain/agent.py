@@ -98,6 +98,9 @@ class AgentSpec:
     #: Caps on spend and time (R78–R81); ``None``: none. Not part of the fingerprint, so
     #: raising a limit and resuming is never agent drift.
     limits: Limits | None = None
+    #: A JSON Schema the final answer must be JSON valid against (R83); "" when free text.
+    #: Not part of the fingerprint: it checks the answer, it does not change the agent.
+    output_schema_json: str = ""
 
     def tool(self, name: str) -> ToolSpec | None:
         found = next((t for t in self.tools if t.name == name), None)
@@ -129,6 +132,8 @@ class AgentSpec:
             d["limits"] = self.limits.to_dict()
         else:
             del d["limits"]
+        if not self.output_schema_json:  # absent when unused, as in specs saved before it
+            del d["output_schema_json"]
         return d
 
     @classmethod
@@ -147,6 +152,7 @@ class AgentSpec:
             subagents=tuple(SubAgent.from_dict(s) for s in d.get("subagents", ())),
             max_subagent_depth=d.get("max_subagent_depth", DEFAULT_MAX_SUBAGENT_DEPTH),
             limits=Limits.from_dict(d["limits"]) if "limits" in d else None,
+            output_schema_json=d.get("output_schema_json", ""),
         )
 
 

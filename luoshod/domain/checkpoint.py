@@ -27,6 +27,9 @@ class FinishReason(StrEnum):
     #: A limit on spend (R79) or on time (R81) stopped the run before a model call.
     BUDGET_EXCEEDED = "budget_exceeded"
     DEADLINE_EXCEEDED = "deadline_exceeded"
+    #: The final answer was not valid against the agent's output schema after its repair
+    #: turn (R83).
+    OUTPUT_INVALID = "output_invalid"
 
 
 @dataclass(frozen=True, slots=True)

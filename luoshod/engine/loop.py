@@ -40,7 +40,7 @@ from ..domain import (
 )
 from ..providers import ModelRequest, ModelResponse, Provider, ProviderRegistry
 from ..store import Capability, SaveOptions, Store
-from . import budget, daemon_tools, handout, requests, subagents
+from . import budget, daemon_tools, handout, output, requests, subagents
 from . import events as ev
 from .control import RunControl, RunInterrupted, Sink, ToolPort, settle_acks
 from .daemon_tools import DaemonTools
@@ -414,7 +414,22 @@ class Run:
             cp.messages.append(turn)
             await self.emit(ev.MODEL_TURN, step=step, message=turn, usage=usage)
             if not turn.tool_calls:
-                return await self.finish(FinishReason.STOP, step_done=True)
+                if not spec.output_schema_json:
+                    return await self.finish(FinishReason.STOP, step_done=True)
+                verdict = output.judge(spec.output_schema_json, turn.content)
+                if not verdict.errors:
+                    return await self.finish(
+                        FinishReason.STOP, step_done=True, output_json=verdict.output_json
+                    )
+                if output.repaired(cp.messages[cp.run_start :]):
+                    return await self.finish(
+                        FinishReason.OUTPUT_INVALID, step_done=True, output_errors=verdict.errors
+                    )
+                # R83: one repair turn, its message saved before the call that answers it.
+                cp.messages.append(output.repair_message(verdict.errors))
+                await self.emit(ev.STEP_DONE, step=step)
+                await self.save()
+                continue
             self.unsaved = True  # R1: saved by the flush that sends its first tool.call
             if (stop := await self.run_tools(list(turn.tool_calls), step)) is not None:
                 return stop
@@ -653,7 +668,13 @@ class Run:
         return await self.finish(FinishReason.AWAITING_APPROVAL, approval=approval)
 
     async def finish(
-        self, reason: FinishReason, *, step_done: bool = False, approval: Approval | None = None
+        self,
+        reason: FinishReason,
+        *,
+        step_done: bool = False,
+        approval: Approval | None = None,
+        output_json: str = "",
+        output_errors: tuple[str, ...] = (),
     ) -> RunOutcome:
         cp = self.cp
         cp.finish_reason = reason
@@ -689,6 +710,8 @@ class Run:
             usage=out.usage,
             approval_id=cp.approval_id,
             message_count=len(cp.messages),
+            output_json=output_json,
+            output_errors=list(output_errors),
         )
         done = self.outbox[-1]  # the run.done just queued
         ended = requests.ended(

@@ -28,6 +28,7 @@ from ..domain import (
     AgentSpec,
     AppliedRequest,
     Checkpoint,
+    FinishReason,
     Message,
     Role,
     RunEnd,
@@ -35,6 +36,7 @@ from ..domain import (
 from ..errors import InvalidArgument
 from ..store import Store
 from . import events as ev
+from . import output
 from .events import Event
 
 __all__ = [
@@ -133,6 +135,11 @@ def replay(cp: Checkpoint, applied: AppliedRequest) -> Replay:
     assert end is not None
     run_messages = cp.messages[end.run_start : end.message_count]
     final_text = next((m.content for m in reversed(run_messages) if m.role is Role.ASSISTANT), "")
+    structured: dict[str, object] = {}
+    schema = cp.agent.output_schema_json if cp.agent is not None else ""
+    if schema and end.finish_reason in (FinishReason.STOP, FinishReason.OUTPUT_INVALID):
+        verdict = output.judge(schema, final_text)  # R83: as the run judged it
+        structured = {"output_json": verdict.output_json, "output_errors": list(verdict.errors)}
     done = Event(
         cp.session_id,
         applied.run_id,
@@ -147,6 +154,7 @@ def replay(cp: Checkpoint, applied: AppliedRequest) -> Replay:
             "usage": end.usage.copy(),
             "approval_id": end.approval_id,
             "message_count": end.message_count,
+            **structured,
         },
     )
     return Replay(cp.session_id, applied.id, applied.first_seq, done)

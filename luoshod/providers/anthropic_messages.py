@@ -92,15 +92,26 @@ class AnthropicProvider(RemoteProvider):
             params["system"] = system
         if request.agent.tools:
             params["tools"] = [tool_to_wire(t) for t in request.agent.tools]
+        if schema := request.agent.output_schema_json:  # R83: the answer as a forced tool
+            params["tools"] = [*params.get("tools", ()), output_tool(schema)]
+            if "tool_choice" not in body:
+                params["tool_choice"] = (
+                    {"type": "any"}  # the agent's tools stay usable; the answer is a tool too
+                    if request.agent.tools
+                    else {"type": "tool", "name": OUTPUT_TOOL}
+                )
         # Settings go in the body as they are, not as SDK keywords: anthropic>=1 dropped
         # temperature/top_p/top_k from its signatures while the API still takes them.
         if body:
             params["extra_body"] = body
         if on_text is None:
-            return from_message(await self.client.messages.create(**params))
-        stream = await self.client.messages.create(**params, stream=True)
-        async with stream:  # the connection is released even when the call is aborted
-            return await from_stream(stream, on_text)
+            resp = from_message(await self.client.messages.create(**params))
+        else:
+            stream = await self.client.messages.create(**params, stream=True)
+            async with stream:  # the connection is released even when the call is aborted
+                resp = await from_stream(stream, on_text)
+        schema = request.agent.output_schema_json
+        return answer_of(resp, schema) if schema else resp
 
     def _classify(self, e: Exception) -> Failure | None:
         if isinstance(e, anthropic.APITimeoutError | httpx2.TimeoutException):
@@ -157,6 +168,45 @@ def tool_use(c: ToolCall) -> dict[str, Any]:
         "name": c.name,
         "input": arguments_object(c.arguments_json)[0],
     }
+
+
+#: The tool whose input is an agent's structured answer (R83).
+OUTPUT_TOOL = "final_answer"
+
+
+def _wrapped(schema: Any) -> bool:
+    return not (isinstance(schema, dict) and schema.get("type") == "object")
+
+
+def output_tool(schema_json: str) -> dict[str, Any]:
+    schema = json.loads(schema_json)
+    if _wrapped(schema):
+        # A tool's input is an object: any other answer comes wrapped, and unwrapped below.
+        schema = {"type": "object", "properties": {"value": schema}, "required": ["value"]}
+    return {
+        "name": OUTPUT_TOOL,
+        "description": "Give your final answer: its input is the answer.",
+        "input_schema": schema,
+    }
+
+
+def answer_of(resp: ModelResponse, schema_json: str) -> ModelResponse:
+    """The output tool's call becomes the turn's text (the answer, as JSON), which the
+    engine then validates like any answer."""
+    answers = [c for c in resp.tool_calls if c.name == OUTPUT_TOOL]
+    if not answers:
+        return resp
+    text = answers[-1].arguments_json
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        pass  # kept as it came: the engine names the error to the model
+    else:
+        if _wrapped(json.loads(schema_json)) and isinstance(value, dict) and "value" in value:
+            value = value["value"]
+        text = json.dumps(value)
+    others = tuple(c for c in resp.tool_calls if c.name != OUTPUT_TOOL)
+    return ModelResponse(text, others, resp.usage)
 
 
 def tool_to_wire(t: ToolSpec) -> dict[str, Any]:

@@ -91,7 +91,10 @@ class OpenAIChatProvider(RemoteProvider):
             params["tools"] = [tool_to_wire(t) for t in request.agent.tools]
         # Settings go in the body as they are, not as SDK keywords: the allow-list is
         # ours, and an SDK release that drops a keyword cannot break a run.
-        if body := passed_settings(request.settings):
+        body = passed_settings(request.settings)
+        if request.agent.output_schema_json and "response_format" not in body:
+            params["response_format"] = response_format(request.agent.output_schema_json)
+        if body:
             params["extra_body"] = body
         if on_text is None:
             return from_completion(await self.client.chat.completions.create(**params))
@@ -139,6 +142,16 @@ def call_to_wire(c: ToolCall) -> dict[str, Any]:
     args, ok = arguments_object(c.arguments_json)
     text = c.arguments_json if ok else json.dumps(args)
     return {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": text}}
+
+
+def response_format(schema_json: str) -> dict[str, Any]:
+    """Native structured output for an agent's output schema (R83). Not ``strict``: a
+    strict request is refused for a schema outside OpenAI's subset of JSON Schema, and the
+    daemon validates the answer itself."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": json.loads(schema_json), "strict": False},
+    }
 
 
 def tool_to_wire(t: ToolSpec) -> dict[str, Any]:

@@ -58,6 +58,7 @@ FINISH_TO_PB = {
     FinishReason.AWAITING_APPROVAL: pb.FINISH_REASON_AWAITING_APPROVAL,
     FinishReason.BUDGET_EXCEEDED: pb.FINISH_REASON_BUDGET_EXCEEDED,
     FinishReason.DEADLINE_EXCEEDED: pb.FINISH_REASON_DEADLINE_EXCEEDED,
+    FinishReason.OUTPUT_INVALID: pb.FINISH_REASON_OUTPUT_INVALID,
 }
 DRIFT_FROM_PB = {
     pb.AGENT_DRIFT_POLICY_UNSPECIFIED: DriftPolicy.WARN,
@@ -142,6 +143,7 @@ def agent_from_pb(a: pb.AgentSpec) -> AgentSpec:
         if a.HasField("max_subagent_depth")
         else DEFAULT_MAX_SUBAGENT_DEPTH,
         limits=limits_from_pb(a.limits) if a.HasField("limits") else None,
+        output_schema_json=a.output_schema_json,
     )
 
 
@@ -237,6 +239,7 @@ def agent_pb(a: AgentSpec | None) -> pb.AgentSpec | None:
         tool_concurrency=a.tool_concurrency,
         on_agent_drift=DRIFT_TO_PB[a.on_agent_drift],
         model_settings_json=a.model_settings_json,
+        output_schema_json=a.output_schema_json,
     )
     if a.tool_timeout_ms is not None:
         spec.tool_timeout_ms = a.tool_timeout_ms
@@ -528,6 +531,8 @@ def _payload(e: Event) -> dict[str, Any]:
                     usage=usage_pb(d["usage"]),
                     approval_id=d["approval_id"],
                     message_count=d["message_count"],
+                    output_json=d.get("output_json", ""),
+                    output_errors=d.get("output_errors", ()),
                 )
             }
     raise ValueError(f"no protobuf payload for event type {e.type!r}")

@@ -102,6 +102,16 @@ def check_agent(agent: pb.AgentSpec, field: str = "agent") -> AgentSpec:
                     reason="INVALID_TOOL_SCHEMA",
                     tool=tool.name,
                 ) from None
+    if agent.output_schema_json:  # R83
+        check_json(agent.output_schema_json, f"{field}.output_schema_json")
+        try:
+            validator_for(agent.output_schema_json)
+        except SchemaError as e:
+            raise InvalidArgument(
+                f"{field}.output_schema_json is not a JSON Schema: {e.message}",
+                reason="INVALID_OUTPUT_SCHEMA",
+                field=f"{field}.output_schema_json",
+            ) from None
     if agent.HasField("max_steps") and agent.max_steps < 0:
         raise InvalidArgument(
             f"{field}.max_steps must be >= 0, got {agent.max_steps}",

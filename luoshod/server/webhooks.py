@@ -207,6 +207,10 @@ class Notifier:
             }
             if self.config.include_payloads:
                 data["final_text"] = d.get("final_text", "")
+                if output := d.get("output_json"):  # R83: the structured answer, parsed
+                    data["output"] = json.loads(output)
+            if errors := d.get("output_errors"):
+                data["output_errors"] = list(errors)
             return [self.entry(RUN_DONE, _event_id(e.session_id, e.run_id, e.seq, e.type), data)]
         return []
 

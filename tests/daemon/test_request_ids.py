@@ -252,6 +252,25 @@ async def test_r74_retry_after_the_events_were_trimmed_ends_as_the_run_ended(
     assert user_turns(await h.get("s")) == ["add", "more 0", "more 1"]
 
 
+async def test_r83_a_retry_after_the_events_were_trimmed_replays_the_output_json(
+    daemon_with: Any,
+) -> None:
+    h = await daemon_with(event_log_limit=4)
+    answers = ['"one"', '{"n": 1}', '{"n": 2}', '{"n": 3}']  # the first answer gets a repair
+    spec = agent(
+        [{"text": t} for t in answers],
+        [],
+        output_schema_json='{"type": "object", "required": ["n"]}',
+    )
+    first = await send(h, execute("s", "count", "req-1", spec))
+    assert first.done.output_json == '{"n":1}'
+    for i in range(2):
+        await send(h, execute("s", f"more {i}", f"req-{i + 2}", spec))
+    retry = await send(h, execute("s", "count", "req-1", spec))
+    assert replayed(retry) == [first.events[-1]]  # run.done rebuilt from the checkpoint
+    assert retry.done.output_json == '{"n":1}'
+
+
 async def test_r74_a_session_keeps_the_newest_request_ids(daemon_with: Any) -> None:
     h = await daemon_with(request_id_limit=2)
     for i in (1, 2, 3):

@@ -109,6 +109,28 @@ async def test_payloads_only_when_configured(receiver: Receiver, tmp_path: Path)
         await daemon.stop()
 
 
+async def test_r83_run_done_carries_the_structured_answer_with_payloads(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    daemon = await start_daemon(tmp_path, receiver.url, webhook_include_payloads=True)
+    try:
+        h = Harness(daemon.addresses[0], daemon)
+        schema = '{"type": "object", "required": ["n"]}'
+        spec = agent([{"text": '{"n": 1}'}], [], output_schema_json=schema)
+        await h.run("wh-r83", "count", spec, {})
+        got = await receiver.wait_for("run.done", "wh-r83")
+        assert got["data"]["output"] == {"n": 1}
+        bad = agent([{"text": "one"}, {"text": "{}"}], [], output_schema_json=schema)
+        await h.run("wh-r83-bad", "count", bad, {})
+        got = await receiver.wait_for("run.done", "wh-r83-bad")
+        assert got["data"]["finish_reason"] == "output_invalid"
+        assert got["data"]["output_errors"] == ["(root): 'n' is a required property"]
+        assert "output" not in got["data"]
+        await h.close()
+    finally:
+        await daemon.stop()
+
+
 async def test_a_receiver_down_for_a_while_gets_every_event_once_back(tmp_path: Path) -> None:
     port = free_port()
     receiver = Receiver(port)

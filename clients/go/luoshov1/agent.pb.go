@@ -173,6 +173,8 @@ const (
 	ErrorReason_ERROR_REASON_COST_LIMIT_WITHOUT_PRICE ErrorReason = 126
 	// INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean.
 	ErrorReason_ERROR_REASON_INVALID_COSTLIEST_FIRST ErrorReason = 130
+	// INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema.
+	ErrorReason_ERROR_REASON_INVALID_OUTPUT_SCHEMA ErrorReason = 150
 )
 
 // Enum value maps for ErrorReason.
@@ -268,6 +270,7 @@ var (
 		125: "ERROR_REASON_INVALID_LIMITS",
 		126: "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE",
 		130: "ERROR_REASON_INVALID_COSTLIEST_FIRST",
+		150: "ERROR_REASON_INVALID_OUTPUT_SCHEMA",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                   0,
@@ -360,6 +363,7 @@ var (
 		"ERROR_REASON_INVALID_LIMITS":                125,
 		"ERROR_REASON_COST_LIMIT_WITHOUT_PRICE":      126,
 		"ERROR_REASON_INVALID_COSTLIEST_FIRST":       130,
+		"ERROR_REASON_INVALID_OUTPUT_SCHEMA":         150,
 	}
 )
 
@@ -570,6 +574,9 @@ const (
 	FinishReason_FINISH_REASON_BUDGET_EXCEEDED FinishReason = 5
 	// The run's wall-clock limit passed, measured from stored times.
 	FinishReason_FINISH_REASON_DEADLINE_EXCEEDED FinishReason = 6
+	// The final answer was not JSON valid against output_schema_json, after one repair turn;
+	// RunDone.output_errors says why.
+	FinishReason_FINISH_REASON_OUTPUT_INVALID FinishReason = 7
 )
 
 // Enum value maps for FinishReason.
@@ -582,6 +589,7 @@ var (
 		4: "FINISH_REASON_AWAITING_APPROVAL",
 		5: "FINISH_REASON_BUDGET_EXCEEDED",
 		6: "FINISH_REASON_DEADLINE_EXCEEDED",
+		7: "FINISH_REASON_OUTPUT_INVALID",
 	}
 	FinishReason_value = map[string]int32{
 		"FINISH_REASON_UNSPECIFIED":       0,
@@ -591,6 +599,7 @@ var (
 		"FINISH_REASON_AWAITING_APPROVAL": 4,
 		"FINISH_REASON_BUDGET_EXCEEDED":   5,
 		"FINISH_REASON_DEADLINE_EXCEEDED": 6,
+		"FINISH_REASON_OUTPUT_INVALID":    7,
 	}
 )
 
@@ -1228,9 +1237,13 @@ type AgentSpec struct {
 	// delegate further). Read on the top-level agent only; at most the daemon's limit.
 	MaxSubagentDepth *int32 `protobuf:"varint,41,opt,name=max_subagent_depth,json=maxSubagentDepth,proto3,oneof" json:"max_subagent_depth,omitempty"`
 	// Caps on spend and time. Unset: none but max_steps.
-	Limits        *Limits `protobuf:"bytes,50,opt,name=limits,proto3" json:"limits,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limits *Limits `protobuf:"bytes,50,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+	// JSON valid against. The provider's native structured output is used where there is one;
+	// an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+	OutputSchemaJson string `protobuf:"bytes,65,opt,name=output_schema_json,json=outputSchemaJson,proto3" json:"output_schema_json,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -1352,6 +1365,13 @@ func (x *AgentSpec) GetLimits() *Limits {
 		return x.Limits
 	}
 	return nil
+}
+
+func (x *AgentSpec) GetOutputSchemaJson() string {
+	if x != nil {
+		return x.OutputSchemaJson
+	}
+	return ""
 }
 
 // Limits of an agent: per run and over the session's whole life.
@@ -4328,7 +4348,12 @@ type RunDone struct {
 	Usage      *Usage `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
 	ApprovalId string `protobuf:"bytes,6,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
 	// Messages in the session's transcript after this run.
-	MessageCount  int32 `protobuf:"varint,7,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
+	MessageCount int32 `protobuf:"varint,7,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
+	// With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+	// canonical JSON (finish STOP). Empty otherwise.
+	OutputJson string `protobuf:"bytes,8,opt,name=output_json,json=outputJson,proto3" json:"output_json,omitempty"`
+	// With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+	OutputErrors  []string `protobuf:"bytes,9,rep,name=output_errors,json=outputErrors,proto3" json:"output_errors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4410,6 +4435,20 @@ func (x *RunDone) GetMessageCount() int32 {
 		return x.MessageCount
 	}
 	return 0
+}
+
+func (x *RunDone) GetOutputJson() string {
+	if x != nil {
+		return x.OutputJson
+	}
+	return ""
+}
+
+func (x *RunDone) GetOutputErrors() []string {
+	if x != nil {
+		return x.OutputErrors
+	}
+	return nil
 }
 
 type ExecuteRequest struct {
@@ -7092,7 +7131,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x12%\n" +
 	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12\x1c\n" +
-	"\treconcile\x18\x05 \x01(\bR\treconcile\"\xc8\x05\n" +
+	"\treconcile\x18\x05 \x01(\bR\treconcile\"\xf6\x05\n" +
 	"\tAgentSpec\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12)\n" +
@@ -7107,7 +7146,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"mcpServers\x121\n" +
 	"\tsubagents\x18( \x03(\v2\x13.luosho.v1.SubAgentR\tsubagents\x121\n" +
 	"\x12max_subagent_depth\x18) \x01(\x05H\x04R\x10maxSubagentDepth\x88\x01\x01\x12)\n" +
-	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limitsB\f\n" +
+	"\x06limits\x182 \x01(\v2\x11.luosho.v1.LimitsR\x06limits\x12,\n" +
+	"\x12output_schema_json\x18A \x01(\tR\x10outputSchemaJsonB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
 	"\x11_tool_concurrencyB\x12\n" +
@@ -7414,7 +7454,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"worst_case\x18\x05 \x01(\x01R\tworstCase\x12&\n" +
 	"\x05usage\x18\x06 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x12\n" +
-	"\x04path\x18\a \x03(\tR\x04path\"\xa8\x02\n" +
+	"\x04path\x18\a \x03(\tR\x04path\"\xee\x02\n" +
 	"\aRunDone\x12<\n" +
 	"\rfinish_reason\x18\x01 \x01(\x0e2\x17.luosho.v1.FinishReasonR\ffinishReason\x123\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.luosho.v1.CheckpointStatusR\x06status\x12\x1d\n" +
@@ -7425,7 +7465,10 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x05usage\x18\x05 \x01(\v2\x10.luosho.v1.UsageR\x05usage\x12\x1f\n" +
 	"\vapproval_id\x18\x06 \x01(\tR\n" +
 	"approvalId\x12#\n" +
-	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\"\xab\x03\n" +
+	"\rmessage_count\x18\a \x01(\x05R\fmessageCount\x12\x1f\n" +
+	"\voutput_json\x18\b \x01(\tR\n" +
+	"outputJson\x12#\n" +
+	"\routput_errors\x18\t \x03(\tR\foutputErrors\"\xab\x03\n" +
 	"\x0eExecuteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12(\n" +
@@ -7662,7 +7705,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x04 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
-	"\x11_destructive_hint*\xfe\x19\n" +
+	"\x11_destructive_hint*\xa7\x1a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x01\x12!\n" +
@@ -7754,7 +7797,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"&ERROR_REASON_INVALID_RECONCILE_OUTCOME\x10y\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_LIMITS\x10}\x12)\n" +
 	"%ERROR_REASON_COST_LIMIT_WITHOUT_PRICE\x10~\x12)\n" +
-	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01*_\n" +
+	"$ERROR_REASON_INVALID_COSTLIEST_FIRST\x10\x82\x01\x12'\n" +
+	"\"ERROR_REASON_INVALID_OUTPUT_SCHEMA\x10\x96\x01*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -7770,7 +7814,7 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x1dCHECKPOINT_STATUS_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dCHECKPOINT_STATUS_IN_PROGRESS\x10\x01\x12'\n" +
 	"#CHECKPOINT_STATUS_AWAITING_APPROVAL\x10\x02\x12\x1e\n" +
-	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03*\xea\x01\n" +
+	"\x1aCHECKPOINT_STATUS_FINISHED\x10\x03*\x8c\x02\n" +
 	"\fFinishReason\x12\x1d\n" +
 	"\x19FINISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12FINISH_REASON_STOP\x10\x01\x12\x1b\n" +
@@ -7778,7 +7822,8 @@ const file_luosho_v1_agent_proto_rawDesc = "" +
 	"\x15FINISH_REASON_ABORTED\x10\x03\x12#\n" +
 	"\x1fFINISH_REASON_AWAITING_APPROVAL\x10\x04\x12!\n" +
 	"\x1dFINISH_REASON_BUDGET_EXCEEDED\x10\x05\x12#\n" +
-	"\x1fFINISH_REASON_DEADLINE_EXCEEDED\x10\x06*\x7f\n" +
+	"\x1fFINISH_REASON_DEADLINE_EXCEEDED\x10\x06\x12 \n" +
+	"\x1cFINISH_REASON_OUTPUT_INVALID\x10\a*\x7f\n" +
 	"\n" +
 	"McpRetryOn\x12\x1c\n" +
 	"\x18MCP_RETRY_ON_UNSPECIFIED\x10\x00\x12\x18\n" +

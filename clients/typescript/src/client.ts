@@ -92,6 +92,9 @@ export interface Agent {
   subagents?: SubAgentDef[];
   /** How deep the tree of sub-agents may go (default 1); the top-level agent's only. */
   maxSubagentDepth?: number;
+  /** A JSON Schema the run's final answer must be JSON valid against (docs/reference/rules.md
+   * R83), as an object (sent as JSON) or JSON text; `RunResult.output` is the answer parsed. */
+  outputSchema?: unknown;
 }
 
 /** A named sub-agent: the lead's model chooses it by `description`. */
@@ -150,6 +153,8 @@ export function agentSpec(agent: Agent): DeepPartial<AgentSpec> {
     mcpServers: (agent.mcpServers ?? []).map((s) => (typeof s === "string" ? { name: s } : s)),
     subagents: (agent.subagents ?? []).map((s) => ({ name: s.name, description: s.description, agent: agentSpec(s.agent) })),
     maxSubagentDepth: agent.maxSubagentDepth,
+    outputSchemaJson:
+      agent.outputSchema === undefined ? "" : typeof agent.outputSchema === "string" ? agent.outputSchema : JSON.stringify(agent.outputSchema),
   };
 }
 
@@ -318,7 +323,7 @@ async function runTool(tools: Tools, sessionId: string, event: Event): Promise<T
 
 // ---- results ---------------------------------------------------------------------------
 
-export type FinishReasonName = "" | "stop" | "max_steps" | "aborted" | "awaiting_approval" | "budget_exceeded" | "deadline_exceeded";
+export type FinishReasonName = "" | "stop" | "max_steps" | "aborted" | "awaiting_approval" | "budget_exceeded" | "deadline_exceeded" | "output_invalid";
 export type StatusName = "" | "in_progress" | "awaiting_approval" | "finished";
 
 export function finishReasonName(value: FinishReason): FinishReasonName {
@@ -329,6 +334,7 @@ export function finishReasonName(value: FinishReason): FinishReasonName {
     [FinishReason.FINISH_REASON_AWAITING_APPROVAL]: "awaiting_approval",
     [FinishReason.FINISH_REASON_BUDGET_EXCEEDED]: "budget_exceeded",
     [FinishReason.FINISH_REASON_DEADLINE_EXCEEDED]: "deadline_exceeded",
+    [FinishReason.FINISH_REASON_OUTPUT_INVALID]: "output_invalid",
   };
   return names[value] ?? "";
 }
@@ -373,6 +379,13 @@ export interface RunResult {
    * worstCase, usage, path.
    */
   budgetExceeded?: BudgetExceeded;
+  /** With an agent's outputSchema (R83): the answer parsed when it was valid (finishReason
+   * "stop"); undefined otherwise. Narrow it to your type after checking it. */
+  output?: unknown;
+  /** The answer as canonical JSON text ("" without one). */
+  outputJson: string;
+  /** Why the answer was not valid (finishReason "output_invalid"). */
+  outputErrors: string[];
 }
 
 function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boolean, attempts: number): RunResult {
@@ -381,7 +394,7 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0,
   };
   if (events.length === 0 && emptyMeansFinished) {
-    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts };
+    return { sessionId, ran: false, finishReason: "", status: "finished", finalText: "", stepIndex: 0, usage: usage0, approvalId: "", messageCount: 0, runId: "", events, attempts, outputJson: "", outputErrors: [] };
   }
   const last = [...events].reverse().find((e) => e.runDone);
   if (!last) {
@@ -405,6 +418,9 @@ function buildResult(sessionId: string, events: Event[], emptyMeansFinished: boo
     events,
     attempts,
     ...(tripped ? { budgetExceeded: tripped } : {}),
+    output: done.outputJson ? (JSON.parse(done.outputJson) as unknown) : undefined,
+    outputJson: done.outputJson,
+    outputErrors: [...done.outputErrors],
   };
 }
 

@@ -306,3 +306,28 @@ async function until(check: () => Promise<boolean>): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe("structured output (R83)", () => {
+  const schema = {
+    type: "object",
+    properties: { city: { type: "string" }, population: { type: "integer" } },
+    required: ["city", "population"],
+  };
+
+  test("the answer comes back parsed after one repair turn", async () => {
+    const agent = { ...scripted("structured", [{ text: '{"city": "Paris"}' }, { text: '{"population": 2, "city": "Paris"}' }], []), outputSchema: schema };
+    const result = await client.execute("ts-r83-ok", "where?", { agent }).result();
+    assert.equal(result.finishReason, "stop");
+    assert.equal(result.stepIndex, 2);
+    assert.deepEqual(result.output, { city: "Paris", population: 2 });
+    assert.equal(result.outputJson, '{"city":"Paris","population":2}');
+  });
+
+  test("an answer invalid twice ends output_invalid with its errors", async () => {
+    const agent = { ...scripted("structured", [{ text: "Paris" }, { text: '{"city": "Paris"}' }], []), outputSchema: schema };
+    const result = await client.execute("ts-r83-bad", "where?", { agent }).result();
+    assert.equal(result.finishReason, "output_invalid");
+    assert.equal(result.output, undefined);
+    assert.deepEqual(result.outputErrors, ["(root): 'population' is a required property"]);
+  });
+});

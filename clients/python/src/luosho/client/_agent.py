@@ -75,6 +75,10 @@ class Agent:
     # How deep the tree of sub-agents may go (None: the daemon's default, 1); read on the
     # top-level agent only.
     max_subagent_depth: int | None = None
+    # Structured output (R83): a JSON Schema (a dict or its JSON text), or a class with
+    # ``model_json_schema()`` (a pydantic model); the run's answer must be JSON valid
+    # against it, and ``RunResult.output`` / ``output_as`` return it parsed.
+    output_schema: dict[str, Any] | str | type | None = None
 
     def __post_init__(self) -> None:
         if self.on_agent_drift not in _DRIFT_POLICIES:
@@ -108,7 +112,24 @@ class Agent:
             spec.subagents.append(sub.to_proto())
         if self.max_subagent_depth is not None:
             spec.max_subagent_depth = self.max_subagent_depth
+        if self.output_schema is not None:
+            spec.output_schema_json = output_schema_json(self.output_schema)
         return spec
+
+
+def output_schema_json(schema: dict[str, Any] | str | type) -> str:
+    """The JSON text of an output schema given as a dict, JSON text or a pydantic model."""
+    if isinstance(schema, str):
+        return schema
+    if isinstance(schema, dict):
+        return dumps(schema)
+    to_schema = getattr(schema, "model_json_schema", None)
+    if not callable(to_schema):
+        raise TypeError(
+            "output_schema must be a JSON Schema (dict or str) or a class with "
+            f"model_json_schema(), not {schema!r}"
+        )
+    return dumps(to_schema())
 
 
 @dataclass(frozen=True)

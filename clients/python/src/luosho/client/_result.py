@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import grpc
 
@@ -28,6 +31,7 @@ _FINISH_REASONS: dict[int, str] = {
     agent_pb2.FINISH_REASON_AWAITING_APPROVAL: "awaiting_approval",
     agent_pb2.FINISH_REASON_BUDGET_EXCEEDED: "budget_exceeded",
     agent_pb2.FINISH_REASON_DEADLINE_EXCEEDED: "deadline_exceeded",
+    agent_pb2.FINISH_REASON_OUTPUT_INVALID: "output_invalid",
 }
 
 _STATUSES: dict[int, str] = {
@@ -107,6 +111,9 @@ class BudgetExceeded:
         )
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
 class RunResult:
     """The outcome of one Execute, Resume or Resolve stream.
@@ -139,6 +146,30 @@ class RunResult:
     # What tripped when a limit stopped the run (finish_reason "budget_exceeded" or
     # "deadline_exceeded"): the run's budget.exceeded event (else None).
     budget_exceeded: BudgetExceeded | None = field(default=None, repr=False)
+    # With an agent's output schema (R83): the answer as canonical JSON when it was valid
+    # (finish_reason "stop"), else the validation errors (finish_reason "output_invalid").
+    output_json: str = ""
+    output_errors: tuple[str, ...] = ()
+
+    @property
+    def output(self) -> Any:
+        """The structured answer parsed (a dict, a list, ...); None without one."""
+        return json.loads(self.output_json) if self.output_json else None
+
+    def output_as(self, model: type[T] | Callable[[Any], T]) -> T:
+        """The structured answer as ``model``: a pydantic model class (its
+        ``model_validate``), or any callable taking the parsed value. Raises ValueError
+        when the run has no structured answer."""
+        if not self.output_json:
+            raise ValueError(
+                f"the run has no structured output (finish_reason {self.finish_reason!r}"
+                + (f", errors: {list(self.output_errors)}" if self.output_errors else "")
+                + ")"
+            )
+        validate = getattr(model, "model_validate", None)
+        if callable(validate):
+            return validate(self.output)  # type: ignore[no-any-return]
+        return model(self.output)  # type: ignore[call-arg]
 
 
 def build_result(
@@ -195,6 +226,8 @@ def build_result(
         budget_exceeded=(
             BudgetExceeded.from_proto(tripped.budget_exceeded) if tripped is not None else None
         ),
+        output_json=done.output_json,
+        output_errors=tuple(done.output_errors),
     )
 
 

@@ -102,6 +102,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_LIMITS: _ClassVar[ErrorReason]
     ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_COSTLIEST_FIRST: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_OUTPUT_SCHEMA: _ClassVar[ErrorReason]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -134,6 +135,7 @@ class FinishReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FINISH_REASON_AWAITING_APPROVAL: _ClassVar[FinishReason]
     FINISH_REASON_BUDGET_EXCEEDED: _ClassVar[FinishReason]
     FINISH_REASON_DEADLINE_EXCEEDED: _ClassVar[FinishReason]
+    FINISH_REASON_OUTPUT_INVALID: _ClassVar[FinishReason]
 
 class McpRetryOn(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -284,6 +286,7 @@ ERROR_REASON_INVALID_RECONCILE_OUTCOME: ErrorReason
 ERROR_REASON_INVALID_LIMITS: ErrorReason
 ERROR_REASON_COST_LIMIT_WITHOUT_PRICE: ErrorReason
 ERROR_REASON_INVALID_COSTLIEST_FIRST: ErrorReason
+ERROR_REASON_INVALID_OUTPUT_SCHEMA: ErrorReason
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -304,6 +307,7 @@ FINISH_REASON_ABORTED: FinishReason
 FINISH_REASON_AWAITING_APPROVAL: FinishReason
 FINISH_REASON_BUDGET_EXCEEDED: FinishReason
 FINISH_REASON_DEADLINE_EXCEEDED: FinishReason
+FINISH_REASON_OUTPUT_INVALID: FinishReason
 MCP_RETRY_ON_UNSPECIFIED: McpRetryOn
 MCP_RETRY_ON_TIMEOUT: McpRetryOn
 MCP_RETRY_ON_UNAVAILABLE: McpRetryOn
@@ -353,7 +357,7 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., reconcile: _Optional[bool] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits")
+    __slots__ = ("model", "instructions", "tools", "max_steps", "tool_concurrency", "on_agent_drift", "model_settings_json", "tool_timeout_ms", "approval_timeout_ms", "mcp_servers", "subagents", "max_subagent_depth", "limits", "output_schema_json")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -367,6 +371,7 @@ class AgentSpec(_message.Message):
     SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
     MAX_SUBAGENT_DEPTH_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     model: str
     instructions: str
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
@@ -380,7 +385,8 @@ class AgentSpec(_message.Message):
     subagents: _containers.RepeatedCompositeFieldContainer[SubAgent]
     max_subagent_depth: int
     limits: Limits
-    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ...) -> None: ...
+    output_schema_json: str
+    def __init__(self, model: _Optional[str] = ..., instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., max_steps: _Optional[int] = ..., tool_concurrency: _Optional[int] = ..., on_agent_drift: _Optional[_Union[AgentDriftPolicy, str]] = ..., model_settings_json: _Optional[str] = ..., tool_timeout_ms: _Optional[int] = ..., approval_timeout_ms: _Optional[int] = ..., mcp_servers: _Optional[_Iterable[_Union[McpServerUse, _Mapping]]] = ..., subagents: _Optional[_Iterable[_Union[SubAgent, _Mapping]]] = ..., max_subagent_depth: _Optional[int] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., output_schema_json: _Optional[str] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("run", "session", "count_paused_time")
@@ -909,7 +915,7 @@ class BudgetExceeded(_message.Message):
     def __init__(self, scope: _Optional[str] = ..., limit: _Optional[str] = ..., value: _Optional[float] = ..., used: _Optional[float] = ..., worst_case: _Optional[float] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., path: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RunDone(_message.Message):
-    __slots__ = ("finish_reason", "status", "final_text", "step_index", "usage", "approval_id", "message_count")
+    __slots__ = ("finish_reason", "status", "final_text", "step_index", "usage", "approval_id", "message_count", "output_json", "output_errors")
     FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     FINAL_TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -917,6 +923,8 @@ class RunDone(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_JSON_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_ERRORS_FIELD_NUMBER: _ClassVar[int]
     finish_reason: FinishReason
     status: CheckpointStatus
     final_text: str
@@ -924,7 +932,9 @@ class RunDone(_message.Message):
     usage: Usage
     approval_id: str
     message_count: int
-    def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., final_text: _Optional[str] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., approval_id: _Optional[str] = ..., message_count: _Optional[int] = ...) -> None: ...
+    output_json: str
+    output_errors: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., status: _Optional[_Union[CheckpointStatus, str]] = ..., final_text: _Optional[str] = ..., step_index: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., approval_id: _Optional[str] = ..., message_count: _Optional[int] = ..., output_json: _Optional[str] = ..., output_errors: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
     __slots__ = ("session_id", "input", "agent", "business_state_json", "request_id", "history_limit", "if_busy", "retention_ms")

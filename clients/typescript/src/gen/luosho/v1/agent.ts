@@ -185,6 +185,8 @@ export enum ErrorReason {
   ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126,
   /** ERROR_REASON_INVALID_COSTLIEST_FIRST - INVALID_ARGUMENT: ListSessions' ?costliest_first= is not a boolean. */
   ERROR_REASON_INVALID_COSTLIEST_FIRST = 130,
+  /** ERROR_REASON_INVALID_OUTPUT_SCHEMA - INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema. */
+  ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150,
   UNRECOGNIZED = -1,
 }
 
@@ -460,6 +462,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 130:
     case "ERROR_REASON_INVALID_COSTLIEST_FIRST":
       return ErrorReason.ERROR_REASON_INVALID_COSTLIEST_FIRST;
+    case 150:
+    case "ERROR_REASON_INVALID_OUTPUT_SCHEMA":
+      return ErrorReason.ERROR_REASON_INVALID_OUTPUT_SCHEMA;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -649,6 +654,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_COST_LIMIT_WITHOUT_PRICE";
     case ErrorReason.ERROR_REASON_INVALID_COSTLIEST_FIRST:
       return "ERROR_REASON_INVALID_COSTLIEST_FIRST";
+    case ErrorReason.ERROR_REASON_INVALID_OUTPUT_SCHEMA:
+      return "ERROR_REASON_INVALID_OUTPUT_SCHEMA";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -818,6 +825,11 @@ export enum FinishReason {
   FINISH_REASON_BUDGET_EXCEEDED = 5,
   /** FINISH_REASON_DEADLINE_EXCEEDED - The run's wall-clock limit passed, measured from stored times. */
   FINISH_REASON_DEADLINE_EXCEEDED = 6,
+  /**
+   * FINISH_REASON_OUTPUT_INVALID - The final answer was not JSON valid against output_schema_json, after one repair turn;
+   * RunDone.output_errors says why.
+   */
+  FINISH_REASON_OUTPUT_INVALID = 7,
   UNRECOGNIZED = -1,
 }
 
@@ -844,6 +856,9 @@ export function finishReasonFromJSON(object: any): FinishReason {
     case 6:
     case "FINISH_REASON_DEADLINE_EXCEEDED":
       return FinishReason.FINISH_REASON_DEADLINE_EXCEEDED;
+    case 7:
+    case "FINISH_REASON_OUTPUT_INVALID":
+      return FinishReason.FINISH_REASON_OUTPUT_INVALID;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -867,6 +882,8 @@ export function finishReasonToJSON(object: FinishReason): string {
       return "FINISH_REASON_BUDGET_EXCEEDED";
     case FinishReason.FINISH_REASON_DEADLINE_EXCEEDED:
       return "FINISH_REASON_DEADLINE_EXCEEDED";
+    case FinishReason.FINISH_REASON_OUTPUT_INVALID:
+      return "FINISH_REASON_OUTPUT_INVALID";
     case FinishReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1369,7 +1386,15 @@ export interface AgentSpec {
     | number
     | undefined;
   /** Caps on spend and time. Unset: none but max_steps. */
-  limits: Limits | undefined;
+  limits:
+    | Limits
+    | undefined;
+  /**
+   * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+   * JSON valid against. The provider's native structured output is used where there is one;
+   * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+   */
+  outputSchemaJson: string;
 }
 
 /** Limits of an agent: per run and over the session's whole life. */
@@ -1947,6 +1972,13 @@ export interface RunDone {
   approvalId: string;
   /** Messages in the session's transcript after this run. */
   messageCount: number;
+  /**
+   * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+   * canonical JSON (finish STOP). Empty otherwise.
+   */
+  outputJson: string;
+  /** With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid. */
+  outputErrors: string[];
 }
 
 export interface ExecuteRequest {
@@ -2537,6 +2569,7 @@ function createBaseAgentSpec(): AgentSpec {
     subagents: [],
     maxSubagentDepth: undefined,
     limits: undefined,
+    outputSchemaJson: "",
   };
 }
 
@@ -2580,6 +2613,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     }
     if (message.limits !== undefined) {
       Limits.encode(message.limits, writer.uint32(402).fork()).join();
+    }
+    if (message.outputSchemaJson !== "") {
+      writer.uint32(522).string(message.outputSchemaJson);
     }
     return writer;
   },
@@ -2701,6 +2737,14 @@ export const AgentSpec: MessageFns<AgentSpec> = {
             message.limits = Limits.decode(reader, reader.uint32());
             continue;
           }
+          case 65: {
+            if (tag !== 522) {
+              break;
+            }
+
+            message.outputSchemaJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2762,6 +2806,11 @@ export const AgentSpec: MessageFns<AgentSpec> = {
         ? globalThis.Number(object.max_subagent_depth)
         : undefined,
       limits: isSet(object.limits) ? Limits.fromJSON(object.limits) : undefined,
+      outputSchemaJson: isSet(object.outputSchemaJson)
+        ? globalThis.String(object.outputSchemaJson)
+        : isSet(object.output_schema_json)
+        ? globalThis.String(object.output_schema_json)
+        : "",
     };
   },
 
@@ -2806,6 +2855,9 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     if (message.limits !== undefined) {
       obj.limits = Limits.toJSON(message.limits);
     }
+    if (message.outputSchemaJson !== "") {
+      obj.outputSchemaJson = message.outputSchemaJson;
+    }
     return obj;
   },
 
@@ -2829,6 +2881,7 @@ export const AgentSpec: MessageFns<AgentSpec> = {
     message.limits = (object.limits !== undefined && object.limits !== null)
       ? Limits.fromPartial(object.limits)
       : undefined;
+    message.outputSchemaJson = object.outputSchemaJson ?? "";
     return message;
   },
 };
@@ -8455,7 +8508,17 @@ export const BudgetExceeded: MessageFns<BudgetExceeded> = {
 };
 
 function createBaseRunDone(): RunDone {
-  return { finishReason: 0, status: 0, finalText: "", stepIndex: 0, usage: undefined, approvalId: "", messageCount: 0 };
+  return {
+    finishReason: 0,
+    status: 0,
+    finalText: "",
+    stepIndex: 0,
+    usage: undefined,
+    approvalId: "",
+    messageCount: 0,
+    outputJson: "",
+    outputErrors: [],
+  };
 }
 
 export const RunDone: MessageFns<RunDone> = {
@@ -8480,6 +8543,12 @@ export const RunDone: MessageFns<RunDone> = {
     }
     if (message.messageCount !== 0) {
       writer.uint32(56).int32(message.messageCount);
+    }
+    if (message.outputJson !== "") {
+      writer.uint32(66).string(message.outputJson);
+    }
+    for (const v of message.outputErrors) {
+      writer.uint32(74).string(v!);
     }
     return writer;
   },
@@ -8553,6 +8622,22 @@ export const RunDone: MessageFns<RunDone> = {
             message.messageCount = reader.int32();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.outputJson = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.outputErrors.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8594,6 +8679,16 @@ export const RunDone: MessageFns<RunDone> = {
         : isSet(object.message_count)
         ? globalThis.Number(object.message_count)
         : 0,
+      outputJson: isSet(object.outputJson)
+        ? globalThis.String(object.outputJson)
+        : isSet(object.output_json)
+        ? globalThis.String(object.output_json)
+        : "",
+      outputErrors: globalThis.Array.isArray(object?.outputErrors)
+        ? object.outputErrors.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.output_errors)
+        ? object.output_errors.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -8620,6 +8715,12 @@ export const RunDone: MessageFns<RunDone> = {
     if (message.messageCount !== 0) {
       obj.messageCount = Math.round(message.messageCount);
     }
+    if (message.outputJson !== "") {
+      obj.outputJson = message.outputJson;
+    }
+    if (message.outputErrors?.length) {
+      obj.outputErrors = message.outputErrors;
+    }
     return obj;
   },
 
@@ -8635,6 +8736,8 @@ export const RunDone: MessageFns<RunDone> = {
     message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
     message.approvalId = object.approvalId ?? "";
     message.messageCount = object.messageCount ?? 0;
+    message.outputJson = object.outputJson ?? "";
+    message.outputErrors = object.outputErrors?.map((e) => e) || [];
     return message;
   },
 };

@@ -39,6 +39,7 @@ private static final long serialVersionUID = 0L;
     modelSettingsJson_ = "";
     mcpServers_ = java.util.Collections.emptyList();
     subagents_ = java.util.Collections.emptyList();
+    outputSchemaJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -567,6 +568,57 @@ private static final long serialVersionUID = 0L;
     return limits_ == null ? dev.luosho.v1.Limits.getDefaultInstance() : limits_;
   }
 
+  public static final int OUTPUT_SCHEMA_JSON_FIELD_NUMBER = 65;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object outputSchemaJson_ = "";
+  /**
+   * <pre>
+   * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+   * JSON valid against. The provider's native structured output is used where there is one;
+   * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+   * </pre>
+   *
+   * <code>string output_schema_json = 65;</code>
+   * @return The outputSchemaJson.
+   */
+  @java.lang.Override
+  public java.lang.String getOutputSchemaJson() {
+    java.lang.Object ref = outputSchemaJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      outputSchemaJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+   * JSON valid against. The provider's native structured output is used where there is one;
+   * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+   * </pre>
+   *
+   * <code>string output_schema_json = 65;</code>
+   * @return The bytes for outputSchemaJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getOutputSchemaJsonBytes() {
+    java.lang.Object ref = outputSchemaJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      outputSchemaJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -619,6 +671,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeMessage(50, getLimits());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 65, outputSchemaJson_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -688,6 +743,9 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(50, getLimits());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputSchemaJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(65, outputSchemaJson_);
+    }
     return size;
   }
   @java.lang.Override
@@ -755,6 +813,8 @@ private static final long serialVersionUID = 0L;
       if (!getLimits()
           .equals(other.getLimits())) return false;
     }
+    if (!getOutputSchemaJson()
+        .equals(other.getOutputSchemaJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -812,6 +872,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + LIMITS_FIELD_NUMBER;
       hash = (53 * hash) + getLimits().hashCode();
     }
+    hash = (37 * hash) + OUTPUT_SCHEMA_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getOutputSchemaJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -991,6 +1053,7 @@ private static final long serialVersionUID = 0L;
         limitsBuilder_.dispose();
         limitsBuilder_ = null;
       }
+      outputSchemaJson_ = "";
       return this;
     }
 
@@ -1093,6 +1156,9 @@ private static final long serialVersionUID = 0L;
             ? limits_
             : limitsBuilder_.build();
         to_bitField0_ |= 0x00000020;
+      }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.outputSchemaJson_ = outputSchemaJson_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1223,6 +1289,11 @@ private static final long serialVersionUID = 0L;
       if (other.hasLimits()) {
         mergeLimits(other.getLimits());
       }
+      if (!other.getOutputSchemaJson().isEmpty()) {
+        outputSchemaJson_ = other.outputSchemaJson_;
+        bitField0_ |= 0x00002000;
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1340,6 +1411,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00001000;
               break;
             } // case 402
+            case 522: {
+              outputSchemaJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 522
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3024,6 +3100,108 @@ private static final long serialVersionUID = 0L;
         limits_ = null;
       }
       return limitsBuilder_;
+    }
+
+    private java.lang.Object outputSchemaJson_ = "";
+    /**
+     * <pre>
+     * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+     * JSON valid against. The provider's native structured output is used where there is one;
+     * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+     * </pre>
+     *
+     * <code>string output_schema_json = 65;</code>
+     * @return The outputSchemaJson.
+     */
+    public java.lang.String getOutputSchemaJson() {
+      java.lang.Object ref = outputSchemaJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        outputSchemaJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+     * JSON valid against. The provider's native structured output is used where there is one;
+     * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+     * </pre>
+     *
+     * <code>string output_schema_json = 65;</code>
+     * @return The bytes for outputSchemaJson.
+     */
+    public com.google.protobuf.ByteString
+        getOutputSchemaJsonBytes() {
+      java.lang.Object ref = outputSchemaJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        outputSchemaJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+     * JSON valid against. The provider's native structured output is used where there is one;
+     * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+     * </pre>
+     *
+     * <code>string output_schema_json = 65;</code>
+     * @param value The outputSchemaJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutputSchemaJson(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      outputSchemaJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+     * JSON valid against. The provider's native structured output is used where there is one;
+     * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+     * </pre>
+     *
+     * <code>string output_schema_json = 65;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOutputSchemaJson() {
+      outputSchemaJson_ = getDefaultInstance().getOutputSchemaJson();
+      bitField0_ = (bitField0_ & ~0x00002000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+     * JSON valid against. The provider's native structured output is used where there is one;
+     * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+     * </pre>
+     *
+     * <code>string output_schema_json = 65;</code>
+     * @param value The bytes for outputSchemaJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutputSchemaJsonBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      outputSchemaJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:luosho.v1.AgentSpec)

@@ -326,4 +326,28 @@ public interface AgentSpecOrBuilder extends
    * <code>.luosho.v1.Limits limits = 50;</code>
    */
   dev.luosho.v1.LimitsOrBuilder getLimitsOrBuilder();
+
+  /**
+   * <pre>
+   * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+   * JSON valid against. The provider's native structured output is used where there is one;
+   * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+   * </pre>
+   *
+   * <code>string output_schema_json = 65;</code>
+   * @return The outputSchemaJson.
+   */
+  java.lang.String getOutputSchemaJson();
+  /**
+   * <pre>
+   * Structured output (docs/reference/rules.md R83): a JSON Schema the final answer must be
+   * JSON valid against. The provider's native structured output is used where there is one;
+   * an invalid answer gets one repair turn, then the run ends with OUTPUT_INVALID.
+   * </pre>
+   *
+   * <code>string output_schema_json = 65;</code>
+   * @return The bytes for outputSchemaJson.
+   */
+  com.google.protobuf.ByteString
+      getOutputSchemaJsonBytes();
 }

@@ -511,6 +511,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
    */
   ERROR_REASON_INVALID_COSTLIEST_FIRST(130),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150;</code>
+   */
+  ERROR_REASON_INVALID_OUTPUT_SCHEMA(150),
   UNRECOGNIZED(-1),
   ;
 
@@ -1014,6 +1022,14 @@ public enum ErrorReason
    * <code>ERROR_REASON_INVALID_COSTLIEST_FIRST = 130;</code>
    */
   public static final int ERROR_REASON_INVALID_COSTLIEST_FIRST_VALUE = 130;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: AgentSpec.output_schema_json is not JSON or not a JSON Schema.
+   * </pre>
+   *
+   * <code>ERROR_REASON_INVALID_OUTPUT_SCHEMA = 150;</code>
+   */
+  public static final int ERROR_REASON_INVALID_OUTPUT_SCHEMA_VALUE = 150;
 
 
   public final int getNumber() {
@@ -1130,6 +1146,7 @@ public enum ErrorReason
       case 125: return ERROR_REASON_INVALID_LIMITS;
       case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
       case 130: return ERROR_REASON_INVALID_COSTLIEST_FIRST;
+      case 150: return ERROR_REASON_INVALID_OUTPUT_SCHEMA;
       default: return null;
     }
   }

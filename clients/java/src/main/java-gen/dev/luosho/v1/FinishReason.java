@@ -68,6 +68,15 @@ public enum FinishReason
    * <code>FINISH_REASON_DEADLINE_EXCEEDED = 6;</code>
    */
   FINISH_REASON_DEADLINE_EXCEEDED(6),
+  /**
+   * <pre>
+   * The final answer was not JSON valid against output_schema_json, after one repair turn;
+   * RunDone.output_errors says why.
+   * </pre>
+   *
+   * <code>FINISH_REASON_OUTPUT_INVALID = 7;</code>
+   */
+  FINISH_REASON_OUTPUT_INVALID(7),
   UNRECOGNIZED(-1),
   ;
 
@@ -137,6 +146,15 @@ public enum FinishReason
    * <code>FINISH_REASON_DEADLINE_EXCEEDED = 6;</code>
    */
   public static final int FINISH_REASON_DEADLINE_EXCEEDED_VALUE = 6;
+  /**
+   * <pre>
+   * The final answer was not JSON valid against output_schema_json, after one repair turn;
+   * RunDone.output_errors says why.
+   * </pre>
+   *
+   * <code>FINISH_REASON_OUTPUT_INVALID = 7;</code>
+   */
+  public static final int FINISH_REASON_OUTPUT_INVALID_VALUE = 7;
 
 
   public final int getNumber() {
@@ -170,6 +188,7 @@ public enum FinishReason
       case 4: return FINISH_REASON_AWAITING_APPROVAL;
       case 5: return FINISH_REASON_BUDGET_EXCEEDED;
       case 6: return FINISH_REASON_DEADLINE_EXCEEDED;
+      case 7: return FINISH_REASON_OUTPUT_INVALID;
       default: return null;
     }
   }

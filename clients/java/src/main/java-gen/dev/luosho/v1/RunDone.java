@@ -36,6 +36,9 @@ private static final long serialVersionUID = 0L;
     status_ = 0;
     finalText_ = "";
     approvalId_ = "";
+    outputJson_ = "";
+    outputErrors_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -231,6 +234,108 @@ private static final long serialVersionUID = 0L;
     return messageCount_;
   }
 
+  public static final int OUTPUT_JSON_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object outputJson_ = "";
+  /**
+   * <pre>
+   * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+   * canonical JSON (finish STOP). Empty otherwise.
+   * </pre>
+   *
+   * <code>string output_json = 8;</code>
+   * @return The outputJson.
+   */
+  @java.lang.Override
+  public java.lang.String getOutputJson() {
+    java.lang.Object ref = outputJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      outputJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+   * canonical JSON (finish STOP). Empty otherwise.
+   * </pre>
+   *
+   * <code>string output_json = 8;</code>
+   * @return The bytes for outputJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getOutputJsonBytes() {
+    java.lang.Object ref = outputJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      outputJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int OUTPUT_ERRORS_FIELD_NUMBER = 9;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList outputErrors_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @return A list containing the outputErrors.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getOutputErrorsList() {
+    return outputErrors_;
+  }
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @return The count of outputErrors.
+   */
+  public int getOutputErrorsCount() {
+    return outputErrors_.size();
+  }
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @param index The index of the element to return.
+   * @return The outputErrors at the given index.
+   */
+  public java.lang.String getOutputErrors(int index) {
+    return outputErrors_.get(index);
+  }
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the outputErrors at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getOutputErrorsBytes(int index) {
+    return outputErrors_.getByteString(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -266,6 +371,12 @@ private static final long serialVersionUID = 0L;
     if (messageCount_ != 0) {
       output.writeInt32(7, messageCount_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, outputJson_);
+    }
+    for (int i = 0; i < outputErrors_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 9, outputErrors_.getRaw(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -295,6 +406,17 @@ private static final long serialVersionUID = 0L;
     if (messageCount_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(7, messageCount_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(outputJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, outputJson_);
+    }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < outputErrors_.size(); i++) {
+        dataSize += computeStringSizeNoTag(outputErrors_.getRaw(i));
+      }
+      size += dataSize;
+      size += 1 * getOutputErrorsList().size();
     }
     return size;
   }
@@ -335,6 +457,10 @@ private static final long serialVersionUID = 0L;
         .equals(other.getApprovalId())) return false;
     if (getMessageCount()
         != other.getMessageCount()) return false;
+    if (!getOutputJson()
+        .equals(other.getOutputJson())) return false;
+    if (!getOutputErrorsList()
+        .equals(other.getOutputErrorsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -362,6 +488,12 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getApprovalId().hashCode();
     hash = (37 * hash) + MESSAGE_COUNT_FIELD_NUMBER;
     hash = (53 * hash) + getMessageCount();
+    hash = (37 * hash) + OUTPUT_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getOutputJson().hashCode();
+    if (getOutputErrorsCount() > 0) {
+      hash = (37 * hash) + OUTPUT_ERRORS_FIELD_NUMBER;
+      hash = (53 * hash) + getOutputErrorsList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -514,6 +646,9 @@ private static final long serialVersionUID = 0L;
       }
       approvalId_ = "";
       messageCount_ = 0;
+      outputJson_ = "";
+      outputErrors_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
       return this;
     }
 
@@ -572,6 +707,13 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.messageCount_ = messageCount_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.outputJson_ = outputJson_;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        outputErrors_.makeImmutable();
+        result.outputErrors_ = outputErrors_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -611,6 +753,21 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getMessageCount() != 0) {
         setMessageCount(other.getMessageCount());
+      }
+      if (!other.getOutputJson().isEmpty()) {
+        outputJson_ = other.outputJson_;
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      if (!other.outputErrors_.isEmpty()) {
+        if (outputErrors_.isEmpty()) {
+          outputErrors_ = other.outputErrors_;
+          bitField0_ |= 0x00000100;
+        } else {
+          ensureOutputErrorsIsMutable();
+          outputErrors_.addAll(other.outputErrors_);
+        }
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -675,6 +832,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 66: {
+              outputJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
+            case 74: {
+              ensureOutputErrorsIsMutable();
+              outputErrors_.add(input.readStringRequireUtf8());
+              break;
+            } // case 74
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1153,6 +1320,250 @@ private static final long serialVersionUID = 0L;
     public Builder clearMessageCount() {
       bitField0_ = (bitField0_ & ~0x00000040);
       messageCount_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object outputJson_ = "";
+    /**
+     * <pre>
+     * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+     * canonical JSON (finish STOP). Empty otherwise.
+     * </pre>
+     *
+     * <code>string output_json = 8;</code>
+     * @return The outputJson.
+     */
+    public java.lang.String getOutputJson() {
+      java.lang.Object ref = outputJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        outputJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+     * canonical JSON (finish STOP). Empty otherwise.
+     * </pre>
+     *
+     * <code>string output_json = 8;</code>
+     * @return The bytes for outputJson.
+     */
+    public com.google.protobuf.ByteString
+        getOutputJsonBytes() {
+      java.lang.Object ref = outputJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        outputJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+     * canonical JSON (finish STOP). Empty otherwise.
+     * </pre>
+     *
+     * <code>string output_json = 8;</code>
+     * @param value The outputJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutputJson(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      outputJson_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+     * canonical JSON (finish STOP). Empty otherwise.
+     * </pre>
+     *
+     * <code>string output_json = 8;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOutputJson() {
+      outputJson_ = getDefaultInstance().getOutputJson();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+     * canonical JSON (finish STOP). Empty otherwise.
+     * </pre>
+     *
+     * <code>string output_json = 8;</code>
+     * @param value The bytes for outputJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutputJsonBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      outputJson_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.LazyStringArrayList outputErrors_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureOutputErrorsIsMutable() {
+      if (!outputErrors_.isModifiable()) {
+        outputErrors_ = new com.google.protobuf.LazyStringArrayList(outputErrors_);
+      }
+      bitField0_ |= 0x00000100;
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @return A list containing the outputErrors.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getOutputErrorsList() {
+      outputErrors_.makeImmutable();
+      return outputErrors_;
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @return The count of outputErrors.
+     */
+    public int getOutputErrorsCount() {
+      return outputErrors_.size();
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @param index The index of the element to return.
+     * @return The outputErrors at the given index.
+     */
+    public java.lang.String getOutputErrors(int index) {
+      return outputErrors_.get(index);
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the outputErrors at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getOutputErrorsBytes(int index) {
+      return outputErrors_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @param index The index to set the value at.
+     * @param value The outputErrors to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutputErrors(
+        int index, java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureOutputErrorsIsMutable();
+      outputErrors_.set(index, value);
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @param value The outputErrors to add.
+     * @return This builder for chaining.
+     */
+    public Builder addOutputErrors(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureOutputErrorsIsMutable();
+      outputErrors_.add(value);
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @param values The outputErrors to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllOutputErrors(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureOutputErrorsIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, outputErrors_);
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOutputErrors() {
+      outputErrors_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x00000100);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+     * </pre>
+     *
+     * <code>repeated string output_errors = 9;</code>
+     * @param value The bytes of the outputErrors to add.
+     * @return This builder for chaining.
+     */
+    public Builder addOutputErrorsBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      ensureOutputErrorsIsMutable();
+      outputErrors_.add(value);
+      bitField0_ |= 0x00000100;
       onChanged();
       return this;
     }

@@ -94,4 +94,67 @@ public interface RunDoneOrBuilder extends
    * @return The messageCount.
    */
   int getMessageCount();
+
+  /**
+   * <pre>
+   * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+   * canonical JSON (finish STOP). Empty otherwise.
+   * </pre>
+   *
+   * <code>string output_json = 8;</code>
+   * @return The outputJson.
+   */
+  java.lang.String getOutputJson();
+  /**
+   * <pre>
+   * With AgentSpec.output_schema_json: the final answer, valid against the schema, as
+   * canonical JSON (finish STOP). Empty otherwise.
+   * </pre>
+   *
+   * <code>string output_json = 8;</code>
+   * @return The bytes for outputJson.
+   */
+  com.google.protobuf.ByteString
+      getOutputJsonBytes();
+
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @return A list containing the outputErrors.
+   */
+  java.util.List<java.lang.String>
+      getOutputErrorsList();
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @return The count of outputErrors.
+   */
+  int getOutputErrorsCount();
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @param index The index of the element to return.
+   * @return The outputErrors at the given index.
+   */
+  java.lang.String getOutputErrors(int index);
+  /**
+   * <pre>
+   * With FINISH_REASON_OUTPUT_INVALID: why the answer (after its repair turn) is not valid.
+   * </pre>
+   *
+   * <code>repeated string output_errors = 9;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the outputErrors at the given index.
+   */
+  com.google.protobuf.ByteString
+      getOutputErrorsBytes(int index);
 }

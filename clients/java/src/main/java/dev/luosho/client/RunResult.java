@@ -29,14 +29,34 @@ public record RunResult(
     Approval approval,
     String requestId,
     int attempts,
-    BudgetExceeded budgetExceeded) {
+    BudgetExceeded budgetExceeded,
+    String outputJson,
+    List<String> outputErrors) {
+
+  /**
+   * The structured answer of an agent with {@code output_schema_json} (R83), read as
+   * {@code type} with Jackson (a record, a POJO, {@code Map.class}, {@code JsonNode.class}).
+   * Throws IllegalStateException when the run has none: see {@code outputErrors} and
+   * FINISH_REASON_OUTPUT_INVALID.
+   */
+  public <T> T output(Class<T> type) {
+    if (outputJson.isEmpty()) {
+      throw new IllegalStateException("the run has no structured output (finish reason "
+          + finishReason + (outputErrors.isEmpty() ? "" : ", errors: " + outputErrors) + ")");
+    }
+    try {
+      return Tools.JSON.readValue(outputJson, type);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalArgumentException("the structured output is not a " + type.getName(), e);
+    }
+  }
 
   static RunResult of(String sessionId, List<Event> events, boolean emptyMeansFinished,
       String requestId, int attempts) {
     if (events.isEmpty() && emptyMeansFinished) {
       return new RunResult(sessionId, false, FinishReason.FINISH_REASON_UNSPECIFIED,
           CheckpointStatus.CHECKPOINT_STATUS_FINISHED, "", 0, Usage.getDefaultInstance(),
-          "", 0, "", List.of(), null, requestId, attempts, null);
+          "", 0, "", List.of(), null, requestId, attempts, null, "", List.of());
     }
     Event last = null;
     Approval approval = null;
@@ -59,6 +79,7 @@ public record RunResult(
         last.getSessionId().isEmpty() ? sessionId : last.getSessionId(), true,
         done.getFinishReason(), done.getStatus(), done.getFinalText(), done.getStepIndex(),
         done.getUsage(), done.getApprovalId(), done.getMessageCount(), last.getRunId(),
-        List.copyOf(events), approval, requestId, attempts, tripped);
+        List.copyOf(events), approval, requestId, attempts, tripped, done.getOutputJson(),
+        List.copyOf(done.getOutputErrorsList()));
   }
 }
