@@ -503,6 +503,22 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   ERROR_REASON_COST_LIMIT_WITHOUT_PRICE(126),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve approves a question without an answer.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_REQUIRED = 155;</code>
+   */
+  ERROR_REASON_ANSWER_REQUIRED(155),
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_NOT_ALLOWED = 156;</code>
+   */
+  ERROR_REASON_ANSWER_NOT_ALLOWED(156),
   UNRECOGNIZED(-1),
   ;
 
@@ -998,6 +1014,22 @@ public enum ErrorReason
    * <code>ERROR_REASON_COST_LIMIT_WITHOUT_PRICE = 126;</code>
    */
   public static final int ERROR_REASON_COST_LIMIT_WITHOUT_PRICE_VALUE = 126;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve approves a question without an answer.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_REQUIRED = 155;</code>
+   */
+  public static final int ERROR_REASON_ANSWER_REQUIRED_VALUE = 155;
+  /**
+   * <pre>
+   * INVALID_ARGUMENT: Resolve gives an answer to an approval that is not a question.
+   * </pre>
+   *
+   * <code>ERROR_REASON_ANSWER_NOT_ALLOWED = 156;</code>
+   */
+  public static final int ERROR_REASON_ANSWER_NOT_ALLOWED_VALUE = 156;
 
 
   public final int getNumber() {
@@ -1113,6 +1145,8 @@ public enum ErrorReason
       case 121: return ERROR_REASON_INVALID_RECONCILE_OUTCOME;
       case 125: return ERROR_REASON_INVALID_LIMITS;
       case 126: return ERROR_REASON_COST_LIMIT_WITHOUT_PRICE;
+      case 155: return ERROR_REASON_ANSWER_REQUIRED;
+      case 156: return ERROR_REASON_ANSWER_NOT_ALLOWED;
       default: return null;
     }
   }
