@@ -327,7 +327,7 @@ func TestCrashAndResumeFromAFreshProcess(t *testing.T) {
 	}
 }
 
-// R88: a question tool pauses the run like an approval; WithAnswer answers it and the
+// A question tool pauses the run like an approval; WithAnswer answers it and the
 // answer is the call's result.
 func TestR88QuestionAnswered(t *testing.T) {
 	c := dial(t, startDaemon(t))

@@ -4,6 +4,7 @@ the call's result — on every store, across a restart, and inside a sub-agent."
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import grpc
@@ -149,8 +150,6 @@ async def test_r88_a_question_without_a_question_argument_asks_its_arguments(h: 
 async def test_r88_an_expired_question_is_declined(h: Harness) -> None:
     _, ap = await ask(h, "q-expire", approval_timeout_ms=1)
     assert ap.HasField("expires_at")
-    import asyncio
-
     await asyncio.sleep(0.05)
     log = await resolve(h, pb.ResolveRequest(approval_id=ap.approval_id, answer="too late"))
     assert log.error is None, log.error
